@@ -1,0 +1,61 @@
+# wirepath — run `make help` for the targets.
+SHELL      := /bin/bash
+GO         ?= go
+BIN        := bin
+WIREPATH   := $(BIN)/wirepath
+FUZZTIME   ?= 10s
+BENCHTIME  ?= 1s
+# Packages whose tests also run under the race detector (they use goroutines).
+RACE_PKGS  ?= ./pcapio/... ./causal/... ./cmd/...
+# Debian packages the tests need: real capture tools, network namespaces,
+# NAT, the C compiler for the LD_PRELOAD library, strace, a browser for the
+# HTML report test.
+DEB_PKGS   := tcpdump tshark iproute2 iptables nftables gcc libc6-dev make strace curl zstd chromium
+
+.PHONY: help
+help: ## list the targets
+	@grep -hE '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN{FS=":.*?## "}{printf "  %-10s %s\n", $$1, $$2}'
+
+.PHONY: deps
+deps: ## install the Debian packages the tests need (only those missing)
+	@missing=""; for p in $(DEB_PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+		echo "installing:$$missing"; \
+		SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+		$$SUDO apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
+	fi
+	@$(GO) mod download
+
+.PHONY: build
+build: ## build bin/wirepath
+	@mkdir -p $(BIN)
+	$(GO) build -o $(WIREPATH) ./cmd/wirepath
+
+.PHONY: vet
+vet: ## go vet and gofmt check
+	$(GO) vet ./...
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+.PHONY: test
+test: deps build vet ## vet, all tests, race tests, benchmark smoke run
+	$(GO) test -count=1 ./...
+	$(GO) test -count=1 -race $(RACE_PKGS)
+	$(GO) test -count=1 -run='^$$' -bench=. -benchtime=1x ./... >/dev/null
+
+.PHONY: bench
+bench: build ## benchmarks (go test -bench) with allocations and throughput
+	$(GO) test -run='^$$' -bench=. -benchmem -benchtime=$(BENCHTIME) ./...
+
+.PHONY: fuzz
+fuzz: ## run every fuzz target for FUZZTIME (default 10s)
+	FUZZTIME=$(FUZZTIME) GO=$(GO) scripts/fuzz.sh
+
+.PHONY: demo
+demo: build ## run the main job on the captures in testdata/
+	@scripts/demo.sh
+
+.PHONY: clean
+clean: ## remove build output
+	rm -rf $(BIN)

@@ -1,0 +1,151 @@
+package causal
+
+import (
+	"math"
+	"testing"
+
+	"github.com/wirepath/wirepath/trace"
+)
+
+// rpcTrace builds a trace of n requests CLIENT c -> web:80, web -> db:5432 and
+// web -> cache:11211 in parallel (order alternating), with returns.
+func rpcTrace(n int) (*trace.Trace, []Instance) {
+	t := &trace.Trace{}
+	var insts []Instance
+	ms := int64(1e6)
+	add := func(send, recv int64, src, dst, srcNode, dstNode string, k trace.Kind) int32 {
+		t.Messages = append(t.Messages, trace.Message{
+			SendTS: trace.Timestamp(send), RecvTS: trace.Timestamp(recv),
+			Src: t.Intern(src), Dst: t.Intern(dst), SrcNode: t.Intern(srcNode), DstNode: t.Intern(dstNode),
+			Bytes: 100, Kind: k, Proto: trace.ProtoTCP,
+		})
+		return int32(len(t.Messages) - 1)
+	}
+	for i := 0; i < n; i++ {
+		base := int64(i) * 100 * ms
+		cl := "10.0.9." + string(rune('1'+i%5))
+		cep := cl + ":4" + string(rune('0'+i%10)) + "000"
+		call := add(base, base+ms, cep, "10.0.0.1:80", cl, "10.0.0.1", trace.KindCall)
+		d1, d2 := int64(2), int64(3)
+		if i%2 == 1 {
+			d1, d2 = 3, 2
+		}
+		db := add(base+d1*ms, base+(d1+1)*ms, "10.0.0.1:5000"+string(rune('0'+i%10)), "10.0.0.2:5432", "10.0.0.1", "10.0.0.2", trace.KindCall)
+		ca := add(base+d2*ms, base+(d2+1)*ms, "10.0.0.1:6000"+string(rune('0'+i%10)), "10.0.0.3:11211", "10.0.0.1", "10.0.0.3", trace.KindCall)
+		ret := add(base+10*ms, base+11*ms, "10.0.0.1:80", cep, "10.0.0.1", cl, trace.KindReturn)
+		insts = append(insts, Instance{Prob: 0.5, Nodes: []InstanceNode{
+			{Msg: call, Parent: -1}, {Msg: db, Parent: 0}, {Msg: ca, Parent: 0}, {Msg: ret, Parent: 0},
+		}})
+	}
+	return t, insts
+}
+
+func TestAggregatorGroupsParallelChildren(t *testing.T) {
+	tr, insts := rpcTrace(10)
+	a := NewAggregator(tr, AggregateOptions{Naming: DefaultNaming(), Histograms: true, KeepInstances: true})
+	for _, in := range insts {
+		if err := a.Add(in); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ps := a.Patterns(RankExpected)
+	if len(ps) != 1 {
+		for _, p := range ps {
+			t.Log(p.Signature)
+		}
+		t.Fatalf("got %d patterns, want 1", len(ps))
+	}
+	p := ps[0]
+	want := "CLIENT->10.0.0.1(10.0.0.1->10.0.0.2,10.0.0.1->10.0.0.3,10.0.0.1->CLIENT)"
+	if p.Signature != want {
+		t.Errorf("signature %s, want %s", p.Signature, want)
+	}
+	if p.Count != 10 || math.Abs(p.Expected-5) > 1e-9 || p.MaxProbability != 0.5 {
+		t.Errorf("count %d expected %v max %v", p.Count, p.Expected, p.MaxProbability)
+	}
+	// Hop 1 (db) starts at 2 or 3 ms: mean 2.5 ms = 2500 µs.
+	if got := p.Hops[1].Start.Mean; math.Abs(got-2500) > 1e-6 {
+		t.Errorf("db start mean %v µs, want 2500", got)
+	}
+	if got := p.Hops[3].NodeDelay.Mean; math.Abs(got-9000) > 1e-6 {
+		t.Errorf("return node delay %v µs, want 9000 (recv of call at 1 ms, send at 10 ms)", got)
+	}
+	if got := p.Hops[0].NetDelay.Mean; math.Abs(got-1000) > 1e-6 {
+		t.Errorf("net delay %v µs, want 1000", got)
+	}
+	if p.Hops[1].ToEndpoint != "10.0.0.2:5432" || p.Hops[3].ToEndpoint != "10.0.9.*" && p.Hops[3].ToEndpoint == "" {
+		t.Errorf("endpoints %q %q", p.Hops[1].ToEndpoint, p.Hops[3].ToEndpoint)
+	}
+	if len(p.Instances) != 10 || len(p.Instances[0].Messages) != 4 {
+		t.Errorf("instances %v", p.Instances)
+	}
+	c1, err := Canonical(p.Signature)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c2, _ := Canonical("CLIENT->10.0.0.1(10.0.0.1->CLIENT,10.0.0.1->10.0.0.3,10.0.0.1->10.0.0.2)")
+	if c1 != c2 {
+		t.Errorf("canonical forms differ: %s vs %s", c1, c2)
+	}
+}
+
+func TestAggregatorRejectsBadInstances(t *testing.T) {
+	tr, _ := rpcTrace(1)
+	a := NewAggregator(tr, AggregateOptions{Naming: DefaultNaming()})
+	for _, in := range []Instance{
+		{},
+		{Nodes: []InstanceNode{{Msg: 0, Parent: 0}}},
+		{Nodes: []InstanceNode{{Msg: 0, Parent: -1}, {Msg: 1, Parent: 1}}},
+		{Nodes: []InstanceNode{{Msg: 99, Parent: -1}}},
+	} {
+		if err := a.Add(in); err == nil {
+			t.Errorf("Add(%v) accepted a bad instance", in)
+		}
+	}
+	if a.Rejected() != 4 {
+		t.Errorf("rejected %d, want 4", a.Rejected())
+	}
+}
+
+func TestSignatureRoundTrip(t *testing.T) {
+	for _, s := range []string{
+		"A->B",
+		"A->B(B->C(C->B(B->A)))",
+		`CLIENT->"web 1"("web 1"->db:5432,"web 1"->"x->y")`,
+	} {
+		n, err := ParseSignature(s)
+		if err != nil {
+			t.Fatalf("%s: %v", s, err)
+		}
+		if n.String() != s {
+			t.Errorf("round trip %s -> %s", s, n.String())
+		}
+	}
+	for _, bad := range []string{"", "A", "A->", "A->B(", "A->B(C->D)", "A->B(B->C", "A->B)"} {
+		if _, err := ParseSignature(bad); err == nil {
+			t.Errorf("ParseSignature(%q) accepted", bad)
+		}
+	}
+}
+
+func TestDistBuilder(t *testing.T) {
+	var d DistBuilder
+	for i := 1; i <= 100; i++ {
+		d.Add(float64(i), 1)
+	}
+	r := d.Dist(true)
+	if r.N != 100 || r.Mean != 50.5 || r.P50 != 50 || r.P90 != 90 || r.P99 != 99 || r.Min != 1 || r.Max != 100 {
+		t.Errorf("dist %+v", r)
+	}
+	var big DistBuilder
+	for i := 1; i <= 100000; i++ {
+		big.Add(float64(i), 1)
+	}
+	r = big.Dist(false)
+	if math.Abs(r.P50-50000)/50000 > 0.011 || math.Abs(r.P90-90000)/90000 > 0.011 {
+		t.Errorf("binned percentiles off: %+v", r)
+	}
+	if r.Mean != 50000.5 {
+		t.Errorf("mean %v", r.Mean)
+	}
+}

@@ -1,0 +1,256 @@
+package causal
+
+import (
+	"math"
+	"slices"
+)
+
+// Dist summarises a weighted distribution of durations (microseconds) or
+// sizes: its sample count, total weight, weighted mean, extremes, weighted
+// percentiles and a log-binned histogram.
+type Dist struct {
+	N      int        `json:"n"`
+	Weight float64    `json:"weight"`
+	Mean   float64    `json:"mean"`
+	Min    float64    `json:"min"`
+	P50    float64    `json:"p50"`
+	P90    float64    `json:"p90"`
+	P99    float64    `json:"p99"`
+	Max    float64    `json:"max"`
+	Hist   *Histogram `json:"hist,omitempty"`
+}
+
+// Histogram is a weighted histogram on log-spaced bins (five per decade).
+// Edges has one more element than Weights; values at or below zero and
+// values below the first edge are counted in Underflow.
+type Histogram struct {
+	Edges     []float64 `json:"edges"`
+	Weights   []float64 `json:"weights"`
+	Underflow float64   `json:"underflow,omitempty"`
+}
+
+// exactSamples is how many samples a DistBuilder keeps exactly before it
+// switches to 1%-wide log bins, which bounds its memory.
+const exactSamples = 4096
+
+const (
+	binRatio = 1.01
+	binFloor = 1e-3
+)
+
+var logBinRatio = math.Log(binRatio)
+
+type sample struct{ v, w float64 }
+
+// DistBuilder accumulates weighted samples into a Dist. The mean, weight and
+// extremes are exact; percentiles are exact up to 4096 samples and within
+// 1% beyond. The zero value is ready to use.
+type DistBuilder struct {
+	n          int
+	w, sum     float64
+	min, max   float64
+	samples    []sample
+	bins       map[int32]float64
+	overflowed bool
+}
+
+// Add adds value v with weight w (w <= 0 is ignored).
+func (d *DistBuilder) Add(v, w float64) {
+	if w <= 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+		return
+	}
+	if d.n == 0 || v < d.min {
+		d.min = v
+	}
+	if d.n == 0 || v > d.max {
+		d.max = v
+	}
+	d.n++
+	d.w += w
+	d.sum += v * w
+	if !d.overflowed {
+		d.samples = append(d.samples, sample{v, w})
+		if len(d.samples) > exactSamples {
+			d.overflowed = true
+			d.bins = make(map[int32]float64)
+			for _, s := range d.samples {
+				d.bins[binOf(s.v)] += s.w
+			}
+			d.samples = nil
+		}
+		return
+	}
+	d.bins[binOf(v)] += w
+}
+
+// Merge adds all of o's samples to d.
+func (d *DistBuilder) Merge(o *DistBuilder) {
+	if o.n == 0 {
+		return
+	}
+	if o.overflowed {
+		if !d.overflowed {
+			d.overflowed = true
+			d.bins = make(map[int32]float64)
+			for _, s := range d.samples {
+				d.bins[binOf(s.v)] += s.w
+			}
+			d.samples = nil
+		}
+		for k, w := range o.bins {
+			d.bins[k] += w
+		}
+		if d.n == 0 || o.min < d.min {
+			d.min = o.min
+		}
+		if d.n == 0 || o.max > d.max {
+			d.max = o.max
+		}
+		d.n += o.n
+		d.w += o.w
+		d.sum += o.sum
+		return
+	}
+	for _, s := range o.samples {
+		d.Add(s.v, s.w)
+	}
+}
+
+// N returns the number of samples added.
+func (d *DistBuilder) N() int { return d.n }
+
+// Mean returns the weighted mean (0 with no samples).
+func (d *DistBuilder) Mean() float64 {
+	if d.w == 0 {
+		return 0
+	}
+	return d.sum / d.w
+}
+
+// binOf maps v to a 1%-wide log bin; the sign of the bin is the sign of v
+// and bin 0 holds values within binFloor of zero.
+func binOf(v float64) int32 {
+	a := math.Abs(v)
+	if a < binFloor {
+		return 0
+	}
+	k := int32(1 + math.Floor(math.Log(a/binFloor)/logBinRatio))
+	if v < 0 {
+		return -k
+	}
+	return k
+}
+
+// binValue is the geometric middle of bin k.
+func binValue(k int32) float64 {
+	if k == 0 {
+		return 0
+	}
+	a := int32(k)
+	if a < 0 {
+		a = -a
+	}
+	v := binFloor * math.Exp((float64(a)-0.5)*logBinRatio)
+	if k < 0 {
+		return -v
+	}
+	return v
+}
+
+// Dist returns the summary, or nil with no samples. With hist it includes a
+// histogram.
+func (d *DistBuilder) Dist(hist bool) *Dist {
+	if d.n == 0 {
+		return nil
+	}
+	var pts []sample
+	if d.overflowed {
+		pts = make([]sample, 0, len(d.bins))
+		for k, w := range d.bins {
+			pts = append(pts, sample{binValue(k), w})
+		}
+	} else {
+		pts = slices.Clone(d.samples)
+	}
+	slices.SortFunc(pts, func(a, b sample) int {
+		switch {
+		case a.v < b.v:
+			return -1
+		case a.v > b.v:
+			return 1
+		}
+		return 0
+	})
+	out := &Dist{
+		N:      d.n,
+		Weight: d.w,
+		Mean:   d.sum / d.w,
+		Min:    d.min,
+		Max:    d.max,
+	}
+	out.P50 = clamp(quantile(pts, d.w, 0.50), d.min, d.max)
+	out.P90 = clamp(quantile(pts, d.w, 0.90), d.min, d.max)
+	out.P99 = clamp(quantile(pts, d.w, 0.99), d.min, d.max)
+	if hist {
+		out.Hist = histogram(pts, d.min, d.max)
+	}
+	return out
+}
+
+func clamp(v, lo, hi float64) float64 { return math.Max(lo, math.Min(hi, v)) }
+
+// quantile returns the smallest value whose cumulative weight reaches q of
+// the total (the weighted "lower" quantile).
+func quantile(pts []sample, total, q float64) float64 {
+	target := q * total
+	cum := 0.0
+	for _, p := range pts {
+		cum += p.w
+		if cum >= target*(1-1e-12) {
+			return p.v
+		}
+	}
+	return pts[len(pts)-1].v
+}
+
+// histogram bins pts on edges 10^(k/5) covering the positive range.
+func histogram(pts []sample, lo, hi float64) *Histogram {
+	h := &Histogram{}
+	if hi <= 0 {
+		for _, p := range pts {
+			h.Underflow += p.w
+		}
+		return h
+	}
+	minPos := hi
+	for _, p := range pts {
+		if p.v > 0 && p.v < minPos {
+			minPos = p.v
+		}
+	}
+	const perDecade = 5
+	k0 := int(math.Floor(math.Log10(minPos) * perDecade))
+	k1 := int(math.Floor(math.Log10(hi)*perDecade)) + 1
+	if k1-k0 > 200 { // keep the histogram readable: at most 40 decades
+		k0 = k1 - 200
+	}
+	for k := k0; k <= k1; k++ {
+		h.Edges = append(h.Edges, math.Pow(10, float64(k)/perDecade))
+	}
+	h.Weights = make([]float64, len(h.Edges)-1)
+	for _, p := range pts {
+		if p.v <= 0 || p.v < h.Edges[0] {
+			h.Underflow += p.w
+			continue
+		}
+		i := int(math.Floor(math.Log10(p.v)*perDecade)) - k0
+		if i >= len(h.Weights) {
+			i = len(h.Weights) - 1
+		}
+		if i < 0 {
+			i = 0
+		}
+		h.Weights[i] += p.w
+	}
+	return h
+}

@@ -1,0 +1,150 @@
+package causal
+
+import (
+	"context"
+
+	"github.com/wirepath/wirepath/trace"
+)
+
+// ResultVersion is the version of the result schema (DESIGN.md, "Result
+// contract"). It changes only with a note in docs/formats.md.
+const ResultVersion = 1
+
+// Engine is a causal path inference engine.
+type Engine interface {
+	// Name is the engine's name as the CLI and the result use it.
+	Name() string
+	// Infer finds the path patterns of t. It does not modify t.
+	Infer(ctx context.Context, t *trace.Trace) (*Result, error)
+}
+
+// Result is what every engine returns; it marshals to the documented JSON
+// result contract.
+type Result struct {
+	Version int    `json:"version"`
+	Engine  string `json:"engine"`
+	// Params are the engine parameters the run used, by flag name.
+	Params   map[string]any `json:"params,omitempty"`
+	Trace    TraceSummary   `json:"trace"`
+	Patterns []Pattern      `json:"patterns"`
+	// Accounting holds the engine's own counters (messages in, linked,
+	// spontaneous, discarded by reason, instances, patterns, ...).
+	Accounting []trace.Count `json:"accounting,omitempty"`
+	Warnings   []string      `json:"warnings,omitempty"`
+}
+
+// TraceSummary describes the trace a result was inferred from.
+type TraceSummary struct {
+	Source   string         `json:"source,omitempty"`
+	Messages int            `json:"messages"`
+	Nodes    int            `json:"nodes"`
+	StartNS  int64          `json:"start_ns"`
+	EndNS    int64          `json:"end_ns"`
+	Offsets  []trace.Offset `json:"clock_offsets,omitempty"`
+	Aliases  []trace.Alias  `json:"aliases,omitempty"`
+	// Accounting carries the counters of the stages that produced the trace.
+	Accounting []trace.Count `json:"accounting,omitempty"`
+	Warnings   []string      `json:"warnings,omitempty"`
+}
+
+// Pattern is one aggregated causal path: a tree of hops.
+type Pattern struct {
+	Rank      int    `json:"rank"`
+	Signature string `json:"signature"`
+	// Count is the raw number of instances.
+	Count int `json:"count"`
+	// Expected is the sum of the instances' probabilities.
+	Expected       float64 `json:"expected"`
+	MaxProbability float64 `json:"max_probability"`
+	// Latency is the time from the root's send to the last event of an
+	// instance, in microseconds.
+	Latency *Dist `json:"latency_us,omitempty"`
+	// Hops are the messages of the pattern, parents before children.
+	Hops []Hop `json:"hops"`
+	// Instances lists, when asked for, the messages of each instance.
+	Instances []InstanceRecord `json:"instances,omitempty"`
+}
+
+// Hop is one message of a pattern.
+type Hop struct {
+	ID int `json:"id"`
+	// Parent is the ID of the hop that caused this one, nil for the root.
+	Parent *int `json:"parent"`
+	// From and To are node names; aggregated clients are "CLIENT".
+	From string `json:"from"`
+	To   string `json:"to"`
+	// ToEndpoint is the receiving endpoint ("*" for an ephemeral port).
+	ToEndpoint string `json:"to_endpoint,omitempty"`
+	// Kind is CALL, RETURN or "-".
+	Kind string `json:"kind"`
+	// Start is the send time relative to the root's send.
+	Start *Dist `json:"start_us"`
+	// NodeDelay is the time at From between the parent's arrival and this
+	// send (one clock). Absent for the root and for untraced senders.
+	NodeDelay *Dist `json:"node_delay_us,omitempty"`
+	// NetDelay is send-to-receive after clock-offset correction; absent when
+	// one end was not seen.
+	NetDelay *Dist `json:"net_delay_us,omitempty"`
+	// Bytes is the size of the message.
+	Bytes *Dist `json:"bytes,omitempty"`
+	// Delays lists, for convolution, the causal delays found for this edge
+	// (spike positions) ordered by declining frequency.
+	Delays []DelayPeak `json:"delays,omitempty"`
+}
+
+// DelayPeak is one causal delay and the number of messages that matched it.
+type DelayPeak struct {
+	DelayUS float64 `json:"delay_us"`
+	Count   int     `json:"count"`
+	// Score is the height of the correlation spike in standard deviations.
+	Score float64 `json:"score,omitempty"`
+}
+
+// InstanceRecord names the messages of one path instance by their index in
+// the trace, in the order of the pattern's hops, with its probability.
+type InstanceRecord struct {
+	Messages    []int   `json:"messages"`
+	Probability float64 `json:"p"`
+}
+
+// RootHop returns the pattern's root hop, or nil for an empty pattern.
+func (p *Pattern) RootHop() *Hop {
+	if len(p.Hops) == 0 {
+		return nil
+	}
+	return &p.Hops[0]
+}
+
+// Summarize fills a TraceSummary from t.
+func Summarize(t *trace.Trace) TraceSummary {
+	s := TraceSummary{
+		Source:     t.Meta.Source,
+		Messages:   len(t.Messages),
+		Offsets:    t.Meta.Offsets,
+		Aliases:    t.Meta.Aliases,
+		Accounting: t.Meta.Accounting,
+		Warnings:   t.Meta.Warnings,
+	}
+	nodes := make(map[trace.Sym]struct{})
+	first := true
+	for i := range t.Messages {
+		m := &t.Messages[i]
+		nodes[m.SrcNode] = struct{}{}
+		nodes[m.DstNode] = struct{}{}
+		for _, ts := range [2]trace.Timestamp{m.SendTS, m.RecvTS} {
+			if !ts.Known() {
+				continue
+			}
+			if first || int64(ts) < s.StartNS {
+				s.StartNS = int64(ts)
+			}
+			if first || int64(ts) > s.EndNS {
+				s.EndNS = int64(ts)
+			}
+			first = false
+		}
+	}
+	delete(nodes, 0)
+	s.Nodes = len(nodes)
+	return s
+}

@@ -1,0 +1,69 @@
+// Package root builds the wirepath command tree: the root command, its
+// global flags and help, and the registration of every subcommand.
+package root
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/wirepath/wirepath/cmd/wirepath/internal/cmdutil"
+)
+
+const longHelp = `wirepath reconstructs the causal structure of a distributed application from
+what sniffers saw on the wire: which request into a host caused which requests
+out of it, how often each path pattern runs, and where the time goes.
+
+It reads pcap/pcapng files from switch port mirrors and host sniffers (and,
+optionally, syscall traces from its LD_PRELOAD library), deduplicates packets
+seen by several sniffers, corrects the sniffers' clock offsets, undoes NAT,
+reassembles TCP into write-level messages and runs three inference engines:
+message linking (WAP5), nesting and convolution (Project 5).
+
+Each stage is also a subcommand of its own.`
+
+// NewCmdRoot returns the wirepath command with all subcommands registered.
+func NewCmdRoot(ios *cmdutil.IOStreams) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:           "wirepath <command> [flags]",
+		Short:         "Causal paths of distributed applications from packet captures",
+		Long:          longHelp,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Version:       cmdutil.VersionString(),
+	}
+	cmd.SetOut(ios.Out)
+	cmd.SetErr(ios.ErrOut)
+	cmd.SetIn(ios.In)
+	cmd.SetVersionTemplate("{{.Version}}\n")
+	cmd.PersistentFlags().BoolVarP(&ios.Quiet, "quiet", "q", false, "no progress display or informational messages on stderr")
+	cmd.SetHelpTemplate(cmd.HelpTemplate() + "\n" + cmdutil.ExitCodesHelp + "\n")
+	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return cmdutil.UsageErrorf("%v (see '%s --help')", err, c.CommandPath())
+	})
+	cmd.CompletionOptions.HiddenDefaultCmd = true
+
+	cmd.AddGroup(
+		&cobra.Group{ID: "pipeline", Title: "Pipeline stages:"},
+		&cobra.Group{ID: "engines", Title: "Inference engines:"},
+		&cobra.Group{ID: "tools", Title: "Tools:"},
+	)
+	add := func(group string, cs ...*cobra.Command) {
+		for _, c := range cs {
+			c.GroupID = group
+			cmd.AddCommand(c)
+		}
+	}
+	add("tools", newCmdVersion(ios))
+	return cmd
+}
+
+func newCmdVersion(ios *cmdutil.IOStreams) *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the version of this build",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			_, err := ios.Out.Write([]byte(cmdutil.VersionString() + "\n"))
+			return err
+		},
+	}
+}

@@ -1,0 +1,150 @@
+package pcapio
+
+import (
+	"net/netip"
+	"slices"
+)
+
+// SnifferID identifies a capture point: one input file, or one pcapng
+// interface when interfaces are treated as sniffers of their own.
+type SnifferID uint16
+
+// Observation is one sighting of a wire packet by one sniffer.
+type Observation struct {
+	// Sniffer is the capture point that saw the packet.
+	Sniffer SnifferID
+	// Interface is the pcapng interface (0 for classic pcap) it was seen on.
+	Interface uint16
+	// TTL is the IPv4 TTL or IPv6 hop limit as this sniffer saw it; it
+	// differs between capture points on either side of a router.
+	TTL uint8
+	// TS is the sniffer's own timestamp in nanoseconds since the epoch.
+	TS int64
+	// Corrected is TS on the reference sniffer's clock (TS minus the
+	// sniffer's estimated offset); TS itself when the offset is unknown.
+	Corrected int64
+}
+
+// TCP flag bits of Packet.TCPFlags.
+const (
+	FlagFIN = 1 << iota
+	FlagSYN
+	FlagRST
+	FlagPSH
+	FlagACK
+	FlagURG
+	FlagECE
+	FlagCWR
+)
+
+// IP protocol numbers of Packet.Proto the pipeline cares about.
+const (
+	ProtoICMP   = 1
+	ProtoTCP    = 6
+	ProtoUDP    = 17
+	ProtoICMPv6 = 58
+)
+
+// Status says how far a frame could be decoded.
+type Status uint8
+
+// The decode states. Only StatusOK packets have addresses and keys.
+const (
+	StatusOK          Status = iota // IPv4/IPv6 decoded (transport fields set for TCP/UDP)
+	StatusNonIP                     // a frame that carries no IP (ARP, LLDP, ...): counted, passed through
+	StatusUndecodable               // a frame too short or malformed to decode
+)
+
+// Packet is one wire packet with the fields the pipeline needs and every
+// observation of it. A Packet returned by a reader's Next is owned by the
+// reader and valid until the next call; Clone makes a copy that is not.
+type Packet struct {
+	// Obs lists every sighting, ordered by Corrected time. Never empty.
+	Obs []Observation
+
+	// Status says whether the fields below were decoded.
+	Status Status
+	// LinkType is the link type of Frame (a pcap LINKTYPE_ value).
+	LinkType uint16
+	// Frame is the captured frame of the first observation, link layer
+	// included, for writing the packet back out.
+	Frame []byte
+	// WireLen is the frame's length on the wire (may exceed len(Frame)).
+	WireLen int
+
+	// IPVersion is 4 or 6.
+	IPVersion uint8
+	// Src and Dst are the IP addresses.
+	Src, Dst netip.Addr
+	// Proto is the IP protocol of the transport (after IPv6 extension
+	// headers): ProtoTCP, ProtoUDP, ProtoICMP, ...
+	Proto uint8
+	// IPID is the IPv4 identification, or the IPv6 fragment identification
+	// when the packet is a fragment.
+	IPID uint32
+	// FragOffset is the fragment offset in bytes; MoreFragments is the MF
+	// bit. A packet is a fragment when either is set.
+	FragOffset    uint16
+	MoreFragments bool
+	// DontFragment is the IPv4 DF bit.
+	DontFragment bool
+
+	// SrcPort and DstPort are the TCP or UDP ports.
+	SrcPort, DstPort uint16
+	// Seq, Ack, TCPFlags and Window are the TCP header fields.
+	Seq, Ack uint32
+	TCPFlags uint8
+	Window   uint16
+
+	// Payload is the captured transport payload (the IP payload for
+	// protocols other than TCP and UDP). It may be shorter than PayloadLen
+	// when the capture's snaplen cut the frame.
+	Payload []byte
+	// PayloadLen is the payload length the IP and transport headers give.
+	PayloadLen int
+	// Truncated is true when Payload is shorter than PayloadLen.
+	Truncated bool
+
+	// WireKey fingerprints the fields that do not change between capture
+	// points on one L2/L3 path (everything but link-layer headers, VLAN tags,
+	// TTL/hop limit and the IPv4 header checksum).
+	WireKey uint64
+	// BodyKey fingerprints the fields that survive NAT: everything in
+	// WireKey except addresses, ports and checksums.
+	BodyKey uint64
+}
+
+// TS returns the packet's corrected time: that of its first observation.
+func (p *Packet) TS() int64 { return p.Obs[0].Corrected }
+
+// IsFragment reports whether the packet is an IP fragment.
+func (p *Packet) IsFragment() bool { return p.FragOffset != 0 || p.MoreFragments }
+
+// Clone returns a deep copy of p that does not share buffers with it.
+func (p *Packet) Clone() *Packet {
+	c := *p
+	c.Obs = slices.Clone(p.Obs)
+	c.Frame = slices.Clone(p.Frame)
+	if p.Payload != nil {
+		// Keep Payload pointing into the cloned frame when it did before.
+		if off, ok := subsliceOffset(p.Frame, p.Payload); ok {
+			c.Payload = c.Frame[off : off+len(p.Payload)]
+		} else {
+			c.Payload = slices.Clone(p.Payload)
+		}
+	}
+	return &c
+}
+
+// subsliceOffset reports where sub starts within buf, if it lies inside it.
+func subsliceOffset(buf, sub []byte) (int, bool) {
+	if len(sub) == 0 || len(buf) == 0 {
+		return 0, false
+	}
+	for i := 0; i+len(sub) <= len(buf); i++ {
+		if &buf[i] == &sub[0] {
+			return i, true
+		}
+	}
+	return 0, false
+}

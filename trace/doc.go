@@ -1,0 +1,18 @@
+// Package trace holds the abstract message trace: the contract between the
+// stages that gather messages (flows, reconcile, preload, the generator) and
+// the inference engines in causal.
+//
+// A Trace is a list of Messages, each one application write from a sender to
+// a receiver, with the time it left the sender and the time it reached the
+// receiver (either may be unknown), the endpoints and node names of both
+// ends, its size, whether it is a CALL, a RETURN or unknown, and a call id.
+// Strings are interned in the trace's Symbols table so that a message is a
+// small comparable value and engines can index nodes by integer.
+//
+// Meta carries what the gathering stages learned about the trace as a whole:
+// clock offsets between nodes, NAT aliases and their accounting, so that the
+// engines can correct network delays and reports can show where the data
+// came from.
+//
+// This package must not know about packets, flows or inference.
+package trace

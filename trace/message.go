@@ -1,0 +1,259 @@
+package trace
+
+import (
+	"fmt"
+	"math"
+	"strings"
+)
+
+// Timestamp is a point in time in integer nanoseconds since the Unix epoch.
+// NoTime marks a timestamp that is not known.
+type Timestamp int64
+
+// NoTime is the Timestamp of an event nobody observed.
+const NoTime Timestamp = math.MinInt64
+
+// Known reports whether t is a real timestamp rather than NoTime.
+func (t Timestamp) Known() bool { return t != NoTime }
+
+// Kind says whether a message is an RPC call, its return, or neither known.
+type Kind uint8
+
+// The message kinds.
+const (
+	KindUnknown Kind = iota // not known to be a call or a return
+	KindCall                // a request that expects a RETURN
+	KindReturn              // the answer to a CALL
+)
+
+// String returns "CALL", "RETURN" or "-".
+func (k Kind) String() string {
+	switch k {
+	case KindCall:
+		return "CALL"
+	case KindReturn:
+		return "RETURN"
+	}
+	return "-"
+}
+
+// ParseKind parses the names String returns, case-insensitively, and also
+// accepts Project 5's CALL_SENT and RET_SENT and the empty string (unknown).
+func ParseKind(s string) (Kind, error) {
+	switch strings.ToUpper(s) {
+	case "CALL", "CALL_SENT", "C":
+		return KindCall, nil
+	case "RETURN", "RET", "RET_SENT", "R":
+		return KindReturn, nil
+	case "-", "", "UNKNOWN", "?":
+		return KindUnknown, nil
+	}
+	return KindUnknown, fmt.Errorf("unknown message kind %q", s)
+}
+
+// Proto is the transport a message travelled on.
+type Proto uint8
+
+// The transports.
+const (
+	ProtoUnknown Proto = iota
+	ProtoTCP
+	ProtoUDP
+	ProtoUnix // UNIX-domain socket (stream or datagram)
+	ProtoOther
+)
+
+var protoNames = [...]string{"-", "tcp", "udp", "unix", "other"}
+
+// String returns the lower-case protocol name, or "-" when unknown.
+func (p Proto) String() string {
+	if int(p) < len(protoNames) {
+		return protoNames[p]
+	}
+	return "-"
+}
+
+// ParseProto parses the names String returns, case-insensitively.
+func ParseProto(s string) (Proto, error) {
+	ls := strings.ToLower(s)
+	for i, n := range protoNames {
+		if ls == n {
+			return Proto(i), nil
+		}
+	}
+	if ls == "" || ls == "unknown" {
+		return ProtoUnknown, nil
+	}
+	return ProtoUnknown, fmt.Errorf("unknown protocol %q", s)
+}
+
+// Sym is an interned string: an index into a Trace's Symbols. The zero Sym is
+// the empty string, which stands for "not known".
+type Sym uint32
+
+// Symbols interns strings. The zero value is ready to use; Sym 0 is "".
+type Symbols struct {
+	names []string
+	index map[string]Sym
+}
+
+// Intern returns the Sym for s, adding s to the table if it is new.
+func (s *Symbols) Intern(name string) Sym {
+	if name == "" {
+		return 0
+	}
+	if s.index == nil {
+		s.index = make(map[string]Sym)
+		if len(s.names) == 0 {
+			s.names = append(s.names, "")
+		}
+	}
+	if id, ok := s.index[name]; ok {
+		return id
+	}
+	if len(s.names) == 0 {
+		s.names = append(s.names, "")
+	}
+	id := Sym(len(s.names))
+	s.names = append(s.names, name)
+	s.index[name] = id
+	return id
+}
+
+// InternBytes is Intern for a byte slice; it allocates only when b is new.
+func (s *Symbols) InternBytes(b []byte) Sym {
+	if len(b) == 0 {
+		return 0
+	}
+	if id, ok := s.index[string(b)]; ok {
+		return id
+	}
+	return s.Intern(string(b))
+}
+
+// Lookup returns the Sym for name and whether it is in the table.
+func (s *Symbols) Lookup(name string) (Sym, bool) {
+	if name == "" {
+		return 0, true
+	}
+	id, ok := s.index[name]
+	return id, ok
+}
+
+// String returns the string id stands for ("" for 0 or an id out of range).
+func (s *Symbols) String(id Sym) string {
+	if int(id) < len(s.names) {
+		return s.names[id]
+	}
+	return ""
+}
+
+// Len returns the number of Syms in use, counting the empty Sym 0.
+func (s *Symbols) Len() int {
+	if len(s.names) == 0 {
+		return 1
+	}
+	return len(s.names)
+}
+
+// Message is one logical message: one application write from a sender to a
+// receiver (or one datagram), as defined in WAP5 section 2.3. Strings are
+// Syms of the Trace that holds the message.
+type Message struct {
+	// SendTS is when the first byte left the sender, on the sender's clock
+	// (or that of the capture point nearest the sender); NoTime if unseen.
+	SendTS Timestamp
+	// RecvTS is when the last byte reached the receiver, on the receiver's
+	// clock; NoTime if unseen.
+	RecvTS Timestamp
+	// Bytes is the size of the message's payload.
+	Bytes int64
+	// Src and Dst are the sending and receiving endpoints, such as
+	// "10.0.0.1:80", "[fe80::1]:53" or "unix:/run/app.sock"; 0 if unknown.
+	Src, Dst Sym
+	// SrcNode and DstNode name the nodes at either end: hosts, roles such as
+	// "db:5432", or processes such as "nginx[812]@web1".
+	SrcNode, DstNode Sym
+	// CallID pairs a CALL with its RETURN where the protocol gives it.
+	CallID Sym
+	// Kind is CALL, RETURN or unknown.
+	Kind Kind
+	// Proto is the transport.
+	Proto Proto
+}
+
+// Time returns the timestamp engines sort and compare by when they use one
+// clock: SendTS when known, else RecvTS.
+func (m *Message) Time() Timestamp {
+	if m.SendTS.Known() {
+		return m.SendTS
+	}
+	return m.RecvTS
+}
+
+// Trace is an in-memory message trace with the symbol table its messages
+// refer to and what the producer learned about it.
+type Trace struct {
+	Messages []Message
+	Syms     Symbols
+	Meta     Meta
+}
+
+// Str returns the string a Sym of this trace stands for.
+func (t *Trace) Str(id Sym) string { return t.Syms.String(id) }
+
+// Intern interns s in the trace's symbol table.
+func (t *Trace) Intern(s string) Sym { return t.Syms.Intern(s) }
+
+// Meta is what the stages that produced a trace learned about it as a whole.
+type Meta struct {
+	// Source says what produced the trace ("reconcile", "gen", a file name).
+	Source string `json:"source,omitempty"`
+	// Offsets are clock offsets of nodes against a reference clock.
+	Offsets []Offset `json:"clock_offsets,omitempty"`
+	// Aliases maps endpoints seen under another name (NAT) to the real ones.
+	Aliases []Alias `json:"aliases,omitempty"`
+	// Accounting holds the counters of the stages that produced the trace.
+	Accounting []Count `json:"accounting,omitempty"`
+	// Warnings are things a user must see about the trace.
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// Offset is the estimated offset of one node's clock against a reference:
+// reference time = local time - OffsetNS.
+type Offset struct {
+	Node      string `json:"node"`
+	Reference string `json:"reference"`
+	// Known is false when the node shares nothing with the reference.
+	Known         bool  `json:"known"`
+	OffsetNS      int64 `json:"offset_ns"`
+	UncertaintyNS int64 `json:"uncertainty_ns"`
+	Samples       int   `json:"samples"`
+}
+
+// Alias records that an endpoint was also seen under another name, for
+// example the virtual address of a NAT load balancer.
+type Alias struct {
+	Outside string `json:"outside"`
+	Inside  string `json:"inside"`
+	Kind    string `json:"kind,omitempty"`
+	Matches int    `json:"matches,omitempty"`
+}
+
+// Count is one counter of one stage, for the accounting every stage keeps.
+type Count struct {
+	Stage string `json:"stage"`
+	Name  string `json:"name"`
+	Value int64  `json:"value"`
+}
+
+// OffsetOf returns the known clock offset of node in nanoseconds, or 0 and
+// false if the trace does not know it.
+func (m *Meta) OffsetOf(node string) (int64, bool) {
+	for _, o := range m.Offsets {
+		if o.Node == node && o.Known {
+			return o.OffsetNS, true
+		}
+	}
+	return 0, false
+}
