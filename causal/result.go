@@ -148,3 +148,15 @@ func Summarize(t *trace.Trace) TraceSummary {
 	s.Nodes = len(nodes)
 	return s
 }
+
+// Options are the settings every engine shares: how patterns are named and
+// aggregated, and how they are ranked.
+type Options struct {
+	Aggregate AggregateOptions
+	Rank      RankMetric
+}
+
+// DefaultOptions names nodes as WAP5 does and ranks by expected count.
+func DefaultOptions() Options {
+	return Options{Aggregate: AggregateOptions{Naming: DefaultNaming()}, Rank: RankExpected}
+}

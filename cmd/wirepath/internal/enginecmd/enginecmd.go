@@ -1,0 +1,145 @@
+// Package enginecmd holds what the engine subcommands (link, nest, convolve)
+// share: the flags for naming, ranking and output, reading the trace and
+// writing the result.
+package enginecmd
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/wirepath/wirepath/causal"
+	"github.com/wirepath/wirepath/cmd/wirepath/internal/cmdutil"
+	"github.com/wirepath/wirepath/report"
+	"github.com/wirepath/wirepath/trace"
+)
+
+// Formats are the output formats of the engine commands.
+var Formats = []string{"text", "json"}
+
+// Common holds the flags every engine command shares.
+type Common struct {
+	Format      string
+	Output      string
+	Top         int
+	Rank        string
+	NoClientAgg bool
+	NoEphemeral bool
+	MinPeers    int
+	Histograms  bool
+	Instances   int
+	Strict      bool
+}
+
+// AddFlags registers the shared flags on fs.
+func (c *Common) AddFlags(fs *pflag.FlagSet) {
+	ranks := make([]string, len(causal.RankMetrics))
+	for i, r := range causal.RankMetrics {
+		ranks[i] = string(r)
+	}
+	fs.StringVar(&c.Format, "format", "text", "output format: "+strings.Join(Formats, ", "))
+	fs.StringVarP(&c.Output, "output", "o", "", "write the result to `FILE` instead of stdout")
+	fs.IntVar(&c.Top, "top", 10, "patterns to show in text output (0 = all)")
+	fs.StringVar(&c.Rank, "rank", string(causal.RankExpected), "rank patterns by: "+strings.Join(ranks, ", "))
+	fs.BoolVar(&c.NoClientAgg, "no-aggregate-clients", false, "keep client node names instead of aggregating them into CLIENT")
+	fs.BoolVar(&c.NoEphemeral, "keep-ephemeral-ports", false, "keep ephemeral port numbers instead of replacing them with *")
+	fs.IntVar(&c.MinPeers, "min-peers", trace.DefaultRoleOptions().MinPeers, "distinct peers that make a port fixed (a server port)")
+	fs.BoolVar(&c.Histograms, "histograms", false, "include delay histograms in JSON output")
+	fs.IntVar(&c.Instances, "instances", 0, "list the messages of up to `N` instances per pattern in JSON output (-1 = all)")
+	fs.BoolVar(&c.Strict, "strict", false, "stop at the first bad trace line instead of skipping it")
+}
+
+// Validate checks the shared flags.
+func (c *Common) Validate() error {
+	if !slices.Contains(Formats, c.Format) {
+		return cmdutil.UsageErrorf("--format must be one of %s, not %q", strings.Join(Formats, ", "), c.Format)
+	}
+	if !slices.Contains(causal.RankMetrics, causal.RankMetric(c.Rank)) {
+		return cmdutil.UsageErrorf("unknown --rank %q", c.Rank)
+	}
+	if c.MinPeers < 1 {
+		return cmdutil.UsageErrorf("--min-peers must be at least 1")
+	}
+	if c.Top < 0 {
+		return cmdutil.UsageErrorf("--top must not be negative")
+	}
+	return nil
+}
+
+// Options returns the engine options the flags describe.
+func (c *Common) Options() causal.Options {
+	o := causal.DefaultOptions()
+	o.Rank = causal.RankMetric(c.Rank)
+	o.Aggregate.Naming.AggregateClients = !c.NoClientAgg
+	o.Aggregate.Naming.EphemeralPorts = !c.NoEphemeral
+	o.Aggregate.Naming.Roles.MinPeers = c.MinPeers
+	o.Aggregate.Histograms = c.Histograms || c.Format == "json" && c.Histograms
+	if c.Instances != 0 {
+		o.Aggregate.KeepInstances = true
+		if c.Instances > 0 {
+			o.Aggregate.MaxKept = c.Instances
+		}
+	}
+	return o
+}
+
+// ReadTrace reads the trace at path, warning on stderr about skipped lines.
+func ReadTrace(ios *cmdutil.IOStreams, path string, strict bool) (*trace.Trace, int, error) {
+	t, err := trace.ReadFile(path, trace.ReadOptions{Strict: strict})
+	if err != nil {
+		return nil, 0, err
+	}
+	skipped := 0
+	for _, c := range t.Meta.Accounting {
+		if c.Stage == "trace" && c.Name == "skipped_lines" {
+			skipped = int(c.Value)
+		}
+	}
+	if skipped > 0 {
+		for _, w := range t.Meta.Warnings {
+			ios.Warnf("%s", w)
+		}
+	}
+	return t, skipped, nil
+}
+
+// WriteResult writes res in the chosen format to stdout or -o.
+func (c *Common) WriteResult(ios *cmdutil.IOStreams, res *causal.Result) error {
+	out, err := cmdutil.OpenOutput(ios, c.Output)
+	if err != nil {
+		return err
+	}
+	switch c.Format {
+	case "json":
+		err = report.WriteJSON(out, res)
+	default:
+		err = report.WriteText(out, res, report.TextOptions{Top: c.Top})
+	}
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// Run reads the trace at path, runs eng on it and writes the result. It
+// returns a *cmdutil.PartialError when trace lines were skipped.
+func Run(ctx context.Context, ios *cmdutil.IOStreams, c *Common, path string, eng causal.Engine) error {
+	t, skipped, err := ReadTrace(ios, path, c.Strict)
+	if err != nil {
+		return err
+	}
+	res, err := eng.Infer(ctx, t)
+	if err != nil {
+		return fmt.Errorf("%s: %w", eng.Name(), err)
+	}
+	if err := c.WriteResult(ios, res); err != nil {
+		return err
+	}
+	if skipped > 0 {
+		return &cmdutil.PartialError{Skipped: skipped, What: "bad trace lines in " + path}
+	}
+	return nil
+}
