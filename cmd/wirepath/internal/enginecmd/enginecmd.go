@@ -76,7 +76,7 @@ func (c *Common) Options() causal.Options {
 	o.Aggregate.Naming.AggregateClients = !c.NoClientAgg
 	o.Aggregate.Naming.EphemeralPorts = !c.NoEphemeral
 	o.Aggregate.Naming.Roles.MinPeers = c.MinPeers
-	o.Aggregate.Histograms = c.Histograms || c.Format == "json" && c.Histograms
+	o.Aggregate.Histograms = c.Histograms
 	if c.Instances != 0 {
 		o.Aggregate.KeepInstances = true
 		if c.Instances > 0 {
