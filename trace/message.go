@@ -234,10 +234,21 @@ type Offset struct {
 // Alias records that an endpoint was also seen under another name, for
 // example the virtual address of a NAT load balancer.
 type Alias struct {
+	// Outside is the endpoint as seen before the translation (e.g. the
+	// virtual address:port of a load balancer); Inside is the real one.
 	Outside string `json:"outside"`
 	Inside  string `json:"inside"`
-	Kind    string `json:"kind,omitempty"`
-	Matches int    `json:"matches,omitempty"`
+	// Kind is the translation kind: "dnat", "snat", "port", ...
+	Kind string `json:"kind,omitempty"`
+	// Direction says which side was seen first, e.g. "outside->inside".
+	Direction string `json:"direction,omitempty"`
+	// Matches counts the packets whose bodies matched across the
+	// translation; Score is the mapping's confidence in [0,1].
+	Matches int     `json:"matches,omitempty"`
+	Score   float64 `json:"score,omitempty"`
+	// FirstNS and LastNS bound when the mapping was seen.
+	FirstNS int64 `json:"first_ns,omitempty"`
+	LastNS  int64 `json:"last_ns,omitempty"`
 }
 
 // Count is one counter of one stage, for the accounting every stage keeps.
