@@ -13,14 +13,21 @@ import (
 
 // WriteJSON writes res as the indented JSON result contract (docs/formats.md,
 // "Result"; docs/result.schema.json).
+// A nil pattern list is written as [] so that the output always has the
+// documented type.
 func WriteJSON(w io.Writer, res *causal.Result) error {
+	if res.Patterns == nil {
+		cp := *res
+		cp.Patterns = []causal.Pattern{}
+		res = &cp
+	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(res)
 }
 
-// ResultError is an error in a saved result file, with the byte offset
-// where it was found when the JSON decoder knows it (-1 otherwise).
+// ResultError is an error in a saved result file, with the 0-based byte
+// offset where it was found when the JSON decoder knows it (-1 otherwise).
 type ResultError struct {
 	File   string
 	Offset int64
@@ -87,7 +94,8 @@ func jsonError(name string, err error) error {
 	var te *json.UnmarshalTypeError
 	switch {
 	case errors.As(err, &se):
-		return &ResultError{File: name, Offset: se.Offset, Err: err}
+		// The decoder counts the offending byte; name it by its 0-based offset.
+		return &ResultError{File: name, Offset: max(se.Offset-1, 0), Err: err}
 	case errors.As(err, &te):
 		return &ResultError{File: name, Offset: te.Offset, Err: err}
 	case errors.Is(err, io.EOF):
