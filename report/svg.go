@@ -171,7 +171,7 @@ func visitsSVG(b *strings.Builder, p *causal.Pattern, tl *timeline, x func(float
 
 // niceTicks returns about n round tick values from 0 to max.
 func niceTicks(max float64, n int) []float64 {
-	if !(max > 0) {
+	if !(max > 0) || math.IsInf(max, 0) {
 		return []float64{0}
 	}
 	raw := max / float64(n)
@@ -184,7 +184,11 @@ func niceTicks(max float64, n int) []float64 {
 		}
 	}
 	var out []float64
-	for t := 0.0; t <= max*1.0001; t += step {
+	for i := 0; i <= 2*n+2; i++ {
+		t := float64(i) * step
+		if t > max*(1+1e-9) {
+			break
+		}
 		out = append(out, t)
 	}
 	return out
@@ -453,7 +457,8 @@ func nodeDelays(res *causal.Result) []*nodeHist {
 			nh.Mean = (nh.Mean*nh.Weight + d.Mean*d.Weight) / (nh.Weight + d.Weight)
 			nh.N += d.N
 			nh.Weight += d.Weight
-			if d.Hist != nil && len(d.Hist.Edges) == len(d.Hist.Weights)+1 && len(d.Hist.Edges) > 0 {
+			if h := d.Hist; h != nil && len(h.Edges) == len(h.Weights)+1 && len(h.Edges) > 0 && len(h.Edges) <= maxHistBins &&
+				h.Edges[0] > 0 && !math.IsInf(h.Edges[0], 0) {
 				nh.hasHist = true
 				k0 := int(math.Round(math.Log10(d.Hist.Edges[0]) * 5))
 				for j, w := range d.Hist.Weights {
@@ -466,6 +471,10 @@ func nodeDelays(res *causal.Result) []*nodeHist {
 	slices.SortStableFunc(out, func(a, b *nodeHist) int { return cmpF(b.Weight, a.Weight) })
 	return out
 }
+
+// maxHistBins bounds the bins a histogram may have to be drawn: the
+// aggregator makes at most 200, five per decade.
+const maxHistBins = 1000
 
 // histSVG draws a node's delay histogram on a log time axis, bars as the
 // fraction of the node's weight.
@@ -491,6 +500,9 @@ func histSVG(nh *nodeHist) string {
 	}
 	kmin = 5 * int(math.Floor(float64(kmin)/5))
 	kmax = 5*int(math.Ceil(float64(kmax+1)/5)) - 1
+	if kmax-kmin > maxHistBins { // merged histograms from far-apart decades
+		kmin = kmax - maxHistBins
+	}
 	nb := kmax - kmin + 1
 	plotW, plotH := w-padL-10, h-padB-padT
 	bw := plotW / float64(nb)
