@@ -228,7 +228,19 @@ func fixtureResult(t *testing.T, name string) *causal.Result {
 		var res *causal.Result
 		switch name {
 		case "shop":
-			res, _ = shopResult()
+			var tr *trace.Trace
+			res, tr = shopResult()
+			// The trace the result came from, for exports of its instances.
+			tf, err := os.Create(filepath.Join("testdata", "shop.tsv"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := trace.WriteTSV(tf, tr); err != nil {
+				t.Fatal(err)
+			}
+			if err := tf.Close(); err != nil {
+				t.Fatal(err)
+			}
 		case "conv":
 			res = convResult()
 		default:

@@ -479,7 +479,7 @@ const maxHistBins = 1000
 // histSVG draws a node's delay histogram on a log time axis, bars as the
 // fraction of the node's weight.
 func histSVG(nh *nodeHist) string {
-	const w, h, padL, padB, padT = 340.0, 130.0, 34.0, 26.0, 8.0
+	const w, h, padL, padB, padT, padR = 350.0, 130.0, 34.0, 26.0, 8.0, 28.0
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg class="hist" data-node="%s" width="%.0f" height="%.0f" viewBox="0 0 %.0f %.0f" role="img" aria-label="node delay histogram of %s">`,
 		esc(nh.Node), w, h, w, h, esc(nh.Node))
@@ -504,7 +504,7 @@ func histSVG(nh *nodeHist) string {
 		kmin = kmax - maxHistBins
 	}
 	nb := kmax - kmin + 1
-	plotW, plotH := w-padL-10, h-padB-padT
+	plotW, plotH := w-padL-padR, h-padB-padT
 	bw := plotW / float64(nb)
 	fmt.Fprintf(&b, `<g class="axis"><line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f"/><line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f"/>`,
 		padL, padT+plotH, padL+plotW, padT+plotH, padL, padT, padL, padT+plotH)
