@@ -36,6 +36,7 @@ type callTree struct {
 	// every hop is a call-tree edge of its own (message mode).
 	Calls bool
 	Nodes []callNode
+	ends  []float64 // subtreeEnds
 }
 
 // pairReturns pairs every RETURN hop with the nearest unpaired CALL hop
@@ -77,7 +78,7 @@ func buildCallTree(p *causal.Pattern, tl *timeline) *callTree {
 	if p.Latency != nil {
 		total = p.Latency.Mean
 	}
-	ct := &callTree{Calls: calls}
+	ct := &callTree{Calls: calls, ends: subtreeEnds(p, tl)}
 	root := callNode{Node: p.Hops[0].From, In: -1, Return: -1, Parent: -1, Latency: total, Untraced: tl.Visits[0].Untraced}
 	ct.Nodes = append(ct.Nodes, root)
 	if calls {
@@ -132,7 +133,7 @@ func (ct *callTree) buildCalls(p *causal.Pattern, tl *timeline, pair []int) {
 		if r := pair[i]; r >= 0 {
 			n.Latency = tl.Hops[r].send - entry
 		} else {
-			n.Latency = subtreeEnd(p, tl, i) - entry
+			n.Latency = ct.ends[i] - entry
 		}
 		node[i] = ct.add(n)
 	}
@@ -149,27 +150,21 @@ func (ct *callTree) buildMessages(p *causal.Pattern, tl *timeline) {
 		}
 		v := &tl.Visits[tl.Recv[i]]
 		n := callNode{Node: h.To, In: i, Return: -1, Parent: par, Entry: v.Start, Untraced: v.Untraced}
-		n.Latency = subtreeEnd(p, tl, i) - v.Start
+		n.Latency = ct.ends[i] - v.Start
 		node[i] = ct.add(n)
 	}
 }
 
-// subtreeEnd is the last event (send or arrival) at or below hop h.
-func subtreeEnd(p *causal.Pattern, tl *timeline, h int) float64 {
-	end := tl.Hops[h].arrive()
-	for i := h + 1; i < len(p.Hops); i++ {
-		if isDescendant(p, i, h) {
-			end = math.Max(end, tl.Hops[i].arrive())
-		}
+// subtreeEnds returns, for every hop, the last event (send or arrival) at
+// or below it. Hops are in parent-first order, so one backward pass does.
+func subtreeEnds(p *causal.Pattern, tl *timeline) []float64 {
+	end := make([]float64, len(p.Hops))
+	for i := range p.Hops {
+		end[i] = tl.Hops[i].arrive()
+	}
+	for i := len(p.Hops) - 1; i > 0; i-- {
+		par := *p.Hops[i].Parent
+		end[par] = math.Max(end[par], end[i])
 	}
 	return end
-}
-
-func isDescendant(p *causal.Pattern, i, anc int) bool {
-	for a := p.Hops[i].Parent; a != nil; a = p.Hops[*a].Parent {
-		if *a == anc {
-			return true
-		}
-	}
-	return false
 }

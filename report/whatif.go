@@ -104,6 +104,26 @@ func LinkProfiles(p *causal.Pattern) []LinkProfile {
 func roundTrips(p *causal.Pattern) []roundTrip {
 	kids := children(p)
 	ht := meanTimes(p)
+	// Pre-order intervals: y is below x when tin[x] < tin[y] <= tout[x].
+	tin, tout := make([]int, len(p.Hops)), make([]int, len(p.Hops))
+	clock := 0
+	var dfs func(h int)
+	dfs = func(h int) {
+		tin[h] = clock
+		clock++
+		for _, c := range kids[h] {
+			dfs(c)
+		}
+		tout[h] = clock - 1
+	}
+	dfs(0)
+	// Candidate answers by direction.
+	byDir := map[[2]string][]int{}
+	for i := range p.Hops {
+		h := &p.Hops[i]
+		k := [2]string{h.From, h.To}
+		byDir[k] = append(byDir[k], i)
+	}
 	used := make([]bool, len(p.Hops))
 	var out []roundTrip
 	for x := range p.Hops {
@@ -112,20 +132,25 @@ func roundTrips(p *causal.Pattern) []roundTrip {
 			continue
 		}
 		best := -1
-		var walk func(h int)
-		walk = func(h int) {
-			for _, c := range kids[h] {
-				hc := &p.Hops[c]
-				if hc.To == hx.From {
-					if hc.From == hx.To && hc.Kind != "CALL" && (best < 0 || ht[c].send < ht[best].send) {
-						best = c
-					}
-					continue
+		for _, y := range byDir[[2]string{hx.To, hx.From}] {
+			if used[y] || tin[y] <= tin[x] || tin[y] > tout[x] || p.Hops[y].Kind == "CALL" {
+				continue
+			}
+			if best >= 0 && ht[y].send >= ht[best].send {
+				continue
+			}
+			// No hop between x and y may reach x's sender first.
+			ok := true
+			for a := p.Hops[y].Parent; a != nil && *a != x; a = p.Hops[*a].Parent {
+				if p.Hops[*a].To == hx.From {
+					ok = false
+					break
 				}
-				walk(c)
+			}
+			if ok {
+				best = y
 			}
 		}
-		walk(x)
 		if best >= 0 {
 			used[best] = true
 			out = append(out, roundTrip{x, best})
