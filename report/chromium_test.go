@@ -72,7 +72,7 @@ func startBrowser(t *testing.T) *browser {
 	b.cmd = exec.Command(path,
 		"--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
 		"--disable-component-update", "--disable-sync", "--no-first-run", "--no-default-browser-check",
-		"--disable-extensions", "--mute-audio", "--hide-scrollbars",
+		"--disable-extensions", "--mute-audio", "--hide-scrollbars", "--disable-dev-shm-usage",
 		"--user-data-dir="+t.TempDir(), "--remote-debugging-pipe", "about:blank")
 	b.cmd.ExtraFiles = []*os.File{cmdR, respW}
 	b.cmd.Stderr = &b.stderr
