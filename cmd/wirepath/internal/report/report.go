@@ -46,8 +46,9 @@ Formats:
   otlp      OpenTelemetry OTLP/JSON traces, a trace per path instance
   perfetto  Chrome/Perfetto trace-event JSON
 
---top limits the patterns shown; it defaults to 10 for text and to all
-for the other formats. With --trace (the trace the result was inferred
+--top limits the patterns shown; it defaults to 10 for text, to 50 drawn
+in detail for html (whose list always has every pattern) and to all for
+the other formats. With --trace (the trace the result was inferred
 from) and instances listed in the result (engine flag --instances), otlp
 and perfetto export every listed instance with its own times; otherwise
 each pattern's mean instance.`,
@@ -68,8 +69,14 @@ each pattern's mean instance.`,
 			if opts.Trace != "" && opts.Format != wpreport.FormatOTLP && opts.Format != wpreport.FormatPerfetto {
 				return cmdutil.UsageErrorf("--trace is used only by --format otlp and perfetto")
 			}
-			if !cmd.Flags().Changed("top") && opts.Format != wpreport.FormatText {
-				opts.Top = 0
+			if !cmd.Flags().Changed("top") {
+				switch opts.Format {
+				case wpreport.FormatText:
+				case wpreport.FormatHTML:
+					opts.Top = 50
+				default:
+					opts.Top = 0
+				}
 			}
 			return Run(opts)
 		},
@@ -77,7 +84,7 @@ each pattern's mean instance.`,
 	fs := cmd.Flags()
 	fs.StringVar(&opts.Format, "format", wpreport.FormatText, "output format: "+strings.Join(wpreport.Formats, ", "))
 	fs.StringVarP(&opts.Output, "output", "o", "", "write to `FILE` instead of stdout")
-	fs.IntVar(&opts.Top, "top", 10, "patterns to show (0 = all; default all except for text)")
+	fs.IntVar(&opts.Top, "top", 10, "patterns to show (0 = all; default 10 for text, 50 for html, all otherwise)")
 	fs.StringVar(&opts.Trace, "trace", "", "the `TRACE` the result came from, to export listed instances with their times")
 	fs.StringVar(&opts.Title, "title", "", "HTML page title")
 	return cmd
