@@ -2,13 +2,16 @@ package report
 
 import (
 	"bufio"
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
+	"time"
+	"unicode/utf8"
 
 	"github.com/wirepath/wirepath/causal"
+	"github.com/wirepath/wirepath/trace"
 )
 
 // TextOptions controls WriteText.
@@ -17,38 +20,50 @@ type TextOptions struct {
 	Top int
 }
 
-// WriteText writes the top patterns of res as an indented tree per pattern,
-// with count, expected count, latency and per-hop mean delays.
+// WriteText writes the top patterns of res, in rank order, as a tree per
+// pattern with count, expected count, latency and per-node and per-hop mean
+// delays; nodes that were not traced are shown as WAP5 diamonds (their
+// delay combined with the network on both sides). The clock offsets, the
+// NAT table, the accounting and the warnings follow.
 func WriteText(w io.Writer, res *causal.Result, opt TextOptions) error {
 	bw := bufio.NewWriter(w)
-	fmt.Fprintf(bw, "engine %s: %d messages, %d nodes, %d patterns\n", res.Engine, res.Trace.Messages, res.Trace.Nodes, len(res.Patterns))
+	fmt.Fprintf(bw, "engine %s: %d messages, %d nodes, %d patterns", res.Engine, res.Trace.Messages, res.Trace.Nodes, len(res.Patterns))
+	if res.Trace.EndNS > res.Trace.StartNS {
+		fmt.Fprintf(bw, ", trace %s", FormatUS(float64(res.Trace.EndNS-res.Trace.StartNS)/1e3))
+	}
+	if res.Trace.Source != "" {
+		fmt.Fprintf(bw, " from %s", res.Trace.Source)
+	}
+	bw.WriteString("\n")
 	n := len(res.Patterns)
 	if opt.Top > 0 && opt.Top < n {
 		n = opt.Top
 	}
 	for i := 0; i < n; i++ {
-		p := &res.Patterns[i]
-		fmt.Fprintf(bw, "\n#%d  count %d  expected %.1f  max p %.2f", p.Rank, p.Count, p.Expected, p.MaxProbability)
-		if p.Latency != nil {
-			fmt.Fprintf(bw, "  latency %s", FormatUS(p.Latency.Mean))
-		}
-		fmt.Fprintf(bw, "\n    %s\n", p.Signature)
-		writeTree(bw, p)
+		writePattern(bw, &res.Patterns[i])
 	}
 	if n < len(res.Patterns) {
 		fmt.Fprintf(bw, "\n(%d more patterns; use --top 0 to show all)\n", len(res.Patterns)-n)
 	}
+	writeTrailer(bw, res)
 	return bw.Flush()
 }
 
-func writeTree(w io.Writer, p *causal.Pattern) {
-	kids := make([][]int, len(p.Hops))
-	for _, h := range p.Hops {
-		if h.Parent != nil {
-			kids[*h.Parent] = append(kids[*h.Parent], h.ID)
-		}
+func writePattern(w *bufio.Writer, p *causal.Pattern) {
+	fmt.Fprintf(w, "\n#%d  count %d  expected %s  max p %.2f", p.Rank, p.Count, fmtNum(p.Expected), p.MaxProbability)
+	if p.Latency != nil {
+		fmt.Fprintf(w, "  latency %s (p50 %s, p90 %s)", FormatUS(p.Latency.Mean), FormatUS(p.Latency.P50), FormatUS(p.Latency.P90))
 	}
-	var walk func(id int, prefix string, last bool, root bool)
+	fmt.Fprintf(w, "\n    %s\n", p.Signature)
+	if !validPattern(p) {
+		fmt.Fprintf(w, "    (malformed pattern: hops are not a tree in parent-first order)\n")
+		return
+	}
+	tl := buildTimeline(p, meanTimes(p))
+	kids := children(p)
+	type row struct{ label, node, net, start, delays string }
+	var rows []row
+	var walk func(id int, prefix string, last, root bool)
 	walk = func(id int, prefix string, last, root bool) {
 		h := &p.Hops[id]
 		branch, next := "├─ ", "│  "
@@ -58,43 +73,191 @@ func writeTree(w io.Writer, p *causal.Pattern) {
 		if root {
 			branch, next = "", ""
 		}
-		var parts []string
-		if h.NodeDelay != nil {
-			parts = append(parts, "at "+h.From+" "+FormatUS(h.NodeDelay.Mean))
-		}
-		if h.NetDelay != nil {
-			parts = append(parts, "net "+FormatUS(h.NetDelay.Mean))
-		} else if h.Parent != nil || h.NodeDelay == nil {
-			parts = append(parts, "net ?")
-		}
-		if h.Start != nil {
-			parts = append(parts, "starts +"+FormatUS(h.Start.Mean))
-		}
-		for i, d := range h.Delays {
-			if i == 3 {
-				parts = append(parts, "…")
-				break
-			}
-			parts = append(parts, fmt.Sprintf("delay %s ×%d", FormatUS(d.DelayUS), d.Count))
-		}
-		kind := ""
+		r := row{label: prefix + branch + h.From + " → " + hopTarget(h)}
 		if h.Kind != "-" && h.Kind != "" {
-			kind = " " + h.Kind
+			r.label += " " + h.Kind
 		}
-		fmt.Fprintf(w, "    %s%s → %s%s  [%s]\n", prefix+branch, h.From, h.To, kind, strings.Join(parts, ", "))
+		sv := &tl.Visits[tl.Sender[id]]
+		switch {
+		case sv.Untraced && !root:
+			r.node = "◇ " + FormatUS(tl.combined(id))
+		case h.NodeDelay != nil:
+			r.node = FormatUS(h.NodeDelay.Mean)
+		default:
+			r.node = "-"
+		}
+		rv := &tl.Visits[tl.Recv[id]]
+		switch {
+		case h.NetDelay != nil:
+			r.net = FormatUS(h.NetDelay.Mean)
+		case rv.Untraced && !rv.Unseen || sv.Untraced:
+			r.net = "◇"
+		default:
+			r.net = "?"
+		}
+		r.delays = fmtDelays(h.Delays, 4)
+		if h.Start != nil {
+			r.start = "+" + FormatUS(h.Start.Mean)
+		}
+		rows = append(rows, r)
 		for i, c := range kids[id] {
 			walk(c, prefix+next, i == len(kids[id])-1, false)
 		}
 	}
-	if len(p.Hops) > 0 {
-		walk(0, "", true, true)
+	walk(0, "", true, true)
+	lw := utf8.RuneCountInString("hop")
+	for _, r := range rows {
+		lw = max(lw, utf8.RuneCountInString(r.label))
 	}
+	pad := func(s string, n int) string { return s + strings.Repeat(" ", max(0, n-utf8.RuneCountInString(s))) }
+	lpad := func(s string, n int) string { return strings.Repeat(" ", max(0, n-utf8.RuneCountInString(s))) + s }
+	hasDelays := false
+	for _, r := range rows {
+		hasDelays = hasDelays || r.delays != ""
+	}
+	head := fmt.Sprintf("    %s  %11s  %10s  %10s", pad("hop", lw), "at sender", "network", "start")
+	if hasDelays {
+		head += "  delays (count)"
+	}
+	w.WriteString(head + "\n")
+	for _, r := range rows {
+		line := fmt.Sprintf("    %s  %s  %s  %s", pad(r.label, lw), lpad(r.node, 11), lpad(r.net, 10), lpad(r.start, 10))
+		if r.delays != "" {
+			line += "  " + r.delays
+		}
+		w.WriteString(line + "\n")
+	}
+	for _, v := range tl.Visits {
+		if !v.Untraced {
+			continue
+		}
+		switch {
+		case v.In < 0:
+			fmt.Fprintf(w, "    ◇ %s was not traced: the root's send time is its arrival\n", v.Node)
+		case v.Unseen:
+			fmt.Fprintf(w, "    ◇ %s was not traced: the message to it was not seen arriving\n", v.Node)
+		default:
+			fmt.Fprintf(w, "    ◇ %s was not traced: %s is its delay plus the network both ways\n", v.Node, FormatUS(v.End-v.Start))
+		}
+	}
+}
+
+// fmtDelays lists convolution delays by declining frequency as
+// "300 µs ×40, 8.00 ms ×10", at most max of them.
+func fmtDelays(ds []causal.DelayPeak, max int) string {
+	ds = byFrequency(ds)
+	var parts []string
+	for i, d := range ds {
+		if i == max {
+			parts = append(parts, "…")
+			break
+		}
+		parts = append(parts, fmt.Sprintf("%s ×%d", FormatUS(d.DelayUS), d.Count))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// byFrequency returns a copy of ds ordered by declining count, then delay.
+func byFrequency(ds []causal.DelayPeak) []causal.DelayPeak {
+	out := slices.Clone(ds)
+	slices.SortStableFunc(out, func(a, b causal.DelayPeak) int {
+		if a.Count != b.Count {
+			return b.Count - a.Count
+		}
+		return cmpF(a.DelayUS, b.DelayUS)
+	})
+	return out
+}
+
+// hopTarget names a hop's receiver with its port when the endpoint adds one.
+func hopTarget(h *causal.Hop) string {
+	ep := h.ToEndpoint
+	switch {
+	case ep == "" || ep == h.To || h.To == causal.ClientName:
+		return h.To
+	case strings.HasPrefix(ep, h.To+":"):
+		return ep
+	}
+	return h.To + " (" + ep + ")"
+}
+
+func writeTrailer(w *bufio.Writer, res *causal.Result) {
+	ts := &res.Trace
+	if len(ts.Offsets) > 0 {
+		fmt.Fprintf(w, "\nclock offsets (reference time = local time - offset):\n")
+		nw := 0
+		for _, o := range ts.Offsets {
+			nw = max(nw, utf8.RuneCountInString(o.Node))
+		}
+		for _, o := range ts.Offsets {
+			if !o.Known {
+				fmt.Fprintf(w, "  %-*s  unknown (shares nothing with %s)\n", nw, o.Node, o.Reference)
+				continue
+			}
+			fmt.Fprintf(w, "  %-*s  %s ± %s against %s (%d samples)\n", nw, o.Node, fmtSigned(float64(o.OffsetNS)/1e3), FormatUS(float64(o.UncertaintyNS)/1e3), o.Reference, o.Samples)
+		}
+	}
+	if len(ts.Aliases) > 0 {
+		fmt.Fprintf(w, "\nNAT (outside → inside):\n")
+		for _, a := range ts.Aliases {
+			fmt.Fprintf(w, "  %s → %s", a.Outside, a.Inside)
+			var parts []string
+			if a.Kind != "" {
+				parts = append(parts, a.Kind)
+			}
+			if a.Direction != "" {
+				parts = append(parts, a.Direction)
+			}
+			if a.Matches > 0 {
+				parts = append(parts, fmt.Sprintf("%d matches", a.Matches))
+			}
+			if a.Score > 0 {
+				parts = append(parts, fmt.Sprintf("score %.2f", a.Score))
+			}
+			if len(parts) > 0 {
+				fmt.Fprintf(w, "  (%s)", strings.Join(parts, ", "))
+			}
+			w.WriteString("\n")
+		}
+	}
+	acc := append(append([]countRow(nil), rowsOf(ts.Accounting)...), rowsOf(res.Accounting)...)
+	if len(acc) > 0 {
+		fmt.Fprintf(w, "\naccounting:\n")
+		sw, nw, vw := 0, 0, 0
+		for _, c := range acc {
+			sw = max(sw, len(c.stage))
+			nw = max(nw, len(c.name))
+			vw = max(vw, len(c.value))
+		}
+		for _, c := range acc {
+			fmt.Fprintf(w, "  %-*s  %-*s  %*s\n", sw, c.stage, nw, c.name, vw, c.value)
+		}
+	}
+	warns := append(append([]string(nil), ts.Warnings...), res.Warnings...)
+	if len(warns) > 0 {
+		fmt.Fprintf(w, "\nwarnings:\n")
+		for _, s := range warns {
+			fmt.Fprintf(w, "  - %s\n", s)
+		}
+	}
+}
+
+type countRow struct{ stage, name, value string }
+
+func rowsOf(cs []trace.Count) []countRow {
+	out := make([]countRow, len(cs))
+	for i, c := range cs {
+		out[i] = countRow{c.Stage, c.Name, fmt.Sprint(c.Value)}
+	}
+	return out
 }
 
 // FormatUS formats a duration in microseconds with a readable unit.
 func FormatUS(us float64) string {
 	a := math.Abs(us)
 	switch {
+	case math.IsNaN(us) || math.IsInf(us, 0):
+		return "?"
 	case a >= 1e6:
 		return fmt.Sprintf("%.2f s", us/1e6)
 	case a >= 1e3:
@@ -104,9 +267,23 @@ func FormatUS(us float64) string {
 	}
 }
 
-// WriteJSON writes res as the indented JSON result contract.
-func WriteJSON(w io.Writer, res *causal.Result) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(res)
+func fmtSigned(us float64) string {
+	if us >= 0 {
+		return "+" + FormatUS(us)
+	}
+	return FormatUS(us)
+}
+
+// fmtNum formats a count-like float: one decimal, no trailing ".0" noise
+// for large values.
+func fmtNum(v float64) string {
+	if math.Abs(v) >= 1000 {
+		return fmt.Sprintf("%.0f", v)
+	}
+	return fmt.Sprintf("%.1f", v)
+}
+
+// fmtTime formats ns since the epoch as UTC RFC 3339 with microseconds.
+func fmtTime(ns int64) string {
+	return time.Unix(0, ns).UTC().Format("2006-01-02 15:04:05.000000")
 }

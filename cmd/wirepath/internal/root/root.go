@@ -6,6 +6,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/cmdutil"
+	"github.com/wirepath/wirepath/cmd/wirepath/internal/report"
+	"github.com/wirepath/wirepath/cmd/wirepath/internal/whatif"
 )
 
 const longHelp = `wirepath reconstructs the causal structure of a distributed application from
@@ -53,6 +55,8 @@ func NewCmdRoot(ios *cmdutil.IOStreams) *cobra.Command {
 		}
 	}
 	add("tools", newCmdVersion(ios))
+	add("tools", report.NewCmd(ios))
+	add("tools", whatif.NewCmd(ios))
 	return cmd
 }
 

@@ -1,0 +1,127 @@
+// Package report is the "wirepath report" command: it re-renders a saved
+// result (the JSON an engine or analyze wrote) in any output format.
+package report
+
+import (
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/wirepath/wirepath/causal"
+	"github.com/wirepath/wirepath/cmd/wirepath/internal/cmdutil"
+	wpreport "github.com/wirepath/wirepath/report"
+	"github.com/wirepath/wirepath/trace"
+)
+
+// Options are the command's flags and argument.
+type Options struct {
+	IO     *cmdutil.IOStreams
+	Result string
+	Format string
+	Output string
+	Top    int
+	Trace  string
+	Title  string
+}
+
+// NewCmd returns the report command.
+func NewCmd(ios *cmdutil.IOStreams) *cobra.Command {
+	opts := &Options{IO: ios}
+	cmd := &cobra.Command{
+		Use:   "report RESULT.json",
+		Short: "Render a saved result as text, JSON, DOT, HTML, OTLP or Perfetto",
+		Long: `Render a result saved with --format json (by link, nest, convolve or analyze)
+in another format, without running the inference again. RESULT.json may be
+"-" for standard input.
+
+Formats:
+  text      the top patterns as trees with per-node and per-hop mean delays;
+            untraced nodes as WAP5 diamonds; offsets, NAT, accounting, warnings
+  json      the versioned result contract (docs/formats.md)
+  dot       Graphviz: call trees (Project 5 Figure 8), convolution paths (Figure 9)
+  html      one self-contained page: sortable pattern list, timelines, call
+            trees, histograms, service map, offsets, NAT, accounting, warnings
+  otlp      OpenTelemetry OTLP/JSON traces, a trace per path instance
+  perfetto  Chrome/Perfetto trace-event JSON
+
+--top limits the patterns shown; it defaults to 10 for text, to 50 drawn
+in detail for html (whose list always has every pattern) and to all for
+the other formats. With --trace (the trace the result was inferred
+from) and instances listed in the result (engine flag --instances), otlp
+and perfetto export every listed instance with its own times; otherwise
+each pattern's mean instance.`,
+		Example: `  wirepath link trace.tsv --format json --histograms -o result.json
+  wirepath report result.json
+  wirepath report result.json --format html -o report.html
+  wirepath report result.json --format dot | dot -Tsvg > paths.svg
+  wirepath report result.json --format otlp --trace trace.tsv -o traces.json`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Result = args[0]
+			if !slices.Contains(wpreport.Formats, opts.Format) {
+				return cmdutil.UsageErrorf("--format must be one of %s, not %q", strings.Join(wpreport.Formats, ", "), opts.Format)
+			}
+			if opts.Top < 0 {
+				return cmdutil.UsageErrorf("--top must not be negative")
+			}
+			if opts.Trace != "" && opts.Format != wpreport.FormatOTLP && opts.Format != wpreport.FormatPerfetto {
+				return cmdutil.UsageErrorf("--trace is used only by --format otlp and perfetto")
+			}
+			if !cmd.Flags().Changed("top") {
+				switch opts.Format {
+				case wpreport.FormatText:
+				case wpreport.FormatHTML:
+					opts.Top = 50
+				default:
+					opts.Top = 0
+				}
+			}
+			return Run(opts)
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&opts.Format, "format", wpreport.FormatText, "output format: "+strings.Join(wpreport.Formats, ", "))
+	fs.StringVarP(&opts.Output, "output", "o", "", "write to `FILE` instead of stdout")
+	fs.IntVar(&opts.Top, "top", 10, "patterns to show (0 = all; default 10 for text, 50 for html, all otherwise)")
+	fs.StringVar(&opts.Trace, "trace", "", "the `TRACE` the result came from, to export listed instances with their times")
+	fs.StringVar(&opts.Title, "title", "", "HTML page title")
+	return cmd
+}
+
+// ReadResult reads a saved result from path, or from ios.In for "-".
+func ReadResult(ios *cmdutil.IOStreams, path string) (*causal.Result, error) {
+	if path == "-" {
+		in := ios.In
+		if in == nil {
+			in = os.Stdin
+		}
+		return wpreport.ReadJSON(in, "<stdin>")
+	}
+	return wpreport.ReadJSONFile(path)
+}
+
+// Run reads the result and writes it in the chosen format.
+func Run(opts *Options) error {
+	res, err := ReadResult(opts.IO, opts.Result)
+	if err != nil {
+		return err
+	}
+	var t *trace.Trace
+	if opts.Trace != "" {
+		t, err = trace.ReadFile(opts.Trace, trace.ReadOptions{})
+		if err != nil {
+			return err
+		}
+	}
+	out, err := cmdutil.OpenOutput(opts.IO, opts.Output)
+	if err != nil {
+		return err
+	}
+	err = wpreport.Write(out, opts.Format, res, wpreport.Options{Top: opts.Top, Title: opts.Title, Trace: t})
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}

@@ -1,0 +1,128 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/wirepath/wirepath/cmd/wirepath/internal/cmdutil"
+)
+
+// The fixed result and its trace live with the report package's tests,
+// which make them from the synthetic "shop" system (go test ./report -update).
+const (
+	shopResult = "../../report/testdata/shop.result.json"
+	shopTrace  = "../../report/testdata/shop.tsv"
+)
+
+func TestReportCommandGolden(t *testing.T) {
+	runGolden(t, []cliCase{
+		{name: "report-text", args: []string{"report", shopResult, "--top", "2"}},
+		{name: "report-dot", args: []string{"report", shopResult, "--format", "dot"}},
+		{name: "report-bad-format", args: []string{"report", shopResult, "--format", "xml"}, wantCode: 2},
+		{name: "report-trace-wrong-format", args: []string{"report", shopResult, "--trace", shopTrace}, wantCode: 2},
+		{name: "report-missing", args: []string{"report", "testdata/report/nonexistent.json"}, wantCode: 1},
+		{name: "report-newer", args: []string{"report", "testdata/report/newer.result.json"}, wantCode: 1},
+		{name: "whatif-profile", args: []string{"whatif", shopResult, "--top", "2"}},
+		{name: "whatif-rtt", args: []string{"whatif", shopResult, "--link", "10.0.0.1->10.0.0.2", "--rtt", "5ms"}},
+		{name: "whatif-bandwidth", args: []string{"whatif", shopResult, "--link", "10.0.0.2->10.0.0.1", "--bandwidth", "10Mbit/s", "--pattern", "1"}},
+		{name: "whatif-untraced", args: []string{"whatif", shopResult, "--link", "10.0.0.1->10.0.0.53", "--rtt", "1ms"}, wantCode: 1},
+		{name: "whatif-untraced-given", args: []string{"whatif", shopResult, "--link", "10.0.0.1->10.0.0.53", "--rtt", "1ms", "--current-rtt", "1.5ms"}},
+		{name: "whatif-no-link", args: []string{"whatif", shopResult, "--rtt", "1ms"}, wantCode: 2},
+		{name: "whatif-bad-bandwidth", args: []string{"whatif", shopResult, "--link", "a->b", "--bandwidth", "fast"}, wantCode: 2},
+		{name: "whatif-unused-link", args: []string{"whatif", shopResult, "--link", "a->b", "--rtt", "1ms"}, wantCode: 1},
+	})
+}
+
+// TestReportCommandFormats re-renders the fixed result in every format
+// through the command and checks each output for what it must be.
+func TestReportCommandFormats(t *testing.T) {
+	dir := t.TempDir()
+	want, err := os.ReadFile(shopResult)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"json", "html", "otlp", "perfetto", "dot", "text"} {
+		out := filepath.Join(dir, "out."+f)
+		args := []string{"report", shopResult, "--format", f, "-o", out}
+		if f == "otlp" || f == "perfetto" {
+			args = append(args, "--trace", shopTrace)
+		}
+		var stdout, stderr bytes.Buffer
+		if code := runArgs(&stdout, &stderr, args...); code != 0 {
+			t.Fatalf("%s: exit %d: %s", f, code, stderr.String())
+		}
+		if stdout.Len() != 0 {
+			t.Errorf("%s: -o given, yet %d bytes went to stdout", f, stdout.Len())
+		}
+		got, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch f {
+		case "json":
+			if !bytes.Equal(got, want) {
+				t.Error("json: re-rendering a result changed it")
+			}
+		case "html":
+			if !bytes.HasPrefix(got, []byte("<!DOCTYPE html>")) || !bytes.Contains(got, []byte(`<svg class="timeline"`)) {
+				t.Error("html: not the report page")
+			}
+		case "otlp":
+			var doc struct {
+				ResourceSpans []struct {
+					ScopeSpans []struct {
+						Spans []struct {
+							TraceID string `json:"traceId"`
+						} `json:"spans"`
+					} `json:"scopeSpans"`
+				} `json:"resourceSpans"`
+			}
+			if err := json.Unmarshal(got, &doc); err != nil {
+				t.Fatal(err)
+			}
+			traces := map[string]bool{}
+			for _, rs := range doc.ResourceSpans {
+				for _, s := range rs.ScopeSpans[0].Spans {
+					traces[s.TraceID] = true
+				}
+			}
+			// Every listed instance of the shop result: 40 + 20 + 3.
+			if len(traces) != 63 {
+				t.Errorf("otlp: %d traces, want one per instance (63)", len(traces))
+			}
+		case "perfetto":
+			if !bytes.Contains(got, []byte(`"traceEvents"`)) {
+				t.Error("perfetto: no traceEvents")
+			}
+		case "dot":
+			if !bytes.HasPrefix(got, []byte("digraph wirepath {")) {
+				t.Error("dot: not a digraph")
+			}
+		case "text":
+			// --top defaults to 10 for text: all three patterns.
+			if !bytes.Contains(got, []byte("#3  count 3")) {
+				t.Error("text: pattern #3 missing")
+			}
+		}
+	}
+	// "-" reads the result from standard input.
+	var stdout, stderr bytes.Buffer
+	ios := newTestIO(&stdout, &stderr, bytes.NewReader(want))
+	if code := run(ios, []string{"report", "-", "--format", "json"}); code != 0 {
+		t.Fatalf("stdin: exit %d: %s", code, stderr.String())
+	}
+	if !bytes.Equal(stdout.Bytes(), want) {
+		t.Error("stdin: the result changed")
+	}
+	if !strings.Contains(string(want), `"version": 1`) {
+		t.Error("fixture lacks its version")
+	}
+}
+
+func newTestIO(stdout, stderr *bytes.Buffer, in *bytes.Reader) *cmdutil.IOStreams {
+	return &cmdutil.IOStreams{In: in, Out: stdout, ErrOut: stderr}
+}

@@ -1,0 +1,59 @@
+package report_test
+
+import (
+	"fmt"
+	"math"
+	"os"
+
+	"github.com/wirepath/wirepath/causal"
+	"github.com/wirepath/wirepath/report"
+)
+
+func mean(us float64) *causal.Dist {
+	return &causal.Dist{N: 10, Weight: 10, Mean: us, Min: us, P50: us, P90: us, P99: us, Max: us}
+}
+
+// cacheHit is a one-call pattern: the client's request reaches web after
+// 200 µs, web answers 500 µs later, the answer takes 200 µs back.
+func cacheHit() *causal.Result {
+	root := 0
+	return &causal.Result{
+		Version: causal.ResultVersion, Engine: "linking",
+		Trace: causal.TraceSummary{Messages: 20, Nodes: 2},
+		Patterns: []causal.Pattern{{
+			Rank: 1, Signature: "CLIENT->web(web->CLIENT)", Count: 10, Expected: 9.5, MaxProbability: 1,
+			Latency: mean(900),
+			Hops: []causal.Hop{
+				{ID: 0, From: "CLIENT", To: "web", ToEndpoint: "web:80", Kind: "CALL", Start: mean(0), NetDelay: mean(200), Bytes: mean(300)},
+				{ID: 1, Parent: &root, From: "web", To: "CLIENT", Kind: "RETURN", Start: mean(700), NodeDelay: mean(500), NetDelay: mean(200), Bytes: mean(9000)},
+			},
+		}},
+	}
+}
+
+func ExampleWriteText() {
+	report.WriteText(os.Stdout, cacheHit(), report.TextOptions{})
+	// Output:
+	// engine linking: 20 messages, 2 nodes, 1 patterns
+	//
+	// #1  count 10  expected 9.5  max p 1.00  latency 900 µs (p50 900 µs, p90 900 µs)
+	//     CLIENT->web(web->CLIENT)
+	//     hop                       at sender     network       start
+	//     CLIENT → web:80 CALL              -      200 µs       +0 µs
+	//     └─ web → CLIENT RETURN       500 µs      200 µs     +700 µs
+}
+
+func ExamplePredict() {
+	p := &cacheHit().Patterns[0]
+	w := report.NoChange("CLIENT->web")
+	w.RTTUS = 10000 // a 10 ms WAN instead of the measured 400 µs
+	pr, err := report.Predict(p, w)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Printf("κ=%d γ=%.0f µs ν=%.0f bytes: %.0f µs -> %.0f µs\n",
+		pr.Profile.RoundTrips, pr.RTTUS, pr.Profile.Bytes, pr.LatencyUS, math.Round(pr.ModelUS))
+	// Output:
+	// κ=1 γ=400 µs ν=9300 bytes: 900 µs -> 10500 µs
+}

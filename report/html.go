@@ -1,0 +1,377 @@
+package report
+
+import (
+	"fmt"
+	"html/template"
+	"io"
+	"math"
+	"slices"
+
+	"github.com/wirepath/wirepath/causal"
+	"github.com/wirepath/wirepath/trace"
+)
+
+// HTMLOptions controls WriteHTML.
+type HTMLOptions struct {
+	// Top limits the patterns drawn in detail (0 = all); the pattern list
+	// always has every pattern.
+	Top int
+	// Title is the page title ("wirepath report" when empty).
+	Title string
+}
+
+// WriteHTML writes res as one self-contained HTML page: inline CSS, a few
+// lines of inline JavaScript and inline SVG, no fonts, images or scripts
+// from elsewhere (its Content-Security-Policy forbids any network access).
+// It has the pattern list, sortable by rank, count, expected count and
+// latency; for each pattern a WAP5-style timeline, the Project 5 call tree,
+// the hop table and the per-link profile; per-node delay histograms (WAP5
+// Figure 11); the service map; the clock offsets, the NAT table, the
+// accounting and the warnings.
+func WriteHTML(w io.Writer, res *causal.Result, opt HTMLOptions) error {
+	d := htmlData{Res: res, Title: opt.Title}
+	if d.Title == "" {
+		d.Title = "wirepath report"
+	}
+	if res.Trace.EndNS > res.Trace.StartNS {
+		d.Span = FormatUS(float64(res.Trace.EndNS-res.Trace.StartNS) / 1e3)
+		d.StartTime = fmtTime(res.Trace.StartNS)
+	}
+	keys := make([]string, 0, len(res.Params))
+	for k := range res.Params {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		d.Params = append(d.Params, fmt.Sprintf("%s=%v", k, res.Params[k]))
+	}
+	n := len(res.Patterns)
+	if opt.Top > 0 && opt.Top < n {
+		n = opt.Top
+	}
+	d.Detailed = n
+	for i := range res.Patterns {
+		p := &res.Patterns[i]
+		hp := htmlPattern{P: p, Latency: -1, LatencyText: "–", Detailed: i < n}
+		if p.Latency != nil {
+			hp.Latency = p.Latency.Mean
+			hp.LatencyText = FormatUS(p.Latency.Mean)
+			hp.LatencyP90 = FormatUS(p.Latency.P90)
+		}
+		if hp.Detailed && validPattern(p) {
+			tl := buildTimeline(p, meanTimes(p))
+			hp.Timeline = template.HTML(timelineSVG(p, tl))
+			nodes, mode := patternTree(p)
+			hp.Tree = template.HTML(treeSVG(p, nodes, mode))
+			hp.Mode = map[string]string{
+				"calls":    "call tree (Project 5 Figure 8): CALLs paired with their RETURNs",
+				"messages": "message tree (Project 5 Figure 8 layout): calls could not be paired, every message is an edge",
+				"linear":   "linear path (Project 5 Figure 9): edges carry the delays found, by declining frequency, and their count",
+			}[mode]
+			for hi := range p.Hops {
+				hp.Hops = append(hp.Hops, hopRowOf(&p.Hops[hi], tl))
+				hp.HasDelays = hp.HasDelays || len(p.Hops[hi].Delays) > 0
+			}
+			hp.Links = LinkProfiles(p)
+		} else if hp.Detailed {
+			hp.Malformed = true
+		}
+		d.Patterns = append(d.Patterns, hp)
+	}
+	svg, nodes, edges := serviceMapSVG(res)
+	d.Map, d.MapNodes, d.MapEdges = template.HTML(svg), nodes, edges
+	for _, nh := range nodeDelays(res) {
+		d.Nodes = append(d.Nodes, htmlNode{H: nh, SVG: template.HTML(histSVG(nh)), Mean: FormatUS(nh.Mean), P50: FormatUS(nh.P50), P90: FormatUS(nh.P90)})
+	}
+	d.Accounting = append(append([]trace.Count(nil), res.Trace.Accounting...), res.Accounting...)
+	d.Warnings = append(append([]string(nil), res.Trace.Warnings...), res.Warnings...)
+	for _, o := range res.Trace.Offsets {
+		r := offsetRow{O: o}
+		if o.Known {
+			r.Offset = fmtSigned(float64(o.OffsetNS) / 1e3)
+			r.Unc = FormatUS(float64(o.UncertaintyNS) / 1e3)
+		}
+		d.Offsets = append(d.Offsets, r)
+	}
+	for _, a := range res.Trace.Aliases {
+		r := aliasRow{A: a}
+		if a.FirstNS != 0 {
+			r.First = fmtTime(a.FirstNS)
+		}
+		if a.LastNS != 0 {
+			r.Last = fmtTime(a.LastNS)
+		}
+		d.Aliases = append(d.Aliases, r)
+	}
+	return pageTmpl.Execute(w, d)
+}
+
+type htmlData struct {
+	Res        *causal.Result
+	Title      string
+	Span       string
+	StartTime  string
+	Params     []string
+	Detailed   int
+	Patterns   []htmlPattern
+	Map        template.HTML
+	MapNodes   int
+	MapEdges   int
+	Nodes      []htmlNode
+	Offsets    []offsetRow
+	Aliases    []aliasRow
+	Accounting []trace.Count
+	Warnings   []string
+}
+
+type htmlPattern struct {
+	P           *causal.Pattern
+	Latency     float64
+	LatencyText string
+	LatencyP90  string
+	Detailed    bool
+	Malformed   bool
+	Timeline    template.HTML
+	Tree        template.HTML
+	Mode        string
+	Hops        []hopRow
+	HasDelays   bool
+	Links       []LinkProfile
+}
+
+type hopRow struct {
+	ID, Parent, From, To, Kind, Start, Node, Net, Bytes, Delays string
+	Diamond                                                     bool
+}
+
+func hopRowOf(h *causal.Hop, tl *timeline) hopRow {
+	r := hopRow{ID: fmt.Sprint(h.ID), Parent: "–", From: h.From, To: hopTarget(h), Kind: h.Kind, Node: "–", Net: "–", Bytes: "–"}
+	if h.Parent != nil {
+		r.Parent = fmt.Sprint(*h.Parent)
+	}
+	if h.Start != nil {
+		r.Start = "+" + FormatUS(h.Start.Mean)
+	}
+	if sv := &tl.Visits[tl.Sender[h.ID]]; sv.Untraced && h.ID > 0 {
+		r.Node = "◇ " + FormatUS(tl.combined(h.ID)) + " with network"
+		r.Diamond = true
+	} else if h.NodeDelay != nil {
+		r.Node = pctText(h.NodeDelay)
+	}
+	if h.NetDelay != nil {
+		r.Net = pctText(h.NetDelay)
+	}
+	if h.Bytes != nil {
+		r.Bytes = fmt.Sprintf("%.0f", h.Bytes.Mean)
+	}
+	r.Delays = fmtDelays(h.Delays, 6)
+	return r
+}
+
+func pctText(d *causal.Dist) string {
+	return fmt.Sprintf("%s (%s / %s)", FormatUS(d.Mean), FormatUS(d.P50), FormatUS(d.P90))
+}
+
+type htmlNode struct {
+	H              *nodeHist
+	SVG            template.HTML
+	Mean, P50, P90 string
+}
+
+type offsetRow struct {
+	O           trace.Offset
+	Offset, Unc string
+}
+
+type aliasRow struct {
+	A           trace.Alias
+	First, Last string
+}
+
+var pageTmpl = template.Must(template.New("page").Funcs(template.FuncMap{
+	"us":  FormatUS,
+	"num": fmtNum,
+	"f2":  func(v float64) string { return fmt.Sprintf("%.2f", v) },
+	"sortv": func(v float64) string {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return "-1"
+		}
+		return fmt.Sprintf("%g", v)
+	},
+	"rtt": func(l LinkProfile) string {
+		if !l.RTTKnown {
+			return "–"
+		}
+		return FormatUS(l.RTTUS)
+	},
+}).Parse(pageHTML))
+
+const pageHTML = `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="generator" content="wirepath">
+<title>{{.Title}}</title>
+<style>
+:root { --fg:#1d232b; --muted:#5b6673; --line:#d5dbe3; --node:#cfe3fa; --node-s:#2f6db5; --dia:#ffe2b3; --dia-s:#c07800; --bg:#fff; --alt:#f5f7fa; }
+* { box-sizing: border-box; }
+body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", sans-serif; color: var(--fg); background: var(--bg); margin: 0; }
+header { padding: 16px 24px; background: #243447; color: #fff; }
+header h1 { margin: 0 0 4px; font-size: 20px; }
+header .meta { color: #cbd6e2; }
+nav { padding: 8px 24px; background: var(--alt); border-bottom: 1px solid var(--line); position: sticky; top: 0; z-index: 2; }
+nav a { margin-right: 16px; color: var(--node-s); text-decoration: none; }
+main { padding: 8px 24px 48px; }
+h2 { margin-top: 32px; border-bottom: 1px solid var(--line); padding-bottom: 4px; }
+table { border-collapse: collapse; margin: 8px 0; }
+th, td { border-bottom: 1px solid var(--line); padding: 4px 10px; text-align: left; vertical-align: top; }
+td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
+th { white-space: nowrap; background: var(--alt); font-weight: 600; }
+th button { font: inherit; border: 0; background: none; cursor: pointer; padding: 0; color: var(--fg); }
+th[aria-sort=ascending] button::after { content: " ▲"; }
+th[aria-sort=descending] button::after { content: " ▼"; }
+code, .sig { font-family: ui-monospace, "DejaVu Sans Mono", monospace; font-size: 12px; word-break: break-all; }
+section.pattern { margin: 24px 0; padding: 12px 16px; border: 1px solid var(--line); border-radius: 6px; }
+section.pattern h3 { margin: 0 0 6px; }
+.stats span { margin-right: 18px; }
+.figs { overflow-x: auto; }
+.caption { color: var(--muted); font-size: 12px; margin: 10px 0 2px; }
+svg text { font: 11px system-ui, "DejaVu Sans", sans-serif; fill: var(--fg); }
+svg .nlabel { font-weight: 600; }
+svg .dlabel { fill: #1b4f8a; }
+svg .mlabel, svg .elabel { fill: var(--muted); font-size: 10px; paint-order: stroke; stroke: #fff; stroke-width: 3px; stroke-linejoin: round; }
+svg .msg line, svg .edge line, svg .edge path { stroke: #6c7a89; stroke-width: 1.3; fill: none; }
+svg rect.node, svg ellipse.node { fill: var(--node); stroke: var(--node-s); stroke-width: 1.2; }
+svg .root rect.node { fill: #e3e8ee; stroke: #6c7a89; }
+svg polygon.diamond { fill: var(--dia); stroke: var(--dia-s); stroke-width: 1.2; }
+svg .axis line { stroke: #9aa5b1; }
+svg .axis text { fill: var(--muted); font-size: 10px; }
+svg .host rect { fill: var(--node); stroke: var(--node-s); }
+svg .host.untraced rect { fill: var(--dia); stroke: var(--dia-s); stroke-dasharray: 4 3; }
+svg rect.bar { fill: var(--node-s); }
+svg .note { fill: var(--muted); }
+.hists { display: flex; flex-wrap: wrap; gap: 16px; }
+.hists figure { margin: 0; border: 1px solid var(--line); border-radius: 6px; padding: 8px; }
+.hists figcaption { font-weight: 600; }
+.dia { color: var(--dia-s); }
+.warn li { color: #8a4b00; }
+.empty { color: var(--muted); }
+</style>
+</head>
+<body>
+<svg width="0" height="0" style="position:absolute" aria-hidden="true"><defs>
+<marker id="wp-arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="#6c7a89"/></marker>
+</defs></svg>
+<header>
+<h1>{{.Title}}</h1>
+<div class="meta">engine <b id="engine">{{.Res.Engine}}</b> · {{.Res.Trace.Messages}} messages · {{.Res.Trace.Nodes}} nodes · {{len .Res.Patterns}} patterns{{with .Span}} · trace {{.}}{{end}}{{with .StartTime}} from {{.}} UTC{{end}}{{with .Res.Trace.Source}} · source <code>{{.}}</code>{{end}}</div>
+{{with .Params}}<div class="meta">parameters: {{range .}}<code>{{.}}</code> {{end}}</div>{{end}}
+</header>
+<nav><a href="#patterns">Patterns</a><a href="#service-map">Service map</a><a href="#node-delays">Node delays</a><a href="#offsets">Clock offsets</a><a href="#nat">NAT</a><a href="#accounting">Accounting</a><a href="#warnings">Warnings{{with .Warnings}} ({{len .}}){{end}}</a></nav>
+<main>
+<h2 id="patterns">Path patterns</h2>
+<p class="caption">Click a column to sort. Expected count is the sum of the instances' probabilities (WAP5 §6.6). {{if lt .Detailed (len .Patterns)}}The first {{.Detailed}} patterns are drawn below.{{end}}</p>
+<table id="pattern-list">
+<thead><tr>
+<th class="num" data-sort="rank" aria-sort="ascending"><button type="button">rank</button></th>
+<th>signature</th>
+<th class="num" data-sort="count"><button type="button">count</button></th>
+<th class="num" data-sort="expected"><button type="button">expected</button></th>
+<th class="num" data-sort="maxp"><button type="button">max p</button></th>
+<th class="num" data-sort="latency"><button type="button">latency</button></th>
+<th class="num">hops</th>
+</tr></thead>
+<tbody>
+{{range .Patterns}}<tr data-rank="{{.P.Rank}}" data-count="{{.P.Count}}" data-expected="{{sortv .P.Expected}}" data-maxp="{{sortv .P.MaxProbability}}" data-latency="{{sortv .Latency}}">
+<td class="num">{{.P.Rank}}</td><td class="sig">{{if .Detailed}}<a href="#p{{.P.Rank}}">{{.P.Signature}}</a>{{else}}{{.P.Signature}}{{end}}</td>
+<td class="num">{{.P.Count}}</td><td class="num">{{num .P.Expected}}</td><td class="num">{{f2 .P.MaxProbability}}</td><td class="num">{{.LatencyText}}</td><td class="num">{{len .P.Hops}}</td></tr>
+{{end}}</tbody>
+</table>
+{{range .Patterns}}{{if .Detailed}}{{$p := .}}
+<section class="pattern" id="p{{.P.Rank}}">
+<h3>#{{.P.Rank}}</h3>
+<div class="sig">{{.P.Signature}}</div>
+<div class="stats"><span>count <b>{{.P.Count}}</b></span><span>expected <b>{{num .P.Expected}}</b></span><span>max p <b>{{f2 .P.MaxProbability}}</b></span><span>latency <b>{{.LatencyText}}</b>{{with .LatencyP90}} (p90 {{.}}){{end}}</span></div>
+{{if .Malformed}}<p class="empty">This pattern's hops are not a tree in parent-first order; it cannot be drawn.</p>{{else}}
+<div class="caption">Timeline (WAP5 §6.1): time flows left to right; boxes are nodes labelled with their delay, lines are messages labelled with the network delay; a <span class="dia">◇ diamond</span> is a node nobody traced, labelled with its delay plus the network on both sides.</div>
+<div class="figs">{{.Timeline}}</div>
+<div class="caption">{{.Mode}}. Nodes show the mean latency of the node and its children; edges the delay from entering the parent to entering the child.</div>
+<div class="figs">{{.Tree}}</div>
+<details><summary>hops and links</summary>
+<table class="hops"><thead><tr><th class="num">hop</th><th class="num">parent</th><th>from</th><th>to</th><th>kind</th><th class="num">start</th><th class="num">node delay mean (p50 / p90)</th><th class="num">network mean (p50 / p90)</th><th class="num">bytes</th>{{if .HasDelays}}<th>delays</th>{{end}}</tr></thead><tbody>
+{{range .Hops}}<tr><td class="num">{{.ID}}</td><td class="num">{{.Parent}}</td><td>{{.From}}</td><td>{{.To}}</td><td>{{.Kind}}</td><td class="num">{{.Start}}</td><td class="num{{if .Diamond}} dia{{end}}">{{.Node}}</td><td class="num">{{.Net}}</td><td class="num">{{.Bytes}}</td>{{if $p.HasDelays}}<td>{{.Delays}}</td>{{end}}</tr>
+{{end}}</tbody></table>
+<div class="caption">Per link and request (profile-driven model, NSDI 2005 §2.3): bytes ν both ways, blocking round trips κ, measured round-trip time γ. <code>wirepath whatif</code> predicts the latency for another γ or bandwidth.</div>
+<table class="links"><thead><tr><th>link</th><th class="num">messages</th><th class="num">bytes ν</th><th class="num">round trips κ</th><th class="num">RTT γ</th></tr></thead><tbody>
+{{range .Links}}<tr><td><code>{{.Link}}</code></td><td class="num">{{.Messages}}</td><td class="num">{{printf "%.0f" .Bytes}}</td><td class="num">{{.RoundTrips}}</td><td class="num">{{rtt .}}</td></tr>
+{{end}}</tbody></table>
+</details>{{end}}
+</section>{{end}}{{end}}
+
+<h2 id="service-map">Service map</h2>
+<p class="caption">Hosts and the messages between them over all patterns, with the expected number of messages and the mean network delay. Dashed hosts were not traced in some paths.</p>
+<div class="figs">{{.Map}}</div>
+
+<h2 id="node-delays">Node delays</h2>
+<p class="caption">The distribution of the delay at each node, from a message's arrival to the send it caused, over all patterns (WAP5 Figure 11; bars are the fraction of the node's samples, weighted by instance probability, on a log time axis).</p>
+{{if .Nodes}}<table id="node-table"><thead><tr><th>node</th><th class="num">mean delay</th><th class="num">p50</th><th class="num">p90</th><th class="num">samples</th></tr></thead><tbody>
+{{range .Nodes}}<tr><td>{{.H.Node}}</td><td class="num">{{.Mean}}</td><td class="num">{{.P50}}</td><td class="num">{{.P90}}</td><td class="num">{{.H.N}}</td></tr>
+{{end}}</tbody></table>
+<div class="caption">p50 and p90 are those of the node's busiest hop.</div>
+<div class="hists">{{range .Nodes}}<figure><figcaption>{{.H.Node}}</figcaption>{{.SVG}}</figure>{{end}}</div>
+{{else}}<p class="empty">No node delays were measured.</p>{{end}}
+
+<h2 id="offsets">Clock offsets</h2>
+{{if .Offsets}}<table id="offset-table"><thead><tr><th>node</th><th>reference</th><th class="num">offset</th><th class="num">uncertainty</th><th class="num">samples</th></tr></thead><tbody>
+{{range .Offsets}}<tr><td>{{.O.Node}}</td><td>{{.O.Reference}}</td>{{if .O.Known}}<td class="num">{{.Offset}}</td><td class="num">± {{.Unc}}</td><td class="num">{{.O.Samples}}</td>{{else}}<td class="num" colspan="3">unknown</td>{{end}}</tr>
+{{end}}</tbody></table><p class="caption">reference time = local time − offset</p>
+{{else}}<p class="empty">No clock offsets in the result.</p>{{end}}
+
+<h2 id="nat">NAT</h2>
+{{if .Aliases}}<table id="nat-table"><thead><tr><th>outside</th><th>inside</th><th>kind</th><th>direction</th><th class="num">matches</th><th class="num">score</th><th>first seen (UTC)</th><th>last seen (UTC)</th></tr></thead><tbody>
+{{range .Aliases}}<tr><td><code>{{.A.Outside}}</code></td><td><code>{{.A.Inside}}</code></td><td>{{.A.Kind}}</td><td>{{.A.Direction}}</td><td class="num">{{.A.Matches}}</td><td class="num">{{f2 .A.Score}}</td><td>{{.First}}</td><td>{{.Last}}</td></tr>
+{{end}}</tbody></table>
+{{else}}<p class="empty">No address translation found.</p>{{end}}
+
+<h2 id="accounting">Accounting</h2>
+{{if .Accounting}}<table id="accounting-table"><thead><tr><th>stage</th><th>counter</th><th class="num">value</th></tr></thead><tbody>
+{{range .Accounting}}<tr><td>{{.Stage}}</td><td>{{.Name}}</td><td class="num">{{.Value}}</td></tr>
+{{end}}</tbody></table>
+{{else}}<p class="empty">No counters in the result.</p>{{end}}
+
+<h2 id="warnings">Warnings</h2>
+{{if .Warnings}}<ul class="warn" id="warning-list">{{range .Warnings}}<li>{{.}}</li>{{end}}</ul>{{else}}<p class="empty">None.</p>{{end}}
+</main>
+<script>
+(function () {
+  "use strict";
+  var table = document.getElementById("pattern-list");
+  var body = table.tBodies[0];
+  var heads = table.querySelectorAll("th[data-sort]");
+  function sortBy(th) {
+    var key = th.getAttribute("data-sort");
+    var cur = th.getAttribute("aria-sort");
+    var asc = cur ? cur !== "ascending" : key === "rank";
+    for (var i = 0; i < heads.length; i++) heads[i].removeAttribute("aria-sort");
+    th.setAttribute("aria-sort", asc ? "ascending" : "descending");
+    var rows = Array.prototype.slice.call(body.rows);
+    rows.sort(function (a, b) {
+      var x = parseFloat(a.getAttribute("data-" + key)), y = parseFloat(b.getAttribute("data-" + key));
+      var d = asc ? x - y : y - x;
+      return d || parseFloat(a.getAttribute("data-rank")) - parseFloat(b.getAttribute("data-rank"));
+    });
+    for (var j = 0; j < rows.length; j++) body.appendChild(rows[j]);
+  }
+  for (var i = 0; i < heads.length; i++) {
+    (function (th) {
+      th.querySelector("button").addEventListener("click", function () { sortBy(th); });
+    })(heads[i]);
+  }
+  document.documentElement.setAttribute("data-ready", "1");
+})();
+</script>
+</body>
+</html>
+`
