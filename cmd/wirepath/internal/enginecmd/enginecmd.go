@@ -17,8 +17,9 @@ import (
 	"github.com/wirepath/wirepath/trace"
 )
 
-// Formats are the output formats of the engine commands.
-var Formats = []string{"text", "json"}
+// Formats are the output formats of the engine commands: every format the
+// report package renders.
+var Formats = report.Formats
 
 // Common holds the flags every engine command shares.
 type Common struct {
@@ -42,7 +43,7 @@ func (c *Common) AddFlags(fs *pflag.FlagSet) {
 	}
 	fs.StringVar(&c.Format, "format", "text", "output format: "+strings.Join(Formats, ", "))
 	fs.StringVarP(&c.Output, "output", "o", "", "write the result to `FILE` instead of stdout")
-	fs.IntVar(&c.Top, "top", 10, "patterns to show in text output (0 = all)")
+	fs.IntVar(&c.Top, "top", 10, "patterns to show in text and HTML output (0 = all)")
 	fs.StringVar(&c.Rank, "rank", string(causal.RankExpected), "rank patterns by: "+strings.Join(ranks, ", "))
 	fs.BoolVar(&c.NoClientAgg, "no-aggregate-clients", false, "keep client node names instead of aggregating them into CLIENT")
 	fs.BoolVar(&c.NoEphemeral, "keep-ephemeral-ports", false, "keep ephemeral port numbers instead of replacing them with *")
@@ -106,18 +107,18 @@ func ReadTrace(ios *cmdutil.IOStreams, path string, strict bool) (*trace.Trace, 
 	return t, skipped, nil
 }
 
-// WriteResult writes res in the chosen format to stdout or -o.
-func (c *Common) WriteResult(ios *cmdutil.IOStreams, res *causal.Result) error {
+// WriteResult writes res in the chosen format to stdout or -o. t, when not
+// nil, lets the OTLP and Perfetto exports use the instances' real times.
+func (c *Common) WriteResult(ios *cmdutil.IOStreams, res *causal.Result, t *trace.Trace) error {
 	out, err := cmdutil.OpenOutput(ios, c.Output)
 	if err != nil {
 		return err
 	}
-	switch c.Format {
-	case "json":
-		err = report.WriteJSON(out, res)
-	default:
-		err = report.WriteText(out, res, report.TextOptions{Top: c.Top})
+	top := c.Top
+	if c.Format != report.FormatText && c.Format != report.FormatHTML {
+		top = 0
 	}
+	err = report.Write(out, c.Format, res, report.Options{Top: top, Trace: t})
 	if cerr := out.Close(); err == nil {
 		err = cerr
 	}
@@ -135,7 +136,7 @@ func Run(ctx context.Context, ios *cmdutil.IOStreams, c *Common, path string, en
 	if err != nil {
 		return fmt.Errorf("%s: %w", eng.Name(), err)
 	}
-	if err := c.WriteResult(ios, res); err != nil {
+	if err := c.WriteResult(ios, res, t); err != nil {
 		return err
 	}
 	if skipped > 0 {
