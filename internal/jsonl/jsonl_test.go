@@ -165,3 +165,28 @@ func FuzzObject(f *testing.F) {
 		}
 	})
 }
+
+// FuzzAppendString checks that AppendString writes what encoding/json reads
+// back as the same string (with invalid UTF-8 replaced, as json.Marshal does).
+func FuzzAppendString(f *testing.F) {
+	for _, s := range []string{"plain", "q\"b\\", "\x00\x1f\t\n", "\xff", "\u2028é"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		out := AppendString(nil, s)
+		var back string
+		if err := json.Unmarshal(out, &back); err != nil {
+			t.Fatalf("%q -> %s: %v", s, out, err)
+		}
+		want, _ := json.Marshal(s)
+		var wantBack string
+		json.Unmarshal(want, &wantBack)
+		if back != wantBack {
+			t.Fatalf("%q -> %s reads back as %q, json.Marshal's as %q", s, out, back, wantBack)
+		}
+		keys, _, strs, err := walk(append(append([]byte(`{"k":`), out...), '}'))
+		if err != nil || len(keys) != 1 || strs[0] != back {
+			t.Fatalf("%s: lexer %q, %v", out, strs, err)
+		}
+	})
+}
