@@ -226,7 +226,7 @@ func FuzzStrace(f *testing.F) {
 		}
 		f.Add(data)
 	}
-	f.Add([]byte("[pid  12] 1.5 read(3<TCP:[1.2.3.4:5->6.7.8.9:10]>, \"a\\x\"..., 5) = 5\n"))                 // bad escape, [pid N] prefix
+	f.Add([]byte("[pid  12] 1.5 read(3<TCP:[1.2.3.4:5->6.7.8.9:10]>, \"a\\x\"..., 5) = 5\n"))                                                                                                                                                         // bad escape, [pid N] prefix
 	f.Add([]byte("7 1.000001 recvfrom(3<UDP:[[::1]:53]>, \"\\0\\377\", 9, MSG_PEEK, {sa_family=AF_INET6, sin6_port=htons(9), sin6_flowinfo=htonl(0), inet_pton(AF_INET6, \"::ffff:1.2.3.4\", &sin6_addr), sin6_scope_id=0}, [28]) = 2 <0.000010>\n")) // IPv6, -T
 	f.Add([]byte("7 1.0 connect(3<UNIX-STREAM:[1]>, {sa_family=AF_UNIX, sun_path=@\"abs\"}, 110 <unfinished ...>\n7 1.1 <... connect resumed>) = -1 ENOENT (x)\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
