@@ -29,6 +29,15 @@ const sampleTrace = `{"wirepath_preload":1,"tool":"libwpcap","host":"web1","pid"
 {"ts":1700000000003100000,"tid":812,"call":"end","records":14,"eagain_skipped":3,"write_errors":0}
 `
 
+// TestSampleFile keeps testdata/sample.jsonl (used by the CLI's golden
+// tests) the same as sampleTrace.
+func TestSampleFile(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", "sample.jsonl"))
+	if err != nil || string(data) != sampleTrace {
+		t.Errorf("testdata/sample.jsonl differs from sampleTrace (%v)", err)
+	}
+}
+
 func TestReadSample(t *testing.T) {
 	r := NewReader(strings.NewReader(sampleTrace), "s.jsonl", Options{Strict: true})
 	tab := NewTable()

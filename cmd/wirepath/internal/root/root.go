@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/cmdutil"
+	"github.com/wirepath/wirepath/cmd/wirepath/internal/preloadcmd"
 )
 
 const longHelp = `wirepath reconstructs the causal structure of a distributed application from
@@ -53,6 +54,7 @@ func NewCmdRoot(ios *cmdutil.IOStreams) *cobra.Command {
 		}
 	}
 	add("tools", newCmdVersion(ios))
+	add("pipeline", preloadcmd.NewCmd(ios))
 	return cmd
 }
 
