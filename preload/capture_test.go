@@ -369,8 +369,8 @@ func TestCaptureLibrary(t *testing.T) {
 	for _, p := range []string{"httpsrv", "udpx", "unixsock", "nonblock"} {
 		progs[p] = buildProg(t, binDir, p)
 	}
-	httpPort, nbPort, udpPort := freePort(t, "tcp"), freePort(t, "tcp"), freePort(t, "udp")
-	sn := startSniffer(t, dir, fmt.Sprintf("tcp port %d or tcp port %d or udp port %d", httpPort, nbPort, udpPort))
+	httpPort, nbPort, udpPort, pyPort := freePort(t, "tcp"), freePort(t, "tcp"), freePort(t, "udp"), freePort(t, "tcp")
+	sn := startSniffer(t, dir, fmt.Sprintf("tcp port %d or tcp port %d or udp port %d or tcp port %d", httpPort, nbPort, udpPort, pyPort))
 
 	// HTTP: curl against the forking server, both traced.
 	var curlOut []string
@@ -387,6 +387,32 @@ func TestCaptureLibrary(t *testing.T) {
 		lines := run(t, lib, httpDir, "curl", "-s", "-o", "/dev/null", "-w", "%{size_request} %{size_header} %{size_download} %{local_port}", url)
 		curlOut = lines[0]
 		srvLines = srv.wait()
+	}
+
+	// Python's threaded http.server, a real server program, if there is one.
+	pyDir := filepath.Join(dir, "python")
+	var pyCurl []string
+	if py, err := exec.LookPath("python3"); err != nil {
+		t.Log("python3 not installed: skipping the http.server case")
+	} else if _, err := exec.LookPath("curl"); err == nil {
+		www := filepath.Join(dir, "www")
+		os.Mkdir(www, 0o755)
+		os.WriteFile(filepath.Join(www, "page.txt"), bytes.Repeat([]byte("wirepath\n"), 3000), 0o644)
+		srv := start(t, lib, pyDir, py, "-m", "http.server", strconv.Itoa(pyPort), "--bind", "127.0.0.1", "--directory", www)
+		url := fmt.Sprintf("http://127.0.0.1:%d/page.txt", pyPort)
+		for i := 0; i < 100 && pyCurl == nil; i++ { // until it listens; refused tries are not traced as connections
+			cmd := exec.Command("curl", "-s", "-o", "/dev/null", "-w", "%{size_request} %{size_header} %{size_download} %{local_port}", url)
+			if out, err := cmd.Output(); err == nil {
+				pyCurl = strings.Fields(string(out))
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		srv.cmd.Process.Signal(os.Interrupt) // KeyboardInterrupt: Python exits normally and the library flushes
+		srv.cmd.Wait()
+		if pyCurl == nil {
+			t.Fatalf("python3 http.server never answered: %s", srv.err.Bytes())
+		}
 	}
 
 	udpDir := filepath.Join(dir, "udp")
@@ -439,6 +465,29 @@ func TestCaptureLibrary(t *testing.T) {
 				}
 				if got := w.tcp[[2]string{srv, cli}]; got != hdr+body {
 					t.Errorf("capture: %d bytes %s -> %s, trace %d", got, srv, cli, hdr+body)
+				}
+			}
+		})
+	}
+
+	if pyCurl != nil {
+		t.Run("python-http.server", func(t *testing.T) {
+			tab := loadDir(t, pyDir)
+			req, _ := strconv.ParseInt(pyCurl[0], 10, 64)
+			resp := field(t, [][]string{{"x", pyCurl[1]}}, "x", 1)
+			body, _ := strconv.ParseInt(pyCurl[2], 10, 64)
+			srv := fmt.Sprintf("127.0.0.1:%d", pyPort)
+			cli := "127.0.0.1:" + pyCurl[3]
+			c := one(t, "accepted by python", conns(tab, func(c *Conn) bool { return c.Origin == OriginAccept && c.Remote == cli }))
+			if c.Process != "python3" || c.Local != srv || c.RecvBytes != req || c.SentBytes != resp+body || body != 27000 {
+				t.Errorf("python: %+v; want %d bytes in, %d out", *c, req, resp+body)
+			}
+			if w != nil {
+				if got := w.tcp[[2]string{srv, cli}]; got != c.SentBytes {
+					t.Errorf("capture: %d bytes %s -> %s, trace %d", got, srv, cli, c.SentBytes)
+				}
+				if got := w.tcp[[2]string{cli, srv}]; got != c.RecvBytes {
+					t.Errorf("capture: %d bytes %s -> %s, trace %d", got, cli, srv, c.RecvBytes)
 				}
 			}
 		})

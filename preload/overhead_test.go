@@ -11,7 +11,7 @@ import (
 )
 
 // BenchmarkLibraryOverhead measures what libwpcap adds per call: it runs
-// testdata/progs/overhead.c (20,000 iterations of each kind of call) with
+// testdata/progs/overhead.c (10,000 iterations of each kind of call) with
 // and without the library, b.N times each, and reports the difference of
 // the fastest runs per traced call (half a write+read pair) and per
 // untraced file read. The program's own figures are wall-clock, so run it
@@ -25,7 +25,7 @@ func BenchmarkLibraryOverhead(b *testing.B) {
 	dir := b.TempDir()
 	lib := buildLib(b, dir)
 	prog := buildProg(b, dir, "overhead")
-	const iters = 20000
+	const iters = 10000
 	run := func(preload bool) map[string]float64 {
 		cmd := exec.Command(prog, strconv.Itoa(iters))
 		logs := filepath.Join(dir, "logs")
