@@ -366,7 +366,7 @@ func TestCaptureLibrary(t *testing.T) {
 	progs := map[string]string{}
 	binDir := filepath.Join(dir, "bin")
 	os.Mkdir(binDir, 0o755)
-	for _, p := range []string{"httpsrv", "udpx", "unixsock", "nonblock"} {
+	for _, p := range []string{"httpsrv", "udpx", "unixsock", "nonblock", "threads"} {
 		progs[p] = buildProg(t, binDir, p)
 	}
 	httpPort, nbPort, udpPort, pyPort := freePort(t, "tcp"), freePort(t, "tcp"), freePort(t, "udp"), freePort(t, "tcp")
@@ -421,6 +421,8 @@ func TestCaptureLibrary(t *testing.T) {
 	unixLines := run(t, lib, unixDir, progs["unixsock"], filepath.Join(dir, "u.sock"))
 	nbDir := filepath.Join(dir, "nonblock")
 	nbLines := run(t, lib, nbDir, progs["nonblock"], strconv.Itoa(nbPort), "1000000")
+	thDir := filepath.Join(dir, "threads")
+	thLines := run(t, lib, thDir, progs["threads"], "8", "3000")
 	sn.stop(t, udpPort)
 	var w *wire
 	if sn != nil {
@@ -587,6 +589,37 @@ func TestCaptureLibrary(t *testing.T) {
 			if len(w.tcp) != 0 && tuples(w, nbPort) != 1 {
 				t.Errorf("capture: %d connections on port %d", tuples(w, nbPort), nbPort)
 			}
+		}
+	})
+
+	t.Run("threads", func(t *testing.T) {
+		tab := loadDir(t, thDir) // strict: a torn or interleaved line fails here
+		want := field(t, thLines, "bytes", 1)
+		var main, child *Process
+		for _, p := range tab.Processes() {
+			if p.PPID != 0 && len(p.Children) == 0 && p.Records < 100 {
+				child = p
+			} else {
+				main = p
+			}
+		}
+		if main == nil || child == nil || len(main.Children) != 1 || main.Children[0] != child.PID {
+			t.Fatalf("processes: %+v", tab.Processes())
+		}
+		var sent, recv int64
+		tids := map[int]bool{}
+		for _, c := range main.Conns {
+			sent += c.SentBytes
+			recv += c.RecvBytes
+			for _, m := range c.Msgs {
+				tids[m.TID] = true
+			}
+		}
+		if sent != want || recv != want || len(tids) != 8 {
+			t.Errorf("threads: sent %d received %d by %d threads; want %d by 8", sent, recv, len(tids), want)
+		}
+		if len(child.Conns) != 2 || child.Conns[0].SentBytes != 5 || child.Conns[1].RecvBytes != 5 {
+			t.Errorf("forked child: %+v", child.Conns)
 		}
 	})
 }

@@ -64,6 +64,14 @@ func TestReadSample(t *testing.T) {
 	if tcp.Closed != 1700000000002400000 {
 		t.Errorf("closed at %d, want when the last descriptor closed", tcp.Closed)
 	}
+	k := ProcKey{"web1", 812}
+	if tab.Lookup(k, 5, 1700000000000300000) != tcp || tab.Lookup(k, 9, 1700000000002300000) != tcp ||
+		tab.Lookup(k, 5, 1700000000002300000) != nil || tab.Lookup(k, 5, 1700000000000000000) != nil {
+		t.Errorf("Lookup: fd 5 and its dup 9 are the tcp connection only while open")
+	}
+	if f := tab.Find("10.0.0.1:43000", "10.0.0.2:5432"); len(f) != 1 || f[0] != tcp {
+		t.Errorf("Find: %v", f)
+	}
 	udp := tab.Conns[1]
 	if udp.Sock != SockUDP || udp.Msgs[0].Peer != "10.0.0.9:53" || !udp.Msgs[0].HasSum || udp.Msgs[0].Sum != 0x0a0b0c0d {
 		t.Errorf("udp %+v", *udp)

@@ -78,6 +78,8 @@ type Conn struct {
 	PID     int
 	Process string
 	FD      int // the descriptor it was first known by
+	// FDs are all the descriptors that referred to it (dup, dup2).
+	FDs []int
 	Sock    SockType
 	Origin  Origin
 	// Local and Remote are the endpoints (Remote empty for an unconnected
@@ -114,6 +116,15 @@ type Process struct {
 	Records  int64
 	Conns    []*Conn
 	fds      map[int]*Conn
+	spans    []fdSpan
+}
+
+// fdSpan is the time a descriptor referred to a connection: [from, to),
+// to = 0 while open.
+type fdSpan struct {
+	fd       int
+	c        *Conn
+	from, to int64
 }
 
 // ProcKey identifies a process.
@@ -197,10 +208,11 @@ func (t *Table) Process(k ProcKey) *Process { return t.procs[k] }
 
 func (t *Table) newConn(p *Process, fd int, r *Record, o Origin) *Conn {
 	t.closeFD(p, fd, r.TS) // a new socket on an fd still open: the old one went unseen
-	c := &Conn{ID: len(t.Conns), Host: p.Host, PID: p.PID, Process: p.Name, FD: fd, Origin: o, Opened: r.TS, refs: 1}
+	c := &Conn{ID: len(t.Conns), Host: p.Host, PID: p.PID, Process: p.Name, FD: fd, FDs: []int{fd}, Origin: o, Opened: r.TS, refs: 1}
 	t.Conns = append(t.Conns, c)
 	p.Conns = append(p.Conns, c)
 	p.fds[fd] = c
+	p.spans = append(p.spans, fdSpan{fd: fd, c: c, from: r.TS})
 	return c
 }
 
@@ -210,6 +222,12 @@ func (t *Table) closeFD(p *Process, fd int, ts int64) {
 		return
 	}
 	delete(p.fds, fd)
+	for i := len(p.spans) - 1; i >= 0; i-- {
+		if p.spans[i].fd == fd && p.spans[i].to == 0 {
+			p.spans[i].to = ts
+			break
+		}
+	}
 	c.refs--
 	if c.refs <= 0 {
 		c.Closed = ts
@@ -330,7 +348,11 @@ func (t *Table) Add(r *Record) {
 		t.closeFD(p, nfd, r.TS)
 		if c := p.fds[r.FD]; c != nil {
 			p.fds[nfd] = c
+			p.spans = append(p.spans, fdSpan{fd: nfd, c: c, from: r.TS})
 			c.refs++
+			if !slices.Contains(c.FDs, nfd) {
+				c.FDs = append(c.FDs, nfd)
+			}
 		}
 	}
 }
@@ -376,6 +398,36 @@ func (t *Table) addData(p *Process, r *Record) {
 		c.SentMsgs++
 	}
 	c.Msgs = append(c.Msgs, m)
+}
+
+// Lookup returns the connection that descriptor fd of process k referred
+// to at time ts (ns), or nil. A descriptor refers to a connection from the
+// call that created it (or, for one first seen in a data call, from that
+// call) until the call that closed it.
+func (t *Table) Lookup(k ProcKey, fd int, ts int64) *Conn {
+	p := t.procs[k]
+	if p == nil {
+		return nil
+	}
+	for i := len(p.spans) - 1; i >= 0; i-- {
+		sp := p.spans[i]
+		if sp.fd == fd && sp.from <= ts && (sp.to == 0 || ts < sp.to) {
+			return sp.c
+		}
+	}
+	return nil
+}
+
+// Find returns the connections with the given local and remote endpoints
+// (either may be "" to match any), in the order they were opened.
+func (t *Table) Find(local, remote string) []*Conn {
+	var out []*Conn
+	for _, c := range t.Conns {
+		if (local == "" || c.Local == local) && (remote == "" || c.Remote == remote) {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // ReadFrom reads every record of r into the table, with its headers. It
