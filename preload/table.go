@@ -79,9 +79,9 @@ type Conn struct {
 	Process string
 	FD      int // the descriptor it was first known by
 	// FDs are all the descriptors that referred to it (dup, dup2).
-	FDs []int
-	Sock    SockType
-	Origin  Origin
+	FDs    []int
+	Sock   SockType
+	Origin Origin
 	// Local and Remote are the endpoints (Remote empty for an unconnected
 	// datagram socket; its messages carry their Peer).
 	Local, Remote string
