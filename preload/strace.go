@@ -108,6 +108,9 @@ type straceConv struct {
 	tgid map[int]int
 	// inodeOwner maps a UNIX socket inode to the pid that created it.
 	inodeOwner map[string]int
+	// mainPID is the pid of lines without a pid prefix (strace without -o
+	// prints none for the first process), learnt from its set_tid_address.
+	mainPID int
 	rec        Record
 }
 
@@ -209,6 +212,9 @@ func (c *straceConv) doLine(line string) error {
 	pid, ts, rest, err := splitPrefix(line)
 	if err != nil {
 		return c.warn(err)
+	}
+	if pid == 0 {
+		pid = c.mainPID
 	}
 	if strings.HasPrefix(rest, "+++") || strings.HasPrefix(rest, "---") {
 		c.stats.Ignored++
@@ -1056,12 +1062,21 @@ func (c *straceConv) learnInodes(in io.Reader) {
 	tgid := map[int]int{}
 	for sc.Scan() {
 		line := sc.Bytes()
-		if !bytes.Contains(line, []byte("UNIX")) && !bytes.Contains(line, []byte("clone")) {
+		if !bytes.Contains(line, []byte("UNIX")) && !bytes.Contains(line, []byte("clone")) && !bytes.Contains(line, []byte("set_tid_address")) {
 			continue
 		}
 		pid, _, rest, err := splitPrefix(string(line))
 		if err != nil {
 			continue
+		}
+		if pid == 0 && c.mainPID == 0 && strings.HasPrefix(rest, "set_tid_address(") {
+			if _, ret, ok := strings.Cut(rest, ") = "); ok {
+				c.mainPID, _ = strconv.Atoi(strings.TrimSpace(ret))
+			}
+			continue
+		}
+		if pid == 0 {
+			pid = c.mainPID
 		}
 		if t, ok := tgid[pid]; ok {
 			pid = t

@@ -185,3 +185,40 @@ func TestStraceNonblocking(t *testing.T) {
 		t.Errorf("server received %d", s.RecvBytes)
 	}
 }
+
+// TestStracePrefixes converts the same strace output written the two ways
+// strace writes it: with -o, every line starts with the pid; on stderr, the
+// first process's lines have no prefix (its pid comes from its
+// set_tid_address) and the others start with [pid N]. The conversions must
+// be identical.
+func TestStracePrefixes(t *testing.T) {
+	for _, name := range []string{"unix", "httpsrv", "udp"} {
+		data, err := os.ReadFile(filepath.Join("testdata", "strace", name+".strace"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+		mainPID, _, _ := strings.Cut(lines[0], " ")
+		var stderrForm strings.Builder
+		for _, l := range lines {
+			pid, rest, _ := strings.Cut(l, " ")
+			if pid == mainPID {
+				stderrForm.WriteString(rest + "\n")
+			} else {
+				stderrForm.WriteString("[pid " + strings.Repeat(" ", 6-len(pid)) + pid + "] " + rest + "\n")
+			}
+		}
+		var a, b bytes.Buffer
+		sa, err := ConvertStrace(bytes.NewReader(data), name, NewWriter(&a), StraceOptions{Host: "h", Strict: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sb, err := ConvertStrace(strings.NewReader(stderrForm.String()), name, NewWriter(&b), StraceOptions{Host: "h", Strict: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.String() != b.String() || sa.Records != sb.Records || sa.Records == 0 {
+			t.Errorf("%s: the two forms convert differently (%d and %d records)\n%s\n---\n%s", name, sa.Records, sb.Records, a.String(), b.String())
+		}
+	}
+}
