@@ -111,7 +111,7 @@ type straceConv struct {
 	// mainPID is the pid of lines without a pid prefix (strace without -o
 	// prints none for the first process), learnt from its set_tid_address.
 	mainPID int
-	rec        Record
+	rec     Record
 }
 
 func (c *straceConv) warn(err error) error {
