@@ -121,14 +121,14 @@ func (r *Reader) start() error {
 	case len(head) >= 2 && head[0] == gzipMagic[0] && head[1] == gzipMagic[1]:
 		zr, err := gzip.NewReader(br)
 		if err != nil {
-			return &ParseError{File: r.file, Err: fmt.Errorf("gzip: %w", err)}
+			return &ParseError{File: r.file, Err: cutShort(err)} // or "gzip: invalid header"
 		}
 		r.closers = append(r.closers, func() { zr.Close() })
 		br = bufio.NewReaderSize(zr, 256<<10)
 	case len(head) >= 4 && string(head) == string(zstdMagic):
 		zr, err := zstd.NewReader(br, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true))
 		if err != nil {
-			return &ParseError{File: r.file, Err: fmt.Errorf("zstd: %w", err)}
+			return &ParseError{File: r.file, Err: fmt.Errorf("zstd: %w", cutShort(err))}
 		}
 		r.closers = append(r.closers, zr.Close)
 		br = bufio.NewReaderSize(zr, 256<<10)
@@ -137,7 +137,7 @@ func (r *Reader) start() error {
 	if r.format == FormatAuto {
 		head, err := br.Peek(64 << 10)
 		if err != nil && err != io.EOF && !errors.Is(err, bufio.ErrBufferFull) {
-			return &ParseError{File: r.file, Line: 1, Err: err}
+			return &ParseError{File: r.file, Line: 1, Err: cutShort(err)}
 		}
 		r.format = DetectFormat(head)
 	}
@@ -200,6 +200,7 @@ func (r *Reader) Scan() bool {
 		if errors.Is(err, bufio.ErrTooLong) {
 			err = fmt.Errorf("line longer than %d bytes", r.opt.MaxLine)
 		}
+		err = cutShort(err)
 		r.err = &ParseError{File: r.file, Line: r.line + 1, Err: err}
 		return false
 	}
@@ -219,6 +220,15 @@ func (r *Reader) Scan() bool {
 		m.Source = r.file
 	}
 	return false
+}
+
+// cutShort explains io.ErrUnexpectedEOF, which compressed input returns
+// when the file was truncated.
+func cutShort(err error) error {
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		return fmt.Errorf("the file is cut short: %w", err)
+	}
+	return err
 }
 
 // position fills in the file and line of a decoder's error.

@@ -28,14 +28,18 @@ type ParseError struct {
 	fatal bool // the reader cannot go on after it (bad header, version)
 }
 
-// Error formats the error as file:line: column: err.
+// Error formats the error as file:line: column: err (no line for errors
+// before the first line, such as a bad compression header).
 func (e *ParseError) Error() string {
 	var b strings.Builder
 	if e.File != "" {
 		b.WriteString(e.File)
 		b.WriteByte(':')
 	}
-	fmt.Fprintf(&b, "%d: ", e.Line)
+	if e.Line > 0 {
+		fmt.Fprintf(&b, "%d:", e.Line)
+	}
+	b.WriteByte(' ')
 	if e.Column != "" {
 		fmt.Fprintf(&b, "column %s: ", e.Column)
 	}
