@@ -1077,11 +1077,12 @@ static ssize_t do_recvfrom(const char *name, ssize_t (*fn)(int, void *, size_t, 
 		a = (struct sockaddr *)&ss;
 		al = &sl;
 	}
+	socklen_t given = alen ? *alen : 0;
 	ssize_t r = fn(fd, b, n, flags, a, al);
 	if (traced(st_)) {
 		int e = errno;
 		socklen_t got = al ? *al : 0;
-		if (a == addr && alen && got > *alen)
+		if (a == addr && got > given)
 			got = 0; /* the caller's buffer was too small: not all of it is there */
 		struct iovec iov = {b, n};
 		struct data_call c = {name, fd, st_, (long long)n, r, e, flags, r >= 0 ? a : NULL, got, &iov, 1, 1};
@@ -1110,14 +1111,29 @@ EXPORT ssize_t recvmsg(int fd, struct msghdr *msg, int flags)
 {
 	RESOLVE(recvmsg);
 	DATA_PRE(fd);
-	ssize_t r = REAL(recvmsg)(fd, msg, flags);
-	if (traced(st_)) {
-		int e = errno;
-		struct data_call c = {"recvmsg", fd, st_, iov_len(msg->msg_iov, msg->msg_iovlen), r, e, flags,
-				      r >= 0 ? msg->msg_name : NULL, r >= 0 ? msg->msg_namelen : 0, msg->msg_iov, msg->msg_iovlen, 1};
-		log_data(&c, t0_, now_ns());
-		errno = e;
+	if (!traced(st_))
+		return REAL(recvmsg)(fd, msg, flags);
+	/* Ask for the sender even when the caller does not. */
+	struct sockaddr_storage ss;
+	struct msghdr m = *msg;
+	socklen_t given = msg->msg_namelen;
+	if (!m.msg_name) {
+		m.msg_name = &ss;
+		m.msg_namelen = sizeof ss;
 	}
+	ssize_t r = REAL(recvmsg)(fd, &m, flags);
+	int e = errno;
+	msg->msg_controllen = m.msg_controllen;
+	msg->msg_flags = m.msg_flags;
+	if (msg->msg_name)
+		msg->msg_namelen = m.msg_namelen;
+	socklen_t got = m.msg_namelen;
+	if (msg->msg_name && got > given)
+		got = 0;
+	struct data_call c = {"recvmsg", fd, st_, iov_len(m.msg_iov, m.msg_iovlen), r, e, flags,
+			      r >= 0 ? m.msg_name : NULL, r >= 0 ? got : 0, m.msg_iov, m.msg_iovlen, 1};
+	log_data(&c, t0_, now_ns());
+	errno = e;
 	return r;
 }
 

@@ -1,7 +1,7 @@
 /* udpx PORT N: a UDP echo exchange on loopback between two processes. The
  * parent binds a server socket and forks a client, which sends N
  * datagrams (sendto for even i, sendmsg for odd i) of (i*37)%1000+1 bytes
- * and reads each echo (recvfrom, recvmsg). The server echoes with
+ * and reads each echo (recvfrom, recvmsg with and without msg_name). The server echoes with
  * recvfrom/sendto. Prints "server <port>", and per datagram
  * "dgram <i> <bytes> <crc32>" from the client (the checksum the test
  * expects, computed here independently of the library). */
@@ -56,9 +56,15 @@ int main(int argc, char **argv)
 			if (i % 2 == 0) {
 				r = recvfrom(c, back, sizeof back, 0, NULL, NULL);
 			} else {
+				/* Every other recvmsg does not ask for the sender: the
+				 * library must record it all the same. */
 				struct sockaddr_in from;
 				struct iovec iov = {back, sizeof back};
 				struct msghdr m = {.msg_name = &from, .msg_namelen = sizeof from, .msg_iov = &iov, .msg_iovlen = 1};
+				if (i % 4 == 3) {
+					m.msg_name = NULL;
+					m.msg_namelen = 0;
+				}
 				r = recvmsg(c, &m, 0);
 			}
 			if (r != (ssize_t)len || memcmp(buf, back, len) != 0)
