@@ -130,7 +130,7 @@ func AppendRecord(buf []byte, r *Record, withPID bool) []byte {
 	if r.Path != "" {
 		kstr("path", r.Path)
 	}
-	if r.Call == CallEnd {
+	if r.Call == CallEnd || r.Records != 0 || r.EAGAINSkipped != 0 || r.WriteErrors != 0 {
 		kint("records", r.Records)
 		kint("eagain_skipped", r.EAGAINSkipped)
 		kint("write_errors", r.WriteErrors)
