@@ -384,7 +384,8 @@ func TestCaptureLibrary(t *testing.T) {
 			t.Fatalf("httpsrv said %q", l)
 		}
 		url := fmt.Sprintf("http://127.0.0.1:%d/index.html", httpPort)
-		lines := run(t, lib, httpDir, "curl", "-s", "-o", "/dev/null", "-w", "%{size_request} %{size_header} %{size_download} %{local_port}", url)
+		// Through sh's exec, so that the trace shows an exec.
+		lines := run(t, lib, httpDir, "sh", "-c", "exec curl -s -o /dev/null -w '%{size_request} %{size_header} %{size_download} %{local_port}' "+url)
 		curlOut = lines[0]
 		srvLines = srv.wait()
 	}
@@ -450,8 +451,23 @@ func TestCaptureLibrary(t *testing.T) {
 				t.Errorf("server child: %+v", *s)
 			}
 			// The header went out in one writev; the body in sends of at most 4000 bytes.
-			if len(s.Msgs) < 2 || s.Msgs[1].Call != CallWritev || s.Msgs[1].Bytes != hdr || s.Msgs[1].Offset != 0 || s.Msgs[2].Offset != hdr {
+			// The request came with readv; the header went out in one
+			// writev, the body's first half in sends of at most 4000 bytes
+			// and the rest with sendfile.
+			if len(s.Msgs) < 3 || s.Msgs[0].Call != CallReadv || s.Msgs[1].Call != CallWritev || s.Msgs[1].Bytes != hdr || s.Msgs[1].Offset != 0 || s.Msgs[2].Offset != hdr {
 				t.Errorf("server child messages: %+v", s.Msgs)
+			}
+			var sf int64
+			for _, m := range s.Msgs {
+				if m.Call == CallSendfile {
+					sf += m.Bytes
+				}
+			}
+			if sf != body-body/2 {
+				t.Errorf("sendfile moved %d bytes, want %d", sf, body-body/2)
+			}
+			if p := tab.Process(ProcKey{"testhost", c.PID}); p == nil || len(p.Execs) != 1 || !strings.HasSuffix(p.Execs[0], "curl") || p.Name != "curl" {
+				t.Errorf("curl's process (started by sh's exec): %+v", p)
 			}
 			acc := conns(tab, func(c *Conn) bool { return c.Origin == OriginAccept })
 			if a := one(t, "accepted", acc); a.Local != srv || a.Remote != cli || a.PID == int(child) {

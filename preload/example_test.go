@@ -48,11 +48,11 @@ func ExampleConvertStrace() {
 		fmt.Println(err)
 		return
 	}
-	fmt.Printf("%d lines: %d records, %d ignored\n", st.Lines, st.Records, st.Ignored)
+	fmt.Printf("%d lines: %d converted, %d ignored\n", st.Lines, st.Converted, st.Ignored)
 	// Output:
 	// {"wirepath_preload":1,"tool":"strace","host":"client1","pid":4242,"start_ts":1700000000000100000}
 	// {"ts":1700000000000100000,"tid":4242,"call":"socket","ret":3,"sock":"tcp"}
 	// {"ts":1700000000000200000,"tid":4242,"call":"connect","fd":3,"ret":0,"sock":"tcp","remote":"10.0.0.1:80"}
 	// {"ts":1700000000000300000,"tid":4242,"call":"write","fd":3,"len":18,"ret":18,"sock":"tcp","local":"10.0.0.9:51000","remote":"10.0.0.1:80"}
-	// 4 lines: 3 records, 1 ignored
+	// 4 lines: 3 converted, 1 ignored
 }

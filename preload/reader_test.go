@@ -252,7 +252,7 @@ func FuzzStrace(f *testing.F) {
 		if err != nil {
 			return // over-long lines only
 		}
-		if st.Lines != st.Records+st.Ignored+st.Unfinished+st.Skipped {
+		if st.Lines != st.Converted+st.Ignored+st.Unfinished+st.Skipped || st.Records < st.Converted {
 			t.Fatalf("accounting %+v", st)
 		}
 		if got := int64(len(recordsOf(t, out.Bytes()))); got != st.Records {

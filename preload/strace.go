@@ -24,15 +24,18 @@ type StraceOptions struct {
 }
 
 // StraceStats is the accounting of a conversion: every line is counted in
-// Lines and in exactly one of the others.
+// Lines and in exactly one of Converted, Ignored, Unfinished and Skipped.
 type StraceStats struct {
 	Lines      int64 `json:"lines"`
-	Records    int64 `json:"records"`    // socket calls written as records
+	Converted  int64 `json:"converted"`  // socket calls written as records
 	Ignored    int64 `json:"ignored"`    // calls on other descriptors, other syscalls, signals, exits
 	Unfinished int64 `json:"unfinished"` // "<unfinished ...>" halves, written when resumed
 	Skipped    int64 `json:"skipped"`    // lines not understood
 	// Dangling counts unfinished calls never resumed (the trace was cut).
-	Dangling int64    `json:"dangling"`
+	Dangling int64 `json:"dangling"`
+	// Records counts the records written: one per converted call, one per
+	// datagram of sendmmsg and recvmmsg.
+	Records  int64    `json:"records"`
 	Warnings []string `json:"warnings,omitempty"`
 }
 
@@ -250,7 +253,7 @@ func (c *straceConv) doLine(line string) error {
 		return c.warn(err)
 	}
 	if ok {
-		c.stats.Records++
+		c.stats.Converted++
 	} else {
 		c.stats.Ignored++
 	}
@@ -802,6 +805,7 @@ func (c *straceConv) convert(tid int, start, end int64, sc straceCall) (bool, er
 			p.name, p.exe = pathBase(path), path
 			return true, c.writeWithHeader(p, r)
 		}
+		c.stats.Records++
 		if err := c.w.WriteRecord(r); err != nil {
 			return false, err
 		}
@@ -914,6 +918,9 @@ func (c *straceConv) convert(tid int, start, end int64, sc straceCall) (bool, er
 					r.PeerPID = c.inodeOwner[d.peer]
 				}
 			}
+			if (call == CallSendmmsg || call == CallRecvmmsg) && !r.Failed() {
+				return true, c.mmsg(p, r, arg(1))
+			}
 		}
 	}
 	return true, c.writeWithHeader(p, r)
@@ -925,6 +932,7 @@ func (c *straceConv) writeWithHeader(p *straceProc, r *Record) error {
 			return err
 		}
 	}
+	c.stats.Records++
 	return c.w.WriteRecord(r)
 }
 
@@ -1024,7 +1032,7 @@ func (c *straceConv) dataArgs(r *Record, call Call, sc straceCall, d fdDesc) {
 		r.Len = n(arg(3))
 		payload = nil
 		complete = false
-	default: // sendmmsg, recvmmsg: one record with the count
+	default: // sendmmsg, recvmmsg: see mmsg
 		payload = nil
 		complete = false
 	}
@@ -1045,6 +1053,80 @@ func (c *straceConv) dataArgs(r *Record, call Call, sc straceCall, d fdDesc) {
 	if r.Ret >= 0 && int64(len(data)) >= r.Ret {
 		r.Sum, r.HasSum = crc32.ChecksumIEEE(data[:r.Ret]), true
 	}
+}
+
+// mmsg writes one record per datagram of a sendmmsg or recvmmsg, whose
+// vector strace prints as [{msg_hdr={...}, msg_len=N}, ...].
+func (c *straceConv) mmsg(p *straceProc, r *Record, vec string) error {
+	n := r.Ret
+	elems := splitTop(strings.TrimSuffix(strings.TrimPrefix(vec, "["), "]"))
+	base := *r
+	for i := int64(0); i < n && i < int64(len(elems)); i++ {
+		e := elems[i]
+		rec := base
+		if i > 0 { // the description rides on the first only
+			rec.Sock, rec.Local, rec.Remote, rec.PeerPID = SockUnknown, "", "", 0
+		}
+		rec.Ret, rec.HasSum, rec.Sum, rec.Peer = -1, false, 0, ""
+		if j := strings.LastIndex(e, "msg_len="); j >= 0 {
+			if v, err := strconv.ParseInt(strings.TrimRight(e[j+len("msg_len="):], "}"), 10, 64); err == nil {
+				rec.Ret = v
+			}
+		}
+		if rec.Ret < 0 {
+			return fmt.Errorf("no msg_len in datagram %d of %s", i, r.Call)
+		}
+		bases, total, ok := iovStrings(e)
+		rec.Len = total
+		if k := strings.Index(e, "msg_name="); k >= 0 {
+			rec.Peer = parseSockaddr(e[k:])
+		}
+		if ok && len(bases) > 0 {
+			var data []byte
+			for _, b := range bases {
+				if d, full := unquoteFull(b); full {
+					data = append(data, d...)
+				} else {
+					data = nil
+					break
+				}
+			}
+			if data != nil && int64(len(data)) >= rec.Ret {
+				rec.Sum, rec.HasSum = crc32.ChecksumIEEE(data[:rec.Ret]), true
+			}
+		}
+		if err := c.writeWithHeader(p, &rec); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// splitTop splits s at commas outside strings and brackets.
+func splitTop(s string) []string {
+	var out []string
+	depth, start := 0, 0
+	for j := 0; j < len(s); j++ {
+		switch s[j] {
+		case '"':
+			if k := skipString(s, j); k > 0 {
+				j = k - 1
+			}
+		case '[', '{', '(':
+			depth++
+		case ']', '}', ')':
+			depth--
+		case ',':
+			if depth == 0 {
+				out = append(out, strings.TrimSpace(s[start:j]))
+				start = j + 1
+			}
+		}
+	}
+	if t := strings.TrimSpace(s[start:]); t != "" {
+		out = append(out, t)
+	}
+	return out
 }
 
 func pathBase(p string) string {

@@ -112,7 +112,7 @@ type Process struct {
 	Exe      string
 	Start    int64
 	Children []int    // pids forked, from fork records
-	Execs    []string // programs exec'd
+	Execs    []string // programs exec'd (failed attempts left out)
 	Records  int64
 	Conns    []*Conn
 	fds      map[int]*Conn
@@ -264,6 +264,11 @@ func (t *Table) Add(r *Record) {
 	}
 	if r.Failed() {
 		t.Counters.FailedCalls++
+		// The library logs an exec before making it and again if it
+		// failed (a shell trying each directory of PATH, say).
+		if r.Call == CallExec && len(p.Execs) > 0 {
+			p.Execs = p.Execs[:len(p.Execs)-1]
+		}
 		if c := p.fds[r.FD]; c != nil && r.FD >= 0 {
 			c.Failed++
 		}

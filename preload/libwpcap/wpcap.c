@@ -1137,27 +1137,45 @@ EXPORT ssize_t recvmsg(int fd, struct msghdr *msg, int flags)
 	return r;
 }
 
+#define MMSG_NAMES 64
+
 EXPORT int recvmmsg(int fd, struct mmsghdr *v, unsigned int vlen, int flags, struct timespec *tmo)
 {
 	RESOLVE(recvmmsg);
 	DATA_PRE(fd);
-	int r = REAL(recvmmsg)(fd, v, vlen, flags, tmo);
-	if (traced(st_)) {
-		int e = errno;
-		unsigned long long t1 = now_ns();
-		if (r < 0) {
-			struct data_call c = {"recvmmsg", fd, st_, 0, r, e, flags, NULL, 0, NULL, 0, 1};
-			log_data(&c, t0_, t1);
+	if (!traced(st_))
+		return REAL(recvmmsg)(fd, v, vlen, flags, tmo);
+	/* Ask for the senders the caller does not ask for (the first 64). */
+	struct sockaddr_storage ss[MMSG_NAMES];
+	unsigned char ours[MMSG_NAMES];
+	for (unsigned int i = 0; i < vlen && i < MMSG_NAMES; i++) {
+		ours[i] = v[i].msg_hdr.msg_name == NULL;
+		if (ours[i]) {
+			v[i].msg_hdr.msg_name = &ss[i];
+			v[i].msg_hdr.msg_namelen = sizeof ss[i];
 		}
-		for (int i = 0; i < r; i++) {
-			struct msghdr *m = &v[i].msg_hdr;
-			struct data_call c = {"recvmmsg", fd, st_, iov_len(m->msg_iov, m->msg_iovlen), v[i].msg_len, 0, flags,
-					      m->msg_name, m->msg_namelen, m->msg_iov, m->msg_iovlen, 1};
-			log_data(&c, t0_, t1);
-			st_ |= FD_DESCRIBED;
-		}
-		errno = e;
 	}
+	int r = REAL(recvmmsg)(fd, v, vlen, flags, tmo);
+	int e = errno;
+	unsigned long long t1 = now_ns();
+	if (r < 0) {
+		struct data_call c = {"recvmmsg", fd, st_, 0, r, e, flags, NULL, 0, NULL, 0, 1};
+		log_data(&c, t0_, t1);
+	}
+	for (int i = 0; i < r; i++) {
+		struct msghdr *m = &v[i].msg_hdr;
+		struct data_call c = {"recvmmsg", fd, st_, iov_len(m->msg_iov, m->msg_iovlen), v[i].msg_len, 0, flags,
+				      m->msg_name, m->msg_namelen, m->msg_iov, m->msg_iovlen, 1};
+		log_data(&c, t0_, t1);
+		st_ |= FD_DESCRIBED;
+	}
+	for (unsigned int i = 0; i < vlen && i < MMSG_NAMES; i++) {
+		if (ours[i]) {
+			v[i].msg_hdr.msg_name = NULL;
+			v[i].msg_hdr.msg_namelen = 0;
+		}
+	}
+	errno = e;
 	return r;
 }
 

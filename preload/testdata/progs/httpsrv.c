@@ -1,10 +1,13 @@
 /* httpsrv PORT NCONN BODY: a forking HTTP/1.0 server on 127.0.0.1:PORT.
- * For each of NCONN connections a child reads the request with read() up
- * to the blank line and answers with a header (writev, two pieces) and a
- * body of BODY bytes (send, in pieces of at most 4000 bytes); the parent
+ * For each of NCONN connections a child reads the request (readv first,
+ * then read) up to the blank line and answers with a header (writev, two
+ * pieces) and a body of BODY bytes: the first half with send(), in pieces
+ * of at most 4000 bytes, the rest with sendfile() from a memfd; the parent
  * closes its copy and goes on accepting. Prints per connection:
  *   conn <client-port> recv <bytes> sent <bytes> pid <child pid> */
 #include "common.h"
+#include <sys/mman.h>
+#include <sys/sendfile.h>
 
 int main(int argc, char **argv)
 {
@@ -35,7 +38,13 @@ int main(int argc, char **argv)
 			char req[8192];
 			size_t got = 0;
 			while (got < sizeof req - 1) {
-				ssize_t r = read(c, req + got, sizeof req - 1 - got);
+				ssize_t r;
+				if (got == 0) {
+					struct iovec v[2] = {{req, 16}, {req + 16, sizeof req - 17}};
+					r = readv(c, v, 2);
+				} else {
+					r = read(c, req + got, sizeof req - 1 - got);
+				}
 				if (r <= 0)
 					break;
 				got += (size_t)r;
@@ -49,14 +58,25 @@ int main(int argc, char **argv)
 			ssize_t sent = writev(c, iov, 2);
 			char *b = malloc((size_t)body + 1);
 			memset(b, 'x', (size_t)body);
-			for (int off = 0; off < body;) {
-				int n = body - off > 4000 ? 4000 : body - off;
+			int half = body / 2;
+			for (int off = 0; off < half;) {
+				int n = half - off > 4000 ? 4000 : half - off;
 				ssize_t w = send(c, b + off, (size_t)n, 0);
 				if (w < 0)
 					die("send");
 				off += (int)w;
 				sent += w;
 			}
+			int mf = memfd_create("body", 0);
+			write_all(mf, b + half, (size_t)(body - half));
+			off_t pos = 0;
+			while (pos < body - half) {
+				ssize_t w = sendfile(c, mf, &pos, (size_t)(body - half) - (size_t)pos);
+				if (w <= 0)
+					die("sendfile");
+				sent += w;
+			}
+			close(mf);
 			shutdown(c, SHUT_WR);
 			char drain[64];
 			while (read(c, drain, sizeof drain) > 0) {

@@ -4,7 +4,11 @@
  * and reads each echo (recvfrom, recvmsg with and without msg_name). The server echoes with
  * recvfrom/sendto. Prints "server <port>", and per datagram
  * "dgram <i> <bytes> <crc32>" from the client (the checksum the test
- * expects, computed here independently of the library). */
+ * expects, computed here independently of the library). At the end the
+ * client sends two more datagrams in one sendmmsg(), the server reads
+ * them with one recvmmsg() and echoes them with one sendmmsg(), and the
+ * client reads the echoes with one recvmmsg(); their "dgram" lines
+ * follow the others. */
 #include "common.h"
 #include <stdint.h>
 
@@ -71,6 +75,30 @@ int main(int argc, char **argv)
 				die("echo");
 			printf("dgram %d %zu %08x\n", i, len, crc32(buf, len));
 		}
+		/* Two datagrams in one sendmmsg and one recvmmsg. */
+		unsigned char mb[2][64], rb[2][64];
+		struct iovec miov[2], riov[2];
+		struct mmsghdr mm[2], rm[2];
+		memset(mm, 0, sizeof mm);
+		memset(rm, 0, sizeof rm);
+		for (int k = 0; k < 2; k++) {
+			size_t len = (size_t)(10 + k * 20);
+			memset(mb[k], 'A' + k, len);
+			miov[k] = (struct iovec){mb[k], len};
+			mm[k].msg_hdr.msg_name = &srv;
+			mm[k].msg_hdr.msg_namelen = sizeof srv;
+			mm[k].msg_hdr.msg_iov = &miov[k];
+			mm[k].msg_hdr.msg_iovlen = 1;
+			riov[k] = (struct iovec){rb[k], sizeof rb[k]};
+			rm[k].msg_hdr.msg_iov = &riov[k];
+			rm[k].msg_hdr.msg_iovlen = 1;
+		}
+		if (sendmmsg(c, mm, 2, 0) != 2)
+			die("sendmmsg");
+		if (recvmmsg(c, rm, 2, 0, NULL) != 2 || rm[0].msg_len != 10 || rm[1].msg_len != 30)
+			die("recvmmsg");
+		for (int k = 0; k < 2; k++)
+			printf("dgram %d %zu %08x\n", n + k, miov[k].iov_len, crc32(mb[k], miov[k].iov_len));
 		printf("client %d\n", local_port(c));
 		fflush(stdout);
 		close(c);
@@ -86,6 +114,24 @@ int main(int argc, char **argv)
 		if (sendto(s, buf, (size_t)r, 0, (struct sockaddr *)&from, fl) != r)
 			die("sendto");
 	}
+	unsigned char mb[2][64];
+	struct iovec miov[2];
+	struct sockaddr_in from[2];
+	struct mmsghdr mm[2];
+	memset(mm, 0, sizeof mm);
+	for (int k = 0; k < 2; k++) {
+		miov[k] = (struct iovec){mb[k], sizeof mb[k]};
+		mm[k].msg_hdr.msg_name = &from[k];
+		mm[k].msg_hdr.msg_namelen = sizeof from[k];
+		mm[k].msg_hdr.msg_iov = &miov[k];
+		mm[k].msg_hdr.msg_iovlen = 1;
+	}
+	if (recvmmsg(s, mm, 2, 0, NULL) != 2)
+		die("server recvmmsg");
+	for (int k = 0; k < 2; k++)
+		miov[k].iov_len = mm[k].msg_len;
+	if (sendmmsg(s, mm, 2, 0) != 2)
+		die("server sendmmsg");
 	waitpid(pid, NULL, 0);
 	close(s);
 	return 0;

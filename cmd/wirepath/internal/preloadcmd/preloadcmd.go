@@ -307,7 +307,7 @@ func runStrace(ios *cmdutil.IOStreams, o *straceOptions) error {
 	for _, w := range st.Warnings {
 		ios.Warnf("skipped %s", w)
 	}
-	ios.Infof("%s: %d lines, %d socket calls written, %d other lines, %d skipped", name, st.Lines, st.Records, st.Ignored+st.Unfinished, st.Skipped)
+	ios.Infof("%s: %d lines, %d socket calls converted into %d records, %d other lines, %d skipped", name, st.Lines, st.Converted, st.Records, st.Ignored+st.Unfinished, st.Skipped)
 	if st.Dangling > 0 {
 		ios.Warnf("%d calls never finished (the trace was cut)", st.Dangling)
 	}
