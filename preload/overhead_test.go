@@ -14,8 +14,8 @@ import (
 // testdata/progs/overhead.c (10,000 iterations of each kind of call) with
 // and without the library, b.N times each, and reports the difference of
 // the fastest runs per traced call (half a write+read pair) and per
-// untraced file read. The program's own figures are wall-clock, so run it
-// on a quiet machine:
+// untraced file read. The program measures its own CPU time, which a busy
+// machine disturbs less than wall-clock time; still, prefer a quiet one:
 //
 //	go test -run='^$' -bench=LibraryOverhead -benchtime=20x ./preload/
 func BenchmarkLibraryOverhead(b *testing.B) {
