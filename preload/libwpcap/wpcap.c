@@ -421,6 +421,16 @@ static unsigned fd_state(int fd)
 	return k == K_NONE ? FD_KNOWN : (FD_KNOWN | FD_SOCK | ((unsigned)k << FD_KIND_SHIFT));
 }
 
+/* fd_cached is fd_state without probing: descriptors never seen are
+ * reported as untraced (closing a socket the process never used needs no
+ * record). */
+static unsigned fd_cached(int fd)
+{
+	if (fd >= 0 && fd < FD_CACHE)
+		return __atomic_load_n(&fdstate[fd], __ATOMIC_RELAXED);
+	return fd_state(fd);
+}
+
 static inline int traced(unsigned st) { return (st & FD_SOCK) != 0; }
 static inline enum sock_kind st_kind(unsigned st) { return (enum sock_kind)((st >> FD_KIND_SHIFT) & 7); }
 static inline int is_dgram(enum sock_kind k) { return k == K_UDP || k == K_UNIX_DGRAM || k == K_RAW; }
@@ -1301,7 +1311,7 @@ static void log_fd_call(const char *call, int fd, long long r, int e, const char
 EXPORT int close(int fd)
 {
 	RESOLVE(close);
-	unsigned st = ACTIVE() ? fd_state(fd) : 0;
+	unsigned st = ACTIVE() ? fd_cached(fd) : 0;
 	if (fd >= 0 && fd == logfd && enabled) {
 		/* The application closes our log (daemons close every fd):
 		 * flush, let it go, and start a new log on the next flush. */
@@ -1380,7 +1390,7 @@ EXPORT int dup(int fd)
 EXPORT int dup2(int fd, int fd2)
 {
 	RESOLVE(dup2);
-	unsigned before = ACTIVE() ? fd_state(fd2) : 0;
+	unsigned before = ACTIVE() ? fd_cached(fd2) : 0;
 	if (fd2 == logfd && enabled && fd != fd2) {
 		pthread_mutex_lock(&mu);
 		flush_locked();
@@ -1403,7 +1413,7 @@ EXPORT int dup2(int fd, int fd2)
 EXPORT int dup3(int fd, int fd2, int flags)
 {
 	RESOLVE(dup3);
-	unsigned before = ACTIVE() ? fd_state(fd2) : 0;
+	unsigned before = ACTIVE() ? fd_cached(fd2) : 0;
 	if (fd2 == logfd && enabled) {
 		pthread_mutex_lock(&mu);
 		flush_locked();
