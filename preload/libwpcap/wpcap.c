@@ -103,6 +103,8 @@ DECL_REAL(int, shutdown, int, int);
 DECL_REAL(int, dup, int);
 DECL_REAL(int, dup2, int, int);
 DECL_REAL(int, dup3, int, int, int);
+DECL_REAL(int, fcntl, int, int, ...);
+DECL_REAL(int, fcntl64, int, int, ...);
 DECL_REAL(pid_t, fork, void);
 DECL_REAL(int, execve, const char *, char *const[], char *const[]);
 DECL_REAL(int, execv, const char *, char *const[]);
@@ -697,6 +699,7 @@ static void resolve_all(void)
 	RESOLVE(sendfile64); RESOLVE(__read_chk); RESOLVE(__recv_chk);
 	RESOLVE(__recvfrom_chk); RESOLVE(close); RESOLVE(close_range);
 	RESOLVE(shutdown); RESOLVE(dup); RESOLVE(dup2); RESOLVE(dup3);
+	RESOLVE(fcntl); RESOLVE(fcntl64);
 	RESOLVE(fork); RESOLVE(execve); RESOLVE(execv); RESOLVE(execvp);
 	RESOLVE(execvpe); RESOLVE(_exit); RESOLVE(_Exit);
 }
@@ -1431,6 +1434,44 @@ EXPORT int dup3(int fd, int fd2, int flags)
 		log_fd_call("dup3", fd, r, e, NULL, 0);
 	errno = e;
 	return r;
+}
+
+/* fcntl is interposed for F_DUPFD and F_DUPFD_CLOEXEC only (Python's
+ * os.dup uses it); every other command passes straight through. The
+ * argument is read as a pointer, as glibc does, which carries an int too. */
+static int do_fcntl(int (*fn)(int, int, ...), int fd, int cmd, void *arg)
+{
+	int r = fn(fd, cmd, arg);
+	if (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC) {
+		int e = errno;
+		after_dup("dup", fd, -1, r, e);
+		errno = e;
+	}
+	return r;
+}
+
+EXPORT int fcntl(int fd, int cmd, ...)
+{
+	va_list ap;
+	va_start(ap, cmd);
+	void *arg = va_arg(ap, void *);
+	va_end(ap);
+	RESOLVE(fcntl);
+	return do_fcntl(REAL(fcntl), fd, cmd, arg);
+}
+
+EXPORT int fcntl64(int fd, int cmd, ...)
+{
+	va_list ap;
+	va_start(ap, cmd);
+	void *arg = va_arg(ap, void *);
+	va_end(ap);
+	RESOLVE(fcntl64);
+	if (!REAL(fcntl64)) {
+		RESOLVE(fcntl);
+		return do_fcntl(REAL(fcntl), fd, cmd, arg);
+	}
+	return do_fcntl(REAL(fcntl64), fd, cmd, arg);
 }
 
 EXPORT pid_t fork(void)

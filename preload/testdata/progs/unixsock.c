@@ -1,8 +1,10 @@
 /* unixsock PATH: UNIX-domain sockets between two processes.
  * 1. socketpair + fork: the parent writes "ping" messages of 10..14
  *    bytes, the child answers each with a 3-byte "ok\n".
- * 2. a listening socket at PATH: a forked client connects, sends 100
- *    bytes with send() and reads a 50-byte reply.
+ * 2. a listening socket at PATH: a forked client connects, duplicates
+ *    the descriptor with fcntl(F_DUPFD_CLOEXEC), closes the original,
+ *    sends 100 bytes with send() on the duplicate and reads a 50-byte
+ *    reply.
  * Prints "pair-parent <pid>", "pair-child <pid>", "path-server <pid>",
  * "path-client <pid>". */
 #include "common.h"
@@ -67,9 +69,14 @@ int main(int argc, char **argv)
 	pid = fork();
 	if (pid == 0) {
 		close(ls);
-		int c = socket(AF_UNIX, SOCK_STREAM, 0);
-		if (connect(c, (struct sockaddr *)&a, sizeof a) != 0)
+		int c0 = socket(AF_UNIX, SOCK_STREAM, 0);
+		if (connect(c0, (struct sockaddr *)&a, sizeof a) != 0)
 			die("connect");
+		/* Go on with a duplicate, as Python's os.dup does. */
+		int c = fcntl(c0, F_DUPFD_CLOEXEC, 10);
+		if (c < 0)
+			die("F_DUPFD");
+		close(c0);
 		printf("path-client %d\n", (int)getpid());
 		fflush(stdout);
 		char b[100];
