@@ -21,13 +21,17 @@ type ParseError struct {
 	fatal bool
 }
 
-// Error formats the error as file:line: member: err.
+// Error formats the error as file:line: member: err (no line for errors
+// before the first line, such as a bad compression header).
 func (e *ParseError) Error() string {
 	s := ""
 	if e.File != "" {
 		s = e.File + ":"
 	}
-	s += strconv.Itoa(e.Line) + ": "
+	if e.Line > 0 {
+		s += strconv.Itoa(e.Line) + ":"
+	}
+	s += " "
 	if e.Member != "" {
 		s += "member " + e.Member + ": "
 	}

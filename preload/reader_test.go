@@ -2,8 +2,11 @@ package preload
 
 import (
 	"bytes"
+
 	"errors"
 	"fmt"
+	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/compress/zstd"
 	"io"
 	"os"
 	"path/filepath"
@@ -259,4 +262,30 @@ func FuzzStrace(f *testing.F) {
 			t.Fatalf("%d records written, %d read back", st.Records, got)
 		}
 	})
+}
+
+// TestReadFilesCompressed reads the sample gzip- and zstd-compressed, and
+// names the file of a bad compressed one.
+func TestReadFilesCompressed(t *testing.T) {
+	dir := t.TempDir()
+	var gz bytes.Buffer
+	gw := gzip.NewWriter(&gz)
+	gw.Write([]byte(sampleTrace))
+	gw.Close()
+	var zs bytes.Buffer
+	zw, _ := zstd.NewWriter(&zs)
+	zw.Write([]byte(sampleTrace))
+	zw.Close()
+	paths := []string{filepath.Join(dir, "a.jsonl.gz"), filepath.Join(dir, "b.jsonl.zst")}
+	os.WriteFile(paths[0], gz.Bytes(), 0o644)
+	os.WriteFile(paths[1], zs.Bytes(), 0o644)
+	tab, err := ReadFiles(Options{Strict: true}, paths...)
+	if err != nil || tab.Counters.Records != 30 {
+		t.Fatalf("records %d, err %v", tab.Counters.Records, err)
+	}
+	bad := filepath.Join(dir, "bad.jsonl.gz")
+	os.WriteFile(bad, gz.Bytes()[:gz.Len()/2], 0o644)
+	if _, err := ReadFiles(Options{}, bad); err == nil || !strings.HasPrefix(err.Error(), bad+":") {
+		t.Errorf("cut gzip file: err = %v", err)
+	}
 }

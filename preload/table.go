@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"os"
 	"slices"
+
+	"github.com/wirepath/wirepath/internal/decompress"
 )
 
 // Origin says how a connection came to be known.
@@ -453,19 +455,28 @@ func (t *Table) ReadFrom(r *Reader) error {
 	return r.Err()
 }
 
-// ReadFiles reads the preload traces in the named files into a new table.
+// ReadFiles reads the preload traces in the named files (plain, gzip or
+// zstd) into a new table.
 func ReadFiles(opt Options, paths ...string) (*Table, error) {
 	t := NewTable()
 	for _, p := range paths {
-		f, err := os.Open(p)
-		if err != nil {
-			return nil, err
-		}
-		err = t.ReadFrom(NewReader(f, p, opt))
-		f.Close()
-		if err != nil {
+		if err := t.readFile(p, opt); err != nil {
 			return nil, err
 		}
 	}
 	return t, nil
+}
+
+func (t *Table) readFile(path string, opt Options) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	r, _, done, err := decompress.NewReader(f, 256<<10)
+	defer done()
+	if err != nil {
+		return &ParseError{File: path, Err: err}
+	}
+	return t.ReadFrom(NewReader(r, path, opt))
 }

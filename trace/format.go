@@ -44,12 +44,6 @@ func ParseFormat(s string) (Format, error) {
 	return FormatAuto, fmt.Errorf("unknown trace format %q (want tsv, jsonl or project5)", s)
 }
 
-// Compression magic numbers.
-var (
-	gzipMagic = []byte{0x1f, 0x8b}
-	zstdMagic = []byte{0x28, 0xb5, 0x2f, 0xfd}
-)
-
 // DetectFormat guesses the format of a trace from its first bytes
 // (decompressed): the wirepath TSV magic line, a JSON object, a line whose
 // first field is a decimal timestamp or Project 5's header (Project 5), and

@@ -7,8 +7,7 @@ import (
 	"io"
 	"os"
 
-	"github.com/klauspost/compress/gzip"
-	"github.com/klauspost/compress/zstd"
+	"github.com/wirepath/wirepath/internal/decompress"
 )
 
 // ReadOptions controls how a trace is read.
@@ -115,23 +114,10 @@ func (r *Reader) Close() error {
 
 func (r *Reader) start() error {
 	r.started = true
-	br := bufio.NewReaderSize(r.in, 256<<10)
-	head, _ := br.Peek(4)
-	switch {
-	case len(head) >= 2 && head[0] == gzipMagic[0] && head[1] == gzipMagic[1]:
-		zr, err := gzip.NewReader(br)
-		if err != nil {
-			return &ParseError{File: r.file, Err: cutShort(err)} // or "gzip: invalid header"
-		}
-		r.closers = append(r.closers, func() { zr.Close() })
-		br = bufio.NewReaderSize(zr, 256<<10)
-	case len(head) >= 4 && string(head) == string(zstdMagic):
-		zr, err := zstd.NewReader(br, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true))
-		if err != nil {
-			return &ParseError{File: r.file, Err: fmt.Errorf("zstd: %w", cutShort(err))}
-		}
-		r.closers = append(r.closers, zr.Close)
-		br = bufio.NewReaderSize(zr, 256<<10)
+	br, _, done, err := decompress.NewReader(r.in, 256<<10)
+	r.closers = append(r.closers, done)
+	if err != nil {
+		return &ParseError{File: r.file, Err: cutShort(err)}
 	}
 	r.format = r.opt.Format
 	if r.format == FormatAuto {

@@ -51,7 +51,7 @@ func newCmdSummarize(ios *cmdutil.IOStreams) *cobra.Command {
 		Use:   "summarize TRACE|DIR...",
 		Short: "Per-process connections and message counts of preload traces",
 		Long: `Summarize reads preload traces (files, or directories whose *.jsonl files are
-read) and prints, per process, each socket with its endpoints, how it came to
+read; gzip and zstd compression is recognised) and prints, per process, each socket with its endpoints, how it came to
 be (socket, connect, accept, socketpair, inherited) and the messages and bytes
 it sent and received. --json prints the same as JSON.`,
 		Args: cobra.MinimumNArgs(1),
@@ -78,9 +78,13 @@ func expand(paths []string) ([]string, error) {
 			out = append(out, p)
 			continue
 		}
-		m, err := filepath.Glob(filepath.Join(p, "*.jsonl"))
-		if err != nil {
-			return nil, err
+		var m []string
+		for _, pat := range []string{"*.jsonl", "*.jsonl.gz", "*.jsonl.zst"} {
+			g, err := filepath.Glob(filepath.Join(p, pat))
+			if err != nil {
+				return nil, err
+			}
+			m = append(m, g...)
 		}
 		if len(m) == 0 {
 			return nil, fmt.Errorf("%s: no *.jsonl traces in the directory", p)
