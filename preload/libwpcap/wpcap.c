@@ -654,6 +654,8 @@ static void log_data(const struct data_call *c, unsigned long long t0, unsigned 
 
 /* ---- initialisation ---------------------------------------------------- */
 
+static int ended; /* the end record was written */
+
 static void atfork_prepare(void)
 {
 	if (!enabled)
@@ -680,6 +682,7 @@ static void atfork_child(void)
 	blen = 0;
 	records = 0;
 	eagain_skipped = 0;
+	ended = 0;
 	/* The parent's log fd is shared: the child gets a log of its own. */
 	if (logfd >= 0)
 		syscall(SYS_close, logfd);
@@ -709,10 +712,9 @@ __attribute__((constructor)) static void wpcap_init(void)
 	resolve_all();
 	crc_init();
 	const char *dir = getenv("WIREPATH_PRELOAD_DIR");
-	if (!dir || !*dir) {
+	if (!dir || !*dir)
 		dir = "/tmp/wirepath-preload";
-		mkdir(dir, 0755);
-	}
+	mkdir(dir, 0755); /* one level; an existing directory is fine */
 	snprintf(logdir, sizeof logdir, "%s", dir);
 	const char *h = getenv("WIREPATH_PRELOAD_HOST");
 	if (h && *h)
@@ -744,8 +746,6 @@ static void log_end(void)
 	l_kint(&l, "write_errors", (long long)write_errors);
 	emit(&l, t);
 }
-
-static int ended;
 
 /* finish writes the end record once and flushes; later records (from other
  * destructors) are written at once. */
