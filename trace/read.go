@@ -199,9 +199,8 @@ func (r *Reader) Scan() bool {
 	if r.skipped > int64(r.opt.MaxWarnings) {
 		m.Warnings = append(m.Warnings, fmt.Sprintf("... and %d more skipped lines", r.skipped-int64(r.opt.MaxWarnings)))
 	}
-	m.Accounting = append(m.Accounting,
-		Count{Stage: "trace", Name: "messages_read", Value: r.n},
-		Count{Stage: "trace", Name: "skipped_lines", Value: r.skipped})
+	m.SetCount("trace", "messages_read", r.n)
+	m.SetCount("trace", "skipped_lines", r.skipped)
 	if m.Source == "" {
 		m.Source = r.file
 	}

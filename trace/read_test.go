@@ -478,3 +478,31 @@ func FuzzReadAuto(f *testing.F) {
 		checkRoundTrips(t, tr)
 	})
 }
+
+// TestRereadAccounting: reading a trace that a read wrote keeps one counter
+// of each name, with the new values.
+func TestRereadAccounting(t *testing.T) {
+	tr, err := ReadFile(filepath.Join("testdata", "small.tsv"), ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr.Messages = tr.Messages[:2]
+	var buf bytes.Buffer
+	WriteJSONL(&buf, tr)
+	back, err := Read(&buf, "again", ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, c := range back.Meta.Accounting {
+		if c.Stage == "trace" && c.Name == "messages_read" {
+			n++
+			if c.Value != 2 {
+				t.Errorf("messages_read = %d, want 2", c.Value)
+			}
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d messages_read counters: %+v", n, back.Meta.Accounting)
+	}
+}
