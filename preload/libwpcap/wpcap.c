@@ -970,18 +970,33 @@ EXPORT int listen(int fd, int backlog)
 	unsigned st_ = ACTIVE() ? fd_state(fd) : 0;            \
 	unsigned long long t0_ = traced(st_) ? now_ns() : 0
 
+/* data_done logs a data call on a traced descriptor; it must be called
+ * right after the real call, whose errno it keeps. */
+static void data_done(const char *call, int fd, unsigned st, long long len, long long r, int flags,
+		      const struct sockaddr *addr, socklen_t alen, const struct iovec *iov, size_t iovcnt, int in,
+		      unsigned long long t0)
+{
+	int e = errno;
+	struct data_call c = {call, fd, st, len, r, e, flags, addr, alen, iov, iovcnt, in};
+	log_data(&c, t0, now_ns());
+	errno = e;
+}
+
+/* BUF_DONE is data_done for calls on one buffer b of n bytes. */
+#define BUF_DONE(call, fd, b, n, r, flags, in)                                                        \
+	do {                                                                                          \
+		if (traced(st_)) {                                                                    \
+			struct iovec iov_ = {(void *)(b), (n)};                                       \
+			data_done(call, fd, st_, (long long)(n), r, flags, NULL, 0, &iov_, 1, in, t0_); \
+		}                                                                                     \
+	} while (0)
+
 EXPORT ssize_t send(int fd, const void *b, size_t n, int flags)
 {
 	RESOLVE(send);
 	DATA_PRE(fd);
 	ssize_t r = REAL(send)(fd, b, n, flags);
-	if (traced(st_)) {
-		int e = errno;
-		struct iovec iov = {(void *)b, n};
-		struct data_call c = {"send", fd, st_, (long long)n, r, e, flags, NULL, 0, &iov, 1, 0};
-		log_data(&c, t0_, now_ns());
-		errno = e;
-	}
+	BUF_DONE("send", fd, b, n, r, flags, 0);
 	return r;
 }
 
@@ -1052,13 +1067,7 @@ EXPORT ssize_t recv(int fd, void *b, size_t n, int flags)
 	RESOLVE(recv);
 	DATA_PRE(fd);
 	ssize_t r = REAL(recv)(fd, b, n, flags);
-	if (traced(st_)) {
-		int e = errno;
-		struct iovec iov = {b, n};
-		struct data_call c = {"recv", fd, st_, (long long)n, r, e, flags, NULL, 0, &iov, 1, 1};
-		log_data(&c, t0_, now_ns());
-		errno = e;
-	}
+	BUF_DONE("recv", fd, b, n, r, flags, 1);
 	return r;
 }
 
@@ -1067,13 +1076,7 @@ EXPORT ssize_t __recv_chk(int fd, void *b, size_t n, size_t buflen, int flags)
 	RESOLVE(__recv_chk);
 	DATA_PRE(fd);
 	ssize_t r = REAL(__recv_chk)(fd, b, n, buflen, flags);
-	if (traced(st_)) {
-		int e = errno;
-		struct iovec iov = {b, n};
-		struct data_call c = {"recv", fd, st_, (long long)n, r, e, flags, NULL, 0, &iov, 1, 1};
-		log_data(&c, t0_, now_ns());
-		errno = e;
-	}
+	BUF_DONE("recv", fd, b, n, r, flags, 1);
 	return r;
 }
 
@@ -1197,13 +1200,7 @@ EXPORT ssize_t write(int fd, const void *b, size_t n)
 	RESOLVE(write);
 	DATA_PRE(fd);
 	ssize_t r = REAL(write)(fd, b, n);
-	if (traced(st_)) {
-		int e = errno;
-		struct iovec iov = {(void *)b, n};
-		struct data_call c = {"write", fd, st_, (long long)n, r, e, 0, NULL, 0, &iov, 1, 0};
-		log_data(&c, t0_, now_ns());
-		errno = e;
-	}
+	BUF_DONE("write", fd, b, n, r, 0, 0);
 	return r;
 }
 
@@ -1212,13 +1209,7 @@ EXPORT ssize_t read(int fd, void *b, size_t n)
 	RESOLVE(read);
 	DATA_PRE(fd);
 	ssize_t r = REAL(read)(fd, b, n);
-	if (traced(st_)) {
-		int e = errno;
-		struct iovec iov = {b, n};
-		struct data_call c = {"read", fd, st_, (long long)n, r, e, 0, NULL, 0, &iov, 1, 1};
-		log_data(&c, t0_, now_ns());
-		errno = e;
-	}
+	BUF_DONE("read", fd, b, n, r, 0, 1);
 	return r;
 }
 
@@ -1227,13 +1218,7 @@ EXPORT ssize_t __read_chk(int fd, void *b, size_t n, size_t buflen)
 	RESOLVE(__read_chk);
 	DATA_PRE(fd);
 	ssize_t r = REAL(__read_chk)(fd, b, n, buflen);
-	if (traced(st_)) {
-		int e = errno;
-		struct iovec iov = {b, n};
-		struct data_call c = {"read", fd, st_, (long long)n, r, e, 0, NULL, 0, &iov, 1, 1};
-		log_data(&c, t0_, now_ns());
-		errno = e;
-	}
+	BUF_DONE("read", fd, b, n, r, 0, 1);
 	return r;
 }
 
@@ -1243,11 +1228,8 @@ EXPORT ssize_t writev(int fd, const struct iovec *iov, int cnt)
 	DATA_PRE(fd);
 	ssize_t r = REAL(writev)(fd, iov, cnt);
 	if (traced(st_)) {
-		int e = errno;
 		size_t c_ = cnt > 0 ? (size_t)cnt : 0;
-		struct data_call c = {"writev", fd, st_, iov_len(iov, c_), r, e, 0, NULL, 0, iov, c_, 0};
-		log_data(&c, t0_, now_ns());
-		errno = e;
+		data_done("writev", fd, st_, iov_len(iov, c_), r, 0, NULL, 0, iov, c_, 0, t0_);
 	}
 	return r;
 }
@@ -1258,11 +1240,8 @@ EXPORT ssize_t readv(int fd, const struct iovec *iov, int cnt)
 	DATA_PRE(fd);
 	ssize_t r = REAL(readv)(fd, iov, cnt);
 	if (traced(st_)) {
-		int e = errno;
 		size_t c_ = cnt > 0 ? (size_t)cnt : 0;
-		struct data_call c = {"readv", fd, st_, iov_len(iov, c_), r, e, 0, NULL, 0, iov, c_, 1};
-		log_data(&c, t0_, now_ns());
-		errno = e;
+		data_done("readv", fd, st_, iov_len(iov, c_), r, 0, NULL, 0, iov, c_, 1, t0_);
 	}
 	return r;
 }
@@ -1272,12 +1251,8 @@ EXPORT ssize_t sendfile(int out, int in, off_t *off, size_t n)
 	RESOLVE(sendfile);
 	DATA_PRE(out);
 	ssize_t r = REAL(sendfile)(out, in, off, n);
-	if (traced(st_)) {
-		int e = errno;
-		struct data_call c = {"sendfile", out, st_, (long long)n, r, e, 0, NULL, 0, NULL, 0, 0};
-		log_data(&c, t0_, now_ns());
-		errno = e;
-	}
+	if (traced(st_))
+		data_done("sendfile", out, st_, (long long)n, r, 0, NULL, 0, NULL, 0, 0, t0_);
 	return r;
 }
 
@@ -1286,12 +1261,8 @@ EXPORT ssize_t sendfile64(int out, int in, off64_t *off, size_t n)
 	RESOLVE(sendfile64);
 	DATA_PRE(out);
 	ssize_t r = REAL(sendfile64)(out, in, off, n);
-	if (traced(st_)) {
-		int e = errno;
-		struct data_call c = {"sendfile", out, st_, (long long)n, r, e, 0, NULL, 0, NULL, 0, 0};
-		log_data(&c, t0_, now_ns());
-		errno = e;
-	}
+	if (traced(st_))
+		data_done("sendfile", out, st_, (long long)n, r, 0, NULL, 0, NULL, 0, 0, t0_);
 	return r;
 }
 
