@@ -3,6 +3,10 @@ SHELL      := /bin/bash
 GO         ?= go
 BIN        := bin
 WIREPATH   := $(BIN)/wirepath
+CC         ?= cc
+# The LD_PRELOAD capture library (preload/libwpcap), built with the system compiler.
+WPCAP      := $(BIN)/libwpcap.so
+WPCAP_CFLAGS := -Wall -Wextra -O2 -fPIC -shared -U_FORTIFY_SOURCE
 FUZZTIME   ?= 10s
 BENCHTIME  ?= 1s
 # Packages whose tests also run under the race detector (they use goroutines).
@@ -28,9 +32,16 @@ deps: ## install the Debian packages the tests need (only those missing)
 	@$(GO) mod download
 
 .PHONY: build
-build: ## build bin/wirepath
+build: preload ## build bin/wirepath and bin/libwpcap.so
 	@mkdir -p $(BIN)
 	$(GO) build -o $(WIREPATH) ./cmd/wirepath
+
+.PHONY: preload
+preload: $(WPCAP) ## build the LD_PRELOAD capture library bin/libwpcap.so
+
+$(WPCAP): preload/libwpcap/wpcap.c
+	@mkdir -p $(BIN)
+	$(CC) $(WPCAP_CFLAGS) -o $@ $< -ldl -lpthread
 
 .PHONY: vet
 vet: ## go vet and gofmt check

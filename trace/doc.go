@@ -14,5 +14,12 @@
 // engines can correct network delays and reports can show where the data
 // came from.
 //
+// Traces are read and written in three formats, documented in
+// docs/formats.md: wirepath TSV and JSON Lines (read and written, both
+// versioned) and Project 5's "timestamp operation sender receiver id" layout
+// (read). Reader streams any of them, detecting the format and gzip or zstd
+// compression from the content; ReadFile and Read load a whole trace;
+// WriteTSV, WriteJSONL and WriteFile write one.
+//
 // This package must not know about packets, flows or inference.
 package trace

@@ -258,6 +258,19 @@ type Count struct {
 	Value int64  `json:"value"`
 }
 
+// SetCount sets the counter of a stage, replacing one of the same stage
+// and name (a trace read from a file that an earlier read wrote carries the
+// earlier counts).
+func (m *Meta) SetCount(stage, name string, v int64) {
+	for i := range m.Accounting {
+		if m.Accounting[i].Stage == stage && m.Accounting[i].Name == name {
+			m.Accounting[i].Value = v
+			return
+		}
+	}
+	m.Accounting = append(m.Accounting, Count{Stage: stage, Name: name, Value: v})
+}
+
 // OffsetOf returns the known clock offset of node in nanoseconds, or 0 and
 // false if the trace does not know it.
 func (m *Meta) OffsetOf(node string) (int64, bool) {

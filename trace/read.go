@@ -1,13 +1,16 @@
 package trace
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/wirepath/wirepath/internal/decompress"
 )
 
-// ReadOptions controls how a whole trace file is read.
+// ReadOptions controls how a trace is read.
 type ReadOptions struct {
 	// Strict makes the first bad line an error. Otherwise bad lines are
 	// skipped, counted in Meta.Accounting ("trace", "skipped_lines") and the
@@ -15,52 +18,248 @@ type ReadOptions struct {
 	Strict bool
 	// MaxWarnings bounds the warnings recorded for skipped lines (default 10).
 	MaxWarnings int
+	// Format forces a format; FormatAuto (the zero value) detects it.
+	Format Format
+	// MaxLine bounds the length of one line (default 16 MiB); a longer line
+	// is an error that stops the reader.
+	MaxLine int
+}
+
+// lineDecoder parses the lines of one format.
+type lineDecoder interface {
+	// decode parses one non-empty line (without its line break) into m,
+	// which the caller has reset. It reports whether the line held a
+	// message rather than a header or comment. Errors are *ParseError
+	// without File and Line.
+	decode(line []byte, m *Message) (bool, error)
+	// finish is called at the end of the input.
+	finish() error
+}
+
+// Reader reads a trace one message at a time, in the manner of
+// bufio.Scanner, in any format ReadFile understands, gzip- or
+// zstd-compressed or not. Strings are interned into the reader's Trace,
+// whose Meta it also fills; the reader never holds more than one line.
+//
+//	r := trace.NewReader(f, "t.tsv", trace.ReadOptions{})
+//	defer r.Close()
+//	for r.Scan() {
+//		m := r.Message()
+//		...
+//	}
+//	if err := r.Err(); err != nil { ... }
+//
+// Errors are sticky: after Scan returns false, Err says why (nil at the
+// end of the input). Bad lines are skipped and counted unless Strict is
+// set; I/O errors, lines longer than MaxLine, missing headers and
+// unsupported versions always stop the reader.
+type Reader struct {
+	in      io.Reader
+	file    string
+	opt     ReadOptions
+	t       *Trace
+	sc      *bufio.Scanner
+	dec     lineDecoder
+	format  Format
+	line    int
+	msg     Message
+	err     error
+	n       int64
+	skipped int64
+	closers []func()
+	started bool
+	done    bool
+}
+
+// NewReader returns a Reader of the trace in r; file names r in errors.
+// Nothing is read until the first Scan.
+func NewReader(r io.Reader, file string, opt ReadOptions) *Reader {
+	if opt.MaxWarnings <= 0 {
+		opt.MaxWarnings = 10
+	}
+	if opt.MaxLine <= 0 {
+		opt.MaxLine = 16 << 20
+	}
+	return &Reader{in: r, file: file, opt: opt, t: &Trace{}}
+}
+
+// Trace returns the trace the reader interns strings into and fills the
+// Meta of. Its Messages are left empty: Scan hands them out one by one.
+func (r *Reader) Trace() *Trace { return r.t }
+
+// Format returns the format being read; it is known after the first Scan.
+func (r *Reader) Format() Format { return r.format }
+
+// Line returns the number of the line last read.
+func (r *Reader) Line() int { return r.line }
+
+// Skipped returns how many bad lines were skipped so far.
+func (r *Reader) Skipped() int64 { return r.skipped }
+
+// Message returns the message the last successful Scan read.
+func (r *Reader) Message() Message { return r.msg }
+
+// Err returns the error that stopped the reader, or nil at a clean end.
+func (r *Reader) Err() error { return r.err }
+
+// Close releases the decompressor, if any. It does not close the
+// underlying reader.
+func (r *Reader) Close() error {
+	for _, c := range r.closers {
+		c()
+	}
+	r.closers = nil
+	return nil
+}
+
+func (r *Reader) start() error {
+	r.started = true
+	br, _, done, err := decompress.NewReader(r.in, 256<<10)
+	r.closers = append(r.closers, done)
+	if err != nil {
+		return &ParseError{File: r.file, Err: cutShort(err)}
+	}
+	r.format = r.opt.Format
+	if r.format == FormatAuto {
+		head, err := br.Peek(64 << 10)
+		if err != nil && err != io.EOF && !errors.Is(err, bufio.ErrBufferFull) {
+			return &ParseError{File: r.file, Line: 1, Err: cutShort(err)}
+		}
+		r.format = DetectFormat(head)
+	}
+	switch r.format {
+	case FormatTSV:
+		r.dec = &tsvDecoder{t: r.t}
+	case FormatJSONL:
+		r.dec = &jsonlDecoder{t: r.t}
+	case FormatProject5:
+		r.dec = &p5Decoder{t: r.t}
+	default:
+		return fmt.Errorf("%s: unknown trace format %v", r.file, r.format)
+	}
+	r.sc = bufio.NewScanner(br)
+	r.sc.Buffer(make([]byte, 0, 64<<10), r.opt.MaxLine)
+	return nil
+}
+
+// Scan reads the next message, which Message then returns. It returns
+// false at the end of the input or when an error stops the reader.
+func (r *Reader) Scan() bool {
+	if r.err != nil || r.done {
+		return false
+	}
+	if !r.started {
+		if err := r.start(); err != nil {
+			r.err = err
+			return false
+		}
+	}
+	for r.sc.Scan() {
+		r.line++
+		line := r.sc.Bytes()
+		if n := len(line); n > 0 && line[n-1] == '\r' {
+			line = line[:n-1]
+		}
+		if len(line) == 0 {
+			continue
+		}
+		r.msg = Message{SendTS: NoTime, RecvTS: NoTime}
+		ok, err := r.dec.decode(line, &r.msg)
+		if err != nil {
+			pe := r.position(err)
+			if r.opt.Strict || pe.fatal {
+				r.err = pe
+				return false
+			}
+			if r.skipped < int64(r.opt.MaxWarnings) {
+				r.t.Meta.Warnings = append(r.t.Meta.Warnings, "skipped "+pe.Error())
+			}
+			r.skipped++
+			continue
+		}
+		if ok {
+			r.n++
+			return true
+		}
+	}
+	if err := r.sc.Err(); err != nil {
+		if errors.Is(err, bufio.ErrTooLong) {
+			err = fmt.Errorf("line longer than %d bytes", r.opt.MaxLine)
+		}
+		err = cutShort(err)
+		r.err = &ParseError{File: r.file, Line: r.line + 1, Err: err}
+		return false
+	}
+	if err := r.dec.finish(); err != nil {
+		r.err = r.position(err)
+		return false
+	}
+	r.done = true
+	m := &r.t.Meta
+	if r.skipped > int64(r.opt.MaxWarnings) {
+		m.Warnings = append(m.Warnings, fmt.Sprintf("... and %d more skipped lines", r.skipped-int64(r.opt.MaxWarnings)))
+	}
+	m.SetCount("trace", "messages_read", r.n)
+	m.SetCount("trace", "skipped_lines", r.skipped)
+	if m.Source == "" {
+		m.Source = r.file
+	}
+	return false
+}
+
+// cutShort explains io.ErrUnexpectedEOF, which compressed input returns
+// when the file was truncated.
+func cutShort(err error) error {
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		return fmt.Errorf("the file is cut short: %w", err)
+	}
+	return err
+}
+
+// position fills in the file and line of a decoder's error.
+func (r *Reader) position(err error) *ParseError {
+	var pe *ParseError
+	if !errors.As(err, &pe) {
+		pe = &ParseError{Err: err}
+	}
+	pe.File, pe.Line = r.file, r.line
+	return pe
+}
+
+// ReadAll reads the rest of the trace and returns it with its messages.
+// The Reader is closed.
+func (r *Reader) ReadAll() (*Trace, error) {
+	defer r.Close()
+	for r.Scan() {
+		r.t.Messages = append(r.t.Messages, r.msg)
+	}
+	if r.err != nil {
+		return nil, r.err
+	}
+	return r.t, nil
+}
+
+// Read reads a whole trace from r in any supported format; file names r in
+// errors.
+func Read(r io.Reader, file string, opt ReadOptions) (*Trace, error) {
+	return NewReader(r, file, opt).ReadAll()
 }
 
 // ReadTSV reads a whole TSV trace from r; file names r in errors.
 func ReadTSV(r io.Reader, file string, opt ReadOptions) (*Trace, error) {
-	t := &Trace{}
-	tr := NewTSVReader(r, file, t)
-	if opt.MaxWarnings <= 0 {
-		opt.MaxWarnings = 10
-	}
-	skipped := int64(0)
-	for {
-		m, err := tr.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			var pe *ParseError
-			if opt.Strict || !errors.As(err, &pe) || errors.Is(err, ErrNoHeader) || tr.cols == nil {
-				return nil, err
-			}
-			if skipped < int64(opt.MaxWarnings) {
-				t.Meta.Warnings = append(t.Meta.Warnings, "skipped "+err.Error())
-			}
-			skipped++
-			continue
-		}
-		t.Messages = append(t.Messages, m)
-	}
-	t.Meta.Accounting = append(t.Meta.Accounting,
-		Count{Stage: "trace", Name: "messages_read", Value: int64(len(t.Messages))},
-		Count{Stage: "trace", Name: "skipped_lines", Value: skipped})
-	if skipped > int64(opt.MaxWarnings) {
-		t.Meta.Warnings = append(t.Meta.Warnings, fmt.Sprintf("... and %d more skipped lines", skipped-int64(opt.MaxWarnings)))
-	}
-	if t.Meta.Source == "" {
-		t.Meta.Source = file
-	}
-	return t, nil
+	opt.Format = FormatTSV
+	return Read(r, file, opt)
 }
 
-// ReadFile reads the trace in the named file, detecting its format.
+// ReadFile reads the trace in the named file. Unless opt.Format says
+// otherwise it detects the format (wirepath TSV with or without its magic
+// line, JSON Lines, Project 5) and gzip or zstd compression from the
+// content, not the name.
 func ReadFile(path string, opt ReadOptions) (*Trace, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	return ReadTSV(f, path, opt)
+	return Read(f, path, opt)
 }

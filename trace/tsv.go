@@ -2,6 +2,7 @@ package trace
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -23,16 +24,22 @@ type ParseError struct {
 	Line   int    // 1-based line number
 	Column string // column name, "" when the whole line is bad
 	Err    error
+
+	fatal bool // the reader cannot go on after it (bad header, version)
 }
 
-// Error formats the error as file:line: column: err.
+// Error formats the error as file:line: column: err (no line for errors
+// before the first line, such as a bad compression header).
 func (e *ParseError) Error() string {
 	var b strings.Builder
 	if e.File != "" {
 		b.WriteString(e.File)
 		b.WriteByte(':')
 	}
-	fmt.Fprintf(&b, "%d: ", e.Line)
+	if e.Line > 0 {
+		fmt.Fprintf(&b, "%d:", e.Line)
+	}
+	b.WriteByte(' ')
 	if e.Column != "" {
 		fmt.Fprintf(&b, "column %s: ", e.Column)
 	}
@@ -114,14 +121,14 @@ func appendField(buf []byte, s string) []byte {
 	return append(buf, s...)
 }
 
-// TSVReader reads a TSV trace line by line into a Trace's symbol table.
+// TSVReader reads a TSV trace line by line into a Trace's symbol table. It
+// is the error-returning form of Reader for the TSV format: Next returns
+// every bad line as a *ParseError and can go on after it.
 type TSVReader struct {
-	sc     *bufio.Scanner
-	file   string
-	line   int
-	t      *Trace
-	cols   []int // column index -> field id, -1 to ignore
-	fields [][]byte
+	sc   *bufio.Scanner
+	file string
+	line int
+	dec  tsvDecoder
 }
 
 const (
@@ -142,11 +149,7 @@ const (
 func NewTSVReader(r io.Reader, file string, t *Trace) *TSVReader {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 1<<20), 16<<20)
-	return &TSVReader{sc: sc, file: file, t: t}
-}
-
-func (r *TSVReader) errf(col string, format string, args ...any) error {
-	return &ParseError{File: r.file, Line: r.line, Column: col, Err: fmt.Errorf(format, args...)}
+	return &TSVReader{sc: sc, file: file, dec: tsvDecoder{t: t}}
 }
 
 // Next reads the next message. It returns io.EOF at the end. A *ParseError
@@ -161,116 +164,156 @@ func (r *TSVReader) Next() (Message, error) {
 		if len(line) == 0 {
 			continue
 		}
-		if line[0] == '#' {
-			if rest, ok := strings.CutPrefix(string(line), "#meta "); ok {
-				if err := json.Unmarshal([]byte(rest), &r.t.Meta); err != nil {
-					return Message{}, r.errf("", "bad #meta line: %v", err)
-				}
-			}
-			continue
+		m := Message{SendTS: NoTime, RecvTS: NoTime}
+		ok, err := r.dec.decode(line, &m)
+		if err != nil {
+			return Message{}, r.position(err)
 		}
-		if r.cols == nil {
-			if err := r.header(line); err != nil {
-				return Message{}, err
-			}
-			continue
+		if ok {
+			return m, nil
 		}
-		return r.parse(line)
 	}
 	if err := r.sc.Err(); err != nil {
 		return Message{}, &ParseError{File: r.file, Line: r.line + 1, Err: err}
 	}
-	if r.cols == nil {
-		return Message{}, &ParseError{File: r.file, Line: r.line, Err: ErrNoHeader}
+	if err := r.dec.finish(); err != nil {
+		return Message{}, r.position(err)
 	}
 	return Message{}, io.EOF
 }
 
-func (r *TSVReader) header(line []byte) error {
+func (r *TSVReader) position(err error) error {
+	if pe, ok := err.(*ParseError); ok {
+		pe.File, pe.Line = r.file, r.line
+		return pe
+	}
+	return &ParseError{File: r.file, Line: r.line, Err: err}
+}
+
+// tsvMagicPrefix starts the magic line; the version follows.
+const tsvMagicPrefix = "# wirepath-trace"
+
+// tsvDecoder decodes the lines of a TSV trace.
+type tsvDecoder struct {
+	t      *Trace
+	cols   []int // column index -> field id, -1 to ignore
+	fields [][]byte
+}
+
+func colErr(col string, format string, args ...any) error {
+	return &ParseError{Column: col, Err: fmt.Errorf(format, args...)}
+}
+
+func fatalErr(err error) error {
+	return &ParseError{Err: err, fatal: true}
+}
+
+func (d *tsvDecoder) decode(line []byte, m *Message) (bool, error) {
+	if line[0] == '#' {
+		if rest, ok := bytes.CutPrefix(line, []byte(tsvMagicPrefix)); ok {
+			v := string(bytes.TrimSpace(rest))
+			if v != "v1" {
+				return false, fatalErr(fmt.Errorf("unsupported TSV trace version %q (this build reads v1)", v))
+			}
+		} else if rest, ok := bytes.CutPrefix(line, []byte("#meta ")); ok {
+			if err := json.Unmarshal(rest, &d.t.Meta); err != nil {
+				return false, colErr("", "bad #meta line: %v", err)
+			}
+		}
+		return false, nil
+	}
+	if d.cols == nil {
+		return false, d.header(line)
+	}
+	return true, d.parse(line, m)
+}
+
+func (d *tsvDecoder) finish() error {
+	if d.cols == nil {
+		return fatalErr(ErrNoHeader)
+	}
+	return nil
+}
+
+func (d *tsvDecoder) header(line []byte) error {
 	names := strings.Split(string(line), "\t")
-	r.cols = make([]int, len(names))
+	d.cols = make([]int, len(names))
 	seen := make(map[int]bool)
 	for i, n := range names {
-		r.cols[i] = -1
+		d.cols[i] = -1
 		for id, c := range TSVColumns {
 			if strings.EqualFold(strings.TrimSpace(n), c) {
 				if seen[id] {
-					return r.errf("", "column %s named twice", c)
+					d.cols = nil
+					return fatalErr(fmt.Errorf("column %s named twice", c))
 				}
-				r.cols[i] = id
+				d.cols[i] = id
 				seen[id] = true
 			}
 		}
 	}
 	if !seen[colSend] && !seen[colRecv] {
-		r.cols = nil
-		return r.errf("", "%v: the header must name send_ts or recv_ts (got %q)", ErrNoHeader, string(line))
+		d.cols = nil
+		return fatalErr(fmt.Errorf("%w: the header must name send_ts or recv_ts (got %q)", ErrNoHeader, line))
 	}
 	return nil
 }
 
-func (r *TSVReader) parse(line []byte) (Message, error) {
-	r.fields = r.fields[:0]
+func (d *tsvDecoder) parse(line []byte, m *Message) error {
+	d.fields = d.fields[:0]
 	for {
 		i := indexTab(line)
 		if i < 0 {
-			r.fields = append(r.fields, line)
+			d.fields = append(d.fields, line)
 			break
 		}
-		r.fields = append(r.fields, line[:i])
+		d.fields = append(d.fields, line[:i])
 		line = line[i+1:]
 	}
-	if len(r.fields) != len(r.cols) {
-		return Message{}, r.errf("", "%d fields, the header names %d", len(r.fields), len(r.cols))
+	if len(d.fields) != len(d.cols) {
+		return colErr("", "%d fields, the header names %d", len(d.fields), len(d.cols))
 	}
-	m := Message{SendTS: NoTime, RecvTS: NoTime}
-	for i, f := range r.fields {
-		id := r.cols[i]
+	for i, f := range d.fields {
+		id := d.cols[i]
 		if id < 0 {
 			continue
 		}
-		name := TSVColumns[id]
 		var err error
 		switch id {
 		case colSend:
 			m.SendTS, err = parseTS(f)
 		case colRecv:
 			m.RecvTS, err = parseTS(f)
-		case colSrc, colDst, colSrcNode, colDstNode, colCallID:
-			var s Sym
-			s, err = r.sym(f)
-			switch id {
-			case colSrc:
-				m.Src = s
-			case colDst:
-				m.Dst = s
-			case colSrcNode:
-				m.SrcNode = s
-			case colDstNode:
-				m.DstNode = s
-			case colCallID:
-				m.CallID = s
-			}
+		case colSrc:
+			m.Src, err = d.sym(f)
+		case colDst:
+			m.Dst, err = d.sym(f)
+		case colSrcNode:
+			m.SrcNode, err = d.sym(f)
+		case colDstNode:
+			m.DstNode, err = d.sym(f)
+		case colCallID:
+			m.CallID, err = d.sym(f)
 		case colBytes:
 			if !isDash(f) {
-				m.Bytes, err = strconv.ParseInt(string(f), 10, 64)
+				m.Bytes, err = parseInt(f)
 				if err == nil && m.Bytes < 0 {
 					err = errors.New("negative size")
 				}
 			}
 		case colKind:
-			m.Kind, err = ParseKind(string(f))
+			m.Kind, err = kindFromBytes(f)
 		case colProto:
-			m.Proto, err = ParseProto(string(f))
+			m.Proto, err = protoFromBytes(f)
 		}
 		if err != nil {
-			return Message{}, r.errf(name, "%v", unwrapNum(err))
+			return colErr(TSVColumns[id], "%v", err)
 		}
 	}
 	if !m.SendTS.Known() && !m.RecvTS.Known() {
-		return Message{}, r.errf("", "neither send_ts nor recv_ts is known")
+		return colErr("", "neither send_ts nor recv_ts is known")
 	}
-	return m, nil
+	return nil
 }
 
 func indexTab(b []byte) int {
@@ -288,7 +331,7 @@ func parseTS(f []byte) (Timestamp, error) {
 	if isDash(f) {
 		return NoTime, nil
 	}
-	v, err := strconv.ParseInt(string(f), 10, 64)
+	v, err := parseInt(f)
 	if err != nil {
 		return NoTime, err
 	}
@@ -298,7 +341,38 @@ func parseTS(f []byte) (Timestamp, error) {
 	return Timestamp(v), nil
 }
 
-func (r *TSVReader) sym(f []byte) (Sym, error) {
+// parseInt parses a decimal int64 without allocating.
+func parseInt(f []byte) (int64, error) {
+	b := f
+	neg := false
+	if len(b) > 0 && (b[0] == '-' || b[0] == '+') {
+		neg = b[0] == '-'
+		b = b[1:]
+	}
+	if len(b) == 0 {
+		return 0, fmt.Errorf("%q is not a valid number", f)
+	}
+	var n uint64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, fmt.Errorf("%q is not a valid number", f)
+		}
+		d := uint64(c - '0')
+		if n > (1<<63)/10 || n*10 > 1<<63-d {
+			return 0, fmt.Errorf("%q is out of range", f)
+		}
+		n = n*10 + d
+	}
+	if neg {
+		return -int64(n), nil
+	}
+	if n > 1<<63-1 {
+		return 0, fmt.Errorf("%q is out of range", f)
+	}
+	return int64(n), nil
+}
+
+func (d *tsvDecoder) sym(f []byte) (Sym, error) {
 	if isDash(f) || len(f) == 0 {
 		return 0, nil
 	}
@@ -307,15 +381,30 @@ func (r *TSVReader) sym(f []byte) (Sym, error) {
 		if err != nil {
 			return 0, fmt.Errorf("bad quoted field %s", f)
 		}
-		return r.t.Intern(s), nil
+		return d.t.Intern(s), nil
 	}
-	return r.t.Syms.InternBytes(f), nil
+	return d.t.Syms.InternBytes(f), nil
 }
 
-func unwrapNum(err error) error {
-	var ne *strconv.NumError
-	if errors.As(err, &ne) {
-		return fmt.Errorf("%q is not a valid number", ne.Num)
+// kindFromBytes is ParseKind without allocating.
+func kindFromBytes(f []byte) (Kind, error) {
+	for _, k := range [...]struct {
+		name string
+		kind Kind
+	}{{"CALL", KindCall}, {"RETURN", KindReturn}, {"-", KindUnknown}, {"CALL_SENT", KindCall}, {"RET_SENT", KindReturn}} {
+		if string(f) == k.name {
+			return k.kind, nil
+		}
 	}
-	return err
+	return ParseKind(string(f))
+}
+
+// protoFromBytes is ParseProto without allocating.
+func protoFromBytes(f []byte) (Proto, error) {
+	for i, n := range protoNames {
+		if string(f) == n {
+			return Proto(i), nil
+		}
+	}
+	return ParseProto(string(f))
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/cmdutil"
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/report"
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/whatif"
+	"github.com/wirepath/wirepath/cmd/wirepath/internal/preloadcmd"
 )
 
 const longHelp = `wirepath reconstructs the causal structure of a distributed application from
@@ -57,6 +58,7 @@ func NewCmdRoot(ios *cmdutil.IOStreams) *cobra.Command {
 	add("tools", newCmdVersion(ios))
 	add("tools", report.NewCmd(ios))
 	add("tools", whatif.NewCmd(ios))
+	add("pipeline", preloadcmd.NewCmd(ios))
 	return cmd
 }
 

@@ -1,0 +1,97 @@
+package trace
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"testing"
+)
+
+// benchTrace makes a trace of n messages among a few hundred endpoints.
+func benchTrace(n int) *Trace {
+	t := &Trace{}
+	for i := 0; i < n; i++ {
+		c := i % 200
+		m := Message{
+			SendTS: Timestamp(1700000000000000000 + int64(i)*1000), RecvTS: Timestamp(1700000000000000000 + int64(i)*1000 + 400),
+			Src: t.Intern(fmt.Sprintf("10.0.%d.%d:%d", c/50, c%50, 40000+c)), Dst: t.Intern("10.0.9.1:80"),
+			SrcNode: t.Intern(fmt.Sprintf("10.0.%d.%d", c/50, c%50)), DstNode: t.Intern("10.0.9.1"),
+			Bytes: int64(100 + i%1400), Kind: Kind(1 + i%2), CallID: t.Intern(fmt.Sprint("c", i%64)), Proto: ProtoTCP,
+		}
+		t.Messages = append(t.Messages, m)
+	}
+	return t
+}
+
+func benchInput(b *testing.B, f Format, n int) []byte {
+	t := benchTrace(n)
+	var buf bytes.Buffer
+	switch f {
+	case FormatProject5:
+		for _, m := range t.Messages {
+			op := "CALL_SENT"
+			if m.Kind == KindReturn {
+				op = "RET_SENT"
+			}
+			fmt.Fprintf(&buf, "%d.%09d\t%s\t%s\t%s\t%s\n", m.SendTS/1e9, m.SendTS%1e9, op, t.Str(m.SrcNode), t.Str(m.DstNode), t.Str(m.CallID))
+		}
+	default:
+		if err := Write(&buf, t, f); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return buf.Bytes()
+}
+
+func BenchmarkRead(b *testing.B) {
+	const n = 20000
+	for _, f := range []Format{FormatTSV, FormatJSONL, FormatProject5} {
+		b.Run(f.String(), func(b *testing.B) {
+			data := benchInput(b, f, n)
+			b.SetBytes(int64(len(data)))
+			b.ReportAllocs()
+			b.ResetTimer()
+			var got int
+			for i := 0; i < b.N; i++ {
+				r := NewReader(bytes.NewReader(data), "bench", ReadOptions{Strict: true})
+				got = 0
+				for r.Scan() {
+					got++
+				}
+				if r.Err() != nil {
+					b.Fatal(r.Err())
+				}
+			}
+			if got != n {
+				b.Fatalf("read %d messages, want %d", got, n)
+			}
+			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "msgs/s")
+		})
+	}
+}
+
+func BenchmarkWrite(b *testing.B) {
+	const n = 20000
+	t := benchTrace(n)
+	for _, f := range []Format{FormatTSV, FormatJSONL} {
+		b.Run(f.String(), func(b *testing.B) {
+			var cw countWriter
+			if err := Write(&cw, t, f); err != nil {
+				b.Fatal(err)
+			}
+			b.SetBytes(cw.n)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if err := Write(io.Discard, t, f); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "msgs/s")
+		})
+	}
+}
+
+type countWriter struct{ n int64 }
+
+func (w *countWriter) Write(p []byte) (int, error) { w.n += int64(len(p)); return len(p), nil }
