@@ -3,7 +3,6 @@ package causal
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -45,8 +44,8 @@ type ConvolutionOptions struct {
 	MaxDelay int64
 	// MaxDepth bounds the hops of a path (default 16).
 	MaxDepth int
-	// MinCount is the fewest messages an edge of a path must carry
-	// (default 10): rarer edges are noise (section 5.2.3).
+	// MinCount is the fewest messages an edge, and each delay (spike) on
+	// it, must explain (default 10): rarer ones are noise (section 5.2.3).
 	MinCount int
 	// MinFraction is the smallest excess of a spike over the mean of its
 	// correlation, as a fraction of the messages correlated (default
@@ -64,6 +63,9 @@ type ConvolutionOptions struct {
 	MaxVertices int
 	// Workers bounds the goroutines used; 0 means GOMAXPROCS.
 	Workers int
+	// Progress, when set, is called with 1 each time a hop has been
+	// explored, from any goroutine. The number of hops is not known ahead.
+	Progress func(hops int)
 
 	// direct makes the engine correlate by the definition instead of by
 	// FFT: the slow reference the tests compare with.
@@ -94,29 +96,29 @@ const DefaultMaxLag = 100
 // correlation scratch per worker at most).
 const maxQuanta = 1 << 26
 
-// Validate reports the first parameter out of range.
+// Validate reports the first parameter out of range as an *OptionError.
 func (o *ConvolutionOptions) Validate() error {
 	switch {
 	case o.Quantum <= 0:
-		return errors.New("quantum must be positive")
+		return optErr("Quantum", "the quantum must be positive")
 	case !(o.NSigma > 0) || math.IsInf(o.NSigma, 0):
-		return errors.New("N (spike height) must be positive")
+		return optErr("NSigma", "the spike height N must be positive")
 	case !(o.Dip >= 0) || o.Dip >= o.NSigma:
-		return errors.New("S (dip between spikes) must be at least 0 and below N")
+		return optErr("Dip", fmt.Sprintf("the dip S between spikes must be at least 0 and below the spike height N (%g)", o.NSigma))
 	case o.Window < 0:
-		return errors.New("window must not be negative")
+		return optErr("Window", "the window must not be negative")
 	case o.MaxDelay < 0:
-		return errors.New("max delay must not be negative")
+		return optErr("MaxDelay", "the max delay must not be negative")
 	case o.MaxDepth < 1:
-		return errors.New("max depth must be at least 1")
+		return optErr("MaxDepth", "the max depth must be at least 1")
 	case o.MinCount < 1:
-		return errors.New("min count must be at least 1")
+		return optErr("MinCount", "the min count must be at least 1")
 	case !(o.MinFraction >= 0) || o.MinFraction > 1:
-		return errors.New("min fraction must be between 0 and 1")
+		return optErr("MinFraction", "the min fraction must be between 0 and 1")
 	case o.MaxVertices < 1:
-		return errors.New("max vertices must be at least 1")
+		return optErr("MaxVertices", "the max hops must be at least 1")
 	case o.Workers < 0:
-		return errors.New("workers must not be negative")
+		return optErr("Workers", "workers must not be negative")
 	}
 	return nil
 }
@@ -559,6 +561,9 @@ func (r *convRun) explore(ctx context.Context, roots []int32) error {
 
 				kids := r.process(c, &sc, id, taskSize)
 				err := ctx.Err()
+				if r.opt.Progress != nil {
+					r.opt.Progress(1)
+				}
 
 				mu.Lock()
 				busy--
@@ -661,18 +666,25 @@ func (r *convRun) process(c *correlator, sc *convScratch, id int32, taskSize []i
 		entries, peaks := r.match(sc, v, ed, keep)
 		entries, dropped := r.dropCycles(v, e, entries)
 		cnt.cycleMsgs += int64(dropped)
-		if len(entries) < r.opt.MinCount {
-			cnt.noise += int64(len(keep))
-			continue
-		}
-		// count what survived per spike
+		// A spike must explain MinCount messages itself; the messages of
+		// weaker ones are noise.
 		for i := range peaks {
 			peaks[i].Count = 0
 		}
 		for _, en := range entries {
 			peaks[en.spike].Count++
 		}
-		cnt.kept += int64(len(keep))
+		entries = slices.DeleteFunc(entries, func(en convEntry) bool { return peaks[en.spike].Count < r.opt.MinCount })
+		for _, pk := range peaks {
+			if pk.Count < r.opt.MinCount {
+				cnt.noise++
+			} else {
+				cnt.kept++
+			}
+		}
+		if len(entries) == 0 {
+			continue
+		}
 		slices.SortFunc(entries, func(a, b convEntry) int { return r.byTime(a.msg, b.msg) })
 		kid := &convVertex{task: v.task, parent: id, edge: e, depth: v.depth + 1, entries: entries, spikes: peaks, alive: true}
 		if kidID := r.addVertex(kid, taskSize); kidID >= 0 {

@@ -6,6 +6,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/cmdutil"
+	"github.com/wirepath/wirepath/cmd/wirepath/internal/convolve"
+	"github.com/wirepath/wirepath/cmd/wirepath/internal/nest"
 )
 
 const longHelp = `wirepath reconstructs the causal structure of a distributed application from
@@ -52,6 +54,8 @@ func NewCmdRoot(ios *cmdutil.IOStreams) *cobra.Command {
 			cmd.AddCommand(c)
 		}
 	}
+	add("engines", nest.NewCmd(ios))
+	add("engines", convolve.NewCmd(ios))
 	add("tools", newCmdVersion(ios))
 	return cmd
 }
