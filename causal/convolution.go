@@ -663,6 +663,10 @@ func (r *convRun) process(c *correlator, sc *convScratch, id int32, taskSize []i
 			}
 			return cmp.Compare(a.lag, b.lag)
 		})
+		if len(keep) > math.MaxInt16 {
+			cnt.noise += int64(len(keep) - math.MaxInt16)
+			keep = keep[:math.MaxInt16]
+		}
 		entries, peaks := r.match(sc, v, ed, keep)
 		entries, dropped := r.dropCycles(v, e, entries)
 		cnt.cycleMsgs += int64(dropped)

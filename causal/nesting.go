@@ -180,6 +180,7 @@ type nestCounters struct {
 	in, noTime, notRPC, calls, returns, pairs       int64
 	unmatchedCalls, unmatchedReturns                int64
 	candidates, withCandidates, roots, cyclesBroken int64
+	depthCut                                        int64
 }
 
 // Run runs the engine and returns the patterns and the call-path table.
@@ -529,7 +530,12 @@ func (r *nestRun) findCandidates(ctx context.Context, byCaller, byCallee groupCS
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	sum := int64(0)
 	for i := 1; i <= np; i++ {
+		sum += int64(counts[i])
+		if sum > math.MaxInt32 {
+			return fmt.Errorf("more than %d candidate nestings: the trace's per-node parallelism is too high for the nesting engine", math.MaxInt32)
+		}
 		counts[i] += counts[i-1]
 	}
 	total := counts[np]
@@ -740,14 +746,21 @@ func penalty(count int, exp float64) float64 {
 	return math.Pow(float64(1+count), -exp)
 }
 
-// breakCycles makes sure the parent links form a forest. Without a skew
-// window a parent strictly encloses its child in time, so links cannot form
-// a cycle; with one, two calls in opposite directions that start and end
-// within the window of each other can each be the other's parent. Such a
-// cycle is cut at the pair where the walk found it, which becomes a root.
+// maxCallDepth bounds the depth of a call tree, so that walking one
+// recursively cannot exhaust the stack on a pathological trace. A call
+// nested deeper starts a call path of its own (counted in depth_cut).
+const maxCallDepth = 1 << 14
+
+// breakCycles makes sure the parent links form a forest of bounded depth.
+// Without a skew window a parent strictly encloses its child in time, so
+// links cannot form a cycle; with one, two calls in opposite directions
+// that start and end within the window of each other can each be the
+// other's parent. Such a cycle is cut at the pair where the walk found it,
+// which becomes a root.
 func (r *nestRun) breakCycles() {
 	np := len(r.pairs)
 	state := make([]uint8, np) // 0 new, 1 on the current walk, 2 done
+	depth := make([]int32, np) // valid once done
 	var walk []int32
 	for i := 0; i < np; i++ {
 		if state[i] != 0 {
@@ -764,7 +777,19 @@ func (r *nestRun) breakCycles() {
 			r.parent[p] = -1
 			r.counter.cyclesBroken++
 		}
-		for _, q := range walk {
+		// assign depths from the top of the walk down
+		for k := len(walk) - 1; k >= 0; k-- {
+			q := walk[k]
+			d := int32(0)
+			if par := r.parent[q]; par >= 0 {
+				d = depth[par] + 1
+				if d >= maxCallDepth {
+					r.parent[q] = -1
+					r.counter.depthCut++
+					d = 0
+				}
+			}
+			depth[q] = d
 			state[q] = 2
 		}
 	}

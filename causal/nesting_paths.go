@@ -145,6 +145,7 @@ func (r *nestRun) findCallPaths(ctx context.Context) (*NestingResult, error) {
 		{Stage: NestingName, Name: "pairs_with_candidates", Value: c.withCandidates},
 		{Stage: NestingName, Name: "scoreboard_histograms", Value: int64(r.nTrips)},
 		{Stage: NestingName, Name: "cycles_broken", Value: c.cyclesBroken},
+		{Stage: NestingName, Name: "depth_cut", Value: c.depthCut},
 		{Stage: NestingName, Name: "call_paths", Value: c.roots},
 		{Stage: NestingName, Name: "instances_rejected", Value: int64(r.agg.Rejected())},
 		{Stage: NestingName, Name: "patterns", Value: int64(len(res.Patterns))},
