@@ -275,12 +275,7 @@ func (r *convRun) id(name string) int32 {
 func (r *convRun) prepare() error {
 	t := r.t
 	r.counters.in = int64(len(t.Messages))
-	r.offsets = make([]int64, t.Syms.Len())
-	for _, o := range t.Meta.Offsets {
-		if s, ok := t.Syms.Lookup(o.Node); ok && o.Known && int(s) < len(r.offsets) {
-			r.offsets[s] = o.OffsetNS
-		}
-	}
+	r.offsets = nodeOffsets(t)
 	r.time = make([]int64, len(t.Messages))
 	nodeID := make([]int32, t.Syms.Len())
 	for i := range nodeID {
