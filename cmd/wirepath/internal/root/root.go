@@ -9,6 +9,8 @@ import (
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/report"
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/whatif"
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/preloadcmd"
+	"github.com/wirepath/wirepath/cmd/wirepath/internal/convolve"
+	"github.com/wirepath/wirepath/cmd/wirepath/internal/nest"
 )
 
 const longHelp = `wirepath reconstructs the causal structure of a distributed application from
@@ -55,6 +57,8 @@ func NewCmdRoot(ios *cmdutil.IOStreams) *cobra.Command {
 			cmd.AddCommand(c)
 		}
 	}
+	add("engines", nest.NewCmd(ios))
+	add("engines", convolve.NewCmd(ios))
 	add("tools", newCmdVersion(ios))
 	add("tools", report.NewCmd(ios))
 	add("tools", whatif.NewCmd(ios))
