@@ -23,6 +23,7 @@ func WriteJSON(w io.Writer, res *causal.Result) error {
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
 	return enc.Encode(res)
 }
 
