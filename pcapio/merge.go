@@ -276,7 +276,7 @@ func (m *Merger) openReader(f *fileIn) (*Reader, error) {
 	if err != nil {
 		return nil, err
 	}
-	r, err := NewReader(&countingReader{r: osf, c: &m.progress}, f.path)
+	r, err := newReader(&countingReader{r: osf, c: &m.progress}, f.path, fileBufferSize(osf))
 	if err != nil {
 		osf.Close()
 		return nil, err
