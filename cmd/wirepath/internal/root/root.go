@@ -11,6 +11,8 @@ import (
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/preloadcmd"
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/convolve"
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/nest"
+	"github.com/wirepath/wirepath/cmd/wirepath/internal/merge"
+	"github.com/wirepath/wirepath/cmd/wirepath/internal/stats"
 )
 
 const longHelp = `wirepath reconstructs the causal structure of a distributed application from
@@ -63,6 +65,8 @@ func NewCmdRoot(ios *cmdutil.IOStreams) *cobra.Command {
 	add("tools", report.NewCmd(ios))
 	add("tools", whatif.NewCmd(ios))
 	add("pipeline", preloadcmd.NewCmd(ios))
+	add("pipeline", merge.NewCmd(ios))
+	add("tools", stats.NewCmd(ios))
 	return cmd
 }
 

@@ -1,0 +1,800 @@
+package pcapio
+
+import (
+	"container/heap"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// Defaults of Options.
+const (
+	// DefaultWindow is the dedupe window: copies of one wire packet whose
+	// corrected timestamps lie within it of the first copy are grouped.
+	DefaultWindow = 5 * time.Millisecond
+	// DefaultReorder is how many packets of each input are held back to
+	// put a slightly out-of-order capture (tcpdump -i any) back in order.
+	DefaultReorder = 64
+	// maxWindowWidening caps how much offset uncertainty widens the window.
+	maxWindowWidening = int64(time.Second)
+	// maxProblemsPerFile caps the problems kept per file; more are counted.
+	maxProblemsPerFile = 100
+)
+
+// Options configure Open. The zero value reads every file as one sniffer,
+// estimates clock offsets against the first file and groups duplicates
+// within DefaultWindow.
+type Options struct {
+	// SplitInterfaces makes each pcapng interface a sniffer of its own
+	// instead of each file.
+	SplitInterfaces bool
+	// Window is the dedupe window (0 means DefaultWindow). It is widened
+	// by twice the largest offset uncertainty, up to one second more.
+	Window time.Duration
+	// NoDedupe returns every observation as a packet of its own.
+	NoDedupe bool
+	// Reference names the reference sniffer (a Sniffer.Name); "" is the
+	// first sniffer.
+	Reference string
+	// Offsets fixes the offsets of the named sniffers against the
+	// reference (sniffer clock minus reference clock); the others are
+	// estimated.
+	Offsets map[string]time.Duration
+	// NoOffsets skips the estimation: offsets not in Offsets are unknown
+	// and timestamps are used as they are.
+	NoOffsets bool
+	// MaxSamples bounds the wire keys sampled per sniffer for the
+	// estimation (0 means DefaultMaxSamples).
+	MaxSamples int
+	// Reorder is the per-input reorder buffer in packets (0 means
+	// DefaultReorder, negative means none).
+	Reorder int
+	// Progress, if set, is called as input is read with the bytes read so
+	// far and the total to read (the files' sizes times the passes). It is
+	// called from the reading goroutines, one call at a time.
+	Progress func(done, total int64)
+}
+
+// Merger reads many capture files and returns their packets in corrected
+// time order, one Packet per wire packet with every Observation of it.
+// It streams: memory is bounded by the dedupe window, the reorder buffers
+// and the number of inputs, not by the size of the captures. Each input
+// is read and decoded on a goroutine of its own; Close stops them. A
+// Merger is not safe for concurrent use.
+type Merger struct {
+	opts      Options
+	files     []*fileIn
+	sniffers  []Sniffer
+	offsets   []Offset
+	offNS     []int64 // per sniffer, 0 when unknown
+	streams   []*stream
+	heads     streamHeap
+	pending   ring
+	byKey     map[uint64]*Packet
+	free      []*Packet      // recycled packets, given back to pool a batch at a time
+	pool      chan []*Packet // recycled packets for the producers
+	quit      chan struct{}  // closed by Close: producers stop
+	closed    bool
+	producers sync.WaitGroup
+	last      *Packet
+	window    int64
+	lastT     int64
+	started   bool
+	stats     Stats
+	problems  []error
+	progress  progressCounter
+}
+
+// fileIn is one input file.
+type fileIn struct {
+	path     string
+	size     int64
+	stats    FileStats
+	problems int
+	fatal    bool
+	sniffer  int         // the file's sniffer when not split
+	ifaces   map[int]int // interface index (-1: all) -> sniffer
+	ifInfo   []Interface // the file's interfaces, from the first pass
+}
+
+// Open reads the headers of every file and, unless opts say otherwise,
+// makes a first pass over all of them to estimate the clock offsets (and,
+// with SplitInterfaces, to find the interfaces). It fails only when a file
+// cannot be opened or an option is invalid; bad content is reported by
+// Problems and the file's sniffer has no (or fewer) packets.
+func Open(paths []string, opts Options) (*Merger, error) {
+	if len(paths) == 0 {
+		return nil, errors.New("no capture files")
+	}
+	if opts.Window == 0 {
+		opts.Window = DefaultWindow
+	}
+	if opts.Window < 0 {
+		return nil, fmt.Errorf("negative dedupe window %v", opts.Window)
+	}
+	if opts.MaxSamples <= 0 {
+		opts.MaxSamples = DefaultMaxSamples
+	}
+	if opts.Reorder == 0 {
+		opts.Reorder = DefaultReorder
+	}
+	m := &Merger{opts: opts, byKey: make(map[uint64]*Packet)}
+	m.progress.fn = opts.Progress
+	for _, p := range paths {
+		fi, err := os.Stat(p)
+		if err != nil {
+			return nil, err
+		}
+		if fi.IsDir() {
+			return nil, fmt.Errorf("%s is a directory", p)
+		}
+		m.files = append(m.files, &fileIn{path: p, size: fi.Size(), stats: FileStats{Name: p}, ifaces: map[int]int{}})
+	}
+	given := len(opts.Offsets) > 0
+	estimate := !opts.NoOffsets && len(paths) > 1 || opts.SplitInterfaces && !opts.NoOffsets
+	var size int64
+	for _, f := range m.files {
+		size += f.size
+	}
+	m.progress.setTotal(2 * size)
+	var samplers []*sampler
+	if opts.SplitInterfaces || estimate {
+		var err error
+		if samplers, err = m.firstPass(estimate); err != nil {
+			return nil, err
+		}
+	} else {
+		for i, f := range m.files {
+			f.sniffer = i
+			f.ifaces[-1] = i
+			m.sniffers = append(m.sniffers, Sniffer{ID: SnifferID(i), File: f.path, Interface: -1})
+		}
+	}
+	m.nameSniffers()
+	ref := 0
+	if opts.Reference != "" {
+		ref = m.snifferByName(opts.Reference)
+		if ref < 0 {
+			return nil, fmt.Errorf("reference sniffer %q is none of %s", opts.Reference, m.snifferNames())
+		}
+	}
+	gv := make([]*int64, len(m.sniffers))
+	if given {
+		for name, d := range opts.Offsets {
+			i := m.snifferByName(name)
+			if i < 0 {
+				return nil, fmt.Errorf("offset given for %q, which is none of %s", name, m.snifferNames())
+			}
+			ns := int64(d)
+			gv[i] = &ns
+		}
+	}
+	m.offsets = solveOffsets(len(m.sniffers), ref, gv, func(i, j int) pairEstimate {
+		if samplers == nil || samplers[i] == nil || samplers[j] == nil {
+			return pairEstimate{}
+		}
+		return estimatePair(samplers[i], samplers[j])
+	})
+	samplers = nil
+	m.offNS = make([]int64, len(m.sniffers))
+	var widen int64
+	for i, o := range m.offsets {
+		if o.Known {
+			m.offNS[i] = o.Offset
+			widen = max(widen, 2*o.Uncertainty)
+		}
+	}
+	m.window = int64(opts.Window) + min(widen, maxWindowWidening)
+	m.stats.Window = m.window
+	if err := m.openStreams(); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// fileScan is what the first pass found in one file.
+type fileScan struct {
+	err    error            // the file could not be opened at all
+	whole  *sampler         // the file's sample (not split)
+	byIf   map[int]*sampler // each interface's sample (split)
+	seen   map[int]bool     // interfaces with packets
+	ifInfo []Interface
+}
+
+// firstPass reads every file once, several at a time: it finds the
+// sniffers (every interface that has packets, in order of index, when
+// split) and, when estimate is set, samples wire keys.
+func (m *Merger) firstPass(estimate bool) ([]*sampler, error) {
+	scans := make([]fileScan, len(m.files))
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for i, f := range m.files {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			scans[i] = m.scanFile(f, estimate)
+		}()
+	}
+	wg.Wait()
+	var samplers []*sampler
+	for i, f := range m.files {
+		sc := &scans[i]
+		if sc.err != nil {
+			return nil, sc.err
+		}
+		f.ifInfo = sc.ifInfo
+		if !m.opts.SplitInterfaces || len(sc.seen) == 0 {
+			// One sniffer for the file; when split, a file without
+			// packets (or unreadable) keeps one empty sniffer so that it
+			// stays visible in the statistics.
+			f.sniffer = len(m.sniffers)
+			f.ifaces[-1] = f.sniffer
+			m.sniffers = append(m.sniffers, Sniffer{ID: SnifferID(f.sniffer), File: f.path, Interface: -1})
+			if m.opts.SplitInterfaces {
+				samplers = append(samplers, nil)
+			} else {
+				samplers = append(samplers, sc.whole)
+			}
+			continue
+		}
+		for _, ifc := range slices.Sorted(maps.Keys(sc.seen)) {
+			f.ifaces[ifc] = len(m.sniffers)
+			m.sniffers = append(m.sniffers, Sniffer{ID: SnifferID(len(m.sniffers)), File: f.path, Interface: ifc})
+			samplers = append(samplers, sc.byIf[ifc])
+		}
+	}
+	if !estimate {
+		samplers = nil
+	}
+	return samplers, nil
+}
+
+// scanFile is the first pass over one file. It may run concurrently with
+// the scans of other files.
+func (m *Merger) scanFile(f *fileIn, estimate bool) fileScan {
+	sc := fileScan{byIf: map[int]*sampler{}, seen: map[int]bool{}}
+	if estimate {
+		sc.whole = newSampler(m.opts.MaxSamples)
+	}
+	r, err := m.openReader(f)
+	if err != nil {
+		var pe *ParseError
+		if !errors.As(err, &pe) {
+			sc.err = err
+		}
+		return sc
+	}
+	defer r.Close()
+	var p Packet
+	var rec Record
+	lastIf, lastRes := -1, int64(0)
+	for {
+		err := r.ReadRecord(&rec)
+		if err == io.EOF || IsFatal(err) {
+			break
+		}
+		if err != nil {
+			continue
+		}
+		if m.opts.SplitInterfaces {
+			sc.seen[rec.Interface] = true
+		}
+		if !estimate {
+			continue
+		}
+		smp := sc.whole
+		if m.opts.SplitInterfaces {
+			if smp = sc.byIf[rec.Interface]; smp == nil {
+				smp = newSampler(m.opts.MaxSamples)
+				sc.byIf[rec.Interface] = smp
+			}
+		}
+		Decode(&p, rec.LinkType, rec.Data, rec.WireLen)
+		if p.Status == StatusOK {
+			smp.add(p.WireKey, rec.TS, p.Src, p.Dst)
+		}
+		if rec.Interface != lastIf {
+			lastIf, lastRes = rec.Interface, resolutionNS(&r.Interfaces()[rec.Interface])
+		}
+		smp.res = max(smp.res, lastRes)
+	}
+	sc.ifInfo = slices.Clone(r.Interfaces())
+	return sc
+}
+
+// openReader opens f with progress counting.
+func (m *Merger) openReader(f *fileIn) (*Reader, error) {
+	osf, err := os.Open(f.path)
+	if err != nil {
+		return nil, err
+	}
+	r, err := newReader(&countingReader{r: osf, c: &m.progress}, f.path, fileBufferSize(osf))
+	if err != nil {
+		osf.Close()
+		return nil, err
+	}
+	r.closers = append([]io.Closer{osf}, r.closers...)
+	return r, nil
+}
+
+func (m *Merger) nameSniffers() {
+	bases := map[string]int{}
+	for _, f := range m.files {
+		bases[filepath.Base(f.path)]++
+	}
+	for i := range m.sniffers {
+		s := &m.sniffers[i]
+		name := filepath.Base(s.File)
+		if bases[name] > 1 {
+			name = s.File
+		}
+		s.Name = name
+	}
+	// Interface names, where unique within the file, else indexes.
+	for _, f := range m.files {
+		names := map[string]int{}
+		for _, ifc := range f.ifInfo {
+			names[ifc.Name]++
+		}
+		for i := range m.sniffers {
+			s := &m.sniffers[i]
+			if s.File != f.path || s.Interface < 0 {
+				continue
+			}
+			if len(f.ifInfo) == 1 {
+				continue // one interface: the file name says it all
+			}
+			suffix := strconv.Itoa(s.Interface)
+			if s.Interface < len(f.ifInfo) {
+				if n := f.ifInfo[s.Interface].Name; n != "" && names[n] == 1 {
+					suffix = n
+				}
+			}
+			s.Name += "#" + suffix
+		}
+	}
+}
+
+func (m *Merger) snifferByName(name string) int {
+	for i, s := range m.sniffers {
+		if s.Name == name || s.File == name {
+			return i
+		}
+	}
+	return -1
+}
+
+func (m *Merger) snifferNames() string {
+	s := ""
+	for i, sn := range m.sniffers {
+		if i > 0 {
+			s += ", "
+		}
+		s += strconv.Quote(sn.Name)
+	}
+	return s
+}
+
+// Sniffers returns the capture points, indexed by SnifferID. Their
+// counters are complete once Next has returned io.EOF.
+func (m *Merger) Sniffers() []Sniffer { return m.sniffers }
+
+// Offsets returns each sniffer's clock offset, indexed by SnifferID.
+func (m *Merger) Offsets() []Offset { return m.offsets }
+
+// Stats returns the accounting so far; it is complete once Next has
+// returned io.EOF.
+func (m *Merger) Stats() Stats {
+	s := m.stats
+	s.Files = make([]FileStats, len(m.files))
+	s.Total = Counts{}
+	for i, f := range m.files {
+		s.Files[i] = f.stats
+		s.Files[i].Problems = f.problems
+		s.Files[i].Complete = !f.fatal
+		s.Total.add(f.stats.Counts)
+	}
+	return s
+}
+
+// Problems returns the problems found in the input so far, each a
+// *ParseError naming the file and byte offset (at most 100 per file; the
+// FileStats count them all).
+func (m *Merger) Problems() []error { return m.problems }
+
+// Close stops reading and closes every input. Call it when done, also
+// after Next returned io.EOF: it ends the reading goroutines.
+func (m *Merger) Close() error {
+	if m.quit != nil && !m.closed {
+		m.closed = true
+		close(m.quit)
+		m.producers.Wait()
+	}
+	return nil
+}
+
+func (m *Merger) problem(f *fileIn, err error) {
+	f.problems++
+	if f.problems <= maxProblemsPerFile {
+		var pe *ParseError
+		if !errors.As(err, &pe) {
+			err = &ParseError{File: f.path, Err: err}
+		}
+		m.problems = append(m.problems, err)
+	}
+}
+
+// stream is one input of the k-way merge: a file, or one interface of a
+// file when interfaces are split. A producer goroutine reads and decodes
+// it into batches; the merging goroutine consumes them.
+type stream struct {
+	idx     int
+	file    *fileIn
+	iface   int  // -1: every interface
+	primary bool // reports the file's problems and drops
+	sniffer int
+	ch      chan *batch
+	cur     *batch
+	pos     int
+	ended   bool
+	reorder reorderBuf
+}
+
+func (m *Merger) openStreams() error {
+	passes := int64(0)
+	for _, f := range m.files {
+		first := true
+		add := func(iface, sn int) {
+			s := &stream{idx: len(m.streams), file: f, iface: iface, primary: first, sniffer: sn}
+			first = false
+			m.streams = append(m.streams, s)
+			passes += f.size
+		}
+		if m.opts.SplitInterfaces {
+			for i := range m.sniffers {
+				sn := &m.sniffers[i]
+				if sn.File == f.path {
+					add(sn.Interface, i)
+				}
+			}
+		} else {
+			add(-1, f.sniffer)
+		}
+	}
+	m.progress.setTotal(passes)
+	for i := range m.sniffers {
+		s := &m.sniffers[i]
+		s.Packets, s.Bytes, s.First, s.Last, s.LinkTypes = 0, 0, 0, 0, nil
+	}
+	m.stats.Shared = make([][]int64, len(m.sniffers))
+	for i := range m.stats.Shared {
+		m.stats.Shared[i] = make([]int64, len(m.sniffers))
+	}
+	m.quit = make(chan struct{})
+	m.pool = make(chan []*Packet, 4*len(m.streams)+4)
+	for _, s := range m.streams {
+		r, err := m.openReader(s.file)
+		if err != nil {
+			if s.primary {
+				m.problem(s.file, err)
+				s.file.fatal = true
+			}
+			s.ended = true
+			continue
+		}
+		if s.primary {
+			s.file.stats.Format = r.Format().String()
+			s.file.stats.Compression = r.Compression().String()
+		}
+		s.ch = make(chan *batch, streamBatches)
+		m.producers.Add(1)
+		go m.produce(s, r)
+	}
+	return nil
+}
+
+// fill moves packets from s's batches into its reorder buffer until the
+// buffer is full or the input ends.
+func (m *Merger) fill(s *stream) {
+	limit := max(m.opts.Reorder, 1)
+	for s.reorder.len() < limit {
+		p := m.nextRaw(s)
+		if p == nil {
+			return
+		}
+		m.sniffers[s.sniffer].observe(p, p.Obs[0].TS)
+		s.reorder.insert(p)
+	}
+}
+
+// nextRaw returns s's next packet in file order, or nil at its end.
+func (m *Merger) nextRaw(s *stream) *Packet {
+	for {
+		if s.cur != nil && s.pos < len(s.cur.pkts) {
+			p := s.cur.pkts[s.pos]
+			s.cur.pkts[s.pos] = nil
+			s.pos++
+			return p
+		}
+		if s.ended || s.cur != nil && s.cur.end {
+			s.ended = true
+			return nil
+		}
+		var b *batch
+		select {
+		case b = <-s.ch:
+		case <-m.quit: // closed: nothing more will come
+			s.ended = true
+			return nil
+		}
+		s.cur, s.pos = b, 0
+		f := s.file
+		for _, err := range b.probs {
+			m.problem(f, err)
+		}
+		f.stats.add(b.counts)
+		if b.fatal {
+			f.fatal = true
+		}
+	}
+}
+
+// pop returns the next observation in corrected time order, or nil.
+func (m *Merger) pop() *Packet {
+	if !m.started {
+		m.started = true
+		for _, s := range m.streams {
+			m.fill(s)
+			if s.reorder.len() > 0 {
+				m.heads = append(m.heads, s)
+			}
+		}
+		heap.Init(&m.heads)
+	}
+	if len(m.heads) == 0 {
+		return nil
+	}
+	s := m.heads[0]
+	p := s.reorder.pop()
+	m.fill(s)
+	if s.reorder.len() == 0 {
+		heap.Pop(&m.heads)
+	} else {
+		heap.Fix(&m.heads, 0)
+	}
+	return p
+}
+
+// frontier is the corrected time of the next observation, if any.
+func (m *Merger) frontier() (int64, bool) {
+	if len(m.heads) == 0 {
+		return 0, false
+	}
+	return m.heads[0].reorder.front().Obs[0].Corrected, true
+}
+
+// Next returns the next packet in corrected time order, or io.EOF after
+// the last. The packet is owned by the Merger and valid until the next
+// call; use Packet.Clone to keep it. Problems in the input do not stop
+// Next (see Problems); Next returns no other error.
+func (m *Merger) Next() (*Packet, error) {
+	if m.last != nil {
+		m.recycle(m.last)
+		m.last = nil
+	}
+	if m.opts.NoDedupe {
+		p := m.pop()
+		if p == nil {
+			return nil, io.EOF
+		}
+		m.order(p)
+		m.account(p)
+		m.last = p
+		return p, nil
+	}
+	for {
+		if m.pending.len() > 0 {
+			g := m.pending.front()
+			if t, ok := m.frontier(); !ok || t-g.TS() > m.window {
+				m.pending.pop()
+				if m.byKey[g.WireKey] == g {
+					delete(m.byKey, g.WireKey)
+				}
+				m.account(g)
+				m.last = g
+				return g, nil
+			}
+		}
+		p := m.pop()
+		if p == nil {
+			if m.pending.len() == 0 {
+				return nil, io.EOF
+			}
+			continue
+		}
+		m.add(p)
+	}
+}
+
+// order counts observations that come out of time order.
+func (m *Merger) order(p *Packet) {
+	if t := p.Obs[0].Corrected; t < m.lastT {
+		m.stats.OutOfOrder++
+	} else {
+		m.lastT = t
+	}
+}
+
+// add puts one observation into its packet: an existing one with the same
+// wire key within the window, or a new one.
+func (m *Merger) add(p *Packet) {
+	m.order(p)
+	t := p.Obs[0].Corrected
+	{
+		if g := m.byKey[p.WireKey]; g != nil && absDiff(t, g.TS()) <= m.window {
+			g.Obs = append(g.Obs, p.Obs[0])
+			// Keep Obs ordered by corrected time (it nearly always is).
+			for i := len(g.Obs) - 1; i > 0 && g.Obs[i].Corrected < g.Obs[i-1].Corrected; i-- {
+				g.Obs[i], g.Obs[i-1] = g.Obs[i-1], g.Obs[i]
+			}
+			m.recycle(p)
+			return
+		}
+		m.byKey[p.WireKey] = p
+	}
+	m.pending.push(p)
+}
+
+// account counts a packet that is being returned.
+func (m *Merger) account(g *Packet) {
+	m.stats.Packets++
+	if len(g.Obs) == 1 {
+		return
+	}
+	m.stats.Duplicates += int64(len(g.Obs) - 1)
+	for i, o := range g.Obs {
+		if f := firstOf(g.Obs, o.Sniffer); f != i {
+			if secondOf(g.Obs, o.Sniffer) == i {
+				m.stats.Shared[o.Sniffer][o.Sniffer]++
+			}
+			continue
+		}
+		for j := range i {
+			q := g.Obs[j].Sniffer
+			if firstOf(g.Obs, q) == j {
+				m.stats.Shared[o.Sniffer][q]++
+				m.stats.Shared[q][o.Sniffer]++
+			}
+		}
+	}
+}
+
+func firstOf(obs []Observation, s SnifferID) int {
+	for i, o := range obs {
+		if o.Sniffer == s {
+			return i
+		}
+	}
+	return -1
+}
+
+func secondOf(obs []Observation, s SnifferID) int {
+	n := 0
+	for i, o := range obs {
+		if o.Sniffer == s {
+			if n++; n == 2 {
+				return i
+			}
+		}
+	}
+	return -1
+}
+
+// recycle gives p back to the producers, a batch at a time.
+func (m *Merger) recycle(p *Packet) {
+	m.free = append(m.free, p)
+	if len(m.free) == batchSize {
+		select {
+		case m.pool <- m.free:
+		default: // the pool is full: let the garbage collector have them
+		}
+		m.free = make([]*Packet, 0, batchSize)
+	}
+}
+
+// ring is a FIFO of packets awaiting the end of their dedupe window.
+type ring struct {
+	buf        []*Packet
+	head, size int
+}
+
+func (r *ring) len() int { return r.size }
+
+func (r *ring) front() *Packet { return r.buf[r.head] }
+
+func (r *ring) push(p *Packet) {
+	if r.size == len(r.buf) {
+		nb := make([]*Packet, max(16, 2*len(r.buf)))
+		for i := range r.size {
+			nb[i] = r.buf[(r.head+i)%len(r.buf)]
+		}
+		r.buf, r.head = nb, 0
+	}
+	r.buf[(r.head+r.size)%len(r.buf)] = p
+	r.size++
+}
+
+func (r *ring) pop() *Packet {
+	p := r.buf[r.head]
+	r.buf[r.head] = nil
+	r.head = (r.head + 1) % len(r.buf)
+	r.size--
+	return p
+}
+
+// streamHeap orders streams by their next packet: corrected time, then
+// input index, then record number.
+type streamHeap []*stream
+
+func (h streamHeap) Len() int { return len(h) }
+func (h streamHeap) Less(i, j int) bool {
+	a, b := h[i].reorder.front(), h[j].reorder.front()
+	if a.Obs[0].Corrected != b.Obs[0].Corrected {
+		return a.Obs[0].Corrected < b.Obs[0].Corrected
+	}
+	if h[i].idx != h[j].idx {
+		return h[i].idx < h[j].idx
+	}
+	return a.num < b.num
+}
+func (h streamHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *streamHeap) Push(x any)   { *h = append(*h, x.(*stream)) }
+func (h *streamHeap) Pop() any {
+	old := *h
+	s := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return s
+}
+
+// progressCounter adds up the bytes read from every file, by every
+// goroutine, and calls the Progress callback (one call at a time).
+type progressCounter struct {
+	fn          func(done, total int64)
+	mu          sync.Mutex
+	done, total int64
+}
+
+func (c *progressCounter) setTotal(more int64) {
+	c.mu.Lock()
+	c.total = c.done + more
+	c.mu.Unlock()
+}
+
+func (c *progressCounter) add(n int) {
+	c.mu.Lock()
+	c.done += int64(n)
+	if c.fn != nil && n > 0 {
+		c.fn(c.done, max(c.total, c.done))
+	}
+	c.mu.Unlock()
+}
+
+type countingReader struct {
+	r io.Reader
+	c *progressCounter
+}
+
+func (c *countingReader) Read(b []byte) (int, error) {
+	n, err := c.r.Read(b)
+	c.c.add(n)
+	return n, err
+}
