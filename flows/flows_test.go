@@ -506,7 +506,7 @@ func TestUDPCopiesMerge(t *testing.T) {
 	q := dnsMsg(7, false, "x.example")
 	pkts := []*pcapio.Packet{
 		udpP("10.0.0.1:5000", "10.0.0.53:53", q, []sniff{{0, 64, t0}}),
-		udpP("10.0.0.1:5000", "10.0.0.53:53", q, []sniff{{1, 63, t0 + 100e3}}), // the other side of a NAT
+		udpP("10.0.0.1:5000", "10.0.0.53:53", q, []sniff{{1, 63, t0 + 100e3}}),  // the other side of a NAT
 		udpP("10.0.0.1:5000", "10.0.0.53:53", q, []sniff{{0, 64, t0 + 500*ms}}), // a retry: a new message
 	}
 	msgs, _, st := run(t, DefaultConfig(), pkts...)
