@@ -126,7 +126,7 @@ type ConnStats struct {
 
 	// Handshake has one entry per capture point that saw SYN, SYN-ACK and
 	// the ACK completing the handshake, none of them retransmitted.
-	Handshake []HandshakeRTT `json:"handshake,omitempty"`
+	Handshake []HandshakeRTT `json:"handshake"`
 	// RTT summarises call-to-return times (last byte of the CALL to the
 	// first byte of its RETURN) at the point nearest the caller.
 	RTT Summary `json:"rtt"`

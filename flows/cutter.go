@@ -24,7 +24,10 @@ func (a *Assembler) deliver(c *conn, d int, ch *chunk) {
 		switch {
 		case m.dir != d:
 			a.cut(c, EndDirection)
-		case !ch.gap && a.cfg.SplitPause > 0 && h.hasData && ch.ts-h.lastData > int64(a.cfg.SplitPause):
+		case !ch.gap && a.cfg.SplitPause > 0 && h.hasData && ch.ts-h.lastData > int64(a.cfg.SplitPause) &&
+			!(h.fr.mode != fmNone && h.fr.expectsMore()):
+			// A pause inside an application message the framing knows is
+			// not the end of it.
 			a.cut(c, EndPause)
 		}
 	}

@@ -103,9 +103,10 @@ func (f *defragmenter) init(cfg *Config) {
 // otherwise it returns nil.
 func (f *defragmenter) add(p *pcapio.Packet, obs []segObs, now int64, st *Stats, pk *pkt) *pkt {
 	off := int(p.FragOffset)
-	n := p.PayloadLen
-	if n < len(p.Payload) {
-		n = len(p.Payload)
+	content, n, ok := fragmentContent(p)
+	if !ok {
+		st.FragDroppedBad++
+		return nil
 	}
 	if off+n > maxDatagram || (p.MoreFragments && n%8 != 0) || (p.MoreFragments && n == 0) {
 		st.FragDroppedBad++
@@ -145,7 +146,6 @@ func (f *defragmenter) add(p *pcapio.Packet, obs []segObs, now int64, st *Stats,
 		d.data = append(d.data, make([]byte, end-len(d.data))...)
 	}
 	// First copy wins: only bytes not captured before are written.
-	content := p.Payload
 	conflict := false
 	pos := off
 	for _, iv := range d.capt {
@@ -299,4 +299,57 @@ func (f *defragmenter) flush(st *Stats) {
 	for f.oldest != nil {
 		f.drop(f.oldest, &st.FragDroppedEOF)
 	}
+}
+
+// fragmentContent returns a fragment's part of the IP payload (captured
+// bytes) and its length on the wire. pcapio decodes the TCP or UDP header
+// of a first fragment and leaves Payload after it; that header is taken
+// back from the frame, where Payload points.
+func fragmentContent(p *pcapio.Packet) ([]byte, int, bool) {
+	n := max(p.PayloadLen, len(p.Payload))
+	if p.FragOffset != 0 || (p.Proto != pcapio.ProtoTCP && p.Proto != pcapio.ProtoUDP) {
+		return p.Payload, n, true
+	}
+	at, ok := offsetIn(p.Frame, p.Payload)
+	if !ok {
+		return nil, 0, false
+	}
+	hl := 8
+	if p.Proto == pcapio.ProtoTCP {
+		// The TCP header ends where Payload begins; find its length from
+		// the data offset nibble, checked against the decoded ports and
+		// sequence number.
+		hl = 0
+		for doff := 20; doff <= 60 && doff <= at; doff += 4 {
+			h := p.Frame[at-doff : at]
+			if int(h[12]>>4)*4 == doff && binary.BigEndian.Uint16(h) == p.SrcPort &&
+				binary.BigEndian.Uint16(h[2:]) == p.DstPort && binary.BigEndian.Uint32(h[4:]) == p.Seq {
+				hl = doff
+				break
+			}
+		}
+		if hl == 0 {
+			return nil, 0, false
+		}
+	}
+	if at < hl {
+		return nil, 0, false
+	}
+	return p.Frame[at-hl : at+len(p.Payload)], n + hl, true
+}
+
+// offsetIn returns where sub starts within buf. An empty sub is placed at
+// the end of buf's captured bytes when it points there.
+func offsetIn(buf, sub []byte) (int, bool) {
+	if cap(sub) == 0 || len(buf) == 0 {
+		return 0, false
+	}
+	full := buf[:cap(buf)]
+	s := sub[:1:1]
+	for i := range full {
+		if &full[i] == &s[0] {
+			return i, i <= len(buf)
+		}
+	}
+	return 0, false
 }

@@ -580,10 +580,7 @@ func TestIPv4Fragments(t *testing.T) {
 	payload := []byte(strings.Repeat("0123456789", 300))
 	dgram := append([]byte{0x13, 0x88, 0x17, 0x70, 0x0b, 0xc0, 0, 0}, payload...) // 5000 -> 6000, length 3008
 	frag := func(off, end int, more bool, id uint32, ts int64) *pcapio.Packet {
-		p := udpP("10.0.0.1:0", "10.0.0.2:0", dgram[off:end], at(ts))
-		p.SrcPort, p.DstPort = 0, 0
-		p.FragOffset, p.MoreFragments, p.IPID = uint16(off), more, id
-		return p
+		return decodeRaw(ipv4Frame("10.0.0.1", "10.0.0.2", uint16(id), off, more, pcapio.ProtoUDP, 64, dgram[off:end]), at(ts))
 	}
 	pkts := []*pcapio.Packet{
 		frag(1480, 2960, true, 9, t0),
@@ -603,6 +600,28 @@ func TestIPv4Fragments(t *testing.T) {
 	}
 	if st.FragUsed != 4 || st.FragDroppedEOF != 1 || st.FragUDPDatagrams != 1 {
 		t.Errorf("fragments: used %d dropped %d", st.FragUsed, st.FragDroppedEOF)
+	}
+}
+
+func TestTCPFragments(t *testing.T) {
+	// A TCP segment with 12 bytes of options (data offset 8), fragmented
+	// after 40 bytes of IP payload: pcapio decodes the TCP header of the
+	// first fragment, flows takes it back from the frame.
+	hdr := []byte{0x9c, 0x40, 0x00, 0x50, 0, 0, 0x10, 0x00, 0, 0, 0, 1, 0x80, fPA, 0xff, 0xff, 0, 0, 0, 0,
+		1, 1, 8, 10, 0, 0, 0, 1, 0, 0, 0, 2} // 40000 -> 80, seq 4096, ack 1, NOP NOP timestamps
+	data := []byte(get1)
+	seg := append(hdr, data...)
+	pkts := []*pcapio.Packet{
+		decodeRaw(ipv4Frame("10.0.0.1", "10.0.0.2", 77, 0, true, pcapio.ProtoTCP, 64, seg[:40]), at(t0)),
+		decodeRaw(ipv4Frame("10.0.0.1", "10.0.0.2", 77, 40, false, pcapio.ProtoTCP, 64, seg[40:]), at(t0+ms)),
+	}
+	if pkts[0].SrcPort != 40000 || pkts[0].Seq != 4096 || pkts[0].PayloadLen != 8 {
+		t.Fatalf("pcapio decoded the first fragment as %+v", *pkts[0])
+	}
+	msgs, _, st := run(t, DefaultConfig(), pkts...)
+	if len(msgs) != 1 || msgs[0].Bytes != int64(len(data)) || msgs[0].Seq != 4096 || msgs[0].Kind != trace.KindCall ||
+		msgs[0].Fingerprint != farm.Fingerprint64(data) || st.FragTCPDatagrams != 1 {
+		t.Errorf("messages %v, stats %+v", msgs, *st)
 	}
 }
 

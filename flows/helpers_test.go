@@ -160,3 +160,35 @@ func (c *conv) close() *conv {
 	c.pkts = append(c.pkts, tcpP(c.cli, c.srv, fA, c.cseq, c.sseq, "", c.obs(c.tick())))
 	return c
 }
+
+// ipv4Frame builds a raw IPv4 packet (no options) around payload, which
+// holds the transport header and data (or a fragment of them).
+func ipv4Frame(src, dst string, id uint16, offset int, more bool, proto uint8, ttl uint8, payload []byte) []byte {
+	s, d := netip.MustParseAddr(src).As4(), netip.MustParseAddr(dst).As4()
+	h := make([]byte, 20, 20+len(payload))
+	h[0] = 0x45
+	total := 20 + len(payload)
+	h[2], h[3] = byte(total>>8), byte(total)
+	h[4], h[5] = byte(id>>8), byte(id)
+	ff := uint16(offset / 8)
+	if more {
+		ff |= 0x2000
+	}
+	h[6], h[7] = byte(ff>>8), byte(ff)
+	h[8], h[9] = ttl, proto
+	copy(h[12:16], s[:])
+	copy(h[16:20], d[:])
+	return append(h, payload...)
+}
+
+// decodeRaw decodes a raw IPv4 frame the way pcapio does and gives it the
+// observations.
+func decodeRaw(frame []byte, obs []sniff) *pcapio.Packet {
+	p := &pcapio.Packet{}
+	pcapio.Decode(p, pcapio.LinkTypeIPv4, frame, len(frame))
+	p.Obs = p.Obs[:0]
+	for _, o := range obs {
+		p.Obs = append(p.Obs, pcapio.Observation{Sniffer: o.sniffer, TTL: o.ttl, TS: o.ts, Corrected: o.ts})
+	}
+	return p
+}
