@@ -292,6 +292,13 @@ func (a *Assembler) assignKind(c *conn, m *msg) {
 			m.Kind, m.Call = trace.KindCall, CallID{c.id, idx}
 		case httpResponse:
 			if c.httpN == 0 {
+				if c.lastCallOK && int(c.caller) == 1-m.dir {
+					// The request direction is not framed (its headers were
+					// not captured): answer its latest call.
+					c.lastCallOK = false
+					m.Kind, m.Call = trace.KindReturn, CallID{c.id, c.lastCall}
+					return
+				}
 				a.st.UnpairedReturns++
 				return
 			}

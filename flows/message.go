@@ -162,9 +162,12 @@ type Message struct {
 	// capture by its snap length.
 	TruncBytes int64
 	// Segments counts the segments (or reassembled datagrams) that carried
-	// the message's bytes; Writes counts the sender's writes as marked by
-	// the TCP PSH flag (1 for UDP). A message of several writes is a fat
-	// message (WAP5): adjacent writes in one direction are coalesced.
+	// the message's bytes. Writes counts the runs of segments ended by the
+	// TCP PSH flag (1 for UDP): a sender's stack sets PSH at the end of each
+	// write, but also whenever it empties its send queue, so a large write
+	// can show several; Writes is at least the writes made. A message of
+	// several writes is a fat message (WAP5): adjacent writes in one
+	// direction are coalesced.
 	Segments int32
 	Writes   int32
 	// End says why the message ended.
