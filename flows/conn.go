@@ -122,7 +122,7 @@ type conn struct {
 	dnsPending  []dnsCall
 
 	hs    []hsPoint
-	calls [16]callRec
+	calls [8]callRec
 	acc   connAcc
 
 	// list links (LRU of active connections, or the closed list)

@@ -34,7 +34,7 @@ func (a *Assembler) accountMessage(c *conn, m *msg) {
 		r := &c.calls[m.Call.Index%uint32(len(c.calls))]
 		*r = callRec{idx: m.Call.Index, valid: true}
 		for i := range m.Sightings {
-			if r.n == len(r.pts) {
+			if int(r.n) == len(r.pts) {
 				break
 			}
 			s := &m.Sightings[i]
@@ -51,7 +51,7 @@ func (a *Assembler) accountMessage(c *conn, m *msg) {
 		// byte of the call to the first byte of the return.
 		best := -1
 		var sample int64
-		for i := 0; i < r.n; i++ {
+		for i := 0; i < int(r.n); i++ {
 			for j := range m.Sightings {
 				s := &m.Sightings[j]
 				if s.Point != r.pts[i] {

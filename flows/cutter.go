@@ -289,6 +289,7 @@ func (a *Assembler) assignKind(c *conn, m *msg) {
 			}
 			c.httpCalls[(c.httpHead+c.httpN)%len(c.httpCalls)] = idx
 			c.httpN++
+			c.lastCall, c.lastCallOK = idx, true
 			m.Kind, m.Call = trace.KindCall, CallID{c.id, idx}
 		case httpResponse:
 			if c.httpN == 0 {
@@ -302,10 +303,7 @@ func (a *Assembler) assignKind(c *conn, m *msg) {
 				a.st.UnpairedReturns++
 				return
 			}
-			idx := c.httpCalls[c.httpHead]
-			c.httpHead = (c.httpHead + 1) % len(c.httpCalls)
-			c.httpN--
-			m.Kind, m.Call = trace.KindReturn, CallID{c.id, idx}
+			m.Kind, m.Call = trace.KindReturn, CallID{c.id, c.popHTTPCall()}
 		}
 	case m.App == AppDNS:
 		hd, ok := a.dnsHeaderOf(m)
@@ -343,6 +341,10 @@ func (a *Assembler) assignKind(c *conn, m *msg) {
 		c.nextCall++
 		c.lastCall, c.lastCallOK = idx, true
 		m.Kind, m.Call = trace.KindCall, CallID{c.id, idx}
+	case c.httpN > 0:
+		// An unframed answer to framed requests (the responses are not
+		// HTTP): the oldest unanswered request.
+		m.Kind, m.Call = trace.KindReturn, CallID{c.id, c.popHTTPCall()}
 	case c.lastCallOK:
 		c.lastCallOK = false
 		m.Kind, m.Call = trace.KindReturn, CallID{c.id, c.lastCall}
@@ -414,4 +416,15 @@ func (a *Assembler) seal(m *msg, out *Message) {
 	if c.removed && c.pendingMsgs == 0 && len(c.unsealed) == 0 {
 		a.finishConn(c)
 	}
+}
+
+// popHTTPCall takes the oldest unanswered HTTP request's call index.
+func (c *conn) popHTTPCall() uint32 {
+	idx := c.httpCalls[c.httpHead]
+	c.httpHead = (c.httpHead + 1) % len(c.httpCalls)
+	c.httpN--
+	if c.lastCallOK && c.lastCall == idx {
+		c.lastCallOK = false
+	}
+	return idx
 }

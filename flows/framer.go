@@ -32,7 +32,7 @@ const (
 const (
 	maxHeaderBytes = 64 << 10
 	maxLineBytes   = 4 << 10
-	maxPendingReqs = 64
+	maxPendingReqs = 16
 )
 
 // httpKind says what an HTTP message was.
@@ -104,6 +104,9 @@ type framer struct {
 // init prepares f for a new direction: DNS on port 53, else HTTP detection.
 func (f *framer) init(enabled, dns bool) {
 	line := f.line[:0]
+	if cap(line) > maxLineBytes {
+		line = nil // do not keep a large header buffer for a new connection
+	}
 	*f = framer{line: line}
 	switch {
 	case !enabled:
@@ -247,6 +250,28 @@ func (f *framer) feedHTTP(data []byte, n int, dir int, sh *httpShared) (used int
 				return n, false, kind
 			}
 			start := len(f.line)
+			if start == 0 {
+				// Fast path: the whole header block is in this segment;
+				// read it in place without copying.
+				if end := endOfHeaders(avail, 0); end >= 0 {
+					if !plausibleStartLine(avail[:end]) {
+						f.giveUp()
+						return n, false, kind
+					}
+					used += end
+					k, ok := f.parseHeaders(avail[:end], dir, sh)
+					if !ok {
+						f.giveUp()
+						return n, false, kind
+					}
+					f.first = false
+					kind = k
+					if f.hs == hHeaders {
+						return used, true, kind // a message without a body
+					}
+					continue
+				}
+			}
 			f.line = append(f.line, avail...)
 			from := max(0, start-3)
 			end := endOfHeaders(f.line, from)

@@ -55,7 +55,8 @@ func (b *bufSeg) end() seqnum.Value { return b.seq.Add(seqnum.Size(b.n)) }
 
 // digest summarises a delivered segment so that a later copy with the same
 // boundaries can be checked for conflicting content without keeping the
-// bytes: the length and the first, middle and last 8 captured bytes.
+// bytes: the length and the first 16 and last 8 captured bytes (two cache
+// lines at most; the first is warm from decoding).
 type digest struct {
 	seq  seqnum.Value
 	n    uint32
@@ -69,9 +70,10 @@ func digestOf(b []byte) uint64 {
 		copy(x[:], b)
 		return binary.LittleEndian.Uint64(x[:]) ^ uint64(len(b))<<56
 	}
-	m := (len(b) - 8) / 2
 	h := binary.LittleEndian.Uint64(b) * 0x9e3779b97f4a7c15
-	h ^= binary.LittleEndian.Uint64(b[m:]) * 0xc2b2ae3d27d4eb4f
+	if len(b) >= 16 {
+		h ^= binary.LittleEndian.Uint64(b[8:]) * 0xc2b2ae3d27d4eb4f
+	}
 	h ^= binary.LittleEndian.Uint64(b[len(b)-8:]) * 0x165667b19e3779f9
 	return h ^ uint64(len(b))
 }
@@ -106,7 +108,7 @@ type stream struct {
 	buf      []bufSeg     // out-of-order segments, sorted, disjoint
 	bufBytes int
 	// recent delivered segments, for conflict checks.
-	recent  [8]digest
+	recent  [4]digest
 	recentN int
 	// gaps given up recently, to tell late bytes from retransmissions.
 	gaps  [4]seqRange
@@ -114,6 +116,9 @@ type stream struct {
 	pool  *bufPool
 	// scratch for the pieces of a segment not covered by buffered data.
 	pieces []seqRange
+	// ch is the chunk being delivered (a field, so that handing it to the
+	// sink does not allocate).
+	ch chunk
 }
 
 // start sets the stream's origin: the first byte to deliver.
@@ -170,9 +175,9 @@ func (s *stream) insert(seq seqnum.Value, n uint32, data []byte, obs, newObs, re
 			p := pieces[pi]
 			pn := uint32(p.lo.Size(p.hi))
 			off := seq.Size(p.lo)
-			c := chunk{seq: p.lo, n: pn, data: sub(data, int(off), int(pn)), obs: obs, ts: ts,
+			s.ch = chunk{seq: p.lo, n: pn, data: sub(data, int(off), int(pn)), obs: obs, ts: ts,
 				psh: psh && p.hi == seq.Add(seqnum.Size(n))}
-			s.emit(&c, sink)
+			s.emit(sink)
 			res.fresh += pn
 			pi++
 			continue
@@ -274,8 +279,8 @@ func (s *stream) add(b bufSeg) {
 // popFront delivers the first buffered segment, which starts at next.
 func (s *stream) popFront(sink chunkSink) {
 	b := s.buf[0]
-	c := chunk{seq: b.seq, n: b.n, data: b.data, obs: b.obs, ts: b.ts, psh: b.psh}
-	s.emit(&c, sink)
+	s.ch = chunk{seq: b.seq, n: b.n, data: b.data, obs: b.obs, ts: b.ts, psh: b.psh}
+	s.emit(sink)
 	s.bufBytes -= int(b.n)
 	s.pool.buffered -= int64(b.n)
 	s.pool.freeBytes(b.data)
@@ -285,14 +290,16 @@ func (s *stream) popFront(sink chunkSink) {
 	s.buf = s.buf[:len(s.buf)-1]
 }
 
-// emit delivers c and advances the cursor.
-func (s *stream) emit(c *chunk, sink chunkSink) {
+// emit delivers s.ch and advances the cursor.
+func (s *stream) emit(sink chunkSink) {
+	c := &s.ch
 	if !c.gap {
 		s.recent[s.recentN%len(s.recent)] = digest{seq: c.seq, n: c.n, capt: uint32(len(c.data)), sum: digestOf(c.data)}
 		s.recentN++
 	}
 	s.next = c.seq.Add(seqnum.Size(c.n))
 	sink.deliver(c)
+	*c = chunk{}
 }
 
 // conflictsWithRecent reports whether a copy of [seq, seq+k) (of a segment
@@ -339,8 +346,8 @@ func (s *stream) skipTo(limit seqnum.Value, now int64, sink chunkSink) (gaps int
 			if len(s.buf) > 0 && s.buf[0].seq == target {
 				ts = s.buf[0].ts
 			}
-			c := chunk{seq: s.next, n: uint32(n), gap: true, ts: ts}
-			s.emit(&c, sink)
+			s.ch = chunk{seq: s.next, n: uint32(n), gap: true, ts: ts}
+			s.emit(sink)
 			gaps++
 			gapBytes += int64(n)
 		}
