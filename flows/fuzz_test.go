@@ -18,7 +18,7 @@ func FuzzAssembler(f *testing.F) {
 	// Each packet is 8 bytes of header: conn, flags, seq (2), ack (2), len, sniffer.
 	f.Add([]byte{0, fS, 0, 0, 0, 0, 0, 0, 0, fSA, 0, 9, 0, 1, 0, 0, 0, fPA, 0, 1, 0, 10, 20, 0})
 	f.Add([]byte{1, fPA, 1, 0, 0, 0, 30, 0, 1, fPA, 0, 0, 0, 0, 30, 1, 1, fA, 0, 200, 0, 0, 0, 0})
-	f.Add([]byte{4, 0, 0, 0, 0, 0, 12, 0, 4, 0, 0, 0, 0, 0, 12, 1})        // UDP, then its copy
+	f.Add([]byte{4, 0, 0, 0, 0, 0, 12, 0, 4, 0, 0, 0, 0, 0, 12, 1})       // UDP, then its copy
 	f.Add([]byte{5, 0x80, 0, 0, 0, 0, 16, 0, 5, 0x81, 0, 2, 0, 0, 16, 0}) // fragments
 	f.Fuzz(func(t *testing.T, in []byte) {
 		cfg := DefaultConfig()
