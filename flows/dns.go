@@ -24,5 +24,3 @@ func parseDNSHeader(b []byte) (dnsHeader, bool) {
 	return dnsHeader{id: binary.BigEndian.Uint16(b), response: flags&0x8000 != 0}, true
 }
 
-// isDNSPort reports whether port is DNS's (53) or multicast DNS's (5353).
-func isDNSPort(port uint16) bool { return port == 53 || port == 5353 }
