@@ -10,11 +10,9 @@ import (
 	"github.com/wirepath/wirepath/trace"
 )
 
-// benchPackets decodes a synthetic capture of n packets into memory.
-func benchPackets(tb testing.TB, n int) ([]*pcapio.Packet, int64) {
+// benchPackets decodes a synthetic capture into memory.
+func benchPackets(tb testing.TB, o benchgen.Options) ([]*pcapio.Packet, int64) {
 	tb.Helper()
-	o := benchgen.DefaultOptions()
-	o.Packets = n
 	var buf bytes.Buffer
 	st, err := benchgen.Write(&buf, o)
 	if err != nil {
@@ -43,7 +41,9 @@ func benchPackets(tb testing.TB, n int) ([]*pcapio.Packet, int64) {
 // BenchmarkAssembler measures the flows stage alone on decoded packets:
 // many concurrent HTTP connections, in order.
 func BenchmarkAssembler(b *testing.B) {
-	pkts, payload := benchPackets(b, 20000)
+	o := benchgen.DefaultOptions()
+	o.Packets = 20000
+	pkts, payload := benchPackets(b, o)
 	b.ReportAllocs()
 	b.SetBytes(payload)
 	var m Message
@@ -111,5 +111,38 @@ func TestNoAllocsPerPacket(t *testing.T) {
 	}
 	if m.Kind != trace.KindReturn || m.Bytes != int64(len(resp)) {
 		t.Errorf("last message %+v", m)
+	}
+}
+
+// TestBenchCaptureIsClean runs the benchmark's generator and checks flows
+// against what it generated: every request a CALL, every response its
+// RETURN, nothing lost or retransmitted.
+func TestBenchCaptureIsClean(t *testing.T) {
+	o := benchgen.DefaultOptions()
+	o.Packets, o.Concurrent = 5000, 20
+	gen, err := benchgen.Write(io.Discard, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pkts, _ := benchPackets(t, o)
+	msgs, _, st := runQuiet(t, DefaultConfig(), pkts...)
+	calls, returns := 0, 0
+	for _, m := range msgs {
+		switch {
+		case m.Kind == trace.KindCall && m.App == AppHTTP && !m.Incomplete:
+			calls++
+		case m.Kind == trace.KindReturn && m.App == AppHTTP && !m.Incomplete:
+			returns++
+		case !m.Incomplete || m.End != EndEOF:
+			// Only a response cut off by the end of the capture may be
+			// incomplete.
+			t.Errorf("unexpected message: %+v", *m)
+		}
+	}
+	if calls != gen.Requests || returns != gen.Responses {
+		t.Errorf("%d calls, %d returns; generated %d requests, %d responses", calls, returns, gen.Requests, gen.Responses)
+	}
+	if st.RetransSegments != 0 || st.GapBytes != 0 || st.UnpairedReturns != 0 || st.FramingLost != 0 {
+		t.Errorf("stats %+v", *st)
 	}
 }

@@ -23,4 +23,3 @@ func parseDNSHeader(b []byte) (dnsHeader, bool) {
 	}
 	return dnsHeader{id: binary.BigEndian.Uint16(b), response: flags&0x8000 != 0}, true
 }
-

@@ -58,8 +58,8 @@ type Stats struct {
 	Packets   int   // packets written
 	Payload   int64 // TCP payload bytes
 	Conns     int   // connections started
-	Requests  int   // request messages
-	Responses int   // response messages
+	Requests  int   // requests written
+	Responses int   // responses written completely
 }
 
 // Write writes a classic pcap (nanosecond timestamps, Ethernet) to w.
@@ -83,7 +83,6 @@ func Write(w io.Writer, o Options) (Stats, error) {
 		c.script = append(c.script, step{true, syn, 0}, step{false, syn | ack, 0}, step{true, ack, 0})
 		for e := 1 + r.IntN(5); e > 0; e-- {
 			c.script = append(c.script, step{true, psh | ack, -1})
-			st.Requests++
 			segs := 1 + r.IntN(8)
 			last := 1 + r.IntN(1460)
 			c.script = append(c.script, step{false, 0, -2 - ((segs-1)*1460 + last)}) // response headers
@@ -97,7 +96,6 @@ func Write(w io.Writer, o Options) (Stats, error) {
 					c.script = append(c.script, step{true, ack, 0})
 				}
 			}
-			st.Responses++
 		}
 		c.script = append(c.script, step{true, fin | ack, 0}, step{false, fin | ack, 0}, step{true, ack, 0})
 		return c
@@ -174,6 +172,12 @@ func Write(w io.Writer, o Options) (Stats, error) {
 		}
 		st.Packets++
 		st.Payload += int64(len(data))
+		switch {
+		case s.fromCli && s.n < 0:
+			st.Requests++
+		case !s.fromCli && s.flags&psh != 0:
+			st.Responses++
+		}
 		ts += o.GapNS
 	}
 	return st, bw.Flush()

@@ -67,6 +67,12 @@ const example = `  wirepath messages web.pcap db.pcapng > messages.tsv
 
 // NewCmd returns the messages command.
 func NewCmd(ios *cmdutil.IOStreams) *cobra.Command {
+	return newCmd(ios, func(o *Options) error { return Run(ios, o) })
+}
+
+// newCmd builds the command with runF as the work done after validation
+// (tests pass their own).
+func newCmd(ios *cmdutil.IOStreams, runF func(*Options) error) *cobra.Command {
 	def := flows.DefaultConfig()
 	opts := &Options{}
 	cmd := &cobra.Command{
@@ -80,7 +86,7 @@ func NewCmd(ios *cmdutil.IOStreams) *cobra.Command {
 			if err := opts.Validate(); err != nil {
 				return err
 			}
-			return Run(ios, opts)
+			return runF(opts)
 		},
 	}
 	fs := cmd.Flags()
