@@ -343,6 +343,7 @@ func (a *Assembler) removeConn(c *conn, reason EndReason) {
 func (a *Assembler) finishConn(c *conn) {
 	for d := range c.half {
 		a.st.FramingLost += c.half[d].fr.lost
+		a.st.CoverageMerges += c.half[d].cov.merges
 	}
 	if c.callerFrom == callerUnknown {
 		a.st.CallerUnknown++

@@ -331,7 +331,7 @@ func (a *Assembler) assignKind(c *conn, m *msg) {
 		}
 		a.st.UnpairedReturns++
 	case m.Proto != trace.ProtoTCP || c.caller < 0:
-	case c.half[m.dir].fr.mode != fmNone:
+	case c.half[m.dir].fr.mode != fmNone && !c.half[m.dir].fr.first:
 		// A framed direction, but the message did not begin with headers
 		// the framer read: a continuation cut by a direction change or a
 		// pause, an interim response, or framing lost. Neither a new call

@@ -407,6 +407,16 @@ func TestHTTPFraming(t *testing.T) {
 			{cli, "CALL", "c1.0", int64(len(get1)), 0, false, EndProtocol, AppHTTP},
 			{srv, "RETURN", "c1.0", int64(len(noLen)), 0, false, EndFIN, AppHTTP},
 		}},
+		{"text protocol that starts like HTTP (SMTP)", func(c *conv) {
+			c.send(false, "220 mx ESMTP\r\n", 1460).send(true, "EHLO me\r\n", 1460).send(false, "250 ok\r\n", 1460).
+				send(true, "MAIL FROM:<a@b>\r\n", 1460).send(false, "250 ok\r\n", 1460)
+		}, []mw{
+			{srv, "-", "-", 14, 0, false, EndDirection, AppNone},
+			{cli, "CALL", "c1.0", 9, 0, false, EndDirection, AppNone},
+			{srv, "RETURN", "c1.0", 8, 0, false, EndDirection, AppNone},
+			{cli, "CALL", "c1.1", 17, 0, false, EndDirection, AppNone},
+			{srv, "RETURN", "c1.1", 8, 0, false, EndFIN, AppNone},
+		}},
 		{"not HTTP: alternation", func(c *conv) {
 			c.send(true, "\x16\x03\x01hello", 1460).send(false, "\x16\x03\x03world", 1460).send(true, "again", 1460)
 		}, []mw{
@@ -544,9 +554,9 @@ func TestConnectionEndings(t *testing.T) {
 	msgs, conns, st := run(t, cfg, c.pkts...)
 	checkShapes(t, msgs, []mw{
 		{cli, "CALL", "c1.0", int64(len(get1)), 0, false, EndProtocol, AppHTTP},
-		// The response's headers were cut by the reset: not known to be
-		// a response, but known to be incomplete.
-		{srv, "-", "-", 10, 0, true, EndRST, AppNone},
+		// The response's headers were cut by the reset: not framed, but
+		// the answer to the request, and incomplete.
+		{srv, "RETURN", "c1.0", 10, 0, true, EndRST, AppNone},
 	})
 	if st.ConnsRST != 1 || st.DroppedAfterClose != 2 || conns[0].End != "rst" {
 		t.Errorf("rst %d after close %d", st.ConnsRST, st.DroppedAfterClose)
@@ -649,5 +659,22 @@ func TestLimits(t *testing.T) {
 			t.Logf("%+v", shape(m))
 		}
 		t.Errorf("messages wrong")
+	}
+}
+
+func TestIPv6(t *testing.T) {
+	c6, s6 := "[fd00::1]:40000", "[fd00::2]:80"
+	c := newConv(c6, s6, 0xfffffff0, 7).handshake().send(true, get1, 10).send(false, resp, 1460).close()
+	msgs, conns, _ := run(t, DefaultConfig(), c.pkts...)
+	checkShapes(t, msgs, []mw{
+		{c6, "CALL", "c1.0", int64(len(get1)), 0, false, EndProtocol, AppHTTP},
+		{s6, "RETURN", "c1.0", int64(len(resp)), 0, false, EndProtocol, AppHTTP},
+	})
+	if len(conns) != 1 || conns[0].Client.String() != c6 {
+		t.Errorf("conns %+v", conns)
+	}
+	line := string(AppendMessageTSV(nil, msgs[0]))
+	if !strings.Contains(line, "\t[fd00::1]:40000\t[fd00::2]:80\ttcp\thttp\tCALL\tc1.0\t") {
+		t.Errorf("TSV line %q", line)
 	}
 }

@@ -254,7 +254,7 @@ func (f *framer) feedHTTP(data []byte, n int, dir int, sh *httpShared) (used int
 				// Fast path: the whole header block is in this segment;
 				// read it in place without copying.
 				if end := endOfHeaders(avail, 0); end >= 0 {
-					if !plausibleStartLine(avail[:end]) {
+					if nl := bytes.IndexByte(avail, '\n'); !validStartLine(avail[:nl]) {
 						f.giveUp()
 						return n, false, kind
 					}
@@ -283,6 +283,14 @@ func (f *framer) feedHTTP(data []byte, n int, dir int, sh *httpShared) (used int
 					f.giveUp()
 					return n, false, kind
 				}
+			}
+			if nl := bytes.IndexByte(f.line, '\n'); nl >= 0 && nl >= start-1 && !validStartLine(f.line[:nl]) {
+				// The first line is complete and is not an HTTP/1.x
+				// request or status line (SMTP, Redis, ... look alike at
+				// first).
+				f.line = f.line[:0]
+				f.giveUp()
+				return n, false, kind
 			}
 			if end < 0 {
 				if len(f.line) > maxHeaderBytes {
@@ -410,6 +418,36 @@ func plausibleStartLine(b []byte) bool {
 		}
 	}
 	return true
+}
+
+// validStartLine reports whether line (without its line feed) is an
+// HTTP/1.x request line (METHOD SP target SP HTTP/1.x) or status line
+// (HTTP/1.x SP 3DIGIT ...).
+func validStartLine(line []byte) bool {
+	line = bytes.TrimSuffix(line, []byte("\r"))
+	if bytes.HasPrefix(line, []byte("HTTP/1.")) {
+		return len(line) >= 12 && line[8] == ' ' && isDigits(line[9:12]) && (len(line) == 12 || line[12] == ' ')
+	}
+	sp := bytes.IndexByte(line, ' ')
+	if sp <= 0 || sp > 20 || !plausibleStartLine(line[:sp+1]) {
+		return false
+	}
+	rest := line[sp+1:]
+	sp2 := bytes.LastIndexByte(rest, ' ')
+	if sp2 <= 0 {
+		return false
+	}
+	v := rest[sp2+1:]
+	return len(v) == 8 && bytes.HasPrefix(v, []byte("HTTP/1.")) && isDigits(v[7:])
+}
+
+func isDigits(b []byte) bool {
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return len(b) > 0
 }
 
 // parseHeaders reads a complete header block and sets the body state.
