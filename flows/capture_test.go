@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"io"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"testing"
 
 	"github.com/wirepath/wirepath/pcapio"
@@ -30,9 +32,9 @@ type gtExchange struct {
 	SentByClient bool    `json:"sent_by_client"`
 }
 
-func loadTruth(t *testing.T) []gtExchange {
+func loadTruth(t *testing.T, dir string) []gtExchange {
 	t.Helper()
-	b, err := os.ReadFile("testdata/loopback.truth.json")
+	b, err := os.ReadFile(filepath.Join(dir, "loopback.truth.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,13 +101,41 @@ const slack = int64(2e6)
 // what those programs logged they sent: sizes, writes, kinds, call pairing
 // and the times of the first and last bytes.
 func TestRealCaptureAgainstGroundTruth(t *testing.T) {
-	gt := loadTruth(t)
+	checkAgainstTruth(t, "testdata")
+}
+
+// TestFreshCaptureAgainstGroundTruth makes the captures again on this
+// machine (testdata/make-captures.sh: a network namespace, tcpdump,
+// dumpcap, curl) and runs the same checks on them.
+func TestFreshCaptureAgainstGroundTruth(t *testing.T) {
+	if testing.Short() {
+		t.Skip("makes captures with real tools (about 10 s)")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to create a network namespace and capture")
+	}
+	for _, tool := range []string{"tcpdump", "dumpcap", "curl", "ip", "go"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s not installed (make deps installs it)", tool)
+		}
+	}
+	dir := t.TempDir()
+	out, err := exec.Command("testdata/make-captures.sh", dir).CombinedOutput()
+	if err != nil {
+		t.Fatalf("make-captures.sh: %v\n%s", err, out)
+	}
+	checkAgainstTruth(t, dir)
+	checkSnapLenAndTwoSniffers(t, dir)
+}
+
+func checkAgainstTruth(t *testing.T, dir string) {
+	gt := loadTruth(t, dir)
 	for _, pause := range []bool{true, false} {
 		cfg := DefaultConfig()
 		if !pause {
 			cfg.SplitPause = 0
 		}
-		msgs, st := readCaptures(t, cfg, "testdata/loopback.pcap")
+		msgs, st := readCaptures(t, cfg, filepath.Join(dir, "loopback.pcap"))
 		conns := byConn(msgs)
 		used := 0
 		next := map[string]int{}
@@ -183,9 +213,14 @@ func TestRealCaptureAgainstGroundTruth(t *testing.T) {
 // headers), the cut bytes are counted, and merged, every message has a
 // sighting from each sniffer.
 func TestRealCaptureSnapLenAndTwoSniffers(t *testing.T) {
-	full, _ := readCaptures(t, DefaultConfig(), "testdata/loopback.pcap")
-	snap, st := readCaptures(t, DefaultConfig(), "testdata/loopback-snap160.pcapng")
-	both, st2 := readCaptures(t, DefaultConfig(), "testdata/loopback.pcap", "testdata/loopback-snap160.pcapng")
+	checkSnapLenAndTwoSniffers(t, "testdata")
+}
+
+func checkSnapLenAndTwoSniffers(t *testing.T, dir string) {
+	fullPath, snapPath := filepath.Join(dir, "loopback.pcap"), filepath.Join(dir, "loopback-snap160.pcapng")
+	full, _ := readCaptures(t, DefaultConfig(), fullPath)
+	snap, st := readCaptures(t, DefaultConfig(), snapPath)
+	both, st2 := readCaptures(t, DefaultConfig(), fullPath, snapPath)
 	if len(snap) != len(full) || len(both) != len(full) {
 		t.Fatalf("%d messages truncated, %d merged, %d full", len(snap), len(both), len(full))
 	}
