@@ -136,7 +136,7 @@ func (a *Assembler) Add(p *pcapio.Packet) {
 	if p.IsFragment() {
 		a.st.Fragments++
 		if pk := a.frag.add(p, a.obs, a.now, &a.st, &a.pk); pk != nil {
-			a.transport(pk, true)
+			a.transport(pk)
 			a.frag.release()
 		}
 	} else {
@@ -156,7 +156,7 @@ func (a *Assembler) Add(p *pcapio.Packet) {
 			} else {
 				a.st.UDPPackets++
 			}
-			a.transport(pk, false)
+			a.transport(pk)
 		default:
 			a.st.OtherProto++
 		}
@@ -168,7 +168,7 @@ func (a *Assembler) Add(p *pcapio.Packet) {
 }
 
 // transport dispatches a TCP segment or UDP datagram.
-func (a *Assembler) transport(pk *pkt, fromFrags bool) {
+func (a *Assembler) transport(pk *pkt) {
 	switch pk.proto {
 	case pcapio.ProtoTCP:
 		a.tcp(pk)

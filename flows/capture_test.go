@@ -2,7 +2,6 @@ package flows
 
 import (
 	"encoding/json"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -59,17 +58,7 @@ func readCaptures(t *testing.T, cfg Config, paths ...string) ([]*Message, *Stats
 	if err != nil {
 		t.Fatal(err)
 	}
-	var msgs []*Message
-	for {
-		msg, err := r.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		msgs = append(msgs, msg.Clone())
-	}
+	msgs := drain(t, r)
 	if p := m.Problems(); len(p) > 0 {
 		t.Fatalf("pcapio problems: %v", p)
 	}

@@ -250,65 +250,50 @@ func (f *framer) feedHTTP(data []byte, n int, dir int, sh *httpShared) (used int
 				return n, false, kind
 			}
 			start := len(f.line)
+			// block is the complete header block once found; took the bytes
+			// of this segment it used.
+			var block []byte
+			took := 0
 			if start == 0 {
 				// Fast path: the whole header block is in this segment;
 				// read it in place without copying.
 				if end := endOfHeaders(avail, 0); end >= 0 {
-					if nl := bytes.IndexByte(avail, '\n'); !validStartLine(avail[:nl]) {
-						f.giveUp()
-						return n, false, kind
-					}
-					used += end
-					k, ok := f.parseHeaders(avail[:end], dir, sh)
-					if !ok {
-						f.giveUp()
-						return n, false, kind
-					}
-					f.first = false
-					kind = k
-					if f.hs == hHeaders {
-						return used, true, kind // a message without a body
-					}
-					continue
+					block, took = avail[:end], end
 				}
 			}
-			f.line = append(f.line, avail...)
-			from := max(0, start-3)
-			end := endOfHeaders(f.line, from)
-			if f.first || sh.reqDir < 0 || start == 0 {
+			if block == nil {
+				f.line = append(f.line, avail...)
 				// Check the start line as soon as it is readable, so that a
-				// stream that is not HTTP is let go at its first bytes.
-				if ok := plausibleStartLine(f.line); !ok {
+				// stream that is not HTTP is let go at its first bytes, and
+				// again once its first line is complete (SMTP or Redis look
+				// alike at first).
+				nl := bytes.IndexByte(f.line, '\n')
+				if !plausibleStartLine(f.line) || (nl >= 0 && !validStartLine(f.line[:nl])) {
 					f.line = f.line[:0]
 					f.giveUp()
 					return n, false, kind
 				}
+				end := endOfHeaders(f.line, max(0, start-3))
+				if end < 0 {
+					used += len(avail)
+					if len(f.line) > maxHeaderBytes || len(avail) < rem {
+						// Too long, or the rest was not captured.
+						f.line = f.line[:0]
+						f.giveUp()
+						return n, false, kind
+					}
+					continue
+				}
+				block, took = f.line[:end], end-start
 			}
-			if nl := bytes.IndexByte(f.line, '\n'); nl >= 0 && nl >= start-1 && !validStartLine(f.line[:nl]) {
-				// The first line is complete and is not an HTTP/1.x
-				// request or status line (SMTP, Redis, ... look alike at
-				// first).
+			nl := bytes.IndexByte(block, '\n')
+			if !validStartLine(block[:nl]) {
 				f.line = f.line[:0]
 				f.giveUp()
 				return n, false, kind
 			}
-			if end < 0 {
-				if len(f.line) > maxHeaderBytes {
-					f.line = f.line[:0]
-					f.giveUp()
-					return n, false, kind
-				}
-				used += len(avail)
-				if len(avail) < rem {
-					// The rest of the headers was not captured.
-					f.line = f.line[:0]
-					f.giveUp()
-					return n, false, kind
-				}
-				continue
-			}
-			used += end - start
-			k, ok := f.parseHeaders(f.line[:end], dir, sh)
+			used += took
+			k, ok := f.parseHeaders(block, dir, sh)
 			f.line = f.line[:0]
 			if !ok {
 				f.giveUp()

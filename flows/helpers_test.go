@@ -73,17 +73,7 @@ func run(t testing.TB, cfg Config, pkts ...*pcapio.Packet) ([]*Message, []ConnSt
 	if err != nil {
 		t.Fatal(err)
 	}
-	var msgs []*Message
-	for {
-		m, err := r.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		msgs = append(msgs, m.Clone())
-	}
+	msgs := drain(t, r)
 	st := r.Stats()
 	if err := st.Check(); err != nil {
 		t.Errorf("accounting: %v\n%+v", err, *st)
@@ -92,6 +82,22 @@ func run(t testing.TB, cfg Config, pkts ...*pcapio.Packet) ([]*Message, []ConnSt
 		t.Errorf("after the end: open %d, buffered %d, fragments %d, conns %d", st.OpenMessages, st.BufferedBytes, st.FragPending, st.ConnsOpen)
 	}
 	return msgs, conns, st
+}
+
+// drain reads every message from r, cloned.
+func drain(t testing.TB, r *Reader) []*Message {
+	t.Helper()
+	var msgs []*Message
+	for {
+		m, err := r.Next()
+		if err == io.EOF {
+			return msgs
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		msgs = append(msgs, m.Clone())
+	}
 }
 
 // conv builds a TCP conversation between a client and a server with a

@@ -3,7 +3,6 @@ package flows
 import (
 	"bytes"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"testing"
 
@@ -221,17 +220,7 @@ func runQuiet(t testing.TB, cfg Config, pkts ...*pcapio.Packet) ([]*Message, []C
 	if err != nil {
 		t.Fatal(err)
 	}
-	var msgs []*Message
-	for {
-		m, err := r.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		msgs = append(msgs, m.Clone())
-	}
+	msgs := drain(t, r)
 	if err := r.Stats().Check(); err != nil {
 		t.Fatalf("accounting: %v", err)
 	}
