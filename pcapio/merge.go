@@ -309,6 +309,9 @@ func (m *Merger) nameSniffers() {
 			if s.File != f.path || s.Interface < 0 {
 				continue
 			}
+			if len(f.ifInfo) == 1 {
+				continue // one interface: the file name says it all
+			}
 			suffix := strconv.Itoa(s.Interface)
 			if s.Interface < len(f.ifInfo) {
 				if n := f.ifInfo[s.Interface].Name; n != "" && names[n] == 1 {

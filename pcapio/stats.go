@@ -96,7 +96,8 @@ type Stats struct {
 type Sniffer struct {
 	ID SnifferID `json:"id"`
 	// Name is the file's base name (its path if two inputs share a base
-	// name), plus "#" and the interface name (or index) when split.
+	// name), plus "#" and the interface name (or index, or nothing when
+	// the file has one interface) when split.
 	Name string `json:"name"`
 	// File is the path as given to Open; Interface the interface index in
 	// it, or -1 when the sniffer is the whole file.

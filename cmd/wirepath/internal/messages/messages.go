@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/wirepath/wirepath/cmd/wirepath/internal/captureflags"
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/cmdutil"
 	"github.com/wirepath/wirepath/flows"
 	"github.com/wirepath/wirepath/pcapio"
@@ -23,18 +24,18 @@ var Formats = []string{"tsv", "jsonl"}
 
 // Options are the command's flags and arguments.
 type Options struct {
-	Captures        []string
-	Format          string
-	Output          string
-	Conns           bool
-	JSON            bool
-	SplitPause      time.Duration
-	NoFraming       bool
-	Settle          time.Duration
-	ReorderTimeout  time.Duration
-	IdleTimeout     time.Duration
-	FingerprintLen  int
-	SplitInterfaces bool
+	captureflags.Flags
+	Captures       []string
+	Format         string
+	Output         string
+	Conns          bool
+	JSON           bool
+	SplitPause     time.Duration
+	NoFraming      bool
+	Settle         time.Duration
+	ReorderTimeout time.Duration
+	IdleTimeout    time.Duration
+	FingerprintLen int
 }
 
 const long = `Read packet captures and print the write-level messages in them (WAP5
@@ -46,8 +47,8 @@ and its last byte arrived (at the point nearest the receiver), its
 endpoints, size, kind (CALL, RETURN or -), call id, a fingerprint of its
 first bytes and what every capture point saw of it.
 
-The captures are merged and deduplicated as "wirepath merge" does (one file
-is one sniffer). TCP is reassembled (retransmissions, overlaps, reordering,
+The captures are merged, deduplicated and clock-corrected as "wirepath
+merge" does (one file is one sniffer unless --split-interfaces). TCP is reassembled (retransmissions, overlaps, reordering,
 holes recorded as gaps, sequence wraparound), IP fragments are put back
 together.
 
@@ -100,7 +101,7 @@ func newCmd(ios *cmdutil.IOStreams, runF func(*Options) error) *cobra.Command {
 	fs.DurationVar(&opts.ReorderTimeout, "reorder-timeout", def.ReorderTimeout, "how long out-of-order data waits for a missing segment")
 	fs.DurationVar(&opts.IdleTimeout, "idle-timeout", def.IdleTimeout, "end a TCP connection idle this long")
 	fs.IntVar(&opts.FingerprintLen, "fingerprint-len", def.FingerprintLen, fmt.Sprintf("leading bytes of a message its fingerprint covers (1-%d)", flows.MaxFingerprintLen))
-	fs.BoolVar(&opts.SplitInterfaces, "split-interfaces", false, "treat each pcapng interface as a sniffer of its own")
+	opts.Flags.Register(fs)
 	return cmd
 }
 
@@ -113,7 +114,8 @@ func (o *Options) Validate() error {
 	if err := cfg.Validate(); err != nil {
 		return cmdutil.UsageErrorf("%v", err)
 	}
-	return nil
+	_, err := o.Flags.Options()
+	return err
 }
 
 // Config returns the flows configuration the options describe.
@@ -138,16 +140,11 @@ type Accounting struct {
 
 // Run reads the captures and writes the messages or connections.
 func Run(ios *cmdutil.IOStreams, o *Options) error {
-	var prog *cmdutil.Progress
-	var done int64
-	popts := pcapio.Options{SplitInterfaces: o.SplitInterfaces, Progress: func(d, total int64) {
-		if prog == nil {
-			prog = cmdutil.NewProgress(ios, "messages", total, true)
-		}
-		prog.Add(d - done)
-		done = d
-	}}
-	m, err := pcapio.Open(o.Captures, popts)
+	popts, err := o.Flags.Options()
+	if err != nil {
+		return err
+	}
+	m, finish, err := captureflags.Open(ios, o.Captures, popts)
 	if err != nil {
 		return err
 	}
@@ -191,7 +188,7 @@ func Run(ios *cmdutil.IOStreams, o *Options) error {
 			break
 		}
 	}
-	prog.Finish()
+	finish()
 	if w.err == nil && out != nil {
 		w.flush()
 	}
@@ -215,7 +212,6 @@ func Run(ios *cmdutil.IOStreams, o *Options) error {
 	acc := Accounting{Pcapio: m.Stats(), Flows: st, Problems: make([]string, len(problems))}
 	for i, p := range problems {
 		acc.Problems[i] = p.Error()
-		ios.Warnf("%v", p)
 	}
 	if o.JSON {
 		if err := cmdutil.WriteJSON(ios.Out, &acc); err != nil {
@@ -224,10 +220,7 @@ func Run(ios *cmdutil.IOStreams, o *Options) error {
 	} else {
 		summary(ios, st)
 	}
-	if len(problems) > 0 {
-		return &cmdutil.PartialError{Skipped: len(problems), What: "unreadable parts of the captures"}
-	}
-	return nil
+	return captureflags.Outcome(ios, m)
 }
 
 // summary prints the accounting in a few lines on stderr.

@@ -31,6 +31,12 @@ func TestFlags(t *testing.T) {
 		{[]string{"--reorder-timeout", "0s", "a"}, true, nil},
 		{[]string{"--idle-timeout", "-1s", "a"}, true, nil},
 		{[]string{"--settle", "-1s", "a"}, true, nil},
+		{[]string{"--window", "0", "a"}, true, nil},
+		{[]string{"--offset", "b.pcap", "a"}, true, nil},
+		{[]string{"--split-interfaces", "--no-dedupe", "--offset", "b.pcap=-2s", "a", "b.pcap"}, false, func(o *Options) bool {
+			po, err := o.Flags.Options()
+			return err == nil && po.SplitInterfaces && po.NoDedupe && po.Offsets["b.pcap"] == -2*time.Second
+		}},
 	}
 	for _, tc := range tests {
 		var got *Options

@@ -6,7 +6,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/cmdutil"
+	"github.com/wirepath/wirepath/cmd/wirepath/internal/merge"
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/messages"
+	"github.com/wirepath/wirepath/cmd/wirepath/internal/stats"
 )
 
 const longHelp = `wirepath reconstructs the causal structure of a distributed application from
@@ -55,6 +57,8 @@ func NewCmdRoot(ios *cmdutil.IOStreams) *cobra.Command {
 	}
 	add("pipeline", messages.NewCmd(ios))
 	add("tools", newCmdVersion(ios))
+	add("pipeline", merge.NewCmd(ios))
+	add("tools", stats.NewCmd(ios))
 	return cmd
 }
 
