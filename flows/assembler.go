@@ -131,7 +131,15 @@ func (a *Assembler) Add(p *pcapio.Packet) {
 	}
 	a.obs = a.obs[:0]
 	for _, o := range p.Obs {
-		a.obs = append(a.obs, segObs{pt: Point{o.Sniffer, o.Interface}, ttl: o.TTL, first: o.Corrected, last: o.Corrected})
+		pt := Point{o.Sniffer, o.Interface}
+		if hasPoint(a.obs, pt) {
+			// pcapio grouped a copy with identical bytes seen again by the
+			// same capture point (a retransmission) into this packet: the
+			// first sighting is the one that counts.
+			a.st.RepeatObservations++
+			continue
+		}
+		a.obs = append(a.obs, segObs{pt: pt, ttl: o.TTL, first: o.Corrected, last: o.Corrected})
 	}
 	if p.IsFragment() {
 		a.st.Fragments++

@@ -678,3 +678,16 @@ func TestIPv6(t *testing.T) {
 		t.Errorf("TSV line %q", line)
 	}
 }
+
+func TestSamePointTwiceInOnePacket(t *testing.T) {
+	// pcapio grouped a retransmission with identical bytes into the
+	// original: one packet, two observations by sniffer 0.
+	c := newConv(cli, "10.0.0.2:9000", 1, 1).handshake().send(true, "hello", 10)
+	p := c.pkts[len(c.pkts)-1]
+	p.Obs = append(p.Obs, pcapio.Observation{Sniffer: 0, TTL: 64, TS: p.Obs[0].TS + 3*ms, Corrected: p.Obs[0].TS + 3*ms})
+	c.close()
+	msgs, _, st := run(t, DefaultConfig(), c.pkts...)
+	if len(msgs) != 1 || len(msgs[0].Sightings) != 1 || msgs[0].Sightings[0].Last != p.Obs[0].TS || st.RepeatObservations != 1 {
+		t.Errorf("messages %v, repeats %d", msgs, st.RepeatObservations)
+	}
+}

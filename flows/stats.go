@@ -69,6 +69,11 @@ type Stats struct {
 	PeakBufferedBytes  int64 `json:"peak_buffered_bytes"`
 	CoverageMerges     int64 `json:"coverage_merges"`
 	LateSightings      int64 `json:"late_sightings"`
+	// RepeatObservations counts observations dropped because the packet
+	// already had one from the same capture point: pcapio groups a copy
+	// with identical bytes seen again within its window (a retransmission)
+	// into the first, and only the first sighting counts.
+	RepeatObservations int64 `json:"repeat_observations"`
 
 	// UDPBytes is the UDP payload that came in: UDPMessageBytes +
 	// UDPCopyBytes (another capture point's copy of a datagram already
