@@ -12,6 +12,7 @@ import (
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/convolve"
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/nest"
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/merge"
+	"github.com/wirepath/wirepath/cmd/wirepath/internal/messages"
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/stats"
 )
 
@@ -61,6 +62,7 @@ func NewCmdRoot(ios *cmdutil.IOStreams) *cobra.Command {
 	}
 	add("engines", nest.NewCmd(ios))
 	add("engines", convolve.NewCmd(ios))
+	add("pipeline", messages.NewCmd(ios))
 	add("tools", newCmdVersion(ios))
 	add("tools", report.NewCmd(ios))
 	add("tools", whatif.NewCmd(ios))
