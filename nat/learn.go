@@ -3,6 +3,7 @@ package nat
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/wirepath/wirepath/pcapio"
@@ -105,7 +106,7 @@ type view struct {
 	rpos        uint8     // next position to overwrite
 	recent      [8]uint64 // recent non-TCP body keys, to spot repeats
 	links       [2]uint32 // link ids + 1 (0: none)
-	extraLinks  bool
+	moreLinks   []uint32  // further link ids + 1, rarely needed
 }
 
 // sawRecently reports whether key is among the view's recent body keys,
@@ -134,7 +135,9 @@ func (v *view) addLink(id uint32) {
 			return
 		}
 	}
-	v.extraLinks = true
+	if !slices.Contains(v.moreLinks, id+1) {
+		v.moreLinks = append(v.moreLinks, id+1)
+	}
 }
 
 // linkKey names a link: two views of one connection and whether the lower
@@ -367,28 +370,35 @@ func (l *Learner) sweep() {
 
 // closeView records the end of a view's activity period on its links.
 func (l *Learner) closeView(id uint32) {
-	// Only the first two links of a view learn its span; a link without
-	// one falls back to the time of its matches (see Finish).
 	v := &l.views[id]
 	for _, lid := range v.links {
-		if lid == 0 {
-			continue
-		}
-		lk := &l.links[lid-1]
-		side := 0
-		if lk.key.v[1] == v.key {
-			side = 1
-		}
-		if !lk.hasSpan[side] {
-			lk.span[side] = [2]int64{v.first, v.last}
-			lk.hasSpan[side] = true
-		} else {
-			lk.span[side][0] = min(lk.span[side][0], v.first)
-			lk.span[side][1] = max(lk.span[side][1], v.last)
-		}
-		lk.pkts[side] += int64(v.count)
+		l.endSpan(v, lid)
+	}
+	for _, lid := range v.moreLinks {
+		l.endSpan(v, lid)
 	}
 	v.links = [2]uint32{}
+	v.moreLinks = nil
+}
+
+// endSpan records v's activity period on link lid+1 (0: none).
+func (l *Learner) endSpan(v *view, lid uint32) {
+	if lid == 0 {
+		return
+	}
+	lk := &l.links[lid-1]
+	side := 0
+	if lk.key.v[1] == v.key {
+		side = 1
+	}
+	if !lk.hasSpan[side] {
+		lk.span[side] = [2]int64{v.first, v.last}
+		lk.hasSpan[side] = true
+	} else {
+		lk.span[side][0] = min(lk.span[side][0], v.first)
+		lk.span[side][1] = max(lk.span[side][1], v.last)
+	}
+	lk.pkts[side] += int64(v.count)
 }
 
 // Match weights (see docs/nat.md).

@@ -380,7 +380,7 @@ func (l *Learner) Finish() *Table {
 }
 
 func sortMappings(ms []Mapping) {
-	slices.SortFunc(ms, func(a, b Mapping) int {
+	slices.SortStableFunc(ms, func(a, b Mapping) int {
 		return cmp.Or(
 			cmp.Compare(a.Proto, b.Proto),
 			cmp.Compare(a.Kind, b.Kind),
