@@ -72,10 +72,10 @@ func connOf(p *pcapio.Packet) (connKey, uint8) {
 	return k, 0
 }
 
-// translatable reports whether a packet between these addresses can have
-// crossed a NAT: multicast, broadcast, link-local and unspecified addresses
-// never are translated, and their bodies (neighbour discovery, MLD, DHCP)
-// repeat across hosts.
+// translatable reports whether a packet can have crossed a NAT: multicast,
+// broadcast, link-local and unspecified addresses never are translated, nor
+// is IPv6 neighbour discovery and multicast listener signalling, and their
+// bodies repeat across hosts.
 func translatable(p *pcapio.Packet) bool {
 	for _, a := range [2]netip.Addr{p.Src, p.Dst} {
 		if !a.IsValid() || a.IsUnspecified() || a.IsMulticast() ||
@@ -83,6 +83,13 @@ func translatable(p *pcapio.Packet) bool {
 			return false
 		}
 		if a.Is4() && a.As4() == [4]byte{255, 255, 255, 255} {
+			return false
+		}
+	}
+	if p.Proto == pcapio.ProtoICMPv6 && len(p.Payload) > 0 {
+		switch p.Payload[0] {
+		case 130, 131, 132, 143, // multicast listener query, report, done, v2 report
+			133, 134, 135, 136, 137: // router and neighbour discovery, redirect
 			return false
 		}
 	}

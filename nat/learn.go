@@ -314,10 +314,25 @@ func ttlGap(a, b *copyRec) int {
 	return max(int(a.ttlMin)-int(b.ttlMax), int(b.ttlMin)-int(a.ttlMax), 0)
 }
 
-// ttlTie reports whether the TTL ranges of two copies do not order them.
-func ttlTie(a, b *copyRec) bool {
-	return !(a.ttlMin > b.ttlMax || b.ttlMin > a.ttlMax)
+// ttlOrder orders two copies by TTL: 1 when a was seen before b (closer
+// to the sender), -1 when b was, 0 when the TTLs do not tell. Each copy
+// has the range of TTLs its capture points saw; a copy is before when its
+// range lies above the other's at both ends, so that one capture point
+// that saw the translated packet before the router decremented its TTL (a
+// bridge with netfilter, a sniffer on the NAT box) does not blur the
+// order.
+func ttlOrder(a, b *copyRec) int {
+	switch {
+	case a.ttlMin >= b.ttlMin && a.ttlMax >= b.ttlMax && (a.ttlMin > b.ttlMin || a.ttlMax > b.ttlMax):
+		return 1
+	case b.ttlMin >= a.ttlMin && b.ttlMax >= a.ttlMax && (b.ttlMin > a.ttlMin || b.ttlMax > a.ttlMax):
+		return -1
+	}
+	return 0
 }
+
+// ttlTie reports whether the TTLs of two copies do not order them.
+func ttlTie(a, b *copyRec) bool { return ttlOrder(a, b) == 0 }
 
 // viewFor returns the view of key, creating it, or starting a new activity
 // period when a TCP SYN opens a new connection on a reused 4-tuple.
@@ -434,12 +449,15 @@ func (l *Learner) match(a, b copyRec, p *pcapio.Packet, repeat bool) {
 
 	// Which copy was seen before the translation.
 	var aFirst, decided, byTTL bool
-	switch {
-	case a.ttlMin > b.ttlMax:
+	switch ttlOrder(&a, &b) {
+	case 1:
 		aFirst, decided, byTTL = true, true, true
-	case b.ttlMin > a.ttlMax:
+	case -1:
 		aFirst, decided, byTTL = false, true, true
-	case a.ts != b.ts:
+	case 0:
+		if a.ts == b.ts {
+			break
+		}
 		aFirst, decided = a.ts < b.ts, true
 	}
 	if decided {

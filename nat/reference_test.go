@@ -174,11 +174,15 @@ func refLearn(pkts []pcapio.Packet, opts Options) (Stats, map[linkKey]*link) {
 			L = &link{key: lk, client: -1}
 			links[lk] = L
 		}
+		// The copy whose TTLs are higher at both ends of their range was
+		// seen first; else the earlier one.
 		aFirst, byTTL, decided := false, false, true
+		aHigher := a.ttlMin >= b.ttlMin && a.ttlMax >= b.ttlMax && (a.ttlMin != b.ttlMin || a.ttlMax != b.ttlMax)
+		bHigher := b.ttlMin >= a.ttlMin && b.ttlMax >= a.ttlMax && (a.ttlMin != b.ttlMin || a.ttlMax != b.ttlMax)
 		switch {
-		case a.ttlMin > b.ttlMax:
+		case aHigher:
 			aFirst, byTTL = true, true
-		case b.ttlMin > a.ttlMax:
+		case bHigher:
 			byTTL = true
 		case a.ts != b.ts:
 			aFirst = a.ts < b.ts

@@ -393,8 +393,9 @@ func sortMappings(ms []Mapping) {
 }
 
 // buildApply picks the links to apply and builds the rename table. A view
-// is renamed by one link at a time: when two links of one view overlap in
-// time, the one with more evidence wins and the other is a conflict.
+// has one set of names at a time: when two links would rename one view
+// differently at overlapping times, the one with more evidence wins and the
+// other is a conflict.
 func (l *Learner) buildApply(t *Table, rules []ruleAgg) {
 	type cand struct {
 		link int
@@ -457,9 +458,12 @@ func (l *Learner) buildApply(t *Table, rules []ruleAgg) {
 	slices.SortFunc(cands, func(a, b cand) int {
 		return cmp.Or(cmp.Compare(l.links[b.link].evidence, l.links[a.link].evidence), cmp.Compare(a.link, b.link))
 	})
+	// Two renames of one view conflict when they overlap in time and give
+	// it different names; the same names from two links (a connection seen
+	// under three names, as behind two translations) agree.
 	overlaps := func(es []applyEntry, e *applyEntry) bool {
 		for i := range es {
-			if es[i].from <= e.to && e.from <= es[i].to {
+			if es[i].from <= e.to && e.from <= es[i].to && es[i].canon != e.canon {
 				return true
 			}
 		}

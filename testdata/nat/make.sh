@@ -31,6 +31,14 @@
 #   c1.pcapng      dumpcap on eth0 in wpn-c1: a host sniffer on client 1
 #   s1.pcap        tcpdump on eth0 in wpn-s1 (microsecond pcap): a host sniffer on server 1
 #
+# Bridge netfilter: where the br_netfilter module is loaded, iptables also
+# sees bridged frames, so DNAT happens as a frame enters the bridge and the
+# sniffer on the bridge records the translated packet with the TTL not yet
+# decremented. By default the script turns that off in wpn-lb (the bridges
+# are plain L2 switches and each sniffer sees its own side); BRNF=1 turns it
+# on, as testdata/nat/brnf/ was made: there the pre-translation copy of
+# client->VIP packets exists only in the client's own capture.
+#
 # Every namespace and process this script starts is removed on exit, even on
 # failure. Needs root, ip, iptables/ip6tables, tcpdump, dumpcap, curl, go.
 set -euo pipefail
@@ -83,6 +91,16 @@ for ns in "${nss[@]}"; do
 	nsx "$ns" sysctl -qw net.ipv6.conf.all.accept_dad=0 net.ipv6.conf.default.accept_dad=0
 done
 nsx wpn-lb sysctl -qw net.ipv4.ip_forward=1 net.ipv6.conf.all.forwarding=1
+brnf=${BRNF:-0}
+if [ "$brnf" = 1 ]; then
+	modprobe br_netfilter 2>/dev/null || true
+fi
+if nsx wpn-lb test -e /proc/sys/net/bridge/bridge-nf-call-iptables; then
+	nsx wpn-lb sysctl -qw net.bridge.bridge-nf-call-iptables="$brnf" net.bridge.bridge-nf-call-ip6tables="$brnf"
+elif [ "$brnf" = 1 ]; then
+	echo "make.sh: BRNF=1 needs the br_netfilter module" >&2
+	exit 1
+fi
 nsx wpn-lb ip link add name brout type bridge
 nsx wpn-lb ip link add name brin type bridge
 nsx wpn-lb ip link set brout up
