@@ -122,3 +122,35 @@ func TestObserveNoAllocs(t *testing.T) {
 		t.Errorf("Rewrite allocates %.1f times", a)
 	}
 }
+
+// BenchmarkLearnMemory reports the heap that learning keeps per translated
+// connection (links plus the rename table) on a load balancer with 400
+// clients; one op is one whole learning run.
+func BenchmarkLearnMemory(b *testing.B) {
+	s, _ := lbScenario(34, 400, false)
+	pkts, _ := s.sorted()
+	b.ReportAllocs()
+	var perConn, perConnTable float64
+	for range b.N {
+		var before, mid, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		l := NewLearner(DefaultOptions())
+		for i := range pkts {
+			l.Observe(&pkts[i])
+		}
+		tb := l.Finish()
+		runtime.GC()
+		runtime.ReadMemStats(&mid)
+		runtime.KeepAlive(l)
+		l = nil
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		links := float64(tb.Stats.Links)
+		perConn = float64(mid.HeapAlloc-before.HeapAlloc) / links
+		perConnTable = float64(after.HeapAlloc-before.HeapAlloc) / links
+		runtime.KeepAlive(tb)
+	}
+	b.ReportMetric(perConn, "B/conn-learning")
+	b.ReportMetric(perConnTable, "B/conn-table")
+}
