@@ -154,9 +154,9 @@ type link struct {
 	matches uint32
 	data    uint32
 	random  uint32 // data matches with a random field
-	// dataWay counts data matches by which view held the copy before the
-	// translation: both are set when data crossed both ways.
-	dataWay  [2]uint32
+	// dataWay counts data matches by the slot of v[0] that sent them: both
+	// are set when data crossed both ways.
+	dataWay [2]uint32
 	repeats  uint32
 	evidence float64
 	// vote[s] > 0 says v[0] carries the outside name of slot s; absVote
@@ -165,6 +165,14 @@ type link struct {
 	absVote [2]float64
 	byTTL   uint32
 	byTime  uint32
+	// tieDelta sums, per sending slot of v[0], the time of the v[0] copy
+	// minus that of the v[1] copy over the matches the TTLs did not order;
+	// tieN counts them.
+	tieDelta [2]int64
+	tieN     [2]uint32
+	// fvote and fabs are vote and absVote with the time votes added
+	// (Finish).
+	fvote, fabs [2]float64
 	// gap counts packets on each view between matches that did not match.
 	gap [2]uint32
 	// client is the slot of v[0] that opened the connection, -1 unknown.
@@ -416,6 +424,60 @@ func (l *Learner) endSpan(v *view, lid uint32) {
 	lk.pkts[side] += int64(v.count)
 }
 
+// addVotes adds n votes of weight w from matches of packets sent by slot
+// src of v[0], whose v[0] copy was seen first when aFirst: the copy before
+// the translation carries the outside name of the packet's destination and
+// the inside name of its source.
+func (L *link) addVotes(src uint8, aFirst bool, w float64) {
+	for s := uint8(0); s < 2; s++ {
+		if !L.changed(s) {
+			continue
+		}
+		isDst := s != src
+		if aFirst == isDst {
+			L.vote[s] += w
+		} else {
+			L.vote[s] -= w
+		}
+		L.absVote[s] += w
+	}
+}
+
+// changed reports whether slot s of v[0] has another name in v[1].
+func (L *link) changed(s uint8) bool {
+	t := s
+	if L.key.crossed {
+		t = 1 - s
+	}
+	return L.key.v[0].ep[s] != L.key.v[1].ep[t]
+}
+
+// finishVotes sets fvote and fabs: the TTL votes plus the votes of the
+// matches the TTLs did not order. For those, the copy seen first is found
+// per direction: with a clock offset off between the two sides and a NAT
+// delay d, packets whose v[0] copy came first differ by off-d and the
+// others by off+d, so the direction with the smaller mean difference had
+// its v[0] copy first, whatever the offset. With one direction only, the
+// sign of the difference decides (the offset must be below the delay).
+func (L *link) finishVotes() {
+	saved, savedAbs := L.vote, L.absVote
+	for d := uint8(0); d < 2; d++ {
+		if L.tieN[d] == 0 {
+			continue
+		}
+		mean := float64(L.tieDelta[d]) / float64(L.tieN[d])
+		if o := 1 - d; L.tieN[o] > 0 {
+			mean -= float64(L.tieDelta[o]) / float64(L.tieN[o])
+		}
+		if mean == 0 {
+			continue
+		}
+		L.addVotes(d, mean < 0, voteTime*float64(L.tieN[d]))
+	}
+	L.fvote, L.fabs = L.vote, L.absVote
+	L.vote, L.absVote = saved, savedAbs
+}
+
 // Match weights (see docs/nat.md).
 const (
 	weightData       = 1.0  // payload and a random sequence number or IP ID
@@ -447,45 +509,18 @@ func (l *Learner) match(a, b copyRec, p *pcapio.Packet, repeat bool) {
 	L.first = min(L.first, ts)
 	L.last = max(L.last, ts)
 
-	// Which copy was seen before the translation.
-	var aFirst, decided, byTTL bool
-	switch ttlOrder(&a, &b) {
-	case 1:
-		aFirst, decided, byTTL = true, true, true
-	case -1:
-		aFirst, decided, byTTL = false, true, true
+	// Which copy was seen before the translation: the TTLs say it, or the
+	// timestamps do, per direction, when the link is complete (Finish).
+	var byTTL bool
+	switch ord := ttlOrder(&a, &b); ord {
 	case 0:
-		if a.ts == b.ts {
-			break
-		}
-		aFirst, decided = a.ts < b.ts, true
-	}
-	if decided {
-		w := voteTime
-		if byTTL {
-			w = voteTTL
-			L.byTTL++
-		} else {
-			L.byTime++
-		}
-		for s := uint8(0); s < 2; s++ {
-			t := s
-			if lk.crossed {
-				t = 1 - s
-			}
-			if va.key.ep[s] == vb.key.ep[t] {
-				continue
-			}
-			// The copy before the translation carries the outside name of
-			// the packet's destination and the inside name of its source.
-			isDst := s != a.srcSlot
-			if aFirst == isDst {
-				L.vote[s] += w
-			} else {
-				L.vote[s] -= w
-			}
-			L.absVote[s] += w
-		}
+		L.byTime++
+		L.tieDelta[a.srcSlot] += a.ts - b.ts
+		L.tieN[a.srcSlot]++
+	default:
+		byTTL = true
+		L.byTTL++
+		L.addVotes(a.srcSlot, ord == 1, voteTTL)
 	}
 
 	// How much this match says.
@@ -519,13 +554,7 @@ func (l *Learner) match(a, b copyRec, p *pcapio.Packet, repeat bool) {
 		if random {
 			L.random++
 		}
-		if decided {
-			if aFirst {
-				L.dataWay[0]++
-			} else {
-				L.dataWay[1]++
-			}
-		}
+		L.dataWay[a.srcSlot]++
 	}
 	L.evidence += w
 

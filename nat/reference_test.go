@@ -175,8 +175,9 @@ func refLearn(pkts []pcapio.Packet, opts Options) (Stats, map[linkKey]*link) {
 			links[lk] = L
 		}
 		// The copy whose TTLs are higher at both ends of their range was
-		// seen first; else the earlier one.
-		aFirst, byTTL, decided := false, false, true
+		// seen first. When neither is, the time difference is kept, per
+		// direction, for Finish.
+		aFirst, byTTL := false, false
 		aHigher := a.ttlMin >= b.ttlMin && a.ttlMax >= b.ttlMax && (a.ttlMin != b.ttlMin || a.ttlMax != b.ttlMax)
 		bHigher := b.ttlMin >= a.ttlMin && b.ttlMax >= a.ttlMax && (a.ttlMin != b.ttlMin || a.ttlMax != b.ttlMax)
 		switch {
@@ -184,19 +185,13 @@ func refLearn(pkts []pcapio.Packet, opts Options) (Stats, map[linkKey]*link) {
 			aFirst, byTTL = true, true
 		case bHigher:
 			byTTL = true
-		case a.ts != b.ts:
-			aFirst = a.ts < b.ts
 		default:
-			decided = false
+			L.byTime++
+			L.tieDelta[a.srcSlot] += a.ts - b.ts
+			L.tieN[a.srcSlot]++
 		}
-		if decided {
-			w := voteTime
-			if byTTL {
-				w = voteTTL
-				L.byTTL++
-			} else {
-				L.byTime++
-			}
+		if byTTL {
+			L.byTTL++
 			for s := 0; s < 2; s++ {
 				t := s
 				if lk.crossed {
@@ -207,11 +202,11 @@ func refLearn(pkts []pcapio.Packet, opts Options) (Stats, map[linkKey]*link) {
 				}
 				towardS := s != int(a.srcSlot) // the packet went to slot s
 				if aFirst == towardS {
-					L.vote[s] += w
+					L.vote[s] += voteTTL
 				} else {
-					L.vote[s] -= w
+					L.vote[s] -= voteTTL
 				}
-				L.absVote[s] += w
+				L.absVote[s] += voteTTL
 			}
 		}
 		data := p.PayloadLen > 0
@@ -240,13 +235,7 @@ func refLearn(pkts []pcapio.Packet, opts Options) (Stats, map[linkKey]*link) {
 			if random {
 				L.random++
 			}
-			if decided {
-				if aFirst {
-					L.dataWay[0]++
-				} else {
-					L.dataWay[1]++
-				}
-			}
+			L.dataWay[a.srcSlot]++ // data sent by this end
 		}
 		if L.matches > 0 {
 			L.gap[0] += max(sinceMatch[a.key], 1) - 1
@@ -288,7 +277,8 @@ func compareWithReference(t *testing.T, pkts []pcapio.Packet, opts Options) {
 		}
 		same := g.matches == w.matches && g.data == w.data && g.random == w.random && g.repeats == w.repeats &&
 			math.Abs(g.evidence-w.evidence) < 1e-9 && g.vote == w.vote && g.absVote == w.absVote &&
-			g.byTTL == w.byTTL && g.byTime == w.byTime && g.gap == w.gap && g.dataWay == w.dataWay
+			g.byTTL == w.byTTL && g.byTime == w.byTime && g.gap == w.gap && g.dataWay == w.dataWay &&
+			g.tieDelta == w.tieDelta && g.tieN == w.tieN
 		if !same {
 			t.Fatalf("link %d differs\n got matches=%d data=%d random=%d repeats=%d ev=%v vote=%v abs=%v ttl=%d time=%d gap=%v way=%v\nwant matches=%d data=%d random=%d repeats=%d ev=%v vote=%v abs=%v ttl=%d time=%d gap=%v way=%v",
 				i, g.matches, g.data, g.random, g.repeats, g.evidence, g.vote, g.absVote, g.byTTL, g.byTime, g.gap, g.dataWay,

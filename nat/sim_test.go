@@ -116,6 +116,9 @@ type sim struct {
 	snifferC, snifferS pcapio.SnifferID
 	zeroIPID           bool
 	fixedISN           bool
+	// skewS is what clock correction left of the server-side sniffer's
+	// offset: added to its timestamps.
+	skewS int64
 }
 
 type tuple struct {
@@ -182,13 +185,13 @@ func (s *sim) send(c *conn, fromClient bool, ts int64, seq, ack uint32, flags ui
 		first.src, first.dst = c.client, c.serverOut
 		second.src, second.dst = c.clientOut, c.server
 		s.emit(&first, sight{sniffer: s.snifferC, ttl: s.clientTTL, ts: ts}, tuple{c.proto, cl, sv})
-		s.emit(&second, sight{sniffer: s.snifferS, ttl: s.clientTTL - dec, ts: ts + s.delay}, tuple{c.proto, cl, sv})
+		s.emit(&second, sight{sniffer: s.snifferS, ttl: s.clientTTL - dec, ts: ts + s.delay + s.skewS}, tuple{c.proto, cl, sv})
 	} else {
 		sg.ipid = s.nextID(c.server.Addr())
 		first, second = sg, sg
 		first.src, first.dst = c.server, c.clientOut
 		second.src, second.dst = c.serverOut, c.client
-		s.emit(&first, sight{sniffer: s.snifferS, ttl: s.serverTTL, ts: ts}, tuple{c.proto, sv, cl})
+		s.emit(&first, sight{sniffer: s.snifferS, ttl: s.serverTTL, ts: ts + s.skewS}, tuple{c.proto, sv, cl})
 		s.emit(&second, sight{sniffer: s.snifferC, ttl: s.serverTTL - dec, ts: ts + s.delay}, tuple{c.proto, sv, cl})
 	}
 }

@@ -225,6 +225,7 @@ func (l *Learner) Finish() *Table {
 	for i := range l.links {
 		L := &l.links[i]
 		L.applied = false
+		L.finishVotes()
 		v0, v1 := L.key.v[0], L.key.v[1]
 		for s := 0; s < 2; s++ {
 			L.rule[s] = -1
@@ -238,7 +239,7 @@ func (l *Learner) Finish() *Table {
 			}
 			rk := ruleKey{proto: v0.proto, v6: v0.v6}
 			var m Mapping
-			decided := L.vote[s] != 0
+			decided := L.fvote[s] != 0
 			var insideView connKey
 			var insideSlot int
 			if !decided {
@@ -247,7 +248,7 @@ func (l *Learner) Finish() *Table {
 				if b.cmp(a) < 0 {
 					rk.out, rk.in = b, a
 				}
-			} else if L.vote[s] > 0 {
+			} else if L.fvote[s] > 0 {
 				rk.out, rk.in = a, b
 				insideView, insideSlot = v1, tt
 			} else {
@@ -316,9 +317,9 @@ func (l *Learner) Finish() *Table {
 				r.m.TwoWay++
 			}
 			r.m.Evidence += L.evidence
-			maj := (L.absVote[s] + math.Abs(L.vote[s])) / 2
+			maj := (L.fabs[s] + math.Abs(L.fvote[s])) / 2
 			r.agree += maj
-			r.total += L.absVote[s]
+			r.total += L.fabs[s]
 			r.cmatch += float64(L.matches)
 			r.cgap += float64(min(L.gap[0], L.gap[1]))
 			r.byTTL += int(L.byTTL)
@@ -417,11 +418,11 @@ func (l *Learner) buildApply(t *Table, rules []ruleAgg) {
 			if v0.ep[s] == v1.ep[tt] {
 				continue
 			}
-			if L.vote[s] == 0 || L.rule[s] < 0 {
+			if L.fvote[s] == 0 || L.rule[s] < 0 {
 				ok = false
 				continue
 			}
-			if L.vote[s] > 0 {
+			if L.fvote[s] > 0 {
 				inside[s] = v1.ep[tt]
 			}
 			if rules[L.rule[s]].accepted {
