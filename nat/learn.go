@@ -156,7 +156,7 @@ type link struct {
 	random  uint32 // data matches with a random field
 	// dataWay counts data matches by the slot of v[0] that sent them: both
 	// are set when data crossed both ways.
-	dataWay [2]uint32
+	dataWay  [2]uint32
 	repeats  uint32
 	evidence float64
 	// vote[s] > 0 says v[0] carries the outside name of slot s; absVote
