@@ -3,6 +3,8 @@ package nat
 import (
 	"io"
 	"net/netip"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -37,9 +39,14 @@ var outsideOnly = []netip.AddrPort{
 
 func readCaptures(t *testing.T, dir string) []pcapio.Packet {
 	t.Helper()
+	return readCapturesIn(t, filepath.Join("..", "testdata", "nat", dir))
+}
+
+func readCapturesIn(t *testing.T, dir string) []pcapio.Packet {
+	t.Helper()
 	var paths []string
 	for _, f := range []string{"outside.pcap", "inside.pcap", "c1.pcapng", "s1.pcap"} {
-		paths = append(paths, filepath.Join("..", "testdata", "nat", dir, f))
+		paths = append(paths, filepath.Join(dir, f))
 	}
 	m, err := pcapio.Open(paths, pcapio.Options{})
 	if err != nil {
@@ -150,4 +157,39 @@ func TestRealNATBridgeNetfilter(t *testing.T) {
 	if st := c.Stats(); st.Rewritten != tb.Stats.PacketsToRewrite {
 		t.Errorf("rewrote %d packets, learning predicted %d", st.Rewritten, tb.Stats.PacketsToRewrite)
 	}
+}
+
+// TestFreshRealNAT runs testdata/nat/make.sh on this machine (root, network
+// namespaces, iptables, tcpdump, dumpcap, curl; CI installs them with make
+// deps) and checks the table of its fresh captures, so that the committed
+// ones stay reproducible and the kernel at hand behaves as the test
+// expects.
+func TestFreshRealNAT(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds network namespaces and runs real traffic")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("needs root for network namespaces")
+	}
+	for _, tool := range []string{"ip", "iptables", "ip6tables", "tcpdump", "dumpcap", "curl", "go"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s is not installed (make deps installs it)", tool)
+		}
+	}
+	out := t.TempDir()
+	cmd := exec.Command("bash", filepath.Join("..", "testdata", "nat", "make.sh"))
+	cmd.Env = append(os.Environ(), "OUT="+out)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("make.sh: %v\n%s", err, b)
+	}
+	pkts := readCapturesIn(t, out)
+	tb := learn(pkts, DefaultOptions())
+	checkRows(t, tb.Mappings, realNATTable)
+	checkStats(t, tb)
+	for _, m := range tb.Mappings {
+		if m.Coverage < 0.9 || m.Agreement != 1 || m.DecidedBy != "ttl" {
+			t.Errorf("%s -> %s: coverage %.2f agreement %.2f decided by %s", m.OutsideString(), m.InsideString(), m.Coverage, m.Agreement, m.DecidedBy)
+		}
+	}
+	checkRealCanonical(t, tb, pkts)
 }
