@@ -85,3 +85,25 @@ func TestAliasesAndLookup(t *testing.T) {
 		t.Errorf("fragment rewritten or not counted: %+v", cz.Stats())
 	}
 }
+
+// TestICMPEchoThroughMasquerade: pings are matched too (the echo
+// identifier a NAT may change is not in the body key), the echo request
+// says who opened the exchange, and the names have no ports.
+func TestICMPEchoThroughMasquerade(t *testing.T) {
+	s := newSim(42)
+	in, ext := netip.AddrPortFrom(netip.MustParseAddr("10.1.0.13"), 0), netip.AddrPortFrom(netip.MustParseAddr("192.0.2.50"), 0)
+	c := conn{proto: pcapio.ProtoICMP, client: in, serverOut: ext, clientOut: netip.AddrPortFrom(netip.MustParseAddr("192.0.2.1"), 0), server: ext}
+	ts := int64(1e18)
+	for i := 0; i < 5; i++ {
+		ts += 1e9
+		echo := append([]byte{8, 0, 0, 0, 0x12, 0x34, 0, byte(i)}, s.payload(56)...)
+		s.send(&c, true, ts, 0, 0, 0, echo)
+		reply := append([]byte{0}, echo[1:]...)
+		s.send(&c, false, ts+300_000, 0, 0, 0, reply)
+	}
+	pkts, truth := s.sorted()
+	tb := learn(pkts, DefaultOptions())
+	checkRows(t, tb.Mappings, []row{{"icmp", "snat", "192.0.2.1", "10.1.0.13", "inside->outside", 1}})
+	checkStats(t, tb)
+	checkCanonical(t, tb, pkts, truth)
+}

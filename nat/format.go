@@ -77,7 +77,7 @@ func (m *Mapping) jsonForm() JSONMapping {
 		LastNS:      m.LastNS,
 		Reason:      m.Reason,
 	}
-	if m.AnyPort {
+	if m.AnyPort && hasPorts(m.Proto) {
 		k := m.PortsKept
 		j.PortsKept = &k
 	}

@@ -478,6 +478,32 @@ func (L *link) finishVotes() {
 	L.vote, L.absVote = saved, savedAbs
 }
 
+// opener says whether p's sender opened its connection (1: a TCP SYN, an
+// ICMP echo request), its receiver did (-1: a SYN-ACK, an echo reply), or
+// p does not tell (0).
+func opener(p *pcapio.Packet) int {
+	switch p.Proto {
+	case pcapio.ProtoTCP:
+		if p.TCPFlags&pcapio.FlagSYN != 0 {
+			if p.TCPFlags&pcapio.FlagACK == 0 {
+				return 1
+			}
+			return -1
+		}
+	case pcapio.ProtoICMP, pcapio.ProtoICMPv6:
+		if len(p.Payload) == 0 {
+			return 0
+		}
+		switch t := p.Payload[0]; {
+		case t == 8 && p.Proto == pcapio.ProtoICMP, t == 128 && p.Proto == pcapio.ProtoICMPv6:
+			return 1
+		case t == 0 && p.Proto == pcapio.ProtoICMP, t == 129 && p.Proto == pcapio.ProtoICMPv6:
+			return -1
+		}
+	}
+	return 0
+}
+
 // Match weights (see docs/nat.md).
 const (
 	weightData       = 1.0  // payload and a random sequence number or IP ID
@@ -558,11 +584,13 @@ func (l *Learner) match(a, b copyRec, p *pcapio.Packet, repeat bool) {
 	}
 	L.evidence += w
 
-	// Which endpoint opened the connection.
-	if L.client < 0 && p.Proto == pcapio.ProtoTCP && p.TCPFlags&pcapio.FlagSYN != 0 {
-		if p.TCPFlags&pcapio.FlagACK == 0 {
+	// Which endpoint opened the connection: the sender of a SYN or of an
+	// ICMP echo request.
+	if L.client < 0 {
+		switch opener(p) {
+		case 1:
 			L.client = int8(a.srcSlot)
-		} else {
+		case -1:
 			L.client = int8(1 - a.srcSlot)
 		}
 	}

@@ -100,6 +100,9 @@ func ProtoName(proto uint8) string {
 	return fmt.Sprintf("ip%d", proto)
 }
 
+// hasPorts reports whether the protocol's endpoints have ports.
+func hasPorts(proto uint8) bool { return proto == pcapio.ProtoTCP || proto == pcapio.ProtoUDP }
+
 func endpointString(ap netip.AddrPort, anyPort bool) string {
 	if !anyPort {
 		return ap.String()
@@ -110,11 +113,19 @@ func endpointString(ap netip.AddrPort, anyPort bool) string {
 	return ap.Addr().String() + ":*"
 }
 
-// OutsideString returns the outside name, "addr:*" for AnyPort rows.
-func (m *Mapping) OutsideString() string { return endpointString(m.Outside, m.AnyPort) }
+// OutsideString returns the outside name: "addr:port", "addr:*" for
+// AnyPort rows, and the address alone for protocols without ports.
+func (m *Mapping) OutsideString() string { return m.nameString(m.Outside) }
 
-// InsideString returns the inside name, "addr:*" for AnyPort rows.
-func (m *Mapping) InsideString() string { return endpointString(m.Inside, m.AnyPort) }
+// InsideString returns the inside name, written as OutsideString.
+func (m *Mapping) InsideString() string { return m.nameString(m.Inside) }
+
+func (m *Mapping) nameString(ap netip.AddrPort) string {
+	if !hasPorts(m.Proto) {
+		return ap.Addr().String()
+	}
+	return endpointString(ap, m.AnyPort)
+}
 
 // Alias returns the mapping as the trace's NAT alias record.
 func (m *Mapping) Alias() trace.Alias {
@@ -279,7 +290,7 @@ func (l *Learner) Finish() *Table {
 				rk.kind = KindDNAT
 			}
 			kept := false
-			if decided && known && client {
+			if decided && known && client && hasPorts(rk.proto) {
 				rk.anyPort = true
 				kept = rk.out.port == rk.in.port
 				rk.out.port, rk.in.port = 0, 0
