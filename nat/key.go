@@ -1,8 +1,8 @@
 package nat
 
 import (
-	"bytes"
 	"cmp"
+	"encoding/binary"
 	"net/netip"
 
 	"github.com/wirepath/wirepath/pcapio"
@@ -16,7 +16,10 @@ type endpoint struct {
 }
 
 func (e endpoint) cmp(f endpoint) int {
-	if c := bytes.Compare(e.ip[:], f.ip[:]); c != 0 {
+	if c := cmp.Compare(binary.BigEndian.Uint64(e.ip[:8]), binary.BigEndian.Uint64(f.ip[:8])); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(binary.BigEndian.Uint64(e.ip[8:]), binary.BigEndian.Uint64(f.ip[8:])); c != 0 {
 		return c
 	}
 	return cmp.Compare(e.port, f.port)
