@@ -4,7 +4,8 @@
 # captures next to this script. The nat tests read the committed captures;
 # run this again (as root) only to regenerate them, and update the expected
 # mapping table in the tests (nat/realnat_test.go) if the topology changes.
-# OUT=DIR writes the captures to DIR instead.
+# OUT=DIR writes the captures to DIR instead; ROUNDS=N repeats the load
+# balanced HTTP traffic N times (for benchmarks; the tests use 1).
 #
 #   outside LAN 192.0.2.0/24, 2001:db8:1::/64 (bridge "brout" in wpn-lb)
 #     wpn-c1  192.0.2.11  2001:db8:1::11   client
@@ -169,11 +170,12 @@ sleep 1
 
 get() { # get NS URL: one HTTP request
 	nsx "$1" curl -s -S --max-time 5 -o /dev/null -g "$2"
-	sleep 0.05
+	[ "${ROUNDS:-1}" != 1 ] || sleep 0.05
 }
 
-# 1. Load-balanced HTTP: six connections, round robin over s1, s2, s3.
-for i in 1 2 3; do
+# 1. Load-balanced HTTP: six connections, round robin over s1, s2, s3
+# (ROUNDS times six for a larger capture to benchmark with).
+for i in $(seq $((3 * ${ROUNDS:-1}))); do
 	get wpn-c1 "http://$vip/c1/$i"
 	get wpn-c2 "http://$vip/c2/$i"
 done
