@@ -69,7 +69,7 @@ type Stats struct {
 	Packets         int64 // packets examined
 	NotIP           int64 // skipped: not decoded as IP
 	Fragments       int64 // skipped: IP fragments (a NAT reassembles and refragments them)
-	NotTranslatable int64 // skipped: multicast, broadcast, link-local or loopback addresses
+	NotTranslatable int64 // skipped: multicast, broadcast, link-local or loopback addresses, IPv6 ND and MLD
 	Observed        int64 // packets that entered the body window
 
 	Candidates          int64 // copies of one body on two connections
