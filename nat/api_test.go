@@ -1,6 +1,7 @@
 package nat
 
 import (
+	"fmt"
 	"net/netip"
 	"testing"
 
@@ -106,4 +107,28 @@ func TestICMPEchoThroughMasquerade(t *testing.T) {
 	checkRows(t, tb.Mappings, []row{{"icmp", "snat", "192.0.2.1", "10.1.0.13", "inside->outside", 1}})
 	checkStats(t, tb)
 	checkCanonical(t, tb, pkts, truth)
+}
+
+// TestClockOffsetFromTranslations: the copies of translated packets relate
+// the clocks of the sniffers on either side, which share no untranslated
+// packet for pcapio to estimate from.
+func TestClockOffsetFromTranslations(t *testing.T) {
+	for _, skew := range []int64{0, 3e6, -7e6} {
+		s := newSim(43)
+		s.skewS = skew
+		vip, real := ap("192.0.2.100:80"), ap("10.1.0.11:8080")
+		ts := int64(1e18)
+		for i := 0; i < 3; i++ {
+			cp := ap(fmt.Sprintf("198.51.100.%d:%d", i+1, 50000+i))
+			c := conn{proto: pcapio.ProtoTCP, client: cp, serverOut: vip, clientOut: cp, server: real}
+			ts = s.tcpConn(&c, ts, 300, 2)
+		}
+		pkts, _ := s.sorted()
+		tb := learn(pkts, DefaultOptions())
+		want := ClockOffset{A: 0, B: 1, Known: true, Offset: skew, Uncertainty: s.delay,
+			MinAB: s.delay + skew, MinBA: s.delay - skew, SamplesAB: 3 * 6, SamplesBA: 3 * 5} // per connection 6 packets from the client, 5 from the server
+		if len(tb.Clocks) != 1 || tb.Clocks[0] != want {
+			t.Errorf("skew %d: clocks %+v, want %+v", skew, tb.Clocks, want)
+		}
+	}
 }

@@ -37,11 +37,25 @@ type JSONMapping struct {
 	Reason      string  `json:"reason,omitempty"`
 }
 
+// JSONClock is one ClockOffset in the JSON table.
+type JSONClock struct {
+	A           string `json:"a"`
+	B           string `json:"b"`
+	Known       bool   `json:"known"`
+	OffsetNS    int64  `json:"offset_ns"`
+	Uncertainty int64  `json:"uncertainty_ns"`
+	MinABNS     int64  `json:"min_ab_ns"`
+	MinBANS     int64  `json:"min_ba_ns"`
+	SamplesAB   int    `json:"samples_ab"`
+	SamplesBA   int    `json:"samples_ba"`
+}
+
 // JSONTable is the document WriteJSON writes.
 type JSONTable struct {
 	Version    int           `json:"version"`
 	Mappings   []JSONMapping `json:"mappings"`
 	Rejected   []JSONMapping `json:"rejected,omitempty"`
+	Clocks     []JSONClock   `json:"clocks,omitempty"`
 	Accounting []trace.Count `json:"accounting"`
 }
 
@@ -95,6 +109,13 @@ func (t *Table) JSON(withRejected bool) JSONTable {
 		for i := range t.Rejected {
 			j.Rejected = append(j.Rejected, t.Rejected[i].jsonForm())
 		}
+	}
+	for _, c := range t.Clocks {
+		j.Clocks = append(j.Clocks, JSONClock{
+			A: t.snifferName(c.A), B: t.snifferName(c.B), Known: c.Known,
+			OffsetNS: c.Offset, Uncertainty: c.Uncertainty, MinABNS: c.MinAB, MinBANS: c.MinBA,
+			SamplesAB: c.SamplesAB, SamplesBA: c.SamplesBA,
+		})
 	}
 	return j
 }
@@ -151,6 +172,20 @@ func (t *Table) WriteText(w io.Writer, withRejected bool) error {
 	writeRows("Mappings (outside name <-> inside, real name):", t.Mappings, false)
 	if withRejected {
 		writeRows("Rejected candidates:", t.Rejected, true)
+	}
+	if len(t.Clocks) > 0 {
+		b.WriteString("\nSniffer clocks from translated packets (B's corrected clock minus A's):\n")
+		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "A\tB\tOFFSET\tUNCERTAINTY\tPACKETS A->B\tB->A")
+		for _, c := range t.Clocks {
+			off, unc := "?", "-"
+			if c.Known {
+				off = fmt.Sprintf("%+v", time.Duration(c.Offset))
+				unc = fmt.Sprintf("±%v", time.Duration(c.Uncertainty))
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\n", t.snifferName(c.A), t.snifferName(c.B), off, unc, c.SamplesAB, c.SamplesBA)
+		}
+		tw.Flush()
 	}
 	b.WriteString("\nAccounting:\n")
 	for _, c := range t.Accounting() {

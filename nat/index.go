@@ -1,5 +1,7 @@
 package nat
 
+import "github.com/wirepath/wirepath/pcapio"
+
 // maxCopies is how many recent copies of one body key the window keeps;
 // older ones make room. More than two connections per key is ambiguous
 // anyway, so only repeats on one connection need the room.
@@ -12,8 +14,9 @@ type copyRec struct {
 	view    uint32 // the connection (view) it belongs to
 	ttlMin  uint8
 	ttlMax  uint8
-	srcSlot uint8 // which endpoint of the view sent it
-	paired  bool  // already matched with a copy on another view
+	srcSlot uint8            // which endpoint of the view sent it
+	paired  bool             // already matched with a copy on another view
+	sniffer pcapio.SnifferID // the sniffer of the first observation
 }
 
 // bodyEntry holds the recent copies of one body key.

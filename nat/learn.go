@@ -207,6 +207,8 @@ type Learner struct {
 	linkByKey map[linkKey]uint32
 	links     []link
 
+	clocks map[[2]pcapio.SnifferID]*clockPair
+
 	stats    Stats
 	finished bool
 }
@@ -223,6 +225,7 @@ func NewLearner(opts Options) *Learner {
 		idx:       newBodyIndex(),
 		viewByKey: make(map[connKey]uint32),
 		linkByKey: make(map[linkKey]uint32),
+		clocks:    make(map[[2]pcapio.SnifferID]*clockPair),
 	}
 }
 
@@ -272,7 +275,7 @@ func (l *Learner) Observe(p *pcapio.Packet) {
 	repeat := p.Proto != pcapio.ProtoTCP && v.sawRecently(p.BodyKey)
 
 	sig, ttlMin, ttlMax := observed(p.Obs)
-	c := copyRec{ts: ts, sig: sig, view: vid, ttlMin: ttlMin, ttlMax: ttlMax, srcSlot: srcSlot}
+	c := copyRec{ts: ts, sig: sig, view: vid, ttlMin: ttlMin, ttlMax: ttlMax, srcSlot: srcSlot, sniffer: p.Obs[0].Sniffer}
 	eid := l.idx.entry(p.BodyKey)
 	e := &l.idx.entries[eid]
 	e.prune(l.now - l.window)
@@ -478,6 +481,43 @@ func (L *link) finishVotes() {
 	L.vote, L.absVote = saved, savedAbs
 }
 
+// clockPair collects, for two sniffers x < y, the smallest time from a
+// copy at one to the copy after the translation at the other, each way.
+type clockPair struct {
+	minXY, minYX int64
+	nXY, nYX     int
+}
+
+// clock records that copy before (seen first, by TTL) and copy after were
+// one packet crossing a translation between their sniffers.
+func (l *Learner) clock(before, after copyRec) {
+	x, y := before.sniffer, after.sniffer
+	if x == y {
+		return
+	}
+	d := after.ts - before.ts
+	forward := x < y
+	if !forward {
+		x, y = y, x
+	}
+	cp := l.clocks[[2]pcapio.SnifferID{x, y}]
+	if cp == nil {
+		cp = &clockPair{}
+		l.clocks[[2]pcapio.SnifferID{x, y}] = cp
+	}
+	if forward {
+		if cp.nXY == 0 || d < cp.minXY {
+			cp.minXY = d
+		}
+		cp.nXY++
+	} else {
+		if cp.nYX == 0 || d < cp.minYX {
+			cp.minYX = d
+		}
+		cp.nYX++
+	}
+}
+
 // opener says whether p's sender opened its connection (1: a TCP SYN, an
 // ICMP echo request), its receiver did (-1: a SYN-ACK, an echo reply), or
 // p does not tell (0).
@@ -547,6 +587,11 @@ func (l *Learner) match(a, b copyRec, p *pcapio.Packet, repeat bool) {
 		byTTL = true
 		L.byTTL++
 		L.addVotes(a.srcSlot, ord == 1, voteTTL)
+		if ord == 1 {
+			l.clock(a, b)
+		} else {
+			l.clock(b, a)
+		}
 	}
 
 	// How much this match says.

@@ -89,6 +89,27 @@ func TestRealNAT(t *testing.T) {
 		}
 	}
 	checkRealCanonical(t, tb, pkts)
+	checkOneClock(t, tb)
+}
+
+// checkOneClock: all namespaces share the kernel's clock, so whatever the
+// translated packets say about the sniffers' clocks must include 0, within
+// a millisecond.
+func checkOneClock(t *testing.T, tb *Table) {
+	t.Helper()
+	known := 0
+	for _, c := range tb.Clocks {
+		if !c.Known {
+			continue
+		}
+		known++
+		if c.Offset > c.Uncertainty || -c.Offset > c.Uncertainty || c.Uncertainty > 1e6 {
+			t.Errorf("sniffers %d and %d: offset %d ns ± %d, want 0 within 1 ms", c.A, c.B, c.Offset, c.Uncertainty)
+		}
+	}
+	if known == 0 {
+		t.Error("no clock offset from the translated packets")
+	}
 }
 
 // checkRealCanonical applies the table: no packet may keep an outside-only
@@ -192,4 +213,5 @@ func TestFreshRealNAT(t *testing.T) {
 		}
 	}
 	checkRealCanonical(t, tb, pkts)
+	checkOneClock(t, tb)
 }

@@ -152,6 +152,14 @@ type Table struct {
 	Rejected []Mapping
 	// Stats are the learning counters.
 	Stats Stats
+	// Clocks are the offsets between sniffers on either side of a
+	// translation that the translated packets show, after pcapio's
+	// correction (which cannot relate sniffers that share no untranslated
+	// packet).
+	Clocks []ClockOffset
+
+	// names are the sniffers' names, for reports (SetSnifferNames).
+	names []string
 
 	window int64
 	// apply maps every name of a translated connection to its canonical
@@ -164,6 +172,35 @@ type applyEntry struct {
 	from, to int64
 	canon    [2]netip.AddrPort // canonical names of the view's slots 0 and 1
 	rewrites bool              // canon differs from the view's own names
+}
+
+// ClockOffset is what the copies of translated packets say about the
+// clocks of two sniffers, A < B, after pcapio's correction. Packets that
+// crossed from A's side to B's took at least MinAB (B's corrected time
+// minus A's), those the other way at least MinBA (A's minus B's). With
+// symmetric smallest delays, B's corrected clock runs Offset ahead of A's
+// (Offset = (MinAB - MinBA)/2), within Uncertainty ((MinAB + MinBA)/2). Both
+// ways are needed: Known is false with copies one way only, and Offset is
+// then 0.
+type ClockOffset struct {
+	A, B         pcapio.SnifferID
+	Known        bool
+	Offset       int64
+	Uncertainty  int64
+	MinAB, MinBA int64
+	SamplesAB    int
+	SamplesBA    int
+}
+
+// SetSnifferNames gives the sniffers' names, indexed by SnifferID (as
+// pcapio.Merger.Sniffers lists them), for the reports.
+func (t *Table) SetSnifferNames(names []string) { t.names = names }
+
+func (t *Table) snifferName(id pcapio.SnifferID) string {
+	if int(id) < len(t.names) && t.names[id] != "" {
+		return t.names[id]
+	}
+	return fmt.Sprintf("sniffer %d", id)
 }
 
 // Aliases returns the accepted mappings as trace aliases.
@@ -385,6 +422,16 @@ func (l *Learner) Finish() *Table {
 	sortMappings(t.Rejected)
 
 	l.buildApply(t, rules)
+	for k, cp := range l.clocks {
+		co := ClockOffset{A: k[0], B: k[1], MinAB: cp.minXY, MinBA: cp.minYX, SamplesAB: cp.nXY, SamplesBA: cp.nYX}
+		if cp.nXY > 0 && cp.nYX > 0 {
+			co.Known = true
+			co.Offset = (cp.minXY - cp.minYX) / 2
+			co.Uncertainty = (cp.minXY + cp.minYX + 1) / 2
+		}
+		t.Clocks = append(t.Clocks, co)
+	}
+	slices.SortFunc(t.Clocks, func(a, b ClockOffset) int { return cmp.Or(cmp.Compare(a.A, b.A), cmp.Compare(a.B, b.B)) })
 	l.stats.Mappings = int64(len(t.Mappings))
 	l.stats.Rejected = int64(len(t.Rejected))
 	t.Stats = l.stats

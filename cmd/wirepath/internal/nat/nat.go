@@ -126,6 +126,12 @@ func run(ios *cmdutil.IOStreams, o *options, opts natlib.Options) error {
 	}
 	progress.Finish()
 	table := l.Finish()
+	var names []string
+	for _, s := range m.Sniffers() {
+		names = append(names, s.Name)
+	}
+	table.SetSnifferNames(names)
+	noteOffsets(ios, m, opts.Window)
 
 	out, err := cmdutil.OpenOutput(ios, o.output)
 	if err != nil {
@@ -151,4 +157,22 @@ func run(ios *cmdutil.IOStreams, o *options, opts natlib.Options) error {
 		return &cmdutil.PartialError{Skipped: len(problems), What: "unreadable input was skipped (see the warnings above)"}
 	}
 	return nil
+}
+
+// noteOffsets tells the user about sniffers whose clocks could not be
+// related to the others: their copies are matched only within the window.
+func noteOffsets(ios *cmdutil.IOStreams, m *pcapio.Merger, window time.Duration) {
+	sniffers := m.Sniffers()
+	for _, off := range m.Offsets() {
+		if int(off.Sniffer) >= len(sniffers) || sniffers[off.Sniffer].Packets == 0 {
+			continue
+		}
+		name := sniffers[off.Sniffer].Name
+		switch {
+		case !off.Known:
+			ios.Infof("%s: clock offset unknown (it shares no packets with the other sniffers); its copies are matched only within --window %v", name, window)
+		case time.Duration(2*off.Uncertainty) > window:
+			ios.Infof("%s: clock offset uncertain by %v; copies further apart than --window %v are not matched", name, time.Duration(off.Uncertainty), window)
+		}
+	}
 }
