@@ -1,6 +1,7 @@
 package nat
 
 import (
+	"fmt"
 	"io"
 	"net/netip"
 	"os"
@@ -196,6 +197,13 @@ func TestFreshRealNAT(t *testing.T) {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Skipf("%s is not installed (make deps installs it)", tool)
 		}
+	}
+	probe := fmt.Sprintf("wpn-probe-%d", os.Getpid())
+	if b, err := exec.Command("ip", "netns", "add", probe).CombinedOutput(); err != nil {
+		t.Skipf("this machine does not let us create network namespaces: %v: %s", err, b)
+	}
+	if b, err := exec.Command("ip", "netns", "del", probe).CombinedOutput(); err != nil {
+		t.Fatalf("removing the probe namespace %s: %v: %s", probe, err, b)
 	}
 	out := t.TempDir()
 	cmd := exec.Command("bash", filepath.Join("..", "testdata", "nat", "make.sh"))
