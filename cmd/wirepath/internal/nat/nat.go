@@ -27,7 +27,11 @@ its connections. docs/nat.md explains the score.
 Each row names an endpoint's outside name (the one its peers across the
 translation use) and its inside, real name; source NAT rows aggregate the
 ports of one address (addr:*). The captures must overlap in time; give
-every sniffer's file.`
+every sniffer's file.
+
+The report also gives the clock offsets between sniffers on either side of
+a translation that the translated packets show (pcapio cannot relate
+sniffers that share no untranslated packet), and the accounting.`
 
 const example = `  wirepath nat outside.pcap inside.pcap
   wirepath nat --json -o nat.json lan/*.pcapng dmz/*.pcap
