@@ -14,6 +14,7 @@ import (
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/merge"
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/messages"
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/stats"
+	"github.com/wirepath/wirepath/cmd/wirepath/internal/nat"
 )
 
 const longHelp = `wirepath reconstructs the causal structure of a distributed application from
@@ -63,6 +64,7 @@ func NewCmdRoot(ios *cmdutil.IOStreams) *cobra.Command {
 	add("engines", nest.NewCmd(ios))
 	add("engines", convolve.NewCmd(ios))
 	add("pipeline", messages.NewCmd(ios))
+	add("pipeline", nat.NewCmd(ios))
 	add("tools", newCmdVersion(ios))
 	add("tools", report.NewCmd(ios))
 	add("tools", whatif.NewCmd(ios))
