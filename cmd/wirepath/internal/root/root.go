@@ -6,15 +6,15 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/cmdutil"
-	"github.com/wirepath/wirepath/cmd/wirepath/internal/report"
-	"github.com/wirepath/wirepath/cmd/wirepath/internal/whatif"
-	"github.com/wirepath/wirepath/cmd/wirepath/internal/preloadcmd"
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/convolve"
-	"github.com/wirepath/wirepath/cmd/wirepath/internal/nest"
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/merge"
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/messages"
-	"github.com/wirepath/wirepath/cmd/wirepath/internal/stats"
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/nat"
+	"github.com/wirepath/wirepath/cmd/wirepath/internal/nest"
+	"github.com/wirepath/wirepath/cmd/wirepath/internal/preloadcmd"
+	"github.com/wirepath/wirepath/cmd/wirepath/internal/report"
+	"github.com/wirepath/wirepath/cmd/wirepath/internal/stats"
+	"github.com/wirepath/wirepath/cmd/wirepath/internal/whatif"
 )
 
 const longHelp = `wirepath reconstructs the causal structure of a distributed application from
