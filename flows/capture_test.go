@@ -90,7 +90,7 @@ const slack = int64(2e6)
 // what those programs logged they sent: sizes, writes, kinds, call pairing
 // and the times of the first and last bytes.
 func TestRealCaptureAgainstGroundTruth(t *testing.T) {
-	checkAgainstTruth(t, "testdata")
+	checkAgainstTruth(t, "testdata", false)
 }
 
 // TestFreshCaptureAgainstGroundTruth makes the captures again on this
@@ -113,11 +113,16 @@ func TestFreshCaptureAgainstGroundTruth(t *testing.T) {
 	if err != nil {
 		t.Fatalf("make-captures.sh: %v\n%s", err, out)
 	}
-	checkAgainstTruth(t, dir)
+	// A loaded machine makes real retransmissions even on loopback: the
+	// fresh captures may hold some, the committed ones hold none.
+	checkAgainstTruth(t, dir, true)
 	checkSnapLenAndTwoSniffers(t, dir)
 }
 
-func checkAgainstTruth(t *testing.T, dir string) {
+// checkAgainstTruth compares the messages of the captures in dir with the
+// ground truth the test programs logged. With realRetrans, the captures may
+// hold retransmissions that really happened; they must not change a message.
+func checkAgainstTruth(t *testing.T, dir string, realRetrans bool) {
 	gt := loadTruth(t, dir)
 	for _, pause := range []bool{true, false} {
 		cfg := DefaultConfig()
@@ -190,7 +195,7 @@ func checkAgainstTruth(t *testing.T, dir string) {
 		if used != len(msgs) {
 			t.Errorf("pause %v: %d messages, the ground truth accounts for %d", pause, len(msgs), used)
 		}
-		if st.RetransSegments != 0 || st.GapBytes != 0 || st.ConnsFIN != 8 {
+		if (st.RetransSegments != 0 && !realRetrans) || st.GapBytes != 0 || st.ConnsFIN != 8 {
 			t.Errorf("stats %+v", *st)
 		}
 	}
@@ -207,7 +212,7 @@ func TestRealCaptureSnapLenAndTwoSniffers(t *testing.T) {
 
 func checkSnapLenAndTwoSniffers(t *testing.T, dir string) {
 	fullPath, snapPath := filepath.Join(dir, "loopback.pcap"), filepath.Join(dir, "loopback-snap160.pcapng")
-	full, _ := readCaptures(t, DefaultConfig(), fullPath)
+	full, stFull := readCaptures(t, DefaultConfig(), fullPath)
 	snap, st := readCaptures(t, DefaultConfig(), snapPath)
 	both, st2 := readCaptures(t, DefaultConfig(), fullPath, snapPath)
 	if len(snap) != len(full) || len(both) != len(full) {
@@ -233,7 +238,11 @@ func checkSnapLenAndTwoSniffers(t *testing.T, dir string) {
 	if truncated == 0 || st.TruncatedBytes == 0 {
 		t.Error("the 160-byte snap length cut nothing")
 	}
-	if st2.RetransSegments != 0 || st2.CopySegments != 0 {
-		t.Errorf("merged: %d retransmissions, %d copies: pcapio's dedupe should have made one packet of each pair", st2.RetransSegments, st2.CopySegments)
+	// Merged, the retransmissions are those that happened on the wire (none
+	// in the committed captures), not one per sniffer: pcapio's dedupe made
+	// one packet of each pair of copies.
+	if st2.RetransSegments != stFull.RetransSegments || st2.CopySegments != 0 {
+		t.Errorf("merged: %d retransmissions (the full capture alone: %d), %d copies: pcapio's dedupe should have made one packet of each pair",
+			st2.RetransSegments, stFull.RetransSegments, st2.CopySegments)
 	}
 }
