@@ -149,3 +149,42 @@ func TestDistBuilder(t *testing.T) {
 		t.Errorf("mean %v", r.Mean)
 	}
 }
+
+// TestAggregatorMixedEndpoint checks that a hop whose instances reach
+// different endpoints reports "*", and that percentiles are exact beyond
+// the DistBuilder's 4096 exact samples.
+func TestAggregatorMixedEndpoint(t *testing.T) {
+	tr := &trace.Trace{}
+	var insts []Instance
+	for i := 0; i < 5000; i++ {
+		dst := "10.0.0.2:53"
+		if i%2 == 1 {
+			dst = "10.0.0.2:80"
+		}
+		base := int64(i) * 1e9
+		tr.Messages = append(tr.Messages,
+			trace.Message{SendTS: trace.Timestamp(base), RecvTS: trace.Timestamp(base + 1e6), Src: tr.Intern("10.0.0.1:40000"), Dst: tr.Intern("10.0.0.1:80"),
+				SrcNode: tr.Intern("A"), DstNode: tr.Intern("B")},
+			trace.Message{SendTS: trace.Timestamp(base + 1e6 + int64(i+1)*1e3), RecvTS: trace.Timestamp(base + 3e6 + int64(i+1)*1e3), Src: tr.Intern("10.0.0.1:50000"), Dst: tr.Intern(dst),
+				SrcNode: tr.Intern("B"), DstNode: tr.Intern("C")})
+		insts = append(insts, Instance{Prob: 1, Nodes: []InstanceNode{{Msg: int32(2 * i), Parent: -1}, {Msg: int32(2*i + 1), Parent: 0}}})
+	}
+	a := NewAggregator(tr, AggregateOptions{Naming: DefaultNaming()})
+	for _, in := range insts {
+		if err := a.Add(in); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ps := a.Patterns(RankExpected)
+	if len(ps) != 1 {
+		t.Fatalf("%d patterns", len(ps))
+	}
+	h := ps[0].Hops[1]
+	if h.ToEndpoint != "*" {
+		t.Errorf("endpoint %q, want *", h.ToEndpoint)
+	}
+	// Node delays are 1, 2, ..., 5000 µs: exact percentiles.
+	if d := h.NodeDelay; d.N != 5000 || d.P50 != 2500 || d.P90 != 4500 || d.P99 != 4950 || d.Mean != 2500.5 {
+		t.Errorf("node delay %+v, want exact percentiles of 1..5000", d)
+	}
+}
