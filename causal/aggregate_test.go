@@ -1,7 +1,10 @@
 package causal
 
 import (
+	"context"
 	"math"
+	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/wirepath/wirepath/trace"
@@ -147,6 +150,40 @@ func TestDistBuilder(t *testing.T) {
 	}
 	if r.Mean != 50000.5 {
 		t.Errorf("mean %v", r.Mean)
+	}
+}
+
+// TestAggregatorMaxPatterns checks that MaxPatterns returns exactly the
+// first patterns of the full ranking, for every metric, including ties
+// broken by signature.
+func TestAggregatorMaxPatterns(t *testing.T) {
+	tr, _ := linkRandomTrace(5, 3000)
+	l := linkNew(t, nil)
+	g := linkGraph(t, l, tr)
+	for _, metric := range RankMetrics {
+		full := NewAggregator(tr, AggregateOptions{Naming: DefaultNaming()})
+		cut := NewAggregator(tr, AggregateOptions{Naming: DefaultNaming(), MaxPatterns: 7})
+		err := l.Paths(context.Background(), g, func(in Instance) error {
+			if err := full.Add(in); err != nil {
+				return err
+			}
+			return cut.Add(in)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		all, top := full.Patterns(metric), cut.Patterns(metric)
+		if len(all) < 20 || len(top) != 7 {
+			t.Fatalf("%s: %d patterns, %d kept", metric, len(all), len(top))
+		}
+		if !reflect.DeepEqual(all[:7], top) {
+			t.Errorf("%s: the kept patterns are not the first of the full ranking", metric)
+		}
+		ranked := slices.Clone(all)
+		RankPatterns(ranked, metric)
+		if !reflect.DeepEqual(ranked, all) {
+			t.Errorf("%s: RankPatterns reorders what Patterns ranked", metric)
+		}
 	}
 }
 
