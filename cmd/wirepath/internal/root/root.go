@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/cmdutil"
+	"github.com/wirepath/wirepath/cmd/wirepath/internal/link"
 )
 
 const longHelp = `wirepath reconstructs the causal structure of a distributed application from
@@ -52,6 +53,7 @@ func NewCmdRoot(ios *cmdutil.IOStreams) *cobra.Command {
 			cmd.AddCommand(c)
 		}
 	}
+	add("engines", link.NewCmd(ios))
 	add("tools", newCmdVersion(ios))
 	return cmd
 }
