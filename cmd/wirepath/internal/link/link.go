@@ -153,7 +153,7 @@ func (w warnEngine) Infer(ctx context.Context, t *trace.Trace) (*causal.Result, 
 // gcPercent is the garbage collector's target while linking, unless GOGC
 // says otherwise: the engine's large arrays hold no pointers, so collecting
 // more often costs little time and keeps the peak memory near the live heap.
-const gcPercent = 50
+const gcPercent = 25
 
 func run(ctx context.Context, ios *cmdutil.IOStreams, o *options, eng *causal.Linking, path string) error {
 	if os.Getenv("GOGC") == "" {
