@@ -560,22 +560,31 @@ func aggParallel(n int, f func(i int)) { aggParallelW(n, func(_, i int) { f(i) }
 // aggParallelW calls f(w, i) for i in 0..n-1, where w < aggWorkers() names
 // the goroutine, handing out indices in blocks.
 func aggParallelW(n int, f func(w, i int)) {
-	nw := aggWorkers()
-	if nw == 1 || n < 64 {
+	if n < 64 {
+		parallelFor(n, 1, 64, f)
+		return
+	}
+	parallelFor(n, aggWorkers(), 64, f)
+}
+
+// parallelFor calls f(w, i) for every i in 0..n-1 on up to workers
+// goroutines (w < workers names the goroutine), handing out block indices
+// at a time, and waits for them.
+func parallelFor(n, workers, block int, f func(w, i int)) {
+	if workers <= 1 || n <= block {
 		for i := 0; i < n; i++ {
 			f(0, i)
 		}
 		return
 	}
-	const block = 64
 	var next atomic.Int64
 	var wg sync.WaitGroup
-	for w := 0; w < nw; w++ {
+	for w := range min(workers, (n+block-1)/block) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for {
-				lo := int(next.Add(block)) - block
+				lo := int(next.Add(int64(block))) - block
 				if lo >= n {
 					return
 				}

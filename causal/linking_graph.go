@@ -7,7 +7,6 @@ import (
 	"slices"
 	"sort"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/wirepath/wirepath/trace"
@@ -645,27 +644,4 @@ func linkSplit(n, size int) [][2]int {
 }
 
 // linkParallel calls f(0..n-1) on up to w goroutines and waits for them.
-func linkParallel(n, w int, f func(i int)) {
-	if w <= 1 || n <= 1 {
-		for i := 0; i < n; i++ {
-			f(i)
-		}
-		return
-	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range min(w, n) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= n {
-					return
-				}
-				f(i)
-			}
-		}()
-	}
-	wg.Wait()
-}
+func linkParallel(n, w int, f func(i int)) { parallelFor(n, w, 1, func(_, i int) { f(i) }) }
