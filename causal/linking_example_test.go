@@ -85,3 +85,19 @@ func ExampleLinking_Link() {
 	// caused by message 4 with p = 0.006
 	// spontaneous with p = 0.047
 }
+
+// Paths builds the path instances from a LinkGraph and hands each to a
+// function, here counting them by size.
+func ExampleLinking_Paths() {
+	t := rpcTrace()
+	l, _ := causal.NewLinking(causal.DefaultLinkingOptions())
+	g, _ := l.Link(context.Background(), t, nil)
+	sizes := map[int]int{}
+	err := l.Paths(context.Background(), g, func(in causal.Instance) error {
+		sizes[len(in.Nodes)]++
+		return nil
+	})
+	fmt.Println(sizes, err)
+	// Output:
+	// map[4:3] <nil>
+}
