@@ -413,6 +413,30 @@ func (a *Aggregator) shape(pi int, insts []int32) patShape {
 		kids[hops[k].parent] = append(kids[hops[k].parent], int32(k))
 	}
 	name := func(id uint32) string { return a.namer.names[id] }
+	// Ties go to the receiver's name, then to the subtree's canonical text,
+	// so that the order never depends on label ids or hashes (which depend
+	// on the order names were first seen).
+	var canon map[int32]string
+	var canonOf func(k int32) string
+	canonOf = func(k int32) string {
+		if c, ok := canon[k]; ok {
+			return c
+		}
+		cs := make([]string, len(kids[k]))
+		for i, c := range kids[k] {
+			cs[i] = canonOf(c)
+		}
+		slices.Sort(cs)
+		c := QuoteName(name(hops[k].label.from)) + "->" + QuoteName(name(hops[k].label.to))
+		if len(cs) > 0 {
+			c += "(" + strings.Join(cs, ",") + ")"
+		}
+		if canon == nil {
+			canon = make(map[int32]string)
+		}
+		canon[k] = c
+		return c
+	}
 	for _, ks := range kids {
 		if len(ks) < 2 {
 			continue
@@ -424,7 +448,10 @@ func (a *Aggregator) shape(pi int, insts []int32) patShape {
 				}
 				return 1
 			}
-			return strings.Compare(name(hops[x].label.to), name(hops[y].label.to))
+			if c := strings.Compare(name(hops[x].label.to), name(hops[y].label.to)); c != 0 {
+				return c
+			}
+			return strings.Compare(canonOf(x), canonOf(y))
 		})
 	}
 	sh := patShape{order: make([]int32, 0, n), newID: make([]int32, n)}

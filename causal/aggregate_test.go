@@ -225,3 +225,37 @@ func TestAggregatorMixedEndpoint(t *testing.T) {
 		t.Errorf("node delay %+v, want exact percentiles of 1..5000", d)
 	}
 }
+
+// TestAggregatorSiblingTies checks that siblings sent at the same moment
+// are ordered by their subtrees' canonical text, not by label ids or
+// hashes, which depend on the order names were first seen (an engine may
+// name nodes through the Namer before it adds instances).
+func TestAggregatorSiblingTies(t *testing.T) {
+	b := newLinkTB()
+	b.msg("E", "A", 0, -1)  // 0: root, arrival unknown
+	b.msg("A", "B", 5, 6)   // 1: two calls sent at the same time
+	b.msg("A", "B", 5, 6.5) // 2
+	b.msg("B", "A", 7, 8)   // 3: answer to 1
+	b.msg("B", "A", 8, 9)   // 4: answer to 2
+	b.msg("A", "D", 10, 11) // 5: after 3
+	b.msg("A", "C", 11, 12) // 6: after 4
+	in := Instance{Prob: 1, Nodes: []InstanceNode{{0, -1}, {1, 0}, {2, 0}, {3, 1}, {4, 2}, {5, 3}, {6, 4}}}
+	var sigs []string
+	for _, order := range [][]string{nil, {"D", "C", "B", "A", "E"}, {"C", "E", "D"}} {
+		a := NewAggregator(b.t, AggregateOptions{Naming: DefaultNaming()})
+		for _, n := range order {
+			s, _ := b.t.Syms.Lookup(n)
+			a.Namer().Node(s)
+		}
+		if err := a.Add(in); err != nil {
+			t.Fatal(err)
+		}
+		sigs = append(sigs, a.Patterns(RankExpected)[0].Signature)
+	}
+	want := "E->A(A->B(B->A(A->C)),A->B(B->A(A->D)))"
+	for i, s := range sigs {
+		if s != want {
+			t.Errorf("naming order %d: signature %s, want %s", i, s, want)
+		}
+	}
+}
