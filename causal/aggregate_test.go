@@ -1,7 +1,10 @@
 package causal
 
 import (
+	"context"
 	"math"
+	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/wirepath/wirepath/trace"
@@ -147,5 +150,112 @@ func TestDistBuilder(t *testing.T) {
 	}
 	if r.Mean != 50000.5 {
 		t.Errorf("mean %v", r.Mean)
+	}
+}
+
+// TestAggregatorMaxPatterns checks that MaxPatterns returns exactly the
+// first patterns of the full ranking, for every metric, including ties
+// broken by signature.
+func TestAggregatorMaxPatterns(t *testing.T) {
+	tr, _ := linkRandomTrace(5, 3000)
+	l := linkNew(t, nil)
+	g := linkGraph(t, l, tr)
+	for _, metric := range RankMetrics {
+		full := NewAggregator(tr, AggregateOptions{Naming: DefaultNaming()})
+		cut := NewAggregator(tr, AggregateOptions{Naming: DefaultNaming(), MaxPatterns: 7})
+		err := l.Paths(context.Background(), g, func(in Instance) error {
+			if err := full.Add(in); err != nil {
+				return err
+			}
+			return cut.Add(in)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		all, top := full.Patterns(metric), cut.Patterns(metric)
+		if len(all) < 20 || len(top) != 7 {
+			t.Fatalf("%s: %d patterns, %d kept", metric, len(all), len(top))
+		}
+		if !reflect.DeepEqual(all[:7], top) {
+			t.Errorf("%s: the kept patterns are not the first of the full ranking", metric)
+		}
+		ranked := slices.Clone(all)
+		RankPatterns(ranked, metric)
+		if !reflect.DeepEqual(ranked, all) {
+			t.Errorf("%s: RankPatterns reorders what Patterns ranked", metric)
+		}
+	}
+}
+
+// TestAggregatorMixedEndpoint checks that a hop whose instances reach
+// different endpoints reports "*", and that percentiles are exact beyond
+// the DistBuilder's 4096 exact samples.
+func TestAggregatorMixedEndpoint(t *testing.T) {
+	tr := &trace.Trace{}
+	var insts []Instance
+	for i := 0; i < 5000; i++ {
+		dst := "10.0.0.2:53"
+		if i%2 == 1 {
+			dst = "10.0.0.2:80"
+		}
+		base := int64(i) * 1e9
+		tr.Messages = append(tr.Messages,
+			trace.Message{SendTS: trace.Timestamp(base), RecvTS: trace.Timestamp(base + 1e6), Src: tr.Intern("10.0.0.1:40000"), Dst: tr.Intern("10.0.0.1:80"),
+				SrcNode: tr.Intern("A"), DstNode: tr.Intern("B")},
+			trace.Message{SendTS: trace.Timestamp(base + 1e6 + int64(i+1)*1e3), RecvTS: trace.Timestamp(base + 3e6 + int64(i+1)*1e3), Src: tr.Intern("10.0.0.1:50000"), Dst: tr.Intern(dst),
+				SrcNode: tr.Intern("B"), DstNode: tr.Intern("C")})
+		insts = append(insts, Instance{Prob: 1, Nodes: []InstanceNode{{Msg: int32(2 * i), Parent: -1}, {Msg: int32(2*i + 1), Parent: 0}}})
+	}
+	a := NewAggregator(tr, AggregateOptions{Naming: DefaultNaming()})
+	for _, in := range insts {
+		if err := a.Add(in); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ps := a.Patterns(RankExpected)
+	if len(ps) != 1 {
+		t.Fatalf("%d patterns", len(ps))
+	}
+	h := ps[0].Hops[1]
+	if h.ToEndpoint != "*" {
+		t.Errorf("endpoint %q, want *", h.ToEndpoint)
+	}
+	// Node delays are 1, 2, ..., 5000 µs: exact percentiles.
+	if d := h.NodeDelay; d.N != 5000 || d.P50 != 2500 || d.P90 != 4500 || d.P99 != 4950 || d.Mean != 2500.5 {
+		t.Errorf("node delay %+v, want exact percentiles of 1..5000", d)
+	}
+}
+
+// TestAggregatorSiblingTies checks that siblings sent at the same moment
+// are ordered by their subtrees' canonical text, not by label ids or
+// hashes, which depend on the order names were first seen (an engine may
+// name nodes through the Namer before it adds instances).
+func TestAggregatorSiblingTies(t *testing.T) {
+	b := newLinkTB()
+	b.msg("E", "A", 0, -1)  // 0: root, arrival unknown
+	b.msg("A", "B", 5, 6)   // 1: two calls sent at the same time
+	b.msg("A", "B", 5, 6.5) // 2
+	b.msg("B", "A", 7, 8)   // 3: answer to 1
+	b.msg("B", "A", 8, 9)   // 4: answer to 2
+	b.msg("A", "D", 10, 11) // 5: after 3
+	b.msg("A", "C", 11, 12) // 6: after 4
+	in := Instance{Prob: 1, Nodes: []InstanceNode{{0, -1}, {1, 0}, {2, 0}, {3, 1}, {4, 2}, {5, 3}, {6, 4}}}
+	var sigs []string
+	for _, order := range [][]string{nil, {"D", "C", "B", "A", "E"}, {"C", "E", "D"}} {
+		a := NewAggregator(b.t, AggregateOptions{Naming: DefaultNaming()})
+		for _, n := range order {
+			s, _ := b.t.Syms.Lookup(n)
+			a.Namer().Node(s)
+		}
+		if err := a.Add(in); err != nil {
+			t.Fatal(err)
+		}
+		sigs = append(sigs, a.Patterns(RankExpected)[0].Signature)
+	}
+	want := "E->A(A->B(B->A(A->C)),A->B(B->A(A->D)))"
+	for i, s := range sigs {
+		if s != want {
+			t.Errorf("naming order %d: signature %s, want %s", i, s, want)
+		}
 	}
 }

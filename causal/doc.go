@@ -23,10 +23,17 @@
 //	bare     = one or more characters other than ( ) , " and whitespace, not containing "->"
 //	quoted   = a Go double-quoted string
 //
-// A child hop's sender is always its parent's receiver. In Signature the
-// children of a hop are listed in order of mean start time; Canonical sorts
-// them by their own canonical text instead, so two signatures name the same
-// pattern exactly when their canonical forms are equal.
+// A child hop's sender is always its parent's receiver. In a pattern's
+// signature the children of a hop are listed in order of mean start time,
+// measured as the delay after the parent's arrival on the sender's clock (so
+// the order does not depend on clock offsets); Canonical sorts them by their
+// own canonical text instead, so two signatures name the same pattern
+// exactly when their canonical forms are equal.
+//
+// The message-linking engine (Linking, WAP5 section 5.1) exposes its steps:
+// Link estimates the delays and link probabilities (a LinkGraph) and Paths
+// builds the instances from them. docs/causal.md specifies the model, the
+// signature and the linking algorithm.
 //
 // This package must not know about file formats or rendering.
 package causal

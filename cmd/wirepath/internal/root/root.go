@@ -7,6 +7,7 @@ import (
 
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/cmdutil"
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/convolve"
+	"github.com/wirepath/wirepath/cmd/wirepath/internal/link"
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/merge"
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/messages"
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/nat"
@@ -65,6 +66,7 @@ func NewCmdRoot(ios *cmdutil.IOStreams) *cobra.Command {
 	add("engines", convolve.NewCmd(ios))
 	add("pipeline", messages.NewCmd(ios))
 	add("pipeline", nat.NewCmd(ios))
+	add("engines", link.NewCmd(ios))
 	add("tools", newCmdVersion(ios))
 	add("tools", report.NewCmd(ios))
 	add("tools", whatif.NewCmd(ios))
