@@ -9,6 +9,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"sync"
 )
 
 //go:embed configs/*.yaml
@@ -25,7 +26,9 @@ type Builtin struct {
 // Builtins returns the shipped configurations, sorted by name: the
 // multi-tier system of Project 5 Figure 10 (normal and with the added delay
 // at WS2), the four pathological cases of Figure 18 and a message relay.
-func Builtins() []Builtin {
+func Builtins() []Builtin { return slices.Clone(builtins()) }
+
+var builtins = sync.OnceValue(func() []Builtin {
 	ents, err := fs.ReadDir(builtinFS, "configs")
 	if err != nil {
 		panic(err) // the embedded directory is part of the binary
@@ -44,11 +47,11 @@ func Builtins() []Builtin {
 	}
 	slices.SortFunc(out, func(a, b Builtin) int { return strings.Compare(a.Name, b.Name) })
 	return out
-}
+})
 
 // LookupBuiltin returns the shipped configuration called name.
 func LookupBuiltin(name string) (Builtin, bool) {
-	for _, b := range Builtins() {
+	for _, b := range builtins() {
 		if b.Name == name {
 			return b, true
 		}

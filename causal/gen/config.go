@@ -86,9 +86,9 @@ type Defaults struct {
 // messages waiting; a message that arrives at a full queue is lost, which
 // makes losses bursty. Random adds independent loss with that probability.
 type Drop struct {
-	Rate   float64 `yaml:"rate,omitempty"`
-	Queue  int     `yaml:"queue,omitempty"`
-	Random float64 `yaml:"random,omitempty"`
+	Rate   float64 `yaml:"rate,omitempty" json:"rate,omitempty"`
+	Queue  int     `yaml:"queue,omitempty" json:"queue,omitempty"`
+	Random float64 `yaml:"random,omitempty" json:"random,omitempty"`
 }
 
 // NodeSpec is one server: its address and listening port.

@@ -6,6 +6,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/cmdutil"
+	gencmd "github.com/wirepath/wirepath/cmd/wirepath/internal/gen"
+	scorecmd "github.com/wirepath/wirepath/cmd/wirepath/internal/score"
 )
 
 const longHelp = `wirepath reconstructs the causal structure of a distributed application from
@@ -53,6 +55,8 @@ func NewCmdRoot(ios *cmdutil.IOStreams) *cobra.Command {
 		}
 	}
 	add("tools", newCmdVersion(ios))
+	add("tools", gencmd.NewCmd(ios))
+	add("tools", scorecmd.NewCmd(ios))
 	return cmd
 }
 
