@@ -158,7 +158,9 @@ func TestTruthDelaysMatchConfig(t *testing.T) {
 		{"multitier", 50e3},
 		{"multitier-delay", 250e3},
 	} {
-		out := mustGenerate(t, mustBuiltin(t, tc.cfg, 30*time.Second))
+		c := mustBuiltin(t, tc.cfg, 30*time.Second)
+		c.Clients = 64
+		out := mustGenerate(t, c)
 		ps, err := out.Truth.Patterns(causal.AggregateOptions{Naming: causal.DefaultNaming()})
 		if err != nil {
 			t.Fatal(err)
@@ -251,10 +253,15 @@ func TestSingleTimestamp(t *testing.T) {
 // rate is high, more loss as it falls, losses in bursts, and the paths of
 // the trace unchanged by the loss settings.
 func TestSnifferQueueLoss(t *testing.T) {
-	base := mustGenerate(t, mustBuiltin(t, "multitier", 20*time.Second))
+	c64 := func() *Config {
+		c := mustBuiltin(t, "multitier", 20*time.Second)
+		c.Clients = 64 // about 600 messages/s
+		return c
+	}
+	base := mustGenerate(t, c64())
 	prev := -1.0
 	for _, rate := range []float64{100000, 600, 450, 300, 150} { // 600 loses about 2%
-		c := mustBuiltin(t, "multitier", 20*time.Second)
+		c := c64()
 		c.Drop = Drop{Rate: rate, Queue: 64}
 		out := mustGenerate(t, c)
 		if out.Stats.Messages != base.Stats.Messages || out.Stats.LostRandom != 0 {

@@ -43,7 +43,7 @@ func TestFlags(t *testing.T) {
 		bad   bool
 	}{
 		{"defaults keep the config", nil, func(o *Options, c *gen.Config) bool {
-			return c.Seed == 1 && c.Duration == gen.Duration(250*time.Second) && c.DelayScale == nil && c.Drop == gen.Drop{} && o.Truth == ""
+			return c.Seed == 1 && c.Duration == gen.Duration(1300*time.Second) && c.DelayScale == nil && c.Drop == gen.Drop{} && o.Truth == ""
 		}, false},
 		{"truth next to -o", []string{"-o", "x/mt.tsv"}, func(o *Options, c *gen.Config) bool { return o.Truth == "x/mt.truth.tsv" }, false},
 		{"instances replace duration", []string{"--instances", "10"}, func(o *Options, c *gen.Config) bool { return c.Instances == 10 && c.Duration == 0 }, false},
