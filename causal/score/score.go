@@ -55,6 +55,8 @@ type Options struct {
 	MaxN int
 	// Tolerance is the near-tie tolerance of the top-N curve.
 	Tolerance float64
+	// View is ViewMessages (the default) or ViewCalls.
+	View View
 	// TraceToTruth maps the index of each message of the trace the engine
 	// read to its truth index (-1: none). Nil means the trace generated with
 	// the truth (Truth.ByObserved).
@@ -69,7 +71,9 @@ func DefaultOptions() Options {
 // Report is the score of one result against one truth. It marshals to the
 // JSON that `wirepath score --json` prints.
 type Report struct {
-	Engine    string       `json:"engine"`
+	Engine string `json:"engine"`
+	// View is the view the patterns and instances were compared in.
+	View      View         `json:"view"`
 	Truth     TruthSummary `json:"truth"`
 	Patterns  PatternScore `json:"patterns"`
 	Instances *CountScore  `json:"instances,omitempty"`
@@ -197,12 +201,19 @@ func Score(res *causal.Result, truth *gen.Truth, opt Options) (*Report, error) {
 	if opt.Tolerance < 0 || math.IsNaN(opt.Tolerance) {
 		return nil, fmt.Errorf("tolerance must not be negative")
 	}
-	tps, err := truth.Patterns(causal.AggregateOptions{Naming: opt.Naming, KeepInstances: false})
+	if opt.View == "" {
+		opt.View = ViewMessages
+	}
+	if opt.View != ViewMessages && opt.View != ViewCalls {
+		return nil, fmt.Errorf("unknown view %q", opt.View)
+	}
+	tps, err := truth.Patterns(causal.AggregateOptions{Naming: opt.Naming})
 	if err != nil {
 		return nil, err
 	}
 	r := &Report{
 		Engine:    res.Engine,
+		View:      opt.View,
 		Tolerance: opt.Tolerance,
 		truthPats: tps,
 		Truth: TruthSummary{
@@ -210,31 +221,38 @@ func Score(res *causal.Result, truth *gen.Truth, opt Options) (*Report, error) {
 			Instances: truth.NumInstances(),
 			Messages:  len(truth.Trace.Messages),
 			Observed:  truth.Meta.Observed,
-			Patterns:  len(tps),
 		},
 	}
-	inferred := make([]canonPattern, len(res.Patterns))
+	val := rankValue(res)
+	// Message-view canonical forms, for the delays (and the patterns in
+	// that view).
+	msgCanon := make([]string, len(res.Patterns))
 	for i := range res.Patterns {
 		c, err := causal.Canonical(res.Patterns[i].Signature)
 		if err != nil {
 			return nil, fmt.Errorf("result pattern %d: %w", res.Patterns[i].Rank, err)
 		}
-		inferred[i] = canonPattern{p: &res.Patterns[i], canon: c}
+		msgCanon[i] = c
 	}
-	truthIdx := make(map[string]int, len(tps))
-	truthCanon := make([]string, len(tps))
+	truthMsgCanon := make([]string, len(tps))
 	for i := range tps {
-		c, err := causal.Canonical(tps[i].Signature)
-		if err != nil {
+		if truthMsgCanon[i], err = causal.Canonical(tps[i].Signature); err != nil {
 			return nil, err
 		}
-		truthCanon[i] = c
-		truthIdx[c] = i
 	}
-	r.scorePatterns(inferred, tps, truthCanon, truthIdx, rankValue(res))
-	r.scoreTopN(inferred, tps, truthCanon, rankValue(res), opt)
-	r.scoreDelays(inferred, tps, truthIdx)
-	if len(tps) > 0 && r.Patterns.TruePositives == 0 && len(inferred) > 0 {
+	var inf, tru []entry
+	if opt.View == ViewCalls {
+		inf = mergeEntries(res.Patterns, nil, val)
+		tru = mergeEntries(tps, nil, func(p *causal.Pattern) float64 { return float64(p.Count) })
+	} else {
+		inf = mergeEntries(res.Patterns, msgCanon, val)
+		tru = mergeEntries(tps, truthMsgCanon, func(p *causal.Pattern) float64 { return float64(p.Count) })
+	}
+	r.Truth.Patterns = len(tru)
+	r.scorePatterns(inf, tru)
+	r.scoreTopN(inf, tru, opt)
+	r.scoreDelays(res.Patterns, msgCanon, tps, truthMsgCanon)
+	if len(tru) > 0 && r.Patterns.TruePositives == 0 && len(inf) > 0 {
 		r.Warnings = append(r.Warnings, "no inferred pattern is a true one: were the engine and the scorer run with the same naming options?")
 	}
 	if err := r.scoreInstances(res, truth, opt); err != nil {
@@ -243,9 +261,57 @@ func Score(res *causal.Result, truth *gen.Truth, opt Options) (*Report, error) {
 	return r, nil
 }
 
-type canonPattern struct {
-	p     *causal.Pattern
+// entry is a pattern as the view sees it; in the call view several result
+// patterns (trees of messages) can be one call tree, and are merged.
+type entry struct {
 	canon string
+	sig   string
+	rank  int // the best rank of the patterns merged
+	count int
+	exp   float64
+	value float64 // the ranking figure
+}
+
+// mergeEntries turns patterns into entries ranked by value. With canon nil
+// the entries are call trees, merged; otherwise canon[i] is pattern i's.
+func mergeEntries(ps []causal.Pattern, canon []string, val func(*causal.Pattern) float64) []entry {
+	idx := make(map[string]int, len(ps))
+	var out []entry
+	for i := range ps {
+		p := &ps[i]
+		var c, sig string
+		if canon == nil {
+			c = patternCallTree(p).signature()
+			sig = c
+		} else {
+			c, sig = canon[i], p.Signature
+		}
+		j, ok := idx[c]
+		if !ok {
+			j = len(out)
+			idx[c] = j
+			out = append(out, entry{canon: c, sig: sig, rank: p.Rank})
+		}
+		e := &out[j]
+		e.count += p.Count
+		e.exp += p.Expected
+		e.value += val(p)
+		if p.Rank < e.rank {
+			e.rank = p.Rank
+		}
+	}
+	slices.SortStableFunc(out, func(a, b entry) int {
+		switch {
+		case a.value > b.value:
+			return -1
+		case a.value < b.value:
+			return 1
+		case a.count != b.count:
+			return b.count - a.count
+		}
+		return strings.Compare(a.canon, b.canon)
+	})
+	return out
 }
 
 // rankValue returns the figure res ranks its patterns by.
@@ -279,58 +345,56 @@ func frate(a, b float64) float64 {
 	return a / b
 }
 
-func (r *Report) scorePatterns(inf []canonPattern, tps []causal.Pattern, truthCanon []string, truthIdx map[string]int, val func(*causal.Pattern) float64) {
+func (r *Report) scorePatterns(inf, tru []entry) {
 	ps := &r.Patterns
-	ps.Truth, ps.Inferred = len(tps), len(inf)
+	ps.Truth, ps.Inferred = len(tru), len(inf)
+	isTrue := make(map[string]bool, len(tru))
+	for _, e := range tru {
+		isTrue[e.canon] = true
+	}
 	found := make(map[string]bool, len(inf))
-	for _, c := range inf {
-		found[c.canon] = true
-		if _, ok := truthIdx[c.canon]; ok {
+	for _, e := range inf {
+		found[e.canon] = true
+		if isTrue[e.canon] {
 			ps.TruePositives++
 			continue
 		}
 		ps.FalsePositives++
-		ps.FalsePositiveList = append(ps.FalsePositiveList, PatternRef{Rank: c.p.Rank, Signature: c.p.Signature, Count: c.p.Count, Expected: c.p.Expected})
+		ps.FalsePositiveList = append(ps.FalsePositiveList, PatternRef{Rank: e.rank, Signature: e.sig, Count: e.count, Expected: e.exp})
 	}
-	for i := range tps {
-		if !found[truthCanon[i]] {
+	for i, e := range tru {
+		if !found[e.canon] {
 			ps.FalseNegatives++
-			ps.FalseNegativeList = append(ps.FalseNegativeList, PatternRef{TruthRank: tps[i].Rank, Signature: tps[i].Signature, Count: tps[i].Count})
+			ps.FalseNegativeList = append(ps.FalseNegativeList, PatternRef{TruthRank: i + 1, Signature: e.sig, Count: e.count})
 		}
 	}
 	ps.FalsePositiveRate = rate(ps.FalsePositives, ps.Inferred)
 	ps.FalseNegativeRate = rate(ps.FalseNegatives, ps.Truth)
 }
 
-func (r *Report) scoreTopN(inf []canonPattern, tps []causal.Pattern, truthCanon []string, val func(*causal.Pattern) float64, opt Options) {
+func (r *Report) scoreTopN(inf, tru []entry, opt Options) {
 	maxN := opt.MaxN
 	if maxN <= 0 {
-		maxN = len(tps)
+		maxN = len(tru)
 	}
-	maxN = min(maxN, len(tps))
-	pos := make(map[string]int, len(inf)) // canonical -> index in the result's order
-	for i, c := range inf {
-		if _, dup := pos[c.canon]; !dup {
-			pos[c.canon] = i
-		}
+	maxN = min(maxN, len(tru))
+	pos := make(map[string]int, len(inf)) // canonical -> position in the result's order
+	for i, e := range inf {
+		pos[e.canon] = i
 	}
 	for n := 1; n <= maxN; n++ {
 		pt := TopNPoint{N: n}
 		cut := 0.0
 		if n <= len(inf) {
-			cut = val(inf[n-1].p)
+			cut = inf[n-1].value
 		}
 		for i := 0; i < n; i++ {
-			j, ok := pos[truthCanon[i]]
+			j, ok := pos[tru[i].canon]
 			if ok && j < n {
 				continue
 			}
 			pt.Omitted++
-			v := 0.0
-			if ok {
-				v = val(inf[j].p)
-			}
-			if ok && v >= (1-opt.Tolerance)*cut {
+			if ok && inf[j].value >= (1-opt.Tolerance)*cut {
 				pt.Excused++
 			}
 		}
@@ -415,26 +479,31 @@ func hopOrder(p *causal.Pattern) []int {
 
 func fp(v float64) *float64 { return &v }
 
-func (r *Report) scoreDelays(inf []canonPattern, tps []causal.Pattern, truthIdx map[string]int) {
+func (r *Report) scoreDelays(ps []causal.Pattern, canon []string, tps []causal.Pattern, truthCanon []string) {
 	type acc struct {
 		hops              int
 		w, wTrue, wAbsErr float64
 	}
 	nodes := make(map[string]*acc)
 	var nodeAbs, nodeTrue, netAbs, netTrue float64
-	for _, c := range inf {
-		ti, ok := truthIdx[c.canon]
+	truthIdx := make(map[string]int, len(tps))
+	for i, c := range truthCanon {
+		truthIdx[c] = i
+	}
+	for pi := range ps {
+		ti, ok := truthIdx[canon[pi]]
 		if !ok {
 			continue
 		}
+		ip := &ps[pi]
 		tp := &tps[ti]
-		io, to := hopOrder(c.p), hopOrder(tp)
+		io, to := hopOrder(ip), hopOrder(tp)
 		if len(io) != len(to) {
 			continue
 		}
 		for k := range io {
-			ih, th := &c.p.Hops[io[k]], &tp.Hops[to[k]]
-			he := HopError{Rank: c.p.Rank, TruthRank: tp.Rank, Hop: ih.ID, From: ih.From, To: ih.To, Kind: th.Kind, Weight: tp.Count}
+			ih, th := &ip.Hops[io[k]], &tp.Hops[to[k]]
+			he := HopError{Rank: ip.Rank, TruthRank: tp.Rank, Hop: ih.ID, From: ih.From, To: ih.To, Kind: th.Kind, Weight: tp.Count}
 			w := float64(tp.Count)
 			if th.NodeDelay != nil && ih.NodeDelay != nil {
 				e := ih.NodeDelay.Mean - th.NodeDelay.Mean
@@ -505,6 +574,10 @@ func (r *Report) scoreInstances(res *causal.Result, truth *gen.Truth, opt Option
 	inInstance := make([]bool, n)    // some inferred instance holds it
 	stamp := make([]int, n)          // duplicate detection
 	is := &CountScore{Truth: ninst}
+	var tc *truthCalls
+	if opt.View == ViewCalls {
+		tc = newTruthCalls(truth)
+	}
 	unknown := 0
 	epoch := 0
 	for pi := range res.Patterns {
@@ -541,16 +614,21 @@ func (r *Report) scoreInstances(res *causal.Result, truth *gen.Truth, opt Option
 					break
 				}
 				stamp[id] = epoch
-				want := int32(-1)
-				if par := p.Hops[k].Parent; par != nil {
-					if *par < 0 || *par >= len(ids) {
-						ok = false
-						break
-					}
-					want = ids[*par]
-				}
-				if truth.Parent[id] != want {
+				if par := p.Hops[k].Parent; par != nil && (*par < 0 || *par >= len(ids)) {
 					ok = false
+				}
+			}
+			if ok && opt.View == ViewCalls {
+				ok = tc.sameCalls(p, ids)
+			} else {
+				for k := 0; ok && k < len(ids); k++ {
+					want := int32(-1)
+					if par := p.Hops[k].Parent; par != nil {
+						want = ids[*par]
+					}
+					if truth.Parent[ids[k]] != want {
+						ok = false
+					}
 				}
 			}
 			if ok {

@@ -372,3 +372,119 @@ func TestWriteText(t *testing.T) {
 		}
 	}
 }
+
+func callSig(t *testing.T, sig string, kinds ...string) string {
+	t.Helper()
+	n, err := causal.ParseSignature(sig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &causal.Pattern{}
+	var walk func(n *causal.SigNode, parent *int)
+	walk = func(n *causal.SigNode, parent *int) {
+		id := len(p.Hops)
+		p.Hops = append(p.Hops, causal.Hop{ID: id, Parent: parent, From: n.From, To: n.To, Kind: kinds[id]})
+		for _, c := range n.Children {
+			walk(c, &id)
+		}
+	}
+	walk(n, nil)
+	return patternCallTree(p).signature()
+}
+
+func TestCallTreeSignatures(t *testing.T) {
+	const C, R = "CALL", "RETURN"
+	for _, tc := range []struct {
+		sig   string
+		kinds []string
+		want  string
+	}{
+		// Serial calls: a chain of messages, two children in the call tree.
+		{"A->B(B->C(C->B(B->D(D->B(B->A)))))", []string{C, C, R, C, R, R}, "A->B(B->C,B->D)"},
+		// Parallel calls with the return under the last child return.
+		{"A->B(B->C(C->B),B->C(C->B(B->A)))", []string{C, C, R, C, R, R}, "A->B(B->C,B->C)"},
+		// The same two calls read as serial by a converter.
+		{"A->B(B->C(C->B(B->C(C->B(B->A)))))", []string{C, C, R, C, R, R}, "A->B(B->C,B->C)"},
+		// Nested: B calls C, which calls D.
+		{"A->B(B->C(C->D(D->C(C->B(B->A)))))", []string{C, C, C, R, R, R}, "A->B(B->C(C->D))"},
+		// The return hung under the call instead of the child's return.
+		{"A->B(B->C(C->B),B->A)", []string{C, C, R, R}, "A->B(B->C)"},
+		// A return with no open call is a call of its own that matches nothing.
+		{"A->B(B->A(A->C))", []string{C, R, R}, `A->B(A->"RETURN->C")`},
+		// A call after the root call returned hangs under the root call.
+		{"A->B(B->A(A->C(C->A)))", []string{C, R, C, R}, "A->B(A->C)"},
+		// One-way messages are calls without returns.
+		{"A->B(B->C(C->A))", []string{"-", "-", "-"}, "A->B(B->C(C->A))"},
+	} {
+		if got := callSig(t, tc.sig, tc.kinds...); got != tc.want {
+			t.Errorf("%s: call tree %s, want %s", tc.sig, got, tc.want)
+		}
+	}
+}
+
+// TestCallView re-parents the second of two parallel calls to the first
+// one's return, as a converter that cannot tell parallel from serial calls
+// does: wrong as trees of messages, right as call trees.
+func TestCallView(t *testing.T) {
+	out := generate(t, "children-parallel", 20*time.Second, nil)
+	insts, _ := trueInstances(out)
+	msgs := out.Trace.Messages
+	changed := 0
+	for i, in := range insts {
+		if len(in.Nodes) != 6 {
+			continue
+		}
+		// Parent-first order: 0 root CALL, 1 and 2 the C calls; their
+		// returns follow. Hang call 2 under call 1's return.
+		var ret1 int32 = -1
+		for k, nd := range in.Nodes {
+			if nd.Parent == 1 && msgs[nd.Msg].Kind == trace.KindReturn {
+				ret1 = int32(k)
+			}
+		}
+		nodes := append([]causal.InstanceNode(nil), in.Nodes...)
+		nodes[2].Parent = ret1
+		// Reorder parent-first: move node 2 after ret1.
+		order := []int32{0, 1}
+		for k := 3; k < len(nodes); k++ {
+			order = append(order, int32(k))
+			if int32(k) == ret1 {
+				order = append(order, 2)
+			}
+		}
+		pos := make(map[int32]int32)
+		for k, o := range order {
+			pos[o] = int32(k)
+		}
+		re := make([]causal.InstanceNode, len(nodes))
+		for k, o := range order {
+			re[k] = causal.InstanceNode{Msg: nodes[o].Msg, Parent: -1}
+			if nodes[o].Parent >= 0 {
+				re[k].Parent = pos[nodes[o].Parent]
+			}
+		}
+		insts[i] = causal.Instance{Nodes: re, Prob: 1}
+		changed++
+	}
+	res := resultOf(out, insts)
+	m := mustScore(t, res, out.Truth, DefaultOptions())
+	opt := DefaultOptions()
+	opt.View = ViewCalls
+	c := mustScore(t, res, out.Truth, opt)
+	if changed == 0 || m.Instances.FalseNegatives != changed || m.Patterns.FalsePositives == 0 {
+		t.Errorf("message view: %d changed, %+v %+v", changed, m.Instances, m.Patterns)
+	}
+	if c.Instances.FalseNegatives != 0 || c.Instances.FalsePositives != 0 || c.Patterns.FalsePositives != 0 || c.Patterns.Truth != 2 || c.View != ViewCalls {
+		t.Errorf("call view: %+v %+v", c.Instances, c.Patterns)
+	}
+	for _, pt := range c.TopN {
+		if pt.Omitted != 0 {
+			t.Errorf("call view: top %d omits %d", pt.N, pt.Omitted)
+		}
+	}
+	// The true instances are perfect in the call view too.
+	insts, _ = trueInstances(out)
+	if c := mustScore(t, resultOf(out, insts), out.Truth, opt); c.Instances.FalseNegatives != 0 || c.Patterns.FalsePositives != 0 {
+		t.Errorf("true instances in the call view: %+v", c.Instances)
+	}
+}

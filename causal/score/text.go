@@ -43,8 +43,12 @@ func WriteText(w io.Writer, r *Report, opt TextOptions) error {
 	if name == "" {
 		name = "(unnamed)"
 	}
-	fmt.Fprintf(bw, "engine %s against the truth of %s: %d instances, %d messages (%d in the trace), %d patterns\n\n",
-		r.Engine, name, t.Instances, t.Messages, t.Observed, t.Patterns)
+	view := r.View
+	if view == "" {
+		view = ViewMessages
+	}
+	fmt.Fprintf(bw, "engine %s against the truth of %s: %d instances, %d messages (%d in the trace), %d patterns (compared as %s)\n\n",
+		r.Engine, name, t.Instances, t.Messages, t.Observed, t.Patterns, map[View]string{ViewMessages: "trees of messages", ViewCalls: "call trees"}[view])
 	p := r.Patterns
 	fmt.Fprintf(bw, "%-10s %9s %9s %9s %16s %16s\n", "", "truth", "inferred", "correct", "false positives", "false negatives")
 	fmt.Fprintf(bw, "%-10s %9d %9d %9d %9d %6s %9d %6s\n", "patterns", p.Truth, p.Inferred, p.TruePositives,

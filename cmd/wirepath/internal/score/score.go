@@ -30,6 +30,7 @@ type Options struct {
 	NoClientAgg bool
 	NoEphemeral bool
 	MinPeers    int
+	View        string
 }
 
 const long = `Score an engine's result against the ground truth of a generated trace,
@@ -78,6 +79,7 @@ func NewCmd(ios *cmdutil.IOStreams) *cobra.Command {
 	f.IntVar(&opts.MaxN, "max-n", 0, "largest N of the top-N curve (0 = the number of true patterns)")
 	f.IntVar(&opts.Hops, "hops", 3, "show the per-hop delays of this many patterns found")
 	f.IntVar(&opts.Patterns, "patterns", 10, "list this many false-positive and false-negative patterns")
+	f.StringVar(&opts.View, "view", string(score.ViewMessages), "compare trees of `messages` (the result contract) or call trees (calls: CALL+RETURN as one call, as Project 5 scored nesting)")
 	f.BoolVar(&opts.NoClientAgg, "no-aggregate-clients", false, "as the engine's flag: keep client node names")
 	f.BoolVar(&opts.NoEphemeral, "keep-ephemeral-ports", false, "as the engine's flag: keep ephemeral port numbers")
 	f.IntVar(&opts.MinPeers, "min-peers", trace.DefaultRoleOptions().MinPeers, "as the engine's flag: distinct peers that make a port fixed")
@@ -90,6 +92,9 @@ func (o *Options) validate() error {
 	}
 	if o.MaxN < 0 || o.Hops < 0 || o.Patterns < 0 {
 		return cmdutil.UsageErrorf("--max-n, --hops and --patterns must not be negative")
+	}
+	if o.View != string(score.ViewMessages) && o.View != string(score.ViewCalls) {
+		return cmdutil.UsageErrorf("--view must be messages or calls")
 	}
 	if o.MinPeers < 1 {
 		return cmdutil.UsageErrorf("--min-peers must be at least 1")
@@ -137,6 +142,7 @@ func run(ios *cmdutil.IOStreams, o *Options) error {
 	opt.Naming.Roles.MinPeers = o.MinPeers
 	opt.Tolerance = o.Tolerance
 	opt.MaxN = o.MaxN
+	opt.View = score.View(o.View)
 	rep, err := score.Score(res, truth, opt)
 	if err != nil {
 		return err
