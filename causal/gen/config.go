@@ -60,6 +60,9 @@ type Config struct {
 	Skew map[string]Duration `yaml:"skew,omitempty"`
 	// Drop models message loss at the sniffer.
 	Drop Drop `yaml:"drop,omitempty"`
+	// Sniffers are the capture points of the synthetic captures (wirepath
+	// gen --pcap); none means one mirror that sees everything.
+	Sniffers []Sniffer `yaml:"sniffers,omitempty"`
 	// Nodes are the servers, by name.
 	Nodes map[string]NodeSpec `yaml:"nodes"`
 	// Tracelets are the path templates.

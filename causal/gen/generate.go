@@ -561,6 +561,7 @@ func (s *state) finish() *Output {
 		Stats:      st,
 		Drop:       p.drop,
 		DelayScale: p.scale,
+		Sniffers:   p.cfg.Sniffers,
 	}
 	for _, t := range p.tracelets {
 		tr.Meta.Tracelets = append(tr.Meta.Tracelets, t.name)

@@ -423,6 +423,16 @@ func compile(c *Config) (*plan, error) {
 		}
 		p.skew[i] = int64(d)
 	}
+	seenSniffer := make(map[string]bool)
+	for _, sn := range c.Sniffers {
+		if _, err := p.coverage(sn); err != nil {
+			return nil, cfgErr(0, "%v", errors.Unwrap(err))
+		}
+		if seenSniffer[sn.Name] {
+			return nil, cfgErr(0, "sniffer %s defined twice", sn.Name)
+		}
+		seenSniffer[sn.Name] = true
+	}
 	p.drop = c.Drop
 	if !(p.drop.Rate >= 0) || p.drop.Queue < 0 || !(p.drop.Random >= 0 && p.drop.Random < 1) {
 		return nil, cfgErr(0, "drop: want rate >= 0, queue >= 0 and 0 <= random < 1")

@@ -59,10 +59,12 @@ type TruthMeta struct {
 	// Tracelets names the templates, in the order of the configuration.
 	Tracelets []string `json:"tracelets"`
 	// SkewNS is the clock shift of each skewed node ("CLIENT": all clients).
-	SkewNS     map[string]int64 `json:"skew_ns,omitempty"`
-	Drop       Drop             `json:"drop"`
-	DelayScale float64          `json:"delay_scale"`
-	Stats      Stats            `json:"stats"`
+	SkewNS map[string]int64 `json:"skew_ns,omitempty"`
+	Drop   Drop             `json:"drop"`
+	// Sniffers are the capture points of wirepath gen --pcap.
+	Sniffers   []Sniffer `json:"sniffers,omitempty"`
+	DelayScale float64   `json:"delay_scale"`
+	Stats      Stats     `json:"stats"`
 }
 
 // NumInstances returns the number of path instances.

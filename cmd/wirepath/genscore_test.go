@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/wirepath/wirepath/causal"
 	"github.com/wirepath/wirepath/causal/gen"
@@ -98,5 +99,68 @@ func TestGenDump(t *testing.T) {
 	b, _ := gen.LookupBuiltin("penalty-breaker")
 	if !bytes.Equal(stdout.Bytes(), b.Source) {
 		t.Error("--dump does not print the shipped config")
+	}
+}
+
+// TestGenPcapThenScoreWithTrace writes captures, then scores a perfect
+// result through --trace, as the end-to-end tests of the capture pipeline
+// will with the trace the pipeline rebuilt.
+func TestGenPcapThenScoreWithTrace(t *testing.T) {
+	dir := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	if code := runArgs(&stdout, &stderr, "gen", "children-0-2", "--duration", "3s", "--pcap", dir); code != 0 {
+		t.Fatalf("gen: exit %d: %s", code, stderr.String())
+	}
+	for _, f := range []string{"mirror.pcapng", "trace.tsv", "truth.tsv"} {
+		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.Size() == 0 {
+			t.Fatalf("%s: %v", f, err)
+		}
+	}
+	truth, err := gen.ReadTruthFile(filepath.Join(dir, "truth.tsv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if truth.Meta.Names != "addr" {
+		t.Errorf("captures name nodes by %q, want addr", truth.Meta.Names)
+	}
+	tr, err := trace.ReadFile(filepath.Join(dir, "trace.tsv"), trace.ReadOptions{Strict: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A "pipeline" trace: the same messages in reverse order.
+	rev := &trace.Trace{}
+	for i := len(tr.Messages) - 1; i >= 0; i-- {
+		m := tr.Messages[i]
+		m.Src, m.Dst, m.SrcNode, m.DstNode, m.CallID = rev.Intern(tr.Str(m.Src)), rev.Intern(tr.Str(m.Dst)), rev.Intern(tr.Str(m.SrcNode)), rev.Intern(tr.Str(m.DstNode)), 0
+		rev.Messages = append(rev.Messages, m)
+	}
+	revPath := filepath.Join(dir, "rev.tsv")
+	f, _ := os.Create(revPath)
+	trace.WriteTSV(f, rev)
+	f.Close()
+	toTruth, _ := gen.MatchTrace(rev, truth, int64(time.Second))
+	agg := causal.NewAggregator(rev, causal.AggregateOptions{Naming: causal.DefaultNaming(), KeepInstances: true})
+	byTruth := make(map[int32]int32)
+	for i, ti := range toTruth {
+		byTruth[ti] = int32(i)
+	}
+	for _, in := range truth.Instances() {
+		for k := range in.Nodes {
+			in.Nodes[k].Msg = byTruth[in.Nodes[k].Msg]
+		}
+		agg.Add(in)
+	}
+	res := &causal.Result{Version: causal.ResultVersion, Engine: "oracle", Trace: causal.Summarize(rev), Patterns: agg.Patterns(causal.RankExpected)}
+	js, _ := json.Marshal(res)
+	resPath := filepath.Join(dir, "res.json")
+	os.WriteFile(resPath, js, 0o644)
+	stdout.Reset()
+	if code := runArgs(&stdout, &stderr, "score", resPath, filepath.Join(dir, "truth.tsv"), "--trace", revPath, "--json"); code != 0 {
+		t.Fatalf("score: exit %d: %s", code, stderr.String())
+	}
+	var rep score.Report
+	json.Unmarshal(stdout.Bytes(), &rep)
+	if rep.Instances == nil || rep.Instances.FalseNegatives != 0 || rep.Patterns.FalsePositives != 0 || rep.Patterns.FalseNegatives != 0 {
+		t.Errorf("score through --trace: %+v %+v", rep.Patterns, rep.Instances)
 	}
 }

@@ -5,6 +5,7 @@ package gen
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -36,6 +37,7 @@ type Options struct {
 	NoCallIDs   bool
 	Names       string
 	MaxMessages int
+	PcapDir     string
 
 	changed func(string) bool
 }
@@ -54,7 +56,14 @@ Flags override the configuration: clock skew per node (the skewer), the
 sniffer-queue loss model (--drop-rate messages/s with a --drop-queue of
 messages; bursty, as in section 7.5.5), random loss, the delay variance,
 one timestamp per message instead of two. docs/gen.md describes the
-configuration format.`
+configuration format.
+
+With --pcap DIR it also writes synthetic pcapng captures of the same
+messages, as the configuration's sniffers (default: one mirror seeing
+everything) saw them with their clock offsets: every TCP message on a real
+connection (handshake, MSS-sized segments, ACKs, FINs), UDP datagrams
+fragmented past the MTU. Run the capture pipeline on them and score its
+result with 'wirepath score --trace' to test the whole chain.`
 
 const example = `  wirepath gen --list
   wirepath gen multitier -o mt.tsv                  # also writes mt.truth.tsv
@@ -62,7 +71,8 @@ const example = `  wirepath gen --list
   wirepath score nest.json mt.truth.tsv
   wirepath gen multitier --skew WS2=30ms -o skewed.tsv
   wirepath gen multitier --drop-rate 400 --drop-queue 64 -o lossy.tsv
-  wirepath gen children-d-cc --dump > my.yaml`
+  wirepath gen children-d-cc --dump > my.yaml
+  wirepath gen multitier --duration 30s --pcap caps/   # caps/mirror.pcapng, trace.tsv, truth.tsv`
 
 // NewCmd returns the gen command.
 func NewCmd(ios *cmdutil.IOStreams) *cobra.Command { return newCmd(ios, run) }
@@ -106,6 +116,7 @@ func newCmd(ios *cmdutil.IOStreams, runF func(*cmdutil.IOStreams, *Options) erro
 	f.BoolVar(&opts.NoCallIDs, "no-call-ids", false, "leave out call ids (engines then pair calls and returns by order)")
 	f.StringVar(&opts.Names, "names", "", "name nodes by `name` (as configured) or addr (IP address, as captures do)")
 	f.IntVar(&opts.MaxMessages, "max-messages", gen.DefaultMaxMessages, "refuse configurations that generate more messages")
+	f.StringVar(&opts.PcapDir, "pcap", "", "also write synthetic pcapng captures (one per sniffer), trace.tsv and truth.tsv to `DIR`; nodes are named by address unless --names says otherwise")
 	return cmd
 }
 
@@ -137,6 +148,12 @@ func (o *Options) validate() error {
 	for _, s := range o.Skew {
 		if _, _, err := parseSkew(s); err != nil {
 			return cmdutil.UsageErrorf("--skew %q: %v", s, err)
+		}
+	}
+	if o.PcapDir != "" && o.Output == "" {
+		o.Output = filepath.Join(o.PcapDir, "trace.tsv")
+		if o.Truth == "" {
+			o.Truth = filepath.Join(o.PcapDir, "truth.tsv")
 		}
 	}
 	if o.Truth == "" && o.Output != "" && o.Output != "-" {
@@ -215,6 +232,8 @@ func (o *Options) apply(c *gen.Config) {
 	}
 	if o.Names != "" {
 		c.Names = o.Names
+	} else if o.PcapDir != "" {
+		c.Names = "addr" // as the capture pipeline names nodes
 	}
 }
 
@@ -252,6 +271,11 @@ func run(ios *cmdutil.IOStreams, o *Options) error {
 	if err != nil {
 		return err
 	}
+	if o.PcapDir != "" {
+		if err := os.MkdirAll(o.PcapDir, 0o755); err != nil {
+			return err
+		}
+	}
 	w, err := cmdutil.OpenOutput(ios, o.Output)
 	if err != nil {
 		return err
@@ -269,6 +293,15 @@ func run(ios *cmdutil.IOStreams, o *Options) error {
 		}
 	} else {
 		ios.Warnf("no ground truth written (give --truth FILE or -o FILE)")
+	}
+	if o.PcapDir != "" {
+		stats, err := gen.WritePcaps(o.PcapDir, out, cfg)
+		if err != nil {
+			return err
+		}
+		for _, st := range stats {
+			ios.Infof("%s: %d packets (%d carrying message bytes, %d data segments lost)", st.File, st.Packets, st.DataSegments, st.LostSegments)
+		}
 	}
 	s := out.Stats
 	ios.Infof("%s: %d instances, %d messages, %d in the trace (lost %d to the sniffer queue, %d at random), %.1f instances in progress, call parallelism %.1f",

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -31,6 +32,8 @@ type Options struct {
 	NoEphemeral bool
 	MinPeers    int
 	View        string
+	Trace       string
+	Tolerance2  time.Duration
 }
 
 const long = `Score an engine's result against the ground truth of a generated trace,
@@ -80,6 +83,8 @@ func NewCmd(ios *cmdutil.IOStreams) *cobra.Command {
 	f.IntVar(&opts.Hops, "hops", 3, "show the per-hop delays of this many patterns found")
 	f.IntVar(&opts.Patterns, "patterns", 10, "list this many false-positive and false-negative patterns")
 	f.StringVar(&opts.View, "view", string(score.ViewMessages), "compare trees of `messages` (the result contract) or call trees (calls: CALL+RETURN as one call, as Project 5 scored nesting)")
+	f.StringVar(&opts.Trace, "trace", "", "the trace the engine read, when it is not the generated one (e.g. rebuilt from 'gen --pcap' captures): its messages are matched to the truth by endpoints and time, and the truth takes its node names")
+	f.DurationVar(&opts.Tolerance2, "match-tolerance", time.Second, "with --trace, the largest time difference of a matched message")
 	f.BoolVar(&opts.NoClientAgg, "no-aggregate-clients", false, "as the engine's flag: keep client node names")
 	f.BoolVar(&opts.NoEphemeral, "keep-ephemeral-ports", false, "as the engine's flag: keep ephemeral port numbers")
 	f.IntVar(&opts.MinPeers, "min-peers", trace.DefaultRoleOptions().MinPeers, "as the engine's flag: distinct peers that make a port fixed")
@@ -95,6 +100,9 @@ func (o *Options) validate() error {
 	}
 	if o.View != string(score.ViewMessages) && o.View != string(score.ViewCalls) {
 		return cmdutil.UsageErrorf("--view must be messages or calls")
+	}
+	if o.Tolerance2 < 0 {
+		return cmdutil.UsageErrorf("--match-tolerance must not be negative")
 	}
 	if o.MinPeers < 1 {
 		return cmdutil.UsageErrorf("--min-peers must be at least 1")
@@ -143,6 +151,21 @@ func run(ios *cmdutil.IOStreams, o *Options) error {
 	opt.Tolerance = o.Tolerance
 	opt.MaxN = o.MaxN
 	opt.View = score.View(o.View)
+	if o.Trace != "" {
+		tr, err := trace.ReadFile(o.Trace, trace.ReadOptions{})
+		if err != nil {
+			return err
+		}
+		if res.Trace.Messages != len(tr.Messages) {
+			ios.Warnf("the result was inferred from %d messages, %s has %d", res.Trace.Messages, o.Trace, len(tr.Messages))
+		}
+		m, st := gen.MatchTrace(tr, truth, int64(o.Tolerance2))
+		if st.Unmatched > 0 {
+			ios.Warnf("%d of %d messages of %s match no true message", st.Unmatched, st.Messages, o.Trace)
+		}
+		truth.AdoptNames(tr, m)
+		opt.TraceToTruth = m
+	}
 	rep, err := score.Score(res, truth, opt)
 	if err != nil {
 		return err
