@@ -15,7 +15,7 @@ fi
 tmp=$(mktemp)
 trap 'rm -f "$tmp"' EXIT
 {
-	sed "/^$marker\$/q" "$doc"
+	awk -v m="$marker" '{ print } $0 == m { exit }' "$doc"
 	echo
 	echo "Measured by \`scripts/accuracy.sh\` on $(date -u +%Y-%m-%d) ($(git rev-parse --short HEAD 2>/dev/null || echo unknown))."
 	echo
