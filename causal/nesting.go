@@ -2,7 +2,6 @@ package causal
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -52,24 +51,40 @@ func DefaultNestingOptions() NestingOptions {
 	}
 }
 
-// Validate reports the first parameter out of range.
+// OptionError reports an engine option out of range. Option is the name of
+// the options struct's field, so that a command can name its flag.
+type OptionError struct {
+	Option string
+	Msg    string
+}
+
+// Error returns the message.
+func (e *OptionError) Error() string { return e.Msg }
+
+func optErr(option, msg string) error { return &OptionError{Option: option, Msg: msg} }
+
+// Validate reports the first parameter out of range as an *OptionError.
 func (o *NestingOptions) Validate() error {
+	finite := func(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 	switch {
-	case math.IsNaN(o.OverlapExp) || math.IsNaN(o.SameExp) || math.IsNaN(o.GenericExp) ||
-		math.IsInf(o.OverlapExp, 0) || math.IsInf(o.SameExp, 0) || math.IsInf(o.GenericExp, 0):
-		return errors.New("penalty exponents must be finite numbers")
-	case !(o.Smooth >= 0) || math.IsInf(o.Smooth, 0) || o.Smooth > 1000:
-		return errors.New("smoothing sigma must be between 0 and 1000 bins")
+	case !finite(o.OverlapExp):
+		return optErr("OverlapExp", "the overlapping-child penalty exponent x must be a finite number")
+	case !finite(o.SameExp):
+		return optErr("SameExp", "the same-child penalty exponent y must be a finite number")
+	case !finite(o.GenericExp):
+		return optErr("GenericExp", "the generic-child penalty exponent z must be a finite number")
+	case !(o.Smooth >= 0) || o.Smooth > 1000:
+		return optErr("Smooth", "the smoothing sigma must be between 0 and 1000 bins")
 	case o.SkewWindow < 0:
-		return errors.New("skew window must not be negative")
+		return optErr("SkewWindow", "the skew window must not be negative")
 	case !(o.BinBase > 1) || math.IsInf(o.BinBase, 0):
-		return errors.New("bin base must be greater than 1")
+		return optErr("BinBase", "the bin base must be greater than 1")
 	case o.BinMin <= 0:
-		return errors.New("smallest bin must be positive")
+		return optErr("BinMin", "the first bin's lower edge must be positive")
 	case o.Bins < 1 || o.Bins > 1<<16:
-		return errors.New("bins must be between 1 and 65536")
+		return optErr("Bins", "the number of bins must be between 1 and 65536")
 	case o.Workers < 0:
-		return errors.New("workers must not be negative")
+		return optErr("Workers", "workers must not be negative")
 	}
 	return nil
 }

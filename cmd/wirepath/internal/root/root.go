@@ -6,7 +6,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/cmdutil"
+	"github.com/wirepath/wirepath/cmd/wirepath/internal/convolve"
 	gencmd "github.com/wirepath/wirepath/cmd/wirepath/internal/gen"
+	"github.com/wirepath/wirepath/cmd/wirepath/internal/nest"
 	scorecmd "github.com/wirepath/wirepath/cmd/wirepath/internal/score"
 )
 
@@ -54,6 +56,8 @@ func NewCmdRoot(ios *cmdutil.IOStreams) *cobra.Command {
 			cmd.AddCommand(c)
 		}
 	}
+	add("engines", nest.NewCmd(ios))
+	add("engines", convolve.NewCmd(ios))
 	add("tools", newCmdVersion(ios))
 	add("tools", gencmd.NewCmd(ios))
 	add("tools", scorecmd.NewCmd(ios))

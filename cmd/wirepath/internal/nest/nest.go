@@ -1,0 +1,145 @@
+// Package nest is the "wirepath nest" command: it runs the nesting engine
+// (Project 5 section 5.1) on a message trace and prints the path patterns
+// and the call-path table.
+package nest
+
+import (
+	"context"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/wirepath/wirepath/causal"
+	"github.com/wirepath/wirepath/cmd/wirepath/internal/cmdutil"
+	"github.com/wirepath/wirepath/cmd/wirepath/internal/enginecmd"
+	"github.com/wirepath/wirepath/report"
+)
+
+// options are the command's flags.
+type options struct {
+	common    enginecmd.Common
+	x, y, z   float64
+	smooth    float64
+	skew      time.Duration
+	binBase   float64
+	binMin    time.Duration
+	bins      int
+	callPaths int
+	workers   int
+}
+
+const long = `Infer causal path patterns from an RPC trace with the nesting algorithm of
+Project 5 (Aguilera et al., SOSP 2003, section 5.1).
+
+It pairs CALL and RETURN messages (by call id, or each return with the
+earliest unmatched call of its connection), finds the calls each call is
+nested in, scores the candidates with a scoreboard of (A, B, C, delay)
+histograms, picks one parent per call with the overlapping-, same- and
+generic-child penalties, and aggregates the call trees. Patterns are printed
+as trees of messages like the other engines', followed by the call-path
+table (latency of each call and delay from its parent's call).
+
+TRACE is a message trace the trace package reads. Only messages marked
+CALL or RETURN are used. See docs/causal-nesting.md.`
+
+// NewCmd returns the nest command.
+func NewCmd(ios *cmdutil.IOStreams) *cobra.Command { return newCmd(ios, run) }
+
+// runFunc runs the command once its flags are validated.
+type runFunc func(ctx context.Context, ios *cmdutil.IOStreams, o *options, opt causal.NestingOptions, path string) error
+
+func newCmd(ios *cmdutil.IOStreams, runF runFunc) *cobra.Command {
+	def := causal.DefaultNestingOptions()
+	o := &options{}
+	cmd := &cobra.Command{
+		Use:   "nest TRACE",
+		Short: "Infer causal paths with the nesting engine (Project 5)",
+		Long:  long,
+		Example: `  wirepath nest trace.tsv
+  wirepath nest --skew-window 30ms --smooth 2 trace.tsv
+  wirepath nest --format json -o result.json trace.tsv`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.common.Validate(); err != nil {
+				return err
+			}
+			if o.callPaths < 0 {
+				return cmdutil.UsageErrorf("--call-paths must not be negative")
+			}
+			opt := o.engineOptions()
+			if err := opt.Validate(); err != nil {
+				return enginecmd.OptionUsageError(err, flagOf)
+			}
+			return runF(cmd.Context(), ios, o, opt, args[0])
+		},
+	}
+	fs := cmd.Flags()
+	o.common.AddFlags(fs)
+	fs.Float64Var(&o.x, "overlap-penalty", def.OverlapExp, "exponent x of the overlapping-child penalty")
+	fs.Float64Var(&o.y, "same-penalty", def.SameExp, "exponent y of the same-child penalty")
+	fs.Float64Var(&o.z, "generic-penalty", def.GenericExp, "exponent z of the generic-child penalty")
+	fs.Float64Var(&o.smooth, "smooth", def.Smooth, "smooth the scoreboard with a Gaussian of this standard deviation, in bins (0 = off)")
+	fs.DurationVar(&o.skew, "skew-window", time.Duration(def.SkewWindow), "loosen the timestamp comparisons that decide nesting by this much")
+	fs.Float64Var(&o.binBase, "bin-base", def.BinBase, "ratio between successive scoreboard bins")
+	fs.DurationVar(&o.binMin, "bin-min", time.Duration(def.BinMin), "lower edge of the first scoreboard bin")
+	fs.IntVar(&o.bins, "bins", def.Bins, "scoreboard bins per histogram")
+	fs.IntVar(&o.callPaths, "call-paths", 10, "call paths to show in text output (0 = all)")
+	fs.IntVar(&o.workers, "workers", 0, "goroutines to use (0 = one per CPU)")
+	return cmd
+}
+
+// flagOf names the flag of each engine option.
+var flagOf = map[string]string{
+	"OverlapExp": "overlap-penalty", "SameExp": "same-penalty", "GenericExp": "generic-penalty",
+	"Smooth": "smooth", "SkewWindow": "skew-window", "BinBase": "bin-base", "BinMin": "bin-min",
+	"Bins": "bins", "Workers": "workers",
+}
+
+func (o *options) engineOptions() causal.NestingOptions {
+	opt := causal.DefaultNestingOptions()
+	opt.Options = o.common.Options()
+	opt.OverlapExp, opt.SameExp, opt.GenericExp = o.x, o.y, o.z
+	opt.Smooth = o.smooth
+	opt.SkewWindow = int64(o.skew)
+	opt.BinBase = o.binBase
+	opt.BinMin = int64(o.binMin)
+	opt.Bins = o.bins
+	opt.Workers = o.workers
+	return opt
+}
+
+func run(ctx context.Context, ios *cmdutil.IOStreams, o *options, opt causal.NestingOptions, path string) error {
+	t, skipped, err := enginecmd.ReadTrace(ios, path, o.common.Strict)
+	if err != nil {
+		return err
+	}
+	res, err := causal.NewNesting(opt).Run(ctx, t)
+	if err != nil {
+		return err
+	}
+	for _, w := range res.Warnings {
+		ios.Warnf("%s", w)
+	}
+	out, err := cmdutil.OpenOutput(ios, o.common.Output)
+	if err != nil {
+		return err
+	}
+	if o.common.Format == "json" {
+		err = cmdutil.WriteJSON(out, res)
+	} else {
+		err = report.WriteText(out, res.Result, report.TextOptions{Top: o.common.Top})
+		if err == nil {
+			err = report.WriteCallPathsText(out, res.CallPaths, o.callPaths)
+		}
+	}
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	if skipped > 0 {
+		return &cmdutil.PartialError{Skipped: skipped, What: "bad trace lines in " + path}
+	}
+	return nil
+}
