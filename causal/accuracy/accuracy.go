@@ -38,6 +38,13 @@ func Nesting(window time.Duration, smooth float64) Engine {
 	}
 }
 
+// Convolution returns the convolution engine with the paper's defaults
+// (μ = 10 ms). It infers edges and delays, not instances, so only its
+// delays are scored (RunAddedDelay); On refuses it.
+func Convolution() Engine {
+	return func() causal.Engine { return causal.NewConvolution(causal.DefaultConvolutionOptions()) }
+}
+
 // Case is a generated trace: a shipped configuration, shortened or
 // lengthened to Duration, then edited.
 type Case struct {
@@ -140,16 +147,26 @@ func (a *AddedDelay) Measured() float64 { return a.Added - a.Normal }
 func (a *AddedDelay) Truth() float64 { return a.TrueAdded - a.TrueNormal }
 
 // RunAddedDelay runs the engine on the multitier and multitier-delay traces
-// of the given duration and measures the delay at WS2.
+// of the given duration and measures the delay at WS2 (the Runs it returns
+// are not scored).
 func RunAddedDelay(ctx context.Context, eng Engine, dur time.Duration) (*AddedDelay, error) {
 	var a AddedDelay
 	for i, cfg := range []string{"multitier", "multitier-delay"} {
-		r, err := Do(ctx, Case{Config: cfg, Duration: dur}, eng)
+		out, err := Case{Config: cfg, Duration: dur}.Generate()
 		if err != nil {
 			return nil, err
 		}
-		got, _ := HopDelay(r.Result.Patterns, "WS2", "AP")
-		want, _ := HopDelay(r.Score.TruthPatterns(), "WS2", "AP")
+		res, err := eng().Infer(ctx, out.Trace)
+		if err != nil {
+			return nil, err
+		}
+		tps, err := out.Truth.Patterns(causal.AggregateOptions{Naming: causal.DefaultNaming()})
+		if err != nil {
+			return nil, err
+		}
+		r := &Run{Out: out, Result: res}
+		got, _ := HopDelay(res.Patterns, "WS2", "AP")
+		want, _ := HopDelay(tps, "WS2", "AP")
 		if i == 0 {
 			a.Normal, a.TrueNormal, a.Normal2 = got, want, r
 		} else {

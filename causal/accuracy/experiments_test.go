@@ -73,6 +73,20 @@ func TestNestingAddedDelay(t *testing.T) {
 	t.Logf("WS2 before AP: %.1f ms -> %.1f ms, added %.1f ms (truth %.1f -> %.1f)", a.Normal/1e3, a.Added/1e3, a.Measured()/1e3, a.TrueNormal/1e3, a.TrueAdded/1e3)
 }
 
+// TestConvolutionAddedDelay is section 7.2 and Figure 13 for convolution:
+// the added 200 ms shows on the WS2->AP edge.
+func TestConvolutionAddedDelay(t *testing.T) {
+	skipUnderRace(t)
+	a, err := RunAddedDelay(ctx, Convolution(), 120*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := a.Measured(); math.Abs(got-200e3) > 20e3 {
+		t.Errorf("convolution measures %.1f ms added at WS2, want 200 ms ± 10%%", got/1e3)
+	}
+	t.Logf("convolution, WS2 before AP: %.1f ms -> %.1f ms, added %.1f ms (truth %.1f -> %.1f)", a.Normal/1e3, a.Added/1e3, a.Measured()/1e3, a.TrueNormal/1e3, a.TrueAdded/1e3)
+}
+
 // TestNestingPathological runs the four cases of Figure 18 and reports
 // their rates. Every true pattern must be found, and the true call trees
 // must be the top-ranked ones.
