@@ -296,14 +296,21 @@ func (b *pcapBuilder) udp(i int32, src, dst netip.AddrPort, send, recv int64, si
 // message i: unique per message, so that bodies match across sniffers and
 // NAT, and differ between messages.
 func payload(buf []byte, i int32, off int32) {
-	for k := range buf {
-		pos := uint64(off) + uint64(k)
-		word := pos / 8
-		z := uint64(i)*0x9e3779b97f4a7c15 + word*0xbf58476d1ce4e5b9 + 0x1234567
+	word := func(w uint64) uint64 {
+		z := uint64(i)*0x9e3779b97f4a7c15 + w*0xbf58476d1ce4e5b9 + 0x1234567
 		z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
 		z = (z ^ (z >> 27)) * 0x94d049bb133111eb
-		z ^= z >> 31
-		buf[k] = byte(z >> (8 * (pos % 8)))
+		return z ^ (z >> 31)
+	}
+	pos := uint64(off)
+	k := 0
+	for k < len(buf) {
+		w := word(pos / 8)
+		for shift := pos % 8; shift < 8 && k < len(buf); shift++ {
+			buf[k] = byte(w >> (8 * shift))
+			k++
+			pos++
+		}
 	}
 }
 
