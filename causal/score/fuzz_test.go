@@ -16,7 +16,7 @@ func FuzzScore(f *testing.F) {
 	out := generate(f, "children-d-cc", 2*time.Second, nil)
 	insts, _ := trueInstances(out)
 	good, _ := json.Marshal(resultOf(out, insts))
-	f.Add(string(good)) // a perfect result with every instance listed
+	f.Add(string(good))                                                           // a perfect result with every instance listed
 	f.Add(strings.Replace(string(good), `"parent":0`, `"parent":7`, 1))           // a parent out of range
 	f.Add(strings.Replace(string(good), `"parent":1`, `"parent":2`, 1))           // a parent after its child
 	f.Add(strings.Replace(string(good), `"messages":[`, `"messages":[99999,`, 1)) // an unknown message
