@@ -3,8 +3,11 @@ package causal
 import (
 	"errors"
 	"math"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/wirepath/wirepath/trace"
 )
@@ -38,6 +41,10 @@ type AggregateOptions struct {
 	// pattern (all when MaxKept is 0), for the scorer.
 	KeepInstances bool
 	MaxKept       int
+	// MaxPatterns, when positive, returns only the best MaxPatterns
+	// patterns (by the ranking metric) from Patterns; the others are
+	// counted but not summarised.
+	MaxPatterns int
 }
 
 // RankMetric orders patterns (WAP5 section 6.6).
@@ -56,16 +63,21 @@ const (
 var RankMetrics = []RankMetric{RankExpected, RankCount, RankMaxProbability, RankAvgProbability, RankSqrtCount}
 
 // Aggregator groups path instances into patterns of the same structure and
-// accumulates their timing. It is not safe for concurrent use.
+// accumulates their timing. Add records each instance's messages in an
+// arena (four bytes per message and a few words per instance); Patterns
+// computes the distributions from them, so percentiles are exact and a
+// pattern seen once costs little. It is not safe for concurrent use.
 type Aggregator struct {
 	t       *trace.Trace
 	opt     AggregateOptions
 	namer   *Namer
-	offsets []int64 // by node Sym
-	labels  labelTable
+	offsets []int64 // by node Sym; nil when the trace has none
 
-	patterns map[uint64]*patAcc
-	order    []*patAcc
+	patterns map[uint64]int32 // canonical hash -> index in pats
+	pats     []patAcc
+	hopArena []hopInfo // the hops of every pattern, canonical pre-order
+	msgArena []int32   // the messages of every instance, in its pattern's hop order
+	insts    []instRec
 	bad      int
 
 	// scratch, reused across Add calls
@@ -74,49 +86,37 @@ type Aggregator struct {
 	start  []int64
 	canon  []int32
 	pos    []int32
-}
-
-type labelTable struct {
-	ids   map[string]uint32
-	names []string
-}
-
-func (l *labelTable) id(s string) uint32 {
-	if id, ok := l.ids[s]; ok {
-		return id
-	}
-	if l.ids == nil {
-		l.ids = make(map[string]uint32)
-	}
-	id := uint32(len(l.names))
-	l.names = append(l.names, s)
-	l.ids[s] = id
-	return id
+	stack  []int32
 }
 
 type hopLabel struct {
 	from, to, ep uint32
 	kind         trace.Kind
 	mixedKind    bool
+	mixedEP      bool
 }
 
-type hopAcc struct {
+// hopInfo is one hop of a pattern: its label and its parent's position.
+type hopInfo struct {
 	label  hopLabel
 	parent int32
-	start  DistBuilder
-	node   DistBuilder
-	net    DistBuilder
-	bytes  DistBuilder
 }
 
+// patAcc is one pattern: its hops (hopArena[hop:hop+n]) and scores.
 type patAcc struct {
-	hops      []hopAcc
-	count     int
-	expected  float64
-	maxProb   float64
-	latency   DistBuilder
-	instances []InstanceRecord
-	first     int // arrival order, for stable ties
+	hop      int32
+	n        int32
+	count    int
+	expected float64
+	maxProb  float64
+}
+
+// instRec is one recorded instance: its pattern, its messages
+// (msgArena[off:off+n]) and probability.
+type instRec struct {
+	off  int
+	prob float64
+	pat  int32
 }
 
 // NewAggregator returns an Aggregator for instances of t's messages.
@@ -125,14 +125,16 @@ func NewAggregator(t *trace.Trace, opt AggregateOptions) *Aggregator {
 		t:        t,
 		opt:      opt,
 		namer:    NewNamer(t, opt.Naming),
-		patterns: make(map[uint64]*patAcc),
-		offsets:  make([]int64, t.Syms.Len()),
+		patterns: make(map[uint64]int32),
 	}
 	for _, o := range t.Meta.Offsets {
-		if !o.Known {
+		if !o.Known || o.OffsetNS == 0 {
 			continue
 		}
-		if s, ok := t.Syms.Lookup(o.Node); ok && int(s) < len(a.offsets) {
+		if s, ok := t.Syms.Lookup(o.Node); ok && int(s) < t.Syms.Len() {
+			if a.offsets == nil {
+				a.offsets = make([]int64, t.Syms.Len())
+			}
 			a.offsets[s] = o.OffsetNS
 		}
 	}
@@ -144,6 +146,10 @@ func (a *Aggregator) Namer() *Namer { return a.namer }
 
 // Rejected returns how many instances Add refused.
 func (a *Aggregator) Rejected() int { return a.bad }
+
+// Len returns the number of instances added and the number of patterns
+// they form.
+func (a *Aggregator) Len() (instances, patterns int) { return len(a.insts), len(a.pats) }
 
 // Offset returns the clock offset of node s in nanoseconds (0 if unknown).
 func (a *Aggregator) Offset(s trace.Sym) int64 {
@@ -163,7 +169,7 @@ func (a *Aggregator) CorrectedSend(m *trace.Message) int64 {
 }
 
 // CorrectedRecv returns m's receive time on the reference clock, falling
-// back to its send time when the receive was not seen.
+// back to its send time when the send was not seen.
 func (a *Aggregator) CorrectedRecv(m *trace.Message) int64 {
 	if m.RecvTS.Known() {
 		return int64(m.RecvTS) - a.Offset(m.DstNode)
@@ -179,18 +185,17 @@ func mix(h, x uint64) uint64 {
 	return h
 }
 
+// nodeID and epID are label ids: indices of names in the Namer.
+func (a *Aggregator) nodeID(s trace.Sym) uint32 { return uint32(a.namer.nodeIdx(s)) }
+func (a *Aggregator) epID(s trace.Sym) uint32   { return uint32(a.namer.epIdx(s)) }
+
 func (a *Aggregator) label(m *trace.Message) hopLabel {
-	return hopLabel{
-		from: a.labels.id(a.namer.Node(m.SrcNode)),
-		to:   a.labels.id(a.namer.Node(m.DstNode)),
-		ep:   a.labels.id(a.namer.Endpoint(m.Dst)),
-		kind: m.Kind,
-	}
+	return hopLabel{from: a.nodeID(m.SrcNode), to: a.nodeID(m.DstNode), ep: a.epID(m.Dst), kind: m.Kind}
 }
 
 // Add adds one instance. It returns ErrBadInstance (and counts it) if the
 // instance is empty, not in parent-first order or names messages outside the
-// trace.
+// trace. Add does not keep inst.Nodes.
 func (a *Aggregator) Add(inst Instance) error {
 	n := len(inst.Nodes)
 	if n == 0 || inst.Nodes[0].Parent != -1 {
@@ -224,221 +229,425 @@ func (a *Aggregator) Add(inst Instance) error {
 	for i := 0; i < n; i++ {
 		a.start[i] = a.CorrectedSend(&msgs[inst.Nodes[i].Msg])
 	}
+	hashes, start := a.hashes, a.start
+	byHashThenStart := func(x, y int32) int {
+		if hashes[x] != hashes[y] {
+			if hashes[x] < hashes[y] {
+				return -1
+			}
+			return 1
+		}
+		return cmpI64(start[x], start[y])
+	}
 	for i := n - 1; i >= 0; i-- {
 		m := &msgs[inst.Nodes[i].Msg]
-		lb := a.label(m)
-		h := mix(mix(0x5157, uint64(lb.from)), uint64(lb.to))
+		h := mix(mix(0x5157, uint64(a.nodeID(m.SrcNode))), uint64(a.nodeID(m.DstNode)))
 		ks := a.kids[i]
-		slices.SortFunc(ks, func(x, y int32) int {
-			if a.hashes[x] != a.hashes[y] {
-				if a.hashes[x] < a.hashes[y] {
-					return -1
-				}
-				return 1
-			}
-			return cmpI64(a.start[x], a.start[y])
-		})
-		for _, c := range ks {
-			h = mix(h, a.hashes[c])
+		if len(ks) > 1 {
+			slices.SortFunc(ks, byHashThenStart)
 		}
-		a.hashes[i] = mix(h, uint64(len(ks)))
+		for _, c := range ks {
+			h = mix(h, hashes[c])
+		}
+		hashes[i] = mix(h, uint64(len(ks)))
 	}
 	// Pre-order walk in canonical child order.
 	a.canon = a.canon[:0]
 	a.pos = growI32(a.pos, n)
-	var walk func(i int32)
-	walk = func(i int32) {
+	a.stack = append(a.stack[:0], 0)
+	for len(a.stack) > 0 {
+		i := a.stack[len(a.stack)-1]
+		a.stack = a.stack[:len(a.stack)-1]
 		a.pos[i] = int32(len(a.canon))
 		a.canon = append(a.canon, i)
-		for _, c := range a.kids[i] {
-			walk(c)
+		ks := a.kids[i]
+		for k := len(ks) - 1; k >= 0; k-- {
+			a.stack = append(a.stack, ks[k])
 		}
 	}
-	walk(0)
 
-	key := a.hashes[0]
-	pa := a.patterns[key]
-	if pa == nil {
-		pa = &patAcc{hops: make([]hopAcc, n), first: len(a.order)}
+	key := hashes[0]
+	pi, ok := a.patterns[key]
+	if !ok {
+		pi = int32(len(a.pats))
+		a.pats = append(a.pats, patAcc{hop: int32(len(a.hopArena)), n: int32(n)})
 		for k, i := range a.canon {
-			pa.hops[k].label = a.label(&msgs[inst.Nodes[i].Msg])
-			pa.hops[k].parent = -1
+			par := int32(-1)
 			if k > 0 {
-				pa.hops[k].parent = a.pos[inst.Nodes[i].Parent]
+				par = a.pos[inst.Nodes[i].Parent]
 			}
+			a.hopArena = append(a.hopArena, hopInfo{label: a.label(&msgs[inst.Nodes[i].Msg]), parent: par})
 		}
-		a.patterns[key] = pa
-		a.order = append(a.order, pa)
+		a.patterns[key] = pi
 	}
+	pa := &a.pats[pi]
 	pa.count++
 	pa.expected += p
 	if p > pa.maxProb {
 		pa.maxProb = p
 	}
-	w := p
-	if w == 0 {
-		w = 1e-300 // keep the sample in counts even at probability zero
-	}
-	root := a.start[0]
-	end := root
+	hops := a.hopArena[pa.hop : pa.hop+pa.n]
+	off := len(a.msgArena)
 	for k, i := range a.canon {
-		m := &msgs[inst.Nodes[i].Msg]
-		h := &pa.hops[k]
-		if m.Kind != h.label.kind {
-			h.label.mixedKind = true
+		mi := inst.Nodes[i].Msg
+		a.msgArena = append(a.msgArena, mi)
+		m := &msgs[mi]
+		lb := &hops[k].label
+		if m.Kind != lb.kind {
+			lb.mixedKind = true
 		}
-		h.start.Add(float64(a.start[i]-root)/1e3, w)
-		if k > 0 {
-			par := &msgs[inst.Nodes[inst.Nodes[i].Parent].Msg]
-			if m.SendTS.Known() && par.RecvTS.Known() {
-				h.node.Add(float64(m.SendTS-par.RecvTS)/1e3, w)
-			}
-		}
-		if m.SendTS.Known() && m.RecvTS.Known() && m.SendTS != m.RecvTS {
-			net := (int64(m.RecvTS) - a.Offset(m.DstNode)) - (int64(m.SendTS) - a.Offset(m.SrcNode))
-			h.net.Add(float64(net)/1e3, w)
-		}
-		h.bytes.Add(float64(m.Bytes), w)
-		if e := a.CorrectedRecv(m); e > end {
-			end = e
+		if !lb.mixedEP && a.epID(m.Dst) != lb.ep {
+			lb.mixedEP = true
 		}
 	}
-	pa.latency.Add(float64(end-root)/1e3, w)
-	if a.opt.KeepInstances && (a.opt.MaxKept == 0 || len(pa.instances) < a.opt.MaxKept) {
-		rec := InstanceRecord{Messages: make([]int, n), Probability: p}
-		for k, i := range a.canon {
-			rec.Messages[k] = int(inst.Nodes[i].Msg)
-		}
-		pa.instances = append(pa.instances, rec)
-	}
+	a.insts = append(a.insts, instRec{off: off, prob: p, pat: pi})
 	return nil
 }
 
 // Patterns returns the aggregated patterns ranked by metric, with hops in
-// pre-order and every hop's children in order of mean start.
+// pre-order and every hop's children in order of mean start. With
+// MaxPatterns set, only that many of the best are returned.
 func (a *Aggregator) Patterns(metric RankMetric) []Pattern {
-	out := make([]Pattern, 0, len(a.order))
-	for _, pa := range a.order {
-		out = append(out, a.finish(pa))
+	np := len(a.pats)
+	// Group the instances by pattern (counting sort, stable).
+	first := make([]int32, np+1)
+	for _, in := range a.insts {
+		first[in.pat+1]++
 	}
-	RankPatterns(out, metric)
+	for i := 0; i < np; i++ {
+		first[i+1] += first[i]
+	}
+	byPat := make([]int32, len(a.insts))
+	next := slices.Clone(first[:np])
+	for i, in := range a.insts {
+		byPat[next[in.pat]] = int32(i)
+		next[in.pat]++
+	}
+	// Mean starts give the child order, hence the signature; with the
+	// scores they rank the patterns, and only the best are finished.
+	// Rank by score and count; signatures (which need the child order)
+	// are computed only to break ties among the patterns reported.
+	ranked := make([]rankKey, np)
+	for pi := range ranked {
+		pa := &a.pats[pi]
+		ranked[pi] = newRankKey(metric, pa.count, pa.expected, pa.maxProb, "", pi)
+	}
+	slices.SortFunc(ranked, cmpRankKey)
+	keep := np
+	if a.opt.MaxPatterns > 0 && keep > a.opt.MaxPatterns {
+		keep = a.opt.MaxPatterns
+	}
+	for lo := 0; lo < keep; {
+		hi := lo + 1
+		for hi < np && ranked[hi].score == ranked[lo].score && ranked[hi].count == ranked[lo].count {
+			hi++
+		}
+		if hi-lo > 1 {
+			run := ranked[lo:hi]
+			aggParallel(len(run), func(i int) {
+				pi := run[i].idx
+				run[i].sig = a.shape(pi, byPat[first[pi]:first[pi+1]]).sig
+			})
+			slices.SortFunc(run, cmpRankKey)
+		}
+		lo = hi
+	}
+	ranked = ranked[:keep]
+	out := make([]Pattern, len(ranked))
+	scratch := make([]aggScratch, aggWorkers())
+	aggParallelW(len(ranked), func(w, i int) {
+		pi := ranked[i].idx
+		insts := byPat[first[pi]:first[pi+1]]
+		sh := a.shape(pi, insts)
+		out[i] = a.finish(pi, &sh, insts, &scratch[w])
+		out[i].Rank = i + 1
+	})
 	return out
 }
 
-func (a *Aggregator) finish(pa *patAcc) Pattern {
-	n := len(pa.hops)
-	starts := make([]float64, n)
-	kids := make([][]int, n)
-	for k := range pa.hops {
-		starts[k] = pa.hops[k].start.Mean()
-		if par := pa.hops[k].parent; par >= 0 {
-			kids[par] = append(kids[par], k)
+// patShape is a pattern's output order: hop ids by output position, output
+// ids by hop, and the signature.
+type patShape struct {
+	order []int32
+	newID []int32
+	sig   string
+}
+
+// weight is the weight an instance's samples get: its probability, or a
+// tiny weight at probability zero so that the sample still counts.
+func instWeight(p float64) float64 {
+	if p == 0 {
+		return 1e-300
+	}
+	return p
+}
+
+// shape orders the children of every hop of pattern pi by mean start and
+// renders its signature. Siblings are sent by the same node, so their
+// order is decided by their mean delay after the parent's arrival, which
+// is measured on that node's clock (exactly, and whatever the clock
+// offsets) when both timestamps are known.
+func (a *Aggregator) shape(pi int, insts []int32) patShape {
+	pa := &a.pats[pi]
+	n := int(pa.n)
+	hops := a.hopArena[pa.hop : pa.hop+pa.n]
+	msgs := a.t.Messages
+	sum := make([]float64, n)
+	for _, ii := range insts {
+		in := &a.insts[ii]
+		w := instWeight(in.prob)
+		ms := a.msgArena[in.off : in.off+n]
+		for k := 1; k < n; k++ {
+			m, par := &msgs[ms[k]], &msgs[ms[hops[k].parent]]
+			var after int64
+			if m.SendTS.Known() && par.RecvTS.Known() {
+				after = int64(m.SendTS - par.RecvTS)
+			} else {
+				after = a.CorrectedSend(m) - a.CorrectedRecv(par)
+			}
+			sum[k] += w * float64(after)
 		}
 	}
-	name := func(id uint32) string { return a.labels.names[id] }
+	kids := make([][]int32, n)
+	for k := 1; k < n; k++ {
+		kids[hops[k].parent] = append(kids[hops[k].parent], int32(k))
+	}
+	name := func(id uint32) string { return a.namer.names[id] }
 	for _, ks := range kids {
-		slices.SortStableFunc(ks, func(x, y int) int {
-			if starts[x] != starts[y] {
-				if starts[x] < starts[y] {
+		if len(ks) < 2 {
+			continue
+		}
+		slices.SortStableFunc(ks, func(x, y int32) int {
+			if sum[x] != sum[y] {
+				if sum[x] < sum[y] {
 					return -1
 				}
 				return 1
 			}
-			return strings.Compare(name(pa.hops[x].label.to), name(pa.hops[y].label.to))
+			return strings.Compare(name(hops[x].label.to), name(hops[y].label.to))
 		})
 	}
-	newID := make([]int, n)
-	order := make([]int, 0, n)
-	var sig func(k int) *SigNode
-	sig = func(k int) *SigNode {
-		newID[k] = len(order)
-		order = append(order, k)
-		lb := pa.hops[k].label
-		s := &SigNode{From: name(lb.from), To: name(lb.to)}
-		for _, c := range kids[k] {
-			s.Children = append(s.Children, sig(c))
+	sh := patShape{order: make([]int32, 0, n), newID: make([]int32, n)}
+	var b strings.Builder
+	var walk func(k int32)
+	walk = func(k int32) {
+		sh.newID[k] = int32(len(sh.order))
+		sh.order = append(sh.order, k)
+		lb := hops[k].label
+		b.WriteString(QuoteName(name(lb.from)))
+		b.WriteString("->")
+		b.WriteString(QuoteName(name(lb.to)))
+		if len(kids[k]) == 0 {
+			return
 		}
-		return s
+		b.WriteByte('(')
+		for i, c := range kids[k] {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			walk(c)
+		}
+		b.WriteByte(')')
 	}
-	root := sig(0)
+	walk(0)
+	sh.sig = b.String()
+	return sh
+}
+
+// aggScratch holds one worker's sample buffers.
+type aggScratch struct {
+	start, node, net, bytes, latency []sample
+}
+
+// finish computes the distributions of pattern pi from its instances.
+func (a *Aggregator) finish(pi int, sh *patShape, insts []int32, sc *aggScratch) Pattern {
+	pa := &a.pats[pi]
+	n := int(pa.n)
+	hops := a.hopArena[pa.hop : pa.hop+pa.n]
+	msgs := a.t.Messages
+	name := func(id uint32) string { return a.namer.names[id] }
 	p := Pattern{
-		Signature:      root.String(),
+		Signature:      sh.sig,
 		Count:          pa.count,
 		Expected:       pa.expected,
 		MaxProbability: pa.maxProb,
-		Latency:        pa.latency.Dist(a.opt.Histograms),
 		Hops:           make([]Hop, n),
 	}
-	for id, k := range order {
-		h := &pa.hops[k]
+	hist := a.opt.Histograms
+	sc.latency = sc.latency[:0]
+	for _, ii := range insts {
+		in := &a.insts[ii]
+		ms := a.msgArena[in.off : in.off+n]
+		root := a.CorrectedSend(&msgs[ms[0]])
+		end := root
+		for _, mi := range ms {
+			if e := a.CorrectedRecv(&msgs[mi]); e > end {
+				end = e
+			}
+		}
+		sc.latency = append(sc.latency, sample{float64(end-root) / 1e3, instWeight(in.prob)})
+	}
+	p.Latency = summarize(sc.latency, false)
+	for id, k := range sh.order {
+		h := &hops[k]
+		sc.start, sc.node, sc.net, sc.bytes = sc.start[:0], sc.node[:0], sc.net[:0], sc.bytes[:0]
+		for _, ii := range insts {
+			in := &a.insts[ii]
+			ms := a.msgArena[in.off : in.off+n]
+			w := instWeight(in.prob)
+			m := &msgs[ms[k]]
+			sc.start = append(sc.start, sample{float64(a.CorrectedSend(m)-a.CorrectedSend(&msgs[ms[0]])) / 1e3, w})
+			if h.parent >= 0 {
+				par := &msgs[ms[h.parent]]
+				if m.SendTS.Known() && par.RecvTS.Known() {
+					sc.node = append(sc.node, sample{float64(m.SendTS-par.RecvTS) / 1e3, w})
+				}
+			}
+			if m.SendTS.Known() && m.RecvTS.Known() && m.SendTS != m.RecvTS {
+				net := (int64(m.RecvTS) - a.Offset(m.DstNode)) - (int64(m.SendTS) - a.Offset(m.SrcNode))
+				sc.net = append(sc.net, sample{float64(net) / 1e3, w})
+			}
+			sc.bytes = append(sc.bytes, sample{float64(m.Bytes), w})
+		}
 		hop := Hop{
 			ID:         id,
 			From:       name(h.label.from),
 			To:         name(h.label.to),
 			ToEndpoint: name(h.label.ep),
 			Kind:       h.label.kind.String(),
-			Start:      h.start.Dist(a.opt.Histograms),
-			NodeDelay:  h.node.Dist(a.opt.Histograms),
-			NetDelay:   h.net.Dist(a.opt.Histograms),
-			Bytes:      h.bytes.Dist(false),
+			Start:      summarize(sc.start, hist),
+			NodeDelay:  summarize(sc.node, hist),
+			NetDelay:   summarize(sc.net, hist),
+			Bytes:      summarize(sc.bytes, false),
 		}
 		if h.label.mixedKind {
 			hop.Kind = trace.KindUnknown.String()
 		}
+		if h.label.mixedEP {
+			hop.ToEndpoint = "*"
+		}
 		if h.parent >= 0 {
-			par := newID[h.parent]
+			par := int(sh.newID[h.parent])
 			hop.Parent = &par
 		}
 		p.Hops[id] = hop
 	}
-	for _, rec := range pa.instances {
-		msgs := make([]int, n)
-		for id, k := range order {
-			msgs[id] = rec.Messages[k]
+	if a.opt.KeepInstances {
+		kept := len(insts)
+		if a.opt.MaxKept > 0 && kept > a.opt.MaxKept {
+			kept = a.opt.MaxKept
 		}
-		p.Instances = append(p.Instances, InstanceRecord{Messages: msgs, Probability: rec.Probability})
+		p.Instances = make([]InstanceRecord, kept)
+		for i, ii := range insts[:kept] {
+			in := &a.insts[ii]
+			ms := a.msgArena[in.off : in.off+n]
+			rec := InstanceRecord{Messages: make([]int, n), Probability: in.prob}
+			for id, k := range sh.order {
+				rec.Messages[id] = int(ms[k])
+			}
+			p.Instances[i] = rec
+		}
 	}
 	return p
 }
 
-// RankPatterns sorts ps by metric (descending), then by count, then by
-// signature, and numbers them from 1.
+// aggWorkers is how many goroutines Patterns uses.
+func aggWorkers() int { return max(1, runtime.GOMAXPROCS(0)) }
+
+// aggParallel calls f(0..n-1) on aggWorkers goroutines.
+func aggParallel(n int, f func(i int)) { aggParallelW(n, func(_, i int) { f(i) }) }
+
+// aggParallelW calls f(w, i) for i in 0..n-1, where w < aggWorkers() names
+// the goroutine, handing out indices in blocks.
+func aggParallelW(n int, f func(w, i int)) {
+	nw := aggWorkers()
+	if nw == 1 || n < 64 {
+		for i := 0; i < n; i++ {
+			f(0, i)
+		}
+		return
+	}
+	const block = 64
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for w := 0; w < nw; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				lo := int(next.Add(block)) - block
+				if lo >= n {
+					return
+				}
+				for i := lo; i < min(lo+block, n); i++ {
+					f(w, i)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// RankPatterns sorts ps by metric (descending), then by count
+// (descending), then by signature, and numbers them from 1.
 func RankPatterns(ps []Pattern, metric RankMetric) {
-	score := func(p *Pattern) float64 {
-		switch metric {
-		case RankCount:
-			return float64(p.Count)
-		case RankMaxProbability:
-			return p.MaxProbability
-		case RankAvgProbability:
-			if p.Count == 0 {
-				return 0
-			}
-			return p.Expected / float64(p.Count)
-		case RankSqrtCount:
-			if p.Count == 0 {
-				return 0
-			}
-			return p.Expected / math.Sqrt(float64(p.Count))
-		}
-		return p.Expected
-	}
-	slices.SortStableFunc(ps, func(x, y Pattern) int {
-		sx, sy := score(&x), score(&y)
-		if sx != sy {
-			if sx > sy {
-				return -1
-			}
-			return 1
-		}
-		if x.Count != y.Count {
-			return y.Count - x.Count
-		}
-		return strings.Compare(x.Signature, y.Signature)
-	})
+	keys := make([]rankKey, len(ps))
 	for i := range ps {
-		ps[i].Rank = i + 1
+		keys[i] = newRankKey(metric, ps[i].Count, ps[i].Expected, ps[i].MaxProbability, ps[i].Signature, i)
 	}
+	slices.SortFunc(keys, cmpRankKey)
+	sorted := make([]Pattern, len(ps))
+	for i, k := range keys {
+		sorted[i] = ps[k.idx]
+		sorted[i].Rank = i + 1
+	}
+	copy(ps, sorted)
+}
+
+// rankKey is what patterns are ranked by; idx (the position before
+// ranking) breaks the remaining ties so that the order is total.
+type rankKey struct {
+	score float64
+	count int
+	sig   string
+	idx   int
+}
+
+func newRankKey(metric RankMetric, count int, expected, maxProb float64, sig string, idx int) rankKey {
+	k := rankKey{score: expected, count: count, sig: sig, idx: idx}
+	switch metric {
+	case RankCount:
+		k.score = float64(count)
+	case RankMaxProbability:
+		k.score = maxProb
+	case RankAvgProbability:
+		k.score = 0
+		if count > 0 {
+			k.score = expected / float64(count)
+		}
+	case RankSqrtCount:
+		k.score = 0
+		if count > 0 {
+			k.score = expected / math.Sqrt(float64(count))
+		}
+	}
+	return k
+}
+
+func cmpRankKey(x, y rankKey) int {
+	if x.score != y.score {
+		if x.score > y.score {
+			return -1
+		}
+		return 1
+	}
+	if x.count != y.count {
+		return y.count - x.count
+	}
+	if c := strings.Compare(x.sig, y.sig); c != 0 {
+		return c
+	}
+	return x.idx - y.idx
 }
 
 func cmpI64(x, y int64) int {

@@ -1,7 +1,10 @@
 package causal
 
 import (
+	"context"
 	"math"
+	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/wirepath/wirepath/trace"
@@ -147,5 +150,78 @@ func TestDistBuilder(t *testing.T) {
 	}
 	if r.Mean != 50000.5 {
 		t.Errorf("mean %v", r.Mean)
+	}
+}
+
+// TestAggregatorMaxPatterns checks that MaxPatterns returns exactly the
+// first patterns of the full ranking, for every metric, including ties
+// broken by signature.
+func TestAggregatorMaxPatterns(t *testing.T) {
+	tr, _ := linkRandomTrace(5, 3000)
+	l := linkNew(t, nil)
+	g := linkGraph(t, l, tr)
+	for _, metric := range RankMetrics {
+		full := NewAggregator(tr, AggregateOptions{Naming: DefaultNaming()})
+		cut := NewAggregator(tr, AggregateOptions{Naming: DefaultNaming(), MaxPatterns: 7})
+		err := l.Paths(context.Background(), g, func(in Instance) error {
+			if err := full.Add(in); err != nil {
+				return err
+			}
+			return cut.Add(in)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		all, top := full.Patterns(metric), cut.Patterns(metric)
+		if len(all) < 20 || len(top) != 7 {
+			t.Fatalf("%s: %d patterns, %d kept", metric, len(all), len(top))
+		}
+		if !reflect.DeepEqual(all[:7], top) {
+			t.Errorf("%s: the kept patterns are not the first of the full ranking", metric)
+		}
+		ranked := slices.Clone(all)
+		RankPatterns(ranked, metric)
+		if !reflect.DeepEqual(ranked, all) {
+			t.Errorf("%s: RankPatterns reorders what Patterns ranked", metric)
+		}
+	}
+}
+
+// TestAggregatorMixedEndpoint checks that a hop whose instances reach
+// different endpoints reports "*", and that percentiles are exact beyond
+// the DistBuilder's 4096 exact samples.
+func TestAggregatorMixedEndpoint(t *testing.T) {
+	tr := &trace.Trace{}
+	var insts []Instance
+	for i := 0; i < 5000; i++ {
+		dst := "10.0.0.2:53"
+		if i%2 == 1 {
+			dst = "10.0.0.2:80"
+		}
+		base := int64(i) * 1e9
+		tr.Messages = append(tr.Messages,
+			trace.Message{SendTS: trace.Timestamp(base), RecvTS: trace.Timestamp(base + 1e6), Src: tr.Intern("10.0.0.1:40000"), Dst: tr.Intern("10.0.0.1:80"),
+				SrcNode: tr.Intern("A"), DstNode: tr.Intern("B")},
+			trace.Message{SendTS: trace.Timestamp(base + 1e6 + int64(i+1)*1e3), RecvTS: trace.Timestamp(base + 3e6 + int64(i+1)*1e3), Src: tr.Intern("10.0.0.1:50000"), Dst: tr.Intern(dst),
+				SrcNode: tr.Intern("B"), DstNode: tr.Intern("C")})
+		insts = append(insts, Instance{Prob: 1, Nodes: []InstanceNode{{Msg: int32(2 * i), Parent: -1}, {Msg: int32(2*i + 1), Parent: 0}}})
+	}
+	a := NewAggregator(tr, AggregateOptions{Naming: DefaultNaming()})
+	for _, in := range insts {
+		if err := a.Add(in); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ps := a.Patterns(RankExpected)
+	if len(ps) != 1 {
+		t.Fatalf("%d patterns", len(ps))
+	}
+	h := ps[0].Hops[1]
+	if h.ToEndpoint != "*" {
+		t.Errorf("endpoint %q, want *", h.ToEndpoint)
+	}
+	// Node delays are 1, 2, ..., 5000 µs: exact percentiles.
+	if d := h.NodeDelay; d.N != 5000 || d.P50 != 2500 || d.P90 != 4500 || d.P99 != 4950 || d.Mean != 2500.5 {
+		t.Errorf("node delay %+v, want exact percentiles of 1..5000", d)
 	}
 }

@@ -172,6 +172,37 @@ func (d *DistBuilder) Dist(hist bool) *Dist {
 	} else {
 		pts = slices.Clone(d.samples)
 	}
+	sortSamples(pts)
+	return distOf(pts, d.n, d.w, d.sum, d.min, d.max, hist)
+}
+
+// summarize returns the Dist of exact samples pts (nil with none, or when
+// every weight is zero or less). It sorts pts in place.
+func summarize(pts []sample, hist bool) *Dist {
+	n, w, sum := 0, 0.0, 0.0
+	lo, hi := math.Inf(1), math.Inf(-1)
+	j := 0
+	for _, p := range pts {
+		if p.w <= 0 || math.IsNaN(p.v) || math.IsInf(p.v, 0) {
+			continue
+		}
+		pts[j] = p
+		j++
+		n++
+		w += p.w
+		sum += p.v * p.w
+		lo = math.Min(lo, p.v)
+		hi = math.Max(hi, p.v)
+	}
+	if n == 0 {
+		return nil
+	}
+	pts = pts[:j]
+	sortSamples(pts)
+	return distOf(pts, n, w, sum, lo, hi, hist)
+}
+
+func sortSamples(pts []sample) {
 	slices.SortFunc(pts, func(a, b sample) int {
 		switch {
 		case a.v < b.v:
@@ -181,18 +212,16 @@ func (d *DistBuilder) Dist(hist bool) *Dist {
 		}
 		return 0
 	})
-	out := &Dist{
-		N:      d.n,
-		Weight: d.w,
-		Mean:   d.sum / d.w,
-		Min:    d.min,
-		Max:    d.max,
-	}
-	out.P50 = clamp(quantile(pts, d.w, 0.50), d.min, d.max)
-	out.P90 = clamp(quantile(pts, d.w, 0.90), d.min, d.max)
-	out.P99 = clamp(quantile(pts, d.w, 0.99), d.min, d.max)
+}
+
+// distOf summarises sorted points with the given exact totals.
+func distOf(pts []sample, n int, w, sum, lo, hi float64, hist bool) *Dist {
+	out := &Dist{N: n, Weight: w, Mean: sum / w, Min: lo, Max: hi}
+	out.P50 = clamp(quantile(pts, w, 0.50), lo, hi)
+	out.P90 = clamp(quantile(pts, w, 0.90), lo, hi)
+	out.P99 = clamp(quantile(pts, w, 0.99), lo, hi)
 	if hist {
-		out.Hist = histogram(pts, d.min, d.max)
+		out.Hist = histogram(pts, lo, hi)
 	}
 	return out
 }

@@ -21,64 +21,89 @@ func DefaultNaming() Naming {
 	return Naming{AggregateClients: true, EphemeralPorts: true, Roles: trace.DefaultRoleOptions()}
 }
 
-// Namer gives the pattern-level names of a trace's nodes and endpoints.
+// Namer gives the pattern-level names of a trace's nodes and endpoints. It
+// computes each name once and keeps one copy of each distinct name. It is
+// not safe for concurrent use.
 type Namer struct {
 	t     *trace.Trace
 	opt   Naming
 	roles *trace.Roles
-	node  []string // by Sym; "" = not computed
-	ep    []string
-	nodeC []bool
-	epC   []bool
+	node  []int32 // by Sym: index in names, -1 = not computed
+	ep    []int32
+	names []string
+	index map[string]int32
 }
 
 // NewNamer classifies t's roles and returns a Namer for it.
 func NewNamer(t *trace.Trace, opt Naming) *Namer {
+	return NewNamerWithRoles(t, opt, trace.ClassifyRoles(t, opt.Roles))
+}
+
+// NewNamerWithRoles returns a Namer that uses roles, which must have been
+// classified from t (with opt.Roles), instead of classifying them again.
+func NewNamerWithRoles(t *trace.Trace, opt Naming, roles *trace.Roles) *Namer {
 	n := t.Syms.Len()
-	return &Namer{
+	nm := &Namer{
 		t:     t,
 		opt:   opt,
-		roles: trace.ClassifyRoles(t, opt.Roles),
-		node:  make([]string, n),
-		ep:    make([]string, n),
-		nodeC: make([]bool, n),
-		epC:   make([]bool, n),
+		roles: roles,
+		node:  make([]int32, n),
+		ep:    make([]int32, n),
+		index: make(map[string]int32),
 	}
+	for i := range nm.node {
+		nm.node[i], nm.ep[i] = -1, -1
+	}
+	return nm
 }
 
 // Roles returns the classification the Namer uses.
 func (n *Namer) Roles() *trace.Roles { return n.roles }
 
-// Node returns the pattern name of node s.
-func (n *Namer) Node(s trace.Sym) string {
-	if int(s) >= len(n.node) {
-		return n.t.Str(s)
+func (n *Namer) intern(s string) int32 {
+	if id, ok := n.index[s]; ok {
+		return id
 	}
-	if !n.nodeC[s] {
+	id := int32(len(n.names))
+	n.names = append(n.names, s)
+	n.index[s] = id
+	return id
+}
+
+// Node returns the pattern name of node s.
+func (n *Namer) Node(s trace.Sym) string { return n.names[n.nodeIdx(s)] }
+
+// Endpoint returns the pattern name of endpoint s.
+func (n *Namer) Endpoint(s trace.Sym) string { return n.names[n.epIdx(s)] }
+
+// nodeIdx returns the index of node s's pattern name in n.names.
+func (n *Namer) nodeIdx(s trace.Sym) int32 {
+	if int(s) >= len(n.node) {
+		return n.intern(n.t.Str(s))
+	}
+	if n.node[s] < 0 {
 		name := n.t.Str(s)
 		if name == "" {
 			name = "?"
 		} else if n.opt.AggregateClients && n.roles.Client(s) {
 			name = ClientName
 		}
-		n.node[s] = name
-		n.nodeC[s] = true
+		n.node[s] = n.intern(name)
 	}
 	return n.node[s]
 }
 
-// Endpoint returns the pattern name of endpoint s.
-func (n *Namer) Endpoint(s trace.Sym) string {
+// epIdx returns the index of endpoint s's pattern name in n.names.
+func (n *Namer) epIdx(s trace.Sym) int32 {
 	if int(s) >= len(n.ep) {
-		return n.t.Str(s)
+		return n.intern(n.t.Str(s))
 	}
-	if !n.epC[s] {
+	if n.ep[s] < 0 {
 		name := n.t.Str(s)
 		if n.opt.EphemeralPorts && s != 0 {
 			name = n.roles.EndpointName(s)
 		}
-		n.ep[s] = name
-		n.epC[s] = true
+		n.ep[s] = n.intern(name)
 	}
 	return n.ep[s]
 }

@@ -2,6 +2,7 @@ package trace
 
 import (
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -64,74 +65,83 @@ func DefaultRoleOptions() RoleOptions {
 // communicates with many other ports; a node is a server if it uses a fixed
 // port at least once, and a client otherwise.
 type Roles struct {
-	fixed    map[Sym]bool // endpoint -> fixed
-	server   map[Sym]bool // node -> has a fixed endpoint
-	known    map[Sym]bool // nodes with at least one endpoint with a port
-	hostPort map[Sym][2]string
-	t        *Trace
+	// by Sym: roleFixed for fixed endpoints, roleHasPort for endpoints with
+	// a port; roleServer for nodes with a fixed endpoint, roleKnown for
+	// nodes with an endpoint with a port.
+	flags []uint8
+	t     *Trace
 }
 
-// ClassifyRoles computes Roles for t.
+const (
+	roleFixed uint8 = 1 << iota
+	roleHasPort
+	roleServer
+	roleKnown
+)
+
+// ClassifyRoles computes Roles for t. It takes time O(n log n) and memory
+// O(n) in the number of messages, with no maps.
 func ClassifyRoles(t *Trace, opt RoleOptions) *Roles {
 	if opt.MinPeers <= 0 {
 		opt.MinPeers = 3
 	}
-	r := &Roles{
-		fixed:    make(map[Sym]bool),
-		server:   make(map[Sym]bool),
-		known:    make(map[Sym]bool),
-		hostPort: make(map[Sym][2]string),
-		t:        t,
-	}
-	type pair struct{ a, b Sym }
-	peers := make(map[Sym]int)
-	seen := make(map[pair]bool)
-	evidence := make(map[Sym]bool)
+	ns := t.Syms.Len()
+	r := &Roles{flags: make([]uint8, ns), t: t}
+	// Distinct peers: each unordered endpoint pair {a, b} that exchanged a
+	// message makes a and b peers once.
+	edges := make([]uint64, 0, len(t.Messages))
 	for i := range t.Messages {
 		m := &t.Messages[i]
-		for _, p := range [2]pair{{m.Src, m.Dst}, {m.Dst, m.Src}} {
-			if p.a == 0 || p.b == 0 || seen[p] {
-				continue
-			}
-			seen[p] = true
-			peers[p.a]++
+		if m.Src == 0 || m.Dst == 0 {
+			continue
 		}
-		if opt.UseKinds {
+		a, b := m.Src, m.Dst
+		if a > b {
+			a, b = b, a
+		}
+		edges = append(edges, uint64(a)<<32|uint64(b))
+	}
+	slices.Sort(edges)
+	peers := make([]int32, ns)
+	for i, e := range edges {
+		if i > 0 && edges[i-1] == e {
+			continue
+		}
+		a, b := Sym(e>>32), Sym(uint32(e))
+		peers[a]++
+		if b != a {
+			peers[b]++
+		}
+	}
+	edges = nil
+	evidence := make([]bool, ns)
+	if opt.UseKinds {
+		for i := range t.Messages {
+			m := &t.Messages[i]
 			switch m.Kind {
 			case KindCall:
-				if m.Dst != 0 {
-					evidence[m.Dst] = true
-				}
+				evidence[m.Dst] = true
 			case KindReturn:
-				if m.Src != 0 {
-					evidence[m.Src] = true
-				}
+				evidence[m.Src] = true
 			}
 		}
 	}
-	port := func(ep Sym) string {
-		if hp, ok := r.hostPort[ep]; ok {
-			return hp[1]
+	// Endpoints: which have a port, which are fixed.
+	done := make([]bool, ns)
+	classify := func(ep Sym) {
+		if ep == 0 || done[ep] {
+			return
 		}
-		h, p := SplitEndpoint(t.Str(ep))
-		r.hostPort[ep] = [2]string{h, p}
-		return p
-	}
-	isFixed := func(ep Sym) bool {
-		if ep == 0 {
-			return false
+		done[ep] = true
+		_, p := SplitEndpoint(t.Str(ep))
+		if p == "" {
+			return
 		}
-		if v, ok := r.fixed[ep]; ok {
-			return v
+		r.flags[ep] |= roleHasPort
+		n, _ := strconv.Atoi(p)
+		if int(peers[ep]) >= opt.MinPeers || evidence[ep] || (opt.WellKnownFixed && n > 0 && n < 1024) {
+			r.flags[ep] |= roleFixed
 		}
-		p := port(ep)
-		v := false
-		if p != "" {
-			n, _ := strconv.Atoi(p)
-			v = peers[ep] >= opt.MinPeers || evidence[ep] || (opt.WellKnownFixed && n > 0 && n < 1024)
-		}
-		r.fixed[ep] = v
-		return v
 	}
 	for i := range t.Messages {
 		m := &t.Messages[i]
@@ -139,36 +149,38 @@ func ClassifyRoles(t *Trace, opt RoleOptions) *Roles {
 			if e.node == 0 || e.ep == 0 {
 				continue
 			}
-			if port(e.ep) != "" {
-				r.known[e.node] = true
+			classify(e.ep)
+			if r.flags[e.ep]&roleHasPort != 0 {
+				r.flags[e.node] |= roleKnown
 			}
-			if isFixed(e.ep) {
-				r.server[e.node] = true
+			if r.flags[e.ep]&roleFixed != 0 {
+				r.flags[e.node] |= roleServer
 			}
 		}
 	}
 	return r
 }
 
+func (r *Roles) flag(s Sym, f uint8) bool { return int(s) < len(r.flags) && r.flags[s]&f != 0 }
+
 // Fixed reports whether endpoint ep is a fixed (server) port.
-func (r *Roles) Fixed(ep Sym) bool { return r.fixed[ep] }
+func (r *Roles) Fixed(ep Sym) bool { return r.flag(ep, roleFixed) }
 
 // Client reports whether node is a client: it has endpoints with ports but
 // none of them is fixed. Nodes the trace names without endpoints are never
 // clients, because there is no evidence either way.
-func (r *Roles) Client(node Sym) bool { return r.known[node] && !r.server[node] }
+func (r *Roles) Client(node Sym) bool { return r.flag(node, roleKnown) && !r.flag(node, roleServer) }
 
 // EndpointName returns ep with an ephemeral port replaced by "*", so that
 // connections from different ephemeral ports aggregate.
 func (r *Roles) EndpointName(ep Sym) string {
 	s := r.t.Str(ep)
-	hp, ok := r.hostPort[ep]
-	if !ok {
-		h, p := SplitEndpoint(s)
-		hp = [2]string{h, p}
-	}
-	if hp[1] == "" || r.fixed[ep] {
+	if r.flag(ep, roleFixed) {
 		return s
 	}
-	return JoinEndpoint(hp[0], "*")
+	h, p := SplitEndpoint(s)
+	if p == "" {
+		return s
+	}
+	return JoinEndpoint(h, "*")
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/cmdutil"
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/convolve"
 	gencmd "github.com/wirepath/wirepath/cmd/wirepath/internal/gen"
+	"github.com/wirepath/wirepath/cmd/wirepath/internal/link"
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/nest"
 	scorecmd "github.com/wirepath/wirepath/cmd/wirepath/internal/score"
 )
@@ -56,6 +57,7 @@ func NewCmdRoot(ios *cmdutil.IOStreams) *cobra.Command {
 			cmd.AddCommand(c)
 		}
 	}
+	add("engines", link.NewCmd(ios))
 	add("engines", nest.NewCmd(ios))
 	add("engines", convolve.NewCmd(ios))
 	add("tools", newCmdVersion(ios))

@@ -1,0 +1,245 @@
+package causal
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/bits"
+	"runtime"
+	"time"
+
+	"github.com/wirepath/wirepath/trace"
+)
+
+// LinkingName is the name of the message-linking engine.
+const LinkingName = "linking"
+
+// LinkingOptions are the parameters of the message-linking engine (WAP5
+// section 5.1). Start from DefaultLinkingOptions; the zero value is invalid.
+type LinkingOptions struct {
+	// Options are the naming, aggregation and ranking settings every engine
+	// shares.
+	Options
+
+	// Window is WAP5's x: the longest causal delay. A message with no
+	// message into its sender within Window before it is spontaneous, and
+	// only messages within Window are its possible parents. Default 2 s.
+	Window time.Duration
+	// SpontaneousFactor is WAP5's y: the spontaneous option of a B→C message
+	// weighs as much as a link with delay y·d(B→C). Default 4.
+	SpontaneousFactor float64
+	// TryBothBudget is k, the number of "try both" decisions allowed along
+	// one path of a root's decision tree, so a root yields at most 2^k
+	// instances. When it is spent, an ambiguous link is kept if its
+	// probability is at least 0.5 or it is the message's most likely cause.
+	// WAP5 gives no value; the default is 4.
+	TryBothBudget int
+	// TryBothLow and TryBothHigh bound the probabilities that are "near
+	// 0.5": a link above TryBothHigh is probably true, one below TryBothLow
+	// probably false (unless it is the most likely cause of its message),
+	// and one in between is tried both ways. WAP5 gives no values; the
+	// defaults 0.3 and 0.7 classify its Figure 4 as the paper does.
+	TryBothLow, TryBothHigh float64
+	// MinLinkProbability drops links less likely than this after
+	// normalisation (the most likely cause of a message is always kept).
+	// A dropped link would be "probably false" and change an instance's
+	// probability by a factor of at least 1-MinLinkProbability. Default 0.001.
+	MinLinkProbability float64
+	// Iterations re-estimates every d(B→C) this many times as the mean
+	// delay of B→C's links weighted by their probabilities, recomputing the
+	// links each time (steps 1 and 2 iterated, as WAP5 suggests). 0, the
+	// paper's behaviour, uses the mean smallest preceding delay.
+	Iterations int
+	// MaxTreeSize bounds the messages of one path instance; links beyond it
+	// are left out and the instance is counted as truncated. Default 10000.
+	MaxTreeSize int
+	// ClientRoots makes every message sent by a client node (a node that
+	// never uses a fixed port, WAP5 section 2.5.1) spontaneous. WAP5's
+	// traces never saw clients; sniffed captures do, and without this a
+	// client's think time links its requests into one long chain.
+	// Default true.
+	ClientRoots bool
+	// Workers is the number of goroutines that build trees and links
+	// (0 = GOMAXPROCS). The result does not depend on it.
+	Workers int
+	// Progress, when set, is called from the engine's goroutine with the
+	// number of roots whose trees have been built and the total.
+	Progress func(done, total int)
+}
+
+// DefaultLinkingOptions returns the paper's parameters (x = 2 s, y = 4)
+// and wirepath's choices where the paper gives none.
+func DefaultLinkingOptions() LinkingOptions {
+	return LinkingOptions{
+		Options:            DefaultOptions(),
+		Window:             2 * time.Second,
+		SpontaneousFactor:  4,
+		TryBothBudget:      4,
+		TryBothLow:         0.3,
+		TryBothHigh:        0.7,
+		MinLinkProbability: 1e-3,
+		MaxTreeSize:        10000,
+		ClientRoots:        true,
+	}
+}
+
+// ErrLinkingOptions is wrapped by every error Validate returns.
+var ErrLinkingOptions = errors.New("bad linking options")
+
+// Validate checks the options.
+func (o *LinkingOptions) Validate() error {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: %s", ErrLinkingOptions, fmt.Sprintf(format, args...))
+	}
+	switch {
+	case o.Window <= 0:
+		return bad("window must be positive, not %v", o.Window)
+	case !(o.SpontaneousFactor > 0) || math.IsInf(o.SpontaneousFactor, 0):
+		return bad("spontaneous factor y must be positive, not %v", o.SpontaneousFactor)
+	case o.TryBothBudget < 0 || o.TryBothBudget > 30:
+		return bad("try-both budget must be within 0..30, not %d", o.TryBothBudget)
+	case !(o.TryBothLow >= 0 && o.TryBothLow <= 0.5):
+		return bad("try-both low bound must be within 0..0.5, not %v", o.TryBothLow)
+	case !(o.TryBothHigh >= 0.5 && o.TryBothHigh <= 1):
+		return bad("try-both high bound must be within 0.5..1, not %v", o.TryBothHigh)
+	case !(o.MinLinkProbability >= 0 && o.MinLinkProbability < 0.5):
+		return bad("minimum link probability must be within [0, 0.5), not %v", o.MinLinkProbability)
+	case o.Iterations < 0:
+		return bad("iterations must not be negative")
+	case o.MaxTreeSize < 1:
+		return bad("maximum tree size must be at least 1")
+	case o.Workers < 0:
+		return bad("workers must not be negative")
+	case !validRank(o.Rank):
+		return bad("unknown rank metric %q", o.Rank)
+	}
+	return nil
+}
+
+func validRank(r RankMetric) bool {
+	for _, m := range RankMetrics {
+		if m == r {
+			return true
+		}
+	}
+	return false
+}
+
+func (o *LinkingOptions) workers() int {
+	if o.Workers > 0 {
+		return o.Workers
+	}
+	return runtime.GOMAXPROCS(0)
+}
+
+// params returns the options by flag name, for Result.Params.
+func (o *LinkingOptions) params() map[string]any {
+	return map[string]any{
+		"window":             o.Window.String(),
+		"spontaneous-factor": o.SpontaneousFactor,
+		"try-both-budget":    o.TryBothBudget,
+		"try-both-low":       o.TryBothLow,
+		"try-both-high":      o.TryBothHigh,
+		"min-link":           o.MinLinkProbability,
+		"iterations":         o.Iterations,
+		"max-tree":           o.MaxTreeSize,
+		"client-roots":       o.ClientRoots,
+		"rank":               string(o.Rank),
+	}
+}
+
+// Linking is the message-linking engine of WAP5 section 5.1. For every
+// sender pair B→C it estimates the mean causal delay d, weighs each
+// possible parent of a B→C message (a message into B at most Window
+// before it) by exp(-t/d) and the spontaneous option by exp(-y), normalises
+// the weights into link probabilities, then builds path instances from
+// every root with probably-true, probably-false and try-both decisions and
+// aggregates them into patterns. It is safe for concurrent use.
+type Linking struct {
+	opt LinkingOptions
+}
+
+// NewLinking returns a linking engine with the given options.
+func NewLinking(opt LinkingOptions) (*Linking, error) {
+	if err := opt.Validate(); err != nil {
+		return nil, err
+	}
+	return &Linking{opt: opt}, nil
+}
+
+// Name returns "linking".
+func (l *Linking) Name() string { return LinkingName }
+
+// Options returns the engine's options.
+func (l *Linking) Options() LinkingOptions { return l.opt }
+
+// Infer links the messages of t, builds the path instances and aggregates
+// them into ranked patterns.
+func (l *Linking) Infer(ctx context.Context, t *trace.Trace) (*Result, error) {
+	if len(t.Messages) > math.MaxInt32-1 {
+		return nil, fmt.Errorf("linking: %d messages is more than the engine indexes", len(t.Messages))
+	}
+	agg := NewAggregator(t, l.opt.Aggregate)
+	g, err := l.link(ctx, t, agg.Namer().Roles())
+	if err != nil {
+		return nil, err
+	}
+	// Keep only what step 3 needs while the trees are built.
+	ti := g.treeInput(l.opt.TryBothLow)
+	c := g.counts
+	nPairs := len(g.pairMsg)
+	g = nil
+	covered := make([]uint64, (len(t.Messages)+63)/64)
+	st, err := l.paths(ctx, ti, func(in Instance) error {
+		for _, nd := range in.Nodes {
+			covered[nd.Msg>>6] |= 1 << (uint(nd.Msg) & 63)
+		}
+		return agg.Add(in)
+	})
+	if err != nil {
+		return nil, err
+	}
+	nCovered := 0
+	for _, w := range covered {
+		nCovered += bits.OnesCount64(w)
+	}
+	res := &Result{
+		Version:  ResultVersion,
+		Engine:   LinkingName,
+		Params:   l.opt.params(),
+		Trace:    Summarize(t),
+		Patterns: agg.Patterns(l.opt.Rank),
+	}
+	count := func(name string, v int) {
+		res.Accounting = append(res.Accounting, trace.Count{Stage: LinkingName, Name: name, Value: int64(v)})
+	}
+	count("messages", c.messages)
+	count("messages_in_instances", nCovered)
+	count("messages_in_no_instance", c.messages-nCovered)
+	count("children_sender_clock", c.senderClock)
+	count("children_receiver_clock", c.receiverClock)
+	count("client_roots", c.clientRoots)
+	count("no_timestamp", c.noTime)
+	count("no_possible_parent", c.noParent)
+	count("candidate_links", c.candidates)
+	count("links", c.links)
+	count("links_dropped_improbable", c.candidates-c.links)
+	count("pairs", nPairs)
+	count("roots", st.roots)
+	count("instances", st.instances)
+	count("try_both", st.tryBoth)
+	count("try_both_over_budget", st.overBudget)
+	count("instances_truncated", st.truncated)
+	count("instances_rejected", agg.Rejected())
+	_, nPatterns := agg.Len()
+	count("patterns", nPatterns)
+	count("patterns_reported", len(res.Patterns))
+	if len(res.Patterns) < nPatterns {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("reported the %d best of %d patterns", len(res.Patterns), nPatterns))
+	}
+	if st.truncated > 0 {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("%d instances reached the maximum tree size of %d messages and were cut", st.truncated, l.opt.MaxTreeSize))
+	}
+	return res, nil
+}

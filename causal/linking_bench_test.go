@@ -1,0 +1,126 @@
+package causal
+
+import (
+	"context"
+	"testing"
+	"time"
+	"unsafe"
+
+	"github.com/wirepath/wirepath/causal/internal/synth"
+	"github.com/wirepath/wirepath/trace"
+)
+
+// The benchmarks run on a CDN trace of about 20,000 messages (cheap to
+// make, so that `make test` can smoke-run them). scripts/bench-link.sh
+// measures the whole command on a 4.7-million-message trace.
+
+func linkBenchTrace(b *testing.B) *trace.Trace {
+	b.Helper()
+	tr, _, err := synth.Generate(synth.CDN(540, 10*time.Second, 1))
+	if err != nil {
+		b.Fatal(err)
+	}
+	return tr
+}
+
+func linkBenchReport(b *testing.B, n int) {
+	b.SetBytes(int64(n) * int64(unsafe.Sizeof(trace.Message{})))
+	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "msgs/s")
+}
+
+// BenchmarkLinkingInfer is the whole engine: roles, links, trees and
+// aggregation into patterns.
+func BenchmarkLinkingInfer(b *testing.B) {
+	tr := linkBenchTrace(b)
+	l, _ := NewLinking(DefaultLinkingOptions())
+	b.ReportAllocs()
+	b.ResetTimer()
+	var res *Result
+	for i := 0; i < b.N; i++ {
+		var err error
+		if res, err = l.Infer(context.Background(), tr); err != nil {
+			b.Fatal(err)
+		}
+	}
+	linkBenchReport(b, len(tr.Messages))
+	if len(res.Patterns) == 0 {
+		b.Fatal("no patterns")
+	}
+}
+
+// BenchmarkLinkingLink is steps 1 and 2: delay estimates and link
+// probabilities.
+func BenchmarkLinkingLink(b *testing.B) {
+	tr := linkBenchTrace(b)
+	l, _ := NewLinking(DefaultLinkingOptions())
+	roles := trace.ClassifyRoles(tr, trace.DefaultRoleOptions())
+	b.ReportAllocs()
+	b.ResetTimer()
+	var g *LinkGraph
+	for i := 0; i < b.N; i++ {
+		var err error
+		if g, err = l.Link(context.Background(), tr, roles); err != nil {
+			b.Fatal(err)
+		}
+	}
+	linkBenchReport(b, len(tr.Messages))
+	if g.counts.links == 0 {
+		b.Fatal("no links")
+	}
+}
+
+// BenchmarkLinkingPaths is step 3 without aggregation.
+func BenchmarkLinkingPaths(b *testing.B) {
+	tr := linkBenchTrace(b)
+	l, _ := NewLinking(DefaultLinkingOptions())
+	g, err := l.Link(context.Background(), tr, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	n := 0
+	for i := 0; i < b.N; i++ {
+		if err := l.Paths(context.Background(), g, func(Instance) error { n++; return nil }); err != nil {
+			b.Fatal(err)
+		}
+	}
+	linkBenchReport(b, len(tr.Messages))
+	if n == 0 {
+		b.Fatal("no instances")
+	}
+}
+
+// TestLinkingAllocs guards the hot paths: scoring a message's possible
+// parents, building a root's instances, and aggregating an instance of a
+// known pattern allocate nothing once their buffers have grown.
+func TestLinkingAllocs(t *testing.T) {
+	tr, _ := linkRandomTrace(3, 2000)
+	l := linkNew(t, nil)
+	g := linkGraph(t, l, tr)
+	ti := g.treeInput(l.opt.TryBothLow)
+	nodes := 0
+	b := newTreeBuilder(ti, &l.opt, func(ns []InstanceNode, p float64) { nodes += len(ns) })
+	for i := range ti.roots {
+		b.build(i)
+	}
+	if a := testing.AllocsPerRun(10, func() {
+		for i := range ti.roots {
+			b.build(i)
+		}
+	}); a != 0 {
+		t.Errorf("building every root's instances allocates %v times", a)
+	}
+
+	agg := NewAggregator(tr, AggregateOptions{Naming: DefaultNaming()})
+	in := Instance{Nodes: []InstanceNode{{Msg: 0, Parent: -1}, {Msg: 1, Parent: 0}, {Msg: 2, Parent: 0}}, Prob: 0.5}
+	if err := agg.Add(in); err != nil {
+		t.Fatal(err)
+	}
+	if a := testing.AllocsPerRun(1000, func() { _ = agg.Add(in) }); a > 0.05 {
+		t.Errorf("adding an instance of a known pattern allocates %v times", a)
+	}
+	if nodes == 0 {
+		t.Fatal("no instances built")
+	}
+}
