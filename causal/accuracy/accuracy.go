@@ -15,6 +15,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/wirepath/wirepath/causal"
@@ -35,6 +36,19 @@ func Nesting(window time.Duration, smooth float64) Engine {
 		o.SkewWindow = int64(window)
 		o.Smooth = smooth
 		return causal.NewNesting(o)
+	}
+}
+
+// Linking returns the message-linking engine with WAP5's defaults.
+func Linking() Engine {
+	return func() causal.Engine {
+		o := causal.DefaultLinkingOptions()
+		o.Aggregate.KeepInstances = true
+		l, err := causal.NewLinking(o)
+		if err != nil {
+			panic(err) // the defaults are valid
+		}
+		return l
 	}
 }
 
@@ -133,22 +147,45 @@ func HopDelay(ps []causal.Pattern, from, toPrefix string) (mean float64, n int) 
 // AddedDelay is the result of the added-delay experiment of section 7.2.
 type AddedDelay struct {
 	// Normal and Added are the engine's mean node delay at WS2 before its
-	// call to AP1|AP2 (µs), in the normal and the added-delay trace; True*
-	// are the truth's.
-	Normal, Added         float64
-	TrueNormal, TrueAdded float64
-	Normal2, Added2       *Run
+	// call to AP1|AP2 (µs) over all its patterns, in the normal and the
+	// added-delay trace; NormalFound and AddedFound the same over the
+	// inferred patterns that are true ones (NaN when there are none, as for
+	// convolution, whose patterns merge alternatives); True* are the
+	// truth's.
+	Normal, Added           float64
+	NormalFound, AddedFound float64
+	TrueNormal, TrueAdded   float64
+	NormalRun, AddedRun     *Run
 }
 
-// Measured is the added delay the engine measured (µs).
+// Measured is the added delay the engine measured over all patterns (µs).
 func (a *AddedDelay) Measured() float64 { return a.Added - a.Normal }
+
+// MeasuredFound is the added delay measured on the true patterns found.
+func (a *AddedDelay) MeasuredFound() float64 { return a.AddedFound - a.NormalFound }
 
 // Truth is the added delay in the generated traces (µs).
 func (a *AddedDelay) Truth() float64 { return a.TrueAdded - a.TrueNormal }
 
+// foundDelay is the mean inferred node delay of the hops from -> to* of the
+// true patterns a report found, weighted by their true counts.
+func foundDelay(r *score.Report, from, toPrefix string) float64 {
+	var sum, w float64
+	for _, h := range r.Hops {
+		if h.From == from && strings.HasPrefix(h.To, toPrefix) && h.NodeUS != nil {
+			sum += *h.NodeUS * float64(h.Weight)
+			w += float64(h.Weight)
+		}
+	}
+	if w == 0 {
+		return math.NaN()
+	}
+	return sum / w
+}
+
 // RunAddedDelay runs the engine on the multitier and multitier-delay traces
-// of the given duration and measures the delay at WS2 (the Runs it returns
-// are not scored).
+// of the given duration and measures the delay at WS2. The runs are scored
+// as trees of messages (instances only when the engine lists them).
 func RunAddedDelay(ctx context.Context, eng Engine, dur time.Duration) (*AddedDelay, error) {
 	var a AddedDelay
 	for i, cfg := range []string{"multitier", "multitier-delay"} {
@@ -160,17 +197,18 @@ func RunAddedDelay(ctx context.Context, eng Engine, dur time.Duration) (*AddedDe
 		if err != nil {
 			return nil, err
 		}
-		tps, err := out.Truth.Patterns(causal.AggregateOptions{Naming: causal.DefaultNaming()})
+		rep, err := score.Score(res, out.Truth, score.DefaultOptions())
 		if err != nil {
 			return nil, err
 		}
-		r := &Run{Out: out, Result: res}
+		r := &Run{Out: out, Result: res, Score: rep}
 		got, _ := HopDelay(res.Patterns, "WS2", "AP")
-		want, _ := HopDelay(tps, "WS2", "AP")
+		want, _ := HopDelay(rep.TruthPatterns(), "WS2", "AP")
+		found := foundDelay(rep, "WS2", "AP")
 		if i == 0 {
-			a.Normal, a.TrueNormal, a.Normal2 = got, want, r
+			a.Normal, a.NormalFound, a.TrueNormal, a.NormalRun = got, found, want, r
 		} else {
-			a.Added, a.TrueAdded, a.Added2 = got, want, r
+			a.Added, a.AddedFound, a.TrueAdded, a.AddedRun = got, found, want, r
 		}
 	}
 	return &a, nil
@@ -311,4 +349,31 @@ func VariationSweep(ctx context.Context, cfgName string, dur time.Duration, scal
 		c.Points = append(c.Points, point(s, r))
 	}
 	return c, nil
+}
+
+// BigSkew gives the multi-tier nodes clock offsets of seconds, as
+// unsynchronised hosts have (WAP5 section 5.3: PlanetLab clocks differed by
+// minutes).
+var BigSkew = map[string]gen.Duration{
+	"WS2":    gen.Duration(2 * time.Second),
+	"AP1":    gen.Duration(-1500 * time.Millisecond),
+	"DB":     gen.Duration(700 * time.Millisecond),
+	"CLIENT": gen.Duration(30 * time.Second),
+}
+
+// ClockSync runs eng on the case as generated and with every node's clock
+// shifted by skew (two timestamps per message).
+func ClockSync(ctx context.Context, c Case, skew map[string]gen.Duration, eng Engine) (plain, skewed *Run, err error) {
+	if plain, err = Do(ctx, c, eng); err != nil {
+		return nil, nil, err
+	}
+	edit := c.Edit
+	c.Edit = func(cfg *gen.Config) {
+		if edit != nil {
+			edit(cfg)
+		}
+		cfg.Skew = skew
+	}
+	skewed, err = Do(ctx, c, eng)
+	return plain, skewed, err
 }
