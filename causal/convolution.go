@@ -215,6 +215,7 @@ type convRun struct {
 
 	names  []string
 	nameID map[string]int32
+	epName map[trace.Sym]string // receiving endpoints, named before the parallel passes
 	edges  []convEdge
 	out    [][]int32 // name id -> out-edges carrying >= MinCount messages
 
@@ -244,6 +245,7 @@ func (c *Convolution) run(ctx context.Context, t *trace.Trace) (*convRun, *Resul
 	r := &convRun{opt: c.opt, t: t, workers: workerCount(c.opt.Workers), window: c.opt.window()}
 	r.namer = NewNamer(t, c.opt.Aggregate.Naming)
 	r.nameID = make(map[string]int32)
+	r.epName = make(map[trace.Sym]string)
 	if err := r.prepare(); err != nil {
 		return nil, nil, err
 	}
@@ -273,12 +275,7 @@ func (r *convRun) id(name string) int32 {
 func (r *convRun) prepare() error {
 	t := r.t
 	r.counters.in = int64(len(t.Messages))
-	r.offsets = make([]int64, t.Syms.Len())
-	for _, o := range t.Meta.Offsets {
-		if s, ok := t.Syms.Lookup(o.Node); ok && o.Known && int(s) < len(r.offsets) {
-			r.offsets[s] = o.OffsetNS
-		}
-	}
+	r.offsets = nodeOffsets(t)
 	r.time = make([]int64, len(t.Messages))
 	nodeID := make([]int32, t.Syms.Len())
 	for i := range nodeID {
@@ -309,6 +306,9 @@ func (r *convRun) prepare() error {
 			r.time[i] = math.MinInt64
 			r.counters.noNodes++
 			continue
+		}
+		if _, ok := r.epName[m.Dst]; !ok {
+			r.epName[m.Dst] = r.namer.Endpoint(m.Dst)
 		}
 		k := ekey{node(m.SrcNode), node(m.DstNode)}
 		e, ok := edgeOf[k]
@@ -379,7 +379,7 @@ func (r *convRun) rootNodes() ([]int32, string) {
 	client := make([]bool, n)
 	for i := range r.t.Messages {
 		m := &r.t.Messages[i]
-		if m.SrcNode != 0 && r.namer.Roles().Client(m.SrcNode) {
+		if r.time[i] != math.MinInt64 && r.namer.Roles().Client(m.SrcNode) {
 			client[r.nameID[r.namer.Node(m.SrcNode)]] = true
 		}
 	}
@@ -663,6 +663,10 @@ func (r *convRun) process(c *correlator, sc *convScratch, id int32, taskSize []i
 			}
 			return cmp.Compare(a.lag, b.lag)
 		})
+		if len(keep) > math.MaxInt16 {
+			cnt.noise += int64(len(keep) - math.MaxInt16)
+			keep = keep[:math.MaxInt16]
+		}
 		entries, peaks := r.match(sc, v, ed, keep)
 		entries, dropped := r.dropCycles(v, e, entries)
 		cnt.cycleMsgs += int64(dropped)

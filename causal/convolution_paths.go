@@ -243,7 +243,7 @@ func (r *convRun) pattern(tk *convTask) Pattern {
 			}
 			a.bytes.Add(float64(m.Bytes), 1)
 			a.kinds[min(int(m.Kind), 2)]++
-			a.eps[r.namer.Endpoint(m.Dst)]++
+			a.eps[r.epName[m.Dst]]++
 			if t := r.recvTime(en.msg); t > latest[en.root] {
 				latest[en.root] = t
 			}

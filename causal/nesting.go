@@ -154,6 +154,7 @@ type nestRun struct {
 	t       *trace.Trace
 	agg     *Aggregator
 	workers int
+	offsets []int64 // clock offset by node Sym
 
 	named  []int32 // node Sym -> id of its pattern-level name, -1 = not computed
 	names  map[string]int32
@@ -179,6 +180,7 @@ type nestCounters struct {
 	in, noTime, notRPC, calls, returns, pairs       int64
 	unmatchedCalls, unmatchedReturns                int64
 	candidates, withCandidates, roots, cyclesBroken int64
+	depthCut                                        int64
 }
 
 // Run runs the engine and returns the patterns and the call-path table.
@@ -193,19 +195,25 @@ func (n *Nesting) run(ctx context.Context, t *trace.Trace) (*nestRun, *NestingRe
 		return nil, nil, err
 	}
 	r := &nestRun{opt: n.opt, t: t, workers: workerCount(n.opt.Workers)}
-	r.agg = NewAggregator(t, n.opt.Aggregate)
+	r.offsets = nodeOffsets(t)
 	r.named = make([]int32, t.Syms.Len())
 	for i := range r.named {
 		r.named[i] = -1
 	}
 	r.names = make(map[string]int32)
+	// Classifying roles for the Aggregator's names takes a pass over the
+	// trace; the first steps need no names, so it runs alongside them.
+	aggReady := make(chan struct{})
+	go func() {
+		r.agg = NewAggregator(t, n.opt.Aggregate)
+		close(aggReady)
+	}()
 
 	r.findCallPairs()
-	if err := ctx.Err(); err != nil {
-		return nil, nil, err
-	}
 	byCaller, byCallee := r.groupByNode()
-	if err := r.findCandidates(ctx, byCaller, byCallee); err != nil {
+	err := r.findCandidates(ctx, byCaller, byCallee)
+	<-aggReady
+	if err != nil {
 		return nil, nil, err
 	}
 	r.scoreNestings()
@@ -215,12 +223,43 @@ func (n *Nesting) run(ctx context.Context, t *trace.Trace) (*nestRun, *NestingRe
 	if err := r.findNestedPairs(ctx, byCaller); err != nil {
 		return nil, nil, err
 	}
+	r.cand, r.candBin, r.candTrip, r.candOff = nil, nil, nil, nil
 	r.breakCycles()
 	res, err := r.findCallPaths(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
 	return r, res, nil
+}
+
+// nodeOffsets returns the known clock offsets of t's nodes by Sym.
+func nodeOffsets(t *trace.Trace) []int64 {
+	off := make([]int64, t.Syms.Len())
+	for _, o := range t.Meta.Offsets {
+		if s, ok := t.Syms.Lookup(o.Node); ok && o.Known && int(s) < len(off) {
+			off[s] = o.OffsetNS
+		}
+	}
+	return off
+}
+
+// sendTime is m's one timestamp: its send time on the reference clock, or
+// its receive time when the send was not seen (the Aggregator's
+// CorrectedSend).
+func (r *nestRun) sendTime(m *trace.Message) int64 {
+	if m.SendTS.Known() {
+		return int64(m.SendTS) - r.offsets[m.SrcNode]
+	}
+	return int64(m.RecvTS) - r.offsets[m.DstNode]
+}
+
+// recvTime is m's arrival on the reference clock, or its send time when
+// the arrival was not seen (the Aggregator's CorrectedRecv).
+func (r *nestRun) recvTime(m *trace.Message) int64 {
+	if m.RecvTS.Known() {
+		return int64(m.RecvTS) - r.offsets[m.DstNode]
+	}
+	return int64(m.SendTS) - r.offsets[m.SrcNode]
 }
 
 // nameID returns the id of node s's pattern-level name (clients aggregated
@@ -249,24 +288,30 @@ func (r *nestRun) nameOf(name string) int32 {
 }
 
 // openKey indexes T_opencalls: the connection (both endpoints when known,
-// else both nodes) and the call id.
-type openKey struct {
-	a, b, id trace.Sym
-	byNode   bool
+// else both nodes, marked by the low bit of the second word) and the call
+// id, packed in two words so that the map hashes it fast.
+type openKey [2]uint64
+
+func makeKey(a, b, id trace.Sym, byNode bool) openKey {
+	k := openKey{uint64(a)<<32 | uint64(b), uint64(id) << 1}
+	if byNode {
+		k[1] |= 1
+	}
+	return k
 }
 
 func callKey(m *trace.Message) openKey {
 	if m.Src != 0 && m.Dst != 0 {
-		return openKey{a: m.Src, b: m.Dst, id: m.CallID}
+		return makeKey(m.Src, m.Dst, m.CallID, false)
 	}
-	return openKey{a: m.SrcNode, b: m.DstNode, id: m.CallID, byNode: true}
+	return makeKey(m.SrcNode, m.DstNode, m.CallID, true)
 }
 
 func returnKey(m *trace.Message) openKey {
 	if m.Src != 0 && m.Dst != 0 {
-		return openKey{a: m.Dst, b: m.Src, id: m.CallID}
+		return makeKey(m.Dst, m.Src, m.CallID, false)
 	}
-	return openKey{a: m.DstNode, b: m.SrcNode, id: m.CallID, byNode: true}
+	return makeKey(m.DstNode, m.SrcNode, m.CallID, true)
 }
 
 // findCallPairs is FindCallPairs (section 5.1.1.1): it walks the messages in
@@ -303,10 +348,10 @@ func (r *nestRun) findCallPairs() {
 			if n := len(free); n > 0 {
 				slot = free[n-1]
 				free = free[:n-1]
-				pending[slot] = pend{msg: i, t: r.agg.CorrectedSend(m), next: -1}
+				pending[slot] = pend{msg: i, t: r.sendTime(m), next: -1}
 			} else {
 				slot = int32(len(pending))
-				pending = append(pending, pend{msg: i, t: r.agg.CorrectedSend(m), next: -1})
+				pending = append(pending, pend{msg: i, t: r.sendTime(m), next: -1})
 			}
 			k := callKey(m)
 			if q, ok := open[k]; ok {
@@ -334,7 +379,7 @@ func (r *nestRun) findCallPairs() {
 			cm := &msgs[p.msg]
 			r.pairs = append(r.pairs, callPair{
 				call: p.msg, ret: i,
-				t1: p.t, t4: r.agg.CorrectedSend(m),
+				t1: p.t, t4: r.sendTime(m),
 				caller: cm.SrcNode, callee: cm.DstNode,
 			})
 		default:
@@ -365,7 +410,7 @@ func (r *nestRun) timeOrder() []int32 {
 		if !m.SendTS.Known() && !m.RecvTS.Known() {
 			continue
 		}
-		ts := r.agg.CorrectedSend(m)
+		ts := r.sendTime(m)
 		if ts < prev {
 			sorted = false
 			break
@@ -381,7 +426,7 @@ func (r *nestRun) timeOrder() []int32 {
 		order[i] = int32(i)
 		m := &msgs[i]
 		if m.SendTS.Known() || m.RecvTS.Known() {
-			times[i] = r.agg.CorrectedSend(m)
+			times[i] = r.sendTime(m)
 		}
 	}
 	slices.SortStableFunc(order, func(a, b int32) int { return cmpI64(times[a], times[b]) })
@@ -485,7 +530,12 @@ func (r *nestRun) findCandidates(ctx context.Context, byCaller, byCallee groupCS
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	sum := int64(0)
 	for i := 1; i <= np; i++ {
+		sum += int64(counts[i])
+		if sum > math.MaxInt32 {
+			return fmt.Errorf("more than %d candidate nestings: the trace's per-node parallelism is too high for the nesting engine", math.MaxInt32)
+		}
 		counts[i] += counts[i-1]
 	}
 	total := counts[np]
@@ -696,14 +746,21 @@ func penalty(count int, exp float64) float64 {
 	return math.Pow(float64(1+count), -exp)
 }
 
-// breakCycles makes sure the parent links form a forest. Without a skew
-// window a parent strictly encloses its child in time, so links cannot form
-// a cycle; with one, two calls in opposite directions that start and end
-// within the window of each other can each be the other's parent. Such a
-// cycle is cut at the pair where the walk found it, which becomes a root.
+// maxCallDepth bounds the depth of a call tree, so that walking one
+// recursively cannot exhaust the stack on a pathological trace. A call
+// nested deeper starts a call path of its own (counted in depth_cut).
+const maxCallDepth = 1 << 14
+
+// breakCycles makes sure the parent links form a forest of bounded depth.
+// Without a skew window a parent strictly encloses its child in time, so
+// links cannot form a cycle; with one, two calls in opposite directions
+// that start and end within the window of each other can each be the
+// other's parent. Such a cycle is cut at the pair where the walk found it,
+// which becomes a root.
 func (r *nestRun) breakCycles() {
 	np := len(r.pairs)
 	state := make([]uint8, np) // 0 new, 1 on the current walk, 2 done
+	depth := make([]int32, np) // valid once done
 	var walk []int32
 	for i := 0; i < np; i++ {
 		if state[i] != 0 {
@@ -720,7 +777,19 @@ func (r *nestRun) breakCycles() {
 			r.parent[p] = -1
 			r.counter.cyclesBroken++
 		}
-		for _, q := range walk {
+		// assign depths from the top of the walk down
+		for k := len(walk) - 1; k >= 0; k-- {
+			q := walk[k]
+			d := int32(0)
+			if par := r.parent[q]; par >= 0 {
+				d = depth[par] + 1
+				if d >= maxCallDepth {
+					r.parent[q] = -1
+					r.counter.depthCut++
+					d = 0
+				}
+			}
+			depth[q] = d
 			state[q] = 2
 		}
 	}

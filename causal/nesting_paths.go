@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/wirepath/wirepath/trace"
 )
@@ -81,25 +82,55 @@ func (r *nestRun) findCallPaths(ctx context.Context) (*NestingResult, error) {
 	slices.SortFunc(roots, byCall)
 	r.counter.roots = int64(len(roots))
 
+	// The call-path table and the trace summary are built alongside the
+	// trees of messages: they share only read-only data (names resolved
+	// here, their own copy of the children lists).
+	for i := range r.pairs {
+		r.nameID(r.pairs[i].caller)
+		r.nameID(r.pairs[i].callee)
+	}
+	ct := newCallTable(r, kidOff, slices.Clone(kids))
+	for _, root := range roots {
+		ct.resolveEndpoints(root)
+	}
+	var (
+		wg      sync.WaitGroup
+		paths   []CallPath
+		summary TraceSummary
+	)
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		for _, root := range roots {
+			ct.add(root)
+		}
+		paths = ct.paths()
+	}()
+	go func() {
+		defer wg.Done()
+		summary = Summarize(r.t)
+	}()
 	ib := nestInstances{r: r, kidOff: kidOff, kids: kids}
-	ct := newCallTable(r, kidOff, kids)
+	var err error
 	for i, root := range roots {
 		if i&1023 == 0 {
-			if err := ctx.Err(); err != nil {
-				return nil, err
+			if err = ctx.Err(); err != nil {
+				break
 			}
 		}
 		_ = r.agg.Add(ib.build(root)) // refusals are counted by the Aggregator
-		ct.add(root)
+	}
+	wg.Wait()
+	if err != nil {
+		return nil, err
 	}
 	res := &Result{
 		Version:  ResultVersion,
 		Engine:   NestingName,
 		Params:   r.opt.Params(),
-		Trace:    Summarize(r.t),
+		Trace:    summary,
 		Patterns: r.agg.Patterns(r.opt.Rank),
 	}
-	paths := ct.paths()
 	c := &r.counter
 	res.Accounting = []trace.Count{
 		{Stage: NestingName, Name: "messages_in", Value: c.in},
@@ -114,6 +145,7 @@ func (r *nestRun) findCallPaths(ctx context.Context) (*NestingResult, error) {
 		{Stage: NestingName, Name: "pairs_with_candidates", Value: c.withCandidates},
 		{Stage: NestingName, Name: "scoreboard_histograms", Value: int64(r.nTrips)},
 		{Stage: NestingName, Name: "cycles_broken", Value: c.cyclesBroken},
+		{Stage: NestingName, Name: "depth_cut", Value: c.depthCut},
 		{Stage: NestingName, Name: "call_paths", Value: c.roots},
 		{Stage: NestingName, Name: "instances_rejected", Value: int64(r.agg.Rejected())},
 		{Stage: NestingName, Name: "patterns", Value: int64(len(res.Patterns))},
@@ -158,7 +190,7 @@ func (b *nestInstances) emit(p, parent int32) int32 {
 	msgs := r.t.Messages
 	callIdx := int32(len(b.nodes))
 	b.nodes = append(b.nodes, InstanceNode{Msg: pp.call, Parent: parent})
-	latest := arrival{t: r.agg.CorrectedRecv(&msgs[pp.call]), idx: callIdx}
+	latest := arrival{t: r.recvTime(&msgs[pp.call]), idx: callIdx}
 	base := len(b.heap)
 	take := func(before int64) {
 		for len(b.heap) > base && b.heap[base].t < before {
@@ -172,7 +204,7 @@ func (b *nestInstances) emit(p, parent int32) int32 {
 	for _, c := range b.kids[b.kidOff[p]:b.kidOff[p+1]] {
 		take(r.pairs[c].t1)
 		ret := b.emit(c, latest.idx)
-		heapPush(&b.heap, base, arrival{t: r.agg.CorrectedRecv(&msgs[r.pairs[c].ret]), idx: ret})
+		heapPush(&b.heap, base, arrival{t: r.recvTime(&msgs[r.pairs[c].ret]), idx: ret})
 	}
 	take(pp.t4)
 	b.heap = b.heap[:base]
@@ -257,15 +289,20 @@ func newCallTable(r *nestRun, kidOff, kids []int32) *callTable {
 	}
 }
 
-func (ct *callTable) epID(s trace.Sym) int32 {
-	if id, ok := ct.epNames[s]; ok {
-		return id
+// resolveEndpoints names the receiving endpoints of the calls of the tree
+// rooted at p, so that add does not need the Namer.
+func (ct *callTable) resolveEndpoints(p int32) {
+	s := ct.r.t.Messages[ct.r.pairs[p].call].Dst
+	if _, ok := ct.epNames[s]; !ok {
+		ct.epNames[s] = int32(len(ct.eps))
+		ct.eps = append(ct.eps, ct.r.agg.Namer().Endpoint(s))
 	}
-	id := int32(len(ct.eps))
-	ct.eps = append(ct.eps, ct.r.agg.Namer().Endpoint(s))
-	ct.epNames[s] = id
-	return id
+	for _, c := range ct.kids[ct.kidOff[p]:ct.kidOff[p+1]] {
+		ct.resolveEndpoints(c)
+	}
 }
+
+func (ct *callTable) epID(s trace.Sym) int32 { return ct.epNames[s] }
 
 // shape returns the structural hash of p's call tree and sorts the
 // children of every call in it into canonical order: by shape, then by call

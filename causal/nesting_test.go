@@ -3,6 +3,7 @@ package causal
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -546,4 +547,25 @@ func TestNestingResultJSON(t *testing.T) {
 	if back["engine"] != "nesting" {
 		t.Errorf("engine %v", back["engine"])
 	}
+}
+
+// TestNestingDepthCut: a chain of calls nested deeper than maxCallDepth is
+// cut into two call paths instead of being walked to the end of the stack.
+func TestNestingDepthCut(t *testing.T) {
+	n := maxCallDepth + 10
+	b := newP5()
+	for i := 0; i < n; i++ {
+		b.call(float64(i), fmt.Sprint("n", i), fmt.Sprint("n", i+1), fmt.Sprint(i))
+	}
+	for i := n - 1; i >= 0; i-- {
+		b.ret(float64(2*n-i), fmt.Sprint("n", i+1), fmt.Sprint("n", i), fmt.Sprint(i))
+	}
+	res, err := NewNesting(DefaultNestingOptions()).Run(bgCtx, b.t)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if count(res.Result, "depth_cut") != 1 || count(res.Result, "call_paths") != 2 {
+		t.Errorf("depth_cut %d, call paths %d; want 1 and 2", count(res.Result, "depth_cut"), count(res.Result, "call_paths"))
+	}
+	checkNestingBalance(t, res.Result)
 }

@@ -75,7 +75,9 @@ type Config struct {
 	Duration time.Duration
 	// Net is the one-way network delay of every message.
 	Net time.Duration
-	// CallIDs gives every call and its return a unique call id.
+	// CallIDs gives every call and its return a call id, unique on its
+	// connection: a 16-bit counter per connection, as RPC transaction ids
+	// are.
 	CallIDs bool
 	// OneTimestamp leaves RecvTS unknown, as Project 5's traces are.
 	OneTimestamp bool
@@ -111,7 +113,7 @@ type gen struct {
 	t     *trace.Trace
 	raw   []rawMsg
 	base  int64
-	ids   int64
+	ids   map[[2]string]int
 	ip    map[string]string
 	total float64
 }
@@ -139,6 +141,7 @@ func Generate(cfg Config) (*trace.Trace, *Truth, error) {
 		t:    &trace.Trace{Meta: trace.Meta{Source: "rpcgen"}},
 		base: cfg.Start.UnixNano(),
 		ip:   make(map[string]string),
+		ids:  make(map[[2]string]int),
 	}
 	for _, tl := range cfg.Tracelets {
 		g.total += tl.Weight
@@ -234,8 +237,9 @@ func (g *gen) call(c *Call, caller string, client, slot int, at int64, parent, r
 	dst := trace.JoinEndpoint(g.addr(callee, false), "80")
 	var id string
 	if g.cfg.CallIDs {
-		g.ids++
-		id = fmt.Sprintf("c%d", g.ids)
+		conn := [2]string{src, dst}
+		id = fmt.Sprintf("x%d", g.ids[conn])
+		g.ids[conn] = (g.ids[conn] + 1) % 65536
 	}
 	callMsg := g.emit(at, caller, callee, src, dst, id, trace.KindCall, parent, req)
 	arrive := at + int64(g.cfg.Net)

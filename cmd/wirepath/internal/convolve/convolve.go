@@ -70,6 +70,9 @@ func newCmd(ios *cmdutil.IOStreams, runF runFunc) *cobra.Command {
 			if err := opt.Validate(); err != nil {
 				return enginecmd.OptionUsageError(err, flagOf)
 			}
+			if o.common.Instances != 0 {
+				ios.Warnf("--instances has no effect: the convolution engine finds edges and delays, not instances")
+			}
 			return runF(cmd.Context(), ios, o, opt, args[0])
 		},
 	}
@@ -81,7 +84,7 @@ func newCmd(ios *cmdutil.IOStreams, runF runFunc) *cobra.Command {
 	fs.DurationVar(&o.window, "window", 0, "v: match messages within the delay ± this (0 = one quantum)")
 	fs.DurationVar(&o.maxDelay, "max-delay", 0, "largest delay searched (0 = 100 quanta)")
 	fs.IntVar(&o.maxDepth, "max-depth", def.MaxDepth, "longest path, in hops")
-	fs.IntVar(&o.minCount, "min-count", def.MinCount, "fewest messages an edge of a path must carry")
+	fs.IntVar(&o.minCount, "min-count", def.MinCount, "fewest messages an edge of a path, and each delay on it, must explain")
 	fs.Float64Var(&o.minFraction, "min-fraction", def.MinFraction, "smallest share of a hop's messages a spike must explain")
 	fs.IntVar(&o.maxHops, "max-hops", def.MaxVertices, "most hops explored from one root edge")
 	fs.StringSliceVar(&o.roots, "root", nil, "start paths at `NODE` (repeatable; default: the clients)")
