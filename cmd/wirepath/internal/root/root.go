@@ -7,6 +7,7 @@ import (
 
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/cmdutil"
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/convolve"
+	gencmd "github.com/wirepath/wirepath/cmd/wirepath/internal/gen"
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/link"
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/merge"
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/messages"
@@ -14,6 +15,7 @@ import (
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/nest"
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/preloadcmd"
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/report"
+	scorecmd "github.com/wirepath/wirepath/cmd/wirepath/internal/score"
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/stats"
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/whatif"
 )
@@ -73,6 +75,8 @@ func NewCmdRoot(ios *cmdutil.IOStreams) *cobra.Command {
 	add("pipeline", preloadcmd.NewCmd(ios))
 	add("pipeline", merge.NewCmd(ios))
 	add("tools", stats.NewCmd(ios))
+	add("tools", gencmd.NewCmd(ios))
+	add("tools", scorecmd.NewCmd(ios))
 	return cmd
 }
 

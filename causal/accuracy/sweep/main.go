@@ -1,0 +1,227 @@
+// Command sweep runs the full-size accuracy experiments of package
+// causal/accuracy and prints them as the Markdown of docs/accuracy.md's
+// measured sections. scripts/accuracy.sh runs it; tests run short versions
+// of the same experiments.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/wirepath/wirepath/causal/accuracy"
+	"github.com/wirepath/wirepath/causal/gen"
+	"github.com/wirepath/wirepath/causal/score"
+)
+
+func main() {
+	dur := flag.Duration("duration", 1300*time.Second, "length of the multi-tier traces")
+	short := flag.Duration("short", 300*time.Second, "length of the sweep traces")
+	only := flag.String("only", "", "run only the experiments whose names contain this (topn, delay, clock, patho, par, var, drop, skew)")
+	flag.Parse()
+	if err := run(os.Stdout, *dur, *short, *only); err != nil {
+		fmt.Fprintln(os.Stderr, "sweep:", err)
+		os.Exit(1)
+	}
+}
+
+func pct(v float64) string { return fmt.Sprintf("%.1f%%", 100*v) }
+
+func run(w io.Writer, dur, short time.Duration, only string) error {
+	ctx := context.Background()
+	want := func(name string) bool { return only == "" || strings.Contains(name, only) }
+	nest := accuracy.Nesting(0, 0)
+	started := time.Now()
+
+	if want("topn") {
+		r, err := accuracy.Do(ctx, accuracy.Case{Config: "multitier", Duration: dur}, nest)
+		if err != nil {
+			return err
+		}
+		s := r.Score
+		fmt.Fprintf(w, "### Top-N false negatives, nesting, multitier (Figure 17)\n\n")
+		c := r.Calls
+		fmt.Fprintf(w, "%d messages, %d instances, per-node call parallelism %.2f. Patterns: %d true, %d inferred, %d false negatives. Instances: %s false negatives, %s false positives (as call trees: %d patterns inferred, instances %s false negatives). Node delay error of the patterns found: %s.\n\n",
+			s.Truth.Messages, s.Truth.Instances, r.Out.Stats.CallParallelism, s.Patterns.Truth, s.Patterns.Inferred, s.Patterns.FalseNegatives,
+			pct(s.Instances.FalseNegativeRate), pct(s.Instances.FalsePositiveRate), c.Patterns.Inferred, pct(c.Instances.FalseNegativeRate), pct(s.Delays.NodeRelError))
+		opt := score.DefaultOptions()
+		opt.Tolerance = 0.06
+		s6, err := score.Score(r.Result, r.Out.Truth, opt)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "| N | omitted | rate | rate, 2%% tolerance | rate, 6%% tolerance | 1/N |\n|---|---|---|---|---|---|\n")
+		for i, p := range s.TopN {
+			fmt.Fprintf(w, "| %d | %d | %.3f | %.3f | %.3f | %.3f |\n", p.N, p.Omitted, p.Rate, p.RateTolerant, s6.TopN[i].RateTolerant, 1/float64(p.N))
+		}
+		fmt.Fprintln(w)
+	}
+	if want("delay") {
+		a, err := accuracy.RunAddedDelay(ctx, nest, dur)
+		if err != nil {
+			return err
+		}
+		l, err := accuracy.RunAddedDelay(ctx, accuracy.Linking(), short)
+		if err != nil {
+			return err
+		}
+		c, err := accuracy.RunAddedDelay(ctx, accuracy.Convolution(), short)
+		if err != nil {
+			return err
+		}
+		ms := func(v float64) string {
+			if math.IsNaN(v) {
+				return "–"
+			}
+			return fmt.Sprintf("%.1f ms", v/1e3)
+		}
+		fmt.Fprintf(w, "### Added delay at WS2 (section 7.2)\n\n")
+		fmt.Fprintf(w, "Mean node delay at WS2 before its call to AP1|AP2, over all inferred patterns and over the inferred patterns that are true ones: nesting on the %v traces, linking and convolution (μ = 10 ms) on %v ones. Convolution's patterns merge alternatives, so none is a true pattern.\n\n", dur, short)
+		fmt.Fprintf(w, "| trace | nesting | nesting, true patterns | linking | linking, true patterns | convolution | truth |\n|---|---|---|---|---|---|---|\n")
+		row := func(name string, n, nf, lv, lf, cv, tv float64) {
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s |\n", name, ms(n), ms(nf), ms(lv), ms(lf), ms(cv), ms(tv))
+		}
+		row("multitier", a.Normal, a.NormalFound, l.Normal, l.NormalFound, c.Normal, a.TrueNormal)
+		row("multitier-delay", a.Added, a.AddedFound, l.Added, l.AddedFound, c.Added, a.TrueAdded)
+		row("**added**", a.Measured(), a.MeasuredFound(), l.Measured(), l.MeasuredFound(), c.Measured(), a.Truth())
+		fmt.Fprintln(w)
+	}
+	if want("clock") || want("link") {
+		fmt.Fprintf(w, "### Linking and clock offsets (WAP5 section 5.2)\n\n")
+		fmt.Fprintf(w, "Multitier traces of %v with two timestamps per message; skewed: WS2 +2 s, AP1 −1.5 s, DB +0.7 s, every client +30 s. Instance rates (weighted by linking's instance probabilities in brackets).\n\n", short)
+		fmt.Fprintf(w, "| clients | engine | clocks | call parallelism | instance false neg. | instance false pos. | most omitted in top N | node delay error |\n|---|---|---|---|---|---|---|---|\n")
+		for _, clients := range []int{4, 16} {
+			c := accuracy.Case{Config: "multitier", Duration: short, Edit: func(c *gen.Config) { c.Clients = clients }}
+			for _, e := range []struct {
+				name string
+				eng  accuracy.Engine
+			}{{"linking", accuracy.Linking()}, {"nesting", nest}} {
+				p, sk, err := accuracy.ClockSync(ctx, c, accuracy.BigSkew, e.eng)
+				if err != nil {
+					return err
+				}
+				for _, r := range []*accuracy.Run{p, sk} {
+					clocks := "synchronised"
+					if r == sk {
+						clocks = "skewed"
+					}
+					i := r.Score.Instances
+					most := 0
+					for _, t := range r.Score.TopN {
+						most = max(most, t.Omitted-t.Excused)
+					}
+					fmt.Fprintf(w, "| %d | %s | %s | %.2f | %s (%s) | %s (%s) | %d of %d | %s |\n", clients, e.name, clocks, r.Out.Stats.CallParallelism,
+						pct(i.FalseNegativeRate), pct(i.WeightedFalseNegativeRate), pct(i.FalsePositiveRate), pct(i.WeightedFalsePositiveRate),
+						most, len(r.Score.TopN), pct(r.Score.Delays.NodeRelError))
+				}
+			}
+		}
+		fmt.Fprintln(w)
+	}
+	if want("patho") {
+		fmt.Fprintf(w, "### Pathological cases (Figure 18), nesting, %v traces\n\n", short)
+		fmt.Fprintf(w, "| case | call parallelism | patterns true / inferred / false neg. | instance false neg. | instance false pos. | message false neg. | calls: patterns inferred | calls: instance false neg. |\n|---|---|---|---|---|---|---|---|\n")
+		for _, name := range accuracy.Pathological {
+			r, err := accuracy.Do(ctx, accuracy.Case{Config: name, Duration: short}, nest)
+			if err != nil {
+				return err
+			}
+			s := r.Score
+			fmt.Fprintf(w, "| %s | %.2f | %d / %d / %d | %s | %s | %s | %d | %s |\n", name, r.Out.Stats.CallParallelism,
+				s.Patterns.Truth, s.Patterns.Inferred, s.Patterns.FalseNegatives,
+				pct(s.Instances.FalseNegativeRate), pct(s.Instances.FalsePositiveRate), pct(s.Messages.FalseNegativeRate),
+				r.Calls.Patterns.Inferred, pct(r.Calls.Instances.FalseNegativeRate))
+		}
+		fmt.Fprintln(w)
+	}
+	curves := func(title, x string, cs []accuracy.Curve, fp bool) {
+		fmt.Fprintf(w, "### %s\n\n| %s |", title, x)
+		for _, c := range cs {
+			fmt.Fprintf(w, " %s |", c.Label)
+		}
+		fmt.Fprintf(w, "\n|---|%s\n", strings.Repeat("---|", len(cs)))
+		for i := range cs[0].Points {
+			fmt.Fprintf(w, "| %.3g |", cs[0].Points[i].X)
+			for _, c := range cs {
+				p := c.Points[i]
+				if fp {
+					fmt.Fprintf(w, " %s |", pct(p.FP))
+				} else {
+					fmt.Fprintf(w, " %s |", pct(p.FN))
+				}
+			}
+			fmt.Fprintln(w)
+		}
+		fmt.Fprintln(w)
+	}
+	cases := append([]string{"multitier"}, accuracy.Pathological...)
+	if want("par") {
+		fmt.Fprintf(w, "### Parallelism (Figure 19), nesting: instance false-positive rate\n\n| clients |")
+		var cs []accuracy.Curve
+		clients := []int{4, 8, 16, 32, 64}
+		for _, name := range cases {
+			c, err := accuracy.ParallelismSweep(ctx, name, short, clients, nest)
+			if err != nil {
+				return err
+			}
+			cs = append(cs, c)
+			fmt.Fprintf(w, " %s |", name)
+		}
+		fmt.Fprintf(w, "\n|---|%s\n", strings.Repeat("---|", len(cs)))
+		for i, n := range clients {
+			fmt.Fprintf(w, "| %d |", n)
+			for _, c := range cs {
+				fmt.Fprintf(w, " %s (p %.1f) |", pct(c.Points[i].FP), c.Points[i].Parallelism)
+			}
+			fmt.Fprintln(w)
+		}
+		fmt.Fprintf(w, "\n(p: Project 5's mean per-node call parallelism of the trace.)\n\n")
+	}
+	if want("var") {
+		var cs []accuracy.Curve
+		for _, name := range cases {
+			c, err := accuracy.VariationSweep(ctx, name, short, []float64{0.5, 1, 2, 3, 4}, nest)
+			if err != nil {
+				return err
+			}
+			cs = append(cs, c)
+		}
+		curves("Delay variation (Figure 20), nesting: instance false-positive rate by standard-deviation scale (1 = the configs' 10-20%)", "scale", cs, true)
+	}
+	if want("drop") {
+		fmt.Fprintf(w, "### Message loss (Figure 21), nesting: sniffer queue of 64 messages\n\n")
+		fmt.Fprintf(w, "| case | capture rate (msg/s) | loss rate | instance false neg. |\n|---|---|---|---|\n")
+		for _, name := range []string{"multitier", "children-d-cc"} {
+			c, err := accuracy.DropSweep(ctx, name, short, DropFactors, nest)
+			if err != nil {
+				return err
+			}
+			for _, p := range c.Points {
+				fmt.Fprintf(w, "| %s | %.0f | %s | %s |\n", name, p.Rate, pct(p.Loss), pct(p.FN))
+			}
+		}
+		fmt.Fprintln(w)
+	}
+	if want("skew") {
+		var skews []time.Duration
+		for ms := 0; ms <= 100; ms += 10 {
+			skews = append(skews, time.Duration(ms)*time.Millisecond)
+		}
+		cs, err := accuracy.SkewSweep(ctx, short, skews, accuracy.SkewVariants)
+		if err != nil {
+			return err
+		}
+		curves("Clock skew at WS2 (Figure 22), nesting, multitier: instance false-negative rate by skew (ms); skew window 30 ms, smoothing σ = 2 bins", "skew ms", cs, false)
+	}
+	fmt.Fprintf(os.Stderr, "sweep: %v\n", time.Since(started).Round(time.Second))
+	return nil
+}
+
+// DropFactors are the sniffer capture rates swept, as multiples of the
+// trace's mean message rate.
+var DropFactors = []float64{0.6, 0.7, 0.8, 0.85, 0.9, 0.95, 1, 1.05, 1.1, 1.5}

@@ -1,0 +1,474 @@
+package gen
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/wirepath/wirepath/trace"
+)
+
+// DefaultStart is the time of the first instance when a config sets none.
+const DefaultStart = "2024-01-01T00:00:00Z"
+
+// Built-in defaults for templates that set no delay or size.
+var (
+	defaultNet        = Gauss{Mean: 100 * time.Microsecond, SD: 10 * time.Microsecond}
+	defaultCallBytes  = 200
+	defaultReplyBytes = 1000
+)
+
+// plan is a validated, compiled Config.
+type plan struct {
+	cfg        *Config
+	start      int64
+	end        int64 // no instance starts at or after end (0: no limit)
+	instances  int   // stop after this many instances (0: no limit)
+	nodes      []nodeInfo
+	nodeIdx    map[string]int
+	tracelets  []*ctracelet
+	pools      []pool
+	clients    int
+	clientNet  netip.Prefix
+	skew       []int64 // by node index
+	clientSkew int64
+	scale      float64
+	single     bool
+	callIDs    bool
+	namesAddr  bool
+	drop       Drop
+}
+
+type nodeInfo struct {
+	name  string
+	addr  netip.Addr
+	port  int
+	proto trace.Proto
+}
+
+type pool struct {
+	clients   int
+	think     Range
+	tracelets []int
+	cum       []float64 // cumulative weights
+}
+
+type ctracelet struct {
+	name string
+	rpc  *ccall
+	msgs []cmsg
+}
+
+type choice struct {
+	nodes []int
+	cum   []float64
+}
+
+type ccall struct {
+	to                    choice
+	delay, reply, net     Gauss
+	delayBy               map[int]Gauss
+	callBytes, replyBytes int
+	parallel              bool
+	calls                 []*ccall
+}
+
+type cmsg struct {
+	after      int // index of the causing message, -1 for the root
+	fromClient bool
+	from       int // fixed sender for the root when not a client
+	to         choice
+	delay, net Gauss
+	bytes      int
+	kind       trace.Kind
+}
+
+// Validate checks c completely: every field, every name and reference.
+func (c *Config) Validate() error {
+	_, err := compile(c)
+	return err
+}
+
+func cfgErr(line int, format string, args ...any) error {
+	return &ConfigError{Line: line, Err: fmt.Errorf("%w: %s", ErrConfig, fmt.Sprintf(format, args...))}
+}
+
+func compile(c *Config) (*plan, error) {
+	p := &plan{cfg: c, nodeIdx: make(map[string]int)}
+	start := c.Start
+	if start == "" {
+		start = DefaultStart
+	}
+	st, err := time.Parse(time.RFC3339Nano, start)
+	if err != nil {
+		return nil, cfgErr(0, "start: %v", err)
+	}
+	p.start = st.UnixNano()
+	if c.Duration < 0 || c.Instances < 0 {
+		return nil, cfgErr(0, "duration and instances must not be negative")
+	}
+	if c.Duration == 0 && c.Instances == 0 {
+		return nil, cfgErr(0, "set duration or instances (or both)")
+	}
+	if c.Duration > 0 {
+		p.end = p.start + int64(c.Duration)
+	}
+	p.instances = c.Instances
+	switch c.Timestamps {
+	case "", "both":
+	case "single":
+		p.single = true
+	default:
+		return nil, cfgErr(0, "timestamps must be both or single, not %q", c.Timestamps)
+	}
+	switch c.Names {
+	case "", "name":
+	case "addr":
+		p.namesAddr = true
+	default:
+		return nil, cfgErr(0, "names must be name or addr, not %q", c.Names)
+	}
+	p.callIDs = c.CallIDs == nil || *c.CallIDs
+	p.scale = 1
+	if c.DelayScale != nil {
+		p.scale = *c.DelayScale
+	}
+	if !(p.scale >= 0) || p.scale > 1e6 {
+		return nil, cfgErr(0, "delay_scale must be between 0 and 1e6")
+	}
+	cn := c.ClientNet
+	if cn == "" {
+		cn = "10.9.0.0/16"
+	}
+	if p.clientNet, err = netip.ParsePrefix(cn); err != nil || !p.clientNet.Addr().Is4() {
+		return nil, cfgErr(0, "client_net %q: want an IPv4 prefix such as 10.9.0.0/16", cn)
+	}
+	p.clientNet = p.clientNet.Masked()
+
+	// Nodes, in name order so that automatic addresses are stable.
+	if len(c.Nodes) == 0 {
+		return nil, cfgErr(0, "no nodes")
+	}
+	if len(c.Nodes) > MaxNodes {
+		return nil, cfgErr(0, "more than %d nodes", MaxNodes)
+	}
+	names := make([]string, 0, len(c.Nodes))
+	for n := range c.Nodes {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	eps := make(map[string]string)
+	for i, n := range names {
+		if err := checkName(n); err != nil {
+			return nil, cfgErr(0, "nodes: %v", err)
+		}
+		if n == "CLIENT" {
+			return nil, cfgErr(0, "nodes: CLIENT is reserved for the clients")
+		}
+		spec := c.Nodes[n]
+		ni := nodeInfo{name: n, port: spec.Port, proto: trace.ProtoTCP}
+		if spec.Addr == "" {
+			ni.addr = netip.AddrFrom4([4]byte{10, 0, byte((i + 1) >> 8), byte(i + 1)})
+		} else if ni.addr, err = netip.ParseAddr(spec.Addr); err != nil {
+			return nil, cfgErr(0, "node %s: bad addr %q", n, spec.Addr)
+		}
+		if p.clientNet.Contains(ni.addr) {
+			return nil, cfgErr(0, "node %s: address %s is inside client_net %s", n, ni.addr, p.clientNet)
+		}
+		if ni.port == 0 {
+			ni.port = 80
+		}
+		if ni.port < 1 || ni.port > 65535 {
+			return nil, cfgErr(0, "node %s: port %d out of range", n, spec.Port)
+		}
+		switch strings.ToLower(spec.Proto) {
+		case "", "tcp":
+		case "udp":
+			ni.proto = trace.ProtoUDP
+		default:
+			return nil, cfgErr(0, "node %s: proto must be tcp or udp", n)
+		}
+		ep := netip.AddrPortFrom(ni.addr, uint16(ni.port)).String()
+		if other, dup := eps[ep]; dup {
+			return nil, cfgErr(0, "nodes %s and %s share the endpoint %s", other, n, ep)
+		}
+		eps[ep] = n
+		p.nodeIdx[n] = len(p.nodes)
+		p.nodes = append(p.nodes, ni)
+	}
+
+	// Tracelets.
+	if len(c.Tracelets) == 0 {
+		return nil, cfgErr(0, "no tracelets")
+	}
+	def := c.Defaults
+	gdef := func(g, d *Gauss, builtin Gauss) Gauss {
+		if g != nil {
+			return *g
+		}
+		if d != nil {
+			return *d
+		}
+		return builtin
+	}
+	idef := func(v, d, builtin int) int {
+		if v > 0 {
+			return v
+		}
+		if d > 0 {
+			return d
+		}
+		return builtin
+	}
+	if def.CallBytes < 0 || def.ReplyBytes < 0 {
+		return nil, cfgErr(0, "defaults: sizes must not be negative")
+	}
+	seen := make(map[string]bool)
+	var global pool
+	global.think = c.Think
+	global.clients = c.Clients
+	hops := 0
+	for ti, t := range c.Tracelets {
+		if t == nil {
+			return nil, cfgErr(0, "tracelet %d is empty", ti+1)
+		}
+		if t.Name == "" {
+			return nil, cfgErr(t.line, "tracelet %d has no name", ti+1)
+		}
+		if seen[t.Name] {
+			return nil, cfgErr(t.line, "tracelet %q defined twice", t.Name)
+		}
+		seen[t.Name] = true
+		if (t.RPC == nil) == (len(t.Messages) == 0) {
+			return nil, cfgErr(t.line, "tracelet %q: give exactly one of rpc and messages", t.Name)
+		}
+		w := t.Weight
+		if w == 0 {
+			w = 1
+		}
+		if !(w > 0) || w > 1e12 {
+			return nil, cfgErr(t.line, "tracelet %q: weight must be positive", t.Name)
+		}
+		ct := &ctracelet{name: t.Name}
+		if t.RPC != nil {
+			var build func(cl *Call, depth int) (*ccall, error)
+			build = func(cl *Call, depth int) (*ccall, error) {
+				if cl == nil {
+					return nil, cfgErr(t.line, "tracelet %q: empty call", t.Name)
+				}
+				hops += 2
+				if depth > MaxDepth || hops > MaxTemplateHops {
+					return nil, cfgErr(cl.line, "tracelet %q: calls nest deeper than %d or the templates have more than %d messages", t.Name, MaxDepth, MaxTemplateHops)
+				}
+				ch, err := p.choice(cl.To, cl.line, t.Name, false)
+				if err != nil {
+					return nil, err
+				}
+				if cl.CallBytes < 0 || cl.ReplyBytes < 0 {
+					return nil, cfgErr(cl.line, "tracelet %q: sizes must not be negative", t.Name)
+				}
+				cc := &ccall{
+					to:         ch,
+					delay:      gdef(cl.Delay, def.Delay, Gauss{}),
+					reply:      gdef(cl.Reply, def.Reply, Gauss{}),
+					net:        gdef(cl.Net, def.Net, defaultNet),
+					callBytes:  idef(cl.CallBytes, def.CallBytes, defaultCallBytes),
+					replyBytes: idef(cl.ReplyBytes, def.ReplyBytes, defaultReplyBytes),
+					parallel:   cl.Parallel,
+				}
+				for n, g := range cl.DelayBy {
+					i, ok := p.nodeIdx[n]
+					if !ok {
+						return nil, cfgErr(cl.line, "tracelet %q: delay_by: unknown node %q", t.Name, n)
+					}
+					if cc.delayBy == nil {
+						cc.delayBy = make(map[int]Gauss)
+					}
+					cc.delayBy[i] = g
+				}
+				for _, sub := range cl.Calls {
+					s, err := build(sub, depth+1)
+					if err != nil {
+						return nil, err
+					}
+					cc.calls = append(cc.calls, s)
+				}
+				return cc, nil
+			}
+			rpc, err := build(t.RPC, 0)
+			if err != nil {
+				return nil, err
+			}
+			ct.rpc = rpc
+		} else {
+			ids := make(map[string]int)
+			for mi, m := range t.Messages {
+				if m == nil {
+					return nil, cfgErr(t.line, "tracelet %q: message %d is empty", t.Name, mi+1)
+				}
+				hops++
+				if hops > MaxTemplateHops {
+					return nil, cfgErr(m.line, "the templates have more than %d messages", MaxTemplateHops)
+				}
+				ch, err := p.choice(m.To, m.line, t.Name, true)
+				if err != nil {
+					return nil, err
+				}
+				if m.Bytes < 0 {
+					return nil, cfgErr(m.line, "tracelet %q: bytes must not be negative", t.Name)
+				}
+				cm := cmsg{
+					after: -1, from: -1, to: ch,
+					delay: gdef(m.Delay, def.Delay, Gauss{}),
+					net:   gdef(m.Net, def.Net, defaultNet),
+					bytes: idef(m.Bytes, def.CallBytes, defaultCallBytes),
+				}
+				if cm.kind, err = trace.ParseKind(m.Kind); err != nil {
+					return nil, cfgErr(m.line, "tracelet %q: %v", t.Name, err)
+				}
+				if m.ID != "" {
+					if _, dup := ids[m.ID]; dup {
+						return nil, cfgErr(m.line, "tracelet %q: message id %q used twice", t.Name, m.ID)
+					}
+					ids[m.ID] = mi
+				}
+				if mi == 0 {
+					if (m.From == "" || m.From == "CLIENT") && ch.nodes[0] < 0 {
+						return nil, cfgErr(m.line, "tracelet %q: the first message goes from CLIENT to a node", t.Name)
+					}
+					if m.After != "" {
+						return nil, cfgErr(m.line, "tracelet %q: the first message has no after", t.Name)
+					}
+					switch m.From {
+					case "", "CLIENT":
+						cm.fromClient = true
+					default:
+						fi, ok := p.nodeIdx[m.From]
+						if !ok {
+							return nil, cfgErr(m.line, "tracelet %q: unknown node %q", t.Name, m.From)
+						}
+						cm.from = fi
+					}
+				} else {
+					a, ok := ids[m.After]
+					if m.After == "" || !ok {
+						return nil, cfgErr(m.line, "tracelet %q: message %d must name an earlier message id in after (got %q)", t.Name, mi+1, m.After)
+					}
+					cm.after = a
+					if m.From != "" {
+						prev := t.Messages[a].To
+						if len(prev) != 1 || prev[0].Name != m.From {
+							return nil, cfgErr(m.line, "tracelet %q: from %q must be the receiver of %q (%s)", t.Name, m.From, m.After, prev)
+						}
+					}
+				}
+				ct.msgs = append(ct.msgs, cm)
+			}
+		}
+		ti2 := len(p.tracelets)
+		p.tracelets = append(p.tracelets, ct)
+		if t.Clients < 0 || t.Clients > MaxClients {
+			return nil, cfgErr(t.line, "tracelet %q: clients out of range", t.Name)
+		}
+		if t.Clients > 0 {
+			pl := pool{clients: t.Clients, think: c.Think, tracelets: []int{ti2}, cum: []float64{w}}
+			if t.Think != nil {
+				pl.think = *t.Think
+			}
+			p.pools = append(p.pools, pl)
+			continue
+		}
+		if t.Think != nil {
+			return nil, cfgErr(t.line, "tracelet %q: think needs clients of its own", t.Name)
+		}
+		prev := 0.0
+		if n := len(global.cum); n > 0 {
+			prev = global.cum[n-1]
+		}
+		global.tracelets = append(global.tracelets, ti2)
+		global.cum = append(global.cum, prev+w)
+	}
+	if len(global.tracelets) > 0 {
+		if global.clients == 0 {
+			global.clients = 1
+		}
+		p.pools = append([]pool{global}, p.pools...)
+	}
+	if c.Clients < 0 || c.Clients > MaxClients {
+		return nil, cfgErr(0, "clients out of range")
+	}
+	for _, pl := range p.pools {
+		p.clients += pl.clients
+	}
+	if p.clients > MaxClients {
+		return nil, cfgErr(0, "more than %d clients", MaxClients)
+	}
+	if room := 1<<(32-p.clientNet.Bits()) - 2; p.clients > room {
+		return nil, cfgErr(0, "client_net %s has room for %d clients, not %d", p.clientNet, room, p.clients)
+	}
+
+	// Skew and drops.
+	p.skew = make([]int64, len(p.nodes))
+	for n, d := range c.Skew {
+		if n == "CLIENT" {
+			p.clientSkew = int64(d)
+			continue
+		}
+		i, ok := p.nodeIdx[n]
+		if !ok {
+			return nil, cfgErr(0, "skew: unknown node %q", n)
+		}
+		p.skew[i] = int64(d)
+	}
+	seenSniffer := make(map[string]bool)
+	for _, sn := range c.Sniffers {
+		if _, err := p.coverage(sn); err != nil {
+			return nil, cfgErr(0, "%v", errors.Unwrap(err))
+		}
+		if seenSniffer[sn.Name] {
+			return nil, cfgErr(0, "sniffer %s defined twice", sn.Name)
+		}
+		seenSniffer[sn.Name] = true
+	}
+	p.drop = c.Drop
+	if !(p.drop.Rate >= 0) || p.drop.Queue < 0 || !(p.drop.Random >= 0 && p.drop.Random < 1) {
+		return nil, cfgErr(0, "drop: want rate >= 0, queue >= 0 and 0 <= random < 1")
+	}
+	if p.drop.Rate > 0 && p.drop.Queue == 0 {
+		p.drop.Queue = 64
+	}
+	return p, nil
+}
+
+// choice compiles c. With allowClient, c may be exactly "CLIENT" (node
+// index -1): the client of the instance.
+func (p *plan) choice(c Choice, line int, tracelet string, allowClient bool) (choice, error) {
+	if len(c) == 0 {
+		return choice{}, cfgErr(line, "tracelet %q: missing to", tracelet)
+	}
+	if allowClient && len(c) == 1 && c[0].Name == "CLIENT" {
+		return choice{nodes: []int{-1}, cum: []float64{1}}, nil
+	}
+	var ch choice
+	sum := 0.0
+	for _, a := range c {
+		i, ok := p.nodeIdx[a.Name]
+		if !ok {
+			if a.Name == "CLIENT" {
+				return choice{}, cfgErr(line, "tracelet %q: CLIENT cannot be called, nor be one of several alternatives", tracelet)
+			}
+			return choice{}, cfgErr(line, "tracelet %q: unknown node %q", tracelet, a.Name)
+		}
+		sum += a.Weight
+		ch.nodes = append(ch.nodes, i)
+		ch.cum = append(ch.cum, sum)
+	}
+	return ch, nil
+}
+
+// errTooBig is returned when a configuration would generate more messages
+// than allowed.
+var errTooBig = errors.New("generates more messages than the limit")
