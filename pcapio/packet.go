@@ -48,12 +48,24 @@ const (
 // Status says how far a frame could be decoded.
 type Status uint8
 
-// The decode states. Only StatusOK packets have addresses and keys.
+// The decode states. Every packet has a WireKey; only StatusOK packets
+// have a BodyKey and complete IP and transport fields.
 const (
-	StatusOK          Status = iota // IPv4/IPv6 decoded (transport fields set for TCP/UDP)
+	StatusOK          Status = iota // IPv4/IPv6 decoded (transport fields set for TCP/UDP that are not non-first fragments)
 	StatusNonIP                     // a frame that carries no IP (ARP, LLDP, ...): counted, passed through
-	StatusUndecodable               // a frame too short or malformed to decode
+	StatusUndecodable               // a frame of an unknown link type, or cut or malformed inside its headers: counted, passed through
 )
+
+// String returns "ok", "non-ip" or "undecodable".
+func (s Status) String() string {
+	switch s {
+	case StatusOK:
+		return "ok"
+	case StatusNonIP:
+		return "non-ip"
+	}
+	return "undecodable"
+}
 
 // Packet is one wire packet with the fields the pipeline needs and every
 // observation of it. A Packet returned by a reader's Next is owned by the
@@ -102,16 +114,33 @@ type Packet struct {
 	Payload []byte
 	// PayloadLen is the payload length the IP and transport headers give.
 	PayloadLen int
-	// Truncated is true when Payload is shorter than PayloadLen.
+	// Truncated is true when the capture's snapshot length cut the
+	// packet: Payload is shorter than PayloadLen, or (StatusUndecodable)
+	// the headers themselves were cut.
 	Truncated bool
 
-	// WireKey fingerprints the fields that do not change between capture
-	// points on one L2/L3 path (everything but link-layer headers, VLAN tags,
-	// TTL/hop limit and the IPv4 header checksum).
+	// WireKey fingerprints (go-farm Fingerprint64) the fields that do not
+	// change between capture points on one L2/L3 path: IP version,
+	// protocol, addresses, IPv4 total length, ID, flags, fragment offset
+	// and options, IPv6 flow label, payload length, extension header
+	// types and fragment header; the TCP header but its checksum, the UDP
+	// ports and length; and the first KeyPayloadBytes of payload. Not
+	// covered: link-layer headers, VLAN tags, TOS/traffic class, TTL/hop
+	// limit, the IPv4 header checksum and the TCP/UDP checksums (a
+	// sender's own capture shows offloaded, unfinished checksums). Frames
+	// that are not decoded IP get a key over their bytes instead.
 	WireKey uint64
-	// BodyKey fingerprints the fields that survive NAT: everything in
-	// WireKey except addresses, ports and checksums.
+	// BodyKey fingerprints the fields that survive NAT: WireKey's fields
+	// without addresses, ports, IP version, total length (the transport
+	// length is covered instead), IPv6 flow label and, for ICMP, the
+	// checksum and echo identifier. 0 unless Status is StatusOK.
 	BodyKey uint64
+
+	// Set by the Merger: own frame storage, record number and input.
+	buf    []byte
+	num    int64
+	stream int32
+	keyBuf *keyScratch // Decode's scratch, kept across reuse
 }
 
 // TS returns the packet's corrected time: that of its first observation.
@@ -123,6 +152,7 @@ func (p *Packet) IsFragment() bool { return p.FragOffset != 0 || p.MoreFragments
 // Clone returns a deep copy of p that does not share buffers with it.
 func (p *Packet) Clone() *Packet {
 	c := *p
+	c.buf, c.keyBuf = nil, nil
 	c.Obs = slices.Clone(p.Obs)
 	c.Frame = slices.Clone(p.Frame)
 	if p.Payload != nil {

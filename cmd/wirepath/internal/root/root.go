@@ -9,6 +9,9 @@ import (
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/report"
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/whatif"
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/preloadcmd"
+	"github.com/wirepath/wirepath/cmd/wirepath/internal/merge"
+	"github.com/wirepath/wirepath/cmd/wirepath/internal/messages"
+	"github.com/wirepath/wirepath/cmd/wirepath/internal/stats"
 )
 
 const longHelp = `wirepath reconstructs the causal structure of a distributed application from
@@ -55,10 +58,13 @@ func NewCmdRoot(ios *cmdutil.IOStreams) *cobra.Command {
 			cmd.AddCommand(c)
 		}
 	}
+	add("pipeline", messages.NewCmd(ios))
 	add("tools", newCmdVersion(ios))
 	add("tools", report.NewCmd(ios))
 	add("tools", whatif.NewCmd(ios))
 	add("pipeline", preloadcmd.NewCmd(ios))
+	add("pipeline", merge.NewCmd(ios))
+	add("tools", stats.NewCmd(ios))
 	return cmd
 }
 

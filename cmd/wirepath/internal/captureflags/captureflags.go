@@ -1,0 +1,113 @@
+// Package captureflags holds what the commands that read captures (merge,
+// stats, and the whole-pipeline analyze) share: the flags that say how
+// files become sniffers and how packets are deduplicated and
+// clock-corrected, opening the inputs with a progress display, and turning
+// problems in the input into warnings and the partial-success exit code.
+package captureflags
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/wirepath/wirepath/cmd/wirepath/internal/cmdutil"
+	"github.com/wirepath/wirepath/pcapio"
+)
+
+// Flags are the capture-reading flags.
+type Flags struct {
+	SplitInterfaces bool
+	Window          time.Duration
+	Reference       string
+	Offsets         []string // NAME=DURATION
+	NoOffsets       bool
+	NoDedupe        bool
+}
+
+// Register adds the flags to fs.
+func (f *Flags) Register(fs *pflag.FlagSet) {
+	fs.BoolVar(&f.SplitInterfaces, "split-interfaces", false, "treat each pcapng interface as a sniffer of its own (default: each file is one sniffer)")
+	fs.DurationVar(&f.Window, "window", pcapio.DefaultWindow, "dedupe window: copies of a packet within it (after clock correction) are one packet; widened by the offset uncertainty")
+	fs.StringVar(&f.Reference, "reference", "", "`NAME` of the sniffer whose clock is the reference (default: the first)")
+	fs.StringArrayVar(&f.Offsets, "offset", nil, "known clock offset `NAME=DURATION` of a sniffer against the reference (e.g. b.pcap=-2m17.25s); repeatable")
+	fs.BoolVar(&f.NoOffsets, "no-offsets", false, "do not estimate clock offsets (no first pass over the input)")
+	fs.BoolVar(&f.NoDedupe, "no-dedupe", false, "keep every observation as a packet of its own")
+}
+
+// Options validates the flags and returns the pcapio options they give.
+func (f *Flags) Options() (pcapio.Options, error) {
+	o := pcapio.Options{
+		SplitInterfaces: f.SplitInterfaces,
+		Window:          f.Window,
+		Reference:       f.Reference,
+		NoOffsets:       f.NoOffsets,
+		NoDedupe:        f.NoDedupe,
+	}
+	if f.Window <= 0 {
+		return o, cmdutil.UsageErrorf("--window must be positive, not %v", f.Window)
+	}
+	for _, s := range f.Offsets {
+		name, dur, ok := strings.Cut(s, "=")
+		if !ok || name == "" {
+			return o, cmdutil.UsageErrorf("--offset %q: want NAME=DURATION", s)
+		}
+		d, err := time.ParseDuration(dur)
+		if err != nil {
+			return o, cmdutil.UsageErrorf("--offset %q: %v", s, err)
+		}
+		if o.Offsets == nil {
+			o.Offsets = map[string]time.Duration{}
+		}
+		o.Offsets[name] = d
+	}
+	return o, nil
+}
+
+// Open opens the captures with a progress display on stderr. Call the
+// returned finish function when reading is done.
+func Open(ios *cmdutil.IOStreams, paths []string, opts pcapio.Options) (*pcapio.Merger, func(), error) {
+	var prog *cmdutil.Progress
+	var last int64
+	opts.Progress = func(done, total int64) {
+		if prog == nil {
+			if prog = cmdutil.NewProgress(ios, "reading captures", total, true); prog == nil {
+				return
+			}
+		}
+		prog.Add(done - last)
+		last = done
+	}
+	m, err := pcapio.Open(paths, opts)
+	if err != nil {
+		prog.Finish()
+		if strings.Contains(err.Error(), "sniffer") {
+			return nil, nil, cmdutil.UsageErrorf("%v", err)
+		}
+		return nil, nil, err
+	}
+	return m, func() { prog.Finish() }, nil
+}
+
+// Outcome prints each problem in the input as a warning and returns the
+// command's result: nil, a *cmdutil.PartialError when some input was bad,
+// or an error when no file could be read at all.
+func Outcome(ios *cmdutil.IOStreams, m *pcapio.Merger) error {
+	probs := m.Problems()
+	for _, p := range probs {
+		ios.Warnf("%v", p)
+	}
+	st := m.Stats()
+	n := 0
+	for _, f := range st.Files {
+		n += f.Problems
+	}
+	if n == 0 {
+		return nil
+	}
+	if st.Total.Records == 0 {
+		return fmt.Errorf("no packets could be read from the %d capture file(s)", len(st.Files))
+	}
+	return &cmdutil.PartialError{Skipped: n, What: "see the warnings above"}
+}

@@ -1,0 +1,279 @@
+// Package messages is the "wirepath messages" command: it reads captures
+// through pcapio and prints the write-level messages (or the connections)
+// the flows stage finds, with its accounting.
+package messages
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/wirepath/wirepath/cmd/wirepath/internal/captureflags"
+	"github.com/wirepath/wirepath/cmd/wirepath/internal/cmdutil"
+	"github.com/wirepath/wirepath/flows"
+	"github.com/wirepath/wirepath/pcapio"
+)
+
+// Formats are the output formats of the command.
+var Formats = []string{"tsv", "jsonl"}
+
+// Options are the command's flags and arguments.
+type Options struct {
+	captureflags.Flags
+	Captures       []string
+	Format         string
+	Output         string
+	Conns          bool
+	JSON           bool
+	SplitPause     time.Duration
+	NoFraming      bool
+	Settle         time.Duration
+	ReorderTimeout time.Duration
+	IdleTimeout    time.Duration
+	FingerprintLen int
+}
+
+const long = `Read packet captures and print the write-level messages in them (WAP5
+section 2.3): the bytes sent in one direction of a TCP connection between
+direction changes, cut further at pauses longer than --split-pause and at
+HTTP/1.x and DNS message boundaries, and every UDP datagram. Each message
+has the time its first byte left (at the capture point nearest the sender)
+and its last byte arrived (at the point nearest the receiver), its
+endpoints, size, kind (CALL, RETURN or -), call id, a fingerprint of its
+first bytes and what every capture point saw of it.
+
+The captures are merged, deduplicated and clock-corrected as "wirepath
+merge" does (one file is one sniffer unless --split-interfaces). TCP is reassembled (retransmissions, overlaps, reordering,
+holes recorded as gaps, sequence wraparound), IP fragments are put back
+together.
+
+--conns prints one line per connection instead, with passive figures in the
+spirit of MSHN: handshake and call/return round trips, and the throughput
+of multi-segment messages measured from the first segment to the last.
+
+The accounting (packets in, bytes in streams, retransmissions, gaps,
+messages out, and what was dropped and why) goes to stderr, or with --json
+to stdout as JSON instead of the messages (which then go only to -o FILE).
+The formats are documented in docs/formats.md.`
+
+const example = `  wirepath messages web.pcap db.pcapng > messages.tsv
+  wirepath messages --format jsonl --split-pause 200ms capture.pcap.gz
+  wirepath messages --conns capture.pcap
+  wirepath messages -o messages.tsv --json capture.pcap > accounting.json`
+
+// NewCmd returns the messages command.
+func NewCmd(ios *cmdutil.IOStreams) *cobra.Command {
+	return newCmd(ios, func(o *Options) error { return Run(ios, o) })
+}
+
+// newCmd builds the command with runF as the work done after validation
+// (tests pass their own).
+func newCmd(ios *cmdutil.IOStreams, runF func(*Options) error) *cobra.Command {
+	def := flows.DefaultConfig()
+	opts := &Options{}
+	cmd := &cobra.Command{
+		Use:     "messages CAPTURE...",
+		Short:   "Reassemble TCP and UDP into write-level messages",
+		Long:    long,
+		Example: example,
+		Args:    cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Captures = args
+			if err := opts.Validate(); err != nil {
+				return err
+			}
+			return runF(opts)
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&opts.Format, "format", "tsv", "output format: "+strings.Join(Formats, ", "))
+	fs.StringVarP(&opts.Output, "output", "o", "", "write the messages (or connections) to `FILE` instead of stdout")
+	fs.BoolVar(&opts.Conns, "conns", false, "print connections with their round trips and throughput instead of messages")
+	fs.BoolVar(&opts.JSON, "json", false, "print the accounting as JSON on stdout (messages only go to -o FILE)")
+	fs.DurationVar(&opts.SplitPause, "split-pause", def.SplitPause, "cut a message when its sender pauses this long (0: never)")
+	fs.BoolVar(&opts.NoFraming, "no-framing", false, "do not cut at HTTP/DNS message boundaries or pair calls by protocol")
+	fs.DurationVar(&opts.Settle, "settle", def.Settle, "how long a finished message waits for copies seen by other sniffers")
+	fs.DurationVar(&opts.ReorderTimeout, "reorder-timeout", def.ReorderTimeout, "how long out-of-order data waits for a missing segment")
+	fs.DurationVar(&opts.IdleTimeout, "idle-timeout", def.IdleTimeout, "end a TCP connection idle this long")
+	fs.IntVar(&opts.FingerprintLen, "fingerprint-len", def.FingerprintLen, fmt.Sprintf("leading bytes of a message its fingerprint covers (1-%d)", flows.MaxFingerprintLen))
+	opts.Flags.Register(fs)
+	return cmd
+}
+
+// Validate checks the options.
+func (o *Options) Validate() error {
+	if !slices.Contains(Formats, o.Format) {
+		return cmdutil.UsageErrorf("--format must be one of %s, not %q", strings.Join(Formats, ", "), o.Format)
+	}
+	cfg := o.Config()
+	if err := cfg.Validate(); err != nil {
+		return cmdutil.UsageErrorf("%v", err)
+	}
+	_, err := o.Flags.Options()
+	return err
+}
+
+// Config returns the flows configuration the options describe.
+func (o *Options) Config() flows.Config {
+	cfg := flows.DefaultConfig()
+	cfg.SplitPause = o.SplitPause
+	cfg.Framing = !o.NoFraming
+	cfg.Settle = o.Settle
+	cfg.ReorderTimeout = o.ReorderTimeout
+	cfg.IdleTimeout = o.IdleTimeout
+	cfg.FingerprintLen = o.FingerprintLen
+	return cfg
+}
+
+// Accounting is what --json prints: the pcapio and flows accounting and
+// the problems found in the input.
+type Accounting struct {
+	Pcapio   pcapio.Stats `json:"pcapio"`
+	Flows    *flows.Stats `json:"flows"`
+	Problems []string     `json:"problems"`
+}
+
+// Run reads the captures and writes the messages or connections.
+func Run(ios *cmdutil.IOStreams, o *Options) error {
+	popts, err := o.Flags.Options()
+	if err != nil {
+		return err
+	}
+	m, finish, err := captureflags.Open(ios, o.Captures, popts)
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+
+	var out *cmdutil.Output
+	if !o.JSON || o.Output != "" {
+		if out, err = cmdutil.OpenOutput(ios, o.Output); err != nil {
+			return err
+		}
+	}
+	w := writer{out: out, jsonl: o.Format == "jsonl"}
+	cfg := o.Config()
+	if o.Conns {
+		cfg.OnConn = w.conn
+	}
+	r, err := flows.NewReader(m, cfg)
+	if err != nil {
+		return err
+	}
+	if !w.jsonl && out != nil {
+		if o.Conns {
+			w.buf = flows.AppendConnsHeader(w.buf)
+		} else {
+			w.buf = flows.AppendMessagesHeader(w.buf)
+		}
+	}
+	var readErr error
+	for {
+		msg, err := r.Next()
+		if err != nil {
+			if !errors.Is(err, io.EOF) {
+				readErr = err
+			}
+			break
+		}
+		if !o.Conns {
+			w.message(msg)
+		}
+		if w.err != nil {
+			break
+		}
+	}
+	finish()
+	if w.err == nil && out != nil {
+		w.flush()
+	}
+	if out != nil {
+		if cerr := out.Close(); w.err == nil {
+			w.err = cerr
+		}
+	}
+	if w.err != nil {
+		return w.err
+	}
+	if readErr != nil {
+		return readErr
+	}
+
+	st := r.Stats()
+	if err := st.Check(); err != nil {
+		ios.Warnf("flows accounting does not balance (a bug): %v", err)
+	}
+	problems := m.Problems()
+	acc := Accounting{Pcapio: m.Stats(), Flows: st, Problems: make([]string, len(problems))}
+	for i, p := range problems {
+		acc.Problems[i] = p.Error()
+	}
+	if o.JSON {
+		if err := cmdutil.WriteJSON(ios.Out, &acc); err != nil {
+			return err
+		}
+	} else {
+		summary(ios, st)
+	}
+	return captureflags.Outcome(ios, m)
+}
+
+// summary prints the accounting in a few lines on stderr.
+func summary(ios *cmdutil.IOStreams, s *flows.Stats) {
+	ios.Infof("packets: %d in: %d TCP, %d UDP, %d fragments (%d reassembled into %d datagrams), %d other protocols, %d not IP",
+		s.Packets, s.TCPPackets, s.UDPPackets, s.Fragments, s.FragUsed, s.FragDatagrams, s.OtherProto, s.NotIP)
+	dropped := s.DroppedBeforeStart + s.DroppedAfterClose + s.DroppedOutOfWindow + s.DroppedLate
+	ios.Infof("tcp bytes: %d in = %d in streams + %d retransmitted + %d seen again by other sniffers + %d dropped; %d gaps (%d bytes never seen), %d conflicting overlaps",
+		s.TCPBytes, s.StreamBytes, s.RetransBytes, s.CopyBytes, dropped, s.GapsAcked+s.GapsTimeout+s.GapsLimit+s.GapsEnd, s.GapBytes, s.ConflictSegments)
+	ios.Infof("messages: %d out (%d TCP, %d UDP; %d calls, %d returns, %d incomplete) from %d connections and %d UDP flows",
+		s.Messages, s.TCPMessages, s.UDPMessages, s.Calls, s.Returns, s.Incomplete, s.TCPConns, s.UDPFlows)
+}
+
+// writer writes messages or connections, remembering the first error.
+type writer struct {
+	out   *cmdutil.Output
+	jsonl bool
+	buf   []byte
+	err   error
+}
+
+func (w *writer) flush() {
+	if len(w.buf) > 0 && w.err == nil {
+		_, w.err = w.out.Write(w.buf)
+	}
+	w.buf = w.buf[:0]
+}
+
+func (w *writer) message(m *flows.Message) {
+	if w.out == nil || w.err != nil {
+		return
+	}
+	if w.jsonl {
+		w.err = flows.MessageJSON(w.out, m)
+		return
+	}
+	w.buf = flows.AppendMessageTSV(w.buf, m)
+	if len(w.buf) > 64<<10 {
+		w.flush()
+	}
+}
+
+func (w *writer) conn(cs *flows.ConnStats) {
+	if w.out == nil || w.err != nil {
+		return
+	}
+	if w.jsonl {
+		w.flush()
+		w.err = flows.ConnJSON(w.out, cs)
+		return
+	}
+	w.buf = flows.AppendConnTSV(w.buf, cs)
+	if len(w.buf) > 64<<10 {
+		w.flush()
+	}
+}

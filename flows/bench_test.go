@@ -1,0 +1,148 @@
+package flows
+
+import (
+	"bytes"
+	"io"
+	"testing"
+
+	"github.com/wirepath/wirepath/flows/internal/benchgen"
+	"github.com/wirepath/wirepath/pcapio"
+	"github.com/wirepath/wirepath/trace"
+)
+
+// benchPackets decodes a synthetic capture into memory.
+func benchPackets(tb testing.TB, o benchgen.Options) ([]*pcapio.Packet, int64) {
+	tb.Helper()
+	var buf bytes.Buffer
+	st, err := benchgen.Write(&buf, o)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	r, err := pcapio.NewReader(&buf, "bench")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var pkts []*pcapio.Packet
+	var rec pcapio.Record
+	for {
+		if err := r.ReadRecord(&rec); err == io.EOF {
+			break
+		} else if err != nil {
+			tb.Fatal(err)
+		}
+		p := &pcapio.Packet{}
+		pcapio.Decode(p, rec.LinkType, rec.Data, rec.WireLen)
+		p.Obs[0].TS, p.Obs[0].Corrected = rec.TS, rec.TS
+		pkts = append(pkts, p.Clone())
+	}
+	return pkts, st.Payload
+}
+
+// BenchmarkAssembler measures the flows stage alone on decoded packets:
+// many concurrent HTTP connections, in order.
+func BenchmarkAssembler(b *testing.B) {
+	o := benchgen.DefaultOptions()
+	o.Packets = 20000
+	pkts, payload := benchPackets(b, o)
+	b.ReportAllocs()
+	b.SetBytes(payload)
+	var m Message
+	var msgs int
+	for b.Loop() {
+		a, _ := NewAssembler(DefaultConfig())
+		for _, p := range pkts {
+			a.Add(p)
+			for a.Next(&m) {
+				msgs++
+			}
+		}
+		a.Flush()
+		for a.Next(&m) {
+			msgs++
+		}
+		if err := a.Stats().Check(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(len(pkts))*float64(b.N)/b.Elapsed().Seconds(), "packets/s")
+	if msgs == 0 {
+		b.Fatal("no messages")
+	}
+}
+
+// TestNoAllocsPerPacket guards the hot path: once a connection is open and
+// the pools are warm, in-order request/response traffic (messages cut,
+// kinds assigned, messages emitted) allocates nothing per packet.
+func TestNoAllocsPerPacket(t *testing.T) {
+	a, err := NewAssembler(DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newConv(cli, srv, 1, 1).handshake()
+	for _, p := range c.pkts {
+		a.Add(p)
+	}
+	req := tcpP(cli, srv, fPA, 0, 0, get1, at(0))
+	rsp := tcpP(srv, cli, fPA, 0, 0, resp, at(0))
+	ack := tcpP(cli, srv, fA, 0, 0, "", at(0))
+	var m Message
+	step := func() {
+		// One exchange, each packet a second after the last so that the
+		// messages before it settle and are emitted.
+		c.t += 1e9
+		req.Seq, req.Ack, req.Obs[0].Corrected = c.cseq, c.sseq, c.t
+		a.Add(req)
+		c.cseq += uint32(len(get1))
+		c.t += 1e9
+		rsp.Seq, rsp.Ack, rsp.Obs[0].Corrected = c.sseq, c.cseq, c.t
+		a.Add(rsp)
+		c.sseq += uint32(len(resp))
+		c.t += 1e9
+		ack.Seq, ack.Ack, ack.Obs[0].Corrected = c.cseq, c.sseq, c.t
+		a.Add(ack)
+		for a.Next(&m) {
+		}
+	}
+	for i := 0; i < 100; i++ { // warm the pools
+		step()
+	}
+	if allocs := testing.AllocsPerRun(200, step); allocs != 0 {
+		t.Errorf("%v allocations per exchange of 3 packets, want 0", allocs)
+	}
+	if m.Kind != trace.KindReturn || m.Bytes != int64(len(resp)) {
+		t.Errorf("last message %+v", m)
+	}
+}
+
+// TestBenchCaptureIsClean runs the benchmark's generator and checks flows
+// against what it generated: every request a CALL, every response its
+// RETURN, nothing lost or retransmitted.
+func TestBenchCaptureIsClean(t *testing.T) {
+	o := benchgen.DefaultOptions()
+	o.Packets, o.Concurrent = 5000, 20
+	gen, err := benchgen.Write(io.Discard, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pkts, _ := benchPackets(t, o)
+	msgs, _, st := runQuiet(t, DefaultConfig(), pkts...)
+	calls, returns := 0, 0
+	for _, m := range msgs {
+		switch {
+		case m.Kind == trace.KindCall && m.App == AppHTTP && !m.Incomplete:
+			calls++
+		case m.Kind == trace.KindReturn && m.App == AppHTTP && !m.Incomplete:
+			returns++
+		case !m.Incomplete || m.End != EndEOF:
+			// Only a response cut off by the end of the capture may be
+			// incomplete.
+			t.Errorf("unexpected message: %+v", *m)
+		}
+	}
+	if calls != gen.Requests || returns != gen.Responses {
+		t.Errorf("%d calls, %d returns; generated %d requests, %d responses", calls, returns, gen.Requests, gen.Responses)
+	}
+	if st.RetransSegments != 0 || st.GapBytes != 0 || st.UnpairedReturns != 0 || st.FramingLost != 0 {
+		t.Errorf("stats %+v", *st)
+	}
+}

@@ -1,0 +1,109 @@
+package flows
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Config holds the parameters of the flows stage. DefaultConfig gives
+// values that suit LAN captures; every limit has a counter in Stats that
+// says when it was reached.
+type Config struct {
+	// SplitPause cuts a message when its sender pauses longer than this
+	// between two segments without the other side sending data. 0 disables
+	// pause splitting.
+	SplitPause time.Duration
+	// Framing enables application protocol framing (HTTP/1.x, DNS) that
+	// cuts messages at protocol boundaries and pairs calls and returns.
+	Framing bool
+	// FingerprintLen is how many leading bytes of a message its body
+	// fingerprint covers (1 to MaxFingerprintLen).
+	FingerprintLen int
+
+	// Settle is how long a finished message waits for more sightings
+	// (copies of its segments seen by other capture points, such as the
+	// other side of a NAT, or retransmissions reaching a receiver-side
+	// sniffer) before it is emitted.
+	Settle time.Duration
+	// ReorderTimeout is how long out-of-order data waits for a missing
+	// segment before the hole is recorded as a gap and the stream goes on.
+	ReorderTimeout time.Duration
+	// IdleTimeout ends a TCP connection with no packets for this long;
+	// UDPTimeout ends a UDP flow. CloseLinger is how long a closed
+	// connection is kept to absorb stray retransmissions of its last
+	// packets before a new connection may reuse its 4-tuple quietly.
+	IdleTimeout time.Duration
+	UDPTimeout  time.Duration
+	CloseLinger time.Duration
+
+	// MaxConns bounds the connections and flows tracked at once; beyond it
+	// the least recently active one is ended (Stats.ConnsEvicted).
+	MaxConns int
+	// MaxBufferPerConn bounds the out-of-order bytes buffered for one
+	// direction of one connection, MaxBufferTotal those of all together;
+	// beyond them the oldest hole is recorded as a gap (Stats.Gaps by
+	// reason "limit").
+	MaxBufferPerConn int
+	MaxBufferTotal   int
+
+	// FragTimeout drops an incomplete fragmented datagram this long after
+	// its first fragment; MaxFragBytes bounds the bytes of all incomplete
+	// datagrams (the oldest is dropped beyond it).
+	FragTimeout  time.Duration
+	MaxFragBytes int
+
+	// OnConn, when set, is called with each connection's passive figures
+	// (MSHN) once the connection has ended and all its messages have been
+	// emitted. The *ConnStats is only valid during the call.
+	OnConn func(*ConnStats)
+}
+
+// MaxFingerprintLen is the largest Config.FingerprintLen.
+const MaxFingerprintLen = 128
+
+// maxWindow is the largest distance between sequence numbers flows
+// accepts as belonging to one stream (TCP's largest scaled window).
+const maxWindow = 1 << 30
+
+// DefaultConfig returns the default parameters.
+func DefaultConfig() Config {
+	return Config{
+		SplitPause:       500 * time.Millisecond,
+		Framing:          true,
+		FingerprintLen:   64,
+		Settle:           time.Second,
+		ReorderTimeout:   2 * time.Second,
+		IdleTimeout:      5 * time.Minute,
+		UDPTimeout:       time.Minute,
+		CloseLinger:      2 * time.Second,
+		MaxConns:         1 << 18,
+		MaxBufferPerConn: 4 << 20,
+		MaxBufferTotal:   512 << 20,
+		FragTimeout:      30 * time.Second,
+		MaxFragBytes:     64 << 20,
+	}
+}
+
+// Validate reports the first parameter that is out of range.
+func (c *Config) Validate() error {
+	var errs []error
+	check := func(ok bool, format string, args ...any) {
+		if !ok {
+			errs = append(errs, fmt.Errorf(format, args...))
+		}
+	}
+	check(c.SplitPause >= 0, "split pause must not be negative")
+	check(c.FingerprintLen >= 1 && c.FingerprintLen <= MaxFingerprintLen, "fingerprint length must be between 1 and %d, not %d", MaxFingerprintLen, c.FingerprintLen)
+	check(c.Settle >= 0, "settle time must not be negative")
+	check(c.ReorderTimeout > 0, "reorder timeout must be positive")
+	check(c.IdleTimeout > 0, "idle timeout must be positive")
+	check(c.UDPTimeout > 0, "UDP timeout must be positive")
+	check(c.CloseLinger >= 0, "close linger must not be negative")
+	check(c.MaxConns >= 1, "connection limit must be at least 1")
+	check(c.MaxBufferPerConn >= 1, "per-connection buffer limit must be at least 1 byte")
+	check(c.MaxBufferTotal >= c.MaxBufferPerConn, "total buffer limit must be at least the per-connection limit")
+	check(c.FragTimeout > 0, "fragment timeout must be positive")
+	check(c.MaxFragBytes >= 65535, "fragment buffer limit must hold at least one largest datagram (65535 bytes)")
+	return errors.Join(errs...)
+}

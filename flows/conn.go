@@ -1,0 +1,223 @@
+package flows
+
+import (
+	"net/netip"
+
+	"github.com/wirepath/wirepath/flows/internal/seqnum"
+	"github.com/wirepath/wirepath/pcapio"
+)
+
+// connKey names a connection or UDP flow by its canonical endpoints: a is
+// the lower address:port, b the higher, so both directions share the key.
+// It is a comparable value.
+type connKey struct {
+	a, b   netip.Addr
+	pa, pb uint16
+	proto  uint8
+}
+
+// keyOf returns the key of a packet and its direction: 0 when it travels
+// from the key's a to b, 1 otherwise.
+func keyOf(src, dst netip.Addr, sport, dport uint16, proto uint8) (connKey, int) {
+	c := src.Compare(dst)
+	if c < 0 || (c == 0 && sport <= dport) {
+		return connKey{a: src, b: dst, pa: sport, pb: dport, proto: proto}, 0
+	}
+	return connKey{a: dst, b: src, pa: dport, pb: sport, proto: proto}, 1
+}
+
+// callerSource says how the caller (client) side of a connection was found.
+type callerSource uint8
+
+const (
+	callerUnknown callerSource = iota
+	callerSYN                  // it sent the SYN
+	callerSYNACK               // it received the SYN-ACK (the SYN was not seen)
+	callerHTTP                 // it sent HTTP requests
+	callerDNS                  // it sent DNS queries
+	callerPorts                // the other side uses the lower, well-known port
+)
+
+var callerNames = [...]string{"unknown", "syn", "synack", "http", "dns", "ports"}
+
+func (s callerSource) String() string { return callerNames[s] }
+
+// half is one direction of a connection: data from ep[d] to ep[1-d].
+type half struct {
+	st   stream
+	cov  coverage
+	fr   framer
+	sink halfSink
+
+	synSeen, finSeen, finDone bool
+	isn, finSeq               seqnum.Value
+	hasData                   bool
+	lastData                  int64 // time of the last data delivered, for pause splitting
+	packets                   int64
+	bytes                     int64 // stream bytes delivered
+	msgs                      int64
+}
+
+// halfSink passes a stream's output to the message cutter.
+type halfSink struct {
+	a *Assembler
+	c *conn
+	d int
+}
+
+func (s *halfSink) deliver(ch *chunk) { s.a.deliver(s.c, s.d, ch) }
+func (s *halfSink) late(seq seqnum.Value, n uint32, obs, newObs []segObs) {
+	s.a.late(s.c, s.d, seq, n, obs, newObs)
+}
+
+// hsPoint is what one capture point saw of a TCP handshake.
+type hsPoint struct {
+	pt               Point
+	syn, synack, ack int64
+	synRetx, ackRetx bool
+}
+
+// callRec remembers an emitted CALL until its RETURN, for round trips.
+type callRec struct {
+	idx   uint32
+	valid bool
+	n     int
+	pts   [4]Point
+	ttl   [4]uint8
+	last  [4]int64
+}
+
+// conn is one TCP connection or UDP flow.
+type conn struct {
+	id    uint64
+	key   connKey
+	ep    [2]netip.AddrPort
+	proto uint8
+	first int64
+	last  int64
+
+	closed    bool
+	closedAt  int64
+	removed   bool
+	end       EndReason
+	midStream bool
+
+	caller     int8 // direction of the caller, -1 unknown
+	callerFrom callerSource
+	callerDone bool // inference ran (or the handshake said)
+
+	half [2]half
+	http httpShared
+
+	open        *msg   // the message being filled (TCP)
+	unsealed    []*msg // messages not yet emitted, oldest first (including open)
+	pendingMsgs int    // of which cut and waiting in the emit queue
+	nextIndex   uint32 // the next message index
+	nextCall    uint32
+	httpCalls   [maxPendingReqs]uint32
+	httpHead    int
+	httpN       int
+	lastCall    uint32
+	lastCallOK  bool
+	dnsPending  []dnsCall
+
+	hs    []hsPoint
+	calls [8]callRec
+	acc   connAcc
+
+	// list links (LRU of active connections, or the closed list)
+	prev, next *conn
+	list       *connList
+	holey      bool // on the list of connections with out-of-order data
+}
+
+// dnsCall is a DNS query waiting for its response.
+type dnsCall struct {
+	id  uint16
+	idx uint32
+	dir int8
+}
+
+// maxDNSPending bounds the unanswered DNS queries kept per flow.
+const maxDNSPending = 64
+
+// init prepares a recycled conn for a new connection.
+func (c *conn) init(a *Assembler, id uint64, key connKey, proto uint8, now int64) {
+	unsealed, dnsP, hs := c.unsealed[:0], c.dnsPending[:0], c.hs[:0]
+	rtt, tp0, tp1 := c.acc.rtt[:0], c.acc.tput[0][:0], c.acc.tput[1][:0]
+	halves := c.half
+	*c = conn{}
+	c.unsealed, c.dnsPending, c.hs = unsealed, dnsP, hs
+	c.acc.rtt, c.acc.tput[0], c.acc.tput[1] = rtt, tp0, tp1
+	c.id, c.key, c.proto, c.first, c.last = id, key, proto, now, now
+	c.ep[0] = netip.AddrPortFrom(key.a, key.pa)
+	c.ep[1] = netip.AddrPortFrom(key.b, key.pb)
+	c.caller = -1
+	c.http.reset()
+	dns := proto == pcapio.ProtoTCP && (key.pa == 53 || key.pb == 53)
+	for d := range c.half {
+		h := &c.half[d]
+		h.st, h.cov, h.fr = halves[d].st, halves[d].cov, halves[d].fr
+		h.st.reset()
+		h.st.pool = &a.pool
+		h.cov.reset()
+		h.fr.init(a.cfg.Framing && proto == pcapio.ProtoTCP, dns)
+		h.sink = halfSink{a: a, c: c, d: d}
+	}
+}
+
+// setCaller records that direction d is the caller's.
+func (c *conn) setCaller(d int, from callerSource) {
+	c.caller, c.callerFrom, c.callerDone = int8(d), from, true
+}
+
+// hsAt returns the handshake record of point pt, creating it.
+func (c *conn) hsAt(pt Point) *hsPoint {
+	for i := range c.hs {
+		if c.hs[i].pt == pt {
+			return &c.hs[i]
+		}
+	}
+	c.hs = append(c.hs, hsPoint{pt: pt})
+	return &c.hs[len(c.hs)-1]
+}
+
+// connList is a doubly linked list of connections, most recent at head.
+type connList struct {
+	head, tail *conn
+	n          int
+}
+
+func (l *connList) pushFront(c *conn) {
+	c.list, c.prev, c.next = l, nil, l.head
+	if l.head != nil {
+		l.head.prev = c
+	} else {
+		l.tail = c
+	}
+	l.head = c
+	l.n++
+}
+
+func (l *connList) remove(c *conn) {
+	if c.prev != nil {
+		c.prev.next = c.next
+	} else {
+		l.head = c.next
+	}
+	if c.next != nil {
+		c.next.prev = c.prev
+	} else {
+		l.tail = c.prev
+	}
+	c.prev, c.next, c.list = nil, nil, nil
+	l.n--
+}
+
+func (l *connList) moveToFront(c *conn) {
+	if l.head == c {
+		return
+	}
+	l.remove(c)
+	l.pushFront(c)
+}

@@ -1,0 +1,430 @@
+package flows
+
+import (
+	"slices"
+
+	farm "github.com/dgryski/go-farm"
+
+	"github.com/wirepath/wirepath/flows/internal/seqnum"
+	"github.com/wirepath/wirepath/trace"
+)
+
+// deliver cuts the in-order bytes of direction d into messages: a message
+// ends when the other direction sends data, when the sender pauses longer
+// than SplitPause, and at application message boundaries.
+func (a *Assembler) deliver(c *conn, d int, ch *chunk) {
+	h := &c.half[d]
+	if ch.gap {
+		a.st.GapBytes += int64(ch.n)
+	} else {
+		a.st.StreamBytes += int64(ch.n)
+		h.bytes += int64(ch.n)
+	}
+	if m := c.open; m != nil {
+		switch {
+		case m.dir != d:
+			a.cut(c, EndDirection)
+		case !ch.gap && a.cfg.SplitPause > 0 && h.hasData && ch.ts-h.lastData > int64(a.cfg.SplitPause) &&
+			!(h.fr.mode != fmNone && h.fr.expectsMore()):
+			// A pause inside an application message the framing knows is
+			// not the end of it.
+			a.cut(c, EndPause)
+		}
+	}
+	n := int(ch.n)
+	for off := 0; off < n; {
+		if c.open == nil {
+			a.openMsg(c, d, ch.seq.Add(seqnum.Size(off)))
+		}
+		m := c.open
+		var part []byte
+		if !ch.gap {
+			part = sub(ch.data, off, n-off)
+		}
+		used, boundary, kind := h.fr.feed(part, n-off, d, &c.http)
+		if used <= 0 || used > n-off {
+			used, boundary = n-off, false
+		}
+		if kind != httpNone && m.hkind == httpNone && m.protoStart {
+			m.hkind = kind
+		}
+		a.addBytes(m, ch, off, used)
+		off += used
+		if boundary {
+			a.cut(c, EndProtocol)
+		}
+	}
+	if !ch.gap {
+		h.lastData, h.hasData = ch.ts, true
+	}
+}
+
+// openMsg starts a message of direction d at seq.
+func (a *Assembler) openMsg(c *conn, d int, seq seqnum.Value) {
+	h := &c.half[d]
+	h.fr.resync()
+	m := a.newMsg(c, d)
+	m.Seq = uint32(seq)
+	m.Proto = trace.ProtoTCP
+	m.protoStart = h.fr.atStart()
+	c.open = m
+}
+
+// newMsg takes a message from the pool and attaches it to c.
+func (a *Assembler) newMsg(c *conn, d int) *msg {
+	var m *msg
+	if n := len(a.freeMsgs); n > 0 {
+		m = a.freeMsgs[n-1]
+		a.freeMsgs = a.freeMsgs[:n-1]
+		sightings := m.Sightings[:0]
+		*m = msg{}
+		m.Sightings = sightings
+	} else {
+		m = &msg{}
+	}
+	m.c, m.dir = c, d
+	m.Conn, m.Index = c.id, c.nextIndex
+	c.nextIndex++
+	m.Src, m.Dst = c.ep[d], c.ep[1-d]
+	c.unsealed = append(c.unsealed, m)
+	a.openMsgs++
+	return m
+}
+
+// addBytes adds bytes [off, off+k) of ch to m.
+func (a *Assembler) addBytes(m *msg, ch *chunk, off, k int) {
+	m.Bytes += int64(k)
+	if ch.gap {
+		m.GapBytes += int64(k)
+		m.Gaps++
+		m.prefixDone = true
+		m.sincePSH += int64(k)
+		return
+	}
+	part := sub(ch.data, off, k)
+	if len(part) < k {
+		m.TruncBytes += int64(k - len(part))
+	}
+	if !m.prefixDone {
+		take := min(a.cfg.FingerprintLen-m.prefixN, len(part))
+		m.prefixN += copy(m.prefix[m.prefixN:], part[:take])
+		if m.prefixN >= a.cfg.FingerprintLen || len(part) < k {
+			m.prefixDone = true
+		}
+	}
+	m.Segments++
+	if ch.psh && off+k == int(ch.n) {
+		m.Writes++
+		m.sincePSH = 0
+	} else {
+		m.sincePSH += int64(k)
+	}
+	if m.Proto == trace.ProtoTCP {
+		a.openBytes += int64(k)
+	}
+	for _, o := range ch.obs {
+		s := m.sighting(o)
+		if s.Segments == 0 {
+			s.FirstBytes = int64(k)
+		}
+		s.Bytes += int64(k)
+		s.Segments++
+	}
+}
+
+// sighting returns m's sighting at o's point, creating it, and widens its
+// times to include o.
+func (m *msg) sighting(o segObs) *Sighting {
+	for i := range m.Sightings {
+		s := &m.Sightings[i]
+		if s.Point == o.pt {
+			if o.first < s.First {
+				s.First = o.first
+			}
+			if o.last > s.Last {
+				s.Last = o.last
+			}
+			return s
+		}
+	}
+	m.Sightings = append(m.Sightings, Sighting{Point: o.pt, TTL: o.ttl, First: o.first, Last: o.last})
+	return &m.Sightings[len(m.Sightings)-1]
+}
+
+// late attributes a copy of already-delivered bytes [seq, seq+n) of
+// direction d to the messages that hold them and are not yet emitted.
+func (a *Assembler) late(c *conn, d int, seq seqnum.Value, n uint32, obs, newObs []segObs) {
+	for _, m := range c.unsealed {
+		if m.dir != d || m.Bytes == 0 {
+			continue
+		}
+		_, on := seqnum.Overlap(seq, seqnum.Size(n), seqnum.Value(m.Seq), seqnum.Size(m.Bytes))
+		if on == 0 {
+			continue
+		}
+		for _, o := range newObs {
+			s := m.sighting(o)
+			if s.Segments == 0 {
+				s.FirstBytes = int64(on)
+			}
+			s.Bytes += int64(on)
+			s.Segments++
+			a.st.LateSightings++
+		}
+		for _, o := range obs {
+			if hasPoint(newObs, o.pt) {
+				continue
+			}
+			for i := range m.Sightings {
+				if m.Sightings[i].Point == o.pt {
+					m.Sightings[i].Repeats++
+				}
+			}
+		}
+	}
+}
+
+// cut ends c's open message and queues it.
+func (a *Assembler) cut(c *conn, reason EndReason) {
+	m := c.open
+	c.open = nil
+	m.End = reason
+	h := &c.half[m.dir]
+	if m.sincePSH > 0 {
+		m.Writes++
+	}
+	switch {
+	case m.protoStart && m.hkind != httpNone:
+		m.App = AppHTTP
+	case m.protoStart && h.fr.dns:
+		m.App = AppDNS
+	}
+	if reason >= EndFIN && h.fr.expectsMore() {
+		m.Incomplete = true
+	}
+	a.assignKind(c, m)
+	a.queueMsg(m)
+}
+
+// queueMsg fingerprints a finished message and queues it for emission.
+func (a *Assembler) queueMsg(m *msg) {
+	m.Fingerprint = farm.Fingerprint64(m.prefix[:m.prefixN])
+	m.FingerprintLen = m.prefixN
+	if m.GapBytes > 0 || m.TruncBytes > 0 {
+		m.Incomplete = true
+	}
+	m.cutAt = a.now
+	m.c.pendingMsgs++
+	a.queue.push(m)
+}
+
+// inferCaller decides which side of a connection whose handshake was not
+// seen is the caller, from its first message: HTTP or DNS content, else
+// the ports (a well-known or registered port against an ephemeral one).
+func (a *Assembler) inferCaller(c *conn, m *msg) {
+	c.callerDone = true
+	switch {
+	case m.hkind == httpRequest:
+		c.setCaller(m.dir, callerHTTP)
+	case m.hkind == httpResponse || m.hkind == httpInterim:
+		c.setCaller(1-m.dir, callerHTTP)
+	case m.App == AppDNS:
+		if hd, ok := a.dnsHeaderOf(m); ok {
+			if hd.response {
+				c.setCaller(1-m.dir, callerDNS)
+			} else {
+				c.setCaller(m.dir, callerDNS)
+			}
+		}
+	}
+	if c.caller >= 0 {
+		return
+	}
+	if s := serverSide(c.key.pa, c.key.pb); s >= 0 {
+		c.setCaller(1-s, callerPorts)
+	}
+}
+
+// serverSide says which of two ports is the server's: 0 for pa, 1 for pb,
+// -1 when the ports do not tell.
+func serverSide(pa, pb uint16) int {
+	switch {
+	case pa < 1024 && pb >= 1024:
+		return 0
+	case pb < 1024 && pa >= 1024:
+		return 1
+	case pa < 32768 && pb >= 32768:
+		return 0
+	case pb < 32768 && pa >= 32768:
+		return 1
+	}
+	return -1
+}
+
+// dnsHeaderOf parses the DNS header at the start of m.
+func (a *Assembler) dnsHeaderOf(m *msg) (dnsHeader, bool) {
+	if m.Proto == trace.ProtoUDP {
+		return m.dns, m.dnsOK
+	}
+	if m.prefixN < 2 {
+		return dnsHeader{}, false
+	}
+	return parseDNSHeader(m.prefix[2:m.prefixN])
+}
+
+// assignKind makes m a CALL, a RETURN or unknown, with a call id.
+func (a *Assembler) assignKind(c *conn, m *msg) {
+	if !c.callerDone {
+		a.inferCaller(c, m)
+	}
+	switch {
+	case m.App == AppHTTP:
+		switch m.hkind {
+		case httpRequest:
+			idx := c.nextCall
+			c.nextCall++
+			if c.httpN == len(c.httpCalls) {
+				c.httpHead = (c.httpHead + 1) % len(c.httpCalls)
+				c.httpN--
+			}
+			c.httpCalls[(c.httpHead+c.httpN)%len(c.httpCalls)] = idx
+			c.httpN++
+			c.lastCall, c.lastCallOK = idx, true
+			m.Kind, m.Call = trace.KindCall, CallID{c.id, idx}
+		case httpResponse:
+			if c.httpN == 0 {
+				if c.lastCallOK && int(c.caller) == 1-m.dir {
+					// The request direction is not framed (its headers were
+					// not captured): answer its latest call.
+					c.lastCallOK = false
+					m.Kind, m.Call = trace.KindReturn, CallID{c.id, c.lastCall}
+					return
+				}
+				a.st.UnpairedReturns++
+				return
+			}
+			m.Kind, m.Call = trace.KindReturn, CallID{c.id, c.popHTTPCall()}
+		}
+	case m.App == AppDNS:
+		hd, ok := a.dnsHeaderOf(m)
+		if !ok {
+			return
+		}
+		if !hd.response {
+			idx := c.nextCall
+			c.nextCall++
+			if len(c.dnsPending) >= maxDNSPending {
+				c.dnsPending = append(c.dnsPending[:0], c.dnsPending[1:]...)
+			}
+			c.dnsPending = append(c.dnsPending, dnsCall{id: hd.id, idx: idx, dir: int8(m.dir)})
+			m.Kind, m.Call = trace.KindCall, CallID{c.id, idx}
+			return
+		}
+		// The latest query with this id from the other side.
+		for i := len(c.dnsPending) - 1; i >= 0; i-- {
+			q := c.dnsPending[i]
+			if q.id == hd.id && int(q.dir) != m.dir {
+				c.dnsPending = append(c.dnsPending[:i], c.dnsPending[i+1:]...)
+				m.Kind, m.Call = trace.KindReturn, CallID{c.id, q.idx}
+				return
+			}
+		}
+		a.st.UnpairedReturns++
+	case m.Proto != trace.ProtoTCP || c.caller < 0:
+	case c.half[m.dir].fr.mode != fmNone && !c.half[m.dir].fr.first:
+		// A framed direction, but the message did not begin with headers
+		// the framer read: a continuation cut by a direction change or a
+		// pause, an interim response, or framing lost. Neither a new call
+		// nor a return.
+	case int(c.caller) == m.dir:
+		idx := c.nextCall
+		c.nextCall++
+		c.lastCall, c.lastCallOK = idx, true
+		m.Kind, m.Call = trace.KindCall, CallID{c.id, idx}
+	case c.httpN > 0:
+		// An unframed answer to framed requests (the responses are not
+		// HTTP): the oldest unanswered request.
+		m.Kind, m.Call = trace.KindReturn, CallID{c.id, c.popHTTPCall()}
+	case c.lastCallOK:
+		c.lastCallOK = false
+		m.Kind, m.Call = trace.KindReturn, CallID{c.id, c.lastCall}
+	}
+}
+
+// seal emits m into out: it leaves its connection's unsealed list, feeds
+// the connection's figures and returns to the pool.
+func (a *Assembler) seal(m *msg, out *Message) {
+	c := m.c
+	if i := slices.Index(c.unsealed, m); i >= 0 {
+		c.unsealed = append(c.unsealed[:i], c.unsealed[i+1:]...)
+	}
+	c.pendingMsgs--
+	a.openMsgs--
+	slices.SortFunc(m.Sightings, func(x, y Sighting) int {
+		switch {
+		case x.First < y.First:
+			return -1
+		case x.First > y.First:
+			return 1
+		}
+		return int(x.Point.Sniffer) - int(y.Point.Sniffer)
+	})
+	a.st.Messages++
+	if m.Proto == trace.ProtoTCP {
+		a.st.TCPMessages++
+		a.st.TCPMessageBytes += m.CapturedBytes()
+		a.openBytes -= m.CapturedBytes()
+		h := &c.half[m.dir]
+		base := seqnum.Value(m.Seq).Add(seqnum.Size(m.Bytes))
+		if h.st.started {
+			base = seqnum.Min(base, h.st.next)
+		}
+		for _, o := range c.unsealed {
+			if o.dir == m.dir {
+				base = seqnum.Min(base, seqnum.Value(o.Seq))
+				break
+			}
+		}
+		h.cov.trim(base)
+	} else {
+		a.st.UDPMessages++
+	}
+	if m.Incomplete {
+		a.st.Incomplete++
+	}
+	switch m.Kind {
+	case trace.KindCall:
+		a.st.Calls++
+	case trace.KindReturn:
+		a.st.Returns++
+	}
+	switch m.App {
+	case AppHTTP:
+		a.st.HTTPMessages++
+	case AppDNS:
+		a.st.DNSMessages++
+	}
+	c.half[m.dir].msgs++
+	a.accountMessage(c, m)
+
+	sightings := append(out.Sightings[:0], m.Sightings...)
+	*out = m.Message
+	out.Sightings = sightings
+
+	m.c = nil
+	a.freeMsgs = append(a.freeMsgs, m)
+	if c.removed && c.pendingMsgs == 0 && len(c.unsealed) == 0 {
+		a.finishConn(c)
+	}
+}
+
+// popHTTPCall takes the oldest unanswered HTTP request's call index.
+func (c *conn) popHTTPCall() uint32 {
+	idx := c.httpCalls[c.httpHead]
+	c.httpHead = (c.httpHead + 1) % len(c.httpCalls)
+	c.httpN--
+	if c.lastCallOK && c.lastCall == idx {
+		c.lastCallOK = false
+	}
+	return idx
+}

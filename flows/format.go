@@ -1,0 +1,278 @@
+package flows
+
+import (
+	"encoding/json"
+	"io"
+	"strconv"
+)
+
+// The first lines of the messages and connections formats; they carry the
+// format version (see docs/formats.md).
+const (
+	MessagesMagic = "# wirepath-messages v1"
+	ConnsMagic    = "# wirepath-conns v1"
+)
+
+// MessageColumns are the columns of the messages TSV format, in order.
+var MessageColumns = []string{"send_ts", "recv_ts", "src", "dst", "proto", "app", "kind", "call_id",
+	"bytes", "gap_bytes", "trunc_bytes", "incomplete", "segments", "writes", "end", "conn", "index", "seq",
+	"fingerprint", "fp_len", "sightings"}
+
+// ConnColumns are the columns of the connections TSV format, in order.
+var ConnColumns = []string{"conn", "proto", "client", "server", "caller", "mid_stream", "start_ns", "end_ns", "end",
+	"client_packets", "server_packets", "client_bytes", "server_bytes", "client_messages", "server_messages",
+	"gaps", "gap_bytes", "retrans_segments", "retrans_bytes", "handshake_rtt_ns",
+	"rtt_n", "rtt_min_ns", "rtt_p50_ns", "rtt_max_ns",
+	"client_tput_n", "client_tput_p50_bps", "client_tput_max_bps", "client_tput_agg_bps",
+	"server_tput_n", "server_tput_p50_bps", "server_tput_max_bps", "server_tput_agg_bps"}
+
+// appendHeader appends the magic line and the tab-separated column names.
+func appendHeader(b []byte, magic string, cols []string) []byte {
+	b = append(b, magic...)
+	b = append(b, '\n')
+	for i, c := range cols {
+		if i > 0 {
+			b = append(b, '\t')
+		}
+		b = append(b, c...)
+	}
+	return append(b, '\n')
+}
+
+// AppendMessagesHeader appends the magic line and header of the messages
+// TSV format.
+func AppendMessagesHeader(b []byte) []byte { return appendHeader(b, MessagesMagic, MessageColumns) }
+
+// AppendConnsHeader appends the magic line and header of the connections
+// TSV format.
+func AppendConnsHeader(b []byte) []byte { return appendHeader(b, ConnsMagic, ConnColumns) }
+
+func appendInt(b []byte, v int64) []byte { return strconv.AppendInt(b, v, 10) }
+
+func appendBool(b []byte, v bool) []byte {
+	if v {
+		return append(b, '1')
+	}
+	return append(b, '0')
+}
+
+// AppendMessageTSV appends m as one line of the messages TSV format.
+// send_ts is First at the sighting nearest the sender, recv_ts Last at the
+// one nearest the receiver ("-" when no point saw the message); sightings
+// lists every point as point:ttl:first:last:bytes:segments:repeats,
+// comma-separated.
+func AppendMessageTSV(b []byte, m *Message) []byte {
+	if s := m.SenderSide(); s != nil {
+		b = appendInt(b, s.First)
+	} else {
+		b = append(b, '-')
+	}
+	b = append(b, '\t')
+	if s := m.ReceiverSide(); s != nil {
+		b = appendInt(b, s.Last)
+	} else {
+		b = append(b, '-')
+	}
+	b = append(b, '\t')
+	b = m.Src.AppendTo(b)
+	b = append(b, '\t')
+	b = m.Dst.AppendTo(b)
+	b = append(b, '\t')
+	b = append(b, m.Proto.String()...)
+	b = append(b, '\t')
+	b = append(b, m.App.String()...)
+	b = append(b, '\t')
+	b = append(b, m.Kind.String()...)
+	b = append(b, '\t')
+	b = m.Call.AppendText(b)
+	b = append(b, '\t')
+	b = appendInt(b, m.Bytes)
+	b = append(b, '\t')
+	b = appendInt(b, m.GapBytes)
+	b = append(b, '\t')
+	b = appendInt(b, m.TruncBytes)
+	b = append(b, '\t')
+	b = appendBool(b, m.Incomplete)
+	b = append(b, '\t')
+	b = appendInt(b, int64(m.Segments))
+	b = append(b, '\t')
+	b = appendInt(b, int64(m.Writes))
+	b = append(b, '\t')
+	b = append(b, m.End.String()...)
+	b = append(b, '\t')
+	b = strconv.AppendUint(b, m.Conn, 10)
+	b = append(b, '\t')
+	b = strconv.AppendUint(b, uint64(m.Index), 10)
+	b = append(b, '\t')
+	b = strconv.AppendUint(b, uint64(m.Seq), 10)
+	b = append(b, '\t')
+	b = appendHex16(b, m.Fingerprint)
+	b = append(b, '\t')
+	b = appendInt(b, int64(m.FingerprintLen))
+	b = append(b, '\t')
+	if len(m.Sightings) == 0 {
+		b = append(b, '-')
+	}
+	for i := range m.Sightings {
+		s := &m.Sightings[i]
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendUint(b, uint64(s.Point.Sniffer), 10)
+		b = append(b, '/')
+		b = strconv.AppendUint(b, uint64(s.Point.Interface), 10)
+		b = append(b, ':')
+		b = strconv.AppendUint(b, uint64(s.TTL), 10)
+		b = append(b, ':')
+		b = appendInt(b, s.First)
+		b = append(b, ':')
+		b = appendInt(b, s.Last)
+		b = append(b, ':')
+		b = appendInt(b, s.Bytes)
+		b = append(b, ':')
+		b = appendInt(b, int64(s.Segments))
+		b = append(b, ':')
+		b = appendInt(b, int64(s.Repeats))
+	}
+	return append(b, '\n')
+}
+
+func appendHex16(b []byte, v uint64) []byte {
+	const hex = "0123456789abcdef"
+	for i := 60; i >= 0; i -= 4 {
+		b = append(b, hex[(v>>uint(i))&0xf])
+	}
+	return b
+}
+
+// sightingJSON and messageJSON are the JSON Lines form of a message.
+type sightingJSON struct {
+	Point      string `json:"point"`
+	Sniffer    uint16 `json:"sniffer"`
+	Interface  uint16 `json:"interface"`
+	TTL        uint8  `json:"ttl"`
+	FirstNS    int64  `json:"first_ns"`
+	LastNS     int64  `json:"last_ns"`
+	FirstBytes int64  `json:"first_bytes"`
+	Bytes      int64  `json:"bytes"`
+	Segments   int32  `json:"segments"`
+	Repeats    int32  `json:"repeats"`
+}
+
+type messageJSON struct {
+	SendTS      *int64         `json:"send_ts"`
+	RecvTS      *int64         `json:"recv_ts"`
+	Src         string         `json:"src"`
+	Dst         string         `json:"dst"`
+	Proto       string         `json:"proto"`
+	App         string         `json:"app"`
+	Kind        string         `json:"kind"`
+	CallID      string         `json:"call_id"`
+	Bytes       int64          `json:"bytes"`
+	GapBytes    int64          `json:"gap_bytes"`
+	Gaps        int32          `json:"gaps"`
+	TruncBytes  int64          `json:"trunc_bytes"`
+	Incomplete  bool           `json:"incomplete"`
+	Segments    int32          `json:"segments"`
+	Writes      int32          `json:"writes"`
+	End         string         `json:"end"`
+	Conn        uint64         `json:"conn"`
+	Index       uint32         `json:"index"`
+	Seq         uint32         `json:"seq"`
+	Fingerprint string         `json:"fingerprint"`
+	FPLen       int            `json:"fp_len"`
+	Sightings   []sightingJSON `json:"sightings"`
+}
+
+// MessageJSON writes m to w as one line of the messages JSON Lines format.
+func MessageJSON(w io.Writer, m *Message) error {
+	j := messageJSON{Src: m.Src.String(), Dst: m.Dst.String(), Proto: m.Proto.String(), App: m.App.String(),
+		Kind: m.Kind.String(), CallID: m.Call.String(), Bytes: m.Bytes, GapBytes: m.GapBytes, Gaps: m.Gaps,
+		TruncBytes: m.TruncBytes, Incomplete: m.Incomplete, Segments: m.Segments, Writes: m.Writes,
+		End: m.End.String(), Conn: m.Conn, Index: m.Index, Seq: m.Seq,
+		Fingerprint: string(appendHex16(nil, m.Fingerprint)), FPLen: m.FingerprintLen,
+		Sightings: make([]sightingJSON, len(m.Sightings))}
+	if s := m.SenderSide(); s != nil {
+		j.SendTS = &s.First
+	}
+	if s := m.ReceiverSide(); s != nil {
+		j.RecvTS = &s.Last
+	}
+	for i, s := range m.Sightings {
+		j.Sightings[i] = sightingJSON{Point: s.Point.String(), Sniffer: uint16(s.Point.Sniffer), Interface: s.Point.Interface,
+			TTL: s.TTL, FirstNS: s.First, LastNS: s.Last, FirstBytes: s.FirstBytes, Bytes: s.Bytes,
+			Segments: s.Segments, Repeats: s.Repeats}
+	}
+	return json.NewEncoder(w).Encode(&j)
+}
+
+// AppendConnTSV appends cs as one line of the connections TSV format.
+// handshake_rtt_ns is the smallest handshake round trip over the capture
+// points ("-" when none saw a complete handshake).
+func AppendConnTSV(b []byte, cs *ConnStats) []byte {
+	tab := func() { b = append(b, '\t') }
+	b = strconv.AppendUint(b, cs.Conn, 10)
+	tab()
+	b = append(b, cs.Proto...)
+	tab()
+	b = cs.Client.AppendTo(b)
+	tab()
+	b = cs.Server.AppendTo(b)
+	tab()
+	b = append(b, cs.Caller...)
+	tab()
+	b = appendBool(b, cs.MidStream)
+	for _, v := range []int64{cs.StartNS, cs.EndNS} {
+		tab()
+		b = appendInt(b, v)
+	}
+	tab()
+	b = append(b, cs.End...)
+	for _, v := range []int64{cs.ClientPackets, cs.ServerPackets, cs.ClientBytes, cs.ServerBytes,
+		cs.ClientMessages, cs.ServerMessages, cs.Gaps, cs.GapBytes, cs.RetransSegs, cs.RetransBytes} {
+		tab()
+		b = appendInt(b, v)
+	}
+	tab()
+	if len(cs.Handshake) == 0 {
+		b = append(b, '-')
+	} else {
+		best := cs.Handshake[0].RTTNS
+		for _, h := range cs.Handshake[1:] {
+			best = min(best, h.RTTNS)
+		}
+		b = appendInt(b, best)
+	}
+	tab()
+	b = appendInt(b, cs.RTT.N)
+	for _, v := range []int64{cs.RTT.MinNS, cs.RTT.P50NS, cs.RTT.MaxNS} {
+		tab()
+		if cs.RTT.N == 0 {
+			b = append(b, '-')
+		} else {
+			b = appendInt(b, v)
+		}
+	}
+	for _, r := range []Rate{cs.ClientThroughput, cs.ServerThroughput} {
+		tab()
+		b = appendInt(b, r.N)
+		for _, v := range []float64{r.P50, r.Max, r.Aggregate} {
+			tab()
+			if r.N == 0 {
+				b = append(b, '-')
+			} else {
+				b = strconv.AppendFloat(b, v, 'f', 0, 64)
+			}
+		}
+	}
+	return append(b, '\n')
+}
+
+// ConnJSON writes cs to w as one line of the connections JSON Lines format.
+func ConnJSON(w io.Writer, cs *ConnStats) error {
+	c := *cs
+	if c.Handshake == nil {
+		c.Handshake = []HandshakeRTT{} // always an array in the format
+	}
+	return json.NewEncoder(w).Encode(&c)
+}

@@ -1,0 +1,255 @@
+package flows
+
+import (
+	"fmt"
+	"net/netip"
+	"slices"
+
+	"github.com/wirepath/wirepath/pcapio"
+	"github.com/wirepath/wirepath/trace"
+)
+
+// Point is a capture point: one sniffer, on one of its interfaces.
+type Point struct {
+	Sniffer   pcapio.SnifferID
+	Interface uint16
+}
+
+// String formats the point as "sniffer/interface", e.g. "2/0".
+func (p Point) String() string { return fmt.Sprintf("%d/%d", p.Sniffer, p.Interface) }
+
+// Sighting is what one capture point saw of one message. Times are
+// corrected nanoseconds (pcapio.Observation.Corrected: the reference
+// sniffer's clock).
+type Sighting struct {
+	// Point is the capture point.
+	Point Point
+	// TTL is the IPv4 TTL or IPv6 hop limit of the first of the message's
+	// packets seen here. The point with the highest TTL is nearest the
+	// sender, the one with the lowest nearest the receiver.
+	TTL uint8
+	// First is when the first of the message's bytes was seen here.
+	First int64
+	// Last is when the last of the message's bytes not yet seen here was
+	// seen: by then every byte this point saw of the message had passed it.
+	// Copies of bytes this point had already seen (retransmissions) do not
+	// move it.
+	Last int64
+	// FirstBytes is the number of bytes of the message in the first segment
+	// seen here (MSHN's "first read"), for throughput.
+	FirstBytes int64
+	// Bytes counts the message's bytes seen here; less than the message's
+	// size when this point missed segments.
+	Bytes int64
+	// Segments counts the segments that brought bytes new to this point.
+	Segments int32
+	// Repeats counts copies of bytes this point had already seen:
+	// retransmissions seen here.
+	Repeats int32
+}
+
+// App is the application protocol whose framing cut a message.
+type App uint8
+
+// The application protocols flows frames.
+const (
+	AppNone App = iota // no framing known: messages end at direction changes and pauses
+	AppHTTP            // HTTP/1.x: request and response framing, pipelining
+	AppDNS             // DNS over UDP, or over TCP with its 2-byte length prefix
+)
+
+var appNames = [...]string{"-", "http", "dns"}
+
+// String returns "-", "http" or "dns".
+func (a App) String() string {
+	if int(a) < len(appNames) {
+		return appNames[a]
+	}
+	return "-"
+}
+
+// EndReason says why a message ended.
+type EndReason uint8
+
+// The reasons a message ends.
+const (
+	EndUnknown   EndReason = iota
+	EndDirection           // the other side sent data (WAP5's direction change)
+	EndPause               // the sender paused longer than Config.SplitPause
+	EndProtocol            // the application protocol's framing says the message is complete
+	EndDatagram            // a UDP datagram is one message
+	EndFIN                 // the connection was closed with FIN
+	EndRST                 // the connection was reset
+	EndIdle                // the connection was idle longer than its timeout
+	EndEvicted             // the connection table was full and this one was the least recently active
+	EndEOF                 // the input ended
+	EndReused              // a new connection reused the 4-tuple
+)
+
+var endNames = [...]string{"-", "dir", "pause", "proto", "datagram", "fin", "rst", "idle", "evicted", "eof", "reused"}
+
+// String returns the short name used in the messages format.
+func (e EndReason) String() string {
+	if int(e) < len(endNames) {
+		return endNames[e]
+	}
+	return "-"
+}
+
+// CallID names a call: the connection (flow) number and the call's
+// ordinal within it. The zero CallID means "no call".
+type CallID struct {
+	Conn  uint64
+	Index uint32
+}
+
+// IsZero reports whether id names no call.
+func (id CallID) IsZero() bool { return id.Conn == 0 }
+
+// String formats id as "c<conn>.<index>", or "-" when it is zero.
+func (id CallID) String() string {
+	if id.IsZero() {
+		return "-"
+	}
+	return fmt.Sprintf("c%d.%d", id.Conn, id.Index)
+}
+
+// AppendText appends the String form of id to b without allocating.
+func (id CallID) AppendText(b []byte) []byte {
+	if id.IsZero() {
+		return append(b, '-')
+	}
+	b = append(b, 'c')
+	b = appendUint(b, id.Conn)
+	b = append(b, '.')
+	return appendUint(b, uint64(id.Index))
+}
+
+// Message is one write-level message (WAP5 section 2.3): the bytes sent in
+// one direction of one connection between direction changes (cut further at
+// long pauses and at application protocol boundaries), or one UDP datagram.
+// It records, for every capture point that saw it, when its first and last
+// bytes passed (Sightings), so that reconcile can take the send time from
+// the point nearest the sender and the receive time from the point nearest
+// the receiver.
+//
+// A *Message returned by Reader.Next or filled by Assembler.Next is reused
+// by the next call; Clone makes a copy that is not.
+type Message struct {
+	// Conn numbers the connection (TCP) or flow (UDP) from 1, in the order
+	// of their first packet; Index numbers the messages within it from 0.
+	Conn  uint64
+	Index uint32
+	// Proto is trace.ProtoTCP or trace.ProtoUDP.
+	Proto trace.Proto
+	// App is the application protocol whose framing applied.
+	App App
+	// Src and Dst are the sending and receiving endpoints (the inside
+	// endpoints when NAT was undone upstream).
+	Src, Dst netip.AddrPort
+	// Kind is CALL, RETURN or unknown; Call pairs a CALL with its RETURN.
+	Kind trace.Kind
+	Call CallID
+	// Seq is the TCP sequence number of the message's first byte (0 for UDP).
+	Seq uint32
+	// Bytes is the message's size, including bytes the capture missed.
+	Bytes int64
+	// GapBytes counts bytes the capture never saw (Gaps holes); the
+	// sequence numbers or the peer's acknowledgements say they were sent.
+	GapBytes int64
+	Gaps     int32
+	// TruncBytes counts bytes that were on the wire but cut from the
+	// capture by its snap length.
+	TruncBytes int64
+	// Segments counts the segments (or reassembled datagrams) that carried
+	// the message's bytes. Writes counts the runs of segments ended by the
+	// TCP PSH flag (1 for UDP): a sender's stack sets PSH at the end of each
+	// write, but also whenever it empties its send queue, so a large write
+	// can show several; Writes is at least the writes made. A message of
+	// several writes is a fat message (WAP5): adjacent writes in one
+	// direction are coalesced.
+	Segments int32
+	Writes   int32
+	// End says why the message ended.
+	End EndReason
+	// Incomplete is true when bytes are missing (gaps, truncation) or the
+	// protocol framing expected more than the stream delivered.
+	Incomplete bool
+	// Fingerprint is go-farm's Fingerprint64 of the message's first
+	// FingerprintLen captured bytes (fewer when the message is shorter or a
+	// hole comes first).
+	Fingerprint    uint64
+	FingerprintLen int
+	// Sightings lists every capture point that saw the message, ordered by
+	// First.
+	Sightings []Sighting
+}
+
+// Clone returns a deep copy of m.
+func (m *Message) Clone() *Message {
+	c := *m
+	c.Sightings = slices.Clone(m.Sightings)
+	return &c
+}
+
+// SenderSide returns the sighting nearest the sender: the highest TTL, and
+// among equal TTLs the earliest First. It returns nil when no point saw
+// any byte of the message (a message made only of a gap).
+func (m *Message) SenderSide() *Sighting {
+	var best *Sighting
+	for i := range m.Sightings {
+		s := &m.Sightings[i]
+		if best == nil || s.TTL > best.TTL || (s.TTL == best.TTL && s.First < best.First) {
+			best = s
+		}
+	}
+	return best
+}
+
+// ReceiverSide returns the sighting nearest the receiver: the lowest TTL,
+// and among equal TTLs the latest Last. It returns nil when no point saw
+// the message.
+func (m *Message) ReceiverSide() *Sighting {
+	var best *Sighting
+	for i := range m.Sightings {
+		s := &m.Sightings[i]
+		if best == nil || s.TTL < best.TTL || (s.TTL == best.TTL && s.Last > best.Last) {
+			best = s
+		}
+	}
+	return best
+}
+
+// SendTS is First at the sighting nearest the sender, or trace.NoTime.
+func (m *Message) SendTS() trace.Timestamp {
+	if s := m.SenderSide(); s != nil {
+		return trace.Timestamp(s.First)
+	}
+	return trace.NoTime
+}
+
+// RecvTS is Last at the sighting nearest the receiver, or trace.NoTime.
+func (m *Message) RecvTS() trace.Timestamp {
+	if s := m.ReceiverSide(); s != nil {
+		return trace.Timestamp(s.Last)
+	}
+	return trace.NoTime
+}
+
+// CapturedBytes is the number of the message's bytes that some point saw:
+// Bytes minus GapBytes.
+func (m *Message) CapturedBytes() int64 { return m.Bytes - m.GapBytes }
+
+func appendUint(b []byte, v uint64) []byte {
+	var tmp [20]byte
+	i := len(tmp)
+	for {
+		i--
+		tmp[i] = byte('0' + v%10)
+		v /= 10
+		if v == 0 {
+			break
+		}
+	}
+	return append(b, tmp[i:]...)
+}

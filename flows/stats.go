@@ -1,0 +1,156 @@
+package flows
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+
+	"github.com/wirepath/wirepath/trace"
+)
+
+// Stats is the accounting of the flows stage. What comes in equals what
+// goes out plus what was dropped, by reason, in packets and in payload
+// bytes; Check verifies it. Counters only grow.
+type Stats struct {
+	// Packets is every packet handed to the stage; each is exactly one of
+	// TCPPackets, UDPPackets, Fragments, OtherProto and NotIP.
+	Packets    int64 `json:"packets"`
+	TCPPackets int64 `json:"tcp_packets"`
+	UDPPackets int64 `json:"udp_packets"`
+	Fragments  int64 `json:"fragments"`
+	// OtherProto counts IP packets of other protocols (ICMP, ...), and
+	// TCP/UDP packets too short to hold their header; NotIP the frames
+	// pcapio could not decode as IP.
+	OtherProto int64 `json:"other_proto"`
+	NotIP      int64 `json:"not_ip"`
+
+	// Fragments end up in a reassembled datagram (FragUsed), dropped
+	// (FragDropped*), or still waiting (FragPending, 0 after Flush).
+	FragUsed          int64 `json:"frag_used"`
+	FragDroppedTime   int64 `json:"frag_dropped_timeout"`
+	FragDroppedLimit  int64 `json:"frag_dropped_limit"`
+	FragDroppedBad    int64 `json:"frag_dropped_invalid"`
+	FragDroppedEOF    int64 `json:"frag_dropped_eof"`
+	FragPending       int64 `json:"frag_pending"`
+	FragConflicts     int64 `json:"frag_conflicts"`
+	FragDatagrams     int64 `json:"frag_datagrams"`
+	FragTCPDatagrams  int64 `json:"frag_tcp_datagrams"`
+	FragUDPDatagrams  int64 `json:"frag_udp_datagrams"`
+	FragOtherDatagram int64 `json:"frag_other_datagrams"`
+
+	// TCPBytes is the TCP payload that came in (wire lengths, including
+	// bytes a snap length cut off). It is StreamBytes (first copies, in
+	// messages) + RetransBytes + CopyBytes + Dropped*Bytes + BufferedBytes.
+	TCPBytes     int64 `json:"tcp_bytes"`
+	StreamBytes  int64 `json:"stream_bytes"`
+	RetransBytes int64 `json:"retrans_bytes"`
+	// CopyBytes are bytes already in the stream seen again only by capture
+	// points that had not seen them: another sniffer's copy (the other side
+	// of a NAT), merged into the message's sightings, not retransmissions.
+	CopyBytes          int64 `json:"copy_bytes"`
+	DroppedBeforeStart int64 `json:"dropped_before_start_bytes"`
+	DroppedAfterClose  int64 `json:"dropped_after_close_bytes"`
+	DroppedOutOfWindow int64 `json:"dropped_out_of_window_bytes"`
+	DroppedLate        int64 `json:"dropped_late_bytes"`
+	BufferedBytes      int64 `json:"buffered_bytes"`
+	RetransSegments    int64 `json:"retrans_segments"`
+	CopySegments       int64 `json:"copy_segments"`
+	OverlapSegments    int64 `json:"overlap_segments"`
+	ConflictSegments   int64 `json:"conflict_segments"`
+	OutOfOrderSegments int64 `json:"out_of_order_segments"`
+	TruncatedBytes     int64 `json:"truncated_bytes"`
+	GapsAcked          int64 `json:"gaps_acked"`
+	GapsTimeout        int64 `json:"gaps_timeout"`
+	GapsLimit          int64 `json:"gaps_limit"`
+	GapsEnd            int64 `json:"gaps_end"`
+	GapBytes           int64 `json:"gap_bytes"`
+	BufferLimitHits    int64 `json:"buffer_limit_hits"`
+	PeakBufferedBytes  int64 `json:"peak_buffered_bytes"`
+	CoverageMerges     int64 `json:"coverage_merges"`
+	LateSightings      int64 `json:"late_sightings"`
+	// RepeatObservations counts observations dropped because the packet
+	// already had one from the same capture point: pcapio groups a copy
+	// with identical bytes seen again within its window (a retransmission)
+	// into the first, and only the first sighting counts.
+	RepeatObservations int64 `json:"repeat_observations"`
+
+	// UDPBytes is the UDP payload that came in: UDPMessageBytes +
+	// UDPCopyBytes (another capture point's copy of a datagram already
+	// seen, merged into its sightings).
+	UDPBytes        int64 `json:"udp_bytes"`
+	UDPMessageBytes int64 `json:"udp_message_bytes"`
+	UDPCopyBytes    int64 `json:"udp_copy_bytes"`
+	UDPCopies       int64 `json:"udp_copies"`
+
+	// Messages is every message emitted: TCPMessages + UDPMessages.
+	// TCPMessageBytes sums their captured bytes (Bytes - GapBytes) and
+	// equals StreamBytes once everything is emitted; OpenMessages counts
+	// messages not yet emitted.
+	Messages        int64 `json:"messages"`
+	TCPMessages     int64 `json:"tcp_messages"`
+	UDPMessages     int64 `json:"udp_messages"`
+	TCPMessageBytes int64 `json:"tcp_message_bytes"`
+	OpenMessages    int64 `json:"open_messages"`
+	OpenBytes       int64 `json:"open_bytes"`
+	Incomplete      int64 `json:"incomplete_messages"`
+	Calls           int64 `json:"calls"`
+	Returns         int64 `json:"returns"`
+	UnpairedReturns int64 `json:"unpaired_returns"`
+	HTTPMessages    int64 `json:"http_messages"`
+	DNSMessages     int64 `json:"dns_messages"`
+	FramingLost     int64 `json:"framing_lost"`
+
+	// Connections: started, ended by reason, and the table's peak size.
+	Conns         int64 `json:"conns"`
+	TCPConns      int64 `json:"tcp_conns"`
+	UDPFlows      int64 `json:"udp_flows"`
+	ConnsFIN      int64 `json:"conns_fin"`
+	ConnsRST      int64 `json:"conns_rst"`
+	ConnsIdle     int64 `json:"conns_idle"`
+	ConnsEvicted  int64 `json:"conns_evicted"`
+	ConnsEOF      int64 `json:"conns_eof"`
+	ConnsReused   int64 `json:"conns_reused"`
+	ConnsOpen     int64 `json:"conns_open"`
+	PeakConns     int64 `json:"peak_conns"`
+	MidStream     int64 `json:"conns_mid_stream"`
+	CallerUnknown int64 `json:"conns_caller_unknown"`
+	SYNRetrans    int64 `json:"syn_retrans"`
+}
+
+// Check verifies the accounting identities: packets in = packets by class,
+// fragments in = used + dropped + pending, TCP and UDP bytes in = bytes out
+// + bytes dropped by reason, messages = TCP + UDP messages, stream bytes =
+// bytes of emitted and open messages.
+func (s *Stats) Check() error {
+	var errs []error
+	eq := func(name string, a, b int64) {
+		if a != b {
+			errs = append(errs, fmt.Errorf("%s: %d != %d", name, a, b))
+		}
+	}
+	eq("packets = tcp + udp + fragments + other + not_ip", s.Packets, s.TCPPackets+s.UDPPackets+s.Fragments+s.OtherProto+s.NotIP)
+	eq("fragments = used + dropped + pending", s.Fragments, s.FragUsed+s.FragDroppedTime+s.FragDroppedLimit+s.FragDroppedBad+s.FragDroppedEOF+s.FragPending)
+	eq("frag datagrams = tcp + udp + other", s.FragDatagrams, s.FragTCPDatagrams+s.FragUDPDatagrams+s.FragOtherDatagram)
+	eq("tcp bytes = stream + retrans + copies + dropped + buffered", s.TCPBytes,
+		s.StreamBytes+s.RetransBytes+s.CopyBytes+s.DroppedBeforeStart+s.DroppedAfterClose+s.DroppedOutOfWindow+s.DroppedLate+s.BufferedBytes)
+	eq("stream bytes = emitted + open message bytes", s.StreamBytes, s.TCPMessageBytes+s.OpenBytes)
+	eq("udp bytes = message + copy bytes", s.UDPBytes, s.UDPMessageBytes+s.UDPCopyBytes)
+	eq("messages = tcp + udp", s.Messages, s.TCPMessages+s.UDPMessages)
+	eq("conns = tcp + udp", s.Conns, s.TCPConns+s.UDPFlows)
+	eq("conns = ended + open", s.Conns, s.ConnsFIN+s.ConnsRST+s.ConnsIdle+s.ConnsEvicted+s.ConnsEOF+s.ConnsReused+s.ConnsOpen)
+	return errors.Join(errs...)
+}
+
+// Counts returns every counter as a trace.Count of stage "flows", named
+// by its JSON name, in declaration order.
+func (s *Stats) Counts() []trace.Count {
+	v := reflect.ValueOf(s).Elem()
+	t := v.Type()
+	out := make([]trace.Count, 0, t.NumField())
+	for i := 0; i < t.NumField(); i++ {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		out = append(out, trace.Count{Stage: "flows", Name: name, Value: v.Field(i).Int()})
+	}
+	return out
+}
