@@ -6,12 +6,13 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/cmdutil"
-	"github.com/wirepath/wirepath/cmd/wirepath/internal/report"
-	"github.com/wirepath/wirepath/cmd/wirepath/internal/whatif"
-	"github.com/wirepath/wirepath/cmd/wirepath/internal/preloadcmd"
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/merge"
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/messages"
+	"github.com/wirepath/wirepath/cmd/wirepath/internal/nat"
+	"github.com/wirepath/wirepath/cmd/wirepath/internal/preloadcmd"
+	"github.com/wirepath/wirepath/cmd/wirepath/internal/report"
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/stats"
+	"github.com/wirepath/wirepath/cmd/wirepath/internal/whatif"
 )
 
 const longHelp = `wirepath reconstructs the causal structure of a distributed application from
@@ -59,6 +60,7 @@ func NewCmdRoot(ios *cmdutil.IOStreams) *cobra.Command {
 		}
 	}
 	add("pipeline", messages.NewCmd(ios))
+	add("pipeline", nat.NewCmd(ios))
 	add("tools", newCmdVersion(ios))
 	add("tools", report.NewCmd(ios))
 	add("tools", whatif.NewCmd(ios))

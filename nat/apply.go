@@ -1,0 +1,103 @@
+package nat
+
+import (
+	"net/netip"
+
+	"github.com/wirepath/wirepath/pcapio"
+)
+
+// ApplyStats are the Canonicalizer's counters: every packet it was handed
+// was rewritten, left alone because it is already canonical or not
+// translated, or skipped as a fragment (see Canonicalizer.Lookup).
+type ApplyStats struct {
+	Packets   int64 // packets handed to Rewrite
+	Rewritten int64 // packets renamed to their canonical names
+	Canonical int64 // packets of translated connections that already carry the canonical names
+	Untouched int64 // packets of connections not translated, or outside a translation's time
+	Fragments int64 // IP fragments, left alone
+}
+
+// Canonicalizer renames the packets of translated connections to their
+// canonical names: for every endpoint its inside (real) name. Both copies of
+// a translated segment then carry the same 4-tuple, seq and payload and
+// reach flows as two observations of one segment. It only changes Src,
+// Dst, SrcPort and DstPort; the frame bytes, fingerprints and observations
+// stay as captured. It is not safe for concurrent use (the counters).
+type Canonicalizer struct {
+	t     *Table
+	stats ApplyStats
+}
+
+// NewCanonicalizer returns a Canonicalizer that applies t.
+func NewCanonicalizer(t *Table) *Canonicalizer { return &Canonicalizer{t: t} }
+
+// Stats returns the counters so far.
+func (c *Canonicalizer) Stats() ApplyStats { return c.stats }
+
+// Rewrite renames p in place if it belongs to a translated connection at
+// its time and reports whether it changed anything. IP fragments are left
+// alone: flows reassembles them first and then asks Lookup.
+func (c *Canonicalizer) Rewrite(p *pcapio.Packet) bool {
+	c.stats.Packets++
+	if p.Status != pcapio.StatusOK || len(p.Obs) == 0 {
+		c.stats.Untouched++
+		return false
+	}
+	if p.IsFragment() {
+		c.stats.Fragments++
+		return false
+	}
+	key, srcSlot := connOf(p)
+	e := c.t.find(key, p.TS())
+	if e == nil {
+		c.stats.Untouched++
+		return false
+	}
+	if !e.rewrites {
+		c.stats.Canonical++
+		return false
+	}
+	src, dst := e.canon[srcSlot], e.canon[1-srcSlot]
+	p.Src, p.SrcPort = src.Addr(), src.Port()
+	p.Dst, p.DstPort = dst.Addr(), dst.Port()
+	c.stats.Rewritten++
+	return true
+}
+
+// Lookup returns the canonical names of a packet of protocol proto from src
+// to dst at corrected time ts, and whether the connection was translated
+// then. It is for callers that assemble packets themselves (fragments).
+func (c *Canonicalizer) Lookup(proto uint8, src, dst netip.AddrPort, ts int64) (csrc, cdst netip.AddrPort, ok bool) {
+	return c.t.Lookup(proto, src, dst, ts)
+}
+
+// Lookup is Canonicalizer.Lookup without counters.
+func (t *Table) Lookup(proto uint8, src, dst netip.AddrPort, ts int64) (csrc, cdst netip.AddrPort, ok bool) {
+	if src.Addr().Is4() != dst.Addr().Is4() {
+		return src, dst, false
+	}
+	s := endpoint{src.Addr().As16(), src.Port()}
+	d := endpoint{dst.Addr().As16(), dst.Port()}
+	k := connKey{ep: [2]endpoint{s, d}, proto: proto, v6: !src.Addr().Is4()}
+	srcSlot := 0
+	if d.cmp(s) < 0 {
+		k.ep = [2]endpoint{d, s}
+		srcSlot = 1
+	}
+	e := t.find(k, ts)
+	if e == nil {
+		return src, dst, false
+	}
+	return e.canon[srcSlot], e.canon[1-srcSlot], true
+}
+
+// find returns the rename of view k at time ts, or nil.
+func (t *Table) find(k connKey, ts int64) *applyEntry {
+	es := t.apply[k]
+	for i := range es {
+		if es[i].from <= ts && ts <= es[i].to {
+			return &es[i]
+		}
+	}
+	return nil
+}
