@@ -59,6 +59,10 @@ test: deps build vet ## vet, all tests, race tests, benchmark smoke run
 bench: build ## benchmarks (go test -bench) with allocations and throughput
 	$(GO) test -run='^$$' -bench=. -benchmem -benchtime=$(BENCHTIME) ./...
 
+.PHONY: bench-merge
+bench-merge: ## wirepath merge vs mergecap + editcap -D on 1.2 M generated records
+	scripts/bench-merge.sh
+
 .PHONY: fuzz
 fuzz: ## run every fuzz target for FUZZTIME (default 10s)
 	FUZZTIME=$(FUZZTIME) GO=$(GO) scripts/fuzz.sh

@@ -8,8 +8,10 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
+	"sync"
 	"time"
 )
 
@@ -66,23 +68,27 @@ type Options struct {
 // and the number of inputs, not by the size of the captures. A Merger is
 // not safe for concurrent use.
 type Merger struct {
-	opts     Options
-	files    []*fileIn
-	sniffers []Sniffer
-	offsets  []Offset
-	offNS    []int64 // per sniffer, 0 when unknown
-	streams  []*stream
-	heads    streamHeap
-	pending  ring
-	byKey    map[uint64]*Packet
-	free     []*Packet
-	last     *Packet
-	window   int64
-	lastT    int64
-	started  bool
-	stats    Stats
-	problems []error
-	progress progressCounter
+	opts      Options
+	files     []*fileIn
+	sniffers  []Sniffer
+	offsets   []Offset
+	offNS     []int64 // per sniffer, 0 when unknown
+	streams   []*stream
+	heads     streamHeap
+	pending   ring
+	byKey     map[uint64]*Packet
+	free      []*Packet      // recycled packets, given back to pool a batch at a time
+	pool      chan []*Packet // recycled packets for the producers
+	quit      chan struct{}  // closed by Close: producers stop
+	closed    bool
+	producers sync.WaitGroup
+	last      *Packet
+	window    int64
+	lastT     int64
+	started   bool
+	stats     Stats
+	problems  []error
+	progress  progressCounter
 }
 
 // fileIn is one input file.
@@ -136,7 +142,7 @@ func Open(paths []string, opts Options) (*Merger, error) {
 	for _, f := range m.files {
 		size += f.size
 	}
-	m.progress.total = 2 * size
+	m.progress.setTotal(2 * size)
 	var samplers []*sampler
 	if opts.SplitInterfaces || estimate {
 		var err error
@@ -192,76 +198,56 @@ func Open(paths []string, opts Options) (*Merger, error) {
 	return m, nil
 }
 
-// firstPass reads every file once: it finds the sniffers (every
-// interface that has packets, in order of index, when split) and, when
-// estimate is set, samples wire keys.
+// fileScan is what the first pass found in one file.
+type fileScan struct {
+	err    error            // the file could not be opened at all
+	whole  *sampler         // the file's sample (not split)
+	byIf   map[int]*sampler // each interface's sample (split)
+	seen   map[int]bool     // interfaces with packets
+	ifInfo []Interface
+}
+
+// firstPass reads every file once, several at a time: it finds the
+// sniffers (every interface that has packets, in order of index, when
+// split) and, when estimate is set, samples wire keys.
 func (m *Merger) firstPass(estimate bool) ([]*sampler, error) {
+	scans := make([]fileScan, len(m.files))
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for i, f := range m.files {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			scans[i] = m.scanFile(f, estimate)
+		}()
+	}
+	wg.Wait()
 	var samplers []*sampler
-	var p Packet
-	var rec Record
-	for _, f := range m.files {
-		local := map[int]*sampler{}
-		seen := map[int]bool{}
-		whole := newSampler(m.opts.MaxSamples)
-		lastIf, lastRes := -1, int64(0)
-		r, err := m.openReader(f)
-		if err != nil {
-			var pe *ParseError
-			if !errors.As(err, &pe) {
-				return nil, err
-			}
-			r = nil
+	for i, f := range m.files {
+		sc := &scans[i]
+		if sc.err != nil {
+			return nil, sc.err
 		}
-		for r != nil {
-			err := r.ReadRecord(&rec)
-			if err == io.EOF || IsFatal(err) {
-				break
-			}
-			if err != nil {
-				continue
-			}
-			smp := whole
-			if m.opts.SplitInterfaces {
-				seen[rec.Interface] = true
-				if smp = local[rec.Interface]; smp == nil && estimate {
-					smp = newSampler(m.opts.MaxSamples)
-					local[rec.Interface] = smp
-				}
-			}
-			if estimate {
-				Decode(&p, rec.LinkType, rec.Data, rec.WireLen)
-				if p.Status == StatusOK {
-					smp.add(p.WireKey, rec.TS, p.Src, p.Dst)
-				}
-				if rec.Interface != lastIf {
-					lastIf, lastRes = rec.Interface, resolutionNS(&r.Interfaces()[rec.Interface])
-				}
-				smp.res = max(smp.res, lastRes)
-			}
-		}
-		if r != nil {
-			f.ifInfo = slices.Clone(r.Interfaces())
-			r.Close()
-		}
-		if !m.opts.SplitInterfaces || len(seen) == 0 {
+		f.ifInfo = sc.ifInfo
+		if !m.opts.SplitInterfaces || len(sc.seen) == 0 {
 			// One sniffer for the file; when split, a file without
 			// packets (or unreadable) keeps one empty sniffer so that it
 			// stays visible in the statistics.
 			f.sniffer = len(m.sniffers)
 			f.ifaces[-1] = f.sniffer
 			m.sniffers = append(m.sniffers, Sniffer{ID: SnifferID(f.sniffer), File: f.path, Interface: -1})
-			if estimate && !m.opts.SplitInterfaces {
-				samplers = append(samplers, whole)
-			} else {
+			if m.opts.SplitInterfaces {
 				samplers = append(samplers, nil)
+			} else {
+				samplers = append(samplers, sc.whole)
 			}
 			continue
 		}
-		ifs := slices.Sorted(maps.Keys(seen))
-		for _, i := range ifs {
-			f.ifaces[i] = len(m.sniffers)
-			m.sniffers = append(m.sniffers, Sniffer{ID: SnifferID(len(m.sniffers)), File: f.path, Interface: i})
-			samplers = append(samplers, local[i])
+		for _, ifc := range slices.Sorted(maps.Keys(sc.seen)) {
+			f.ifaces[ifc] = len(m.sniffers)
+			m.sniffers = append(m.sniffers, Sniffer{ID: SnifferID(len(m.sniffers)), File: f.path, Interface: ifc})
+			samplers = append(samplers, sc.byIf[ifc])
 		}
 	}
 	if !estimate {
@@ -270,13 +256,66 @@ func (m *Merger) firstPass(estimate bool) ([]*sampler, error) {
 	return samplers, nil
 }
 
+// scanFile is the first pass over one file. It may run concurrently with
+// the scans of other files.
+func (m *Merger) scanFile(f *fileIn, estimate bool) fileScan {
+	sc := fileScan{byIf: map[int]*sampler{}, seen: map[int]bool{}}
+	if estimate {
+		sc.whole = newSampler(m.opts.MaxSamples)
+	}
+	r, err := m.openReader(f)
+	if err != nil {
+		var pe *ParseError
+		if !errors.As(err, &pe) {
+			sc.err = err
+		}
+		return sc
+	}
+	defer r.Close()
+	var p Packet
+	var rec Record
+	lastIf, lastRes := -1, int64(0)
+	for {
+		err := r.ReadRecord(&rec)
+		if err == io.EOF || IsFatal(err) {
+			break
+		}
+		if err != nil {
+			continue
+		}
+		if m.opts.SplitInterfaces {
+			sc.seen[rec.Interface] = true
+		}
+		if !estimate {
+			continue
+		}
+		smp := sc.whole
+		if m.opts.SplitInterfaces {
+			if smp = sc.byIf[rec.Interface]; smp == nil {
+				smp = newSampler(m.opts.MaxSamples)
+				sc.byIf[rec.Interface] = smp
+			}
+		}
+		Decode(&p, rec.LinkType, rec.Data, rec.WireLen)
+		if p.Status == StatusOK {
+			smp.add(p.WireKey, rec.TS, p.Src, p.Dst)
+		}
+		if rec.Interface != lastIf {
+			lastIf, lastRes = rec.Interface, resolutionNS(&r.Interfaces()[rec.Interface])
+		}
+		smp.res = max(smp.res, lastRes)
+	}
+	sc.ifInfo = slices.Clone(r.Interfaces())
+	return sc
+}
+
 // openReader opens f with progress counting.
 func (m *Merger) openReader(f *fileIn) (*Reader, error) {
 	osf, err := os.Open(f.path)
 	if err != nil {
 		return nil, err
 	}
-	r, err := NewReader(&countingReader{r: osf, c: &m.progress}, f.path)
+	r, err := newReader(&countingReader{r: osf, c: &m.progress}, f.path, fileBufferSize(osf))
 	if err != nil {
 		osf.Close()
 		return nil, err
@@ -370,18 +409,15 @@ func (m *Merger) Stats() Stats {
 // FileStats count them all).
 func (m *Merger) Problems() []error { return m.problems }
 
-// Close closes every input.
+// Close stops reading and closes every input. Call it when done, also
+// after Next returned io.EOF: it ends the reading goroutines.
 func (m *Merger) Close() error {
-	var err error
-	for _, s := range m.streams {
-		if s.rd != nil {
-			if cerr := s.rd.Close(); err == nil {
-				err = cerr
-			}
-			s.rd = nil
-		}
+	if m.quit != nil && !m.closed {
+		m.closed = true
+		close(m.quit)
+		m.producers.Wait()
 	}
-	return err
+	return nil
 }
 
 func (m *Merger) problem(f *fileIn, err error) {
@@ -396,17 +432,19 @@ func (m *Merger) problem(f *fileIn, err error) {
 }
 
 // stream is one input of the k-way merge: a file, or one interface of a
-// file when interfaces are split.
+// file when interfaces are split. A producer goroutine reads and decodes
+// it into batches; the merging goroutine consumes them.
 type stream struct {
 	idx     int
 	file    *fileIn
-	rd      *Reader
 	iface   int  // -1: every interface
 	primary bool // reports the file's problems and drops
-	sniffer int  // when iface == -1
-	done    bool
-	rec     Record
-	reorder packetHeap
+	sniffer int
+	ch      chan *batch
+	cur     *batch
+	pos     int
+	ended   bool
+	reorder reorderBuf
 }
 
 func (m *Merger) openStreams() error {
@@ -430,7 +468,7 @@ func (m *Merger) openStreams() error {
 			add(-1, f.sniffer)
 		}
 	}
-	m.progress.total = m.progress.done + passes
+	m.progress.setTotal(passes)
 	for i := range m.sniffers {
 		s := &m.sniffers[i]
 		s.Packets, s.Bytes, s.First, s.Last, s.LinkTypes = 0, 0, 0, 0, nil
@@ -439,6 +477,8 @@ func (m *Merger) openStreams() error {
 	for i := range m.stats.Shared {
 		m.stats.Shared[i] = make([]int64, len(m.sniffers))
 	}
+	m.quit = make(chan struct{})
+	m.pool = make(chan []*Packet, 4*len(m.streams)+4)
 	for _, s := range m.streams {
 		r, err := m.openReader(s.file)
 		if err != nil {
@@ -446,78 +486,63 @@ func (m *Merger) openStreams() error {
 				m.problem(s.file, err)
 				s.file.fatal = true
 			}
-			s.done = true
+			s.ended = true
 			continue
 		}
-		s.rd = r
 		if s.primary {
 			s.file.stats.Format = r.Format().String()
 			s.file.stats.Compression = r.Compression().String()
 		}
+		s.ch = make(chan *batch, streamBatches)
+		m.producers.Add(1)
+		go m.produce(s, r)
 	}
 	return nil
 }
 
-// fill reads from s until its reorder buffer is full or the input ends.
+// fill moves packets from s's batches into its reorder buffer until the
+// buffer is full or the input ends.
 func (m *Merger) fill(s *stream) {
 	limit := max(m.opts.Reorder, 1)
-	for !s.done && len(s.reorder) < limit {
-		err := s.rd.ReadRecord(&s.rec)
-		if err == io.EOF {
-			s.done = true
-			break
+	for s.reorder.len() < limit {
+		p := m.nextRaw(s)
+		if p == nil {
+			return
 		}
-		if err != nil {
-			if s.primary {
-				m.problem(s.file, err)
-				switch {
-				case errors.Is(err, io.ErrUnexpectedEOF):
-					s.file.stats.CutRecords++
-				case errors.Is(err, ErrBadLength) || errors.Is(err, ErrBadBlock) || errors.Is(err, ErrUnknownInterface):
-					var pe *ParseError
-					if errors.As(err, &pe) && pe.Packet > 0 {
-						s.file.stats.BadRecords++
-					}
-				}
-				if IsFatal(err) {
-					s.file.fatal = true
-				}
-			}
-			if IsFatal(err) {
-				s.done = true
-			}
-			continue
-		}
-		rec := &s.rec
-		sn := s.sniffer
-		if s.iface >= 0 && rec.Interface != s.iface {
-			continue
-		}
-		p := m.get()
-		if cap(p.buf) < len(rec.Data) {
-			p.buf = make([]byte, len(rec.Data), max(len(rec.Data), 2048))
-		}
-		buf := p.buf[:len(rec.Data)]
-		copy(buf, rec.Data)
-		Decode(p, rec.LinkType, buf, rec.WireLen)
-		o := &p.Obs[0]
-		o.Sniffer = SnifferID(sn)
-		o.Interface = uint16(rec.Interface)
-		o.TS = rec.TS
-		o.Corrected = rec.TS - m.offNS[sn]
-		p.num = rec.Number
-		p.stream = int32(s.idx)
-		s.file.stats.count(p)
-		m.sniffers[sn].observe(p, rec.TS)
-		if m.opts.Reorder < 0 {
-			s.reorder = append(s.reorder, p)
-			break
-		}
-		heap.Push(&s.reorder, p)
+		m.sniffers[s.sniffer].observe(p, p.Obs[0].TS)
+		s.reorder.insert(p)
 	}
-	if s.done && s.rd != nil {
-		s.rd.Close()
-		s.rd = nil
+}
+
+// nextRaw returns s's next packet in file order, or nil at its end.
+func (m *Merger) nextRaw(s *stream) *Packet {
+	for {
+		if s.cur != nil && s.pos < len(s.cur.pkts) {
+			p := s.cur.pkts[s.pos]
+			s.cur.pkts[s.pos] = nil
+			s.pos++
+			return p
+		}
+		if s.ended || s.cur != nil && s.cur.end {
+			s.ended = true
+			return nil
+		}
+		var b *batch
+		select {
+		case b = <-s.ch:
+		case <-m.quit: // closed: nothing more will come
+			s.ended = true
+			return nil
+		}
+		s.cur, s.pos = b, 0
+		f := s.file
+		for _, err := range b.probs {
+			m.problem(f, err)
+		}
+		f.stats.add(b.counts)
+		if b.fatal {
+			f.fatal = true
+		}
 	}
 }
 
@@ -527,7 +552,7 @@ func (m *Merger) pop() *Packet {
 		m.started = true
 		for _, s := range m.streams {
 			m.fill(s)
-			if len(s.reorder) > 0 {
+			if s.reorder.len() > 0 {
 				m.heads = append(m.heads, s)
 			}
 		}
@@ -537,15 +562,9 @@ func (m *Merger) pop() *Packet {
 		return nil
 	}
 	s := m.heads[0]
-	var p *Packet
-	if m.opts.Reorder < 0 {
-		p = s.reorder[0]
-		s.reorder = s.reorder[:0]
-	} else {
-		p = heap.Pop(&s.reorder).(*Packet)
-	}
+	p := s.reorder.pop()
 	m.fill(s)
-	if len(s.reorder) == 0 {
+	if s.reorder.len() == 0 {
 		heap.Pop(&m.heads)
 	} else {
 		heap.Fix(&m.heads, 0)
@@ -558,7 +577,7 @@ func (m *Merger) frontier() (int64, bool) {
 	if len(m.heads) == 0 {
 		return 0, false
 	}
-	return m.heads[0].reorder[0].Obs[0].Corrected, true
+	return m.heads[0].reorder.front().Obs[0].Corrected, true
 }
 
 // Next returns the next packet in corrected time order, or io.EOF after
@@ -678,17 +697,16 @@ func secondOf(obs []Observation, s SnifferID) int {
 	return -1
 }
 
-func (m *Merger) get() *Packet {
-	if n := len(m.free); n > 0 {
-		p := m.free[n-1]
-		m.free = m.free[:n-1]
-		return p
-	}
-	return &Packet{Obs: make([]Observation, 0, 2)}
-}
-
+// recycle gives p back to the producers, a batch at a time.
 func (m *Merger) recycle(p *Packet) {
 	m.free = append(m.free, p)
+	if len(m.free) == batchSize {
+		select {
+		case m.pool <- m.free:
+		default: // the pool is full: let the garbage collector have them
+		}
+		m.free = make([]*Packet, 0, batchSize)
+	}
 }
 
 // ring is a FIFO of packets awaiting the end of their dedupe window.
@@ -721,34 +739,13 @@ func (r *ring) pop() *Packet {
 	return p
 }
 
-// packetHeap orders one stream's buffered packets by corrected time, then
-// record number.
-type packetHeap []*Packet
-
-func (h packetHeap) Len() int { return len(h) }
-func (h packetHeap) Less(i, j int) bool {
-	a, b := h[i], h[j]
-	if a.Obs[0].Corrected != b.Obs[0].Corrected {
-		return a.Obs[0].Corrected < b.Obs[0].Corrected
-	}
-	return a.num < b.num
-}
-func (h packetHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *packetHeap) Push(x any)   { *h = append(*h, x.(*Packet)) }
-func (h *packetHeap) Pop() any {
-	old := *h
-	p := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return p
-}
-
 // streamHeap orders streams by their next packet: corrected time, then
 // input index, then record number.
 type streamHeap []*stream
 
 func (h streamHeap) Len() int { return len(h) }
 func (h streamHeap) Less(i, j int) bool {
-	a, b := h[i].reorder[0], h[j].reorder[0]
+	a, b := h[i].reorder.front(), h[j].reorder.front()
 	if a.Obs[0].Corrected != b.Obs[0].Corrected {
 		return a.Obs[0].Corrected < b.Obs[0].Corrected
 	}
@@ -766,10 +763,27 @@ func (h *streamHeap) Pop() any {
 	return s
 }
 
-// progressCounter adds up the bytes read from every file.
+// progressCounter adds up the bytes read from every file, by every
+// goroutine, and calls the Progress callback (one call at a time).
 type progressCounter struct {
 	fn          func(done, total int64)
+	mu          sync.Mutex
 	done, total int64
+}
+
+func (c *progressCounter) setTotal(more int64) {
+	c.mu.Lock()
+	c.total = c.done + more
+	c.mu.Unlock()
+}
+
+func (c *progressCounter) add(n int) {
+	c.mu.Lock()
+	c.done += int64(n)
+	if c.fn != nil && n > 0 {
+		c.fn(c.done, max(c.total, c.done))
+	}
+	c.mu.Unlock()
 }
 
 type countingReader struct {
@@ -779,9 +793,6 @@ type countingReader struct {
 
 func (c *countingReader) Read(b []byte) (int, error) {
 	n, err := c.r.Read(b)
-	c.c.done += int64(n)
-	if c.c.fn != nil && n > 0 {
-		c.c.fn(c.c.done, max(c.c.total, c.c.done))
-	}
+	c.c.add(n)
 	return n, err
 }

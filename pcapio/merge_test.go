@@ -30,7 +30,7 @@ type scenario struct {
 	observationsSet map[[2]int64]int // (sniffer, ts) -> count
 }
 
-func makeScenario(t *testing.T, seed uint64, n int) *scenario {
+func makeScenario(t testing.TB, seed uint64, n int) *scenario {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(seed, 1))
 	s := &scenario{dir: t.TempDir(), offB: 137_250_000_000, offC: -3_000_000_123, delay: 200_000, observationsSet: map[[2]int64]int{}}

@@ -142,7 +142,7 @@ func OpenFile(path string) (*Reader, error) {
 	if err != nil {
 		return nil, err
 	}
-	r, err := NewReader(f, path)
+	r, err := newReader(f, path, fileBufferSize(f))
 	if err != nil {
 		f.Close()
 		return nil, err
@@ -156,8 +156,15 @@ func OpenFile(path string) (*Reader, error) {
 // wrapping ErrEmpty, ErrBadMagic, ErrBadVersion or io.ErrUnexpectedEOF if
 // rd does not hold a capture.
 func NewReader(rd io.Reader, name string) (*Reader, error) {
+	return newReader(rd, name, readBufferSize)
+}
+
+// newReader is NewReader with a buffer of bufSize bytes for the file
+// itself (1 MiB after decompression), so that small files do not cost a
+// 1 MiB buffer.
+func newReader(rd io.Reader, name string, bufSize int) (*Reader, error) {
 	r := &Reader{name: name}
-	br := bufio.NewReaderSize(rd, readBufferSize)
+	br := bufio.NewReaderSize(rd, bufSize)
 	magic, err := br.Peek(4)
 	if len(magic) == 0 {
 		if err == io.EOF {
@@ -189,6 +196,15 @@ func NewReader(rd io.Reader, name string) (*Reader, error) {
 		return nil, err
 	}
 	return r, nil
+}
+
+// fileBufferSize sizes the buffer for a file: readBufferSize, or less for
+// a smaller file.
+func fileBufferSize(f *os.File) int {
+	if fi, err := f.Stat(); err == nil && fi.Size() < readBufferSize {
+		return max(int(fi.Size()), 4096)
+	}
+	return readBufferSize
 }
 
 type zstdCloser struct{ d *zstd.Decoder }

@@ -8,6 +8,7 @@ package captureflags
 import (
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -68,26 +69,37 @@ func (f *Flags) Options() (pcapio.Options, error) {
 // Open opens the captures with a progress display on stderr. Call the
 // returned finish function when reading is done.
 func Open(ios *cmdutil.IOStreams, paths []string, opts pcapio.Options) (*pcapio.Merger, func(), error) {
+	// The callback runs on pcapio's reading goroutines (one call at a
+	// time); finish runs on the command's.
+	var mu sync.Mutex
 	var prog *cmdutil.Progress
 	var last int64
+	started := false
 	opts.Progress = func(done, total int64) {
-		if prog == nil {
-			if prog = cmdutil.NewProgress(ios, "reading captures", total, true); prog == nil {
-				return
-			}
+		mu.Lock()
+		defer mu.Unlock()
+		if !started {
+			started = true
+			prog = cmdutil.NewProgress(ios, "reading captures", total, true)
 		}
 		prog.Add(done - last)
 		last = done
 	}
+	finish := func() {
+		mu.Lock()
+		defer mu.Unlock()
+		prog.Finish()
+		prog = nil
+	}
 	m, err := pcapio.Open(paths, opts)
 	if err != nil {
-		prog.Finish()
+		finish()
 		if strings.Contains(err.Error(), "sniffer") {
 			return nil, nil, cmdutil.UsageErrorf("%v", err)
 		}
 		return nil, nil, err
 	}
-	return m, func() { prog.Finish() }, nil
+	return m, finish, nil
 }
 
 // Outcome prints each problem in the input as a warning and returns the
