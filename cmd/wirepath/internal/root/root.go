@@ -10,6 +10,7 @@ import (
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/messages"
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/nat"
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/preloadcmd"
+	"github.com/wirepath/wirepath/cmd/wirepath/internal/reconcile"
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/report"
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/stats"
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/whatif"
@@ -61,6 +62,7 @@ func NewCmdRoot(ios *cmdutil.IOStreams) *cobra.Command {
 	}
 	add("pipeline", messages.NewCmd(ios))
 	add("pipeline", nat.NewCmd(ios))
+	add("pipeline", reconcile.NewCmd(ios))
 	add("tools", newCmdVersion(ios))
 	add("tools", report.NewCmd(ios))
 	add("tools", whatif.NewCmd(ios))
