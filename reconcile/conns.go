@@ -101,7 +101,14 @@ func (r *Reconciler) buildSniffed(st *state) {
 	for i := range r.msgs {
 		m := &r.msgs[i]
 		if m.proto == trace.ProtoUDP {
-			k := dirKey{src: epRef{ap: r.eps[m.src]}, dst: epRef{ap: r.eps[m.dst]}, proto: trace.ProtoUDP}
+			src, dst := r.eps[m.src], r.eps[m.dst]
+			k := dirKey{src: epRef{ap: src}, dst: epRef{ap: dst}, proto: trace.ProtoUDP}
+			if _, ok := st.dgrams[k]; !ok {
+				hk := halfKey{src.Port(), dst}
+				st.udpFrom[hk] = append(st.udpFrom[hk], src.Addr())
+				hk = halfKey{dst.Port(), src}
+				st.udpTo[hk] = append(st.udpTo[hk], dst.Addr())
+			}
 			rc := st.dgram(k)
 			rc.sniffed = true
 			rc.fmsgs[0] = append(rc.fmsgs[0], int32(i))
@@ -467,11 +474,7 @@ func (r *Reconciler) groupDatagrams(st *state, c *preload.Conn) {
 				continue
 			}
 			if l.Addr().IsUnspecified() {
-				if a := st.ht.primary(st.ht.ofName(c.Host)); a.IsValid() && a.Is4() == p.Addr().Is4() {
-					l = netip.AddrPortFrom(a, l.Port())
-				} else if p.Addr().IsLoopback() {
-					l = netip.AddrPortFrom(p.Addr(), l.Port())
-				}
+				l = st.localAddr(c.Host, l.Port(), p, m.Dir == preload.DirSend)
 			}
 			if r.opts.Canonical != nil && !l.Addr().IsLoopback() {
 				ts := m.TS + st.rough[c.Host]
@@ -501,4 +504,32 @@ func abs64(x int64) int64 {
 		return -x
 	}
 	return x
+}
+
+// halfKey is one end of sniffed datagrams: a port and the peer endpoint.
+type halfKey struct {
+	port uint16
+	peer netip.AddrPort
+}
+
+// localAddr finds the address a traced datagram socket bound to the
+// unspecified address used with peer: the one sniffed datagrams from
+// (send) or to that port show, if only one does; else the traced host's
+// primary address, or the loopback address toward a loopback peer.
+func (st *state) localAddr(host string, port uint16, peer netip.AddrPort, send bool) netip.AddrPort {
+	k := halfKey{port, peer}
+	addrs := st.udpTo[k]
+	if send {
+		addrs = st.udpFrom[k]
+	}
+	if len(addrs) == 1 {
+		return netip.AddrPortFrom(addrs[0], port)
+	}
+	if peer.Addr().IsLoopback() {
+		return netip.AddrPortFrom(peer.Addr(), port)
+	}
+	if a := st.ht.primary(st.ht.ofName(host)); a.IsValid() && a.Is4() == peer.Addr().Is4() {
+		return netip.AddrPortFrom(a, port)
+	}
+	return netip.AddrPortFrom(netip.IPv4Unspecified(), port)
 }

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"net/netip"
 	"slices"
 	"strconv"
 
@@ -20,6 +21,8 @@ type state struct {
 	conns        []*rconn
 	byPair       map[pairKey][]int32
 	dgrams       map[dirKey]int32
+	udpFrom      map[halfKey][]netip.Addr // sniffed datagrams: sender addresses by (sender port, receiver)
+	udpTo        map[halfKey][]netip.Addr // receiver addresses by (receiver port, sender)
 	rough        map[string]int64
 	roughSamples map[string][]int64
 	calls        map[*preload.Conn][]callStatus
@@ -42,6 +45,8 @@ func newState() *state {
 		pairTTL:      map[[2]int32][2]uint8{},
 		byPair:       map[pairKey][]int32{},
 		dgrams:       map[dirKey]int32{},
+		udpFrom:      map[halfKey][]netip.Addr{},
+		udpTo:        map[halfKey][]netip.Addr{},
 		rough:        map[string]int64{},
 		roughSamples: map[string][]int64{},
 		calls:        map[*preload.Conn][]callStatus{},
@@ -142,8 +147,10 @@ const (
 )
 
 // stamps returns the candidate timestamps of the send and the receive of
-// lm, best first.
-func (r *Reconciler) stamps(st *state, lm *lmsg) (send, recv [numSlots]cand) {
+// lm, best first. A logical message that is only part of a sniffed message
+// (several writes in one, BoundWrites) takes the traced times first unless
+// raw is set: the sniffed first and last times belong to the whole.
+func (r *Reconciler) stamps(st *state, lm *lmsg, raw bool) (send, recv [numSlots]cand) {
 	for i := range send {
 		send[i].dom, recv[i].dom = -1, -1
 	}
@@ -152,6 +159,10 @@ func (r *Reconciler) stamps(st *state, lm *lmsg) (send, recv [numSlots]cand) {
 	}
 	if lm.rb.ok() {
 		recv[slotTrace] = cand{lm.rb.end(), st.hostDomain(lm.rb.c.Host)}
+	}
+	if !raw && ((lm.fa >= 0 && !lm.faStart) || (lm.fb >= 0 && !lm.fbEnd)) {
+		send[slotHome], send[slotTrace] = send[slotTrace], cand{dom: -1}
+		recv[slotHome], recv[slotTrace] = recv[slotTrace], cand{dom: -1}
 	}
 	ttl, seenPair := st.pairTTL[[2]int32{lm.hs, lm.hr}]
 	if lm.faStart {
@@ -164,9 +175,9 @@ func (r *Reconciler) stamps(st *state, lm *lmsg) (send, recv [numSlots]cand) {
 			c := cand{s.first, dom}
 			switch {
 			case int32(s.point) == home:
-				if s.full {
+				if s.full && send[slotHome].dom < 0 {
 					send[slotHome] = c
-				} else {
+				} else if !s.full {
 					send[slotHomePart] = c
 				}
 			case seenPair && s.ttl == ttl[0]:
@@ -190,9 +201,9 @@ func (r *Reconciler) stamps(st *state, lm *lmsg) (send, recv [numSlots]cand) {
 			c := cand{s.last, dom}
 			switch {
 			case int32(s.point) == home:
-				if s.full {
+				if s.full && recv[slotHome].dom < 0 {
 					recv[slotHome] = c
-				} else {
+				} else if !s.full {
 					recv[slotHomePart] = c
 				}
 			case seenPair && s.ttl == ttl[1]:
@@ -236,20 +247,27 @@ func (r *Reconciler) pairTTLs(st *state) {
 	}
 }
 
-// preloadKinds labels the messages of connections no sniffer saw: the side
+// preloadKinds labels the messages of a connection that no sniffer saw (a
+// whole connection, or the part before or after the capture): the side
 // that connected calls, each of its messages a CALL with a new id; the
-// other side's next message is that call's RETURN. The order is the traced
-// caller's own sequence of calls (or the callee's when only it was traced).
+// other side's next message is the RETURN of the last CALL. Sniffed
+// messages keep flows' labels and take part in the pairing. The order is
+// the traced caller's own sequence of calls (or the callee's when only it
+// was traced); without one, nothing is labelled.
 func (r *Reconciler) preloadKinds(st *state, ranges [][2]int) {
 	for _, rc := range st.conns {
-		if rc.sniffed || rc.dgram || rc.caller < 0 {
+		if rc.dgram || rc.caller < 0 {
 			continue
 		}
 		lo, hi := ranges[rc.id][0], ranges[rc.id][1]
-		if lo == hi {
+		unsniffed := false
+		for i := lo; i < hi; i++ {
+			unsniffed = unsniffed || st.out[i].fa < 0
+		}
+		if !unsniffed {
 			continue
 		}
-		caller := int8(rc.caller)
+		caller := rc.caller
 		view := rc.pc[caller]
 		if view == nil {
 			view = rc.pc[1-caller]
@@ -258,7 +276,7 @@ func (r *Reconciler) preloadKinds(st *state, ranges [][2]int) {
 			continue
 		}
 		ok := true
-		for i := lo; i < hi; i++ {
+		for i := lo; i < hi && ok; i++ {
 			lm := &st.out[i]
 			switch {
 			case lm.sa.ok() && lm.sa.c == view:
@@ -278,12 +296,19 @@ func (r *Reconciler) preloadKinds(st *state, ranges [][2]int) {
 		n := 0
 		for i := range ms {
 			lm := &ms[i]
-			if lm.dir == caller {
+			switch {
+			case lm.fa >= 0 && lm.kind == trace.KindCall:
+				pending = lm.call
+			case lm.fa >= 0:
+				if lm.kind == trace.KindReturn {
+					pending = ""
+				}
+			case lm.dir == caller:
 				lm.kind = trace.KindCall
 				lm.call = "p" + strconv.Itoa(int(rc.id)) + "." + strconv.Itoa(n)
 				n++
 				pending = lm.call
-			} else if pending != "" {
+			case pending != "":
 				lm.kind = trace.KindReturn
 				lm.call = pending
 				pending = ""
@@ -371,7 +396,7 @@ func (r *Reconciler) Finish() (*trace.Trace, *Report, error) {
 	domStamps := map[int32]int64{}
 	for i := range st.out {
 		lm := &st.out[i]
-		send, recv := r.stamps(st, lm)
+		send, recv := r.stamps(st, lm, false)
 		bs, br := best(&send), best(&recv)
 		if bs.dom >= 0 {
 			domStamps[bs.dom]++
@@ -382,6 +407,7 @@ func (r *Reconciler) Finish() (*trace.Trace, *Report, error) {
 		if bs.dom >= 0 && br.dom >= 0 {
 			cs.add(bs.dom, bs.ts, br.dom, br.ts)
 		}
+		send, recv = r.stamps(st, lm, true)
 		if t := send[slotTrace]; t.dom >= 0 {
 			for _, sl := range []int{slotHome, slotSide} {
 				if s := send[sl]; s.dom >= 0 {
@@ -515,7 +541,7 @@ func (r *Reconciler) Finish() (*trace.Trace, *Report, error) {
 		lm := &st.out[i]
 		rc := st.conns[lm.rc]
 		en := endNodes[i]
-		send, recv := r.stamps(st, lm)
+		send, recv := r.stamps(st, lm, false)
 		ds, dr := nodeDom[en.sNode], nodeDom[en.rNode]
 		m := trace.Message{
 			SendTS: pick(&send, ds), RecvTS: pick(&recv, dr),
