@@ -126,7 +126,7 @@ func TestSolveClocks(t *testing.T) {
 // events were paired wrongly, or the clocks drift): it is reported.
 func TestSolveClocksInconsistent(t *testing.T) {
 	cs := newClockSamples()
-	cs.add(0, 1000, 1, 900) // 1 runs at least 100 behind ...
+	cs.add(0, 1000, 1, 900)  // 1 runs at least 100 behind ...
 	cs.add(1, 2000, 0, 1950) // ... and at least 50 ahead
 	est, bad := solveClocks(2, 0, cs, nil)
 	if len(bad) != 1 || !est[1].Known || est[1].Uncertainty != 75 {
