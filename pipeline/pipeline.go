@@ -256,22 +256,35 @@ func runMessagesHook(cfg *Config, res *Result, ready func() error, fn func(*flow
 		}
 		tab.SetSnifferNames(names)
 		res.NAT = tab
-		completeOffsets(res.Offsets, tab.Clocks)
+		completed := completeOffsets(res.Offsets, tab.Clocks)
 
 		// The second pass: the same sniffers, the offsets as known now,
-		// the same window.
+		// the same window. If nat tied a sniffer to the reference that
+		// pcapio could not, sniffers that share packets only with it
+		// can be estimated now: pcapio samples again for those.
 		p2 := cfg.Capture
 		p2.NoOffsets = true
 		p2.Offsets = map[string]time.Duration{}
+		unknown := false
 		for i, o := range res.Offsets {
 			if o.Known {
 				p2.Offsets[res.Sniffers[i].Name] = time.Duration(o.Offset)
+			} else {
+				unknown = true
 			}
+		}
+		if unknown && completed && !cfg.Capture.NoOffsets {
+			p2.NoOffsets = false
 		}
 		p2.Window = time.Duration(window)
 		p2.Progress = func(done, total int64) { progress(cfg.Progress, StageMessages, done, total) }
 		if m, err = pcapio.Open(cfg.Captures, p2); err != nil {
 			return err
+		}
+		for i, o := range m.Offsets() {
+			if i < len(res.Offsets) && !res.Offsets[i].Known && o.Known {
+				res.Offsets[i] = o
+			}
 		}
 		src = &rewriter{m: m, c: nat.NewCanonicalizer(tab)}
 	}
@@ -344,8 +357,9 @@ func (w *rewriter) Next() (*pcapio.Packet, error) {
 // corrected clock runs Clock.Offset ahead of A's, so when A is known and B
 // is not, B's clock minus the reference's is A's offset plus Clock.Offset
 // (and the other way round). It repeats until nothing changes, so chains
-// of translations are followed.
-func completeOffsets(offs []pcapio.Offset, clocks []nat.ClockOffset) {
+// of translations are followed. It reports whether it completed any.
+func completeOffsets(offs []pcapio.Offset, clocks []nat.ClockOffset) bool {
+	did := false
 	for changed := true; changed; {
 		changed = false
 		for _, c := range clocks {
@@ -364,7 +378,9 @@ func completeOffsets(offs []pcapio.Offset, clocks []nat.ClockOffset) {
 				changed = true
 			}
 		}
+		did = did || changed
 	}
+	return did
 }
 
 // sniffersFor describes the sniffers' clocks to reconcile.
