@@ -57,6 +57,7 @@ type rconn struct {
 	proto trace.Proto
 	dgram bool
 	ep    [2]epRef
+	epi   [2]int32 // the endpoints' ids (state.eps)
 	// fmsgs are the sniffed messages of each direction, in stream order.
 	fmsgs [2][]int32
 	info  *connInfo

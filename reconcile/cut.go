@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"slices"
 
+	"github.com/wirepath/wirepath/flows"
 	"github.com/wirepath/wirepath/preload"
 	"github.com/wirepath/wirepath/trace"
 )
@@ -82,7 +83,10 @@ type lmsg struct {
 	// sa is the sender's write holding the first byte, rb the receiver's
 	// read holding the last.
 	sa, rb pref
-	call   string
+	// call is the call id: flows' (c<conn>.<n>), or one reconcile gave a
+	// call no sniffer saw (p<connection>.<n>, pcall set).
+	call  flows.CallID
+	pcall bool
 	// order is the message's place in the traced caller's sequence of
 	// calls, for pairing calls and returns of unsniffed connections.
 	order int64
@@ -342,10 +346,7 @@ func (r *Reconciler) emit(st *state, rc *rconn, d int, a, b int64, fs, ss, rs sp
 	}
 	if lm.faStart {
 		m := &r.msgs[lm.fa]
-		lm.kind = m.kind
-		if !m.call.IsZero() {
-			lm.call = m.call.String()
-		}
+		lm.kind, lm.call = m.kind, m.call
 	}
 	st.out = append(st.out, lm)
 }
@@ -392,10 +393,7 @@ func (r *Reconciler) datagrams(st *state, rc *rconn) {
 	}
 	for j, i := range rc.fmsgs[0] {
 		m := &r.msgs[i]
-		lm := lmsg{rc: rc.id, bytes: m.bytes, fa: i, fb: i, faStart: true, fbEnd: true, kind: m.kind, order: -1, off: int64(j), fFrom: int32(j), fTo: int32(j + 1)}
-		if !m.call.IsZero() {
-			lm.call = m.call.String()
-		}
+		lm := lmsg{rc: rc.id, bytes: m.bytes, fa: i, fb: i, faStart: true, fbEnd: true, kind: m.kind, call: m.call, order: -1, off: int64(j), fFrom: int32(j), fTo: int32(j + 1)}
 		if s := fSend[j]; s >= 0 {
 			lm.sa = rc.sends[s]
 		}

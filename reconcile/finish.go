@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"net/netip"
 	"slices"
-	"strconv"
 
+	"github.com/wirepath/wirepath/flows"
 	"github.com/wirepath/wirepath/pcapio"
 	"github.com/wirepath/wirepath/preload"
 	"github.com/wirepath/wirepath/trace"
@@ -27,9 +27,12 @@ type state struct {
 	roughSamples map[string][]int64
 	calls        map[*preload.Conn][]callStatus
 	out          []lmsg
-	fixed        map[epRef]bool
+	eps          []epRef // every connection endpoint, by id (rconn.epi)
+	epIdx        map[epRef]int32
+	fixed        []bool // by endpoint id
 	roles        map[int32][]string
 	hostNames    map[int32]string
+	roleNames    map[nodeKey]string
 	nodeSyms     map[nodeKey]trace.Sym
 	tr           *trace.Trace
 	warns        []string
@@ -50,9 +53,10 @@ func newState() *state {
 		rough:        map[string]int64{},
 		roughSamples: map[string][]int64{},
 		calls:        map[*preload.Conn][]callStatus{},
-		fixed:        map[epRef]bool{},
+		epIdx:        map[epRef]int32{},
 		roles:        map[int32][]string{},
 		hostNames:    map[int32]string{},
+		roleNames:    map[nodeKey]string{},
 		nodeSyms:     map[nodeKey]trace.Sym{},
 		hostDom:      map[string]int32{},
 		tr:           &trace.Trace{},
@@ -292,26 +296,27 @@ func (r *Reconciler) preloadKinds(st *state, ranges [][2]int) {
 		}
 		ms := st.out[lo:hi]
 		slices.SortStableFunc(ms, func(a, b lmsg) int { return cmp.Compare(a.order, b.order) })
-		pending := ""
-		n := 0
+		var pending flows.CallID
+		pendingP := false
+		n := uint32(0)
 		for i := range ms {
 			lm := &ms[i]
 			switch {
 			case lm.fa >= 0 && lm.kind == trace.KindCall:
-				pending = lm.call
+				pending, pendingP = lm.call, lm.pcall
 			case lm.fa >= 0:
 				if lm.kind == trace.KindReturn {
-					pending = ""
+					pending = flows.CallID{}
 				}
 			case lm.dir == caller:
 				lm.kind = trace.KindCall
-				lm.call = "p" + strconv.Itoa(int(rc.id)) + "." + strconv.Itoa(n)
+				lm.call, lm.pcall = flows.CallID{Conn: uint64(rc.id), Index: n}, true
 				n++
-				pending = lm.call
-			case pending != "":
+				pending, pendingP = lm.call, true
+			case !pending.IsZero() || pendingP:
 				lm.kind = trace.KindReturn
-				lm.call = pending
-				pending = ""
+				lm.call, lm.pcall = pending, pendingP
+				pending, pendingP = flows.CallID{}, false
 			}
 		}
 	}
@@ -348,6 +353,7 @@ func (r *Reconciler) Finish() (*trace.Trace, *Report, error) {
 	r.buildSniffed(st)
 	r.attachPreload(st)
 	ranges := make([][2]int, len(st.conns))
+	st.out = make([]lmsg, 0, len(r.msgs)+int(r.preloadCalls()))
 	for _, rc := range st.conns {
 		lo := len(st.out)
 		if rc.dgram {
@@ -359,6 +365,17 @@ func (r *Reconciler) Finish() (*trace.Trace, *Report, error) {
 		ranges[rc.id] = [2]int{lo, len(st.out)}
 	}
 	r.preloadKinds(st, ranges)
+	for _, rc := range st.conns {
+		for e := range 2 {
+			id, ok := st.epIdx[rc.ep[e]]
+			if !ok {
+				id = int32(len(st.eps))
+				st.eps = append(st.eps, rc.ep[e])
+				st.epIdx[rc.ep[e]] = id
+			}
+			rc.epi[e] = id
+		}
+	}
 	for i := range st.out {
 		lm := &st.out[i]
 		rc := st.conns[lm.rc]
@@ -373,7 +390,7 @@ func (r *Reconciler) Finish() (*trace.Trace, *Report, error) {
 		lm.hs = st.endHost(rc, s, lm.spc)
 		lm.hr = st.endHost(rc, d, lm.rpc)
 	}
-	r.classifyPorts(st)
+	r.classifyPorts(st, ranges)
 
 	// Clock domains: sniffers first, then traced hosts.
 	nSn := len(r.opts.Sniffers)
@@ -482,8 +499,8 @@ func (r *Reconciler) Finish() (*trace.Trace, *Report, error) {
 	for i := range st.out {
 		lm := &st.out[i]
 		rc := st.conns[lm.rc]
-		sn := st.nodeName(r, lm.hs, lm.spc, rc.ep[lm.dir])
-		rn := st.nodeName(r, lm.hr, lm.rpc, rc.ep[1-lm.dir])
+		sn := st.nodeName(r, lm.hs, lm.spc, rc.epi[lm.dir])
+		rn := st.nodeName(r, lm.hr, lm.rpc, rc.epi[1-lm.dir])
 		endNodes[i] = ends{sn, rn}
 		for _, e := range []struct {
 			n trace.Sym
@@ -514,16 +531,15 @@ func (r *Reconciler) Finish() (*trace.Trace, *Report, error) {
 	tr.Messages = make([]trace.Message, 0, len(st.out))
 	corr := make([]int64, 0, len(st.out))
 	keep := make([]int32, 0, len(st.out))
-	epSyms := map[epRef]trace.Sym{}
-	epSym := func(e epRef) trace.Sym {
-		if s, ok := epSyms[e]; ok {
-			return s
+	epSyms := make([]trace.Sym, len(st.eps))
+	epSym := func(id int32) trace.Sym {
+		if epSyms[id] == 0 {
+			epSyms[id] = tr.Intern(st.eps[id].String())
 		}
-		s := tr.Intern(e.String())
-		epSyms[e] = s
-		return s
+		return epSyms[id]
 	}
 	usedF := make([]uint8, len(r.msgs)) // 1 used, 2 dropped
+	var callBuf []byte
 	pick := func(cs *[numSlots]cand, d int32) trace.Timestamp {
 		for _, c := range cs {
 			switch {
@@ -545,11 +561,15 @@ func (r *Reconciler) Finish() (*trace.Trace, *Report, error) {
 		ds, dr := nodeDom[en.sNode], nodeDom[en.rNode]
 		m := trace.Message{
 			SendTS: pick(&send, ds), RecvTS: pick(&recv, dr),
-			Bytes: lm.bytes, Src: epSym(rc.ep[lm.dir]), Dst: epSym(rc.ep[1-lm.dir]),
+			Bytes: lm.bytes, Src: epSym(rc.epi[lm.dir]), Dst: epSym(rc.epi[1-lm.dir]),
 			SrcNode: en.sNode, DstNode: en.rNode, Kind: lm.kind, Proto: rc.proto,
 		}
-		if lm.call != "" {
-			m.CallID = tr.Intern(lm.call)
+		if lm.pcall || !lm.call.IsZero() {
+			callBuf = lm.call.AppendText(callBuf[:0])
+			if lm.pcall {
+				callBuf[0] = 'p'
+			}
+			m.CallID = tr.Syms.InternBytes(callBuf)
 		}
 		mark := uint8(1)
 		if !m.SendTS.Known() && !m.RecvTS.Known() {
@@ -768,4 +788,15 @@ func (r *Reconciler) hostReport(st *state, rep *Report) {
 		})
 	}
 	slices.SortFunc(rep.Hosts, func(a, b HostReport) int { return cmp.Or(cmp.Compare(a.Host, b.Host), cmp.Compare(a.Traced, b.Traced)) })
+}
+
+// preloadCalls counts the traced data calls.
+func (r *Reconciler) preloadCalls() int64 {
+	var n int64
+	if r.opts.Preload != nil {
+		for _, c := range r.opts.Preload.Conns {
+			n += int64(len(c.Msgs))
+		}
+	}
+	return n
 }

@@ -46,7 +46,17 @@ func (st *state) hostName(r *Reconciler, h int32) string {
 // roleName names the fixed endpoint ep of host h: the roles map's name for
 // the endpoint, else its host's name (the map's, or the address) and port.
 // An endpoint on a traced host's loopback is named after that host.
-func (st *state) roleName(r *Reconciler, ep epRef, h int32) string {
+func (st *state) roleName(r *Reconciler, ep int32, h int32) string {
+	k := nodeKey{h: h, ep: ep}
+	if n, ok := st.roleNames[k]; ok {
+		return n
+	}
+	n := st.makeRoleName(r, st.eps[ep], h)
+	st.roleNames[k] = n
+	return n
+}
+
+func (st *state) makeRoleName(r *Reconciler, ep epRef, h int32) string {
 	if ep.name != "" {
 		return st.hostName(r, h) + ":" + strings.TrimPrefix(ep.name, "unix:")
 	}
@@ -71,18 +81,18 @@ func (st *state) roleName(r *Reconciler, ep epRef, h int32) string {
 type nodeKey struct {
 	h  int32
 	pc *preload.Conn
-	ep epRef
+	ep int32
 }
 
 // nodeName names one end of a message: host h, traced process pc (nil if
-// untraced), endpoint ep.
-func (st *state) nodeName(r *Reconciler, h int32, pc *preload.Conn, ep epRef) trace.Sym {
+// untraced), endpoint ep (an id: st.eps).
+func (st *state) nodeName(r *Reconciler, h int32, pc *preload.Conn, ep int32) trace.Sym {
 	k := nodeKey{h, pc, ep}
 	if r.opts.Naming != NameProcess || pc == nil {
 		k.pc = nil
 	}
 	if r.opts.Naming == NameHost {
-		k.ep = epRef{}
+		k.ep = -1
 	}
 	if s, ok := st.nodeSyms[k]; ok {
 		return s
@@ -112,7 +122,7 @@ func (st *state) nodeName(r *Reconciler, h int32, pc *preload.Conn, ep epRef) tr
 		}
 	}
 	if name == "" {
-		name = ep.String()
+		name = st.eps[ep].String()
 	}
 	s := st.tr.Intern(name)
 	st.nodeSyms[k] = s
@@ -125,55 +135,61 @@ func (st *state) nodeName(r *Reconciler, h int32, pc *preload.Conn, ep epRef) tr
 // opened to, the receiver of a CALL and the sender of a RETURN, a traced
 // socket that accepted connections; and ports below 1024 unless
 // NoWellKnown. It then lists each host's roles.
-func (r *Reconciler) classifyPorts(st *state) {
-	peers := map[epRef]int{}
-	seen := map[[2]epRef]bool{}
-	for i := range st.out {
-		lm := &st.out[i]
-		rc := st.conns[lm.rc]
-		a, b := rc.ep[0], rc.ep[1]
-		if !seen[[2]epRef{a, b}] && !seen[[2]epRef{b, a}] {
-			seen[[2]epRef{a, b}] = true
+func (r *Reconciler) classifyPorts(st *state, ranges [][2]int) {
+	st.fixed = make([]bool, len(st.eps))
+	peers := make([]int, len(st.eps))
+	seen := map[[2]int32]bool{}
+	for _, rc := range st.conns {
+		if ranges[rc.id][0] == ranges[rc.id][1] {
+			continue
+		}
+		a, b := rc.epi[0], rc.epi[1]
+		if a > b {
+			a, b = b, a
+		}
+		if !seen[[2]int32{a, b}] {
+			seen[[2]int32{a, b}] = true
 			peers[a]++
 			peers[b]++
 		}
-		src, dst := rc.ep[lm.dir], rc.ep[1-lm.dir]
-		switch lm.kind {
-		case trace.KindCall:
-			st.fixed[dst] = true
-		case trace.KindReturn:
-			st.fixed[src] = true
-		}
-	}
-	for _, rc := range st.conns {
 		if rc.caller >= 0 && !rc.dgram {
-			st.fixed[rc.ep[1-rc.caller]] = true
+			st.fixed[rc.epi[1-rc.caller]] = true
 		}
 		for e := range 2 {
 			if c := rc.pc[e]; c != nil && c.Listening {
-				st.fixed[rc.ep[e]] = true
+				st.fixed[rc.epi[e]] = true
 			}
 		}
 	}
-	for ep, n := range peers {
-		if n >= r.opts.MinPeers {
-			st.fixed[ep] = true
-		}
-		if !r.opts.NoWellKnown && ep.name == "" && ep.ap.Port() > 0 && ep.ap.Port() < 1024 {
-			st.fixed[ep] = true
-		}
-	}
-	// Roles per host.
 	for i := range st.out {
 		lm := &st.out[i]
 		rc := st.conns[lm.rc]
-		for _, e := range [2]struct {
-			ep epRef
-			h  int32
-		}{{rc.ep[lm.dir], lm.hs}, {rc.ep[1-lm.dir], lm.hr}} {
-			if e.h < 0 || !st.fixed[e.ep] || e.ep.name != "" {
+		switch lm.kind {
+		case trace.KindCall:
+			st.fixed[rc.epi[1-lm.dir]] = true
+		case trace.KindReturn:
+			st.fixed[rc.epi[lm.dir]] = true
+		}
+	}
+	for id, ep := range st.eps {
+		if peers[id] >= r.opts.MinPeers {
+			st.fixed[id] = true
+		}
+		if !r.opts.NoWellKnown && ep.name == "" && ep.ap.Port() > 0 && ep.ap.Port() < 1024 {
+			st.fixed[id] = true
+		}
+	}
+	// Roles per host.
+	type hostEP struct{ h, ep int32 }
+	done := map[hostEP]bool{}
+	for i := range st.out {
+		lm := &st.out[i]
+		rc := st.conns[lm.rc]
+		for _, e := range [2]hostEP{{lm.hs, rc.epi[lm.dir]}, {lm.hr, rc.epi[1-lm.dir]}} {
+			if e.h < 0 || !st.fixed[e.ep] || st.eps[e.ep].name != "" || done[e] {
 				continue
 			}
+			done[e] = true
 			n := st.roleName(r, e.ep, e.h)
 			if !slices.Contains(st.roles[e.h], n) {
 				st.roles[e.h] = append(st.roles[e.h], n)
