@@ -5,7 +5,6 @@
 package reconcile
 
 import (
-	"fmt"
 	"strings"
 	"time"
 
@@ -168,9 +167,10 @@ func Run(ios *cmdutil.IOStreams, o *Options) error {
 			return err
 		}
 	}
-	cfg.Progress = stageProgress(ios)
+	var done func()
+	cfg.Progress, done = captureflags.StageProgress(ios)
 	res, err := pipeline.Run(cfg)
-	cfg.Progress(pipeline.StageReconcile+1, 0, 0)
+	done()
 	if err != nil {
 		return err
 	}
@@ -223,38 +223,12 @@ func writeTrace(ios *cmdutil.IOStreams, o *Options, t *trace.Trace) error {
 	return out.Close()
 }
 
-// stageProgress returns a pipeline progress callback that shows one
-// progress display per stage (on a terminal, after a while).
-func stageProgress(ios *cmdutil.IOStreams) pipeline.Progress {
-	var cur *cmdutil.Progress
-	stage := pipeline.Stage(255)
-	var last int64
-	return func(s pipeline.Stage, done, total int64) {
-		if s != stage {
-			cur.Finish()
-			cur, stage, last = nil, s, 0
-			if s > pipeline.StageReconcile {
-				return
-			}
-			bytes := s == pipeline.StageLearn || s == pipeline.StageMessages
-			cur = cmdutil.NewProgress(ios, s.String(), total, bytes)
-		}
-		cur.Add(done - last)
-		last = done
-	}
-}
-
 // outcome prints the problems in the input as warnings and returns the
 // exit status: a partial error when some input was bad.
 func outcome(ios *cmdutil.IOStreams, res *pipeline.Result) error {
-	for _, p := range res.Problems {
-		ios.Warnf("%v", p)
+	err := captureflags.OutcomeOf(ios, res.Problems, res.Capture)
+	if err == nil && res.Preload != nil && res.Preload.Skipped > 0 {
+		err = &cmdutil.PartialError{Skipped: int(res.Preload.Skipped), What: "bad lines in the syscall traces were skipped"}
 	}
-	if len(res.Problems) == 0 {
-		return nil
-	}
-	if res.Capture.Total.Records == 0 {
-		return fmt.Errorf("no packets could be read from the %d capture file(s)", len(res.Capture.Files))
-	}
-	return &cmdutil.PartialError{Skipped: len(res.Problems), What: "see the warnings above"}
+	return err
 }
