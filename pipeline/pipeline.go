@@ -20,7 +20,7 @@
 //
 // Memory is bounded as each stage bounds it (pcapio by its window, nat by
 // the translated connections, flows by the open connections), except that
-// reconcile keeps every message of the run (about 100 bytes each).
+// reconcile keeps every message of the run (about 300 bytes each with its sightings).
 package pipeline
 
 import (

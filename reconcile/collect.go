@@ -12,7 +12,8 @@ import (
 // into one trace. Add copies what it needs, so the caller may reuse the
 // message. A Reconciler is not safe for concurrent use.
 //
-// Memory is about 70 bytes per message plus 32 per sighting: Finish needs
+// Memory is about 80 bytes per message plus 32 per sighting (Finish adds
+// about 200 per message while it works): it needs
 // every message, because the choice of each host's home capture point, the
 // fixed ports and the clock offsets all depend on the whole run.
 type Reconciler struct {
