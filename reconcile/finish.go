@@ -494,6 +494,7 @@ func (r *Reconciler) Finish() (*trace.Trace, *Report, error) {
 		return hd
 	}
 	nodeDoms := map[trace.Sym]map[int32]int64{}
+	server := map[trace.Sym]bool{}
 	type ends struct{ sNode, rNode trace.Sym }
 	endNodes := make([]ends, len(st.out))
 	for i := range st.out {
@@ -502,6 +503,8 @@ func (r *Reconciler) Finish() (*trace.Trace, *Report, error) {
 		sn := st.nodeName(r, lm.hs, lm.spc, rc.epi[lm.dir])
 		rn := st.nodeName(r, lm.hr, lm.rpc, rc.epi[1-lm.dir])
 		endNodes[i] = ends{sn, rn}
+		server[sn] = server[sn] || st.fixed[rc.epi[lm.dir]]
+		server[rn] = server[rn] || st.fixed[rc.epi[1-lm.dir]]
 		for _, e := range []struct {
 			n trace.Sym
 			h int32
@@ -659,6 +662,11 @@ func (r *Reconciler) Finish() (*trace.Trace, *Report, error) {
 	r.clockReport(st, rep, est, ref, nodeDom, nodeDoms)
 	r.hostReport(st, rep)
 	rep.Nodes = len(nodeDom)
+	for _, v := range server {
+		if v {
+			rep.Servers++
+		}
+	}
 	if n := len(st.warns); n > r.opts.MaxWarnings {
 		st.warns = append(st.warns[:r.opts.MaxWarnings], fmt.Sprintf("... and %d more warnings", n-r.opts.MaxWarnings))
 	}

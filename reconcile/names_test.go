@@ -42,8 +42,11 @@ func TestNaming(t *testing.T) {
 		roles  *RoleMap
 		// want: "src-node dst-node" of each message, in order.
 		want []string
+		// servers: nodes with a fixed port (the others are clients).
+		servers int
 	}{{
-		naming: NameHost,
+		naming:  NameHost,
+		servers: 3,
 		want: []string{
 			"10.0.0.1 10.0.1.1", "10.0.1.1 10.0.0.1",
 			"10.0.1.1 10.0.2.1", "10.0.2.1 10.0.1.1",
@@ -55,7 +58,8 @@ func TestNaming(t *testing.T) {
 	}, {
 		// web has one role, so its calls out are the role's; db's host
 		// has two (5432 and 8000), so its ephemeral port is the host's.
-		naming: NameRole,
+		naming:  NameRole,
+		servers: 4,
 		want: []string{
 			"10.0.0.1 10.0.1.1:80", "10.0.1.1:80 10.0.0.1",
 			"10.0.1.1:80 10.0.2.1:5432", "10.0.2.1:5432 10.0.1.1:80",
@@ -65,8 +69,9 @@ func TestNaming(t *testing.T) {
 			"10.0.0.1 10.0.2.1:8000", "10.0.2.1:8000 10.0.0.1",
 		},
 	}, {
-		naming: NameRole,
-		roles:  roles,
+		naming:  NameRole,
+		roles:   roles,
+		servers: 4,
 		want: []string{
 			"10.0.0.1 10.0.1.1:80", "10.0.1.1:80 10.0.0.1",
 			"10.0.1.1:80 db", "db 10.0.1.1:80",
@@ -76,8 +81,9 @@ func TestNaming(t *testing.T) {
 			"10.0.0.1 10.0.2.1:8000", "10.0.2.1:8000 10.0.0.1",
 		},
 	}, {
-		naming: NameHost,
-		roles:  roles,
+		naming:  NameHost,
+		roles:   roles,
+		servers: 3,
 		want: []string{
 			"10.0.0.1 10.0.1.1", "10.0.1.1 10.0.0.1",
 			"10.0.1.1 10.0.2.1", "10.0.2.1 10.0.1.1",
@@ -103,8 +109,8 @@ func TestNaming(t *testing.T) {
 			if tr.Str(tr.Messages[0].Src) != "10.0.0.1:40001" {
 				t.Errorf("endpoint %s", tr.Str(tr.Messages[0].Src))
 			}
-			if rep.Nodes != len(nodeSet(tr)) {
-				t.Errorf("report says %d nodes, trace has %d", rep.Nodes, len(nodeSet(tr)))
+			if rep.Nodes != len(nodeSet(tr)) || rep.Servers != tt.servers {
+				t.Errorf("report says %d nodes (%d servers), trace has %d, want %d servers", rep.Nodes, rep.Servers, len(nodeSet(tr)), tt.servers)
 			}
 		})
 	}

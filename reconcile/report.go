@@ -74,7 +74,10 @@ type Report struct {
 	PreloadConns int64 `json:"preload_conns"`
 	SniffedConns int64 `json:"preload_conns_sniffed"`
 
+	// Nodes counts the nodes; Servers those that use a fixed port (WAP5
+	// section 2.5.1: the others are clients).
 	Nodes   int            `json:"nodes"`
+	Servers int            `json:"servers"`
 	Hosts   []HostReport   `json:"hosts,omitempty"`
 	Clocks  []trace.Clock  `json:"clocks,omitempty"`
 	Offsets []trace.Offset `json:"clock_offsets,omitempty"`
@@ -147,6 +150,7 @@ func (r *Report) Accounting() []trace.Count {
 		c("messages_dropped_no_timestamp", r.DroppedNoTime),
 		c("timestamps_converted", r.Converted),
 		c("nodes", int64(r.Nodes)),
+		c("nodes_servers", int64(r.Servers)),
 	)
 	return out
 }
@@ -162,8 +166,8 @@ func (r *Report) WriteText(w io.Writer) error {
 		}
 		return fmt.Sprintf("%.1f%%", 100*float64(n)/float64(r.Messages))
 	}
-	fmt.Fprintf(&b, "messages: %d (%s naming, %d nodes): %d with both ends (%s), %d send only, %d receive only\n",
-		r.Messages, r.Naming, r.Nodes, r.BothEnds, pct(r.BothEnds), r.SendOnly, r.RecvOnly)
+	fmt.Fprintf(&b, "messages: %d (%s naming, %d nodes, %d of them servers): %d with both ends (%s), %d send only, %d receive only\n",
+		r.Messages, r.Naming, r.Nodes, r.Servers, r.BothEnds, pct(r.BothEnds), r.SendOnly, r.RecvOnly)
 	fmt.Fprintf(&b, "sources: %d sniffed only, %d sniffed and traced, %d traced only; %d with a process name (%d at both ends)\n",
 		r.SniffedOnly, r.Merged, r.PreloadOnly, r.ProcessEnds, r.ProcessBoth)
 	fmt.Fprintf(&b, "sniffed messages: %d in, %d used, %d dropped (no timestamp)\n", r.FlowsIn, r.FlowsUsed, r.FlowsDropped)

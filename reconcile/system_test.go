@@ -137,7 +137,11 @@ func runSystem(t *testing.T, dir string, naming reconcile.Naming) *pipeline.Resu
 }
 
 func TestSystem(t *testing.T) {
-	checkSystem(t, "testdata/system")
+	dir := "testdata/system"
+	if d := os.Getenv("WIREPATH_SYSTEM_DIR"); d != "" {
+		dir = d // another run of make.sh
+	}
+	checkSystem(t, dir)
 }
 
 // TestSystemFresh runs the system again on this machine (as root, with the
@@ -154,7 +158,18 @@ func TestSystemFresh(t *testing.T) {
 			t.Skipf("%s is not installed", tool)
 		}
 	}
-	dir := t.TempDir()
+	// The run is kept for inspection if the test fails.
+	dir, err := os.MkdirTemp("", "wirepath-system-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("the captures and traces are kept in %s", dir)
+			return
+		}
+		os.RemoveAll(dir)
+	})
 	out, err := exec.Command("testdata/system/make.sh", dir).CombinedOutput()
 	if err != nil {
 		if strings.Contains(string(out), "Operation not permitted") {

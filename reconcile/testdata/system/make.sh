@@ -102,7 +102,9 @@ trace() { # host: the environment of a traced program
 echo "starting sniffers"
 bgns router dumpcap -q -i rc1 -i rc2 -w "$work/clientside.pcapng"
 dump=$!
-bgns web tcpdump -q -i eth0 -w "$work/web.pcap"
+# --immediate-mode: without it the packets of tcpdump's last unfinished
+# ring block are lost when it is stopped.
+bgns web tcpdump -q --immediate-mode -i eth0 -w "$work/web.pcap"
 tcpd=$!
 sleep 2
 
@@ -133,7 +135,7 @@ curl_run client client $u/item/1 $u/item/2 $u/big/120000 $u/item/3
 curl_run client client $u/item/4 $u/item/5
 curl_run client2 - $u/item/6 $u/big/40000 $u/item/7
 wait $webpid
-sleep 0.5
+sleep 1.5
 kill -INT $dump $tcpd
 wait $dump $tcpd 2>/dev/null || true
 
