@@ -164,8 +164,11 @@ func (r *Reconciler) stamps(st *state, lm *lmsg, raw bool) (send, recv [numSlots
 	if lm.rb.ok() {
 		recv[slotTrace] = cand{lm.rb.end(), st.hostDomain(lm.rb.c.Host)}
 	}
-	if !raw && ((lm.fa >= 0 && !lm.faStart) || (lm.fb >= 0 && !lm.fbEnd)) {
+	partial := (lm.fa >= 0 && !lm.faStart) || (lm.fb >= 0 && !lm.fbEnd)
+	if !raw && (partial || st.remoteHome(lm.hs)) {
 		send[slotHome], send[slotTrace] = send[slotTrace], cand{dom: -1}
+	}
+	if !raw && (partial || st.remoteHome(lm.hr)) {
 		recv[slotHome], recv[slotTrace] = recv[slotTrace], cand{dom: -1}
 	}
 	ttl, seenPair := st.pairTTL[[2]int32{lm.hs, lm.hr}]
@@ -222,6 +225,12 @@ func (r *Reconciler) stamps(st *state, lm *lmsg, raw bool) (send, recv [numSlots
 		}
 	}
 	return send, recv
+}
+
+// remoteHome reports whether host h's home point is across a router from
+// it (so its traced calls, where it has them, are nearer its ends).
+func (st *state) remoteHome(h int32) bool {
+	return h >= 0 && st.ht.hosts[h].remote
 }
 
 func best(cs *[numSlots]cand) cand {

@@ -24,6 +24,10 @@ type host struct {
 	roles []string
 	// stats of the home choice, for the report.
 	homeNear, homeSeen, msgs int64
+	// remote is set when the home point sees what the host sends with a
+	// TTL below any initial TTL: a router lies between them, so the
+	// host's own syscall trace, where there is one, is nearer.
+	remote bool
 }
 
 // hostTable maps addresses and traced host names to hosts.
@@ -133,6 +137,8 @@ func parseAddrPort(s string) (netip.AddrPort, error) {
 type homeCount struct {
 	near int64 // messages it saw whole, on the host's side of every router
 	seen int64 // messages it saw at all
+	// sentTTL is the highest TTL of a message the host sent, here.
+	sentTTL uint8
 }
 
 // chooseHomes picks each host's home capture point (WAP5 section 7): the
@@ -167,6 +173,7 @@ func (r *Reconciler) chooseHomes(ht *hostTable, epHost []int32) {
 		for _, s := range ss {
 			c := get(sh, s.point)
 			c.seen++
+			c.sentTTL = max(c.sentTTL, s.ttl)
 			if s.full && s.ttl == hi {
 				c.near++
 			}
@@ -198,6 +205,7 @@ func (r *Reconciler) chooseHomes(ht *hostTable, epHost []int32) {
 		if hs.home < 0 {
 			hs.home = int32(c.pt)
 			hs.homeNear, hs.homeSeen = c.c.near, c.c.seen
+			hs.remote = c.c.sentTTL > 0 && !initialTTL(c.c.sentTTL)
 		}
 	}
 }
@@ -220,4 +228,11 @@ func (r *Reconciler) snifferName(id pcapio.SnifferID) string {
 		return r.opts.Sniffers[id].Name
 	}
 	return "sniffer " + strconv.Itoa(int(id))
+}
+
+// initialTTL reports whether ttl is one that stacks send with (Linux and
+// most Unixes 64, Windows 128, network gear 255, some old stacks 32): a
+// packet seen with another has crossed a router.
+func initialTTL(ttl uint8) bool {
+	return ttl == 64 || ttl == 128 || ttl == 255 || ttl == 32
 }

@@ -385,3 +385,29 @@ func TestMatchUnix(t *testing.T) {
 		t.Errorf("first message: %v to %s", tr.Messages[0].Proto, tr.Str(tr.Messages[0].Dst))
 	}
 }
+
+func TestMatchRemoteSniffer(t *testing.T) {
+	// The only sniffer is on the client's side of a router: it is the
+	// server's home point too, but what the server sends reaches it with
+	// TTL 63. The traced server's own calls are nearer its ends: its
+	// times come from them (on the sniffer's clock).
+	w := newWorld(true)
+	for i, t0 := range []int64{t1, t2, t3} {
+		w.writes(true, t0, 40)
+		w.reads(false, t0+119_500, 40)
+		w.writes(false, t0+500_000, 70)
+		w.reads(true, t0+619_500, 70)
+		w.msgs = append(w.msgs,
+			fmsg(1, uint32(2*i), cliEP, srvEP, w.cseq, 40, trace.KindCall, uint32(i), sn{0, 64, t0 + 50_000, t0 + 70_000, false}),
+			fmsg(1, uint32(2*i+1), srvEP, cliEP, w.sseq, 70, trace.KindReturn, uint32(i), sn{0, 63, t0 + 550_000, t0 + 570_000, false}))
+		w.cseq += 40
+		w.sseq += 70
+	}
+	var wants []want
+	for _, t0 := range []int64{t1, t2, t3} {
+		wants = append(wants,
+			want{cli, srv, 40, trace.KindCall, t0 + 50_000, t0 + 120_000},
+			want{srv, cli, 70, trace.KindReturn, t0 + 500_000, t0 + 570_000})
+	}
+	w.check(t, Options{}, wants, map[string]int64{"matched": 12})
+}
