@@ -107,23 +107,19 @@ func (d *decoder) decode() {
 		if !d.tags() {
 			return
 		}
-	case LinkTypeLinuxSLL:
-		if len(f) < 16 {
+	case LinkTypeLinuxSLL, LinkTypeSLL2:
+		// Cooked headers: v1 is 16 bytes with the protocol last, v2 is
+		// 20 bytes with the protocol first.
+		hdr, proto := 16, 14
+		if p.LinkType == LinkTypeSLL2 {
+			hdr, proto = 20, 0
+		}
+		if len(f) < hdr {
 			d.undecodable(len(f) < p.WireLen)
 			return
 		}
-		d.linkLen = 16
-		d.etype = be.Uint16(f[14:16])
-		if !d.tags() {
-			return
-		}
-	case LinkTypeSLL2:
-		if len(f) < 20 {
-			d.undecodable(len(f) < p.WireLen)
-			return
-		}
-		d.linkLen = 20
-		d.etype = be.Uint16(f[0:2])
+		d.linkLen = hdr
+		d.etype = be.Uint16(f[proto : proto+2])
 		if !d.tags() {
 			return
 		}

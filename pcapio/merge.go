@@ -58,15 +58,17 @@ type Options struct {
 	// DefaultReorder, negative means none).
 	Reorder int
 	// Progress, if set, is called as input is read with the bytes read so
-	// far and the total to read (the files' sizes times the passes).
+	// far and the total to read (the files' sizes times the passes). It is
+	// called from the reading goroutines, one call at a time.
 	Progress func(done, total int64)
 }
 
 // Merger reads many capture files and returns their packets in corrected
 // time order, one Packet per wire packet with every Observation of it.
 // It streams: memory is bounded by the dedupe window, the reorder buffers
-// and the number of inputs, not by the size of the captures. A Merger is
-// not safe for concurrent use.
+// and the number of inputs, not by the size of the captures. Each input
+// is read and decoded on a goroutine of its own; Close stops them. A
+// Merger is not safe for concurrent use.
 type Merger struct {
 	opts      Options
 	files     []*fileIn

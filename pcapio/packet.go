@@ -166,15 +166,16 @@ func (p *Packet) Clone() *Packet {
 	return &c
 }
 
-// subsliceOffset reports where sub starts within buf, if it lies inside it.
+// subsliceOffset reports where sub starts within buf, if it lies inside
+// it: a slice of buf's array ending at buf's capacity has the capacity
+// that says where it starts, and one pointer comparison confirms it.
 func subsliceOffset(buf, sub []byte) (int, bool) {
 	if len(sub) == 0 || len(buf) == 0 {
 		return 0, false
 	}
-	for i := 0; i+len(sub) <= len(buf); i++ {
-		if &buf[i] == &sub[0] {
-			return i, true
-		}
+	off := cap(buf) - cap(sub)
+	if off < 0 || off+len(sub) > len(buf) || &buf[off] != &sub[0] {
+		return 0, false
 	}
-	return 0, false
+	return off, true
 }

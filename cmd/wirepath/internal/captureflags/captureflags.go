@@ -67,6 +67,17 @@ func (f *Flags) Options() (pcapio.Options, error) {
 	return o, nil
 }
 
+// Open validates the flags and opens the captures with a progress display
+// on stderr. Call the returned finish function when reading is done, and
+// Close the Merger.
+func (f *Flags) Open(ios *cmdutil.IOStreams, paths []string) (*pcapio.Merger, func(), error) {
+	opts, err := f.Options()
+	if err != nil {
+		return nil, nil, err
+	}
+	return Open(ios, paths, opts)
+}
+
 // Open opens the captures with a progress display on stderr. Call the
 // returned finish function when reading is done.
 func Open(ios *cmdutil.IOStreams, paths []string, opts pcapio.Options) (*pcapio.Merger, func(), error) {

@@ -46,11 +46,7 @@ truncated, dropped) with any problems found.`,
 }
 
 func run(ios *cmdutil.IOStreams, o *options) error {
-	opts, err := o.Options()
-	if err != nil {
-		return err
-	}
-	m, finish, err := captureflags.Open(ios, o.Paths, opts)
+	m, finish, err := o.Open(ios, o.Paths)
 	if err != nil {
 		return err
 	}
