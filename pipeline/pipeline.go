@@ -31,6 +31,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/wirepath/wirepath/flows"
@@ -66,7 +67,8 @@ func (s Stage) String() string {
 // (bytes read for the capture passes, files for the syscall traces,
 // messages for reconcile; total -1 when unknown). A stage's first call may
 // come with done = 0; its last has done = total. It fits
-// cmdutil.NewProgress: one progress display per stage.
+// cmdutil.NewProgress: one progress display per stage. It may be called
+// from pcapio's reading goroutines, but never by two at once.
 type Progress func(stage Stage, done, total int64)
 
 // Config configures a run.
@@ -129,6 +131,7 @@ type Result struct {
 // write-level message (reused after fn returns; Clone to keep it). An error
 // from fn stops the run and is returned. Result's Trace and Report are nil.
 func Messages(cfg Config, fn func(*flows.Message) error) (*Result, error) {
+	cfg.Progress = serialize(cfg.Progress)
 	res := &Result{}
 	err := runMessages(&cfg, res, fn)
 	return res, err
@@ -136,6 +139,7 @@ func Messages(cfg Config, fn func(*flows.Message) error) (*Result, error) {
 
 // Run runs the front half of the pipeline and returns the trace.
 func Run(cfg Config) (*Result, error) {
+	cfg.Progress = serialize(cfg.Progress)
 	res := &Result{}
 	var tab *preload.Table
 	if len(cfg.Preload) > 0 {
@@ -192,6 +196,20 @@ func Run(cfg Config) (*Result, error) {
 	}
 	tr.Meta.Warnings = append(warns, tr.Meta.Warnings...)
 	return res, nil
+}
+
+// serialize makes p safe to call from several goroutines: one call at a
+// time.
+func serialize(p Progress) Progress {
+	if p == nil {
+		return nil
+	}
+	var mu sync.Mutex
+	return func(s Stage, done, total int64) {
+		mu.Lock()
+		defer mu.Unlock()
+		p(s, done, total)
+	}
 }
 
 func progress(p Progress, s Stage, done, total int64) {
