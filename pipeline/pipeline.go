@@ -28,9 +28,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"slices"
-	"sort"
 	"sync"
 	"time"
 
@@ -430,7 +428,7 @@ func captureCounts(s *pcapio.Stats) []trace.Count {
 
 // readPreload reads the syscall traces into a table.
 func readPreload(cfg *Config, res *Result) (*preload.Table, error) {
-	paths, err := ExpandPreload(cfg.Preload)
+	paths, err := preload.ExpandPaths(cfg.Preload)
 	if err != nil {
 		return nil, err
 	}
@@ -461,31 +459,4 @@ func readPreload(cfg *Config, res *Result) (*preload.Table, error) {
 		c("process_calls", k.ProcessCalls), c("unknown_calls", k.UnknownCalls), c("unattributed", k.Unattributed),
 		c("skipped_lines", tab.Skipped))
 	return tab, nil
-}
-
-// ExpandPreload replaces directories among paths by the syscall traces in
-// them (*.jsonl, *.jsonl.gz, *.jsonl.zst, sorted).
-func ExpandPreload(paths []string) ([]string, error) {
-	var out []string
-	for _, p := range paths {
-		st, err := os.Stat(p)
-		if err != nil {
-			return nil, err
-		}
-		if !st.IsDir() {
-			out = append(out, p)
-			continue
-		}
-		var m []string
-		for _, pat := range []string{"*.jsonl", "*.jsonl.gz", "*.jsonl.zst"} {
-			g, _ := filepath.Glob(filepath.Join(p, pat))
-			m = append(m, g...)
-		}
-		if len(m) == 0 {
-			return nil, fmt.Errorf("%s: no syscall traces (*.jsonl) in the directory", p)
-		}
-		sort.Strings(m)
-		out = append(out, m...)
-	}
-	return out, nil
 }

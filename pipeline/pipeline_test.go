@@ -14,6 +14,7 @@ import (
 	"github.com/wirepath/wirepath/flows"
 	"github.com/wirepath/wirepath/nat"
 	"github.com/wirepath/wirepath/pcapio"
+	"github.com/wirepath/wirepath/preload"
 	"github.com/wirepath/wirepath/reconcile"
 	"github.com/wirepath/wirepath/trace"
 )
@@ -152,14 +153,14 @@ func TestCompleteOffsets(t *testing.T) {
 	}
 }
 
-func TestExpandPreload(t *testing.T) {
+func TestExpandPaths(t *testing.T) {
 	dir := t.TempDir()
 	for _, f := range []string{"b.jsonl", "a.jsonl.gz", "c.txt"} {
 		if err := os.WriteFile(filepath.Join(dir, f), nil, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
-	got, err := ExpandPreload([]string{dir, filepath.Join(dir, "c.txt")})
+	got, err := preload.ExpandPaths([]string{dir, filepath.Join(dir, "c.txt")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +169,7 @@ func TestExpandPreload(t *testing.T) {
 		t.Errorf("got %v, want %v", got, want)
 	}
 	empty := t.TempDir()
-	if _, err := ExpandPreload([]string{empty}); err == nil || !strings.Contains(err.Error(), empty) {
+	if _, err := preload.ExpandPaths([]string{empty}); err == nil || !strings.Contains(err.Error(), empty) {
 		t.Errorf("empty directory: %v", err)
 	}
 }

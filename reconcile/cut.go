@@ -227,15 +227,7 @@ func (r *Reconciler) streamDir(st *state, rc *rconn, d int) {
 		rs[i].b += kR
 	}
 	// Account for each call: its bytes were sniffed, or not.
-	onlyReason := reasonUnsniffed
-	switch {
-	case rc.proto == trace.ProtoUnix:
-		onlyReason = reasonUnix
-	case rc.sniffed:
-		onlyReason = reasonOutsideCapture
-	case rc.ep[0].ap.Addr().IsLoopback():
-		onlyReason = reasonLoopback
-	}
+	onlyReason := rc.onlyReason()
 	for _, cs := range []struct {
 		c  *preload.Conn
 		ss spans
@@ -414,15 +406,7 @@ func (r *Reconciler) datagrams(st *state, rc *rconn) {
 			ur = append(ur, rc.recvs[s])
 		}
 	}
-	reason := reasonUnsniffed
-	switch {
-	case rc.proto == trace.ProtoUnix:
-		reason = reasonUnix
-	case rc.sniffed:
-		reason = reasonOutsideCapture
-	case rc.ep[0].ap.Addr().IsLoopback():
-		reason = reasonLoopback
-	}
+	reason := rc.onlyReason()
 	same := func(i, j int) bool {
 		a, b := us[i].msg(), ur[j].msg()
 		if a.HasSum && b.HasSum {
@@ -496,4 +480,18 @@ func alignSeq(a, b []int64, same func(i, j int) bool) []int {
 		i, j = bi, bj
 	}
 	return out
+}
+
+// onlyReason says why traced calls of rc that no sniffer saw were not
+// sniffed.
+func (rc *rconn) onlyReason() callStatus {
+	switch {
+	case rc.proto == trace.ProtoUnix:
+		return reasonUnix
+	case rc.sniffed:
+		return reasonOutsideCapture
+	case rc.ep[0].ap.Addr().IsLoopback():
+		return reasonLoopback
+	}
+	return reasonUnsniffed
 }

@@ -173,58 +173,47 @@ func (r *Reconciler) stamps(st *state, lm *lmsg, raw bool) (send, recv [numSlots
 	}
 	ttl, seenPair := st.pairTTL[[2]int32{lm.hs, lm.hr}]
 	if lm.faStart {
-		home := int32(-1)
-		if lm.hs >= 0 {
-			home = st.ht.hosts[lm.hs].home
-		}
-		for _, s := range r.sightsOf(&r.msgs[lm.fa]) {
-			dom := int32(r.points[s.point].Sniffer)
-			c := cand{s.first, dom}
-			switch {
-			case int32(s.point) == home:
-				if s.full && send[slotHome].dom < 0 {
-					send[slotHome] = c
-				} else if !s.full {
-					send[slotHomePart] = c
-				}
-			case seenPair && s.ttl == ttl[0]:
-				slot := slotSide
-				if !s.full {
-					slot = slotSidePart
-				}
-				if send[slot].dom < 0 || c.ts < send[slot].ts {
-					send[slot] = c
-				}
-			}
-		}
+		r.sniffedStamps(&send, st, lm.fa, lm.hs, seenPair, ttl[0], true)
 	}
 	if lm.fbEnd {
-		home := int32(-1)
-		if lm.hr >= 0 {
-			home = st.ht.hosts[lm.hr].home
+		r.sniffedStamps(&recv, st, lm.fb, lm.hr, seenPair, ttl[1], false)
+	}
+	return send, recv
+}
+
+// sniffedStamps fills the sniffer slots of one end of a message from the
+// sightings of sniffed message f: the first times for the send (first
+// set), the last times for the receive. The home point of host h goes to
+// the home slots; another point that saw the message with sideTTL (on the
+// end's side of the routers) to the side slots, the earliest first time or
+// the latest last time among them.
+func (r *Reconciler) sniffedStamps(cs *[numSlots]cand, st *state, f int32, h int32, seenPair bool, sideTTL uint8, first bool) {
+	home := int32(-1)
+	if h >= 0 {
+		home = st.ht.hosts[h].home
+	}
+	for _, s := range r.sightsOf(&r.msgs[f]) {
+		c := cand{s.last, int32(r.points[s.point].Sniffer)}
+		if first {
+			c.ts = s.first
 		}
-		for _, s := range r.sightsOf(&r.msgs[lm.fb]) {
-			dom := int32(r.points[s.point].Sniffer)
-			c := cand{s.last, dom}
-			switch {
-			case int32(s.point) == home:
-				if s.full && recv[slotHome].dom < 0 {
-					recv[slotHome] = c
-				} else if !s.full {
-					recv[slotHomePart] = c
-				}
-			case seenPair && s.ttl == ttl[1]:
-				slot := slotSide
-				if !s.full {
-					slot = slotSidePart
-				}
-				if recv[slot].dom < 0 || c.ts > recv[slot].ts {
-					recv[slot] = c
-				}
+		switch {
+		case int32(s.point) == home:
+			if s.full && cs[slotHome].dom < 0 {
+				cs[slotHome] = c
+			} else if !s.full {
+				cs[slotHomePart] = c
+			}
+		case seenPair && s.ttl == sideTTL:
+			slot := slotSide
+			if !s.full {
+				slot = slotSidePart
+			}
+			if cs[slot].dom < 0 || (first && c.ts < cs[slot].ts) || (!first && c.ts > cs[slot].ts) {
+				cs[slot] = c
 			}
 		}
 	}
-	return send, recv
 }
 
 // remoteHome reports whether host h's home point is across a router from
