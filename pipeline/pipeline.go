@@ -297,8 +297,15 @@ func runMessagesHook(cfg *Config, res *Result, ready func() error, fn func(*flow
 		if m, err = pcapio.Open(cfg.Captures, p2); err != nil {
 			return err
 		}
+		// Offsets estimated now chain from one given here (the first
+		// of Via): it is exact for pcapio, not for us, so its own
+		// uncertainty is added.
+		prev := slices.Clone(res.Offsets)
 		for i, o := range m.Offsets() {
 			if i < len(res.Offsets) && !res.Offsets[i].Known && o.Known {
+				if len(o.Via) > 0 && int(o.Via[0]) < len(prev) {
+					o.Uncertainty += prev[o.Via[0]].Uncertainty
+				}
 				res.Offsets[i] = o
 			}
 		}

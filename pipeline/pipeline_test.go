@@ -91,6 +91,9 @@ func TestRunNAT(t *testing.T) {
 	if res.Offsets[1].Method != "nat" {
 		t.Errorf("inside.pcap's offset: %+v, want one nat found", res.Offsets[1])
 	}
+	if o := res.Offsets[3]; !o.Known || len(o.Via) == 0 || o.Via[0] != 1 || o.Uncertainty <= res.Offsets[1].Uncertainty {
+		t.Errorf("s1.pcap's offset %+v: want it chained through inside.pcap, with more uncertainty than %d", o, res.Offsets[1].Uncertainty)
+	}
 	// Every stage's accounting is in the metadata.
 	stages := map[string]bool{}
 	for _, c := range tr.Meta.Accounting {
