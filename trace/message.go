@@ -217,6 +217,30 @@ type Meta struct {
 	Accounting []Count `json:"accounting,omitempty"`
 	// Warnings are things a user must see about the trace.
 	Warnings []string `json:"warnings,omitempty"`
+	// Clocks are the offsets of the clocks the timestamps were taken on
+	// (each sniffer's, each syscall-traced host's) against the reference
+	// clock; Offsets derive from them.
+	Clocks []Clock `json:"clocks,omitempty"`
+}
+
+// Clock is the estimated offset of one clock that timestamps of a trace
+// were taken on, a sniffer's or a syscall-traced host's, against a
+// reference clock: reference time = local time - OffsetNS.
+type Clock struct {
+	// Name names the clock: a sniffer's name or a host's name.
+	Name string `json:"name"`
+	// Kind is "sniffer" or "host".
+	Kind      string `json:"kind"`
+	Reference string `json:"reference"`
+	// Known is false when nothing relates the clock to the reference.
+	Known         bool  `json:"known"`
+	OffsetNS      int64 `json:"offset_ns"`
+	UncertaintyNS int64 `json:"uncertainty_ns"`
+	Samples       int   `json:"samples"`
+	// Method says how the offset was found: "reference", "given",
+	// "symmetric" or "one-way" (pcapio, from packets two sniffers share),
+	// "messages" (reconcile, from messages and syscalls at both ends).
+	Method string `json:"method,omitempty"`
 }
 
 // Offset is the estimated offset of one node's clock against a reference:

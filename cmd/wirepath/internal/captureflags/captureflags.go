@@ -15,6 +15,7 @@ import (
 
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/cmdutil"
 	"github.com/wirepath/wirepath/pcapio"
+	"github.com/wirepath/wirepath/pipeline"
 )
 
 // Flags are the capture-reading flags.
@@ -117,11 +118,15 @@ func Open(ios *cmdutil.IOStreams, paths []string, opts pcapio.Options) (*pcapio.
 // command's result: nil, a *cmdutil.PartialError when some input was bad,
 // or an error when no file could be read at all.
 func Outcome(ios *cmdutil.IOStreams, m *pcapio.Merger) error {
-	probs := m.Problems()
+	return OutcomeOf(ios, m.Problems(), m.Stats())
+}
+
+// OutcomeOf is Outcome for a run that has closed its merger (such as
+// package pipeline's): the problems found and the merge's accounting.
+func OutcomeOf(ios *cmdutil.IOStreams, probs []error, st pcapio.Stats) error {
 	for _, p := range probs {
 		ios.Warnf("%v", p)
 	}
-	st := m.Stats()
 	n := 0
 	for _, f := range st.Files {
 		n += f.Problems
@@ -133,4 +138,26 @@ func Outcome(ios *cmdutil.IOStreams, m *pcapio.Merger) error {
 		return fmt.Errorf("no packets could be read from the %d capture file(s)", len(st.Files))
 	}
 	return &cmdutil.PartialError{Skipped: n, What: "see the warnings above"}
+}
+
+// StageProgress returns a pipeline progress callback that shows one
+// progress display per stage (on a terminal, after a while). Call it with
+// a stage past the last (or call the returned finish) to remove the last
+// display.
+func StageProgress(ios *cmdutil.IOStreams) (pipeline.Progress, func()) {
+	var cur *cmdutil.Progress
+	stage := pipeline.Stage(255)
+	var last int64
+	return func(s pipeline.Stage, done, total int64) {
+			if s != stage {
+				cur.Finish()
+				cur, stage, last = nil, s, 0
+				bytes := s == pipeline.StageLearn || s == pipeline.StageMessages
+				cur = cmdutil.NewProgress(ios, s.String(), total, bytes)
+			}
+			cur.Add(done - last)
+			last = done
+		}, func() {
+			cur.Finish()
+		}
 }

@@ -4,9 +4,7 @@
 package messages
 
 import (
-	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"strings"
 	"time"
@@ -17,6 +15,8 @@ import (
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/cmdutil"
 	"github.com/wirepath/wirepath/flows"
 	"github.com/wirepath/wirepath/pcapio"
+	"github.com/wirepath/wirepath/pipeline"
+	"github.com/wirepath/wirepath/trace"
 )
 
 // Formats are the output formats of the command.
@@ -36,6 +36,7 @@ type Options struct {
 	ReorderTimeout time.Duration
 	IdleTimeout    time.Duration
 	FingerprintLen int
+	NoNAT          bool
 }
 
 const long = `Read packet captures and print the write-level messages in them (WAP5
@@ -48,7 +49,10 @@ endpoints, size, kind (CALL, RETURN or -), call id, a fingerprint of its
 first bytes and what every capture point saw of it.
 
 The captures are merged, deduplicated and clock-corrected as "wirepath
-merge" does (one file is one sniffer unless --split-interfaces). TCP is reassembled (retransmissions, overlaps, reordering,
+merge" does (one file is one sniffer unless --split-interfaces), and
+address translations are learned and undone as "wirepath nat" finds them
+(unless --no-nat), so that both sides of a NAT make one connection named
+by its real endpoints. TCP is reassembled (retransmissions, overlaps, reordering,
 holes recorded as gaps, sequence wraparound), IP fragments are put back
 together.
 
@@ -101,6 +105,7 @@ func newCmd(ios *cmdutil.IOStreams, runF func(*Options) error) *cobra.Command {
 	fs.DurationVar(&opts.ReorderTimeout, "reorder-timeout", def.ReorderTimeout, "how long out-of-order data waits for a missing segment")
 	fs.DurationVar(&opts.IdleTimeout, "idle-timeout", def.IdleTimeout, "end a TCP connection idle this long")
 	fs.IntVar(&opts.FingerprintLen, "fingerprint-len", def.FingerprintLen, fmt.Sprintf("leading bytes of a message its fingerprint covers (1-%d)", flows.MaxFingerprintLen))
+	fs.BoolVar(&opts.NoNAT, "no-nat", false, "do not learn and undo address translations (one pass over the captures fewer)")
 	opts.Flags.Register(fs)
 	return cmd
 }
@@ -130,12 +135,13 @@ func (o *Options) Config() flows.Config {
 	return cfg
 }
 
-// Accounting is what --json prints: the pcapio and flows accounting and
-// the problems found in the input.
+// Accounting is what --json prints: the pcapio, nat and flows accounting
+// and the problems found in the input.
 type Accounting struct {
-	Pcapio   pcapio.Stats `json:"pcapio"`
-	Flows    *flows.Stats `json:"flows"`
-	Problems []string     `json:"problems"`
+	Pcapio   pcapio.Stats  `json:"pcapio"`
+	NAT      []trace.Count `json:"nat,omitempty"`
+	Flows    *flows.Stats  `json:"flows"`
+	Problems []string      `json:"problems"`
 }
 
 // Run reads the captures and writes the messages or connections.
@@ -144,12 +150,6 @@ func Run(ios *cmdutil.IOStreams, o *Options) error {
 	if err != nil {
 		return err
 	}
-	m, finish, err := captureflags.Open(ios, o.Captures, popts)
-	if err != nil {
-		return err
-	}
-	defer m.Close()
-
 	var out *cmdutil.Output
 	if !o.JSON || o.Output != "" {
 		if out, err = cmdutil.OpenOutput(ios, o.Output); err != nil {
@@ -161,10 +161,6 @@ func Run(ios *cmdutil.IOStreams, o *Options) error {
 	if o.Conns {
 		cfg.OnConn = w.conn
 	}
-	r, err := flows.NewReader(m, cfg)
-	if err != nil {
-		return err
-	}
 	if !w.jsonl && out != nil {
 		if o.Conns {
 			w.buf = flows.AppendConnsHeader(w.buf)
@@ -172,23 +168,16 @@ func Run(ios *cmdutil.IOStreams, o *Options) error {
 			w.buf = flows.AppendMessagesHeader(w.buf)
 		}
 	}
-	var readErr error
-	for {
-		msg, err := r.Next()
-		if err != nil {
-			if !errors.Is(err, io.EOF) {
-				readErr = err
-			}
-			break
-		}
+	pc := pipeline.Config{Captures: o.Captures, Capture: popts, NoNAT: o.NoNAT, Flows: cfg}
+	var done func()
+	pc.Progress, done = captureflags.StageProgress(ios)
+	res, runErr := pipeline.Messages(pc, func(m *flows.Message) error {
 		if !o.Conns {
-			w.message(msg)
+			w.message(m)
 		}
-		if w.err != nil {
-			break
-		}
-	}
-	finish()
+		return w.err
+	})
+	done()
 	if w.err == nil && out != nil {
 		w.flush()
 	}
@@ -200,17 +189,26 @@ func Run(ios *cmdutil.IOStreams, o *Options) error {
 	if w.err != nil {
 		return w.err
 	}
-	if readErr != nil {
-		return readErr
+	if runErr != nil {
+		if strings.Contains(runErr.Error(), "sniffer") {
+			return cmdutil.UsageErrorf("%v", runErr)
+		}
+		return runErr
 	}
 
-	st := r.Stats()
+	st := res.Flows
 	if err := st.Check(); err != nil {
 		ios.Warnf("flows accounting does not balance (a bug): %v", err)
 	}
-	problems := m.Problems()
-	acc := Accounting{Pcapio: m.Stats(), Flows: st, Problems: make([]string, len(problems))}
-	for i, p := range problems {
+	acc := Accounting{Pcapio: res.Capture, Flows: st, Problems: make([]string, len(res.Problems))}
+	if res.NAT != nil {
+		for _, c := range res.Accounting {
+			if c.Stage == "nat" {
+				acc.NAT = append(acc.NAT, c)
+			}
+		}
+	}
+	for i, p := range res.Problems {
 		acc.Problems[i] = p.Error()
 	}
 	if o.JSON {
@@ -218,9 +216,12 @@ func Run(ios *cmdutil.IOStreams, o *Options) error {
 			return err
 		}
 	} else {
+		if res.NAT != nil && len(res.NAT.Mappings) > 0 {
+			ios.Infof("nat: %d address translations undone (%d packets renamed); see wirepath nat", len(res.NAT.Mappings), res.NATApply.Rewritten)
+		}
 		summary(ios, st)
 	}
-	return captureflags.Outcome(ios, m)
+	return captureflags.OutcomeOf(ios, res.Problems, res.Capture)
 }
 
 // summary prints the accounting in a few lines on stderr.

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -67,33 +66,7 @@ it sent and received. --json prints the same as JSON.`,
 }
 
 // expand replaces directories by the *.jsonl files in them.
-func expand(paths []string) ([]string, error) {
-	var out []string
-	for _, p := range paths {
-		st, err := os.Stat(p)
-		if err != nil {
-			return nil, err
-		}
-		if !st.IsDir() {
-			out = append(out, p)
-			continue
-		}
-		var m []string
-		for _, pat := range []string{"*.jsonl", "*.jsonl.gz", "*.jsonl.zst"} {
-			g, err := filepath.Glob(filepath.Join(p, pat))
-			if err != nil {
-				return nil, err
-			}
-			m = append(m, g...)
-		}
-		if len(m) == 0 {
-			return nil, fmt.Errorf("%s: no *.jsonl traces in the directory", p)
-		}
-		sort.Strings(m)
-		out = append(out, m...)
-	}
-	return out, nil
-}
+func expand(paths []string) ([]string, error) { return preload.ExpandPaths(paths) }
 
 // Summary is the JSON form of "preload summarize".
 type Summary struct {

@@ -14,6 +14,7 @@ import (
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/nat"
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/nest"
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/preloadcmd"
+	"github.com/wirepath/wirepath/cmd/wirepath/internal/reconcile"
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/report"
 	scorecmd "github.com/wirepath/wirepath/cmd/wirepath/internal/score"
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/stats"
@@ -73,6 +74,7 @@ func NewCmdRoot(ios *cmdutil.IOStreams) *cobra.Command {
 	add("tools", report.NewCmd(ios))
 	add("tools", whatif.NewCmd(ios))
 	add("pipeline", preloadcmd.NewCmd(ios))
+	add("pipeline", reconcile.NewCmd(ios))
 	add("pipeline", merge.NewCmd(ios))
 	add("tools", stats.NewCmd(ios))
 	add("tools", gencmd.NewCmd(ios))

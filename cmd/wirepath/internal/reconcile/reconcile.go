@@ -1,0 +1,234 @@
+// Package reconcile is the "wirepath reconcile" command: it runs the front
+// half of the pipeline (captures, NAT, flows, syscall traces) through
+// package pipeline and writes the reconciled message trace with its
+// accounting.
+package reconcile
+
+import (
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/wirepath/wirepath/cmd/wirepath/internal/captureflags"
+	"github.com/wirepath/wirepath/cmd/wirepath/internal/cmdutil"
+	"github.com/wirepath/wirepath/flows"
+	"github.com/wirepath/wirepath/pipeline"
+	rec "github.com/wirepath/wirepath/reconcile"
+	"github.com/wirepath/wirepath/trace"
+)
+
+// Options are the command's flags and arguments.
+type Options struct {
+	captureflags.Flags
+	Captures   []string
+	Preload    []string
+	Naming     string
+	Roles      string
+	Boundaries string
+	Output     string
+	Format     string
+	JSON       bool
+	NoNAT      bool
+	SplitPause time.Duration
+	NoFraming  bool
+	Strict     bool
+}
+
+const long = `Read packet captures (and, with --preload, syscall traces from the
+LD_PRELOAD library or the strace converter) and write one trace of logical
+messages: each application message once, with the time it left its sender
+and the time it reached its receiver.
+
+The captures are merged, deduplicated and clock-corrected as "wirepath
+merge" does; address translations are learned and undone as "wirepath nat"
+finds them; TCP and UDP are cut into write-level messages as "wirepath
+messages" does. Then, for each host, its home capture point is chosen (the
+one that sees its messages whole, on its side of every router), and each
+message takes its send time from the sender's home point and its receive
+time from the receiver's (WAP5 section 7). A message seen on one side only
+keeps one time.
+
+Syscall traces are matched to the sniffed bytes of the same connection
+(endpoints, across NAT, and byte ranges), so messages get process names and
+the application's own write boundaries; traced traffic no sniffer saw
+(UNIX sockets, hosts without a sniffer) becomes messages too.
+
+Nodes are named by --naming: host (IP address, or the --roles name), role
+(host and fixed port, e.g. 10.0.0.5:5432 or db:5432) or process
+(name[pid]@host where a syscall trace covers the end; role elsewhere). The
+--roles file maps "ADDRESS[:PORT] NAME" per line (/etc/hosts works).
+
+Clock offsets between the clocks the times come from (sniffers, traced
+hosts) are estimated from messages and calls seen at both ends, assuming
+symmetric smallest delays (WAP5 section 5.2) and keeping the shortest round
+trip (MSHN); each node keeps one clock, and the trace's metadata gives each
+node's offset with its uncertainty.
+
+The trace goes to -o FILE (TSV, or JSON Lines for .jsonl; .gz and .zst
+compress) or stdout; the accounting to stderr, or with --json to stdout as
+JSON (the trace then only to -o). Formats: docs/formats.md, docs/reconcile.md.`
+
+const example = `  wirepath reconcile client.pcap server.pcapng -o trace.tsv
+  wirepath reconcile *.pcap --preload traces/ --naming process -o trace.jsonl
+  wirepath reconcile outside.pcapng inside.pcapng.gz --roles hosts.txt --naming role -o t.tsv.gz
+  wirepath reconcile capture.pcap --json -o trace.tsv > accounting.json`
+
+// NewCmd returns the reconcile command.
+func NewCmd(ios *cmdutil.IOStreams) *cobra.Command {
+	return newCmd(ios, func(o *Options) error { return Run(ios, o) })
+}
+
+func newCmd(ios *cmdutil.IOStreams, runF func(*Options) error) *cobra.Command {
+	def := flows.DefaultConfig()
+	opts := &Options{}
+	cmd := &cobra.Command{
+		Use:     "reconcile CAPTURE... [--preload TRACE...] [-o trace.tsv]",
+		Short:   "Reconcile captures and syscall traces into one message trace",
+		Long:    long,
+		Example: example,
+		Args:    cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Captures = args
+			if err := opts.Validate(); err != nil {
+				return err
+			}
+			return runF(opts)
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringArrayVar(&opts.Preload, "preload", nil, "syscall trace `FILE` or directory of them (repeatable)")
+	fs.StringVar(&opts.Naming, "naming", "host", "node names: host, role or process")
+	fs.StringVar(&opts.Roles, "roles", "", "`FILE` naming hosts and endpoints, one \"ADDRESS[:PORT] NAME\" per line")
+	fs.StringVar(&opts.Boundaries, "boundaries", "fat", "message boundaries where a syscall trace shows the writes: fat (coalesce writes between direction changes) or writes")
+	fs.StringVarP(&opts.Output, "output", "o", "", "write the trace to `FILE` (TSV; JSON Lines for .jsonl; .gz/.zst compress) instead of stdout")
+	fs.StringVar(&opts.Format, "format", "", "trace format: tsv or jsonl (default: from the -o name, tsv on stdout)")
+	fs.BoolVar(&opts.JSON, "json", false, "print the accounting as JSON on stdout (the trace then only goes to -o FILE)")
+	fs.BoolVar(&opts.NoNAT, "no-nat", false, "do not learn and undo address translations (one pass over the captures fewer)")
+	fs.DurationVar(&opts.SplitPause, "split-pause", def.SplitPause, "cut a sniffed message when its sender pauses this long (0: never)")
+	fs.BoolVar(&opts.NoFraming, "no-framing", false, "do not cut sniffed messages at HTTP/DNS boundaries or pair calls by protocol")
+	fs.BoolVar(&opts.Strict, "strict", false, "stop at the first bad line of a syscall trace instead of skipping it")
+	opts.Flags.Register(fs)
+	return cmd
+}
+
+// Validate checks the options.
+func (o *Options) Validate() error {
+	if _, err := rec.ParseNaming(o.Naming); err != nil {
+		return cmdutil.UsageErrorf("--naming: %v", err)
+	}
+	if o.Boundaries != "fat" && o.Boundaries != "writes" {
+		return cmdutil.UsageErrorf("--boundaries must be fat or writes, not %q", o.Boundaries)
+	}
+	if o.Format != "" && o.Format != "tsv" && o.Format != "jsonl" {
+		return cmdutil.UsageErrorf("--format must be tsv or jsonl, not %q", o.Format)
+	}
+	if o.JSON && (o.Output == "" || o.Output == "-") {
+		return cmdutil.UsageErrorf("--json prints the accounting on stdout: give the trace a file with -o")
+	}
+	if o.SplitPause < 0 {
+		return cmdutil.UsageErrorf("--split-pause must not be negative")
+	}
+	_, err := o.Flags.Options()
+	return err
+}
+
+// Config returns the pipeline configuration the options describe (without
+// the roles map, which Run reads).
+func (o *Options) Config() (pipeline.Config, error) {
+	popts, err := o.Flags.Options()
+	if err != nil {
+		return pipeline.Config{}, err
+	}
+	naming, _ := rec.ParseNaming(o.Naming)
+	fc := flows.DefaultConfig()
+	fc.SplitPause = o.SplitPause
+	fc.Framing = !o.NoFraming
+	cfg := pipeline.Config{
+		Captures: o.Captures, Capture: popts, NoNAT: o.NoNAT, Flows: fc,
+		Preload: o.Preload,
+	}
+	cfg.PreloadOptions.Strict = o.Strict
+	cfg.Reconcile.Naming = naming
+	if o.Boundaries == "writes" {
+		cfg.Reconcile.Boundaries = rec.BoundWrites
+	}
+	return cfg, nil
+}
+
+// Run reads the inputs and writes the trace and the accounting.
+func Run(ios *cmdutil.IOStreams, o *Options) error {
+	cfg, err := o.Config()
+	if err != nil {
+		return err
+	}
+	if o.Roles != "" {
+		if cfg.Reconcile.Roles, err = rec.ReadRoles(o.Roles); err != nil {
+			return err
+		}
+	}
+	var done func()
+	cfg.Progress, done = captureflags.StageProgress(ios)
+	res, err := pipeline.Run(cfg)
+	done()
+	if err != nil {
+		return err
+	}
+	if err := writeTrace(ios, o, res.Trace); err != nil {
+		return err
+	}
+	if err := res.Report.Check(); err != nil {
+		ios.Warnf("%v (a bug)", err)
+	}
+	if o.JSON {
+		if err := cmdutil.WriteJSON(ios.Out, res.Report); err != nil {
+			return err
+		}
+	} else if !ios.Quiet {
+		var b strings.Builder
+		_ = res.Report.WriteText(&b)
+		for _, line := range strings.Split(strings.TrimRight(b.String(), "\n"), "\n") {
+			ios.Infof("%s", line)
+		}
+	}
+	for _, w := range res.Report.Warnings {
+		ios.Warnf("%s", w)
+	}
+	return outcome(ios, res)
+}
+
+// writeTrace writes the trace to -o or stdout in the chosen format.
+func writeTrace(ios *cmdutil.IOStreams, o *Options, t *trace.Trace) error {
+	f := trace.FormatAuto
+	switch o.Format {
+	case "tsv":
+		f = trace.FormatTSV
+	case "jsonl":
+		f = trace.FormatJSONL
+	}
+	if o.Output != "" && o.Output != "-" {
+		return trace.WriteFile(o.Output, t, f)
+	}
+	if f == trace.FormatAuto {
+		f = trace.FormatTSV
+	}
+	out, err := cmdutil.OpenOutput(ios, "")
+	if err != nil {
+		return err
+	}
+	if err := trace.Write(out, t, f); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
+
+// outcome prints the problems in the input as warnings and returns the
+// exit status: a partial error when some input was bad.
+func outcome(ios *cmdutil.IOStreams, res *pipeline.Result) error {
+	err := captureflags.OutcomeOf(ios, res.Problems, res.Capture)
+	if err == nil && res.Preload != nil && res.Preload.Skipped > 0 {
+		err = &cmdutil.PartialError{Skipped: int(res.Preload.Skipped), What: "bad lines in the syscall traces were skipped"}
+	}
+	return err
+}

@@ -1,0 +1,469 @@
+// Package pipeline runs the front half of the wirepath pipeline, from
+// capture files (and syscall traces) to a message trace:
+//
+//	captures ─► pcapio ─► nat (learn) ─► pcapio ─► nat (rewrite) ─► flows ─► reconcile ─► trace
+//	            offsets,   first pass     second pass                        + preload
+//	            dedupe     over the merge
+//
+// It only wires the stages together; each stage's logic lives in its own
+// package. Messages runs the stages up to flows and hands each write-level
+// message to a callback (what `wirepath messages` prints); Run goes on
+// through reconcile and returns the trace with every stage's accounting in
+// its Meta (what `wirepath reconcile` writes and `wirepath analyze` hands
+// to the engines).
+//
+// NAT learning needs the whole capture before the first packet can be
+// renamed, so with NAT the captures are read in two merged passes (plus
+// pcapio's own sampling pass for the clock offsets). The second pass reuses
+// the first pass's offsets, completed with what nat learned about sniffers
+// on either side of a translation, so it does not estimate them again.
+//
+// Memory is bounded as each stage bounds it (pcapio by its window, nat by
+// the translated connections, flows by the open connections), except that
+// reconcile keeps every message of the run (about 300 bytes each with its sightings).
+package pipeline
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/wirepath/wirepath/flows"
+	"github.com/wirepath/wirepath/nat"
+	"github.com/wirepath/wirepath/pcapio"
+	"github.com/wirepath/wirepath/preload"
+	"github.com/wirepath/wirepath/reconcile"
+	"github.com/wirepath/wirepath/trace"
+)
+
+// Stage names a step of the pipeline in progress reports.
+type Stage uint8
+
+// The stages, in the order they run.
+const (
+	StageLearn     Stage = iota // the first reading: pcapio's sample for the clock offsets, then the merge through the NAT learner
+	StageMessages               // the merged reading through NAT rewriting and flows (the first, without NAT)
+	StagePreload                // reading the syscall traces
+	StageReconcile              // reconciling messages and syscalls into the trace
+)
+
+var stageNames = [...]string{"learning clocks and NAT", "reassembling messages", "reading syscall traces", "reconciling"}
+
+// String returns a short description of the stage, for progress displays.
+func (s Stage) String() string {
+	if int(s) < len(stageNames) {
+		return stageNames[s]
+	}
+	return fmt.Sprintf("stage %d", s)
+}
+
+// Progress reports how far a stage has come: done units out of total
+// (bytes read for the capture passes, files for the syscall traces,
+// messages for reconcile; total -1 when unknown). A stage's first call may
+// come with done = 0; its last has done = total. It fits
+// cmdutil.NewProgress: one progress display per stage. It may be called
+// from pcapio's reading goroutines, but never by two at once.
+type Progress func(stage Stage, done, total int64)
+
+// Config configures a run.
+type Config struct {
+	// Captures are the capture files, one sniffer each (or one per
+	// interface with Capture.SplitInterfaces).
+	Captures []string
+	// Capture configures pcapio; its Progress is set by the pipeline.
+	Capture pcapio.Options
+	// NoNAT skips NAT learning and rewriting (one merged pass fewer).
+	NoNAT bool
+	// NAT configures the learner; the zero value means nat.DefaultOptions.
+	NAT nat.Options
+	// Flows configures reassembly; the zero value means
+	// flows.DefaultConfig. Its OnConn, if set, is still called.
+	Flows flows.Config
+	// Preload are syscall trace files, or directories of them (*.jsonl,
+	// *.jsonl.gz, *.jsonl.zst).
+	Preload []string
+	// PreloadOptions configure the trace reader.
+	PreloadOptions preload.Options
+	// Reconcile configures reconcile; the pipeline fills in Preload,
+	// Canonical and Sniffers.
+	Reconcile reconcile.Options
+	// Progress, if set, is called as the stages advance.
+	Progress Progress
+}
+
+// Result is what a run produced besides the messages or the trace.
+type Result struct {
+	// Trace is the reconciled trace (Run only), with the NAT aliases,
+	// the clocks, the node offsets, every stage's accounting and the
+	// warnings in its Meta.
+	Trace *trace.Trace
+	// Report is reconcile's accounting (Run only).
+	Report *reconcile.Report
+	// Sniffers and Offsets describe the capture points and their clock
+	// offsets against the reference sniffer (pcapio's estimates, with
+	// offsets nat found across translations marked Method "nat").
+	Sniffers []pcapio.Sniffer
+	Offsets  []pcapio.Offset
+	// Capture is pcapio's accounting of the last merged pass.
+	Capture pcapio.Stats
+	// NAT is the learned translation table (nil with NoNAT), NATApply
+	// the rewriting pass's counters.
+	NAT      *nat.Table
+	NATApply nat.ApplyStats
+	// Flows is the flows stage's accounting.
+	Flows *flows.Stats
+	// Preload is the syscall traces' table (nil without any).
+	Preload *preload.Table
+	// Problems are the bad input found (pcapio's *ParseErrors, the
+	// syscall traces' skipped lines), in the order found.
+	Problems []error
+	// Accounting is every stage's counters, as in the trace's Meta.
+	Accounting []trace.Count
+}
+
+// Messages runs captures → pcapio → nat → flows and calls fn with each
+// write-level message (reused after fn returns; Clone to keep it). An error
+// from fn stops the run and is returned. Result's Trace and Report are nil.
+func Messages(cfg Config, fn func(*flows.Message) error) (*Result, error) {
+	cfg.Progress = serialize(cfg.Progress)
+	res := &Result{}
+	err := runMessages(&cfg, res, fn)
+	return res, err
+}
+
+// Run runs the front half of the pipeline and returns the trace.
+func Run(cfg Config) (*Result, error) {
+	cfg.Progress = serialize(cfg.Progress)
+	res := &Result{}
+	var tab *preload.Table
+	if len(cfg.Preload) > 0 {
+		var err error
+		if tab, err = readPreload(&cfg, res); err != nil {
+			return res, err
+		}
+	}
+	var rec *reconcile.Reconciler // made once the sniffers and offsets are known
+	ropts := cfg.Reconcile
+	ropts.Preload = tab
+	userOnConn := cfg.Flows.OnConn
+	cfg.Flows.OnConn = func(cs *flows.ConnStats) {
+		rec.AddConn(cs)
+		if userOnConn != nil {
+			userOnConn(cs)
+		}
+	}
+	start := func() error {
+		ropts.Sniffers = sniffersFor(res.Sniffers, res.Offsets)
+		if res.NAT != nil {
+			ropts.Canonical = res.NAT.Lookup
+		}
+		var err error
+		rec, err = reconcile.New(ropts)
+		return err
+	}
+	err := runMessagesHook(&cfg, res, start, func(m *flows.Message) error {
+		rec.AddMessage(m)
+		return nil
+	})
+	if err != nil {
+		return res, err
+	}
+	progress(cfg.Progress, StageReconcile, 0, -1)
+	tr, rep, err := rec.Finish()
+	if err != nil {
+		return res, err
+	}
+	progress(cfg.Progress, StageReconcile, int64(len(tr.Messages)), int64(len(tr.Messages)))
+	res.Trace, res.Report = tr, rep
+	// The trace's Meta: reconcile's clocks, offsets and accounting, plus
+	// the NAT aliases and the other stages' accounting and problems.
+	if res.NAT != nil {
+		tr.Meta.Aliases = res.NAT.Aliases()
+	}
+	acc := slices.Clone(res.Accounting)
+	acc = append(acc, tr.Meta.Accounting...)
+	tr.Meta.Accounting = acc
+	res.Accounting = acc
+	var warns []string
+	for _, p := range res.Problems {
+		warns = append(warns, p.Error())
+	}
+	tr.Meta.Warnings = append(warns, tr.Meta.Warnings...)
+	return res, nil
+}
+
+// serialize makes p safe to call from several goroutines: one call at a
+// time.
+func serialize(p Progress) Progress {
+	if p == nil {
+		return nil
+	}
+	var mu sync.Mutex
+	return func(s Stage, done, total int64) {
+		mu.Lock()
+		defer mu.Unlock()
+		p(s, done, total)
+	}
+}
+
+func progress(p Progress, s Stage, done, total int64) {
+	if p != nil {
+		p(s, done, total)
+	}
+}
+
+func runMessages(cfg *Config, res *Result, fn func(*flows.Message) error) error {
+	return runMessagesHook(cfg, res, nil, fn)
+}
+
+// runMessagesHook is Messages with a hook called once the sniffers and
+// offsets are known, before the first message.
+func runMessagesHook(cfg *Config, res *Result, ready func() error, fn func(*flows.Message) error) error {
+	if len(cfg.Captures) == 0 {
+		return errors.New("no capture files")
+	}
+	popts := cfg.Capture
+	first := StageLearn
+	if cfg.NoNAT {
+		first = StageMessages
+	}
+	popts.Progress = func(done, total int64) { progress(cfg.Progress, first, done, total) }
+	m, err := pcapio.Open(cfg.Captures, popts)
+	if err != nil {
+		return err
+	}
+	res.Sniffers = m.Sniffers()
+	res.Offsets = slices.Clone(m.Offsets())
+	window := m.Stats().Window
+
+	src := flows.Source(m)
+	if !cfg.NoNAT {
+		nopts := cfg.NAT
+		if nopts == (nat.Options{}) {
+			nopts = nat.DefaultOptions()
+		}
+		if err := nopts.Validate(); err != nil {
+			m.Close()
+			return err
+		}
+		l := nat.NewLearner(nopts)
+		for {
+			p, err := m.Next()
+			if err != nil {
+				if !errors.Is(err, io.EOF) {
+					m.Close()
+					return err
+				}
+				break
+			}
+			l.Observe(p)
+		}
+		res.Problems = append(res.Problems, m.Problems()...)
+		res.Sniffers = m.Sniffers()
+		m.Close()
+		tab := l.Finish()
+		names := make([]string, len(res.Sniffers))
+		for i, s := range res.Sniffers {
+			names[i] = s.Name
+		}
+		tab.SetSnifferNames(names)
+		res.NAT = tab
+		completed := completeOffsets(res.Offsets, tab.Clocks)
+
+		// The second pass: the same sniffers, the offsets as known now,
+		// the same window. If nat tied a sniffer to the reference that
+		// pcapio could not, sniffers that share packets only with it
+		// can be estimated now: pcapio samples again for those.
+		p2 := cfg.Capture
+		p2.NoOffsets = true
+		p2.Offsets = map[string]time.Duration{}
+		unknown := false
+		for i, o := range res.Offsets {
+			if o.Known {
+				p2.Offsets[res.Sniffers[i].Name] = time.Duration(o.Offset)
+			} else {
+				unknown = true
+			}
+		}
+		if unknown && completed && !cfg.Capture.NoOffsets {
+			p2.NoOffsets = false
+		}
+		p2.Window = time.Duration(window)
+		p2.Progress = func(done, total int64) { progress(cfg.Progress, StageMessages, done, total) }
+		if m, err = pcapio.Open(cfg.Captures, p2); err != nil {
+			return err
+		}
+		// Offsets estimated now chain from one given here (the first
+		// of Via): it is exact for pcapio, not for us, so its own
+		// uncertainty is added.
+		prev := slices.Clone(res.Offsets)
+		for i, o := range m.Offsets() {
+			if i < len(res.Offsets) && !res.Offsets[i].Known && o.Known {
+				if len(o.Via) > 0 && int(o.Via[0]) < len(prev) {
+					o.Uncertainty += prev[o.Via[0]].Uncertainty
+				}
+				res.Offsets[i] = o
+			}
+		}
+		src = &rewriter{m: m, c: nat.NewCanonicalizer(tab)}
+	}
+	defer m.Close()
+	if ready != nil {
+		if err := ready(); err != nil {
+			return err
+		}
+	}
+	fcfg := cfg.Flows
+	if fcfg.FingerprintLen == 0 {
+		on := fcfg.OnConn
+		fcfg = flows.DefaultConfig()
+		fcfg.OnConn = on
+	}
+	r, err := flows.NewReader(src, fcfg)
+	if err != nil {
+		return err
+	}
+	for {
+		msg, err := r.Next()
+		if err != nil {
+			if !errors.Is(err, io.EOF) {
+				return err
+			}
+			break
+		}
+		if err := fn(msg); err != nil {
+			return err
+		}
+	}
+	if cfg.NoNAT {
+		res.Problems = append(res.Problems, m.Problems()...)
+	}
+	res.Sniffers = m.Sniffers()
+	res.Capture = m.Stats()
+	res.Flows = r.Stats()
+	if rw, ok := src.(*rewriter); ok {
+		res.NATApply = rw.c.Stats()
+	}
+	res.Accounting = append(res.Accounting, captureCounts(&res.Capture)...)
+	if res.NAT != nil {
+		res.Accounting = append(res.Accounting, res.NAT.Accounting()...)
+		a := res.NATApply
+		c := func(name string, v int64) trace.Count { return trace.Count{Stage: "nat", Name: name, Value: v} }
+		res.Accounting = append(res.Accounting, c("rewrite_packets", a.Packets), c("rewrite_rewritten", a.Rewritten),
+			c("rewrite_canonical", a.Canonical), c("rewrite_untouched", a.Untouched), c("rewrite_fragments", a.Fragments))
+	}
+	res.Accounting = append(res.Accounting, res.Flows.Counts()...)
+	return nil
+}
+
+// rewriter is the flows source of the second pass: pcapio's merge with
+// translated packets renamed to their canonical endpoints.
+type rewriter struct {
+	m *pcapio.Merger
+	c *nat.Canonicalizer
+}
+
+func (w *rewriter) Next() (*pcapio.Packet, error) {
+	p, err := w.m.Next()
+	if err == nil {
+		w.c.Rewrite(p)
+	}
+	return p, err
+}
+
+// completeOffsets gives sniffers pcapio could not relate to the reference
+// the offsets nat measured across translations: for sniffers A < B, B's
+// corrected clock runs Clock.Offset ahead of A's, so when A is known and B
+// is not, B's clock minus the reference's is A's offset plus Clock.Offset
+// (and the other way round). It repeats until nothing changes, so chains
+// of translations are followed. It reports whether it completed any.
+func completeOffsets(offs []pcapio.Offset, clocks []nat.ClockOffset) bool {
+	did := false
+	for changed := true; changed; {
+		changed = false
+		for _, c := range clocks {
+			if !c.Known || int(c.A) >= len(offs) || int(c.B) >= len(offs) {
+				continue
+			}
+			a, b := &offs[c.A], &offs[c.B]
+			switch {
+			case a.Known && !b.Known:
+				*b = pcapio.Offset{Sniffer: c.B, Reference: a.Reference, Known: true, Offset: a.Offset + c.Offset,
+					Uncertainty: a.Uncertainty + c.Uncertainty, Samples: min(c.SamplesAB, c.SamplesBA), Method: "nat", Via: append(slices.Clone(a.Via), c.A)}
+				changed = true
+			case b.Known && !a.Known:
+				*a = pcapio.Offset{Sniffer: c.A, Reference: b.Reference, Known: true, Offset: b.Offset - c.Offset,
+					Uncertainty: b.Uncertainty + c.Uncertainty, Samples: min(c.SamplesAB, c.SamplesBA), Method: "nat", Via: append(slices.Clone(b.Via), c.B)}
+				changed = true
+			}
+		}
+		did = did || changed
+	}
+	return did
+}
+
+// sniffersFor describes the sniffers' clocks to reconcile.
+func sniffersFor(sn []pcapio.Sniffer, offs []pcapio.Offset) []reconcile.Sniffer {
+	out := make([]reconcile.Sniffer, len(sn))
+	for i, s := range sn {
+		out[i].Name = s.Name
+		if i < len(offs) {
+			o := offs[i]
+			out[i].Known = o.Known
+			out[i].Reference = o.Method == "reference"
+			out[i].OffsetNS, out[i].UncertaintyNS, out[i].Samples, out[i].Method = o.Offset, o.Uncertainty, o.Samples, o.Method
+		}
+	}
+	return out
+}
+
+// captureCounts returns pcapio's accounting as trace counts.
+func captureCounts(s *pcapio.Stats) []trace.Count {
+	c := func(name string, v int64) trace.Count { return trace.Count{Stage: "pcapio", Name: name, Value: v} }
+	t := s.Total
+	return []trace.Count{
+		c("records", t.Records), c("bytes", t.Bytes), c("decoded", t.Decoded), c("non_ip", t.NonIP),
+		c("undecodable", t.Undecodable), c("truncated", t.Truncated), c("bad_records", t.BadRecords),
+		c("cut_records", t.CutRecords), c("packets", s.Packets), c("duplicates", s.Duplicates),
+		c("out_of_order", s.OutOfOrder),
+	}
+}
+
+// readPreload reads the syscall traces into a table.
+func readPreload(cfg *Config, res *Result) (*preload.Table, error) {
+	paths, err := preload.ExpandPaths(cfg.Preload)
+	if err != nil {
+		return nil, err
+	}
+	tab := preload.NewTable()
+	for i, p := range paths {
+		progress(cfg.Progress, StagePreload, int64(i), int64(len(paths)))
+		f, err := os.Open(p)
+		if err != nil {
+			return nil, err
+		}
+		r := preload.NewReader(f, p, cfg.PreloadOptions)
+		err = tab.ReadFrom(r)
+		f.Close()
+		if err != nil {
+			return nil, err
+		}
+		for _, w := range r.Warnings() {
+			res.Problems = append(res.Problems, errors.New(w))
+		}
+	}
+	progress(cfg.Progress, StagePreload, int64(len(paths)), int64(len(paths)))
+	res.Preload = tab
+	c := func(name string, v int64) trace.Count { return trace.Count{Stage: "preload", Name: name, Value: v} }
+	k := tab.Counters
+	res.Accounting = append(res.Accounting,
+		c("files", int64(len(paths))), c("records", k.Records), c("data_calls", k.DataCalls), c("failed_calls", k.FailedCalls),
+		c("empty_calls", k.EmptyCalls), c("peek_calls", k.PeekCalls), c("socket_calls", k.SocketCalls),
+		c("process_calls", k.ProcessCalls), c("unknown_calls", k.UnknownCalls), c("unattributed", k.Unattributed),
+		c("skipped_lines", tab.Skipped))
+	return tab, nil
+}

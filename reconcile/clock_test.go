@@ -1,0 +1,156 @@
+package reconcile
+
+import (
+	"math/rand/v2"
+	"testing"
+	"time"
+)
+
+// sampleClocks simulates n messages each way between domains a and b whose
+// clocks run off[a], off[b] ahead of the reference: one-way delays of
+// base (a to b) and base+asym (b to a) plus exponential jitter.
+func sampleClocks(cs *clockSamples, rng *rand.Rand, off []int64, a, b int32, n int, base, asym, jitter time.Duration) {
+	for range n {
+		t := rng.Int64N(1e12)
+		d := int64(base) + int64(rng.ExpFloat64()*float64(jitter))
+		cs.add(a, t+off[a], b, t+d+off[b])
+		t = rng.Int64N(1e12)
+		d = int64(base+asym) + int64(rng.ExpFloat64()*float64(jitter))
+		cs.add(b, t+off[b], a, t+d+off[a])
+	}
+}
+
+func TestSolveClocks(t *testing.T) {
+	us := int64(time.Microsecond)
+	tests := []struct {
+		name  string
+		off   []int64
+		setup func(cs *clockSamples, rng *rand.Rand, off []int64) []edge
+		// known says which domains must be estimated; maxUnc bounds the
+		// uncertainty of those; wantErr is the expected error (the
+		// asymmetry's bias), checked within tol.
+		known   []bool
+		maxUnc  []time.Duration
+		wantErr []int64
+		tol     time.Duration
+	}{{
+		name: "symmetric delays: exact within the jitter, bounded by half the shortest round trip",
+		off:  []int64{0, 5 * int64(time.Millisecond), -2 * int64(time.Second)},
+		setup: func(cs *clockSamples, rng *rand.Rand, off []int64) []edge {
+			sampleClocks(cs, rng, off, 0, 1, 500, 100*time.Microsecond, 0, 50*time.Microsecond)
+			sampleClocks(cs, rng, off, 1, 2, 500, 300*time.Microsecond, 0, 50*time.Microsecond)
+			return nil
+		},
+		known:   []bool{true, true, true},
+		maxUnc:  []time.Duration{0, 101 * time.Microsecond, 402 * time.Microsecond},
+		wantErr: []int64{0, 0, 0},
+		tol:     2 * time.Microsecond,
+	}, {
+		// With the smallest delay 100µs one way and 300µs the other,
+		// the midpoint is off by half the difference, and the interval
+		// still holds the truth.
+		name: "asymmetric delays: biased by half the asymmetry, within the uncertainty",
+		off:  []int64{0, 7 * int64(time.Millisecond)},
+		setup: func(cs *clockSamples, rng *rand.Rand, off []int64) []edge {
+			sampleClocks(cs, rng, off, 0, 1, 2000, 100*time.Microsecond, 200*time.Microsecond, 20*time.Microsecond)
+			return nil
+		},
+		known:   []bool{true, true},
+		maxUnc:  []time.Duration{0, 201 * time.Microsecond},
+		wantErr: []int64{0, -100 * us}, // est - true = (100µs - 300µs)/2
+		tol:     2 * time.Microsecond,
+	}, {
+		name: "one direction only, or nothing: unknown",
+		off:  []int64{0, 1000, 2000, 3000},
+		setup: func(cs *clockSamples, rng *rand.Rand, off []int64) []edge {
+			sampleClocks(cs, rng, off, 0, 1, 100, 10*time.Microsecond, 0, time.Microsecond)
+			for range 50 {
+				t := rng.Int64N(1e9)
+				cs.add(1, t+off[1], 2, t+100+off[2]) // 1 -> 2 only
+			}
+			return nil
+		},
+		known:   []bool{true, true, false, false},
+		maxUnc:  []time.Duration{0, 12 * time.Microsecond, 0, 0},
+		wantErr: []int64{0, 0, 0, 0},
+		tol:     2 * time.Microsecond,
+	}, {
+		// A fixed edge (pcapio's estimate, 1µs) beats a path through
+		// messages (100µs); a node is reached through the best path.
+		name: "the path of least uncertainty",
+		off:  []int64{0, 0, 40 * us},
+		setup: func(cs *clockSamples, rng *rand.Rand, off []int64) []edge {
+			sampleClocks(cs, rng, off, 0, 1, 200, 100*time.Microsecond, 0, 10*time.Microsecond)
+			sampleClocks(cs, rng, off, 1, 2, 200, 5*time.Microsecond, 0, time.Microsecond)
+			sampleClocks(cs, rng, off, 0, 2, 200, 500*time.Microsecond, 0, 10*time.Microsecond)
+			return []edge{{a: 0, b: 1, offset: 0, unc: us, samples: 7}}
+		},
+		known:   []bool{true, true, true},
+		maxUnc:  []time.Duration{0, time.Microsecond, 7 * time.Microsecond},
+		wantErr: []int64{0, 0, 0},
+		tol:     2 * time.Microsecond,
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(1, 2))
+			cs := newClockSamples()
+			fixed := tt.setup(cs, rng, tt.off)
+			est, bad := solveClocks(len(tt.off), 0, cs, fixed)
+			if len(bad) > 0 {
+				t.Errorf("inconsistent pairs %v", bad)
+			}
+			for d, e := range est {
+				if e.Known != tt.known[d] {
+					t.Errorf("domain %d: known %v, want %v", d, e.Known, tt.known[d])
+					continue
+				}
+				if !e.Known {
+					continue
+				}
+				errNS := e.Offset - tt.off[d]
+				if abs64(errNS) > e.Uncertainty {
+					t.Errorf("domain %d: offset %d, true %d: error %d beyond the uncertainty %d", d, e.Offset, tt.off[d], errNS, e.Uncertainty)
+				}
+				if abs64(errNS-tt.wantErr[d]) > int64(tt.tol) {
+					t.Errorf("domain %d: error %v, want %v within %v", d, time.Duration(errNS), time.Duration(tt.wantErr[d]), tt.tol)
+				}
+				if e.Uncertainty > int64(tt.maxUnc[d]) {
+					t.Errorf("domain %d: uncertainty %v, want at most %v", d, time.Duration(e.Uncertainty), tt.maxUnc[d])
+				}
+			}
+		})
+	}
+}
+
+// A pair whose smallest delays sum to less than zero cannot be right (the
+// events were paired wrongly, or the clocks drift): it is reported.
+func TestSolveClocksInconsistent(t *testing.T) {
+	cs := newClockSamples()
+	cs.add(0, 1000, 1, 900)  // 1 runs at least 100 behind ...
+	cs.add(1, 2000, 0, 1950) // ... and at least 50 ahead
+	est, bad := solveClocks(2, 0, cs, nil)
+	if len(bad) != 1 || !est[1].Known || est[1].Uncertainty != 75 {
+		t.Fatalf("bad %v, estimate %+v", bad, est[1])
+	}
+}
+
+// The estimate against random symmetric and asymmetric delays: the truth
+// is always within the uncertainty (the interval is a hard bound: delays
+// are not negative).
+func TestSolveClocksBound(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for i := range 300 {
+		off := []int64{0, rng.Int64N(2e9) - 1e9}
+		cs := newClockSamples()
+		base := time.Duration(rng.Int64N(int64(time.Millisecond)))
+		asym := time.Duration(rng.Int64N(int64(time.Millisecond))) - 500*time.Microsecond
+		if base+asym < 0 {
+			asym = -base
+		}
+		sampleClocks(cs, rng, off, 0, 1, 1+rng.IntN(30), base, asym, time.Duration(rng.Int64N(int64(100*time.Microsecond))))
+		est, _ := solveClocks(2, 0, cs, nil)
+		if e := est[1]; !e.Known || abs64(e.Offset-off[1]) > e.Uncertainty {
+			t.Fatalf("case %d: estimate %+v, truth %d", i, e, off[1])
+		}
+	}
+}

@@ -1,0 +1,154 @@
+package reconcile
+
+import (
+	"net/netip"
+
+	"github.com/wirepath/wirepath/flows"
+	"github.com/wirepath/wirepath/trace"
+)
+
+// Reconciler collects the sniffed messages of a run (and the connections
+// flows reports) and, in Finish, reconciles them with the syscall traces
+// into one trace. Add copies what it needs, so the caller may reuse the
+// message. A Reconciler is not safe for concurrent use.
+//
+// Memory is about 80 bytes per message plus 32 per sighting (Finish adds
+// about 200 per message while it works): it needs
+// every message, because the choice of each host's home capture point, the
+// fixed ports and the clock offsets all depend on the whole run.
+type Reconciler struct {
+	opts Options
+
+	msgs   []smsg
+	sights []sight
+	eps    []netip.AddrPort
+	epIdx  map[netip.AddrPort]uint32
+	conns  map[uint64]*connInfo
+	points []flows.Point
+	ptIdx  map[flows.Point]uint16
+
+	in       inCounts
+	finished bool
+}
+
+// smsg is one sniffed message, compactly.
+type smsg struct {
+	conn       uint64
+	index      uint32
+	src, dst   uint32 // endpoint ids
+	seq        uint32
+	bytes      int64
+	gapBytes   int64
+	call       flows.CallID
+	sight      uint32 // first sighting in Reconciler.sights
+	nsight     uint16
+	kind       trace.Kind
+	proto      trace.Proto
+	incomplete bool
+}
+
+// sight is one capture point's sighting of a message.
+type sight struct {
+	first, last int64
+	point       uint16 // index into Reconciler.points
+	ttl         uint8
+	full        bool // the point saw every captured byte of the message
+}
+
+// connInfo is what flows said about one connection when it ended.
+type connInfo struct {
+	client, server netip.AddrPort
+	callerKnown    bool
+	midStream      bool
+	start, end     int64
+}
+
+// inCounts count the input.
+type inCounts struct {
+	messages, bytes, conns int64
+}
+
+// New returns a Reconciler with the given options.
+func New(opts Options) (*Reconciler, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	if opts.MinPeers == 0 {
+		opts.MinPeers = 3
+	}
+	if opts.MaxWarnings == 0 {
+		opts.MaxWarnings = 20
+	}
+	return &Reconciler{
+		opts:  opts,
+		epIdx: make(map[netip.AddrPort]uint32),
+		conns: make(map[uint64]*connInfo),
+		ptIdx: make(map[flows.Point]uint16),
+	}, nil
+}
+
+func (r *Reconciler) endpoint(ap netip.AddrPort) uint32 {
+	ap = netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
+	if i, ok := r.epIdx[ap]; ok {
+		return i
+	}
+	i := uint32(len(r.eps))
+	r.eps = append(r.eps, ap)
+	r.epIdx[ap] = i
+	return i
+}
+
+func (r *Reconciler) point(p flows.Point) uint16 {
+	if i, ok := r.ptIdx[p]; ok {
+		return i
+	}
+	i := uint16(len(r.points))
+	r.points = append(r.points, p)
+	r.ptIdx[p] = i
+	return i
+}
+
+// AddMessage adds one sniffed message (flows.Reader.Next's, in any order).
+func (r *Reconciler) AddMessage(m *flows.Message) {
+	r.in.messages++
+	r.in.bytes += m.Bytes
+	s := smsg{
+		conn: m.Conn, index: m.Index,
+		src: r.endpoint(m.Src), dst: r.endpoint(m.Dst),
+		seq: m.Seq, bytes: m.Bytes, gapBytes: m.GapBytes,
+		call: m.Call, kind: m.Kind, proto: m.Proto, incomplete: m.Incomplete,
+		sight: uint32(len(r.sights)),
+	}
+	captured := m.CapturedBytes()
+	for i := range m.Sightings {
+		if i == 1<<16-1 {
+			break
+		}
+		g := &m.Sightings[i]
+		r.sights = append(r.sights, sight{
+			first: g.First, last: g.Last, point: r.point(g.Point), ttl: g.TTL,
+			full: g.Bytes >= captured,
+		})
+		s.nsight++
+	}
+	r.msgs = append(r.msgs, s)
+}
+
+// AddConn adds what flows says about a connection when it ends
+// (flows.Config.OnConn): which side opened it. It is optional; without it
+// the fixed ports come from the messages' kinds, the peers and the
+// syscall traces.
+func (r *Reconciler) AddConn(cs *flows.ConnStats) {
+	r.in.conns++
+	r.conns[cs.Conn] = &connInfo{
+		client: cs.Client, server: cs.Server,
+		callerKnown: cs.Caller != "unknown" && cs.Caller != "",
+		midStream:   cs.MidStream,
+		start:       cs.StartNS, end: cs.EndNS,
+	}
+}
+
+// sightsOf returns the sightings of m.
+func (r *Reconciler) sightsOf(m *smsg) []sight {
+	return r.sights[m.sight : m.sight+uint32(m.nsight)]
+}

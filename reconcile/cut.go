@@ -1,0 +1,497 @@
+package reconcile
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/wirepath/wirepath/flows"
+	"github.com/wirepath/wirepath/preload"
+	"github.com/wirepath/wirepath/trace"
+)
+
+// span is the byte range [a, b) of one direction's stream that one sniffed
+// message (i: index into Reconciler.msgs) or one data call (i: index into
+// its connection's Msgs) covers.
+type span struct {
+	a, b int64
+	i    int32
+}
+
+// spans is a sorted list of non-overlapping spans.
+type spans []span
+
+// find returns the index of the span holding byte x, or -1.
+func (ss spans) find(x int64) int {
+	i, _ := slices.BinarySearchFunc(ss, x, func(s span, x int64) int {
+		switch {
+		case s.b <= x:
+			return -1
+		case s.a > x:
+			return 1
+		}
+		return 0
+	})
+	if i < len(ss) && ss[i].a <= x && x < ss[i].b {
+		return i
+	}
+	return -1
+}
+
+// inside reports whether a span holds bytes on both sides of p.
+func (ss spans) inside(p int64) bool {
+	i := ss.find(p)
+	return i >= 0 && ss[i].a < p
+}
+
+// endsAt returns the span that ends at p, or -1.
+func (ss spans) endsAt(p int64) int {
+	if i := ss.find(p - 1); i >= 0 && ss[i].b == p {
+		return i
+	}
+	return -1
+}
+
+// startsAt reports whether a span starts at p.
+func (ss spans) startsAt(p int64) bool {
+	i := ss.find(p)
+	return i >= 0 && ss[i].a == p
+}
+
+// overlaps reports whether a span overlaps [a, b).
+func (ss spans) overlaps(a, b int64) bool {
+	i, _ := slices.BinarySearchFunc(ss, a, func(s span, x int64) int { return cmp.Compare(s.b, x+1) })
+	return i < len(ss) && ss[i].a < b && ss[i].b > a
+}
+
+// lmsg is one logical message under construction: its bytes, what holds its
+// first and last byte in the sniffed messages and in the traced calls, and
+// its kind.
+type lmsg struct {
+	rc    int32
+	dir   int8
+	kind  trace.Kind
+	bytes int64
+	off   int64 // position in the direction's stream, for ordering
+	// fa and fb are the sniffed messages holding the first and last byte
+	// (-1: none); faStart and fbEnd say the logical message starts and
+	// ends with them, so their first and last times are its own.
+	fa, fb         int32
+	faStart, fbEnd bool
+	// fFrom and fTo bound the positions in the connection's fmsgs[dir]
+	// of the sniffed messages it covers.
+	fFrom, fTo int32
+	// sa is the sender's write holding the first byte, rb the receiver's
+	// read holding the last.
+	sa, rb pref
+	// call is the call id: flows' (c<conn>.<n>), or one reconcile gave a
+	// call no sniffer saw (p<connection>.<n>, pcall set).
+	call  flows.CallID
+	pcall bool
+	// order is the message's place in the traced caller's sequence of
+	// calls, for pairing calls and returns of unsniffed connections.
+	order int64
+	// hs and hr are the sender's and receiver's hosts, spc and rpc the
+	// traced processes at either end (nil if untraced).
+	hs, hr   int32
+	spc, rpc *preload.Conn
+}
+
+// snifferSpans returns the stream spans of sniffed messages ids, in stream
+// order, from their sequence numbers (the first at 0).
+func (r *Reconciler) snifferSpans(ids []int32) spans {
+	out := make(spans, 0, len(ids))
+	var off int64
+	for j, i := range ids {
+		m := &r.msgs[i]
+		if j > 0 {
+			prev := &r.msgs[ids[j-1]]
+			off += int64(m.seq - prev.seq) // uint32 arithmetic: sequence wrap
+			if off < out[j-1].b {
+				off = out[j-1].b
+			}
+		}
+		out = append(out, span{off, off + m.bytes, i})
+	}
+	return out
+}
+
+// callSpans returns the spans of c's data calls in direction dir,
+// shifted by k, and for each whether the process turned to the other
+// direction after it (a direction change in its own sequence of calls).
+func callSpans(c *preload.Conn, dir preload.Dir, k int64) (spans, []bool) {
+	if c == nil {
+		return nil, nil
+	}
+	var ss spans
+	var turn []bool
+	for i := range c.Msgs {
+		m := &c.Msgs[i]
+		if m.Dir != dir || m.Bytes <= 0 {
+			continue
+		}
+		ss = append(ss, span{m.Offset + k, m.Offset + m.Bytes + k, int32(i)})
+		t := true
+		for j := i + 1; j < len(c.Msgs); j++ {
+			if c.Msgs[j].Bytes > 0 {
+				t = c.Msgs[j].Dir != dir
+				break
+			}
+		}
+		turn = append(turn, t)
+	}
+	return ss, turn
+}
+
+// alignShift returns k such that the call spans p shifted by k line up
+// with the spans q (their ends coincide most), and whether one was found.
+// It is needed when one of the two did not see the connection from its
+// start (a capture started late, a trace of an inherited socket).
+func alignShift(p, q spans) (int64, bool) {
+	if len(p) == 0 || len(q) == 0 {
+		return 0, false
+	}
+	qEnds := make(map[int64]bool, len(q))
+	for _, s := range q {
+		qEnds[s.b] = true
+	}
+	counts := map[int64]int{}
+	for _, ps := range p[:min(len(p), 64)] {
+		for _, qs := range q[:min(len(q), 256)] {
+			counts[qs.b-ps.b] = 0
+		}
+	}
+	bestK, best := int64(0), 0
+	for k := range counts {
+		n := 0
+		for _, ps := range p {
+			if qEnds[ps.b+k] {
+				n++
+			}
+		}
+		if n > best || (n == best && abs64(k) < abs64(bestK)) {
+			bestK, best = k, n
+		}
+	}
+	if best >= 2 || (best == 1 && len(p) == 1 && len(q) == 1) {
+		return bestK, true
+	}
+	return 0, false
+}
+
+// fromStart reports whether a traced socket's byte counts start at the
+// connection's first byte.
+func fromStart(c *preload.Conn) bool {
+	return c != nil && (c.Origin == preload.OriginConnect || c.Origin == preload.OriginAccept || c.Origin == preload.OriginSocket)
+}
+
+// streamDir cuts direction d of stream connection rc into logical
+// messages, appending them to st.out.
+func (r *Reconciler) streamDir(st *state, rc *rconn, d int) {
+	fs := r.snifferSpans(rc.fmsgs[d])
+	sc, rcv := rc.pc[d], rc.pc[1-d]
+	sniffedFromStart := rc.info == nil || !rc.info.midStream
+	var kS, kR int64
+	var okS, okR = true, true
+	var ss, rs spans
+	var sTurn, rTurn []bool
+	if sc != nil {
+		ss, sTurn = callSpans(sc, preload.DirSend, 0)
+	}
+	if rcv != nil {
+		rs, rTurn = callSpans(rcv, preload.DirRecv, 0)
+	}
+	if len(fs) > 0 {
+		if len(ss) > 0 && !(fromStart(sc) && sniffedFromStart) {
+			kS, okS = alignShift(ss, fs)
+		}
+		if len(rs) > 0 && !(fromStart(rcv) && sniffedFromStart) {
+			kR, okR = alignShift(rs, fs)
+		}
+	} else if len(ss) > 0 && len(rs) > 0 && !(fromStart(sc) && fromStart(rcv)) {
+		kR, okR = alignShift(rs, ss)
+	}
+	if !okS {
+		st.dropCalls(sc, ss, reasonNotAligned)
+		ss, sTurn = nil, nil
+	}
+	if !okR {
+		st.dropCalls(rcv, rs, reasonNotAligned)
+		rs, rTurn = nil, nil
+	}
+	for i := range ss {
+		ss[i].a += kS
+		ss[i].b += kS
+	}
+	for i := range rs {
+		rs[i].a += kR
+		rs[i].b += kR
+	}
+	// Account for each call: its bytes were sniffed, or not.
+	onlyReason := rc.onlyReason()
+	for _, cs := range []struct {
+		c  *preload.Conn
+		ss spans
+	}{{sc, ss}, {rcv, rs}} {
+		for _, s := range cs.ss {
+			if fs.overlaps(s.a, s.b) {
+				st.setCall(cs.c, s.i, callMatched)
+			} else {
+				st.setCall(cs.c, s.i, onlyReason)
+			}
+		}
+	}
+
+	// Coverage and cut points.
+	var pts []int64
+	var cover []span
+	for _, l := range []spans{fs, ss, rs} {
+		for _, s := range l {
+			pts = append(pts, s.a, s.b)
+			cover = append(cover, s)
+		}
+	}
+	if len(cover) == 0 {
+		return
+	}
+	slices.Sort(pts)
+	pts = slices.Compact(pts)
+	slices.SortFunc(cover, func(x, y span) int { return cmp.Compare(x.a, y.a) })
+	var merged spans
+	for _, s := range cover {
+		if n := len(merged); n > 0 && s.a <= merged[n-1].b {
+			merged[n-1].b = max(merged[n-1].b, s.b)
+			continue
+		}
+		merged = append(merged, span{s.a, s.b, 0})
+	}
+	writes := r.opts.Boundaries == BoundWrites
+	cut := func(p int64) bool {
+		if writes {
+			if ss.inside(p) {
+				return false
+			}
+			if ss.endsAt(p) >= 0 || ss.startsAt(p) {
+				return true
+			}
+			if fs.inside(p) {
+				return false
+			}
+			if fs.endsAt(p) >= 0 || fs.startsAt(p) {
+				return true
+			}
+		} else {
+			if fs.inside(p) || ss.inside(p) {
+				return false
+			}
+			if fs.endsAt(p) >= 0 || fs.startsAt(p) {
+				return true
+			}
+			if j := ss.endsAt(p); j >= 0 {
+				return !ss.startsAt(p) || sTurn[j]
+			}
+			if ss.startsAt(p) {
+				return true
+			}
+		}
+		if rs.inside(p) {
+			return false
+		}
+		if j := rs.endsAt(p); j >= 0 && rs.startsAt(p) {
+			return rTurn[j]
+		}
+		return true
+	}
+	pi := 0
+	for _, cv := range merged {
+		a := cv.a
+		for pi < len(pts) && pts[pi] <= cv.a {
+			pi++
+		}
+		for ; pi < len(pts) && pts[pi] <= cv.b; pi++ {
+			p := pts[pi]
+			if p < cv.b && !cut(p) {
+				continue
+			}
+			r.emit(st, rc, d, a, p, fs, ss, rs)
+			a = p
+		}
+	}
+}
+
+// emit appends the logical message [a, b) of direction d of rc.
+func (r *Reconciler) emit(st *state, rc *rconn, d int, a, b int64, fs, ss, rs spans) {
+	lm := lmsg{rc: rc.id, dir: int8(d), bytes: b - a, off: a, fa: -1, fb: -1, order: -1}
+	if i := fs.find(a); i >= 0 {
+		lm.fa, lm.faStart = fs[i].i, fs[i].a == a
+	}
+	if i := fs.find(b - 1); i >= 0 {
+		lm.fb, lm.fbEnd = fs[i].i, fs[i].b == b
+	}
+	from, _ := slices.BinarySearchFunc(fs, a+1, func(s span, x int64) int { return cmp.Compare(s.b, x) })
+	to, _ := slices.BinarySearchFunc(fs, b, func(s span, x int64) int { return cmp.Compare(s.a, x) })
+	lm.fFrom, lm.fTo = int32(from), int32(max(from, to))
+	if i := ss.find(a); i >= 0 {
+		lm.sa = pref{rc.pc[d], ss[i].i}
+	}
+	if i := rs.find(b - 1); i >= 0 {
+		lm.rb = pref{rc.pc[1-d], rs[i].i}
+	}
+	if lm.faStart {
+		m := &r.msgs[lm.fa]
+		lm.kind, lm.call = m.kind, m.call
+	}
+	st.out = append(st.out, lm)
+}
+
+// datagrams turns a datagram group into messages: each sniffed datagram,
+// with the traced send and receive of equal size in order; traced
+// datagrams no sniffer saw pair with each other by size and checksum.
+func (r *Reconciler) datagrams(st *state, rc *rconn) {
+	fsz := make([]int64, len(rc.fmsgs[0]))
+	for j, i := range rc.fmsgs[0] {
+		fsz[j] = r.msgs[i].bytes
+	}
+	sz := func(ps []pref) []int64 {
+		out := make([]int64, len(ps))
+		for j, p := range ps {
+			out[j] = p.msg().Bytes
+		}
+		return out
+	}
+	sendOf := alignSeq(sz(rc.sends), fsz, nil)
+	recvOf := alignSeq(sz(rc.recvs), fsz, nil)
+	fSend := make([]int, len(fsz))
+	fRecv := make([]int, len(fsz))
+	for j := range fsz {
+		fSend[j], fRecv[j] = -1, -1
+	}
+	for s, f := range sendOf {
+		if f >= 0 {
+			fSend[f] = s
+			st.setCall(rc.sends[s].c, rc.sends[s].i, callMatched)
+		}
+	}
+	for s, f := range recvOf {
+		if f >= 0 {
+			fRecv[f] = s
+			st.setCall(rc.recvs[s].c, rc.recvs[s].i, callMatched)
+		}
+	}
+	if len(rc.sends) > 0 {
+		rc.pc[0] = rc.sends[0].c
+	}
+	if len(rc.recvs) > 0 {
+		rc.pc[1] = rc.recvs[0].c
+	}
+	for j, i := range rc.fmsgs[0] {
+		m := &r.msgs[i]
+		lm := lmsg{rc: rc.id, bytes: m.bytes, fa: i, fb: i, faStart: true, fbEnd: true, kind: m.kind, call: m.call, order: -1, off: int64(j), fFrom: int32(j), fTo: int32(j + 1)}
+		if s := fSend[j]; s >= 0 {
+			lm.sa = rc.sends[s]
+		}
+		if s := fRecv[j]; s >= 0 {
+			lm.rb = rc.recvs[s]
+		}
+		st.out = append(st.out, lm)
+	}
+	// Traced datagrams no sniffer saw.
+	var us, ur []pref
+	for s, f := range sendOf {
+		if f < 0 {
+			us = append(us, rc.sends[s])
+		}
+	}
+	for s, f := range recvOf {
+		if f < 0 {
+			ur = append(ur, rc.recvs[s])
+		}
+	}
+	reason := rc.onlyReason()
+	same := func(i, j int) bool {
+		a, b := us[i].msg(), ur[j].msg()
+		if a.HasSum && b.HasSum {
+			return a.Sum == b.Sum && a.Bytes == b.Bytes
+		}
+		return a.Bytes == b.Bytes
+	}
+	pairOf := alignSeq(make([]int64, len(us)), make([]int64, len(ur)), same)
+	got := make([]bool, len(ur))
+	n := int64(len(rc.fmsgs[0]))
+	for s, j := range pairOf {
+		lm := lmsg{rc: rc.id, bytes: us[s].msg().Bytes, fa: -1, fb: -1, sa: us[s], order: -1, off: n}
+		n++
+		st.setCall(us[s].c, us[s].i, reason)
+		if j >= 0 {
+			lm.rb = ur[j]
+			got[j] = true
+			st.setCall(ur[j].c, ur[j].i, reason)
+		}
+		st.out = append(st.out, lm)
+	}
+	for j, p := range ur {
+		if !got[j] {
+			st.setCall(p.c, p.i, reason)
+			st.out = append(st.out, lmsg{rc: rc.id, bytes: p.msg().Bytes, fa: -1, fb: -1, rb: p, order: -1, off: n})
+			n++
+		}
+	}
+}
+
+// alignSeq pairs the items of a with items of b in order, either equal
+// sizes or, when same is set, items same says are equal: it returns for
+// each item of a the index of its partner in b or -1. An item missing from
+// one side (a datagram a sniffer or a trace missed) is skipped by looking
+// ahead a few items on both sides.
+func alignSeq(a, b []int64, same func(i, j int) bool) []int {
+	const look = 8
+	eq := func(i, j int) bool {
+		if same != nil {
+			return same(i, j)
+		}
+		return a[i] == b[j]
+	}
+	out := make([]int, len(a))
+	for i := range out {
+		out[i] = -1
+	}
+	i, j := 0, 0
+	for i < len(a) && j < len(b) {
+		if eq(i, j) {
+			out[i] = j
+			i++
+			j++
+			continue
+		}
+		// The nearest pair (i+di, j+dj) with the least skipped.
+		bi, bj := -1, -1
+		for s := 1; s < 2*look && bi < 0; s++ {
+			for di := 0; di <= s; di++ {
+				dj := s - di
+				if i+di < len(a) && j+dj < len(b) && eq(i+di, j+dj) {
+					bi, bj = i+di, j+dj
+					break
+				}
+			}
+		}
+		if bi < 0 {
+			i++
+			continue
+		}
+		i, j = bi, bj
+	}
+	return out
+}
+
+// onlyReason says why traced calls of rc that no sniffer saw were not
+// sniffed.
+func (rc *rconn) onlyReason() callStatus {
+	switch {
+	case rc.proto == trace.ProtoUnix:
+		return reasonUnix
+	case rc.sniffed:
+		return reasonOutsideCapture
+	case rc.ep[0].ap.Addr().IsLoopback():
+		return reasonLoopback
+	}
+	return reasonUnsniffed
+}

@@ -1,0 +1,238 @@
+package reconcile
+
+import (
+	"cmp"
+	"fmt"
+	"net/netip"
+	"slices"
+	"strconv"
+
+	"github.com/wirepath/wirepath/pcapio"
+	"github.com/wirepath/wirepath/preload"
+)
+
+// host is one machine: the addresses it owns (one, unless a syscall trace
+// shows it using several) and the syscall-traced host name, if any.
+type host struct {
+	addrs []netip.Addr
+	pname string // preload host name, "" if not traced
+	// use counts sniffed message ends per address, to pick the primary.
+	use []int64
+	// home is the capture point that sees its traffic best, -1 if none.
+	home int32
+	// roles are the names of its fixed endpoints (NameRole).
+	roles []string
+	// stats of the home choice, for the report.
+	homeNear, homeSeen, msgs int64
+	// remote is set when the home point sees what the host sends with a
+	// TTL below any initial TTL: a router lies between them, so the
+	// host's own syscall trace, where there is one, is nearer.
+	remote bool
+}
+
+// hostTable maps addresses and traced host names to hosts.
+type hostTable struct {
+	hosts  []*host
+	byAddr map[netip.Addr]int32
+	byName map[string]int32
+}
+
+func newHostTable() *hostTable {
+	return &hostTable{byAddr: map[netip.Addr]int32{}, byName: map[string]int32{}}
+}
+
+// ownable reports whether a is an address that names one machine.
+func ownable(a netip.Addr) bool {
+	return a.IsValid() && !a.IsLoopback() && !a.IsUnspecified() && !a.IsMulticast()
+}
+
+// ofAddr returns the host owning a, creating one if needed.
+func (t *hostTable) ofAddr(a netip.Addr) int32 {
+	a = a.Unmap()
+	if h, ok := t.byAddr[a]; ok {
+		return h
+	}
+	h := int32(len(t.hosts))
+	t.hosts = append(t.hosts, &host{addrs: []netip.Addr{a}, use: []int64{0}, home: -1})
+	t.byAddr[a] = h
+	return h
+}
+
+// ofName returns the traced host of that name, creating one if needed.
+func (t *hostTable) ofName(name string) int32 {
+	if h, ok := t.byName[name]; ok {
+		return h
+	}
+	h := int32(len(t.hosts))
+	t.hosts = append(t.hosts, &host{pname: name, home: -1})
+	t.byName[name] = h
+	return h
+}
+
+// learnPreload ties the addresses each traced host used as local
+// endpoints to it. An address claimed by two traced hosts stays with the
+// first; the conflict is returned as a warning.
+func (t *hostTable) learnPreload(tab *preload.Table) []string {
+	var warns []string
+	for _, c := range tab.Conns {
+		if c.Sock != preload.SockTCP && c.Sock != preload.SockUDP {
+			continue
+		}
+		h := t.ofName(c.Host)
+		ap, err := parseAddrPort(c.Local)
+		if err != nil || !ownable(ap.Addr()) {
+			continue
+		}
+		a := ap.Addr()
+		if o, ok := t.byAddr[a]; ok {
+			if o != h && t.hosts[o].pname != "" {
+				warns = append(warns, fmt.Sprintf("address %s is used by traced hosts %q and %q; it stays with %q", a, t.hosts[o].pname, c.Host, t.hosts[o].pname))
+			}
+			continue
+		}
+		t.byAddr[a] = h
+		t.hosts[h].addrs = append(t.hosts[h].addrs, a)
+		t.hosts[h].use = append(t.hosts[h].use, 0)
+	}
+	return warns
+}
+
+// noteUse counts a sniffed message end at address a of host h.
+func (t *hostTable) noteUse(h int32, a netip.Addr) {
+	hs := t.hosts[h]
+	for i, x := range hs.addrs {
+		if x == a {
+			hs.use[i]++
+			return
+		}
+	}
+}
+
+// primary returns the address by which host h is best known (the one most
+// sniffed messages used), or an invalid address when it has none.
+func (t *hostTable) primary(h int32) netip.Addr {
+	hs := t.hosts[h]
+	best := -1
+	for i := range hs.addrs {
+		if best < 0 || hs.use[i] > hs.use[best] {
+			best = i
+		}
+	}
+	if best < 0 {
+		return netip.Addr{}
+	}
+	return hs.addrs[best]
+}
+
+// parseAddrPort parses an endpoint as the preload format writes it.
+func parseAddrPort(s string) (netip.AddrPort, error) {
+	ap, err := netip.ParseAddrPort(s)
+	if err != nil {
+		return ap, err
+	}
+	return netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port()), nil
+}
+
+// homeCount is what one capture point saw of one host's messages.
+type homeCount struct {
+	near int64 // messages it saw whole, on the host's side of every router
+	seen int64 // messages it saw at all
+	// sentTTL is the highest TTL of a message the host sent, here.
+	sentTTL uint8
+}
+
+// chooseHomes picks each host's home capture point (WAP5 section 7): the
+// point that sees its messages whole and on its side of the routers (the
+// highest TTL of a message the host sent, the lowest of one it received)
+// most often — every message for a sniffer on the host's own switch —,
+// then the one that sees most of them, then the lowest sniffer id.
+func (r *Reconciler) chooseHomes(ht *hostTable, epHost []int32) {
+	counts := map[[2]int32]*homeCount{}
+	get := func(h int32, pt uint16) *homeCount {
+		k := [2]int32{h, int32(pt)}
+		c := counts[k]
+		if c == nil {
+			c = &homeCount{}
+			counts[k] = c
+		}
+		return c
+	}
+	for i := range r.msgs {
+		m := &r.msgs[i]
+		ss := r.sightsOf(m)
+		if len(ss) == 0 {
+			continue
+		}
+		hi, lo := ss[0].ttl, ss[0].ttl
+		for _, s := range ss[1:] {
+			hi, lo = max(hi, s.ttl), min(lo, s.ttl)
+		}
+		sh, dh := epHost[m.src], epHost[m.dst]
+		ht.hosts[sh].msgs++
+		ht.hosts[dh].msgs++
+		for _, s := range ss {
+			c := get(sh, s.point)
+			c.seen++
+			c.sentTTL = max(c.sentTTL, s.ttl)
+			if s.full && s.ttl == hi {
+				c.near++
+			}
+			c = get(dh, s.point)
+			c.seen++
+			if s.full && s.ttl == lo {
+				c.near++
+			}
+		}
+	}
+	type cand struct {
+		h  int32
+		pt uint16
+		c  *homeCount
+	}
+	cands := make([]cand, 0, len(counts))
+	for k, c := range counts {
+		cands = append(cands, cand{k[0], uint16(k[1]), c})
+	}
+	slices.SortFunc(cands, func(a, b cand) int {
+		return cmp.Or(cmp.Compare(a.h, b.h),
+			-cmp.Compare(a.c.near, b.c.near),
+			-cmp.Compare(a.c.seen, b.c.seen),
+			cmp.Compare(r.points[a.pt].Sniffer, r.points[b.pt].Sniffer),
+			cmp.Compare(r.points[a.pt].Interface, r.points[b.pt].Interface))
+	})
+	for _, c := range cands {
+		hs := ht.hosts[c.h]
+		if hs.home < 0 {
+			hs.home = int32(c.pt)
+			hs.homeNear, hs.homeSeen = c.c.near, c.c.seen
+			hs.remote = c.c.sentTTL > 0 && !initialTTL(c.c.sentTTL)
+		}
+	}
+}
+
+// pointName names a capture point for reports.
+func (r *Reconciler) pointName(pt int32) string {
+	if pt < 0 {
+		return "-"
+	}
+	p := r.points[pt]
+	name := r.snifferName(p.Sniffer)
+	if p.Interface != 0 {
+		name += "/" + strconv.Itoa(int(p.Interface))
+	}
+	return name
+}
+
+func (r *Reconciler) snifferName(id pcapio.SnifferID) string {
+	if int(id) < len(r.opts.Sniffers) && r.opts.Sniffers[id].Name != "" {
+		return r.opts.Sniffers[id].Name
+	}
+	return "sniffer " + strconv.Itoa(int(id))
+}
+
+// initialTTL reports whether ttl is one that stacks send with (Linux and
+// most Unixes 64, Windows 128, network gear 255, some old stacks 32): a
+// packet seen with another has crossed a router.
+func initialTTL(ttl uint8) bool {
+	return ttl == 64 || ttl == 128 || ttl == 255 || ttl == 32
+}
