@@ -34,7 +34,9 @@ func NewCmd(ios *cmdutil.IOStreams) *cobra.Command {
 		Short: "Render a saved result as text, JSON, DOT, HTML, OTLP or Perfetto",
 		Long: `Render a result saved with --format json (by link, nest, convolve or analyze)
 in another format, without running the inference again. RESULT.json may be
-"-" for standard input.
+"-" for standard input. It may also hold the results of several engines
+(analyze --engine all --format json): they are rendered together, as
+analyze renders them.
 
 Formats:
   text      the top patterns as trees with per-node and per-hop mean delays;
@@ -102,9 +104,22 @@ func ReadResult(ios *cmdutil.IOStreams, path string) (*causal.Result, error) {
 	return wpreport.ReadJSONFile(path)
 }
 
+// ReadResults reads a saved result, or the results of several engines,
+// from path, or from ios.In for "-".
+func ReadResults(ios *cmdutil.IOStreams, path string) ([]*causal.Result, error) {
+	if path == "-" {
+		in := ios.In
+		if in == nil {
+			in = os.Stdin
+		}
+		return wpreport.ReadResults(in, "<stdin>")
+	}
+	return wpreport.ReadResultsFile(path)
+}
+
 // Run reads the result and writes it in the chosen format.
 func Run(opts *Options) error {
-	res, err := ReadResult(opts.IO, opts.Result)
+	rs, err := ReadResults(opts.IO, opts.Result)
 	if err != nil {
 		return err
 	}
@@ -119,7 +134,7 @@ func Run(opts *Options) error {
 	if err != nil {
 		return err
 	}
-	err = wpreport.Write(out, opts.Format, res, wpreport.Options{Top: opts.Top, Title: opts.Title, Trace: t})
+	err = wpreport.WriteAll(out, opts.Format, rs, wpreport.Options{Top: opts.Top, Title: opts.Title, Trace: t})
 	if cerr := out.Close(); err == nil {
 		err = cerr
 	}
