@@ -198,7 +198,7 @@ func Run(cfg Config) (*Result, error) {
 	for _, p := range res.Problems {
 		warns = append(warns, p.Error())
 	}
-	res.Warnings = checkRun(res, tr)
+	res.Warnings = checkRun(&cfg, res, tr)
 	tr.Meta.Warnings = append(append(warns, tr.Meta.Warnings...), res.Warnings...)
 	return res, nil
 }

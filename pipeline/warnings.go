@@ -12,14 +12,16 @@ import (
 // to the reference, nodes whose side of their messages no capture point
 // saw, holes in TCP streams and connections whose start was missed. Each
 // says what it costs the results.
-func checkRun(res *Result, tr *trace.Trace) []string {
+func checkRun(cfg *Config, res *Result, tr *trace.Trace) []string {
 	var out []string
 	for _, c := range tr.Meta.Clocks {
 		if c.Known {
 			continue
 		}
-		switch c.Kind {
-		case "sniffer":
+		switch {
+		case c.Kind == "sniffer" && cfg.Capture.NoOffsets:
+			out = append(out, fmt.Sprintf("sniffer %s: its clock offset against %s was neither estimated (offsets are off) nor given; its times are not comparable with the others', so network delays across it are missing and copies of a packet it shares with another sniffer may not be recognised: give it with --offset %s=DURATION", c.Name, c.Reference, c.Name))
+		case c.Kind == "sniffer":
 			out = append(out, fmt.Sprintf("sniffer %s: its clock offset is unknown (it shares no packet and no translated connection with %s); its times are not comparable with the others', so network delays across it are missing: give it with --offset %s=DURATION", c.Name, c.Reference, c.Name))
 		default:
 			out = append(out, fmt.Sprintf("traced host %s: its clock offset is unknown (nothing it did was also sniffed); its network delays are missing", c.Name))

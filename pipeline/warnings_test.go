@@ -38,6 +38,9 @@ func TestCheckRun(t *testing.T) {
 		{"unknown sniffer", func(tr *trace.Trace, _ *Result) {
 			tr.Meta.Clocks = append(tr.Meta.Clocks, trace.Clock{Name: "b.pcap", Kind: "sniffer", Reference: "a.pcap"})
 		}, []string{"sniffer b.pcap: its clock offset is unknown"}},
+		{"sniffer offsets off", func(tr *trace.Trace, res *Result) {
+			tr.Meta.Clocks = append(tr.Meta.Clocks, trace.Clock{Name: "b.pcap", Kind: "sniffer", Reference: "a.pcap"})
+		}, []string{"sniffer b.pcap: its clock offset against a.pcap was neither estimated (offsets are off) nor given"}},
 		{"unknown traced host", func(tr *trace.Trace, _ *Result) {
 			tr.Meta.Clocks = append(tr.Meta.Clocks, trace.Clock{Name: "cache", Kind: "host", Reference: "a.pcap"})
 		}, []string{"traced host cache: its clock offset is unknown"}},
@@ -57,7 +60,9 @@ func TestCheckRun(t *testing.T) {
 	for _, tc := range tests {
 		tr, res := clean(), &Result{Flows: &flows.Stats{}}
 		tc.setup(tr, res)
-		got := checkRun(res, tr)
+		cfg := &Config{}
+		cfg.Capture.NoOffsets = tc.name == "sniffer offsets off"
+		got := checkRun(cfg, res, tr)
 		if len(got) != len(tc.want) {
 			t.Errorf("%s: %d warnings %q, want %d", tc.name, len(got), got, len(tc.want))
 			continue
