@@ -102,7 +102,16 @@ func (p *Pipeline) Run(ios *cmdutil.IOStreams) (*pipeline.Result, error) {
 // the exit status of a pipeline run: a *cmdutil.PartialError when some
 // input (a capture record, a syscall-trace line) was bad and skipped.
 func PipelineOutcome(ios *cmdutil.IOStreams, res *pipeline.Result) error {
-	err := OutcomeOf(ios, res.Problems, res.Capture)
+	for _, p := range res.Problems {
+		ios.Warnf("%v", p)
+	}
+	return PipelineStatus(res)
+}
+
+// PipelineStatus is PipelineOutcome without the warnings, for a command
+// that shows the problems otherwise (in its report).
+func PipelineStatus(res *pipeline.Result) error {
+	err := StatusOf(res.Capture)
 	if err == nil && res.Preload != nil && res.Preload.Skipped > 0 {
 		err = &cmdutil.PartialError{Skipped: int(res.Preload.Skipped), What: "bad lines in the syscall traces were skipped"}
 	}
