@@ -106,6 +106,9 @@ func ReadResults(r io.Reader, name string) ([]*causal.Result, error) {
 	if err := dec.Decode(&a); err != nil {
 		return nil, jsonError(name, err)
 	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, &ResultError{File: name, Offset: dec.InputOffset(), Err: errors.New("data after the analysis object")}
+	}
 	switch {
 	case a.Analysis > AnalysisVersion:
 		return nil, &ResultError{File: name, Offset: -1, Err: fmt.Errorf("%w: analysis version %d, this build reads up to %d", ErrNewerVersion, a.Analysis, AnalysisVersion)}

@@ -167,6 +167,7 @@ func TestReadResultsErrors(t *testing.T) {
 		{"not a result", `{"hello":1}`, "", ErrNotResult},
 		{"syntax", `{"wirepath_analysis":1,`, "all.json", nil},
 		{"zero version", `{"wirepath_analysis":0,"results":[{}]}`, "bad analysis version", nil},
+		{"trailing data", string(good) + `{}`, "data after the analysis object", nil},
 	}
 	for _, tc := range tests {
 		_, err := ReadResults(strings.NewReader(tc.in), "all.json")
