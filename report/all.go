@@ -93,7 +93,7 @@ func ReadResults(r io.Reader, name string) ([]*causal.Result, error) {
 	var probe struct {
 		Analysis *int `json:"wirepath_analysis"`
 	}
-	if err := json.Unmarshal(data, &probe); err != nil || probe.Analysis == nil {
+	if err := json.NewDecoder(bytes.NewReader(data)).Decode(&probe); err != nil || probe.Analysis == nil {
 		// Not an envelope (or not JSON at all): ReadJSON says what is wrong.
 		res, err := ReadJSON(bytes.NewReader(data), name)
 		if err != nil {
