@@ -3,6 +3,7 @@
 package report
 
 import (
+	"fmt"
 	"os"
 	"slices"
 	"strings"
@@ -92,16 +93,22 @@ each pattern's mean instance.`,
 	return cmd
 }
 
-// ReadResult reads a saved result from path, or from ios.In for "-".
+// ReadResult reads a saved result from path, or from ios.In for "-". A
+// file with several engines' results (analyze --engine all) is refused,
+// saying how to take one.
 func ReadResult(ios *cmdutil.IOStreams, path string) (*causal.Result, error) {
-	if path == "-" {
-		in := ios.In
-		if in == nil {
-			in = os.Stdin
-		}
-		return wpreport.ReadJSON(in, "<stdin>")
+	rs, err := ReadResults(ios, path)
+	if err != nil {
+		return nil, err
 	}
-	return wpreport.ReadJSONFile(path)
+	if len(rs) > 1 {
+		names := make([]string, len(rs))
+		for i, r := range rs {
+			names[i] = r.Engine
+		}
+		return nil, fmt.Errorf("%s holds the results of %d engines (%s); this command reads one: take it with jq '.results[I]'", path, len(rs), strings.Join(names, ", "))
+	}
+	return rs[0], nil
 }
 
 // ReadResults reads a saved result, or the results of several engines,
