@@ -2,6 +2,7 @@ package trace
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -69,6 +70,12 @@ type Reader struct {
 	closers []func()
 	started bool
 	done    bool
+
+	// sizeHint is the size of the input in bytes when known (a regular
+	// file); with an uncompressed input, start estimates from it how many
+	// messages are coming (estimate).
+	sizeHint int64
+	estimate int
 }
 
 // NewReader returns a Reader of the trace in r; file names r in errors.
@@ -114,7 +121,7 @@ func (r *Reader) Close() error {
 
 func (r *Reader) start() error {
 	r.started = true
-	br, _, done, err := decompress.NewReader(r.in, 256<<10)
+	br, kind, done, err := decompress.NewReader(r.in, 256<<10)
 	r.closers = append(r.closers, done)
 	if err != nil {
 		return &ParseError{File: r.file, Err: cutShort(err)}
@@ -126,6 +133,10 @@ func (r *Reader) start() error {
 			return &ParseError{File: r.file, Line: 1, Err: cutShort(err)}
 		}
 		r.format = DetectFormat(head)
+	}
+	if r.sizeHint > 0 && kind == decompress.None {
+		head, _ := br.Peek(64 << 10)
+		r.estimate = estimateLines(head, r.sizeHint)
 	}
 	switch r.format {
 	case FormatTSV:
@@ -226,11 +237,71 @@ func (r *Reader) position(err error) *ParseError {
 	return pe
 }
 
+// estimateLines estimates the lines of an input of size bytes from its
+// first bytes, erring a little on the high side so that storage sized by
+// it rarely has to grow (capacity never written costs address space, not
+// memory). It returns 0 when head is too short to tell.
+func estimateLines(head []byte, size int64) int {
+	n := bytes.Count(head, []byte{'\n'})
+	if n < 8 {
+		return 0
+	}
+	est := float64(size) / (float64(len(head)) / float64(n))
+	return int(min(est*1.03+1024, 1<<31-1))
+}
+
+// ReadTable reads the rest of the trace into a Table, which takes about
+// half the memory of a Trace and is never held as a []Message. The Reader
+// is closed; its Trace must not be used afterwards (the Table took its
+// symbols and Meta).
+func (r *Reader) ReadTable() (*Table, error) {
+	defer r.Close()
+	tab := &Table{}
+	sized := false
+	for r.Scan() {
+		if !sized {
+			sized = true
+			if r.estimate > 0 {
+				tab.Grow(r.estimate)
+			}
+		}
+		tab.Append(&r.msg)
+	}
+	if r.err != nil {
+		return nil, r.err
+	}
+	tab.Syms, tab.Meta = r.t.Syms, r.t.Meta
+	r.t.Syms, r.t.Meta = Symbols{}, Meta{}
+	return tab, nil
+}
+
+// ReadFileTable is ReadFile into a Table (see Reader.ReadTable). The
+// file's size sizes the table when the file is not compressed.
+func ReadFileTable(path string, opt ReadOptions) (*Table, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	r := NewReader(f, path, opt)
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+		r.sizeHint = st.Size()
+	}
+	return r.ReadTable()
+}
+
 // ReadAll reads the rest of the trace and returns it with its messages.
 // The Reader is closed.
 func (r *Reader) ReadAll() (*Trace, error) {
 	defer r.Close()
+	sized := false
 	for r.Scan() {
+		if !sized {
+			sized = true
+			if r.estimate > 0 && r.t.Messages == nil {
+				r.t.Messages = make([]Message, 0, r.estimate)
+			}
+		}
 		r.t.Messages = append(r.t.Messages, r.msg)
 	}
 	if r.err != nil {
@@ -261,5 +332,9 @@ func ReadFile(path string, opt ReadOptions) (*Trace, error) {
 		return nil, err
 	}
 	defer f.Close()
-	return Read(f, path, opt)
+	r := NewReader(f, path, opt)
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+		r.sizeHint = st.Size()
+	}
+	return r.ReadAll()
 }
