@@ -68,7 +68,7 @@ var RankMetrics = []RankMetric{RankExpected, RankCount, RankMaxProbability, Rank
 // computes the distributions from them, so percentiles are exact and a
 // pattern seen once costs little. It is not safe for concurrent use.
 type Aggregator struct {
-	t       *trace.Trace
+	src     source
 	opt     AggregateOptions
 	namer   *Namer
 	offsets []int64 // by node Sym; nil when the trace has none
@@ -81,6 +81,7 @@ type Aggregator struct {
 	bad      int
 
 	// scratch, reused across Add calls
+	mbuf   []trace.Message
 	kids   [][]int32
 	hashes []uint64
 	start  []int64
@@ -109,6 +110,7 @@ type patAcc struct {
 	count    int
 	expected float64
 	maxProb  float64
+	weighted bool // some instance's probability is not 1
 }
 
 // instRec is one recorded instance: its pattern, its messages
@@ -121,19 +123,30 @@ type instRec struct {
 
 // NewAggregator returns an Aggregator for instances of t's messages.
 func NewAggregator(t *trace.Trace, opt AggregateOptions) *Aggregator {
+	return newAggregator(traceSource(t), NewNamer(t, opt.Naming), opt)
+}
+
+// NewTableAggregator returns an Aggregator for instances of the messages of
+// a Table. Its patterns are the same as those of NewAggregator on a Trace
+// of the same messages.
+func NewTableAggregator(t *trace.Table, opt AggregateOptions) *Aggregator {
+	return newAggregator(tableSource(t), NewTableNamer(t, opt.Naming), opt)
+}
+
+func newAggregator(src source, namer *Namer, opt AggregateOptions) *Aggregator {
 	a := &Aggregator{
-		t:        t,
+		src:      src,
 		opt:      opt,
-		namer:    NewNamer(t, opt.Naming),
+		namer:    namer,
 		patterns: make(map[uint64]int32),
 	}
-	for _, o := range t.Meta.Offsets {
+	for _, o := range src.meta.Offsets {
 		if !o.Known || o.OffsetNS == 0 {
 			continue
 		}
-		if s, ok := t.Syms.Lookup(o.Node); ok && int(s) < t.Syms.Len() {
+		if s, ok := src.syms.Lookup(o.Node); ok && int(s) < src.syms.Len() {
 			if a.offsets == nil {
-				a.offsets = make([]int64, t.Syms.Len())
+				a.offsets = make([]int64, src.syms.Len())
 			}
 			a.offsets[s] = o.OffsetNS
 		}
@@ -202,8 +215,9 @@ func (a *Aggregator) Add(inst Instance) error {
 		a.bad++
 		return ErrBadInstance
 	}
+	nmsgs := a.src.len()
 	for i, nd := range inst.Nodes {
-		if int(nd.Msg) < 0 || int(nd.Msg) >= len(a.t.Messages) || (i > 0 && (nd.Parent < 0 || int(nd.Parent) >= i)) {
+		if int(nd.Msg) < 0 || int(nd.Msg) >= nmsgs || (i > 0 && (nd.Parent < 0 || int(nd.Parent) >= i)) {
 			a.bad++
 			return ErrBadInstance
 		}
@@ -215,7 +229,13 @@ func (a *Aggregator) Add(inst Instance) error {
 	if p > 1 {
 		p = 1
 	}
-	msgs := a.t.Messages
+	if cap(a.mbuf) < n {
+		a.mbuf = make([]trace.Message, n, 2*n)
+	}
+	msgs := a.mbuf[:n]
+	for i := range msgs {
+		msgs[i] = a.src.at(inst.Nodes[i].Msg)
+	}
 	a.kids = grow(a.kids, n)
 	for i := range a.kids {
 		a.kids[i] = a.kids[i][:0]
@@ -227,7 +247,7 @@ func (a *Aggregator) Add(inst Instance) error {
 		a.kids[par] = append(a.kids[par], int32(i))
 	}
 	for i := 0; i < n; i++ {
-		a.start[i] = a.CorrectedSend(&msgs[inst.Nodes[i].Msg])
+		a.start[i] = a.CorrectedSend(&msgs[i])
 	}
 	hashes, start := a.hashes, a.start
 	byHashThenStart := func(x, y int32) int {
@@ -240,7 +260,7 @@ func (a *Aggregator) Add(inst Instance) error {
 		return cmpI64(start[x], start[y])
 	}
 	for i := n - 1; i >= 0; i-- {
-		m := &msgs[inst.Nodes[i].Msg]
+		m := &msgs[i]
 		h := mix(mix(0x5157, uint64(a.nodeID(m.SrcNode))), uint64(a.nodeID(m.DstNode)))
 		ks := a.kids[i]
 		if len(ks) > 1 {
@@ -276,7 +296,7 @@ func (a *Aggregator) Add(inst Instance) error {
 			if k > 0 {
 				par = a.pos[inst.Nodes[i].Parent]
 			}
-			a.hopArena = append(a.hopArena, hopInfo{label: a.label(&msgs[inst.Nodes[i].Msg]), parent: par})
+			a.hopArena = append(a.hopArena, hopInfo{label: a.label(&msgs[i]), parent: par})
 		}
 		a.patterns[key] = pi
 	}
@@ -286,12 +306,14 @@ func (a *Aggregator) Add(inst Instance) error {
 	if p > pa.maxProb {
 		pa.maxProb = p
 	}
+	if p != 1 {
+		pa.weighted = true
+	}
 	hops := a.hopArena[pa.hop : pa.hop+pa.n]
 	off := len(a.msgArena)
 	for k, i := range a.canon {
-		mi := inst.Nodes[i].Msg
-		a.msgArena = append(a.msgArena, mi)
-		m := &msgs[mi]
+		a.msgArena = append(a.msgArena, inst.Nodes[i].Msg)
+		m := &msgs[i]
 		lb := &hops[k].label
 		if m.Kind != lb.kind {
 			lb.mixedKind = true
@@ -391,14 +413,22 @@ func (a *Aggregator) shape(pi int, insts []int32) patShape {
 	pa := &a.pats[pi]
 	n := int(pa.n)
 	hops := a.hopArena[pa.hop : pa.hop+pa.n]
-	msgs := a.t.Messages
 	sum := make([]float64, n)
+	var msgs []trace.Message // one instance's messages
+	if n > 1 {
+		msgs = make([]trace.Message, n)
+	}
 	for _, ii := range insts {
+		if n == 1 {
+			break
+		}
 		in := &a.insts[ii]
 		w := instWeight(in.prob)
-		ms := a.msgArena[in.off : in.off+n]
+		for k, mi := range a.msgArena[in.off : in.off+n] {
+			msgs[k] = a.src.at(mi)
+		}
 		for k := 1; k < n; k++ {
-			m, par := &msgs[ms[k]], &msgs[ms[hops[k].parent]]
+			m, par := &msgs[k], &msgs[hops[k].parent]
 			var after int64
 			if m.SendTS.Known() && par.RecvTS.Known() {
 				after = int64(m.SendTS - par.RecvTS)
@@ -481,17 +511,51 @@ func (a *Aggregator) shape(pi int, insts []int32) patShape {
 	return sh
 }
 
-// aggScratch holds one worker's sample buffers.
+// aggScratch holds one worker's buffers.
 type aggScratch struct {
-	start, node, net, bytes, latency []sample
+	msgs []trace.Message // one instance's messages
+	// The samples of a group of hops: vals[4*h+d] for hop h of the group
+	// and distribution d (start, node delay, network delay, bytes), with
+	// the instances' weights in ws when the pattern's are not all 1.
+	vals, ws [][]float64
+	latency  []float64
+	latW     []float64
+	pts      []sample
 }
 
-// finish computes the distributions of pattern pi from its instances.
+// aggSampleBudget bounds the samples a worker holds at once: a pattern
+// with more instances × hops is summarised a group of hops at a time.
+const aggSampleBudget = 1 << 21
+
+const (
+	distStart = iota
+	distNode
+	distNet
+	distBytes
+	nDists
+)
+
+// summary summarises samples vals (with weights ws, or all of weight 1
+// when ws is nil), reusing sc.pts. The values may be reordered.
+func (sc *aggScratch) summary(vals, ws []float64, hist bool) *Dist {
+	if ws == nil {
+		return summarizeUnit(vals, hist)
+	}
+	sc.pts = sc.pts[:0]
+	for i, v := range vals {
+		sc.pts = append(sc.pts, sample{v, ws[i]})
+	}
+	return summarize(sc.pts, hist)
+}
+
+// finish computes the distributions of pattern pi from its instances. It
+// reads each instance's messages together (they are near each other in
+// the trace), a group of hops at a time, and collects every sample, so
+// that the percentiles are exact.
 func (a *Aggregator) finish(pi int, sh *patShape, insts []int32, sc *aggScratch) Pattern {
 	pa := &a.pats[pi]
 	n := int(pa.n)
 	hops := a.hopArena[pa.hop : pa.hop+pa.n]
-	msgs := a.t.Messages
 	name := func(id uint32) string { return a.namer.names[id] }
 	p := Pattern{
 		Signature:      sh.sig,
@@ -501,63 +565,123 @@ func (a *Aggregator) finish(pi int, sh *patShape, insts []int32, sc *aggScratch)
 		Hops:           make([]Hop, n),
 	}
 	hist := a.opt.Histograms
-	sc.latency = sc.latency[:0]
-	for _, ii := range insts {
-		in := &a.insts[ii]
-		ms := a.msgArena[in.off : in.off+n]
-		root := a.CorrectedSend(&msgs[ms[0]])
-		end := root
-		for _, mi := range ms {
-			if e := a.CorrectedRecv(&msgs[mi]); e > end {
-				end = e
-			}
-		}
-		sc.latency = append(sc.latency, sample{float64(end-root) / 1e3, instWeight(in.prob)})
+	weighted := pa.weighted
+	group := n
+	if b := aggSampleBudget / (nDists * max(1, len(insts))); group > b {
+		group = max(1, b)
 	}
-	p.Latency = summarize(sc.latency, false)
-	for id, k := range sh.order {
-		h := &hops[k]
-		sc.start, sc.node, sc.net, sc.bytes = sc.start[:0], sc.node[:0], sc.net[:0], sc.bytes[:0]
+	if cap(sc.msgs) < n {
+		sc.msgs = make([]trace.Message, n)
+	}
+	msgs := sc.msgs[:n]
+	for lo := 0; lo < n; lo += group {
+		hi := min(n, lo+group)
+		nv := nDists * (hi - lo)
+		for len(sc.vals) < nv {
+			sc.vals = append(sc.vals, nil)
+			sc.ws = append(sc.ws, nil)
+		}
+		for i := range nv {
+			sc.vals[i], sc.ws[i] = sc.vals[i][:0], sc.ws[i][:0]
+		}
+		sc.latency, sc.latW = sc.latency[:0], sc.latW[:0]
 		for _, ii := range insts {
 			in := &a.insts[ii]
-			ms := a.msgArena[in.off : in.off+n]
 			w := instWeight(in.prob)
-			m := &msgs[ms[k]]
-			sc.start = append(sc.start, sample{float64(a.CorrectedSend(m)-a.CorrectedSend(&msgs[ms[0]])) / 1e3, w})
-			if h.parent >= 0 {
-				par := &msgs[ms[h.parent]]
-				if m.SendTS.Known() && par.RecvTS.Known() {
-					sc.node = append(sc.node, sample{float64(m.SendTS-par.RecvTS) / 1e3, w})
+			ms := a.msgArena[in.off : in.off+n]
+			if lo == 0 {
+				for k, mi := range ms {
+					msgs[k] = a.src.at(mi)
+				}
+			} else {
+				msgs[0] = a.src.at(ms[0])
+				for k := lo; k < hi; k++ {
+					msgs[k] = a.src.at(ms[k])
+					if par := hops[k].parent; par > 0 && int(par) < lo {
+						msgs[par] = a.src.at(ms[par])
+					}
 				}
 			}
-			if m.SendTS.Known() && m.RecvTS.Known() && m.SendTS != m.RecvTS {
-				net := (int64(m.RecvTS) - a.Offset(m.DstNode)) - (int64(m.SendTS) - a.Offset(m.SrcNode))
-				sc.net = append(sc.net, sample{float64(net) / 1e3, w})
+			root := a.CorrectedSend(&msgs[0])
+			if lo == 0 {
+				end := root
+				for k := range msgs {
+					if e := a.CorrectedRecv(&msgs[k]); e > end {
+						end = e
+					}
+				}
+				sc.latency = append(sc.latency, float64(end-root)/1e3)
+				if weighted {
+					sc.latW = append(sc.latW, w)
+				}
 			}
-			sc.bytes = append(sc.bytes, sample{float64(m.Bytes), w})
+			for k := lo; k < hi; k++ {
+				m := &msgs[k]
+				d := sc.vals[nDists*(k-lo) : nDists*(k-lo+1)]
+				dw := sc.ws[nDists*(k-lo) : nDists*(k-lo+1)]
+				d[distStart] = append(d[distStart], float64(a.CorrectedSend(m)-root)/1e3)
+				d[distBytes] = append(d[distBytes], float64(m.Bytes))
+				if weighted {
+					dw[distStart] = append(dw[distStart], w)
+					dw[distBytes] = append(dw[distBytes], w)
+				}
+				if h := &hops[k]; h.parent >= 0 {
+					if par := &msgs[h.parent]; m.SendTS.Known() && par.RecvTS.Known() {
+						d[distNode] = append(d[distNode], float64(m.SendTS-par.RecvTS)/1e3)
+						if weighted {
+							dw[distNode] = append(dw[distNode], w)
+						}
+					}
+				}
+				if m.SendTS.Known() && m.RecvTS.Known() && m.SendTS != m.RecvTS {
+					net := (int64(m.RecvTS) - a.Offset(m.DstNode)) - (int64(m.SendTS) - a.Offset(m.SrcNode))
+					d[distNet] = append(d[distNet], float64(net)/1e3)
+					if weighted {
+						dw[distNet] = append(dw[distNet], w)
+					}
+				}
+			}
 		}
-		hop := Hop{
-			ID:         id,
-			From:       name(h.label.from),
-			To:         name(h.label.to),
-			ToEndpoint: name(h.label.ep),
-			Kind:       h.label.kind.String(),
-			Start:      summarize(sc.start, hist),
-			NodeDelay:  summarize(sc.node, hist),
-			NetDelay:   summarize(sc.net, hist),
-			Bytes:      summarize(sc.bytes, false),
+		ws := func(i int) []float64 {
+			if weighted {
+				return sc.ws[i]
+			}
+			return nil
 		}
-		if h.label.mixedKind {
-			hop.Kind = trace.KindUnknown.String()
+		if lo == 0 {
+			var lw []float64
+			if weighted {
+				lw = sc.latW
+			}
+			p.Latency = sc.summary(sc.latency, lw, false)
 		}
-		if h.label.mixedEP {
-			hop.ToEndpoint = "*"
+		for k := lo; k < hi; k++ {
+			h := &hops[k]
+			id := int(sh.newID[k])
+			b := nDists * (k - lo)
+			hop := Hop{
+				ID:         id,
+				From:       name(h.label.from),
+				To:         name(h.label.to),
+				ToEndpoint: name(h.label.ep),
+				Kind:       h.label.kind.String(),
+				Start:      sc.summary(sc.vals[b+distStart], ws(b+distStart), hist),
+				NodeDelay:  sc.summary(sc.vals[b+distNode], ws(b+distNode), hist),
+				NetDelay:   sc.summary(sc.vals[b+distNet], ws(b+distNet), hist),
+				Bytes:      sc.summary(sc.vals[b+distBytes], ws(b+distBytes), false),
+			}
+			if h.label.mixedKind {
+				hop.Kind = trace.KindUnknown.String()
+			}
+			if h.label.mixedEP {
+				hop.ToEndpoint = "*"
+			}
+			if h.parent >= 0 {
+				par := int(sh.newID[h.parent])
+				hop.Parent = &par
+			}
+			p.Hops[id] = hop
 		}
-		if h.parent >= 0 {
-			par := int(sh.newID[h.parent])
-			hop.Parent = &par
-		}
-		p.Hops[id] = hop
 	}
 	if a.opt.KeepInstances {
 		kept := len(insts)

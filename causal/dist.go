@@ -2,6 +2,7 @@ package causal
 
 import (
 	"math"
+	"math/bits"
 	"slices"
 )
 
@@ -202,6 +203,137 @@ func summarize(pts []sample, hist bool) *Dist {
 	return distOf(pts, n, w, sum, lo, hi, hist)
 }
 
+// summarizeUnit is summarize for samples that all weigh 1, and gives the
+// same Dist: the percentiles are the same order statistics, found by
+// selection instead of sorting (linear time). It reorders vals.
+func summarizeUnit(vals []float64, hist bool) *Dist {
+	n, sum := 0, 0.0
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, v := range vals {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			continue
+		}
+		vals[n] = v
+		n++
+		sum += v
+		lo = math.Min(lo, v)
+		hi = math.Max(hi, v)
+	}
+	if n == 0 {
+		return nil
+	}
+	vals = vals[:n]
+	w := float64(n)
+	out := &Dist{N: n, Weight: w, Mean: sum / w, Min: lo, Max: hi}
+	if hist {
+		out.Hist = histogramUnit(vals, lo, hi)
+	}
+	// Largest rank first: selecting it leaves the smaller ranks in front.
+	k99, k90, k50 := unitRank(n, 0.99), unitRank(n, 0.90), unitRank(n, 0.50)
+	end := n
+	for _, k := range [3]int{k99, k90, k50} {
+		if k < end {
+			selectKth(vals[:end], k)
+			end = k
+		}
+	}
+	out.P99 = clamp(vals[k99], lo, hi)
+	out.P90 = clamp(vals[k90], lo, hi)
+	out.P50 = clamp(vals[k50], lo, hi)
+	return out
+}
+
+// unitRank is the 0-based rank quantile picks among n samples of weight 1:
+// the first whose cumulative weight k+1 reaches q·n (with quantile's
+// tolerance), or the last.
+func unitRank(n int, q float64) int {
+	target := q * float64(n) * (1 - 1e-12)
+	c := math.Ceil(target)
+	if c < 1 {
+		c = 1
+	}
+	if c > float64(n) {
+		c = float64(n)
+	}
+	return int(c) - 1
+}
+
+// selectKth reorders v so that v[k] holds the value a sort would put
+// there, with no greater value before it and no smaller one after it
+// (quickselect with Hoare partitioning, which splits runs of equal values
+// evenly; it falls back to sorting if the partitions stay unbalanced).
+func selectKth(v []float64, k int) {
+	lo, hi := 0, len(v)-1
+	depth := 2 * bits.Len(uint(len(v)))
+	for hi > lo {
+		if hi-lo < 16 || depth == 0 {
+			slices.Sort(v[lo : hi+1])
+			return
+		}
+		depth--
+		mid := lo + (hi-lo)/2
+		if v[mid] < v[lo] {
+			v[mid], v[lo] = v[lo], v[mid]
+		}
+		if v[hi] < v[lo] {
+			v[hi], v[lo] = v[lo], v[hi]
+		}
+		if v[hi] < v[mid] {
+			v[hi], v[mid] = v[mid], v[hi]
+		}
+		pivot := v[mid]
+		i, j := lo, hi
+		for i <= j {
+			for v[i] < pivot {
+				i++
+			}
+			for v[j] > pivot {
+				j--
+			}
+			if i <= j {
+				v[i], v[j] = v[j], v[i]
+				i++
+				j--
+			}
+		}
+		// v[lo..j] <= pivot, v[i..hi] >= pivot, v[j+1..i-1] == pivot
+		switch {
+		case k <= j:
+			hi = j
+		case k >= i:
+			lo = i
+		default:
+			return
+		}
+	}
+}
+
+// histogramUnit is histogram for values of weight 1, in any order.
+func histogramUnit(vals []float64, lo, hi float64) *Histogram {
+	h := &Histogram{}
+	if hi <= 0 {
+		h.Underflow = float64(len(vals))
+		return h
+	}
+	minPos := hi
+	for _, v := range vals {
+		if v > 0 && v < minPos {
+			minPos = v
+		}
+	}
+	k0, edges := histEdges(minPos, hi)
+	h.Edges = edges
+	h.Weights = make([]float64, len(h.Edges)-1)
+	for _, v := range vals {
+		if v <= 0 || v < h.Edges[0] {
+			h.Underflow++
+			continue
+		}
+		h.Weights[histBin(v, k0, len(h.Weights))]++
+	}
+	return h
+}
+
 func sortSamples(pts []sample) {
 	slices.SortFunc(pts, func(a, b sample) int {
 		switch {
@@ -257,29 +389,44 @@ func histogram(pts []sample, lo, hi float64) *Histogram {
 			minPos = p.v
 		}
 	}
-	const perDecade = 5
-	k0 := int(math.Floor(math.Log10(minPos) * perDecade))
-	k1 := int(math.Floor(math.Log10(hi)*perDecade)) + 1
-	if k1-k0 > 200 { // keep the histogram readable: at most 40 decades
-		k0 = k1 - 200
-	}
-	for k := k0; k <= k1; k++ {
-		h.Edges = append(h.Edges, math.Pow(10, float64(k)/perDecade))
-	}
+	k0, edges := histEdges(minPos, hi)
+	h.Edges = edges
 	h.Weights = make([]float64, len(h.Edges)-1)
 	for _, p := range pts {
 		if p.v <= 0 || p.v < h.Edges[0] {
 			h.Underflow += p.w
 			continue
 		}
-		i := int(math.Floor(math.Log10(p.v)*perDecade)) - k0
-		if i >= len(h.Weights) {
-			i = len(h.Weights) - 1
-		}
-		if i < 0 {
-			i = 0
-		}
-		h.Weights[i] += p.w
+		h.Weights[histBin(p.v, k0, len(h.Weights))] += p.w
 	}
 	return h
+}
+
+const perDecade = 5
+
+// histEdges returns the first edge's exponent and the edges 10^(k/5) of a
+// histogram of positive values from minPos to hi.
+func histEdges(minPos, hi float64) (int, []float64) {
+	k0 := int(math.Floor(math.Log10(minPos) * perDecade))
+	k1 := int(math.Floor(math.Log10(hi)*perDecade)) + 1
+	if k1-k0 > 200 { // keep the histogram readable: at most 40 decades
+		k0 = k1 - 200
+	}
+	edges := make([]float64, 0, k1-k0+1)
+	for k := k0; k <= k1; k++ {
+		edges = append(edges, math.Pow(10, float64(k)/perDecade))
+	}
+	return k0, edges
+}
+
+// histBin returns the bin of v among n bins whose first edge is 10^(k0/5).
+func histBin(v float64, k0, n int) int {
+	i := int(math.Floor(math.Log10(v)*perDecade)) - k0
+	if i >= n {
+		i = n - 1
+	}
+	if i < 0 {
+		i = 0
+	}
+	return i
 }

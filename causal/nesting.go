@@ -151,7 +151,7 @@ type callPair struct {
 // nestRun holds the state of one run.
 type nestRun struct {
 	opt     NestingOptions
-	t       *trace.Trace
+	src     source
 	agg     *Aggregator
 	workers int
 	offsets []int64 // clock offset by node Sym
@@ -189,14 +189,25 @@ func (n *Nesting) Run(ctx context.Context, t *trace.Trace) (*NestingResult, erro
 	return res, err
 }
 
+// RunTable is Run on a compact Table: the same results, in about half the
+// memory of a Trace (the nest command reads its trace this way).
+func (n *Nesting) RunTable(ctx context.Context, t *trace.Table) (*NestingResult, error) {
+	_, res, err := n.runSource(ctx, tableSource(t))
+	return res, err
+}
+
 // run is Run that also returns the run's state, for tests.
 func (n *Nesting) run(ctx context.Context, t *trace.Trace) (*nestRun, *NestingResult, error) {
+	return n.runSource(ctx, traceSource(t))
+}
+
+func (n *Nesting) runSource(ctx context.Context, src source) (*nestRun, *NestingResult, error) {
 	if err := n.opt.Validate(); err != nil {
 		return nil, nil, err
 	}
-	r := &nestRun{opt: n.opt, t: t, workers: workerCount(n.opt.Workers)}
-	r.offsets = nodeOffsets(t)
-	r.named = make([]int32, t.Syms.Len())
+	r := &nestRun{opt: n.opt, src: src, workers: workerCount(n.opt.Workers)}
+	r.offsets = nodeOffsets(src.syms, src.meta)
+	r.named = make([]int32, src.syms.Len())
 	for i := range r.named {
 		r.named[i] = -1
 	}
@@ -205,7 +216,11 @@ func (n *Nesting) run(ctx context.Context, t *trace.Trace) (*nestRun, *NestingRe
 	// trace; the first steps need no names, so it runs alongside them.
 	aggReady := make(chan struct{})
 	go func() {
-		r.agg = NewAggregator(t, n.opt.Aggregate)
+		if src.tab != nil {
+			r.agg = NewTableAggregator(src.tab, n.opt.Aggregate)
+		} else {
+			r.agg = NewAggregator(src.tr, n.opt.Aggregate)
+		}
 		close(aggReady)
 	}()
 
@@ -232,11 +247,11 @@ func (n *Nesting) run(ctx context.Context, t *trace.Trace) (*nestRun, *NestingRe
 	return r, res, nil
 }
 
-// nodeOffsets returns the known clock offsets of t's nodes by Sym.
-func nodeOffsets(t *trace.Trace) []int64 {
-	off := make([]int64, t.Syms.Len())
-	for _, o := range t.Meta.Offsets {
-		if s, ok := t.Syms.Lookup(o.Node); ok && o.Known && int(s) < len(off) {
+// nodeOffsets returns the known clock offsets of a trace's nodes by Sym.
+func nodeOffsets(syms *trace.Symbols, meta *trace.Meta) []int64 {
+	off := make([]int64, syms.Len())
+	for _, o := range meta.Offsets {
+		if s, ok := syms.Lookup(o.Node); ok && o.Known && int(s) < len(off) {
 			off[s] = o.OffsetNS
 		}
 	}
@@ -262,12 +277,18 @@ func (r *nestRun) recvTime(m *trace.Message) int64 {
 	return int64(m.SendTS) - r.offsets[m.SrcNode]
 }
 
+// recvTimeOf is recvTime of message i.
+func (r *nestRun) recvTimeOf(i int32) int64 {
+	m := r.src.at(i)
+	return r.recvTime(&m)
+}
+
 // nameID returns the id of node s's pattern-level name (clients aggregated
 // as the naming options say), so that the scoreboard and the call-path
 // table key on what the patterns show.
 func (r *nestRun) nameID(s trace.Sym) int32 {
 	if int(s) >= len(r.named) {
-		return r.nameOf(r.t.Str(s))
+		return r.nameOf(r.src.str(s))
 	}
 	if id := r.named[s]; id >= 0 {
 		return id
@@ -320,23 +341,24 @@ func returnKey(m *trace.Message) openKey {
 // not unique, this is the paper's earliest-unmatched heuristic. Pairs are
 // appended in the order of their returns.
 func (r *nestRun) findCallPairs() {
-	msgs := r.t.Messages
+	nm := r.src.len()
 	c := &r.counter
-	c.in = int64(len(msgs))
+	c.in = int64(nm)
 	order := r.timeOrder()
 	type fifo struct{ head, tail int32 }
 	open := make(map[openKey]fifo)
 	// pending calls: a linked FIFO per key
 	type pend struct {
-		msg  int32
-		t    int64
-		next int32
+		msg            int32
+		next           int32
+		t              int64
+		caller, callee trace.Sym
 	}
 	var pending []pend
 	var free []int32
-	r.pairs = make([]callPair, 0, len(msgs)/2)
+	r.pairs = make([]callPair, 0, nm/2)
 	visit := func(i int32) {
-		m := &msgs[i]
+		m := r.src.at(i)
 		if !m.SendTS.Known() && !m.RecvTS.Known() {
 			c.noTime++
 			return
@@ -344,16 +366,17 @@ func (r *nestRun) findCallPairs() {
 		switch m.Kind {
 		case trace.KindCall:
 			c.calls++
+			pd := pend{msg: i, t: r.sendTime(&m), next: -1, caller: m.SrcNode, callee: m.DstNode}
 			var slot int32
 			if n := len(free); n > 0 {
 				slot = free[n-1]
 				free = free[:n-1]
-				pending[slot] = pend{msg: i, t: r.sendTime(m), next: -1}
+				pending[slot] = pd
 			} else {
 				slot = int32(len(pending))
-				pending = append(pending, pend{msg: i, t: r.sendTime(m), next: -1})
+				pending = append(pending, pd)
 			}
-			k := callKey(m)
+			k := callKey(&m)
 			if q, ok := open[k]; ok {
 				pending[q.tail].next = slot
 				q.tail = slot
@@ -363,7 +386,7 @@ func (r *nestRun) findCallPairs() {
 			}
 		case trace.KindReturn:
 			c.returns++
-			k := returnKey(m)
+			k := returnKey(&m)
 			q, ok := open[k]
 			if !ok {
 				c.unmatchedReturns++
@@ -376,18 +399,17 @@ func (r *nestRun) findCallPairs() {
 			} else {
 				open[k] = fifo{p.next, q.tail}
 			}
-			cm := &msgs[p.msg]
 			r.pairs = append(r.pairs, callPair{
 				call: p.msg, ret: i,
-				t1: p.t, t4: r.sendTime(m),
-				caller: cm.SrcNode, callee: cm.DstNode,
+				t1: p.t, t4: r.sendTime(&m),
+				caller: p.caller, callee: p.callee,
 			})
 		default:
 			c.notRPC++
 		}
 	}
 	if order == nil {
-		for i := range msgs {
+		for i := range nm {
 			visit(int32(i))
 		}
 	} else {
@@ -402,15 +424,15 @@ func (r *nestRun) findCallPairs() {
 // timeOrder returns the message indices in order of corrected time (ties by
 // index), or nil when the trace is already in that order.
 func (r *nestRun) timeOrder() []int32 {
-	msgs := r.t.Messages
+	nm := r.src.len()
 	sorted := true
 	prev := int64(math.MinInt64)
-	for i := range msgs {
-		m := &msgs[i]
+	for i := range nm {
+		m := r.src.at(int32(i))
 		if !m.SendTS.Known() && !m.RecvTS.Known() {
 			continue
 		}
-		ts := r.sendTime(m)
+		ts := r.sendTime(&m)
 		if ts < prev {
 			sorted = false
 			break
@@ -420,13 +442,13 @@ func (r *nestRun) timeOrder() []int32 {
 	if sorted {
 		return nil
 	}
-	times := make([]int64, len(msgs))
-	order := make([]int32, len(msgs))
-	for i := range msgs {
+	times := make([]int64, nm)
+	order := make([]int32, nm)
+	for i := range nm {
 		order[i] = int32(i)
-		m := &msgs[i]
+		m := r.src.at(int32(i))
 		if m.SendTS.Known() || m.RecvTS.Known() {
-			times[i] = r.sendTime(m)
+			times[i] = r.sendTime(&m)
 		}
 	}
 	slices.SortStableFunc(order, func(a, b int32) int { return cmpI64(times[a], times[b]) })
@@ -449,7 +471,7 @@ func (g *groupCSR) of(s trace.Sym) []int32 {
 // groupByNode groups the pairs by caller (in return order) and by callee
 // (in order of call time).
 func (r *nestRun) groupByNode() (byCaller, byCallee groupCSR) {
-	n := r.t.Syms.Len()
+	n := r.src.syms.Len()
 	build := func(key func(p *callPair) trace.Sym) groupCSR {
 		g := groupCSR{off: make([]int32, n+1), items: make([]int32, len(r.pairs))}
 		for i := range r.pairs {
@@ -482,7 +504,7 @@ func (r *nestRun) groupByNode() (byCaller, byCallee groupCSR) {
 // of pairs times the per-node parallelism. It runs one node per worker, in
 // two passes: count, then fill.
 func (r *nestRun) findCandidates(ctx context.Context, byCaller, byCallee groupCSR) error {
-	n := r.t.Syms.Len()
+	n := r.src.syms.Len()
 	np := len(r.pairs)
 	counts := make([]int32, np+1)
 	w := r.opt.SkewWindow
@@ -676,7 +698,7 @@ func (r *nestRun) findNestedPairs(ctx context.Context, byCaller groupCSR) error 
 		}
 	}
 	bins := r.opt.Bins
-	parallelNodes(r.workers, r.t.Syms.Len(), func(s int) {
+	parallelNodes(r.workers, r.src.syms.Len(), func(s int) {
 		for _, c := range byCaller.of(trace.Sym(s)) {
 			lo, hi := r.candOff[c], r.candOff[c+1]
 			if lo == hi {

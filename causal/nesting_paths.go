@@ -108,7 +108,7 @@ func (r *nestRun) findCallPaths(ctx context.Context) (*NestingResult, error) {
 	}()
 	go func() {
 		defer wg.Done()
-		summary = Summarize(r.t)
+		summary = r.src.summarize()
 	}()
 	ib := nestInstances{r: r, kidOff: kidOff, kids: kids}
 	var err error
@@ -187,10 +187,9 @@ func (b *nestInstances) build(root int32) Instance {
 func (b *nestInstances) emit(p, parent int32) int32 {
 	r := b.r
 	pp := &r.pairs[p]
-	msgs := r.t.Messages
 	callIdx := int32(len(b.nodes))
 	b.nodes = append(b.nodes, InstanceNode{Msg: pp.call, Parent: parent})
-	latest := arrival{t: r.recvTime(&msgs[pp.call]), idx: callIdx}
+	latest := arrival{t: r.recvTimeOf(pp.call), idx: callIdx}
 	base := len(b.heap)
 	take := func(before int64) {
 		for len(b.heap) > base && b.heap[base].t < before {
@@ -204,7 +203,7 @@ func (b *nestInstances) emit(p, parent int32) int32 {
 	for _, c := range b.kids[b.kidOff[p]:b.kidOff[p+1]] {
 		take(r.pairs[c].t1)
 		ret := b.emit(c, latest.idx)
-		heapPush(&b.heap, base, arrival{t: r.recvTime(&msgs[r.pairs[c].ret]), idx: ret})
+		heapPush(&b.heap, base, arrival{t: r.recvTimeOf(r.pairs[c].ret), idx: ret})
 	}
 	take(pp.t4)
 	b.heap = b.heap[:base]
@@ -292,7 +291,8 @@ func newCallTable(r *nestRun, kidOff, kids []int32) *callTable {
 // resolveEndpoints names the receiving endpoints of the calls of the tree
 // rooted at p, so that add does not need the Namer.
 func (ct *callTable) resolveEndpoints(p int32) {
-	s := ct.r.t.Messages[ct.r.pairs[p].call].Dst
+	m := ct.r.src.at(ct.r.pairs[p].call)
+	s := m.Dst
 	if _, ok := ct.epNames[s]; !ok {
 		ct.epNames[s] = int32(len(ct.eps))
 		ct.eps = append(ct.eps, ct.r.agg.Namer().Endpoint(s))
@@ -362,7 +362,7 @@ func (ct *callTable) add(root int32) {
 			pat.hops[i] = callAcc{
 				from:   r.nameID(pp.caller),
 				to:     r.nameID(pp.callee),
-				ep:     ct.epID(r.t.Messages[pp.call].Dst),
+				ep:     ct.epID(r.src.at(pp.call).Dst),
 				parent: ct.parentPos[i],
 			}
 		}

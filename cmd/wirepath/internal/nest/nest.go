@@ -109,11 +109,11 @@ func (o *options) engineOptions() causal.NestingOptions {
 }
 
 func run(ctx context.Context, ios *cmdutil.IOStreams, o *options, opt causal.NestingOptions, path string) error {
-	t, skipped, err := enginecmd.ReadTrace(ios, path, o.common.Strict)
+	t, skipped, err := enginecmd.ReadTable(ios, path, o.common.Strict)
 	if err != nil {
 		return err
 	}
-	res, err := causal.NewNesting(opt).Run(ctx, t)
+	res, err := causal.NewNesting(opt).RunTable(ctx, t)
 	if err != nil {
 		return err
 	}
