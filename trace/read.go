@@ -140,7 +140,8 @@ func (r *Reader) start() error {
 	}
 	switch r.format {
 	case FormatTSV:
-		r.dec = &tsvDecoder{t: r.t}
+		d := newTSVDecoder(r.t)
+		r.dec = &d
 	case FormatJSONL:
 		r.dec = &jsonlDecoder{t: r.t}
 	case FormatProject5:

@@ -36,8 +36,6 @@ type Table struct {
 	wideRecv map[int32]Timestamp
 	// bigBytes holds the sizes that do not fit in a row.
 	bigBytes map[int32]int64
-
-	first, last Timestamp // earliest and latest known timestamp
 }
 
 // Flow is what a Table stores once for all the messages that share it:
@@ -70,7 +68,15 @@ const (
 func (t *Table) Len() int { return len(t.rows) }
 
 // Grow makes room for n more messages without reallocating.
-func (t *Table) Grow(n int) { t.rows = slices.Grow(t.rows, n) }
+func (t *Table) Grow(n int) {
+	if len(t.rows) == 0 && cap(t.rows) < n {
+		// a fresh allocation: its pages are not touched until written,
+		// so room never used costs no memory
+		t.rows = make([]row, 0, n)
+		return
+	}
+	t.rows = slices.Grow(t.rows, n)
+}
 
 // Flows returns the distinct flows of the table, indexed by flow id. The
 // slice must not be modified.
@@ -129,25 +135,28 @@ func (t *Table) Bytes(i int) int64 {
 // At returns message i.
 func (t *Table) At(i int) Message {
 	r := &t.rows[i]
+	if r.dt < dtMin || r.bytes == bytesWide {
+		return t.atSlow(i)
+	}
 	f := &t.flows[r.flow]
-	m := Message{
-		SendTS: r.ts, RecvTS: NoTime,
+	return Message{
+		SendTS: r.ts, RecvTS: r.ts + Timestamp(r.dt),
 		Src: f.Src, Dst: f.Dst, SrcNode: f.SrcNode, DstNode: f.DstNode,
 		CallID: r.call, Kind: f.Kind, Proto: f.Proto,
 		Bytes: int64(r.bytes),
 	}
-	switch {
-	case r.dt >= dtMin:
-		m.RecvTS = r.ts + Timestamp(r.dt)
-	case r.dt == dtNoSend:
-		m.SendTS, m.RecvTS = NoTime, r.ts
-	case r.dt == dtWide:
-		m.RecvTS = t.wideRecvOf(i)
+}
+
+// atSlow is At for the messages with a time or a size kept aside.
+func (t *Table) atSlow(i int) Message {
+	r := &t.rows[i]
+	f := &t.flows[r.flow]
+	return Message{
+		SendTS: t.SendTS(i), RecvTS: t.RecvTS(i),
+		Src: f.Src, Dst: f.Dst, SrcNode: f.SrcNode, DstNode: f.DstNode,
+		CallID: r.call, Kind: f.Kind, Proto: f.Proto,
+		Bytes: t.Bytes(i),
 	}
-	if r.bytes == bytesWide {
-		m.Bytes = t.bigBytes[int32(i)]
-	}
-	return m
 }
 
 // Str returns the string a Sym of this table stands for.
@@ -156,7 +165,21 @@ func (t *Table) Str(id Sym) string { return t.Syms.String(id) }
 // TimeRange returns the earliest and the latest known timestamp of the
 // messages (send or receive), and false when there is none.
 func (t *Table) TimeRange() (first, last Timestamp, ok bool) {
-	return t.first, t.last, t.first != NoTime && len(t.rows) > 0
+	first, last = NoTime, NoTime
+	for i := range t.rows {
+		for _, ts := range [2]Timestamp{t.SendTS(i), t.RecvTS(i)} {
+			if !ts.Known() {
+				continue
+			}
+			if first == NoTime || ts < first {
+				first = ts
+			}
+			if last == NoTime || ts > last {
+				last = ts
+			}
+		}
+	}
+	return first, last, first != NoTime
 }
 
 // Append adds m, whose Syms must be the table's.
@@ -165,9 +188,6 @@ func (t *Table) Append(m *Message) {
 		panic("trace: a Table holds at most 2^31-1 messages")
 	}
 	i := int32(len(t.rows))
-	if i == 0 {
-		t.first, t.last = NoTime, NoTime
-	}
 	r := row{ts: m.SendTS, dt: dtNoRecv, call: m.CallID, bytes: uint32(m.Bytes)}
 	r.flow = t.flowOf(Flow{Src: m.Src, Dst: m.Dst, SrcNode: m.SrcNode, DstNode: m.DstNode, Kind: m.Kind, Proto: m.Proto})
 	switch {
@@ -208,17 +228,6 @@ func (t *Table) Append(m *Message) {
 		}
 	}
 	t.rows = append(t.rows, r)
-	for _, ts := range [2]Timestamp{m.SendTS, m.RecvTS} {
-		if !ts.Known() {
-			continue
-		}
-		if t.first == NoTime || ts < t.first {
-			t.first = ts
-		}
-		if t.last == NoTime || ts > t.last {
-			t.last = ts
-		}
-	}
 }
 
 // flowOf returns the id of flow f, adding it if it is new.
@@ -231,7 +240,8 @@ func (t *Table) flowOf(f Flow) uint32 {
 			if id == 0 {
 				break
 			}
-			if t.flows[id-1] == f {
+			if g := &t.flows[id-1]; g.Src == f.Src && g.Dst == f.Dst && g.SrcNode == f.SrcNode &&
+				g.DstNode == f.DstNode && g.Kind == f.Kind && g.Proto == f.Proto {
 				return id - 1
 			}
 		}
