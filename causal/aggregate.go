@@ -77,7 +77,10 @@ type Aggregator struct {
 	pats     []patAcc
 	hopArena []hopInfo // the hops of every pattern, canonical pre-order
 	msgArena []int32   // the messages of every instance, in its pattern's hop order
-	insts    []instRec
+	// Every instance's pattern, in the order added (its messages follow
+	// each other in msgArena), and its probability when not all are 1.
+	instPat  []int32
+	instProb []float64
 	bad      int
 
 	// scratch, reused across Add calls
@@ -111,14 +114,6 @@ type patAcc struct {
 	expected float64
 	maxProb  float64
 	weighted bool // some instance's probability is not 1
-}
-
-// instRec is one recorded instance: its pattern, its messages
-// (msgArena[off:off+n]) and probability.
-type instRec struct {
-	off  int
-	prob float64
-	pat  int32
 }
 
 // NewAggregator returns an Aggregator for instances of t's messages.
@@ -162,7 +157,7 @@ func (a *Aggregator) Rejected() int { return a.bad }
 
 // Len returns the number of instances added and the number of patterns
 // they form.
-func (a *Aggregator) Len() (instances, patterns int) { return len(a.insts), len(a.pats) }
+func (a *Aggregator) Len() (instances, patterns int) { return len(a.instPat), len(a.pats) }
 
 // Offset returns the clock offset of node s in nanoseconds (0 if unknown).
 func (a *Aggregator) Offset(s trace.Sym) int64 {
@@ -204,6 +199,13 @@ func (a *Aggregator) epID(s trace.Sym) uint32   { return uint32(a.namer.epIdx(s)
 
 func (a *Aggregator) label(m *trace.Message) hopLabel {
 	return hopLabel{from: a.nodeID(m.SrcNode), to: a.nodeID(m.DstNode), ep: a.epID(m.Dst), kind: m.Kind}
+}
+
+// reserve makes room for the given numbers of instances and of messages in
+// them, for an engine that knows them in advance.
+func (a *Aggregator) reserve(instances, messages int) {
+	a.instPat = slices.Grow(a.instPat, instances)
+	a.msgArena = slices.Grow(a.msgArena, messages)
 }
 
 // Add adds one instance. It returns ErrBadInstance (and counts it) if the
@@ -310,7 +312,6 @@ func (a *Aggregator) Add(inst Instance) error {
 		pa.weighted = true
 	}
 	hops := a.hopArena[pa.hop : pa.hop+pa.n]
-	off := len(a.msgArena)
 	for k, i := range a.canon {
 		a.msgArena = append(a.msgArena, inst.Nodes[i].Msg)
 		m := &msgs[i]
@@ -322,7 +323,16 @@ func (a *Aggregator) Add(inst Instance) error {
 			lb.mixedEP = true
 		}
 	}
-	a.insts = append(a.insts, instRec{off: off, prob: p, pat: pi})
+	if p != 1 && a.instProb == nil {
+		a.instProb = make([]float64, len(a.instPat), cap(a.instPat))
+		for i := range a.instProb {
+			a.instProb[i] = 1
+		}
+	}
+	if a.instProb != nil {
+		a.instProb = append(a.instProb, p)
+	}
+	a.instPat = append(a.instPat, pi)
 	return nil
 }
 
@@ -331,19 +341,22 @@ func (a *Aggregator) Add(inst Instance) error {
 // MaxPatterns set, only that many of the best are returned.
 func (a *Aggregator) Patterns(metric RankMetric) []Pattern {
 	np := len(a.pats)
-	// Group the instances by pattern (counting sort, stable).
+	// Group the instances by pattern (counting sort, stable), with their
+	// offsets in the arena.
 	first := make([]int32, np+1)
-	for _, in := range a.insts {
-		first[in.pat+1]++
+	for _, pi := range a.instPat {
+		first[pi+1]++
 	}
 	for i := 0; i < np; i++ {
 		first[i+1] += first[i]
 	}
-	byPat := make([]int32, len(a.insts))
+	byPat := make([]instRef, len(a.instPat))
 	next := slices.Clone(first[:np])
-	for i, in := range a.insts {
-		byPat[next[in.pat]] = int32(i)
-		next[in.pat]++
+	off := 0
+	for i, pi := range a.instPat {
+		byPat[next[pi]] = instRef{off: off, i: int32(i)}
+		next[pi]++
+		off += int(a.pats[pi].n)
 	}
 	// Mean starts give the child order, hence the signature; with the
 	// scores they rank the patterns, and only the best are finished.
@@ -379,12 +392,25 @@ func (a *Aggregator) Patterns(metric RankMetric) []Pattern {
 	scratch := make([]aggScratch, aggWorkers())
 	aggParallelW(len(ranked), func(w, i int) {
 		pi := ranked[i].idx
-		insts := byPat[first[pi]:first[pi+1]]
-		sh := a.shape(pi, insts)
-		out[i] = a.finish(pi, &sh, insts, &scratch[w])
+		out[i] = a.finish(pi, byPat[first[pi]:first[pi+1]], &scratch[w])
 		out[i].Rank = i + 1
 	})
 	return out
+}
+
+// instRef locates one instance: its messages are msgArena[off:off+n] (n
+// the size of its pattern), its probability is prob(i).
+type instRef struct {
+	off int
+	i   int32
+}
+
+// prob returns the probability of instance i.
+func (a *Aggregator) prob(i int32) float64 {
+	if a.instProb == nil {
+		return 1
+	}
+	return a.instProb[i]
 }
 
 // patShape is a pattern's output order: hop ids by output position, output
@@ -409,7 +435,7 @@ func instWeight(p float64) float64 {
 // order is decided by their mean delay after the parent's arrival, which
 // is measured on that node's clock (exactly, and whatever the clock
 // offsets) when both timestamps are known.
-func (a *Aggregator) shape(pi int, insts []int32) patShape {
+func (a *Aggregator) shape(pi int, insts []instRef) patShape {
 	pa := &a.pats[pi]
 	n := int(pa.n)
 	hops := a.hopArena[pa.hop : pa.hop+pa.n]
@@ -418,26 +444,39 @@ func (a *Aggregator) shape(pi int, insts []int32) patShape {
 	if n > 1 {
 		msgs = make([]trace.Message, n)
 	}
-	for _, ii := range insts {
+	for _, in := range insts {
 		if n == 1 {
 			break
 		}
-		in := &a.insts[ii]
-		w := instWeight(in.prob)
 		for k, mi := range a.msgArena[in.off : in.off+n] {
 			msgs[k] = a.src.at(mi)
 		}
-		for k := 1; k < n; k++ {
-			m, par := &msgs[k], &msgs[hops[k].parent]
-			var after int64
-			if m.SendTS.Known() && par.RecvTS.Known() {
-				after = int64(m.SendTS - par.RecvTS)
-			} else {
-				after = a.CorrectedSend(m) - a.CorrectedRecv(par)
-			}
-			sum[k] += w * float64(after)
-		}
+		a.addAfter(sum, hops, msgs, instWeight(a.prob(in.i)))
 	}
+	return a.shapeOf(pi, sum)
+}
+
+// addAfter adds to sum[k] the weighted delay between the arrival of hop k's
+// parent and hop k's send, for the messages msgs of one instance.
+func (a *Aggregator) addAfter(sum []float64, hops []hopInfo, msgs []trace.Message, w float64) {
+	for k := 1; k < len(msgs); k++ {
+		m, par := &msgs[k], &msgs[hops[k].parent]
+		var after int64
+		if m.SendTS.Known() && par.RecvTS.Known() {
+			after = int64(m.SendTS - par.RecvTS)
+		} else {
+			after = a.CorrectedSend(m) - a.CorrectedRecv(par)
+		}
+		sum[k] += w * float64(after)
+	}
+}
+
+// shapeOf is shape given the weighted sums of every hop's delay after its
+// parent's arrival.
+func (a *Aggregator) shapeOf(pi int, sum []float64) patShape {
+	pa := &a.pats[pi]
+	n := int(pa.n)
+	hops := a.hopArena[pa.hop : pa.hop+pa.n]
 	kids := make([][]int32, n)
 	for k := 1; k < n; k++ {
 		kids[hops[k].parent] = append(kids[hops[k].parent], int32(k))
@@ -514,18 +553,30 @@ func (a *Aggregator) shape(pi int, insts []int32) patShape {
 // aggScratch holds one worker's buffers.
 type aggScratch struct {
 	msgs []trace.Message // one instance's messages
-	// The samples of a group of hops: vals[4*h+d] for hop h of the group
-	// and distribution d (start, node delay, network delay, bytes), with
-	// the instances' weights in ws when the pattern's are not all 1.
+	pts  []sample
+	vals []float64 // sample storage, carved into the pattern's samples
+	ws   []float64 // their weights, for weighted patterns
+	ps   patSamples
+}
+
+// patSamples collects the samples of one pattern, or of hops lo..hi-1 of
+// it: vals[nDists*(k-lo)+d] for hop k and distribution d (start, node
+// delay, network delay, bytes), with the instances' weights in ws when the
+// pattern's are not all 1; the latencies and, over hops of the first
+// group, each hop's weighted delay after its parent's arrival.
+type patSamples struct {
+	pi       int
+	lo, hi   int
+	weighted bool
 	vals, ws [][]float64
 	latency  []float64
 	latW     []float64
-	pts      []sample
+	after    []float64
 }
 
-// aggSampleBudget bounds the samples a worker holds at once: a pattern
-// with more instances × hops is summarised a group of hops at a time.
-const aggSampleBudget = 1 << 21
+// aggSampleBudget bounds the samples a worker holds at once (8 MB): a
+// pattern with more is summarised a group of hops at a time.
+const aggSampleBudget = 1 << 20
 
 const (
 	distStart = iota
@@ -534,6 +585,98 @@ const (
 	distBytes
 	nDists
 )
+
+// samplesOf is how many samples pattern pi's hops lo..hi-1 take at most.
+func (a *Aggregator) samplesOf(pi, lo, hi int) int {
+	return a.pats[pi].count * (nDists*(hi-lo) + 1)
+}
+
+// carve returns n values of sc.vals (and of sc.ws if weighted) starting
+// at *off, advancing it.
+func (sc *aggScratch) carve(off *int, n int, weighted bool) (vals, ws []float64) {
+	vals = sc.vals[*off : *off : *off+n]
+	if weighted {
+		ws = sc.ws[*off : *off : *off+n]
+	}
+	*off += n
+	return vals, ws
+}
+
+// start prepares ps to collect the samples of hops lo..hi-1 of pattern pi
+// in sc's storage from *off on.
+func (a *Aggregator) startSamples(ps *patSamples, sc *aggScratch, off *int, pi, lo, hi int) {
+	pa := &a.pats[pi]
+	c := pa.count
+	*ps = patSamples{pi: pi, lo: lo, hi: hi, weighted: pa.weighted, vals: ps.vals[:0], ws: ps.ws[:0]}
+	for range nDists * (hi - lo) {
+		v, w := sc.carve(off, c, pa.weighted)
+		ps.vals = append(ps.vals, v)
+		ps.ws = append(ps.ws, w)
+	}
+	if lo == 0 {
+		ps.latency, ps.latW = sc.carve(off, c, pa.weighted)
+		ps.after = make([]float64, pa.n)
+	}
+}
+
+// grow makes sc's storage hold n samples.
+func (sc *aggScratch) grow(n int, weighted bool) {
+	if len(sc.vals) < n {
+		sc.vals = make([]float64, n)
+	}
+	if weighted && len(sc.ws) < n {
+		sc.ws = make([]float64, n)
+	}
+}
+
+// add adds the samples of one instance, whose messages are msgs (those of
+// hops lo..hi-1, their parents and the root are enough when lo > 0).
+func (a *Aggregator) addSamples(ps *patSamples, hops []hopInfo, msgs []trace.Message, w float64) {
+	root := a.CorrectedSend(&msgs[0])
+	if ps.lo == 0 {
+		a.addAfter(ps.after, hops, msgs, w)
+		end := root
+		for k := range msgs {
+			if e := a.CorrectedRecv(&msgs[k]); e > end {
+				end = e
+			}
+		}
+		ps.latency = append(ps.latency, float64(end-root)/1e3)
+		if ps.weighted {
+			ps.latW = append(ps.latW, w)
+		}
+	}
+	for k := ps.lo; k < ps.hi; k++ {
+		m := &msgs[k]
+		d := ps.vals[nDists*(k-ps.lo) : nDists*(k-ps.lo+1)]
+		d[distStart] = append(d[distStart], float64(a.CorrectedSend(m)-root)/1e3)
+		d[distBytes] = append(d[distBytes], float64(m.Bytes))
+		var node, net bool
+		var nodeV, netV float64
+		if h := &hops[k]; h.parent >= 0 {
+			if par := &msgs[h.parent]; m.SendTS.Known() && par.RecvTS.Known() {
+				node, nodeV = true, float64(m.SendTS-par.RecvTS)/1e3
+				d[distNode] = append(d[distNode], nodeV)
+			}
+		}
+		if m.SendTS.Known() && m.RecvTS.Known() && m.SendTS != m.RecvTS {
+			n := (int64(m.RecvTS) - a.Offset(m.DstNode)) - (int64(m.SendTS) - a.Offset(m.SrcNode))
+			net, netV = true, float64(n)/1e3
+			d[distNet] = append(d[distNet], netV)
+		}
+		if ps.weighted {
+			dw := ps.ws[nDists*(k-ps.lo) : nDists*(k-ps.lo+1)]
+			dw[distStart] = append(dw[distStart], w)
+			dw[distBytes] = append(dw[distBytes], w)
+			if node {
+				dw[distNode] = append(dw[distNode], w)
+			}
+			if net {
+				dw[distNet] = append(dw[distNet], w)
+			}
+		}
+	}
+}
 
 // summary summarises samples vals (with weights ws, or all of weight 1
 // when ws is nil), reusing sc.pts. The values may be reordered.
@@ -548,158 +691,137 @@ func (sc *aggScratch) summary(vals, ws []float64, hist bool) *Dist {
 	return summarize(sc.pts, hist)
 }
 
-// finish computes the distributions of pattern pi from its instances. It
-// reads each instance's messages together (they are near each other in
-// the trace), a group of hops at a time, and collects every sample, so
-// that the percentiles are exact.
-func (a *Aggregator) finish(pi int, sh *patShape, insts []int32, sc *aggScratch) Pattern {
-	pa := &a.pats[pi]
-	n := int(pa.n)
-	hops := a.hopArena[pa.hop : pa.hop+pa.n]
-	name := func(id uint32) string { return a.namer.names[id] }
+// newPattern returns pattern pi without its hops' distributions, and its
+// shape, from the samples of its first group of hops.
+func (a *Aggregator) newPattern(ps *patSamples, sc *aggScratch) (Pattern, patShape) {
+	pa := &a.pats[ps.pi]
+	sh := a.shapeOf(ps.pi, ps.after)
 	p := Pattern{
 		Signature:      sh.sig,
 		Count:          pa.count,
 		Expected:       pa.expected,
 		MaxProbability: pa.maxProb,
-		Hops:           make([]Hop, n),
+		Hops:           make([]Hop, pa.n),
 	}
+	p.Latency = sc.summary(ps.latency, ps.latW, false)
+	return p, sh
+}
+
+// setHops fills in the hops ps has the samples of.
+func (a *Aggregator) setHops(p *Pattern, sh *patShape, ps *patSamples, sc *aggScratch) {
+	pa := &a.pats[ps.pi]
+	hops := a.hopArena[pa.hop : pa.hop+pa.n]
+	name := func(id uint32) string { return a.namer.names[id] }
 	hist := a.opt.Histograms
-	weighted := pa.weighted
+	for k := ps.lo; k < ps.hi; k++ {
+		h := &hops[k]
+		id := int(sh.newID[k])
+		b := nDists * (k - ps.lo)
+		d := func(dist int) []float64 {
+			if ps.weighted {
+				return ps.ws[b+dist]
+			}
+			return nil
+		}
+		hop := Hop{
+			ID:         id,
+			From:       name(h.label.from),
+			To:         name(h.label.to),
+			ToEndpoint: name(h.label.ep),
+			Kind:       h.label.kind.String(),
+			Start:      sc.summary(ps.vals[b+distStart], d(distStart), hist),
+			NodeDelay:  sc.summary(ps.vals[b+distNode], d(distNode), hist),
+			NetDelay:   sc.summary(ps.vals[b+distNet], d(distNet), hist),
+			Bytes:      sc.summary(ps.vals[b+distBytes], d(distBytes), false),
+		}
+		if h.label.mixedKind {
+			hop.Kind = trace.KindUnknown.String()
+		}
+		if h.label.mixedEP {
+			hop.ToEndpoint = "*"
+		}
+		if h.parent >= 0 {
+			par := int(sh.newID[h.parent])
+			hop.Parent = &par
+		}
+		p.Hops[id] = hop
+	}
+}
+
+// loadInstance reads the messages of instance ii that hops lo..hi-1 need
+// into msgs.
+func (a *Aggregator) loadInstance(msgs []trace.Message, hops []hopInfo, in instRef, lo, hi int) {
+	ms := a.msgArena[in.off : in.off+len(msgs)]
+	if lo == 0 {
+		for k, mi := range ms {
+			msgs[k] = a.src.at(mi)
+		}
+		return
+	}
+	msgs[0] = a.src.at(ms[0])
+	for k := lo; k < hi; k++ {
+		msgs[k] = a.src.at(ms[k])
+		if par := hops[k].parent; par > 0 && int(par) < lo {
+			msgs[par] = a.src.at(ms[par])
+		}
+	}
+}
+
+// finish summarises pattern pi, with instances insts, alone: a group of
+// hops at a time when its samples exceed the budget.
+func (a *Aggregator) finish(pi int, insts []instRef, sc *aggScratch) Pattern {
+	pa := &a.pats[pi]
+	n := int(pa.n)
+	hops := a.hopArena[pa.hop : pa.hop+pa.n]
 	group := n
-	if b := aggSampleBudget / (nDists * max(1, len(insts))); group > b {
-		group = max(1, b)
+	if b := aggSampleBudget/max(1, len(insts)) - 1; nDists*group > b {
+		group = max(1, b/nDists)
 	}
 	if cap(sc.msgs) < n {
 		sc.msgs = make([]trace.Message, n)
 	}
 	msgs := sc.msgs[:n]
+	ps := &sc.ps
+	var p Pattern
+	var sh patShape
 	for lo := 0; lo < n; lo += group {
 		hi := min(n, lo+group)
-		nv := nDists * (hi - lo)
-		for len(sc.vals) < nv {
-			sc.vals = append(sc.vals, nil)
-			sc.ws = append(sc.ws, nil)
-		}
-		for i := range nv {
-			sc.vals[i], sc.ws[i] = sc.vals[i][:0], sc.ws[i][:0]
-		}
-		sc.latency, sc.latW = sc.latency[:0], sc.latW[:0]
-		for _, ii := range insts {
-			in := &a.insts[ii]
-			w := instWeight(in.prob)
-			ms := a.msgArena[in.off : in.off+n]
-			if lo == 0 {
-				for k, mi := range ms {
-					msgs[k] = a.src.at(mi)
-				}
-			} else {
-				msgs[0] = a.src.at(ms[0])
-				for k := lo; k < hi; k++ {
-					msgs[k] = a.src.at(ms[k])
-					if par := hops[k].parent; par > 0 && int(par) < lo {
-						msgs[par] = a.src.at(ms[par])
-					}
-				}
-			}
-			root := a.CorrectedSend(&msgs[0])
-			if lo == 0 {
-				end := root
-				for k := range msgs {
-					if e := a.CorrectedRecv(&msgs[k]); e > end {
-						end = e
-					}
-				}
-				sc.latency = append(sc.latency, float64(end-root)/1e3)
-				if weighted {
-					sc.latW = append(sc.latW, w)
-				}
-			}
-			for k := lo; k < hi; k++ {
-				m := &msgs[k]
-				d := sc.vals[nDists*(k-lo) : nDists*(k-lo+1)]
-				dw := sc.ws[nDists*(k-lo) : nDists*(k-lo+1)]
-				d[distStart] = append(d[distStart], float64(a.CorrectedSend(m)-root)/1e3)
-				d[distBytes] = append(d[distBytes], float64(m.Bytes))
-				if weighted {
-					dw[distStart] = append(dw[distStart], w)
-					dw[distBytes] = append(dw[distBytes], w)
-				}
-				if h := &hops[k]; h.parent >= 0 {
-					if par := &msgs[h.parent]; m.SendTS.Known() && par.RecvTS.Known() {
-						d[distNode] = append(d[distNode], float64(m.SendTS-par.RecvTS)/1e3)
-						if weighted {
-							dw[distNode] = append(dw[distNode], w)
-						}
-					}
-				}
-				if m.SendTS.Known() && m.RecvTS.Known() && m.SendTS != m.RecvTS {
-					net := (int64(m.RecvTS) - a.Offset(m.DstNode)) - (int64(m.SendTS) - a.Offset(m.SrcNode))
-					d[distNet] = append(d[distNet], float64(net)/1e3)
-					if weighted {
-						dw[distNet] = append(dw[distNet], w)
-					}
-				}
-			}
-		}
-		ws := func(i int) []float64 {
-			if weighted {
-				return sc.ws[i]
-			}
-			return nil
+		sc.grow(a.samplesOf(pi, lo, hi), pa.weighted)
+		off := 0
+		a.startSamples(ps, sc, &off, pi, lo, hi)
+		for _, in := range insts {
+			a.loadInstance(msgs, hops, in, lo, hi)
+			a.addSamples(ps, hops, msgs, instWeight(a.prob(in.i)))
 		}
 		if lo == 0 {
-			var lw []float64
-			if weighted {
-				lw = sc.latW
-			}
-			p.Latency = sc.summary(sc.latency, lw, false)
+			p, sh = a.newPattern(ps, sc)
 		}
-		for k := lo; k < hi; k++ {
-			h := &hops[k]
-			id := int(sh.newID[k])
-			b := nDists * (k - lo)
-			hop := Hop{
-				ID:         id,
-				From:       name(h.label.from),
-				To:         name(h.label.to),
-				ToEndpoint: name(h.label.ep),
-				Kind:       h.label.kind.String(),
-				Start:      sc.summary(sc.vals[b+distStart], ws(b+distStart), hist),
-				NodeDelay:  sc.summary(sc.vals[b+distNode], ws(b+distNode), hist),
-				NetDelay:   sc.summary(sc.vals[b+distNet], ws(b+distNet), hist),
-				Bytes:      sc.summary(sc.vals[b+distBytes], ws(b+distBytes), false),
-			}
-			if h.label.mixedKind {
-				hop.Kind = trace.KindUnknown.String()
-			}
-			if h.label.mixedEP {
-				hop.ToEndpoint = "*"
-			}
-			if h.parent >= 0 {
-				par := int(sh.newID[h.parent])
-				hop.Parent = &par
-			}
-			p.Hops[id] = hop
-		}
+		a.setHops(&p, &sh, ps, sc)
 	}
-	if a.opt.KeepInstances {
-		kept := len(insts)
-		if a.opt.MaxKept > 0 && kept > a.opt.MaxKept {
-			kept = a.opt.MaxKept
-		}
-		p.Instances = make([]InstanceRecord, kept)
-		for i, ii := range insts[:kept] {
-			in := &a.insts[ii]
-			ms := a.msgArena[in.off : in.off+n]
-			rec := InstanceRecord{Messages: make([]int, n), Probability: in.prob}
-			for id, k := range sh.order {
-				rec.Messages[id] = int(ms[k])
-			}
-			p.Instances[i] = rec
-		}
-	}
+	a.keepInstances(&p, &sh, pi, insts)
 	return p
+}
+
+// keepInstances lists the messages of pattern p's first instances, in the
+// order of p's hops (sh), as the options ask.
+func (a *Aggregator) keepInstances(p *Pattern, sh *patShape, pi int, insts []instRef) {
+	if !a.opt.KeepInstances {
+		return
+	}
+	n := int(a.pats[pi].n)
+	kept := len(insts)
+	if a.opt.MaxKept > 0 && kept > a.opt.MaxKept {
+		kept = a.opt.MaxKept
+	}
+	p.Instances = make([]InstanceRecord, kept)
+	for i, in := range insts[:kept] {
+		ms := a.msgArena[in.off : in.off+n]
+		rec := InstanceRecord{Messages: make([]int, n), Probability: a.prob(in.i)}
+		for id, k := range sh.order {
+			rec.Messages[id] = int(ms[k])
+		}
+		p.Instances[i] = rec
+	}
 }
 
 // aggWorkers is how many goroutines Patterns uses.

@@ -216,8 +216,14 @@ func summarizeUnit(vals []float64, hist bool) *Dist {
 		vals[n] = v
 		n++
 		sum += v
-		lo = math.Min(lo, v)
-		hi = math.Max(hi, v)
+		// plain comparisons: the samples are never -0 (they are
+		// differences of integers), where math.Min and Max would differ
+		if v < lo {
+			lo = v
+		}
+		if v > hi {
+			hi = v
+		}
 	}
 	if n == 0 {
 		return nil
@@ -227,6 +233,10 @@ func summarizeUnit(vals []float64, hist bool) *Dist {
 	out := &Dist{N: n, Weight: w, Mean: sum / w, Min: lo, Max: hi}
 	if hist {
 		out.Hist = histogramUnit(vals, lo, hi)
+	}
+	if lo == hi {
+		out.P50, out.P90, out.P99 = lo, lo, lo
+		return out
 	}
 	// Largest rank first: selecting it leaves the smaller ranks in front.
 	k99, k90, k50 := unitRank(n, 0.99), unitRank(n, 0.90), unitRank(n, 0.50)

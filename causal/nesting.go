@@ -140,40 +140,47 @@ type NestingResult struct {
 	CallPaths []CallPath `json:"call_paths"`
 }
 
-// callPair is one call matched with its return: call A->B sent at t1,
-// return B->A sent at t4 (the paper's (A, B, t1, t4)).
+// callPair is one call matched with its return: the call A->B (message
+// call, sent at t1) and the return B->A (message ret, sent at t4), the
+// paper's (A, B, t1, t4). Times and nodes are read from the trace when
+// needed (nestRun.t1, t4, caller, callee), so that a pair costs 8 bytes.
 type callPair struct {
-	call, ret      int32 // message indices
-	t1, t4         int64 // corrected times of the call and the return
-	caller, callee trace.Sym
+	call, ret int32 // message indices
 }
 
 // nestRun holds the state of one run.
 type nestRun struct {
 	opt     NestingOptions
-	src     source
+	tab     *trace.Table
+	flows   []trace.Flow
 	agg     *Aggregator
 	workers int
-	offsets []int64 // clock offset by node Sym
+	offsets []int64 // clock offset by node Sym; nil when the trace has none
 
 	named  []int32 // node Sym -> id of its pattern-level name, -1 = not computed
 	names  map[string]int32
 	nNames int32
 
 	pairs []callPair
+	// pt holds the corrected t1 and t4 of pair p at 2p and 2p+1 when the
+	// trace has clock offsets; without offsets they are the trace's times.
+	pt []int64
 
 	// Candidate parents of each pair, as CSR: cand[candOff[c]:candOff[c+1]]
 	// in order of the parents' call times, with the scoreboard bin of the
-	// delay and the scoreboard histogram of each candidate nesting.
-	candOff  []int32
-	cand     []int32
-	candBin  []uint16
-	candTrip []int32
+	// delay and the scoreboard histogram of each candidate nesting (in
+	// candTrip16, or candTrip32 once there are more than 65,536).
+	candOff    []int32
+	cand       []int32
+	candBin    []uint16
+	candTrip16 []uint16
+	candTrip32 []int32
 
-	hist    []float64 // scoreboard: len(trips) histograms of opt.Bins bins
+	hist    []float64 // scoreboard: nTrips histograms of opt.Bins bins
 	nTrips  int
 	parent  []int32 // chosen parent pair, -1 for roots
 	counter nestCounters
+	keep    bool // keep pairs and parents to the end, for tests
 }
 
 type nestCounters struct {
@@ -184,51 +191,51 @@ type nestCounters struct {
 }
 
 // Run runs the engine and returns the patterns and the call-path table.
+// It works on a compact copy of t's messages (a trace.Table, 24 bytes a
+// message); RunTable avoids the copy.
 func (n *Nesting) Run(ctx context.Context, t *trace.Trace) (*NestingResult, error) {
-	_, res, err := n.run(ctx, t)
+	if err := n.opt.Validate(); err != nil {
+		return nil, err
+	}
+	_, res, err := n.runTable(ctx, trace.NewTable(t), false)
 	return res, err
 }
 
-// RunTable is Run on a compact Table: the same results, in about half the
-// memory of a Trace (the nest command reads its trace this way).
+// RunTable is Run on a trace.Table (the nest command reads its trace into
+// one): the same results without a copy of the messages.
 func (n *Nesting) RunTable(ctx context.Context, t *trace.Table) (*NestingResult, error) {
-	_, res, err := n.runSource(ctx, tableSource(t))
+	_, res, err := n.runTable(ctx, t, false)
 	return res, err
 }
 
 // run is Run that also returns the run's state, for tests.
 func (n *Nesting) run(ctx context.Context, t *trace.Trace) (*nestRun, *NestingResult, error) {
-	return n.runSource(ctx, traceSource(t))
-}
-
-func (n *Nesting) runSource(ctx context.Context, src source) (*nestRun, *NestingResult, error) {
 	if err := n.opt.Validate(); err != nil {
 		return nil, nil, err
 	}
-	r := &nestRun{opt: n.opt, src: src, workers: workerCount(n.opt.Workers)}
-	r.offsets = nodeOffsets(src.syms, src.meta)
-	r.named = make([]int32, src.syms.Len())
+	return n.runTable(ctx, trace.NewTable(t), true)
+}
+
+func (n *Nesting) runTable(ctx context.Context, t *trace.Table, keep bool) (*nestRun, *NestingResult, error) {
+	if err := n.opt.Validate(); err != nil {
+		return nil, nil, err
+	}
+	r := &nestRun{opt: n.opt, tab: t, flows: t.Flows(), workers: workerCount(n.opt.Workers), keep: keep}
+	r.offsets = nodeOffsets(&t.Syms, &t.Meta)
+	if !slices.ContainsFunc(r.offsets, func(o int64) bool { return o != 0 }) {
+		r.offsets = nil
+	}
+	r.named = make([]int32, t.Syms.Len())
 	for i := range r.named {
 		r.named[i] = -1
 	}
 	r.names = make(map[string]int32)
-	// Classifying roles for the Aggregator's names takes a pass over the
-	// trace; the first steps need no names, so it runs alongside them.
-	aggReady := make(chan struct{})
-	go func() {
-		if src.tab != nil {
-			r.agg = NewTableAggregator(src.tab, n.opt.Aggregate)
-		} else {
-			r.agg = NewAggregator(src.tr, n.opt.Aggregate)
-		}
-		close(aggReady)
-	}()
+	// The Table's roles come from its few distinct flows: naming is cheap.
+	r.agg = NewTableAggregator(t, n.opt.Aggregate)
 
 	r.findCallPairs()
 	byCaller, byCallee := r.groupByNode()
-	err := r.findCandidates(ctx, byCaller, byCallee)
-	<-aggReady
-	if err != nil {
+	if err := r.findCandidates(ctx, byCaller, byCallee); err != nil {
 		return nil, nil, err
 	}
 	r.scoreNestings()
@@ -238,7 +245,7 @@ func (n *Nesting) runSource(ctx context.Context, src source) (*nestRun, *Nesting
 	if err := r.findNestedPairs(ctx, byCaller); err != nil {
 		return nil, nil, err
 	}
-	r.cand, r.candBin, r.candTrip, r.candOff = nil, nil, nil, nil
+	r.cand, r.candBin, r.candTrip16, r.candTrip32, r.candOff = nil, nil, nil, nil, nil
 	r.breakCycles()
 	res, err := r.findCallPaths(ctx)
 	if err != nil {
@@ -258,37 +265,62 @@ func nodeOffsets(syms *trace.Symbols, meta *trace.Meta) []int64 {
 	return off
 }
 
-// sendTime is m's one timestamp: its send time on the reference clock, or
-// its receive time when the send was not seen (the Aggregator's
-// CorrectedSend).
-func (r *nestRun) sendTime(m *trace.Message) int64 {
-	if m.SendTS.Known() {
-		return int64(m.SendTS) - r.offsets[m.SrcNode]
+// msgTime is message i's one timestamp: its send time on the reference
+// clock, or its receive time when the send was not seen (the Aggregator's
+// CorrectedSend). i must have a timestamp.
+func (r *nestRun) msgTime(i int32) int64 {
+	t := int64(r.tab.Time(int(i)))
+	if r.offsets == nil {
+		return t
 	}
-	return int64(m.RecvTS) - r.offsets[m.DstNode]
+	f := r.tab.Flow(int(i))
+	if r.tab.SendTS(int(i)).Known() {
+		return t - r.offsets[f.SrcNode]
+	}
+	return t - r.offsets[f.DstNode]
 }
 
-// recvTime is m's arrival on the reference clock, or its send time when
-// the arrival was not seen (the Aggregator's CorrectedRecv).
-func (r *nestRun) recvTime(m *trace.Message) int64 {
-	if m.RecvTS.Known() {
-		return int64(m.RecvTS) - r.offsets[m.DstNode]
+// arrival is message i's arrival on the reference clock, or its send time
+// when the arrival was not seen (the Aggregator's CorrectedRecv).
+func (r *nestRun) arrival(i int32) int64 {
+	rt := r.tab.RecvTS(int(i))
+	var node trace.Sym
+	if rt.Known() {
+		node = r.tab.Flow(int(i)).DstNode
+	} else {
+		rt, node = r.tab.SendTS(int(i)), r.tab.Flow(int(i)).SrcNode
 	}
-	return int64(m.SendTS) - r.offsets[m.SrcNode]
+	if r.offsets == nil {
+		return int64(rt)
+	}
+	return int64(rt) - r.offsets[node]
 }
 
-// recvTimeOf is recvTime of message i.
-func (r *nestRun) recvTimeOf(i int32) int64 {
-	m := r.src.at(i)
-	return r.recvTime(&m)
+// t1 and t4 are pair p's call and return times on the reference clock.
+func (r *nestRun) t1(p int32) int64 {
+	if r.pt != nil {
+		return r.pt[2*p]
+	}
+	return int64(r.tab.Time(int(r.pairs[p].call)))
 }
+
+func (r *nestRun) t4(p int32) int64 {
+	if r.pt != nil {
+		return r.pt[2*p+1]
+	}
+	return int64(r.tab.Time(int(r.pairs[p].ret)))
+}
+
+// caller and callee are pair p's nodes A and B.
+func (r *nestRun) caller(p int32) trace.Sym { return r.tab.Flow(int(r.pairs[p].call)).SrcNode }
+func (r *nestRun) callee(p int32) trace.Sym { return r.tab.Flow(int(r.pairs[p].call)).DstNode }
 
 // nameID returns the id of node s's pattern-level name (clients aggregated
 // as the naming options say), so that the scoreboard and the call-path
 // table key on what the patterns show.
 func (r *nestRun) nameID(s trace.Sym) int32 {
 	if int(s) >= len(r.named) {
-		return r.nameOf(r.src.str(s))
+		return r.nameOf(r.tab.Str(s))
 	}
 	if id := r.named[s]; id >= 0 {
 		return id
@@ -308,31 +340,34 @@ func (r *nestRun) nameOf(name string) int32 {
 	return id
 }
 
-// openKey indexes T_opencalls: the connection (both endpoints when known,
-// else both nodes, marked by the low bit of the second word) and the call
-// id, packed in two words so that the map hashes it fast.
-type openKey [2]uint64
-
-func makeKey(a, b, id trace.Sym, byNode bool) openKey {
-	k := openKey{uint64(a)<<32 | uint64(b), uint64(id) << 1}
-	if byNode {
-		k[1] |= 1
+// connections numbers the connections of the trace's flows, for
+// T_opencalls: a connection is the pair of endpoints when both are known,
+// else the pair of nodes. It returns, by flow id, the connection a call of
+// the flow opens and the one a return of the flow answers (the reverse).
+func (r *nestRun) connections() (callConn, retConn []uint32) {
+	type conn struct {
+		a, b   trace.Sym
+		byNode bool
 	}
-	return k
-}
-
-func callKey(m *trace.Message) openKey {
-	if m.Src != 0 && m.Dst != 0 {
-		return makeKey(m.Src, m.Dst, m.CallID, false)
+	ids := make(map[conn]uint32)
+	id := func(c conn) uint32 {
+		v, ok := ids[c]
+		if !ok {
+			v = uint32(len(ids))
+			ids[c] = v
+		}
+		return v
 	}
-	return makeKey(m.SrcNode, m.DstNode, m.CallID, true)
-}
-
-func returnKey(m *trace.Message) openKey {
-	if m.Src != 0 && m.Dst != 0 {
-		return makeKey(m.Dst, m.Src, m.CallID, false)
+	callConn = make([]uint32, len(r.flows))
+	retConn = make([]uint32, len(r.flows))
+	for i, f := range r.flows {
+		if f.Src != 0 && f.Dst != 0 {
+			callConn[i], retConn[i] = id(conn{f.Src, f.Dst, false}), id(conn{f.Dst, f.Src, false})
+		} else {
+			callConn[i], retConn[i] = id(conn{f.SrcNode, f.DstNode, true}), id(conn{f.DstNode, f.SrcNode, true})
+		}
 	}
-	return makeKey(m.DstNode, m.SrcNode, m.CallID, true)
+	return callConn, retConn
 }
 
 // findCallPairs is FindCallPairs (section 5.1.1.1): it walks the messages in
@@ -341,32 +376,30 @@ func returnKey(m *trace.Message) openKey {
 // not unique, this is the paper's earliest-unmatched heuristic. Pairs are
 // appended in the order of their returns.
 func (r *nestRun) findCallPairs() {
-	nm := r.src.len()
+	tab := r.tab
+	nm := tab.Len()
 	c := &r.counter
 	c.in = int64(nm)
 	order := r.timeOrder()
+	callConn, retConn := r.connections()
+	// T_opencalls: a FIFO of pending calls per connection and call id,
+	// linked through pending.
 	type fifo struct{ head, tail int32 }
-	open := make(map[openKey]fifo)
-	// pending calls: a linked FIFO per key
-	type pend struct {
-		msg            int32
-		next           int32
-		t              int64
-		caller, callee trace.Sym
-	}
+	open := make(map[uint64]fifo)
+	type pend struct{ msg, next int32 }
 	var pending []pend
 	var free []int32
 	r.pairs = make([]callPair, 0, nm/2)
 	visit := func(i int32) {
-		m := r.src.at(i)
-		if !m.SendTS.Known() && !m.RecvTS.Known() {
+		if tab.Time(int(i)) == trace.NoTime {
 			c.noTime++
 			return
 		}
-		switch m.Kind {
+		fid := tab.FlowID(int(i))
+		switch r.flows[fid].Kind {
 		case trace.KindCall:
 			c.calls++
-			pd := pend{msg: i, t: r.sendTime(&m), next: -1, caller: m.SrcNode, callee: m.DstNode}
+			pd := pend{msg: i, next: -1}
 			var slot int32
 			if n := len(free); n > 0 {
 				slot = free[n-1]
@@ -376,7 +409,7 @@ func (r *nestRun) findCallPairs() {
 				slot = int32(len(pending))
 				pending = append(pending, pd)
 			}
-			k := callKey(&m)
+			k := uint64(callConn[fid])<<32 | uint64(tab.CallID(int(i)))
 			if q, ok := open[k]; ok {
 				pending[q.tail].next = slot
 				q.tail = slot
@@ -386,7 +419,7 @@ func (r *nestRun) findCallPairs() {
 			}
 		case trace.KindReturn:
 			c.returns++
-			k := returnKey(&m)
+			k := uint64(retConn[fid])<<32 | uint64(tab.CallID(int(i)))
 			q, ok := open[k]
 			if !ok {
 				c.unmatchedReturns++
@@ -399,11 +432,10 @@ func (r *nestRun) findCallPairs() {
 			} else {
 				open[k] = fifo{p.next, q.tail}
 			}
-			r.pairs = append(r.pairs, callPair{
-				call: p.msg, ret: i,
-				t1: p.t, t4: r.sendTime(&m),
-				caller: p.caller, callee: p.callee,
-			})
+			r.pairs = append(r.pairs, callPair{call: p.msg, ret: i})
+			if r.offsets != nil {
+				r.pt = append(r.pt, r.msgTime(p.msg), r.msgTime(i))
+			}
 		default:
 			c.notRPC++
 		}
@@ -424,15 +456,14 @@ func (r *nestRun) findCallPairs() {
 // timeOrder returns the message indices in order of corrected time (ties by
 // index), or nil when the trace is already in that order.
 func (r *nestRun) timeOrder() []int32 {
-	nm := r.src.len()
+	nm := r.tab.Len()
 	sorted := true
 	prev := int64(math.MinInt64)
 	for i := range nm {
-		m := r.src.at(int32(i))
-		if !m.SendTS.Known() && !m.RecvTS.Known() {
+		if r.tab.Time(i) == trace.NoTime {
 			continue
 		}
-		ts := r.sendTime(&m)
+		ts := r.msgTime(int32(i))
 		if ts < prev {
 			sorted = false
 			break
@@ -446,9 +477,8 @@ func (r *nestRun) timeOrder() []int32 {
 	order := make([]int32, nm)
 	for i := range nm {
 		order[i] = int32(i)
-		m := r.src.at(int32(i))
-		if m.SendTS.Known() || m.RecvTS.Known() {
-			times[i] = r.sendTime(&m)
+		if r.tab.Time(i) != trace.NoTime {
+			times[i] = r.msgTime(int32(i))
 		}
 	}
 	slices.SortStableFunc(order, func(a, b int32) int { return cmpI64(times[a], times[b]) })
@@ -468,33 +498,81 @@ func (g *groupCSR) of(s trace.Sym) []int32 {
 	return g.items[g.off[s]:g.off[s+1]]
 }
 
-// groupByNode groups the pairs by caller (in return order) and by callee
-// (in order of call time).
+// groupByNode groups the pairs by caller (in return order, which is the
+// order of pair indices) and by callee (in order of call time).
 func (r *nestRun) groupByNode() (byCaller, byCallee groupCSR) {
-	n := r.src.syms.Len()
-	build := func(key func(p *callPair) trace.Sym) groupCSR {
+	n := r.tab.Syms.Len()
+	build := func(key func(p int32) trace.Sym) groupCSR {
 		g := groupCSR{off: make([]int32, n+1), items: make([]int32, len(r.pairs))}
 		for i := range r.pairs {
-			g.off[key(&r.pairs[i])+1]++
+			g.off[key(int32(i))+1]++
 		}
 		for s := 1; s <= n; s++ {
 			g.off[s] += g.off[s-1]
 		}
-		pos := slices.Clone(g.off[:n])
+		// fill with off[s] as the cursor of node s, then shift it back
 		for i := range r.pairs {
-			k := key(&r.pairs[i])
-			g.items[pos[k]] = int32(i)
-			pos[k]++
+			k := key(int32(i))
+			g.items[g.off[k]] = int32(i)
+			g.off[k]++
 		}
+		copy(g.off[1:], g.off[:n])
+		g.off[0] = 0
 		return g
 	}
-	byCaller = build(func(p *callPair) trace.Sym { return p.caller })
-	byCallee = build(func(p *callPair) trace.Sym { return p.callee })
-	parallelNodes(r.workers, n, func(s int) {
-		items := byCallee.of(trace.Sym(s))
-		slices.SortStableFunc(items, func(a, b int32) int { return cmpI64(r.pairs[a].t1, r.pairs[b].t1) })
-	})
+	byCaller = build(r.caller)
+	byCallee = build(r.callee)
+	r.sortByCall(byCallee, n)
 	return byCaller, byCallee
+}
+
+// sortByCall sorts every node's list of g by call time, ties by pair
+// index (the lists are in index order, so this is a stable sort).
+func (r *nestRun) sortByCall(g groupCSR, nodes int) {
+	bufs := make([][]pairKey, r.workers)
+	parallelFor(nodes, r.workers, 1, func(w, s int) {
+		bufs[w] = r.sortByT1(g.of(trace.Sym(s)), bufs[w])
+	})
+}
+
+// pairKey is a pair and its call time, for sorting by call time.
+type pairKey struct {
+	t int64
+	p int32
+}
+
+func cmpPairKey(a, b pairKey) int {
+	if a.t != b.t {
+		return cmpI64(a.t, b.t)
+	}
+	return int(a.p - b.p)
+}
+
+// sortByT1 sorts pairs by call time, ties by index, reading each call time
+// once (into buf, which it returns for reuse). Lists that are already in
+// order (the usual case: calls and returns come in about the same order)
+// are left as they are.
+func (r *nestRun) sortByT1(items []int32, buf []pairKey) []pairKey {
+	if len(items) < 2 {
+		return buf
+	}
+	buf = buf[:0]
+	sorted := true
+	for _, p := range items {
+		k := pairKey{r.t1(p), p}
+		if n := len(buf); n > 0 && sorted && cmpPairKey(buf[n-1], k) > 0 {
+			sorted = false
+		}
+		buf = append(buf, k)
+	}
+	if sorted {
+		return buf
+	}
+	slices.SortFunc(buf, cmpPairKey)
+	for i, k := range buf {
+		items[i] = k.p
+	}
+	return buf
 }
 
 // findCandidates finds every pair's candidate parents (section 5.1.1.1):
@@ -502,85 +580,92 @@ func (r *nestRun) groupByNode() (byCaller, byCallee groupCSR) {
 // t4 > t3 - w, listed in order of t1. It sweeps each node's children in
 // order of call time against its incoming calls, so its cost is the number
 // of pairs times the per-node parallelism. It runs one node per worker, in
-// two passes: count, then fill.
+// two passes: count, then fill. byCaller's lists are sorted by call time
+// for the sweeps and put back in return order at the end.
 func (r *nestRun) findCandidates(ctx context.Context, byCaller, byCallee groupCSR) error {
-	n := r.src.syms.Len()
+	n := r.tab.Syms.Len()
 	np := len(r.pairs)
-	counts := make([]int32, np+1)
+	off := make([]int32, np+1)
 	w := r.opt.SkewWindow
 	// sweep calls emit(child, parent) for every candidate nesting of the
 	// children of node s, children in order of call time.
-	sweep := func(s trace.Sym, byT2 []int32, emit func(c, p int32)) {
+	type open struct {
+		p  int32
+		t4 int64
+	}
+	sweep := func(s trace.Sym, emit func(c, p int32)) {
 		parents := byCallee.of(s)
-		if len(parents) == 0 {
-			return
-		}
-		var active []int32
+		var active []open
 		pi := 0
-		for _, c := range byT2 {
-			cp := &r.pairs[c]
-			for pi < len(parents) && r.pairs[parents[pi]].t1 < cp.t1+w {
-				active = append(active, parents[pi])
+		for _, c := range byCaller.of(s) {
+			ct1, ct4 := r.t1(c), r.t4(c)
+			for pi < len(parents) && r.t1(parents[pi]) < ct1+w {
+				active = append(active, open{parents[pi], r.t4(parents[pi])})
 				pi++
 			}
 			k := 0
-			for _, p := range active {
-				if r.pairs[p].t4 > cp.t1-w {
-					active[k] = p
+			for _, a := range active {
+				if a.t4 > ct1-w {
+					active[k] = a
 					k++
 				}
 			}
 			active = active[:k]
-			for _, p := range active {
-				if p != c && r.pairs[p].t4 > cp.t4-w {
-					emit(c, p)
+			for _, a := range active {
+				if a.p != c && a.t4 > ct4-w {
+					emit(c, a.p)
 				}
 			}
 		}
 	}
-	sortedChildren := make([][]int32, n)
-	parallelNodes(r.workers, n, func(s int) {
-		kids := byCaller.of(trace.Sym(s))
-		if len(kids) == 0 || len(byCallee.of(trace.Sym(s))) == 0 {
+	swept := func(s int) bool {
+		return len(byCaller.of(trace.Sym(s))) > 0 && len(byCallee.of(trace.Sym(s))) > 0
+	}
+	bufs := make([][]pairKey, r.workers)
+	parallelFor(n, r.workers, 1, func(w, s int) {
+		if !swept(s) {
 			return
 		}
-		byT2 := slices.Clone(kids)
-		slices.SortStableFunc(byT2, func(a, b int32) int { return cmpI64(r.pairs[a].t1, r.pairs[b].t1) })
-		sortedChildren[s] = byT2
-		sweep(trace.Sym(s), byT2, func(c, p int32) { counts[c+1]++ })
+		bufs[w] = r.sortByT1(byCaller.of(trace.Sym(s)), bufs[w])
+		sweep(trace.Sym(s), func(c, p int32) { off[c+1]++ })
 	})
+	bufs = nil
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	sum := int64(0)
 	for i := 1; i <= np; i++ {
-		sum += int64(counts[i])
+		sum += int64(off[i])
 		if sum > math.MaxInt32 {
 			return fmt.Errorf("more than %d candidate nestings: the trace's per-node parallelism is too high for the nesting engine", math.MaxInt32)
 		}
-		counts[i] += counts[i-1]
+		off[i] += off[i-1]
 	}
-	total := counts[np]
-	r.candOff = counts
+	total := off[np]
 	r.cand = make([]int32, total)
 	r.candBin = make([]uint16, total)
 	logBase := math.Log(r.opt.BinBase)
-	fill := make([]int32, np)
+	// Fill with off[c] as child c's cursor (each child belongs to one
+	// node, so workers never share one), then shift the offsets back.
 	parallelNodes(r.workers, n, func(s int) {
-		if sortedChildren[s] == nil {
+		if !swept(s) {
 			return
 		}
-		sweep(trace.Sym(s), sortedChildren[s], func(c, p int32) {
-			j := r.candOff[c] + fill[c]
-			fill[c]++
+		sweep(trace.Sym(s), func(c, p int32) {
+			j := off[c]
+			off[c]++
 			r.cand[j] = p
-			r.candBin[j] = uint16(r.bin(r.pairs[c].t1-r.pairs[p].t1, logBase))
+			r.candBin[j] = uint16(r.bin(r.t1(c)-r.t1(p), logBase))
 		})
-		sortedChildren[s] = nil
+		// back to return order (pair index order) for findNestedPairs
+		slices.Sort(byCaller.of(trace.Sym(s)))
 	})
+	copy(off[1:], off[:np])
+	off[0] = 0
+	r.candOff = off
 	r.counter.candidates = int64(total)
 	for c := 0; c < np; c++ {
-		if r.candOff[c+1] > r.candOff[c] {
+		if off[c+1] > off[c] {
 			r.counter.withCandidates++
 		}
 	}
@@ -602,12 +687,20 @@ func (r *nestRun) bin(d int64, logBase float64) int {
 	return k
 }
 
+// trip returns the scoreboard histogram of candidate j.
+func (r *nestRun) trip(j int32) int {
+	if r.candTrip32 != nil {
+		return int(r.candTrip32[j])
+	}
+	return int(r.candTrip16[j])
+}
+
 // scoreNestings is ScoreNestings (section 5.1.1.2): every candidate nesting
 // of child (B, C) in parent (A, B) adds 1/|parents| to bin(t2 - t1) of the
 // (A, B, C) histogram. Nodes are keyed by their pattern-level names.
 // Histograms are then optionally smoothed.
 func (r *nestRun) scoreNestings() {
-	r.candTrip = make([]int32, len(r.cand))
+	r.candTrip16 = make([]uint16, len(r.cand))
 	trips := make(map[uint64]int32)
 	bins := r.opt.Bins
 	for c := range r.pairs {
@@ -615,18 +708,28 @@ func (r *nestRun) scoreNestings() {
 		if lo == hi {
 			continue
 		}
-		cp := &r.pairs[c]
-		bc := uint64(r.nameID(cp.caller))<<21 | uint64(r.nameID(cp.callee))
+		bc := uint64(r.nameID(r.caller(int32(c))))<<21 | uint64(r.nameID(r.callee(int32(c))))
 		wgt := 1 / float64(hi-lo)
 		for j := lo; j < hi; j++ {
-			key := uint64(r.nameID(r.pairs[r.cand[j]].caller))<<42 | bc
+			key := uint64(r.nameID(r.caller(r.cand[j])))<<42 | bc
 			tr, ok := trips[key]
 			if !ok {
 				tr = int32(len(trips))
 				trips[key] = tr
 				r.hist = append(r.hist, make([]float64, bins)...)
+				if tr == math.MaxUint16+1 {
+					r.candTrip32 = make([]int32, len(r.cand))
+					for i, v := range r.candTrip16[:j] {
+						r.candTrip32[i] = int32(v)
+					}
+					r.candTrip16 = nil
+				}
 			}
-			r.candTrip[j] = tr
+			if r.candTrip32 != nil {
+				r.candTrip32[j] = tr
+			} else {
+				r.candTrip16[j] = uint16(tr)
+			}
 			r.hist[int(tr)*bins+int(r.candBin[j])] += wgt
 		}
 	}
@@ -682,44 +785,50 @@ func (r *nestRun) findNestedPairs(ctx context.Context, byCaller groupCSR) error 
 		r.parent[i] = -1
 	}
 	// Per parent: its assigned children as a list in assignment order
-	// (lastKid, prevKid) and their count.
+	// (lastKid, prevKid) and, for the generic-child penalty, their count.
 	lastKid := make([]int32, np)
 	prevKid := make([]int32, np)
-	nKids := make([]int32, np)
 	for i := range lastKid {
 		lastKid[i] = -1
 	}
 	x, y, z := r.opt.OverlapExp, r.opt.SameExp, r.opt.GenericExp
+	var nKids []int32
+	if z != 0 {
+		nKids = make([]int32, np)
+	}
 	// Pre-resolve names used by the same-child penalty so that workers only
 	// read r.named.
 	if y != 0 {
 		for i := range r.pairs {
-			r.nameID(r.pairs[i].callee)
+			r.nameID(r.callee(int32(i)))
 		}
 	}
 	bins := r.opt.Bins
-	parallelNodes(r.workers, r.src.syms.Len(), func(s int) {
+	parallelNodes(r.workers, r.tab.Syms.Len(), func(s int) {
 		for _, c := range byCaller.of(trace.Sym(s)) {
 			lo, hi := r.candOff[c], r.candOff[c+1]
 			if lo == hi {
 				continue
 			}
-			cp := &r.pairs[c]
+			ct1, ct4 := r.t1(c), r.t4(c)
+			var cn int32
+			if y != 0 {
+				cn = r.named[r.callee(c)]
+			}
 			best, bestScore := int32(-1), 0.0
 			for j := lo; j < hi; j++ {
 				p := r.cand[j]
-				score := r.hist[int(r.candTrip[j])*bins+int(r.candBin[j])]
+				score := r.hist[r.trip(j)*bins+int(r.candBin[j])]
 				if x != 0 {
 					// children of p overlapping c; p's children were assigned
 					// in return order, so scan back until one returned
 					// before c was called.
 					over := 0
 					for k := lastKid[p]; k >= 0; k = prevKid[k] {
-						kp := &r.pairs[k]
-						if kp.t4 <= cp.t1 {
+						if r.t4(k) <= ct1 {
 							break
 						}
-						if kp.t1 < cp.t4 {
+						if r.t1(k) < ct4 {
 							over++
 						}
 					}
@@ -727,9 +836,8 @@ func (r *nestRun) findNestedPairs(ctx context.Context, byCaller groupCSR) error 
 				}
 				if y != 0 {
 					same := 0
-					cn := r.named[cp.callee]
 					for k := lastKid[p]; k >= 0; k = prevKid[k] {
-						if r.named[r.pairs[k].callee] == cn {
+						if r.named[r.callee(k)] == cn {
 							same++
 						}
 					}
@@ -745,7 +853,9 @@ func (r *nestRun) findNestedPairs(ctx context.Context, byCaller groupCSR) error 
 			r.parent[c] = best
 			prevKid[c] = lastKid[best]
 			lastKid[best] = c
-			nKids[best]++
+			if nKids != nil {
+				nKids[best]++
+			}
 		}
 	})
 	return ctx.Err()
