@@ -6,14 +6,15 @@ import (
 )
 
 // Table is a trace kept compactly, for engines that read millions of
-// messages: 24 bytes a message where a []Message takes 48. What many
+// messages: 20 bytes a message where a []Message takes 48. What many
 // messages share — endpoints, nodes, kind and protocol, a Flow — is stored
-// once; a message keeps one timestamp, the other as a 32-bit difference,
-// its call id and its size. Values that do not fit (a receive time more
-// than about two seconds from the send time, a size of 4 GiB or more) are
-// kept aside, and if many do the Table switches to a full column for them,
-// so it never loses information: At returns exactly the Message that was
-// appended.
+// once; a message keeps one timestamp as a 48-bit offset from the trace's
+// first, the other as a 32-bit difference, its call id and its size in 16
+// bits. Values that do not fit (a time more than 39 hours from the first,
+// a receive time more than about two seconds from the send time, a size
+// of 64 KiB or more) are kept aside, and if many do the Table switches to
+// a full column for them, so it never loses information: At returns
+// exactly the Message that was appended.
 //
 // A Table is built by appending (ReadTable and ReadFileTable do it while
 // reading, without ever holding a []Message) and then only read. Reading
@@ -29,13 +30,10 @@ type Table struct {
 	// flowIdx is an open-addressing index of flows: 1 + flow id, 0 empty.
 	flowIdx []uint32
 
-	// recvAt, when not nil, holds every message's receive time (set once
-	// too many did not fit in a row); wideRecv holds those that did not
-	// fit until then.
-	recvAt   []Timestamp
-	wideRecv map[int32]Timestamp
-	// bigBytes holds the sizes that do not fit in a row.
-	bigBytes map[int32]int64
+	base  Timestamp // the first known timestamp; rows keep offsets from it
+	based bool
+	// the values that do not fit in their rows
+	wideTS, wideRecv, wideSize aside
 }
 
 // Flow is what a Table stores once for all the messages that share it:
@@ -46,23 +44,70 @@ type Flow struct {
 	Proto                      Proto
 }
 
-// row is one message of a Table.
+// row is one message of a Table: ts is SendTS, or RecvTS when the send
+// was not seen, as an offset from Table.base: tsHi<<32 | tsLo.
 type row struct {
-	ts    Timestamp // SendTS, or RecvTS when the send was not seen
-	dt    int32     // RecvTS - SendTS, or one of the dt* marks
-	flow  uint32
-	call  Sym
-	bytes uint32 // bytesWide: in bigBytes
+	tsLo uint32
+	dt   int32 // RecvTS - SendTS, or one of the dt* marks
+	flow uint32
+	call Sym
+	tsHi int16  // tsWide: ts in wideTS
+	size uint16 // sizeWide: in wideSize
 }
 
 const (
-	dtNoRecv = math.MinInt32     // RecvTS unknown (ts is SendTS, maybe NoTime)
+	dtNoRecv = math.MinInt32     // RecvTS unknown, ts is SendTS
 	dtNoSend = math.MinInt32 + 1 // SendTS unknown, ts is RecvTS
-	dtWide   = math.MinInt32 + 2 // RecvTS in wideRecv or recvAt
-	dtMin    = math.MinInt32 + 3
+	dtNone   = math.MinInt32 + 2 // neither known
+	dtWide   = math.MinInt32 + 3 // RecvTS in wideRecv
+	dtMin    = math.MinInt32 + 4
 
-	bytesWide = math.MaxUint32
+	tsWide   = math.MinInt16
+	sizeWide = math.MaxUint16
 )
+
+// aside holds values of rows that do not fit in them: a map while they
+// are few, a column for every row once they are common. Only the rows
+// marked as having their value aside are ever looked up.
+type aside struct {
+	m   map[int32]int64
+	col []int64
+}
+
+func (a *aside) get(i int) int64 {
+	if a.col != nil {
+		return a.col[i]
+	}
+	return a.m[int32(i)]
+}
+
+// set records v for row i, the last row of a table of rows rows (with
+// capacity capacity).
+func (a *aside) set(i int, v int64, capacity int) {
+	if a.col != nil {
+		a.pad(i)
+		a.col[i] = v
+		return
+	}
+	if a.m == nil {
+		a.m = make(map[int32]int64)
+	}
+	a.m[int32(i)] = v
+	if len(a.m) >= 4096 && len(a.m) > (i+1)/32 {
+		a.col = make([]int64, i+1, max(capacity, i+1))
+		for j, v := range a.m {
+			a.col[j] = v
+		}
+		a.m = nil
+	}
+}
+
+// pad keeps a column as long as the table when row i is added.
+func (a *aside) pad(i int) {
+	if a.col != nil && len(a.col) <= i {
+		a.col = append(a.col, 0)
+	}
+}
 
 // Len returns the number of messages.
 func (t *Table) Len() int { return len(t.rows) }
@@ -88,12 +133,31 @@ func (t *Table) FlowID(i int) uint32 { return t.rows[i].flow }
 // Flow returns message i's flow.
 func (t *Table) Flow(i int) *Flow { return &t.flows[t.rows[i].flow] }
 
-// SendTS returns message i's send time (NoTime if not seen).
-func (t *Table) SendTS(i int) Timestamp {
-	if t.rows[i].dt == dtNoSend {
+// ts returns row i's timestamp.
+func (t *Table) ts(i int, r *row) Timestamp {
+	if r.tsHi == tsWide {
+		return Timestamp(t.wideTS.get(i))
+	}
+	return t.base + Timestamp(int64(r.tsHi)<<32|int64(r.tsLo))
+}
+
+// Time returns the timestamp engines sort by when they use one clock:
+// SendTS when known, else RecvTS (Message.Time).
+func (t *Table) Time(i int) Timestamp {
+	r := &t.rows[i]
+	if r.dt == dtNone {
 		return NoTime
 	}
-	return t.rows[i].ts
+	return t.ts(i, r)
+}
+
+// SendTS returns message i's send time (NoTime if not seen).
+func (t *Table) SendTS(i int) Timestamp {
+	r := &t.rows[i]
+	if r.dt == dtNoSend || r.dt == dtNone {
+		return NoTime
+	}
+	return t.ts(i, r)
 }
 
 // RecvTS returns message i's receive time (NoTime if not seen).
@@ -101,49 +165,39 @@ func (t *Table) RecvTS(i int) Timestamp {
 	r := &t.rows[i]
 	switch {
 	case r.dt >= dtMin:
-		return r.ts + Timestamp(r.dt)
+		return t.ts(i, r) + Timestamp(r.dt)
 	case r.dt == dtNoSend:
-		return r.ts
-	case r.dt == dtNoRecv:
-		return NoTime
+		return t.ts(i, r)
+	case r.dt == dtWide:
+		return Timestamp(t.wideRecv.get(i))
 	}
-	return t.wideRecvOf(i)
+	return NoTime
 }
-
-func (t *Table) wideRecvOf(i int) Timestamp {
-	if t.recvAt != nil {
-		return t.recvAt[i]
-	}
-	return t.wideRecv[int32(i)]
-}
-
-// Time returns the timestamp engines sort by when they use one clock:
-// SendTS when known, else RecvTS (Message.Time).
-func (t *Table) Time(i int) Timestamp { return t.rows[i].ts }
 
 // CallID returns message i's call id.
 func (t *Table) CallID(i int) Sym { return t.rows[i].call }
 
 // Bytes returns message i's size.
 func (t *Table) Bytes(i int) int64 {
-	if b := t.rows[i].bytes; b != bytesWide {
+	if b := t.rows[i].size; b != sizeWide {
 		return int64(b)
 	}
-	return t.bigBytes[int32(i)]
+	return t.wideSize.get(i)
 }
 
 // At returns message i.
 func (t *Table) At(i int) Message {
 	r := &t.rows[i]
-	if r.dt < dtMin || r.bytes == bytesWide {
+	if r.dt < dtMin || r.tsHi == tsWide || r.size == sizeWide {
 		return t.atSlow(i)
 	}
 	f := &t.flows[r.flow]
+	ts := t.base + Timestamp(int64(r.tsHi)<<32|int64(r.tsLo))
 	return Message{
-		SendTS: r.ts, RecvTS: r.ts + Timestamp(r.dt),
+		SendTS: ts, RecvTS: ts + Timestamp(r.dt),
 		Src: f.Src, Dst: f.Dst, SrcNode: f.SrcNode, DstNode: f.DstNode,
 		CallID: r.call, Kind: f.Kind, Proto: f.Proto,
-		Bytes: int64(r.bytes),
+		Bytes: int64(r.size),
 	}
 }
 
@@ -184,49 +238,48 @@ func (t *Table) TimeRange() (first, last Timestamp, ok bool) {
 
 // Append adds m, whose Syms must be the table's.
 func (t *Table) Append(m *Message) {
-	if len(t.rows) >= math.MaxInt32 {
+	i := len(t.rows)
+	if i >= math.MaxInt32 {
 		panic("trace: a Table holds at most 2^31-1 messages")
 	}
-	i := int32(len(t.rows))
-	r := row{ts: m.SendTS, dt: dtNoRecv, call: m.CallID, bytes: uint32(m.Bytes)}
+	r := row{call: m.CallID, size: uint16(m.Bytes)}
 	r.flow = t.flowOf(Flow{Src: m.Src, Dst: m.Dst, SrcNode: m.SrcNode, DstNode: m.DstNode, Kind: m.Kind, Proto: m.Proto})
+	ts := m.SendTS
 	switch {
-	case !m.RecvTS.Known():
-	case !m.SendTS.Known():
-		r.ts, r.dt = m.RecvTS, dtNoSend
-	default:
+	case m.SendTS.Known() && m.RecvTS.Known():
 		d := int64(m.RecvTS) - int64(m.SendTS)
 		if d >= dtMin && d <= math.MaxInt32 && (d < 0) == (m.RecvTS < m.SendTS) {
 			r.dt = int32(d)
 		} else {
 			r.dt = dtWide
+			t.wideRecv.set(i, int64(m.RecvTS), cap(t.rows))
+		}
+	case m.SendTS.Known():
+		r.dt = dtNoRecv
+	case m.RecvTS.Known():
+		r.dt, ts = dtNoSend, m.RecvTS
+	default:
+		r.dt = dtNone
+	}
+	if r.dt != dtNone {
+		if !t.based {
+			t.base, t.based = ts, true
+		}
+		off := int64(ts) - int64(t.base)
+		if hi := off >> 32; hi > math.MinInt16 && hi <= math.MaxInt16 && (off < 0) == (ts < t.base) {
+			r.tsLo, r.tsHi = uint32(off), int16(hi)
+		} else {
+			r.tsHi = tsWide
+			t.wideTS.set(i, int64(ts), cap(t.rows))
 		}
 	}
-	if m.Bytes < 0 || m.Bytes >= bytesWide {
-		r.bytes = bytesWide
-		if t.bigBytes == nil {
-			t.bigBytes = make(map[int32]int64)
-		}
-		t.bigBytes[i] = m.Bytes
+	if m.Bytes < 0 || m.Bytes >= sizeWide {
+		r.size = sizeWide
+		t.wideSize.set(i, m.Bytes, cap(t.rows))
 	}
-	if t.recvAt != nil {
-		t.recvAt = append(t.recvAt, m.RecvTS)
-	} else if r.dt == dtWide {
-		if t.wideRecv == nil {
-			t.wideRecv = make(map[int32]Timestamp)
-		}
-		t.wideRecv[i] = m.RecvTS
-		// Once wide receive times are common, a full column is smaller
-		// and faster than the map.
-		if len(t.wideRecv) >= 4096 && len(t.wideRecv) > len(t.rows)/32 {
-			col := make([]Timestamp, len(t.rows), cap(t.rows))
-			for j := range t.rows {
-				col[j] = t.RecvTS(j)
-			}
-			t.recvAt = append(col, m.RecvTS)
-			t.wideRecv = nil
-		}
-	}
+	t.wideTS.pad(i)
+	t.wideRecv.pad(i)
+	t.wideSize.pad(i)
 	t.rows = append(t.rows, r)
 }
 

@@ -37,8 +37,14 @@ func randomMessages(t *Trace, n int, wideShare float64, seed uint64) {
 			send, recv = NoTime, NoTime
 		case r < wideShare+0.082:
 			send, recv = math.MinInt64+1, math.MaxInt64
+		case r < 2*wideShare+0.082:
+			send += Timestamp(rng.Int64N(2e15) - 1e15) // days away: the offset does not fit
+			recv = send + 5
 		}
 		b := rng.Int64N(1500)
+		if rng.Float64() < wideShare {
+			b = rng.Int64N(1e6)
+		}
 		switch rng.IntN(50) {
 		case 0:
 			b = math.MaxUint32 + rng.Int64N(3) - 1
@@ -46,6 +52,8 @@ func randomMessages(t *Trace, n int, wideShare float64, seed uint64) {
 			b = -rng.Int64N(3)
 		case 2:
 			b = math.MaxInt64
+		case 3:
+			b = math.MaxUint16 + rng.Int64N(3) - 1
 		}
 		t.Messages = append(t.Messages, Message{
 			SendTS: send, RecvTS: recv, Bytes: b,
@@ -97,8 +105,11 @@ func TestTableRoundTrip(t *testing.T) {
 			if ok != (first != NoTime) || ok && (f != first || l != last) {
 				t.Errorf("TimeRange = %d %d %v, want %d %d", f, l, ok, first, last)
 			}
-			if tc.wide > 0.1 && tab.recvAt == nil {
-				t.Error("many wide receive times did not switch to a column")
+			if tc.wide > 0.1 && (tab.wideRecv.col == nil || tab.wideTS.col == nil || tab.wideSize.col == nil) {
+				t.Error("many values aside did not switch to a column")
+			}
+			if tc.wide > 0 && tc.wide < 0.1 && (tab.wideRecv.m == nil || tab.wideTS.m == nil || tab.wideSize.m == nil) {
+				t.Error("no value aside in a map")
 			}
 			if tc.n > 100 && len(tab.Flows()) >= tc.n {
 				t.Errorf("%d flows for %d messages: flows are not shared", len(tab.Flows()), tc.n)
