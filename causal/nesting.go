@@ -142,9 +142,10 @@ type NestingResult struct {
 
 // callPair is one call matched with its return: the call A->B (message
 // call, sent at t1) and the return B->A (message ret, sent at t4), the
-// paper's (A, B, t1, t4). Times and nodes are read from the trace when
-// needed (nestRun.t1, t4, caller, callee), so that a pair costs 8 bytes.
+// paper's (A, B, t1, t4), times corrected by the clock offsets. The nodes
+// are read from the trace when needed (nestRun.caller, callee).
 type callPair struct {
+	t1, t4    int64
 	call, ret int32 // message indices
 }
 
@@ -162,9 +163,6 @@ type nestRun struct {
 	nNames int32
 
 	pairs []callPair
-	// pt holds the corrected t1 and t4 of pair p at 2p and 2p+1 when the
-	// trace has clock offsets; without offsets they are the trace's times.
-	pt []int64
 
 	// Candidate parents of each pair, as CSR: cand[candOff[c]:candOff[c+1]]
 	// in order of the parents' call times, with the scoreboard bin of the
@@ -191,7 +189,7 @@ type nestCounters struct {
 }
 
 // Run runs the engine and returns the patterns and the call-path table.
-// It works on a compact copy of t's messages (a trace.Table, 24 bytes a
+// It works on a compact copy of t's messages (a trace.Table, 20 bytes a
 // message); RunTable avoids the copy.
 func (n *Nesting) Run(ctx context.Context, t *trace.Trace) (*NestingResult, error) {
 	if err := n.opt.Validate(); err != nil {
@@ -297,19 +295,8 @@ func (r *nestRun) arrival(i int32) int64 {
 }
 
 // t1 and t4 are pair p's call and return times on the reference clock.
-func (r *nestRun) t1(p int32) int64 {
-	if r.pt != nil {
-		return r.pt[2*p]
-	}
-	return int64(r.tab.Time(int(r.pairs[p].call)))
-}
-
-func (r *nestRun) t4(p int32) int64 {
-	if r.pt != nil {
-		return r.pt[2*p+1]
-	}
-	return int64(r.tab.Time(int(r.pairs[p].ret)))
-}
+func (r *nestRun) t1(p int32) int64 { return r.pairs[p].t1 }
+func (r *nestRun) t4(p int32) int64 { return r.pairs[p].t4 }
 
 // caller and callee are pair p's nodes A and B.
 func (r *nestRun) caller(p int32) trace.Sym { return r.tab.Flow(int(r.pairs[p].call)).SrcNode }
@@ -432,10 +419,7 @@ func (r *nestRun) findCallPairs() {
 			} else {
 				open[k] = fifo{p.next, q.tail}
 			}
-			r.pairs = append(r.pairs, callPair{call: p.msg, ret: i})
-			if r.offsets != nil {
-				r.pt = append(r.pt, r.msgTime(p.msg), r.msgTime(i))
-			}
+			r.pairs = append(r.pairs, callPair{call: p.msg, ret: i, t1: r.msgTime(p.msg), t4: r.msgTime(i)})
 		default:
 			c.notRPC++
 		}

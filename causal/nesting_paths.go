@@ -95,7 +95,7 @@ func (r *nestRun) findCallPaths(ctx context.Context) (*NestingResult, error) {
 	paths := ct.paths()
 	if !r.keep {
 		// what is left needs only the Aggregator's records
-		r.pairs, r.pt, r.parent = nil, nil, nil
+		r.pairs, r.parent = nil, nil
 	}
 	res := &Result{
 		Version:  ResultVersion,
