@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"unsafe"
@@ -205,6 +206,11 @@ type tsvDecoder struct {
 	// four fields are then looked up together in cache.
 	span  int
 	cache *spanCache
+	// canonical is set when the columns are TSVColumns in order (as
+	// WriteTSV writes them): parseCanonical then reads the usual lines,
+	// interning names through recent.
+	canonical bool
+	recent    *recentSyms
 }
 
 func newTSVDecoder(t *Trace) tsvDecoder { return tsvDecoder{t: t, span: -1} }
@@ -233,6 +239,12 @@ func (d *tsvDecoder) decode(line []byte, m *Message) (bool, error) {
 	}
 	if d.cols == nil {
 		return false, d.header(line)
+	}
+	if d.canonical {
+		if d.parseCanonical(line, m) {
+			return true, nil
+		}
+		*m = Message{SendTS: NoTime, RecvTS: NoTime}
 	}
 	return true, d.parse(line, m)
 }
@@ -266,6 +278,10 @@ func (d *tsvDecoder) header(line []byte) error {
 		return fatalErr(fmt.Errorf("%w: the header must name send_ts or recv_ts (got %q)", ErrNoHeader, line))
 	}
 	d.span = -1
+	d.canonical = slices.Equal(d.cols, []int{colSend, colRecv, colSrc, colDst, colSrcNode, colDstNode, colBytes, colKind, colCallID, colProto})
+	if d.canonical {
+		d.recent = &recentSyms{}
+	}
 	for i := 0; i+3 < len(d.cols); i++ {
 		if d.cols[i] == colSrc && d.cols[i+1] == colDst && d.cols[i+2] == colSrcNode && d.cols[i+3] == colDstNode {
 			d.span = i
@@ -309,6 +325,171 @@ func (d *tsvDecoder) parse(line []byte, m *Message) error {
 		return colErr("", "neither send_ts nor recv_ts is known")
 	}
 	return nil
+}
+
+// parseCanonical parses a line of the canonical columns in one pass, for
+// lines written the usual way: numbers without signs, names without
+// quotes, kinds and protocols as WriteTSV writes them. It reports false,
+// having maybe changed m, for any other line, which parse then reads (and
+// reports the errors of).
+func (d *tsvDecoder) parseCanonical(line []byte, m *Message) bool {
+	var ok bool
+	var f []byte
+	if f, line, ok = nextField(line, 19); !ok {
+		return false
+	}
+	if m.SendTS, ok = plainTS(f); !ok {
+		return false
+	}
+	if f, line, ok = nextField(line, 19); !ok {
+		return false
+	}
+	if m.RecvTS, ok = plainTS(f); !ok {
+		return false
+	}
+	if m.SendTS == NoTime && m.RecvTS == NoTime {
+		return false
+	}
+	// src, dst, src_node, dst_node
+	end := 0
+	for k := 0; k < 4; k++ {
+		j := bytes.IndexByte(line[end:], '\t')
+		if j < 0 {
+			return false
+		}
+		end += j + 1
+	}
+	span := line[:end-1]
+	line = line[end:]
+	if d.cache != nil && d.cache.on {
+		if !d.spanAt(span, m) {
+			return false
+		}
+	} else {
+		for _, dst := range [4]*Sym{&m.Src, &m.Dst, &m.SrcNode, &m.DstNode} {
+			f, span, _ = nextField(span, 0)
+			if *dst, ok = d.plainSym(f); !ok {
+				return false
+			}
+		}
+	}
+	if f, line, ok = nextField(line, 0); !ok {
+		return false
+	}
+	if !isDash(f) {
+		if len(f) == 0 || f[0] < '0' || f[0] > '9' {
+			return false
+		}
+		v, err := parseInt(f)
+		if err != nil {
+			return false
+		}
+		m.Bytes = v
+	}
+	switch {
+	case bytes.HasPrefix(line, []byte("CALL\t")):
+		m.Kind, line = KindCall, line[5:]
+	case bytes.HasPrefix(line, []byte("RETURN\t")):
+		m.Kind, line = KindReturn, line[7:]
+	case bytes.HasPrefix(line, []byte("-\t")):
+		m.Kind, line = KindUnknown, line[2:]
+	default:
+		return false
+	}
+	if f, line, ok = nextField(line, 0); !ok {
+		return false
+	}
+	if m.CallID, ok = d.plainSym(f); !ok {
+		return false
+	}
+	// the rest of the line is the protocol, with no tab in it
+	switch string(line) {
+	case "tcp":
+		m.Proto = ProtoTCP
+	case "udp":
+		m.Proto = ProtoUDP
+	case "-":
+		m.Proto = ProtoUnknown
+	case "unix":
+		m.Proto = ProtoUnix
+	case "other":
+		m.Proto = ProtoOther
+	default:
+		return false
+	}
+	return true
+}
+
+// nextField splits line at its first tab into the field before it and the
+// rest after it; guess is the field's likely length (checked first), 0
+// for none. It reports false when there is no tab.
+func nextField(line []byte, guess int) (f, rest []byte, ok bool) {
+	if guess > 0 && guess < len(line) && line[guess] == '\t' && line[0] != '-' {
+		return line[:guess], line[guess+1:], true
+	}
+	for i, c := range line {
+		if c == '\t' {
+			return line[:i], line[i+1:], true
+		}
+	}
+	return line, nil, false
+}
+
+// plainTS parses a timestamp of digits or "-".
+func plainTS(f []byte) (Timestamp, bool) {
+	if isDash(f) {
+		return NoTime, true
+	}
+	if len(f) == 0 || f[0] < '0' || f[0] > '9' {
+		return NoTime, false
+	}
+	v, err := parseInt(f)
+	return Timestamp(v), err == nil
+}
+
+// plainSym interns a name without quotes ("-" for none).
+func (d *tsvDecoder) plainSym(f []byte) (Sym, bool) {
+	if len(f) == 0 || f[0] == '"' {
+		return 0, false
+	}
+	if isDash(f) {
+		return 0, true
+	}
+	return d.recent.intern(&d.t.Syms, f), true
+}
+
+// recentSyms is a direct-mapped cache of recently interned short names
+// in front of a symbol table: a trace names the same few call ids,
+// endpoints and nodes over and over within a short time, and the cache
+// answers them from a few cache lines (the name is kept in the entry)
+// where the symbol table would take several misses.
+type recentSyms struct {
+	entries [recentSize]recentEntry
+}
+
+type recentEntry struct {
+	id Sym
+	n  uint8
+	b  [recentMax]byte
+}
+
+const (
+	recentSize = 1 << 12
+	recentMax  = 27 // longest name cached
+)
+
+func (c *recentSyms) intern(syms *Symbols, f []byte) Sym {
+	if c == nil || len(f) > recentMax {
+		return syms.InternBytes(f)
+	}
+	e := &c.entries[hashString(unsafe.String(unsafe.SliceData(f), len(f)))&(recentSize-1)]
+	if int(e.n) == len(f) && e.id != 0 && string(e.b[:e.n]) == string(f) {
+		return e.id
+	}
+	id := syms.InternBytes(f)
+	e.id, e.n = id, uint8(len(f))
+	copy(e.b[:], f)
+	return id
 }
 
 // field parses field f of column id into m.
@@ -364,7 +545,19 @@ func (d *tsvDecoder) spanSyms(line []byte, m *Message) (rest []byte, last, ok bo
 			end++
 		}
 	}
-	span := line[:end]
+	if !d.spanAt(line[:end], m) {
+		return nil, false, false
+	}
+	if end == len(line) {
+		return nil, true, true
+	}
+	return line[end+1:], false, true
+}
+
+// spanAt sets the four Syms of span, the fields src, dst, src_node and
+// dst_node with their tabs, through the span cache. It reports false when
+// the cache cannot answer.
+func (d *tsvDecoder) spanAt(span []byte, m *Message) bool {
 	c := d.cache
 	e, h := c.lookup(span)
 	if e == nil {
@@ -379,21 +572,18 @@ func (d *tsvDecoder) spanSyms(line []byte, m *Message) (rest []byte, last, ok bo
 				f = f[j+1:]
 			}
 			if len(g) > 0 && g[0] == '"' {
-				return nil, false, false // quoted: the cache keeps plain names only
+				return false // quoted: the cache keeps plain names only
 			}
 			s, err := d.sym(g)
 			if err != nil {
-				return nil, false, false
+				return false
 			}
 			syms[k] = s
 		}
 		e = c.insert(h, span, syms)
 	}
 	m.Src, m.Dst, m.SrcNode, m.DstNode = e.syms[0], e.syms[1], e.syms[2], e.syms[3]
-	if end == len(line) {
-		return nil, true, true
-	}
-	return line[end+1:], false, true
+	return true
 }
 
 // spanCache remembers the Syms of recently seen (src, dst, src_node,
@@ -471,6 +661,19 @@ func parseTS(f []byte) (Timestamp, error) {
 // parseInt parses a decimal int64 without allocating.
 func parseInt(f []byte) (int64, error) {
 	n := len(f)
+	if n == 19 {
+		// a nanosecond timestamp of this century: 8 + 8 + 3 digits
+		hi, ok1 := digits8(f)
+		mid, ok2 := digits8(f[8:])
+		d0, d1, d2 := f[16]-'0', f[17]-'0', f[18]-'0'
+		if ok1 && ok2 && d0 <= 9 && d1 <= 9 && d2 <= 9 && hi <= 92233720 {
+			v := hi*1e11 + mid*1e3 + uint64(d0)*100 + uint64(d1)*10 + uint64(d2)
+			if v <= math.MaxInt64 {
+				return int64(v), nil
+			}
+		}
+		return parseIntSlow(f)
+	}
 	if n == 0 || n > 19 {
 		return parseIntSlow(f)
 	}

@@ -127,3 +127,40 @@ func TestSpanCache(t *testing.T) {
 		t.Fatalf("%d messages, %d cache hits, cache on at the end: %v", len(plain.Messages), d.cache.hits, d.cache.on)
 	}
 }
+
+// FuzzParseCanonical: the one-pass parser of the usual columns accepts
+// only lines the general parser accepts, and reads them the same.
+func FuzzParseCanonical(f *testing.F) {
+	for _, seed := range []string{
+		"1700000000000000000\t1700000000000031000\t10.0.0.9:51000\t10.0.1.11:80\tclient\tweb\t320\tCALL\t-\ttcp", // usual
+		"-\t1700000000005200000\t10.0.1.11:80\t10.0.0.9:51000\tweb\tclient\t5120\tRETURN\tq1\ttcp",               // send unseen
+		"1\t2\ta\tb\tc\td\t-\t-\t-\t-",                   // short numbers, every dash
+		"9223372036854775808\t1\ta\tb\tc\td\t1\t-\t-\t-", // 19 digits, out of range
+		"1\t2\t\"q\\tx\"\tb\tc\td\t1\t-\t-\tudp",         // quoted name: general path
+		"1\t2\ta\tb\tc\td\t1\tCALL\tx\ttcp\textra",       // a field too many
+		"1\t2\ta\tb\tc\td\t1\tcall\tx\tTCP",              // lower-case kind
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		if len(line) == 0 || bytes.ContainsAny(line, "\r\n") || line[0] == '#' {
+			return
+		}
+		tr := &Trace{}
+		d := newTSVDecoder(tr)
+		if _, err := d.decode([]byte(strings.Join(TSVColumns, "\t")), nil); err != nil || !d.canonical {
+			t.Fatal("canonical header not recognised", err)
+		}
+		fast := Message{SendTS: NoTime, RecvTS: NoTime}
+		if !d.parseCanonical(line, &fast) {
+			return
+		}
+		slow := Message{SendTS: NoTime, RecvTS: NoTime}
+		if err := d.parse(line, &slow); err != nil {
+			t.Fatalf("%q: fast path accepted what the parser rejects: %v", line, err)
+		}
+		if fast != slow {
+			t.Fatalf("%q: fast %+v, parser %+v", line, fast, slow)
+		}
+	})
+}
