@@ -163,6 +163,8 @@ type nestRun struct {
 	nNames int32
 
 	pairs []callPair
+	// byCall lists the pairs in order of call time, ties by pair index.
+	byCall []int32
 
 	// Candidate parents of each pair, as CSR: cand[candOff[c]:candOff[c+1]]
 	// in order of the parents' call times, with the scoreboard bin of the
@@ -236,6 +238,10 @@ func (n *Nesting) runTable(ctx context.Context, t *trace.Table, keep bool) (*nes
 	if err := r.findCandidates(ctx, byCaller, byCallee); err != nil {
 		return nil, nil, err
 	}
+	byCallee = groupCSR{}
+	// FindNestedPairs visits each node's children in return order, which
+	// is the order of pair indices.
+	parallelNodes(r.workers, len(byCaller.off)-1, func(s int) { slices.Sort(byCaller.of(trace.Sym(s))) })
 	r.scoreNestings()
 	if err := ctx.Err(); err != nil {
 		return nil, nil, err
@@ -373,10 +379,14 @@ func (r *nestRun) findCallPairs() {
 	// linked through pending.
 	type fifo struct{ head, tail int32 }
 	open := make(map[uint64]fifo)
-	type pend struct{ msg, next int32 }
+	type pend struct{ msg, next, rank int32 }
 	var pending []pend
 	var free []int32
 	r.pairs = make([]callPair, 0, nm/2)
+	// byRank[k] is the pair of the k-th call visited (-1 for calls never
+	// returned): calls are visited in time order, so it gives the pairs in
+	// order of call time.
+	var byRank []int32
 	visit := func(i int32) {
 		if tab.Time(int(i)) == trace.NoTime {
 			c.noTime++
@@ -386,7 +396,8 @@ func (r *nestRun) findCallPairs() {
 		switch r.flows[fid].Kind {
 		case trace.KindCall:
 			c.calls++
-			pd := pend{msg: i, next: -1}
+			pd := pend{msg: i, next: -1, rank: int32(len(byRank))}
+			byRank = append(byRank, -1)
 			var slot int32
 			if n := len(free); n > 0 {
 				slot = free[n-1]
@@ -419,6 +430,7 @@ func (r *nestRun) findCallPairs() {
 			} else {
 				open[k] = fifo{p.next, q.tail}
 			}
+			byRank[p.rank] = int32(len(r.pairs))
 			r.pairs = append(r.pairs, callPair{call: p.msg, ret: i, t1: r.msgTime(p.msg), t4: r.msgTime(i)})
 		default:
 			c.notRPC++
@@ -435,6 +447,19 @@ func (r *nestRun) findCallPairs() {
 	}
 	c.pairs = int64(len(r.pairs))
 	c.unmatchedCalls = c.calls - c.pairs
+	r.byCall = slices.DeleteFunc(byRank, func(p int32) bool { return p < 0 })
+	// Calls at the same time were visited in message order; the engine
+	// orders them by pair index.
+	for lo := 0; lo < len(r.byCall); {
+		hi := lo + 1
+		for hi < len(r.byCall) && r.t1(r.byCall[hi]) == r.t1(r.byCall[lo]) {
+			hi++
+		}
+		if hi-lo > 1 {
+			slices.Sort(r.byCall[lo:hi])
+		}
+		lo = hi
+	}
 }
 
 // timeOrder returns the message indices in order of corrected time (ties by
@@ -482,81 +507,33 @@ func (g *groupCSR) of(s trace.Sym) []int32 {
 	return g.items[g.off[s]:g.off[s+1]]
 }
 
-// groupByNode groups the pairs by caller (in return order, which is the
-// order of pair indices) and by callee (in order of call time).
+// groupByNode groups the pairs by caller and by callee, in order of call
+// time (ties by pair index).
 func (r *nestRun) groupByNode() (byCaller, byCallee groupCSR) {
+	return r.group(r.byCall, r.caller), r.group(r.byCall, r.callee)
+}
+
+// group lists pairs by node key, keeping their order in pairs.
+func (r *nestRun) group(pairs []int32, key func(p int32) trace.Sym) groupCSR {
 	n := r.tab.Syms.Len()
-	build := func(key func(p int32) trace.Sym) groupCSR {
-		g := groupCSR{off: make([]int32, n+1), items: make([]int32, len(r.pairs))}
-		for i := range r.pairs {
-			g.off[key(int32(i))+1]++
-		}
-		for s := 1; s <= n; s++ {
-			g.off[s] += g.off[s-1]
-		}
-		// fill with off[s] as the cursor of node s, then shift it back
-		for i := range r.pairs {
-			k := key(int32(i))
-			g.items[g.off[k]] = int32(i)
-			g.off[k]++
-		}
-		copy(g.off[1:], g.off[:n])
-		g.off[0] = 0
-		return g
+	g := groupCSR{off: make([]int32, n+1), items: make([]int32, len(pairs))}
+	keys := make([]trace.Sym, len(pairs))
+	for i, p := range pairs {
+		keys[i] = key(p)
+		g.off[keys[i]+1]++
 	}
-	byCaller = build(r.caller)
-	byCallee = build(r.callee)
-	r.sortByCall(byCallee, n)
-	return byCaller, byCallee
-}
-
-// sortByCall sorts every node's list of g by call time, ties by pair
-// index (the lists are in index order, so this is a stable sort).
-func (r *nestRun) sortByCall(g groupCSR, nodes int) {
-	bufs := make([][]pairKey, r.workers)
-	parallelFor(nodes, r.workers, 1, func(w, s int) {
-		bufs[w] = r.sortByT1(g.of(trace.Sym(s)), bufs[w])
-	})
-}
-
-// pairKey is a pair and its call time, for sorting by call time.
-type pairKey struct {
-	t int64
-	p int32
-}
-
-func cmpPairKey(a, b pairKey) int {
-	if a.t != b.t {
-		return cmpI64(a.t, b.t)
+	for s := 1; s <= n; s++ {
+		g.off[s] += g.off[s-1]
 	}
-	return int(a.p - b.p)
-}
-
-// sortByT1 sorts pairs by call time, ties by index, reading each call time
-// once (into buf, which it returns for reuse). Lists that are already in
-// order (the usual case: calls and returns come in about the same order)
-// are left as they are.
-func (r *nestRun) sortByT1(items []int32, buf []pairKey) []pairKey {
-	if len(items) < 2 {
-		return buf
+	// fill with off[s] as the cursor of node s, then shift it back
+	for i, p := range pairs {
+		k := keys[i]
+		g.items[g.off[k]] = p
+		g.off[k]++
 	}
-	buf = buf[:0]
-	sorted := true
-	for _, p := range items {
-		k := pairKey{r.t1(p), p}
-		if n := len(buf); n > 0 && sorted && cmpPairKey(buf[n-1], k) > 0 {
-			sorted = false
-		}
-		buf = append(buf, k)
-	}
-	if sorted {
-		return buf
-	}
-	slices.SortFunc(buf, cmpPairKey)
-	for i, k := range buf {
-		items[i] = k.p
-	}
-	return buf
+	copy(g.off[1:], g.off[:n])
+	g.off[0] = 0
+	return g
 }
 
 // findCandidates finds every pair's candidate parents (section 5.1.1.1):
@@ -564,8 +541,7 @@ func (r *nestRun) sortByT1(items []int32, buf []pairKey) []pairKey {
 // t4 > t3 - w, listed in order of t1. It sweeps each node's children in
 // order of call time against its incoming calls, so its cost is the number
 // of pairs times the per-node parallelism. It runs one node per worker, in
-// two passes: count, then fill. byCaller's lists are sorted by call time
-// for the sweeps and put back in return order at the end.
+// two passes: count, then fill.
 func (r *nestRun) findCandidates(ctx context.Context, byCaller, byCallee groupCSR) error {
 	n := r.tab.Syms.Len()
 	np := len(r.pairs)
@@ -605,15 +581,12 @@ func (r *nestRun) findCandidates(ctx context.Context, byCaller, byCallee groupCS
 	swept := func(s int) bool {
 		return len(byCaller.of(trace.Sym(s))) > 0 && len(byCallee.of(trace.Sym(s))) > 0
 	}
-	bufs := make([][]pairKey, r.workers)
-	parallelFor(n, r.workers, 1, func(w, s int) {
+	parallelNodes(r.workers, n, func(s int) {
 		if !swept(s) {
 			return
 		}
-		bufs[w] = r.sortByT1(byCaller.of(trace.Sym(s)), bufs[w])
 		sweep(trace.Sym(s), func(c, p int32) { off[c+1]++ })
 	})
-	bufs = nil
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -641,8 +614,6 @@ func (r *nestRun) findCandidates(ctx context.Context, byCaller, byCallee groupCS
 			r.cand[j] = p
 			r.candBin[j] = uint16(r.bin(r.t1(c)-r.t1(p), logBase))
 		})
-		// back to return order (pair index order) for findNestedPairs
-		slices.Sort(byCaller.of(trace.Sym(s)))
 	})
 	copy(off[1:], off[:np])
 	off[0] = 0

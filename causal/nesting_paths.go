@@ -55,27 +55,24 @@ func (r *nestRun) findCallPaths(ctx context.Context) (*NestingResult, error) {
 	for i := 1; i <= np; i++ {
 		kidOff[i] += kidOff[i-1]
 	}
-	// fill with kidOff[p] as the cursor of p's children, then shift back
+	// Fill in order of call time (ties by pair index), with kidOff[p] as
+	// the cursor of p's children, then shift it back: every list comes out
+	// sorted, and so do the roots.
 	kids := make([]int32, kidOff[np])
 	roots := make([]int32, 0, nRoots)
-	for c, p := range r.parent {
-		if p >= 0 {
-			kids[kidOff[p]] = int32(c)
+	for _, c := range r.byCall {
+		if p := r.parent[c]; p >= 0 {
+			kids[kidOff[p]] = c
 			kidOff[p]++
 		} else {
-			roots = append(roots, int32(c))
+			roots = append(roots, c)
 		}
 	}
 	copy(kidOff[1:], kidOff[:np])
 	kidOff[0] = 0
-	bufs := make([][]pairKey, r.workers)
-	parallelFor(np, r.workers, 1<<12, func(w, p int) {
-		if ks := kids[kidOff[p]:kidOff[p+1]]; len(ks) > 1 {
-			bufs[w] = r.sortByT1(ks, bufs[w])
-		}
-	})
-	r.sortByT1(roots, bufs[0])
-	bufs = nil
+	if !r.keep {
+		r.byCall = nil
+	}
 	r.counter.roots = int64(len(roots))
 
 	// Every pair is in exactly one call path: two messages each.
