@@ -377,8 +377,7 @@ func (r *nestRun) findCallPairs() {
 	callConn, retConn := r.connections()
 	// T_opencalls: a FIFO of pending calls per connection and call id,
 	// linked through pending.
-	type fifo struct{ head, tail int32 }
-	open := make(map[uint64]fifo)
+	var open openCalls
 	type pend struct{ msg, next, rank int32 }
 	var pending []pend
 	var free []int32
@@ -407,28 +406,27 @@ func (r *nestRun) findCallPairs() {
 				slot = int32(len(pending))
 				pending = append(pending, pd)
 			}
-			k := uint64(callConn[fid])<<32 | uint64(tab.CallID(int(i)))
-			if q, ok := open[k]; ok {
+			q := open.get(uint64(callConn[fid])<<32 | uint64(tab.CallID(int(i))))
+			if q.head >= 0 {
 				pending[q.tail].next = slot
 				q.tail = slot
-				open[k] = q
 			} else {
-				open[k] = fifo{slot, slot}
+				q.head, q.tail = slot, slot
 			}
 		case trace.KindReturn:
 			c.returns++
 			k := uint64(retConn[fid])<<32 | uint64(tab.CallID(int(i)))
-			q, ok := open[k]
-			if !ok {
+			q := open.find(k)
+			if q == nil {
 				c.unmatchedReturns++
 				return
 			}
 			p := pending[q.head]
 			free = append(free, q.head)
 			if p.next < 0 {
-				delete(open, k)
+				open.remove(k)
 			} else {
-				open[k] = fifo{p.next, q.tail}
+				q.head = p.next
 			}
 			byRank[p.rank] = int32(len(r.pairs))
 			r.pairs = append(r.pairs, callPair{call: p.msg, ret: i, t1: r.msgTime(p.msg), t4: r.msgTime(i)})
@@ -460,6 +458,104 @@ func (r *nestRun) findCallPairs() {
 		}
 		lo = hi
 	}
+}
+
+// openCalls is T_opencalls: for each connection and call id (a key), the
+// FIFO of its pending calls (head and tail in a list linked through the
+// caller's array). It is an open-addressing table with linear probing
+// and backward-shift deletion, small because calls are open only briefly.
+type openCalls struct {
+	slots []openSlot
+	n     int
+}
+
+type openSlot struct {
+	key        uint64
+	head, tail int32 // head -1: empty slot
+}
+
+func openHash(k uint64) uint64 {
+	k ^= k >> 33
+	k *= 0xff51afd7ed558ccd
+	k ^= k >> 33
+	return k
+}
+
+// find returns the slot of key k, or nil.
+func (o *openCalls) find(k uint64) *openSlot {
+	if len(o.slots) == 0 {
+		return nil
+	}
+	mask := uint64(len(o.slots) - 1)
+	for i := openHash(k) & mask; ; i = (i + 1) & mask {
+		s := &o.slots[i]
+		if s.head < 0 {
+			return nil
+		}
+		if s.key == k {
+			return s
+		}
+	}
+}
+
+// get returns the slot of key k, adding an empty FIFO (head -1) if it is
+// not there.
+func (o *openCalls) get(k uint64) *openSlot {
+	if 2*(o.n+1) > len(o.slots) {
+		old := o.slots
+		o.slots = make([]openSlot, max(64, 2*len(old)))
+		for i := range o.slots {
+			o.slots[i].head = -1
+		}
+		o.n = 0
+		for _, s := range old {
+			if s.head >= 0 {
+				*o.insert(s.key) = s
+			}
+		}
+	}
+	if s := o.find(k); s != nil {
+		return s
+	}
+	s := o.insert(k)
+	s.head = -1 // empty FIFO, until the caller fills it
+	return s
+}
+
+// insert claims the first free slot of k's probe sequence.
+func (o *openCalls) insert(k uint64) *openSlot {
+	mask := uint64(len(o.slots) - 1)
+	i := openHash(k) & mask
+	for o.slots[i].head >= 0 {
+		i = (i + 1) & mask
+	}
+	o.n++
+	s := &o.slots[i]
+	s.key = k
+	return s
+}
+
+// remove deletes key k, which is present, shifting back the slots after
+// it that probed past it.
+func (o *openCalls) remove(k uint64) {
+	mask := uint64(len(o.slots) - 1)
+	i := openHash(k) & mask
+	for o.slots[i].key != k || o.slots[i].head < 0 {
+		i = (i + 1) & mask
+	}
+	o.n--
+	for j := (i + 1) & mask; ; j = (j + 1) & mask {
+		s := o.slots[j]
+		if s.head < 0 {
+			break
+		}
+		// move s back to i if its home is not in (i, j]
+		if h := openHash(s.key) & mask; (j-h)&mask >= (j-i)&mask {
+			o.slots[i] = s
+			i = j
+		}
+	}
+	o.slots[i].head = -1
 }
 
 // timeOrder returns the message indices in order of corrected time (ties by

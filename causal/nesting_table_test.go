@@ -85,3 +85,37 @@ func TestTableAggregatorMatches(t *testing.T) {
 		t.Fatalf("patterns differ:\n got %.400s\nwant %.400s", gj, wj)
 	}
 }
+
+// TestOpenCalls checks the table of open calls against a map under random
+// insertions and removals, with keys that collide in the low bits.
+func TestOpenCalls(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	var o openCalls
+	want := map[uint64]int32{}
+	for i := 0; i < 200000; i++ {
+		k := uint64(rng.IntN(300)) << 32 * uint64(1+rng.IntN(2))
+		_, present := want[k]
+		switch {
+		case rng.IntN(2) == 0:
+			s := o.get(k)
+			if present != (s.head >= 0) {
+				t.Fatalf("op %d: get(%x) found %v, map %v", i, k, s.head >= 0, present)
+			}
+			s.head, s.tail = int32(i), int32(i)
+			want[k] = int32(i)
+		case present:
+			if s := o.find(k); s == nil || s.head != want[k] {
+				t.Fatalf("op %d: find(%x) = %v, want %d", i, k, s, want[k])
+			}
+			o.remove(k)
+			delete(want, k)
+		default:
+			if s := o.find(k); s != nil {
+				t.Fatalf("op %d: found %x, removed", i, k)
+			}
+		}
+		if o.n != len(want) {
+			t.Fatalf("op %d: %d keys, map %d", i, o.n, len(want))
+		}
+	}
+}
