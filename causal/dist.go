@@ -238,19 +238,92 @@ func summarizeUnit(vals []float64, hist bool) *Dist {
 		out.P50, out.P90, out.P99 = lo, lo, lo
 		return out
 	}
-	// Largest rank first: selecting it leaves the smaller ranks in front.
-	k99, k90, k50 := unitRank(n, 0.99), unitRank(n, 0.90), unitRank(n, 0.50)
-	end := n
-	for _, k := range [3]int{k99, k90, k50} {
-		if k < end {
-			selectKth(vals[:end], k)
-			end = k
+	ranks := [3]int{unitRank(n, 0.50), unitRank(n, 0.90), unitRank(n, 0.99)}
+	var at [3]float64
+	rankValues(vals, lo, hi, ranks[:], at[:])
+	out.P50 = clamp(at[0], lo, hi)
+	out.P90 = clamp(at[1], lo, hi)
+	out.P99 = clamp(at[2], lo, hi)
+	return out
+}
+
+// orderKey maps a float64 to a uint64 in the same order (for values that
+// are not NaN).
+func orderKey(v float64) uint64 {
+	b := math.Float64bits(v)
+	if b>>63 != 0 {
+		return ^b
+	}
+	return b | 1<<63
+}
+
+const rankBucketBits = 11
+
+// rankValues sets out[i] to the value a sort of vals would put at index
+// ranks[i] (ranks ascending), for finite vals between lo and hi. Small
+// inputs are selected directly; larger ones are first counted into 2048
+// buckets by the top bits of their order keys between lo's and hi's (so
+// the buckets are about logarithmic in the values), and only the values
+// in the buckets that hold the ranks are selected among. vals may be
+// reordered.
+func rankValues(vals []float64, lo, hi float64, ranks []int, out []float64) {
+	if len(vals) < 1<<10 {
+		// largest rank first: selecting it leaves the smaller ones in front
+		end := len(vals)
+		for i := len(ranks) - 1; i >= 0; i-- {
+			if k := ranks[i]; k < end {
+				selectKth(vals[:end], k)
+				end = k
+			}
+			out[i] = vals[ranks[i]]
+		}
+		return
+	}
+	klo := orderKey(lo)
+	shift := uint(max(0, bits.Len64(orderKey(hi)-klo)-rankBucketBits))
+	var count [1<<rankBucketBits + 1]int32
+	for _, v := range vals {
+		count[(orderKey(v)-klo)>>shift]++
+	}
+	// the bucket of each rank, and the rank within it
+	var bucket [3]uint64
+	var within [3]int
+	for i, k := range ranks {
+		below := 0
+		b := 0
+		for below+int(count[b]) <= k {
+			below += int(count[b])
+			b++
+		}
+		bucket[i], within[i] = uint64(b), k-below
+	}
+	// Move the values of the ranks' buckets to the front, bucket after
+	// bucket, and select in each run.
+	front := 0
+	for i := range ranks {
+		if i > 0 && bucket[i] == bucket[i-1] {
+			continue
+		}
+		start := front
+		for j := front; j < len(vals); j++ {
+			if (orderKey(vals[j])-klo)>>shift == bucket[i] {
+				vals[front], vals[j] = vals[j], vals[front]
+				front++
+			}
+		}
+		run := vals[start:front]
+		end := len(run)
+		for j := len(ranks) - 1; j >= i; j-- {
+			if bucket[j] != bucket[i] {
+				continue
+			}
+			if k := within[j]; k < end {
+				selectKth(run[:end], k)
+				end = k
+			}
+			out[j] = run[within[j]]
 		}
 	}
-	out.P99 = clamp(vals[k99], lo, hi)
-	out.P90 = clamp(vals[k90], lo, hi)
-	out.P50 = clamp(vals[k50], lo, hi)
-	return out
 }
 
 // unitRank is the 0-based rank quantile picks among n samples of weight 1:
