@@ -175,36 +175,55 @@ func (r *Reader) Scan() bool {
 		if len(line) == 0 {
 			continue
 		}
-		r.msg = Message{SendTS: NoTime, RecvTS: NoTime}
-		ok, err := r.dec.decode(line, &r.msg)
-		if err != nil {
-			pe := r.position(err)
-			if r.opt.Strict || pe.fatal {
-				r.err = pe
-				return false
-			}
-			if r.skipped < int64(r.opt.MaxWarnings) {
-				r.t.Meta.Warnings = append(r.t.Meta.Warnings, "skipped "+pe.Error())
-			}
-			r.skipped++
-			continue
-		}
-		if ok {
-			r.n++
+		if r.decodeLine(line) {
 			return true
 		}
+		if r.err != nil {
+			return false
+		}
 	}
+	r.end()
+	return false
+}
+
+// decodeLine decodes a non-empty line into r.msg and reports whether it
+// held a message. A bad line is skipped and counted, or, when Strict or
+// fatal, sets r.err.
+func (r *Reader) decodeLine(line []byte) bool {
+	r.msg = Message{SendTS: NoTime, RecvTS: NoTime}
+	ok, err := r.dec.decode(line, &r.msg)
+	if err != nil {
+		pe := r.position(err)
+		if r.opt.Strict || pe.fatal {
+			r.err = pe
+			return false
+		}
+		if r.skipped < int64(r.opt.MaxWarnings) {
+			r.t.Meta.Warnings = append(r.t.Meta.Warnings, "skipped "+pe.Error())
+		}
+		r.skipped++
+		return false
+	}
+	if ok {
+		r.n++
+	}
+	return ok
+}
+
+// end finishes the input once the scanner stops: it sets r.err, or marks
+// the reader done and records the accounting.
+func (r *Reader) end() {
 	if err := r.sc.Err(); err != nil {
 		if errors.Is(err, bufio.ErrTooLong) {
 			err = fmt.Errorf("line longer than %d bytes", r.opt.MaxLine)
 		}
 		err = cutShort(err)
 		r.err = &ParseError{File: r.file, Line: r.line + 1, Err: err}
-		return false
+		return
 	}
 	if err := r.dec.finish(); err != nil {
 		r.err = r.position(err)
-		return false
+		return
 	}
 	r.done = true
 	m := &r.t.Meta
@@ -216,7 +235,6 @@ func (r *Reader) Scan() bool {
 	if m.Source == "" {
 		m.Source = r.file
 	}
-	return false
 }
 
 // cutShort explains io.ErrUnexpectedEOF, which compressed input returns
@@ -258,22 +276,69 @@ func estimateLines(head []byte, size int64) int {
 func (r *Reader) ReadTable() (*Table, error) {
 	defer r.Close()
 	tab := &Table{}
-	sized := false
-	for r.Scan() {
-		if !sized {
-			sized = true
-			if r.estimate > 0 {
-				tab.Grow(r.estimate)
+	if !r.Scan() { // the first message, after the headers
+		if r.err != nil {
+			return nil, r.err
+		}
+		return r.table(tab), nil
+	}
+	if r.estimate > 0 {
+		tab.Grow(r.estimate)
+	}
+	tab.Append(&r.msg)
+	// The usual TSV lines are decoded straight into the table; the rest go
+	// through decodeLine as Scan would send them.
+	d, _ := r.dec.(*tsvDecoder)
+	for r.sc.Scan() {
+		r.line++
+		line := r.sc.Bytes()
+		if n := len(line); n == 0 || line[n-1] == '\r' || line[0] == '#' || d == nil || !d.canonical {
+			if n > 0 && line[n-1] == '\r' {
+				line = line[:n-1]
+			}
+			if len(line) > 0 && r.decodeLine(line) {
+				tab.Append(&r.msg)
+			} else if r.err != nil {
+				return nil, r.err
+			}
+			continue
+		}
+		m := Message{SendTS: NoTime, RecvTS: NoTime}
+		d.lastSpan = nil
+		if !d.parseCanonical(line, &m) {
+			if r.decodeLine(line) {
+				tab.Append(&r.msg)
+			} else if r.err != nil {
+				return nil, r.err
+			}
+			continue
+		}
+		r.n++
+		// The span cache remembers the flow the span had last, with its
+		// kind and protocol.
+		var fid uint32
+		if e := d.lastSpan; e != nil && e.flowSet && e.kind == m.Kind && e.proto == m.Proto {
+			fid = e.flow
+		} else {
+			fid = tab.flowOf(Flow{Src: m.Src, Dst: m.Dst, SrcNode: m.SrcNode, DstNode: m.DstNode, Kind: m.Kind, Proto: m.Proto})
+			if e != nil {
+				e.flow, e.kind, e.proto, e.flowSet = fid, m.Kind, m.Proto, true
 			}
 		}
-		tab.Append(&r.msg)
+		tab.appendRow(&m, fid)
 	}
+	r.end()
 	if r.err != nil {
 		return nil, r.err
 	}
+	return r.table(tab), nil
+}
+
+// table hands the reader's symbols and Meta over to tab.
+func (r *Reader) table(tab *Table) *Table {
 	tab.Syms, tab.Meta = r.t.Syms, r.t.Meta
 	r.t.Syms, r.t.Meta = Symbols{}, Meta{}
-	return tab, nil
+	return tab
 }
 
 // ReadFileTable is ReadFile into a Table (see Reader.ReadTable). The

@@ -238,12 +238,16 @@ func (t *Table) TimeRange() (first, last Timestamp, ok bool) {
 
 // Append adds m, whose Syms must be the table's.
 func (t *Table) Append(m *Message) {
+	t.appendRow(m, t.flowOf(Flow{Src: m.Src, Dst: m.Dst, SrcNode: m.SrcNode, DstNode: m.DstNode, Kind: m.Kind, Proto: m.Proto}))
+}
+
+// appendRow adds m, whose flow is flow.
+func (t *Table) appendRow(m *Message, flow uint32) {
 	i := len(t.rows)
 	if i >= math.MaxInt32 {
 		panic("trace: a Table holds at most 2^31-1 messages")
 	}
-	r := row{call: m.CallID, size: uint16(m.Bytes)}
-	r.flow = t.flowOf(Flow{Src: m.Src, Dst: m.Dst, SrcNode: m.SrcNode, DstNode: m.DstNode, Kind: m.Kind, Proto: m.Proto})
+	r := row{call: m.CallID, size: uint16(m.Bytes), flow: flow}
 	ts := m.SendTS
 	switch {
 	case m.SendTS.Known() && m.RecvTS.Known():

@@ -211,6 +211,7 @@ type tsvDecoder struct {
 	// interning names through recent.
 	canonical bool
 	recent    *recentSyms
+	lastSpan  *spanEntry // the span cache entry parseCanonical used
 }
 
 func newTSVDecoder(t *Trace) tsvDecoder { return tsvDecoder{t: t, span: -1} }
@@ -583,6 +584,7 @@ func (d *tsvDecoder) spanAt(span []byte, m *Message) bool {
 		e = c.insert(h, span, syms)
 	}
 	m.Src, m.Dst, m.SrcNode, m.DstNode = e.syms[0], e.syms[1], e.syms[2], e.syms[3]
+	d.lastSpan = e
 	return true
 }
 
@@ -601,6 +603,12 @@ type spanEntry struct {
 	h      uint64
 	off, n uint32 // the span is text[off:off+n]
 	syms   [4]Sym
+	// the flow ReadTable last found for the span, with its kind and
+	// protocol
+	flow    uint32
+	kind    Kind
+	proto   Proto
+	flowSet bool
 }
 
 const (
