@@ -130,6 +130,15 @@ func (s *Symbols) String(id Sym) string {
 // Len returns the number of Syms in use, counting the empty Sym 0.
 func (s *Symbols) Len() int { return len(s.refs) + 1 }
 
+// size returns about how many bytes the table holds.
+func (s *Symbols) size() int64 {
+	n := int64(cap(s.refs))*8 + int64(cap(s.tags)) + int64(cap(s.slots))*4
+	for _, c := range s.chunks {
+		n += int64(cap(c))
+	}
+	return n
+}
+
 func (s *Symbols) str(r symRef) string {
 	c := s.chunks[r>>48]
 	off, n := int(r>>24&(1<<24-1)), int(r&(1<<24-1))

@@ -3,6 +3,7 @@ package trace
 import (
 	"math"
 	"slices"
+	"unsafe"
 )
 
 // Table is a trace kept compactly, for engines that read millions of
@@ -111,6 +112,16 @@ func (a *aside) pad(i int) {
 
 // Len returns the number of messages.
 func (t *Table) Len() int { return len(t.rows) }
+
+// Size returns about how many bytes of memory the table holds: its rows
+// (with the room made for more), flows, values kept aside and symbols.
+func (t *Table) Size() int64 {
+	n := int64(cap(t.rows))*int64(unsafe.Sizeof(row{})) + int64(cap(t.flows))*int64(unsafe.Sizeof(Flow{})) + int64(cap(t.flowIdx))*4
+	for _, a := range []*aside{&t.wideTS, &t.wideRecv, &t.wideSize} {
+		n += int64(cap(a.col))*8 + int64(len(a.m))*16
+	}
+	return n + t.Syms.size()
+}
 
 // Grow makes room for n more messages without reallocating.
 func (t *Table) Grow(n int) {

@@ -225,3 +225,16 @@ func TestTableAppendNoAllocs(t *testing.T) {
 		t.Errorf("At allocates %v times", n)
 	}
 }
+
+// TestTableSize: Size counts at least the rows and grows with the table.
+func TestTableSize(t *testing.T) {
+	tr := &Trace{}
+	randomMessages(tr, 10000, 0, 4)
+	small, big := NewTable(&Trace{Messages: tr.Messages[:100], Syms: tr.Syms}), NewTable(tr)
+	if s := big.Size(); s < 10000*20 || s > 10000*60+1<<20 {
+		t.Errorf("Size of 10,000 messages = %d bytes", s)
+	}
+	if small.Size() >= big.Size() {
+		t.Errorf("Size %d of 100 messages >= %d of 10,000", small.Size(), big.Size())
+	}
+}
