@@ -263,7 +263,7 @@ func (a *Aggregator) Add(inst Instance) error {
 	}
 	for i := n - 1; i >= 0; i-- {
 		m := &msgs[i]
-		h := mix(mix(0x5157, uint64(a.nodeID(m.SrcNode))), uint64(a.nodeID(m.DstNode)))
+		h := mix(0x5157, uint64(a.nodeID(m.SrcNode))<<32|uint64(a.nodeID(m.DstNode)))
 		ks := a.kids[i]
 		if len(ks) > 1 {
 			slices.SortFunc(ks, byHashThenStart)

@@ -297,32 +297,48 @@ func rankValues(vals []float64, lo, hi float64, ranks []int, out []float64) {
 		}
 		bucket[i], within[i] = uint64(b), k-below
 	}
-	// Move the values of the ranks' buckets to the front, bucket after
-	// bucket, and select in each run.
-	front := 0
+	// Move the values of the ranks' buckets to the front in one pass;
+	// they are few. Then select among them by (bucket, value): the k-th
+	// value overall is the within-th of its bucket.
+	var bs [3]uint64
+	nb := 0
 	for i := range ranks {
-		if i > 0 && bucket[i] == bucket[i-1] {
-			continue
+		if nb == 0 || bs[nb-1] != bucket[i] {
+			bs[nb] = bucket[i]
+			nb++
 		}
-		start := front
-		for j := front; j < len(vals); j++ {
-			if (orderKey(vals[j])-klo)>>shift == bucket[i] {
-				vals[front], vals[j] = vals[j], vals[front]
-				front++
+	}
+	front := 0
+	for j, v := range vals {
+		b := (orderKey(v) - klo) >> shift
+		if b == bs[0] || (nb > 1 && b == bs[1]) || (nb > 2 && b == bs[2]) {
+			vals[front], vals[j] = v, vals[front]
+			front++
+		}
+	}
+	sel := vals[:front]
+	for x := 0; x < nb; x++ {
+		// gather bucket bs[x]'s values at the front of sel
+		n := 0
+		for j, v := range sel {
+			if (orderKey(v)-klo)>>shift == bs[x] {
+				sel[n], sel[j] = v, sel[n]
+				n++
 			}
 		}
-		run := vals[start:front]
-		end := len(run)
-		for j := len(ranks) - 1; j >= i; j-- {
-			if bucket[j] != bucket[i] {
+		run := sel[:n]
+		end := n
+		for i := len(ranks) - 1; i >= 0; i-- {
+			if bucket[i] != bs[x] {
 				continue
 			}
-			if k := within[j]; k < end {
+			if k := within[i]; k < end {
 				selectKth(run[:end], k)
 				end = k
 			}
-			out[j] = run[within[j]]
+			out[i] = run[within[i]]
 		}
+		sel = sel[n:]
 	}
 }
 

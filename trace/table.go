@@ -230,19 +230,35 @@ func (t *Table) Str(id Sym) string { return t.Syms.String(id) }
 // TimeRange returns the earliest and the latest known timestamp of the
 // messages (send or receive), and false when there is none.
 func (t *Table) TimeRange() (first, last Timestamp, ok bool) {
+	// Offsets from base compare like the times; rows with a value aside
+	// or a receive time of their own are looked at in full.
+	lo, hi := int64(math.MaxInt64), int64(math.MinInt64)
 	first, last = NoTime, NoTime
-	for i := range t.rows {
-		for _, ts := range [2]Timestamp{t.SendTS(i), t.RecvTS(i)} {
-			if !ts.Known() {
-				continue
-			}
-			if first == NoTime || ts < first {
-				first = ts
-			}
-			if last == NoTime || ts > last {
-				last = ts
-			}
+	see := func(ts Timestamp) {
+		if !ts.Known() {
+			return
 		}
+		if first == NoTime || ts < first {
+			first = ts
+		}
+		if last == NoTime || ts > last {
+			last = ts
+		}
+	}
+	for i := range t.rows {
+		r := &t.rows[i]
+		if r.dt < dtMin || r.tsHi == tsWide {
+			see(t.SendTS(i))
+			see(t.RecvTS(i))
+			continue
+		}
+		off := int64(r.tsHi)<<32 | int64(r.tsLo)
+		lo = min(lo, off, off+int64(r.dt))
+		hi = max(hi, off, off+int64(r.dt))
+	}
+	if lo <= hi {
+		see(t.base + Timestamp(lo))
+		see(t.base + Timestamp(hi))
 	}
 	return first, last, first != NoTime
 }
