@@ -112,10 +112,15 @@ func BenchmarkIntern(b *testing.B) {
 		names[i] = fmt.Appendf(nil, "10.0.%d.%d:%d", i/256, i%256, 40000+i)
 	}
 	var s Symbols
+	for _, n := range names {
+		s.InternBytes(n)
+	}
 	b.ReportAllocs()
 	b.SetBytes(int64(len(names[0])))
 	for i := 0; b.Loop(); i++ {
-		s.InternBytes(names[i&4095])
+		if s.InternBytes(names[i&4095]) != Sym(1+i&4095) {
+			b.Fatal("wrong symbol")
+		}
 	}
 	if s.Len() != len(names)+1 {
 		b.Fatalf("%d symbols", s.Len())
