@@ -203,7 +203,8 @@ type tsvDecoder struct {
 	cols []int // column index -> field id, -1 to ignore
 	// span is the column index of src when src, dst, src_node and
 	// dst_node follow each other (as WriteTSV writes them), else -1: the
-	// four fields are then looked up together in cache.
+	// four fields are then looked up together in cache (from line
+	// cacheAfter on).
 	span  int
 	cache *spanCache
 	// canonical is set when the columns are TSVColumns in order (as
@@ -212,7 +213,11 @@ type tsvDecoder struct {
 	canonical bool
 	recent    *recentSyms
 	lastSpan  *spanEntry // the span cache entry parseCanonical used
+	lines     int        // data lines decoded
 }
+
+// cacheAfter is the data line from which a decoder uses its caches.
+const cacheAfter = 1024
 
 func newTSVDecoder(t *Trace) tsvDecoder { return tsvDecoder{t: t, span: -1} }
 
@@ -280,24 +285,34 @@ func (d *tsvDecoder) header(line []byte) error {
 	}
 	d.span = -1
 	d.canonical = slices.Equal(d.cols, []int{colSend, colRecv, colSrc, colDst, colSrcNode, colDstNode, colBytes, colKind, colCallID, colProto})
-	if d.canonical {
-		d.recent = &recentSyms{}
-	}
 	for i := 0; i+3 < len(d.cols); i++ {
 		if d.cols[i] == colSrc && d.cols[i+1] == colDst && d.cols[i+2] == colSrcNode && d.cols[i+3] == colDstNode {
 			d.span = i
-			d.cache = &spanCache{on: true}
 		}
 	}
 	return nil
 }
 
+// counted counts a data line and turns the caches on at line cacheAfter,
+// when the trace is long enough to be worth them (about 330 KB).
+func (d *tsvDecoder) counted() {
+	if d.lines++; d.lines == cacheAfter {
+		if d.span >= 0 {
+			d.cache = &spanCache{on: true}
+		}
+		if d.canonical {
+			d.recent = &recentSyms{}
+		}
+	}
+}
+
 func (d *tsvDecoder) parse(line []byte, m *Message) error {
+	d.counted()
 	if n := bytes.Count(line, []byte{'\t'}) + 1; n != len(d.cols) {
 		return colErr("", "%d fields, the header names %d", n, len(d.cols))
 	}
 	for i := 0; ; i++ {
-		if i == d.span && d.cache.on {
+		if i == d.span && d.cache != nil && d.cache.on {
 			if rest, last, ok := d.spanSyms(line, m); ok {
 				if last {
 					break // the span ended the line
@@ -334,6 +349,7 @@ func (d *tsvDecoder) parse(line []byte, m *Message) error {
 // having maybe changed m, for any other line, which parse then reads (and
 // reports the errors of).
 func (d *tsvDecoder) parseCanonical(line []byte, m *Message) bool {
+	d.counted()
 	var ok bool
 	var f []byte
 	if f, line, ok = nextField(line, 19); !ok {

@@ -151,6 +151,8 @@ func FuzzParseCanonical(f *testing.F) {
 		if _, err := d.decode([]byte(strings.Join(TSVColumns, "\t")), nil); err != nil || !d.canonical {
 			t.Fatal("canonical header not recognised", err)
 		}
+		d.lines = cacheAfter - 1 // with the caches on
+
 		fast := Message{SendTS: NoTime, RecvTS: NoTime}
 		if !d.parseCanonical(line, &fast) {
 			return
