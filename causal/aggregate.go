@@ -236,7 +236,7 @@ func (a *Aggregator) Add(inst Instance) error {
 	}
 	msgs := a.mbuf[:n]
 	for i := range msgs {
-		msgs[i] = a.src.at(inst.Nodes[i].Msg)
+		a.src.read(inst.Nodes[i].Msg, &msgs[i])
 	}
 	a.kids = grow(a.kids, n)
 	for i := range a.kids {
@@ -449,7 +449,7 @@ func (a *Aggregator) shape(pi int, insts []instRef) patShape {
 			break
 		}
 		for k, mi := range a.msgArena[in.off : in.off+n] {
-			msgs[k] = a.src.at(mi)
+			a.src.read(mi, &msgs[k])
 		}
 		a.addAfter(sum, hops, msgs, instWeight(a.prob(in.i)))
 	}
@@ -754,15 +754,15 @@ func (a *Aggregator) loadInstance(msgs []trace.Message, hops []hopInfo, in instR
 	ms := a.msgArena[in.off : in.off+len(msgs)]
 	if lo == 0 {
 		for k, mi := range ms {
-			msgs[k] = a.src.at(mi)
+			a.src.read(mi, &msgs[k])
 		}
 		return
 	}
-	msgs[0] = a.src.at(ms[0])
+	a.src.read(ms[0], &msgs[0])
 	for k := lo; k < hi; k++ {
-		msgs[k] = a.src.at(ms[k])
+		a.src.read(ms[k], &msgs[k])
 		if par := hops[k].parent; par > 0 && int(par) < lo {
-			msgs[par] = a.src.at(ms[par])
+			a.src.read(ms[par], &msgs[par])
 		}
 	}
 }

@@ -38,6 +38,15 @@ func (s *source) at(i int32) trace.Message {
 	return s.msgs[i]
 }
 
+// read sets *m to message i.
+func (s *source) read(i int32, m *trace.Message) {
+	if s.tab != nil {
+		s.tab.Read(int(i), m)
+		return
+	}
+	*m = s.msgs[i]
+}
+
 // str returns the string of a Sym.
 func (s *source) str(id trace.Sym) string { return s.syms.String(id) }
 

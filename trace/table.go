@@ -196,6 +196,21 @@ func (t *Table) Bytes(i int) int64 {
 	return t.wideSize.get(i)
 }
 
+// Read sets *m to message i: At without copying the message out.
+func (t *Table) Read(i int, m *Message) {
+	r := &t.rows[i]
+	if r.dt < dtMin || r.tsHi == tsWide || r.size == sizeWide {
+		*m = t.atSlow(i)
+		return
+	}
+	f := &t.flows[r.flow]
+	ts := t.base + Timestamp(int64(r.tsHi)<<32|int64(r.tsLo))
+	m.SendTS, m.RecvTS = ts, ts+Timestamp(r.dt)
+	m.Src, m.Dst, m.SrcNode, m.DstNode = f.Src, f.Dst, f.SrcNode, f.DstNode
+	m.CallID, m.Kind, m.Proto = r.call, f.Kind, f.Proto
+	m.Bytes = int64(r.size)
+}
+
 // At returns message i.
 func (t *Table) At(i int) Message {
 	r := &t.rows[i]

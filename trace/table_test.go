@@ -84,6 +84,10 @@ func TestTableRoundTrip(t *testing.T) {
 				if got := tab.At(i); got != m {
 					t.Fatalf("At(%d) = %+v, want %+v", i, got, m)
 				}
+				var got Message
+				if tab.Read(i, &got); got != m {
+					t.Fatalf("Read(%d) = %+v, want %+v", i, got, m)
+				}
 				f := tab.Flow(i)
 				if tab.SendTS(i) != m.SendTS || tab.RecvTS(i) != m.RecvTS || tab.Time(i) != m.Time() ||
 					tab.Bytes(i) != m.Bytes || tab.CallID(i) != m.CallID ||
@@ -223,6 +227,9 @@ func TestTableAppendNoAllocs(t *testing.T) {
 	}
 	if n := testing.AllocsPerRun(500, func() { _ = tab.At(5) }); n != 0 {
 		t.Errorf("At allocates %v times", n)
+	}
+	if n := testing.AllocsPerRun(500, func() { tab.Read(5, &m) }); n != 0 {
+		t.Errorf("Read allocates %v times", n)
 	}
 }
 
