@@ -68,7 +68,7 @@ var RankMetrics = []RankMetric{RankExpected, RankCount, RankMaxProbability, Rank
 // computes the distributions from them, so percentiles are exact and a
 // pattern seen once costs little. It is not safe for concurrent use.
 type Aggregator struct {
-	t       *trace.Trace
+	src     source
 	opt     AggregateOptions
 	namer   *Namer
 	offsets []int64 // by node Sym; nil when the trace has none
@@ -77,10 +77,14 @@ type Aggregator struct {
 	pats     []patAcc
 	hopArena []hopInfo // the hops of every pattern, canonical pre-order
 	msgArena []int32   // the messages of every instance, in its pattern's hop order
-	insts    []instRec
+	// Every instance's pattern, in the order added (its messages follow
+	// each other in msgArena), and its probability when not all are 1.
+	instPat  []int32
+	instProb []float64
 	bad      int
 
 	// scratch, reused across Add calls
+	mbuf   []trace.Message
 	kids   [][]int32
 	hashes []uint64
 	start  []int64
@@ -109,31 +113,35 @@ type patAcc struct {
 	count    int
 	expected float64
 	maxProb  float64
-}
-
-// instRec is one recorded instance: its pattern, its messages
-// (msgArena[off:off+n]) and probability.
-type instRec struct {
-	off  int
-	prob float64
-	pat  int32
+	weighted bool // some instance's probability is not 1
 }
 
 // NewAggregator returns an Aggregator for instances of t's messages.
 func NewAggregator(t *trace.Trace, opt AggregateOptions) *Aggregator {
+	return newAggregator(traceSource(t), NewNamer(t, opt.Naming), opt)
+}
+
+// NewTableAggregator returns an Aggregator for instances of the messages of
+// a Table. Its patterns are the same as those of NewAggregator on a Trace
+// of the same messages.
+func NewTableAggregator(t *trace.Table, opt AggregateOptions) *Aggregator {
+	return newAggregator(tableSource(t), NewTableNamer(t, opt.Naming), opt)
+}
+
+func newAggregator(src source, namer *Namer, opt AggregateOptions) *Aggregator {
 	a := &Aggregator{
-		t:        t,
+		src:      src,
 		opt:      opt,
-		namer:    NewNamer(t, opt.Naming),
+		namer:    namer,
 		patterns: make(map[uint64]int32),
 	}
-	for _, o := range t.Meta.Offsets {
+	for _, o := range src.meta.Offsets {
 		if !o.Known || o.OffsetNS == 0 {
 			continue
 		}
-		if s, ok := t.Syms.Lookup(o.Node); ok && int(s) < t.Syms.Len() {
+		if s, ok := src.syms.Lookup(o.Node); ok && int(s) < src.syms.Len() {
 			if a.offsets == nil {
-				a.offsets = make([]int64, t.Syms.Len())
+				a.offsets = make([]int64, src.syms.Len())
 			}
 			a.offsets[s] = o.OffsetNS
 		}
@@ -149,7 +157,7 @@ func (a *Aggregator) Rejected() int { return a.bad }
 
 // Len returns the number of instances added and the number of patterns
 // they form.
-func (a *Aggregator) Len() (instances, patterns int) { return len(a.insts), len(a.pats) }
+func (a *Aggregator) Len() (instances, patterns int) { return len(a.instPat), len(a.pats) }
 
 // Offset returns the clock offset of node s in nanoseconds (0 if unknown).
 func (a *Aggregator) Offset(s trace.Sym) int64 {
@@ -193,6 +201,13 @@ func (a *Aggregator) label(m *trace.Message) hopLabel {
 	return hopLabel{from: a.nodeID(m.SrcNode), to: a.nodeID(m.DstNode), ep: a.epID(m.Dst), kind: m.Kind}
 }
 
+// reserve makes room for the given numbers of instances and of messages in
+// them, for an engine that knows them in advance.
+func (a *Aggregator) reserve(instances, messages int) {
+	a.instPat = slices.Grow(a.instPat, instances)
+	a.msgArena = slices.Grow(a.msgArena, messages)
+}
+
 // Add adds one instance. It returns ErrBadInstance (and counts it) if the
 // instance is empty, not in parent-first order or names messages outside the
 // trace. Add does not keep inst.Nodes.
@@ -202,8 +217,9 @@ func (a *Aggregator) Add(inst Instance) error {
 		a.bad++
 		return ErrBadInstance
 	}
+	nmsgs := a.src.len()
 	for i, nd := range inst.Nodes {
-		if int(nd.Msg) < 0 || int(nd.Msg) >= len(a.t.Messages) || (i > 0 && (nd.Parent < 0 || int(nd.Parent) >= i)) {
+		if int(nd.Msg) < 0 || int(nd.Msg) >= nmsgs || (i > 0 && (nd.Parent < 0 || int(nd.Parent) >= i)) {
 			a.bad++
 			return ErrBadInstance
 		}
@@ -215,7 +231,13 @@ func (a *Aggregator) Add(inst Instance) error {
 	if p > 1 {
 		p = 1
 	}
-	msgs := a.t.Messages
+	if cap(a.mbuf) < n {
+		a.mbuf = make([]trace.Message, n, 2*n)
+	}
+	msgs := a.mbuf[:n]
+	for i := range msgs {
+		a.src.read(inst.Nodes[i].Msg, &msgs[i])
+	}
 	a.kids = grow(a.kids, n)
 	for i := range a.kids {
 		a.kids[i] = a.kids[i][:0]
@@ -227,7 +249,7 @@ func (a *Aggregator) Add(inst Instance) error {
 		a.kids[par] = append(a.kids[par], int32(i))
 	}
 	for i := 0; i < n; i++ {
-		a.start[i] = a.CorrectedSend(&msgs[inst.Nodes[i].Msg])
+		a.start[i] = a.CorrectedSend(&msgs[i])
 	}
 	hashes, start := a.hashes, a.start
 	byHashThenStart := func(x, y int32) int {
@@ -240,8 +262,8 @@ func (a *Aggregator) Add(inst Instance) error {
 		return cmpI64(start[x], start[y])
 	}
 	for i := n - 1; i >= 0; i-- {
-		m := &msgs[inst.Nodes[i].Msg]
-		h := mix(mix(0x5157, uint64(a.nodeID(m.SrcNode))), uint64(a.nodeID(m.DstNode)))
+		m := &msgs[i]
+		h := mix(0x5157, uint64(a.nodeID(m.SrcNode))<<32|uint64(a.nodeID(m.DstNode)))
 		ks := a.kids[i]
 		if len(ks) > 1 {
 			slices.SortFunc(ks, byHashThenStart)
@@ -276,7 +298,7 @@ func (a *Aggregator) Add(inst Instance) error {
 			if k > 0 {
 				par = a.pos[inst.Nodes[i].Parent]
 			}
-			a.hopArena = append(a.hopArena, hopInfo{label: a.label(&msgs[inst.Nodes[i].Msg]), parent: par})
+			a.hopArena = append(a.hopArena, hopInfo{label: a.label(&msgs[i]), parent: par})
 		}
 		a.patterns[key] = pi
 	}
@@ -286,12 +308,13 @@ func (a *Aggregator) Add(inst Instance) error {
 	if p > pa.maxProb {
 		pa.maxProb = p
 	}
+	if p != 1 {
+		pa.weighted = true
+	}
 	hops := a.hopArena[pa.hop : pa.hop+pa.n]
-	off := len(a.msgArena)
 	for k, i := range a.canon {
-		mi := inst.Nodes[i].Msg
-		a.msgArena = append(a.msgArena, mi)
-		m := &msgs[mi]
+		a.msgArena = append(a.msgArena, inst.Nodes[i].Msg)
+		m := &msgs[i]
 		lb := &hops[k].label
 		if m.Kind != lb.kind {
 			lb.mixedKind = true
@@ -300,7 +323,16 @@ func (a *Aggregator) Add(inst Instance) error {
 			lb.mixedEP = true
 		}
 	}
-	a.insts = append(a.insts, instRec{off: off, prob: p, pat: pi})
+	if p != 1 && a.instProb == nil {
+		a.instProb = make([]float64, len(a.instPat), cap(a.instPat))
+		for i := range a.instProb {
+			a.instProb[i] = 1
+		}
+	}
+	if a.instProb != nil {
+		a.instProb = append(a.instProb, p)
+	}
+	a.instPat = append(a.instPat, pi)
 	return nil
 }
 
@@ -309,19 +341,22 @@ func (a *Aggregator) Add(inst Instance) error {
 // MaxPatterns set, only that many of the best are returned.
 func (a *Aggregator) Patterns(metric RankMetric) []Pattern {
 	np := len(a.pats)
-	// Group the instances by pattern (counting sort, stable).
+	// Group the instances by pattern (counting sort, stable), with their
+	// offsets in the arena.
 	first := make([]int32, np+1)
-	for _, in := range a.insts {
-		first[in.pat+1]++
+	for _, pi := range a.instPat {
+		first[pi+1]++
 	}
 	for i := 0; i < np; i++ {
 		first[i+1] += first[i]
 	}
-	byPat := make([]int32, len(a.insts))
+	byPat := make([]instRef, len(a.instPat))
 	next := slices.Clone(first[:np])
-	for i, in := range a.insts {
-		byPat[next[in.pat]] = int32(i)
-		next[in.pat]++
+	off := 0
+	for i, pi := range a.instPat {
+		byPat[next[pi]] = instRef{off: off, i: int32(i)}
+		next[pi]++
+		off += int(a.pats[pi].n)
 	}
 	// Mean starts give the child order, hence the signature; with the
 	// scores they rank the patterns, and only the best are finished.
@@ -357,12 +392,25 @@ func (a *Aggregator) Patterns(metric RankMetric) []Pattern {
 	scratch := make([]aggScratch, aggWorkers())
 	aggParallelW(len(ranked), func(w, i int) {
 		pi := ranked[i].idx
-		insts := byPat[first[pi]:first[pi+1]]
-		sh := a.shape(pi, insts)
-		out[i] = a.finish(pi, &sh, insts, &scratch[w])
+		out[i] = a.finish(pi, byPat[first[pi]:first[pi+1]], &scratch[w])
 		out[i].Rank = i + 1
 	})
 	return out
+}
+
+// instRef locates one instance: its messages are msgArena[off:off+n] (n
+// the size of its pattern), its probability is prob(i).
+type instRef struct {
+	off int
+	i   int32
+}
+
+// prob returns the probability of instance i.
+func (a *Aggregator) prob(i int32) float64 {
+	if a.instProb == nil {
+		return 1
+	}
+	return a.instProb[i]
 }
 
 // patShape is a pattern's output order: hop ids by output position, output
@@ -387,27 +435,48 @@ func instWeight(p float64) float64 {
 // order is decided by their mean delay after the parent's arrival, which
 // is measured on that node's clock (exactly, and whatever the clock
 // offsets) when both timestamps are known.
-func (a *Aggregator) shape(pi int, insts []int32) patShape {
+func (a *Aggregator) shape(pi int, insts []instRef) patShape {
 	pa := &a.pats[pi]
 	n := int(pa.n)
 	hops := a.hopArena[pa.hop : pa.hop+pa.n]
-	msgs := a.t.Messages
 	sum := make([]float64, n)
-	for _, ii := range insts {
-		in := &a.insts[ii]
-		w := instWeight(in.prob)
-		ms := a.msgArena[in.off : in.off+n]
-		for k := 1; k < n; k++ {
-			m, par := &msgs[ms[k]], &msgs[ms[hops[k].parent]]
-			var after int64
-			if m.SendTS.Known() && par.RecvTS.Known() {
-				after = int64(m.SendTS - par.RecvTS)
-			} else {
-				after = a.CorrectedSend(m) - a.CorrectedRecv(par)
-			}
-			sum[k] += w * float64(after)
-		}
+	var msgs []trace.Message // one instance's messages
+	if n > 1 {
+		msgs = make([]trace.Message, n)
 	}
+	for _, in := range insts {
+		if n == 1 {
+			break
+		}
+		for k, mi := range a.msgArena[in.off : in.off+n] {
+			a.src.read(mi, &msgs[k])
+		}
+		a.addAfter(sum, hops, msgs, instWeight(a.prob(in.i)))
+	}
+	return a.shapeOf(pi, sum)
+}
+
+// addAfter adds to sum[k] the weighted delay between the arrival of hop k's
+// parent and hop k's send, for the messages msgs of one instance.
+func (a *Aggregator) addAfter(sum []float64, hops []hopInfo, msgs []trace.Message, w float64) {
+	for k := 1; k < len(msgs); k++ {
+		m, par := &msgs[k], &msgs[hops[k].parent]
+		var after int64
+		if m.SendTS.Known() && par.RecvTS.Known() {
+			after = int64(m.SendTS - par.RecvTS)
+		} else {
+			after = a.CorrectedSend(m) - a.CorrectedRecv(par)
+		}
+		sum[k] += w * float64(after)
+	}
+}
+
+// shapeOf is shape given the weighted sums of every hop's delay after its
+// parent's arrival.
+func (a *Aggregator) shapeOf(pi int, sum []float64) patShape {
+	pa := &a.pats[pi]
+	n := int(pa.n)
+	hops := a.hopArena[pa.hop : pa.hop+pa.n]
 	kids := make([][]int32, n)
 	for k := 1; k < n; k++ {
 		kids[hops[k].parent] = append(kids[hops[k].parent], int32(k))
@@ -481,60 +550,178 @@ func (a *Aggregator) shape(pi int, insts []int32) patShape {
 	return sh
 }
 
-// aggScratch holds one worker's sample buffers.
+// aggScratch holds one worker's buffers.
 type aggScratch struct {
-	start, node, net, bytes, latency []sample
+	msgs []trace.Message // one instance's messages
+	pts  []sample
+	vals []float64 // sample storage, carved into the pattern's samples
+	ws   []float64 // their weights, for weighted patterns
+	ps   patSamples
 }
 
-// finish computes the distributions of pattern pi from its instances.
-func (a *Aggregator) finish(pi int, sh *patShape, insts []int32, sc *aggScratch) Pattern {
+// patSamples collects the samples of one pattern, or of hops lo..hi-1 of
+// it: vals[nDists*(k-lo)+d] for hop k and distribution d (start, node
+// delay, network delay, bytes), with the instances' weights in ws when the
+// pattern's are not all 1; the latencies and, over hops of the first
+// group, each hop's weighted delay after its parent's arrival.
+type patSamples struct {
+	pi       int
+	lo, hi   int
+	weighted bool
+	vals, ws [][]float64
+	latency  []float64
+	latW     []float64
+	after    []float64
+}
+
+// aggSampleBudget bounds the samples a worker holds at once (8 MB): a
+// pattern with more is summarised a group of hops at a time.
+const aggSampleBudget = 1 << 20
+
+const (
+	distStart = iota
+	distNode
+	distNet
+	distBytes
+	nDists
+)
+
+// samplesOf is how many samples pattern pi's hops lo..hi-1 take at most.
+func (a *Aggregator) samplesOf(pi, lo, hi int) int {
+	return a.pats[pi].count * (nDists*(hi-lo) + 1)
+}
+
+// carve returns n values of sc.vals (and of sc.ws if weighted) starting
+// at *off, advancing it.
+func (sc *aggScratch) carve(off *int, n int, weighted bool) (vals, ws []float64) {
+	vals = sc.vals[*off : *off : *off+n]
+	if weighted {
+		ws = sc.ws[*off : *off : *off+n]
+	}
+	*off += n
+	return vals, ws
+}
+
+// start prepares ps to collect the samples of hops lo..hi-1 of pattern pi
+// in sc's storage from *off on.
+func (a *Aggregator) startSamples(ps *patSamples, sc *aggScratch, off *int, pi, lo, hi int) {
 	pa := &a.pats[pi]
-	n := int(pa.n)
-	hops := a.hopArena[pa.hop : pa.hop+pa.n]
-	msgs := a.t.Messages
-	name := func(id uint32) string { return a.namer.names[id] }
+	c := pa.count
+	*ps = patSamples{pi: pi, lo: lo, hi: hi, weighted: pa.weighted, vals: ps.vals[:0], ws: ps.ws[:0]}
+	for range nDists * (hi - lo) {
+		v, w := sc.carve(off, c, pa.weighted)
+		ps.vals = append(ps.vals, v)
+		ps.ws = append(ps.ws, w)
+	}
+	if lo == 0 {
+		ps.latency, ps.latW = sc.carve(off, c, pa.weighted)
+		ps.after = make([]float64, pa.n)
+	}
+}
+
+// grow makes sc's storage hold n samples.
+func (sc *aggScratch) grow(n int, weighted bool) {
+	if len(sc.vals) < n {
+		sc.vals = make([]float64, n)
+	}
+	if weighted && len(sc.ws) < n {
+		sc.ws = make([]float64, n)
+	}
+}
+
+// add adds the samples of one instance, whose messages are msgs (those of
+// hops lo..hi-1, their parents and the root are enough when lo > 0).
+func (a *Aggregator) addSamples(ps *patSamples, hops []hopInfo, msgs []trace.Message, w float64) {
+	root := a.CorrectedSend(&msgs[0])
+	if ps.lo == 0 {
+		a.addAfter(ps.after, hops, msgs, w)
+		end := root
+		for k := range msgs {
+			if e := a.CorrectedRecv(&msgs[k]); e > end {
+				end = e
+			}
+		}
+		ps.latency = append(ps.latency, float64(end-root)/1e3)
+		if ps.weighted {
+			ps.latW = append(ps.latW, w)
+		}
+	}
+	for k := ps.lo; k < ps.hi; k++ {
+		m := &msgs[k]
+		d := ps.vals[nDists*(k-ps.lo) : nDists*(k-ps.lo+1)]
+		d[distStart] = append(d[distStart], float64(a.CorrectedSend(m)-root)/1e3)
+		d[distBytes] = append(d[distBytes], float64(m.Bytes))
+		var node, net bool
+		var nodeV, netV float64
+		if h := &hops[k]; h.parent >= 0 {
+			if par := &msgs[h.parent]; m.SendTS.Known() && par.RecvTS.Known() {
+				node, nodeV = true, float64(m.SendTS-par.RecvTS)/1e3
+				d[distNode] = append(d[distNode], nodeV)
+			}
+		}
+		if m.SendTS.Known() && m.RecvTS.Known() && m.SendTS != m.RecvTS {
+			n := (int64(m.RecvTS) - a.Offset(m.DstNode)) - (int64(m.SendTS) - a.Offset(m.SrcNode))
+			net, netV = true, float64(n)/1e3
+			d[distNet] = append(d[distNet], netV)
+		}
+		if ps.weighted {
+			dw := ps.ws[nDists*(k-ps.lo) : nDists*(k-ps.lo+1)]
+			dw[distStart] = append(dw[distStart], w)
+			dw[distBytes] = append(dw[distBytes], w)
+			if node {
+				dw[distNode] = append(dw[distNode], w)
+			}
+			if net {
+				dw[distNet] = append(dw[distNet], w)
+			}
+		}
+	}
+}
+
+// summary summarises samples vals (with weights ws, or all of weight 1
+// when ws is nil), reusing sc.pts. The values may be reordered.
+func (sc *aggScratch) summary(vals, ws []float64, hist bool) *Dist {
+	if ws == nil {
+		return summarizeUnit(vals, hist)
+	}
+	sc.pts = sc.pts[:0]
+	for i, v := range vals {
+		sc.pts = append(sc.pts, sample{v, ws[i]})
+	}
+	return summarize(sc.pts, hist)
+}
+
+// newPattern returns pattern pi without its hops' distributions, and its
+// shape, from the samples of its first group of hops.
+func (a *Aggregator) newPattern(ps *patSamples, sc *aggScratch) (Pattern, patShape) {
+	pa := &a.pats[ps.pi]
+	sh := a.shapeOf(ps.pi, ps.after)
 	p := Pattern{
 		Signature:      sh.sig,
 		Count:          pa.count,
 		Expected:       pa.expected,
 		MaxProbability: pa.maxProb,
-		Hops:           make([]Hop, n),
+		Hops:           make([]Hop, pa.n),
 	}
+	p.Latency = sc.summary(ps.latency, ps.latW, false)
+	return p, sh
+}
+
+// setHops fills in the hops ps has the samples of.
+func (a *Aggregator) setHops(p *Pattern, sh *patShape, ps *patSamples, sc *aggScratch) {
+	pa := &a.pats[ps.pi]
+	hops := a.hopArena[pa.hop : pa.hop+pa.n]
+	name := func(id uint32) string { return a.namer.names[id] }
 	hist := a.opt.Histograms
-	sc.latency = sc.latency[:0]
-	for _, ii := range insts {
-		in := &a.insts[ii]
-		ms := a.msgArena[in.off : in.off+n]
-		root := a.CorrectedSend(&msgs[ms[0]])
-		end := root
-		for _, mi := range ms {
-			if e := a.CorrectedRecv(&msgs[mi]); e > end {
-				end = e
-			}
-		}
-		sc.latency = append(sc.latency, sample{float64(end-root) / 1e3, instWeight(in.prob)})
-	}
-	p.Latency = summarize(sc.latency, false)
-	for id, k := range sh.order {
+	for k := ps.lo; k < ps.hi; k++ {
 		h := &hops[k]
-		sc.start, sc.node, sc.net, sc.bytes = sc.start[:0], sc.node[:0], sc.net[:0], sc.bytes[:0]
-		for _, ii := range insts {
-			in := &a.insts[ii]
-			ms := a.msgArena[in.off : in.off+n]
-			w := instWeight(in.prob)
-			m := &msgs[ms[k]]
-			sc.start = append(sc.start, sample{float64(a.CorrectedSend(m)-a.CorrectedSend(&msgs[ms[0]])) / 1e3, w})
-			if h.parent >= 0 {
-				par := &msgs[ms[h.parent]]
-				if m.SendTS.Known() && par.RecvTS.Known() {
-					sc.node = append(sc.node, sample{float64(m.SendTS-par.RecvTS) / 1e3, w})
-				}
+		id := int(sh.newID[k])
+		b := nDists * (k - ps.lo)
+		d := func(dist int) []float64 {
+			if ps.weighted {
+				return ps.ws[b+dist]
 			}
-			if m.SendTS.Known() && m.RecvTS.Known() && m.SendTS != m.RecvTS {
-				net := (int64(m.RecvTS) - a.Offset(m.DstNode)) - (int64(m.SendTS) - a.Offset(m.SrcNode))
-				sc.net = append(sc.net, sample{float64(net) / 1e3, w})
-			}
-			sc.bytes = append(sc.bytes, sample{float64(m.Bytes), w})
+			return nil
 		}
 		hop := Hop{
 			ID:         id,
@@ -542,10 +729,10 @@ func (a *Aggregator) finish(pi int, sh *patShape, insts []int32, sc *aggScratch)
 			To:         name(h.label.to),
 			ToEndpoint: name(h.label.ep),
 			Kind:       h.label.kind.String(),
-			Start:      summarize(sc.start, hist),
-			NodeDelay:  summarize(sc.node, hist),
-			NetDelay:   summarize(sc.net, hist),
-			Bytes:      summarize(sc.bytes, false),
+			Start:      sc.summary(ps.vals[b+distStart], d(distStart), hist),
+			NodeDelay:  sc.summary(ps.vals[b+distNode], d(distNode), hist),
+			NetDelay:   sc.summary(ps.vals[b+distNet], d(distNet), hist),
+			Bytes:      sc.summary(ps.vals[b+distBytes], d(distBytes), false),
 		}
 		if h.label.mixedKind {
 			hop.Kind = trace.KindUnknown.String()
@@ -559,23 +746,82 @@ func (a *Aggregator) finish(pi int, sh *patShape, insts []int32, sc *aggScratch)
 		}
 		p.Hops[id] = hop
 	}
-	if a.opt.KeepInstances {
-		kept := len(insts)
-		if a.opt.MaxKept > 0 && kept > a.opt.MaxKept {
-			kept = a.opt.MaxKept
+}
+
+// loadInstance reads the messages of instance ii that hops lo..hi-1 need
+// into msgs.
+func (a *Aggregator) loadInstance(msgs []trace.Message, hops []hopInfo, in instRef, lo, hi int) {
+	ms := a.msgArena[in.off : in.off+len(msgs)]
+	if lo == 0 {
+		for k, mi := range ms {
+			a.src.read(mi, &msgs[k])
 		}
-		p.Instances = make([]InstanceRecord, kept)
-		for i, ii := range insts[:kept] {
-			in := &a.insts[ii]
-			ms := a.msgArena[in.off : in.off+n]
-			rec := InstanceRecord{Messages: make([]int, n), Probability: in.prob}
-			for id, k := range sh.order {
-				rec.Messages[id] = int(ms[k])
-			}
-			p.Instances[i] = rec
+		return
+	}
+	a.src.read(ms[0], &msgs[0])
+	for k := lo; k < hi; k++ {
+		a.src.read(ms[k], &msgs[k])
+		if par := hops[k].parent; par > 0 && int(par) < lo {
+			a.src.read(ms[par], &msgs[par])
 		}
 	}
+}
+
+// finish summarises pattern pi, with instances insts, alone: a group of
+// hops at a time when its samples exceed the budget.
+func (a *Aggregator) finish(pi int, insts []instRef, sc *aggScratch) Pattern {
+	pa := &a.pats[pi]
+	n := int(pa.n)
+	hops := a.hopArena[pa.hop : pa.hop+pa.n]
+	group := n
+	if b := aggSampleBudget/max(1, len(insts)) - 1; nDists*group > b {
+		group = max(1, b/nDists)
+	}
+	if cap(sc.msgs) < n {
+		sc.msgs = make([]trace.Message, n)
+	}
+	msgs := sc.msgs[:n]
+	ps := &sc.ps
+	var p Pattern
+	var sh patShape
+	for lo := 0; lo < n; lo += group {
+		hi := min(n, lo+group)
+		sc.grow(a.samplesOf(pi, lo, hi), pa.weighted)
+		off := 0
+		a.startSamples(ps, sc, &off, pi, lo, hi)
+		for _, in := range insts {
+			a.loadInstance(msgs, hops, in, lo, hi)
+			a.addSamples(ps, hops, msgs, instWeight(a.prob(in.i)))
+		}
+		if lo == 0 {
+			p, sh = a.newPattern(ps, sc)
+		}
+		a.setHops(&p, &sh, ps, sc)
+	}
+	a.keepInstances(&p, &sh, pi, insts)
 	return p
+}
+
+// keepInstances lists the messages of pattern p's first instances, in the
+// order of p's hops (sh), as the options ask.
+func (a *Aggregator) keepInstances(p *Pattern, sh *patShape, pi int, insts []instRef) {
+	if !a.opt.KeepInstances {
+		return
+	}
+	n := int(a.pats[pi].n)
+	kept := len(insts)
+	if a.opt.MaxKept > 0 && kept > a.opt.MaxKept {
+		kept = a.opt.MaxKept
+	}
+	p.Instances = make([]InstanceRecord, kept)
+	for i, in := range insts[:kept] {
+		ms := a.msgArena[in.off : in.off+n]
+		rec := InstanceRecord{Messages: make([]int, n), Probability: a.prob(in.i)}
+		for id, k := range sh.order {
+			rec.Messages[id] = int(ms[k])
+		}
+		p.Instances[i] = rec
+	}
 }
 
 // aggWorkers is how many goroutines Patterns uses.

@@ -259,3 +259,43 @@ func TestAggregatorSiblingTies(t *testing.T) {
 		}
 	}
 }
+
+// TestAggregatorAddNoAllocs: adding an instance of a known pattern to an
+// Aggregator with room allocates nothing, from a Trace or from a Table.
+func TestAggregatorAddNoAllocs(t *testing.T) {
+	tr, insts := rpcTrace(40)
+	for name, a := range map[string]*Aggregator{
+		"trace": NewAggregator(tr, DefaultOptions().Aggregate),
+		"table": NewTableAggregator(trace.NewTable(tr), DefaultOptions().Aggregate),
+	} {
+		for _, in := range insts {
+			if err := a.Add(in); err != nil {
+				t.Fatal(err)
+			}
+		}
+		a.reserve(1000, 4000)
+		if n := testing.AllocsPerRun(200, func() { _ = a.Add(insts[3]) }); n != 0 {
+			t.Errorf("%s: Add allocates %v times per instance", name, n)
+		}
+	}
+}
+
+// BenchmarkAggregator adds the instances of a 4,000-request trace and
+// summarises their patterns (from a Table, as the nesting engine does).
+func BenchmarkAggregator(b *testing.B) {
+	tr, insts := rpcTrace(4000)
+	tab := trace.NewTable(tr)
+	b.SetBytes(int64(len(tr.Messages)) * 48)
+	b.ReportAllocs()
+	var ps []Pattern
+	for b.Loop() {
+		a := NewTableAggregator(tab, DefaultOptions().Aggregate)
+		for _, in := range insts {
+			_ = a.Add(in)
+		}
+		ps = a.Patterns(RankExpected)
+	}
+	if len(ps) == 0 || ps[0].Count < 1000 {
+		b.Fatalf("%d patterns", len(ps))
+	}
+}

@@ -275,7 +275,7 @@ func (r *convRun) id(name string) int32 {
 func (r *convRun) prepare() error {
 	t := r.t
 	r.counters.in = int64(len(t.Messages))
-	r.offsets = nodeOffsets(t)
+	r.offsets = nodeOffsets(&t.Syms, &t.Meta)
 	r.time = make([]int64, len(t.Messages))
 	nodeID := make([]int32, t.Syms.Len())
 	for i := range nodeID {

@@ -2,6 +2,7 @@ package causal
 
 import (
 	"math"
+	"math/bits"
 	"slices"
 )
 
@@ -202,6 +203,236 @@ func summarize(pts []sample, hist bool) *Dist {
 	return distOf(pts, n, w, sum, lo, hi, hist)
 }
 
+// summarizeUnit is summarize for samples that all weigh 1, and gives the
+// same Dist: the percentiles are the same order statistics, found by
+// selection instead of sorting (linear time). It reorders vals.
+func summarizeUnit(vals []float64, hist bool) *Dist {
+	n, sum := 0, 0.0
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, v := range vals {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			continue
+		}
+		vals[n] = v
+		n++
+		sum += v
+		// plain comparisons: the samples are never -0 (they are
+		// differences of integers), where math.Min and Max would differ
+		if v < lo {
+			lo = v
+		}
+		if v > hi {
+			hi = v
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	vals = vals[:n]
+	w := float64(n)
+	out := &Dist{N: n, Weight: w, Mean: sum / w, Min: lo, Max: hi}
+	if hist {
+		out.Hist = histogramUnit(vals, lo, hi)
+	}
+	if lo == hi {
+		out.P50, out.P90, out.P99 = lo, lo, lo
+		return out
+	}
+	ranks := [3]int{unitRank(n, 0.50), unitRank(n, 0.90), unitRank(n, 0.99)}
+	var at [3]float64
+	rankValues(vals, lo, hi, ranks[:], at[:])
+	out.P50 = clamp(at[0], lo, hi)
+	out.P90 = clamp(at[1], lo, hi)
+	out.P99 = clamp(at[2], lo, hi)
+	return out
+}
+
+// orderKey maps a float64 to a uint64 in the same order (for values that
+// are not NaN).
+func orderKey(v float64) uint64 {
+	b := math.Float64bits(v)
+	if b>>63 != 0 {
+		return ^b
+	}
+	return b | 1<<63
+}
+
+const rankBucketBits = 11
+
+// rankValues sets out[i] to the value a sort of vals would put at index
+// ranks[i] (ranks ascending), for finite vals between lo and hi. Small
+// inputs are selected directly; larger ones are first counted into 2048
+// buckets by the top bits of their order keys between lo's and hi's (so
+// the buckets are about logarithmic in the values), and only the values
+// in the buckets that hold the ranks are selected among. vals may be
+// reordered.
+func rankValues(vals []float64, lo, hi float64, ranks []int, out []float64) {
+	if len(vals) < 1<<10 {
+		// largest rank first: selecting it leaves the smaller ones in front
+		end := len(vals)
+		for i := len(ranks) - 1; i >= 0; i-- {
+			if k := ranks[i]; k < end {
+				selectKth(vals[:end], k)
+				end = k
+			}
+			out[i] = vals[ranks[i]]
+		}
+		return
+	}
+	klo := orderKey(lo)
+	shift := uint(max(0, bits.Len64(orderKey(hi)-klo)-rankBucketBits))
+	var count [1<<rankBucketBits + 1]int32
+	for _, v := range vals {
+		count[(orderKey(v)-klo)>>shift]++
+	}
+	// the bucket of each rank, and the rank within it
+	var bucket [3]uint64
+	var within [3]int
+	for i, k := range ranks {
+		below := 0
+		b := 0
+		for below+int(count[b]) <= k {
+			below += int(count[b])
+			b++
+		}
+		bucket[i], within[i] = uint64(b), k-below
+	}
+	// Move the values of the ranks' buckets to the front in one pass;
+	// they are few. Then select among them by (bucket, value): the k-th
+	// value overall is the within-th of its bucket.
+	var bs [3]uint64
+	nb := 0
+	for i := range ranks {
+		if nb == 0 || bs[nb-1] != bucket[i] {
+			bs[nb] = bucket[i]
+			nb++
+		}
+	}
+	front := 0
+	for j, v := range vals {
+		b := (orderKey(v) - klo) >> shift
+		if b == bs[0] || (nb > 1 && b == bs[1]) || (nb > 2 && b == bs[2]) {
+			vals[front], vals[j] = v, vals[front]
+			front++
+		}
+	}
+	sel := vals[:front]
+	for x := 0; x < nb; x++ {
+		// gather bucket bs[x]'s values at the front of sel
+		n := 0
+		for j, v := range sel {
+			if (orderKey(v)-klo)>>shift == bs[x] {
+				sel[n], sel[j] = v, sel[n]
+				n++
+			}
+		}
+		run := sel[:n]
+		end := n
+		for i := len(ranks) - 1; i >= 0; i-- {
+			if bucket[i] != bs[x] {
+				continue
+			}
+			if k := within[i]; k < end {
+				selectKth(run[:end], k)
+				end = k
+			}
+			out[i] = run[within[i]]
+		}
+		sel = sel[n:]
+	}
+}
+
+// unitRank is the 0-based rank quantile picks among n samples of weight 1:
+// the first whose cumulative weight k+1 reaches q·n (with quantile's
+// tolerance), or the last.
+func unitRank(n int, q float64) int {
+	target := q * float64(n) * (1 - 1e-12)
+	c := math.Ceil(target)
+	if c < 1 {
+		c = 1
+	}
+	if c > float64(n) {
+		c = float64(n)
+	}
+	return int(c) - 1
+}
+
+// selectKth reorders v so that v[k] holds the value a sort would put
+// there, with no greater value before it and no smaller one after it
+// (quickselect with Hoare partitioning, which splits runs of equal values
+// evenly; it falls back to sorting if the partitions stay unbalanced).
+func selectKth(v []float64, k int) {
+	lo, hi := 0, len(v)-1
+	depth := 2 * bits.Len(uint(len(v)))
+	for hi > lo {
+		if hi-lo < 16 || depth == 0 {
+			slices.Sort(v[lo : hi+1])
+			return
+		}
+		depth--
+		mid := lo + (hi-lo)/2
+		if v[mid] < v[lo] {
+			v[mid], v[lo] = v[lo], v[mid]
+		}
+		if v[hi] < v[lo] {
+			v[hi], v[lo] = v[lo], v[hi]
+		}
+		if v[hi] < v[mid] {
+			v[hi], v[mid] = v[mid], v[hi]
+		}
+		pivot := v[mid]
+		i, j := lo, hi
+		for i <= j {
+			for v[i] < pivot {
+				i++
+			}
+			for v[j] > pivot {
+				j--
+			}
+			if i <= j {
+				v[i], v[j] = v[j], v[i]
+				i++
+				j--
+			}
+		}
+		// v[lo..j] <= pivot, v[i..hi] >= pivot, v[j+1..i-1] == pivot
+		switch {
+		case k <= j:
+			hi = j
+		case k >= i:
+			lo = i
+		default:
+			return
+		}
+	}
+}
+
+// histogramUnit is histogram for values of weight 1, in any order.
+func histogramUnit(vals []float64, lo, hi float64) *Histogram {
+	h := &Histogram{}
+	if hi <= 0 {
+		h.Underflow = float64(len(vals))
+		return h
+	}
+	minPos := hi
+	for _, v := range vals {
+		if v > 0 && v < minPos {
+			minPos = v
+		}
+	}
+	k0, edges := histEdges(minPos, hi)
+	h.Edges = edges
+	h.Weights = make([]float64, len(h.Edges)-1)
+	for _, v := range vals {
+		if v <= 0 || v < h.Edges[0] {
+			h.Underflow++
+			continue
+		}
+		h.Weights[histBin(v, k0, len(h.Weights))]++
+	}
+	return h
+}
+
 func sortSamples(pts []sample) {
 	slices.SortFunc(pts, func(a, b sample) int {
 		switch {
@@ -257,29 +488,44 @@ func histogram(pts []sample, lo, hi float64) *Histogram {
 			minPos = p.v
 		}
 	}
-	const perDecade = 5
-	k0 := int(math.Floor(math.Log10(minPos) * perDecade))
-	k1 := int(math.Floor(math.Log10(hi)*perDecade)) + 1
-	if k1-k0 > 200 { // keep the histogram readable: at most 40 decades
-		k0 = k1 - 200
-	}
-	for k := k0; k <= k1; k++ {
-		h.Edges = append(h.Edges, math.Pow(10, float64(k)/perDecade))
-	}
+	k0, edges := histEdges(minPos, hi)
+	h.Edges = edges
 	h.Weights = make([]float64, len(h.Edges)-1)
 	for _, p := range pts {
 		if p.v <= 0 || p.v < h.Edges[0] {
 			h.Underflow += p.w
 			continue
 		}
-		i := int(math.Floor(math.Log10(p.v)*perDecade)) - k0
-		if i >= len(h.Weights) {
-			i = len(h.Weights) - 1
-		}
-		if i < 0 {
-			i = 0
-		}
-		h.Weights[i] += p.w
+		h.Weights[histBin(p.v, k0, len(h.Weights))] += p.w
 	}
 	return h
+}
+
+const perDecade = 5
+
+// histEdges returns the first edge's exponent and the edges 10^(k/5) of a
+// histogram of positive values from minPos to hi.
+func histEdges(minPos, hi float64) (int, []float64) {
+	k0 := int(math.Floor(math.Log10(minPos) * perDecade))
+	k1 := int(math.Floor(math.Log10(hi)*perDecade)) + 1
+	if k1-k0 > 200 { // keep the histogram readable: at most 40 decades
+		k0 = k1 - 200
+	}
+	edges := make([]float64, 0, k1-k0+1)
+	for k := k0; k <= k1; k++ {
+		edges = append(edges, math.Pow(10, float64(k)/perDecade))
+	}
+	return k0, edges
+}
+
+// histBin returns the bin of v among n bins whose first edge is 10^(k0/5).
+func histBin(v float64, k0, n int) int {
+	i := int(math.Floor(math.Log10(v)*perDecade)) - k0
+	if i >= n {
+		i = n - 1
+	}
+	if i < 0 {
+		i = 0
+	}
+	return i
 }

@@ -25,7 +25,7 @@ func DefaultNaming() Naming {
 // computes each name once and keeps one copy of each distinct name. It is
 // not safe for concurrent use.
 type Namer struct {
-	t     *trace.Trace
+	syms  *trace.Symbols
 	opt   Naming
 	roles *trace.Roles
 	node  []int32 // by Sym: index in names, -1 = not computed
@@ -42,9 +42,19 @@ func NewNamer(t *trace.Trace, opt Naming) *Namer {
 // NewNamerWithRoles returns a Namer that uses roles, which must have been
 // classified from t (with opt.Roles), instead of classifying them again.
 func NewNamerWithRoles(t *trace.Trace, opt Naming, roles *trace.Roles) *Namer {
-	n := t.Syms.Len()
+	return newNamer(&t.Syms, opt, roles)
+}
+
+// NewTableNamer classifies the roles of a Table's messages and returns a
+// Namer for it.
+func NewTableNamer(t *trace.Table, opt Naming) *Namer {
+	return newNamer(&t.Syms, opt, trace.ClassifyTableRoles(t, opt.Roles))
+}
+
+func newNamer(syms *trace.Symbols, opt Naming, roles *trace.Roles) *Namer {
+	n := syms.Len()
 	nm := &Namer{
-		t:     t,
+		syms:  syms,
 		opt:   opt,
 		roles: roles,
 		node:  make([]int32, n),
@@ -79,10 +89,10 @@ func (n *Namer) Endpoint(s trace.Sym) string { return n.names[n.epIdx(s)] }
 // nodeIdx returns the index of node s's pattern name in n.names.
 func (n *Namer) nodeIdx(s trace.Sym) int32 {
 	if int(s) >= len(n.node) {
-		return n.intern(n.t.Str(s))
+		return n.intern(n.syms.String(s))
 	}
 	if n.node[s] < 0 {
-		name := n.t.Str(s)
+		name := n.syms.String(s)
 		if name == "" {
 			name = "?"
 		} else if n.opt.AggregateClients && n.roles.Client(s) {
@@ -96,10 +106,10 @@ func (n *Namer) nodeIdx(s trace.Sym) int32 {
 // epIdx returns the index of endpoint s's pattern name in n.names.
 func (n *Namer) epIdx(s trace.Sym) int32 {
 	if int(s) >= len(n.ep) {
-		return n.intern(n.t.Str(s))
+		return n.intern(n.syms.String(s))
 	}
 	if n.ep[s] < 0 {
-		name := n.t.Str(s)
+		name := n.syms.String(s)
 		if n.opt.EphemeralPorts && s != 0 {
 			name = n.roles.EndpointName(s)
 		}

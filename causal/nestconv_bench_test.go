@@ -85,7 +85,28 @@ func benchConvolution(b *testing.B, tr *trace.Trace) {
 // (the trace already in memory) on the files scripts/bench-nestconv.sh
 // generates; they are skipped unless WIREPATH_BENCH_NEST and
 // WIREPATH_BENCH_CONV name them.
-func BenchmarkNestingFile(b *testing.B) { benchFile(b, "WIREPATH_BENCH_NEST", benchNesting) }
+func BenchmarkNestingFile(b *testing.B) {
+	path := os.Getenv("WIREPATH_BENCH_NEST")
+	if path == "" {
+		b.Skip("set WIREPATH_BENCH_NEST to a trace file")
+	}
+	tab, err := trace.ReadFileTable(path, trace.ReadOptions{Strict: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(tab.Len()) * int64(unsafe.Sizeof(trace.Message{})))
+	b.ReportAllocs()
+	var res *NestingResult
+	for b.Loop() {
+		if res, err = NewNesting(DefaultNestingOptions()).RunTable(bgCtx, tab); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if count(res.Result, "call_pairs") < int64(tab.Len())/3 || len(res.Patterns) == 0 {
+		b.Fatalf("implausible result: %+v", res.Accounting)
+	}
+	b.ReportMetric(float64(tab.Len())*float64(b.N)/b.Elapsed().Seconds(), "msgs/s")
+}
 
 func BenchmarkConvolutionFile(b *testing.B) {
 	benchFile(b, "WIREPATH_BENCH_CONV", benchConvolution)

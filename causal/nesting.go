@@ -140,40 +140,47 @@ type NestingResult struct {
 	CallPaths []CallPath `json:"call_paths"`
 }
 
-// callPair is one call matched with its return: call A->B sent at t1,
-// return B->A sent at t4 (the paper's (A, B, t1, t4)).
+// callPair is one call matched with its return: the call A->B (message
+// call, sent at t1) and the return B->A (message ret, sent at t4), the
+// paper's (A, B, t1, t4), times corrected by the clock offsets. The nodes
+// are read from the trace when needed (nestRun.caller, callee).
 type callPair struct {
-	call, ret      int32 // message indices
-	t1, t4         int64 // corrected times of the call and the return
-	caller, callee trace.Sym
+	t1, t4    int64
+	call, ret int32 // message indices
 }
 
 // nestRun holds the state of one run.
 type nestRun struct {
 	opt     NestingOptions
-	t       *trace.Trace
+	tab     *trace.Table
+	flows   []trace.Flow
 	agg     *Aggregator
 	workers int
-	offsets []int64 // clock offset by node Sym
+	offsets []int64 // clock offset by node Sym; nil when the trace has none
 
 	named  []int32 // node Sym -> id of its pattern-level name, -1 = not computed
 	names  map[string]int32
 	nNames int32
 
 	pairs []callPair
+	// byCall lists the pairs in order of call time, ties by pair index.
+	byCall []int32
 
 	// Candidate parents of each pair, as CSR: cand[candOff[c]:candOff[c+1]]
 	// in order of the parents' call times, with the scoreboard bin of the
-	// delay and the scoreboard histogram of each candidate nesting.
-	candOff  []int32
-	cand     []int32
-	candBin  []uint16
-	candTrip []int32
+	// delay and the scoreboard histogram of each candidate nesting (in
+	// candTrip16, or candTrip32 once there are more than 65,536).
+	candOff    []int32
+	cand       []int32
+	candBin    []uint16
+	candTrip16 []uint16
+	candTrip32 []int32
 
-	hist    []float64 // scoreboard: len(trips) histograms of opt.Bins bins
+	hist    []float64 // scoreboard: nTrips histograms of opt.Bins bins
 	nTrips  int
 	parent  []int32 // chosen parent pair, -1 for roots
 	counter nestCounters
+	keep    bool // keep pairs and parents to the end, for tests
 }
 
 type nestCounters struct {
@@ -184,8 +191,20 @@ type nestCounters struct {
 }
 
 // Run runs the engine and returns the patterns and the call-path table.
+// It works on a compact copy of t's messages (a trace.Table, 20 bytes a
+// message); RunTable avoids the copy.
 func (n *Nesting) Run(ctx context.Context, t *trace.Trace) (*NestingResult, error) {
-	_, res, err := n.run(ctx, t)
+	if err := n.opt.Validate(); err != nil {
+		return nil, err
+	}
+	_, res, err := n.runTable(ctx, trace.NewTable(t), false)
+	return res, err
+}
+
+// RunTable is Run on a trace.Table (the nest command reads its trace into
+// one): the same results without a copy of the messages.
+func (n *Nesting) RunTable(ctx context.Context, t *trace.Table) (*NestingResult, error) {
+	_, res, err := n.runTable(ctx, t, false)
 	return res, err
 }
 
@@ -194,28 +213,35 @@ func (n *Nesting) run(ctx context.Context, t *trace.Trace) (*nestRun, *NestingRe
 	if err := n.opt.Validate(); err != nil {
 		return nil, nil, err
 	}
-	r := &nestRun{opt: n.opt, t: t, workers: workerCount(n.opt.Workers)}
-	r.offsets = nodeOffsets(t)
+	return n.runTable(ctx, trace.NewTable(t), true)
+}
+
+func (n *Nesting) runTable(ctx context.Context, t *trace.Table, keep bool) (*nestRun, *NestingResult, error) {
+	if err := n.opt.Validate(); err != nil {
+		return nil, nil, err
+	}
+	r := &nestRun{opt: n.opt, tab: t, flows: t.Flows(), workers: workerCount(n.opt.Workers), keep: keep}
+	r.offsets = nodeOffsets(&t.Syms, &t.Meta)
+	if !slices.ContainsFunc(r.offsets, func(o int64) bool { return o != 0 }) {
+		r.offsets = nil
+	}
 	r.named = make([]int32, t.Syms.Len())
 	for i := range r.named {
 		r.named[i] = -1
 	}
 	r.names = make(map[string]int32)
-	// Classifying roles for the Aggregator's names takes a pass over the
-	// trace; the first steps need no names, so it runs alongside them.
-	aggReady := make(chan struct{})
-	go func() {
-		r.agg = NewAggregator(t, n.opt.Aggregate)
-		close(aggReady)
-	}()
+	// The Table's roles come from its few distinct flows: naming is cheap.
+	r.agg = NewTableAggregator(t, n.opt.Aggregate)
 
 	r.findCallPairs()
 	byCaller, byCallee := r.groupByNode()
-	err := r.findCandidates(ctx, byCaller, byCallee)
-	<-aggReady
-	if err != nil {
+	if err := r.findCandidates(ctx, byCaller, byCallee); err != nil {
 		return nil, nil, err
 	}
+	byCallee = groupCSR{}
+	// FindNestedPairs visits each node's children in return order, which
+	// is the order of pair indices.
+	parallelNodes(r.workers, len(byCaller.off)-1, func(s int) { slices.Sort(byCaller.of(trace.Sym(s))) })
 	r.scoreNestings()
 	if err := ctx.Err(); err != nil {
 		return nil, nil, err
@@ -223,7 +249,7 @@ func (n *Nesting) run(ctx context.Context, t *trace.Trace) (*nestRun, *NestingRe
 	if err := r.findNestedPairs(ctx, byCaller); err != nil {
 		return nil, nil, err
 	}
-	r.cand, r.candBin, r.candTrip, r.candOff = nil, nil, nil, nil
+	r.cand, r.candBin, r.candTrip16, r.candTrip32, r.candOff = nil, nil, nil, nil, nil
 	r.breakCycles()
 	res, err := r.findCallPaths(ctx)
 	if err != nil {
@@ -232,42 +258,62 @@ func (n *Nesting) run(ctx context.Context, t *trace.Trace) (*nestRun, *NestingRe
 	return r, res, nil
 }
 
-// nodeOffsets returns the known clock offsets of t's nodes by Sym.
-func nodeOffsets(t *trace.Trace) []int64 {
-	off := make([]int64, t.Syms.Len())
-	for _, o := range t.Meta.Offsets {
-		if s, ok := t.Syms.Lookup(o.Node); ok && o.Known && int(s) < len(off) {
+// nodeOffsets returns the known clock offsets of a trace's nodes by Sym.
+func nodeOffsets(syms *trace.Symbols, meta *trace.Meta) []int64 {
+	off := make([]int64, syms.Len())
+	for _, o := range meta.Offsets {
+		if s, ok := syms.Lookup(o.Node); ok && o.Known && int(s) < len(off) {
 			off[s] = o.OffsetNS
 		}
 	}
 	return off
 }
 
-// sendTime is m's one timestamp: its send time on the reference clock, or
-// its receive time when the send was not seen (the Aggregator's
-// CorrectedSend).
-func (r *nestRun) sendTime(m *trace.Message) int64 {
-	if m.SendTS.Known() {
-		return int64(m.SendTS) - r.offsets[m.SrcNode]
+// msgTime is message i's one timestamp: its send time on the reference
+// clock, or its receive time when the send was not seen (the Aggregator's
+// CorrectedSend). i must have a timestamp.
+func (r *nestRun) msgTime(i int32) int64 {
+	t := int64(r.tab.Time(int(i)))
+	if r.offsets == nil {
+		return t
 	}
-	return int64(m.RecvTS) - r.offsets[m.DstNode]
+	f := r.tab.Flow(int(i))
+	if r.tab.SendTS(int(i)).Known() {
+		return t - r.offsets[f.SrcNode]
+	}
+	return t - r.offsets[f.DstNode]
 }
 
-// recvTime is m's arrival on the reference clock, or its send time when
-// the arrival was not seen (the Aggregator's CorrectedRecv).
-func (r *nestRun) recvTime(m *trace.Message) int64 {
-	if m.RecvTS.Known() {
-		return int64(m.RecvTS) - r.offsets[m.DstNode]
+// arrival is message i's arrival on the reference clock, or its send time
+// when the arrival was not seen (the Aggregator's CorrectedRecv).
+func (r *nestRun) arrival(i int32) int64 {
+	rt := r.tab.RecvTS(int(i))
+	var node trace.Sym
+	if rt.Known() {
+		node = r.tab.Flow(int(i)).DstNode
+	} else {
+		rt, node = r.tab.SendTS(int(i)), r.tab.Flow(int(i)).SrcNode
 	}
-	return int64(m.SendTS) - r.offsets[m.SrcNode]
+	if r.offsets == nil {
+		return int64(rt)
+	}
+	return int64(rt) - r.offsets[node]
 }
+
+// t1 and t4 are pair p's call and return times on the reference clock.
+func (r *nestRun) t1(p int32) int64 { return r.pairs[p].t1 }
+func (r *nestRun) t4(p int32) int64 { return r.pairs[p].t4 }
+
+// caller and callee are pair p's nodes A and B.
+func (r *nestRun) caller(p int32) trace.Sym { return r.tab.Flow(int(r.pairs[p].call)).SrcNode }
+func (r *nestRun) callee(p int32) trace.Sym { return r.tab.Flow(int(r.pairs[p].call)).DstNode }
 
 // nameID returns the id of node s's pattern-level name (clients aggregated
 // as the naming options say), so that the scoreboard and the call-path
 // table key on what the patterns show.
 func (r *nestRun) nameID(s trace.Sym) int32 {
 	if int(s) >= len(r.named) {
-		return r.nameOf(r.t.Str(s))
+		return r.nameOf(r.tab.Str(s))
 	}
 	if id := r.named[s]; id >= 0 {
 		return id
@@ -287,31 +333,34 @@ func (r *nestRun) nameOf(name string) int32 {
 	return id
 }
 
-// openKey indexes T_opencalls: the connection (both endpoints when known,
-// else both nodes, marked by the low bit of the second word) and the call
-// id, packed in two words so that the map hashes it fast.
-type openKey [2]uint64
-
-func makeKey(a, b, id trace.Sym, byNode bool) openKey {
-	k := openKey{uint64(a)<<32 | uint64(b), uint64(id) << 1}
-	if byNode {
-		k[1] |= 1
+// connections numbers the connections of the trace's flows, for
+// T_opencalls: a connection is the pair of endpoints when both are known,
+// else the pair of nodes. It returns, by flow id, the connection a call of
+// the flow opens and the one a return of the flow answers (the reverse).
+func (r *nestRun) connections() (callConn, retConn []uint32) {
+	type conn struct {
+		a, b   trace.Sym
+		byNode bool
 	}
-	return k
-}
-
-func callKey(m *trace.Message) openKey {
-	if m.Src != 0 && m.Dst != 0 {
-		return makeKey(m.Src, m.Dst, m.CallID, false)
+	ids := make(map[conn]uint32)
+	id := func(c conn) uint32 {
+		v, ok := ids[c]
+		if !ok {
+			v = uint32(len(ids))
+			ids[c] = v
+		}
+		return v
 	}
-	return makeKey(m.SrcNode, m.DstNode, m.CallID, true)
-}
-
-func returnKey(m *trace.Message) openKey {
-	if m.Src != 0 && m.Dst != 0 {
-		return makeKey(m.Dst, m.Src, m.CallID, false)
+	callConn = make([]uint32, len(r.flows))
+	retConn = make([]uint32, len(r.flows))
+	for i, f := range r.flows {
+		if f.Src != 0 && f.Dst != 0 {
+			callConn[i], retConn[i] = id(conn{f.Src, f.Dst, false}), id(conn{f.Dst, f.Src, false})
+		} else {
+			callConn[i], retConn[i] = id(conn{f.SrcNode, f.DstNode, true}), id(conn{f.DstNode, f.SrcNode, true})
+		}
 	}
-	return makeKey(m.DstNode, m.SrcNode, m.CallID, true)
+	return callConn, retConn
 }
 
 // findCallPairs is FindCallPairs (section 5.1.1.1): it walks the messages in
@@ -320,74 +369,73 @@ func returnKey(m *trace.Message) openKey {
 // not unique, this is the paper's earliest-unmatched heuristic. Pairs are
 // appended in the order of their returns.
 func (r *nestRun) findCallPairs() {
-	msgs := r.t.Messages
+	tab := r.tab
+	nm := tab.Len()
 	c := &r.counter
-	c.in = int64(len(msgs))
+	c.in = int64(nm)
 	order := r.timeOrder()
-	type fifo struct{ head, tail int32 }
-	open := make(map[openKey]fifo)
-	// pending calls: a linked FIFO per key
-	type pend struct {
-		msg  int32
-		t    int64
-		next int32
-	}
+	callConn, retConn := r.connections()
+	// T_opencalls: a FIFO of pending calls per connection and call id,
+	// linked through pending.
+	var open openCalls
+	type pend struct{ msg, next, rank int32 }
 	var pending []pend
 	var free []int32
-	r.pairs = make([]callPair, 0, len(msgs)/2)
+	r.pairs = make([]callPair, 0, nm/2)
+	// byRank[k] is the pair of the k-th call visited (-1 for calls never
+	// returned): calls are visited in time order, so it gives the pairs in
+	// order of call time.
+	var byRank []int32
 	visit := func(i int32) {
-		m := &msgs[i]
-		if !m.SendTS.Known() && !m.RecvTS.Known() {
+		if tab.Time(int(i)) == trace.NoTime {
 			c.noTime++
 			return
 		}
-		switch m.Kind {
+		fid := tab.FlowID(int(i))
+		switch r.flows[fid].Kind {
 		case trace.KindCall:
 			c.calls++
+			pd := pend{msg: i, next: -1, rank: int32(len(byRank))}
+			byRank = append(byRank, -1)
 			var slot int32
 			if n := len(free); n > 0 {
 				slot = free[n-1]
 				free = free[:n-1]
-				pending[slot] = pend{msg: i, t: r.sendTime(m), next: -1}
+				pending[slot] = pd
 			} else {
 				slot = int32(len(pending))
-				pending = append(pending, pend{msg: i, t: r.sendTime(m), next: -1})
+				pending = append(pending, pd)
 			}
-			k := callKey(m)
-			if q, ok := open[k]; ok {
+			q := open.get(uint64(callConn[fid])<<32 | uint64(tab.CallID(int(i))))
+			if q.head >= 0 {
 				pending[q.tail].next = slot
 				q.tail = slot
-				open[k] = q
 			} else {
-				open[k] = fifo{slot, slot}
+				q.head, q.tail = slot, slot
 			}
 		case trace.KindReturn:
 			c.returns++
-			k := returnKey(m)
-			q, ok := open[k]
-			if !ok {
+			k := uint64(retConn[fid])<<32 | uint64(tab.CallID(int(i)))
+			q := open.find(k)
+			if q == nil {
 				c.unmatchedReturns++
 				return
 			}
 			p := pending[q.head]
 			free = append(free, q.head)
 			if p.next < 0 {
-				delete(open, k)
+				open.remove(k)
 			} else {
-				open[k] = fifo{p.next, q.tail}
+				q.head = p.next
 			}
-			cm := &msgs[p.msg]
-			r.pairs = append(r.pairs, callPair{
-				call: p.msg, ret: i,
-				t1: p.t, t4: r.sendTime(m),
-				caller: cm.SrcNode, callee: cm.DstNode,
-			})
+			byRank[p.rank] = int32(len(r.pairs))
+			r.pairs = append(r.pairs, callPair{call: p.msg, ret: i, t1: r.msgTime(p.msg), t4: r.msgTime(i)})
 		default:
 			c.notRPC++
 		}
 	}
 	if order == nil {
-		for i := range msgs {
+		for i := range nm {
 			visit(int32(i))
 		}
 	} else {
@@ -397,20 +445,130 @@ func (r *nestRun) findCallPairs() {
 	}
 	c.pairs = int64(len(r.pairs))
 	c.unmatchedCalls = c.calls - c.pairs
+	r.byCall = slices.DeleteFunc(byRank, func(p int32) bool { return p < 0 })
+	// Calls at the same time were visited in message order; the engine
+	// orders them by pair index.
+	for lo := 0; lo < len(r.byCall); {
+		hi := lo + 1
+		for hi < len(r.byCall) && r.t1(r.byCall[hi]) == r.t1(r.byCall[lo]) {
+			hi++
+		}
+		if hi-lo > 1 {
+			slices.Sort(r.byCall[lo:hi])
+		}
+		lo = hi
+	}
+}
+
+// openCalls is T_opencalls: for each connection and call id (a key), the
+// FIFO of its pending calls (head and tail in a list linked through the
+// caller's array). It is an open-addressing table with linear probing
+// and backward-shift deletion, small because calls are open only briefly.
+type openCalls struct {
+	slots []openSlot
+	n     int
+}
+
+type openSlot struct {
+	key        uint64
+	head, tail int32 // head -1: empty slot
+}
+
+func openHash(k uint64) uint64 {
+	k ^= k >> 33
+	k *= 0xff51afd7ed558ccd
+	k ^= k >> 33
+	return k
+}
+
+// find returns the slot of key k, or nil.
+func (o *openCalls) find(k uint64) *openSlot {
+	if len(o.slots) == 0 {
+		return nil
+	}
+	mask := uint64(len(o.slots) - 1)
+	for i := openHash(k) & mask; ; i = (i + 1) & mask {
+		s := &o.slots[i]
+		if s.head < 0 {
+			return nil
+		}
+		if s.key == k {
+			return s
+		}
+	}
+}
+
+// get returns the slot of key k, adding an empty FIFO (head -1) if it is
+// not there.
+func (o *openCalls) get(k uint64) *openSlot {
+	if 2*(o.n+1) > len(o.slots) {
+		old := o.slots
+		o.slots = make([]openSlot, max(64, 2*len(old)))
+		for i := range o.slots {
+			o.slots[i].head = -1
+		}
+		o.n = 0
+		for _, s := range old {
+			if s.head >= 0 {
+				*o.insert(s.key) = s
+			}
+		}
+	}
+	if s := o.find(k); s != nil {
+		return s
+	}
+	s := o.insert(k)
+	s.head = -1 // empty FIFO, until the caller fills it
+	return s
+}
+
+// insert claims the first free slot of k's probe sequence.
+func (o *openCalls) insert(k uint64) *openSlot {
+	mask := uint64(len(o.slots) - 1)
+	i := openHash(k) & mask
+	for o.slots[i].head >= 0 {
+		i = (i + 1) & mask
+	}
+	o.n++
+	s := &o.slots[i]
+	s.key = k
+	return s
+}
+
+// remove deletes key k, which is present, shifting back the slots after
+// it that probed past it.
+func (o *openCalls) remove(k uint64) {
+	mask := uint64(len(o.slots) - 1)
+	i := openHash(k) & mask
+	for o.slots[i].key != k || o.slots[i].head < 0 {
+		i = (i + 1) & mask
+	}
+	o.n--
+	for j := (i + 1) & mask; ; j = (j + 1) & mask {
+		s := o.slots[j]
+		if s.head < 0 {
+			break
+		}
+		// move s back to i if its home is not in (i, j]
+		if h := openHash(s.key) & mask; (j-h)&mask >= (j-i)&mask {
+			o.slots[i] = s
+			i = j
+		}
+	}
+	o.slots[i].head = -1
 }
 
 // timeOrder returns the message indices in order of corrected time (ties by
 // index), or nil when the trace is already in that order.
 func (r *nestRun) timeOrder() []int32 {
-	msgs := r.t.Messages
+	nm := r.tab.Len()
 	sorted := true
 	prev := int64(math.MinInt64)
-	for i := range msgs {
-		m := &msgs[i]
-		if !m.SendTS.Known() && !m.RecvTS.Known() {
+	for i := range nm {
+		if r.tab.Time(i) == trace.NoTime {
 			continue
 		}
-		ts := r.sendTime(m)
+		ts := r.msgTime(int32(i))
 		if ts < prev {
 			sorted = false
 			break
@@ -420,13 +578,12 @@ func (r *nestRun) timeOrder() []int32 {
 	if sorted {
 		return nil
 	}
-	times := make([]int64, len(msgs))
-	order := make([]int32, len(msgs))
-	for i := range msgs {
+	times := make([]int64, nm)
+	order := make([]int32, nm)
+	for i := range nm {
 		order[i] = int32(i)
-		m := &msgs[i]
-		if m.SendTS.Known() || m.RecvTS.Known() {
-			times[i] = r.sendTime(m)
+		if r.tab.Time(i) != trace.NoTime {
+			times[i] = r.msgTime(int32(i))
 		}
 	}
 	slices.SortStableFunc(order, func(a, b int32) int { return cmpI64(times[a], times[b]) })
@@ -446,33 +603,33 @@ func (g *groupCSR) of(s trace.Sym) []int32 {
 	return g.items[g.off[s]:g.off[s+1]]
 }
 
-// groupByNode groups the pairs by caller (in return order) and by callee
-// (in order of call time).
+// groupByNode groups the pairs by caller and by callee, in order of call
+// time (ties by pair index).
 func (r *nestRun) groupByNode() (byCaller, byCallee groupCSR) {
-	n := r.t.Syms.Len()
-	build := func(key func(p *callPair) trace.Sym) groupCSR {
-		g := groupCSR{off: make([]int32, n+1), items: make([]int32, len(r.pairs))}
-		for i := range r.pairs {
-			g.off[key(&r.pairs[i])+1]++
-		}
-		for s := 1; s <= n; s++ {
-			g.off[s] += g.off[s-1]
-		}
-		pos := slices.Clone(g.off[:n])
-		for i := range r.pairs {
-			k := key(&r.pairs[i])
-			g.items[pos[k]] = int32(i)
-			pos[k]++
-		}
-		return g
+	return r.group(r.byCall, r.caller), r.group(r.byCall, r.callee)
+}
+
+// group lists pairs by node key, keeping their order in pairs.
+func (r *nestRun) group(pairs []int32, key func(p int32) trace.Sym) groupCSR {
+	n := r.tab.Syms.Len()
+	g := groupCSR{off: make([]int32, n+1), items: make([]int32, len(pairs))}
+	keys := make([]trace.Sym, len(pairs))
+	for i, p := range pairs {
+		keys[i] = key(p)
+		g.off[keys[i]+1]++
 	}
-	byCaller = build(func(p *callPair) trace.Sym { return p.caller })
-	byCallee = build(func(p *callPair) trace.Sym { return p.callee })
-	parallelNodes(r.workers, n, func(s int) {
-		items := byCallee.of(trace.Sym(s))
-		slices.SortStableFunc(items, func(a, b int32) int { return cmpI64(r.pairs[a].t1, r.pairs[b].t1) })
-	})
-	return byCaller, byCallee
+	for s := 1; s <= n; s++ {
+		g.off[s] += g.off[s-1]
+	}
+	// fill with off[s] as the cursor of node s, then shift it back
+	for i, p := range pairs {
+		k := keys[i]
+		g.items[g.off[k]] = p
+		g.off[k]++
+	}
+	copy(g.off[1:], g.off[:n])
+	g.off[0] = 0
+	return g
 }
 
 // findCandidates finds every pair's candidate parents (section 5.1.1.1):
@@ -482,83 +639,84 @@ func (r *nestRun) groupByNode() (byCaller, byCallee groupCSR) {
 // of pairs times the per-node parallelism. It runs one node per worker, in
 // two passes: count, then fill.
 func (r *nestRun) findCandidates(ctx context.Context, byCaller, byCallee groupCSR) error {
-	n := r.t.Syms.Len()
+	n := r.tab.Syms.Len()
 	np := len(r.pairs)
-	counts := make([]int32, np+1)
+	off := make([]int32, np+1)
 	w := r.opt.SkewWindow
 	// sweep calls emit(child, parent) for every candidate nesting of the
 	// children of node s, children in order of call time.
-	sweep := func(s trace.Sym, byT2 []int32, emit func(c, p int32)) {
+	type open struct {
+		p  int32
+		t4 int64
+	}
+	sweep := func(s trace.Sym, emit func(c, p int32)) {
 		parents := byCallee.of(s)
-		if len(parents) == 0 {
-			return
-		}
-		var active []int32
+		var active []open
 		pi := 0
-		for _, c := range byT2 {
-			cp := &r.pairs[c]
-			for pi < len(parents) && r.pairs[parents[pi]].t1 < cp.t1+w {
-				active = append(active, parents[pi])
+		for _, c := range byCaller.of(s) {
+			ct1, ct4 := r.t1(c), r.t4(c)
+			for pi < len(parents) && r.t1(parents[pi]) < ct1+w {
+				active = append(active, open{parents[pi], r.t4(parents[pi])})
 				pi++
 			}
 			k := 0
-			for _, p := range active {
-				if r.pairs[p].t4 > cp.t1-w {
-					active[k] = p
+			for _, a := range active {
+				if a.t4 > ct1-w {
+					active[k] = a
 					k++
 				}
 			}
 			active = active[:k]
-			for _, p := range active {
-				if p != c && r.pairs[p].t4 > cp.t4-w {
-					emit(c, p)
+			for _, a := range active {
+				if a.p != c && a.t4 > ct4-w {
+					emit(c, a.p)
 				}
 			}
 		}
 	}
-	sortedChildren := make([][]int32, n)
+	swept := func(s int) bool {
+		return len(byCaller.of(trace.Sym(s))) > 0 && len(byCallee.of(trace.Sym(s))) > 0
+	}
 	parallelNodes(r.workers, n, func(s int) {
-		kids := byCaller.of(trace.Sym(s))
-		if len(kids) == 0 || len(byCallee.of(trace.Sym(s))) == 0 {
+		if !swept(s) {
 			return
 		}
-		byT2 := slices.Clone(kids)
-		slices.SortStableFunc(byT2, func(a, b int32) int { return cmpI64(r.pairs[a].t1, r.pairs[b].t1) })
-		sortedChildren[s] = byT2
-		sweep(trace.Sym(s), byT2, func(c, p int32) { counts[c+1]++ })
+		sweep(trace.Sym(s), func(c, p int32) { off[c+1]++ })
 	})
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	sum := int64(0)
 	for i := 1; i <= np; i++ {
-		sum += int64(counts[i])
+		sum += int64(off[i])
 		if sum > math.MaxInt32 {
 			return fmt.Errorf("more than %d candidate nestings: the trace's per-node parallelism is too high for the nesting engine", math.MaxInt32)
 		}
-		counts[i] += counts[i-1]
+		off[i] += off[i-1]
 	}
-	total := counts[np]
-	r.candOff = counts
+	total := off[np]
 	r.cand = make([]int32, total)
 	r.candBin = make([]uint16, total)
 	logBase := math.Log(r.opt.BinBase)
-	fill := make([]int32, np)
+	// Fill with off[c] as child c's cursor (each child belongs to one
+	// node, so workers never share one), then shift the offsets back.
 	parallelNodes(r.workers, n, func(s int) {
-		if sortedChildren[s] == nil {
+		if !swept(s) {
 			return
 		}
-		sweep(trace.Sym(s), sortedChildren[s], func(c, p int32) {
-			j := r.candOff[c] + fill[c]
-			fill[c]++
+		sweep(trace.Sym(s), func(c, p int32) {
+			j := off[c]
+			off[c]++
 			r.cand[j] = p
-			r.candBin[j] = uint16(r.bin(r.pairs[c].t1-r.pairs[p].t1, logBase))
+			r.candBin[j] = uint16(r.bin(r.t1(c)-r.t1(p), logBase))
 		})
-		sortedChildren[s] = nil
 	})
+	copy(off[1:], off[:np])
+	off[0] = 0
+	r.candOff = off
 	r.counter.candidates = int64(total)
 	for c := 0; c < np; c++ {
-		if r.candOff[c+1] > r.candOff[c] {
+		if off[c+1] > off[c] {
 			r.counter.withCandidates++
 		}
 	}
@@ -580,12 +738,20 @@ func (r *nestRun) bin(d int64, logBase float64) int {
 	return k
 }
 
+// trip returns the scoreboard histogram of candidate j.
+func (r *nestRun) trip(j int32) int {
+	if r.candTrip32 != nil {
+		return int(r.candTrip32[j])
+	}
+	return int(r.candTrip16[j])
+}
+
 // scoreNestings is ScoreNestings (section 5.1.1.2): every candidate nesting
 // of child (B, C) in parent (A, B) adds 1/|parents| to bin(t2 - t1) of the
 // (A, B, C) histogram. Nodes are keyed by their pattern-level names.
 // Histograms are then optionally smoothed.
 func (r *nestRun) scoreNestings() {
-	r.candTrip = make([]int32, len(r.cand))
+	r.candTrip16 = make([]uint16, len(r.cand))
 	trips := make(map[uint64]int32)
 	bins := r.opt.Bins
 	for c := range r.pairs {
@@ -593,18 +759,28 @@ func (r *nestRun) scoreNestings() {
 		if lo == hi {
 			continue
 		}
-		cp := &r.pairs[c]
-		bc := uint64(r.nameID(cp.caller))<<21 | uint64(r.nameID(cp.callee))
+		bc := uint64(r.nameID(r.caller(int32(c))))<<21 | uint64(r.nameID(r.callee(int32(c))))
 		wgt := 1 / float64(hi-lo)
 		for j := lo; j < hi; j++ {
-			key := uint64(r.nameID(r.pairs[r.cand[j]].caller))<<42 | bc
+			key := uint64(r.nameID(r.caller(r.cand[j])))<<42 | bc
 			tr, ok := trips[key]
 			if !ok {
 				tr = int32(len(trips))
 				trips[key] = tr
 				r.hist = append(r.hist, make([]float64, bins)...)
+				if tr == math.MaxUint16+1 {
+					r.candTrip32 = make([]int32, len(r.cand))
+					for i, v := range r.candTrip16[:j] {
+						r.candTrip32[i] = int32(v)
+					}
+					r.candTrip16 = nil
+				}
 			}
-			r.candTrip[j] = tr
+			if r.candTrip32 != nil {
+				r.candTrip32[j] = tr
+			} else {
+				r.candTrip16[j] = uint16(tr)
+			}
 			r.hist[int(tr)*bins+int(r.candBin[j])] += wgt
 		}
 	}
@@ -660,44 +836,50 @@ func (r *nestRun) findNestedPairs(ctx context.Context, byCaller groupCSR) error 
 		r.parent[i] = -1
 	}
 	// Per parent: its assigned children as a list in assignment order
-	// (lastKid, prevKid) and their count.
+	// (lastKid, prevKid) and, for the generic-child penalty, their count.
 	lastKid := make([]int32, np)
 	prevKid := make([]int32, np)
-	nKids := make([]int32, np)
 	for i := range lastKid {
 		lastKid[i] = -1
 	}
 	x, y, z := r.opt.OverlapExp, r.opt.SameExp, r.opt.GenericExp
+	var nKids []int32
+	if z != 0 {
+		nKids = make([]int32, np)
+	}
 	// Pre-resolve names used by the same-child penalty so that workers only
 	// read r.named.
 	if y != 0 {
 		for i := range r.pairs {
-			r.nameID(r.pairs[i].callee)
+			r.nameID(r.callee(int32(i)))
 		}
 	}
 	bins := r.opt.Bins
-	parallelNodes(r.workers, r.t.Syms.Len(), func(s int) {
+	parallelNodes(r.workers, r.tab.Syms.Len(), func(s int) {
 		for _, c := range byCaller.of(trace.Sym(s)) {
 			lo, hi := r.candOff[c], r.candOff[c+1]
 			if lo == hi {
 				continue
 			}
-			cp := &r.pairs[c]
+			ct1, ct4 := r.t1(c), r.t4(c)
+			var cn int32
+			if y != 0 {
+				cn = r.named[r.callee(c)]
+			}
 			best, bestScore := int32(-1), 0.0
 			for j := lo; j < hi; j++ {
 				p := r.cand[j]
-				score := r.hist[int(r.candTrip[j])*bins+int(r.candBin[j])]
+				score := r.hist[r.trip(j)*bins+int(r.candBin[j])]
 				if x != 0 {
 					// children of p overlapping c; p's children were assigned
 					// in return order, so scan back until one returned
 					// before c was called.
 					over := 0
 					for k := lastKid[p]; k >= 0; k = prevKid[k] {
-						kp := &r.pairs[k]
-						if kp.t4 <= cp.t1 {
+						if r.t4(k) <= ct1 {
 							break
 						}
-						if kp.t1 < cp.t4 {
+						if r.t1(k) < ct4 {
 							over++
 						}
 					}
@@ -705,9 +887,8 @@ func (r *nestRun) findNestedPairs(ctx context.Context, byCaller groupCSR) error 
 				}
 				if y != 0 {
 					same := 0
-					cn := r.named[cp.callee]
 					for k := lastKid[p]; k >= 0; k = prevKid[k] {
-						if r.named[r.pairs[k].callee] == cn {
+						if r.named[r.callee(k)] == cn {
 							same++
 						}
 					}
@@ -723,7 +904,9 @@ func (r *nestRun) findNestedPairs(ctx context.Context, byCaller groupCSR) error 
 			r.parent[c] = best
 			prevKid[c] = lastKid[best]
 			lastKid[best] = c
-			nKids[best]++
+			if nKids != nil {
+				nKids[best]++
+			}
 		}
 	})
 	return ctx.Err()

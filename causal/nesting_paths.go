@@ -4,7 +4,6 @@ import (
 	"context"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/wirepath/wirepath/trace"
 )
@@ -56,79 +55,50 @@ func (r *nestRun) findCallPaths(ctx context.Context) (*NestingResult, error) {
 	for i := 1; i <= np; i++ {
 		kidOff[i] += kidOff[i-1]
 	}
+	// Fill in order of call time (ties by pair index), with kidOff[p] as
+	// the cursor of p's children, then shift it back: every list comes out
+	// sorted, and so do the roots.
 	kids := make([]int32, kidOff[np])
-	pos := slices.Clone(kidOff[:np])
 	roots := make([]int32, 0, nRoots)
-	for c, p := range r.parent {
-		if p >= 0 {
-			kids[pos[p]] = int32(c)
-			pos[p]++
+	for _, c := range r.byCall {
+		if p := r.parent[c]; p >= 0 {
+			kids[kidOff[p]] = c
+			kidOff[p]++
 		} else {
-			roots = append(roots, int32(c))
+			roots = append(roots, c)
 		}
 	}
-	pos = nil
-	byCall := func(a, b int32) int {
-		if c := cmpI64(r.pairs[a].t1, r.pairs[b].t1); c != 0 {
-			return c
-		}
-		return int(a - b)
+	copy(kidOff[1:], kidOff[:np])
+	kidOff[0] = 0
+	if !r.keep {
+		r.byCall = nil
 	}
-	parallelNodes(r.workers, np, func(p int) {
-		if ks := kids[kidOff[p]:kidOff[p+1]]; len(ks) > 1 {
-			slices.SortFunc(ks, byCall)
-		}
-	})
-	slices.SortFunc(roots, byCall)
 	r.counter.roots = int64(len(roots))
 
-	// The call-path table and the trace summary are built alongside the
-	// trees of messages: they share only read-only data (names resolved
-	// here, their own copy of the children lists).
-	for i := range r.pairs {
-		r.nameID(r.pairs[i].caller)
-		r.nameID(r.pairs[i].callee)
-	}
-	ct := newCallTable(r, kidOff, slices.Clone(kids))
-	for _, root := range roots {
-		ct.resolveEndpoints(root)
-	}
-	var (
-		wg      sync.WaitGroup
-		paths   []CallPath
-		summary TraceSummary
-	)
-	wg.Add(2)
-	go func() {
-		defer wg.Done()
-		for _, root := range roots {
-			ct.add(root)
-		}
-		paths = ct.paths()
-	}()
-	go func() {
-		defer wg.Done()
-		summary = Summarize(r.t)
-	}()
+	// Every pair is in exactly one call path: two messages each.
+	r.agg.reserve(len(roots), 2*np)
+	ct := newCallTable(r, kidOff, kids, len(roots))
 	ib := nestInstances{r: r, kidOff: kidOff, kids: kids}
-	var err error
 	for i, root := range roots {
 		if i&1023 == 0 {
-			if err = ctx.Err(); err != nil {
-				break
+			if err := ctx.Err(); err != nil {
+				return nil, err
 			}
 		}
 		_ = r.agg.Add(ib.build(root)) // refusals are counted by the Aggregator
+		ct.add(root)                  // reorders the tree's children: after build
 	}
-	wg.Wait()
-	if err != nil {
-		return nil, err
+	ct.kidOff, ct.kids = nil, nil
+	paths := ct.paths()
+	if !r.keep {
+		// what is left needs only the Aggregator's records
+		r.pairs, r.parent = nil, nil
 	}
 	res := &Result{
 		Version:  ResultVersion,
 		Engine:   NestingName,
 		Params:   r.opt.Params(),
-		Trace:    summary,
+		Trace:    SummarizeTable(r.tab),
 		Patterns: r.agg.Patterns(r.opt.Rank),
 	}
 	c := &r.counter
@@ -187,10 +157,9 @@ func (b *nestInstances) build(root int32) Instance {
 func (b *nestInstances) emit(p, parent int32) int32 {
 	r := b.r
 	pp := &r.pairs[p]
-	msgs := r.t.Messages
 	callIdx := int32(len(b.nodes))
 	b.nodes = append(b.nodes, InstanceNode{Msg: pp.call, Parent: parent})
-	latest := arrival{t: r.recvTime(&msgs[pp.call]), idx: callIdx}
+	latest := arrival{t: r.arrival(pp.call), idx: callIdx}
 	base := len(b.heap)
 	take := func(before int64) {
 		for len(b.heap) > base && b.heap[base].t < before {
@@ -202,11 +171,11 @@ func (b *nestInstances) emit(p, parent int32) int32 {
 		}
 	}
 	for _, c := range b.kids[b.kidOff[p]:b.kidOff[p+1]] {
-		take(r.pairs[c].t1)
+		take(r.t1(c))
 		ret := b.emit(c, latest.idx)
-		heapPush(&b.heap, base, arrival{t: r.recvTime(&msgs[r.pairs[c].ret]), idx: ret})
+		heapPush(&b.heap, base, arrival{t: r.arrival(r.pairs[c].ret), idx: ret})
 	}
-	take(pp.t4)
+	take(r.t4(p))
 	b.heap = b.heap[:base]
 	retIdx := int32(len(b.nodes))
 	b.nodes = append(b.nodes, InstanceNode{Msg: pp.ret, Parent: latest.idx})
@@ -252,86 +221,83 @@ func heapPop(h *[]arrival, base int) {
 	}
 }
 
-// callTable aggregates call paths by shape (the paper's T_paths).
+// callTable aggregates call paths by shape (the paper's T_paths). It
+// records the pairs of every call path, so that the distributions of the
+// call-path table are computed exactly at the end.
 type callTable struct {
 	r            *nestRun
 	kidOff, kids []int32
-	patterns     map[uint64]*callPat
-	order        []*callPat
-	epNames      map[trace.Sym]int32
-	eps          []string
+	patterns     map[uint64]int32 // shape -> index in pats
+	pats         []callPat
 
-	shapeOf []uint64 // by pair: the shape of its subtree
+	// The call paths added: the pairs of each in its pattern's canonical
+	// pre-order, one after the other, and each one's pattern.
+	arena   []int32
+	pathPat []int32
 
 	// scratch
 	flat      []int32 // pairs of the current tree in canonical pre-order
 	parentPos []int32 // position in flat of each one's parent
+	shapes    []shapeOf
+}
+
+type shapeOf struct {
+	h uint64
+	p int32
 }
 
 type callPat struct {
 	count int
-	hops  []callAcc
+	hops  []callHopLabel
 }
 
-type callAcc struct {
-	from, to, ep int32
-	parent       int32
-	latency      DistBuilder
-	delay        DistBuilder
+type callHopLabel struct {
+	from, to int32 // name ids
+	ep       string
+	parent   int32
 }
 
-func newCallTable(r *nestRun, kidOff, kids []int32) *callTable {
+func newCallTable(r *nestRun, kidOff, kids []int32, paths int) *callTable {
 	return &callTable{
 		r: r, kidOff: kidOff, kids: kids,
-		patterns: make(map[uint64]*callPat),
-		epNames:  make(map[trace.Sym]int32),
-		shapeOf:  make([]uint64, len(r.pairs)),
+		patterns: make(map[uint64]int32),
+		arena:    make([]int32, 0, len(r.pairs)),
+		pathPat:  make([]int32, 0, paths),
 	}
 }
-
-// resolveEndpoints names the receiving endpoints of the calls of the tree
-// rooted at p, so that add does not need the Namer.
-func (ct *callTable) resolveEndpoints(p int32) {
-	s := ct.r.t.Messages[ct.r.pairs[p].call].Dst
-	if _, ok := ct.epNames[s]; !ok {
-		ct.epNames[s] = int32(len(ct.eps))
-		ct.eps = append(ct.eps, ct.r.agg.Namer().Endpoint(s))
-	}
-	for _, c := range ct.kids[ct.kidOff[p]:ct.kidOff[p+1]] {
-		ct.resolveEndpoints(c)
-	}
-}
-
-func (ct *callTable) epID(s trace.Sym) int32 { return ct.epNames[s] }
 
 // shape returns the structural hash of p's call tree and sorts the
 // children of every call in it into canonical order: by shape, then by call
-// time. The shapes of p's descendants are left in shapeOf.
+// time.
 func (ct *callTable) shape(p int32) uint64 {
 	r := ct.r
-	pp := &r.pairs[p]
-	h := mix(mix(0xca11, uint64(r.nameID(pp.caller))), uint64(r.nameID(pp.callee)))
+	h := mix(mix(0xca11, uint64(r.nameID(r.caller(p)))), uint64(r.nameID(r.callee(p))))
 	ks := ct.kids[ct.kidOff[p]:ct.kidOff[p+1]]
+	base := len(ct.shapes)
 	for _, c := range ks {
-		ct.shapeOf[c] = ct.shape(c)
+		sh := ct.shape(c)
+		ct.shapes = append(ct.shapes, shapeOf{sh, c})
 	}
-	if len(ks) > 1 {
-		slices.SortFunc(ks, func(a, b int32) int {
-			if x, y := ct.shapeOf[a], ct.shapeOf[b]; x != y {
-				if x < y {
+	kid := ct.shapes[base:]
+	if len(kid) > 1 {
+		slices.SortFunc(kid, func(a, b shapeOf) int {
+			if a.h != b.h {
+				if a.h < b.h {
 					return -1
 				}
 				return 1
 			}
-			if c := cmpI64(r.pairs[a].t1, r.pairs[b].t1); c != 0 {
+			if c := cmpI64(r.t1(a.p), r.t1(b.p)); c != 0 {
 				return c
 			}
-			return int(a - b)
+			return int(a.p - b.p)
 		})
 	}
-	for _, c := range ks {
-		h = mix(h, ct.shapeOf[c])
+	for i, k := range kid {
+		ks[i] = k.p
+		h = mix(h, k.h)
 	}
+	ct.shapes = ct.shapes[:base]
 	return mix(h, uint64(len(ks)))
 }
 
@@ -339,7 +305,6 @@ func (ct *callTable) shape(p int32) uint64 {
 // lists of the tree, so the tree's instance must be built first.
 func (ct *callTable) add(root int32) {
 	key := ct.shape(root)
-	pat := ct.patterns[key]
 	// Walk the tree in canonical pre-order, noting each call's parent
 	// position.
 	ct.flat = ct.flat[:0]
@@ -355,55 +320,87 @@ func (ct *callTable) add(root int32) {
 	}
 	walk(root, -1)
 	r := ct.r
-	if pat == nil {
-		pat = &callPat{hops: make([]callAcc, len(ct.flat))}
+	pi, ok := ct.patterns[key]
+	if !ok {
+		pi = int32(len(ct.pats))
+		hops := make([]callHopLabel, len(ct.flat))
 		for i, p := range ct.flat {
-			pp := &r.pairs[p]
-			pat.hops[i] = callAcc{
-				from:   r.nameID(pp.caller),
-				to:     r.nameID(pp.callee),
-				ep:     ct.epID(r.t.Messages[pp.call].Dst),
+			hops[i] = callHopLabel{
+				from:   r.nameID(r.caller(p)),
+				to:     r.nameID(r.callee(p)),
+				ep:     r.agg.Namer().Endpoint(r.tab.Flow(int(r.pairs[p].call)).Dst),
 				parent: ct.parentPos[i],
 			}
 		}
-		ct.patterns[key] = pat
-		ct.order = append(ct.order, pat)
+		ct.pats = append(ct.pats, callPat{hops: hops})
+		ct.patterns[key] = pi
 	}
-	pat.count++
-	for i, p := range ct.flat {
-		pp := &r.pairs[p]
-		h := &pat.hops[i]
-		h.latency.Add(float64(pp.t4-pp.t1)/1e3, 1)
-		if i > 0 {
-			par := &r.pairs[ct.flat[ct.parentPos[i]]]
-			h.delay.Add(float64(pp.t1-par.t1)/1e3, 1)
-		}
-	}
+	ct.pats[pi].count++
+	ct.arena = append(ct.arena, ct.flat...)
+	ct.pathPat = append(ct.pathPat, pi)
 }
 
 // paths returns the call-path patterns, most frequent first, with every
-// call's children in order of mean call delay.
+// call's children in order of mean call delay. Distributions are exact.
 func (ct *callTable) paths() []CallPath {
-	names := make([]string, ct.r.nNames)
-	for n, id := range ct.r.names {
+	r := ct.r
+	names := make([]string, r.nNames)
+	for n, id := range r.names {
 		names[id] = n
 	}
-	hist := ct.r.opt.Aggregate.Histograms
-	out := make([]CallPath, 0, len(ct.order))
-	for _, pat := range ct.order {
+	hist := r.opt.Aggregate.Histograms
+	// Group the recorded paths by pattern, with their offsets in the arena.
+	np := len(ct.pats)
+	first := make([]int32, np+1)
+	for _, pi := range ct.pathPat {
+		first[pi+1]++
+	}
+	for i := 0; i < np; i++ {
+		first[i+1] += first[i]
+	}
+	byPat := make([]int32, len(ct.pathPat)) // arena offset of each path, by pattern
+	next := slices.Clone(first[:np])
+	off := int32(0)
+	for _, pi := range ct.pathPat {
+		byPat[next[pi]] = off
+		next[pi]++
+		off += int32(len(ct.pats[pi].hops))
+	}
+	var vals []float64
+	out := make([]CallPath, 0, np)
+	for pi := range ct.pats {
+		pat := &ct.pats[pi]
+		paths := byPat[first[pi]:first[pi+1]]
 		n := len(pat.hops)
+		latency := make([]*Dist, n)
+		delay := make([]*Dist, n)
+		mean := make([]float64, n)
 		kids := make([][]int, n)
-		delay := make([]float64, n)
-		for i := range pat.hops {
-			delay[i] = pat.hops[i].delay.Mean()
-			if p := pat.hops[i].parent; p >= 0 {
-				kids[p] = append(kids[p], i)
+		for i, h := range pat.hops {
+			vals = vals[:0]
+			for _, o := range paths {
+				p := ct.arena[o+int32(i)]
+				vals = append(vals, float64(r.t4(p)-r.t1(p))/1e3)
+			}
+			latency[i] = summarizeUnit(vals, hist)
+			if h.parent < 0 {
+				continue
+			}
+			kids[h.parent] = append(kids[h.parent], i)
+			vals = vals[:0]
+			for _, o := range paths {
+				p, par := ct.arena[o+int32(i)], ct.arena[o+h.parent]
+				vals = append(vals, float64(r.t1(p)-r.t1(par))/1e3)
+			}
+			delay[i] = summarizeUnit(vals, hist)
+			if delay[i] != nil {
+				mean[i] = delay[i].Mean
 			}
 		}
 		for _, ks := range kids {
 			slices.SortStableFunc(ks, func(a, b int) int {
-				if delay[a] != delay[b] {
-					if delay[a] < delay[b] {
+				if mean[a] != mean[b] {
+					if mean[a] < mean[b] {
 						return -1
 					}
 					return 1
@@ -422,9 +419,9 @@ func (ct *callTable) paths() []CallPath {
 				ID:         id,
 				From:       names[h.from],
 				To:         names[h.to],
-				ToEndpoint: ct.eps[h.ep],
-				Latency:    h.latency.Dist(hist),
-				CallDelay:  h.delay.Dist(hist),
+				ToEndpoint: h.ep,
+				Latency:    latency[i],
+				CallDelay:  delay[i],
 			}
 			if h.parent >= 0 {
 				par := newID[h.parent]

@@ -59,7 +59,7 @@ func (r *refNest) findCallPairs() {
 			open = append(open, i)
 		case trace.KindReturn:
 			for j, c := range open {
-				if callKey(&r.t.Messages[c]) == returnKey(m) {
+				if refCallKey(&r.t.Messages[c]) == refReturnKey(m) {
 					cm := &r.t.Messages[c]
 					r.pairs = append(r.pairs, refPair{call: c, ret: i, t1: r.time(c), t4: r.time(i), caller: cm.SrcNode, callee: cm.DstNode})
 					open = slices.Delete(open, j, j+1)
@@ -356,4 +356,26 @@ func TestNestingMatchesReference(t *testing.T) {
 			t.Fatalf("%s: call-path table holds %d paths, %d roots", name, paths, count(fast.Result, "call_paths"))
 		}
 	}
+}
+
+// refCallKey and refReturnKey are the connection and call id a CALL opens
+// and a RETURN answers (docs/causal-nesting.md): both endpoints when
+// known, else both nodes.
+type refOpenKey struct {
+	a, b, id trace.Sym
+	byNode   bool
+}
+
+func refCallKey(m *trace.Message) refOpenKey {
+	if m.Src != 0 && m.Dst != 0 {
+		return refOpenKey{m.Src, m.Dst, m.CallID, false}
+	}
+	return refOpenKey{m.SrcNode, m.DstNode, m.CallID, true}
+}
+
+func refReturnKey(m *trace.Message) refOpenKey {
+	if m.Src != 0 && m.Dst != 0 {
+		return refOpenKey{m.Dst, m.Src, m.CallID, false}
+	}
+	return refOpenKey{m.DstNode, m.SrcNode, m.CallID, true}
 }

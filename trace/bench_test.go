@@ -95,3 +95,25 @@ func BenchmarkWrite(b *testing.B) {
 type countWriter struct{ n int64 }
 
 func (w *countWriter) Write(p []byte) (int, error) { w.n += int64(len(p)); return len(p), nil }
+
+// BenchmarkReadTable reads a TSV trace into a compact Table (what the
+// nest command does), presized from the input's size.
+func BenchmarkReadTable(b *testing.B) {
+	const n = 20000
+	data := benchInput(b, FormatTSV, n)
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	var tab *Table
+	for b.Loop() {
+		r := NewReader(bytes.NewReader(data), "bench", ReadOptions{Strict: true})
+		r.sizeHint = int64(len(data))
+		var err error
+		if tab, err = r.ReadTable(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if tab.Len() != n {
+		b.Fatalf("read %d messages, want %d", tab.Len(), n)
+	}
+	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "msgs/s")
+}

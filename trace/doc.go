@@ -14,6 +14,11 @@
 // engines can correct network delays and reports can show where the data
 // came from.
 //
+// A Table holds the same messages compactly (20 bytes a message instead
+// of 48: what messages share is stored once as a Flow), for engines that
+// read millions of them; ReadTable and ReadFileTable read a trace straight
+// into one, and NewTable and Table.Trace convert both ways.
+//
 // Traces are read and written in three formats, documented in
 // docs/formats.md: wirepath TSV and JSON Lines (read and written, both
 // versioned) and Project 5's "timestamp operation sender receiver id" layout

@@ -2,6 +2,7 @@ package trace
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -69,6 +70,12 @@ type Reader struct {
 	closers []func()
 	started bool
 	done    bool
+
+	// sizeHint is the size of the input in bytes when known (a regular
+	// file); with an uncompressed input, start estimates from it how many
+	// messages are coming (estimate).
+	sizeHint int64
+	estimate int
 }
 
 // NewReader returns a Reader of the trace in r; file names r in errors.
@@ -114,7 +121,7 @@ func (r *Reader) Close() error {
 
 func (r *Reader) start() error {
 	r.started = true
-	br, _, done, err := decompress.NewReader(r.in, 256<<10)
+	br, kind, done, err := decompress.NewReader(r.in, 256<<10)
 	r.closers = append(r.closers, done)
 	if err != nil {
 		return &ParseError{File: r.file, Err: cutShort(err)}
@@ -127,9 +134,14 @@ func (r *Reader) start() error {
 		}
 		r.format = DetectFormat(head)
 	}
+	if r.sizeHint > 0 && kind == decompress.None {
+		head, _ := br.Peek(64 << 10)
+		r.estimate = estimateLines(head, r.sizeHint)
+	}
 	switch r.format {
 	case FormatTSV:
-		r.dec = &tsvDecoder{t: r.t}
+		d := newTSVDecoder(r.t)
+		r.dec = &d
 	case FormatJSONL:
 		r.dec = &jsonlDecoder{t: r.t}
 	case FormatProject5:
@@ -163,36 +175,55 @@ func (r *Reader) Scan() bool {
 		if len(line) == 0 {
 			continue
 		}
-		r.msg = Message{SendTS: NoTime, RecvTS: NoTime}
-		ok, err := r.dec.decode(line, &r.msg)
-		if err != nil {
-			pe := r.position(err)
-			if r.opt.Strict || pe.fatal {
-				r.err = pe
-				return false
-			}
-			if r.skipped < int64(r.opt.MaxWarnings) {
-				r.t.Meta.Warnings = append(r.t.Meta.Warnings, "skipped "+pe.Error())
-			}
-			r.skipped++
-			continue
-		}
-		if ok {
-			r.n++
+		if r.decodeLine(line) {
 			return true
 		}
+		if r.err != nil {
+			return false
+		}
 	}
+	r.end()
+	return false
+}
+
+// decodeLine decodes a non-empty line into r.msg and reports whether it
+// held a message. A bad line is skipped and counted, or, when Strict or
+// fatal, sets r.err.
+func (r *Reader) decodeLine(line []byte) bool {
+	r.msg = Message{SendTS: NoTime, RecvTS: NoTime}
+	ok, err := r.dec.decode(line, &r.msg)
+	if err != nil {
+		pe := r.position(err)
+		if r.opt.Strict || pe.fatal {
+			r.err = pe
+			return false
+		}
+		if r.skipped < int64(r.opt.MaxWarnings) {
+			r.t.Meta.Warnings = append(r.t.Meta.Warnings, "skipped "+pe.Error())
+		}
+		r.skipped++
+		return false
+	}
+	if ok {
+		r.n++
+	}
+	return ok
+}
+
+// end finishes the input once the scanner stops: it sets r.err, or marks
+// the reader done and records the accounting.
+func (r *Reader) end() {
 	if err := r.sc.Err(); err != nil {
 		if errors.Is(err, bufio.ErrTooLong) {
 			err = fmt.Errorf("line longer than %d bytes", r.opt.MaxLine)
 		}
 		err = cutShort(err)
 		r.err = &ParseError{File: r.file, Line: r.line + 1, Err: err}
-		return false
+		return
 	}
 	if err := r.dec.finish(); err != nil {
 		r.err = r.position(err)
-		return false
+		return
 	}
 	r.done = true
 	m := &r.t.Meta
@@ -204,7 +235,6 @@ func (r *Reader) Scan() bool {
 	if m.Source == "" {
 		m.Source = r.file
 	}
-	return false
 }
 
 // cutShort explains io.ErrUnexpectedEOF, which compressed input returns
@@ -226,11 +256,118 @@ func (r *Reader) position(err error) *ParseError {
 	return pe
 }
 
+// estimateLines estimates the lines of an input of size bytes from its
+// first bytes, erring a little on the high side so that storage sized by
+// it rarely has to grow (capacity never written costs address space, not
+// memory). It returns 0 when head is too short to tell.
+func estimateLines(head []byte, size int64) int {
+	n := bytes.Count(head, []byte{'\n'})
+	if n < 8 {
+		return 0
+	}
+	est := float64(size) / (float64(len(head)) / float64(n))
+	return int(min(est*1.03+1024, 1<<31-1))
+}
+
+// ReadTable reads the rest of the trace into a Table, which takes about
+// half the memory of a Trace and is never held as a []Message. The Reader
+// is closed; its Trace must not be used afterwards (the Table took its
+// symbols and Meta).
+func (r *Reader) ReadTable() (*Table, error) {
+	defer r.Close()
+	tab := &Table{}
+	if !r.Scan() { // the first message, after the headers
+		if r.err != nil {
+			return nil, r.err
+		}
+		return r.table(tab), nil
+	}
+	if r.estimate > 0 {
+		tab.Grow(r.estimate)
+	}
+	tab.Append(&r.msg)
+	// The usual TSV lines are decoded straight into the table; the rest go
+	// through decodeLine as Scan would send them.
+	d, _ := r.dec.(*tsvDecoder)
+	for r.sc.Scan() {
+		r.line++
+		line := r.sc.Bytes()
+		if n := len(line); n == 0 || line[n-1] == '\r' || line[0] == '#' || d == nil || !d.canonical {
+			if n > 0 && line[n-1] == '\r' {
+				line = line[:n-1]
+			}
+			if len(line) > 0 && r.decodeLine(line) {
+				tab.Append(&r.msg)
+			} else if r.err != nil {
+				return nil, r.err
+			}
+			continue
+		}
+		m := Message{SendTS: NoTime, RecvTS: NoTime}
+		d.lastSpan = nil
+		if !d.parseCanonical(line, &m) {
+			if r.decodeLine(line) {
+				tab.Append(&r.msg)
+			} else if r.err != nil {
+				return nil, r.err
+			}
+			continue
+		}
+		r.n++
+		// The span cache remembers the flow the span had last, with its
+		// kind and protocol.
+		var fid uint32
+		if e := d.lastSpan; e != nil && e.flowSet && e.kind == m.Kind && e.proto == m.Proto {
+			fid = e.flow
+		} else {
+			fid = tab.flowOf(Flow{Src: m.Src, Dst: m.Dst, SrcNode: m.SrcNode, DstNode: m.DstNode, Kind: m.Kind, Proto: m.Proto})
+			if e != nil {
+				e.flow, e.kind, e.proto, e.flowSet = fid, m.Kind, m.Proto, true
+			}
+		}
+		tab.appendRow(&m, fid)
+	}
+	r.end()
+	if r.err != nil {
+		return nil, r.err
+	}
+	return r.table(tab), nil
+}
+
+// table hands the reader's symbols and Meta over to tab.
+func (r *Reader) table(tab *Table) *Table {
+	tab.Syms, tab.Meta = r.t.Syms, r.t.Meta
+	r.t.Syms, r.t.Meta = Symbols{}, Meta{}
+	return tab
+}
+
+// ReadFileTable is ReadFile into a Table (see Reader.ReadTable). The
+// file's size sizes the table when the file is not compressed.
+func ReadFileTable(path string, opt ReadOptions) (*Table, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	r := NewReader(f, path, opt)
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+		r.sizeHint = st.Size()
+	}
+	return r.ReadTable()
+}
+
 // ReadAll reads the rest of the trace and returns it with its messages.
 // The Reader is closed.
 func (r *Reader) ReadAll() (*Trace, error) {
 	defer r.Close()
+	sized := false
 	for r.Scan() {
+		if !sized {
+			sized = true
+			if r.estimate > 0 && r.t.Messages == nil {
+				r.t.Messages = make([]Message, 0, r.estimate)
+			}
+		}
 		r.t.Messages = append(r.t.Messages, r.msg)
 	}
 	if r.err != nil {
@@ -261,5 +398,9 @@ func ReadFile(path string, opt ReadOptions) (*Trace, error) {
 		return nil, err
 	}
 	defer f.Close()
-	return Read(f, path, opt)
+	r := NewReader(f, path, opt)
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+		r.sizeHint = st.Size()
+	}
+	return r.ReadAll()
 }

@@ -69,7 +69,7 @@ type Roles struct {
 	// a port; roleServer for nodes with a fixed endpoint, roleKnown for
 	// nodes with an endpoint with a port.
 	flags []uint8
-	t     *Trace
+	syms  *Symbols
 }
 
 const (
@@ -82,25 +82,50 @@ const (
 // ClassifyRoles computes Roles for t. It takes time O(n log n) and memory
 // O(n) in the number of messages, with no maps.
 func ClassifyRoles(t *Trace, opt RoleOptions) *Roles {
+	return classifyRoles(&t.Syms, opt, len(t.Messages), func(yield func(*Flow)) {
+		var f Flow
+		for i := range t.Messages {
+			m := &t.Messages[i]
+			f = Flow{Src: m.Src, Dst: m.Dst, SrcNode: m.SrcNode, DstNode: m.DstNode, Kind: m.Kind}
+			yield(&f)
+		}
+	})
+}
+
+// ClassifyTableRoles computes the Roles of a Table's messages. The
+// classification depends only on which endpoints, nodes and kinds occur
+// together, so it works on the table's distinct flows: its cost does not
+// depend on the number of messages.
+func ClassifyTableRoles(t *Table, opt RoleOptions) *Roles {
+	return classifyRoles(&t.Syms, opt, len(t.flows), func(yield func(*Flow)) {
+		for i := range t.flows {
+			yield(&t.flows[i])
+		}
+	})
+}
+
+// classifyRoles classifies the endpoints and nodes of the n flows (or
+// messages) that each hands to its yield function, in the same order
+// every time it is called.
+func classifyRoles(syms *Symbols, opt RoleOptions, n int, each func(yield func(*Flow))) *Roles {
 	if opt.MinPeers <= 0 {
 		opt.MinPeers = 3
 	}
-	ns := t.Syms.Len()
-	r := &Roles{flags: make([]uint8, ns), t: t}
+	ns := syms.Len()
+	r := &Roles{flags: make([]uint8, ns), syms: syms}
 	// Distinct peers: each unordered endpoint pair {a, b} that exchanged a
 	// message makes a and b peers once.
-	edges := make([]uint64, 0, len(t.Messages))
-	for i := range t.Messages {
-		m := &t.Messages[i]
+	edges := make([]uint64, 0, n)
+	each(func(m *Flow) {
 		if m.Src == 0 || m.Dst == 0 {
-			continue
+			return
 		}
 		a, b := m.Src, m.Dst
 		if a > b {
 			a, b = b, a
 		}
 		edges = append(edges, uint64(a)<<32|uint64(b))
-	}
+	})
 	slices.Sort(edges)
 	peers := make([]int32, ns)
 	for i, e := range edges {
@@ -116,15 +141,14 @@ func ClassifyRoles(t *Trace, opt RoleOptions) *Roles {
 	edges = nil
 	evidence := make([]bool, ns)
 	if opt.UseKinds {
-		for i := range t.Messages {
-			m := &t.Messages[i]
+		each(func(m *Flow) {
 			switch m.Kind {
 			case KindCall:
 				evidence[m.Dst] = true
 			case KindReturn:
 				evidence[m.Src] = true
 			}
-		}
+		})
 	}
 	// Endpoints: which have a port, which are fixed.
 	done := make([]bool, ns)
@@ -133,7 +157,7 @@ func ClassifyRoles(t *Trace, opt RoleOptions) *Roles {
 			return
 		}
 		done[ep] = true
-		_, p := SplitEndpoint(t.Str(ep))
+		_, p := SplitEndpoint(syms.String(ep))
 		if p == "" {
 			return
 		}
@@ -143,8 +167,7 @@ func ClassifyRoles(t *Trace, opt RoleOptions) *Roles {
 			r.flags[ep] |= roleFixed
 		}
 	}
-	for i := range t.Messages {
-		m := &t.Messages[i]
+	each(func(m *Flow) {
 		for _, e := range [2]struct{ ep, node Sym }{{m.Src, m.SrcNode}, {m.Dst, m.DstNode}} {
 			if e.node == 0 || e.ep == 0 {
 				continue
@@ -157,7 +180,7 @@ func ClassifyRoles(t *Trace, opt RoleOptions) *Roles {
 				r.flags[e.node] |= roleServer
 			}
 		}
-	}
+	})
 	return r
 }
 
@@ -174,7 +197,7 @@ func (r *Roles) Client(node Sym) bool { return r.flag(node, roleKnown) && !r.fla
 // EndpointName returns ep with an ephemeral port replaced by "*", so that
 // connections from different ephemeral ports aggregate.
 func (r *Roles) EndpointName(ep Sym) string {
-	s := r.t.Str(ep)
+	s := r.syms.String(ep)
 	if r.flag(ep, roleFixed) {
 		return s
 	}

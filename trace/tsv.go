@@ -3,12 +3,16 @@ package trace
 import (
 	"bufio"
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"math"
+	"slices"
 	"strconv"
 	"strings"
+	"unsafe"
 )
 
 // TSVColumns are the columns WriteTSV writes, in order.
@@ -149,7 +153,7 @@ const (
 func NewTSVReader(r io.Reader, file string, t *Trace) *TSVReader {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 1<<20), 16<<20)
-	return &TSVReader{sc: sc, file: file, dec: tsvDecoder{t: t}}
+	return &TSVReader{sc: sc, file: file, dec: newTSVDecoder(t)}
 }
 
 // Next reads the next message. It returns io.EOF at the end. A *ParseError
@@ -195,10 +199,27 @@ const tsvMagicPrefix = "# wirepath-trace"
 
 // tsvDecoder decodes the lines of a TSV trace.
 type tsvDecoder struct {
-	t      *Trace
-	cols   []int // column index -> field id, -1 to ignore
-	fields [][]byte
+	t    *Trace
+	cols []int // column index -> field id, -1 to ignore
+	// span is the column index of src when src, dst, src_node and
+	// dst_node follow each other (as WriteTSV writes them), else -1: the
+	// four fields are then looked up together in cache (from line
+	// cacheAfter on).
+	span  int
+	cache *spanCache
+	// canonical is set when the columns are TSVColumns in order (as
+	// WriteTSV writes them): parseCanonical then reads the usual lines,
+	// interning names through recent.
+	canonical bool
+	recent    *recentSyms
+	lastSpan  *spanEntry // the span cache entry parseCanonical used
+	lines     int        // data lines decoded
 }
+
+// cacheAfter is the data line from which a decoder uses its caches.
+const cacheAfter = 1024
+
+func newTSVDecoder(t *Trace) tsvDecoder { return tsvDecoder{t: t, span: -1} }
 
 func colErr(col string, format string, args ...any) error {
 	return &ParseError{Column: col, Err: fmt.Errorf(format, args...)}
@@ -224,6 +245,12 @@ func (d *tsvDecoder) decode(line []byte, m *Message) (bool, error) {
 	}
 	if d.cols == nil {
 		return false, d.header(line)
+	}
+	if d.canonical {
+		if d.parseCanonical(line, m) {
+			return true, nil
+		}
+		*m = Message{SendTS: NoTime, RecvTS: NoTime}
 	}
 	return true, d.parse(line, m)
 }
@@ -256,64 +283,378 @@ func (d *tsvDecoder) header(line []byte) error {
 		d.cols = nil
 		return fatalErr(fmt.Errorf("%w: the header must name send_ts or recv_ts (got %q)", ErrNoHeader, line))
 	}
+	d.span = -1
+	d.canonical = slices.Equal(d.cols, []int{colSend, colRecv, colSrc, colDst, colSrcNode, colDstNode, colBytes, colKind, colCallID, colProto})
+	for i := 0; i+3 < len(d.cols); i++ {
+		if d.cols[i] == colSrc && d.cols[i+1] == colDst && d.cols[i+2] == colSrcNode && d.cols[i+3] == colDstNode {
+			d.span = i
+		}
+	}
 	return nil
 }
 
+// counted counts a data line and turns the caches on at line cacheAfter,
+// when the trace is long enough to be worth them (about 330 KB).
+func (d *tsvDecoder) counted() {
+	if d.lines++; d.lines == cacheAfter {
+		if d.span >= 0 {
+			d.cache = &spanCache{on: true}
+		}
+		if d.canonical {
+			d.recent = &recentSyms{}
+		}
+	}
+}
+
 func (d *tsvDecoder) parse(line []byte, m *Message) error {
-	d.fields = d.fields[:0]
-	for {
-		i := indexTab(line)
-		if i < 0 {
-			d.fields = append(d.fields, line)
+	d.counted()
+	if n := bytes.Count(line, []byte{'\t'}) + 1; n != len(d.cols) {
+		return colErr("", "%d fields, the header names %d", n, len(d.cols))
+	}
+	for i := 0; ; i++ {
+		if i == d.span && d.cache != nil && d.cache.on {
+			if rest, last, ok := d.spanSyms(line, m); ok {
+				if last {
+					break // the span ended the line
+				}
+				line = rest
+				i += 3
+				continue
+			}
+		}
+		j := indexTab(line)
+		f := line
+		if j >= 0 {
+			f = line[:j]
+		}
+		if id := d.cols[i]; id >= 0 {
+			if err := d.field(id, f, m); err != nil {
+				return colErr(TSVColumns[id], "%v", err)
+			}
+		}
+		if j < 0 {
 			break
 		}
-		d.fields = append(d.fields, line[:i])
-		line = line[i+1:]
-	}
-	if len(d.fields) != len(d.cols) {
-		return colErr("", "%d fields, the header names %d", len(d.fields), len(d.cols))
-	}
-	for i, f := range d.fields {
-		id := d.cols[i]
-		if id < 0 {
-			continue
-		}
-		var err error
-		switch id {
-		case colSend:
-			m.SendTS, err = parseTS(f)
-		case colRecv:
-			m.RecvTS, err = parseTS(f)
-		case colSrc:
-			m.Src, err = d.sym(f)
-		case colDst:
-			m.Dst, err = d.sym(f)
-		case colSrcNode:
-			m.SrcNode, err = d.sym(f)
-		case colDstNode:
-			m.DstNode, err = d.sym(f)
-		case colCallID:
-			m.CallID, err = d.sym(f)
-		case colBytes:
-			if !isDash(f) {
-				m.Bytes, err = parseInt(f)
-				if err == nil && m.Bytes < 0 {
-					err = errors.New("negative size")
-				}
-			}
-		case colKind:
-			m.Kind, err = kindFromBytes(f)
-		case colProto:
-			m.Proto, err = protoFromBytes(f)
-		}
-		if err != nil {
-			return colErr(TSVColumns[id], "%v", err)
-		}
+		line = line[j+1:]
 	}
 	if !m.SendTS.Known() && !m.RecvTS.Known() {
 		return colErr("", "neither send_ts nor recv_ts is known")
 	}
 	return nil
+}
+
+// parseCanonical parses a line of the canonical columns in one pass, for
+// lines written the usual way: numbers without signs, names without
+// quotes, kinds and protocols as WriteTSV writes them. It reports false,
+// having maybe changed m, for any other line, which parse then reads (and
+// reports the errors of).
+func (d *tsvDecoder) parseCanonical(line []byte, m *Message) bool {
+	d.counted()
+	var ok bool
+	var f []byte
+	if f, line, ok = nextField(line, 19); !ok {
+		return false
+	}
+	if m.SendTS, ok = plainTS(f); !ok {
+		return false
+	}
+	if f, line, ok = nextField(line, 19); !ok {
+		return false
+	}
+	if m.RecvTS, ok = plainTS(f); !ok {
+		return false
+	}
+	if m.SendTS == NoTime && m.RecvTS == NoTime {
+		return false
+	}
+	// src, dst, src_node, dst_node
+	end := 0
+	for k := 0; k < 4; k++ {
+		j := bytes.IndexByte(line[end:], '\t')
+		if j < 0 {
+			return false
+		}
+		end += j + 1
+	}
+	span := line[:end-1]
+	line = line[end:]
+	if d.cache != nil && d.cache.on {
+		if !d.spanAt(span, m) {
+			return false
+		}
+	} else {
+		for _, dst := range [4]*Sym{&m.Src, &m.Dst, &m.SrcNode, &m.DstNode} {
+			f, span, _ = nextField(span, 0)
+			if *dst, ok = d.plainSym(f); !ok {
+				return false
+			}
+		}
+	}
+	if f, line, ok = nextField(line, 0); !ok {
+		return false
+	}
+	if !isDash(f) {
+		if len(f) == 0 || f[0] < '0' || f[0] > '9' {
+			return false
+		}
+		v, err := parseInt(f)
+		if err != nil {
+			return false
+		}
+		m.Bytes = v
+	}
+	switch {
+	case bytes.HasPrefix(line, []byte("CALL\t")):
+		m.Kind, line = KindCall, line[5:]
+	case bytes.HasPrefix(line, []byte("RETURN\t")):
+		m.Kind, line = KindReturn, line[7:]
+	case bytes.HasPrefix(line, []byte("-\t")):
+		m.Kind, line = KindUnknown, line[2:]
+	default:
+		return false
+	}
+	if f, line, ok = nextField(line, 0); !ok {
+		return false
+	}
+	if m.CallID, ok = d.plainSym(f); !ok {
+		return false
+	}
+	// the rest of the line is the protocol, with no tab in it
+	switch string(line) {
+	case "tcp":
+		m.Proto = ProtoTCP
+	case "udp":
+		m.Proto = ProtoUDP
+	case "-":
+		m.Proto = ProtoUnknown
+	case "unix":
+		m.Proto = ProtoUnix
+	case "other":
+		m.Proto = ProtoOther
+	default:
+		return false
+	}
+	return true
+}
+
+// nextField splits line at its first tab into the field before it and the
+// rest after it; guess is the field's likely length (checked first), 0
+// for none. It reports false when there is no tab.
+func nextField(line []byte, guess int) (f, rest []byte, ok bool) {
+	if guess > 0 && guess < len(line) && line[guess] == '\t' && line[0] != '-' {
+		return line[:guess], line[guess+1:], true
+	}
+	for i, c := range line {
+		if c == '\t' {
+			return line[:i], line[i+1:], true
+		}
+	}
+	return line, nil, false
+}
+
+// plainTS parses a timestamp of digits or "-".
+func plainTS(f []byte) (Timestamp, bool) {
+	if isDash(f) {
+		return NoTime, true
+	}
+	if len(f) == 0 || f[0] < '0' || f[0] > '9' {
+		return NoTime, false
+	}
+	v, err := parseInt(f)
+	return Timestamp(v), err == nil
+}
+
+// plainSym interns a name without quotes ("-" for none).
+func (d *tsvDecoder) plainSym(f []byte) (Sym, bool) {
+	if len(f) == 0 || f[0] == '"' {
+		return 0, false
+	}
+	if isDash(f) {
+		return 0, true
+	}
+	return d.recent.intern(&d.t.Syms, f), true
+}
+
+// recentSyms is a direct-mapped cache of recently interned short names
+// in front of a symbol table: a trace names the same few call ids,
+// endpoints and nodes over and over within a short time, and the cache
+// answers them from a few cache lines (the name is kept in the entry)
+// where the symbol table would take several misses.
+type recentSyms struct {
+	entries [recentSize]recentEntry
+}
+
+type recentEntry struct {
+	id Sym
+	n  uint8
+	b  [recentMax]byte
+}
+
+const (
+	recentSize = 1 << 12
+	recentMax  = 27 // longest name cached
+)
+
+func (c *recentSyms) intern(syms *Symbols, f []byte) Sym {
+	if c == nil || len(f) > recentMax {
+		return syms.InternBytes(f)
+	}
+	e := &c.entries[hashString(unsafe.String(unsafe.SliceData(f), len(f)))&(recentSize-1)]
+	if int(e.n) == len(f) && e.id != 0 && string(e.b[:e.n]) == string(f) {
+		return e.id
+	}
+	id := syms.InternBytes(f)
+	e.id, e.n = id, uint8(len(f))
+	copy(e.b[:], f)
+	return id
+}
+
+// field parses field f of column id into m.
+func (d *tsvDecoder) field(id int, f []byte, m *Message) error {
+	var err error
+	switch id {
+	case colSend:
+		m.SendTS, err = parseTS(f)
+	case colRecv:
+		m.RecvTS, err = parseTS(f)
+	case colSrc:
+		m.Src, err = d.sym(f)
+	case colDst:
+		m.Dst, err = d.sym(f)
+	case colSrcNode:
+		m.SrcNode, err = d.sym(f)
+	case colDstNode:
+		m.DstNode, err = d.sym(f)
+	case colCallID:
+		m.CallID, err = d.sym(f)
+	case colBytes:
+		if !isDash(f) {
+			m.Bytes, err = parseInt(f)
+			if err == nil && m.Bytes < 0 {
+				err = errors.New("negative size")
+			}
+		}
+	case colKind:
+		m.Kind, err = kindFromBytes(f)
+	case colProto:
+		m.Proto, err = protoFromBytes(f)
+	}
+	return err
+}
+
+// spanSyms reads the four fields src, dst, src_node and dst_node at the
+// start of line through the span cache. It returns the rest of the line
+// after them (without the tab) or last when they end the line, and false
+// when the cache cannot answer; then nothing was consumed.
+func (d *tsvDecoder) spanSyms(line []byte, m *Message) (rest []byte, last, ok bool) {
+	end := 0
+	for k := 0; k < 4; k++ {
+		j := bytes.IndexByte(line[end:], '\t')
+		if j < 0 {
+			if k < 3 {
+				return nil, false, false
+			}
+			end = len(line)
+			break
+		}
+		end += j
+		if k < 3 {
+			end++
+		}
+	}
+	if !d.spanAt(line[:end], m) {
+		return nil, false, false
+	}
+	if end == len(line) {
+		return nil, true, true
+	}
+	return line[end+1:], false, true
+}
+
+// spanAt sets the four Syms of span, the fields src, dst, src_node and
+// dst_node with their tabs, through the span cache. It reports false when
+// the cache cannot answer.
+func (d *tsvDecoder) spanAt(span []byte, m *Message) bool {
+	c := d.cache
+	e, h := c.lookup(span)
+	if e == nil {
+		// Parse the four fields the usual way and remember them.
+		var syms [4]Sym
+		f := span
+		for k := range syms {
+			j := indexTab(f)
+			g := f
+			if j >= 0 {
+				g = f[:j]
+				f = f[j+1:]
+			}
+			if len(g) > 0 && g[0] == '"' {
+				return false // quoted: the cache keeps plain names only
+			}
+			s, err := d.sym(g)
+			if err != nil {
+				return false
+			}
+			syms[k] = s
+		}
+		e = c.insert(h, span, syms)
+	}
+	m.Src, m.Dst, m.SrcNode, m.DstNode = e.syms[0], e.syms[1], e.syms[2], e.syms[3]
+	d.lastSpan = e
+	return true
+}
+
+// spanCache remembers the Syms of recently seen (src, dst, src_node,
+// dst_node) spans of TSV lines: one hash and one comparison of the span
+// instead of four lookups in the symbol table. It turns itself off when
+// most lookups miss (traces where most connections are new).
+type spanCache struct {
+	entries      [spanCacheSize]spanEntry
+	text         []byte // the spans of the entries
+	on           bool
+	hits, misses int
+}
+
+type spanEntry struct {
+	h      uint64
+	off, n uint32 // the span is text[off:off+n]
+	syms   [4]Sym
+	// the flow ReadTable last found for the span, with its kind and
+	// protocol
+	flow    uint32
+	kind    Kind
+	proto   Proto
+	flowSet bool
+}
+
+const (
+	spanCacheSize = 1 << 12
+	spanCacheText = 1 << 20 // text kept before the cache starts afresh
+)
+
+func (c *spanCache) lookup(span []byte) (*spanEntry, uint64) {
+	h := hashString(unsafe.String(unsafe.SliceData(span), len(span)))
+	e := &c.entries[h&(spanCacheSize-1)]
+	if e.h == h && int(e.n) == len(span) && e.n > 0 && bytes.Equal(c.text[e.off:e.off+e.n], span) {
+		c.hits++
+		return e, h
+	}
+	c.misses++
+	if c.misses == 1<<14 && c.hits < c.misses {
+		c.on = false
+	}
+	return nil, h
+}
+
+func (c *spanCache) insert(h uint64, span []byte, syms [4]Sym) *spanEntry {
+	if len(c.text)+len(span) > spanCacheText {
+		c.entries = [spanCacheSize]spanEntry{}
+		c.text = c.text[:0]
+	}
+	e := &c.entries[h&(spanCacheSize-1)]
+	*e = spanEntry{h: h, off: uint32(len(c.text)), n: uint32(len(span)), syms: syms}
+	c.text = append(c.text, span...)
+	return e
 }
 
 func indexTab(b []byte) int {
@@ -343,6 +684,63 @@ func parseTS(f []byte) (Timestamp, error) {
 
 // parseInt parses a decimal int64 without allocating.
 func parseInt(f []byte) (int64, error) {
+	n := len(f)
+	if n == 19 {
+		// a nanosecond timestamp of this century: 8 + 8 + 3 digits
+		hi, ok1 := digits8(f)
+		mid, ok2 := digits8(f[8:])
+		d0, d1, d2 := f[16]-'0', f[17]-'0', f[18]-'0'
+		if ok1 && ok2 && d0 <= 9 && d1 <= 9 && d2 <= 9 && hi <= 92233720 {
+			v := hi*1e11 + mid*1e3 + uint64(d0)*100 + uint64(d1)*10 + uint64(d2)
+			if v <= math.MaxInt64 {
+				return int64(v), nil
+			}
+		}
+		return parseIntSlow(f)
+	}
+	if n == 0 || n > 19 {
+		return parseIntSlow(f)
+	}
+	// Eight digits at a time; 19 digits fit in a uint64.
+	var v uint64
+	i := 0
+	for ; i+8 <= n; i += 8 {
+		x, ok := digits8(f[i:])
+		if !ok {
+			return parseIntSlow(f)
+		}
+		v = v*1e8 + x
+	}
+	for ; i < n; i++ {
+		d := f[i] - '0'
+		if d > 9 {
+			return parseIntSlow(f)
+		}
+		v = v*10 + uint64(d)
+	}
+	if v > math.MaxInt64 {
+		return parseIntSlow(f)
+	}
+	return int64(v), nil
+}
+
+// digits8 parses the eight ASCII digits at the start of b (SWAR: three
+// multiplications instead of eight dependent ones), or reports that they
+// are not all digits.
+func digits8(b []byte) (uint64, bool) {
+	v := binary.LittleEndian.Uint64(b)
+	const ones = 0x0101010101010101
+	if (v|(v-'0'*ones)|(v+0x46*ones))&(0x80*ones) != 0 { // a byte above 0x7f, below '0' or above '9'
+		return 0, false
+	}
+	v -= '0' * ones
+	v = (v * 10) + (v >> 8) // pairs of digits in the even bytes
+	v = ((v & 0x000000FF000000FF) * (100 + 1000000<<32)) + (((v >> 16) & 0x000000FF000000FF) * (1 + 10000<<32))
+	return v >> 32, true
+}
+
+// parseIntSlow is parseInt for signs, long numbers and errors.
+func parseIntSlow(f []byte) (int64, error) {
 	b := f
 	neg := false
 	if len(b) > 0 && (b[0] == '-' || b[0] == '+') {

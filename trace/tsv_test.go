@@ -3,6 +3,8 @@ package trace
 import (
 	"bytes"
 	"errors"
+	"math/rand/v2"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -54,4 +56,113 @@ func TestTSVErrorsNameLineAndColumn(t *testing.T) {
 	if len(tr.Messages) != 1 || len(tr.Meta.Warnings) != 2 {
 		t.Errorf("lenient read: %d messages, warnings %q", len(tr.Messages), tr.Meta.Warnings)
 	}
+}
+
+// TestParseIntMatchesStrconv checks the allocation-free integer parser
+// (eight digits at a time) against strconv on numbers of every length,
+// signs, the int64 limits and malformed fields.
+func TestParseIntMatchesStrconv(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	cases := []string{"0", "-0", "+7", "9223372036854775807", "-9223372036854775808",
+		"9223372036854775808", "99999999999999999999", "1700000000000000000", "12345678",
+		"1234567a", "12345678a", "/2345678", ":2345678", "1234 678", "", "-", "+", "1e9", "\x801234567"}
+	for i := 0; i < 20000; i++ {
+		v := rng.Int64() >> rng.IntN(63)
+		if rng.IntN(4) == 0 {
+			v = -v
+		}
+		cases = append(cases, strconv.FormatInt(v, 10))
+	}
+	for _, c := range cases {
+		got, err := parseInt([]byte(c))
+		want, werr := strconv.ParseInt(c, 10, 64)
+		if (err != nil) != (werr != nil) || err == nil && got != want {
+			t.Errorf("parseInt(%q) = %d, %v; strconv says %d, %v", c, got, err, want, werr)
+		}
+	}
+}
+
+// TestSpanCache: reading with the cache of (src, dst, src_node, dst_node)
+// spans gives what reading field by field gives, on lines that repeat
+// spans, change one name of a span, quote names, leave fields empty or
+// "-", and end with the span; and on enough new spans to turn it off.
+func TestSpanCache(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("send_ts\tbytes\tsrc\tdst\tsrc_node\tdst_node\n")
+	rng := rand.New(rand.NewPCG(3, 3))
+	names := []string{"a:1", "b:2", "a", "b", `"q\tx"`, "-", "", "c:3"}
+	for i := 0; i < 40000; i++ {
+		f := [4]string{"a:1", "b:2", "a", "b"}
+		if rng.IntN(4) == 0 {
+			f[rng.IntN(4)] = names[rng.IntN(len(names))]
+		}
+		if i > 3000 { // new spans all the time
+			f[0] = "10.0.0.1:" + strconv.Itoa(i)
+		}
+		b.WriteString(strconv.Itoa(i) + "\t" + strconv.Itoa(i%7) + "\t" + strings.Join(f[:], "\t") + "\n")
+	}
+	read := func(cache bool) (*Trace, *tsvDecoder) {
+		tr := &Trace{}
+		d := newTSVDecoder(tr)
+		for _, line := range strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n") {
+			m := Message{SendTS: NoTime, RecvTS: NoTime}
+			ok, err := d.decode([]byte(line), &m)
+			if !cache {
+				d.span = -1
+			}
+			if err != nil {
+				t.Fatal(err)
+			} else if ok {
+				tr.Messages = append(tr.Messages, m)
+			}
+		}
+		return tr, &d
+	}
+	plain, _ := read(false)
+	cached, d := read(true)
+	if err := equalTraces(plain, cached); err != nil {
+		t.Fatal(err)
+	}
+	if len(plain.Messages) != 40000 || d.cache.hits < 1000 || d.cache.on {
+		t.Fatalf("%d messages, %d cache hits, cache on at the end: %v", len(plain.Messages), d.cache.hits, d.cache.on)
+	}
+}
+
+// FuzzParseCanonical: the one-pass parser of the usual columns accepts
+// only lines the general parser accepts, and reads them the same.
+func FuzzParseCanonical(f *testing.F) {
+	for _, seed := range []string{
+		"1700000000000000000\t1700000000000031000\t10.0.0.9:51000\t10.0.1.11:80\tclient\tweb\t320\tCALL\t-\ttcp", // usual
+		"-\t1700000000005200000\t10.0.1.11:80\t10.0.0.9:51000\tweb\tclient\t5120\tRETURN\tq1\ttcp",               // send unseen
+		"1\t2\ta\tb\tc\td\t-\t-\t-\t-",                   // short numbers, every dash
+		"9223372036854775808\t1\ta\tb\tc\td\t1\t-\t-\t-", // 19 digits, out of range
+		"1\t2\t\"q\\tx\"\tb\tc\td\t1\t-\t-\tudp",         // quoted name: general path
+		"1\t2\ta\tb\tc\td\t1\tCALL\tx\ttcp\textra",       // a field too many
+		"1\t2\ta\tb\tc\td\t1\tcall\tx\tTCP",              // lower-case kind
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		if len(line) == 0 || bytes.ContainsAny(line, "\r\n") || line[0] == '#' {
+			return
+		}
+		tr := &Trace{}
+		d := newTSVDecoder(tr)
+		if _, err := d.decode([]byte(strings.Join(TSVColumns, "\t")), nil); err != nil || !d.canonical {
+			t.Fatal("canonical header not recognised", err)
+		}
+		d.lines = cacheAfter - 1 // with the caches on
+
+		fast := Message{SendTS: NoTime, RecvTS: NoTime}
+		if !d.parseCanonical(line, &fast) {
+			return
+		}
+		slow := Message{SendTS: NoTime, RecvTS: NoTime}
+		if err := d.parse(line, &slow); err != nil {
+			t.Fatalf("%q: fast path accepted what the parser rejects: %v", line, err)
+		}
+		if fast != slow {
+			t.Fatalf("%q: fast %+v, parser %+v", line, fast, slow)
+		}
+	})
 }
