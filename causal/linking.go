@@ -52,7 +52,7 @@ type LinkingOptions struct {
 	// mean delay of B→C's links weighted by their probabilities; with
 	// DelayEmpirical each round is one EM step (0 leaves WAP5's weights).
 	// 0, the paper's behaviour, uses the mean smallest preceding delay.
-	// Default 4.
+	// Default 2.
 	Iterations int
 	// MaxTreeSize bounds the messages of one path instance; links beyond it
 	// are left out and the instance is counted as truncated. Default 10000.
@@ -116,7 +116,7 @@ func DefaultLinkingOptions() LinkingOptions {
 		ClientRoots:        true,
 		Calls:              true,
 		DelayModel:         DelayEmpirical,
-		Iterations:         4,
+		Iterations:         2,
 		NormalizeRoots:     true,
 		Reparent:           true,
 	}

@@ -311,13 +311,49 @@ func TestLinkingCallInstances(t *testing.T) {
 
 // TestLinkingCallsNeedNoClockSync moves every node's clock by up to an
 // hour on an RPC trace (without call ids, with lost timestamps, so that
-// calls are paired by order on one clock or the other): call-aware linking
-// with the learnt delay model links, builds and scores exactly as before.
+// calls are paired by order on one clock or the other): linking links,
+// builds and scores exactly as before, with WAP5's options and with the
+// defaults. The trace is then sorted by the shifted times, as a capture
+// would be, and the patterns must still be the same.
 func TestLinkingCallsNeedNoClockSync(t *testing.T) {
 	tr, _ := linkRPCTrace(3, 300, false, 0.1)
 	skewed := linkShiftClocks(tr, time.Hour, 5)
+	sorted := &trace.Trace{Syms: skewed.Syms, Messages: slices.Clone(skewed.Messages)}
+	slices.SortStableFunc(sorted.Messages, func(a, b trace.Message) int { return cmp.Compare(a.Time(), b.Time()) })
+	if slices.Equal(sorted.Messages, skewed.Messages) {
+		t.Fatal("sorting by the shifted clocks did not reorder the trace")
+	}
 	for _, l := range []*Linking{linkNew(t, nil), linkNewDefault(t, nil)} {
 		linkSameWithSkew(t, l, tr, skewed)
+		a, err := l.Infer(context.Background(), tr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := l.Infer(context.Background(), sorted)
+		if err != nil {
+			t.Fatal(err)
+		}
+		type sum struct {
+			count          int
+			expected, maxP float64
+		}
+		pats := func(r *Result) map[string]sum {
+			m := map[string]sum{}
+			for _, p := range r.Patterns {
+				m[p.Signature] = sum{p.Count, p.Expected, p.MaxProbability}
+			}
+			return m
+		}
+		pa, pb := pats(a), pats(b)
+		if len(pa) != len(pb) {
+			t.Fatalf("calls %v: %d patterns, %d in the reordered trace", l.Options().Calls, len(pa), len(pb))
+		}
+		for sig, x := range pa {
+			y, ok := pb[sig]
+			if !ok || x.count != y.count || !linkNear(x.expected, y.expected, 1e-6) || !linkNear(x.maxP, y.maxP, 1e-9) {
+				t.Fatalf("calls %v: pattern %s: %+v, in the reordered trace %+v", l.Options().Calls, sig, x, y)
+			}
+		}
 	}
 }
 

@@ -39,9 +39,6 @@ const (
 	// type, child type) key needs for a histogram of its own; keys with
 	// fewer use their coarse key's.
 	empMinSupport = 100
-	// empSample: the support of keys is counted on every empSample-th
-	// message.
-	empSample = 8
 	// empPrior is the weight, in candidates, of the coarse estimate in a
 	// key's bins (and, in messages, in a child type's spontaneity).
 	empPrior = 4
@@ -185,14 +182,15 @@ func (l *Linking) learnDelays(ctx context.Context, g *LinkGraph, ix *linkIndex, 
 	defer func() { g.flat = false }()
 
 	// Which keys have a histogram of their own: those with empMinSupport
-	// possible links, counted on every empSample-th message.
+	// possible links. (Counted on every message: a sample by trace order
+	// would change with the clocks, which order the trace.)
 	counts := make([]map[uint64]int32, workers)
 	parallelFor(len(chunks), w, 1, func(wi, c int) {
 		if counts[wi] == nil {
 			counts[wi] = make(map[uint64]int32)
 		}
 		var cs []linkCand
-		for i := chunks[c][0]; i < chunks[c][1]; i += empSample {
+		for i := chunks[c][0]; i < chunks[c][1]; i++ {
 			if ix.pair[i] < 0 {
 				continue
 			}
@@ -210,7 +208,7 @@ func (l *Linking) learnDelays(ctx context.Context, g *LinkGraph, ix *linkIndex, 
 	}
 	var fine []uint64
 	for k, v := range total {
-		if v*empSample >= empMinSupport {
+		if v >= empMinSupport {
 			fine = append(fine, k)
 		}
 	}
