@@ -77,12 +77,24 @@ const (
 // as often as unrelated ones before it); a paired RETURN's CALL is always
 // a possible parent, so paired RETURNs start from WAP5's weights instead.
 type empirical struct {
-	nb     int
-	logR   float64
-	c2     []int32 // per message: child type, -1 if not linked
-	c2kind []uint8 // per child type: kind·4 + paired RETURN·2 + clock
-	inType []int32 // per message: parent type (sender class and kind)
-	nIn    int32
+	nb   int
+	logR float64
+	// Child types, with c2kind[type] = kind·4 + paired RETURN·2 + clock:
+	// a sender pair's messages have type pairC2[pair] if their kind and
+	// pairing (kind·2 + paired) is pairCombo[pair], the usual case, else
+	// the type in other.
+	msgs      []trace.Message
+	pair      []int32
+	mate      []int32
+	pairC2    []int32
+	pairCombo []uint8
+	other     map[int64]int32
+	c2kind    []uint8
+	// Parent types: 3·(class + 1) + kind, the class of a node being its
+	// dense id (nodeID) or, for clients, one class for all (nodeCls).
+	nodeID  []int32
+	nodeCls []int32
+	nIn     int32
 	// The keys with a histogram of their own, by child type: those of
 	// child type c have parent types fineIn[fineStart[c]:fineStart[c+1]]
 	// (increasing) and histograms nCoarse + that index.
@@ -93,37 +105,85 @@ type empirical struct {
 	spont     []float64 // per child type
 }
 
-// newEmpirical assigns the child and parent types. cls maps a node Sym to
-// its class (clients share one); nCls bounds the classes.
-func newEmpirical(msgs []trace.Message, mode []uint8, pair, mate []int32, cls func(trace.Sym) int32, nCls int32, window int64) *empirical {
-	e := &empirical{logR: math.Log(empRatio), nb: 1 << 30}
+// newEmpirical assigns the child types. nodeID maps node Syms to dense
+// ids, nodeCls dense ids to classes (clients share one, nCls − 1); np is
+// the number of sender pairs.
+func newEmpirical(msgs []trace.Message, mode []uint8, pair, mate []int32, np int, nodeID, nodeCls []int32, nCls int32, window int64) *empirical {
+	e := &empirical{logR: math.Log(empRatio), nb: 1 << 30, msgs: msgs, pair: pair, mate: mate, nodeID: nodeID, nodeCls: nodeCls}
 	e.nb = e.bin(window) + 1
-	e.c2 = make([]int32, len(msgs))
-	e.inType = make([]int32, len(msgs))
 	e.nIn = 3 * (nCls + 1)
+	e.pairC2 = make([]int32, np)
+	e.pairCombo = make([]uint8, np)
+	e.other = make(map[int64]int32)
+	for i := range e.pairC2 {
+		e.pairC2[i] = -1
+	}
 	types := make(map[uint64]int32)
 	for i := range msgs {
-		m := &msgs[i]
-		e.inType[i] = 3*(cls(m.SrcNode)+1) + int32(m.Kind%3)
-		e.c2[i] = -1
-		if pair[i] < 0 {
+		p := pair[i]
+		if p < 0 {
 			continue
 		}
-		ck := uint8(m.Kind%3)<<2 | mode[i]&1
-		if mate != nil && mate[i] >= 0 && m.Kind == trace.KindReturn {
-			ck |= 2
+		combo := e.combo(int32(i))
+		if e.pairC2[p] >= 0 && e.pairCombo[p] == combo {
+			continue
 		}
-		k := uint64(cls(m.SrcNode)+1)<<40 | uint64(cls(m.DstNode)+1)<<8 | uint64(ck)
+		if _, ok := e.other[int64(p)<<3|int64(combo)]; ok {
+			continue
+		}
+		m := &msgs[i]
+		ck := combo<<1 | mode[i]&1
+		k := uint64(e.cls(m.SrcNode)+1)<<40 | uint64(e.cls(m.DstNode)+1)<<8 | uint64(ck)
 		id, ok := types[k]
 		if !ok {
 			id = int32(len(types))
 			types[k] = id
 			e.c2kind = append(e.c2kind, ck)
 		}
-		e.c2[i] = id
+		if e.pairC2[p] < 0 {
+			e.pairC2[p], e.pairCombo[p] = id, combo
+		} else {
+			e.other[int64(p)<<3|int64(combo)] = id
+		}
 	}
 	e.spont = make([]float64, len(types))
 	return e
+}
+
+// cls returns the class of node s (-1 for none).
+func (e *empirical) cls(s trace.Sym) int32 {
+	if s == 0 || int(s) >= len(e.nodeID) || e.nodeID[s] < 0 {
+		return -1
+	}
+	return e.nodeCls[e.nodeID[s]]
+}
+
+// combo returns message i's kind·2 + paired RETURN.
+func (e *empirical) combo(i int32) uint8 {
+	m := &e.msgs[i]
+	c := uint8(m.Kind%3) << 1
+	if e.mate != nil && e.mate[i] >= 0 && m.Kind == trace.KindReturn {
+		c |= 1
+	}
+	return c
+}
+
+// c2 returns message i's child type, -1 if it is not linked.
+func (e *empirical) c2(i int32) int32 {
+	p := e.pair[i]
+	if p < 0 {
+		return -1
+	}
+	if c := e.combo(i); c != e.pairCombo[p] {
+		return e.other[int64(p)<<3|int64(c)]
+	}
+	return e.pairC2[p]
+}
+
+// inType returns the parent type of message j.
+func (e *empirical) inType(j int32) int32 {
+	m := &e.msgs[j]
+	return 3*(e.cls(m.SrcNode)+1) + int32(m.Kind%3)
 }
 
 // bin returns the histogram bin of delay t (ns).
@@ -136,7 +196,7 @@ func (e *empirical) bin(t int64) int {
 
 // key names the (parent type, child type) pair of a possible link.
 func (e *empirical) key(parent, child int32) uint64 {
-	return uint64(e.c2[child])*uint64(e.nIn) + uint64(e.inType[parent])
+	return uint64(e.c2(child))*uint64(e.nIn) + uint64(e.inType(parent))
 }
 
 // coarse returns the coarse key of key k: parent kind × 16 + child type
@@ -148,8 +208,8 @@ func (e *empirical) coarse(k uint64) int {
 // hist returns the histogram of the link from parent to child: its key's
 // own (numbered after the coarse keys) or its coarse key's.
 func (e *empirical) hist(parent, child int32) int {
-	c := e.c2[child]
-	in := e.inType[parent]
+	c := e.c2(child)
+	in := e.inType(parent)
 	for k := e.fineStart[c]; k < e.fineStart[c+1]; k++ {
 		if e.fineIn[k] == in {
 			return empCoarse + int(k)
@@ -173,9 +233,9 @@ func (e *empirical) weight(parent, child int32, t int64) float64 {
 
 // learnDelays estimates the empirical model (the first round, then
 // Iterations EM rounds) and leaves it in g.emp.
-func (l *Linking) learnDelays(ctx context.Context, g *LinkGraph, ix *linkIndex, cf *callFilter, cls func(trace.Sym) int32, nCls int32, w int) error {
+func (l *Linking) learnDelays(ctx context.Context, g *LinkGraph, ix *linkIndex, cf *callFilter, nodeID, nodeCls []int32, nCls int32, w int) error {
 	msgs := g.t.Messages
-	e := newEmpirical(msgs, g.mode, ix.pair, g.mate, cls, nCls, int64(l.opt.Window))
+	e := newEmpirical(msgs, g.mode, ix.pair, g.mate, len(g.pairMsg), nodeID, nodeCls, nCls, int64(l.opt.Window))
 	chunks := linkSplit(len(msgs), linkChunk)
 	workers := max(1, w)
 	g.flat = true // the weights do not matter until the first fit
@@ -254,8 +314,9 @@ func (l *Linking) learnDelays(ctx context.Context, g *LinkGraph, ix *linkIndex, 
 					}
 					continue
 				}
-				a.s[e.c2[i]] += empFixed(ws / z)
-				a.n[e.c2[i]]++
+				c := e.c2(int32(i))
+				a.s[c] += empFixed(ws / z)
+				a.n[c]++
 				for _, cd := range cs {
 					b := e.hist(cd.msg, int32(i))*e.nb + e.bin(cd.t)
 					a.h[b] += empFixed(cd.w / z)

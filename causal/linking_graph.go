@@ -433,16 +433,17 @@ func (l *Linking) link(ctx context.Context, t *trace.Trace, roles *trace.Roles) 
 
 	// The empirical delay model.
 	if l.opt.DelayModel == DelayEmpirical {
-		clsOf := func(s trace.Sym) int32 {
-			if clients != nil && int(s) < len(clients) && clients[s] {
-				return nNodes
-			}
-			if s == 0 || int(s) >= len(nodeID) {
-				return -1
-			}
-			return nodeID[s]
+		// Node classes: clients as one.
+		nodeCls := make([]int32, nNodes)
+		for i := range nodeCls {
+			nodeCls[i] = int32(i)
 		}
-		if err := l.learnDelays(ctx, g, ix, cf, clsOf, nNodes+1, w); err != nil {
+		for s, c := range clients {
+			if c && nodeID[s] >= 0 {
+				nodeCls[nodeID[s]] = nNodes
+			}
+		}
+		if err := l.learnDelays(ctx, g, ix, cf, nodeID, nodeCls, nNodes+1, w); err != nil {
 			return nil, err
 		}
 	}
@@ -569,7 +570,7 @@ func (l *Linking) score(g *LinkGraph, ix *linkIndex, cf *callFilter, msgs []trac
 	}
 	emp := g.emp
 	if emp != nil {
-		ws = emp.spont[emp.c2[i]]
+		ws = emp.spont[emp.c2(i)]
 	}
 	z := ws
 	q := int32(-1)

@@ -53,10 +53,12 @@ type treeInput struct {
 	kidTop   []uint64 // bit k: link k is its child's most likely cause
 	roots    []int32
 	rootP    []float64
-	// Call-aware linking (nil without it): each CALL's paired RETURN
-	// (mate) and which messages are paired RETURNs (ret, a bit set).
-	mate []int32
-	ret  []uint64
+	// Call-aware linking (calls): which messages are paired RETURNs (ret)
+	// and which links are from a CALL to its paired RETURN (retLink), bit
+	// sets.
+	calls   bool
+	ret     []uint64
+	retLink []uint64
 	// The trace and every message's linking clock, to order the possible
 	// parents of a message in an instance (resolve).
 	msgs []trace.Message
@@ -67,6 +69,16 @@ func (t *treeInput) top(k int32) bool { return t.kidTop[k>>6]&(1<<(uint(k)&63)) 
 
 // isRet reports whether message m is a RETURN paired with its CALL.
 func (t *treeInput) isRet(m int32) bool { return t.ret != nil && t.ret[m>>6]&(1<<(uint(m)&63)) != 0 }
+
+// ownReturn returns the paired RETURN of CALL c, -1 if it has none.
+func (t *treeInput) ownReturn(c int32) int32 {
+	for k := t.kidStart[c]; k < t.kidStart[c+1]; k++ {
+		if t.retLink[k>>6]&(1<<(uint(k)&63)) != 0 {
+			return t.kidMsg[k]
+		}
+	}
+	return -1
+}
 
 // treeInput extracts the input of step 3 from g; it shares g's child lists.
 func (g *LinkGraph) treeInput(lo float64) *treeInput {
@@ -88,11 +100,21 @@ func (g *LinkGraph) treeInput(lo float64) *treeInput {
 		}
 	}
 	if g.mate != nil {
-		ti.mate = g.mate
+		// A paired RETURN's CALL is always among its possible parents
+		// (scoreRange keeps that link), so the link marks the pair.
+		ti.calls = true
 		ti.ret = make([]uint64, (g.Len()+63)/64)
+		ti.retLink = make([]uint64, (len(g.kidMsg)+63)/64)
 		for m := 0; m < g.Len(); m++ {
-			if g.pairedReturn(m) {
+			if !g.pairedReturn(m) {
+				continue
+			}
+			q := g.mate[m]
+			lo, hi := g.kidStart[q], g.kidStart[q+1]
+			if k, ok := slices.BinarySearch(g.kidMsg[lo:hi], int32(m)); ok {
 				ti.ret[m>>6] |= 1 << (uint(m) & 63)
+				k += int(lo)
+				ti.retLink[k>>6] |= 1 << (uint(k) & 63)
 			}
 		}
 	}
@@ -259,10 +281,10 @@ func (b *treeBuilder) set(m int32, s msgState) {
 // is chosen when the instance is complete (resolve).
 func (b *treeBuilder) include(node int32, c int32) {
 	cn := b.add(node, c, -1)
-	if b.g.mate == nil {
+	if !b.g.calls {
 		return
 	}
-	if r := b.g.mate[c]; r >= 0 && b.g.isRet(r) && !b.state[r].in {
+	if r := b.g.ownReturn(c); r >= 0 && !b.state[r].in {
 		if len(b.nodes) >= b.maxTree {
 			b.skipped++
 			return
@@ -472,8 +494,8 @@ func (t *treeInput) linkTop(par, c int32) (float64, bool) {
 // parent is in the instance is pc·(m+b) ÷ (pc·(m+b) + (1−pc)·m).
 func (b *treeBuilder) explain(x, c int32, pc float64) float64 {
 	g := b.g
-	n := g.mate[c]
-	if n < 0 || !g.isRet(n) {
+	n := g.ownReturn(c)
+	if n < 0 {
 		return pc
 	}
 	sender := g.msgs[c].SrcNode
@@ -493,8 +515,8 @@ func (b *treeBuilder) explain(x, c int32, pc float64) float64 {
 		}
 	}
 	q := b.nodes[x].Msg
-	r := g.mate[q]
-	if r < 0 || !g.isRet(r) || !b.state[r].in {
+	r := g.ownReturn(q)
+	if r < 0 || !b.state[r].in {
 		return pc
 	}
 	bp, top := g.linkTop(n, r)
@@ -541,7 +563,7 @@ func (b *treeBuilder) run(qi int, prob float64, bits int) {
 				pc = 1
 			}
 		}
-		if g.mate != nil {
+		if g.calls && g.msgs[c].Kind == trace.KindCall {
 			pc = b.explain(pl.node, c, pc)
 		}
 		top := g.top(pl.k)
