@@ -260,8 +260,10 @@ func (l *Linking) learnDelays(ctx context.Context, g *LinkGraph, ix *linkIndex, 
 			}
 		}
 	})
-	total := make(map[uint64]int32)
-	for _, m := range counts {
+	// Merge into the largest map.
+	slices.SortFunc(counts, func(a, b map[uint64]int32) int { return len(b) - len(a) })
+	total := counts[0]
+	for _, m := range counts[1:] {
 		for k, v := range m {
 			total[k] += v
 		}

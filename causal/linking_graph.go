@@ -196,9 +196,10 @@ type linkIndex struct {
 	// needs, on the sender's clock, sorted likewise.
 	sndStart []int32
 	snd      linkEvents
-	// per message: the bucket its possible parents are in, and its pair.
-	bucket []int32
-	pair   []int32
+	// per message, its sender pair; per pair, the bucket its messages'
+	// possible parents are in (a pair has one sender and one clock).
+	pair       []int32
+	pairBucket []int32
 	// the messages of each pair, in trace order:
 	// pairList[pairStart[p]:pairStart[p+1]].
 	pairStart []int32
@@ -274,7 +275,7 @@ func (l *Linking) link(ctx context.Context, t *trace.Trace, roles *trace.Roles) 
 
 	// Each message's mode and pair; which reverse pairs receiver-clock
 	// children need.
-	ix := &linkIndex{bucket: make([]int32, n), pair: make([]int32, n)}
+	ix := &linkIndex{pair: make([]int32, n)}
 	pairIDs := make(map[uint64]int32)
 	revIDs := make(map[uint64]int32)
 	var clients []bool
@@ -289,8 +290,8 @@ func (l *Linking) link(ctx context.Context, t *trace.Trace, roles *trace.Roles) 
 		node(m.SrcNode)
 		node(m.DstNode)
 		ix.pair[i] = -1
-		ix.bucket[i] = -1
 		g.top[i] = -1
+		var bucket int32
 		switch {
 		case m.SrcNode == 0 || (!m.SendTS.Known() && (!m.RecvTS.Known() || m.DstNode == 0)):
 			g.mode[i] = linkNone
@@ -304,7 +305,7 @@ func (l *Linking) link(ctx context.Context, t *trace.Trace, roles *trace.Roles) 
 		case m.SendTS.Known():
 			g.mode[i] = linkSender
 			g.counts.senderClock++
-			ix.bucket[i] = nodeID[m.SrcNode]
+			bucket = nodeID[m.SrcNode]
 		default:
 			g.mode[i] = linkReceiver
 			g.counts.receiverClock++
@@ -314,7 +315,7 @@ func (l *Linking) link(ctx context.Context, t *trace.Trace, roles *trace.Roles) 
 				id = int32(len(revIDs))
 				revIDs[rk] = id
 			}
-			ix.bucket[i] = id
+			bucket = id
 		}
 		k := uint64(m.SrcNode)<<33 | uint64(m.DstNode)<<1
 		if g.mode[i] == linkReceiver {
@@ -325,6 +326,7 @@ func (l *Linking) link(ctx context.Context, t *trace.Trace, roles *trace.Roles) 
 			id = int32(len(g.pairMsg))
 			pairIDs[k] = id
 			g.pairMsg = append(g.pairMsg, int32(i))
+			ix.pairBucket = append(ix.pairBucket, bucket)
 		}
 		ix.pair[i] = id
 	}
@@ -490,7 +492,7 @@ func bucketize(nb, n int, key func(i int) int32) (start, list []int32) {
 // candidates returns the sorted events among which message i's possible
 // parents are, and i's time on the same clock.
 func (ix *linkIndex) candidates(g *LinkGraph, msgs []trace.Message, i int32) (linkEvents, int64) {
-	b := ix.bucket[i]
+	b := ix.pairBucket[ix.pair[i]]
 	if g.mode[i] == linkReceiver {
 		return ix.snd.slice(ix.sndStart[b], ix.sndStart[b+1]), int64(msgs[i].RecvTS)
 	}
