@@ -383,7 +383,8 @@ func TestLinkingMatchesReference(t *testing.T) {
 }
 
 // TestLinkingWorkersAgree checks that the result does not depend on the
-// number of workers, on a trace large enough to be split.
+// number of workers, on a trace large enough to be split, with WAP5's
+// options and the defaults (whose delay model sums the workers' shares).
 func TestLinkingWorkersAgree(t *testing.T) {
 	tr, _ := linkRandomTrace(7, 40000)
 	for _, opt := range []struct {
@@ -391,7 +392,7 @@ func TestLinkingWorkersAgree(t *testing.T) {
 		o    LinkingOptions
 	}{{"WAP5", PureWAP5LinkingOptions()}, {"default", DefaultLinkingOptions()}} {
 		var first *Result
-		for _, w := range []int{1, 2, 3} {
+		for _, w := range []int{1, 3} {
 			l := linkNewFrom(t, opt.o, func(o *LinkingOptions) { o.Workers = w; o.Window = 5e6 })
 			res, err := l.Infer(context.Background(), tr)
 			if err != nil {
