@@ -455,9 +455,14 @@ func (b *treeBuilder) resolve() ([]InstanceNode, float64) {
 	}
 	b.kidCount, b.order, b.byParent, b.final, b.src = cnt, kids, byParent, final, src
 	if len(final) != len(out) {
-		// Unreachable: parents arrive before their children on each
-		// node's clock, so no choice above makes a cycle.
-		panic("causal: linking made a cycle in an instance")
+		// Unreachable: every choice above keeps the instance a tree. Should
+		// one not, the instance keeps the parents it was built with, a
+		// paired RETURN under its CALL.
+		final = append(final[:0], b.nodes...)
+		for _, rn := range b.deferred {
+			final[rn].Parent = b.anchor[rn]
+		}
+		b.final = final
 	}
 	return final, prob
 }
