@@ -242,6 +242,19 @@ type Point struct {
 	TopOmitted int
 }
 
+// WorstTopN returns the most true patterns missing from any top N of the
+// report's curve (beyond near-ties), and for how many N that is more than
+// 1/N of them (Project 5 Figure 17's bound).
+func WorstTopN(r *score.Report) (worst, over int) {
+	for _, p := range r.TopN {
+		worst = max(worst, p.Omitted-p.Excused)
+		if p.RateTolerant > 1/float64(p.N)+1e-9 {
+			over++
+		}
+	}
+	return worst, over
+}
+
 func point(x float64, r *Run) Point {
 	p := Point{
 		X:           x,

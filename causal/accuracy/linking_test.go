@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/wirepath/wirepath/causal/gen"
-	"github.com/wirepath/wirepath/causal/score"
 )
 
 // TestLinkingNeedsNoClockSync is WAP5 section 5.2-5.3: linking compares a
@@ -63,16 +62,19 @@ func TestLinkingNeedsNoClockSync(t *testing.T) {
 	}
 }
 
-// worstTopN returns the most true patterns omitted (beyond near-ties)
-// from any top N, and for how many N more than 1/N of them are.
-func worstTopN(s *score.Report) (worst, over int) {
-	for _, p := range s.TopN {
-		worst = max(worst, p.Omitted-p.Excused)
-		if p.RateTolerant > 1/float64(p.N)+1e-9 {
-			over++
-		}
+// bothLinkings runs linking with WAP5's options and with the defaults on
+// the generated trace.
+func bothLinkings(t *testing.T, out *gen.Output) (wap5, def *Run) {
+	t.Helper()
+	wap5, err := On(ctx, out, LinkingWAP5())
+	if err != nil {
+		t.Fatal(err)
 	}
-	return worst, over
+	def, err = On(ctx, out, Linking())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return wap5, def
 }
 
 // TestLinkingMultitier is the multi-tier RPC system of Project 5 at call
@@ -87,17 +89,10 @@ func TestLinkingMultitier(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wap5, err := On(ctx, out, LinkingWAP5())
-	if err != nil {
-		t.Fatal(err)
-	}
-	def, err := On(ctx, out, Linking())
-	if err != nil {
-		t.Fatal(err)
-	}
+	wap5, def := bothLinkings(t, out)
 	for _, r := range []*Run{wap5, def} {
 		s := r.Score
-		worst, over := worstTopN(s)
+		worst, over := WorstTopN(s)
 		t.Logf("%v: %d patterns (%d true missed); instances FN %.1f%% FP %.1f%% (weighted %.1f%%); top N: at most %d missing, over 1/N for %d N; node delay error %.1f%%",
 			r.Result.Params["calls"], s.Patterns.Inferred, s.Patterns.FalseNegatives, 100*s.Instances.FalseNegativeRate, 100*s.Instances.FalsePositiveRate,
 			100*s.Instances.WeightedFalseNegativeRate, worst, over, 100*s.Delays.NodeRelError)
@@ -106,7 +101,7 @@ func TestLinkingMultitier(t *testing.T) {
 	if s.Patterns.FalseNegatives != 0 {
 		t.Errorf("%d true patterns not found", s.Patterns.FalseNegatives)
 	}
-	if worst, over := worstTopN(s); worst > 2 || over > 2 {
+	if worst, over := WorstTopN(s); worst > 2 || over > 2 {
 		t.Errorf("top N: up to %d true patterns missing, more than 1/N for %d N", worst, over)
 	}
 	if s.Instances.FalseNegativeRate > 0.15 || s.Instances.WeightedFalseNegativeRate > 0.3 {
@@ -165,7 +160,7 @@ func TestLinkingPathological(t *testing.T) {
 		if s.Patterns.FalseNegatives != 0 {
 			t.Errorf("%s: %d true patterns not found", name, s.Patterns.FalseNegatives)
 		}
-		if worst, over := worstTopN(s); over > 0 {
+		if worst, over := WorstTopN(s); over > 0 {
 			t.Errorf("%s: up to %d true patterns missing from the top N, more than 1/N for %d N", name, worst, over)
 		}
 		if s.Instances.FalseNegativeRate > maxFN[name] {
@@ -183,14 +178,7 @@ func TestLinkingRelay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wap5, err := On(ctx, out, LinkingWAP5())
-	if err != nil {
-		t.Fatal(err)
-	}
-	def, err := On(ctx, out, Linking())
-	if err != nil {
-		t.Fatal(err)
-	}
+	wap5, def := bothLinkings(t, out)
 	w, d := wap5.Score.Instances, def.Score.Instances
 	t.Logf("relay: instances FN %.1f%% -> %.1f%%, weighted %.1f%% -> %.1f%%; node delay error %.1f%% -> %.1f%%",
 		100*w.FalseNegativeRate, 100*d.FalseNegativeRate, 100*w.WeightedFalseNegativeRate, 100*d.WeightedFalseNegativeRate,

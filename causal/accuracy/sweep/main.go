@@ -258,13 +258,7 @@ func linkingTables(ctx context.Context, w io.Writer, dur, short time.Duration) e
 				return err
 			}
 			s := r.Score
-			worst, over := 0, 0
-			for _, p := range s.TopN {
-				worst = max(worst, p.Omitted-p.Excused)
-				if p.RateTolerant > 1/float64(p.N)+1e-9 {
-					over++
-				}
-			}
+			worst, over := accuracy.WorstTopN(s)
 			i := s.Instances
 			fmt.Fprintf(w, "| %s | %.2f | %s | %d / %d of %d | %s (%s) | %s (%s) | %d, %d of %d | %s |\n", name, r.Out.Stats.CallParallelism, e.name,
 				s.Patterns.Inferred, s.Patterns.FalseNegatives, s.Patterns.Truth, pct(i.FalseNegativeRate), pct(i.WeightedFalseNegativeRate),
@@ -362,13 +356,7 @@ func linkingDiagnosis(ctx context.Context, w io.Writer, short time.Duration) err
 				return err
 			}
 			s := r.Score
-			worst, over := 0, 0
-			for _, p := range s.TopN {
-				worst = max(worst, p.Omitted-p.Excused)
-				if p.RateTolerant > 1/float64(p.N)+1e-9 {
-					over++
-				}
-			}
+			worst, over := accuracy.WorstTopN(s)
 			fmt.Fprintf(w, " %s (%s); %d, %d; %s |", pct(s.Instances.FalseNegativeRate), pct(s.Instances.WeightedFalseNegativeRate), worst, over, pct(s.Delays.NodeRelError))
 			if name == "multitier-delay" {
 				base, err := accuracy.On(ctx, outs["multitier"], accuracy.LinkingWith(o))
