@@ -30,6 +30,11 @@ type options struct {
 	maxPatterns int
 	linkClients bool
 	workers     int
+	calls       bool
+	delayModel  string
+	normalize   bool
+	reparent    bool
+	pure        bool
 }
 
 const long = `Infer causal path patterns from a message trace with the message-linking
@@ -48,6 +53,14 @@ instances, keeping probable links, dropping improbable ones and trying
 ambiguous ones both ways (at most --try-both-budget times per path), gives
 each instance the product of its decisions' probabilities, and aggregates
 the instances into patterns ranked by expected count.
+
+By default linking also uses what the trace says beyond WAP5's model
+(docs/causal.md, "Beyond WAP5"): CALL/RETURN kinds and call ids (--calls),
+the distribution of each kind of delay learnt from the trace instead of one
+exponential (--delay-model empirical), the instances of one root sharing its
+probability (--normalize-roots) and, within an instance, every message under
+its most recent possible cause (--reparent). None of them compares clocks.
+--pure-wap5 turns them all off and runs the paper's algorithm exactly.
 
 TRACE is a message trace the trace package reads. See docs/causal.md.`
 
@@ -78,6 +91,13 @@ func newCmd(ios *cmdutil.IOStreams, runF func(context.Context, *options, *causal
 			if o.maxPatterns < 0 {
 				return cmdutil.UsageErrorf("--max-patterns must not be negative")
 			}
+			if o.pure {
+				for _, name := range pureConflicts {
+					if cmd.Flags().Changed(name) {
+						return cmdutil.UsageErrorf("--pure-wap5 sets --%s: give one or the other", name)
+					}
+				}
+			}
 			opt := o.engineOptions(ios)
 			eng, err := causal.NewLinking(opt)
 			if err != nil {
@@ -94,13 +114,21 @@ func newCmd(ios *cmdutil.IOStreams, runF func(context.Context, *options, *causal
 	fs.Float64Var(&o.low, "try-both-low", def.TryBothLow, "links less likely than this are probably false (unless the message's most likely cause)")
 	fs.Float64Var(&o.high, "try-both-high", def.TryBothHigh, "links more likely than this are probably true; in between, try both")
 	fs.Float64Var(&o.minLink, "min-link", def.MinLinkProbability, "drop links less likely than this (the most likely cause is always kept)")
-	fs.IntVar(&o.iterations, "iterations", def.Iterations, "re-estimate every d from the link probabilities this many times (0 = as WAP5)")
+	fs.IntVar(&o.iterations, "iterations", def.Iterations, "re-estimate the delay model from the link probabilities this many times (exponential: 0 = as WAP5)")
 	fs.IntVar(&o.maxTree, "max-tree", def.MaxTreeSize, "most messages in one path instance")
 	fs.IntVar(&o.maxPatterns, "max-patterns", 10000, "keep only the best N patterns in the result (0 = all)")
 	fs.BoolVar(&o.linkClients, "link-clients", !def.ClientRoots, "also look for the causes of messages sent by clients (by default they start paths)")
 	fs.IntVar(&o.workers, "workers", 0, "goroutines to use (0 = one per CPU)")
+	fs.BoolVar(&o.calls, "calls", def.Calls, "use CALL/RETURN kinds and call ids: a RETURN joins its CALL's instance, parents must nest")
+	fs.StringVar(&o.delayModel, "delay-model", string(def.DelayModel), "how a delay weighs a possible parent: exponential (WAP5) or empirical (learnt per kind of link)")
+	fs.BoolVar(&o.normalize, "normalize-roots", def.NormalizeRoots, "scale the instances of one root to share its probability (and drop those under --min-link of its best)")
+	fs.BoolVar(&o.reparent, "reparent", def.Reparent, "within an instance, hang every message under its most recent possible cause")
+	fs.BoolVar(&o.pure, "pure-wap5", false, "run WAP5 section 5.1 exactly: no --calls, exponential delays, --iterations 0, no --normalize-roots, no --reparent")
 	return cmd
 }
+
+// pureConflicts are the flags --pure-wap5 sets.
+var pureConflicts = []string{"calls", "delay-model", "iterations", "normalize-roots", "reparent"}
 
 func (o *options) engineOptions(ios *cmdutil.IOStreams) causal.LinkingOptions {
 	opt := causal.DefaultLinkingOptions()
@@ -115,6 +143,14 @@ func (o *options) engineOptions(ios *cmdutil.IOStreams) causal.LinkingOptions {
 	opt.MaxTreeSize = o.maxTree
 	opt.ClientRoots = !o.linkClients
 	opt.Workers = o.workers
+	opt.Calls = o.calls
+	opt.DelayModel = causal.DelayModel(o.delayModel)
+	opt.NormalizeRoots = o.normalize
+	opt.Reparent = o.reparent
+	if o.pure {
+		p := causal.PureWAP5LinkingOptions()
+		opt.Calls, opt.DelayModel, opt.Iterations, opt.NormalizeRoots, opt.Reparent = p.Calls, p.DelayModel, p.Iterations, p.NormalizeRoots, p.Reparent
+	}
 	var prog *cmdutil.Progress
 	started, last := false, 0
 	opt.Progress = func(done, total int) {
