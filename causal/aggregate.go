@@ -72,6 +72,9 @@ type Aggregator struct {
 	opt     AggregateOptions
 	namer   *Namer
 	offsets []int64 // by node Sym; nil when the trace has none
+	// singleClock: the trace's messages carry one timestamp each, so no
+	// network delay is measured (trace.Meta.SingleClock).
+	singleClock bool
 
 	patterns map[uint64]int32 // canonical hash -> index in pats
 	pats     []patAcc
@@ -130,10 +133,11 @@ func NewTableAggregator(t *trace.Table, opt AggregateOptions) *Aggregator {
 
 func newAggregator(src source, namer *Namer, opt AggregateOptions) *Aggregator {
 	a := &Aggregator{
-		src:      src,
-		opt:      opt,
-		namer:    namer,
-		patterns: make(map[uint64]int32),
+		src:         src,
+		opt:         opt,
+		namer:       namer,
+		patterns:    make(map[uint64]int32),
+		singleClock: src.meta.SingleClock,
 	}
 	for _, o := range src.meta.Offsets {
 		if !o.Known || o.OffsetNS == 0 {
@@ -659,7 +663,7 @@ func (a *Aggregator) addSamples(ps *patSamples, hops []hopInfo, msgs []trace.Mes
 				d[distNode] = append(d[distNode], nodeV)
 			}
 		}
-		if m.SendTS.Known() && m.RecvTS.Known() && m.SendTS != m.RecvTS {
+		if m.SendTS.Known() && m.RecvTS.Known() && !a.singleClock {
 			n := (int64(m.RecvTS) - a.Offset(m.DstNode)) - (int64(m.SendTS) - a.Offset(m.SrcNode))
 			net, netV = true, float64(n)/1e3
 			d[distNet] = append(d[distNet], netV)

@@ -299,3 +299,38 @@ func BenchmarkAggregator(b *testing.B) {
 		b.Fatalf("%d patterns", len(ps))
 	}
 }
+
+// TestAggregatorZeroNetDelay: a message seen whole by one capture point has
+// SendTS == RecvTS, a measured network delay of zero; only a trace that says
+// it carries one timestamp per message (Meta.SingleClock) has none.
+func TestAggregatorZeroNetDelay(t *testing.T) {
+	for _, single := range []bool{false, true} {
+		tr := &trace.Trace{}
+		tr.Meta.SingleClock = single
+		add := func(send, recv int64, src, dst string, k trace.Kind) int32 {
+			tr.Messages = append(tr.Messages, trace.Message{
+				SendTS: trace.Timestamp(send), RecvTS: trace.Timestamp(recv),
+				Src: tr.Intern(src), Dst: tr.Intern(dst), SrcNode: tr.Intern(src[:8]), DstNode: tr.Intern(dst[:8]), Kind: k,
+			})
+			return int32(len(tr.Messages) - 1)
+		}
+		call := add(1000, 1000, "10.0.0.1:40000", "10.0.0.2:80", trace.KindCall)
+		ret := add(5000, 5000, "10.0.0.2:80", "10.0.0.1:40000", trace.KindReturn)
+		a := NewAggregator(tr, AggregateOptions{Naming: DefaultNaming()})
+		if err := a.Add(Instance{Prob: 1, Nodes: []InstanceNode{{Msg: call, Parent: -1}, {Msg: ret, Parent: 0}}}); err != nil {
+			t.Fatal(err)
+		}
+		p := a.Patterns(RankExpected)[0]
+		for _, h := range p.Hops {
+			switch {
+			case single && h.NetDelay != nil:
+				t.Errorf("single clock: hop %s->%s has a network delay %+v", h.From, h.To, h.NetDelay)
+			case !single && (h.NetDelay == nil || h.NetDelay.Mean != 0):
+				t.Errorf("hop %s->%s: network delay %+v, want a measured 0", h.From, h.To, h.NetDelay)
+			}
+		}
+		if got := p.Hops[1].NodeDelay; got == nil || got.Mean != 4 {
+			t.Errorf("single=%v: node delay %+v, want 4 µs", single, got)
+		}
+	}
+}

@@ -237,7 +237,7 @@ func (r *convRun) pattern(tk *convTask) Pattern {
 					a.node.Add(float64(r.time[en.msg]-r.recvTime(en.parent))/1e3, 1)
 				}
 			}
-			if m.SendTS.Known() && m.RecvTS.Known() && m.SendTS != m.RecvTS {
+			if m.SendTS.Known() && m.RecvTS.Known() && !r.t.Meta.SingleClock {
 				net := (int64(m.RecvTS) - r.offsets[m.DstNode]) - (int64(m.SendTS) - r.offsets[m.SrcNode])
 				a.net.Add(float64(net)/1e3, 1)
 			}

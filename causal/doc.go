@@ -32,8 +32,11 @@
 //
 // The message-linking engine (Linking, WAP5 section 5.1) exposes its steps:
 // Link estimates the delays and link probabilities (a LinkGraph) and Paths
-// builds the instances from them. docs/causal.md specifies the model, the
-// signature and the linking algorithm.
+// builds the instances from them. DefaultLinkingOptions also use CALL/RETURN
+// pairs, delay distributions learnt from the trace, per-root probabilities
+// and in-instance parents; PureWAP5LinkingOptions is the paper's algorithm.
+// docs/causal.md specifies the model, the signature and the linking
+// algorithm, and measures what each option adds.
 //
 // This package must not know about file formats or rendering.
 package causal

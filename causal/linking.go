@@ -46,10 +46,13 @@ type LinkingOptions struct {
 	// A dropped link would be "probably false" and change an instance's
 	// probability by a factor of at least 1-MinLinkProbability. Default 0.001.
 	MinLinkProbability float64
-	// Iterations re-estimates every d(B→C) this many times as the mean
-	// delay of B→C's links weighted by their probabilities, recomputing the
-	// links each time (steps 1 and 2 iterated, as WAP5 suggests). 0, the
-	// paper's behaviour, uses the mean smallest preceding delay.
+	// Iterations is the number of rounds the delay model is re-estimated
+	// from the link probabilities it gives (steps 1 and 2 iterated, as WAP5
+	// suggests). With DelayExponential each round sets every d(B→C) to the
+	// mean delay of B→C's links weighted by their probabilities; with
+	// DelayEmpirical each round is one EM step (0 leaves WAP5's weights).
+	// 0, the paper's behaviour, uses the mean smallest preceding delay.
+	// Default 2.
 	Iterations int
 	// MaxTreeSize bounds the messages of one path instance; links beyond it
 	// are left out and the instance is counted as truncated. Default 10000.
@@ -60,6 +63,36 @@ type LinkingOptions struct {
 	// client's think time links its requests into one long chain.
 	// Default true.
 	ClientRoots bool
+	// Calls uses what a trace says about RPC (docs/causal.md, "Call-aware
+	// linking"): a RETURN is paired with its CALL (by connection and call
+	// id, on one clock), belongs to the CALL's instance and is never
+	// spontaneous; its possible parents are the CALL and the RETURNs of
+	// calls its sender made while serving it; a CALL B→C cannot have been
+	// caused by a CALL into B that B answered before B→C's answer came
+	// back. Messages of unknown kind are linked as WAP5 does. Default true.
+	Calls bool
+	// NormalizeRoots scales the probabilities of the instances built from
+	// one root so that they add up to the root's probability of being
+	// spontaneous: the instances are the alternatives for one piece of
+	// work, so a pattern's expected count estimates how many times it ran.
+	// Without it (WAP5), probability lost to decisions that were not tried
+	// both ways is lost, and big trees score low. Default true.
+	NormalizeRoots bool
+	// Reparent chooses, once an instance's messages are decided, every
+	// message's parent among its possible parents in the instance: the
+	// most recent one (for a paired RETURN, the most recent in its CALL's
+	// subtree). Linking's probabilities decide which messages belong
+	// together; within one instance the most recent cause is the one the
+	// exponential model of WAP5 ranks first, and the one the nesting
+	// relation implies for synchronous calls. Without it a message hangs
+	// under whichever link brought it into the instance first. Default
+	// true.
+	Reparent bool
+	// DelayModel says how a possible parent is weighed by its delay:
+	// DelayExponential (WAP5) or DelayEmpirical (learnt per parent and
+	// child type from Iterations rounds of expectation maximisation that
+	// start from WAP5's weights). Default DelayEmpirical.
+	DelayModel DelayModel
 	// Workers is the number of goroutines that build trees and links
 	// (0 = GOMAXPROCS). The result does not depend on it.
 	Workers int
@@ -81,7 +114,25 @@ func DefaultLinkingOptions() LinkingOptions {
 		MinLinkProbability: 1e-3,
 		MaxTreeSize:        10000,
 		ClientRoots:        true,
+		Calls:              true,
+		DelayModel:         DelayEmpirical,
+		Iterations:         2,
+		NormalizeRoots:     true,
+		Reparent:           true,
 	}
+}
+
+// PureWAP5LinkingOptions returns the options that reproduce WAP5 section
+// 5.1 exactly: DefaultLinkingOptions without any of wirepath's extensions
+// that change which links are found or how they are weighed (Calls off).
+func PureWAP5LinkingOptions() LinkingOptions {
+	o := DefaultLinkingOptions()
+	o.Calls = false
+	o.DelayModel = DelayExponential
+	o.Iterations = 0
+	o.NormalizeRoots = false
+	o.Reparent = false
+	return o
 }
 
 // ErrLinkingOptions is wrapped by every error Validate returns.
@@ -111,6 +162,8 @@ func (o *LinkingOptions) Validate() error {
 		return bad("maximum tree size must be at least 1")
 	case o.Workers < 0:
 		return bad("workers must not be negative")
+	case o.DelayModel != DelayExponential && o.DelayModel != DelayEmpirical:
+		return bad("unknown delay model %q", o.DelayModel)
 	case !validRank(o.Rank):
 		return bad("unknown rank metric %q", o.Rank)
 	}
@@ -145,6 +198,10 @@ func (o *LinkingOptions) params() map[string]any {
 		"iterations":         o.Iterations,
 		"max-tree":           o.MaxTreeSize,
 		"client-roots":       o.ClientRoots,
+		"calls":              o.Calls,
+		"delay-model":        string(o.DelayModel),
+		"normalize-roots":    o.NormalizeRoots,
+		"reparent":           o.Reparent,
 		"rank":               string(o.Rank),
 	}
 }
@@ -220,6 +277,7 @@ func (l *Linking) Infer(ctx context.Context, t *trace.Trace) (*Result, error) {
 	count("children_sender_clock", c.senderClock)
 	count("children_receiver_clock", c.receiverClock)
 	count("client_roots", c.clientRoots)
+	count("call_pairs", c.calls)
 	count("no_timestamp", c.noTime)
 	count("no_possible_parent", c.noParent)
 	count("candidate_links", c.candidates)
@@ -231,6 +289,7 @@ func (l *Linking) Infer(ctx context.Context, t *trace.Trace) (*Result, error) {
 	count("try_both", st.tryBoth)
 	count("try_both_over_budget", st.overBudget)
 	count("instances_truncated", st.truncated)
+	count("instances_pruned", st.pruned)
 	count("instances_rejected", agg.Rejected())
 	_, nPatterns := agg.Len()
 	count("patterns", nPatterns)

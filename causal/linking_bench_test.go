@@ -23,6 +23,12 @@ func linkBenchTrace(b *testing.B) *trace.Trace {
 	return tr
 }
 
+// linkBenchBoth runs f with WAP5's options and with the defaults.
+func linkBenchBoth(b *testing.B, f func(*testing.B, LinkingOptions)) {
+	b.Run("WAP5", func(b *testing.B) { f(b, PureWAP5LinkingOptions()) })
+	b.Run("default", func(b *testing.B) { f(b, DefaultLinkingOptions()) })
+}
+
 func linkBenchReport(b *testing.B, n int) {
 	b.SetBytes(int64(n) * int64(unsafe.Sizeof(trace.Message{})))
 	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "msgs/s")
@@ -30,9 +36,11 @@ func linkBenchReport(b *testing.B, n int) {
 
 // BenchmarkLinkingInfer is the whole engine: roles, links, trees and
 // aggregation into patterns.
-func BenchmarkLinkingInfer(b *testing.B) {
+func BenchmarkLinkingInfer(b *testing.B) { linkBenchBoth(b, benchmarkLinkingInfer) }
+
+func benchmarkLinkingInfer(b *testing.B, opt LinkingOptions) {
 	tr := linkBenchTrace(b)
-	l, _ := NewLinking(DefaultLinkingOptions())
+	l, _ := NewLinking(opt)
 	b.ReportAllocs()
 	b.ResetTimer()
 	var res *Result
@@ -50,9 +58,11 @@ func BenchmarkLinkingInfer(b *testing.B) {
 
 // BenchmarkLinkingLink is steps 1 and 2: delay estimates and link
 // probabilities.
-func BenchmarkLinkingLink(b *testing.B) {
+func BenchmarkLinkingLink(b *testing.B) { linkBenchBoth(b, benchmarkLinkingLink) }
+
+func benchmarkLinkingLink(b *testing.B, opt LinkingOptions) {
 	tr := linkBenchTrace(b)
-	l, _ := NewLinking(DefaultLinkingOptions())
+	l, _ := NewLinking(opt)
 	roles := trace.ClassifyRoles(tr, trace.DefaultRoleOptions())
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -70,9 +80,11 @@ func BenchmarkLinkingLink(b *testing.B) {
 }
 
 // BenchmarkLinkingPaths is step 3 without aggregation.
-func BenchmarkLinkingPaths(b *testing.B) {
+func BenchmarkLinkingPaths(b *testing.B) { linkBenchBoth(b, benchmarkLinkingPaths) }
+
+func benchmarkLinkingPaths(b *testing.B, opt LinkingOptions) {
 	tr := linkBenchTrace(b)
-	l, _ := NewLinking(DefaultLinkingOptions())
+	l, _ := NewLinking(opt)
 	g, err := l.Link(context.Background(), tr, nil)
 	if err != nil {
 		b.Fatal(err)
@@ -122,5 +134,23 @@ func TestLinkingAllocs(t *testing.T) {
 	}
 	if nodes == 0 {
 		t.Fatal("no instances built")
+	}
+
+	// The call-aware builder (RETURNs joining their CALLs, parents chosen
+	// when an instance is complete, probabilities per root) too.
+	rpc, _ := linkRPCTrace(2, 200, true, 0)
+	ld := linkNewDefault(t, nil)
+	gd := linkGraph(t, ld, rpc)
+	tid := gd.treeInput(ld.opt.TryBothLow)
+	bd := newTreeBuilder(tid, &ld.opt, func(ns []InstanceNode, p float64) { nodes += len(ns) })
+	for i := range tid.roots {
+		bd.build(i)
+	}
+	if a := testing.AllocsPerRun(10, func() {
+		for i := range tid.roots {
+			bd.build(i)
+		}
+	}); a != 0 {
+		t.Errorf("building every root's instances with the default options allocates %v times", a)
 	}
 }

@@ -32,10 +32,11 @@ func rpcTrace() *trace.Trace {
 	return t
 }
 
-// Linking finds the request path and how often it ran. Each instance has
-// probability 0.952·(1-0.006)·0.952·0.952 = 0.859: three links each
-// e^-1/(e^-1+e^-4) likely, and the call's link to web's answer (6 ms
-// later, against the db answer's 1 ms) left out.
+// Linking finds the request path and how often it ran. With the default
+// options each RETURN belongs to its CALL's instance and the instances of
+// one root share its probability, so the expected count is the number of
+// requests; PureWAP5LinkingOptions would give each instance WAP5's product
+// 0.952·(1-0.006)·0.952·0.952 = 0.859 (expected 2.58).
 func ExampleLinking() {
 	l, err := causal.NewLinking(causal.DefaultLinkingOptions())
 	if err != nil {
@@ -52,17 +53,18 @@ func ExampleLinking() {
 		}
 	}
 	// Output:
-	// 3× (expected 2.58) CLIENT->10.0.0.1(10.0.0.1->10.0.0.2(10.0.0.2->10.0.0.1(10.0.0.1->CLIENT)))
+	// 3× (expected 3.00) CLIENT->10.0.0.1(10.0.0.1->10.0.0.2(10.0.0.2->10.0.0.1(10.0.0.1->CLIENT)))
 	//   10.0.0.1→10.0.0.2 after 1000 µs at 10.0.0.1
 	//   10.0.0.2→10.0.0.1 after 2000 µs at 10.0.0.2
 	//   10.0.0.1→CLIENT after 1000 µs at 10.0.0.1
 }
 
 // Link exposes steps 1 and 2: the estimated delay of each sender pair and
-// the probability of each possible cause of a message.
+// the probability of each possible cause of a message, here with WAP5's
+// own options.
 func ExampleLinking_Link() {
 	t := rpcTrace()
-	l, _ := causal.NewLinking(causal.DefaultLinkingOptions())
+	l, _ := causal.NewLinking(causal.PureWAP5LinkingOptions())
 	g, err := l.Link(context.Background(), t, nil)
 	if err != nil {
 		panic(err)

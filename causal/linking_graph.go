@@ -66,6 +66,14 @@ type LinkGraph struct {
 	pairSamples []float64
 	counts      linkCounts
 
+	// mate pairs CALLs and RETURNs (LinkingOptions.Calls; nil otherwise):
+	// a CALL's RETURN, a RETURN's CALL, or -1.
+	mate []int32
+	// emp is the empirical delay model (nil: exponential); flat weighs
+	// every possible parent 1 (the model's first round).
+	emp  *empirical
+	flat bool
+
 	parentsOnce sync.Once
 	parStart    []int32
 	parMsg      []int32
@@ -79,6 +87,7 @@ type linkCounts struct {
 	clientRoots   int
 	noTime        int
 	noParent      int
+	calls         int
 	candidates    int
 	links         int
 }
@@ -187,9 +196,10 @@ type linkIndex struct {
 	// needs, on the sender's clock, sorted likewise.
 	sndStart []int32
 	snd      linkEvents
-	// per message: the bucket its possible parents are in, and its pair.
-	bucket []int32
-	pair   []int32
+	// per message, its sender pair; per pair, the bucket its messages'
+	// possible parents are in (a pair has one sender and one clock).
+	pair       []int32
+	pairBucket []int32
 	// the messages of each pair, in trace order:
 	// pairList[pairStart[p]:pairStart[p+1]].
 	pairStart []int32
@@ -265,7 +275,7 @@ func (l *Linking) link(ctx context.Context, t *trace.Trace, roles *trace.Roles) 
 
 	// Each message's mode and pair; which reverse pairs receiver-clock
 	// children need.
-	ix := &linkIndex{bucket: make([]int32, n), pair: make([]int32, n)}
+	ix := &linkIndex{pair: make([]int32, n)}
 	pairIDs := make(map[uint64]int32)
 	revIDs := make(map[uint64]int32)
 	var clients []bool
@@ -280,8 +290,8 @@ func (l *Linking) link(ctx context.Context, t *trace.Trace, roles *trace.Roles) 
 		node(m.SrcNode)
 		node(m.DstNode)
 		ix.pair[i] = -1
-		ix.bucket[i] = -1
 		g.top[i] = -1
+		var bucket int32
 		switch {
 		case m.SrcNode == 0 || (!m.SendTS.Known() && (!m.RecvTS.Known() || m.DstNode == 0)):
 			g.mode[i] = linkNone
@@ -295,7 +305,7 @@ func (l *Linking) link(ctx context.Context, t *trace.Trace, roles *trace.Roles) 
 		case m.SendTS.Known():
 			g.mode[i] = linkSender
 			g.counts.senderClock++
-			ix.bucket[i] = nodeID[m.SrcNode]
+			bucket = nodeID[m.SrcNode]
 		default:
 			g.mode[i] = linkReceiver
 			g.counts.receiverClock++
@@ -305,7 +315,7 @@ func (l *Linking) link(ctx context.Context, t *trace.Trace, roles *trace.Roles) 
 				id = int32(len(revIDs))
 				revIDs[rk] = id
 			}
-			ix.bucket[i] = id
+			bucket = id
 		}
 		k := uint64(m.SrcNode)<<33 | uint64(m.DstNode)<<1
 		if g.mode[i] == linkReceiver {
@@ -316,10 +326,21 @@ func (l *Linking) link(ctx context.Context, t *trace.Trace, roles *trace.Roles) 
 			id = int32(len(g.pairMsg))
 			pairIDs[k] = id
 			g.pairMsg = append(g.pairMsg, int32(i))
+			ix.pairBucket = append(ix.pairBucket, bucket)
 		}
 		ix.pair[i] = id
 	}
 	pairIDs = nil
+	var cf *callFilter
+	if l.opt.Calls {
+		g.mate = pairCalls(t, g.mode, nodeID, int(nNodes), w)
+		cf = &callFilter{msgs: msgs, mate: g.mate}
+		for i := range msgs {
+			if g.mate[i] >= 0 && msgs[i].Kind == trace.KindCall {
+				g.counts.calls++
+			}
+		}
+	}
 	np := len(g.pairMsg)
 	g.pairD = make([]float64, np)
 	g.pairSamples = make([]float64, np)
@@ -364,16 +385,9 @@ func (l *Linking) link(ctx context.Context, t *trace.Trace, roles *trace.Roles) 
 		for p := b * linkPairBlock; p < min((b+1)*linkPairBlock, np); p++ {
 			sum, k := 0.0, 0.0
 			for _, i := range ix.pairList[ix.pairStart[p]:ix.pairStart[p+1]] {
-				ev, at := ix.candidates(g, msgs, i)
-				for j := linkUpper(ev.ts, at) - 1; j >= 0; j-- {
-					if ev.msg[j] == i {
-						continue
-					}
-					if d := at - ev.ts[j]; d <= x {
-						sum += float64(d)
-						k++
-					}
-					break
+				if d, ok := ix.latest(g, cf, msgs, i, x); ok && d <= x {
+					sum += float64(d)
+					k++
 				}
 			}
 			if k > 0 {
@@ -387,7 +401,7 @@ func (l *Linking) link(ctx context.Context, t *trace.Trace, roles *trace.Roles) 
 
 	// Iterations: d = the probability-weighted mean delay of the pair's
 	// links under the current d. A pair without links keeps its d.
-	for it := 0; it < l.opt.Iterations; it++ {
+	for it := 0; it < l.opt.Iterations && l.opt.DelayModel == DelayExponential; it++ {
 		next := make([]float64, np)
 		mass := make([]float64, np)
 		linkParallel(linkBlocks(np), w, func(b int) {
@@ -396,7 +410,7 @@ func (l *Linking) link(ctx context.Context, t *trace.Trace, roles *trace.Roles) 
 				sn, sd := 0.0, 0.0
 				for _, i := range ix.pairList[ix.pairStart[p]:ix.pairStart[p+1]] {
 					var z float64
-					cs, z = l.score(g, ix, msgs, i, cs[:0])
+					cs, z, _, _ = l.score(g, ix, cf, msgs, i, cs[:0])
 					for _, c := range cs {
 						pr := c.w / z
 						sn += pr * float64(c.t)
@@ -419,11 +433,28 @@ func (l *Linking) link(ctx context.Context, t *trace.Trace, roles *trace.Roles) 
 	}
 	ix.pairStart, ix.pairList = nil, nil
 
+	// The empirical delay model.
+	if l.opt.DelayModel == DelayEmpirical {
+		// Node classes: clients as one.
+		nodeCls := make([]int32, nNodes)
+		for i := range nodeCls {
+			nodeCls[i] = int32(i)
+		}
+		for s, c := range clients {
+			if c && nodeID[s] >= 0 {
+				nodeCls[nodeID[s]] = nNodes
+			}
+		}
+		if err := l.learnDelays(ctx, g, ix, cf, nodeID, nodeCls, nNodes+1, w); err != nil {
+			return nil, err
+		}
+	}
+
 	// Step 2: score and keep the links, in trace order.
 	chunks := linkSplit(n, linkChunk)
 	parts := make([]linkPart, len(chunks))
 	linkParallel(len(chunks), w, func(c int) {
-		parts[c] = l.scoreRange(g, ix, msgs, chunks[c][0], chunks[c][1])
+		parts[c] = l.scoreRange(g, ix, cf, msgs, chunks[c][0], chunks[c][1])
 	})
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -461,7 +492,7 @@ func bucketize(nb, n int, key func(i int) int32) (start, list []int32) {
 // candidates returns the sorted events among which message i's possible
 // parents are, and i's time on the same clock.
 func (ix *linkIndex) candidates(g *LinkGraph, msgs []trace.Message, i int32) (linkEvents, int64) {
-	b := ix.bucket[i]
+	b := ix.pairBucket[ix.pair[i]]
 	if g.mode[i] == linkReceiver {
 		return ix.snd.slice(ix.sndStart[b], ix.sndStart[b+1]), int64(msgs[i].RecvTS)
 	}
@@ -498,15 +529,59 @@ const (
 
 func linkBlocks(np int) int { return (np + linkPairBlock - 1) / linkPairBlock }
 
+// latest returns the delay since message i's latest possible parent
+// (step 1), looking no further back than x, except that a RETURN's own
+// CALL is always found.
+func (ix *linkIndex) latest(g *LinkGraph, cf *callFilter, msgs []trace.Message, i int32, x int64) (int64, bool) {
+	ev, at := ix.candidates(g, msgs, i)
+	q := int32(-1)
+	if cf != nil {
+		q = cf.anchor(i)
+	}
+	if q >= 0 && g.mode[i] == linkReceiver {
+		return at - int64(msgs[q].SendTS), true
+	}
+	for j := linkUpper(ev.ts, at) - 1; j >= 0; j-- {
+		if at-ev.ts[j] > x || (q >= 0 && ev.ts[j] < int64(msgs[q].RecvTS)) {
+			break
+		}
+		if ev.msg[j] == i || (cf != nil && !cf.allowed(i, ev.msg[j])) {
+			continue
+		}
+		return at - ev.ts[j], true
+	}
+	if q >= 0 {
+		return at - int64(msgs[q].RecvTS), true
+	}
+	return 0, false
+}
+
 // score weighs the possible parents of message i (most recent first) into
 // cs and returns them with the normalising sum z, which includes the
-// spontaneous option exp(-y).
-func (l *Linking) score(g *LinkGraph, ix *linkIndex, msgs []trace.Message, i int32, cs []linkCand) ([]linkCand, float64) {
+// spontaneous option exp(-y), and the index in cs of the most likely
+// parent (-1 when cs is empty). With call filtering (cf not nil), a
+// RETURN paired with its CALL cannot be spontaneous: its possible parents
+// are its CALL and what arrived since (callFilter.allowed), and their
+// weights are scaled so that the most recent weighs 1.
+func (l *Linking) score(g *LinkGraph, ix *linkIndex, cf *callFilter, msgs []trace.Message, i int32, cs []linkCand) ([]linkCand, float64, int, float64) {
 	y := l.opt.SpontaneousFactor
-	z := math.Exp(-y)
+	ws := math.Exp(-y)
 	pid := ix.pair[i]
 	if pid < 0 {
-		return cs, z
+		return cs, ws, -1, ws
+	}
+	emp := g.emp
+	if emp != nil {
+		ws = emp.spont[emp.c2(i)]
+	}
+	z := ws
+	q := int32(-1)
+	if cf != nil {
+		q = cf.anchor(i)
+	}
+	if q >= 0 && g.mode[i] == linkReceiver {
+		// Its sender was not traced: only its CALL can have caused it.
+		return append(cs, linkCand{q, linkTime(msgs, i, g.mode[i]) - int64(msgs[q].SendTS), 1}), 1, 0, 0
 	}
 	d := math.Max(g.pairD[pid], minDelayNS)
 	win := int64(l.opt.Window)
@@ -514,19 +589,105 @@ func (l *Linking) score(g *LinkGraph, ix *linkIndex, msgs []trace.Message, i int
 		win = int64(c)
 	}
 	ev, at := ix.candidates(g, msgs, i)
+	if q < 0 {
+		best := -1
+		for j := linkUpper(ev.ts, at) - 1; j >= 0; j-- {
+			t := at - ev.ts[j]
+			if t > win {
+				break
+			}
+			if ev.msg[j] == i || (cf != nil && !cf.allowed(i, ev.msg[j])) {
+				continue
+			}
+			var wt float64
+			if emp != nil {
+				wt = emp.weight(ev.msg[j], i, t)
+			} else if g.flat {
+				wt = 1
+			} else {
+				wt = math.Exp(-float64(t) / d)
+			}
+			if best < 0 || wt > cs[best].w {
+				best = len(cs)
+			}
+			cs = append(cs, linkCand{ev.msg[j], t, wt})
+			z += wt
+		}
+		return cs, z, best, ws
+	}
+	// A paired RETURN.
+	start := int64(msgs[q].RecvTS)
+	found := false
 	for j := linkUpper(ev.ts, at) - 1; j >= 0; j-- {
-		t := at - ev.ts[j]
-		if t > win {
+		if at-ev.ts[j] > win || ev.ts[j] < start {
 			break
 		}
-		if ev.msg[j] == i {
+		if ev.msg[j] == i || !cf.allowed(i, ev.msg[j]) {
 			continue
 		}
-		wt := math.Exp(-float64(t) / d)
-		cs = append(cs, linkCand{ev.msg[j], t, wt})
-		z += wt
+		found = found || ev.msg[j] == q
+		cs = append(cs, linkCand{ev.msg[j], at - ev.ts[j], 0})
 	}
-	return cs, z
+	if !found {
+		cs = append(cs, linkCand{q, at - start, 0})
+	}
+	z = 0
+	best := 0
+	if emp != nil {
+		for k := range cs {
+			cs[k].w = emp.weight(cs[k].msg, i, cs[k].t)
+			z += cs[k].w
+			if cs[k].w > cs[best].w {
+				best = k
+			}
+		}
+	}
+	if z == 0 {
+		t0 := float64(cs[0].t)
+		for k := range cs {
+			cs[k].w = math.Exp(-(float64(cs[k].t) - t0) / d)
+			z += cs[k].w
+		}
+		best = 0
+	}
+	return cs, z, best, 0
+}
+
+// after lists the messages that could have been message i's possible
+// parents had they come before it: those that came after it, on the same
+// clock, within the same window, with their delays after it, except its
+// own RETURN (which comes back because of it).
+func (l *Linking) after(g *LinkGraph, ix *linkIndex, msgs []trace.Message, i int32, out []linkCand) []linkCand {
+	pid := ix.pair[i]
+	if pid < 0 || g.mode[i] == linkReceiver && g.mate != nil && g.t.Messages[i].Kind == trace.KindReturn && g.mate[i] >= 0 {
+		return out
+	}
+	d := math.Max(g.pairD[pid], minDelayNS)
+	win := int64(l.opt.Window)
+	if c := d * (l.opt.SpontaneousFactor + negligibleExp); c < float64(win) {
+		win = int64(c)
+	}
+	ev, at := ix.candidates(g, msgs, i)
+	var own int32 = -1 // i's RETURN, if it is a CALL
+	if g.mate != nil && msgs[i].Kind == trace.KindCall {
+		own = g.mate[i]
+	}
+	for j := linkUpper(ev.ts, at); j < len(ev.ts) && ev.ts[j]-at <= win; j++ {
+		mj := ev.msg[j]
+		if mj == i || mj == own {
+			continue
+		}
+		out = append(out, linkCand{mj, ev.ts[j] - at, 0})
+	}
+	return out
+}
+
+// linkTime returns message i's time on the clock its parents are looked up on.
+func linkTime(msgs []trace.Message, i int32, mode uint8) int64 {
+	if mode == linkReceiver {
+		return int64(msgs[i].RecvTS)
+	}
+	return int64(msgs[i].SendTS)
 }
 
 // linkPart is what scoring a range of messages produced: for each message
@@ -543,9 +704,8 @@ type linkPart struct {
 
 // scoreRange computes the link probabilities of messages [lo, hi), their
 // spontaneous probabilities and most likely causes, and keeps the links.
-func (l *Linking) scoreRange(g *LinkGraph, ix *linkIndex, msgs []trace.Message, lo, hi int) linkPart {
+func (l *Linking) scoreRange(g *LinkGraph, ix *linkIndex, cf *callFilter, msgs []trace.Message, lo, hi int) linkPart {
 	part := linkPart{lo: lo, hi: hi, nLinks: make([]int32, hi-lo)}
-	ws := math.Exp(-l.opt.SpontaneousFactor)
 	minP := l.opt.MinLinkProbability
 	var cs []linkCand
 	var par []int32
@@ -555,31 +715,47 @@ func (l *Linking) scoreRange(g *LinkGraph, ix *linkIndex, msgs []trace.Message, 
 		if ix.pair[i] < 0 {
 			continue // spont was set with the mode
 		}
-		var z float64
-		cs, z = l.score(g, ix, msgs, int32(i), cs[:0])
+		var z, ws float64
+		var best int
+		cs, z, best, ws = l.score(g, ix, cf, msgs, int32(i), cs[:0])
 		part.candidates += len(cs)
 		if len(cs) == 0 {
 			part.noParent++
 			g.spont[i] = 1
 			continue
 		}
-		// cs[0] is the most recent parent, the most likely one; it is
-		// kept even when improbable.
+		q := int32(-1)
+		if cf != nil {
+			q = cf.anchor(int32(i))
+		}
+		// The most likely parent is kept even when improbable, and so are
+		// the most recent one (step 3 may choose it within an instance)
+		// and a RETURN's CALL.
 		for k, c := range cs {
-			if p := c.w / z; p >= minP || k == 0 {
+			if p := c.w / z; p >= minP || k == best || k == 0 || c.msg == q {
 				part.nLinks[i-lo]++
 				par = append(par, c.msg)
 				pr = append(pr, p)
 			}
 		}
+		if q >= 0 {
+			g.spont[i] = 0
+			g.top[i] = cs[best].msg
+			continue
+		}
 		g.spont[i] = ws / z
-		if cs[0].w > ws {
-			g.top[i] = cs[0].msg
+		if cs[best].w > ws {
+			g.top[i] = cs[best].msg
 		}
 	}
 	part.parent = slices.Clone(par)
 	part.p = slices.Clone(pr)
 	return part
+}
+
+// pairedReturn reports whether message i is a RETURN paired with its CALL.
+func (g *LinkGraph) pairedReturn(i int) bool {
+	return g.mate != nil && g.mate[i] >= 0 && g.t.Messages[i].Kind == trace.KindReturn
 }
 
 // store inverts the parts' parent lists into the graph's child lists.

@@ -341,7 +341,7 @@ func TestLinkingMatchesReference(t *testing.T) {
 	for seed := uint64(1); seed <= 12; seed++ {
 		tr, _ := linkRandomTrace(seed, 160)
 		for vi, mod := range variants {
-			o := DefaultLinkingOptions()
+			o := PureWAP5LinkingOptions()
 			o.Window = 20 * 1e6
 			mod(&o)
 			ref := linkRefBuild(tr, o)
@@ -383,25 +383,31 @@ func TestLinkingMatchesReference(t *testing.T) {
 }
 
 // TestLinkingWorkersAgree checks that the result does not depend on the
-// number of workers, on a trace large enough to be split.
+// number of workers, on a trace large enough to be split, with WAP5's
+// options and the defaults (whose delay model sums the workers' shares).
 func TestLinkingWorkersAgree(t *testing.T) {
 	tr, _ := linkRandomTrace(7, 40000)
-	var first *Result
-	for _, w := range []int{1, 2, 3} {
-		l := linkNew(t, func(o *LinkingOptions) { o.Workers = w; o.Window = 5e6 })
-		res, err := l.Infer(context.Background(), tr)
-		if err != nil {
-			t.Fatal(err)
+	for _, opt := range []struct {
+		name string
+		o    LinkingOptions
+	}{{"WAP5", PureWAP5LinkingOptions()}, {"default", DefaultLinkingOptions()}} {
+		var first *Result
+		for _, w := range []int{1, 3} {
+			l := linkNewFrom(t, opt.o, func(o *LinkingOptions) { o.Workers = w; o.Window = 5e6 })
+			res, err := l.Infer(context.Background(), tr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if first == nil {
+				first = res
+				continue
+			}
+			if !reflect.DeepEqual(res, first) {
+				t.Errorf("%s, workers %d: result differs from one worker's", opt.name, w)
+			}
 		}
-		if first == nil {
-			first = res
-			continue
+		if len(first.Patterns) < 10 {
+			t.Errorf("%s: only %d patterns: the trace does not exercise the engine", opt.name, len(first.Patterns))
 		}
-		if !reflect.DeepEqual(res, first) {
-			t.Errorf("workers %d: result differs from one worker's", w)
-		}
-	}
-	if len(first.Patterns) < 10 {
-		t.Errorf("only %d patterns: the trace does not exercise the engine", len(first.Patterns))
 	}
 }

@@ -36,9 +36,21 @@ func (b *linkTB) msg(from, to string, send, recv float64) int {
 	return len(b.t.Messages) - 1
 }
 
+// linkNew returns a one-worker linking engine with WAP5's options
+// (PureWAP5LinkingOptions), changed by mod: the tests of this file pin the
+// paper's algorithm. linkNewDefault starts from DefaultLinkingOptions.
 func linkNew(t *testing.T, mod func(o *LinkingOptions)) *Linking {
 	t.Helper()
-	o := DefaultLinkingOptions()
+	return linkNewFrom(t, PureWAP5LinkingOptions(), mod)
+}
+
+func linkNewDefault(t *testing.T, mod func(o *LinkingOptions)) *Linking {
+	t.Helper()
+	return linkNewFrom(t, DefaultLinkingOptions(), mod)
+}
+
+func linkNewFrom(t *testing.T, o LinkingOptions, mod func(o *LinkingOptions)) *Linking {
+	t.Helper()
 	o.Workers = 1
 	if mod != nil {
 		mod(&o)

@@ -1,9 +1,13 @@
 package causal
 
 import (
+	"cmp"
 	"context"
+	"slices"
 	"sync"
 	"sync/atomic"
+
+	"github.com/wirepath/wirepath/trace"
 )
 
 // The three decisions of WAP5 step 3.
@@ -20,6 +24,7 @@ type treeStats struct {
 	tryBoth    int
 	overBudget int
 	truncated  int
+	pruned     int
 }
 
 func (s *treeStats) add(o treeStats) {
@@ -28,6 +33,7 @@ func (s *treeStats) add(o treeStats) {
 	s.tryBoth += o.tryBoth
 	s.overBudget += o.overBudget
 	s.truncated += o.truncated
+	s.pruned += o.pruned
 }
 
 // isRoot reports whether message m starts path instances: it is linkable
@@ -47,9 +53,32 @@ type treeInput struct {
 	kidTop   []uint64 // bit k: link k is its child's most likely cause
 	roots    []int32
 	rootP    []float64
+	// Call-aware linking (calls): which messages are paired RETURNs (ret)
+	// and which links are from a CALL to its paired RETURN (retLink), bit
+	// sets.
+	calls   bool
+	ret     []uint64
+	retLink []uint64
+	// The trace and every message's linking clock, to order the possible
+	// parents of a message in an instance (resolve).
+	msgs []trace.Message
+	mode []uint8
 }
 
 func (t *treeInput) top(k int32) bool { return t.kidTop[k>>6]&(1<<(uint(k)&63)) != 0 }
+
+// isRet reports whether message m is a RETURN paired with its CALL.
+func (t *treeInput) isRet(m int32) bool { return t.ret != nil && t.ret[m>>6]&(1<<(uint(m)&63)) != 0 }
+
+// ownReturn returns the paired RETURN of CALL c, -1 if it has none.
+func (t *treeInput) ownReturn(c int32) int32 {
+	for k := t.kidStart[c]; k < t.kidStart[c+1]; k++ {
+		if t.retLink[k>>6]&(1<<(uint(k)&63)) != 0 {
+			return t.kidMsg[k]
+		}
+	}
+	return -1
+}
 
 // treeInput extracts the input of step 3 from g; it shares g's child lists.
 func (g *LinkGraph) treeInput(lo float64) *treeInput {
@@ -70,6 +99,26 @@ func (g *LinkGraph) treeInput(lo float64) *treeInput {
 			ti.rootP = append(ti.rootP, g.spont[m])
 		}
 	}
+	if g.mate != nil {
+		// A paired RETURN's CALL is always among its possible parents
+		// (scoreRange keeps that link), so the link marks the pair.
+		ti.calls = true
+		ti.ret = make([]uint64, (g.Len()+63)/64)
+		ti.retLink = make([]uint64, (len(g.kidMsg)+63)/64)
+		for m := 0; m < g.Len(); m++ {
+			if !g.pairedReturn(m) {
+				continue
+			}
+			q := g.mate[m]
+			lo, hi := g.kidStart[q], g.kidStart[q+1]
+			if k, ok := slices.BinarySearch(g.kidMsg[lo:hi], int32(m)); ok {
+				ti.ret[m>>6] |= 1 << (uint(m) & 63)
+				k += int(lo)
+				ti.retLink[k>>6] |= 1 << (uint(k) & 63)
+			}
+		}
+	}
+	ti.msgs, ti.mode = g.t.Messages, g.mode
 	return ti
 }
 
@@ -85,6 +134,14 @@ func classify(p float64, top bool, lo, hi float64) int {
 	return decideFalse
 }
 
+// instLink is a possible link between two nodes of an instance: the
+// parent's time on the child's linking clock and the link's probability.
+type instLink struct {
+	child, parent int32
+	t             int64
+	p             float64
+}
+
 // pendingLink is a link waiting for its decision: from instance node node
 // along child-list entry k of the graph.
 type pendingLink struct {
@@ -97,6 +154,7 @@ type pendingLink struct {
 // parents in the instance whose links were left out.
 type msgState struct {
 	in      bool
+	node    int32 // its index in the instance's nodes, when in
 	omitted float64
 }
 
@@ -120,23 +178,45 @@ type treeBuilder struct {
 	lo, hi  float64
 	maxTree int
 	nodes   []InstanceNode
-	queue   []pendingLink
-	state   map[int32]msgState
-	undo    []undoEntry
-	skipped int
-	emit    func(nodes []InstanceNode, p float64)
-	st      treeStats
+	// anchor is, for each node, the node of the CALL a paired RETURN
+	// answers (-1 for other nodes); deferred lists the paired RETURNs,
+	// whose parents are chosen when the instance is complete.
+	anchor   []int32
+	deferred []int32
+	out      []InstanceNode
+	links    []instLink
+	first    []int32
+	final    []InstanceNode
+	kidCount []int32
+	order    []int32
+	byParent []int32
+	src      []int32
+	queue    []pendingLink
+	state    map[int32]msgState
+	undo     []undoEntry
+	skipped  int
+	emit     func(nodes []InstanceNode, p float64)
+	// normalize scales the instances of a root so that their
+	// probabilities add up to the root's; they wait in buf until then.
+	normalize bool
+	prune     float64
+	reparent  bool
+	buf       instBatch
+	st        treeStats
 }
 
 func newTreeBuilder(g *treeInput, opt *LinkingOptions, emit func([]InstanceNode, float64)) *treeBuilder {
 	return &treeBuilder{
-		g:       g,
-		budget:  opt.TryBothBudget,
-		lo:      opt.TryBothLow,
-		hi:      opt.TryBothHigh,
-		maxTree: opt.MaxTreeSize,
-		state:   make(map[int32]msgState),
-		emit:    emit,
+		g:         g,
+		budget:    opt.TryBothBudget,
+		lo:        opt.TryBothLow,
+		hi:        opt.TryBothHigh,
+		maxTree:   opt.MaxTreeSize,
+		state:     make(map[int32]msgState),
+		emit:      emit,
+		normalize: opt.NormalizeRoots,
+		prune:     opt.MinLinkProbability,
+		reparent:  opt.Reparent,
 	}
 }
 
@@ -144,14 +224,44 @@ func newTreeBuilder(g *treeInput, opt *LinkingOptions, emit func([]InstanceNode,
 func (b *treeBuilder) build(i int) {
 	r := b.g.roots[i]
 	b.st.roots++
-	b.nodes = append(b.nodes[:0], InstanceNode{Msg: r, Parent: -1})
+	b.nodes = b.nodes[:0]
+	b.anchor = b.anchor[:0]
+	b.deferred = b.deferred[:0]
 	b.queue = b.queue[:0]
 	clear(b.state)
 	b.undo = b.undo[:0]
 	b.skipped = 0
-	b.state[r] = msgState{in: true}
-	b.pushKids(0, r)
+	b.include(-1, r)
+	b.buf.reset(0)
 	b.run(0, b.g.rootP[i], 0)
+	if !b.normalize {
+		return
+	}
+	// Instances far less likely than the root's best are dropped.
+	best := 0.0
+	for _, p := range b.buf.probs {
+		best = max(best, p)
+	}
+	cut := best * b.prune
+	sum := 0.0
+	for _, p := range b.buf.probs {
+		if p >= cut {
+			sum += p
+		}
+	}
+	scale := 0.0
+	if sum > 0 {
+		scale = b.g.rootP[i] / sum
+	}
+	start := int32(0)
+	for k, end := range b.buf.ends {
+		if p := b.buf.probs[k]; p >= cut {
+			b.emit(b.buf.nodes[start:end], p*scale)
+		} else {
+			b.st.pruned++
+		}
+		start = end
+	}
 }
 
 func (b *treeBuilder) pushKids(node int32, m int32) {
@@ -166,15 +276,268 @@ func (b *treeBuilder) set(m int32, s msgState) {
 	b.state[m] = s
 }
 
+// include adds message c under node and, when c is a CALL with a paired
+// RETURN, the RETURN too: it belongs to the same instance, and its parent
+// is chosen when the instance is complete (resolve).
 func (b *treeBuilder) include(node int32, c int32) {
-	b.set(c, msgState{in: true})
-	b.nodes = append(b.nodes, InstanceNode{Msg: c, Parent: node})
-	b.pushKids(int32(len(b.nodes)-1), c)
+	cn := b.add(node, c, -1)
+	if !b.g.calls {
+		return
+	}
+	if r := b.g.ownReturn(c); r >= 0 && !b.state[r].in {
+		if len(b.nodes) >= b.maxTree {
+			b.skipped++
+			return
+		}
+		b.add(-1, r, cn)
+	}
+}
+
+func (b *treeBuilder) add(parent, c, anchor int32) int32 {
+	idx := int32(len(b.nodes))
+	b.set(c, msgState{in: true, node: idx})
+	b.nodes = append(b.nodes, InstanceNode{Msg: c, Parent: parent})
+	b.anchor = append(b.anchor, anchor)
+	if anchor >= 0 {
+		b.deferred = append(b.deferred, idx)
+	}
+	b.pushKids(idx, c)
+	return idx
 }
 
 func (b *treeBuilder) omit(c int32, s msgState, p float64) {
 	s.omitted += p
 	b.set(c, s)
+}
+
+// up returns node x's parent, reading a paired RETURN whose parent is not
+// chosen yet as hanging under its CALL.
+func (b *treeBuilder) up(out []InstanceNode, x int32) int32 {
+	if p := out[x].Parent; p >= 0 || x == 0 {
+		return p
+	}
+	return b.anchor[x]
+}
+
+// descends reports whether node x descends from node a (or is a) in out.
+func (b *treeBuilder) descends(out []InstanceNode, x, a int32) bool {
+	for steps := len(out); x >= 0 && steps >= 0; steps-- {
+		if x == a {
+			return true
+		}
+		x = b.up(out, x)
+	}
+	return false
+}
+
+// resolve chooses the parents of the instance's messages once it is
+// complete and returns its nodes in parent-first order with the product of
+// the probabilities of the links chosen for paired RETURNs.
+//
+// A paired RETURN hangs under the most recent of its possible parents that
+// is its CALL or in the CALL's subtree (without Reparent: the most likely
+// one). With Reparent every other message hangs under the most recent of
+// its possible parents in the instance that does not descend from it;
+// otherwise under the message whose link brought it in. "Most recent" is
+// on the clock the message's parents are looked up on.
+func (b *treeBuilder) resolve() ([]InstanceNode, float64) {
+	if len(b.deferred) == 0 && !b.reparent {
+		return b.nodes, 1
+	}
+	g := b.g
+	out := append(b.out[:0], b.nodes...)
+	b.out = out
+	// Every link between two messages of the instance, by child node,
+	// most recent parent first.
+	links := b.links[:0]
+	for j := range out {
+		m := out[j].Msg
+		for k := g.kidStart[m]; k < g.kidStart[m+1]; k++ {
+			c := g.kidMsg[k]
+			s, ok := b.state[c]
+			if !ok || !s.in || s.node == int32(j) {
+				continue
+			}
+			t := int64(g.msgs[m].RecvTS)
+			if g.mode[c] == linkReceiver {
+				t = int64(g.msgs[m].SendTS)
+			}
+			links = append(links, instLink{child: s.node, parent: int32(j), t: t, p: g.kidP[k]})
+		}
+	}
+	slices.SortFunc(links, func(x, y instLink) int {
+		if x.child != y.child {
+			return cmp.Compare(x.child, y.child)
+		}
+		if x.t != y.t {
+			return cmp.Compare(y.t, x.t)
+		}
+		return cmp.Compare(y.parent, x.parent)
+	})
+	b.links = links
+	// first[x]..first[x+1] index node x's links.
+	first := slices.Grow(b.first[:0], len(out)+1)[:len(out)+1]
+	clear(first)
+	for _, l := range links {
+		first[l.child+1]++
+	}
+	for x := range len(out) {
+		first[x+1] += first[x]
+	}
+	b.first = first
+	if b.reparent {
+		// The most recent possible parent in the instance that does not
+		// descend from x.
+		for x := int32(1); x < int32(len(out)); x++ {
+			if b.anchor[x] >= 0 {
+				continue
+			}
+			for _, l := range links[first[x]:first[x+1]] {
+				if !b.descends(out, l.parent, x) {
+					out[x].Parent = l.parent
+					break
+				}
+			}
+		}
+	}
+	prob := 1.0
+	for _, rn := range b.deferred {
+		qn := b.anchor[rn]
+		best, bestP := qn, -1.0
+		for _, l := range links[first[rn]:first[rn+1]] {
+			if l.parent != qn && (!b.descends(out, l.parent, qn) || b.descends(out, l.parent, rn)) {
+				continue
+			}
+			if b.reparent {
+				best, bestP = l.parent, l.p // the most recent
+				break
+			}
+			if l.p > bestP {
+				best, bestP = l.parent, l.p
+			}
+		}
+		out[rn].Parent = best
+		if bestP >= 0 {
+			prob *= bestP
+		}
+	}
+	// Parent-first order: breadth first from the root, children in node
+	// order. cnt[p]..cnt[p+1] index node p's children in kids.
+	n := int32(len(out))
+	cnt := slices.Grow(b.kidCount[:0], int(n)+1)[:n+1]
+	clear(cnt)
+	for i := int32(1); i < n; i++ {
+		cnt[out[i].Parent+1]++
+	}
+	for i := int32(0); i < n; i++ {
+		cnt[i+1] += cnt[i]
+	}
+	kids := slices.Grow(b.order[:0], 2*int(n))[:2*n]
+	fill, pos := kids[n:], kids[:n]
+	copy(fill, cnt[:n])
+	byParent := slices.Grow(b.byParent[:0], int(n))[:n]
+	for i := int32(1); i < n; i++ {
+		p := out[i].Parent
+		byParent[fill[p]] = i
+		fill[p]++
+	}
+	final := append(b.final[:0], InstanceNode{Msg: out[0].Msg, Parent: -1})
+	pos[0] = 0
+	// final[h] came from node src(h); walk final as the queue.
+	src := append(b.src[:0], 0)
+	for h := 0; h < len(src); h++ {
+		p := src[h]
+		for _, c := range byParent[cnt[p]:cnt[p+1]] {
+			pos[c] = int32(len(final))
+			final = append(final, InstanceNode{Msg: out[c].Msg, Parent: pos[p]})
+			src = append(src, c)
+		}
+	}
+	b.kidCount, b.order, b.byParent, b.final, b.src = cnt, kids, byParent, final, src
+	if len(final) != len(out) {
+		// Unreachable: every choice above keeps the instance a tree. Should
+		// one not, the instance keeps the parents it was built with, a
+		// paired RETURN under its CALL.
+		final = append(final[:0], b.nodes...)
+		for _, rn := range b.deferred {
+			final[rn].Parent = b.anchor[rn]
+		}
+		b.final = final
+	}
+	return final, prob
+}
+
+// linkP returns the probability of the link from message par to message c
+// (0 if there is none).
+func (t *treeInput) linkP(par, c int32) float64 {
+	lo, hi := t.kidStart[par], t.kidStart[par+1]
+	k, ok := slices.BinarySearch(t.kidMsg[lo:hi], c)
+	if !ok {
+		return 0
+	}
+	return t.kidP[lo+int32(k)]
+}
+
+// linkTop returns the probability of the link from par to c and whether
+// it is c's most likely cause.
+func (t *treeInput) linkTop(par, c int32) (float64, bool) {
+	lo, hi := t.kidStart[par], t.kidStart[par+1]
+	k, ok := slices.BinarySearch(t.kidMsg[lo:hi], c)
+	if !ok {
+		return 0, false
+	}
+	return t.kidP[lo+int32(k)], t.top(lo + int32(k))
+}
+
+// explain conditions the probability pc of the link from node x to a CALL
+// c on the instance being consistent: the call c would be nested in (the
+// CALL into c's sender that x is or descends from through sibling calls)
+// has its RETURN r in the instance, and r's parent must be in it too. If
+// c's own RETURN n may have caused r, keeping c lets r be explained by n:
+// with m the probability that r's parent is one of the instance's
+// messages and b that it is n, the link's probability given that r's
+// parent is in the instance is pc·(m+b) ÷ (pc·(m+b) + (1−pc)·m).
+func (b *treeBuilder) explain(x, c int32, pc float64) float64 {
+	g := b.g
+	n := g.ownReturn(c)
+	if n < 0 {
+		return pc
+	}
+	sender := g.msgs[c].SrcNode
+	// Find the enclosing CALL: x, or up through sibling RETURNs.
+	for steps := len(b.nodes); steps > 0; steps-- {
+		m := b.nodes[x].Msg
+		if g.msgs[m].Kind == trace.KindCall && g.msgs[m].DstNode == sender {
+			break
+		}
+		a := b.anchor[x]
+		if a < 0 || g.msgs[m].Kind != trace.KindReturn || g.msgs[m].DstNode != sender {
+			return pc
+		}
+		x = b.nodes[a].Parent
+		if x < 0 {
+			return pc
+		}
+	}
+	q := b.nodes[x].Msg
+	r := g.ownReturn(q)
+	if r < 0 || !b.state[r].in {
+		return pc
+	}
+	bp, top := g.linkTop(n, r)
+	if bp == 0 || !top {
+		return pc
+	}
+	m := 0.0
+	for j := range b.nodes {
+		if y := b.nodes[j].Msg; y != r {
+			m += g.linkP(y, r)
+		}
+	}
+	if m <= 0 {
+		return pc
+	}
+	return pc * (m + bp) / (pc*(m+bp) + (1-pc)*m)
 }
 
 // run decides the links from queue[qi] on, with the probability so far and
@@ -185,6 +548,9 @@ func (b *treeBuilder) run(qi int, prob float64, bits int) {
 		pl := b.queue[qi]
 		qi++
 		c := g.kidMsg[pl.k]
+		if g.isRet(c) {
+			continue // it joins the instance with its CALL
+		}
 		s := b.state[c]
 		if s.in {
 			continue
@@ -201,6 +567,9 @@ func (b *treeBuilder) run(qi int, prob float64, bits int) {
 			} else {
 				pc = 1
 			}
+		}
+		if g.calls && g.msgs[c].Kind == trace.KindCall {
+			pc = b.explain(pl.node, c, pc)
 		}
 		top := g.top(pl.k)
 		switch classify(pc, top, b.lo, b.hi) {
@@ -223,10 +592,11 @@ func (b *treeBuilder) run(qi int, prob float64, bits int) {
 				continue
 			}
 			b.st.tryBoth++
-			nNodes, nQueue, nUndo, skipped := len(b.nodes), len(b.queue), len(b.undo), b.skipped
+			nNodes, nQueue, nUndo, nDef, skipped := len(b.nodes), len(b.queue), len(b.undo), len(b.deferred), b.skipped
 			b.include(pl.node, c)
 			b.run(qi, prob*pc, bits+1)
 			b.nodes, b.queue, b.skipped = b.nodes[:nNodes], b.queue[:nQueue], skipped
+			b.anchor, b.deferred = b.anchor[:nNodes], b.deferred[:nDef]
 			for len(b.undo) > nUndo {
 				u := b.undo[len(b.undo)-1]
 				b.undo = b.undo[:len(b.undo)-1]
@@ -245,7 +615,14 @@ func (b *treeBuilder) run(qi int, prob float64, bits int) {
 	if b.skipped > 0 {
 		b.st.truncated++
 	}
-	b.emit(b.nodes, prob)
+	nodes, f := b.resolve()
+	if b.normalize {
+		b.buf.nodes = append(b.buf.nodes, nodes...)
+		b.buf.ends = append(b.buf.ends, int32(len(b.buf.nodes)))
+		b.buf.probs = append(b.buf.probs, prob*f)
+		return
+	}
+	b.emit(nodes, prob*f)
 }
 
 // rootBlock is how many roots one unit of parallel tree building covers.

@@ -144,6 +144,12 @@ func (t *Trace) Intern(s string) Sym { return t.Syms.Intern(s) }
 type Meta struct {
 	// Source says what produced the trace ("reconcile", "gen", a file name).
 	Source string `json:"source,omitempty"`
+	// SingleClock says every message carries one timestamp taken on one
+	// clock (Project 5 traces, gen in single-timestamp mode): SendTS and
+	// RecvTS are the same instant, so there is no network delay to measure.
+	// In other traces SendTS == RecvTS is a real measurement (a message seen
+	// whole by one capture point), a network delay of zero.
+	SingleClock bool `json:"single_clock,omitempty"`
 	// Offsets are clock offsets of nodes against a reference clock.
 	Offsets []Offset `json:"clock_offsets,omitempty"`
 	// Aliases maps endpoints seen under another name (NAT) to the real ones.

@@ -146,6 +146,7 @@ func (r *Reader) start() error {
 		r.dec = &jsonlDecoder{t: r.t}
 	case FormatProject5:
 		r.dec = &p5Decoder{t: r.t}
+		r.t.Meta.SingleClock = true
 	default:
 		return fmt.Errorf("%s: unknown trace format %v", r.file, r.format)
 	}

@@ -83,7 +83,7 @@ func WriteTSV(w io.Writer, t *Trace) error {
 }
 
 func metaEmpty(m *Meta) bool {
-	return m.Source == "" && len(m.Offsets) == 0 && len(m.Aliases) == 0 && len(m.Accounting) == 0 && len(m.Warnings) == 0
+	return m.Source == "" && !m.SingleClock && len(m.Offsets) == 0 && len(m.Clocks) == 0 && len(m.Aliases) == 0 && len(m.Accounting) == 0 && len(m.Warnings) == 0
 }
 
 // AppendTSV appends one TSV line (with its newline) for m to buf.

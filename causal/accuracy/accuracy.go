@@ -39,15 +39,22 @@ func Nesting(window time.Duration, smooth float64) Engine {
 	}
 }
 
-// Linking returns the message-linking engine with WAP5's defaults.
-func Linking() Engine {
+// Linking returns the message-linking engine with wirepath's default
+// options (call-aware, learnt delays; docs/causal.md).
+func Linking() Engine { return LinkingWith(causal.DefaultLinkingOptions()) }
+
+// LinkingWAP5 returns the message-linking engine with WAP5's own options
+// (causal.PureWAP5LinkingOptions, `wirepath link --pure-wap5`).
+func LinkingWAP5() Engine { return LinkingWith(causal.PureWAP5LinkingOptions()) }
+
+// LinkingWith returns the message-linking engine with the given options.
+func LinkingWith(o causal.LinkingOptions) Engine {
+	o.Aggregate.KeepInstances = true
+	if _, err := causal.NewLinking(o); err != nil {
+		panic(err) // a programming error: the callers' options are fixed
+	}
 	return func() causal.Engine {
-		o := causal.DefaultLinkingOptions()
-		o.Aggregate.KeepInstances = true
-		l, err := causal.NewLinking(o)
-		if err != nil {
-			panic(err) // the defaults are valid
-		}
+		l, _ := causal.NewLinking(o)
 		return l
 	}
 }
@@ -233,6 +240,19 @@ type Point struct {
 	// TopOmitted is the largest number of omitted true patterns (within
 	// 2% tolerance) over all N of the top-N curve.
 	TopOmitted int
+}
+
+// WorstTopN returns the most true patterns missing from any top N of the
+// report's curve (beyond near-ties), and for how many N that is more than
+// 1/N of them (Project 5 Figure 17's bound).
+func WorstTopN(r *score.Report) (worst, over int) {
+	for _, p := range r.TopN {
+		worst = max(worst, p.Omitted-p.Excused)
+		if p.RateTolerant > 1/float64(p.N)+1e-9 {
+			over++
+		}
+	}
+	return worst, over
 }
 
 func point(x float64, r *Run) Point {

@@ -516,6 +516,7 @@ func (s *state) finish() *Output {
 		obs.Intern(s.t.Syms.String(trace.Sym(i)))
 	}
 	obs.Messages = make([]trace.Message, len(kept))
+	obs.Meta.SingleClock = p.single
 	for k, i := range kept {
 		m := s.t.Messages[i]
 		if p.single {

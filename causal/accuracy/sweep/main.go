@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/wirepath/wirepath/causal"
 	"github.com/wirepath/wirepath/causal/accuracy"
 	"github.com/wirepath/wirepath/causal/gen"
 	"github.com/wirepath/wirepath/causal/score"
@@ -22,7 +23,7 @@ import (
 func main() {
 	dur := flag.Duration("duration", 1300*time.Second, "length of the multi-tier traces")
 	short := flag.Duration("short", 300*time.Second, "length of the sweep traces")
-	only := flag.String("only", "", "run only the experiments whose names contain this (topn, delay, clock, patho, par, var, drop, skew)")
+	only := flag.String("only", "", "run only the experiments whose names contain this (topn, delay, clock, linking, linkdiag, patho, par, var, drop, skew)")
 	flag.Parse()
 	if err := run(os.Stdout, *dur, *short, *only); err != nil {
 		fmt.Fprintln(os.Stderr, "sweep:", err)
@@ -70,6 +71,10 @@ func run(w io.Writer, dur, short time.Duration, only string) error {
 		if err != nil {
 			return err
 		}
+		lw, err := accuracy.RunAddedDelay(ctx, accuracy.LinkingWAP5(), short)
+		if err != nil {
+			return err
+		}
 		c, err := accuracy.RunAddedDelay(ctx, accuracy.Convolution(), short)
 		if err != nil {
 			return err
@@ -81,14 +86,14 @@ func run(w io.Writer, dur, short time.Duration, only string) error {
 			return fmt.Sprintf("%.1f ms", v/1e3)
 		}
 		fmt.Fprintf(w, "### Added delay at WS2 (section 7.2)\n\n")
-		fmt.Fprintf(w, "Mean node delay at WS2 before its call to AP1|AP2, over all inferred patterns and over the inferred patterns that are true ones: nesting on the %v traces, linking and convolution (μ = 10 ms) on %v ones. Convolution's patterns merge alternatives, so none is a true pattern.\n\n", dur, short)
-		fmt.Fprintf(w, "| trace | nesting | nesting, true patterns | linking | linking, true patterns | convolution | truth |\n|---|---|---|---|---|---|---|\n")
-		row := func(name string, n, nf, lv, lf, cv, tv float64) {
-			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s |\n", name, ms(n), ms(nf), ms(lv), ms(lf), ms(cv), ms(tv))
+		fmt.Fprintf(w, "Mean node delay at WS2 before its call to AP1|AP2, over all inferred patterns and over the inferred patterns that are true ones: nesting on the %v traces, linking (default options, and WAP5's with `--pure-wap5`) and convolution (μ = 10 ms) on %v ones. Convolution's patterns merge alternatives, so none is a true pattern.\n\n", dur, short)
+		fmt.Fprintf(w, "| trace | nesting | nesting, true patterns | linking | linking, true patterns | linking WAP5 | linking WAP5, true patterns | convolution | truth |\n|---|---|---|---|---|---|---|---|---|\n")
+		row := func(name string, n, nf, lv, lf, wv, wf, cv, tv float64) {
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", name, ms(n), ms(nf), ms(lv), ms(lf), ms(wv), ms(wf), ms(cv), ms(tv))
 		}
-		row("multitier", a.Normal, a.NormalFound, l.Normal, l.NormalFound, c.Normal, a.TrueNormal)
-		row("multitier-delay", a.Added, a.AddedFound, l.Added, l.AddedFound, c.Added, a.TrueAdded)
-		row("**added**", a.Measured(), a.MeasuredFound(), l.Measured(), l.MeasuredFound(), c.Measured(), a.Truth())
+		row("multitier", a.Normal, a.NormalFound, l.Normal, l.NormalFound, lw.Normal, lw.NormalFound, c.Normal, a.TrueNormal)
+		row("multitier-delay", a.Added, a.AddedFound, l.Added, l.AddedFound, lw.Added, lw.AddedFound, c.Added, a.TrueAdded)
+		row("**added**", a.Measured(), a.MeasuredFound(), l.Measured(), l.MeasuredFound(), lw.Measured(), lw.MeasuredFound(), c.Measured(), a.Truth())
 		fmt.Fprintln(w)
 	}
 	if want("clock") || want("link") {
@@ -100,7 +105,7 @@ func run(w io.Writer, dur, short time.Duration, only string) error {
 			for _, e := range []struct {
 				name string
 				eng  accuracy.Engine
-			}{{"linking", accuracy.Linking()}, {"nesting", nest}} {
+			}{{"linking", accuracy.Linking()}, {"linking WAP5", accuracy.LinkingWAP5()}, {"nesting", nest}} {
 				p, sk, err := accuracy.ClockSync(ctx, c, accuracy.BigSkew, e.eng)
 				if err != nil {
 					return err
@@ -122,6 +127,16 @@ func run(w io.Writer, dur, short time.Duration, only string) error {
 			}
 		}
 		fmt.Fprintln(w)
+	}
+	if want("linking") {
+		if err := linkingTables(ctx, w, dur, short); err != nil {
+			return err
+		}
+	}
+	if want("linkdiag") {
+		if err := linkingDiagnosis(ctx, w, short); err != nil {
+			return err
+		}
 	}
 	if want("patho") {
 		fmt.Fprintf(w, "### Pathological cases (Figure 18), nesting, %v traces\n\n", short)
@@ -219,6 +234,143 @@ func run(w io.Writer, dur, short time.Duration, only string) error {
 		curves("Clock skew at WS2 (Figure 22), nesting, multitier: instance false-negative rate by skew (ms); skew window 30 ms, smoothing σ = 2 bins", "skew ms", cs, false)
 	}
 	fmt.Fprintf(os.Stderr, "sweep: %v\n", time.Since(started).Round(time.Second))
+	return nil
+}
+
+// linkingTables writes the linking section: WAP5's options against the
+// defaults on every shipped configuration, and the top-N curve of the
+// defaults on the full-size multi-tier trace.
+func linkingTables(ctx context.Context, w io.Writer, dur, short time.Duration) error {
+	fmt.Fprintf(w, "### Linking: WAP5's options and the defaults, %v traces\n\n", short)
+	fmt.Fprintf(w, "Instance rates as trees of messages, weighted by linking's instance probabilities in brackets; top N: the most true patterns missing from any top N (beyond 2%% near-ties) and for how many N that is more than 1/N; node delay error of the true patterns found.\n\n")
+	fmt.Fprintf(w, "| trace | call parallelism | options | patterns inferred / true missed | instance false neg. | instance false pos. | top N: most missing, N over 1/N | node delay error |\n|---|---|---|---|---|---|---|---|\n")
+	for _, name := range append([]string{"multitier", "multitier-delay"}, append(accuracy.Pathological, "relay")...) {
+		out, err := accuracy.Case{Config: name, Duration: short}.Generate()
+		if err != nil {
+			return err
+		}
+		for _, e := range []struct {
+			name string
+			eng  accuracy.Engine
+		}{{"WAP5", accuracy.LinkingWAP5()}, {"default", accuracy.Linking()}} {
+			r, err := accuracy.On(ctx, out, e.eng)
+			if err != nil {
+				return err
+			}
+			s := r.Score
+			worst, over := accuracy.WorstTopN(s)
+			i := s.Instances
+			fmt.Fprintf(w, "| %s | %.2f | %s | %d / %d of %d | %s (%s) | %s (%s) | %d, %d of %d | %s |\n", name, r.Out.Stats.CallParallelism, e.name,
+				s.Patterns.Inferred, s.Patterns.FalseNegatives, s.Patterns.Truth, pct(i.FalseNegativeRate), pct(i.WeightedFalseNegativeRate),
+				pct(i.FalsePositiveRate), pct(i.WeightedFalsePositiveRate), worst, over, len(s.TopN), pct(s.Delays.NodeRelError))
+		}
+	}
+	fmt.Fprintln(w)
+
+	r, err := accuracy.Do(ctx, accuracy.Case{Config: "multitier", Duration: dur}, accuracy.Linking())
+	if err != nil {
+		return err
+	}
+	s := r.Score
+	fmt.Fprintf(w, "### Top-N false negatives, linking (defaults), multitier (Figure 17)\n\n")
+	fmt.Fprintf(w, "%d messages, %d instances, per-node call parallelism %.2f. Patterns: %d true, %d inferred, %d false negatives. Instances: %s false negatives (weighted %s), %s false positives (weighted %s). Node delay error of the patterns found: %s.\n\n",
+		s.Truth.Messages, s.Truth.Instances, r.Out.Stats.CallParallelism, s.Patterns.Truth, s.Patterns.Inferred, s.Patterns.FalseNegatives,
+		pct(s.Instances.FalseNegativeRate), pct(s.Instances.WeightedFalseNegativeRate), pct(s.Instances.FalsePositiveRate), pct(s.Instances.WeightedFalsePositiveRate), pct(s.Delays.NodeRelError))
+	fmt.Fprintf(w, "| N | omitted | rate | rate, 2%% tolerance | 1/N |\n|---|---|---|---|---|\n")
+	for _, p := range s.TopN {
+		fmt.Fprintf(w, "| %d | %d | %.3f | %.3f | %.3f |\n", p.N, p.Omitted, p.Rate, p.RateTolerant, 1/float64(p.N))
+	}
+	fmt.Fprintln(w)
+	return nil
+}
+
+// linkingDiagnosis writes where linking's decisions go wrong on the
+// multitier-delay trace, with WAP5's options and the defaults.
+func linkingDiagnosis(ctx context.Context, w io.Writer, short time.Duration) error {
+	out, err := accuracy.Case{Config: "multitier-delay", Duration: short}.Generate()
+	if err != nil {
+		return err
+	}
+	for _, o := range []struct {
+		name string
+		opt  causal.LinkingOptions
+	}{{"WAP5's options", causal.PureWAP5LinkingOptions()}, {"the defaults", causal.DefaultLinkingOptions()}} {
+		d, err := accuracy.DiagnoseLinking(ctx, out, o.opt)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "### Linking's decisions against the truth, %s, multitier-delay, %v\n\n", o.name, short)
+		d.Write(w, false)
+		fmt.Fprintln(w)
+	}
+
+	// What each option does: added to WAP5's, or taken from the defaults.
+	fmt.Fprintf(w, "### Linking's options one by one, %v traces\n\n", short)
+	fmt.Fprintf(w, "Instance false negatives (weighted in brackets), top N (most true patterns missing from any top N, and for how many N more than 1/N), node delay error, and on multitier-delay the delay WS2 adds before calling AP1|AP2 (truth 200 ms).\n\n")
+	type variant struct {
+		name string
+		mod  func(*causal.LinkingOptions)
+	}
+	wap5 := causal.PureWAP5LinkingOptions()
+	def := causal.DefaultLinkingOptions()
+	variants := []struct {
+		name string
+		base causal.LinkingOptions
+		mod  func(*causal.LinkingOptions)
+	}{
+		{"WAP5 (`--pure-wap5`)", wap5, func(o *causal.LinkingOptions) {}},
+		{"WAP5 + calls", wap5, func(o *causal.LinkingOptions) { o.Calls = true }},
+		{"WAP5 + calls + normalize-roots", wap5, func(o *causal.LinkingOptions) { o.Calls, o.NormalizeRoots = true, true }},
+		{"WAP5 + calls + normalize-roots + reparent", wap5, func(o *causal.LinkingOptions) { o.Calls, o.NormalizeRoots, o.Reparent = true, true, true }},
+		{"WAP5 + empirical delays", wap5, func(o *causal.LinkingOptions) { o.DelayModel, o.Iterations = causal.DelayEmpirical, def.Iterations }},
+		{"defaults", def, func(o *causal.LinkingOptions) {}},
+		{"defaults − calls", def, func(o *causal.LinkingOptions) { o.Calls = false }},
+		{"defaults − empirical delays (exponential, iterations 0)", def, func(o *causal.LinkingOptions) { o.DelayModel, o.Iterations = causal.DelayExponential, 0 }},
+		{"defaults − normalize-roots", def, func(o *causal.LinkingOptions) { o.NormalizeRoots = false }},
+		{"defaults − reparent", def, func(o *causal.LinkingOptions) { o.Reparent = false }},
+		{"defaults, iterations 0 (moments only)", def, func(o *causal.LinkingOptions) { o.Iterations = 0 }},
+		{"defaults, iterations 4", def, func(o *causal.LinkingOptions) { o.Iterations = 4 }},
+	}
+	traces := []string{"multitier-delay", "children-d-cc", "relay"}
+	fmt.Fprintf(w, "| options |")
+	for _, name := range traces {
+		fmt.Fprintf(w, " %s |", name)
+	}
+	fmt.Fprintf(w, " WS2 adds |\n|---|%s---|\n", strings.Repeat("---|", len(traces)))
+	outs := map[string]*gen.Output{}
+	for _, name := range append(traces, "multitier") {
+		out, err := accuracy.Case{Config: name, Duration: short}.Generate()
+		if err != nil {
+			return err
+		}
+		outs[name] = out
+	}
+	for _, v := range variants {
+		o := v.base
+		v.mod(&o)
+		fmt.Fprintf(w, "| %s |", v.name)
+		var added float64
+		for _, name := range traces {
+			r, err := accuracy.On(ctx, outs[name], accuracy.LinkingWith(o))
+			if err != nil {
+				return err
+			}
+			s := r.Score
+			worst, over := accuracy.WorstTopN(s)
+			fmt.Fprintf(w, " %s (%s); %d, %d; %s |", pct(s.Instances.FalseNegativeRate), pct(s.Instances.WeightedFalseNegativeRate), worst, over, pct(s.Delays.NodeRelError))
+			if name == "multitier-delay" {
+				base, err := accuracy.On(ctx, outs["multitier"], accuracy.LinkingWith(o))
+				if err != nil {
+					return err
+				}
+				d1, _ := accuracy.HopDelay(r.Result.Patterns, "WS2", "AP")
+				d0, _ := accuracy.HopDelay(base.Result.Patterns, "WS2", "AP")
+				added = d1 - d0
+			}
+		}
+		fmt.Fprintf(w, " %.0f ms |\n", added/1e3)
+	}
+	fmt.Fprintln(w)
 	return nil
 }
 

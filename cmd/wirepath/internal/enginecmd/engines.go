@@ -16,6 +16,7 @@ import (
 // LinkingFlags are the message-linking engine's own flags.
 type LinkingFlags struct {
 	prefix      string
+	fs          *pflag.FlagSet
 	Window      time.Duration
 	Y           float64
 	Budget      int
@@ -25,12 +26,20 @@ type LinkingFlags struct {
 	MaxTree     int
 	MaxPatterns int
 	LinkClients bool
+	Calls       bool
+	DelayModel  string
+	Normalize   bool
+	Reparent    bool
+	Pure        bool
 }
+
+// linkingPureConflicts are the flags --pure-wap5 sets.
+var linkingPureConflicts = []string{"calls", "delay-model", "iterations", "normalize-roots", "reparent"}
 
 // Register adds the flags to fs, each name preceded by prefix.
 func (f *LinkingFlags) Register(fs *pflag.FlagSet, prefix string) {
 	def := causal.DefaultLinkingOptions()
-	f.prefix = prefix
+	f.prefix, f.fs = prefix, fs
 	p := prefix
 	fs.DurationVar(&f.Window, p+"window", def.Window, "x: longest causal delay; earlier messages are never parents")
 	fs.Float64Var(&f.Y, p+"spontaneous-factor", def.SpontaneousFactor, "y: a message is spontaneous with the weight of a link of delay y*d")
@@ -38,7 +47,7 @@ func (f *LinkingFlags) Register(fs *pflag.FlagSet, prefix string) {
 	fs.Float64Var(&f.Low, p+"try-both-low", def.TryBothLow, "links less likely than this are probably false (unless the message's most likely cause)")
 	fs.Float64Var(&f.High, p+"try-both-high", def.TryBothHigh, "links more likely than this are probably true; in between, try both")
 	fs.Float64Var(&f.MinLink, p+"min-link", def.MinLinkProbability, "drop links less likely than this (the most likely cause is always kept)")
-	fs.IntVar(&f.Iterations, p+"iterations", def.Iterations, "re-estimate every d from the link probabilities this many times (0 = as WAP5)")
+	fs.IntVar(&f.Iterations, p+"iterations", def.Iterations, "re-estimate the delay model from the link probabilities this many times (exponential: 0 = as WAP5)")
 	fs.IntVar(&f.MaxTree, p+"max-tree", def.MaxTreeSize, "most messages in one path instance")
 	fs.IntVar(&f.MaxPatterns, p+"max-patterns", 10000, "keep only the best N patterns in the result (0 = all)")
 	// In analyze, "--link-link-clients" would stutter.
@@ -47,12 +56,24 @@ func (f *LinkingFlags) Register(fs *pflag.FlagSet, prefix string) {
 		name = p + name
 	}
 	fs.BoolVar(&f.LinkClients, name, !def.ClientRoots, "also look for the causes of messages sent by clients (by default they start paths)")
+	fs.BoolVar(&f.Calls, p+"calls", def.Calls, "use CALL/RETURN kinds and call ids: a RETURN joins its CALL's instance, parents must nest")
+	fs.StringVar(&f.DelayModel, p+"delay-model", string(def.DelayModel), "how a delay weighs a possible parent: exponential (WAP5) or empirical (learnt per kind of link)")
+	fs.BoolVar(&f.Normalize, p+"normalize-roots", def.NormalizeRoots, "scale the instances of one root to share its probability (and drop those under --min-link of its best)")
+	fs.BoolVar(&f.Reparent, p+"reparent", def.Reparent, "within an instance, hang every message under its most recent possible cause")
+	fs.BoolVar(&f.Pure, p+"pure-wap5", false, "run WAP5 section 5.1 exactly: no --"+p+"calls, exponential delays, --"+p+"iterations 0, no --"+p+"normalize-roots, no --"+p+"reparent")
 }
 
 // Validate checks what the engine's own validation does not.
 func (f *LinkingFlags) Validate() error {
 	if f.MaxPatterns < 0 {
 		return cmdutil.UsageErrorf("--%smax-patterns must not be negative", f.prefix)
+	}
+	if f.Pure && f.fs != nil {
+		for _, name := range linkingPureConflicts {
+			if f.fs.Changed(f.prefix + name) {
+				return cmdutil.UsageErrorf("--%spure-wap5 sets --%s%s: give one or the other", f.prefix, f.prefix, name)
+			}
+		}
 	}
 	return nil
 }
@@ -68,6 +89,14 @@ func (f *LinkingFlags) Apply(o *causal.LinkingOptions) {
 	o.Iterations = f.Iterations
 	o.MaxTreeSize = f.MaxTree
 	o.ClientRoots = !f.LinkClients
+	o.Calls = f.Calls
+	o.DelayModel = causal.DelayModel(f.DelayModel)
+	o.NormalizeRoots = f.Normalize
+	o.Reparent = f.Reparent
+	if f.Pure {
+		p := causal.PureWAP5LinkingOptions()
+		o.Calls, o.DelayModel, o.Iterations, o.NormalizeRoots, o.Reparent = p.Calls, p.DelayModel, p.Iterations, p.NormalizeRoots, p.Reparent
+	}
 }
 
 // UsageError turns the engine's option error into a usage error (exit 2).

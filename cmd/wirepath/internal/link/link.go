@@ -40,6 +40,14 @@ ambiguous ones both ways (at most --try-both-budget times per path), gives
 each instance the product of its decisions' probabilities, and aggregates
 the instances into patterns ranked by expected count.
 
+By default linking also uses what the trace says beyond WAP5's model
+(docs/causal.md, "Beyond WAP5"): CALL/RETURN kinds and call ids (--calls),
+the distribution of each kind of delay learnt from the trace instead of one
+exponential (--delay-model empirical), the instances of one root sharing its
+probability (--normalize-roots) and, within an instance, every message under
+its most recent possible cause (--reparent). None of them compares clocks.
+--pure-wap5 turns them all off and runs the paper's algorithm exactly.
+
 TRACE is a message trace the trace package reads. See docs/causal.md.`
 
 // NewCmd returns the link command.

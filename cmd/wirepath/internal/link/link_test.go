@@ -69,6 +69,9 @@ func TestLinkGolden(t *testing.T) {
 		{"rank-count", []string{"testdata/multitier.tsv", "--top", "3", "--rank", "count", "--try-both-budget", "0"}, 0},
 		{"bad-line", []string{"testdata/badline.tsv"}, 3},
 		{"bad-flag", []string{"testdata/multitier.tsv", "--try-both-low", "0.8"}, 2},
+		{"pure", []string{"testdata/multitier.tsv", "--top", "3", "--pure-wap5"}, 0},
+		{"pure-conflict", []string{"testdata/multitier.tsv", "--pure-wap5", "--iterations", "2"}, 2},
+		{"bad-delay-model", []string{"testdata/multitier.tsv", "--delay-model", "gamma"}, 2},
 		{"bad-format", []string{"testdata/multitier.tsv", "--format", "xml"}, 2},
 		{"missing", []string{"testdata/nonexistent.tsv"}, 1},
 	} {
@@ -135,6 +138,18 @@ func TestLinkFlags(t *testing.T) {
 		{[]string{"--link-clients"}, func(o causal.LinkingOptions) bool { return !o.ClientRoots }},
 		{[]string{"--workers", "3"}, func(o causal.LinkingOptions) bool { return o.Workers == 3 }},
 		{[]string{"--rank", "max-probability"}, func(o causal.LinkingOptions) bool { return o.Rank == causal.RankMaxProbability }},
+		{nil, func(o causal.LinkingOptions) bool {
+			d := causal.DefaultLinkingOptions()
+			return o.Calls && o.DelayModel == d.DelayModel && o.Iterations == d.Iterations && o.NormalizeRoots && o.Reparent
+		}},
+		{[]string{"--calls=false"}, func(o causal.LinkingOptions) bool { return !o.Calls }},
+		{[]string{"--delay-model", "exponential"}, func(o causal.LinkingOptions) bool { return o.DelayModel == causal.DelayExponential }},
+		{[]string{"--normalize-roots=false", "--reparent=false"}, func(o causal.LinkingOptions) bool { return !o.NormalizeRoots && !o.Reparent }},
+		{[]string{"--pure-wap5", "--window", "1s"}, func(o causal.LinkingOptions) bool {
+			p := causal.PureWAP5LinkingOptions()
+			return o.Calls == p.Calls && o.DelayModel == p.DelayModel && o.Iterations == p.Iterations &&
+				o.NormalizeRoots == p.NormalizeRoots && o.Reparent == p.Reparent && o.Window == time.Second
+		}},
 		{[]string{"--no-aggregate-clients", "--keep-ephemeral-ports"}, func(o causal.LinkingOptions) bool {
 			return !o.Aggregate.Naming.AggregateClients && !o.Aggregate.Naming.EphemeralPorts
 		}},
