@@ -53,6 +53,16 @@ func TestFlags(t *testing.T) {
 		{args: []string{"--link-window", "100ms", "--link-try-both-budget", "6", "--link-clients", "--link-max-patterns", "5", "a"}, check: func(_ *Options, eo causal.EngineOptions) bool {
 			return eo.Linking.Window == 100*time.Millisecond && eo.Linking.TryBothBudget == 6 && !eo.Linking.ClientRoots && eo.Linking.Aggregate.MaxPatterns == 5
 		}},
+		{args: []string{"--link-calls=false", "--link-delay-model", "exponential", "--link-normalize-roots=false", "--link-reparent=false", "a"}, check: func(_ *Options, eo causal.EngineOptions) bool {
+			return !eo.Linking.Calls && eo.Linking.DelayModel == causal.DelayExponential && !eo.Linking.NormalizeRoots && !eo.Linking.Reparent
+		}},
+		{args: []string{"--link-pure-wap5", "a"}, check: func(_ *Options, eo causal.EngineOptions) bool {
+			p := causal.PureWAP5LinkingOptions()
+			return eo.Linking.Calls == p.Calls && eo.Linking.DelayModel == p.DelayModel && eo.Linking.Iterations == p.Iterations &&
+				eo.Linking.NormalizeRoots == p.NormalizeRoots && eo.Linking.Reparent == p.Reparent
+		}},
+		{args: []string{"--link-pure-wap5", "--link-iterations", "2", "a"}, wantErr: "--link-pure-wap5 sets --link-iterations"},
+		{args: []string{"--link-delay-model", "gamma", "a"}, wantErr: "delay model"},
 		{args: []string{"--nest-skew-window", "30ms", "--nest-smooth", "2", "--nest-bins", "200", "a"}, check: func(_ *Options, eo causal.EngineOptions) bool {
 			return eo.Nesting.SkewWindow == int64(30*time.Millisecond) && eo.Nesting.Smooth == 2 && eo.Nesting.Bins == 200
 		}},
