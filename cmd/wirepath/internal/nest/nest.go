@@ -120,13 +120,20 @@ func run(ctx context.Context, ios *cmdutil.IOStreams, o *options, opt causal.Nes
 	if err != nil {
 		return err
 	}
-	if o.common.Format == "json" {
+	switch o.common.Format {
+	case report.FormatJSON:
 		err = cmdutil.WriteJSON(out, res)
-	} else {
+	case report.FormatText:
 		err = report.WriteText(out, res.Result, report.TextOptions{Top: o.common.Top})
 		if err == nil {
 			err = report.WriteCallPathsText(out, res.CallPaths, o.callPaths)
 		}
+	default:
+		top := 0
+		if o.common.Format == report.FormatHTML {
+			top = o.common.Top
+		}
+		err = report.Write(out, o.common.Format, res.Result, report.Options{Top: top})
 	}
 	if cerr := out.Close(); err == nil {
 		err = cerr
