@@ -32,11 +32,12 @@ message whose arrival caused it), counted over the requests that took it;
 "at sender" is the time the sender spent before sending (in #4, auth, which
 waits 20 ms before it answers, took 30.7 ms on the recording machine),
 "network" the time on the wire. /item requests go web → app → redis, /cart
-ones also call auth, static files stay at nginx. When requests overlap at app, timing alone cannot always tell whose
-Redis call is whose: #3 are /item requests whose call went to a neighbour
-(146 of the 150 requests still get the right kind of path). Then: the
-sniffers' clock offsets found, the NAT the balancer did (undone before the
-engines ran) and every stage's accounting.
+ones also call auth, static files stay at nginx. When requests overlap at
+app, timing alone cannot always tell whose Redis call is whose: #3 are
+/item requests whose call went to a neighbour (146 of the 150 requests
+still get the right kind of path). Then: the sniffers' clock offsets found,
+the NAT the balancer did (undone before the engines ran) and every stage's
+accounting.
 
 HTML report (every pattern, timelines, call trees, delay histograms, service map):
   $out/report.html
