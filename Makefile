@@ -68,7 +68,9 @@ fuzz: ## run every fuzz target for FUZZTIME (default 10s)
 	FUZZTIME=$(FUZZTIME) GO=$(GO) scripts/fuzz.sh
 
 .PHONY: demo
-demo: build ## run the main job on the captures in testdata/
+demo: ## run wirepath analyze on the demo captures (testdata/demo); builds bin/wirepath only (no C compiler needed)
+	@mkdir -p $(BIN)
+	@$(GO) build -o $(WIREPATH) ./cmd/wirepath
 	@scripts/demo.sh
 
 .PHONY: clean

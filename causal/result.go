@@ -41,7 +41,11 @@ type TraceSummary struct {
 	StartNS  int64          `json:"start_ns"`
 	EndNS    int64          `json:"end_ns"`
 	Offsets  []trace.Offset `json:"clock_offsets,omitempty"`
-	Aliases  []trace.Alias  `json:"aliases,omitempty"`
+	// Clocks are the offsets of the clocks the timestamps were taken on
+	// (each sniffer's, each syscall-traced host's), from which Offsets
+	// derive.
+	Clocks  []trace.Clock `json:"clocks,omitempty"`
+	Aliases []trace.Alias `json:"aliases,omitempty"`
 	// Accounting carries the counters of the stages that produced the trace.
 	Accounting []trace.Count `json:"accounting,omitempty"`
 	Warnings   []string      `json:"warnings,omitempty"`
@@ -121,6 +125,7 @@ func Summarize(t *trace.Trace) TraceSummary {
 		Source:     t.Meta.Source,
 		Messages:   len(t.Messages),
 		Offsets:    t.Meta.Offsets,
+		Clocks:     t.Meta.Clocks,
 		Aliases:    t.Meta.Aliases,
 		Accounting: t.Meta.Accounting,
 		Warnings:   t.Meta.Warnings,

@@ -74,6 +74,7 @@ func SummarizeTable(t *trace.Table) TraceSummary {
 		Source:     t.Meta.Source,
 		Messages:   t.Len(),
 		Offsets:    t.Meta.Offsets,
+		Clocks:     t.Meta.Clocks,
 		Aliases:    t.Meta.Aliases,
 		Accounting: t.Meta.Accounting,
 		Warnings:   t.Meta.Warnings,

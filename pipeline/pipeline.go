@@ -123,6 +123,12 @@ type Result struct {
 	Problems []error
 	// Accounting is every stage's counters, as in the trace's Meta.
 	Accounting []trace.Count
+	// Warnings are what a user must see about the run besides the bad
+	// input and reconcile's own warnings (Run only): clocks nothing ties
+	// to the reference, nodes seen on one side only, gaps in TCP streams,
+	// connections whose start was missed. They end the trace's
+	// Meta.Warnings.
+	Warnings []string
 }
 
 // Messages runs captures → pcapio → nat → flows and calls fn with each
@@ -192,7 +198,8 @@ func Run(cfg Config) (*Result, error) {
 	for _, p := range res.Problems {
 		warns = append(warns, p.Error())
 	}
-	tr.Meta.Warnings = append(warns, tr.Meta.Warnings...)
+	res.Warnings = checkRun(&cfg, res, tr)
+	tr.Meta.Warnings = append(append(warns, tr.Meta.Warnings...), res.Warnings...)
 	return res, nil
 }
 

@@ -31,29 +31,66 @@ type DOTOptions struct {
 //     for it, ordered by declining frequency, and the count of messages
 //     with those delays.
 func WriteDOT(w io.Writer, res *causal.Result, opt DOTOptions) error {
+	return writeDOT(w, []*causal.Result{res}, opt)
+}
+
+// writeDOT writes one digraph. With several results (one run, several
+// engines) each engine's patterns are in a cluster of their own, and node
+// and cluster names start with the engine's name.
+func writeDOT(w io.Writer, rs []*causal.Result, opt DOTOptions) error {
 	bw := bufio.NewWriter(w)
 	fmt.Fprintf(bw, "digraph wirepath {\n")
-	fmt.Fprintf(bw, "  graph [label=%s, labelloc=t, fontname=\"Helvetica\", newrank=true];\n",
-		dotQuote(fmt.Sprintf("wirepath %s: %d patterns", res.Engine, len(res.Patterns))))
+	if len(rs) == 1 {
+		fmt.Fprintf(bw, "  graph [label=%s, labelloc=t, fontname=\"Helvetica\", newrank=true];\n",
+			dotQuote(fmt.Sprintf("wirepath %s: %d patterns", rs[0].Engine, len(rs[0].Patterns))))
+	} else {
+		names := make([]string, len(rs))
+		for i, r := range rs {
+			names[i] = r.Engine
+		}
+		fmt.Fprintf(bw, "  graph [label=%s, labelloc=t, fontname=\"Helvetica\", newrank=true];\n",
+			dotQuote("wirepath "+strings.Join(names, ", ")))
+	}
 	fmt.Fprintf(bw, "  node [shape=ellipse, fontname=\"Helvetica\", fontsize=11];\n")
 	fmt.Fprintf(bw, "  edge [fontname=\"Helvetica\", fontsize=9];\n")
-	n := len(res.Patterns)
-	if opt.Top > 0 && opt.Top < n {
-		n = opt.Top
-	}
-	for i := 0; i < n; i++ {
-		p := &res.Patterns[i]
-		fmt.Fprintf(bw, "\n  subgraph cluster_p%d {\n", p.Rank)
-		fmt.Fprintf(bw, "    label=%s;\n", dotQuote(fmt.Sprintf("#%d  expected %s  max p %.2f", p.Rank, fmtNum(p.Expected), p.MaxProbability)))
-		if !validPattern(p) {
-			fmt.Fprintf(bw, "    p%d_bad [shape=box, label=\"malformed pattern\"];\n  }\n", p.Rank)
-			continue
+	for _, res := range rs {
+		pre, ind := "", "  "
+		if len(rs) > 1 {
+			pre, ind = dotID(res.Engine)+"_", "    "
+			fmt.Fprintf(bw, "\n  subgraph cluster_%s {\n", dotID(res.Engine))
+			fmt.Fprintf(bw, "    label=%s;\n", dotQuote(fmt.Sprintf("%s: %d patterns", res.Engine, len(res.Patterns))))
 		}
-		writeDOTTree(bw, p)
-		fmt.Fprintf(bw, "  }\n")
+		n := len(res.Patterns)
+		if opt.Top > 0 && opt.Top < n {
+			n = opt.Top
+		}
+		for i := 0; i < n; i++ {
+			p := &res.Patterns[i]
+			fmt.Fprintf(bw, "\n%ssubgraph cluster_%sp%d {\n", ind, pre, p.Rank)
+			fmt.Fprintf(bw, "%s  label=%s;\n", ind, dotQuote(fmt.Sprintf("#%d  expected %s  max p %.2f", p.Rank, fmtNum(p.Expected), p.MaxProbability)))
+			if !validPattern(p) {
+				fmt.Fprintf(bw, "%s  %sp%d_bad [shape=box, label=\"malformed pattern\"];\n%s}\n", ind, pre, p.Rank, ind)
+				continue
+			}
+			writeDOTTree(bw, p, pre, ind+"  ")
+			fmt.Fprintf(bw, "%s}\n", ind)
+		}
+		if len(rs) > 1 {
+			fmt.Fprintf(bw, "  }\n")
+		}
 	}
 	fmt.Fprintf(bw, "}\n")
 	return bw.Flush()
+}
+
+// dotID makes s usable in a DOT identifier: letters, digits and '_'.
+func dotID(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' {
+			return r
+		}
+		return '_'
+	}, s)
 }
 
 // isLinear reports whether p is a convolution path: its hops carry delays.
@@ -66,7 +103,7 @@ func isLinear(p *causal.Pattern) bool {
 	return false
 }
 
-func writeDOTTree(w *bufio.Writer, p *causal.Pattern) {
+func writeDOTTree(w *bufio.Writer, p *causal.Pattern, pre, ind string) {
 	nodes, _ := patternTree(p)
 	for i, n := range nodes {
 		shape := ""
@@ -74,12 +111,12 @@ func writeDOTTree(w *bufio.Writer, p *causal.Pattern) {
 			shape = ", shape=diamond"
 		}
 		label := strings.Join(append([]string{n.Name}, n.Lines...), "\n")
-		fmt.Fprintf(w, "    p%d_n%d [label=%s%s];\n", p.Rank, i, dotQuote(label), shape)
+		fmt.Fprintf(w, "%s%sp%d_n%d [label=%s%s];\n", ind, pre, p.Rank, i, dotQuote(label), shape)
 	}
 	var walk func(i int)
 	walk = func(i int) {
 		for _, k := range nodes[i].Kids {
-			fmt.Fprintf(w, "    p%d_n%d -> p%d_n%d [label=%s];\n", p.Rank, i, p.Rank, k, dotQuote(strings.Join(nodes[k].EdgeLines, "\n")))
+			fmt.Fprintf(w, "%s%sp%d_n%d -> %sp%d_n%d [label=%s];\n", ind, pre, p.Rank, i, pre, p.Rank, k, dotQuote(strings.Join(nodes[k].EdgeLines, "\n")))
 			walk(k)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/wirepath/wirepath/causal"
 	"github.com/wirepath/wirepath/report"
+	"github.com/wirepath/wirepath/trace"
 )
 
 func mean(us float64) *causal.Dist {
@@ -56,4 +57,34 @@ func ExamplePredict() {
 		pr.Profile.RoundTrips, pr.RTTUS, pr.Profile.Bytes, pr.LatencyUS, math.Round(pr.ModelUS))
 	// Output:
 	// κ=1 γ=400 µs ν=9300 bytes: 900 µs -> 10500 µs
+}
+
+func ExampleWriteAll() {
+	a := cacheHit()
+	b := cacheHit()
+	b.Engine = "nesting"
+	b.Trace.Accounting = nil
+	a.Trace.Accounting = []trace.Count{{Stage: "flows", Name: "conns", Value: 10}, {Stage: "flows", Name: "messages", Value: 20},
+		{Stage: "flows", Name: "calls", Value: 10}, {Stage: "flows", Name: "returns", Value: 10}}
+	b.Trace = a.Trace
+	report.WriteAll(os.Stdout, report.FormatText, []*causal.Result{a, b}, report.Options{Summary: true})
+	// Output:
+	// engine linking: 20 messages, 2 nodes, 1 patterns
+	//
+	// #1  count 10  expected 9.5  max p 1.00  latency 900 µs (p50 900 µs, p90 900 µs)
+	//     CLIENT->web(web->CLIENT)
+	//     hop                       at sender     network       start
+	//     CLIENT → web:80 CALL              -      200 µs       +0 µs
+	//     └─ web → CLIENT RETURN       500 µs      200 µs     +700 µs
+	//
+	// engine nesting: 20 messages, 2 nodes, 1 patterns
+	//
+	// #1  count 10  expected 9.5  max p 1.00  latency 900 µs (p50 900 µs, p90 900 µs)
+	//     CLIENT->web(web->CLIENT)
+	//     hop                       at sender     network       start
+	//     CLIENT → web:80 CALL              -      200 µs       +0 µs
+	//     └─ web → CLIENT RETURN       500 µs      200 µs     +700 µs
+	//
+	// accounting:
+	//   flows  10 connections, 20 messages (10 calls, 10 returns); no gaps
 }

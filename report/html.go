@@ -26,66 +26,96 @@ type HTMLOptions struct {
 // It has the pattern list, sortable by rank, count, expected count and
 // latency; for each pattern a WAP5-style timeline, the Project 5 call tree,
 // the hop table and the per-link profile; per-node delay histograms (WAP5
-// Figure 11); the service map; the clock offsets, the NAT table, the
-// accounting and the warnings.
+// Figure 11); the service map; the capture clocks, the clock offsets, the
+// NAT table, the accounting and the warnings.
 func WriteHTML(w io.Writer, res *causal.Result, opt HTMLOptions) error {
-	d := htmlData{Res: res, Title: opt.Title}
+	return writeHTML(w, []*causal.Result{res}, opt)
+}
+
+// writeHTML writes one page for the results of one run: a section per
+// engine (pattern list, patterns, service map, node delays), then what
+// they share (clocks, offsets, NAT table, accounting, warnings). With one
+// result the element ids are unprefixed; with several each engine's ids
+// start with its name and a hyphen.
+func writeHTML(w io.Writer, rs []*causal.Result, opt HTMLOptions) error {
+	head := rs[0]
+	d := htmlData{Res: head, Title: opt.Title, Multi: len(rs) > 1}
 	if d.Title == "" {
 		d.Title = "wirepath report"
 	}
-	if res.Trace.EndNS > res.Trace.StartNS {
-		d.Span = FormatUS(float64(res.Trace.EndNS-res.Trace.StartNS) / 1e3)
-		d.StartTime = fmtTime(res.Trace.StartNS)
+	if head.Trace.EndNS > head.Trace.StartNS {
+		d.Span = FormatUS(float64(head.Trace.EndNS-head.Trace.StartNS) / 1e3)
+		d.StartTime = fmtTime(head.Trace.StartNS)
 	}
-	keys := make([]string, 0, len(res.Params))
-	for k := range res.Params {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
-		d.Params = append(d.Params, fmt.Sprintf("%s=%v", k, res.Params[k]))
-	}
-	n := len(res.Patterns)
-	if opt.Top > 0 && opt.Top < n {
-		n = opt.Top
-	}
-	d.Detailed = n
-	for i := range res.Patterns {
-		p := &res.Patterns[i]
-		hp := htmlPattern{P: p, Latency: -1, LatencyText: "–", Detailed: i < n}
-		if p.Latency != nil {
-			hp.Latency = p.Latency.Mean
-			hp.LatencyText = FormatUS(p.Latency.Mean)
-			hp.LatencyP90 = FormatUS(p.Latency.P90)
+	for _, res := range rs {
+		d.Names = append(d.Names, res.Engine)
+		e := htmlEngine{Res: res}
+		if d.Multi {
+			e.Pre = res.Engine + "-"
 		}
-		if hp.Detailed && validPattern(p) {
-			tl := buildTimeline(p, meanTimes(p))
-			hp.Timeline = template.HTML(timelineSVG(p, tl))
-			nodes, mode := patternTree(p)
-			hp.Tree = template.HTML(treeSVG(p, nodes, mode))
-			hp.Mode = map[string]string{
-				"calls":    "call tree (Project 5 Figure 8): CALLs paired with their RETURNs",
-				"messages": "message tree (Project 5 Figure 8 layout): calls could not be paired, every message is an edge",
-				"linear":   "linear path (Project 5 Figure 9): edges carry the delays found, by declining frequency, and their count",
-			}[mode]
-			for hi := range p.Hops {
-				hp.Hops = append(hp.Hops, hopRowOf(&p.Hops[hi], tl))
-				hp.HasDelays = hp.HasDelays || len(p.Hops[hi].Delays) > 0
+		keys := make([]string, 0, len(res.Params))
+		for k := range res.Params {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			e.Params = append(e.Params, fmt.Sprintf("%s=%v", k, res.Params[k]))
+		}
+		n := len(res.Patterns)
+		if opt.Top > 0 && opt.Top < n {
+			n = opt.Top
+		}
+		e.Detailed = n
+		for i := range res.Patterns {
+			p := &res.Patterns[i]
+			hp := htmlPattern{P: p, Latency: -1, LatencyText: "–", Detailed: i < n}
+			if p.Latency != nil {
+				hp.Latency = p.Latency.Mean
+				hp.LatencyText = FormatUS(p.Latency.Mean)
+				hp.LatencyP90 = FormatUS(p.Latency.P90)
 			}
-			hp.Links = LinkProfiles(p)
-		} else if hp.Detailed {
-			hp.Malformed = true
+			if hp.Detailed && validPattern(p) {
+				tl := buildTimeline(p, meanTimes(p))
+				hp.Timeline = template.HTML(timelineSVG(p, tl))
+				nodes, mode := patternTree(p)
+				hp.Tree = template.HTML(treeSVG(p, nodes, mode))
+				hp.Mode = map[string]string{
+					"calls":    "call tree (Project 5 Figure 8): CALLs paired with their RETURNs",
+					"messages": "message tree (Project 5 Figure 8 layout): calls could not be paired, every message is an edge",
+					"linear":   "linear path (Project 5 Figure 9): edges carry the delays found, by declining frequency, and their count",
+				}[mode]
+				for hi := range p.Hops {
+					hp.Hops = append(hp.Hops, hopRowOf(&p.Hops[hi], tl))
+					hp.HasDelays = hp.HasDelays || len(p.Hops[hi].Delays) > 0
+				}
+				hp.Links = LinkProfiles(p)
+			} else if hp.Detailed {
+				hp.Malformed = true
+			}
+			e.Patterns = append(e.Patterns, hp)
 		}
-		d.Patterns = append(d.Patterns, hp)
+		svg, nodes, edges := serviceMapSVG(res)
+		e.Map, e.MapNodes, e.MapEdges = template.HTML(svg), nodes, edges
+		for _, nh := range nodeDelays(res) {
+			e.Nodes = append(e.Nodes, htmlNode{H: nh, SVG: template.HTML(histSVG(nh)), Mean: FormatUS(nh.Mean), P50: FormatUS(nh.P50), P90: FormatUS(nh.P90)})
+		}
+		d.Engines = append(d.Engines, e)
 	}
-	svg, nodes, edges := serviceMapSVG(res)
-	d.Map, d.MapNodes, d.MapEdges = template.HTML(svg), nodes, edges
-	for _, nh := range nodeDelays(res) {
-		d.Nodes = append(d.Nodes, htmlNode{H: nh, SVG: template.HTML(histSVG(nh)), Mean: FormatUS(nh.Mean), P50: FormatUS(nh.P50), P90: FormatUS(nh.P90)})
+	d.Accounting = append([]trace.Count(nil), head.Trace.Accounting...)
+	d.Warnings = append([]string(nil), head.Trace.Warnings...)
+	for _, res := range rs {
+		d.Accounting = append(d.Accounting, res.Accounting...)
+		for _, s := range res.Warnings {
+			if d.Multi {
+				s = res.Engine + ": " + s
+			}
+			d.Warnings = append(d.Warnings, s)
+		}
 	}
-	d.Accounting = append(append([]trace.Count(nil), res.Trace.Accounting...), res.Accounting...)
-	d.Warnings = append(append([]string(nil), res.Trace.Warnings...), res.Warnings...)
-	for _, o := range res.Trace.Offsets {
+	for _, c := range head.Trace.Clocks {
+		d.Clocks = append(d.Clocks, clockRow{C: c, Text: clockText(c)})
+	}
+	for _, o := range head.Trace.Offsets {
 		r := offsetRow{O: o}
 		if o.Known {
 			r.Offset = fmtSigned(float64(o.OffsetNS) / 1e3)
@@ -93,7 +123,7 @@ func WriteHTML(w io.Writer, res *causal.Result, opt HTMLOptions) error {
 		}
 		d.Offsets = append(d.Offsets, r)
 	}
-	for _, a := range res.Trace.Aliases {
+	for _, a := range head.Trace.Aliases {
 		r := aliasRow{A: a}
 		if a.FirstNS != 0 {
 			r.First = fmtTime(a.FirstNS)
@@ -107,21 +137,38 @@ func WriteHTML(w io.Writer, res *causal.Result, opt HTMLOptions) error {
 }
 
 type htmlData struct {
+	// Res is the first result: its trace is every result's.
 	Res        *causal.Result
 	Title      string
+	Multi      bool
+	Names      []string
 	Span       string
 	StartTime  string
-	Params     []string
-	Detailed   int
-	Patterns   []htmlPattern
-	Map        template.HTML
-	MapNodes   int
-	MapEdges   int
-	Nodes      []htmlNode
+	Engines    []htmlEngine
+	Clocks     []clockRow
 	Offsets    []offsetRow
 	Aliases    []aliasRow
 	Accounting []trace.Count
 	Warnings   []string
+}
+
+// htmlEngine is one engine's part of the page.
+type htmlEngine struct {
+	Res *causal.Result
+	// Pre prefixes the element ids of this engine's part.
+	Pre      string
+	Params   []string
+	Detailed int
+	Patterns []htmlPattern
+	Map      template.HTML
+	MapNodes int
+	MapEdges int
+	Nodes    []htmlNode
+}
+
+type clockRow struct {
+	C    trace.Clock
+	Text string
 }
 
 type htmlPattern struct {
@@ -266,64 +313,19 @@ svg .note { fill: var(--muted); }
 </defs></svg>
 <header>
 <h1>{{.Title}}</h1>
-<div class="meta">engine <b id="engine">{{.Res.Engine}}</b> · {{.Res.Trace.Messages}} messages · {{.Res.Trace.Nodes}} nodes · {{len .Res.Patterns}} patterns{{with .Span}} · trace {{.}}{{end}}{{with .StartTime}} from {{.}} UTC{{end}}{{with .Res.Trace.Source}} · source <code>{{.}}</code>{{end}}</div>
-{{with .Params}}<div class="meta">parameters: {{range .}}<code>{{.}}</code> {{end}}</div>{{end}}
+{{if .Multi}}<div class="meta">engines <b id="engine">{{range $i, $n := .Names}}{{if $i}}, {{end}}{{$n}}{{end}}</b> · {{.Res.Trace.Messages}} messages · {{.Res.Trace.Nodes}} nodes{{with .Span}} · trace {{.}}{{end}}{{with .StartTime}} from {{.}} UTC{{end}}{{with .Res.Trace.Source}} · source <code>{{.}}</code>{{end}}</div>
+{{else}}{{with index .Engines 0}}<div class="meta">engine <b id="engine">{{.Res.Engine}}</b> · {{.Res.Trace.Messages}} messages · {{.Res.Trace.Nodes}} nodes · {{len .Res.Patterns}} patterns{{with $.Span}} · trace {{.}}{{end}}{{with $.StartTime}} from {{.}} UTC{{end}}{{with .Res.Trace.Source}} · source <code>{{.}}</code>{{end}}</div>
+{{with .Params}}<div class="meta">parameters: {{range .}}<code>{{.}}</code> {{end}}</div>{{end}}{{end}}{{end}}
 </header>
-<nav><a href="#patterns">Patterns</a><a href="#service-map">Service map</a><a href="#node-delays">Node delays</a><a href="#offsets">Clock offsets</a><a href="#nat">NAT</a><a href="#accounting">Accounting</a><a href="#warnings">Warnings{{with .Warnings}} ({{len .}}){{end}}</a></nav>
+<nav>{{if .Multi}}{{range .Engines}}<a href="#{{.Pre}}patterns">{{.Res.Engine}}</a>{{end}}{{else}}<a href="#patterns">Patterns</a><a href="#service-map">Service map</a><a href="#node-delays">Node delays</a>{{end}}<a href="#offsets">Clocks</a><a href="#nat">NAT</a><a href="#accounting">Accounting</a><a href="#warnings">Warnings{{with .Warnings}} ({{len .}}){{end}}</a></nav>
 <main>
-<h2 id="patterns">Path patterns</h2>
-<p class="caption">Click a column to sort. Expected count is the sum of the instances' probabilities (WAP5 §6.6). {{if lt .Detailed (len .Patterns)}}The first {{.Detailed}} patterns are drawn below.{{end}}</p>
-<table id="pattern-list">
-<thead><tr>
-<th class="num" data-sort="rank" aria-sort="ascending"><button type="button">rank</button></th>
-<th>signature</th>
-<th class="num" data-sort="count"><button type="button">count</button></th>
-<th class="num" data-sort="expected"><button type="button">expected</button></th>
-<th class="num" data-sort="maxp"><button type="button">max p</button></th>
-<th class="num" data-sort="latency"><button type="button">latency</button></th>
-<th class="num">hops</th>
-</tr></thead>
-<tbody>
-{{range .Patterns}}<tr data-rank="{{.P.Rank}}" data-count="{{.P.Count}}" data-expected="{{sortv .P.Expected}}" data-maxp="{{sortv .P.MaxProbability}}" data-latency="{{sortv .Latency}}">
-<td class="num">{{.P.Rank}}</td><td class="sig">{{if .Detailed}}<a href="#p{{.P.Rank}}">{{.P.Signature}}</a>{{else}}{{.P.Signature}}{{end}}</td>
-<td class="num">{{.P.Count}}</td><td class="num">{{num .P.Expected}}</td><td class="num">{{f2 .P.MaxProbability}}</td><td class="num">{{.LatencyText}}</td><td class="num">{{len .P.Hops}}</td></tr>
-{{end}}</tbody>
-</table>
-{{range .Patterns}}{{if .Detailed}}{{$p := .}}
-<section class="pattern" id="p{{.P.Rank}}">
-<h3>#{{.P.Rank}}</h3>
-<div class="sig">{{.P.Signature}}</div>
-<div class="stats"><span>count <b>{{.P.Count}}</b></span><span>expected <b>{{num .P.Expected}}</b></span><span>max p <b>{{f2 .P.MaxProbability}}</b></span><span>latency <b>{{.LatencyText}}</b>{{with .LatencyP90}} (p90 {{.}}){{end}}</span></div>
-{{if .Malformed}}<p class="empty">This pattern's hops are not a tree in parent-first order; it cannot be drawn.</p>{{else}}
-<div class="caption">Timeline (WAP5 §6.1): time flows left to right; boxes are nodes labelled with their delay, lines are messages labelled with the network delay; a <span class="dia">◇ diamond</span> is a node nobody traced, labelled with its delay plus the network on both sides.</div>
-<div class="figs">{{.Timeline}}</div>
-<div class="caption">{{.Mode}}. Nodes show the mean latency of the node and its children; edges the delay from entering the parent to entering the child.</div>
-<div class="figs">{{.Tree}}</div>
-<details><summary>hops and links</summary>
-<table class="hops"><thead><tr><th class="num">hop</th><th class="num">parent</th><th>from</th><th>to</th><th>kind</th><th class="num">start</th><th class="num">node delay mean (p50 / p90)</th><th class="num">network mean (p50 / p90)</th><th class="num">bytes</th>{{if .HasDelays}}<th>delays</th>{{end}}</tr></thead><tbody>
-{{range .Hops}}<tr><td class="num">{{.ID}}</td><td class="num">{{.Parent}}</td><td>{{.From}}</td><td>{{.To}}</td><td>{{.Kind}}</td><td class="num">{{.Start}}</td><td class="num{{if .Diamond}} dia{{end}}">{{.Node}}</td><td class="num">{{.Net}}</td><td class="num">{{.Bytes}}</td>{{if $p.HasDelays}}<td>{{.Delays}}</td>{{end}}</tr>
-{{end}}</tbody></table>
-<div class="caption">Per link and request (profile-driven model, NSDI 2005 §2.3): bytes ν both ways, blocking round trips κ, measured round-trip time γ. <code>wirepath whatif</code> predicts the latency for another γ or bandwidth.</div>
-<table class="links"><thead><tr><th>link</th><th class="num">messages</th><th class="num">bytes ν</th><th class="num">round trips κ</th><th class="num">RTT γ</th></tr></thead><tbody>
-{{range .Links}}<tr><td><code>{{.Link}}</code></td><td class="num">{{.Messages}}</td><td class="num">{{printf "%.0f" .Bytes}}</td><td class="num">{{.RoundTrips}}</td><td class="num">{{rtt .}}</td></tr>
-{{end}}</tbody></table>
-</details>{{end}}
-</section>{{end}}{{end}}
-
-<h2 id="service-map">Service map</h2>
-<p class="caption">Hosts and the messages between them over all patterns, with the expected number of messages and the mean network delay. Dashed hosts were not traced in some paths.</p>
-<div class="figs">{{.Map}}</div>
-
-<h2 id="node-delays">Node delays</h2>
-<p class="caption">The distribution of the delay at each node, from a message's arrival to the send it caused, over all patterns (WAP5 Figure 11; bars are the fraction of the node's samples, weighted by instance probability, on a log time axis).</p>
-{{if .Nodes}}<table id="node-table"><thead><tr><th>node</th><th class="num">mean delay</th><th class="num">p50</th><th class="num">p90</th><th class="num">samples</th></tr></thead><tbody>
-{{range .Nodes}}<tr><td>{{.H.Node}}</td><td class="num">{{.Mean}}</td><td class="num">{{.P50}}</td><td class="num">{{.P90}}</td><td class="num">{{.H.N}}</td></tr>
-{{end}}</tbody></table>
-<div class="caption">p50 and p90 are those of the node's busiest hop.</div>
-<div class="hists">{{range .Nodes}}<figure><figcaption>{{.H.Node}}</figcaption>{{.SVG}}</figure>{{end}}</div>
-{{else}}<p class="empty">No node delays were measured.</p>{{end}}
-
-<h2 id="offsets">Clock offsets</h2>
+{{range .Engines}}{{template "engine" .}}{{end}}
+<h2 id="offsets">Clocks</h2>
+{{if .Clocks}}<table id="clock-table"><thead><tr><th>clock</th><th>kind</th><th>offset against the reference</th></tr></thead><tbody>
+{{range .Clocks}}<tr><td><code>{{.C.Name}}</code></td><td>{{.C.Kind}}</td><td>{{.Text}}</td></tr>
+{{end}}</tbody></table><p class="caption">The clocks the timestamps were taken on (capture points, traced hosts), against {{with index .Clocks 0}}{{.C.Reference}}{{end}}: reference time = local time − offset.</p>
+{{end}}
+<h3>Node clock offsets</h3>
 {{if .Offsets}}<table id="offset-table"><thead><tr><th>node</th><th>reference</th><th class="num">offset</th><th class="num">uncertainty</th><th class="num">samples</th></tr></thead><tbody>
 {{range .Offsets}}<tr><td>{{.O.Node}}</td><td>{{.O.Reference}}</td>{{if .O.Known}}<td class="num">{{.Offset}}</td><td class="num">± {{.Unc}}</td><td class="num">{{.O.Samples}}</td>{{else}}<td class="num" colspan="3">unknown</td>{{end}}</tr>
 {{end}}</tbody></table><p class="caption">reference time = local time − offset</p>
@@ -347,31 +349,88 @@ svg .note { fill: var(--muted); }
 <script>
 (function () {
   "use strict";
-  var table = document.getElementById("pattern-list");
-  var body = table.tBodies[0];
-  var heads = table.querySelectorAll("th[data-sort]");
-  function sortBy(th) {
-    var key = th.getAttribute("data-sort");
-    var cur = th.getAttribute("aria-sort");
-    var asc = cur ? cur !== "ascending" : key === "rank";
-    for (var i = 0; i < heads.length; i++) heads[i].removeAttribute("aria-sort");
-    th.setAttribute("aria-sort", asc ? "ascending" : "descending");
-    var rows = Array.prototype.slice.call(body.rows);
-    rows.sort(function (a, b) {
-      var x = parseFloat(a.getAttribute("data-" + key)), y = parseFloat(b.getAttribute("data-" + key));
-      var d = asc ? x - y : y - x;
-      return d || parseFloat(a.getAttribute("data-rank")) - parseFloat(b.getAttribute("data-rank"));
-    });
-    for (var j = 0; j < rows.length; j++) body.appendChild(rows[j]);
+  function sortable(table) {
+    var body = table.tBodies[0];
+    var heads = table.querySelectorAll("th[data-sort]");
+    function sortBy(th) {
+      var key = th.getAttribute("data-sort");
+      var cur = th.getAttribute("aria-sort");
+      var asc = cur ? cur !== "ascending" : key === "rank";
+      for (var i = 0; i < heads.length; i++) heads[i].removeAttribute("aria-sort");
+      th.setAttribute("aria-sort", asc ? "ascending" : "descending");
+      var rows = Array.prototype.slice.call(body.rows);
+      rows.sort(function (a, b) {
+        var x = parseFloat(a.getAttribute("data-" + key)), y = parseFloat(b.getAttribute("data-" + key));
+        var d = asc ? x - y : y - x;
+        return d || parseFloat(a.getAttribute("data-rank")) - parseFloat(b.getAttribute("data-rank"));
+      });
+      for (var j = 0; j < rows.length; j++) body.appendChild(rows[j]);
+    }
+    for (var i = 0; i < heads.length; i++) {
+      (function (th) {
+        th.querySelector("button").addEventListener("click", function () { sortBy(th); });
+      })(heads[i]);
+    }
   }
-  for (var i = 0; i < heads.length; i++) {
-    (function (th) {
-      th.querySelector("button").addEventListener("click", function () { sortBy(th); });
-    })(heads[i]);
-  }
+  var tables = document.querySelectorAll("table.pattern-list");
+  for (var t = 0; t < tables.length; t++) sortable(tables[t]);
   document.documentElement.setAttribute("data-ready", "1");
 })();
 </script>
 </body>
 </html>
-`
+{{define "engine"}}{{$e := .}}
+<h2 id="{{.Pre}}patterns">Path patterns{{if .Pre}}: {{.Res.Engine}}{{end}}</h2>
+{{if .Pre}}<p class="caption">{{len .Res.Patterns}} patterns{{with .Params}} · parameters: {{range .}}<code>{{.}}</code> {{end}}{{end}}</p>{{end}}
+<p class="caption">Click a column to sort. Expected count is the sum of the instances' probabilities (WAP5 §6.6). {{if lt .Detailed (len .Patterns)}}The first {{.Detailed}} patterns are drawn below.{{end}}</p>
+<table id="{{.Pre}}pattern-list" class="pattern-list">
+<thead><tr>
+<th class="num" data-sort="rank" aria-sort="ascending"><button type="button">rank</button></th>
+<th>signature</th>
+<th class="num" data-sort="count"><button type="button">count</button></th>
+<th class="num" data-sort="expected"><button type="button">expected</button></th>
+<th class="num" data-sort="maxp"><button type="button">max p</button></th>
+<th class="num" data-sort="latency"><button type="button">latency</button></th>
+<th class="num">hops</th>
+</tr></thead>
+<tbody>
+{{range .Patterns}}<tr data-rank="{{.P.Rank}}" data-count="{{.P.Count}}" data-expected="{{sortv .P.Expected}}" data-maxp="{{sortv .P.MaxProbability}}" data-latency="{{sortv .Latency}}">
+<td class="num">{{.P.Rank}}</td><td class="sig">{{if .Detailed}}<a href="#{{$e.Pre}}p{{.P.Rank}}">{{.P.Signature}}</a>{{else}}{{.P.Signature}}{{end}}</td>
+<td class="num">{{.P.Count}}</td><td class="num">{{num .P.Expected}}</td><td class="num">{{f2 .P.MaxProbability}}</td><td class="num">{{.LatencyText}}</td><td class="num">{{len .P.Hops}}</td></tr>
+{{end}}</tbody>
+</table>
+{{range .Patterns}}{{if .Detailed}}{{$p := .}}
+<section class="pattern" id="{{$e.Pre}}p{{.P.Rank}}">
+<h3>#{{.P.Rank}}</h3>
+<div class="sig">{{.P.Signature}}</div>
+<div class="stats"><span>count <b>{{.P.Count}}</b></span><span>expected <b>{{num .P.Expected}}</b></span><span>max p <b>{{f2 .P.MaxProbability}}</b></span><span>latency <b>{{.LatencyText}}</b>{{with .LatencyP90}} (p90 {{.}}){{end}}</span></div>
+{{if .Malformed}}<p class="empty">This pattern's hops are not a tree in parent-first order; it cannot be drawn.</p>{{else}}
+<div class="caption">Timeline (WAP5 §6.1): time flows left to right; boxes are nodes labelled with their delay, lines are messages labelled with the network delay; a <span class="dia">◇ diamond</span> is a node nobody traced, labelled with its delay plus the network on both sides.</div>
+<div class="figs">{{.Timeline}}</div>
+<div class="caption">{{.Mode}}. Nodes show the mean latency of the node and its children; edges the delay from entering the parent to entering the child.</div>
+<div class="figs">{{.Tree}}</div>
+<details><summary>hops and links</summary>
+<table class="hops"><thead><tr><th class="num">hop</th><th class="num">parent</th><th>from</th><th>to</th><th>kind</th><th class="num">start</th><th class="num">node delay mean (p50 / p90)</th><th class="num">network mean (p50 / p90)</th><th class="num">bytes</th>{{if .HasDelays}}<th>delays</th>{{end}}</tr></thead><tbody>
+{{range .Hops}}<tr><td class="num">{{.ID}}</td><td class="num">{{.Parent}}</td><td>{{.From}}</td><td>{{.To}}</td><td>{{.Kind}}</td><td class="num">{{.Start}}</td><td class="num{{if .Diamond}} dia{{end}}">{{.Node}}</td><td class="num">{{.Net}}</td><td class="num">{{.Bytes}}</td>{{if $p.HasDelays}}<td>{{.Delays}}</td>{{end}}</tr>
+{{end}}</tbody></table>
+<div class="caption">Per link and request (profile-driven model, NSDI 2005 §2.3): bytes ν both ways, blocking round trips κ, measured round-trip time γ. <code>wirepath whatif</code> predicts the latency for another γ or bandwidth.</div>
+<table class="links"><thead><tr><th>link</th><th class="num">messages</th><th class="num">bytes ν</th><th class="num">round trips κ</th><th class="num">RTT γ</th></tr></thead><tbody>
+{{range .Links}}<tr><td><code>{{.Link}}</code></td><td class="num">{{.Messages}}</td><td class="num">{{printf "%.0f" .Bytes}}</td><td class="num">{{.RoundTrips}}</td><td class="num">{{rtt .}}</td></tr>
+{{end}}</tbody></table>
+</details>{{end}}
+</section>{{end}}{{end}}
+
+<h2 id="{{.Pre}}service-map">Service map{{if .Pre}}: {{.Res.Engine}}{{end}}</h2>
+<p class="caption">Hosts and the messages between them over all patterns, with the expected number of messages and the mean network delay. Dashed hosts were not traced in some paths.</p>
+<div class="figs">{{.Map}}</div>
+
+<h2 id="{{.Pre}}node-delays">Node delays{{if .Pre}}: {{.Res.Engine}}{{end}}</h2>
+<p class="caption">The distribution of the delay at each node, from a message's arrival to the send it caused, over all patterns (WAP5 Figure 11; bars are the fraction of the node's samples, weighted by instance probability, on a log time axis).</p>
+{{if .Nodes}}<table id="{{.Pre}}node-table"><thead><tr><th>node</th><th class="num">mean delay</th><th class="num">p50</th><th class="num">p90</th><th class="num">samples</th></tr></thead><tbody>
+{{range .Nodes}}<tr><td>{{.H.Node}}</td><td class="num">{{.Mean}}</td><td class="num">{{.P50}}</td><td class="num">{{.P90}}</td><td class="num">{{.H.N}}</td></tr>
+{{end}}</tbody></table>
+<div class="caption">p50 and p90 are those of the node's busiest hop.</div>
+<div class="hists">{{range .Nodes}}<figure><figcaption>{{.H.Node}}</figcaption>{{.SVG}}</figure>{{end}}</div>
+{{else}}<p class="empty">No node delays were measured.</p>{{end}}
+
+{{end}}`

@@ -66,18 +66,27 @@ func ReadJSON(r io.Reader, name string) (*causal.Result, error) {
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, &ResultError{File: name, Offset: dec.InputOffset(), Err: errors.New("data after the result object")}
 	}
+	if err := checkResult(&res, ""); err != nil {
+		return nil, &ResultError{File: name, Offset: -1, Err: err}
+	}
+	return &res, nil
+}
+
+// checkResult checks a decoded result's version and patterns; where
+// ("results[1]: ", say) prefixes the error.
+func checkResult(res *causal.Result, where string) error {
 	switch {
 	case res.Version == 0:
-		return nil, &ResultError{File: name, Offset: -1, Err: ErrNotResult}
+		return fmt.Errorf("%s%w", where, ErrNotResult)
 	case res.Version > causal.ResultVersion:
-		return nil, &ResultError{File: name, Offset: -1, Err: fmt.Errorf("%w: version %d, this build reads up to %d", ErrNewerVersion, res.Version, causal.ResultVersion)}
+		return fmt.Errorf("%s%w: version %d, this build reads up to %d", where, ErrNewerVersion, res.Version, causal.ResultVersion)
 	}
 	for i := range res.Patterns {
 		if err := checkPattern(&res.Patterns[i]); err != nil {
-			return nil, &ResultError{File: name, Offset: -1, Err: fmt.Errorf("patterns[%d] (rank %d): %w", i, res.Patterns[i].Rank, err)}
+			return fmt.Errorf("%spatterns[%d] (rank %d): %w", where, i, res.Patterns[i].Rank, err)
 		}
 	}
-	return &res, nil
+	return nil
 }
 
 // ReadJSONFile reads the result in the file at path.

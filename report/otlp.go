@@ -128,12 +128,34 @@ func nanos(base int64, us float64) string {
 // Span attributes carry the pattern, its rank and counts and the
 // instance's probability.
 func WriteOTLP(w io.Writer, res *causal.Result, opt ExportOptions) error {
+	return writeOTLP(w, []*causal.Result{res}, opt)
+}
+
+// writeOTLP writes one export request with the spans of every result
+// (one run, several engines): a node's spans share one resource, and the
+// engines' traces have distinct ids since the engine is part of them.
+func writeOTLP(w io.Writer, rs []*causal.Result, opt ExportOptions) error {
+	byNode := map[string]int{}
+	var doc otlpTraces
+	for _, res := range rs {
+		if err := appendOTLP(&doc, byNode, res, opt); err != nil {
+			return err
+		}
+	}
+	if doc.ResourceSpans == nil {
+		doc.ResourceSpans = []otlpResourceSpans{}
+	}
+	enc := json.NewEncoder(w)
+	return enc.Encode(&doc)
+}
+
+// appendOTLP adds res's spans to doc; byNode indexes doc's resources by
+// node.
+func appendOTLP(doc *otlpTraces, byNode map[string]int, res *causal.Result, opt ExportOptions) error {
 	insts, err := exportInstances(res, opt.Trace, opt.Top)
 	if err != nil {
 		return err
 	}
-	byNode := map[string]int{}
-	var doc otlpTraces
 	scope := otlpScope{Name: "wirepath", Version: fmt.Sprintf("result-v%d", res.Version)}
 	add := func(node string, s otlpSpan) {
 		i, ok := byNode[node]
@@ -217,9 +239,5 @@ func WriteOTLP(w io.Writer, res *causal.Result, opt ExportOptions) error {
 			add(v.Node, s)
 		}
 	}
-	if doc.ResourceSpans == nil {
-		doc.ResourceSpans = []otlpResourceSpans{}
-	}
-	enc := json.NewEncoder(w)
-	return enc.Encode(&doc)
+	return nil
 }

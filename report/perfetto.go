@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/wirepath/wirepath/causal"
 )
@@ -41,11 +42,49 @@ func f64(v float64) *float64 { return &v }
 // Times are µs: from the root's send for mean instances, from the start of
 // the trace for listed instances (ExportOptions.Trace).
 func WritePerfetto(w io.Writer, res *causal.Result, opt ExportOptions) error {
+	return writePerfetto(w, []*causal.Result{res}, opt)
+}
+
+// writePerfetto writes one trace-event document. With several results (one
+// run, several engines) the processes of engine i have ids from
+// (i+1)·PerfettoPIDStride and names starting with the engine's name.
+func writePerfetto(w io.Writer, rs []*causal.Result, opt ExportOptions) error {
+	doc := traceEventDoc{DisplayTimeUnit: "ns", OtherData: map[string]any{"engine": rs[0].Engine, "result_version": rs[0].Version, "generator": "wirepath"}}
+	if len(rs) > 1 {
+		names := make([]string, len(rs))
+		for i, r := range rs {
+			names[i] = r.Engine
+		}
+		doc.OtherData["engine"] = strings.Join(names, ",")
+	}
+	flow := 0
+	for i, res := range rs {
+		base, prefix := 0, ""
+		if len(rs) > 1 {
+			base, prefix = (i+1)*PerfettoPIDStride, res.Engine+" "
+		}
+		if err := appendPerfetto(&doc, res, opt, base, prefix, &flow); err != nil {
+			return err
+		}
+	}
+	if doc.TraceEvents == nil {
+		doc.TraceEvents = []traceEvent{}
+	}
+	return json.NewEncoder(w).Encode(&doc)
+}
+
+// PerfettoPIDStride separates the process ids of the engines in a
+// trace-event document of several results: pattern r of the i-th engine
+// (from 0) is process (i+1)·PerfettoPIDStride + r.
+const PerfettoPIDStride = 1_000_000
+
+// appendPerfetto adds res's events to doc: pattern r is process base+r,
+// named with prefix; flow numbers the flow arrows across calls.
+func appendPerfetto(doc *traceEventDoc, res *causal.Result, opt ExportOptions, base int, prefix string, flow *int) error {
 	insts, err := exportInstances(res, opt.Trace, opt.Top)
 	if err != nil {
 		return err
 	}
-	doc := traceEventDoc{DisplayTimeUnit: "ns", OtherData: map[string]any{"engine": res.Engine, "result_version": res.Version, "generator": "wirepath"}}
 	type laneKey struct {
 		pid  int
 		node string
@@ -57,7 +96,6 @@ func WritePerfetto(w io.Writer, res *causal.Result, opt ExportOptions) error {
 	lanes := map[laneKey][]lane{}
 	nextTID := map[int]int{}
 	named := map[int]bool{}
-	flow := 0
 	type slot struct {
 		in    int // index in insts
 		visit int
@@ -69,12 +107,12 @@ func WritePerfetto(w io.Writer, res *causal.Result, opt ExportOptions) error {
 	var pids []int
 	for ii := range insts {
 		in := &insts[ii]
-		pid := in.P.Rank
+		pid := base + in.P.Rank
 		if !named[pid] {
 			named[pid] = true
 			pids = append(pids, pid)
 			doc.TraceEvents = append(doc.TraceEvents,
-				traceEvent{Name: "process_name", Ph: "M", PID: pid, Args: map[string]any{"name": fmt.Sprintf("#%d %s", pid, in.P.Signature)}},
+				traceEvent{Name: "process_name", Ph: "M", PID: pid, Args: map[string]any{"name": fmt.Sprintf("%s#%d %s", prefix, in.P.Rank, in.P.Signature)}},
 				traceEvent{Name: "process_sort_index", Ph: "M", PID: pid, Args: map[string]any{"sort_index": pid}},
 				traceEvent{Name: "thread_name", Ph: "M", PID: pid, TID: 0, Args: map[string]any{"name": "path"}},
 			)
@@ -157,22 +195,19 @@ func WritePerfetto(w io.Writer, res *causal.Result, opt ExportOptions) error {
 			shift = float64(in.BaseNS-res.Trace.StartNS) / 1e3
 		}
 		for h := range in.P.Hops {
-			flow++
+			*flow++
 			ht := in.TL.Hops[h]
 			sv, rv := in.TL.Sender[h], in.TL.Recv[h]
 			rs, _ := visitSpan(in.TL, rv)
 			name := in.P.Hops[h].From + " → " + hopTarget(&in.P.Hops[h])
-			id := fmt.Sprintf("%d", flow)
+			id := fmt.Sprintf("%d", *flow)
 			doc.TraceEvents = append(doc.TraceEvents,
-				traceEvent{Name: name, Cat: "message", Ph: "s", TS: f64(ht.send + shift), PID: in.P.Rank, TID: tidOf[[3]int{ii, sv, 0}], ID: id},
-				traceEvent{Name: name, Cat: "message", Ph: "f", BP: "e", TS: f64(math.Max(rs, ht.send) + shift), PID: in.P.Rank, TID: tidOf[[3]int{ii, rv, 0}], ID: id},
+				traceEvent{Name: name, Cat: "message", Ph: "s", TS: f64(ht.send + shift), PID: base + in.P.Rank, TID: tidOf[[3]int{ii, sv, 0}], ID: id},
+				traceEvent{Name: name, Cat: "message", Ph: "f", BP: "e", TS: f64(math.Max(rs, ht.send) + shift), PID: base + in.P.Rank, TID: tidOf[[3]int{ii, rv, 0}], ID: id},
 			)
 		}
 	}
-	if doc.TraceEvents == nil {
-		doc.TraceEvents = []traceEvent{}
-	}
-	return json.NewEncoder(w).Encode(&doc)
+	return nil
 }
 
 // visitSpan is the slice a visit occupies: from its start to its end,

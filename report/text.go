@@ -18,34 +18,53 @@ import (
 type TextOptions struct {
 	// Top limits the patterns shown (0 = all).
 	Top int
+	// Summary prints the accounting as one line per stage with its key
+	// figures (SummarizeAccounting) instead of every counter.
+	Summary bool
 }
 
 // WriteText writes the top patterns of res, in rank order, as a tree per
 // pattern with count, expected count, latency and per-node and per-hop mean
 // delays; nodes that were not traced are shown as WAP5 diamonds (their
-// delay combined with the network on both sides). The clock offsets, the
-// NAT table, the accounting and the warnings follow.
+// delay combined with the network on both sides). The capture clocks, the
+// node clock offsets, the NAT table, the accounting and the warnings
+// follow.
 func WriteText(w io.Writer, res *causal.Result, opt TextOptions) error {
+	return writeText(w, []*causal.Result{res}, opt)
+}
+
+// writeText writes each result's patterns in turn, then one trailer: the
+// results of one run share their trace, so the clocks, offsets and NAT
+// table are those of the first, and the accounting and warnings are the
+// trace's followed by each engine's.
+func writeText(w io.Writer, rs []*causal.Result, opt TextOptions) error {
 	bw := bufio.NewWriter(w)
-	fmt.Fprintf(bw, "engine %s: %d messages, %d nodes, %d patterns", res.Engine, res.Trace.Messages, res.Trace.Nodes, len(res.Patterns))
-	if res.Trace.EndNS > res.Trace.StartNS {
-		fmt.Fprintf(bw, ", trace %s", FormatUS(float64(res.Trace.EndNS-res.Trace.StartNS)/1e3))
+	for i, res := range rs {
+		if i > 0 {
+			bw.WriteString("\n")
+		}
+		fmt.Fprintf(bw, "engine %s: %d messages, %d nodes, %d patterns", res.Engine, res.Trace.Messages, res.Trace.Nodes, len(res.Patterns))
+		if res.Trace.EndNS > res.Trace.StartNS {
+			fmt.Fprintf(bw, ", trace %s", FormatUS(float64(res.Trace.EndNS-res.Trace.StartNS)/1e3))
+		}
+		if res.Trace.Source != "" {
+			fmt.Fprintf(bw, " from %s", res.Trace.Source)
+		}
+		bw.WriteString("\n")
+		n := len(res.Patterns)
+		if opt.Top > 0 && opt.Top < n {
+			n = opt.Top
+		}
+		for i := 0; i < n; i++ {
+			writePattern(bw, &res.Patterns[i])
+		}
+		if n < len(res.Patterns) {
+			fmt.Fprintf(bw, "\n(%d more patterns; use --top 0 to show all)\n", len(res.Patterns)-n)
+		}
 	}
-	if res.Trace.Source != "" {
-		fmt.Fprintf(bw, " from %s", res.Trace.Source)
+	if len(rs) > 0 {
+		writeTrailer(bw, rs, opt.Summary)
 	}
-	bw.WriteString("\n")
-	n := len(res.Patterns)
-	if opt.Top > 0 && opt.Top < n {
-		n = opt.Top
-	}
-	for i := 0; i < n; i++ {
-		writePattern(bw, &res.Patterns[i])
-	}
-	if n < len(res.Patterns) {
-		fmt.Fprintf(bw, "\n(%d more patterns; use --top 0 to show all)\n", len(res.Patterns)-n)
-	}
-	writeTrailer(bw, res)
 	return bw.Flush()
 }
 
@@ -181,8 +200,18 @@ func hopTarget(h *causal.Hop) string {
 	return h.To + " (" + ep + ")"
 }
 
-func writeTrailer(w *bufio.Writer, res *causal.Result) {
-	ts := &res.Trace
+func writeTrailer(w *bufio.Writer, rs []*causal.Result, summary bool) {
+	ts := &rs[0].Trace
+	if len(ts.Clocks) > 0 {
+		fmt.Fprintf(w, "\ncapture clocks (reference time = local time - offset):\n")
+		nw := 0
+		for _, c := range ts.Clocks {
+			nw = max(nw, utf8.RuneCountInString(c.Name))
+		}
+		for _, c := range ts.Clocks {
+			fmt.Fprintf(w, "  %-7s  %-*s  %s\n", c.Kind, nw, c.Name, clockText(c))
+		}
+	}
 	if len(ts.Offsets) > 0 {
 		fmt.Fprintf(w, "\nclock offsets (reference time = local time - offset):\n")
 		nw := 0
@@ -220,8 +249,21 @@ func writeTrailer(w *bufio.Writer, res *causal.Result) {
 			w.WriteString("\n")
 		}
 	}
-	acc := append(append([]countRow(nil), rowsOf(ts.Accounting)...), rowsOf(res.Accounting)...)
-	if len(acc) > 0 {
+	counts := append([]trace.Count(nil), ts.Accounting...)
+	for _, r := range rs {
+		counts = append(counts, r.Accounting...)
+	}
+	if summary && len(counts) > 0 {
+		fmt.Fprintf(w, "\naccounting:\n")
+		lines := SummarizeAccounting(counts)
+		sw := 0
+		for _, l := range lines {
+			sw = max(sw, len(l.Stage))
+		}
+		for _, l := range lines {
+			fmt.Fprintf(w, "  %-*s  %s\n", sw, l.Stage, l.Text)
+		}
+	} else if acc := rowsOf(counts); len(acc) > 0 {
 		fmt.Fprintf(w, "\naccounting:\n")
 		sw, nw, vw := 0, 0, 0
 		for _, c := range acc {
@@ -233,13 +275,43 @@ func writeTrailer(w *bufio.Writer, res *causal.Result) {
 			fmt.Fprintf(w, "  %-*s  %-*s  %*s\n", sw, c.stage, nw, c.name, vw, c.value)
 		}
 	}
-	warns := append(append([]string(nil), ts.Warnings...), res.Warnings...)
+	warns := append([]string(nil), ts.Warnings...)
+	for _, r := range rs {
+		for _, s := range r.Warnings {
+			if len(rs) > 1 {
+				s = r.Engine + ": " + s
+			}
+			warns = append(warns, s)
+		}
+	}
 	if len(warns) > 0 {
 		fmt.Fprintf(w, "\nwarnings:\n")
 		for _, s := range warns {
 			fmt.Fprintf(w, "  - %s\n", s)
 		}
 	}
+}
+
+// clockText describes a capture clock's offset.
+func clockText(c trace.Clock) string {
+	switch {
+	case c.Method == "reference":
+		return "the reference"
+	case !c.Known:
+		return "unknown: shares nothing with " + c.Reference + " (its times are not comparable with the others')"
+	}
+	s := fmt.Sprintf("%s ± %s", fmtSigned(float64(c.OffsetNS)/1e3), FormatUS(float64(c.UncertaintyNS)/1e3))
+	var how []string
+	if c.Samples > 0 {
+		how = append(how, fmt.Sprintf("%d samples", c.Samples))
+	}
+	if c.Method != "" {
+		how = append(how, c.Method)
+	}
+	if len(how) > 0 {
+		s += " (" + strings.Join(how, ", ") + ")"
+	}
+	return s
 }
 
 type countRow struct{ stage, name, value string }

@@ -32,13 +32,16 @@ type Options struct {
 	// Trace, for the otlp and perfetto exports, lets listed instances be
 	// exported with their real times (see ExportOptions).
 	Trace *trace.Trace
+	// Summary, for text, prints the accounting as one line per stage
+	// (TextOptions.Summary).
+	Summary bool
 }
 
 // Write renders res in format to w.
 func Write(w io.Writer, format string, res *causal.Result, opt Options) error {
 	switch format {
 	case FormatText:
-		return WriteText(w, res, TextOptions{Top: opt.Top})
+		return WriteText(w, res, TextOptions{Top: opt.Top, Summary: opt.Summary})
 	case FormatJSON:
 		return WriteJSON(w, res)
 	case FormatDOT:

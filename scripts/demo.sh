@@ -1,9 +1,45 @@
 #!/usr/bin/env bash
-# make demo: runs wirepath on the captures shipped in testdata/.
+# make demo: runs wirepath analyze on the captures of the demo system shipped
+# in testdata/demo (recorded by testdata/demo/make.sh) and writes the HTML
+# report. Needs only bin/wirepath (make builds it): no root, no network.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-echo "wirepath demo: no pipeline stage is built yet"
-bin/wirepath version
-echo
-echo "== wirepath merge: three sniffers (client, server with its clock 137.25 s off, router -i any)"
-bin/wirepath merge testdata/captures/client.pcap testdata/captures/server.pcapng testdata/captures/router-any.pcap.zst -o /tmp/wirepath-demo-merged.pcapng
+demo=testdata/demo
+out=${DEMO_OUT:-bin/demo}
+mkdir -p "$out"
+captures=("$demo/outside.pcapng" "$demo/inside.pcapng.gz" "$demo/lb-any.pcap.gz")
+flags=(--roles "$demo/roles.txt" --no-aggregate-clients)
+
+cat <<'EOF'
+wirepath demo: 150 HTTP requests through a small web system, seen only by sniffers.
+
+  client ─► load balancer (NAT) ─► web1|web2 (nginx) ─► app (Go) ─► redis
+                                                                 └─► auth (answers after 20 ms)
+
+  Captures: outside.pcapng (the balancer's outside port), inside.pcapng.gz (its
+  inside ports, clock +83.25 s off) and lb-any.pcap.gz (tcpdump -i any on the
+  balancer, clock -12.5 s off). testdata/demo/roles.txt names the hosts.
+
+$ wirepath analyze outside.pcapng inside.pcapng.gz lb-any.pcap.gz --roles roles.txt --no-aggregate-clients --top 5
+EOF
+bin/wirepath analyze "${captures[@]}" "${flags[@]}" --top 5
+bin/wirepath analyze "${captures[@]}" "${flags[@]}" -q --histograms --format html \
+	--title "wirepath demo: the captures of testdata/demo" -o "$out/report.html"
+cat <<EOF
+
+How to read it: a pattern is a tree of messages (a hop's parent is the
+message whose arrival caused it), counted over the requests that took it;
+"at sender" is the time the sender spent before sending (in #4, auth, which
+waits 20 ms before it answers, took 30.7 ms on the recording machine),
+"network" the time on the wire. /item requests go web → app → redis, /cart
+ones also call auth, static files stay at nginx. When requests overlap at
+app, timing alone cannot always tell whose Redis call is whose: #3 are
+/item requests whose call went to a neighbour (146 of the 150 requests
+still get the right kind of path). Then: the sniffers' clock offsets found,
+the NAT the balancer did (undone before the engines ran) and every stage's
+accounting.
+
+HTML report (every pattern, timelines, call trees, delay histograms, service map):
+  $out/report.html
+More: wirepath analyze --help (--engine all compares the three engines), docs/analyze.md
+EOF

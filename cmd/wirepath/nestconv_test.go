@@ -74,3 +74,22 @@ func TestNestJSONHasCallPaths(t *testing.T) {
 		t.Errorf("call paths hold %d messages, patterns %d", msgs, patMsgs)
 	}
 }
+
+// TestNestFormats checks that nest writes the format asked for, not text:
+// DOT a digraph, HTML a page.
+func TestNestFormats(t *testing.T) {
+	for _, c := range []struct{ format, prefix string }{
+		{"dot", "digraph wirepath {"},
+		{"html", "<!DOCTYPE html>"},
+		{"perfetto", `{"traceEvents":[`},
+		{"otlp", `{"resourceSpans":[`},
+	} {
+		var out, errOut bytes.Buffer
+		if code := runArgs(&out, &errOut, "nest", "--format", c.format, "testdata/traces/rpc-small.tsv"); code != 0 {
+			t.Fatalf("%s: exit %d: %s", c.format, code, errOut.String())
+		}
+		if !bytes.HasPrefix(out.Bytes(), []byte(c.prefix)) {
+			t.Errorf("--format %s wrote %.60q", c.format, out.String())
+		}
+	}
+}

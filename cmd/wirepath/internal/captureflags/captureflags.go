@@ -127,6 +127,12 @@ func OutcomeOf(ios *cmdutil.IOStreams, probs []error, st pcapio.Stats) error {
 	for _, p := range probs {
 		ios.Warnf("%v", p)
 	}
+	return StatusOf(st)
+}
+
+// StatusOf is OutcomeOf without the warnings: the command's result from
+// the merge's accounting.
+func StatusOf(st pcapio.Stats) error {
 	n := 0
 	for _, f := range st.Files {
 		n += f.Problems

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/cmdutil"
+	rec "github.com/wirepath/wirepath/reconcile"
 )
 
 func TestOptions(t *testing.T) {
@@ -63,5 +64,50 @@ func TestOptions(t *testing.T) {
 		if c.check != nil {
 			c.check(t, &f)
 		}
+	}
+}
+
+func TestPipelineFlags(t *testing.T) {
+	cases := []struct {
+		args  []string
+		usage bool
+		check func(t *testing.T, p *Pipeline)
+	}{
+		{args: nil, check: func(t *testing.T, p *Pipeline) {
+			c, err := p.Config()
+			if err != nil || c.NoNAT || !c.Flows.Framing || c.Flows.SplitPause != 500*time.Millisecond || c.Reconcile.Naming.String() != "host" || c.PreloadOptions.Strict {
+				t.Errorf("defaults: %+v %v", c, err)
+			}
+		}},
+		{args: []string{"--naming", "role", "--no-nat", "--no-framing", "--split-pause", "0", "--strict", "--preload", "d", "--boundaries", "writes", "--reference", "o.pcap"}, check: func(t *testing.T, p *Pipeline) {
+			c, err := p.Config()
+			if err != nil || !c.NoNAT || c.Flows.Framing || c.Flows.SplitPause != 0 || c.Reconcile.Naming.String() != "role" ||
+				!c.PreloadOptions.Strict || len(c.Preload) != 1 || c.Reconcile.Boundaries != rec.BoundWrites || c.Capture.Reference != "o.pcap" {
+				t.Errorf("config: %+v %v", c, err)
+			}
+		}},
+		{args: []string{"--naming", "pid"}, usage: true},
+		{args: []string{"--boundaries", "lines"}, usage: true},
+		{args: []string{"--split-pause", "-1s"}, usage: true},
+		{args: []string{"--offset", "x"}, usage: true},
+	}
+	for _, c := range cases {
+		var p Pipeline
+		fs := pflag.NewFlagSet("x", pflag.ContinueOnError)
+		p.Register(fs)
+		if err := fs.Parse(c.args); err != nil {
+			t.Fatalf("%v: %v", c.args, err)
+		}
+		err := p.Validate()
+		if c.usage {
+			if !errors.Is(err, cmdutil.ErrUsage) {
+				t.Errorf("%v: error %v, want a usage error", c.args, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%v: %v", c.args, err)
+		}
+		c.check(t, &p)
 	}
 }

@@ -5,7 +5,6 @@ package convolve
 
 import (
 	"context"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -18,16 +17,7 @@ import (
 // options are the command's flags.
 type options struct {
 	common      enginecmd.Common
-	quantum     time.Duration
-	nSigma      float64
-	dip         float64
-	window      time.Duration
-	maxDelay    time.Duration
-	maxDepth    int
-	minCount    int
-	minFraction float64
-	maxHops     int
-	roots       []string
+	convolution enginecmd.ConvolutionFlags
 	workers     int
 }
 
@@ -52,7 +42,6 @@ func NewCmd(ios *cmdutil.IOStreams) *cobra.Command { return newCmd(ios, run) }
 type runFunc func(ctx context.Context, ios *cmdutil.IOStreams, o *options, opt causal.ConvolutionOptions, path string) error
 
 func newCmd(ios *cmdutil.IOStreams, runF runFunc) *cobra.Command {
-	def := causal.DefaultConvolutionOptions()
 	o := &options{}
 	cmd := &cobra.Command{
 		Use:   "convolve TRACE",
@@ -68,7 +57,7 @@ func newCmd(ios *cmdutil.IOStreams, runF runFunc) *cobra.Command {
 			}
 			opt := o.engineOptions()
 			if err := opt.Validate(); err != nil {
-				return enginecmd.OptionUsageError(err, flagOf)
+				return o.convolution.UsageError(err)
 			}
 			if o.common.Instances != 0 {
 				ios.Warnf("--instances has no effect: the convolution engine finds edges and delays, not instances")
@@ -78,40 +67,15 @@ func newCmd(ios *cmdutil.IOStreams, runF runFunc) *cobra.Command {
 	}
 	fs := cmd.Flags()
 	o.common.AddFlags(fs)
-	fs.DurationVar(&o.quantum, "quantum", time.Duration(def.Quantum), "time quantum μ of the signals")
-	fs.Float64Var(&o.nSigma, "spike-sigma", def.NSigma, "N: a spike is at least this many standard deviations above the mean")
-	fs.Float64Var(&o.dip, "dip-sigma", def.Dip, "S: spikes are separated by a point below this many standard deviations")
-	fs.DurationVar(&o.window, "window", 0, "v: match messages within the delay ± this (0 = one quantum)")
-	fs.DurationVar(&o.maxDelay, "max-delay", 0, "largest delay searched (0 = 100 quanta)")
-	fs.IntVar(&o.maxDepth, "max-depth", def.MaxDepth, "longest path, in hops")
-	fs.IntVar(&o.minCount, "min-count", def.MinCount, "fewest messages an edge of a path, and each delay on it, must explain")
-	fs.Float64Var(&o.minFraction, "min-fraction", def.MinFraction, "smallest share of a hop's messages a spike must explain")
-	fs.IntVar(&o.maxHops, "max-hops", def.MaxVertices, "most hops explored from one root edge")
-	fs.StringSliceVar(&o.roots, "root", nil, "start paths at `NODE` (repeatable; default: the clients)")
+	o.convolution.Register(fs, "")
 	fs.IntVar(&o.workers, "workers", 0, "goroutines to use (0 = one per CPU)")
 	return cmd
-}
-
-// flagOf names the flag of each engine option.
-var flagOf = map[string]string{
-	"Quantum": "quantum", "NSigma": "spike-sigma", "Dip": "dip-sigma", "Window": "window",
-	"MaxDelay": "max-delay", "MaxDepth": "max-depth", "MinCount": "min-count",
-	"MinFraction": "min-fraction", "MaxVertices": "max-hops", "Workers": "workers",
 }
 
 func (o *options) engineOptions() causal.ConvolutionOptions {
 	opt := causal.DefaultConvolutionOptions()
 	opt.Options = o.common.Options()
-	opt.Quantum = int64(o.quantum)
-	opt.NSigma = o.nSigma
-	opt.Dip = o.dip
-	opt.Window = int64(o.window)
-	opt.MaxDelay = int64(o.maxDelay)
-	opt.MaxDepth = o.maxDepth
-	opt.MinCount = o.minCount
-	opt.MinFraction = o.minFraction
-	opt.MaxVertices = o.maxHops
-	opt.Roots = o.roots
+	o.convolution.Apply(&opt)
 	opt.Workers = o.workers
 	return opt
 }

@@ -37,6 +37,14 @@ type Common struct {
 
 // AddFlags registers the shared flags on fs.
 func (c *Common) AddFlags(fs *pflag.FlagSet) {
+	c.AddResultFlags(fs)
+	fs.BoolVar(&c.Strict, "strict", false, "stop at the first bad trace line instead of skipping it")
+}
+
+// AddResultFlags registers the shared flags but --strict (which is about
+// reading a trace file): naming, ranking, output format and file, top,
+// histograms and instances.
+func (c *Common) AddResultFlags(fs *pflag.FlagSet) {
 	ranks := make([]string, len(causal.RankMetrics))
 	for i, r := range causal.RankMetrics {
 		ranks[i] = string(r)
@@ -50,7 +58,6 @@ func (c *Common) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&c.MinPeers, "min-peers", trace.DefaultRoleOptions().MinPeers, "distinct peers that make a port fixed (a server port)")
 	fs.BoolVar(&c.Histograms, "histograms", false, "include delay histograms in JSON output")
 	fs.IntVar(&c.Instances, "instances", 0, "list the messages of up to `N` instances per pattern in JSON output (-1 = all)")
-	fs.BoolVar(&c.Strict, "strict", false, "stop at the first bad trace line instead of skipping it")
 }
 
 // Validate checks the shared flags.

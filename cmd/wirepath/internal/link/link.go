@@ -7,7 +7,6 @@ import (
 	"context"
 	"os"
 	"runtime/debug"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -19,22 +18,9 @@ import (
 
 // options are the command's flags.
 type options struct {
-	common      enginecmd.Common
-	window      time.Duration
-	y           float64
-	budget      int
-	low, high   float64
-	minLink     float64
-	iterations  int
-	maxTree     int
-	maxPatterns int
-	linkClients bool
-	workers     int
-	calls       bool
-	delayModel  string
-	normalize   bool
-	reparent    bool
-	pure        bool
+	common  enginecmd.Common
+	linking enginecmd.LinkingFlags
+	workers int
 }
 
 const long = `Infer causal path patterns from a message trace with the message-linking
@@ -74,7 +60,6 @@ func NewCmd(ios *cmdutil.IOStreams) *cobra.Command {
 // newCmd returns the command; runF does the work once the flags are
 // checked (tests pass their own).
 func newCmd(ios *cmdutil.IOStreams, runF func(context.Context, *options, *causal.Linking, string) error) *cobra.Command {
-	def := causal.DefaultLinkingOptions()
 	o := &options{}
 	cmd := &cobra.Command{
 		Use:   "link TRACE",
@@ -88,82 +73,30 @@ func newCmd(ios *cmdutil.IOStreams, runF func(context.Context, *options, *causal
 			if err := o.common.Validate(); err != nil {
 				return err
 			}
-			if o.maxPatterns < 0 {
-				return cmdutil.UsageErrorf("--max-patterns must not be negative")
-			}
-			if o.pure {
-				for _, name := range pureConflicts {
-					if cmd.Flags().Changed(name) {
-						return cmdutil.UsageErrorf("--pure-wap5 sets --%s: give one or the other", name)
-					}
-				}
+			if err := o.linking.Validate(); err != nil {
+				return err
 			}
 			opt := o.engineOptions(ios)
 			eng, err := causal.NewLinking(opt)
 			if err != nil {
-				return cmdutil.UsageErrorf("%v", err)
+				return o.linking.UsageError(err)
 			}
 			return runF(cmd.Context(), o, eng, args[0])
 		},
 	}
 	fs := cmd.Flags()
 	o.common.AddFlags(fs)
-	fs.DurationVar(&o.window, "window", def.Window, "x: longest causal delay; earlier messages are never parents")
-	fs.Float64Var(&o.y, "spontaneous-factor", def.SpontaneousFactor, "y: a message is spontaneous with the weight of a link of delay y*d")
-	fs.IntVar(&o.budget, "try-both-budget", def.TryBothBudget, "try-both decisions allowed along one path of a root's tree (at most 2^N instances per root)")
-	fs.Float64Var(&o.low, "try-both-low", def.TryBothLow, "links less likely than this are probably false (unless the message's most likely cause)")
-	fs.Float64Var(&o.high, "try-both-high", def.TryBothHigh, "links more likely than this are probably true; in between, try both")
-	fs.Float64Var(&o.minLink, "min-link", def.MinLinkProbability, "drop links less likely than this (the most likely cause is always kept)")
-	fs.IntVar(&o.iterations, "iterations", def.Iterations, "re-estimate the delay model from the link probabilities this many times (exponential: 0 = as WAP5)")
-	fs.IntVar(&o.maxTree, "max-tree", def.MaxTreeSize, "most messages in one path instance")
-	fs.IntVar(&o.maxPatterns, "max-patterns", 10000, "keep only the best N patterns in the result (0 = all)")
-	fs.BoolVar(&o.linkClients, "link-clients", !def.ClientRoots, "also look for the causes of messages sent by clients (by default they start paths)")
+	o.linking.Register(fs, "")
 	fs.IntVar(&o.workers, "workers", 0, "goroutines to use (0 = one per CPU)")
-	fs.BoolVar(&o.calls, "calls", def.Calls, "use CALL/RETURN kinds and call ids: a RETURN joins its CALL's instance, parents must nest")
-	fs.StringVar(&o.delayModel, "delay-model", string(def.DelayModel), "how a delay weighs a possible parent: exponential (WAP5) or empirical (learnt per kind of link)")
-	fs.BoolVar(&o.normalize, "normalize-roots", def.NormalizeRoots, "scale the instances of one root to share its probability (and drop those under --min-link of its best)")
-	fs.BoolVar(&o.reparent, "reparent", def.Reparent, "within an instance, hang every message under its most recent possible cause")
-	fs.BoolVar(&o.pure, "pure-wap5", false, "run WAP5 section 5.1 exactly: no --calls, exponential delays, --iterations 0, no --normalize-roots, no --reparent")
 	return cmd
 }
-
-// pureConflicts are the flags --pure-wap5 sets.
-var pureConflicts = []string{"calls", "delay-model", "iterations", "normalize-roots", "reparent"}
 
 func (o *options) engineOptions(ios *cmdutil.IOStreams) causal.LinkingOptions {
 	opt := causal.DefaultLinkingOptions()
 	opt.Options = o.common.Options()
-	opt.Aggregate.MaxPatterns = o.maxPatterns
-	opt.Window = o.window
-	opt.SpontaneousFactor = o.y
-	opt.TryBothBudget = o.budget
-	opt.TryBothLow, opt.TryBothHigh = o.low, o.high
-	opt.MinLinkProbability = o.minLink
-	opt.Iterations = o.iterations
-	opt.MaxTreeSize = o.maxTree
-	opt.ClientRoots = !o.linkClients
+	o.linking.Apply(&opt)
 	opt.Workers = o.workers
-	opt.Calls = o.calls
-	opt.DelayModel = causal.DelayModel(o.delayModel)
-	opt.NormalizeRoots = o.normalize
-	opt.Reparent = o.reparent
-	if o.pure {
-		p := causal.PureWAP5LinkingOptions()
-		opt.Calls, opt.DelayModel, opt.Iterations, opt.NormalizeRoots, opt.Reparent = p.Calls, p.DelayModel, p.Iterations, p.NormalizeRoots, p.Reparent
-	}
-	var prog *cmdutil.Progress
-	started, last := false, 0
-	opt.Progress = func(done, total int) {
-		if !started {
-			started = true
-			prog = cmdutil.NewProgress(ios, "building paths", int64(total), false)
-		}
-		prog.Add(int64(done - last))
-		last = done
-		if done == total {
-			prog.Finish()
-		}
-	}
+	opt.Progress = enginecmd.LinkingProgress(ios)
 	return opt
 }
 

@@ -7,7 +7,6 @@ import (
 	"context"
 	"os"
 	"runtime/debug"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -20,12 +19,7 @@ import (
 // options are the command's flags.
 type options struct {
 	common    enginecmd.Common
-	x, y, z   float64
-	smooth    float64
-	skew      time.Duration
-	binBase   float64
-	binMin    time.Duration
-	bins      int
+	nesting   enginecmd.NestingFlags
 	callPaths int
 	workers   int
 }
@@ -51,7 +45,6 @@ func NewCmd(ios *cmdutil.IOStreams) *cobra.Command { return newCmd(ios, run) }
 type runFunc func(ctx context.Context, ios *cmdutil.IOStreams, o *options, opt causal.NestingOptions, path string) error
 
 func newCmd(ios *cmdutil.IOStreams, runF runFunc) *cobra.Command {
-	def := causal.DefaultNestingOptions()
 	o := &options{}
 	cmd := &cobra.Command{
 		Use:   "nest TRACE",
@@ -70,42 +63,23 @@ func newCmd(ios *cmdutil.IOStreams, runF runFunc) *cobra.Command {
 			}
 			opt := o.engineOptions()
 			if err := opt.Validate(); err != nil {
-				return enginecmd.OptionUsageError(err, flagOf)
+				return o.nesting.UsageError(err)
 			}
 			return runF(cmd.Context(), ios, o, opt, args[0])
 		},
 	}
 	fs := cmd.Flags()
 	o.common.AddFlags(fs)
-	fs.Float64Var(&o.x, "overlap-penalty", def.OverlapExp, "exponent x of the overlapping-child penalty")
-	fs.Float64Var(&o.y, "same-penalty", def.SameExp, "exponent y of the same-child penalty")
-	fs.Float64Var(&o.z, "generic-penalty", def.GenericExp, "exponent z of the generic-child penalty")
-	fs.Float64Var(&o.smooth, "smooth", def.Smooth, "smooth the scoreboard with a Gaussian of this standard deviation, in bins (0 = off)")
-	fs.DurationVar(&o.skew, "skew-window", time.Duration(def.SkewWindow), "loosen the timestamp comparisons that decide nesting by this much")
-	fs.Float64Var(&o.binBase, "bin-base", def.BinBase, "ratio between successive scoreboard bins")
-	fs.DurationVar(&o.binMin, "bin-min", time.Duration(def.BinMin), "lower edge of the first scoreboard bin")
-	fs.IntVar(&o.bins, "bins", def.Bins, "scoreboard bins per histogram")
+	o.nesting.Register(fs, "")
 	fs.IntVar(&o.callPaths, "call-paths", 10, "call paths to show in text output (0 = all)")
 	fs.IntVar(&o.workers, "workers", 0, "goroutines to use (0 = one per CPU)")
 	return cmd
 }
 
-// flagOf names the flag of each engine option.
-var flagOf = map[string]string{
-	"OverlapExp": "overlap-penalty", "SameExp": "same-penalty", "GenericExp": "generic-penalty",
-	"Smooth": "smooth", "SkewWindow": "skew-window", "BinBase": "bin-base", "BinMin": "bin-min",
-	"Bins": "bins", "Workers": "workers",
-}
-
 func (o *options) engineOptions() causal.NestingOptions {
 	opt := causal.DefaultNestingOptions()
 	opt.Options = o.common.Options()
-	opt.OverlapExp, opt.SameExp, opt.GenericExp = o.x, o.y, o.z
-	opt.Smooth = o.smooth
-	opt.SkewWindow = int64(o.skew)
-	opt.BinBase = o.binBase
-	opt.BinMin = int64(o.binMin)
-	opt.Bins = o.bins
+	o.nesting.Apply(&opt)
 	opt.Workers = o.workers
 	return opt
 }
@@ -146,13 +120,20 @@ func run(ctx context.Context, ios *cmdutil.IOStreams, o *options, opt causal.Nes
 	if err != nil {
 		return err
 	}
-	if o.common.Format == "json" {
+	switch o.common.Format {
+	case report.FormatJSON:
 		err = cmdutil.WriteJSON(out, res)
-	} else {
+	case report.FormatText:
 		err = report.WriteText(out, res.Result, report.TextOptions{Top: o.common.Top})
 		if err == nil {
 			err = report.WriteCallPathsText(out, res.CallPaths, o.callPaths)
 		}
+	default:
+		top := 0
+		if o.common.Format == report.FormatHTML {
+			top = o.common.Top
+		}
+		err = report.Write(out, o.common.Format, res.Result, report.Options{Top: top})
 	}
 	if cerr := out.Close(); err == nil {
 		err = cerr

@@ -6,33 +6,20 @@ package reconcile
 
 import (
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/captureflags"
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/cmdutil"
-	"github.com/wirepath/wirepath/flows"
-	"github.com/wirepath/wirepath/pipeline"
-	rec "github.com/wirepath/wirepath/reconcile"
 	"github.com/wirepath/wirepath/trace"
 )
 
 // Options are the command's flags and arguments.
 type Options struct {
-	captureflags.Flags
-	Captures   []string
-	Preload    []string
-	Naming     string
-	Roles      string
-	Boundaries string
-	Output     string
-	Format     string
-	JSON       bool
-	NoNAT      bool
-	SplitPause time.Duration
-	NoFraming  bool
-	Strict     bool
+	captureflags.Pipeline
+	Output string
+	Format string
+	JSON   bool
 }
 
 const long = `Read packet captures (and, with --preload, syscall traces from the
@@ -80,7 +67,6 @@ func NewCmd(ios *cmdutil.IOStreams) *cobra.Command {
 }
 
 func newCmd(ios *cmdutil.IOStreams, runF func(*Options) error) *cobra.Command {
-	def := flows.DefaultConfig()
 	opts := &Options{}
 	cmd := &cobra.Command{
 		Use:     "reconcile CAPTURE... [--preload TRACE...] [-o trace.tsv]",
@@ -97,28 +83,17 @@ func newCmd(ios *cmdutil.IOStreams, runF func(*Options) error) *cobra.Command {
 		},
 	}
 	fs := cmd.Flags()
-	fs.StringArrayVar(&opts.Preload, "preload", nil, "syscall trace `FILE` or directory of them (repeatable)")
-	fs.StringVar(&opts.Naming, "naming", "host", "node names: host, role or process")
-	fs.StringVar(&opts.Roles, "roles", "", "`FILE` naming hosts and endpoints, one \"ADDRESS[:PORT] NAME\" per line")
-	fs.StringVar(&opts.Boundaries, "boundaries", "fat", "message boundaries where a syscall trace shows the writes: fat (coalesce writes between direction changes) or writes")
 	fs.StringVarP(&opts.Output, "output", "o", "", "write the trace to `FILE` (TSV; JSON Lines for .jsonl; .gz/.zst compress) instead of stdout")
 	fs.StringVar(&opts.Format, "format", "", "trace format: tsv or jsonl (default: from the -o name, tsv on stdout)")
 	fs.BoolVar(&opts.JSON, "json", false, "print the accounting as JSON on stdout (the trace then only goes to -o FILE)")
-	fs.BoolVar(&opts.NoNAT, "no-nat", false, "do not learn and undo address translations (one pass over the captures fewer)")
-	fs.DurationVar(&opts.SplitPause, "split-pause", def.SplitPause, "cut a sniffed message when its sender pauses this long (0: never)")
-	fs.BoolVar(&opts.NoFraming, "no-framing", false, "do not cut sniffed messages at HTTP/DNS boundaries or pair calls by protocol")
-	fs.BoolVar(&opts.Strict, "strict", false, "stop at the first bad line of a syscall trace instead of skipping it")
-	opts.Flags.Register(fs)
+	opts.Pipeline.Register(fs)
 	return cmd
 }
 
 // Validate checks the options.
 func (o *Options) Validate() error {
-	if _, err := rec.ParseNaming(o.Naming); err != nil {
-		return cmdutil.UsageErrorf("--naming: %v", err)
-	}
-	if o.Boundaries != "fat" && o.Boundaries != "writes" {
-		return cmdutil.UsageErrorf("--boundaries must be fat or writes, not %q", o.Boundaries)
+	if err := o.Pipeline.Validate(); err != nil {
+		return err
 	}
 	if o.Format != "" && o.Format != "tsv" && o.Format != "jsonl" {
 		return cmdutil.UsageErrorf("--format must be tsv or jsonl, not %q", o.Format)
@@ -126,51 +101,12 @@ func (o *Options) Validate() error {
 	if o.JSON && (o.Output == "" || o.Output == "-") {
 		return cmdutil.UsageErrorf("--json prints the accounting on stdout: give the trace a file with -o")
 	}
-	if o.SplitPause < 0 {
-		return cmdutil.UsageErrorf("--split-pause must not be negative")
-	}
-	_, err := o.Flags.Options()
-	return err
-}
-
-// Config returns the pipeline configuration the options describe (without
-// the roles map, which Run reads).
-func (o *Options) Config() (pipeline.Config, error) {
-	popts, err := o.Flags.Options()
-	if err != nil {
-		return pipeline.Config{}, err
-	}
-	naming, _ := rec.ParseNaming(o.Naming)
-	fc := flows.DefaultConfig()
-	fc.SplitPause = o.SplitPause
-	fc.Framing = !o.NoFraming
-	cfg := pipeline.Config{
-		Captures: o.Captures, Capture: popts, NoNAT: o.NoNAT, Flows: fc,
-		Preload: o.Preload,
-	}
-	cfg.PreloadOptions.Strict = o.Strict
-	cfg.Reconcile.Naming = naming
-	if o.Boundaries == "writes" {
-		cfg.Reconcile.Boundaries = rec.BoundWrites
-	}
-	return cfg, nil
+	return nil
 }
 
 // Run reads the inputs and writes the trace and the accounting.
 func Run(ios *cmdutil.IOStreams, o *Options) error {
-	cfg, err := o.Config()
-	if err != nil {
-		return err
-	}
-	if o.Roles != "" {
-		if cfg.Reconcile.Roles, err = rec.ReadRoles(o.Roles); err != nil {
-			return err
-		}
-	}
-	var done func()
-	cfg.Progress, done = captureflags.StageProgress(ios)
-	res, err := pipeline.Run(cfg)
-	done()
+	res, err := o.Pipeline.Run(ios)
 	if err != nil {
 		return err
 	}
@@ -194,7 +130,10 @@ func Run(ios *cmdutil.IOStreams, o *Options) error {
 	for _, w := range res.Report.Warnings {
 		ios.Warnf("%s", w)
 	}
-	return outcome(ios, res)
+	for _, w := range res.Warnings {
+		ios.Warnf("%s", w)
+	}
+	return captureflags.PipelineOutcome(ios, res)
 }
 
 // writeTrace writes the trace to -o or stdout in the chosen format.
@@ -221,14 +160,4 @@ func writeTrace(ios *cmdutil.IOStreams, o *Options, t *trace.Trace) error {
 		return err
 	}
 	return out.Close()
-}
-
-// outcome prints the problems in the input as warnings and returns the
-// exit status: a partial error when some input was bad.
-func outcome(ios *cmdutil.IOStreams, res *pipeline.Result) error {
-	err := captureflags.OutcomeOf(ios, res.Problems, res.Capture)
-	if err == nil && res.Preload != nil && res.Preload.Skipped > 0 {
-		err = &cmdutil.PartialError{Skipped: int(res.Preload.Skipped), What: "bad lines in the syscall traces were skipped"}
-	}
-	return err
 }

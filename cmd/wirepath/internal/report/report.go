@@ -3,6 +3,7 @@
 package report
 
 import (
+	"fmt"
 	"os"
 	"slices"
 	"strings"
@@ -34,7 +35,9 @@ func NewCmd(ios *cmdutil.IOStreams) *cobra.Command {
 		Short: "Render a saved result as text, JSON, DOT, HTML, OTLP or Perfetto",
 		Long: `Render a result saved with --format json (by link, nest, convolve or analyze)
 in another format, without running the inference again. RESULT.json may be
-"-" for standard input.
+"-" for standard input. It may also hold the results of several engines
+(analyze --engine all --format json): they are rendered together, as
+analyze renders them.
 
 Formats:
   text      the top patterns as trees with per-node and per-hop mean delays;
@@ -90,21 +93,40 @@ each pattern's mean instance.`,
 	return cmd
 }
 
-// ReadResult reads a saved result from path, or from ios.In for "-".
+// ReadResult reads a saved result from path, or from ios.In for "-". A
+// file with several engines' results (analyze --engine all) is refused,
+// saying how to take one.
 func ReadResult(ios *cmdutil.IOStreams, path string) (*causal.Result, error) {
+	rs, err := ReadResults(ios, path)
+	if err != nil {
+		return nil, err
+	}
+	if len(rs) > 1 {
+		names := make([]string, len(rs))
+		for i, r := range rs {
+			names[i] = r.Engine
+		}
+		return nil, fmt.Errorf("%s holds the results of %d engines (%s); this command reads one: take it with jq '.results[I]'", path, len(rs), strings.Join(names, ", "))
+	}
+	return rs[0], nil
+}
+
+// ReadResults reads a saved result, or the results of several engines,
+// from path, or from ios.In for "-".
+func ReadResults(ios *cmdutil.IOStreams, path string) ([]*causal.Result, error) {
 	if path == "-" {
 		in := ios.In
 		if in == nil {
 			in = os.Stdin
 		}
-		return wpreport.ReadJSON(in, "<stdin>")
+		return wpreport.ReadResults(in, "<stdin>")
 	}
-	return wpreport.ReadJSONFile(path)
+	return wpreport.ReadResultsFile(path)
 }
 
 // Run reads the result and writes it in the chosen format.
 func Run(opts *Options) error {
-	res, err := ReadResult(opts.IO, opts.Result)
+	rs, err := ReadResults(opts.IO, opts.Result)
 	if err != nil {
 		return err
 	}
@@ -119,7 +141,7 @@ func Run(opts *Options) error {
 	if err != nil {
 		return err
 	}
-	err = wpreport.Write(out, opts.Format, res, wpreport.Options{Top: opts.Top, Title: opts.Title, Trace: t})
+	err = wpreport.WriteAll(out, opts.Format, rs, wpreport.Options{Top: opts.Top, Title: opts.Title, Trace: t})
 	if cerr := out.Close(); err == nil {
 		err = cerr
 	}

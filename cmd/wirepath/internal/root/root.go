@@ -5,6 +5,7 @@ package root
 import (
 	"github.com/spf13/cobra"
 
+	"github.com/wirepath/wirepath/cmd/wirepath/internal/analyze"
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/cmdutil"
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/convolve"
 	gencmd "github.com/wirepath/wirepath/cmd/wirepath/internal/gen"
@@ -79,6 +80,7 @@ func NewCmdRoot(ios *cmdutil.IOStreams) *cobra.Command {
 	add("tools", stats.NewCmd(ios))
 	add("tools", gencmd.NewCmd(ios))
 	add("tools", scorecmd.NewCmd(ios))
+	add("pipeline", analyze.NewCmd(ios))
 	return cmd
 }
 

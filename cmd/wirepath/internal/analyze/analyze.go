@@ -1,0 +1,243 @@
+// Package analyze is the "wirepath analyze" command: the whole pipeline in
+// one run. It runs the front half (captures → pcapio → nat → flows →
+// reconcile, plus syscall traces) through package pipeline, the chosen
+// engines through causal.InferAll, and renders their results with
+// report.WriteAll, ending with every stage's accounting and the warnings.
+package analyze
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/wirepath/wirepath/causal"
+	"github.com/wirepath/wirepath/cmd/wirepath/internal/captureflags"
+	"github.com/wirepath/wirepath/cmd/wirepath/internal/cmdutil"
+	"github.com/wirepath/wirepath/cmd/wirepath/internal/enginecmd"
+	"github.com/wirepath/wirepath/report"
+	"github.com/wirepath/wirepath/trace"
+)
+
+// Options are the command's flags and arguments.
+type Options struct {
+	captureflags.Pipeline
+	Common      enginecmd.Common
+	Engine      string
+	Linking     enginecmd.LinkingFlags
+	Nesting     enginecmd.NestingFlags
+	Convolution enginecmd.ConvolutionFlags
+	Workers     int
+	SaveTrace   string
+	Title       string
+}
+
+// Engine selections (--engine): an engine's name, all or auto.
+var engineChoices = append(slices.Clone(causal.EngineNames), causal.AllEngines, causal.AutoEngine)
+
+const long = `Run the whole pipeline on packet captures (and, with --preload, syscall
+traces) and print the causal path patterns with where the time goes.
+
+The stages are those of the other commands, in one run: the captures are
+merged, deduplicated and clock-corrected ("wirepath merge"), address
+translations are learned and undone ("wirepath nat"), TCP and UDP are cut
+into write-level messages ("wirepath messages"), and each message gets
+both ends' times and node names ("wirepath reconcile"). Then the engines
+infer the paths: linking (WAP5), nesting or convolution (Project 5), or
+all three (--engine all). The default, auto, runs nesting on RPC traffic
+(most messages are paired calls and returns, as reassembled TCP
+request/response traffic is), which was the most accurate engine on every
+RPC trace measured, and linking otherwise (docs/analyze.md).
+
+The report ends with the clocks found, the NAT table, the accounting of
+every stage (packets in, duplicates, NAT mappings applied, messages,
+messages with both ends, patterns) and the warnings: sniffers whose clock
+offset is unknown, nodes seen on one side only, gaps in TCP streams,
+skipped input. Each engine's own flags are here with a prefix: --link-*,
+--nest-*, --conv-* (as --window is in "wirepath link", --link-window here).
+
+With --engine all, text has a section per engine and one trailer, json is
+an envelope {"wirepath_analysis": 1, "engines": [...], "results": [...]}
+of one result per engine, dot one graph, html one page, otlp and perfetto
+one export with every engine's paths (docs/formats.md).`
+
+const example = `  wirepath analyze client.pcap server.pcapng
+  wirepath analyze *.pcap* --roles roles.txt --naming role --format html -o report.html
+  wirepath analyze *.pcap --engine all --format json -o results.json --save-trace trace.tsv
+  wirepath analyze outside.pcapng inside.pcapng.gz --reference outside.pcapng --preload traces/`
+
+// NewCmd returns the analyze command.
+func NewCmd(ios *cmdutil.IOStreams) *cobra.Command {
+	return newCmd(ios, func(ctx context.Context, o *Options, eo causal.EngineOptions) error {
+		return Run(ctx, ios, o, eo)
+	})
+}
+
+// runFunc does the work once the flags are checked (tests pass their own).
+type runFunc func(ctx context.Context, o *Options, eo causal.EngineOptions) error
+
+func newCmd(ios *cmdutil.IOStreams, runF runFunc) *cobra.Command {
+	o := &Options{}
+	cmd := &cobra.Command{
+		Use:     "analyze CAPTURE... [--preload TRACE...] [--engine auto|linking|nesting|convolution|all] [--format FORMAT] [-o FILE]",
+		Short:   "Run the whole pipeline: captures to causal paths, delays and accounting",
+		Long:    long,
+		Example: example,
+		Args:    cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.Captures = args
+			eo, err := o.Validate(ios)
+			if err != nil {
+				return err
+			}
+			return runF(cmd.Context(), o, eo)
+		},
+	}
+	fs := cmd.Flags()
+	o.Pipeline.Register(fs)
+	o.Common.AddResultFlags(fs)
+	fs.StringVar(&o.Engine, "engine", causal.AutoEngine, "engine to run: "+strings.Join(engineChoices, ", "))
+	fs.IntVar(&o.Workers, "workers", 0, "goroutines each engine uses (0 = one per CPU)")
+	fs.StringVar(&o.SaveTrace, "save-trace", "", "also write the reconciled message trace to `FILE` (TSV; JSON Lines for .jsonl; .gz/.zst compress), for the engine commands and 'wirepath score --trace'")
+	fs.StringVar(&o.Title, "title", "", "HTML page title")
+	o.Linking.Register(fs, "link-")
+	o.Nesting.Register(fs, "nest-")
+	o.Convolution.Register(fs, "conv-")
+	return cmd
+}
+
+// Validate checks the flags and returns the engines' options.
+func (o *Options) Validate(ios *cmdutil.IOStreams) (causal.EngineOptions, error) {
+	eo := causal.DefaultEngineOptions()
+	if err := o.Pipeline.Validate(); err != nil {
+		return eo, err
+	}
+	if err := o.Common.Validate(); err != nil {
+		return eo, err
+	}
+	if !slices.Contains(engineChoices, o.Engine) {
+		return eo, cmdutil.UsageErrorf("--engine must be one of %s, not %q", strings.Join(engineChoices, ", "), o.Engine)
+	}
+	if o.Workers < 0 {
+		return eo, cmdutil.UsageErrorf("--workers must not be negative")
+	}
+	if err := o.Linking.Validate(); err != nil {
+		return eo, err
+	}
+	eo.SetCommon(o.Common.Options())
+	o.Linking.Apply(&eo.Linking)
+	o.Nesting.Apply(&eo.Nesting)
+	o.Convolution.Apply(&eo.Convolution)
+	eo.Linking.Workers, eo.Nesting.Workers, eo.Convolution.Workers = o.Workers, o.Workers, o.Workers
+	// Every engine's options are checked, whichever run: a bad flag is a
+	// mistake even when auto picks another engine.
+	if err := eo.Linking.Validate(); err != nil {
+		return eo, o.Linking.UsageError(err)
+	}
+	if err := eo.Nesting.Validate(); err != nil {
+		return eo, o.Nesting.UsageError(err)
+	}
+	if err := eo.Convolution.Validate(); err != nil {
+		return eo, o.Convolution.UsageError(err)
+	}
+	if o.Common.Instances != 0 && o.Engine == causal.ConvolutionName {
+		ios.Warnf("--instances has no effect: the convolution engine finds edges and delays, not instances")
+	}
+	return eo, nil
+}
+
+// Run runs the pipeline and the engines and writes the report.
+func Run(ctx context.Context, ios *cmdutil.IOStreams, o *Options, eo causal.EngineOptions) error {
+	res, err := o.Pipeline.Run(ios)
+	if err != nil {
+		return err
+	}
+	// Nothing readable: no report, the problems say why.
+	status := captureflags.PipelineStatus(res)
+	var partial *cmdutil.PartialError
+	if status != nil && !errors.As(status, &partial) {
+		for _, p := range res.Problems {
+			ios.Warnf("%v", p)
+		}
+		return status
+	}
+	if err := res.Report.Check(); err != nil {
+		ios.Warnf("%v (a bug)", err)
+	}
+	tr := res.Trace
+	if o.SaveTrace != "" {
+		if err := trace.WriteFile(o.SaveTrace, tr, trace.FormatAuto); err != nil {
+			return err
+		}
+	}
+	names, why, err := causal.ResolveEngines(o.Engine, tr)
+	if err != nil {
+		return cmdutil.UsageErrorf("%v", err)
+	}
+	if why != "" {
+		ios.Infof("engine %s: %s (--engine chooses another)", names[0], why)
+	}
+	eo.Linking.Progress = enginecmd.LinkingProgress(ios)
+	var convProg *cmdutil.Progress
+	eo.Convolution.Progress = func(n int) { convProg.Add(int64(n)) }
+	engines := make([]causal.Engine, len(names))
+	for i, n := range names {
+		if engines[i], err = eo.New(n); err != nil {
+			return cmdutil.UsageErrorf("%v", err)
+		}
+	}
+	results, err := causal.InferAll(ctx, tr, engines, func(_ int, e causal.Engine) {
+		convProg.Finish()
+		convProg = nil
+		if e.Name() == causal.ConvolutionName {
+			convProg = cmdutil.NewProgress(ios, "convolution: hops", -1, false)
+		}
+	})
+	convProg.Finish()
+	if err != nil {
+		return err
+	}
+	if err := o.write(ios, results, tr); err != nil {
+		return err
+	}
+	// Text on stdout already ends with the warnings; otherwise they go to
+	// stderr.
+	toFile := o.Common.Output != "" && o.Common.Output != "-"
+	if o.Common.Format != report.FormatText || toFile {
+		for _, w := range tr.Meta.Warnings {
+			ios.Warnf("%s", w)
+		}
+		for _, r := range results {
+			for _, w := range r.Warnings {
+				ios.Warnf("%s: %s", r.Engine, w)
+			}
+		}
+	}
+	if toFile {
+		ios.Infof("%s report written to %s", o.Common.Format, o.Common.Output)
+	}
+	if partial != nil {
+		partial.What = "the warnings say what was skipped"
+		return partial
+	}
+	return nil
+}
+
+// write renders the results to stdout or -o.
+func (o *Options) write(ios *cmdutil.IOStreams, results []*causal.Result, tr *trace.Trace) error {
+	out, err := cmdutil.OpenOutput(ios, o.Common.Output)
+	if err != nil {
+		return err
+	}
+	top := o.Common.Top
+	if o.Common.Format != report.FormatText && o.Common.Format != report.FormatHTML {
+		top = 0
+	}
+	err = report.WriteAll(out, o.Common.Format, results, report.Options{Top: top, Title: o.Title, Trace: tr, Summary: true})
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}

@@ -1,0 +1,119 @@
+package captureflags
+
+import (
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/wirepath/wirepath/cmd/wirepath/internal/cmdutil"
+	"github.com/wirepath/wirepath/flows"
+	"github.com/wirepath/wirepath/pipeline"
+	rec "github.com/wirepath/wirepath/reconcile"
+)
+
+// Pipeline holds the flags and arguments of the commands that run the
+// front half of the pipeline (reconcile, analyze): the capture-reading
+// flags, the syscall traces, NAT, reassembly and reconcile's naming.
+type Pipeline struct {
+	Flags
+	Captures   []string
+	Preload    []string
+	Naming     string
+	Roles      string
+	Boundaries string
+	NoNAT      bool
+	SplitPause time.Duration
+	NoFraming  bool
+	Strict     bool
+}
+
+// Register adds the flags to fs.
+func (p *Pipeline) Register(fs *pflag.FlagSet) {
+	def := flows.DefaultConfig()
+	fs.StringArrayVar(&p.Preload, "preload", nil, "syscall trace `FILE` or directory of them (repeatable)")
+	fs.StringVar(&p.Naming, "naming", "host", "node names: host, role or process")
+	fs.StringVar(&p.Roles, "roles", "", "`FILE` naming hosts and endpoints, one \"ADDRESS[:PORT] NAME\" per line")
+	fs.StringVar(&p.Boundaries, "boundaries", "fat", "message boundaries where a syscall trace shows the writes: fat (coalesce writes between direction changes) or writes")
+	fs.BoolVar(&p.NoNAT, "no-nat", false, "do not learn and undo address translations (one pass over the captures fewer)")
+	fs.DurationVar(&p.SplitPause, "split-pause", def.SplitPause, "cut a sniffed message when its sender pauses this long (0: never)")
+	fs.BoolVar(&p.NoFraming, "no-framing", false, "do not cut sniffed messages at HTTP/DNS boundaries or pair calls by protocol")
+	fs.BoolVar(&p.Strict, "strict", false, "stop at the first bad line of a syscall trace instead of skipping it")
+	p.Flags.Register(fs)
+}
+
+// Validate checks the flags; its errors are usage errors.
+func (p *Pipeline) Validate() error {
+	if _, err := rec.ParseNaming(p.Naming); err != nil {
+		return cmdutil.UsageErrorf("--naming: %v", err)
+	}
+	if p.Boundaries != "fat" && p.Boundaries != "writes" {
+		return cmdutil.UsageErrorf("--boundaries must be fat or writes, not %q", p.Boundaries)
+	}
+	if p.SplitPause < 0 {
+		return cmdutil.UsageErrorf("--split-pause must not be negative")
+	}
+	_, err := p.Flags.Options()
+	return err
+}
+
+// Config returns the pipeline configuration the flags describe (without
+// the roles map, which Run reads).
+func (p *Pipeline) Config() (pipeline.Config, error) {
+	popts, err := p.Flags.Options()
+	if err != nil {
+		return pipeline.Config{}, err
+	}
+	naming, _ := rec.ParseNaming(p.Naming)
+	fc := flows.DefaultConfig()
+	fc.SplitPause = p.SplitPause
+	fc.Framing = !p.NoFraming
+	cfg := pipeline.Config{
+		Captures: p.Captures, Capture: popts, NoNAT: p.NoNAT, Flows: fc,
+		Preload: p.Preload,
+	}
+	cfg.PreloadOptions.Strict = p.Strict
+	cfg.Reconcile.Naming = naming
+	if p.Boundaries == "writes" {
+		cfg.Reconcile.Boundaries = rec.BoundWrites
+	}
+	return cfg, nil
+}
+
+// Run reads the roles map and runs the front half of the pipeline with a
+// progress display per stage on stderr.
+func (p *Pipeline) Run(ios *cmdutil.IOStreams) (*pipeline.Result, error) {
+	cfg, err := p.Config()
+	if err != nil {
+		return nil, err
+	}
+	if p.Roles != "" {
+		if cfg.Reconcile.Roles, err = rec.ReadRoles(p.Roles); err != nil {
+			return nil, err
+		}
+	}
+	var done func()
+	cfg.Progress, done = StageProgress(ios)
+	res, err := pipeline.Run(cfg)
+	done()
+	return res, err
+}
+
+// PipelineOutcome prints the problems in the input as warnings and returns
+// the exit status of a pipeline run: a *cmdutil.PartialError when some
+// input (a capture record, a syscall-trace line) was bad and skipped.
+func PipelineOutcome(ios *cmdutil.IOStreams, res *pipeline.Result) error {
+	for _, p := range res.Problems {
+		ios.Warnf("%v", p)
+	}
+	return PipelineStatus(res)
+}
+
+// PipelineStatus is PipelineOutcome without the warnings, for a command
+// that shows the problems otherwise (in its report).
+func PipelineStatus(res *pipeline.Result) error {
+	err := StatusOf(res.Capture)
+	if err == nil && res.Preload != nil && res.Preload.Skipped > 0 {
+		err = &cmdutil.PartialError{Skipped: int(res.Preload.Skipped), What: "bad lines in the syscall traces were skipped"}
+	}
+	return err
+}
