@@ -334,8 +334,10 @@ func FormatUS(us float64) string {
 		return fmt.Sprintf("%.2f s", us/1e6)
 	case a >= 1e3:
 		return fmt.Sprintf("%.2f ms", us/1e3)
-	default:
+	case a >= 0.9995 || a == 0:
 		return fmt.Sprintf("%.0f µs", us)
+	default: // below a microsecond: "0 µs" would hide a measured value
+		return fmt.Sprintf("%.0f ns", us*1e3)
 	}
 }
 
