@@ -146,7 +146,7 @@ func (o *Options) validate() error {
 		return cmdutil.UsageErrorf("--names must be name or addr")
 	}
 	for _, s := range o.Skew {
-		if _, _, err := parseSkew(s); err != nil {
+		if _, _, err := cmdutil.ParseNodeDuration(s); err != nil {
 			return cmdutil.UsageErrorf("--skew %q: %v", s, err)
 		}
 	}
@@ -163,18 +163,6 @@ func (o *Options) validate() error {
 		return cmdutil.UsageErrorf("--truth and -o name the same file")
 	}
 	return nil
-}
-
-func parseSkew(s string) (string, time.Duration, error) {
-	node, d, ok := strings.Cut(s, "=")
-	if !ok || node == "" {
-		return "", 0, fmt.Errorf("want NODE=DURATION")
-	}
-	v, err := time.ParseDuration(d)
-	if err != nil {
-		return "", 0, err
-	}
-	return node, v, nil
 }
 
 // apply writes the flags that were given into c.
@@ -206,7 +194,7 @@ func (o *Options) apply(c *gen.Config) {
 			c.Skew = make(map[string]gen.Duration)
 		}
 		for _, s := range o.Skew {
-			n, d, _ := parseSkew(s)
+			n, d, _ := cmdutil.ParseNodeDuration(s)
 			c.Skew[n] = gen.Duration(d)
 		}
 	}
