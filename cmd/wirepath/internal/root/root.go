@@ -18,6 +18,7 @@ import (
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/reconcile"
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/report"
 	scorecmd "github.com/wirepath/wirepath/cmd/wirepath/internal/score"
+	"github.com/wirepath/wirepath/cmd/wirepath/internal/skew"
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/stats"
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/whatif"
 )
@@ -78,6 +79,7 @@ func NewCmdRoot(ios *cmdutil.IOStreams) *cobra.Command {
 	add("pipeline", reconcile.NewCmd(ios))
 	add("pipeline", merge.NewCmd(ios))
 	add("tools", stats.NewCmd(ios))
+	add("tools", skew.NewCmd(ios))
 	add("tools", gencmd.NewCmd(ios))
 	add("tools", scorecmd.NewCmd(ios))
 	add("pipeline", analyze.NewCmd(ios))
