@@ -176,6 +176,10 @@ func (r *Reader) Scan() bool {
 		if len(line) == 0 {
 			continue
 		}
+		if !r.t.Syms.roomFor(len(line)) || r.n >= maxMessages {
+			r.err = r.fatal(ErrTooLarge)
+			return false
+		}
 		if r.decodeLine(line) {
 			return true
 		}
@@ -248,6 +252,17 @@ func cutShort(err error) error {
 }
 
 // position fills in the file and line of a decoder's error.
+// maxMessages is the most messages a Trace or Table read from a file holds
+// (a Table indexes rows with 31 bits).
+const maxMessages = 1<<31 - 2
+
+// fatal is position for an error that ends the read.
+func (r *Reader) fatal(err error) *ParseError {
+	pe := r.position(err)
+	pe.fatal = true
+	return pe
+}
+
 func (r *Reader) position(err error) *ParseError {
 	var pe *ParseError
 	if !errors.As(err, &pe) {
@@ -293,6 +308,9 @@ func (r *Reader) ReadTable() (*Table, error) {
 	for r.sc.Scan() {
 		r.line++
 		line := r.sc.Bytes()
+		if !r.t.Syms.roomFor(len(line)) || tab.Len() >= maxMessages {
+			return nil, r.fatal(ErrTooLarge)
+		}
 		if n := len(line); n == 0 || line[n-1] == '\r' || line[0] == '#' || d == nil || !d.canonical {
 			if n > 0 && line[n-1] == '\r' {
 				line = line[:n-1]

@@ -506,3 +506,22 @@ func TestRereadAccounting(t *testing.T) {
 		t.Errorf("%d messages_read counters: %+v", n, back.Meta.Accounting)
 	}
 }
+
+// TestReaderTooLarge: a trace past what one in-memory trace holds ends the
+// read with ErrTooLarge naming the line, not with a panic. (The limits are
+// billions of messages or names; the test moves the reader to the edge.)
+func TestReaderTooLarge(t *testing.T) {
+	in := "send_ts\trecv_ts\tsrc_node\tdst_node\n1\t2\ta\tb\n3\t4\ta\tb\n"
+	r := NewReader(strings.NewReader(in), "big.tsv", ReadOptions{})
+	if !r.Scan() {
+		t.Fatalf("first message: %v", r.Err())
+	}
+	r.n = maxMessages
+	if r.Scan() {
+		t.Fatal("read past the message limit")
+	}
+	var pe *ParseError
+	if err := r.Err(); !errors.Is(err, ErrTooLarge) || !errors.As(err, &pe) || pe.Line != 3 || pe.File != "big.tsv" {
+		t.Errorf("err %v, want ErrTooLarge at big.tsv:3", err)
+	}
+}

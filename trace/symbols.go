@@ -171,6 +171,13 @@ func (s *Symbols) find(h uint64, name string) (Sym, bool) {
 	}
 }
 
+// roomFor reports whether the names of one more line of n bytes (at most
+// eight new names) surely fit: readers check it before each line, so that
+// hostile input meets ErrTooLarge rather than add's panic.
+func (s *Symbols) roomFor(n int) bool {
+	return len(s.refs) <= 1<<32-2-8 && len(s.chunks)+8+n/(chunkSize/4) < maxChunks
+}
+
 func (s *Symbols) add(h uint64, name string) Sym {
 	if len(s.refs) >= 1<<32-2 {
 		panic("trace: more than 2^32-2 distinct strings")

@@ -57,6 +57,10 @@ func (e *ParseError) Unwrap() error { return e.Err }
 // ErrNoHeader is returned for a TSV trace without a column header line.
 var ErrNoHeader = errors.New("no header line naming the columns")
 
+// ErrTooLarge is returned for a trace beyond what one in-memory trace
+// holds: 2^31-1 messages, or 2^32 distinct names, or 64 GiB of their text.
+var ErrTooLarge = errors.New("trace too large: more than 2^31-1 messages or 2^32 distinct names")
+
 // WriteTSV writes t as a TSV trace: the magic line, a "#meta" line with the
 // trace's Meta as JSON (when it has any), the header line and one line per
 // message. Unknown values are written as "-".
