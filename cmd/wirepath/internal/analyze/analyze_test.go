@@ -2,13 +2,13 @@ package analyze
 
 import (
 	"context"
-	"errors"
 	"io"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/wirepath/wirepath/causal"
+	"github.com/wirepath/wirepath/cmd/wirepath/internal/cmdtest"
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/cmdutil"
 	rec "github.com/wirepath/wirepath/reconcile"
 )
@@ -118,10 +118,5 @@ func TestFlags(t *testing.T) {
 func TestUsageErrorsAreUsage(t *testing.T) {
 	ios := &cmdutil.IOStreams{Out: io.Discard, ErrOut: io.Discard}
 	cmd := newCmd(ios, func(context.Context, *Options, causal.EngineOptions) error { return nil })
-	cmd.SetArgs([]string{"--nest-smooth", "-1", "a"})
-	cmd.SetOut(io.Discard)
-	cmd.SetErr(io.Discard)
-	if err := cmd.Execute(); !errors.Is(err, cmdutil.ErrUsage) {
-		t.Errorf("%v is not a usage error", err)
-	}
+	cmdtest.WantUsage(t, cmdtest.Execute(cmd, "--nest-smooth", "-1", "a"), "--nest-smooth")
 }

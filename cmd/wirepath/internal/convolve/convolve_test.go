@@ -2,7 +2,6 @@ package convolve
 
 import (
 	"context"
-	"errors"
 	"io"
 	"slices"
 	"strings"
@@ -10,6 +9,7 @@ import (
 	"time"
 
 	"github.com/wirepath/wirepath/causal"
+	"github.com/wirepath/wirepath/cmd/wirepath/internal/cmdtest"
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/cmdutil"
 )
 
@@ -47,16 +47,12 @@ func TestFlags(t *testing.T) {
 				got = &opt
 				return nil
 			})
-			cmd.SetArgs(tc.args)
-			cmd.SetOut(io.Discard)
-			cmd.SetErr(io.Discard)
-			err := cmd.Execute()
+			err := cmdtest.Execute(cmd, tc.args...)
 			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("error %v, want one naming %q", err, tc.wantErr)
-				}
-				if strings.HasPrefix(tc.wantErr, "--") && !errors.Is(err, cmdutil.ErrUsage) {
-					t.Errorf("error %v is not a usage error", err)
+				if strings.HasPrefix(tc.wantErr, "--") {
+					cmdtest.WantUsage(t, err, tc.wantErr)
+				} else if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Errorf("error %v, want one naming %q", err, tc.wantErr)
 				}
 				return
 			}

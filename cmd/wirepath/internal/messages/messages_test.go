@@ -1,11 +1,10 @@
 package messages
 
 import (
-	"bytes"
-	"errors"
 	"testing"
 	"time"
 
+	"github.com/wirepath/wirepath/cmd/wirepath/internal/cmdtest"
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/cmdutil"
 )
 
@@ -41,18 +40,13 @@ func TestFlags(t *testing.T) {
 	for _, tc := range tests {
 		var got *Options
 		cmd := newCmd(&cmdutil.IOStreams{}, func(o *Options) error { got = o; return nil })
-		cmd.SetArgs(tc.args)
-		cmd.SetOut(&bytes.Buffer{})
-		cmd.SetErr(&bytes.Buffer{})
-		err := cmd.Execute()
-		if (err != nil) != tc.wantErr {
-			t.Errorf("%v: error %v, want error %v", tc.args, err, tc.wantErr)
+		err := cmdtest.Execute(cmd, tc.args...)
+		if tc.wantErr {
+			cmdtest.WantUsage(t, err, "")
 			continue
 		}
 		if err != nil {
-			if !errors.Is(err, cmdutil.ErrUsage) {
-				t.Errorf("%v: %v is not a usage error", tc.args, err)
-			}
+			t.Errorf("%v: %v", tc.args, err)
 			continue
 		}
 		if got == nil || !tc.check(got) {
