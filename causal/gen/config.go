@@ -396,25 +396,11 @@ func (d Duration) MarshalYAML() (any, error) { return time.Duration(d).String(),
 // UnmarshalYAML parses "mean", "mean±sd", "mean+-sd" or {mean, sd}.
 func (g *Gauss) UnmarshalYAML(n *yaml.Node) error {
 	if n.Kind == yaml.MappingNode {
-		if err := checkKeys(n, "delay", "mean", "sd"); err != nil {
+		mean, sd, err := durationPair(n, "delay", "mean", "sd")
+		if err != nil {
 			return err
 		}
-		*g = Gauss{}
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			s, err := scalar(n.Content[i+1], n.Content[i].Value)
-			if err != nil {
-				return err
-			}
-			d, err := parseDur(n.Content[i+1], s)
-			if err != nil {
-				return err
-			}
-			if n.Content[i].Value == "mean" {
-				g.Mean = d
-			} else {
-				g.SD = d
-			}
-		}
+		*g = Gauss{Mean: mean, SD: sd}
 		return g.check(n)
 	}
 	s, err := scalar(n, "a delay")
@@ -435,6 +421,31 @@ func (g *Gauss) UnmarshalYAML(n *yaml.Node) error {
 		}
 	}
 	return g.check(n)
+}
+
+// durationPair reads a mapping node holding the durations first and second
+// (either may be absent: zero), such as {mean, sd} or {min, max}; what names
+// the node in errors.
+func durationPair(n *yaml.Node, what, first, second string) (a, b time.Duration, err error) {
+	if err := checkKeys(n, what, first, second); err != nil {
+		return 0, 0, err
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		s, err := scalar(n.Content[i+1], n.Content[i].Value)
+		if err != nil {
+			return 0, 0, err
+		}
+		d, err := parseDur(n.Content[i+1], s)
+		if err != nil {
+			return 0, 0, err
+		}
+		if n.Content[i].Value == first {
+			a = d
+		} else {
+			b = d
+		}
+	}
+	return a, b, nil
 }
 
 func (g *Gauss) check(n *yaml.Node) error {
@@ -459,24 +470,11 @@ func (g Gauss) MarshalYAML() (any, error) { return g.String(), nil }
 func (r *Range) UnmarshalYAML(n *yaml.Node) error {
 	*r = Range{}
 	if n.Kind == yaml.MappingNode {
-		if err := checkKeys(n, "range", "min", "max"); err != nil {
+		lo, hi, err := durationPair(n, "range", "min", "max")
+		if err != nil {
 			return err
 		}
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			s, err := scalar(n.Content[i+1], n.Content[i].Value)
-			if err != nil {
-				return err
-			}
-			d, err := parseDur(n.Content[i+1], s)
-			if err != nil {
-				return err
-			}
-			if n.Content[i].Value == "min" {
-				r.Min = d
-			} else {
-				r.Max = d
-			}
-		}
+		r.Min, r.Max = lo, hi
 	} else {
 		s, err := scalar(n, "a range")
 		if err != nil {
