@@ -268,5 +268,21 @@ cat >"$out/testbed.json" <<JSON
   "192.0.2.1":"app","192.0.2.2":"store","203.0.113.31":"dns","203.0.113.41":"tier2",
   "203.0.113.51":"b1","203.0.113.52":"b2","203.0.113.53":"b3"}}
 JSON
+# Host names for wirepath analyze --roles: the app has two addresses (its
+# front on the bridge, its back on the store link), one host.
+cat >"$out/roles.txt" <<ROLES
+# testbed hosts (testbed/testbed.sh), roles-map format of docs/formats.md
+198.51.100.2 client
+203.0.113.11 web1
+203.0.113.12 web2
+203.0.113.21 app
+192.0.2.1 app
+192.0.2.2 store
+203.0.113.31 dns
+203.0.113.41 tier2
+203.0.113.51 b1
+203.0.113.52 b2
+203.0.113.53 b3
+ROLES
 "$bin/tbtruth" -config "$out/testbed.json" -logs "$logs" -sniffers "$out/sniffers.jsonl" -o "$out/truth.jsonl"
 ls -l "$out" >&2
