@@ -224,9 +224,9 @@ for f in "$logs"/*.jsonl; do : >"$f"; done
 bgns sniff dumpcap -q -i spo-rx -w "$work/outside.pcapng"
 bgns sniff dumpcap -q -i spi-rx -w "$work/inside.pcapng"
 skip1=$(inns lb cat /sys/class/net/spo/ifindex) skip2=$(inns lb cat /sys/class/net/spi/ifindex)
-bgns lb tcpdump -q -i any -w "$work/lb-any.pcap" "not ifindex $skip1 and not ifindex $skip2"
+bgns lb tcpdump -q -U --immediate-mode -i any -w "$work/lb-any.pcap" "not ifindex $skip1 and not ifindex $skip2"
 if [ "$tracing" = sniffed ]; then
-	bgns app tcpdump -q -i any -w "$work/app-any.pcap"
+	bgns app tcpdump -q -U --immediate-mode -i any -w "$work/app-any.pcap"
 fi
 sniffers=("${pids[@]: -3}")
 [ "$tracing" = sniffed ] && sniffers=("${pids[@]: -4}")
@@ -239,7 +239,7 @@ inns client "$bin/tbload" -target http://198.51.100.100 -n "$requests" -inflight
 	-duration "$duration" -seed "$seed" -variant "$variant" -log "$logs/client.jsonl"
 sleep 0.3
 end=$(now)
-sleep 0.5
+sleep 1.5 # let the sniffers write what they have
 kill -TERM "${sniffers[@]}"
 for p in "${sniffers[@]}"; do wait "$p" 2>/dev/null || true; done
 # Stop the services so that they flush their logs.

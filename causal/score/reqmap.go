@@ -283,9 +283,11 @@ func (m *Mapping) align(t *trace.Trace, f *truth.File, tr, tw []int32, opt MapOp
 // connection, sit among the trace messages tr: the trace may hold more
 // (messages before or after the recorded window on a connection that
 // outlived it), so the j-th true message is the (s+j)-th trace message for
-// the shift s whose times agree best. It reports false when tw has gaps in
-// its ordinals, the trace has fewer messages, or even the best shift puts a
-// pair further apart than two gaps' cost: then the alignment decides.
+// the shift s whose times agree best (each pair's difference counted up to
+// two gaps' cost, since a service's log time may lag its system call). It
+// reports false when tw has gaps in its ordinals, the trace has fewer
+// messages, or even the best shift puts half the pairs further apart than
+// that: then the alignment decides.
 func (m *Mapping) bestShift(t *trace.Trace, f *truth.File, tr, tw []int32, opt MapOptions) (int, bool) {
 	n, k := len(tr), len(tw)
 	if n < k || k == 0 {
@@ -297,27 +299,25 @@ func (m *Mapping) bestShift(t *trace.Trace, f *truth.File, tr, tw []int32, opt M
 		}
 	}
 	lim := int64(2 * opt.GapCost * float64(opt.MatchScale))
-	best, bestCost := -1, int64(0)
+	best, bestCost, bestNear := -1, int64(0), 0
 	for s := 0; s+k <= n; s++ {
 		var cost int64
-		for j := 0; j < k && (best < 0 || cost < bestCost); j++ {
+		near := 0
+		for j := 0; j < k; j++ {
 			d := int64(t.Messages[tr[s+j]].Time()) - f.Messages[tw[j]].Time()
 			if d < 0 {
 				d = -d
 			}
+			if d <= lim {
+				near++
+			}
 			cost += min(d, lim)
 		}
 		if best < 0 || cost < bestCost {
-			best, bestCost = s, cost
+			best, bestCost, bestNear = s, cost, near
 		}
 	}
-	for j := 0; j < k; j++ {
-		d := int64(t.Messages[tr[best+j]].Time()) - f.Messages[tw[j]].Time()
-		if d > lim || d < -lim {
-			return 0, false
-		}
-	}
-	return best, true
+	return best, 2*bestNear >= k
 }
 
 func (m *Mapping) link(ti, fi int32) {

@@ -241,20 +241,27 @@ func (s *reqScorer) callParents() {
 		}
 		s.inferred[i] = s.truthCall(q.callParent)
 	}
-	// Calls hung under a request they are not part of, including trace
-	// calls that are in no request of the truth.
+	// Messages placed in a request they are not part of (including trace
+	// messages of no request): a call hung under one of its calls, or any
+	// other message inside one of its calls.
 	for ti := range s.t.Messages {
 		q := s.pl[ti]
-		if !q.placed || q.callOpener != int32(ti) || q.callParent < 0 {
+		if !q.placed {
 			continue
 		}
-		p := s.truthCall(q.callParent)
-		if p < 0 {
+		host := -1
+		if q.callOpener == int32(ti) {
+			if p := s.truthCall(q.callParent); p >= 0 {
+				host = f.Messages[p].Request
+			}
+		} else if o := s.m.TraceToTruth[q.callOpener]; o >= 0 {
+			host = f.Messages[o].Request
+		}
+		if host < 0 {
 			continue
 		}
-		own := s.m.TraceToTruth[ti]
-		if own < 0 || f.Messages[own].Request != f.Messages[p].Request {
-			s.foreign[f.Messages[p].Request]++
+		if own := s.m.TraceToTruth[ti]; own < 0 || f.Messages[own].Request != host {
+			s.foreign[host]++
 		}
 	}
 }

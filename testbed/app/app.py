@@ -332,6 +332,13 @@ class Handler(http.server.BaseHTTPRequestHandler):
              "status": status, "calls": calls})
 
 
+class Server(http.server.ThreadingHTTPServer):
+    # listen()'s backlog is taken from the class when the server is made:
+    # the default of 5 drops nginx's connections when it opens dozens at once.
+    request_queue_size = 1024
+    daemon_threads = True
+
+
 def background(name, period, fn):
     """Runs fn every period (jittered) until STOP, logging its one call."""
     rng = random.Random(name)
@@ -381,9 +388,7 @@ def main():
     MC = Pool(mh, int(mp), ARGS.pool, ARGS.pool_max)
     RD = Pool(rh, int(rp), ARGS.pool, ARGS.pool_max)
     host, port = ARGS.listen.rsplit(":", 1)
-    srv = http.server.ThreadingHTTPServer((host, int(port)), Handler)
-    srv.daemon_threads = True
-    srv.request_queue_size = 256
+    srv = Server((host, int(port)), Handler)
     ck = key("config:flags")
     for name, period, fn in (
         ("refresh", ARGS.refresh, lambda: pooled(RD, "redis", "GET", ck, resp_cmd("GET", ck), resp_read)),
