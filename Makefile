@@ -14,8 +14,10 @@ BENCHTIME  ?= 1s
 RACE_PKGS  ?= ./...
 # Debian packages the tests need: real capture tools, network namespaces,
 # NAT, the C compiler for the LD_PRELOAD library, strace, a browser for the
-# HTML report test, graphviz for the DOT report test.
-DEB_PKGS   := tcpdump tshark iproute2 iptables nftables gcc libc6-dev make strace curl zstd chromium graphviz
+# HTML report test, graphviz for the DOT report test, and the testbed's
+# services (testbed/: nginx, Redis, memcached, dnsmasq, Python 3).
+DEB_PKGS   := tcpdump tshark iproute2 iptables nftables gcc libc6-dev make strace curl zstd chromium graphviz \
+	nginx redis-server memcached dnsmasq-base python3
 
 .PHONY: help
 help: ## list the targets

@@ -9,7 +9,7 @@
 #   testbed/run.sh [OUT_DIR]            # default /tmp/wirepath-testbed
 #
 # Settings (environment): VARIANTS="ids opaque" TRACINGS="sniffed preload"
-# INFLIGHTS="1 4 16 64" REQUESTS=400 SEED=1 DURATION=60s. Each run's
+# INFLIGHTS="1 4 16 64" REQUESTS=1000 SEED=1 DURATION=60s. Each run's
 # captures, truth, trace, results and score stay in OUT_DIR/VARIANT-TRACING-N/.
 set -euo pipefail
 
@@ -19,7 +19,7 @@ out=${1:-/tmp/wirepath-testbed}
 variants=${VARIANTS:-ids opaque}
 tracings=${TRACINGS:-sniffed preload}
 inflights=${INFLIGHTS:-1 4 16 64}
-export REQUESTS=${REQUESTS:-400} SEED=${SEED:-1} DURATION=${DURATION:-60s}
+export REQUESTS=${REQUESTS:-1000} SEED=${SEED:-1} DURATION=${DURATION:-60s}
 
 mkdir -p "$out/bin"
 (cd "$root" && make -s preload && go build -o "$out/bin/wirepath" ./cmd/wirepath &&

@@ -221,25 +221,28 @@ for f in "$logs"/*.jsonl; do : >"$f"; done
 [ "$tracing" = preload ] || true
 
 # Sniffers.
-bgns sniff dumpcap -q -i spo-rx -w "$work/outside.pcapng"
-bgns sniff dumpcap -q -i spi-rx -w "$work/inside.pcapng"
+bgns sniff dumpcap -q -B 64 -i spo-rx -w "$work/outside.pcapng"
+bgns sniff dumpcap -q -B 64 -i spi-rx -w "$work/inside.pcapng"
 skip1=$(inns lb cat /sys/class/net/spo/ifindex) skip2=$(inns lb cat /sys/class/net/spi/ifindex)
-bgns lb tcpdump -q -U --immediate-mode -i any -w "$work/lb-any.pcap" "not ifindex $skip1 and not ifindex $skip2"
+bgns lb tcpdump -q -B 65536 -i any -w "$work/lb-any.pcap" "not ifindex $skip1 and not ifindex $skip2"
 if [ "$tracing" = sniffed ]; then
-	bgns app tcpdump -q -U --immediate-mode -i any -w "$work/app-any.pcap"
+	bgns app tcpdump -q -B 65536 -i any -w "$work/app-any.pcap"
 fi
 sniffers=("${pids[@]: -3}")
 [ "$tracing" = sniffed ] && sniffers=("${pids[@]: -4}")
-sleep 2
+sleep 2 # the sniffers are capturing by now
 start=$(now)
 sleep 0.3
 
 echo "testbed: load: $requests requests, $inflight in flight" >&2
 inns client "$bin/tbload" -target http://198.51.100.100 -n "$requests" -inflight "$inflight" \
 	-duration "$duration" -seed "$seed" -variant "$variant" -log "$logs/client.jsonl"
-sleep 0.3
+# Background calls go on: the truth has every call between start and end,
+# and the sniffers run from before start until after end. The pause lets
+# libpcap hand over its last block (delivered on a one-second timeout).
+sleep 1.5
 end=$(now)
-sleep 1.5 # let the sniffers write what they have
+sleep 0.2
 kill -TERM "${sniffers[@]}"
 for p in "${sniffers[@]}"; do wait "$p" 2>/dev/null || true; done
 # Stop the services so that they flush their logs.

@@ -10,9 +10,6 @@ import (
 
 // MapOptions control MapTrace.
 type MapOptions struct {
-	// Slack widens each true connection's time span when a trace message's
-	// endpoints name several connections (a reused port).
-	Slack int64
 	// MatchScale is the time difference (ns) that costs as much as one
 	// unit in the alignment of a connection whose message counts differ;
 	// GapCost is the cost of leaving a message unmatched.
@@ -23,7 +20,7 @@ type MapOptions struct {
 // DefaultMapOptions suit captures whose clocks were corrected to within a
 // few milliseconds.
 func DefaultMapOptions() MapOptions {
-	return MapOptions{Slack: 1e9, MatchScale: 1e6, GapCost: 3}
+	return MapOptions{MatchScale: 1e6, GapCost: 3}
 }
 
 // Mapping relates the messages of a trace to those of a testbed truth.
@@ -40,8 +37,8 @@ type MappingStats struct {
 	TruthMessages int `json:"truth_messages"`
 	Matched       int `json:"matched"`
 	// ByOrdinal were matched by their position on a connection whose trace
-	// and truth message counts agree; ByAlignment by a time alignment of a
-	// connection whose counts differ.
+	// and truth message counts agree (within the window); ByAlignment by a
+	// time alignment of a connection whose counts differ.
 	ByOrdinal   int `json:"by_ordinal"`
 	ByAlignment int `json:"by_alignment"`
 	// Trace messages matched to nothing: whose endpoints name no true
@@ -77,10 +74,14 @@ type dirKey struct {
 // MapTrace matches every message of t to the message of f it stands for:
 // by its endpoints (either side's names across a NAT, as nat's
 // canonicalisation may leave either), its direction on the connection, and
-// its position there. Where a connection's trace and true message counts
-// agree the n-th message in time is the one of ordinal n; where they differ
-// (a message lost, split or duplicated) a monotone alignment of times
-// decides, so one lost message disturbs nothing else.
+// its position there. Trace messages outside the truth's window are left
+// out (the truth holds every call the services made within it). Where a
+// connection's trace and true message counts agree, the n-th message in
+// time is the n-th true one by ordinal, whatever the times say (services
+// log their times late when busy); where they differ (a message lost by
+// every sniffer, split or duplicated) a monotone alignment of times
+// decides, so one lost message disturbs nothing else, and ByAlignment
+// counts the messages so matched.
 func MapTrace(t *trace.Trace, f *truth.File, opt MapOptions) *Mapping {
 	m := &Mapping{TraceToTruth: make([]int32, len(t.Messages)), TruthToTrace: make([]int32, len(f.Messages))}
 	for i := range m.TraceToTruth {
@@ -94,6 +95,10 @@ func MapTrace(t *trace.Trace, f *truth.File, opt MapOptions) *Mapping {
 	groups := map[dirKey][]int32{}
 	for i := range t.Messages {
 		tm := &t.Messages[i]
+		if ts := int64(tm.Time()); ts < f.Meta.WindowStartNS || ts > f.Meta.WindowEndNS {
+			m.Stats.TraceOutsideWindow++
+			continue
+		}
 		src, dst := t.Str(tm.Src), t.Str(tm.Dst)
 		dir := truth.Call
 		cands := index[mapKey{tm.Proto, src, dst}]
@@ -105,7 +110,7 @@ func MapTrace(t *trace.Trace, f *truth.File, opt MapOptions) *Mapping {
 			m.unmatchedTrace(f, int64(tm.Time()), true)
 			continue
 		}
-		c := nearestConn(cands, spans, int64(tm.Time()), opt.Slack)
+		c := nearestConn(cands, spans, int64(tm.Time()))
 		k := dirKey{c, dir}
 		groups[k] = append(groups[k], int32(i))
 	}
@@ -201,18 +206,20 @@ func connIndex(f *truth.File) (map[mapKey][]int, [][2]int64) {
 	return index, spans
 }
 
-// nearestConn picks, among connections with the same names, the one whose
-// span (widened by slack) is nearest to ts.
-func nearestConn(cands []int, spans [][2]int64, ts, slack int64) int {
+// nearestConn picks, among connections with the same names (a port used
+// again: UDP resolvers pick random ports, and a TCP client port is free
+// again once the other end holds its TIME_WAIT), the one whose span of
+// message times is nearest to ts.
+func nearestConn(cands []int, spans [][2]int64, ts int64) int {
 	best, bestD := cands[0], int64(-1)
 	for _, c := range cands {
 		s := spans[c]
 		var d int64
 		switch {
-		case ts < s[0]-slack:
-			d = s[0] - slack - ts
-		case ts > s[1]+slack:
-			d = ts - s[1] - slack
+		case ts < s[0]:
+			d = s[0] - ts
+		case ts > s[1]:
+			d = ts - s[1]
 		}
 		if bestD < 0 || d < bestD {
 			best, bestD = c, d
@@ -224,15 +231,9 @@ func nearestConn(cands []int, spans [][2]int64, ts, slack int64) int {
 // align matches the trace messages tr (in time order) with the true
 // messages tw (in ordinal order) of one connection and direction.
 func (m *Mapping) align(t *trace.Trace, f *truth.File, tr, tw []int32, opt MapOptions) {
-	if s, ok := m.bestShift(t, f, tr, tw, opt); ok {
-		for i := 0; i < s; i++ {
-			m.unmatchedTrace(f, int64(t.Messages[tr[i]].Time()), false)
-		}
-		for i := s + len(tw); i < len(tr); i++ {
-			m.unmatchedTrace(f, int64(t.Messages[tr[i]].Time()), false)
-		}
+	if len(tr) == len(tw) {
 		for j := range tw {
-			m.link(tr[s+j], tw[j])
+			m.link(tr[j], tw[j])
 			m.Stats.ByOrdinal++
 		}
 		return
@@ -277,47 +278,6 @@ func (m *Mapping) align(t *trace.Trace, f *truth.File, tr, tw []int32, opt MapOp
 			j--
 		}
 	}
-}
-
-// bestShift finds where the true messages tw, consecutive on their
-// connection, sit among the trace messages tr: the trace may hold more
-// (messages before or after the recorded window on a connection that
-// outlived it), so the j-th true message is the (s+j)-th trace message for
-// the shift s whose times agree best (each pair's difference counted up to
-// two gaps' cost, since a service's log time may lag its system call). It
-// reports false when tw has gaps in its ordinals, the trace has fewer
-// messages, or even the best shift puts half the pairs further apart than
-// that: then the alignment decides.
-func (m *Mapping) bestShift(t *trace.Trace, f *truth.File, tr, tw []int32, opt MapOptions) (int, bool) {
-	n, k := len(tr), len(tw)
-	if n < k || k == 0 {
-		return 0, false
-	}
-	for j := 1; j < k; j++ {
-		if f.Messages[tw[j]].Ordinal != f.Messages[tw[j-1]].Ordinal+1 {
-			return 0, false
-		}
-	}
-	lim := int64(2 * opt.GapCost * float64(opt.MatchScale))
-	best, bestCost, bestNear := -1, int64(0), 0
-	for s := 0; s+k <= n; s++ {
-		var cost int64
-		near := 0
-		for j := 0; j < k; j++ {
-			d := int64(t.Messages[tr[s+j]].Time()) - f.Messages[tw[j]].Time()
-			if d < 0 {
-				d = -d
-			}
-			if d <= lim {
-				near++
-			}
-			cost += min(d, lim)
-		}
-		if best < 0 || cost < bestCost {
-			best, bestCost, bestNear = s, cost, near
-		}
-	}
-	return best, 2*bestNear >= k
 }
 
 func (m *Mapping) link(ti, fi int32) {

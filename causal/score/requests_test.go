@@ -110,8 +110,9 @@ func (x *fixture) traceOf(drop map[int]bool, dup int) (*trace.Trace, []int) {
 		if !drop[i] {
 			add(i)
 		}
-		if i == dup {
+		if i == dup { // the second part of a split message, 50 µs later
 			add(i)
+			t.Messages[len(t.Messages)-1].SendTS += 50_000
 		}
 	}
 	return t, of
@@ -218,7 +219,7 @@ func TestScoreRequests(t *testing.T) {
 			want: want{right: 1, observed: 1, redisRight: 2, webAppRight: 2, bgRight: 1, msgRight: 12, msgAll: 13,
 				truthUnmatched: 1, alignd: 2}},
 		{name: "a message split in two", dup: 1,
-			want: want{right: 2, observed: 2, redisRight: 2, webAppRight: 2, bgRight: 1, msgRight: 14, msgAll: 14, surplus: 1}},
+			want: want{right: 2, observed: 2, redisRight: 2, webAppRight: 2, bgRight: 1, msgRight: 14, msgAll: 14, surplus: 1, alignd: 1}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
