@@ -238,11 +238,12 @@ echo "testbed: load: $requests requests, $inflight in flight" >&2
 inns client "$bin/tbload" -target http://198.51.100.100 -n "$requests" -inflight "$inflight" \
 	-duration "$duration" -seed "$seed" -variant "$variant" -log "$logs/client.jsonl"
 # Background calls go on: the truth has every call between start and end,
-# and the sniffers run from before start until after end. The pause lets
-# libpcap hand over its last block (delivered on a one-second timeout).
-sleep 1.5
+# and the sniffers run from before start until well after end: libpcap
+# hands over a partly filled block only on a one-second timeout, and what
+# it holds when the sniffer stops is lost.
+sleep 0.5
 end=$(now)
-sleep 0.2
+sleep 1.5
 kill -TERM "${sniffers[@]}"
 for p in "${sniffers[@]}"; do wait "$p" 2>/dev/null || true; done
 # Stop the services so that they flush their logs.

@@ -11,8 +11,10 @@ import (
 // MapOptions control MapTrace.
 type MapOptions struct {
 	// MatchScale is the time difference (ns) that costs as much as one
-	// unit in the alignment of a connection whose message counts differ;
-	// GapCost is the cost of leaving a message unmatched.
+	// unit in the alignment of a connection whose message counts differ
+	// (a log time later than the wire costs a twentieth as much: services
+	// log late when busy); GapCost is the cost of leaving a message
+	// unmatched.
 	MatchScale int64
 	GapCost    float64
 }
@@ -240,15 +242,8 @@ func (m *Mapping) align(t *trace.Trace, f *truth.File, tr, tw []int32, opt MapOp
 	}
 	n, k := len(tr), len(tw)
 	cost := func(i, j int) float64 {
-		d := int64(t.Messages[tr[i]].Time()) - f.Messages[tw[j]].Time()
-		if d < 0 {
-			d = -d
-		}
-		c := float64(d) / float64(opt.MatchScale)
-		if c > 2*opt.GapCost {
-			c = 2 * opt.GapCost // never better than two gaps
-		}
-		return c
+		c := lagCost(&t.Messages[tr[i]], &f.Messages[tw[j]], opt)
+		return min(c, 2*opt.GapCost) // never better than two gaps
 	}
 	// dp[i][j]: least cost of aligning tr[:i] with tw[:j].
 	dp := make([][]float64, n+1)
@@ -278,6 +273,29 @@ func (m *Mapping) align(t *trace.Trace, f *truth.File, tr, tw []int32, opt MapOp
 			j--
 		}
 	}
+}
+
+// lagCost is the cost of matching trace message tm with true message fm:
+// their time difference in units of opt.MatchScale, where the time a
+// service logged may lag the wire (a receiver logs after the bytes came, a
+// sender may be descheduled between its log and its system call) at a
+// twentieth of the cost. The receive time is compared with the trace's
+// receive time where both are known, else the send times.
+func lagCost(tm *trace.Message, fm *truth.Message, opt MapOptions) float64 {
+	var d float64 // how far the log time lies after the wire time
+	if fm.SendNS == 0 && tm.RecvTS.Known() {
+		d = float64(fm.RecvNS - int64(tm.RecvTS))
+	} else {
+		d = float64(int64(tm.Time()) - fm.Time())
+		if fm.SendNS == 0 {
+			d = -d
+		}
+	}
+	scale := float64(opt.MatchScale)
+	if d >= 0 {
+		return d / scale / 20
+	}
+	return -d / scale
 }
 
 func (m *Mapping) link(ti, fi int32) {

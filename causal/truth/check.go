@@ -52,6 +52,26 @@ func (f *File) checkMessage(i int, roots []int) error {
 	bad := func(format string, a ...any) error {
 		return fmt.Errorf("%w: message %d: %s", ErrFormat, i, fmt.Sprintf(format, a...))
 	}
+	if err := f.checkRefs(i, bad); err != nil {
+		return err
+	}
+	if m.Parent == -1 {
+		if roots[m.Request] != -1 {
+			return bad("second root of request %d (the first is %d)", m.Request, roots[m.Request])
+		}
+		roots[m.Request] = i
+		if m.Dir != Call || m.CallParent != -1 {
+			return bad("a root must be a CALL without call parent")
+		}
+	} else if f.Messages[m.Parent].Request != m.Request {
+		return bad("parent %d is in another request", m.Parent)
+	}
+	return f.checkCall(i, bad)
+}
+
+// checkRefs checks that message i's ids and references are in range.
+func (f *File) checkRefs(i int, bad func(string, ...any) error) error {
+	m := &f.Messages[i]
 	switch {
 	case m.ID != i:
 		return bad("id %d", m.ID)
@@ -68,17 +88,12 @@ func (f *File) checkMessage(i int, roots []int) error {
 	case m.Call < 0 || m.Call > i:
 		return bad("call %d is not an earlier message", m.Call)
 	}
-	if m.Parent == -1 {
-		if roots[m.Request] != -1 {
-			return bad("second root of request %d (the first is %d)", m.Request, roots[m.Request])
-		}
-		roots[m.Request] = i
-		if m.Dir != Call || m.CallParent != -1 {
-			return bad("a root must be a CALL without call parent")
-		}
-	} else if f.Messages[m.Parent].Request != m.Request {
-		return bad("parent %d is in another request", m.Parent)
-	}
+	return nil
+}
+
+// checkCall checks message i's call and call parent.
+func (f *File) checkCall(i int, bad func(string, ...any) error) error {
+	m := &f.Messages[i]
 	c := &f.Messages[m.Call]
 	if m.Dir == Call && m.Call != i {
 		return bad("a CALL's call must be itself")
