@@ -61,8 +61,8 @@ func run(t *testing.T, dir string, env []string, name string, args ...string) {
 }
 
 // TestTestbed builds the testbed at 16 requests in flight, 150 requests,
-// in two variants (readable ids and sniffed; opaque payloads with the app
-// traced by the preload library), and checks that the truth is complete
+// in its four variants (readable ids or opaque payloads; every link sniffed,
+// or the app traced by the preload library), and checks that the truth is complete
 // and consistent with the captures: every consistency check of the truth
 // builder held, every true message is in the trace the pipeline made,
 // matched by connection and ordinal, and the scorer runs on every engine.
@@ -84,7 +84,7 @@ func TestTestbed(t *testing.T) {
 	}
 	wp := filepath.Join(bin, "wirepath")
 	run(t, root, nil, "go", "build", "-o", wp, "./cmd/wirepath")
-	for _, v := range []struct{ variant, tracing string }{{"ids", "sniffed"}, {"opaque", "preload"}} {
+	for _, v := range []struct{ variant, tracing string }{{"ids", "sniffed"}, {"opaque", "sniffed"}, {"ids", "preload"}, {"opaque", "preload"}} {
 		t.Run(v.variant+"-"+v.tracing, func(t *testing.T) {
 			out := t.TempDir()
 			env := []string{"VARIANT=" + v.variant, "TRACING=" + v.tracing, "INFLIGHT=16", "REQUESTS=150",
