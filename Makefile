@@ -9,6 +9,7 @@ WPCAP      := $(BIN)/libwpcap.so
 WPCAP_CFLAGS := -Wall -Wextra -O2 -fPIC -shared -U_FORTIFY_SOURCE
 FUZZTIME   ?= 10s
 BENCHTIME  ?= 1s
+TESTBED_OUT ?= /tmp/wirepath-testbed
 # Packages whose tests also run under the race detector: all of them (about
 # a minute on 2 cores); the readers, merge, pipeline and engines use goroutines.
 RACE_PKGS  ?= ./...
@@ -75,6 +76,10 @@ demo: ## run wirepath analyze on the demo captures (testdata/demo); builds bin/w
 	@mkdir -p $(BIN)
 	@$(GO) build -o $(WIREPATH) ./cmd/wirepath
 	@scripts/demo.sh
+
+.PHONY: testbed
+testbed: ## as root: the real testbed, every variant, analysed and scored (testbed/run.sh; about 15 minutes)
+	testbed/run.sh $(TESTBED_OUT)
 
 .PHONY: clean
 clean: ## remove build output
