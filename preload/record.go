@@ -5,9 +5,9 @@ import (
 	"strings"
 )
 
-// Version is the version of the preload trace format this package reads
-// and writes.
-const Version = 1
+// Version is the version of the preload trace format this package
+// writes; it reads every version from 1 to Version.
+const Version = 2
 
 // Call is the socket API call a record describes.
 type Call uint8
@@ -205,8 +205,11 @@ type Record struct {
 	Trunc  bool // the datagram was longer than the buffer
 	How    int  // shutdown's how
 	Path   string
-	// The counters of an "end" record.
-	Records, EAGAINSkipped, WriteErrors int64
+	// The counters of an "end" record: records written, EAGAIN returns
+	// not logged, failed writes of the log, records lost (version 2) and
+	// times the application closed or replaced the log's descriptor
+	// (version 2).
+	Records, EAGAINSkipped, WriteErrors, LostRecords, LogReopens int64
 }
 
 // Failed reports whether the call returned an error.

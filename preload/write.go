@@ -135,5 +135,11 @@ func AppendRecord(buf []byte, r *Record, withPID bool) []byte {
 		kint("eagain_skipped", r.EAGAINSkipped)
 		kint("write_errors", r.WriteErrors)
 	}
+	if r.LostRecords != 0 {
+		kint("lost_records", r.LostRecords)
+	}
+	if r.LogReopens != 0 {
+		kint("log_reopens", r.LogReopens)
+	}
 	return append(buf, '}', '\n')
 }

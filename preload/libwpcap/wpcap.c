@@ -4,7 +4,7 @@
  * It interposes on the C library's socket API (and read/write family on
  * socket descriptors), in the manner of LibSockCap (WAP5 section 3), and
  * writes one JSON Lines record per call to a log file per process. The
- * format is "wirepath preload trace v1", documented in docs/formats.md and
+ * format is "wirepath preload trace" version 2, documented in docs/formats.md and
  * docs/preload.md; the Go package preload parses it.
  *
  *   LD_PRELOAD=bin/libwpcap.so WIREPATH_PRELOAD_DIR=/tmp/traces curl ...
@@ -32,6 +32,11 @@
  *   call, so the library never re-enters itself. A thread-local flag also
  *   passes calls made while logging straight through.
  * - errno is preserved across logging.
+ * - The library never writes into a descriptor it does not own: before
+ *   every write it checks (device and inode) that its log descriptor
+ *   still refers to its file, as applications close descriptors behind
+ *   its back (glibc's closefrom, raw close_range) and may reuse the
+ *   number; it then reopens its file by name (or starts a new one).
  * - fork: pthread_atfork handlers flush the parent's buffer before the
  *   fork; the child drops its copy and starts its own log (header with
  *   ppid). vfork is run as fork. exec: the buffer is flushed first.
@@ -60,7 +65,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define WPCAP_VERSION 1
+#define WPCAP_VERSION 2
 #define EXPORT __attribute__((visibility("default")))
 
 /* ---- real functions ---------------------------------------------------- */
@@ -99,6 +104,7 @@ DECL_REAL(ssize_t, __recv_chk, int, void *, size_t, size_t, int);
 DECL_REAL(ssize_t, __recvfrom_chk, int, void *, size_t, size_t, int, struct sockaddr *, socklen_t *);
 DECL_REAL(int, close, int);
 DECL_REAL(int, close_range, unsigned int, unsigned int, int);
+DECL_REAL(void, closefrom, int);
 DECL_REAL(int, shutdown, int, int);
 DECL_REAL(int, dup, int);
 DECL_REAL(int, dup2, int, int);
@@ -119,6 +125,9 @@ DECL_REAL(void, _Exit, int);
 #define LINE_MAX_LEN 2048
 #define FD_CACHE 65536
 #define FLUSH_INTERVAL_NS 1000000000ULL
+/* The log is moved to a descriptor at least this high, out of the low
+ * numbers applications expect. */
+#define LOG_FD_MIN 900
 
 /* fd cache bits. The sock kind (1..7) lives in bits 4-6. */
 #define FD_KNOWN 1u     /* the entry is valid */
@@ -133,6 +142,11 @@ static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static char buf[BUF_SIZE];
 static size_t blen;
 static int logfd = -1;
+/* What logfd must refer to: the file the library created, by device and
+ * inode, and its name in logdir ("" when there is none). */
+static dev_t log_dev;
+static ino_t log_ino;
+static char logname[NAME_MAX + 1];
 static int enabled;
 static int flush_each;
 static int log_eagain;
@@ -141,6 +155,8 @@ static unsigned long long last_flush;
 static unsigned long long eagain_skipped;
 static unsigned long long records;
 static unsigned long long write_errors;
+static unsigned long long lost_records; /* not written: no log, or a failed write */
+static unsigned long long log_reopens;  /* the application closed or replaced the log's descriptor */
 static unsigned char fdstate[FD_CACHE];
 static char logdir[PATH_MAX];
 static char hostname[256];
@@ -242,6 +258,14 @@ static void l_kstr(struct line *l, const char *k, const char *s)
 
 /* ---- output ------------------------------------------------------------ */
 
+static unsigned long long count_lines(const char *p, size_t n)
+{
+	unsigned long long c = 0;
+	for (const char *e = p + n; (p = memchr(p, '\n', (size_t)(e - p))) != NULL; p++)
+		c++;
+	return c;
+}
+
 static void raw_write_all(int fd, const char *p, size_t n)
 {
 	while (n > 0) {
@@ -250,6 +274,7 @@ static void raw_write_all(int fd, const char *p, size_t n)
 			continue;
 		if (w <= 0) {
 			write_errors++;
+			lost_records += count_lines(p, n);
 			return;
 		}
 		p += w;
@@ -273,6 +298,26 @@ static void read_small_file(const char *path, char *out, size_t n)
 		*nl = 0;
 }
 
+/* move_high moves fd to a descriptor of LOG_FD_MIN or more when it can. */
+static int move_high(int fd)
+{
+	int hi = (int)syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, LOG_FD_MIN);
+	if (hi < 0)
+		return fd;
+	syscall(SYS_close, fd);
+	return hi;
+}
+
+/* use_log makes fd, a descriptor of the file st describes, the log. */
+static void use_log(int fd, const struct stat *st)
+{
+	logfd = move_high(fd);
+	log_dev = st->st_dev;
+	log_ino = st->st_ino;
+	if (logfd < FD_CACHE)
+		fdstate[logfd] = FD_KNOWN;
+}
+
 /* open_log opens this process's log file and writes its header record.
  * Called with mu held (or before threads exist). */
 static void open_log(pid_t ppid)
@@ -282,21 +327,20 @@ static void open_log(pid_t ppid)
 	ssize_t n = syscall(SYS_readlink, "/proc/self/exe", exe, sizeof exe - 1);
 	exe[n > 0 ? n : 0] = 0;
 	unsigned long long start = now_ns();
-	snprintf(path, sizeof path, "%s/wpcap-%s-%d-%llu-%u.jsonl", logdir, hostname, (int)mypid, start, reopen_seq++);
+	logfd = -1;
+	snprintf(logname, sizeof logname, "wpcap-%.64s-%d-%llu-%u.jsonl", hostname, (int)mypid, start, reopen_seq++);
+	snprintf(path, sizeof path, "%s/%s", logdir, logname);
 	int fd = (int)syscall(SYS_openat, AT_FDCWD, path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0644);
+	struct stat sb;
+	if (fd >= 0 && fstat(fd, &sb) != 0) {
+		syscall(SYS_close, fd);
+		fd = -1;
+	}
 	if (fd < 0) {
-		logfd = -1;
+		logname[0] = 0;
 		return;
 	}
-	/* Keep the log out of the low descriptors the application expects. */
-	int hi = (int)syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, 900);
-	if (hi >= 0) {
-		syscall(SYS_close, fd);
-		fd = hi;
-	}
-	logfd = fd;
-	if (fd < FD_CACHE)
-		fdstate[fd] = FD_KNOWN;
+	use_log(fd, &sb);
 	struct line l;
 	l_init(&l);
 	l_str(&l, "{\"wirepath_preload\":");
@@ -315,15 +359,82 @@ static void open_log(pid_t ppid)
 	last_flush = start;
 }
 
+/* reopen_log opens the log file again by name after the application
+ * closed its descriptor, if the name still leads to the same file. */
+static int reopen_log(void)
+{
+	char path[PATH_MAX + NAME_MAX + 2];
+	if (!logname[0])
+		return 0;
+	snprintf(path, sizeof path, "%s/%s", logdir, logname);
+	int fd = (int)syscall(SYS_openat, AT_FDCWD, path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	struct stat sb;
+	if (fstat(fd, &sb) != 0 || sb.st_dev != log_dev || sb.st_ino != log_ino) {
+		syscall(SYS_close, fd);
+		return 0;
+	}
+	use_log(fd, &sb);
+	return 1;
+}
+
+/* log_is_ours reports whether logfd still refers to the library's log
+ * file. An application that closed it behind the library's back (glibc's
+ * closefrom, the close_range or close system call made directly) may have
+ * a file or socket of its own on that number now. */
+static int log_is_ours(void)
+{
+	struct stat sb;
+	return logfd >= 0 && fstat(logfd, &sb) == 0 && sb.st_dev == log_dev && sb.st_ino == log_ino;
+}
+
+static void fd_cache_recheck(void);
+
+/* log_ready makes logfd this process's log before a write: it never
+ * writes into, nor closes, a descriptor that is not its file any more;
+ * it reopens the log (the same file when it can, else a new one). Called
+ * with mu held. */
+static int log_ready(void)
+{
+	if (log_is_ours())
+		return 1;
+	if (logfd >= 0) {
+		/* Closed behind our back: other descriptors may have been too. */
+		logfd = -1;
+		fd_cache_recheck();
+	}
+	if (!reopen_log())
+		open_log(getppid());
+	if (logfd < 0)
+		return 0;
+	log_reopens++;
+	return 1;
+}
+
 static void flush_locked(void)
 {
 	if (blen == 0)
 		return;
-	if (logfd < 0)
-		open_log(getppid());
-	if (logfd >= 0)
+	if (log_ready())
 		raw_write_all(logfd, buf, blen);
+	else
+		lost_records += count_lines(buf, blen);
 	blen = 0;
+}
+
+/* log_release is called before the application closes descriptor fd or
+ * puts another file on it: if it is the log, the log is flushed and let go
+ * (the next flush reopens it). */
+static void log_release(int fd)
+{
+	if (!enabled || fd < 0 || fd != logfd)
+		return;
+	pthread_mutex_lock(&mu);
+	flush_locked();
+	if (logfd == fd)
+		logfd = -1;
+	pthread_mutex_unlock(&mu);
 }
 
 static void emit(struct line *l, unsigned long long ts)
@@ -435,6 +546,26 @@ static unsigned fd_cached(int fd)
 
 static inline int traced(unsigned st) { return (st & FD_SOCK) != 0; }
 static inline enum sock_kind st_kind(unsigned st) { return (enum sock_kind)((st >> FD_KIND_SHIFT) & 7); }
+
+/* fd_cache_recheck is called when descriptors were closed behind the
+ * library's back: a socket's number may hold a file now, or another
+ * socket. Entries of sockets are probed again (and kept when the number
+ * is still a socket of the same kind); the others are forgotten and
+ * probed on their next use. */
+static void fd_cache_recheck(void)
+{
+	for (int fd = 0; fd < FD_CACHE; fd++) {
+		unsigned st = fdstate[fd];
+		if (!st)
+			continue;
+		set_fd(fd, 0);
+		if (!traced(st))
+			continue;
+		unsigned now = fd_state(fd);
+		if (traced(now) && st_kind(now) == st_kind(st))
+			set_fd(fd, st);
+	}
+}
 static inline int is_dgram(enum sock_kind k) { return k == K_UDP || k == K_UNIX_DGRAM || k == K_RAW; }
 static inline int is_unix(enum sock_kind k) { return k == K_UNIX_STREAM || k == K_UNIX_DGRAM || k == K_UNIX_SEQPACKET; }
 
@@ -682,9 +813,13 @@ static void atfork_child(void)
 	blen = 0;
 	records = 0;
 	eagain_skipped = 0;
+	write_errors = 0;
+	lost_records = 0;
+	log_reopens = 0;
 	ended = 0;
-	/* The parent's log fd is shared: the child gets a log of its own. */
-	if (logfd >= 0)
+	/* The parent's log fd is shared: the child gets a log of its own
+	 * (and closes its copy of the parent's, if it is still that). */
+	if (log_is_ours())
 		syscall(SYS_close, logfd);
 	logfd = -1;
 	for (int i = 0; i < FD_CACHE; i++)
@@ -700,7 +835,7 @@ static void resolve_all(void)
 	RESOLVE(recvfrom); RESOLVE(recvmsg); RESOLVE(recvmmsg); RESOLVE(write);
 	RESOLVE(read); RESOLVE(writev); RESOLVE(readv); RESOLVE(sendfile);
 	RESOLVE(sendfile64); RESOLVE(__read_chk); RESOLVE(__recv_chk);
-	RESOLVE(__recvfrom_chk); RESOLVE(close); RESOLVE(close_range);
+	RESOLVE(__recvfrom_chk); RESOLVE(close); RESOLVE(close_range); RESOLVE(closefrom);
 	RESOLVE(shutdown); RESOLVE(dup); RESOLVE(dup2); RESOLVE(dup3);
 	RESOLVE(fcntl); RESOLVE(fcntl64);
 	RESOLVE(fork); RESOLVE(execve); RESOLVE(execv); RESOLVE(execvp);
@@ -744,6 +879,8 @@ static void log_end(void)
 	l_kint(&l, "records", (long long)records);
 	l_kint(&l, "eagain_skipped", (long long)__atomic_load_n(&eagain_skipped, __ATOMIC_RELAXED));
 	l_kint(&l, "write_errors", (long long)write_errors);
+	l_kint(&l, "lost_records", (long long)lost_records);
+	l_kint(&l, "log_reopens", (long long)log_reopens);
 	emit(&l, t);
 }
 
@@ -754,8 +891,10 @@ static void finish(void)
 	if (!enabled)
 		return;
 	in_hook = 1;
-	if (!__atomic_exchange_n(&ended, 1, __ATOMIC_RELAXED))
+	if (!__atomic_exchange_n(&ended, 1, __ATOMIC_RELAXED)) {
+		flush_all(); /* first, so that the end record counts what this flush finds */
 		log_end();
+	}
 	flush_each = 1;
 	flush_all();
 	in_hook = 0;
@@ -1286,14 +1425,9 @@ EXPORT int close(int fd)
 {
 	RESOLVE(close);
 	unsigned st = ACTIVE() ? fd_cached(fd) : 0;
-	if (fd >= 0 && fd == logfd && enabled) {
-		/* The application closes our log (daemons close every fd):
-		 * flush, let it go, and start a new log on the next flush. */
-		pthread_mutex_lock(&mu);
-		flush_locked();
-		logfd = -1;
-		pthread_mutex_unlock(&mu);
-	}
+	/* The application closes our log (daemons close every fd): flush,
+	 * let it go, and reopen it on the next flush. */
+	log_release(fd);
 	int r = REAL(close)(fd);
 	int e = errno;
 	set_fd(fd, 0);
@@ -1303,25 +1437,51 @@ EXPORT int close(int fd)
 	return r;
 }
 
+/* before_close_range lets the log go if the application is closing the
+ * descriptors lo to hi and the log is among them. */
+static void before_close_range(unsigned int lo, unsigned int hi)
+{
+	int fd = logfd;
+	if (fd >= 0 && (unsigned)fd >= lo && (unsigned)fd <= hi)
+		log_release(fd);
+}
+
+/* after_close_range forgets the descriptors lo to hi, logging the close of
+ * the traced sockets among them. */
+static void after_close_range(unsigned int lo, unsigned int hi)
+{
+	for (unsigned int fd = lo; fd <= hi && fd < FD_CACHE; fd++) {
+		if (ACTIVE() && traced(fdstate[fd]))
+			log_fd_call("close", (int)fd, 0, 0, NULL, 0);
+		set_fd((int)fd, 0);
+	}
+}
+
 EXPORT int close_range(unsigned int lo, unsigned int hi, int flags)
 {
 	RESOLVE(close_range);
-	if (enabled && logfd >= 0 && (unsigned)logfd >= lo && (unsigned)logfd <= hi) {
-		pthread_mutex_lock(&mu);
-		flush_locked();
-		logfd = -1;
-		pthread_mutex_unlock(&mu);
-	}
+	if (flags & CLOSE_RANGE_CLOEXEC) /* nothing is closed now (the log is close-on-exec already) */
+		return REAL(close_range)(lo, hi, flags);
+	before_close_range(lo, hi);
 	int r = REAL(close_range)(lo, hi, flags);
 	int e = errno;
 	if (r == 0)
-		for (unsigned int fd = lo; fd <= hi && fd < FD_CACHE; fd++) {
-			if (ACTIVE() && traced(fdstate[fd]))
-				log_fd_call("close", (int)fd, 0, 0, NULL, 0);
-			fdstate[fd] = 0;
-		}
+		after_close_range(lo, hi);
 	errno = e;
 	return r;
+}
+
+/* glibc's closefrom makes the close_range system call itself, without
+ * going through the interposed close_range. */
+EXPORT void closefrom(int lowfd)
+{
+	RESOLVE(closefrom);
+	unsigned int lo = lowfd < 0 ? 0 : (unsigned int)lowfd;
+	before_close_range(lo, ~0U);
+	int e = errno;
+	REAL(closefrom)(lowfd);
+	after_close_range(lo, ~0U);
+	errno = e;
 }
 
 EXPORT int shutdown(int fd, int how)
@@ -1365,12 +1525,8 @@ EXPORT int dup2(int fd, int fd2)
 {
 	RESOLVE(dup2);
 	unsigned before = ACTIVE() ? fd_cached(fd2) : 0;
-	if (fd2 == logfd && enabled && fd != fd2) {
-		pthread_mutex_lock(&mu);
-		flush_locked();
-		logfd = -1;
-		pthread_mutex_unlock(&mu);
-	}
+	if (fd != fd2)
+		log_release(fd2);
 	int r = REAL(dup2)(fd, fd2);
 	int e = errno;
 	if (r >= 0 && fd != fd2)
@@ -1388,12 +1544,8 @@ EXPORT int dup3(int fd, int fd2, int flags)
 {
 	RESOLVE(dup3);
 	unsigned before = ACTIVE() ? fd_cached(fd2) : 0;
-	if (fd2 == logfd && enabled) {
-		pthread_mutex_lock(&mu);
-		flush_locked();
-		logfd = -1;
-		pthread_mutex_unlock(&mu);
-	}
+	if (fd != fd2)
+		log_release(fd2);
 	int r = REAL(dup3)(fd, fd2, flags);
 	int e = errno;
 	if (r >= 0)

@@ -181,6 +181,10 @@ func writeText(w io.Writer, s *Summary) error {
 		plural(int64(s.Files), "file", "files"), plural(int64(len(s.Processes)), "process", "processes"),
 		plural(int64(conns), "socket", "sockets"), plural(c.Records, "record", "records"),
 		c.DataCalls, c.FailedCalls, c.EmptyCalls, c.PeekCalls, c.EAGAINSkipped)
+	if c.LostRecords != 0 || c.WriteErrors != 0 {
+		fmt.Fprintf(w, "incomplete: the library lost %s (%s of its log failed)\n",
+			plural(c.LostRecords, "record", "records"), plural(c.WriteErrors, "write", "writes"))
+	}
 	for _, p := range s.Processes {
 		name := p.Process
 		if name == "" {

@@ -1,0 +1,200 @@
+package preload
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// libEnv returns the environment for a program run under lib: the test's
+// own without the library's variables and those named in kv, then kv.
+// An entry of kv without "=" only removes the variable.
+func libEnv(lib string, kv ...string) []string {
+	drop := map[string]bool{}
+	for _, e := range kv {
+		k, _, _ := strings.Cut(e, "=")
+		drop[k] = true
+	}
+	var env []string
+	for _, e := range os.Environ() {
+		k, _, _ := strings.Cut(e, "=")
+		if drop[k] || strings.HasPrefix(k, "WIREPATH_PRELOAD_") || k == "LD_PRELOAD" {
+			continue
+		}
+		env = append(env, e)
+	}
+	env = append(env, "LD_PRELOAD="+lib)
+	for _, e := range kv {
+		if strings.Contains(e, "=") {
+			env = append(env, e)
+		}
+	}
+	return env
+}
+
+// runEnv runs a program with env and returns its stdout as lines of fields
+// and its stderr.
+func runEnv(t *testing.T, env []string, name string, args ...string) ([][]string, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Env = env
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%s %q: %v\n%s", name, args, err, stderr.Bytes())
+	}
+	var lines [][]string
+	for _, l := range strings.Split(string(out), "\n") {
+		if f := strings.Fields(l); len(f) > 0 {
+			lines = append(lines, f)
+		}
+	}
+	return lines, stderr.String()
+}
+
+// traceFiles returns the trace files in dir.
+func traceFiles(t *testing.T, dir string) []string {
+	t.Helper()
+	m, err := filepath.Glob(filepath.Join(dir, "*.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// endRecords counts the "end" records in the traces in dir.
+func endRecords(t *testing.T, dir string) int {
+	t.Helper()
+	n := 0
+	for _, p := range traceFiles(t, dir) {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n += bytes.Count(data, []byte(`"call":"end"`))
+	}
+	return n
+}
+
+// unixBytes sums what the process's UNIX stream sockets sent and received.
+func unixBytes(tab *Table) (sent, recv int64) {
+	for _, c := range tab.Conns {
+		if c.Sock == SockUnixStream {
+			sent += c.SentBytes
+			recv += c.RecvBytes
+		}
+	}
+	return sent, recv
+}
+
+// TestLibraryHardening runs programs that make libwpcap's own log, its
+// record sizes and its directory meet what applications and other users
+// do: descriptors closed behind its back and reused, very long names,
+// directories made by someone else, splice.
+func TestLibraryHardening(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs programs")
+	}
+	dir := t.TempDir()
+	if d, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = d // the exe path the kernel reports is the resolved one
+	}
+	lib := buildLib(t, dir)
+	progs := map[string]string{}
+	binDir := filepath.Join(dir, "bin")
+	os.Mkdir(binDir, 0o755)
+	for _, p := range []string{"fdreuse"} {
+		progs[p] = buildProg(t, binDir, p)
+	}
+	t.Run("fd-reuse", func(t *testing.T) { testFDReuse(t, dir, lib, progs["fdreuse"]) })
+}
+
+// testFDReuse: an application closes every descriptor (closefrom, the
+// close_range function, the close_range system call) and opens a file or
+// connects a socket that gets the library's old descriptor number. The
+// file and the peer must receive only the application's data, and the
+// trace must stay whole.
+func testFDReuse(t *testing.T, dir, lib, prog string) {
+	const n = 3000 // messages per exchange: several buffers of records
+	appData := "application data 0\napplication data 1\napplication data 2\n"
+	for _, how := range []string{"closefrom", "close_range", "syscall"} {
+		for _, target := range []string{"file", "tcp"} {
+			t.Run(how+"-"+target, func(t *testing.T) {
+				logs := filepath.Join(dir, "fd-"+how+"-"+target)
+				if err := os.Mkdir(logs, 0o700); err != nil {
+					t.Fatal(err)
+				}
+				env := libEnv(lib, "WIREPATH_PRELOAD_DIR="+logs, "WIREPATH_PRELOAD_HOST=testhost")
+				var arg string
+				var got chan []byte
+				if target == "file" {
+					arg = filepath.Join(dir, how+".data")
+				} else {
+					ln, err := net.Listen("tcp4", "127.0.0.1:0")
+					if err != nil {
+						t.Fatal(err)
+					}
+					defer ln.Close()
+					arg = strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+					got = make(chan []byte, 1)
+					go func() {
+						c, err := ln.Accept()
+						if err != nil {
+							got <- nil
+							return
+						}
+						defer c.Close()
+						c.SetReadDeadline(time.Now().Add(60 * time.Second))
+						b, _ := io.ReadAll(c)
+						got <- b
+					}()
+				}
+				lines, _ := runEnv(t, env, prog, how, target, arg, strconv.Itoa(n))
+				if fd := field(t, lines, "target_fd", 1); fd != 900 {
+					t.Fatalf("the target got descriptor %d, not the library's 900: the test does not test", fd)
+				}
+				var data []byte
+				if target == "file" {
+					var err error
+					if data, err = os.ReadFile(arg); err != nil {
+						t.Fatal(err)
+					}
+				} else {
+					data = <-got
+				}
+				if string(data) != appData {
+					t.Errorf("the application's %s received %d bytes (%d lines), want only its own %d:\n%.300s",
+						target, len(data), bytes.Count(data, []byte("\n")), len(appData), data)
+				}
+				tab := loadDir(t, logs) // strict: every line whole
+				want := field(t, lines, "pair_bytes", 1)
+				if s, r := unixBytes(tab); s != want || r != want {
+					t.Errorf("trace: %d bytes sent and %d received on socketpairs, the program moved %d", s, r, want)
+				}
+				if e := endRecords(t, logs); e != 1 {
+					t.Errorf("%d end records, want 1", e)
+				}
+				if n := tab.Counters.LogReopens; n != 1 {
+					t.Errorf("the end record says the log was reopened %d times, want 1", n)
+				}
+				if target == "tcp" {
+					c := one(t, "the application's connection", conns(tab, func(c *Conn) bool { return c.Remote == "127.0.0.1:"+arg }))
+					if c.SentBytes != int64(len(appData)) || c.FD != 900 {
+						t.Errorf("the application's connection: %+v", *c)
+					}
+				}
+			})
+		}
+	}
+}
