@@ -3,6 +3,7 @@ package preload
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -114,10 +115,13 @@ func TestLibraryHardening(t *testing.T) {
 	progs := map[string]string{}
 	binDir := filepath.Join(dir, "bin")
 	os.Mkdir(binDir, 0o755)
-	for _, p := range []string{"fdreuse"} {
+	for _, p := range []string{"fdreuse", "threads"} {
 		progs[p] = buildProg(t, binDir, p)
 	}
 	t.Run("fd-reuse", func(t *testing.T) { testFDReuse(t, dir, lib, progs["fdreuse"]) })
+	t.Run("long-exe-path", func(t *testing.T) { testLongExe(t, dir, lib, progs["threads"]) })
+	t.Run("long-host", func(t *testing.T) { testLongHost(t, dir, lib, progs["threads"]) })
+	t.Run("uts-host", func(t *testing.T) { testUTSHost(t, dir, lib, progs["threads"]) })
 }
 
 // testFDReuse: an application closes every descriptor (closefrom, the
@@ -196,5 +200,103 @@ func testFDReuse(t *testing.T, dir, lib, prog string) {
 				}
 			})
 		}
+	}
+}
+
+// testLongExe runs a program from a directory path of about 2,000
+// characters with quotes, backslashes and control characters in it, by
+// an exec from a traced shell: the header's exe and the exec record's
+// path are far longer than any fixed line buffer.
+func testLongExe(t *testing.T, dir, lib, prog string) {
+	p := filepath.Join(dir, "long")
+	for i := 0; i < 14; i++ {
+		p = filepath.Join(p, fmt.Sprintf("%02d%s\"q\\b\x01\n", i, strings.Repeat("x", 130)))
+	}
+	if err := os.MkdirAll(p, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	exe := filepath.Join(p, "threads")
+	bin, err := os.ReadFile(prog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(exe, bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if len(exe) < 1900 {
+		t.Fatalf("path of %d bytes", len(exe))
+	}
+	logs := filepath.Join(dir, "long-exe")
+	os.Mkdir(logs, 0o700)
+	env := libEnv(lib, "WIREPATH_PRELOAD_DIR="+logs, "WIREPATH_PRELOAD_HOST=testhost")
+	lines, _ := runEnv(t, env, "sh", "-c", `exec "$0" 2 50`, exe)
+	tab := loadDir(t, logs) // strict: a cut or glued line fails here
+	var main, shell *Process
+	for _, pr := range tab.Processes() {
+		if pr.PID == 0 {
+			t.Errorf("a process with pid 0: %+v", pr)
+		}
+		if pr.Name == "threads" && len(pr.Children) == 1 {
+			main = pr
+		}
+		if len(pr.Execs) == 1 {
+			shell = pr
+		}
+	}
+	if main == nil || main.Exe != exe {
+		t.Fatalf("no process with the long exe; processes: %+v", tab.Processes())
+	}
+	if shell == nil || shell.Execs[0] != exe {
+		t.Errorf("the shell's exec: %+v", shell)
+	}
+	var sent int64
+	for _, c := range main.Conns {
+		sent += c.SentBytes
+	}
+	if want := field(t, lines, "bytes", 1); sent != want {
+		t.Errorf("sent %d bytes, the program says %d", sent, want)
+	}
+}
+
+// testLongHost: a host name far longer than a file name may be.
+func testLongHost(t *testing.T, dir, lib, prog string) {
+	host := strings.Repeat("h", 240) + "/\"x\\"
+	logs := filepath.Join(dir, "long-host")
+	os.Mkdir(logs, 0o700)
+	env := libEnv(lib, "WIREPATH_PRELOAD_DIR="+logs, "WIREPATH_PRELOAD_HOST="+host)
+	lines, _ := runEnv(t, env, prog, "1", "20")
+	tab := loadDir(t, logs)
+	ps := tab.Processes()
+	if len(ps) != 2 || ps[0].Host != host || ps[1].Host != host {
+		t.Fatalf("processes %+v, want two on host %q", ps, host)
+	}
+	if s, _ := unixBytes(tab); s != field(t, lines, "bytes", 1)+5 { // the forked child's 5
+		t.Errorf("sent %d", s)
+	}
+}
+
+// testUTSHost: the host name from gethostname at its longest (64 bytes,
+// set in a UTS namespace of its own).
+func testUTSHost(t *testing.T, dir, lib, prog string) {
+	host := strings.Repeat("u", 64)
+	if out, err := exec.Command("unshare", "-u", "hostname", host).CombinedOutput(); err != nil {
+		t.Skipf("unshare -u: %v %s", err, out)
+	}
+	logs := filepath.Join(dir, "uts-host")
+	os.Mkdir(logs, 0o700)
+	env := libEnv(lib, "WIREPATH_PRELOAD_DIR="+logs)
+	runEnv(t, env, "unshare", "-u", "sh", "-c", `hostname "$0" && exec "$1" 1 20`, host, prog)
+	tab := loadDir(t, logs)
+	n := 0
+	for _, p := range tab.Processes() {
+		if p.Name == "threads" {
+			n++
+			if p.Host != host {
+				t.Errorf("process %d on host %q, want %q", p.PID, p.Host, host)
+			}
+		}
+	}
+	if n != 2 {
+		t.Errorf("%d threads processes: %+v", n, tab.Processes())
 	}
 }

@@ -12,8 +12,8 @@
  * Environment:
  *   WIREPATH_PRELOAD_DIR    directory for the logs (default
  *                           /tmp/wirepath-preload, created if missing)
- *   WIREPATH_PRELOAD_HOST   host name written in the headers (default
- *                           gethostname())
+ *   WIREPATH_PRELOAD_HOST   host name written in the headers, at most 1024
+ *                           bytes (default gethostname())
  *   WIREPATH_PRELOAD_FLUSH  "record": write every record at once (for
  *                           processes that are killed); default: buffer
  *                           64 KiB, flush at least once a second while
@@ -28,8 +28,9 @@
  *   Whether an fd is such a socket is cached per fd (fstat and getsockopt
  *   once), so reads and writes of files cost one table lookup.
  * - Records are built on the stack and appended to one process-wide
- *   buffer under a mutex; the buffer is written with the raw write system
- *   call, so the library never re-enters itself. A thread-local flag also
+ *   buffer under a mutex (a record longer than the stack buffer continues
+ *   in the shared one, whole); the buffer is written with the raw write
+ *   system call, so the library never re-enters itself. A thread-local flag also
  *   passes calls made while logging straight through.
  * - errno is preserved across logging.
  * - The library never writes into a descriptor it does not own: before
@@ -122,12 +123,20 @@ DECL_REAL(void, _Exit, int);
 /* ---- state ------------------------------------------------------------- */
 
 #define BUF_SIZE (64 * 1024)
+/* Records are built in a buffer of this size on the stack; a longer one
+ * (a long executable path, escaped names) continues in the shared buffer,
+ * whole: no record is ever cut. */
 #define LINE_MAX_LEN 2048
 #define FD_CACHE 65536
 #define FLUSH_INTERVAL_NS 1000000000ULL
 /* The log is moved to a descriptor at least this high, out of the low
  * numbers applications expect. */
 #define LOG_FD_MIN 900
+/* The longest WIREPATH_PRELOAD_HOST taken (DNS names have at most 253
+ * bytes); a longer one is refused, not cut. */
+#define HOST_MAX 1024
+/* How much of the host name goes into a file name (NAME_MAX is 255). */
+#define FILE_HOST_MAX 64
 
 /* fd cache bits. The sock kind (1..7) lives in bits 4-6. */
 #define FD_KNOWN 1u     /* the entry is valid */
@@ -159,7 +168,8 @@ static unsigned long long lost_records; /* not written: no log, or a failed writ
 static unsigned long long log_reopens;  /* the application closed or replaced the log's descriptor */
 static unsigned char fdstate[FD_CACHE];
 static char logdir[PATH_MAX];
-static char hostname[256];
+static char hostname[HOST_MAX + 1];
+static char filehost[FILE_HOST_MAX + 1]; /* hostname as a file name part */
 static unsigned reopen_seq;
 
 static __thread int in_hook __attribute__((tls_model("initial-exec")));
@@ -181,21 +191,32 @@ static pid_t cur_tid(void)
 
 /* ---- line building ----------------------------------------------------- */
 
+/* A record being built. What does not fit in b goes on, in order, to the
+ * shared buffer (the thread then holds mu until emit) or, for the header
+ * of a new log, straight to the file. */
 struct line {
 	char *p, *end;
+	int sink;   /* >= 0: the descriptor of a new log, for its header */
+	int locked; /* the record outgrew b: mu is held, b continues in buf */
 	char b[LINE_MAX_LEN];
 };
 
 static void l_init(struct line *l)
 {
 	l->p = l->b;
-	l->end = l->b + sizeof l->b - 2; /* room for "}\n" */
+	l->end = l->b + sizeof l->b;
+	l->sink = -1;
+	l->locked = 0;
 }
 
-static void l_raw(struct line *l, const char *s, size_t n)
+static void l_spill(struct line *l, const char *s, size_t n);
+
+static inline void l_raw(struct line *l, const char *s, size_t n)
 {
-	if ((size_t)(l->end - l->p) < n)
-		n = (size_t)(l->end - l->p);
+	if (__builtin_expect((size_t)(l->end - l->p) < n, 0)) {
+		l_spill(l, s, n);
+		return;
+	}
 	memcpy(l->p, s, n);
 	l->p += n;
 }
@@ -328,7 +349,7 @@ static void open_log(pid_t ppid)
 	exe[n > 0 ? n : 0] = 0;
 	unsigned long long start = now_ns();
 	logfd = -1;
-	snprintf(logname, sizeof logname, "wpcap-%.64s-%d-%llu-%u.jsonl", hostname, (int)mypid, start, reopen_seq++);
+	snprintf(logname, sizeof logname, "wpcap-%s-%d-%llu-%u.jsonl", filehost, (int)mypid, start, reopen_seq++);
 	snprintf(path, sizeof path, "%s/%s", logdir, logname);
 	int fd = (int)syscall(SYS_openat, AT_FDCWD, path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0644);
 	struct stat sb;
@@ -343,6 +364,7 @@ static void open_log(pid_t ppid)
 	use_log(fd, &sb);
 	struct line l;
 	l_init(&l);
+	l.sink = logfd;
 	l_str(&l, "{\"wirepath_preload\":");
 	l_ll(&l, WPCAP_VERSION);
 	l_kstr(&l, "tool", "libwpcap");
@@ -437,16 +459,54 @@ static void log_release(int fd)
 	pthread_mutex_unlock(&mu);
 }
 
+/* buf_put appends n bytes to the shared buffer, writing it out whenever
+ * it is full. Called with mu held. */
+static void buf_put(const char *s, size_t n)
+{
+	while (n > 0) {
+		if (blen == sizeof buf)
+			flush_locked();
+		size_t m = sizeof buf - blen < n ? sizeof buf - blen : n;
+		memcpy(buf + blen, s, m);
+		blen += m;
+		s += m;
+		n -= m;
+	}
+}
+
+/* l_spill takes what does not fit in l->b: for a log's header, it writes
+ * the line so far to the file; for a record, it takes mu (held until
+ * emit), writes the buffer out first if the record may not fit in what is
+ * left of it, and moves the line so far to the shared buffer. */
+static __attribute__((noinline)) void l_spill(struct line *l, const char *s, size_t n)
+{
+	size_t have = (size_t)(l->p - l->b);
+	l->p = l->b;
+	if (l->sink >= 0) {
+		raw_write_all(l->sink, l->b, have);
+		raw_write_all(l->sink, s, n);
+		return;
+	}
+	if (!l->locked) {
+		pthread_mutex_lock(&mu);
+		l->locked = 1;
+		if (blen + have + n + sizeof l->b > sizeof buf)
+			flush_locked();
+	}
+	buf_put(l->b, have);
+	buf_put(s, n);
+}
+
 static void emit(struct line *l, unsigned long long ts)
 {
-	*l->p++ = '}';
-	*l->p++ = '\n';
+	l_raw(l, "}\n", 2);
 	size_t n = (size_t)(l->p - l->b);
-	pthread_mutex_lock(&mu);
-	if (blen + n > sizeof buf)
-		flush_locked();
-	memcpy(buf + blen, l->b, n);
-	blen += n;
+	if (!l->locked) {
+		pthread_mutex_lock(&mu);
+		if (blen + n > sizeof buf)
+			flush_locked();
+	}
+	buf_put(l->b, n);
 	records++;
 	if (flush_each || ts - last_flush > FLUSH_INTERVAL_NS) {
 		flush_locked();
@@ -842,6 +902,52 @@ static void resolve_all(void)
 	RESOLVE(execvpe); RESOLVE(_exit); RESOLVE(_Exit);
 }
 
+/* say writes one line to standard error about why this process is not
+ * traced, unless standard error is a socket (an inetd-style server's may
+ * be its connection, and the library writes nothing into those). */
+static void say(const char *what, const char *why)
+{
+	struct stat sb;
+	if (fstat(2, &sb) != 0 || S_ISSOCK(sb.st_mode))
+		return;
+	char m[PATH_MAX + 256];
+	int n = snprintf(m, sizeof m, "libwpcap: not tracing %s[%d]: %s: %s\n", program_invocation_short_name,
+			 (int)getpid(), what, why);
+	if (n < 0)
+		return;
+	if ((size_t)n >= sizeof m) {
+		n = (int)sizeof m - 1;
+		m[n - 1] = '\n';
+	}
+	syscall(SYS_write, 2, m, (size_t)n);
+}
+
+/* host_init sets the host name the headers carry, whole, and the part of
+ * it that goes into file names: at most FILE_HOST_MAX bytes, with '/' and
+ * control characters made '_'. */
+static int host_init(void)
+{
+	const char *h = getenv("WIREPATH_PRELOAD_HOST");
+	if (h && *h) {
+		size_t n = strlen(h);
+		if (n > HOST_MAX) {
+			say("WIREPATH_PRELOAD_HOST", "longer than 1024 bytes");
+			return 0;
+		}
+		memcpy(hostname, h, n + 1);
+	} else if (gethostname(hostname, sizeof hostname) != 0) {
+		snprintf(hostname, sizeof hostname, "localhost");
+	}
+	hostname[sizeof hostname - 1] = 0;
+	size_t i = 0;
+	for (; hostname[i] && i < FILE_HOST_MAX; i++) {
+		unsigned char c = (unsigned char)hostname[i];
+		filehost[i] = c == '/' || c < 0x20 || c == 0x7f ? '_' : (char)c;
+	}
+	filehost[i] = 0;
+	return 1;
+}
+
 __attribute__((constructor)) static void wpcap_init(void)
 {
 	resolve_all();
@@ -851,15 +957,8 @@ __attribute__((constructor)) static void wpcap_init(void)
 		dir = "/tmp/wirepath-preload";
 	mkdir(dir, 0755); /* one level; an existing directory is fine */
 	snprintf(logdir, sizeof logdir, "%s", dir);
-	const char *h = getenv("WIREPATH_PRELOAD_HOST");
-	if (h && *h)
-		snprintf(hostname, sizeof hostname, "%s", h);
-	else if (gethostname(hostname, sizeof hostname) != 0)
-		snprintf(hostname, sizeof hostname, "localhost");
-	hostname[sizeof hostname - 1] = 0;
-	for (char *p = hostname; *p; p++) /* the name goes into a file name */
-		if (*p == '/')
-			*p = '_';
+	if (!host_init())
+		return;
 	const char *f = getenv("WIREPATH_PRELOAD_FLUSH");
 	flush_each = f && strcmp(f, "record") == 0;
 	const char *e = getenv("WIREPATH_PRELOAD_EAGAIN");
@@ -1630,7 +1729,10 @@ static void before_exec(const char *path)
 	unsigned long long t = now_ns();
 	struct line l;
 	l_start(&l, t, t, "exec");
-	l_kstr(&l, "path", path ? path : "");
+	/* The kernel refuses paths of PATH_MAX bytes or more (ENAMETOOLONG,
+	 * in the exec record that follows): no more is written. */
+	l_key(&l, "path");
+	l_jstr(&l, path ? path : "", path ? strnlen(path, PATH_MAX) : 0);
 	emit(&l, t);
 	flush_all();
 	in_hook = 0;
