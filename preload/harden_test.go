@@ -122,6 +122,7 @@ func TestLibraryHardening(t *testing.T) {
 	t.Run("long-exe-path", func(t *testing.T) { testLongExe(t, dir, lib, progs["threads"]) })
 	t.Run("long-host", func(t *testing.T) { testLongHost(t, dir, lib, progs["threads"]) })
 	t.Run("uts-host", func(t *testing.T) { testUTSHost(t, dir, lib, progs["threads"]) })
+	t.Run("directory", func(t *testing.T) { testTraceDir(t, dir, lib, progs["threads"]) })
 }
 
 // testFDReuse: an application closes every descriptor (closefrom, the
@@ -298,5 +299,131 @@ func testUTSHost(t *testing.T, dir, lib, prog string) {
 	}
 	if n != 2 {
 		t.Errorf("%d threads processes: %+v", n, tab.Processes())
+	}
+}
+
+// testTraceDir checks where the traces go by default, with which modes,
+// and that a directory another user made or a planted symlink is refused.
+func testTraceDir(t *testing.T, dir, lib, prog string) {
+	root := os.Geteuid() == 0
+	nobody := 65534
+	cases := []struct {
+		name     string
+		rootOnly bool
+		// setup prepares base and returns the environment entries.
+		setup func(t *testing.T, base string) []string
+		want  string   // where the traces must be, relative to base ("" if refused)
+		empty []string // directories that must hold no trace
+	}{
+		{"xdg-runtime", false, func(t *testing.T, base string) []string {
+			mkdirs(t, 0o700, base+"/run", base+"/home")
+			return []string{"XDG_RUNTIME_DIR=" + base + "/run", "HOME=" + base + "/home", "XDG_CACHE_HOME"}
+		}, "run/wirepath-preload", nil},
+		{"home-cache", false, func(t *testing.T, base string) []string {
+			mkdirs(t, 0o700, base+"/home")
+			return []string{"XDG_RUNTIME_DIR", "HOME=" + base + "/home", "XDG_CACHE_HOME"}
+		}, "home/.cache/wirepath-preload", nil},
+		{"xdg-cache-home", false, func(t *testing.T, base string) []string {
+			mkdirs(t, 0o700, base+"/home", base+"/cache")
+			return []string{"XDG_RUNTIME_DIR", "HOME=" + base + "/home", "XDG_CACHE_HOME=" + base + "/cache"}
+		}, "cache/wirepath-preload", nil},
+		{"default-made-by-another-user", true, func(t *testing.T, base string) []string {
+			mkdirs(t, 0o700, base+"/run")
+			mkdirs(t, 0o777, base+"/run/wirepath-preload")
+			chown(t, base+"/run/wirepath-preload", nobody)
+			return []string{"XDG_RUNTIME_DIR=" + base + "/run"}
+		}, "", []string{"run/wirepath-preload"}},
+		{"explicit-made-by-another-user", true, func(t *testing.T, base string) []string {
+			mkdirs(t, 0o777, base+"/shared")
+			chown(t, base+"/shared", nobody)
+			return []string{"WIREPATH_PRELOAD_DIR=" + base + "/shared"}
+		}, "", []string{"shared"}},
+		{"default-planted-symlink", false, func(t *testing.T, base string) []string {
+			mkdirs(t, 0o700, base+"/run", base+"/elsewhere")
+			symlink(t, base+"/elsewhere", base+"/run/wirepath-preload")
+			return []string{"XDG_RUNTIME_DIR=" + base + "/run"}
+		}, "", []string{"elsewhere"}},
+		{"explicit-planted-symlink", false, func(t *testing.T, base string) []string {
+			mkdirs(t, 0o700, base+"/elsewhere")
+			symlink(t, base+"/elsewhere", base+"/traces")
+			return []string{"WIREPATH_PRELOAD_DIR=" + base + "/traces"}
+		}, "", []string{"elsewhere"}},
+		{"explicit-planted-symlink-slash", false, func(t *testing.T, base string) []string {
+			mkdirs(t, 0o700, base+"/elsewhere")
+			symlink(t, base+"/elsewhere", base+"/traces")
+			return []string{"WIREPATH_PRELOAD_DIR=" + base + "/traces/"}
+		}, "", []string{"elsewhere"}},
+		{"explicit-created", false, func(t *testing.T, base string) []string {
+			return []string{"WIREPATH_PRELOAD_DIR=" + base + "/new"}
+		}, "new", nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.rootOnly && !root {
+				t.Skip("needs root to make a directory another user owns")
+			}
+			base := filepath.Join(dir, "dir-"+tc.name)
+			mkdirs(t, 0o755, base)
+			kv := append(tc.setup(t, base), "WIREPATH_PRELOAD_HOST=testhost")
+			if !strings.Contains(strings.Join(kv, "\n"), "WIREPATH_PRELOAD_DIR=") {
+				kv = append(kv, "WIREPATH_PRELOAD_DIR")
+			}
+			lines, stderr := runEnv(t, libEnv(lib, kv...), prog, "1", "20")
+			if field(t, lines, "bytes", 1) != 210 {
+				t.Errorf("the program's output changed: %q", lines)
+			}
+			for _, e := range tc.empty {
+				if m := traceFiles(t, filepath.Join(base, e)); len(m) != 0 {
+					t.Errorf("traces written into %s: %q", e, m)
+				}
+			}
+			if tc.want == "" {
+				if !strings.Contains(stderr, "libwpcap") {
+					t.Errorf("refused silently; stderr %q", stderr)
+				}
+				return
+			}
+			want := filepath.Join(base, tc.want)
+			st, err := os.Lstat(want)
+			if err != nil || !st.IsDir() || st.Mode().Perm() != 0o700 {
+				t.Fatalf("%s: %v %v, want a directory of mode 0700", want, st, err)
+			}
+			files := traceFiles(t, want)
+			if len(files) != 2 { // the program and its forked child
+				t.Fatalf("%d traces in %s, want 2", len(files), want)
+			}
+			for _, f := range files {
+				if st, err := os.Stat(f); err != nil || st.Mode().Perm() != 0o600 {
+					t.Errorf("%s: mode %v (%v), want 0600", f, st.Mode(), err)
+				}
+			}
+			loadDir(t, want)
+		})
+	}
+}
+
+func mkdirs(t *testing.T, mode os.FileMode, dirs ...string) {
+	t.Helper()
+	for _, d := range dirs {
+		if err := os.MkdirAll(d, mode); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(d, mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func chown(t *testing.T, path string, uid int) {
+	t.Helper()
+	if err := os.Chown(path, uid, uid); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func symlink(t *testing.T, target, link string) {
+	t.Helper()
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -11,7 +11,10 @@
  *
  * Environment:
  *   WIREPATH_PRELOAD_DIR    directory for the logs (default
- *                           /tmp/wirepath-preload, created if missing)
+ *                           $XDG_RUNTIME_DIR/wirepath-preload, else
+ *                           $XDG_CACHE_HOME or ~/.cache/wirepath-preload;
+ *                           created 0700 if missing; a symbolic link or a
+ *                           directory another user owns is refused)
  *   WIREPATH_PRELOAD_HOST   host name written in the headers, at most 1024
  *                           bytes (default gethostname())
  *   WIREPATH_PRELOAD_FLUSH  "record": write every record at once (for
@@ -339,29 +342,70 @@ static void use_log(int fd, const struct stat *st)
 		fdstate[logfd] = FD_KNOWN;
 }
 
-/* open_log opens this process's log file and writes its header record.
- * Called with mu held (or before threads exist). */
-static void open_log(pid_t ppid)
+/* open_logdir opens the log directory, for the files to be created in it
+ * with openat. It refuses a symbolic link (a planted one would send the
+ * traces elsewhere) and a directory that neither this user nor root owns
+ * (its owner could read, remove and replace the traces). Returns -1 and
+ * why otherwise. */
+static int open_logdir(const char **why)
 {
-	char comm[64], exe[PATH_MAX], path[PATH_MAX + 512];
-	read_small_file("/proc/self/comm", comm, sizeof comm);
-	ssize_t n = syscall(SYS_readlink, "/proc/self/exe", exe, sizeof exe - 1);
-	exe[n > 0 ? n : 0] = 0;
-	unsigned long long start = now_ns();
+	int fd = (int)syscall(SYS_openat, AT_FDCWD, logdir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	struct stat sb;
+	if (fd < 0) {
+		int e = errno;
+		if (lstat(logdir, &sb) == 0 && S_ISLNK(sb.st_mode))
+			*why = "a symbolic link (refused)";
+		else
+			*why = strerrorname_np(e) ? strerrorname_np(e) : "cannot be opened";
+		return -1;
+	}
+	if (fstat(fd, &sb) != 0 || (sb.st_uid != geteuid() && sb.st_uid != 0)) {
+		syscall(SYS_close, fd);
+		*why = "owned by another user (refused)";
+		return -1;
+	}
+	return fd;
+}
+
+/* open_log creates this process's log file and writes its header record:
+ * in the checked directory, never through a symbolic link nor onto an
+ * existing file, readable by the user only. Called with mu held (or before
+ * threads exist). Returns NULL, or why there is no log. */
+static const char *open_log(pid_t ppid)
+{
+	const char *why = NULL;
 	logfd = -1;
-	snprintf(logname, sizeof logname, "wpcap-%s-%d-%llu-%u.jsonl", filehost, (int)mypid, start, reopen_seq++);
-	snprintf(path, sizeof path, "%s/%s", logdir, logname);
-	int fd = (int)syscall(SYS_openat, AT_FDCWD, path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0644);
+	int dfd = open_logdir(&why);
+	if (dfd < 0) {
+		logname[0] = 0;
+		return why;
+	}
+	unsigned long long start = now_ns();
+	int fd = -1, e = 0;
+	for (int tries = 0; tries < 8 && fd < 0; tries++) { /* a name taken: the next number */
+		snprintf(logname, sizeof logname, "wpcap-%s-%d-%llu-%u.jsonl", filehost, (int)mypid, start, reopen_seq++);
+		fd = (int)syscall(SYS_openat, dfd, logname, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_APPEND | O_CLOEXEC,
+				  0600);
+		e = errno;
+		if (fd < 0 && e != EEXIST)
+			break;
+	}
+	syscall(SYS_close, dfd);
 	struct stat sb;
 	if (fd >= 0 && fstat(fd, &sb) != 0) {
+		e = errno;
 		syscall(SYS_close, fd);
 		fd = -1;
 	}
 	if (fd < 0) {
 		logname[0] = 0;
-		return;
+		return strerrorname_np(e) ? strerrorname_np(e) : "cannot create a file";
 	}
 	use_log(fd, &sb);
+	char comm[64], exe[PATH_MAX];
+	read_small_file("/proc/self/comm", comm, sizeof comm);
+	ssize_t n = syscall(SYS_readlink, "/proc/self/exe", exe, sizeof exe - 1);
+	exe[n > 0 ? n : 0] = 0;
 	struct line l;
 	l_init(&l);
 	l.sink = logfd;
@@ -379,17 +423,21 @@ static void open_log(pid_t ppid)
 	 * without logging a call still leaves a valid, named log. */
 	raw_write_all(logfd, l.b, (size_t)(l.p - l.b));
 	last_flush = start;
+	return NULL;
 }
 
 /* reopen_log opens the log file again by name after the application
  * closed its descriptor, if the name still leads to the same file. */
 static int reopen_log(void)
 {
-	char path[PATH_MAX + NAME_MAX + 2];
+	const char *why;
 	if (!logname[0])
 		return 0;
-	snprintf(path, sizeof path, "%s/%s", logdir, logname);
-	int fd = (int)syscall(SYS_openat, AT_FDCWD, path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
+	int dfd = open_logdir(&why);
+	if (dfd < 0)
+		return 0;
+	int fd = (int)syscall(SYS_openat, dfd, logname, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
+	syscall(SYS_close, dfd);
 	if (fd < 0)
 		return 0;
 	struct stat sb;
@@ -922,6 +970,48 @@ static void say(const char *what, const char *why)
 	syscall(SYS_write, 2, m, (size_t)n);
 }
 
+/* logdir_init sets the log directory: WIREPATH_PRELOAD_DIR, else
+ * $XDG_RUNTIME_DIR/wirepath-preload, else $XDG_CACHE_HOME/wirepath-preload,
+ * else $HOME/.cache/wirepath-preload (XDG directories are taken only when
+ * absolute). It creates the last level (mode 0700), and the cache directory
+ * if missing; an existing directory is checked when the log is opened.
+ * Returns NULL, or why there is no directory. */
+static const char *logdir_init(void)
+{
+	const char *dir = getenv("WIREPATH_PRELOAD_DIR"), *base;
+	char cwd[PATH_MAX];
+	int n;
+	if (dir && *dir == '/') {
+		n = snprintf(logdir, sizeof logdir, "%s", dir);
+	} else if (dir && *dir) { /* made absolute: the application may chdir */
+		if (!getcwd(cwd, sizeof cwd))
+			return "the current directory is unknown";
+		n = snprintf(logdir, sizeof logdir, "%s/%s", cwd, dir);
+	} else if ((base = getenv("XDG_RUNTIME_DIR")) && base[0] == '/') {
+		n = snprintf(logdir, sizeof logdir, "%s/wirepath-preload", base);
+	} else if ((base = getenv("XDG_CACHE_HOME")) && base[0] == '/') {
+		mkdir(base, 0700);
+		n = snprintf(logdir, sizeof logdir, "%s/wirepath-preload", base);
+	} else if ((base = getenv("HOME")) && base[0] == '/') {
+		n = snprintf(logdir, sizeof logdir, "%s/.cache", base);
+		if (n > 0 && (size_t)n < sizeof logdir)
+			mkdir(logdir, 0700);
+		n = snprintf(logdir, sizeof logdir, "%s/.cache/wirepath-preload", base);
+	} else {
+		logdir[0] = 0;
+		return "none of WIREPATH_PRELOAD_DIR, XDG_RUNTIME_DIR, XDG_CACHE_HOME and HOME is set";
+	}
+	if (n < 0 || (size_t)n >= sizeof logdir) {
+		logdir[0] = 0;
+		return "the directory's name is too long";
+	}
+	/* "dir/" would follow a symbolic link despite O_NOFOLLOW. */
+	while (n > 1 && logdir[n - 1] == '/')
+		logdir[--n] = 0;
+	mkdir(logdir, 0700); /* one level; an existing directory is fine */
+	return NULL;
+}
+
 /* host_init sets the host name the headers carry, whole, and the part of
  * it that goes into file names: at most FILE_HOST_MAX bytes, with '/' and
  * control characters made '_'. */
@@ -952,11 +1042,11 @@ __attribute__((constructor)) static void wpcap_init(void)
 {
 	resolve_all();
 	crc_init();
-	const char *dir = getenv("WIREPATH_PRELOAD_DIR");
-	if (!dir || !*dir)
-		dir = "/tmp/wirepath-preload";
-	mkdir(dir, 0755); /* one level; an existing directory is fine */
-	snprintf(logdir, sizeof logdir, "%s", dir);
+	const char *why = logdir_init();
+	if (why) {
+		say(logdir[0] ? logdir : "trace directory", why);
+		return;
+	}
 	if (!host_init())
 		return;
 	const char *f = getenv("WIREPATH_PRELOAD_FLUSH");
@@ -965,8 +1055,11 @@ __attribute__((constructor)) static void wpcap_init(void)
 	log_eagain = e && strcmp(e, "1") == 0;
 	mypid = getpid();
 	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
-	open_log(getppid());
-	enabled = logfd >= 0;
+	if ((why = open_log(getppid())) != NULL) {
+		say(logdir, why);
+		return;
+	}
+	enabled = 1;
 }
 
 /* log_end writes the closing record with the counters. */

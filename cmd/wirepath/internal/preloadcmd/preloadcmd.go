@@ -29,8 +29,10 @@ LD_PRELOAD library (built by 'make preload' as bin/libwpcap.so):
 
   LD_PRELOAD=bin/libwpcap.so WIREPATH_PRELOAD_DIR=traces/ your-program ...
 
-or convert 'strace -f -ttt -yy' output with 'wirepath preload strace'. The
-format is described in docs/formats.md and the library in docs/preload.md.`,
+(without WIREPATH_PRELOAD_DIR they go to $XDG_RUNTIME_DIR/wirepath-preload,
+else ~/.cache/wirepath-preload), or convert 'strace -f -ttt -yy' output with
+'wirepath preload strace'. The format is described in docs/formats.md and
+the library in docs/preload.md.`,
 	}
 	cmd.AddCommand(newCmdSummarize(ios), newCmdStrace(ios))
 	return cmd
