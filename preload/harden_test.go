@@ -115,7 +115,7 @@ func TestLibraryHardening(t *testing.T) {
 	progs := map[string]string{}
 	binDir := filepath.Join(dir, "bin")
 	os.Mkdir(binDir, 0o755)
-	for _, p := range []string{"fdreuse", "threads"} {
+	for _, p := range []string{"fdreuse", "splicex", "threads"} {
 		progs[p] = buildProg(t, binDir, p)
 	}
 	t.Run("fd-reuse", func(t *testing.T) { testFDReuse(t, dir, lib, progs["fdreuse"]) })
@@ -123,6 +123,7 @@ func TestLibraryHardening(t *testing.T) {
 	t.Run("long-host", func(t *testing.T) { testLongHost(t, dir, lib, progs["threads"]) })
 	t.Run("uts-host", func(t *testing.T) { testUTSHost(t, dir, lib, progs["threads"]) })
 	t.Run("directory", func(t *testing.T) { testTraceDir(t, dir, lib, progs["threads"]) })
+	t.Run("splice", func(t *testing.T) { testSplice(t, dir, lib, progs["splicex"]) })
 }
 
 // testFDReuse: an application closes every descriptor (closefrom, the
@@ -425,5 +426,30 @@ func symlink(t *testing.T, target, link string) {
 	t.Helper()
 	if err := os.Symlink(target, link); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// testSplice moves data both ways over a TCP connection with splice (and
+// vmsplice into the pipes): the trace must count every byte.
+func testSplice(t *testing.T, dir, lib, prog string) {
+	logs := filepath.Join(dir, "splice")
+	os.Mkdir(logs, 0o700)
+	env := libEnv(lib, "WIREPATH_PRELOAD_DIR="+logs, "WIREPATH_PRELOAD_HOST=testhost")
+	lines, _ := runEnv(t, env, prog, "100000")
+	tab := loadDir(t, logs)
+	moved := field(t, lines, "moved", 1)
+	cli := fmt.Sprintf("127.0.0.1:%d", field(t, lines, "client_port", 1))
+	c := one(t, "client", conns(tab, func(c *Conn) bool { return c.Local == cli }))
+	s := one(t, "server", conns(tab, func(c *Conn) bool { return c.Remote == cli }))
+	if c.SentBytes != moved || c.RecvBytes != moved || s.SentBytes != moved || s.RecvBytes != moved {
+		t.Errorf("client sent %d received %d, server sent %d received %d; each should be %d",
+			c.SentBytes, c.RecvBytes, s.SentBytes, s.RecvBytes, moved)
+	}
+	for _, cn := range []*Conn{c, s} {
+		for _, m := range cn.Msgs {
+			if (m.Dir == DirSend) != (m.Call == CallSpliceSend) || (m.Dir == DirRecv) != (m.Call == CallSpliceRecv) {
+				t.Errorf("%s message by %v", m.Dir, m.Call)
+			}
+		}
 	}
 }

@@ -30,12 +30,14 @@ const (
 	CallWrite
 	CallWritev
 	CallSendfile
+	CallSpliceSend // splice into a socket (version 2)
 	CallRecv
 	CallRecvfrom
 	CallRecvmsg
 	CallRecvmmsg
 	CallRead
 	CallReadv
+	CallSpliceRecv // splice out of a socket (version 2)
 	CallClose
 	CallShutdown
 	CallDup
@@ -48,8 +50,8 @@ const (
 )
 
 var callNames = [numCalls]string{"?", "socket", "socketpair", "connect", "accept", "accept4", "bind", "listen",
-	"send", "sendto", "sendmsg", "sendmmsg", "write", "writev", "sendfile",
-	"recv", "recvfrom", "recvmsg", "recvmmsg", "read", "readv",
+	"send", "sendto", "sendmsg", "sendmmsg", "write", "writev", "sendfile", "splice_send",
+	"recv", "recvfrom", "recvmsg", "recvmmsg", "read", "readv", "splice_recv",
 	"close", "shutdown", "dup", "dup2", "dup3", "fork", "exec", "end"}
 
 // String returns the call's name as it appears in traces.
@@ -80,10 +82,10 @@ func parseCallBytes(b []byte) Call {
 }
 
 // Sends reports whether c moves data out of the process.
-func (c Call) Sends() bool { return c >= CallSend && c <= CallSendfile }
+func (c Call) Sends() bool { return c >= CallSend && c <= CallSpliceSend }
 
 // Receives reports whether c moves data into the process.
-func (c Call) Receives() bool { return c >= CallRecv && c <= CallReadv }
+func (c Call) Receives() bool { return c >= CallRecv && c <= CallSpliceRecv }
 
 // Data reports whether c moves data.
 func (c Call) Data() bool { return c.Sends() || c.Receives() }

@@ -103,6 +103,7 @@ DECL_REAL(ssize_t, writev, int, const struct iovec *, int);
 DECL_REAL(ssize_t, readv, int, const struct iovec *, int);
 DECL_REAL(ssize_t, sendfile, int, int, off_t *, size_t);
 DECL_REAL(ssize_t, sendfile64, int, int, off64_t *, size_t);
+DECL_REAL(ssize_t, splice, int, off64_t *, int, off64_t *, size_t, unsigned int);
 DECL_REAL(ssize_t, __read_chk, int, void *, size_t, size_t);
 DECL_REAL(ssize_t, __recv_chk, int, void *, size_t, size_t, int);
 DECL_REAL(ssize_t, __recvfrom_chk, int, void *, size_t, size_t, int, struct sockaddr *, socklen_t *);
@@ -942,7 +943,7 @@ static void resolve_all(void)
 	RESOLVE(sendto); RESOLVE(sendmsg); RESOLVE(sendmmsg); RESOLVE(recv);
 	RESOLVE(recvfrom); RESOLVE(recvmsg); RESOLVE(recvmmsg); RESOLVE(write);
 	RESOLVE(read); RESOLVE(writev); RESOLVE(readv); RESOLVE(sendfile);
-	RESOLVE(sendfile64); RESOLVE(__read_chk); RESOLVE(__recv_chk);
+	RESOLVE(sendfile64); RESOLVE(splice); RESOLVE(__read_chk); RESOLVE(__recv_chk);
 	RESOLVE(__recvfrom_chk); RESOLVE(close); RESOLVE(close_range); RESOLVE(closefrom);
 	RESOLVE(shutdown); RESOLVE(dup); RESOLVE(dup2); RESOLVE(dup3);
 	RESOLVE(fcntl); RESOLVE(fcntl64);
@@ -1594,6 +1595,25 @@ EXPORT ssize_t sendfile64(int out, int in, off64_t *off, size_t n)
 	ssize_t r = REAL(sendfile64)(out, in, off, n);
 	if (traced(st_))
 		data_done("sendfile", out, st_, (long long)n, r, 0, NULL, 0, NULL, 0, 0, t0_);
+	return r;
+}
+
+/* splice moves data between a pipe and another descriptor inside the
+ * kernel (proxies forward between sockets through a pipe with it): into a
+ * traced socket it is a send, out of one a receive (one end is always a
+ * pipe). vmsplice and tee touch only pipes; sendfile's source and
+ * copy_file_range's descriptors cannot be sockets. */
+EXPORT ssize_t splice(int in, off64_t *inoff, int out, off64_t *outoff, size_t n, unsigned int flags)
+{
+	RESOLVE(splice);
+	unsigned so = ACTIVE() ? fd_state(out) : 0;
+	unsigned si = ACTIVE() && !traced(so) ? fd_state(in) : 0;
+	unsigned long long t0 = traced(so) || traced(si) ? now_ns() : 0;
+	ssize_t r = REAL(splice)(in, inoff, out, outoff, n, flags);
+	if (traced(so))
+		data_done("splice_send", out, so, (long long)n, r, 0, NULL, 0, NULL, 0, 0, t0);
+	else if (traced(si))
+		data_done("splice_recv", in, si, (long long)n, r, 0, NULL, 0, NULL, 0, 1, t0);
 	return r;
 }
 
