@@ -677,6 +677,9 @@ static unsigned fd_cached(int fd)
 static inline int traced(unsigned st) { return (st & FD_SOCK) != 0; }
 static inline enum sock_kind st_kind(unsigned st) { return (enum sock_kind)((st >> FD_KIND_SHIFT) & 7); }
 
+static inline int is_dgram(enum sock_kind k) { return k == K_UDP || k == K_UNIX_DGRAM || k == K_RAW; }
+static inline int is_unix(enum sock_kind k) { return k == K_UNIX_STREAM || k == K_UNIX_DGRAM || k == K_UNIX_SEQPACKET; }
+
 /* fd_cache_recheck is called when descriptors were closed behind the
  * library's back: a socket's number may hold a file now, or another
  * socket. Entries of sockets are probed again (and kept when the number
@@ -696,8 +699,6 @@ static void fd_cache_recheck(void)
 			set_fd(fd, st);
 	}
 }
-static inline int is_dgram(enum sock_kind k) { return k == K_UDP || k == K_UNIX_DGRAM || k == K_RAW; }
-static inline int is_unix(enum sock_kind k) { return k == K_UNIX_STREAM || k == K_UNIX_DGRAM || k == K_UNIX_SEQPACKET; }
 
 /* fmt_addr formats a socket address as wirepath writes endpoints:
  * "1.2.3.4:80", "[::1]:53" (IPv4-mapped IPv6 addresses as IPv4),
