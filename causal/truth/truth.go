@@ -217,6 +217,7 @@ type ParseError struct {
 	Err  error
 }
 
+// Error formats the error as FILE:LINE: problem.
 func (e *ParseError) Error() string { return fmt.Sprintf("%s:%d: %v", e.File, e.Line, e.Err) }
 
 // Unwrap returns the underlying error.
