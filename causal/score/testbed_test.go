@@ -136,3 +136,25 @@ func returnOf(f *truth.File, call int) int {
 	}
 	return -1
 }
+
+func BenchmarkScoreTestbed(b *testing.B) {
+	f, err := truth.ReadFile("testdata/testbed/ids-8.truth.jsonl")
+	if err != nil {
+		b.Fatal(err)
+	}
+	tr, err := trace.ReadFile("testdata/testbed/ids-8.trace.tsv.gz", trace.ReadOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	m := MapTrace(tr, f, DefaultMapOptions())
+	res := oracleOf(tr, f, m, trueParents(f))
+	b.ReportAllocs()
+	b.ResetTimer()
+	var r *RequestReport
+	for i := 0; i < b.N; i++ {
+		r = ScoreRequests(res, tr, f, MapTrace(tr, f, DefaultMapOptions()))
+	}
+	if r.Requests.Right != r.Requests.All {
+		b.Fatalf("the oracle scored %+v", r.Requests)
+	}
+}

@@ -115,6 +115,7 @@ func (b *builder) build(in *logsIn) *truth.File {
 	for _, cr := range in.client {
 		b.clients[cr.Hop] = true
 	}
+	b.check("nonces_distinct_across_hops", distinctNonces(in))
 	for _, cr := range sortedClient(in.client) {
 		b.request(in, cr)
 	}
@@ -316,4 +317,44 @@ func (b *builder) numberConns() {
 		}
 	}
 
+}
+
+// distinctNonces reports whether every per-hop nonce was sent on one hop
+// only: the client's, nginx's ($request_id), the application's to tier2
+// and tier2's to the backends. A nonce shared by a parent request and its
+// child would be causal evidence the engines could use; the testbed's
+// nonces must give none.
+func distinctNonces(in *logsIn) bool {
+	seen := map[string]bool{}
+	fresh := func(n string) bool {
+		if n == "" || seen[n] {
+			return false
+		}
+		seen[n] = true
+		return true
+	}
+	ok := true
+	for _, cr := range in.client {
+		ok = fresh(cr.Hop) && ok
+	}
+	for _, ng := range in.nginx {
+		ok = fresh(ng.RID) && ok
+	}
+	for _, m := range []map[string]*serverRec{in.app, in.tier2} {
+		for _, r := range m {
+			for _, c := range r.Calls {
+				if c.Hop != "" {
+					ok = fresh(c.Hop) && ok
+				}
+			}
+		}
+	}
+	for _, r := range in.bg {
+		for _, c := range r.Calls {
+			if c.Hop != "" {
+				ok = fresh(c.Hop) && ok
+			}
+		}
+	}
+	return ok
 }
