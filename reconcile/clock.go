@@ -5,6 +5,8 @@ import (
 	"container/heap"
 	"math"
 	"slices"
+
+	"github.com/wirepath/wirepath/trace"
 )
 
 // Clock offsets between clock domains (WAP5 section 5.2, after Paxson; and
@@ -30,6 +32,275 @@ import (
 // different round trips). Its midpoint, (dXY - dYX)/2, is exact when the
 // smallest delays are symmetric (Paxson, WAP5 section 5.2); its half-width,
 // (dXY + dYX)/2, bounds the error whatever the asymmetry.
+
+// estimateClocks names the clock domains (the sniffers, then the traced
+// hosts), collects the events seen on two of them, and estimates every
+// domain's offset against the reference domain (st.est, st.ref). Pairs
+// of domains whose samples contradict each other are warned about.
+func (r *Reconciler) estimateClocks(st *state) {
+	r.clockDomains(st)
+	cs, stamped := r.clockSamples(st)
+	refSniffer := r.referenceSniffer()
+	st.ref = refSniffer
+	if st.ref < 0 && st.nSniffers > 0 {
+		st.ref = 0
+	}
+	if st.ref < 0 {
+		st.ref = busiestDomain(stamped)
+	}
+	est, bad := solveClocks(len(st.domNames), st.ref, cs, r.snifferEdges(refSniffer))
+	for _, k := range bad {
+		st.warn("clocks %q and %q: the two directions' smallest delays have a negative sum (drifting clocks, or events paired wrongly); their offset is unreliable", st.domNames[k[0]], st.domNames[k[1]])
+	}
+	st.est = est
+}
+
+// clockDomains names the domains: every sniffer (those the options
+// describe and those sightings name), then every traced host.
+func (r *Reconciler) clockDomains(st *state) {
+	nSn := len(r.opts.Sniffers)
+	for _, p := range r.points {
+		nSn = max(nSn, int(p.Sniffer)+1)
+	}
+	st.nSniffers = int32(nSn)
+	for i := range nSn {
+		st.domNames = append(st.domNames, r.snifferName(i))
+	}
+	if tab := r.opts.Preload; tab != nil {
+		for _, p := range tab.Processes() {
+			st.hostDomain(p.Host)
+		}
+	}
+}
+
+// clockSamples collects the events seen on two clocks: every message's
+// send and receive at their best times, and every traced call with the
+// sniffer sighting of its bytes. It also counts the times each domain
+// gave.
+func (r *Reconciler) clockSamples(st *state) (*clockSamples, map[int32]int64) {
+	cs := newClockSamples()
+	stamped := map[int32]int64{}
+	for i := range st.out {
+		lm := &st.out[i]
+		send, recv := r.stamps(st, lm, false)
+		bs, br := best(&send), best(&recv)
+		if bs.dom >= 0 {
+			stamped[bs.dom]++
+		}
+		if br.dom >= 0 {
+			stamped[br.dom]++
+		}
+		if bs.dom >= 0 && br.dom >= 0 {
+			cs.add(bs.dom, bs.ts, br.dom, br.ts)
+		}
+		send, recv = r.stamps(st, lm, true)
+		if t, s := send[slotTrace], sniffedWhole(&send); t.dom >= 0 && s.dom >= 0 {
+			cs.add(t.dom, t.ts, s.dom, s.ts)
+		}
+		if t, s := recv[slotTrace], sniffedWhole(&recv); t.dom >= 0 && s.dom >= 0 {
+			cs.add(s.dom, s.ts, t.dom, t.ts)
+		}
+	}
+	return cs, stamped
+}
+
+// sniffedWhole returns the home point's candidate of cs, else the side
+// point's (dom -1 if neither saw the whole message).
+func sniffedWhole(cs *[numSlots]cand) cand {
+	if cs[slotHome].dom >= 0 {
+		return cs[slotHome]
+	}
+	return cs[slotSide]
+}
+
+// referenceSniffer is the sniffer the options mark as the reference
+// (the last so marked), -1 if none.
+func (r *Reconciler) referenceSniffer() int32 {
+	ref := int32(-1)
+	for i, sn := range r.opts.Sniffers {
+		if sn.Reference {
+			ref = int32(i)
+		}
+	}
+	return ref
+}
+
+// snifferEdges are pcapio's estimates: a sniffer it corrected onto the
+// reference sniffer's clock is at offset 0 from it, within the
+// uncertainty pcapio gives.
+func (r *Reconciler) snifferEdges(ref int32) []fixedEdge {
+	if ref < 0 {
+		return nil
+	}
+	var fixed []fixedEdge
+	for i, sn := range r.opts.Sniffers {
+		if sn.Known && !sn.Reference {
+			fixed = append(fixed, edge{a: ref, b: int32(i), unc: sn.UncertaintyNS, samples: sn.Samples})
+		}
+	}
+	return fixed
+}
+
+// busiestDomain returns the domain with the highest count, the lowest on
+// ties, -1 if none.
+func busiestDomain(counts map[int32]int64) int32 {
+	d, c := int32(-1), int64(-1)
+	for x, k := range counts {
+		if x >= 0 && (k > c || (k == c && x < d)) {
+			d, c = x, k
+		}
+	}
+	return d
+}
+
+// nodeClocks names both ends of every message and gives each node one
+// clock: the domain most of its ends' times come from (endDomain), the
+// lowest on ties. A node keeps one clock, so node delays need no offset.
+func (r *Reconciler) nodeClocks(st *state) {
+	st.ends = make([]msgEnds, len(st.out))
+	st.nodeUse = map[trace.Sym]map[int32]int64{}
+	st.server = map[trace.Sym]bool{}
+	for i := range st.out {
+		lm := &st.out[i]
+		rc := st.conns[lm.rc]
+		en := msgEnds{send: st.nodeName(r, lm.hs, lm.spc, rc.epi[lm.dir]), recv: st.nodeName(r, lm.hr, lm.rpc, rc.epi[1-lm.dir])}
+		st.ends[i] = en
+		st.server[en.send] = st.server[en.send] || st.fixed[rc.epi[lm.dir]]
+		st.server[en.recv] = st.server[en.recv] || st.fixed[rc.epi[1-lm.dir]]
+		st.useDomain(en.send, r.endDomain(st, lm.hs))
+		st.useDomain(en.recv, r.endDomain(st, lm.hr))
+	}
+	st.nodeDom = make(map[trace.Sym]int32, len(st.nodeUse))
+	for n, m := range st.nodeUse {
+		st.nodeDom[n] = busiestDomain(m)
+	}
+}
+
+func (st *state) useDomain(n trace.Sym, d int32) {
+	m := st.nodeUse[n]
+	if m == nil {
+		m = map[int32]int64{}
+		st.nodeUse[n] = m
+	}
+	m[d]++
+}
+
+// endDomain is the clock of an end on host h: its home sniffer's, or its
+// traced host's where no sniffer saw it (or only the traced clock is tied
+// to the reference); -1 if none.
+func (r *Reconciler) endDomain(st *state, h int32) int32 {
+	if h < 0 {
+		return -1
+	}
+	hs := st.ht.hosts[h]
+	sn, hd := int32(-1), int32(-1)
+	if hs.home >= 0 {
+		sn = int32(r.points[hs.home].Sniffer)
+	}
+	if d, ok := st.hostDom[hs.pname]; ok && hs.pname != "" && int(d) < len(st.est) {
+		hd = d
+	}
+	switch {
+	case sn >= 0 && hd >= 0 && !st.est[sn].Known && st.est[hd].Known:
+		return hd
+	case sn >= 0:
+		return sn
+	}
+	return hd
+}
+
+// clockReport fills the clocks (sniffers and traced hosts against the
+// reference clock) and the node offsets (against the reference node).
+func (r *Reconciler) clockReport(st *state, rep *Report) {
+	refName := ""
+	if st.ref >= 0 {
+		refName = st.domNames[st.ref]
+	}
+	for d := range int32(len(st.domNames)) {
+		rep.Clocks = append(rep.Clocks, r.clockOf(st, d, refName))
+	}
+	refNode, ok := st.referenceNode()
+	if !ok {
+		return
+	}
+	rep.Reference = st.tr.Str(refNode)
+	rd := st.nodeDom[refNode]
+	names := make([]trace.Sym, 0, len(st.nodeDom))
+	for n := range st.nodeDom {
+		names = append(names, n)
+	}
+	slices.SortFunc(names, func(a, b trace.Sym) int { return cmp.Compare(st.tr.Str(a), st.tr.Str(b)) })
+	for _, n := range names {
+		rep.Offsets = append(rep.Offsets, st.nodeOffset(n, rd, rep.Reference))
+	}
+}
+
+// clockOf reports domain d: a sniffer with pcapio's estimate, or with
+// the one made here from the messages; a traced host with the one made
+// here.
+func (r *Reconciler) clockOf(st *state, d int32, refName string) trace.Clock {
+	c := trace.Clock{Name: st.domNames[d], Kind: "sniffer", Reference: refName, Method: "unknown"}
+	if d >= st.nSniffers {
+		c.Kind = "host"
+	}
+	e := st.est[d]
+	switch {
+	case d < st.nSniffers && int(d) < len(r.opts.Sniffers) && r.opts.Sniffers[d].Known:
+		sn := r.opts.Sniffers[d]
+		c.Known, c.OffsetNS, c.UncertaintyNS, c.Samples, c.Method = true, sn.OffsetNS, sn.UncertaintyNS, sn.Samples, sn.Method
+	case e.Known:
+		c.Known, c.OffsetNS, c.UncertaintyNS, c.Samples, c.Method = true, e.Offset, e.Uncertainty, e.Samples, "messages"
+		if d >= st.nSniffers && d == st.ref {
+			c.Method = "reference"
+		}
+	}
+	return c
+}
+
+// referenceNode is the busiest node on the reference clock, else the
+// busiest on a clock tied to it; ties go to the first name.
+func (st *state) referenceNode() (trace.Sym, bool) {
+	for _, onRef := range [...]bool{true, false} {
+		var node trace.Sym
+		n := int64(-1)
+		for x, d := range st.nodeDom {
+			if d < 0 || !st.est[d].Known || (onRef && d != st.ref) {
+				continue
+			}
+			var c int64
+			for _, k := range st.nodeUse[x] {
+				c += k
+			}
+			if c > n || (c == n && st.tr.Str(x) < st.tr.Str(node)) {
+				node, n = x, c
+			}
+		}
+		if n >= 0 {
+			return node, true
+		}
+	}
+	return 0, false
+}
+
+// nodeOffset is node n's clock offset against the reference node's clock
+// rd, with the uncertainties of both added.
+func (st *state) nodeOffset(n trace.Sym, rd int32, refName string) trace.Offset {
+	d := st.nodeDom[n]
+	o := trace.Offset{Node: st.tr.Str(n), Reference: refName}
+	if d < 0 || !st.est[d].Known {
+		return o
+	}
+	o.Known = true
+	o.OffsetNS = st.est[d].Offset - st.est[rd].Offset
+	if d != rd {
+		o.UncertaintyNS = st.est[d].Uncertainty + st.est[rd].Uncertainty
+		o.Samples = st.est[d].Samples
+		if st.est[rd].Samples > 0 {
+			o.Samples = min(o.Samples, st.est[rd].Samples)
+		}
+	}
+	return o
+}
 
 // clockEdge is what the samples say about off(b) - off(a), a < b.
 type clockEdge struct {
