@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"slices"
 
+	"github.com/wirepath/wirepath/clock"
 	"github.com/wirepath/wirepath/preload"
 	"github.com/wirepath/wirepath/trace"
 )
@@ -39,7 +40,7 @@ type state struct {
 	nSniffers int32
 	hostDom   map[string]int32
 	domNames  []string
-	est       []Estimate
+	est       []clock.Offset
 	ref       int32
 	// The nodes (nodeClocks): each message's end nodes, each node's clock,
 	// how many of its ends each clock timed, whether it is a server.

@@ -1219,12 +1219,14 @@ func (w *refWorld) clocks() {
 			if dAB == math.MaxInt64 || dBA == math.MaxInt64 {
 				continue
 			}
-			unc := refCeilHalf(dAB + dBA)
-			if unc < 0 {
+			// Half the round trip, rounded up; a negative one contradicts
+			// itself and is warned about.
+			rt := dAB + dBA
+			if rt < 0 {
 				w.warns = append(w.warns, fmt.Sprintf("clocks %q and %q: the two directions' smallest delays have a negative sum (drifting clocks, or events paired wrongly); their offset is unreliable", w.doms[a], w.doms[b]))
-				unc = -unc
+				rt = -rt
 			}
-			edges = append(edges, edge{a, b, refFloorHalf(dAB - dBA), unc, n})
+			edges = append(edges, edge{a, b, refFloorHalf(dAB - dBA), refCeilHalf(rt), n})
 		}
 	}
 	w.ref = -1
