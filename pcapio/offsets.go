@@ -229,6 +229,18 @@ func absDiff(a, b int64) int64 {
 	return b - a
 }
 
+// offsetsOf estimates each of n sniffers' offset against ref from their
+// samplers (nil when not sampled), given[i] being non-nil for offsets
+// fixed by the caller.
+func offsetsOf(n int, samplers []*sampler, ref int, given []*int64) []Offset {
+	return solveOffsets(n, ref, given, func(i, j int) pairEstimate {
+		if samplers == nil || samplers[i] == nil || samplers[j] == nil {
+			return pairEstimate{}
+		}
+		return estimatePair(samplers[i], samplers[j])
+	})
+}
+
 // solveOffsets turns pairwise estimates into each sniffer's offset against
 // ref: the path of least summed uncertainty from ref (or from a sniffer
 // with a given offset) through sniffers that share packets. given[i] is
