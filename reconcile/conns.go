@@ -35,17 +35,8 @@ type pref struct {
 
 func (p pref) ok() bool          { return p.c != nil }
 func (p pref) msg() *preload.Msg { return &p.c.Msgs[p.i] }
-func (p pref) span(k int64) span {
-	m := p.msg()
-	return span{m.Offset + k, m.Offset + m.Bytes + k, p.i}
-}
-func (p pref) ts() int64           { return p.msg().TS }
-func (p pref) end() int64          { return p.msg().End }
-func noPref() pref                 { return pref{} }
-func (p pref) same(q pref) bool    { return p.c == q.c && p.i == q.i }
-func (p pref) host() string        { return p.c.Host }
-func (p pref) bytes() int64        { return p.msg().Bytes }
-func (p pref) sum() (uint32, bool) { m := p.msg(); return m.Sum, m.HasSum }
+func (p pref) ts() int64         { return p.msg().TS }
+func (p pref) end() int64        { return p.msg().End }
 
 // rconn is one connection, or one direction of datagrams between two
 // endpoints, with what the sniffers and the syscall traces at either end
@@ -195,12 +186,6 @@ func (r *Reconciler) msgStart(i int32) int64 {
 		}
 	}
 	return t
-}
-
-// streamSock reports whether a traced socket carries a byte stream this
-// stage reconciles.
-func streamSock(s preload.SockType) bool {
-	return s == preload.SockTCP || s == preload.SockUnixStream || s == preload.SockUnixSeqpacket
 }
 
 func dgramSock(s preload.SockType) bool {

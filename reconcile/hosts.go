@@ -19,8 +19,6 @@ type host struct {
 	use []int64
 	// home is the capture point that sees its traffic best, -1 if none.
 	home int32
-	// roles are the names of its fixed endpoints (NameRole).
-	roles []string
 	// stats of the home choice, for the report.
 	homeNear, homeSeen, msgs int64
 	// remote is set when the home point sees what the host sends with a
