@@ -223,22 +223,7 @@ type dirSpans struct {
 func (r *Reconciler) streamDir(st *state, rc *rconn, d int) {
 	ds := r.directionSpans(st, rc, d)
 	st.accountCalls(rc, d, &ds)
-	pts, covered := ds.coverage()
-	pi := 0
-	for _, cv := range covered {
-		a := cv.a
-		for pi < len(pts) && pts[pi] <= cv.a {
-			pi++
-		}
-		for ; pi < len(pts) && pts[pi] <= cv.b; pi++ {
-			p := pts[pi]
-			if p < cv.b && !ds.cut(p) {
-				continue
-			}
-			r.emit(st, rc, d, a, p, &ds)
-			a = p
-		}
-	}
+	ds.messages(func(a, b int64) { r.emit(st, rc, d, a, b, &ds) })
 }
 
 // directionSpans returns the spans of direction d of rc. Where the
@@ -307,9 +292,10 @@ func (st *state) accountCalls(rc *rconn, d int, ds *dirSpans) {
 	}
 }
 
-// coverage returns every span boundary, sorted, and the covered byte
-// ranges (the spans merged).
-func (ds *dirSpans) coverage() ([]int64, spans) {
+// messages calls fn with every logical message [a, b) of the direction:
+// the covered bytes (the spans merged) cut at each span boundary where
+// cut says so, and where the covered bytes end.
+func (ds *dirSpans) messages(fn func(a, b int64)) {
 	var pts []int64
 	var cover spans
 	for _, l := range [...]spans{ds.fs, ds.ss, ds.rs} {
@@ -319,7 +305,7 @@ func (ds *dirSpans) coverage() ([]int64, spans) {
 		}
 	}
 	if len(cover) == 0 {
-		return nil, nil
+		return
 	}
 	slices.Sort(pts)
 	pts = slices.Compact(pts)
@@ -332,7 +318,21 @@ func (ds *dirSpans) coverage() ([]int64, spans) {
 		}
 		merged = append(merged, span{s.a, s.b, 0})
 	}
-	return pts, merged
+	pi := 0
+	for _, cv := range merged {
+		a := cv.a
+		for pi < len(pts) && pts[pi] <= cv.a {
+			pi++
+		}
+		for ; pi < len(pts) && pts[pi] <= cv.b; pi++ {
+			p := pts[pi]
+			if p < cv.b && !ds.cut(p) {
+				continue
+			}
+			fn(a, p)
+			a = p
+		}
+	}
 }
 
 // cut reports whether a logical message ends at span boundary p: by the
