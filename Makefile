@@ -14,8 +14,11 @@ BENCHTIME  ?= 1s
 RACE_PKGS  ?= ./...
 # Debian packages the tests need: real capture tools, network namespaces,
 # NAT, the C compiler for the LD_PRELOAD library, strace, a browser for the
-# HTML report test, graphviz for the DOT report test.
-DEB_PKGS   := tcpdump tshark iproute2 iptables nftables gcc libc6-dev make strace curl zstd chromium graphviz
+# HTML report test, graphviz for the DOT report test; the real servers and
+# clients the protocol decoders are tested against (proto/...; setpriv is in
+# util-linux).
+DEB_PKGS   := tcpdump tshark iproute2 iptables nftables gcc libc6-dev make strace curl zstd chromium graphviz \
+              postgresql mariadb-server mariadb-client redis-server redis-tools memcached util-linux
 
 .PHONY: help
 help: ## list the targets
