@@ -240,6 +240,24 @@ func (d *Decoder) lose(dir proto.Dir, at int64) {
 	*s = side{rs: rs, body: body, typed: typed, st: stLost}
 }
 
+// stop ends framing in both directions (encryption or replication
+// follows): bytes of a message or unit still open are skipped.
+func (d *Decoder) stop() {
+	for dir := range proto.Dir(2) {
+		s := &d.s[dir]
+		switch {
+		case s.st == stLost:
+			d.Skip(dir, int64(s.rs.Drop()))
+		case s.open:
+			d.Skip(dir, d.Next(dir)-s.unitStart)
+		case s.hn > 0 || s.st == stBody:
+			d.Skip(dir, d.Next(dir)-s.msgStart)
+		}
+		rs, body := s.rs, s.body[:0]
+		*s = side{rs: rs, body: body, st: stOff}
+	}
+}
+
 func (d *Decoder) consume(dir proto.Dir, off int64, data []byte) {
 	for len(data) > 0 {
 		s := &d.s[dir]
@@ -330,7 +348,7 @@ func (d *Decoder) sslAnswer(off int64, c byte) int {
 	d.Emit(proto.Unit{Dir: proto.FromServer, Kind: proto.KindControl, Start: off, End: off + 1})
 	if c != 'N' {
 		d.st.Encrypted++
-		d.s[0].st, d.s[1].st = stOff, stOff
+		d.stop()
 	}
 	return 1
 }
@@ -423,9 +441,7 @@ func (d *Decoder) clientMessage(end int64) {
 	switch s.typ {
 	case 'Q':
 		d.open(proto.FromClient, proto.KindRequest)
-		if !s.broken {
-			s.label = d.sql(body)
-		}
+		s.label = d.sql(body) // as far as it was captured: body is a prefix
 		d.emit(proto.FromClient, end)
 	case 'F':
 		d.open(proto.FromClient, proto.KindRequest)
@@ -627,7 +643,7 @@ func (d *Decoder) responseMessage(s *side, end int64) {
 	case 'W':
 		d.st.Replication++
 		d.emit(proto.FromServer, end)
-		d.s[0].st, d.s[1].st = stOff, stOff
+		d.stop()
 		return
 	case 'Z':
 		d.emit(proto.FromServer, end)

@@ -271,6 +271,25 @@ func (d *Decoder) lose(dir proto.Dir, at int64) {
 	s.st = stLost
 }
 
+// stop ends framing in both directions (replication follows): bytes of a
+// message still open, and replies of a response not yet reported, are
+// skipped.
+func (d *Decoder) stop() {
+	for dir := range proto.Dir(2) {
+		s := &d.s[dir]
+		switch {
+		case s.st == stLost:
+			d.Skip(dir, int64(s.rs.Drop()))
+		case s.inMsg:
+			d.Skip(dir, d.Next(dir)-s.start)
+		}
+		d.resetSide(s)
+		s.st = stOff
+	}
+	d.Skip(proto.FromServer, d.respBytes)
+	d.respBytes, d.got = 0, 0
+}
+
 func (d *Decoder) resetSide(s *side) {
 	rs, cb := s.rs, s.cbuf[:0]
 	*s = side{rs: rs, cbuf: cb}
@@ -662,7 +681,8 @@ func (d *Decoder) finishCommand(end int64) {
 	case "SYNC", "PSYNC":
 		u.Kind = proto.KindControl
 		d.st.Replication++
-		d.s[0].st, d.s[1].st = stOff, stOff
+		defer d.stop() // after the command is reported
+		s.inMsg = false
 	case "CLIENT":
 		if string(d.sub[:d.subLen]) == "REPLY" {
 			d.clientReply(&u)
