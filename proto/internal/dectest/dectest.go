@@ -147,12 +147,11 @@ func HasTokens(u proto.Unit, words ...string) bool {
 // Check asserts what every decoder's Units keep: Start < End and Bytes
 // within them; in a serial protocol (serial true) a direction's Units in
 // order and disjoint; every response with a Key after its request's, and
-// no Key used twice by a kind.
+// no Key used again while its request waits.
 func Check(t testing.TB, units []proto.Unit, serial bool) {
 	t.Helper()
 	var last [2]int64
-	reqs := map[uint64]bool{}
-	resps := map[uint64]bool{}
+	open := map[uint64]bool{} // requests waiting for their response
 	for _, u := range units {
 		if u.Start >= u.End || u.Bytes <= 0 || u.Bytes > u.End-u.Start {
 			t.Fatalf("bad range: %s", Line(u))
@@ -168,15 +167,15 @@ func Check(t testing.TB, units []proto.Unit, serial bool) {
 		}
 		switch u.Kind {
 		case proto.KindRequest:
-			if reqs[u.Key] {
-				t.Fatalf("request key used twice: %s", Line(u))
+			if open[u.Key] {
+				t.Fatalf("key of a waiting request used again: %s", Line(u))
 			}
-			reqs[u.Key] = true
+			open[u.Key] = true
 		case proto.KindResponse:
-			if !reqs[u.Key] || resps[u.Key] {
+			if !open[u.Key] {
 				t.Fatalf("response without its request, or twice: %s", Line(u))
 			}
-			resps[u.Key] = true
+			delete(open, u.Key)
 		default:
 			t.Fatalf("a key on a %s", Line(u))
 		}

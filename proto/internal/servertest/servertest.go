@@ -198,8 +198,36 @@ func Postgres(t testing.TB) *Server {
 	runAs(t, dir, user, initdb, "-D", data, "-A", "trust", "-U", "postgres", "--no-sync", "-E", "UTF8")
 	port := freePort(t)
 	addr := "127.0.0.1:" + strconv.Itoa(port)
-	return start(t, addr, dir, user, postgres, "-D", data, "-k", dir, "-p", strconv.Itoa(port),
+	srv := start(t, addr, dir, user, postgres, "-D", data, "-k", dir, "-p", strconv.Itoa(port),
 		"-c", "listen_addresses=127.0.0.1", "-c", "fsync=off", "-c", "shared_buffers=16MB", "-c", "max_connections=20")
+	waitPostgres(t, addr)
+	return srv
+}
+
+// waitPostgres waits until the server accepts a start-up packet: it listens
+// before it is ready, and answers "the database system is starting up"
+// until then.
+func waitPostgres(t testing.TB, addr string) {
+	t.Helper()
+	startup := []byte("\x00\x00\x00\x29\x00\x03\x00\x00user\x00postgres\x00database\x00postgres\x00\x00")
+	deadline := time.Now().Add(startTimeout)
+	for time.Now().Before(deadline) {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err == nil {
+			c.SetDeadline(time.Now().Add(5 * time.Second))
+			var b [1]byte
+			_, err = c.Write(startup)
+			if err == nil {
+				_, err = c.Read(b[:])
+			}
+			c.Close()
+			if err == nil && b[0] == 'R' {
+				return
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("PostgreSQL on %s did not become ready", addr)
 }
 
 // MariaDB installs a data directory and starts mariadbd on a free loopback
