@@ -34,7 +34,9 @@ func build(t testing.TB, id uint16, response bool, rcode dnsmessage.RCode, name 
 }
 
 // tcp prefixes a message with its length.
-func tcp(m []byte) string { return string(binary.BigEndian.AppendUint16(nil, uint16(len(m)))) + string(m) }
+func tcp(m []byte) string {
+	return string(binary.BigEndian.AppendUint16(nil, uint16(len(m)))) + string(m)
+}
 
 func TestParseAndLabel(t *testing.T) {
 	b := evidence.NewBuilder(evidence.Config{})
@@ -99,8 +101,8 @@ func TestDecoder(t *testing.T) {
 // FuzzParse checks Parse against golang.org/x/net/dns/dnsmessage: on a
 // message both accept, the id, the QR bit and the first question agree.
 func FuzzParse(f *testing.F) {
-	f.Add(build(f, 1, false, 0, "example.com.", dnsmessage.TypeA))                   // a query
-	f.Add(build(f, 2, true, 0, "x.example.com.", dnsmessage.TypeA))                  // a response with a compressed answer
+	f.Add(build(f, 1, false, 0, "example.com.", dnsmessage.TypeA))                    // a query
+	f.Add(build(f, 2, true, 0, "x.example.com.", dnsmessage.TypeA))                   // a response with a compressed answer
 	f.Add([]byte("\x00\x01\x00\x00\x00\x01\x00\x00\x00\x00\x00\x00\xc0\x0c\x00\x01")) // a pointer loop
 	f.Fuzz(func(t *testing.T, b []byte) {
 		m, ok := Parse(b, nil)

@@ -6,9 +6,9 @@ package dectest
 import (
 	"flag"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
