@@ -123,16 +123,18 @@ type ID struct {
 	Value  string
 }
 
-// Decoder decodes one connection's application protocol. Feed is given
-// each direction's bytes in stream order (off is the stream offset of
-// data[0]); Gap says that n bytes from off were not captured; Close ends
-// the connection and reports what was still open. Each call appends the
-// Units it completed to out and returns it. The Units, and the Evidence
-// they point to, are valid until the next call on the decoder: a caller
-// that keeps them copies them. Units are reported when their last byte
-// has been fed, so a request's Unit precedes its response's.
+// Decoder decodes one connection's application protocol, pull-style as
+// flows' Assembler: Feed is given each direction's bytes in stream order
+// (off is the stream offset of data[0]); Gap says that n bytes from off
+// were not captured; Close ends the connection and completes what was
+// still open. After each of them, Next takes the Units completed, one at a
+// time, until it reports false. A Unit, and the Evidence it points to,
+// stays valid until the decoder is next fed after all were taken: a caller
+// that keeps them copies them. Units are reported when their last byte has
+// been fed, so a request's Unit precedes its response's.
 type Decoder interface {
-	Feed(dir Dir, off int64, data []byte, out []Unit) []Unit
-	Gap(dir Dir, off, n int64, out []Unit) []Unit
-	Close(out []Unit) []Unit
+	Feed(dir Dir, off int64, data []byte)
+	Gap(dir Dir, off, n int64)
+	Close()
+	Next(u *Unit) bool
 }

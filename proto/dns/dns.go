@@ -255,29 +255,30 @@ func (d *Decoder) Stats() Stats {
 	return s
 }
 
-// Feed decodes the next bytes of dir, which start at stream offset off.
-func (d *Decoder) Feed(dir proto.Dir, off int64, data []byte, out []proto.Unit) []proto.Unit {
-	d.Begin(out)
+// Feed decodes the next bytes of dir, which start at stream offset off;
+// the Units it completes are taken with Next.
+func (d *Decoder) Feed(dir proto.Dir, off int64, data []byte) {
+	d.Begin()
 	gap, data := d.Align(dir, off, data)
 	if gap > 0 {
 		d.gap(dir, gap)
 	}
-	d.consume(dir, d.Next(dir)-int64(len(data)), data)
-	return d.Out()
+	d.consume(dir, d.Offset(dir)-int64(len(data)), data)
+	d.End()
 }
 
 // Gap reports that n bytes of dir from off were not captured.
-func (d *Decoder) Gap(dir proto.Dir, off, n int64, out []proto.Unit) []proto.Unit {
-	d.Begin(out)
+func (d *Decoder) Gap(dir proto.Dir, off, n int64) {
+	d.Begin()
 	if g := d.AlignGap(dir, off, n); g > 0 {
 		d.gap(dir, g)
 	}
-	return d.Out()
+	d.End()
 }
 
 // Close ends the connection.
-func (d *Decoder) Close(out []proto.Unit) []proto.Unit {
-	d.Begin(out)
+func (d *Decoder) Close() {
+	d.Begin()
 	for dir := range proto.Dir(2) {
 		s := &d.s[dir]
 		switch {
@@ -285,12 +286,12 @@ func (d *Decoder) Close(out []proto.Unit) []proto.Unit {
 			d.Skip(dir, int64(s.rs.Drop()))
 		case s.ln > 0 || s.st == stBody:
 			d.Base.Stats.Truncated++
-			d.Emit(proto.Unit{Dir: dir, Kind: proto.KindControl, Start: s.start, End: d.Next(dir)})
+			d.Emit(proto.Unit{Dir: dir, Kind: proto.KindControl, Start: s.start, End: d.Offset(dir)})
 		}
 	}
 	d.Base.Stats.Unanswered += int64(len(d.waiting))
 	clear(d.waiting)
-	return d.Out()
+	d.End()
 }
 
 func (d *Decoder) gap(dir proto.Dir, n int64) {
@@ -303,10 +304,10 @@ func (d *Decoder) gap(dir proto.Dir, n int64) {
 		s.broken = true
 	case s.st == stBody && n == int64(s.remain):
 		s.remain, s.broken, s.st = 0, true, stLen
-		d.message(dir, d.Next(dir))
+		d.message(dir, d.Offset(dir))
 	default:
 		if s.ln > 0 || s.st == stBody {
-			d.Skip(dir, d.Next(dir)-n-s.start)
+			d.Skip(dir, d.Offset(dir)-n-s.start)
 		}
 		d.Lost(dir)
 		d.st.Malformed++

@@ -101,7 +101,6 @@ func TestEvidence(t *testing.T) {
 
 func TestNoAllocs(t *testing.T) {
 	d := NewDecoder(Config{})
-	var out []proto.Unit
 	var off [2]int64
 	corr := int32(0)
 	c := []byte(produce7(0, 1, "orders"))
@@ -110,9 +109,11 @@ func TestNoAllocs(t *testing.T) {
 		binary.BigEndian.PutUint32(c[8:], uint32(corr))
 		binary.BigEndian.PutUint32(s[4:], uint32(corr))
 		corr++
-		out = d.Feed(proto.FromClient, off[0], c, out[:0])
+		d.Feed(proto.FromClient, off[0], c)
+		Drain(d)
 		off[0] += int64(len(c))
-		out = d.Feed(proto.FromServer, off[1], s, out[:0])
+		d.Feed(proto.FromServer, off[1], s)
+		Drain(d)
 		off[1] += int64(len(s))
 	}
 	step()
@@ -125,7 +126,6 @@ func BenchmarkDecoder(b *testing.B) {
 	c := []byte(produce7(0, 1, "orders") + i64(0))
 	s := []byte(resp(0, i32(1)+str("orders")+i32(1)+i32(0)+i16(0)+i64(42)))
 	d := NewDecoder(Config{})
-	var out []proto.Unit
 	var off [2]int64
 	corr := int32(0)
 	b.SetBytes(int64(len(c) + len(s)))
@@ -134,9 +134,11 @@ func BenchmarkDecoder(b *testing.B) {
 		binary.BigEndian.PutUint32(c[8:], uint32(corr))
 		binary.BigEndian.PutUint32(s[4:], uint32(corr))
 		corr++
-		out = d.Feed(proto.FromClient, off[0], c, out[:0])
+		d.Feed(proto.FromClient, off[0], c)
+		Drain(d)
 		off[0] += int64(len(c))
-		out = d.Feed(proto.FromServer, off[1], s, out[:0])
+		d.Feed(proto.FromServer, off[1], s)
+		Drain(d)
 		off[1] += int64(len(s))
 	}
 	if st := d.Stats(); st.Requests != st.Responses || st.Unpaired != 0 {

@@ -164,30 +164,31 @@ func (d *Decoder) Stats() Stats {
 	return s
 }
 
-// Feed decodes the next bytes of dir, which start at stream offset off.
-func (d *Decoder) Feed(dir proto.Dir, off int64, data []byte, out []proto.Unit) []proto.Unit {
-	d.Begin(out)
+// Feed decodes the next bytes of dir, which start at stream offset off;
+// the Units it completes are taken with Next.
+func (d *Decoder) Feed(dir proto.Dir, off int64, data []byte) {
+	d.Begin()
 	gap, data := d.Align(dir, off, data)
 	if gap > 0 {
 		d.gap(dir, gap)
 	}
-	d.consume(dir, d.Next(dir)-int64(len(data)), data)
-	return d.Out()
+	d.consume(dir, d.Offset(dir)-int64(len(data)), data)
+	d.End()
 }
 
 // Gap reports that n bytes of dir from off were not captured.
-func (d *Decoder) Gap(dir proto.Dir, off, n int64, out []proto.Unit) []proto.Unit {
-	d.Begin(out)
+func (d *Decoder) Gap(dir proto.Dir, off, n int64) {
+	d.Begin()
 	if g := d.AlignGap(dir, off, n); g > 0 {
 		d.gap(dir, g)
 	}
-	return d.Out()
+	d.End()
 }
 
 // Close ends the connection: a unit cut short is reported as far as it
 // came (Truncated), waiting commands are counted unanswered.
-func (d *Decoder) Close(out []proto.Unit) []proto.Unit {
-	d.Begin(out)
+func (d *Decoder) Close() {
+	d.Begin()
 	for dir := range proto.Dir(2) {
 		s := &d.s[dir]
 		switch {
@@ -198,14 +199,14 @@ func (d *Decoder) Close(out []proto.Unit) []proto.Unit {
 				s.start = s.msgOff
 			}
 			d.Base.Stats.Truncated++
-			u := proto.Unit{Dir: dir, Kind: proto.KindControl, Start: s.start, End: d.Next(dir)}
+			u := proto.Unit{Dir: dir, Kind: proto.KindControl, Start: s.start, End: d.Offset(dir)}
 			if s.start < u.End {
 				d.Emit(u)
 			}
 		}
 	}
 	d.pair.Close()
-	return d.Out()
+	d.End()
 }
 
 func (d *Decoder) gap(dir proto.Dir, n int64) {
@@ -220,11 +221,11 @@ func (d *Decoder) gap(dir proto.Dir, n int64) {
 		s.broken = true
 	case s.st == stBody && n == s.remain:
 		s.remain, s.broken = 0, true
-		d.packet(dir, d.Next(dir))
+		d.packet(dir, d.Offset(dir))
 	default:
 		// A gap that ends a data block exactly still covers its CRLF
 		// check; like any other it loses the framing.
-		d.lose(dir, d.Next(dir)-n)
+		d.lose(dir, d.Offset(dir)-n)
 		d.Skip(dir, n)
 	}
 }

@@ -90,12 +90,13 @@ func TestNoAllocs(t *testing.T) {
 	d := NewDecoder(Config{})
 	c := []byte("get user:1 user:2\r\nset k 0 0 3\r\nabc\r\n")
 	s := []byte("VALUE user:2 0 1\r\nx\r\nEND\r\nSTORED\r\n")
-	var out []proto.Unit
 	var off [2]int64
 	step := func() {
-		out = d.Feed(proto.FromClient, off[0], c, out[:0])
+		d.Feed(proto.FromClient, off[0], c)
+		Drain(d)
 		off[0] += int64(len(c))
-		out = d.Feed(proto.FromServer, off[1], s, out[:0])
+		d.Feed(proto.FromServer, off[1], s)
+		Drain(d)
 		off[1] += int64(len(s))
 	}
 	step()
@@ -108,14 +109,15 @@ func BenchmarkDecoder(b *testing.B) {
 	c := []byte("get user:1001 user:1002\r\nset session:9 0 60 16\r\n0123456789abcdef\r\nincr hits 1\r\n")
 	s := []byte("VALUE user:1001 0 5\r\nhello\r\nEND\r\nSTORED\r\n17\r\n")
 	d := NewDecoder(Config{})
-	var out []proto.Unit
 	var off [2]int64
 	b.SetBytes(int64(len(c) + len(s)))
 	b.ReportAllocs()
 	for b.Loop() {
-		out = d.Feed(proto.FromClient, off[0], c, out[:0])
+		d.Feed(proto.FromClient, off[0], c)
+		Drain(d)
 		off[0] += int64(len(c))
-		out = d.Feed(proto.FromServer, off[1], s, out[:0])
+		d.Feed(proto.FromServer, off[1], s)
+		Drain(d)
 		off[1] += int64(len(s))
 	}
 	if st := d.Stats(); st.Requests != st.Responses || st.Unpaired != 0 {

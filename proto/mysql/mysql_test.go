@@ -121,10 +121,10 @@ func TestDecoder(t *testing.T) {
 
 func TestNoAllocs(t *testing.T) {
 	d := NewDecoder(Config{})
-	var out []proto.Unit
 	var off [2]int64
 	feed := func(dir proto.Dir, b []byte) {
-		out = d.Feed(dir, off[dir], b, out[:0])
+		d.Feed(dir, off[dir], b)
+		Drain(d)
 		off[dir] += int64(len(b))
 	}
 	feed(proto.FromServer, []byte(greeting(caps)))
@@ -146,21 +146,23 @@ func BenchmarkDecoder(b *testing.B) {
 	q := []byte(pkt(0, "\x03SELECT name, email FROM users WHERE id = 1234"))
 	r := []byte(pkt(1, "\x02") + pkt(2, colDef) + pkt(3, colDef) + pkt(4, eof) + pkt(5, "\x03ann\x0bann@example") + pkt(6, eof))
 	d := NewDecoder(Config{})
-	var out []proto.Unit
 	var off [2]int64
 	for _, p := range []struct {
 		dir proto.Dir
 		b   string
 	}{{proto.FromServer, greeting(caps)}, {proto.FromClient, login(caps)}, {proto.FromServer, pkt(2, ok)}} {
-		out = d.Feed(p.dir, off[p.dir], []byte(p.b), out[:0])
+		d.Feed(p.dir, off[p.dir], []byte(p.b))
+		Drain(d)
 		off[p.dir] += int64(len(p.b))
 	}
 	b.SetBytes(int64(len(q) + len(r)))
 	b.ReportAllocs()
 	for b.Loop() {
-		out = d.Feed(proto.FromClient, off[0], q, out[:0])
+		d.Feed(proto.FromClient, off[0], q)
+		Drain(d)
 		off[0] += int64(len(q))
-		out = d.Feed(proto.FromServer, off[1], r, out[:0])
+		d.Feed(proto.FromServer, off[1], r)
+		Drain(d)
 		off[1] += int64(len(r))
 	}
 	if st := d.Stats(); st.Requests != st.Responses || st.Unpaired != 0 {

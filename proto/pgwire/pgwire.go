@@ -162,30 +162,31 @@ func (d *Decoder) Stats() Stats {
 	return s
 }
 
-// Feed decodes the next bytes of dir, which start at stream offset off.
-func (d *Decoder) Feed(dir proto.Dir, off int64, data []byte, out []proto.Unit) []proto.Unit {
-	d.Begin(out)
+// Feed decodes the next bytes of dir, which start at stream offset off;
+// the Units it completes are taken with Next.
+func (d *Decoder) Feed(dir proto.Dir, off int64, data []byte) {
+	d.Begin()
 	gap, data := d.Align(dir, off, data)
 	if gap > 0 {
 		d.gap(dir, gap)
 	}
-	d.consume(dir, d.Next(dir)-int64(len(data)), data)
-	return d.Out()
+	d.consume(dir, d.Offset(dir)-int64(len(data)), data)
+	d.End()
 }
 
 // Gap reports that n bytes of dir from off were not captured.
-func (d *Decoder) Gap(dir proto.Dir, off, n int64, out []proto.Unit) []proto.Unit {
-	d.Begin(out)
+func (d *Decoder) Gap(dir proto.Dir, off, n int64) {
+	d.Begin()
 	if g := d.AlignGap(dir, off, n); g > 0 {
 		d.gap(dir, g)
 	}
-	return d.Out()
+	d.End()
 }
 
 // Close ends the connection: a unit cut short is reported as far as it
 // came (Truncated); waiting requests are counted unanswered.
-func (d *Decoder) Close(out []proto.Unit) []proto.Unit {
-	d.Begin(out)
+func (d *Decoder) Close() {
+	d.Begin()
 	for dir := range proto.Dir(2) {
 		s := &d.s[dir]
 		switch {
@@ -196,11 +197,11 @@ func (d *Decoder) Close(out []proto.Unit) []proto.Unit {
 				s.unitStart, s.kind = s.msgStart, proto.KindControl
 			}
 			d.Base.Stats.Truncated++
-			d.emit(dir, d.Next(dir))
+			d.emit(dir, d.Offset(dir))
 		}
 	}
 	d.pair.Close()
-	return d.Out()
+	d.End()
 }
 
 func (d *Decoder) gap(dir proto.Dir, n int64) {
@@ -215,9 +216,9 @@ func (d *Decoder) gap(dir proto.Dir, n int64) {
 		s.broken = true
 	case s.st == stBody && n == s.remain:
 		s.remain, s.broken, s.st = 0, true, stHead
-		d.message(dir, d.Next(dir))
+		d.message(dir, d.Offset(dir))
 	default:
-		d.lose(dir, d.Next(dir)-n)
+		d.lose(dir, d.Offset(dir)-n)
 		d.Skip(dir, n)
 	}
 }
@@ -249,9 +250,9 @@ func (d *Decoder) stop() {
 		case s.st == stLost:
 			d.Skip(dir, int64(s.rs.Drop()))
 		case s.open:
-			d.Skip(dir, d.Next(dir)-s.unitStart)
+			d.Skip(dir, d.Offset(dir)-s.unitStart)
 		case s.hn > 0 || s.st == stBody:
-			d.Skip(dir, d.Next(dir)-s.msgStart)
+			d.Skip(dir, d.Offset(dir)-s.msgStart)
 		}
 		rs, body := s.rs, s.body[:0]
 		*s = side{rs: rs, body: body, st: stOff}

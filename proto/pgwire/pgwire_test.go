@@ -146,10 +146,10 @@ func TestEvidence(t *testing.T) {
 
 func TestNoAllocs(t *testing.T) {
 	d := NewDecoder(Config{})
-	var out []proto.Unit
 	var off [2]int64
 	feed := func(dir proto.Dir, b []byte) {
-		out = d.Feed(dir, off[dir], b, out[:0])
+		d.Feed(dir, off[dir], b)
+		Drain(d)
 		off[dir] += int64(len(b))
 	}
 	feed(proto.FromClient, []byte(hello))
@@ -171,17 +171,20 @@ func BenchmarkDecoder(b *testing.B) {
 		msg('B', "\x00\x00", u16(0), u16(1), u32(4), "1234", u16(0)) + msg('E', "\x00", u32(0)) + msg('S'))
 	r := []byte(msg('1') + msg('2') + rowDesc + row("ann") + row("bob") + msg('C', "SELECT 2\x00") + ready)
 	d := NewDecoder(Config{})
-	var out []proto.Unit
 	var off [2]int64
-	out = d.Feed(proto.FromClient, 0, []byte(hello), out[:0])
-	out = d.Feed(proto.FromServer, 0, []byte(authOK), out[:0])
+	d.Feed(proto.FromClient, 0, []byte(hello))
+	Drain(d)
+	d.Feed(proto.FromServer, 0, []byte(authOK))
+	Drain(d)
 	off[0], off[1] = int64(len(hello)), int64(len(authOK))
 	b.SetBytes(int64(len(q) + len(r)))
 	b.ReportAllocs()
 	for b.Loop() {
-		out = d.Feed(proto.FromClient, off[0], q, out[:0])
+		d.Feed(proto.FromClient, off[0], q)
+		Drain(d)
 		off[0] += int64(len(q))
-		out = d.Feed(proto.FromServer, off[1], r, out[:0])
+		d.Feed(proto.FromServer, off[1], r)
+		Drain(d)
 		off[1] += int64(len(r))
 	}
 	if st := d.Stats(); st.Requests != st.Responses || st.Unpaired != 0 {

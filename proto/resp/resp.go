@@ -176,33 +176,34 @@ func (d *Decoder) Stats() Stats {
 	return s
 }
 
-// Feed decodes the next bytes of dir, which start at stream offset off.
-func (d *Decoder) Feed(dir proto.Dir, off int64, data []byte, out []proto.Unit) []proto.Unit {
-	d.Begin(out)
+// Feed decodes the next bytes of dir, which start at stream offset off;
+// the Units it completes are taken with Next.
+func (d *Decoder) Feed(dir proto.Dir, off int64, data []byte) {
+	d.Begin()
 	gap, data := d.Align(dir, off, data)
 	if gap > 0 {
 		d.gap(dir, gap)
 	}
-	d.consume(dir, d.Next(dir)-int64(len(data)), data)
-	return d.Out()
+	d.consume(dir, d.Offset(dir)-int64(len(data)), data)
+	d.End()
 }
 
 // Gap reports that n bytes of dir from off were not captured.
-func (d *Decoder) Gap(dir proto.Dir, off, n int64, out []proto.Unit) []proto.Unit {
-	d.Begin(out)
+func (d *Decoder) Gap(dir proto.Dir, off, n int64) {
+	d.Begin()
 	if g := d.AlignGap(dir, off, n); g > 0 {
 		d.gap(dir, g)
 	}
-	return d.Out()
+	d.End()
 }
 
 // Close ends the connection: a message cut short is reported as far as it
 // came (Truncated), waiting commands are counted unanswered.
-func (d *Decoder) Close(out []proto.Unit) []proto.Unit {
-	d.Begin(out)
+func (d *Decoder) Close() {
+	d.Begin()
 	for dir := range proto.Dir(2) {
 		s := &d.s[dir]
-		end := d.Next(dir)
+		end := d.Offset(dir)
 		switch {
 		case s.st == stLost:
 			d.Skip(dir, int64(s.rs.Drop()))
@@ -216,7 +217,7 @@ func (d *Decoder) Close(out []proto.Unit) []proto.Unit {
 		}
 	}
 	d.pair.Close()
-	return d.Out()
+	d.End()
 }
 
 // gap handles n missing bytes of dir at the current position.
@@ -245,11 +246,11 @@ func (d *Decoder) gap(dir proto.Dir, n int64) {
 			s.broken = true
 			s.remain, s.crlf = 0, 0
 			s.st = stType
-			d.elemDone(dir, d.Next(dir))
+			d.elemDone(dir, d.Offset(dir))
 			return
 		}
 	}
-	d.lose(dir, d.Next(dir)-n)
+	d.lose(dir, d.Offset(dir)-n)
 	d.Skip(dir, n)
 }
 
@@ -281,7 +282,7 @@ func (d *Decoder) stop() {
 		case s.st == stLost:
 			d.Skip(dir, int64(s.rs.Drop()))
 		case s.inMsg:
-			d.Skip(dir, d.Next(dir)-s.start)
+			d.Skip(dir, d.Offset(dir)-s.start)
 		}
 		d.resetSide(s)
 		s.st = stOff

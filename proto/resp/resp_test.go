@@ -163,12 +163,13 @@ func TestNoAllocs(t *testing.T) {
 	d := NewDecoder(Config{})
 	c := []byte(cmd("GET", "user:42") + cmd("SET", "k", "v"))
 	s := []byte("$5\r\nhello\r\n+OK\r\n")
-	var out []proto.Unit
 	var off [2]int64
 	step := func() {
-		out = d.Feed(proto.FromClient, off[0], c, out[:0])
+		d.Feed(proto.FromClient, off[0], c)
+		Drain(d)
 		off[0] += int64(len(c))
-		out = d.Feed(proto.FromServer, off[1], s, out[:0])
+		d.Feed(proto.FromServer, off[1], s)
+		Drain(d)
 		off[1] += int64(len(s))
 	}
 	step()
@@ -185,18 +186,16 @@ func BenchmarkDecoder(b *testing.B) {
 	}
 	cb, sb := []byte(c.String()), []byte(s.String())
 	d := NewDecoder(Config{})
-	var out []proto.Unit
 	var off [2]int64
-	n := 0
 	b.SetBytes(int64(len(cb) + len(sb)))
 	b.ReportAllocs()
 	for b.Loop() {
-		out = d.Feed(proto.FromClient, off[0], cb, out[:0])
+		d.Feed(proto.FromClient, off[0], cb)
+		Drain(d)
 		off[0] += int64(len(cb))
-		n += len(out)
-		out = d.Feed(proto.FromServer, off[1], sb, out[:0])
+		d.Feed(proto.FromServer, off[1], sb)
+		Drain(d)
 		off[1] += int64(len(sb))
-		n += len(out)
 	}
 	if st := d.Stats(); st.Requests != st.Responses || st.Unpaired != 0 {
 		b.Fatalf("stats %+v", st)

@@ -67,7 +67,8 @@ type Base struct {
 	next [2]int64
 	seen [2]bool
 	pool evidence.Pool
-	out  []proto.Unit
+	out  []proto.Unit // Units completed, taken by Next from rd on
+	rd   int
 }
 
 // InitBase prepares b; with ev false, no evidence is taken.
@@ -80,27 +81,39 @@ func (b *Base) InitBase(ev bool, cfg evidence.Config) {
 
 // ResetBase prepares b for a new connection, keeping its buffers.
 func (b *Base) ResetBase() {
-	ev := b.Ev
-	pool := b.pool
-	*b = Base{Ev: ev, pool: pool}
+	ev, pool, out := b.Ev, b.pool, b.out[:0]
+	pool.Reset()
+	*b = Base{Ev: ev, pool: pool, out: out}
 }
 
-// Begin starts a decoder call that appends to out. It resets the Evidence
-// pool: Units of the previous call are no longer valid.
-func (b *Base) Begin(out []proto.Unit) {
-	b.out = out
-	b.pool.Reset()
+// Begin starts a decoder call (Feed, Gap, Close). Once every Unit was
+// taken with Next, the queue and the Evidence pool are reused: Units taken
+// before, and their Evidence, are no longer valid.
+func (b *Base) Begin() {
+	if b.rd == len(b.out) {
+		b.out, b.rd = b.out[:0], 0
+		b.pool.Reset()
+	}
 }
 
-// Out ends a decoder call and returns the Units appended.
-func (b *Base) Out() []proto.Unit {
-	out := b.out
-	b.out = nil
+// End ends a decoder call: it totals the evidence counters.
+func (b *Base) End() {
 	if b.Ev[0] != nil {
 		b.Stats.Evidence = b.Ev[0].Stats
 		b.Stats.Evidence.Add(b.Ev[1].Stats)
 	}
-	return out
+}
+
+// Next takes the next Unit the decoder completed into u; it reports false
+// when there is none. A Unit, and the Evidence it points to, stays valid
+// until the decoder is next fed after all were taken.
+func (b *Base) Next(u *proto.Unit) bool {
+	if b.rd == len(b.out) {
+		return false
+	}
+	*u = b.out[b.rd]
+	b.rd++
+	return true
 }
 
 // Align checks data fed at off against dir's next offset. Bytes already
@@ -142,8 +155,8 @@ func (b *Base) AlignGap(dir proto.Dir, off, n int64) int64 {
 	return g
 }
 
-// Next returns the offset of dir's next byte.
-func (b *Base) Next(dir proto.Dir) int64 { return b.next[dir] }
+// Offset returns the stream offset of dir's next byte.
+func (b *Base) Offset(dir proto.Dir) int64 { return b.next[dir] }
 
 // Emit appends u, counting it. When b takes evidence and u is no control
 // Unit, u's Evidence is filled from dir's builder.

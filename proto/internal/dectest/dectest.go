@@ -38,17 +38,18 @@ func G(dir proto.Dir, n int64) Step { return Step{Dir: dir, Gap: n} }
 // pieces cut returns (nil feeds it whole). The Units come back with their
 // Evidence copied.
 func Run(d proto.Decoder, steps []Step, cut func(n int) []int) []proto.Unit {
-	var all, out []proto.Unit
+	var all []proto.Unit
 	var off [2]int64
 	keep := func() {
-		for _, u := range out {
+		var u proto.Unit
+		for d.Next(&u) {
 			u.Evidence = evidence.Clone(u.Evidence)
 			all = append(all, u)
 		}
 	}
 	for _, st := range steps {
 		if st.Gap > 0 {
-			out = d.Gap(st.Dir, off[st.Dir], st.Gap, out[:0])
+			d.Gap(st.Dir, off[st.Dir], st.Gap)
 			off[st.Dir] += st.Gap
 			keep()
 			continue
@@ -59,15 +60,25 @@ func Run(d proto.Decoder, steps []Step, cut func(n int) []int) []proto.Unit {
 		}
 		p := 0
 		for _, n := range pieces {
-			out = d.Feed(st.Dir, off[st.Dir], st.Data[p:p+n], out[:0])
+			d.Feed(st.Dir, off[st.Dir], st.Data[p:p+n])
 			off[st.Dir] += int64(n)
 			p += n
 			keep()
 		}
 	}
-	out = d.Close(out[:0])
+	d.Close()
 	keep()
 	return all
+}
+
+// Drain takes every Unit d has completed and returns how many there were.
+func Drain(d proto.Decoder) int {
+	var u proto.Unit
+	n := 0
+	for d.Next(&u) {
+		n++
+	}
+	return n
 }
 
 // Bytewise cuts data into single bytes.
