@@ -433,16 +433,24 @@ func (d *Decoder) feed(s *dirState, b []byte) {
 func (d *Decoder) matchPreface(s *dirState, b []byte) int {
 	n := min(len(b), prefaceLen-s.pre)
 	if !bytes.Equal(b[:n], clientPreface[s.pre:s.pre+n]) {
-		if d.cfg.Mode == Detect || s.pre > 0 {
+		if d.cfg.Mode == Detect {
 			d.reject()
 			d.stats.Skipped += int64(len(b))
 			s.next += int64(len(b))
 			return len(b)
 		}
 		// Prior knowledge and no preface: frames from the first byte,
-		// if the first is a frame header.
+		// if the first is a frame header. The bytes that matched the
+		// preface so far are the first frame's.
 		s.mode = mFrames
 		s.checkFirst = true
+		matched := s.pre
+		s.pre = 0
+		s.next -= int64(matched)
+		if rest := matched - d.frames(s, clientPreface[:matched]); rest > 0 {
+			d.stats.Skipped += int64(rest) // rejected on the way
+			s.next += int64(rest)
+		}
 		return 0
 	}
 	s.pre += n

@@ -1,6 +1,9 @@
 package http2
 
 import (
+	"cmp"
+	"slices"
+
 	xhttp2 "golang.org/x/net/http2"
 
 	"github.com/wirepath/wirepath/proto"
@@ -206,7 +209,12 @@ func (d *Decoder) Close() {
 		s.scanPos = 0
 		s.pre = 0
 	}
+	open := make([]*stream, 0, len(d.streams))
 	for _, st := range d.streams {
+		open = append(open, st)
+	}
+	slices.SortFunc(open, func(a, b *stream) int { return cmp.Compare(a.id, b.id) })
+	for _, st := range open {
 		for dir := range st.h {
 			if st.h[dir].state == hOpen {
 				d.stats.OpenAtClose++
