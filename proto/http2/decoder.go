@@ -133,8 +133,7 @@ type dirState struct {
 
 	// A header block waiting for CONTINUATION frames.
 	contStream uint32
-	contEnd    bool  // END_STREAM came with the block's HEADERS
-	contHalf   *half // where the block's frames and fields go, or nil
+	contEnd    bool // END_STREAM came with the block's HEADERS
 
 	// HPACK.
 	hp       *hpack.Decoder

@@ -1,7 +1,9 @@
 package http2
 
 import (
+	"encoding/hex"
 	"slices"
+	"strings"
 	"testing"
 
 	xhttp2 "golang.org/x/net/http2"
@@ -106,4 +108,63 @@ func join(s []string) string {
 		out += "  " + x + "\n"
 	}
 	return out
+}
+
+func TestPlausibleHeader(t *testing.T) {
+	c := newConv(false)
+	c.settings(0, xhttp2.Setting{ID: xhttp2.SettingMaxFrameSize, Val: 1 << 20})
+	must(c.fr[0].WriteSettingsAck())
+	c.flush(0)
+	c.request(1, "/a.B/C", false)
+	c.data(0, 1, true, 10)
+	must(c.fr[0].WritePriority(3, xhttp2.PriorityParam{StreamDep: 1, Weight: 5}))
+	must(c.fr[0].WriteRSTStream(3, xhttp2.ErrCodeCancel))
+	must(c.fr[0].WritePing(true, [8]byte{}))
+	must(c.fr[0].WriteGoAway(7, xhttp2.ErrCodeNo, []byte("bye")))
+	must(c.fr[0].WriteWindowUpdate(0, 100))
+	must(c.fr[0].WriteWindowUpdate(1, 100))
+	must(c.fr[0].WriteContinuation(1, true, []byte{0x82}))
+	must(c.fr[0].WritePushPromise(xhttp2.PushPromiseParam{StreamID: 1, PromiseID: 2, EndHeaders: true, BlockFragment: []byte{0x82}}))
+	c.flush(0)
+	var all []byte
+	for _, e := range c.events {
+		all = append(all, e.data...)
+	}
+	n := 0
+	for b := all; len(b) > 0; n++ {
+		if !plausibleHeader(b, 1<<14, 100) {
+			t.Errorf("frame %d (% x) not plausible", n, b[:headerLen])
+		}
+		b = b[headerLen+int(parseHeader(b).length):]
+	}
+	if n != 12 {
+		t.Fatalf("%d frames", n)
+	}
+	for _, tt := range []struct {
+		name string
+		hdr  string
+	}{
+		{"unknown type", "000000 0a 00 00000000"},
+		{"data on stream 0", "000001 00 00 00000000"},
+		{"data with ACK-less undefined flag", "000001 00 02 00000001"},
+		{"reserved bit", "000001 00 00 80000001"},
+		{"too long", "004001 00 00 00000001"},
+		{"stream beyond the window", "000001 00 00 00001000"},
+		{"settings not a multiple of 6", "000005 04 00 00000000"},
+		{"settings ack with payload", "000006 04 01 00000000"},
+		{"settings on a stream", "000006 04 00 00000001"},
+		{"ping of 7", "000007 06 00 00000000"},
+		{"rst of 5", "000005 03 00 00000001"},
+		{"goaway of 4", "000004 07 00 00000000"},
+		{"push promise of 3", "000003 05 04 00000001"},
+		{"short", "000001 00 00 0000"},
+	} {
+		b, err := hex.DecodeString(strings.ReplaceAll(tt.hdr, " ", ""))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if plausibleHeader(b, 1<<14, 100) {
+			t.Errorf("%s: % x plausible", tt.name, b)
+		}
+	}
 }

@@ -45,6 +45,29 @@ const (
 	fPriority   = xhttp2.Flags(0x20)
 )
 
+// frameRule is what RFC 9113 section 6 requires of one frame type's
+// header.
+type frameRule struct {
+	stream   int8         // 1: on a stream, -1: on stream 0, 0: either
+	flags    xhttp2.Flags // the flags defined for the type
+	fixed    int32        // the payload length, or -1
+	min, per uint32       // the least payload length, and a length's divisor
+}
+
+// frameRules are the rules of the ten frame types, by type.
+var frameRules = [...]frameRule{
+	xhttp2.FrameData:         {1, fEndStream | fPadded, -1, 0, 1},
+	xhttp2.FrameHeaders:      {1, fEndStream | fEndHeaders | fPadded | fPriority, -1, 0, 1},
+	xhttp2.FramePriority:     {1, 0, 5, 0, 1},
+	xhttp2.FrameRSTStream:    {1, 0, 4, 0, 1},
+	xhttp2.FrameSettings:     {-1, fAck, -1, 0, 6},
+	xhttp2.FramePushPromise:  {1, fEndHeaders | fPadded, -1, 4, 1},
+	xhttp2.FramePing:         {-1, fAck, 8, 0, 1},
+	xhttp2.FrameGoAway:       {-1, 0, -1, 8, 1},
+	xhttp2.FrameWindowUpdate: {0, 0, 4, 0, 1},
+	xhttp2.FrameContinuation: {1, fEndHeaders, -1, 0, 1},
+}
+
 // plausibleHeader reports whether the 9 bytes at the start of b could be
 // a frame header that a well-behaved peer sends: a known type, only that
 // type's flags, the stream id and length that type requires, a length up
@@ -57,36 +80,20 @@ func plausibleHeader(b []byte, maxLen, maxStream uint32) bool {
 		return false
 	}
 	h := parseHeader(b)
-	if h.reserved || h.length > maxLen || maxStream != 0 && h.stream > maxStream {
+	if h.reserved || h.length > maxLen || maxStream != 0 && h.stream > maxStream || int(h.typ) >= len(frameRules) {
 		return false
 	}
-	onStream := h.stream != 0
-	switch h.typ {
-	case xhttp2.FrameData:
-		return onStream && h.flags&^(fEndStream|fPadded) == 0
-	case xhttp2.FrameHeaders:
-		return onStream && h.flags&^(fEndStream|fEndHeaders|fPadded|fPriority) == 0
-	case xhttp2.FramePriority:
-		return onStream && h.length == 5 && h.flags == 0
-	case xhttp2.FrameRSTStream:
-		return onStream && h.length == 4 && h.flags == 0
-	case xhttp2.FrameSettings:
-		if h.flags == fAck {
-			return !onStream && h.length == 0
-		}
-		return !onStream && h.flags == 0 && h.length%6 == 0
-	case xhttp2.FramePushPromise:
-		return onStream && h.flags&^(fEndHeaders|fPadded) == 0 && h.length >= 4
-	case xhttp2.FramePing:
-		return !onStream && h.length == 8 && h.flags&^fAck == 0
-	case xhttp2.FrameGoAway:
-		return !onStream && h.length >= 8 && h.flags == 0
-	case xhttp2.FrameWindowUpdate:
-		return h.length == 4 && h.flags == 0
-	case xhttp2.FrameContinuation:
-		return onStream && h.flags&^fEndHeaders == 0
+	r := frameRules[h.typ]
+	switch {
+	case r.stream == 1 && h.stream == 0, r.stream == -1 && h.stream != 0:
+		return false
+	case h.flags&^r.flags != 0:
+		return false
+	case r.fixed >= 0 && h.length != uint32(r.fixed), h.length < r.min, h.length%r.per != 0:
+		return false
 	}
-	return false
+	// A SETTINGS acknowledgement is empty.
+	return h.typ != xhttp2.FrameSettings || h.flags&fAck == 0 || h.length == 0
 }
 
 // rstLabels and goawayLabels are the labels of RST_STREAM and GOAWAY

@@ -3,7 +3,6 @@ package http2
 import (
 	"bytes"
 	"context"
-	"crypto/tls"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -15,14 +14,12 @@ import (
 	"sync"
 	"testing"
 
-	xhttp2 "golang.org/x/net/http2"
-
 	"github.com/wirepath/wirepath/proto"
 )
 
-// This file tests the decoder against real implementations on loopback:
-// net/http's server (h2c and h2 over TLS), x/net's and net/http's
-// clients. A recorder below the client's HTTP/2 layer keeps both
+// This file tests the decoder against a real implementation on loopback:
+// net/http's HTTP/2 client and server (x/net's own are deprecated in its
+// favour). A recorder below the client's HTTP/2 layer keeps both
 // directions' bytes in the order the client wrote and read them.
 
 // recorder keeps the bytes of the connections made through it.
@@ -245,69 +242,9 @@ func sum(x []int64) (s int64) {
 	return s
 }
 
-// TestGRPCh2c: 32 concurrent gRPC-shaped calls over one h2c connection
-// from x/net's client to net/http's server.
-func TestGRPCh2c(t *testing.T) {
-	srv := httptest.NewUnstartedServer(http.HandlerFunc(grpcServer))
-	srv.Config.Protocols = new(http.Protocols)
-	srv.Config.Protocols.SetUnencryptedHTTP2(true)
-	srv.Start()
-	defer srv.Close()
-	rec := &recorder{}
-	tr := &xhttp2.Transport{AllowHTTP: true,
-		DialTLSContext: func(ctx context.Context, network, addr string, _ *tls.Config) (net.Conn, error) {
-			c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
-			if err != nil {
-				return nil, err
-			}
-			return rec.wrap(c), nil
-		}}
-	defer tr.CloseIdleConnections()
-	events := runCalls(t, &http.Client{Transport: tr}, "http"+strings.TrimPrefix(srv.URL, "http"), rec, 32)
-	checkCalls(t, Detect, events, 32)
-}
-
-// TestGRPCOverTLS: the same over TLS with ALPN h2, the decoder given the
-// plaintext (as proto/tls gives it after decrypting), by prior knowledge.
-func TestGRPCOverTLS(t *testing.T) {
-	srv := httptest.NewUnstartedServer(http.HandlerFunc(grpcServer))
-	srv.EnableHTTP2 = true
-	srv.StartTLS()
-	defer srv.Close()
-	rec := &recorder{}
-	cfg := srv.Client().Transport.(*http.Transport).TLSClientConfig.Clone()
-	cfg.NextProtos = []string{"h2"}
-	tr := &xhttp2.Transport{TLSClientConfig: cfg,
-		DialTLSContext: func(ctx context.Context, network, addr string, cfg *tls.Config) (net.Conn, error) {
-			c, err := (&tls.Dialer{Config: cfg}).DialContext(ctx, network, addr)
-			if err != nil {
-				return nil, err
-			}
-			if p := c.(*tls.Conn).ConnectionState().NegotiatedProtocol; p != "h2" {
-				return nil, fmt.Errorf("ALPN %q", p)
-			}
-			return rec.wrap(c), nil
-		}}
-	defer tr.CloseIdleConnections()
-	events := runCalls(t, &http.Client{Transport: tr}, srv.URL, rec, 32)
-	checkCalls(t, PriorKnowledge, events, 32)
-}
-
-// TestStdlibClient: net/http's own HTTP/2 client (unencrypted HTTP/2 by
-// prior knowledge), plain HTTP requests.
-func TestStdlibClient(t *testing.T) {
-	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if strings.HasSuffix(r.URL.Path, "/7") {
-			http.NotFound(w, r)
-			return
-		}
-		fmt.Fprintf(w, "item %s\n", r.URL.Path)
-	}))
-	srv.Config.Protocols = new(http.Protocols)
-	srv.Config.Protocols.SetUnencryptedHTTP2(true)
-	srv.Start()
-	defer srv.Close()
-	rec := &recorder{}
+// h2cClient returns a net/http client speaking unencrypted HTTP/2 by
+// prior knowledge through rec.
+func h2cClient(rec *recorder) (*http.Client, *http.Transport) {
 	tr := &http.Transport{Protocols: new(http.Protocols),
 		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
 			c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
@@ -317,8 +254,45 @@ func TestStdlibClient(t *testing.T) {
 			return rec.wrap(c), nil
 		}}
 	tr.Protocols.SetUnencryptedHTTP2(true)
+	return &http.Client{Transport: tr}, tr
+}
+
+// h2cServer starts net/http's server speaking unencrypted HTTP/2.
+func h2cServer(h http.Handler) *httptest.Server {
+	srv := httptest.NewUnstartedServer(h)
+	srv.Config.Protocols = new(http.Protocols)
+	srv.Config.Protocols.SetUnencryptedHTTP2(true)
+	srv.Start()
+	return srv
+}
+
+// TestGRPCh2c: 32 concurrent gRPC-shaped calls over one h2c connection
+// between net/http's client and server. (proto/tls runs the same over
+// TLS, decrypting with the key log.)
+func TestGRPCh2c(t *testing.T) {
+	srv := h2cServer(http.HandlerFunc(grpcServer))
+	defer srv.Close()
+	rec := &recorder{}
+	client, tr := h2cClient(rec)
 	defer tr.CloseIdleConnections()
-	client := &http.Client{Transport: tr}
+	events := runCalls(t, client, srv.URL, rec, 32)
+	checkCalls(t, Detect, events, 32)
+}
+
+// TestPlainRequests: plain HTTP requests, one after the other, over one
+// h2c connection.
+func TestPlainRequests(t *testing.T) {
+	srv := h2cServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/7") {
+			http.NotFound(w, r)
+			return
+		}
+		fmt.Fprintf(w, "item %s\n", r.URL.Path)
+	}))
+	defer srv.Close()
+	rec := &recorder{}
+	client, tr := h2cClient(rec)
+	defer tr.CloseIdleConnections()
 	for i := range 10 {
 		resp, err := client.Get(fmt.Sprintf("%s/item/%d", srv.URL, i))
 		if err != nil {
