@@ -84,7 +84,7 @@ func DefaultConfig() Config {
 const (
 	headerLen   = 9
 	prefaceLen  = 24
-	defaultMax  = 16384   // SETTINGS_MAX_FRAME_SIZE until a peer says otherwise
+	defaultMax  = 16384     // SETTINGS_MAX_FRAME_SIZE until a peer says otherwise
 	absoluteMax = 1<<24 - 1 // the largest frame length the format allows
 	// resyncWindow is how many bytes a direction holds while looking
 	// for a frame header after a loss; a candidate frame longer than

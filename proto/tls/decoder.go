@@ -195,15 +195,14 @@ type Decoder struct {
 	state State
 	dirs  [2]dirState
 
-	info        Info
-	label       string
-	client      *hello
-	server      *hello
-	suite       *suite
-	recVersion  uint16 // the record version the server uses
-	inner       Inner
-	innerLow    lowInner
-	renegotiate bool
+	info       Info
+	label      string
+	client     *hello
+	server     *hello
+	suite      *suite
+	recVersion uint16 // the record version the server uses
+	inner      Inner
+	innerLow   lowInner
 
 	out  []proto.Unit
 	head int

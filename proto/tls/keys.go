@@ -23,33 +23,30 @@ const (
 
 // suite is what decryption needs to know of a cipher suite.
 type suite struct {
-	id     uint16
-	name   string
 	aead   aeadKind
 	keyLen int
 	ivLen  int // TLS 1.2: the implicit part of the nonce (4 for GCM, 12 for ChaCha20)
 	sha384 bool
 	tls13  bool
-	tagLen int
 }
 
 // suites are the cipher suites the decoder can decrypt.
 var suites = map[uint16]*suite{
-	0x1301: {0x1301, "TLS_AES_128_GCM_SHA256", aesGCM, 16, 12, false, true, 16},
-	0x1302: {0x1302, "TLS_AES_256_GCM_SHA384", aesGCM, 32, 12, true, true, 16},
-	0x1303: {0x1303, "TLS_CHACHA20_POLY1305_SHA256", chacha, 32, 12, false, true, 16},
+	0x1301: {aesGCM, 16, 12, false, true},
+	0x1302: {aesGCM, 32, 12, true, true},
+	0x1303: {chacha, 32, 12, false, true},
 
-	0xC02F: {0xC02F, "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256", aesGCM, 16, 4, false, false, 16},
-	0xC02B: {0xC02B, "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256", aesGCM, 16, 4, false, false, 16},
-	0x009C: {0x009C, "TLS_RSA_WITH_AES_128_GCM_SHA256", aesGCM, 16, 4, false, false, 16},
-	0x009E: {0x009E, "TLS_DHE_RSA_WITH_AES_128_GCM_SHA256", aesGCM, 16, 4, false, false, 16},
-	0xC030: {0xC030, "TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384", aesGCM, 32, 4, true, false, 16},
-	0xC02C: {0xC02C, "TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384", aesGCM, 32, 4, true, false, 16},
-	0x009D: {0x009D, "TLS_RSA_WITH_AES_256_GCM_SHA384", aesGCM, 32, 4, true, false, 16},
-	0x009F: {0x009F, "TLS_DHE_RSA_WITH_AES_256_GCM_SHA384", aesGCM, 32, 4, true, false, 16},
-	0xCCA8: {0xCCA8, "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256", chacha, 32, 12, false, false, 16},
-	0xCCA9: {0xCCA9, "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256", chacha, 32, 12, false, false, 16},
-	0xCCAA: {0xCCAA, "TLS_DHE_RSA_WITH_CHACHA20_POLY1305_SHA256", chacha, 32, 12, false, false, 16},
+	0xC02F: {aesGCM, 16, 4, false, false},
+	0xC02B: {aesGCM, 16, 4, false, false},
+	0x009C: {aesGCM, 16, 4, false, false},
+	0x009E: {aesGCM, 16, 4, false, false},
+	0xC030: {aesGCM, 32, 4, true, false},
+	0xC02C: {aesGCM, 32, 4, true, false},
+	0x009D: {aesGCM, 32, 4, true, false},
+	0x009F: {aesGCM, 32, 4, true, false},
+	0xCCA8: {chacha, 32, 12, false, false},
+	0xCCA9: {chacha, 32, 12, false, false},
+	0xCCAA: {chacha, 32, 12, false, false},
 }
 
 func (s *suite) hash() func() hash.Hash {
