@@ -15,7 +15,7 @@ RACE_PKGS  ?= ./...
 # Debian packages the tests need: real capture tools, network namespaces,
 # NAT, the C compiler for the LD_PRELOAD library, strace, a browser for the
 # HTML report test, graphviz for the DOT report test.
-DEB_PKGS   := tcpdump tshark iproute2 iptables nftables gcc libc6-dev make strace curl zstd chromium graphviz
+DEB_PKGS   := tcpdump tshark iproute2 iptables nftables gcc libc6-dev make strace curl zstd chromium graphviz openssl
 
 .PHONY: help
 help: ## list the targets

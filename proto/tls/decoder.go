@@ -203,6 +203,7 @@ type Decoder struct {
 	recVersion uint16 // the record version the server uses
 	inner      Inner
 	innerLow   lowInner
+	innerMade  bool
 
 	out  []proto.Unit
 	head int

@@ -10,6 +10,7 @@ const (
 	hsClientHello        = 1
 	hsServerHello        = 2
 	hsNewSessionTicket   = 4
+	hsEncryptedExts      = 8
 	hsFinished           = 20
 	hsKeyUpdate          = 24
 	hsHeaderLen          = 4
@@ -29,7 +30,8 @@ var helloRetryRandom = [32]byte{
 
 // hsReader reassembles the handshake messages of one direction from the
 // records (plaintext or decrypted) that carry them. It keeps the bodies
-// of hellos only; other messages are skipped, their type reported.
+// of hellos and EncryptedExtensions only; other messages are skipped,
+// their type reported.
 type hsReader struct {
 	hdr  [hsHeaderLen]byte
 	nhdr int
@@ -52,7 +54,7 @@ func (h *hsReader) feed(b []byte, fn func(typ byte, body []byte)) {
 			}
 			h.typ = h.hdr[0]
 			h.need = int(h.hdr[1])<<16 | int(h.hdr[2])<<8 | int(h.hdr[3])
-			h.keep = (h.typ == hsClientHello || h.typ == hsServerHello) && h.need <= maxHelloLen
+			h.keep = (h.typ == hsClientHello || h.typ == hsServerHello || h.typ == hsEncryptedExts) && h.need <= maxHelloLen
 			h.buf = h.buf[:0]
 		}
 		n := min(h.need, len(b))
@@ -132,6 +134,18 @@ func parseServerHello(body []byte) (*hello, bool) {
 		return h, true
 	}
 	if !s.ReadUint16LengthPrefixed(&exts) {
+		return nil, false
+	}
+	return h, readExtensions(exts, h, false)
+}
+
+// parseEncryptedExtensions parses TLS 1.3's EncryptedExtensions, where
+// the server's ALPN choice is.
+func parseEncryptedExtensions(body []byte) (*hello, bool) {
+	s := cryptobyte.String(body)
+	var exts cryptobyte.String
+	h := &hello{}
+	if !s.ReadUint16LengthPrefixed(&exts) || !s.Empty() {
 		return nil, false
 	}
 	return h, readExtensions(exts, h, false)

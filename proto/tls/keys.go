@@ -32,21 +32,21 @@ type suite struct {
 
 // suites are the cipher suites the decoder can decrypt.
 var suites = map[uint16]*suite{
-	0x1301: {aesGCM, 16, 12, false, true},
-	0x1302: {aesGCM, 32, 12, true, true},
-	0x1303: {chacha, 32, 12, false, true},
+	0x1301: {aesGCM, 16, 12, false, true}, // TLS_AES_128_GCM_SHA256
+	0x1302: {aesGCM, 32, 12, true, true},  // TLS_AES_256_GCM_SHA384
+	0x1303: {chacha, 32, 12, false, true}, // TLS_CHACHA20_POLY1305_SHA256
 
-	0xC02F: {aesGCM, 16, 4, false, false},
-	0xC02B: {aesGCM, 16, 4, false, false},
-	0x009C: {aesGCM, 16, 4, false, false},
-	0x009E: {aesGCM, 16, 4, false, false},
-	0xC030: {aesGCM, 32, 4, true, false},
-	0xC02C: {aesGCM, 32, 4, true, false},
-	0x009D: {aesGCM, 32, 4, true, false},
-	0x009F: {aesGCM, 32, 4, true, false},
-	0xCCA8: {chacha, 32, 12, false, false},
-	0xCCA9: {chacha, 32, 12, false, false},
-	0xCCAA: {chacha, 32, 12, false, false},
+	0xC02F: {aesGCM, 16, 4, false, false},  // TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256
+	0xC02B: {aesGCM, 16, 4, false, false},  // TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256
+	0x009C: {aesGCM, 16, 4, false, false},  // TLS_RSA_WITH_AES_128_GCM_SHA256
+	0x009E: {aesGCM, 16, 4, false, false},  // TLS_DHE_RSA_WITH_AES_128_GCM_SHA256
+	0xC030: {aesGCM, 32, 4, true, false},   // TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384
+	0xC02C: {aesGCM, 32, 4, true, false},   // TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384
+	0x009D: {aesGCM, 32, 4, true, false},   // TLS_RSA_WITH_AES_256_GCM_SHA384
+	0x009F: {aesGCM, 32, 4, true, false},   // TLS_DHE_RSA_WITH_AES_256_GCM_SHA384
+	0xCCA8: {chacha, 32, 12, false, false}, // TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256
+	0xCCA9: {chacha, 32, 12, false, false}, // TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256
+	0xCCAA: {chacha, 32, 12, false, false}, // TLS_DHE_RSA_WITH_CHACHA20_POLY1305_SHA256
 }
 
 func (s *suite) hash() func() hash.Hash {

@@ -2,6 +2,7 @@ package tls
 
 import (
 	"sort"
+	"strings"
 
 	"github.com/wirepath/wirepath/proto"
 )
@@ -66,7 +67,9 @@ func (d *Decoder) data(s *dirState, start, end int64) {
 }
 
 // connLabel returns "tls sni=NAME alpn=PROTO", made once the hellos are
-// known.
+// known. The protocol is the server's choice where it can be read (the
+// TLS 1.2 ServerHello, TLS 1.3's EncryptedExtensions once decrypted),
+// else the client's offer ("h2,http/1.1").
 func (d *Decoder) connLabel() string {
 	if d.label != "" {
 		return d.label
@@ -75,8 +78,11 @@ func (d *Decoder) connLabel() string {
 	if d.info.SNI != "" {
 		l += " sni=" + d.info.SNI
 	}
-	if d.info.ALPN != "" {
+	switch {
+	case d.info.ALPN != "":
 		l += " alpn=" + d.info.ALPN
+	case d.client != nil && len(d.client.alpn) > 0:
+		l += " alpn=" + strings.Join(d.client.alpn, ",")
 	}
 	if d.server != nil {
 		d.label = l
@@ -167,6 +173,11 @@ func (d *Decoder) handshake(s *dirState, typ byte, body []byte) {
 			return
 		}
 		d.serverHello(h)
+	case typ == hsEncryptedExts && s.dir == proto.FromServer:
+		if h, ok := parseEncryptedExtensions(body); ok && len(h.alpn) > 0 {
+			d.info.ALPN = h.alpn[0]
+			d.label = ""
+		}
 	case typ == hsHelloRequest && s.dir == proto.FromServer && d.info.Version != 0x0304:
 		d.renegotiation()
 	case typ == hsFinished && d.info.Version == 0x0304 && !s.appKeys:
@@ -272,6 +283,12 @@ func (d *Decoder) setup12(sec *Secrets) {
 func (d *Decoder) startDecrypting() {
 	d.info.Decrypt = Decrypting
 	d.stats.DecryptedConns++
+}
+
+// makeInner makes the inner decoder at the first application data, when
+// ALPN is known in TLS 1.3 too.
+func (d *Decoder) makeInner() {
+	d.innerMade = true
 	if d.cfg.NewInner != nil {
 		d.inner = d.cfg.NewInner(d.info.ALPN)
 		d.innerLow, _ = d.inner.(lowInner)
@@ -296,6 +313,9 @@ func (d *Decoder) fallback(why Decrypt) {
 // the record as data if there is none.
 func (d *Decoder) toInner(s *dirState, plain []byte, start, end int64) {
 	d.stats.PlainBytes += int64(len(plain))
+	if !d.innerMade {
+		d.makeInner()
+	}
 	if d.inner == nil {
 		d.data(s, start, end)
 		return
