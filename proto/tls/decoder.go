@@ -290,7 +290,8 @@ func (d *Decoder) Feed(dir proto.Dir, off int64, b []byte) {
 	case d.state == NotTLS:
 		d.stats.Skipped += int64(len(b))
 		s.next += int64(len(b))
-	case d.state == Detecting && dir == proto.FromServer:
+	case d.state == Detecting:
+		// Both sides' bytes wait for the client's first six.
 		s.next += int64(len(b))
 		if len(s.hold)+len(b) > holdMax {
 			d.reject()
@@ -298,10 +299,10 @@ func (d *Decoder) Feed(dir proto.Dir, off int64, b []byte) {
 			return
 		}
 		s.hold = append(s.hold, b...)
-	default:
-		if d.state == Detecting {
+		if dir == proto.FromClient {
 			d.detect(s, b)
 		}
+	default:
 		d.feed(s, b)
 	}
 }
@@ -346,16 +347,17 @@ func (d *Decoder) reject() {
 	}
 }
 
-// accept decides the connection is TLS and decodes the server's held
-// bytes.
+// accept decides the connection is TLS and decodes the bytes held.
 func (d *Decoder) accept() {
 	d.state = Active
-	s := &d.dirs[proto.FromServer]
-	if len(s.hold) > 0 {
-		held := s.hold
-		s.hold = nil
-		s.next -= int64(len(held))
-		d.feed(s, held)
+	for i := range d.dirs {
+		s := &d.dirs[i]
+		if len(s.hold) > 0 {
+			held := s.hold
+			s.hold = nil
+			s.next -= int64(len(held))
+			d.feed(s, held)
+		}
 	}
 }
 

@@ -19,36 +19,11 @@ import (
 // recorded below TLS, decrypted with the client's key log and decoded by
 // proto/http2: one request and one response per call, in record offsets.
 func TestGRPCOverTLS(t *testing.T) {
-	cert, pool := testCert(t)
-	srv := httptest.NewUnstartedServer(http.HandlerFunc(grpctest.Handler))
-	srv.TLS = &tls.Config{Certificates: []tls.Certificate{cert}}
-	srv.EnableHTTP2 = true
-	srv.StartTLS()
-	defer srv.Close()
-	rec := &grpctest.Recorder{}
-	var keylog bytes.Buffer
-	tr := &http.Transport{ForceAttemptHTTP2: true,
-		TLSClientConfig: &tls.Config{RootCAs: pool, ServerName: serverName, KeyLogWriter: &keylog},
-		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-			c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
-			if err != nil {
-				return nil, err
-			}
-			return rec.Wrap(c), nil
-		}}
-	defer tr.CloseIdleConnections()
-	if err := grpctest.Run(&http.Client{Transport: tr}, srv.URL, 32); err != nil {
-		t.Fatal(err)
-	}
-	tr.CloseIdleConnections()
-	if rec.Conns() != 1 {
-		t.Fatalf("%d connections, want the calls multiplexed over 1", rec.Conns())
-	}
-	events := rec.Events()
+	events, keylog := grpcOverTLS(t, 32)
 	for _, chunk := range []int{0, 1000} {
 		var alpn string
 		var inner *http2.Decoder
-		d := New(Config{KeyLog: readKeyLog(t, keylog.Bytes()), NewInner: func(p string) Inner {
+		d := New(Config{KeyLog: readKeyLog(t, keylog), NewInner: func(p string) Inner {
 			alpn = p
 			cfg := http2.DefaultConfig()
 			cfg.Evidence = true
@@ -99,4 +74,37 @@ func TestGRPCOverTLS(t *testing.T) {
 			t.Errorf("tls %+v\nhttp2 %+v", st, ist)
 		}
 	}
+}
+
+// grpcOverTLS makes calls+1 gRPC-shaped calls (calls of them concurrent)
+// over one TLS 1.3 connection with ALPN h2 between net/http's client and
+// server, and returns the connection as the client saw it and its key
+// log.
+func grpcOverTLS(t testing.TB, calls int) ([]grpctest.Event, []byte) {
+	cert, pool := testCert(t)
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(grpctest.Handler))
+	srv.TLS = &tls.Config{Certificates: []tls.Certificate{cert}}
+	srv.EnableHTTP2 = true
+	srv.StartTLS()
+	defer srv.Close()
+	rec := &grpctest.Recorder{}
+	var keylog bytes.Buffer
+	tr := &http.Transport{ForceAttemptHTTP2: true,
+		TLSClientConfig: &tls.Config{RootCAs: pool, ServerName: serverName, KeyLogWriter: &keylog},
+		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+			if err != nil {
+				return nil, err
+			}
+			return rec.Wrap(c), nil
+		}}
+	defer tr.CloseIdleConnections()
+	if err := grpctest.Run(&http.Client{Transport: tr}, srv.URL, calls); err != nil {
+		t.Fatal(err)
+	}
+	tr.CloseIdleConnections()
+	if rec.Conns() != 1 {
+		t.Fatalf("%d connections, want the calls multiplexed over 1", rec.Conns())
+	}
+	return rec.Events(), keylog.Bytes()
 }

@@ -15,11 +15,14 @@ import (
 )
 
 // echo runs a TLS connection between Go's client and server on loopback:
-// the client sends messages of growing size (the largest span several
-// records), the server answers each with twice its size. It returns the
-// connection as the client saw it, the key log, and what each side's
-// application wrote.
-func echo(t *testing.T, server, client *tls.Config) ([]grpctest.Event, []byte, [2][]byte) {
+// the client sends messages of the sizes given (by default of growing
+// size, the largest spanning several records), the server answers each
+// with twice its size. It returns the connection as the client saw it,
+// the key log, and what each side's application wrote.
+func echo(t testing.TB, server, client *tls.Config, sizes ...int) ([]grpctest.Event, []byte, [2][]byte) {
+	if len(sizes) == 0 {
+		sizes = []int{10, 100, 1000, 20000, 50}
+	}
 	t.Helper()
 	ln, err := tls.Listen("tcp", "127.0.0.1:0", server)
 	if err != nil {
@@ -65,7 +68,7 @@ func echo(t *testing.T, server, client *tls.Config) ([]grpctest.Event, []byte, [
 	cfg := client.Clone()
 	cfg.KeyLogWriter = &keylog
 	c := tls.Client(rec.Wrap(raw), cfg)
-	for i, size := range []int{10, 100, 1000, 20000, 50} {
+	for i, size := range sizes {
 		msg := append([]byte{0, 0, byte(size >> 8), byte(size)}, bytes.Repeat([]byte{byte('a' + i)}, size)...)
 		wrote[proto.FromClient].Write(msg)
 		if _, err := c.Write(msg); err != nil {
