@@ -50,6 +50,7 @@ type KeyLogError struct {
 	Msg  string
 }
 
+// Error returns "FILE:LINE: what is wrong".
 func (e *KeyLogError) Error() string { return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg) }
 
 // Unwrap returns ErrKeyLogLine.
