@@ -205,8 +205,9 @@ type Decoder struct {
 	innerLow   lowInner
 	innerMade  bool
 
-	out  []proto.Unit
-	head int
+	out     []proto.Unit
+	head    int
+	scratch proto.Unit
 
 	stats Stats
 }

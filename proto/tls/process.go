@@ -384,8 +384,8 @@ func (d *Decoder) outer(dir proto.Dir, x int64) (int64, int64) {
 
 // drainInner moves the inner decoder's Units out, in record offsets.
 func (d *Decoder) drainInner() {
-	var u proto.Unit
-	for d.inner.Next(&u) {
+	u := &d.scratch // a local would escape through the interface call
+	for d.inner.Next(u) {
 		inStart, inEnd := u.Start, u.End
 		u.Start, _ = d.outer(u.Dir, inStart)
 		_, u.End = d.outer(u.Dir, inEnd-1)
@@ -395,6 +395,6 @@ func (d *Decoder) drainInner() {
 		if u.Bytes > u.End-u.Start {
 			u.Bytes = u.End - u.Start
 		}
-		d.emit(u)
+		d.emit(*u)
 	}
 }
