@@ -63,8 +63,8 @@ func ReadKeyLog(r io.Reader, name string) (*KeyLog, error) {
 	k := &KeyLog{byRandom: make(map[[32]byte]*Secrets)}
 	br := bufio.NewReaderSize(r, 4096)
 	for {
-		line, err := readLine(br)
-		if len(line) > 0 || err == nil {
+		line, n, err := readLine(br)
+		if n > 0 {
 			k.stats.Lines++
 			if msg := k.add(line); msg != "" {
 				k.stats.Bad++
@@ -82,18 +82,19 @@ func ReadKeyLog(r io.Reader, name string) (*KeyLog, error) {
 	}
 }
 
-// readLine returns the next line without its end. A line longer than
-// maxKeyLogLine is skipped and comes back as a single 0 byte, which no
-// valid line holds, so that it is counted as malformed.
-func readLine(br *bufio.Reader) ([]byte, error) {
+// readLine returns the next line without its end, and how many bytes it
+// took (0 at the end of the input). A line longer than maxKeyLogLine is
+// skipped and comes back as a single 0 byte, which no valid line holds,
+// so that it is counted as malformed.
+func readLine(br *bufio.Reader) ([]byte, int, error) {
 	line, err := br.ReadSlice('\n')
 	if err == bufio.ErrBufferFull || len(line) > maxKeyLogLine {
 		for err == bufio.ErrBufferFull {
 			_, err = br.ReadSlice('\n')
 		}
-		return []byte{0}, err
+		return []byte{0}, 1, err
 	}
-	return bytes.TrimRight(line, "\r\n"), err
+	return bytes.TrimRight(line, "\r\n"), len(line), err
 }
 
 // add adds one line, returning what is wrong with it, if anything.
@@ -107,7 +108,10 @@ func (k *KeyLog) add(line []byte) string {
 		return "want LABEL CLIENT_RANDOM SECRET"
 	}
 	var random [32]byte
-	if n, err := hex.Decode(random[:], f[1]); err != nil || n != 32 || len(f[1]) != 64 {
+	if len(f[1]) != 64 {
+		return "client random is not 32 bytes of hex"
+	}
+	if _, err := hex.Decode(random[:], f[1]); err != nil {
 		return "client random is not 32 bytes of hex"
 	}
 	secret := make([]byte, hex.DecodedLen(len(f[2])))
