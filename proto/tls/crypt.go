@@ -32,6 +32,7 @@ func (d *Decoder) decrypted(s *dirState, payload []byte, start, end int64) bool 
 		return false
 	}
 	s.opened++
+	s.sentEncrypted = true // for opaque, should decryption stop later
 	d.stats.RecordsDecrypted++
 	switch ctype {
 	case ctApplicationData:

@@ -133,3 +133,32 @@ func TestLoss(t *testing.T) {
 		})
 	}
 }
+
+// TestFallbackMidway: a record that does not decrypt after others did (a
+// corrupted byte) makes the connection fall back to records from there
+// on: the records after it are data, not handshake.
+func TestFallbackMidway(t *testing.T) {
+	cert, pool := testCert(t)
+	events, keylog, _ := echo(t, &tls.Config{Certificates: []tls.Certificate{cert}}, &tls.Config{RootCAs: pool, ServerName: serverName})
+	starts := recordStarts(events, proto.FromServer)
+	k := len(starts) - 4
+	var off int64
+	var corrupted []grpctest.Event
+	for _, e := range events {
+		b := append([]byte(nil), e.Data...)
+		if e.Dir == proto.FromServer {
+			if at := starts[k] + 20 - off; at >= 0 && at < int64(len(b)) {
+				b[at] ^= 0xff
+			}
+			off += int64(len(b))
+		}
+		corrupted = append(corrupted, grpctest.Event{Dir: e.Dir, Data: b})
+	}
+	r := decode(t, readKeyLog(t, keylog), corrupted, 0)
+	if r.info.Decrypt != LostSync || r.stats.Fallbacks != 1 {
+		t.Fatalf("%s %+v", r.info.Decrypt, r.stats)
+	}
+	if got, want := count(r.units, proto.FromServer, proto.KindData), len(starts)-k; got != want {
+		t.Errorf("%d server data Units after the fallback, want %d\n%s", got, want, format(r.units))
+	}
+}
