@@ -43,10 +43,12 @@
 // bounds are known). A Gap inside any other frame loses that frame; if it
 // was a header block, its stream is lost and the direction's HPACK table
 // is poisoned. A Gap that crosses a frame boundary loses the framing: the
-// decoder drops every stream open in that direction (any of them may have
-// had a frame in the gap), poisons the direction's table, and resumes at
-// the next plausible frame header, confirmed by the header after it. The
-// other direction is not affected.
+// decoder poisons the direction's table and resumes at the next plausible
+// frame header, confirmed by the header after it. Streams open in that
+// direction at the loss are kept and reported if they end later (their
+// bounds are known whatever frames of theirs were in the gap); those that
+// never end most likely had their END_STREAM in the gap and are lost at
+// Close. The other direction is not affected.
 //
 // Bounds: a Decoder holds at most Config.MaxBuffered bytes of one frame
 // per direction (DATA payloads are never held), a resync window of

@@ -101,15 +101,21 @@ func (d *Decoder) lostFrame(s *dirState, fh frameHeader) {
 }
 
 // loseFraming gives up the framing of s: the frame being read is lost,
-// every stream open in s's direction is lost (any of them may have had a
-// frame in what is missing), the HPACK table is poisoned, and a frame
-// header is looked for from the next byte.
+// the HPACK table is poisoned, and a frame header is looked for from the
+// next byte. The streams open in s's direction are kept, marked: one
+// that ends later is reported (its bounds are known), one that never
+// does most likely had its end in what is missing, and is lost at Close.
 func (d *Decoder) loseFraming(s *dirState) {
 	if s.inFrame || s.nhdr > 0 {
 		d.stats.Damaged += s.fed
 		d.stats.FramesLost++
 		if s.inFrame {
 			d.lostFrame(s, s.fh)
+		}
+	}
+	if s.contStream != 0 {
+		if st := d.streams[s.contStream]; st != nil {
+			d.loseHalf(st, s.dir)
 		}
 	}
 	s.inFrame, s.nhdr, s.fed, s.buf = false, 0, 0, s.buf[:0]
@@ -119,8 +125,8 @@ func (d *Decoder) loseFraming(s *dirState) {
 	d.stats.FramingLost++
 	d.poison(s)
 	for _, st := range d.streams {
-		if st.h[s.dir].state == hOpen {
-			d.loseHalf(st, s.dir)
+		if h := &st.h[s.dir]; h.state == hOpen {
+			h.crossed = true
 		}
 	}
 }
@@ -188,8 +194,9 @@ func (d *Decoder) search(s *dirState) int {
 }
 
 // Close ends the connection: streams still open are reported as they
-// are (counted in OpenAtClose), bytes of unfinished frames are counted
-// as truncated.
+// are (counted in OpenAtClose), except those open across a loss of
+// framing (lost), and bytes of unfinished frames are counted as
+// truncated.
 func (d *Decoder) Close() {
 	for i := range d.dirs {
 		s := &d.dirs[i]
@@ -216,7 +223,11 @@ func (d *Decoder) Close() {
 	slices.SortFunc(open, func(a, b *stream) int { return cmp.Compare(a.id, b.id) })
 	for _, st := range open {
 		for dir := range st.h {
-			if st.h[dir].state == hOpen {
+			switch h := &st.h[dir]; {
+			case h.state == hOpen && h.crossed:
+				d.stats.StreamsLost++ // its end was most likely lost
+				h.state = hLost
+			case h.state == hOpen:
 				d.stats.OpenAtClose++
 				d.finishHalf(st, proto.Dir(dir))
 			}

@@ -120,3 +120,49 @@ func events(rec *grpctest.Recorder) []event {
 	}
 	return out
 }
+
+// TestGRPCLoss cuts the server's side of a real 33-call connection
+// across frame boundaries: every request is still reported exactly,
+// every response is reported or counted lost (those whose end was cut),
+// and the responses whose headers or trailers come after the cut are
+// framed but unlabelled (the table is poisoned).
+func TestGRPCLoss(t *testing.T) {
+	srv := h2cServer(http.HandlerFunc(grpctest.Handler))
+	defer srv.Close()
+	rec := &grpctest.Recorder{}
+	client, tr := h2cClient(rec)
+	defer tr.CloseIdleConnections()
+	if err := grpctest.Run(client, srv.URL, 32); err != nil {
+		t.Fatal(err)
+	}
+	tr.CloseIdleConnections()
+	evs := events(rec)
+	var total int64
+	for _, e := range evs {
+		if e.dir == proto.FromServer {
+			total += int64(len(e.data))
+		}
+	}
+	cfg := DefaultConfig()
+	cfg.Evidence = true
+	units, st := decodeGap(t, cfg, evs, proto.FromServer, total/2, 300)
+	var reqs, resps, unlabelled int
+	for _, u := range appUnits(units) {
+		switch {
+		case u.Kind == proto.KindRequest:
+			reqs++
+		case u.Label == "":
+			unlabelled++
+			fallthrough
+		default:
+			resps++
+		}
+	}
+	if reqs != 33 || st.FramingLost != 1 || st.Resyncs != 1 || st.HPACKPoisoned != 1 {
+		t.Fatalf("%d requests, stats %+v", reqs, st)
+	}
+	if int64(33-resps) != st.StreamsLost || unlabelled == 0 {
+		t.Errorf("%d responses (%d unlabelled), %d stream halves lost\n%s", resps, unlabelled, st.StreamsLost, format(appUnits(units)))
+	}
+	t.Logf("cut 300 bytes at %d of %d: %d of 33 responses kept, %d of them unlabelled", total/2, total, resps, unlabelled)
+}

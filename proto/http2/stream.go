@@ -22,6 +22,7 @@ type half struct {
 	state      halfState
 	reset      bool
 	unknown    bool // a header block could not be read: no label
+	crossed    bool // open when its direction lost its framing
 	stall      bool
 	start, end int64
 	bytes      int64
