@@ -54,6 +54,12 @@ const (
 	// (TLS handshakes, HTTP/2 SETTINGS, PING and WINDOW_UPDATE frames,
 	// PostgreSQL start-up): counted, never made a message.
 	KindControl
+	// KindData is application bytes whose message boundaries the decoder
+	// does not know, only where they may be cut (a TLS record it cannot
+	// decrypt): the caller frames such Units as it frames opaque traffic,
+	// at direction changes, or one message per Unit when it knows the
+	// inner protocol is request/response; it never cuts inside one.
+	KindData
 )
 
 // String returns the kind's name.
@@ -67,6 +73,8 @@ func (k Kind) String() string {
 		return "one-way"
 	case KindControl:
 		return "control"
+	case KindData:
+		return "data"
 	}
 	return "unknown"
 }
