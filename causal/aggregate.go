@@ -68,7 +68,7 @@ var RankMetrics = []RankMetric{RankExpected, RankCount, RankMaxProbability, Rank
 // computes the distributions from them, so percentiles are exact and a
 // pattern seen once costs little. It is not safe for concurrent use.
 type Aggregator struct {
-	src     source
+	msgs    trace.Messages
 	opt     AggregateOptions
 	namer   *Namer
 	offsets []int64 // by node Sym; nil when the trace has none
@@ -119,33 +119,24 @@ type patAcc struct {
 	weighted bool // some instance's probability is not 1
 }
 
-// NewAggregator returns an Aggregator for instances of t's messages.
-func NewAggregator(t *trace.Trace, opt AggregateOptions) *Aggregator {
-	return newAggregator(traceSource(t), NewNamer(t, opt.Naming), opt)
-}
-
-// NewTableAggregator returns an Aggregator for instances of the messages of
-// a Table. Its patterns are the same as those of NewAggregator on a Trace
-// of the same messages.
-func NewTableAggregator(t *trace.Table, opt AggregateOptions) *Aggregator {
-	return newAggregator(tableSource(t), NewTableNamer(t, opt.Naming), opt)
-}
-
-func newAggregator(src source, namer *Namer, opt AggregateOptions) *Aggregator {
+// NewAggregator returns an Aggregator for instances of the messages of ms
+// (a Trace or a Table: the patterns are the same).
+func NewAggregator(ms trace.Messages, opt AggregateOptions) *Aggregator {
 	a := &Aggregator{
-		src:         src,
+		msgs:        ms,
 		opt:         opt,
-		namer:       namer,
+		namer:       NewNamer(ms, opt.Naming),
 		patterns:    make(map[uint64]int32),
-		singleClock: src.meta.SingleClock,
+		singleClock: ms.Metadata().SingleClock,
 	}
-	for _, o := range src.meta.Offsets {
+	syms := ms.Symbols()
+	for _, o := range ms.Metadata().Offsets {
 		if !o.Known || o.OffsetNS == 0 {
 			continue
 		}
-		if s, ok := src.syms.Lookup(o.Node); ok && int(s) < src.syms.Len() {
+		if s, ok := syms.Lookup(o.Node); ok && int(s) < syms.Len() {
 			if a.offsets == nil {
-				a.offsets = make([]int64, src.syms.Len())
+				a.offsets = make([]int64, syms.Len())
 			}
 			a.offsets[s] = o.OffsetNS
 		}
@@ -221,7 +212,7 @@ func (a *Aggregator) Add(inst Instance) error {
 		a.bad++
 		return ErrBadInstance
 	}
-	nmsgs := a.src.len()
+	nmsgs := a.msgs.Len()
 	for i, nd := range inst.Nodes {
 		if int(nd.Msg) < 0 || int(nd.Msg) >= nmsgs || (i > 0 && (nd.Parent < 0 || int(nd.Parent) >= i)) {
 			a.bad++
@@ -240,7 +231,7 @@ func (a *Aggregator) Add(inst Instance) error {
 	}
 	msgs := a.mbuf[:n]
 	for i := range msgs {
-		a.src.read(inst.Nodes[i].Msg, &msgs[i])
+		a.msgs.Read(int(inst.Nodes[i].Msg), &msgs[i])
 	}
 	a.kids = grow(a.kids, n)
 	for i := range a.kids {
@@ -453,7 +444,7 @@ func (a *Aggregator) shape(pi int, insts []instRef) patShape {
 			break
 		}
 		for k, mi := range a.msgArena[in.off : in.off+n] {
-			a.src.read(mi, &msgs[k])
+			a.msgs.Read(int(mi), &msgs[k])
 		}
 		a.addAfter(sum, hops, msgs, instWeight(a.prob(in.i)))
 	}
@@ -758,15 +749,15 @@ func (a *Aggregator) loadInstance(msgs []trace.Message, hops []hopInfo, in instR
 	ms := a.msgArena[in.off : in.off+len(msgs)]
 	if lo == 0 {
 		for k, mi := range ms {
-			a.src.read(mi, &msgs[k])
+			a.msgs.Read(int(mi), &msgs[k])
 		}
 		return
 	}
-	a.src.read(ms[0], &msgs[0])
+	a.msgs.Read(int(ms[0]), &msgs[0])
 	for k := lo; k < hi; k++ {
-		a.src.read(ms[k], &msgs[k])
+		a.msgs.Read(int(ms[k]), &msgs[k])
 		if par := hops[k].parent; par > 0 && int(par) < lo {
-			a.src.read(ms[par], &msgs[par])
+			a.msgs.Read(int(ms[par]), &msgs[par])
 		}
 	}
 }

@@ -266,7 +266,7 @@ func TestAggregatorAddNoAllocs(t *testing.T) {
 	tr, insts := rpcTrace(40)
 	for name, a := range map[string]*Aggregator{
 		"trace": NewAggregator(tr, DefaultOptions().Aggregate),
-		"table": NewTableAggregator(trace.NewTable(tr), DefaultOptions().Aggregate),
+		"table": NewAggregator(trace.NewTable(tr), DefaultOptions().Aggregate),
 	} {
 		for _, in := range insts {
 			if err := a.Add(in); err != nil {
@@ -289,7 +289,7 @@ func BenchmarkAggregator(b *testing.B) {
 	b.ReportAllocs()
 	var ps []Pattern
 	for b.Loop() {
-		a := NewTableAggregator(tab, DefaultOptions().Aggregate)
+		a := NewAggregator(tab, DefaultOptions().Aggregate)
 		for _, in := range insts {
 			_ = a.Add(in)
 		}

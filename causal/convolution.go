@@ -203,7 +203,8 @@ type convVertex struct {
 
 type convRun struct {
 	opt     ConvolutionOptions
-	t       *trace.Trace
+	ms      trace.Messages
+	msgs    []trace.Message // ms's messages (trace.MessageSlice)
 	namer   *Namer
 	workers int
 	offsets []int64
@@ -232,18 +233,18 @@ type convCounters struct {
 }
 
 // Infer runs the engine.
-func (c *Convolution) Infer(ctx context.Context, t *trace.Trace) (*Result, error) {
-	_, res, err := c.run(ctx, t)
+func (c *Convolution) Infer(ctx context.Context, ms trace.Messages) (*Result, error) {
+	_, res, err := c.run(ctx, ms)
 	return res, err
 }
 
 // run is Infer that also returns the run's state, for tests.
-func (c *Convolution) run(ctx context.Context, t *trace.Trace) (*convRun, *Result, error) {
+func (c *Convolution) run(ctx context.Context, ms trace.Messages) (*convRun, *Result, error) {
 	if err := c.opt.Validate(); err != nil {
 		return nil, nil, err
 	}
-	r := &convRun{opt: c.opt, t: t, workers: workerCount(c.opt.Workers), window: c.opt.window()}
-	r.namer = NewNamer(t, c.opt.Aggregate.Naming)
+	r := &convRun{opt: c.opt, ms: ms, msgs: trace.MessageSlice(ms), workers: workerCount(c.opt.Workers), window: c.opt.window()}
+	r.namer = NewNamer(ms, c.opt.Aggregate.Naming)
 	r.nameID = make(map[string]int32)
 	r.epName = make(map[trace.Sym]string)
 	if err := r.prepare(); err != nil {
@@ -273,11 +274,11 @@ func (r *convRun) id(name string) int32 {
 // prepare computes corrected times, splits the trace into per-edge traces
 // and sizes the signals.
 func (r *convRun) prepare() error {
-	t := r.t
-	r.counters.in = int64(len(t.Messages))
-	r.offsets = nodeOffsets(&t.Syms, &t.Meta)
-	r.time = make([]int64, len(t.Messages))
-	nodeID := make([]int32, t.Syms.Len())
+	msgs := r.msgs
+	r.counters.in = int64(len(msgs))
+	r.offsets = nodeOffsets(r.ms.Symbols(), r.ms.Metadata())
+	r.time = make([]int64, len(msgs))
+	nodeID := make([]int32, r.ms.Symbols().Len())
 	for i := range nodeID {
 		nodeID[i] = -1
 	}
@@ -290,8 +291,8 @@ func (r *convRun) prepare() error {
 	type ekey struct{ from, to int32 }
 	edgeOf := make(map[ekey]int32)
 	lo, hi := int64(math.MaxInt64), int64(math.MinInt64)
-	for i := range t.Messages {
-		m := &t.Messages[i]
+	for i := range msgs {
+		m := &msgs[i]
 		switch {
 		case m.SendTS.Known():
 			r.time[i] = int64(m.SendTS) - r.offsets[m.SrcNode]
@@ -377,18 +378,18 @@ func (r *convRun) rootNodes() ([]int32, string) {
 	}
 	n := len(r.names)
 	client := make([]bool, n)
-	for i := range r.t.Messages {
-		m := &r.t.Messages[i]
+	for i := range r.msgs {
+		m := &r.msgs[i]
 		if r.time[i] != math.MinInt64 && r.namer.Roles().Client(m.SrcNode) {
 			client[r.nameID[r.namer.Node(m.SrcNode)]] = true
 		}
 	}
 	sendsCall, getsCall, gets := make([]bool, n), make([]bool, n), make([]bool, n)
-	for i := range r.t.Messages {
+	for i := range r.msgs {
 		if r.time[i] == math.MinInt64 {
 			continue
 		}
-		m := &r.t.Messages[i]
+		m := &r.msgs[i]
 		from, to := r.nameID[r.namer.Node(m.SrcNode)], r.nameID[r.namer.Node(m.DstNode)]
 		gets[to] = true
 		if m.Kind == trace.KindCall {

@@ -26,7 +26,7 @@ type convTask struct {
 // recvTime is message m's corrected arrival time, its send time when the
 // arrival was not seen.
 func (r *convRun) recvTime(m int32) int64 {
-	msg := &r.t.Messages[m]
+	msg := &r.msgs[m]
 	if msg.RecvTS.Known() {
 		return int64(msg.RecvTS) - r.offsets[msg.DstNode]
 	}
@@ -142,10 +142,10 @@ func (r *convRun) result() *Result {
 		Version: ResultVersion,
 		Engine:  ConvolutionName,
 		Params:  r.opt.Params(),
-		Trace:   Summarize(r.t),
+		Trace:   Summarize(r.ms),
 	}
 	pats := make([]Pattern, len(r.tasks))
-	explained := make([]bool, len(r.t.Messages))
+	explained := make([]bool, len(r.msgs))
 	tasks := make([]*convTask, len(r.tasks))
 	parallelNodes(r.workers, len(r.tasks), func(i int) {
 		tasks[i] = r.resolve(r.tasks[i])
@@ -226,18 +226,18 @@ func (r *convRun) pattern(tk *convTask) Pattern {
 		a.eps = make(map[string]int)
 		for _, j := range tk.claimed[i] {
 			en := v.entries[j]
-			m := &r.t.Messages[en.msg]
+			m := &r.msgs[en.msg]
 			rootT := r.time[rootMsgs[en.root].msg]
 			a.start.Add(float64(r.time[en.msg]-rootT)/1e3, 1)
 			if en.parent >= 0 {
-				p := &r.t.Messages[en.parent]
+				p := &r.msgs[en.parent]
 				if m.SendTS.Known() && p.RecvTS.Known() {
 					a.node.Add(float64(m.SendTS-p.RecvTS)/1e3, 1)
 				} else {
 					a.node.Add(float64(r.time[en.msg]-r.recvTime(en.parent))/1e3, 1)
 				}
 			}
-			if m.SendTS.Known() && m.RecvTS.Known() && !r.t.Meta.SingleClock {
+			if m.SendTS.Known() && m.RecvTS.Known() && !r.ms.Metadata().SingleClock {
 				net := (int64(m.RecvTS) - r.offsets[m.DstNode]) - (int64(m.SendTS) - r.offsets[m.SrcNode])
 				a.net.Add(float64(net)/1e3, 1)
 			}

@@ -2,9 +2,10 @@
 //
 // It holds three engines behind one interface, Engine: message linking
 // (WAP5 section 5), nesting and convolution (Project 5 sections 5.1 and 5.2).
-// Every engine reads a *trace.Trace and returns the same *Result, so results
-// can be compared with each other and with the ground truth of generated
-// traces, and rendered by the same code.
+// Every engine reads a trace.Messages (a *trace.Trace or a *trace.Table)
+// and returns the same *Result, so results can be compared with each other
+// and with the ground truth of generated traces, and rendered by the same
+// code.
 //
 // A path pattern is a tree of messages (hops): a hop's parent is the message
 // whose arrival at the hop's sender caused the hop to be sent. Engines that

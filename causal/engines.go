@@ -79,34 +79,37 @@ func (o *EngineOptions) New(name string) (Engine, error) {
 // RPCShare is the share of a trace's messages that are CALL or RETURN
 // messages with a message of the other kind to pair with: twice the
 // smaller of the two counts over all messages. Nesting reads only those.
-func RPCShare(t *trace.Trace) float64 {
-	if len(t.Messages) == 0 {
+func RPCShare(ms trace.Messages) float64 {
+	n := ms.Len()
+	if n == 0 {
 		return 0
 	}
 	var calls, returns int
-	for i := range t.Messages {
-		switch t.Messages[i].Kind {
+	var m trace.Message
+	for i := range n {
+		ms.Read(i, &m)
+		switch m.Kind {
 		case trace.KindCall:
 			calls++
 		case trace.KindReturn:
 			returns++
 		}
 	}
-	return float64(2*min(calls, returns)) / float64(len(t.Messages))
+	return float64(2*min(calls, returns)) / float64(n)
 }
 
 // MinRPCShare is the RPCShare from which ChooseEngine picks nesting.
 const MinRPCShare = 0.5
 
-// ChooseEngine picks the engine for t when the user did not, and says why.
+// ChooseEngine picks the engine for the trace ms when the user did not, and says why.
 // On RPC traffic (RPCShare at least MinRPCShare: most messages are calls
 // and returns, as TCP request/response traffic is once reassembled) it is
 // nesting, which was the most accurate engine on every RPC trace measured
 // (docs/analyze.md: the demo system, the generated multi-tier captures);
 // otherwise it is linking, which needs no call/return pairs and no clock
 // synchronisation.
-func ChooseEngine(t *trace.Trace) (name, reason string) {
-	s := RPCShare(t)
+func ChooseEngine(ms trace.Messages) (name, reason string) {
+	s := RPCShare(ms)
 	if s >= MinRPCShare {
 		return NestingName, fmt.Sprintf("%.0f%% of the messages are paired calls and returns", 100*s)
 	}
@@ -114,14 +117,14 @@ func ChooseEngine(t *trace.Trace) (name, reason string) {
 }
 
 // ResolveEngines turns an engine selection (an engine name, AllEngines or
-// AutoEngine) into the engines to run on t, in order. For AutoEngine it
+// AutoEngine) into the engines to run on the trace ms, in order. For AutoEngine it
 // also returns ChooseEngine's reason.
-func ResolveEngines(sel string, t *trace.Trace) (names []string, reason string, err error) {
+func ResolveEngines(sel string, ms trace.Messages) (names []string, reason string, err error) {
 	switch sel {
 	case AllEngines:
 		return append([]string(nil), EngineNames...), "", nil
 	case AutoEngine, "":
-		name, why := ChooseEngine(t)
+		name, why := ChooseEngine(ms)
 		return []string{name}, why, nil
 	}
 	for _, n := range EngineNames {
@@ -132,12 +135,12 @@ func ResolveEngines(sel string, t *trace.Trace) (names []string, reason string, 
 	return nil, "", fmt.Errorf("unknown engine %q (want %s, %s or %s)", sel, strings.Join(EngineNames, ", "), AllEngines, AutoEngine)
 }
 
-// InferAll runs the engines one after another on t and returns their
-// results in the same order. start, if not nil, is called before each
-// engine with its position. Engines do not modify t, and each uses its
+// InferAll runs the engines one after another on the trace ms and returns
+// their results in the same order. start, if not nil, is called before
+// each engine with its position. Engines do not modify ms, and each uses its
 // own workers, so they run in turn. An engine's error stops the run and is
 // returned with the engine's name.
-func InferAll(ctx context.Context, t *trace.Trace, engines []Engine, start func(i int, e Engine)) ([]*Result, error) {
+func InferAll(ctx context.Context, ms trace.Messages, engines []Engine, start func(i int, e Engine)) ([]*Result, error) {
 	out := make([]*Result, 0, len(engines))
 	for i, e := range engines {
 		if err := ctx.Err(); err != nil {
@@ -146,7 +149,7 @@ func InferAll(ctx context.Context, t *trace.Trace, engines []Engine, start func(
 		if start != nil {
 			start(i, e)
 		}
-		res, err := e.Infer(ctx, t)
+		res, err := e.Infer(ctx, ms)
 		if err != nil {
 			return out, fmt.Errorf("%s: %w", e.Name(), err)
 		}

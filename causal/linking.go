@@ -231,14 +231,14 @@ func (l *Linking) Name() string { return LinkingName }
 // Options returns the engine's options.
 func (l *Linking) Options() LinkingOptions { return l.opt }
 
-// Infer links the messages of t, builds the path instances and aggregates
+// Infer links the messages of ms, builds the path instances and aggregates
 // them into ranked patterns.
-func (l *Linking) Infer(ctx context.Context, t *trace.Trace) (*Result, error) {
-	if len(t.Messages) > math.MaxInt32-1 {
-		return nil, fmt.Errorf("linking: %d messages is more than the engine indexes", len(t.Messages))
+func (l *Linking) Infer(ctx context.Context, ms trace.Messages) (*Result, error) {
+	if ms.Len() > math.MaxInt32-1 {
+		return nil, fmt.Errorf("linking: %d messages is more than the engine indexes", ms.Len())
 	}
-	agg := NewAggregator(t, l.opt.Aggregate)
-	g, err := l.link(ctx, t, agg.Namer().Roles())
+	agg := NewAggregator(ms, l.opt.Aggregate)
+	g, err := l.link(ctx, trace.MessageSlice(ms), ms.Symbols().Len(), agg.Namer().Roles())
 	if err != nil {
 		return nil, err
 	}
@@ -247,7 +247,7 @@ func (l *Linking) Infer(ctx context.Context, t *trace.Trace) (*Result, error) {
 	c := g.counts
 	nPairs := len(g.pairMsg)
 	g = nil
-	covered := make([]uint64, (len(t.Messages)+63)/64)
+	covered := make([]uint64, (ms.Len()+63)/64)
 	st, err := l.paths(ctx, ti, func(in Instance) error {
 		for _, nd := range in.Nodes {
 			covered[nd.Msg>>6] |= 1 << (uint(nd.Msg) & 63)
@@ -265,7 +265,7 @@ func (l *Linking) Infer(ctx context.Context, t *trace.Trace) (*Result, error) {
 		Version:  ResultVersion,
 		Engine:   LinkingName,
 		Params:   l.opt.params(),
-		Trace:    Summarize(t),
+		Trace:    Summarize(ms),
 		Patterns: agg.Patterns(l.opt.Rank),
 	}
 	count := func(name string, v int) {

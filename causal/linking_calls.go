@@ -26,8 +26,7 @@ import (
 // arrival). A pair is kept only when the clock the RETURN's parents are
 // looked up on (see linkSender/linkReceiver) has seen the CALL: its arrival
 // for a RETURN whose send was seen, its send otherwise.
-func pairCalls(t *trace.Trace, mode []uint8, nodeID []int32, nNodes int, w int) []int32 {
-	msgs := t.Messages
+func pairCalls(msgs []trace.Message, mode []uint8, nodeID []int32, nNodes int, w int) []int32 {
 	n := len(msgs)
 	mate := make([]int32, n)
 	for i := range mate {

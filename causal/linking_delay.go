@@ -234,7 +234,7 @@ func (e *empirical) weight(parent, child int32, t int64) float64 {
 // learnDelays estimates the empirical model (the first round, then
 // Iterations EM rounds) and leaves it in g.emp.
 func (l *Linking) learnDelays(ctx context.Context, g *LinkGraph, ix *linkIndex, cf *callFilter, nodeID, nodeCls []int32, nCls int32, w int) error {
-	msgs := g.t.Messages
+	msgs := g.msgs
 	e := newEmpirical(msgs, g.mode, ix.pair, g.mate, len(g.pairMsg), nodeID, nodeCls, nCls, int64(l.opt.Window))
 	chunks := linkSplit(len(msgs), linkChunk)
 	workers := max(1, w)

@@ -49,7 +49,7 @@ const (
 // possible parents with their probabilities, inverted into possible-child
 // lists, and its probability of being spontaneous.
 type LinkGraph struct {
-	t     *trace.Trace
+	msgs  []trace.Message // the trace's messages
 	mode  []uint8
 	spont []float64
 	// top is each message's most likely cause: a message index, or -1 when
@@ -126,9 +126,9 @@ func (g *LinkGraph) Parents(m int) []Link {
 		out = append(out, Link{Msg: int(g.parMsg[k]), P: g.parP[k]})
 	}
 	slices.SortStableFunc(out, func(a, b Link) int {
-		ta, tb := g.t.Messages[a.Msg].RecvTS, g.t.Messages[b.Msg].RecvTS
+		ta, tb := g.msgs[a.Msg].RecvTS, g.msgs[b.Msg].RecvTS
 		if !ta.Known() || !tb.Known() {
-			ta, tb = g.t.Messages[a.Msg].SendTS, g.t.Messages[b.Msg].SendTS
+			ta, tb = g.msgs[a.Msg].SendTS, g.msgs[b.Msg].SendTS
 		}
 		return cmpI64(int64(tb), int64(ta))
 	})
@@ -166,7 +166,7 @@ func (g *LinkGraph) Delays() []PairDelay {
 		if g.pairSamples[p] == 0 {
 			continue
 		}
-		msg := &g.t.Messages[m]
+		msg := &g.msgs[m]
 		out = append(out, PairDelay{
 			From: msg.SrcNode, To: msg.DstNode, ReceiverClock: g.mode[m] == linkReceiver,
 			Mean: time.Duration(math.Round(g.pairD[p])), Samples: g.pairSamples[p],
@@ -175,15 +175,15 @@ func (g *LinkGraph) Delays() []PairDelay {
 	return out
 }
 
-// Link runs linking steps 1 and 2 on t: it estimates the mean causal delay
-// of every sender pair and finds and scores the possible parents of every
-// message. roles decides which nodes are clients (nil classifies t's roles
-// with the options' naming settings).
-func (l *Linking) Link(ctx context.Context, t *trace.Trace, roles *trace.Roles) (*LinkGraph, error) {
+// Link runs linking steps 1 and 2 on the trace ms: it estimates the mean
+// causal delay of every sender pair and finds and scores the possible
+// parents of every message. roles decides which nodes are clients (nil
+// classifies ms's roles with the options' naming settings).
+func (l *Linking) Link(ctx context.Context, ms trace.Messages, roles *trace.Roles) (*LinkGraph, error) {
 	if roles == nil && l.opt.ClientRoots {
-		roles = trace.ClassifyRoles(t, l.opt.Aggregate.Naming.Roles)
+		roles = trace.ClassifyRoles(ms, l.opt.Aggregate.Naming.Roles)
 	}
-	return l.link(ctx, t, roles)
+	return l.link(ctx, trace.MessageSlice(ms), ms.Symbols().Len(), roles)
 }
 
 // linkIndex is what steps 1 and 2 look parents up in.
@@ -245,23 +245,23 @@ type linkCand struct {
 	w   float64
 }
 
-func (l *Linking) link(ctx context.Context, t *trace.Trace, roles *trace.Roles) (*LinkGraph, error) {
-	n := len(t.Messages)
-	if t.Syms.Len() >= 1<<31 {
-		return nil, fmt.Errorf("linking: %d symbols is more than the engine indexes", t.Syms.Len())
+// link is Link on the messages msgs, whose Syms are below nSyms.
+func (l *Linking) link(ctx context.Context, msgs []trace.Message, nSyms int, roles *trace.Roles) (*LinkGraph, error) {
+	n := len(msgs)
+	if nSyms >= 1<<31 {
+		return nil, fmt.Errorf("linking: %d symbols is more than the engine indexes", nSyms)
 	}
 	g := &LinkGraph{
-		t:     t,
+		msgs:  msgs,
 		mode:  make([]uint8, n),
 		spont: make([]float64, n),
 		top:   make([]int32, n),
 	}
 	g.counts.messages = n
-	msgs := t.Messages
 	w := l.opt.workers()
 
 	// Dense node ids.
-	nodeID := make([]int32, t.Syms.Len())
+	nodeID := make([]int32, nSyms)
 	for i := range nodeID {
 		nodeID[i] = -1
 	}
@@ -280,7 +280,7 @@ func (l *Linking) link(ctx context.Context, t *trace.Trace, roles *trace.Roles) 
 	revIDs := make(map[uint64]int32)
 	var clients []bool
 	if l.opt.ClientRoots && roles != nil {
-		clients = make([]bool, t.Syms.Len())
+		clients = make([]bool, nSyms)
 		for s := range clients {
 			clients[s] = roles.Client(trace.Sym(s))
 		}
@@ -333,7 +333,7 @@ func (l *Linking) link(ctx context.Context, t *trace.Trace, roles *trace.Roles) 
 	pairIDs = nil
 	var cf *callFilter
 	if l.opt.Calls {
-		g.mate = pairCalls(t, g.mode, nodeID, int(nNodes), w)
+		g.mate = pairCalls(msgs, g.mode, nodeID, int(nNodes), w)
 		cf = &callFilter{msgs: msgs, mate: g.mate}
 		for i := range msgs {
 			if g.mate[i] >= 0 && msgs[i].Kind == trace.KindCall {
@@ -659,7 +659,7 @@ func (l *Linking) score(g *LinkGraph, ix *linkIndex, cf *callFilter, msgs []trac
 // own RETURN (which comes back because of it).
 func (l *Linking) after(g *LinkGraph, ix *linkIndex, msgs []trace.Message, i int32, out []linkCand) []linkCand {
 	pid := ix.pair[i]
-	if pid < 0 || g.mode[i] == linkReceiver && g.mate != nil && g.t.Messages[i].Kind == trace.KindReturn && g.mate[i] >= 0 {
+	if pid < 0 || g.mode[i] == linkReceiver && g.mate != nil && g.msgs[i].Kind == trace.KindReturn && g.mate[i] >= 0 {
 		return out
 	}
 	d := math.Max(g.pairD[pid], minDelayNS)
@@ -755,7 +755,7 @@ func (l *Linking) scoreRange(g *LinkGraph, ix *linkIndex, cf *callFilter, msgs [
 
 // pairedReturn reports whether message i is a RETURN paired with its CALL.
 func (g *LinkGraph) pairedReturn(i int) bool {
-	return g.mate != nil && g.mate[i] >= 0 && g.t.Messages[i].Kind == trace.KindReturn
+	return g.mate != nil && g.mate[i] >= 0 && g.msgs[i].Kind == trace.KindReturn
 }
 
 // store inverts the parts' parent lists into the graph's child lists.

@@ -164,7 +164,7 @@ func TestLinkingFigure8Inversion(t *testing.T) {
 // engine does.
 func linkHandGraph(tr *trace.Trace, links [][3]float64, spont []float64) *LinkGraph {
 	n := len(tr.Messages)
-	g := &LinkGraph{t: tr, mode: make([]uint8, n), spont: slices.Clone(spont), top: make([]int32, n)}
+	g := &LinkGraph{msgs: tr.Messages, mode: make([]uint8, n), spont: slices.Clone(spont), top: make([]int32, n)}
 	best := make([]float64, n)
 	for i := range g.top {
 		g.mode[i] = linkSender

@@ -118,7 +118,7 @@ func (g *LinkGraph) treeInput(lo float64) *treeInput {
 			}
 		}
 	}
-	ti.msgs, ti.mode = g.t.Messages, g.mode
+	ti.msgs, ti.mode = g.msgs, g.mode
 	return ti
 }
 

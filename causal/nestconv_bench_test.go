@@ -98,7 +98,7 @@ func BenchmarkNestingFile(b *testing.B) {
 	b.ReportAllocs()
 	var res *NestingResult
 	for b.Loop() {
-		if res, err = NewNesting(DefaultNestingOptions()).RunTable(bgCtx, tab); err != nil {
+		if res, err = NewNesting(DefaultNestingOptions()).Run(bgCtx, tab); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -123,8 +123,8 @@ func NewNesting(opt NestingOptions) *Nesting { return &Nesting{opt: opt} }
 func (n *Nesting) Name() string { return NestingName }
 
 // Infer runs the engine and returns its patterns (the message-tree form).
-func (n *Nesting) Infer(ctx context.Context, t *trace.Trace) (*Result, error) {
-	r, err := n.Run(ctx, t)
+func (n *Nesting) Infer(ctx context.Context, ms trace.Messages) (*Result, error) {
+	r, err := n.Run(ctx, ms)
 	if err != nil {
 		return nil, err
 	}
@@ -191,29 +191,16 @@ type nestCounters struct {
 }
 
 // Run runs the engine and returns the patterns and the call-path table.
-// It works on a compact copy of t's messages (a trace.Table, 20 bytes a
-// message); RunTable avoids the copy.
-func (n *Nesting) Run(ctx context.Context, t *trace.Trace) (*NestingResult, error) {
-	if err := n.opt.Validate(); err != nil {
-		return nil, err
-	}
-	_, res, err := n.runTable(ctx, trace.NewTable(t), false)
-	return res, err
-}
-
-// RunTable is Run on a trace.Table (the nest command reads its trace into
-// one): the same results without a copy of the messages.
-func (n *Nesting) RunTable(ctx context.Context, t *trace.Table) (*NestingResult, error) {
-	_, res, err := n.runTable(ctx, t, false)
+// It works on a trace.Table (20 bytes a message): a *trace.Table as it is,
+// any other trace copied into one.
+func (n *Nesting) Run(ctx context.Context, ms trace.Messages) (*NestingResult, error) {
+	_, res, err := n.runTable(ctx, trace.AsTable(ms), false)
 	return res, err
 }
 
 // run is Run that also returns the run's state, for tests.
-func (n *Nesting) run(ctx context.Context, t *trace.Trace) (*nestRun, *NestingResult, error) {
-	if err := n.opt.Validate(); err != nil {
-		return nil, nil, err
-	}
-	return n.runTable(ctx, trace.NewTable(t), true)
+func (n *Nesting) run(ctx context.Context, ms trace.Messages) (*nestRun, *NestingResult, error) {
+	return n.runTable(ctx, trace.AsTable(ms), true)
 }
 
 func (n *Nesting) runTable(ctx context.Context, t *trace.Table, keep bool) (*nestRun, *NestingResult, error) {
@@ -231,7 +218,7 @@ func (n *Nesting) runTable(ctx context.Context, t *trace.Table, keep bool) (*nes
 	}
 	r.names = make(map[string]int32)
 	// The Table's roles come from its few distinct flows: naming is cheap.
-	r.agg = NewTableAggregator(t, n.opt.Aggregate)
+	r.agg = NewAggregator(t, n.opt.Aggregate)
 
 	r.findCallPairs()
 	byCaller, byCallee := r.groupByNode()

@@ -98,7 +98,7 @@ func (r *nestRun) findCallPaths(ctx context.Context) (*NestingResult, error) {
 		Version:  ResultVersion,
 		Engine:   NestingName,
 		Params:   r.opt.Params(),
-		Trace:    SummarizeTable(r.tab),
+		Trace:    Summarize(r.tab),
 		Patterns: r.agg.Patterns(r.opt.Rank),
 	}
 	c := &r.counter

@@ -40,7 +40,7 @@ func TestNestingTableMatchesTrace(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := NewNesting(opt).RunTable(bgCtx, trace.NewTable(tr))
+		got, err := NewNesting(opt).Run(bgCtx, trace.NewTable(tr))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -65,7 +65,7 @@ func TestTableAggregatorMatches(t *testing.T) {
 	}
 	opt := DefaultOptions().Aggregate
 	opt.Histograms = true
-	a, b := NewAggregator(tr, opt), NewTableAggregator(trace.NewTable(tr), opt)
+	a, b := NewAggregator(tr, opt), NewAggregator(trace.NewTable(tr), opt)
 	for i := 0; i < 500; i++ {
 		n := 1 + rng.IntN(4)
 		inst := Instance{Prob: []float64{1, 0.5, 0.25, 0}[rng.IntN(4)]}

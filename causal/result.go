@@ -14,8 +14,9 @@ const ResultVersion = 1
 type Engine interface {
 	// Name is the engine's name as the CLI and the result use it.
 	Name() string
-	// Infer finds the path patterns of t. It does not modify t.
-	Infer(ctx context.Context, t *trace.Trace) (*Result, error)
+	// Infer finds the path patterns of the trace ms (a *trace.Trace or a
+	// *trace.Table). It does not modify ms.
+	Infer(ctx context.Context, ms trace.Messages) (*Result, error)
 }
 
 // Result is what every engine returns; it marshals to the documented JSON
@@ -119,39 +120,44 @@ func (p *Pattern) RootHop() *Hop {
 	return &p.Hops[0]
 }
 
-// Summarize fills a TraceSummary from t.
-func Summarize(t *trace.Trace) TraceSummary {
+// Summarize describes the trace of the messages ms.
+func Summarize(ms trace.Messages) TraceSummary {
+	meta := ms.Metadata()
 	s := TraceSummary{
-		Source:     t.Meta.Source,
-		Messages:   len(t.Messages),
-		Offsets:    t.Meta.Offsets,
-		Clocks:     t.Meta.Clocks,
-		Aliases:    t.Meta.Aliases,
-		Accounting: t.Meta.Accounting,
-		Warnings:   t.Meta.Warnings,
+		Source:     meta.Source,
+		Messages:   ms.Len(),
+		Offsets:    meta.Offsets,
+		Clocks:     meta.Clocks,
+		Aliases:    meta.Aliases,
+		Accounting: meta.Accounting,
+		Warnings:   meta.Warnings,
+		Nodes:      countNodes(ms),
 	}
+	if first, last, ok := trace.TimeRange(ms); ok {
+		s.StartNS, s.EndNS = int64(first), int64(last)
+	}
+	return s
+}
+
+// countNodes returns the number of distinct known nodes that send or
+// receive the messages of ms: on a Table, from its few distinct flows.
+func countNodes(ms trace.Messages) int {
 	nodes := make(map[trace.Sym]struct{})
-	first := true
-	for i := range t.Messages {
-		m := &t.Messages[i]
-		nodes[m.SrcNode] = struct{}{}
-		nodes[m.DstNode] = struct{}{}
-		for _, ts := range [2]trace.Timestamp{m.SendTS, m.RecvTS} {
-			if !ts.Known() {
-				continue
-			}
-			if first || int64(ts) < s.StartNS {
-				s.StartNS = int64(ts)
-			}
-			if first || int64(ts) > s.EndNS {
-				s.EndNS = int64(ts)
-			}
-			first = false
+	if t, ok := ms.(*trace.Table); ok {
+		for _, f := range t.Flows() {
+			nodes[f.SrcNode] = struct{}{}
+			nodes[f.DstNode] = struct{}{}
+		}
+	} else {
+		var m trace.Message
+		for i := range ms.Len() {
+			ms.Read(i, &m)
+			nodes[m.SrcNode] = struct{}{}
+			nodes[m.DstNode] = struct{}{}
 		}
 	}
 	delete(nodes, 0)
-	s.Nodes = len(nodes)
-	return s
+	return len(nodes)
 }
 
 // Options are the settings every engine shares: how patterns are named and

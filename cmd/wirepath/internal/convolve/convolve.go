@@ -96,7 +96,7 @@ type warnings struct {
 }
 
 // Infer runs the engine and prints the result's warnings.
-func (w warnings) Infer(ctx context.Context, t *trace.Trace) (*causal.Result, error) {
+func (w warnings) Infer(ctx context.Context, t trace.Messages) (*causal.Result, error) {
 	res, err := w.Engine.Infer(ctx, t)
 	if err == nil {
 		for _, s := range res.Warnings {

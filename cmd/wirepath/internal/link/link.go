@@ -107,7 +107,7 @@ type warnEngine struct {
 }
 
 // Infer runs the engine and prints its warnings.
-func (w warnEngine) Infer(ctx context.Context, t *trace.Trace) (*causal.Result, error) {
+func (w warnEngine) Infer(ctx context.Context, t trace.Messages) (*causal.Result, error) {
 	// Give the reader's garbage back before the engine's arrays come.
 	debug.FreeOSMemory()
 	res, err := w.Engine.Infer(ctx, t)

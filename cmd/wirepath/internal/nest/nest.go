@@ -109,7 +109,7 @@ func run(ctx context.Context, ios *cmdutil.IOStreams, o *options, opt causal.Nes
 	if os.Getenv("GOMEMLIMIT") == "" {
 		defer debug.SetMemoryLimit(debug.SetMemoryLimit(max(memFloor, int64(memPerTrace*float64(t.Size()))+memExtra)))
 	}
-	res, err := causal.NewNesting(opt).RunTable(ctx, t)
+	res, err := causal.NewNesting(opt).Run(ctx, t)
 	if err != nil {
 		return err
 	}
