@@ -3,12 +3,10 @@ package causal
 import (
 	"errors"
 	"math"
-	"runtime"
 	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
 
+	"github.com/wirepath/wirepath/internal/parallel"
 	"github.com/wirepath/wirepath/trace"
 )
 
@@ -129,19 +127,28 @@ func NewAggregator(ms trace.Messages, opt AggregateOptions) *Aggregator {
 		patterns:    make(map[uint64]int32),
 		singleClock: ms.Metadata().SingleClock,
 	}
+	a.offsets = NodeOffsets(ms)
+	return a
+}
+
+// NodeOffsets returns the known clock offsets of the nodes of ms, in
+// nanoseconds by node Sym (0 for a node without one), or nil when no node
+// has a known offset other than 0.
+func NodeOffsets(ms trace.Messages) []int64 {
 	syms := ms.Symbols()
+	var off []int64
 	for _, o := range ms.Metadata().Offsets {
 		if !o.Known || o.OffsetNS == 0 {
 			continue
 		}
 		if s, ok := syms.Lookup(o.Node); ok && int(s) < syms.Len() {
-			if a.offsets == nil {
-				a.offsets = make([]int64, syms.Len())
+			if off == nil {
+				off = make([]int64, syms.Len())
 			}
-			a.offsets[s] = o.OffsetNS
+			off[s] = o.OffsetNS
 		}
 	}
-	return a
+	return off
 }
 
 // Namer returns the Namer the aggregator names nodes with.
@@ -196,9 +203,9 @@ func (a *Aggregator) label(m *trace.Message) hopLabel {
 	return hopLabel{from: a.nodeID(m.SrcNode), to: a.nodeID(m.DstNode), ep: a.epID(m.Dst), kind: m.Kind}
 }
 
-// reserve makes room for the given numbers of instances and of messages in
+// Reserve makes room for the given numbers of instances and of messages in
 // them, for an engine that knows them in advance.
-func (a *Aggregator) reserve(instances, messages int) {
+func (a *Aggregator) Reserve(instances, messages int) {
 	a.instPat = slices.Grow(a.instPat, instances)
 	a.msgArena = slices.Grow(a.msgArena, messages)
 }
@@ -820,50 +827,15 @@ func (a *Aggregator) keepInstances(p *Pattern, sh *patShape, pi int, insts []ins
 }
 
 // aggWorkers is how many goroutines Patterns uses.
-func aggWorkers() int { return max(1, runtime.GOMAXPROCS(0)) }
+func aggWorkers() int { return parallel.Workers(0) }
 
 // aggParallel calls f(0..n-1) on aggWorkers goroutines.
 func aggParallel(n int, f func(i int)) { aggParallelW(n, func(_, i int) { f(i) }) }
 
 // aggParallelW calls f(w, i) for i in 0..n-1, where w < aggWorkers() names
-// the goroutine, handing out indices in blocks.
-func aggParallelW(n int, f func(w, i int)) {
-	if n < 64 {
-		parallelFor(n, 1, 64, f)
-		return
-	}
-	parallelFor(n, aggWorkers(), 64, f)
-}
-
-// parallelFor calls f(w, i) for every i in 0..n-1 on up to workers
-// goroutines (w < workers names the goroutine), handing out block indices
-// at a time, and waits for them.
-func parallelFor(n, workers, block int, f func(w, i int)) {
-	if workers <= 1 || n <= block {
-		for i := 0; i < n; i++ {
-			f(0, i)
-		}
-		return
-	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for w := range min(workers, (n+block-1)/block) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				lo := int(next.Add(int64(block))) - block
-				if lo >= n {
-					return
-				}
-				for i := lo; i < min(lo+block, n); i++ {
-					f(w, i)
-				}
-			}
-		}()
-	}
-	wg.Wait()
-}
+// the goroutine, handing out indices in blocks of 64 (in the calling
+// goroutine when there are fewer).
+func aggParallelW(n int, f func(w, i int)) { parallel.For(n, aggWorkers(), 64, f) }
 
 // RankPatterns sorts ps by metric (descending), then by count
 // (descending), then by signature, and numbers them from 1.

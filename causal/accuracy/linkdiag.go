@@ -9,6 +9,7 @@ import (
 
 	"github.com/wirepath/wirepath/causal"
 	"github.com/wirepath/wirepath/causal/gen"
+	"github.com/wirepath/wirepath/causal/linking"
 	"github.com/wirepath/wirepath/trace"
 )
 
@@ -66,9 +67,9 @@ type PairDiag struct {
 
 // DiagnoseLinking runs linking steps 1 and 2 with opt on the generated
 // trace, builds the instances and compares both with the truth.
-func DiagnoseLinking(ctx context.Context, out *gen.Output, opt causal.LinkingOptions) (*LinkDiagnosis, error) {
+func DiagnoseLinking(ctx context.Context, out *gen.Output, opt linking.Options) (*LinkDiagnosis, error) {
 	opt.Aggregate.KeepInstances = true
-	l, err := causal.NewLinking(opt)
+	l, err := linking.New(opt)
 	if err != nil {
 		return nil, err
 	}

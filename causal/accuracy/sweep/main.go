@@ -14,9 +14,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/wirepath/wirepath/causal"
 	"github.com/wirepath/wirepath/causal/accuracy"
 	"github.com/wirepath/wirepath/causal/gen"
+	"github.com/wirepath/wirepath/causal/linking"
 	"github.com/wirepath/wirepath/causal/score"
 )
 
@@ -293,8 +293,8 @@ func linkingDiagnosis(ctx context.Context, w io.Writer, short time.Duration) err
 	}
 	for _, o := range []struct {
 		name string
-		opt  causal.LinkingOptions
-	}{{"WAP5's options", causal.PureWAP5LinkingOptions()}, {"the defaults", causal.DefaultLinkingOptions()}} {
+		opt  linking.Options
+	}{{"WAP5's options", linking.PureWAP5Options()}, {"the defaults", linking.DefaultOptions()}} {
 		d, err := accuracy.DiagnoseLinking(ctx, out, o.opt)
 		if err != nil {
 			return err
@@ -307,29 +307,25 @@ func linkingDiagnosis(ctx context.Context, w io.Writer, short time.Duration) err
 	// What each option does: added to WAP5's, or taken from the defaults.
 	fmt.Fprintf(w, "### Linking's options one by one, %v traces\n\n", short)
 	fmt.Fprintf(w, "Instance false negatives (weighted in brackets), top N (most true patterns missing from any top N, and for how many N more than 1/N), node delay error, and on multitier-delay the delay WS2 adds before calling AP1|AP2 (truth 200 ms).\n\n")
-	type variant struct {
-		name string
-		mod  func(*causal.LinkingOptions)
-	}
-	wap5 := causal.PureWAP5LinkingOptions()
-	def := causal.DefaultLinkingOptions()
+	wap5 := linking.PureWAP5Options()
+	def := linking.DefaultOptions()
 	variants := []struct {
 		name string
-		base causal.LinkingOptions
-		mod  func(*causal.LinkingOptions)
+		base linking.Options
+		mod  func(*linking.Options)
 	}{
-		{"WAP5 (`--pure-wap5`)", wap5, func(o *causal.LinkingOptions) {}},
-		{"WAP5 + calls", wap5, func(o *causal.LinkingOptions) { o.Calls = true }},
-		{"WAP5 + calls + normalize-roots", wap5, func(o *causal.LinkingOptions) { o.Calls, o.NormalizeRoots = true, true }},
-		{"WAP5 + calls + normalize-roots + reparent", wap5, func(o *causal.LinkingOptions) { o.Calls, o.NormalizeRoots, o.Reparent = true, true, true }},
-		{"WAP5 + empirical delays", wap5, func(o *causal.LinkingOptions) { o.DelayModel, o.Iterations = causal.DelayEmpirical, def.Iterations }},
-		{"defaults", def, func(o *causal.LinkingOptions) {}},
-		{"defaults − calls", def, func(o *causal.LinkingOptions) { o.Calls = false }},
-		{"defaults − empirical delays (exponential, iterations 0)", def, func(o *causal.LinkingOptions) { o.DelayModel, o.Iterations = causal.DelayExponential, 0 }},
-		{"defaults − normalize-roots", def, func(o *causal.LinkingOptions) { o.NormalizeRoots = false }},
-		{"defaults − reparent", def, func(o *causal.LinkingOptions) { o.Reparent = false }},
-		{"defaults, iterations 0 (moments only)", def, func(o *causal.LinkingOptions) { o.Iterations = 0 }},
-		{"defaults, iterations 4", def, func(o *causal.LinkingOptions) { o.Iterations = 4 }},
+		{"WAP5 (`--pure-wap5`)", wap5, func(o *linking.Options) {}},
+		{"WAP5 + calls", wap5, func(o *linking.Options) { o.Calls = true }},
+		{"WAP5 + calls + normalize-roots", wap5, func(o *linking.Options) { o.Calls, o.NormalizeRoots = true, true }},
+		{"WAP5 + calls + normalize-roots + reparent", wap5, func(o *linking.Options) { o.Calls, o.NormalizeRoots, o.Reparent = true, true, true }},
+		{"WAP5 + empirical delays", wap5, func(o *linking.Options) { o.DelayModel, o.Iterations = linking.DelayEmpirical, def.Iterations }},
+		{"defaults", def, func(o *linking.Options) {}},
+		{"defaults − calls", def, func(o *linking.Options) { o.Calls = false }},
+		{"defaults − empirical delays (exponential, iterations 0)", def, func(o *linking.Options) { o.DelayModel, o.Iterations = linking.DelayExponential, 0 }},
+		{"defaults − normalize-roots", def, func(o *linking.Options) { o.NormalizeRoots = false }},
+		{"defaults − reparent", def, func(o *linking.Options) { o.Reparent = false }},
+		{"defaults, iterations 0 (moments only)", def, func(o *linking.Options) { o.Iterations = 0 }},
+		{"defaults, iterations 4", def, func(o *linking.Options) { o.Iterations = 4 }},
 	}
 	traces := []string{"multitier-delay", "children-d-cc", "relay"}
 	fmt.Fprintf(w, "| options |")

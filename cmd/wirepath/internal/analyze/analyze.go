@@ -14,6 +14,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/wirepath/wirepath/causal"
+	"github.com/wirepath/wirepath/causal/convolution"
+	"github.com/wirepath/wirepath/causal/engines"
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/captureflags"
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/cmdutil"
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/enginecmd"
@@ -35,7 +37,7 @@ type Options struct {
 }
 
 // Engine selections (--engine): an engine's name, all or auto.
-var engineChoices = append(slices.Clone(causal.EngineNames), causal.AllEngines, causal.AutoEngine)
+var engineChoices = append(slices.Clone(engines.Names), engines.All, engines.Auto)
 
 const long = `Run the whole pipeline on packet captures (and, with --preload, syscall
 traces) and print the causal path patterns with where the time goes.
@@ -70,13 +72,13 @@ const example = `  wirepath analyze client.pcap server.pcapng
 
 // NewCmd returns the analyze command.
 func NewCmd(ios *cmdutil.IOStreams) *cobra.Command {
-	return newCmd(ios, func(ctx context.Context, o *Options, eo causal.EngineOptions) error {
+	return newCmd(ios, func(ctx context.Context, o *Options, eo engines.Options) error {
 		return Run(ctx, ios, o, eo)
 	})
 }
 
 // runFunc does the work once the flags are checked (tests pass their own).
-type runFunc func(ctx context.Context, o *Options, eo causal.EngineOptions) error
+type runFunc func(ctx context.Context, o *Options, eo engines.Options) error
 
 func newCmd(ios *cmdutil.IOStreams, runF runFunc) *cobra.Command {
 	o := &Options{}
@@ -98,7 +100,7 @@ func newCmd(ios *cmdutil.IOStreams, runF runFunc) *cobra.Command {
 	fs := cmd.Flags()
 	o.Pipeline.Register(fs)
 	o.Common.AddResultFlags(fs)
-	fs.StringVar(&o.Engine, "engine", causal.AutoEngine, "engine to run: "+strings.Join(engineChoices, ", "))
+	fs.StringVar(&o.Engine, "engine", engines.Auto, "engine to run: "+strings.Join(engineChoices, ", "))
 	fs.IntVar(&o.Workers, "workers", 0, "goroutines each engine uses (0 = one per CPU)")
 	fs.StringVar(&o.SaveTrace, "save-trace", "", "also write the reconciled message trace to `FILE` (TSV; JSON Lines for .jsonl; .gz/.zst compress), for the engine commands and 'wirepath score --trace'")
 	fs.StringVar(&o.Title, "title", "", "HTML page title")
@@ -109,8 +111,8 @@ func newCmd(ios *cmdutil.IOStreams, runF runFunc) *cobra.Command {
 }
 
 // Validate checks the flags and returns the engines' options.
-func (o *Options) Validate(ios *cmdutil.IOStreams) (causal.EngineOptions, error) {
-	eo := causal.DefaultEngineOptions()
+func (o *Options) Validate(ios *cmdutil.IOStreams) (engines.Options, error) {
+	eo := engines.DefaultOptions()
 	if err := o.Pipeline.Validate(); err != nil {
 		return eo, err
 	}
@@ -142,14 +144,14 @@ func (o *Options) Validate(ios *cmdutil.IOStreams) (causal.EngineOptions, error)
 	if err := eo.Convolution.Validate(); err != nil {
 		return eo, o.Convolution.UsageError(err)
 	}
-	if o.Common.Instances != 0 && o.Engine == causal.ConvolutionName {
+	if o.Common.Instances != 0 && o.Engine == convolution.Name {
 		ios.Warnf("--instances has no effect: the convolution engine finds edges and delays, not instances")
 	}
 	return eo, nil
 }
 
 // Run runs the pipeline and the engines and writes the report.
-func Run(ctx context.Context, ios *cmdutil.IOStreams, o *Options, eo causal.EngineOptions) error {
+func Run(ctx context.Context, ios *cmdutil.IOStreams, o *Options, eo engines.Options) error {
 	res, err := o.Pipeline.Run(ios)
 	if err != nil {
 		return err
@@ -172,7 +174,7 @@ func Run(ctx context.Context, ios *cmdutil.IOStreams, o *Options, eo causal.Engi
 			return err
 		}
 	}
-	names, why, err := causal.ResolveEngines(o.Engine, tr)
+	names, why, err := engines.Resolve(o.Engine, tr)
 	if err != nil {
 		return cmdutil.UsageErrorf("%v", err)
 	}
@@ -191,7 +193,7 @@ func Run(ctx context.Context, ios *cmdutil.IOStreams, o *Options, eo causal.Engi
 	results, err := causal.InferAll(ctx, tr, engines, func(_ int, e causal.Engine) {
 		convProg.Finish()
 		convProg = nil
-		if e.Name() == causal.ConvolutionName {
+		if e.Name() == convolution.Name {
 			convProg = cmdutil.NewProgress(ios, "convolution: hops", -1, false)
 		}
 	})

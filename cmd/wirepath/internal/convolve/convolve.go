@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/wirepath/wirepath/causal"
+	"github.com/wirepath/wirepath/causal/convolution"
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/cmdutil"
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/enginecmd"
 	"github.com/wirepath/wirepath/trace"
@@ -39,7 +40,7 @@ root edge. See docs/causal-convolution.md.`
 func NewCmd(ios *cmdutil.IOStreams) *cobra.Command { return newCmd(ios, run) }
 
 // runFunc runs the command once its flags are validated.
-type runFunc func(ctx context.Context, ios *cmdutil.IOStreams, o *options, opt causal.ConvolutionOptions, path string) error
+type runFunc func(ctx context.Context, ios *cmdutil.IOStreams, o *options, opt convolution.Options, path string) error
 
 func newCmd(ios *cmdutil.IOStreams, runF runFunc) *cobra.Command {
 	o := &options{}
@@ -72,21 +73,25 @@ func newCmd(ios *cmdutil.IOStreams, runF runFunc) *cobra.Command {
 	return cmd
 }
 
-func (o *options) engineOptions() causal.ConvolutionOptions {
-	opt := causal.DefaultConvolutionOptions()
+func (o *options) engineOptions() convolution.Options {
+	opt := convolution.DefaultOptions()
 	opt.Options = o.common.Options()
 	o.convolution.Apply(&opt)
 	opt.Workers = o.workers
 	return opt
 }
 
-func run(ctx context.Context, ios *cmdutil.IOStreams, o *options, opt causal.ConvolutionOptions, path string) error {
+func run(ctx context.Context, ios *cmdutil.IOStreams, o *options, opt convolution.Options, path string) error {
 	prog := cmdutil.NewProgress(ios, "convolve: hops", -1, false)
 	defer prog.Finish()
 	if prog != nil {
 		opt.Progress = func(n int) { prog.Add(int64(n)) }
 	}
-	return enginecmd.Run(ctx, ios, &o.common, path, warnings{causal.NewConvolution(opt), ios})
+	e, err := convolution.New(opt)
+	if err != nil {
+		return err
+	}
+	return enginecmd.Run(ctx, ios, &o.common, path, warnings{e, ios})
 }
 
 // warnings wraps an engine to print the result's warnings on stderr.

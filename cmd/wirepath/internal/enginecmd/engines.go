@@ -5,7 +5,9 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/wirepath/wirepath/causal"
+	"github.com/wirepath/wirepath/causal/convolution"
+	"github.com/wirepath/wirepath/causal/linking"
+	"github.com/wirepath/wirepath/causal/nesting"
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/cmdutil"
 )
 
@@ -38,7 +40,7 @@ var linkingPureConflicts = []string{"calls", "delay-model", "iterations", "norma
 
 // Register adds the flags to fs, each name preceded by prefix.
 func (f *LinkingFlags) Register(fs *pflag.FlagSet, prefix string) {
-	def := causal.DefaultLinkingOptions()
+	def := linking.DefaultOptions()
 	f.prefix, f.fs = prefix, fs
 	p := prefix
 	fs.DurationVar(&f.Window, p+"window", def.Window, "x: longest causal delay; earlier messages are never parents")
@@ -79,7 +81,7 @@ func (f *LinkingFlags) Validate() error {
 }
 
 // Apply sets the flags' values in o.
-func (f *LinkingFlags) Apply(o *causal.LinkingOptions) {
+func (f *LinkingFlags) Apply(o *linking.Options) {
 	o.Aggregate.MaxPatterns = f.MaxPatterns
 	o.Window = f.Window
 	o.SpontaneousFactor = f.Y
@@ -90,22 +92,23 @@ func (f *LinkingFlags) Apply(o *causal.LinkingOptions) {
 	o.MaxTreeSize = f.MaxTree
 	o.ClientRoots = !f.LinkClients
 	o.Calls = f.Calls
-	o.DelayModel = causal.DelayModel(f.DelayModel)
+	o.DelayModel = linking.DelayModel(f.DelayModel)
 	o.NormalizeRoots = f.Normalize
 	o.Reparent = f.Reparent
 	if f.Pure {
-		p := causal.PureWAP5LinkingOptions()
+		p := linking.PureWAP5Options()
 		o.Calls, o.DelayModel, o.Iterations, o.NormalizeRoots, o.Reparent = p.Calls, p.DelayModel, p.Iterations, p.NormalizeRoots, p.Reparent
 	}
 }
 
-// UsageError turns the engine's option error into a usage error (exit 2).
+// UsageError turns the engine's option error into a usage error (exit 2)
+// naming the flag.
 func (f *LinkingFlags) UsageError(err error) error {
-	return cmdutil.UsageErrorf("%v", err)
+	return OptionUsageError(err, f.prefix)
 }
 
 // LinkingProgress returns a progress callback for the linking engine's
-// path building (causal.LinkingOptions.Progress): a display on stderr, on
+// path building (linking.Options.Progress): a display on stderr, on
 // a terminal, after a while.
 func LinkingProgress(ios *cmdutil.IOStreams) func(done, total int) {
 	var prog *cmdutil.Progress
@@ -136,7 +139,7 @@ type NestingFlags struct {
 
 // Register adds the flags to fs, each name preceded by prefix.
 func (f *NestingFlags) Register(fs *pflag.FlagSet, prefix string) {
-	def := causal.DefaultNestingOptions()
+	def := nesting.DefaultOptions()
 	f.prefix = prefix
 	p := prefix
 	fs.Float64Var(&f.X, p+"overlap-penalty", def.OverlapExp, "exponent x of the overlapping-child penalty")
@@ -150,7 +153,7 @@ func (f *NestingFlags) Register(fs *pflag.FlagSet, prefix string) {
 }
 
 // Apply sets the flags' values in o.
-func (f *NestingFlags) Apply(o *causal.NestingOptions) {
+func (f *NestingFlags) Apply(o *nesting.Options) {
 	o.OverlapExp, o.SameExp, o.GenericExp = f.X, f.Y, f.Z
 	o.Smooth = f.Smooth
 	o.SkewWindow = int64(f.Skew)
@@ -159,17 +162,10 @@ func (f *NestingFlags) Apply(o *causal.NestingOptions) {
 	o.Bins = f.Bins
 }
 
-// nestingFlagOf names the flag of each nesting option.
-var nestingFlagOf = map[string]string{
-	"OverlapExp": "overlap-penalty", "SameExp": "same-penalty", "GenericExp": "generic-penalty",
-	"Smooth": "smooth", "SkewWindow": "skew-window", "BinBase": "bin-base", "BinMin": "bin-min",
-	"Bins": "bins", "Workers": "workers",
-}
-
 // UsageError turns the engine's option error into a usage error (exit 2)
 // naming the flag.
 func (f *NestingFlags) UsageError(err error) error {
-	return OptionUsageError(err, prefixed(nestingFlagOf, f.prefix))
+	return OptionUsageError(err, f.prefix)
 }
 
 // ConvolutionFlags are the convolution engine's own flags.
@@ -189,7 +185,7 @@ type ConvolutionFlags struct {
 
 // Register adds the flags to fs, each name preceded by prefix.
 func (f *ConvolutionFlags) Register(fs *pflag.FlagSet, prefix string) {
-	def := causal.DefaultConvolutionOptions()
+	def := convolution.DefaultOptions()
 	f.prefix = prefix
 	p := prefix
 	fs.DurationVar(&f.Quantum, p+"quantum", time.Duration(def.Quantum), "time quantum μ of the signals")
@@ -205,7 +201,7 @@ func (f *ConvolutionFlags) Register(fs *pflag.FlagSet, prefix string) {
 }
 
 // Apply sets the flags' values in o.
-func (f *ConvolutionFlags) Apply(o *causal.ConvolutionOptions) {
+func (f *ConvolutionFlags) Apply(o *convolution.Options) {
 	o.Quantum = int64(f.Quantum)
 	o.NSigma = f.NSigma
 	o.Dip = f.Dip
@@ -218,31 +214,8 @@ func (f *ConvolutionFlags) Apply(o *causal.ConvolutionOptions) {
 	o.Roots = f.Roots
 }
 
-// convolutionFlagOf names the flag of each convolution option.
-var convolutionFlagOf = map[string]string{
-	"Quantum": "quantum", "NSigma": "spike-sigma", "Dip": "dip-sigma", "Window": "window",
-	"MaxDelay": "max-delay", "MaxDepth": "max-depth", "MinCount": "min-count",
-	"MinFraction": "min-fraction", "MaxVertices": "max-hops", "Workers": "workers",
-}
-
 // UsageError turns the engine's option error into a usage error (exit 2)
 // naming the flag.
 func (f *ConvolutionFlags) UsageError(err error) error {
-	return OptionUsageError(err, prefixed(convolutionFlagOf, f.prefix))
-}
-
-// prefixed returns m with prefix before every flag name but "workers",
-// which the commands share.
-func prefixed(m map[string]string, prefix string) map[string]string {
-	if prefix == "" {
-		return m
-	}
-	out := make(map[string]string, len(m))
-	for k, v := range m {
-		if v != "workers" {
-			v = prefix + v
-		}
-		out[k] = v
-	}
-	return out
+	return OptionUsageError(err, f.prefix)
 }

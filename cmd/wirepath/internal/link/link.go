@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/wirepath/wirepath/causal"
+	"github.com/wirepath/wirepath/causal/linking"
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/cmdutil"
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/enginecmd"
 	"github.com/wirepath/wirepath/trace"
@@ -52,14 +53,14 @@ TRACE is a message trace the trace package reads. See docs/causal.md.`
 
 // NewCmd returns the link command.
 func NewCmd(ios *cmdutil.IOStreams) *cobra.Command {
-	return newCmd(ios, func(ctx context.Context, o *options, eng *causal.Linking, path string) error {
+	return newCmd(ios, func(ctx context.Context, o *options, eng *linking.Engine, path string) error {
 		return run(ctx, ios, o, eng, path)
 	})
 }
 
 // newCmd returns the command; runF does the work once the flags are
 // checked (tests pass their own).
-func newCmd(ios *cmdutil.IOStreams, runF func(context.Context, *options, *causal.Linking, string) error) *cobra.Command {
+func newCmd(ios *cmdutil.IOStreams, runF func(context.Context, *options, *linking.Engine, string) error) *cobra.Command {
 	o := &options{}
 	cmd := &cobra.Command{
 		Use:   "link TRACE",
@@ -77,7 +78,7 @@ func newCmd(ios *cmdutil.IOStreams, runF func(context.Context, *options, *causal
 				return err
 			}
 			opt := o.engineOptions(ios)
-			eng, err := causal.NewLinking(opt)
+			eng, err := linking.New(opt)
 			if err != nil {
 				return o.linking.UsageError(err)
 			}
@@ -91,8 +92,8 @@ func newCmd(ios *cmdutil.IOStreams, runF func(context.Context, *options, *causal
 	return cmd
 }
 
-func (o *options) engineOptions(ios *cmdutil.IOStreams) causal.LinkingOptions {
-	opt := causal.DefaultLinkingOptions()
+func (o *options) engineOptions(ios *cmdutil.IOStreams) linking.Options {
+	opt := linking.DefaultOptions()
 	opt.Options = o.common.Options()
 	o.linking.Apply(&opt)
 	opt.Workers = o.workers
@@ -124,7 +125,7 @@ func (w warnEngine) Infer(ctx context.Context, t trace.Messages) (*causal.Result
 // more often costs little time and keeps the peak memory near the live heap.
 const gcPercent = 25
 
-func run(ctx context.Context, ios *cmdutil.IOStreams, o *options, eng *causal.Linking, path string) error {
+func run(ctx context.Context, ios *cmdutil.IOStreams, o *options, eng *linking.Engine, path string) error {
 	if os.Getenv("GOGC") == "" {
 		defer debug.SetGCPercent(debug.SetGCPercent(gcPercent))
 	}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/wirepath/wirepath/causal"
+	"github.com/wirepath/wirepath/causal/nesting"
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/cmdutil"
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/enginecmd"
 	"github.com/wirepath/wirepath/report"
@@ -42,7 +42,7 @@ CALL or RETURN are used. See docs/causal-nesting.md.`
 func NewCmd(ios *cmdutil.IOStreams) *cobra.Command { return newCmd(ios, run) }
 
 // runFunc runs the command once its flags are validated.
-type runFunc func(ctx context.Context, ios *cmdutil.IOStreams, o *options, opt causal.NestingOptions, path string) error
+type runFunc func(ctx context.Context, ios *cmdutil.IOStreams, o *options, opt nesting.Options, path string) error
 
 func newCmd(ios *cmdutil.IOStreams, runF runFunc) *cobra.Command {
 	o := &options{}
@@ -76,8 +76,8 @@ func newCmd(ios *cmdutil.IOStreams, runF runFunc) *cobra.Command {
 	return cmd
 }
 
-func (o *options) engineOptions() causal.NestingOptions {
-	opt := causal.DefaultNestingOptions()
+func (o *options) engineOptions() nesting.Options {
+	opt := nesting.DefaultOptions()
 	opt.Options = o.common.Options()
 	o.nesting.Apply(&opt)
 	opt.Workers = o.workers
@@ -98,7 +98,7 @@ const (
 	memFloor    = 64 << 20
 )
 
-func run(ctx context.Context, ios *cmdutil.IOStreams, o *options, opt causal.NestingOptions, path string) error {
+func run(ctx context.Context, ios *cmdutil.IOStreams, o *options, opt nesting.Options, path string) error {
 	t, skipped, err := enginecmd.ReadTable(ios, path, o.common.Strict)
 	if err != nil {
 		return err
@@ -109,7 +109,11 @@ func run(ctx context.Context, ios *cmdutil.IOStreams, o *options, opt causal.Nes
 	if os.Getenv("GOMEMLIMIT") == "" {
 		defer debug.SetMemoryLimit(debug.SetMemoryLimit(max(memFloor, int64(memPerTrace*float64(t.Size()))+memExtra)))
 	}
-	res, err := causal.NewNesting(opt).Run(ctx, t)
+	e, err := nesting.New(opt)
+	if err != nil {
+		return err
+	}
+	res, err := e.Run(ctx, t)
 	if err != nil {
 		return err
 	}
