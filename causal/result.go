@@ -7,8 +7,10 @@ import (
 )
 
 // ResultVersion is the version of the result schema (DESIGN.md, "Result
-// contract"). It changes only with a note in docs/formats.md.
-const ResultVersion = 1
+// contract"). It changes only with a note in docs/formats.md. Version 2
+// keys Params by the engine commands' flag names; readers of results also
+// read version 1, which has the same shape.
+const ResultVersion = 2
 
 // Engine is a causal path inference engine.
 type Engine interface {
@@ -24,7 +26,8 @@ type Engine interface {
 type Result struct {
 	Version int    `json:"version"`
 	Engine  string `json:"engine"`
-	// Params are the engine parameters the run used, by flag name.
+	// Params are the engine parameters the run used, keyed by the names of
+	// the engine command's flags (the options' Params methods).
 	Params   map[string]any `json:"params,omitempty"`
 	Trace    TraceSummary   `json:"trace"`
 	Patterns []Pattern      `json:"patterns"`

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/wirepath/wirepath/causal"
 	"github.com/wirepath/wirepath/internal/parallel"
@@ -129,21 +130,24 @@ func (o *Options) Validate() error {
 	return o.Options.Validate(Name)
 }
 
-// Params returns the parameters by flag name, for Result.Params.
+// Params returns the options by the names of the convolve command's
+// flags, for Result.Params; the window and the max delay are the ones the
+// run used when the options leave them to their defaults.
 func (o *Options) Params() map[string]any {
 	p := map[string]any{
-		"quantum":      fmt.Sprintf("%gms", float64(o.Quantum)/1e6),
-		"n":            o.NSigma,
-		"s":            o.Dip,
-		"window":       fmt.Sprintf("%gms", float64(o.window())/1e6),
-		"max_depth":    o.MaxDepth,
-		"min_count":    o.MinCount,
-		"min_fraction": o.MinFraction,
+		"quantum":      time.Duration(o.Quantum).String(),
+		"spike-sigma":  o.NSigma,
+		"dip-sigma":    o.Dip,
+		"window":       time.Duration(o.window()).String(),
+		"max-delay":    time.Duration(o.maxDelay()).String(),
+		"max-depth":    o.MaxDepth,
+		"min-count":    o.MinCount,
+		"min-fraction": o.MinFraction,
+		"max-hops":     o.MaxVertices,
 		"rank":         string(o.Rank),
 	}
-	p["max_delay"] = fmt.Sprintf("%gms", float64(o.maxDelay())/1e6)
 	if len(o.Roots) > 0 {
-		p["roots"] = strings.Join(o.Roots, ",")
+		p["root"] = strings.Join(o.Roots, ",")
 	}
 	return p
 }

@@ -165,7 +165,8 @@ func (o *Options) Validate() error {
 	return o.Options.Validate(Name)
 }
 
-// Params returns the options by flag name, for Result.Params.
+// Params returns the options by the names of the link command's flags,
+// for Result.Params.
 func (o *Options) Params() map[string]any {
 	return map[string]any{
 		"window":             o.Window.String(),
@@ -176,7 +177,8 @@ func (o *Options) Params() map[string]any {
 		"min-link":           o.MinLinkProbability,
 		"iterations":         o.Iterations,
 		"max-tree":           o.MaxTreeSize,
-		"client-roots":       o.ClientRoots,
+		"max-patterns":       o.Aggregate.MaxPatterns,
+		"link-clients":       !o.ClientRoots,
 		"calls":              o.Calls,
 		"delay-model":        string(o.DelayModel),
 		"normalize-roots":    o.NormalizeRoots,

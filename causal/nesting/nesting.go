@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"time"
 
 	"github.com/wirepath/wirepath/causal"
 	"github.com/wirepath/wirepath/internal/parallel"
@@ -82,18 +83,19 @@ func (o *Options) Validate() error {
 	return o.Options.Validate(Name)
 }
 
-// Params returns the parameters by flag name, for Result.Params.
+// Params returns the options by the names of the nest command's flags,
+// for Result.Params.
 func (o *Options) Params() map[string]any {
 	return map[string]any{
-		"x":           o.OverlapExp,
-		"y":           o.SameExp,
-		"z":           o.GenericExp,
-		"smooth":      o.Smooth,
-		"skew_window": fmt.Sprintf("%gms", float64(o.SkewWindow)/1e6),
-		"bin_base":    o.BinBase,
-		"bin_min":     fmt.Sprintf("%gms", float64(o.BinMin)/1e6),
-		"bins":        o.Bins,
-		"rank":        string(o.Rank),
+		"overlap-penalty": o.OverlapExp,
+		"same-penalty":    o.SameExp,
+		"generic-penalty": o.GenericExp,
+		"smooth":          o.Smooth,
+		"skew-window":     time.Duration(o.SkewWindow).String(),
+		"bin-base":        o.BinBase,
+		"bin-min":         time.Duration(o.BinMin).String(),
+		"bins":            o.Bins,
+		"rank":            string(o.Rank),
 	}
 }
 

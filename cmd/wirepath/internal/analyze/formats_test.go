@@ -205,7 +205,7 @@ func compileSchema(t *testing.T) *jsonschema.Schema {
 }
 
 // TestSingleEngineJSON checks that one engine's JSON is a plain result
-// (the version 1 contract), not the envelope.
+// (the Result contract), not the envelope.
 func TestSingleEngineJSON(t *testing.T) {
 	stdout, stderr, code := runAnalyze(t, append(slices.Clone(smallCaptures), "--engine", "nesting", "--format", "json")...)
 	if code != 0 {
