@@ -189,6 +189,9 @@ func New(opt Options) (*Engine, error) {
 // Name returns "convolution".
 func (c *Engine) Name() string { return Name }
 
+// Options returns the engine's options.
+func (c *Engine) Options() Options { return c.opt }
+
 // convEdge is the trace of one edge: its messages in time order.
 type convEdge struct {
 	from, to int32 // name ids

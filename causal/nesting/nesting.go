@@ -123,6 +123,9 @@ func New(opt Options) (*Engine, error) {
 // Name returns "nesting".
 func (n *Engine) Name() string { return Name }
 
+// Options returns the engine's options.
+func (n *Engine) Options() Options { return n.opt }
+
 // Infer runs the engine and returns its patterns (the message-tree form).
 func (n *Engine) Infer(ctx context.Context, ms trace.Messages) (*causal.Result, error) {
 	r, err := n.Run(ctx, ms)

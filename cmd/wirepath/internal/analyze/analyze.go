@@ -110,6 +110,11 @@ func newCmd(ios *cmdutil.IOStreams, runF runFunc) *cobra.Command {
 	return cmd
 }
 
+// engineFlags returns every engine's own flags.
+func (o *Options) engineFlags() []enginecmd.EngineFlags {
+	return []enginecmd.EngineFlags{&o.Linking, &o.Nesting, &o.Convolution}
+}
+
 // Validate checks the flags and returns the engines' options.
 func (o *Options) Validate(ios *cmdutil.IOStreams) (engines.Options, error) {
 	eo := engines.DefaultOptions()
@@ -125,24 +130,21 @@ func (o *Options) Validate(ios *cmdutil.IOStreams) (engines.Options, error) {
 	if o.Workers < 0 {
 		return eo, cmdutil.UsageErrorf("--workers must not be negative")
 	}
-	if err := o.Linking.Validate(); err != nil {
-		return eo, err
+	flags := o.engineFlags()
+	for _, f := range flags {
+		if err := f.Validate(); err != nil {
+			return eo, err
+		}
 	}
 	eo.SetCommon(o.Common.Options())
-	o.Linking.Apply(&eo.Linking)
-	o.Nesting.Apply(&eo.Nesting)
-	o.Convolution.Apply(&eo.Convolution)
-	eo.Linking.Workers, eo.Nesting.Workers, eo.Convolution.Workers = o.Workers, o.Workers, o.Workers
+	for _, f := range flags {
+		f.Apply(&eo)
+	}
+	eo.SetWorkers(o.Workers)
 	// Every engine's options are checked, whichever run: a bad flag is a
 	// mistake even when auto picks another engine.
-	if err := eo.Linking.Validate(); err != nil {
-		return eo, o.Linking.UsageError(err)
-	}
-	if err := eo.Nesting.Validate(); err != nil {
-		return eo, o.Nesting.UsageError(err)
-	}
-	if err := eo.Convolution.Validate(); err != nil {
-		return eo, o.Convolution.UsageError(err)
+	if err := eo.Validate(); err != nil {
+		return eo, enginecmd.OptionUsageError(err, flags...)
 	}
 	if o.Common.Instances != 0 && o.Engine == convolution.Name {
 		ios.Warnf("--instances has no effect: the convolution engine finds edges and delays, not instances")
@@ -181,23 +183,16 @@ func Run(ctx context.Context, ios *cmdutil.IOStreams, o *Options, eo engines.Opt
 	if why != "" {
 		ios.Infof("engine %s: %s (--engine chooses another)", names[0], why)
 	}
-	eo.Linking.Progress = enginecmd.LinkingProgress(ios)
-	var convProg *cmdutil.Progress
-	eo.Convolution.Progress = func(n int) { convProg.Add(int64(n)) }
-	engines := make([]causal.Engine, len(names))
+	prog := enginecmd.NewProgress(ios)
+	prog.Install(&eo)
+	engs := make([]causal.Engine, len(names))
 	for i, n := range names {
-		if engines[i], err = eo.New(n); err != nil {
-			return cmdutil.UsageErrorf("%v", err)
+		if engs[i], err = eo.New(n); err != nil {
+			return enginecmd.OptionUsageError(err, o.engineFlags()...)
 		}
 	}
-	results, err := causal.InferAll(ctx, tr, engines, func(_ int, e causal.Engine) {
-		convProg.Finish()
-		convProg = nil
-		if e.Name() == convolution.Name {
-			convProg = cmdutil.NewProgress(ios, "convolution: hops", -1, false)
-		}
-	})
-	convProg.Finish()
+	results, err := causal.InferAll(ctx, tr, engs, func(int, causal.Engine) { prog.Finish() })
+	prog.Finish()
 	if err != nil {
 		return err
 	}

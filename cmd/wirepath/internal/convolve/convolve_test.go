@@ -8,9 +8,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wirepath/wirepath/causal"
 	"github.com/wirepath/wirepath/causal/convolution"
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/cmdtest"
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/cmdutil"
+	"github.com/wirepath/wirepath/cmd/wirepath/internal/enginecmd"
 )
 
 func TestFlags(t *testing.T) {
@@ -43,7 +45,8 @@ func TestFlags(t *testing.T) {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			var got *convolution.Options
 			ios := &cmdutil.IOStreams{Out: io.Discard, ErrOut: io.Discard}
-			cmd := newCmd(ios, func(_ context.Context, _ *cmdutil.IOStreams, _ *options, opt convolution.Options, path string) error {
+			cmd := newCmd(ios, func(_ context.Context, _ *cmdutil.IOStreams, _ *enginecmd.Options, eng causal.Engine) error {
+				opt := eng.(*convolution.Engine).Options()
 				got = &opt
 				return nil
 			})

@@ -7,21 +7,20 @@ import (
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/cmdutil"
 )
 
-// sharedFlags are the options whose flags every engine shares, so analyze
-// registers them once, without an engine's prefix.
-var sharedFlags = map[string]bool{"workers": true, "rank": true}
-
-// OptionUsageError turns an engine's option validation error into a usage
-// error (exit code 2) that names the flag: the *causal.OptionError's
-// Option is the flag's name, which analyze registers after prefix.
-func OptionUsageError(err error, prefix string) error {
+// OptionUsageError turns an engine's option error into a usage error
+// (exit code 2). A *causal.OptionError names the option by its flag: the
+// flags of its engine among flags give the name as registered (with
+// analyze's prefix), so the message names the flag the user typed.
+func OptionUsageError(err error, flags ...EngineFlags) error {
 	var oe *causal.OptionError
-	if errors.As(err, &oe) {
-		flag := oe.Option
-		if !sharedFlags[flag] {
-			flag = prefix + flag
-		}
-		return cmdutil.UsageErrorf("--%s: %s", flag, oe.Msg)
+	if !errors.As(err, &oe) {
+		return cmdutil.UsageErrorf("%v", err)
 	}
-	return cmdutil.UsageErrorf("%v", err)
+	name := oe.Option
+	for _, f := range flags {
+		if f.Engine() == oe.Engine {
+			name = f.FlagName(oe.Option)
+		}
+	}
+	return cmdutil.UsageErrorf("--%s: %s", name, oe.Msg)
 }

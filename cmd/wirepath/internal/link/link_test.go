@@ -14,6 +14,7 @@ import (
 	"github.com/wirepath/wirepath/causal"
 	"github.com/wirepath/wirepath/causal/linking"
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/cmdutil"
+	"github.com/wirepath/wirepath/cmd/wirepath/internal/enginecmd"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
@@ -157,8 +158,8 @@ func TestLinkFlags(t *testing.T) {
 	} {
 		var got linking.Options
 		ios := &cmdutil.IOStreams{Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}
-		cmd := newCmd(ios, func(_ context.Context, _ *options, eng *linking.Engine, _ string) error {
-			got = eng.Options()
+		cmd := newCmd(ios, func(_ context.Context, _ *cmdutil.IOStreams, _ *enginecmd.Options, eng causal.Engine) error {
+			got = eng.(*linking.Engine).Options()
 			return nil
 		})
 		cmd.SetArgs(append([]string{"trace.tsv"}, tc.args...))

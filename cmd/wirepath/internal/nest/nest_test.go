@@ -11,6 +11,7 @@ import (
 	"github.com/wirepath/wirepath/causal/nesting"
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/cmdtest"
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/cmdutil"
+	"github.com/wirepath/wirepath/cmd/wirepath/internal/enginecmd"
 )
 
 func TestFlags(t *testing.T) {
@@ -47,10 +48,11 @@ func TestFlags(t *testing.T) {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			var got *nesting.Options
 			ios := &cmdutil.IOStreams{Out: io.Discard, ErrOut: io.Discard}
-			cmd := newCmd(ios, func(_ context.Context, _ *cmdutil.IOStreams, _ *options, opt nesting.Options, path string) error {
+			cmd := newCmd(ios, &flags{}, func(_ context.Context, _ *cmdutil.IOStreams, o *enginecmd.Options, eng causal.Engine) error {
+				opt := eng.(*nesting.Engine).Options()
 				got = &opt
-				if path != "t.tsv" {
-					t.Errorf("path %q", path)
+				if o.Path != "t.tsv" {
+					t.Errorf("path %q", o.Path)
 				}
 				return nil
 			})

@@ -6,18 +6,50 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/wirepath/wirepath/causal/convolution"
+	"github.com/wirepath/wirepath/causal/engines"
 	"github.com/wirepath/wirepath/causal/linking"
 	"github.com/wirepath/wirepath/causal/nesting"
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/cmdutil"
 )
 
-// Each engine's own flags are a struct with Register and Apply, so the
-// engine's command registers them as they are and analyze registers them
-// with a prefix ("link-", "nest-", "conv-") beside the other engines'.
+// EngineFlags are one engine's own flags. The engine's command registers
+// them as they are and analyze registers them with a prefix ("link-",
+// "nest-", "conv-") beside the other engines'; the flag names are the
+// engine's option names (its Params keys and its *causal.OptionError's
+// Option), so an option error names its flag.
+type EngineFlags interface {
+	// Engine is the engine's name in causal/engines.
+	Engine() string
+	// Register adds the flags to fs, each name preceded by prefix.
+	Register(fs *pflag.FlagSet, prefix string)
+	// Validate checks what the engine's own validation does not.
+	Validate() error
+	// Apply sets the flags' values in the engine's options.
+	Apply(o *engines.Options)
+	// FlagName returns the name of the flag of option (an OptionError's
+	// Option) as registered.
+	FlagName(option string) string
+}
+
+// sharedFlags are the options whose flags every engine shares, so analyze
+// registers them once, without an engine's prefix.
+var sharedFlags = map[string]bool{"workers": true, "rank": true}
+
+// prefixed remembers the prefix an engine's flags were registered with.
+type prefixed struct{ prefix string }
+
+// FlagName returns the flag of option: the prefix and the option's name,
+// but for the flags every engine shares.
+func (p *prefixed) FlagName(option string) string {
+	if sharedFlags[option] {
+		return option
+	}
+	return p.prefix + option
+}
 
 // LinkingFlags are the message-linking engine's own flags.
 type LinkingFlags struct {
-	prefix      string
+	prefixed
 	fs          *pflag.FlagSet
 	Window      time.Duration
 	Y           float64
@@ -37,6 +69,9 @@ type LinkingFlags struct {
 
 // linkingPureConflicts are the flags --pure-wap5 sets.
 var linkingPureConflicts = []string{"calls", "delay-model", "iterations", "normalize-roots", "reparent"}
+
+// Engine returns "linking".
+func (f *LinkingFlags) Engine() string { return linking.Name }
 
 // Register adds the flags to fs, each name preceded by prefix.
 func (f *LinkingFlags) Register(fs *pflag.FlagSet, prefix string) {
@@ -80,8 +115,9 @@ func (f *LinkingFlags) Validate() error {
 	return nil
 }
 
-// Apply sets the flags' values in o.
-func (f *LinkingFlags) Apply(o *linking.Options) {
+// Apply sets the flags' values in the engine's options.
+func (f *LinkingFlags) Apply(eo *engines.Options) {
+	o := &eo.Linking
 	o.Aggregate.MaxPatterns = f.MaxPatterns
 	o.Window = f.Window
 	o.SpontaneousFactor = f.Y
@@ -101,34 +137,9 @@ func (f *LinkingFlags) Apply(o *linking.Options) {
 	}
 }
 
-// UsageError turns the engine's option error into a usage error (exit 2)
-// naming the flag.
-func (f *LinkingFlags) UsageError(err error) error {
-	return OptionUsageError(err, f.prefix)
-}
-
-// LinkingProgress returns a progress callback for the linking engine's
-// path building (linking.Options.Progress): a display on stderr, on
-// a terminal, after a while.
-func LinkingProgress(ios *cmdutil.IOStreams) func(done, total int) {
-	var prog *cmdutil.Progress
-	started, last := false, 0
-	return func(done, total int) {
-		if !started {
-			started = true
-			prog = cmdutil.NewProgress(ios, "building paths", int64(total), false)
-		}
-		prog.Add(int64(done - last))
-		last = done
-		if done == total {
-			prog.Finish()
-		}
-	}
-}
-
 // NestingFlags are the nesting engine's own flags.
 type NestingFlags struct {
-	prefix  string
+	prefixed
 	X, Y, Z float64
 	Smooth  float64
 	Skew    time.Duration
@@ -136,6 +147,9 @@ type NestingFlags struct {
 	BinMin  time.Duration
 	Bins    int
 }
+
+// Engine returns "nesting".
+func (f *NestingFlags) Engine() string { return nesting.Name }
 
 // Register adds the flags to fs, each name preceded by prefix.
 func (f *NestingFlags) Register(fs *pflag.FlagSet, prefix string) {
@@ -152,8 +166,12 @@ func (f *NestingFlags) Register(fs *pflag.FlagSet, prefix string) {
 	fs.IntVar(&f.Bins, p+"bins", def.Bins, "scoreboard bins per histogram")
 }
 
-// Apply sets the flags' values in o.
-func (f *NestingFlags) Apply(o *nesting.Options) {
+// Validate checks nothing: the engine's validation covers every flag.
+func (f *NestingFlags) Validate() error { return nil }
+
+// Apply sets the flags' values in the engine's options.
+func (f *NestingFlags) Apply(eo *engines.Options) {
+	o := &eo.Nesting
 	o.OverlapExp, o.SameExp, o.GenericExp = f.X, f.Y, f.Z
 	o.Smooth = f.Smooth
 	o.SkewWindow = int64(f.Skew)
@@ -162,15 +180,9 @@ func (f *NestingFlags) Apply(o *nesting.Options) {
 	o.Bins = f.Bins
 }
 
-// UsageError turns the engine's option error into a usage error (exit 2)
-// naming the flag.
-func (f *NestingFlags) UsageError(err error) error {
-	return OptionUsageError(err, f.prefix)
-}
-
 // ConvolutionFlags are the convolution engine's own flags.
 type ConvolutionFlags struct {
-	prefix      string
+	prefixed
 	Quantum     time.Duration
 	NSigma      float64
 	Dip         float64
@@ -182,6 +194,9 @@ type ConvolutionFlags struct {
 	MaxHops     int
 	Roots       []string
 }
+
+// Engine returns "convolution".
+func (f *ConvolutionFlags) Engine() string { return convolution.Name }
 
 // Register adds the flags to fs, each name preceded by prefix.
 func (f *ConvolutionFlags) Register(fs *pflag.FlagSet, prefix string) {
@@ -200,8 +215,12 @@ func (f *ConvolutionFlags) Register(fs *pflag.FlagSet, prefix string) {
 	fs.StringSliceVar(&f.Roots, p+"root", nil, "start paths at `NODE` (repeatable; default: the clients)")
 }
 
-// Apply sets the flags' values in o.
-func (f *ConvolutionFlags) Apply(o *convolution.Options) {
+// Validate checks nothing: the engine's validation covers every flag.
+func (f *ConvolutionFlags) Validate() error { return nil }
+
+// Apply sets the flags' values in the engine's options.
+func (f *ConvolutionFlags) Apply(eo *engines.Options) {
+	o := &eo.Convolution
 	o.Quantum = int64(f.Quantum)
 	o.NSigma = f.NSigma
 	o.Dip = f.Dip
@@ -212,10 +231,4 @@ func (f *ConvolutionFlags) Apply(o *convolution.Options) {
 	o.MinFraction = f.MinFraction
 	o.MaxVertices = f.MaxHops
 	o.Roots = f.Roots
-}
-
-// UsageError turns the engine's option error into a usage error (exit 2)
-// naming the flag.
-func (f *ConvolutionFlags) UsageError(err error) error {
-	return OptionUsageError(err, f.prefix)
 }
