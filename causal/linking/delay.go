@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/wirepath/wirepath/internal/parallel"
+	"github.com/wirepath/wirepath/internal/smooth"
 	"github.com/wirepath/wirepath/trace"
 )
 
@@ -415,14 +416,14 @@ func (e *empirical) fit(a *empAcc, moments bool, spont0 float64) {
 			gg[c*nb+b] += gg[h*nb+b]
 		}
 	}
-	kern := gaussKernel(empSmooth)
+	kern := smooth.Gaussian(empSmooth, 3)
 	hs := make([]float64, nb)
 	gs := make([]float64, nb)
 	phi := make([]float64, empCoarse*nb)
 	e.w = make([]float32, nh*nb)
 	for c := 0; c < empCoarse; c++ {
-		convolve(hs, hh[c*nb:(c+1)*nb], kern)
-		convolve(gs, gg[c*nb:(c+1)*nb], kern)
+		smooth.Convolve(hs, hh[c*nb:(c+1)*nb], kern)
+		smooth.Convolve(gs, gg[c*nb:(c+1)*nb], kern)
 		for b := 0; b < nb; b++ {
 			f := (hs[b] + empCoarsePrior*empCoarseParents) / (gs[b] + empCoarsePrior)
 			phi[c*nb+b] = f
@@ -430,8 +431,8 @@ func (e *empirical) fit(a *empAcc, moments bool, spont0 float64) {
 		}
 	}
 	for h := empCoarse; h < nh; h++ {
-		convolve(hs, hh[h*nb:(h+1)*nb], kern)
-		convolve(gs, gg[h*nb:(h+1)*nb], kern)
+		smooth.Convolve(hs, hh[h*nb:(h+1)*nb], kern)
+		smooth.Convolve(gs, gg[h*nb:(h+1)*nb], kern)
 		pc := phi[e.coarseOf(h)*nb:]
 		for b := 0; b < nb; b++ {
 			e.w[h*nb+b] = float32((hs[b] + empPrior*pc[b]) / (math.Max(gs[b]-hs[b], 0) + empPrior*(1-pc[b])))
@@ -452,37 +453,5 @@ func (e *empirical) fit(a *empAcc, moments bool, spont0 float64) {
 		k := e.c2kind[c]
 		pc := (cs[k] + empCoarseParents) / (cn[k] + 1)
 		e.spont[c] = math.Max((float64(a.s[c])/empOne+empPrior*pc)/(float64(a.n[c])+empPrior), empMinSpont)
-	}
-}
-
-// gaussKernel returns a normalised Gaussian kernel of standard deviation
-// sigma (in bins), truncated at 3 sigma, centre at index len/2.
-func gaussKernel(sigma float64) []float64 {
-	r := int(math.Ceil(3 * sigma))
-	k := make([]float64, 2*r+1)
-	sum := 0.0
-	for i := range k {
-		x := float64(i - r)
-		k[i] = math.Exp(-x * x / (2 * sigma * sigma))
-		sum += k[i]
-	}
-	for i := range k {
-		k[i] /= sum
-	}
-	return k
-}
-
-// convolve writes src smoothed by kern to dst (same length; the edges lose
-// the mass that falls outside).
-func convolve(dst, src, kern []float64) {
-	r := len(kern) / 2
-	for i := range dst {
-		s := 0.0
-		for j, kv := range kern {
-			if x := i + j - r; x >= 0 && x < len(src) {
-				s += kv * src[x]
-			}
-		}
-		dst[i] = s
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/wirepath/wirepath/causal"
 	"github.com/wirepath/wirepath/internal/parallel"
+	"github.com/wirepath/wirepath/internal/smooth"
 	"github.com/wirepath/wirepath/trace"
 )
 
@@ -770,32 +771,11 @@ func (r *nestRun) scoreNestings() {
 // values) with a Gaussian of standard deviation sigma bins, truncated at
 // four sigma and normalised to sum 1.
 func smoothHistograms(h []float64, bins int, sigma float64) {
-	half := int(math.Ceil(4 * sigma))
-	kernel := make([]float64, 2*half+1)
-	sum := 0.0
-	for i := range kernel {
-		x := float64(i - half)
-		kernel[i] = math.Exp(-x * x / (2 * sigma * sigma))
-		sum += kernel[i]
-	}
-	for i := range kernel {
-		kernel[i] /= sum
-	}
+	kernel := smooth.Gaussian(sigma, 4)
 	out := make([]float64, bins)
 	for off := 0; off+bins <= len(h); off += bins {
 		src := h[off : off+bins]
-		clear(out)
-		for i, v := range src {
-			if v == 0 {
-				continue
-			}
-			for k, kv := range kernel {
-				j := i + k - half
-				if j >= 0 && j < bins {
-					out[j] += v * kv
-				}
-			}
-		}
+		smooth.Convolve(out, src, kernel)
 		copy(src, out)
 	}
 }
