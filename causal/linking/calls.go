@@ -198,9 +198,9 @@ type callFilter struct {
 }
 
 // anchor returns the CALL that message i answers when i is a RETURN paired
-// with it, else -1.
+// with it, else -1 (always -1 for a nil filter: calls are not used).
 func (f *callFilter) anchor(i int32) int32 {
-	if f.mate == nil || f.msgs[i].Kind != trace.KindReturn {
+	if f == nil || f.mate == nil || f.msgs[i].Kind != trace.KindReturn {
 		return -1
 	}
 	return f.mate[i]

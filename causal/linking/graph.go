@@ -247,12 +247,16 @@ type linkCand struct {
 	w   float64
 }
 
-// link is Link on the messages msgs, whose Syms are below nSyms.
+// link is Link on the messages msgs, whose Syms are below nSyms. It runs
+// in phases: number the nodes, classify every message (how its parents
+// are found, its sender pair), pair calls, index the arrivals and sends
+// parents are looked up in, estimate the delays (step 1, and the learnt
+// model), then score and keep the links (step 2).
 func (l *Engine) link(ctx context.Context, msgs []trace.Message, nSyms int, roles *trace.Roles) (*Graph, error) {
-	n := len(msgs)
 	if nSyms >= 1<<31 {
 		return nil, fmt.Errorf("linking: %d symbols is more than the engine indexes", nSyms)
 	}
+	n := len(msgs)
 	g := &Graph{
 		msgs:  msgs,
 		mode:  make([]uint8, n),
@@ -261,66 +265,134 @@ func (l *Engine) link(ctx context.Context, msgs []trace.Message, nSyms int, role
 	}
 	g.counts.messages = n
 	w := parallel.Workers(l.opt.Workers)
+	nodeID, nNodes := denseNodes(msgs, nSyms)
+	clients := l.clientNodes(roles, nSyms)
+	ix := &linkIndex{}
+	revIDs := g.classify(ix, nodeID, clients)
+	var cf *callFilter
+	if l.opt.Calls {
+		cf = g.matchCalls(nodeID, nNodes, w)
+	}
+	ix.build(g, nodeID, nNodes, revIDs, w)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := l.estimateDelays(ctx, g, ix, cf, w); err != nil {
+		return nil, err
+	}
+	ix.pairStart, ix.pairList = nil, nil
+	if l.opt.DelayModel == DelayEmpirical {
+		nodeCls, nCls := nodeClasses(nodeID, nNodes, clients)
+		if err := l.learnDelays(ctx, g, ix, cf, nodeID, nodeCls, nCls, w); err != nil {
+			return nil, err
+		}
+	}
+	if err := l.scoreLinks(ctx, g, ix, cf, w); err != nil {
+		return nil, err
+	}
+	return g, nil
+}
 
-	// Dense node ids.
-	nodeID := make([]int32, nSyms)
+// denseNodes numbers the nodes of msgs from 0 in order of first
+// appearance (each message's sender, then its receiver): the id of node
+// Sym s is nodeID[s], -1 for Syms that name no node.
+func denseNodes(msgs []trace.Message, nSyms int) (nodeID []int32, n int32) {
+	nodeID = make([]int32, nSyms)
 	for i := range nodeID {
 		nodeID[i] = -1
 	}
-	nNodes := int32(0)
 	node := func(s trace.Sym) {
 		if s != 0 && int(s) < len(nodeID) && nodeID[s] < 0 {
-			nodeID[s] = nNodes
-			nNodes++
-		}
-	}
-
-	// Each message's mode and pair; which reverse pairs receiver-clock
-	// children need.
-	ix := &linkIndex{pair: make([]int32, n)}
-	pairIDs := make(map[uint64]int32)
-	revIDs := make(map[uint64]int32)
-	var clients []bool
-	if l.opt.ClientRoots && roles != nil {
-		clients = make([]bool, nSyms)
-		for s := range clients {
-			clients[s] = roles.Client(trace.Sym(s))
+			nodeID[s] = n
+			n++
 		}
 	}
 	for i := range msgs {
+		node(msgs[i].SrcNode)
+		node(msgs[i].DstNode)
+	}
+	return nodeID, n
+}
+
+// clientNodes returns, by node Sym, which nodes are clients whose
+// messages start paths (ClientRoots), or nil when none is.
+func (l *Engine) clientNodes(roles *trace.Roles, nSyms int) []bool {
+	if !l.opt.ClientRoots || roles == nil {
+		return nil
+	}
+	clients := make([]bool, nSyms)
+	for s := range clients {
+		clients[s] = roles.Client(trace.Sym(s))
+	}
+	return clients
+}
+
+// nodeClasses returns the classes of the empirical model's parent types
+// by dense node id: every node its own, the clients one together.
+func nodeClasses(nodeID []int32, nNodes int32, clients []bool) (nodeCls []int32, nCls int32) {
+	nodeCls = make([]int32, nNodes)
+	for i := range nodeCls {
+		nodeCls[i] = int32(i)
+	}
+	for s, c := range clients {
+		if c && nodeID[s] >= 0 {
+			nodeCls[nodeID[s]] = nNodes
+		}
+	}
+	return nodeCls, nNodes + 1
+}
+
+// modeOf returns how message m takes part in linking: never (no sender,
+// or no timestamp on a clock its parents could be found on), as a
+// client's spontaneous message, on its sender's clock, or on its
+// receiver's when its send was not seen.
+func modeOf(m *trace.Message, clients []bool) uint8 {
+	switch {
+	case m.SrcNode == 0 || (!m.SendTS.Known() && (!m.RecvTS.Known() || m.DstNode == 0)):
+		return linkNone
+	case clients != nil && int(m.SrcNode) < len(clients) && clients[m.SrcNode]:
+		return linkClient
+	case m.SendTS.Known():
+		return linkSender
+	}
+	return linkReceiver
+}
+
+// classify sets every message's mode and sender pair (ix.pair, -1 for
+// messages that are not linked), counting them, and names each pair by
+// its first message (g.pairMsg) with the bucket its messages' possible
+// parents are in (ix.pairBucket): the sender's arrivals, or for a
+// receiver-clock pair the sends of the reverse pair. It returns the
+// reverse pairs receiver-clock messages need, numbered in order of first
+// need, by receiver<<32 | sender.
+func (g *Graph) classify(ix *linkIndex, nodeID []int32, clients []bool) (revIDs map[uint64]int32) {
+	msgs := g.msgs
+	ix.pair = make([]int32, len(msgs))
+	pairIDs := make(map[uint64]int32)
+	revIDs = make(map[uint64]int32)
+	for i := range msgs {
 		m := &msgs[i]
-		node(m.SrcNode)
-		node(m.DstNode)
-		ix.pair[i] = -1
-		g.top[i] = -1
+		ix.pair[i], g.top[i] = -1, -1
+		mode := modeOf(m, clients)
+		g.mode[i] = mode
 		var bucket int32
-		switch {
-		case m.SrcNode == 0 || (!m.SendTS.Known() && (!m.RecvTS.Known() || m.DstNode == 0)):
-			g.mode[i] = linkNone
+		switch mode {
+		case linkNone:
 			g.counts.noTime++
 			continue
-		case clients != nil && int(m.SrcNode) < len(clients) && clients[m.SrcNode]:
-			g.mode[i] = linkClient
+		case linkClient:
 			g.counts.clientRoots++
 			g.spont[i] = 1
 			continue
-		case m.SendTS.Known():
-			g.mode[i] = linkSender
+		case linkSender:
 			g.counts.senderClock++
 			bucket = nodeID[m.SrcNode]
 		default:
-			g.mode[i] = linkReceiver
 			g.counts.receiverClock++
-			rk := uint64(m.DstNode)<<32 | uint64(m.SrcNode)
-			id, ok := revIDs[rk]
-			if !ok {
-				id = int32(len(revIDs))
-				revIDs[rk] = id
-			}
-			bucket = id
+			bucket = idOf(revIDs, uint64(m.DstNode)<<32|uint64(m.SrcNode))
 		}
 		k := uint64(m.SrcNode)<<33 | uint64(m.DstNode)<<1
-		if g.mode[i] == linkReceiver {
+		if mode == linkReceiver {
 			k |= 1
 		}
 		id, ok := pairIDs[k]
@@ -332,62 +404,80 @@ func (l *Engine) link(ctx context.Context, msgs []trace.Message, nSyms int, role
 		}
 		ix.pair[i] = id
 	}
-	pairIDs = nil
-	var cf *callFilter
-	if l.opt.Calls {
-		g.mate = pairCalls(msgs, g.mode, nodeID, int(nNodes), w)
-		cf = &callFilter{msgs: msgs, mate: g.mate}
-		for i := range msgs {
-			if g.mate[i] >= 0 && msgs[i].Kind == trace.KindCall {
-				g.counts.calls++
-			}
-		}
-	}
 	np := len(g.pairMsg)
 	g.pairD = make([]float64, np)
 	g.pairSamples = make([]float64, np)
-	ix.pairStart, ix.pairList = bucketize(np, n, func(i int) int32 { return ix.pair[i] })
+	return revIDs
+}
 
-	// Arrivals by node.
-	arrOf := func(i int) int32 {
+// idOf returns the id of key k in ids, numbering new keys in order.
+func idOf(ids map[uint64]int32, k uint64) int32 {
+	id, ok := ids[k]
+	if !ok {
+		id = int32(len(ids))
+		ids[k] = id
+	}
+	return id
+}
+
+// matchCalls pairs every RETURN with its CALL (g.mate, pairCalls), counts
+// the pairs and returns the filter that applies the nesting relation.
+func (g *Graph) matchCalls(nodeID []int32, nNodes int32, w int) *callFilter {
+	msgs := g.msgs
+	g.mate = pairCalls(msgs, g.mode, nodeID, int(nNodes), w)
+	for i := range msgs {
+		if g.mate[i] >= 0 && msgs[i].Kind == trace.KindCall {
+			g.counts.calls++
+		}
+	}
+	return &callFilter{msgs: msgs, mate: g.mate}
+}
+
+// build indexes what steps 1 and 2 look up: the messages of every sender
+// pair, the arrivals at every node and the sends of every reverse pair
+// in revIDs, each bucket sorted by time.
+func (ix *linkIndex) build(g *Graph, nodeID []int32, nNodes int32, revIDs map[uint64]int32, w int) {
+	msgs := g.msgs
+	n := len(msgs)
+	ix.pairStart, ix.pairList = bucketize(len(g.pairMsg), n, func(i int) int32 { return ix.pair[i] })
+	var arrMsgs []int32
+	ix.arrStart, arrMsgs = bucketize(int(nNodes), n, func(i int) int32 {
 		if m := &msgs[i]; m.RecvTS.Known() && m.DstNode != 0 {
 			return nodeID[m.DstNode]
 		}
 		return -1
-	}
-	var arrMsgs []int32
-	ix.arrStart, arrMsgs = bucketize(int(nNodes), n, arrOf)
+	})
 	ix.arr = newLinkEvents(arrMsgs, func(i int32) int64 { return int64(msgs[i].RecvTS) })
 	linkSortBuckets(ix.arr, ix.arrStart, w)
-
-	// Sends of the reverse pairs receiver-clock children need.
-	if len(revIDs) > 0 {
-		var sndMsgs []int32
-		ix.sndStart, sndMsgs = bucketize(len(revIDs), n, func(i int) int32 {
-			m := &msgs[i]
-			if !m.SendTS.Known() {
-				return -1
-			}
-			if id, ok := revIDs[uint64(m.SrcNode)<<32|uint64(m.DstNode)]; ok {
-				return id
-			}
+	if len(revIDs) == 0 {
+		return
+	}
+	var sndMsgs []int32
+	ix.sndStart, sndMsgs = bucketize(len(revIDs), n, func(i int) int32 {
+		m := &msgs[i]
+		if !m.SendTS.Known() {
 			return -1
-		})
-		ix.snd = newLinkEvents(sndMsgs, func(i int32) int64 { return int64(msgs[i].SendTS) })
-		linkSortBuckets(ix.snd, ix.sndStart, w)
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
+		}
+		if id, ok := revIDs[uint64(m.SrcNode)<<32|uint64(m.DstNode)]; ok {
+			return id
+		}
+		return -1
+	})
+	ix.snd = newLinkEvents(sndMsgs, func(i int32) int64 { return int64(msgs[i].SendTS) })
+	linkSortBuckets(ix.snd, ix.sndStart, w)
+}
 
-	// Step 1: d for every pair, the mean smallest preceding delay, summed
-	// per pair in trace order.
+// estimateDelays is step 1: every sender pair's d, the mean smallest
+// preceding delay, then, for the exponential model, Iterations rounds of
+// re-estimation from the link probabilities.
+func (l *Engine) estimateDelays(ctx context.Context, g *Graph, ix *linkIndex, cf *callFilter, w int) error {
 	x := int64(l.opt.Window)
+	np := len(g.pairMsg)
 	linkParallel(linkBlocks(np), w, func(b int) {
 		for p := b * linkPairBlock; p < min((b+1)*linkPairBlock, np); p++ {
 			sum, k := 0.0, 0.0
 			for _, i := range ix.pairList[ix.pairStart[p]:ix.pairStart[p+1]] {
-				if d, ok := ix.latest(g, cf, msgs, i, x); ok && d <= x {
+				if d, ok := ix.latest(g, cf, g.msgs, i, x); ok && d <= x {
 					sum += float64(d)
 					k++
 				}
@@ -398,73 +488,61 @@ func (l *Engine) link(ctx context.Context, msgs []trace.Message, nSyms int, role
 		}
 	})
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return err
 	}
-
-	// Iterations: d = the probability-weighted mean delay of the pair's
-	// links under the current d. A pair without links keeps its d.
 	for it := 0; it < l.opt.Iterations && l.opt.DelayModel == DelayExponential; it++ {
-		next := make([]float64, np)
-		mass := make([]float64, np)
-		linkParallel(linkBlocks(np), w, func(b int) {
-			var cs []linkCand
-			for p := b * linkPairBlock; p < min((b+1)*linkPairBlock, np); p++ {
-				sn, sd := 0.0, 0.0
-				for _, i := range ix.pairList[ix.pairStart[p]:ix.pairStart[p+1]] {
-					var z float64
-					cs, z, _, _ = l.score(g, ix, cf, msgs, i, cs[:0])
-					for _, c := range cs {
-						pr := c.w / z
-						sn += pr * float64(c.t)
-						sd += pr
-					}
-				}
-				if sd > 0 {
-					next[p], mass[p] = sn/sd, sd
-				}
-			}
-		})
-		for p := range next {
-			if mass[p] > 0 {
-				g.pairD[p], g.pairSamples[p] = next[p], mass[p]
-			}
-		}
+		l.reestimateDelays(g, ix, cf, w)
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	ix.pairStart, ix.pairList = nil, nil
+	return nil
+}
 
-	// The empirical delay model.
-	if l.opt.DelayModel == DelayEmpirical {
-		// Node classes: clients as one.
-		nodeCls := make([]int32, nNodes)
-		for i := range nodeCls {
-			nodeCls[i] = int32(i)
-		}
-		for s, c := range clients {
-			if c && nodeID[s] >= 0 {
-				nodeCls[nodeID[s]] = nNodes
+// reestimateDelays is one round of iteration of the exponential model:
+// every pair's d becomes the probability-weighted mean delay of its links
+// under the current d. A pair without links keeps its d.
+func (l *Engine) reestimateDelays(g *Graph, ix *linkIndex, cf *callFilter, w int) {
+	np := len(g.pairMsg)
+	next := make([]float64, np)
+	mass := make([]float64, np)
+	linkParallel(linkBlocks(np), w, func(b int) {
+		var cs []linkCand
+		for p := b * linkPairBlock; p < min((b+1)*linkPairBlock, np); p++ {
+			sn, sd := 0.0, 0.0
+			for _, i := range ix.pairList[ix.pairStart[p]:ix.pairStart[p+1]] {
+				var z float64
+				cs, z, _, _ = l.score(g, ix, cf, g.msgs, i, cs[:0])
+				for _, c := range cs {
+					pr := c.w / z
+					sn += pr * float64(c.t)
+					sd += pr
+				}
+			}
+			if sd > 0 {
+				next[p], mass[p] = sn/sd, sd
 			}
 		}
-		if err := l.learnDelays(ctx, g, ix, cf, nodeID, nodeCls, nNodes+1, w); err != nil {
-			return nil, err
+	})
+	for p := range next {
+		if mass[p] > 0 {
+			g.pairD[p], g.pairSamples[p] = next[p], mass[p]
 		}
 	}
+}
 
-	// Step 2: score and keep the links, in trace order.
-	chunks := linkSplit(n, linkChunk)
+// scoreLinks is step 2: it scores every message's possible parents and
+// keeps the links, in trace order.
+func (l *Engine) scoreLinks(ctx context.Context, g *Graph, ix *linkIndex, cf *callFilter, w int) error {
+	chunks := linkSplit(len(g.msgs), linkChunk)
 	parts := make([]linkPart, len(chunks))
 	linkParallel(len(chunks), w, func(c int) {
-		parts[c] = l.scoreRange(g, ix, cf, msgs, chunks[c][0], chunks[c][1])
+		parts[c] = l.scoreRange(g, ix, cf, g.msgs, chunks[c][0], chunks[c][1])
 	})
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return err
 	}
-	if err := g.store(parts); err != nil {
-		return nil, err
-	}
-	return g, nil
+	return g.store(parts)
 }
 
 // bucketize groups the indices 0..n-1 by key(i) in [0, nb) (negative keys
@@ -536,10 +614,7 @@ func linkBlocks(np int) int { return (np + linkPairBlock - 1) / linkPairBlock }
 // CALL is always found.
 func (ix *linkIndex) latest(g *Graph, cf *callFilter, msgs []trace.Message, i int32, x int64) (int64, bool) {
 	ev, at := ix.candidates(g, msgs, i)
-	q := int32(-1)
-	if cf != nil {
-		q = cf.anchor(i)
-	}
+	q := cf.anchor(i)
 	if q >= 0 && g.mode[i] == linkReceiver {
 		return at - int64(msgs[q].SendTS), true
 	}
@@ -566,59 +641,83 @@ func (ix *linkIndex) latest(g *Graph, cf *callFilter, msgs []trace.Message, i in
 // are its CALL and what arrived since (callFilter.allowed), and their
 // weights are scaled so that the most recent weighs 1.
 func (l *Engine) score(g *Graph, ix *linkIndex, cf *callFilter, msgs []trace.Message, i int32, cs []linkCand) ([]linkCand, float64, int, float64) {
-	y := l.opt.SpontaneousFactor
-	ws := math.Exp(-y)
+	ws := math.Exp(-l.opt.SpontaneousFactor)
 	pid := ix.pair[i]
 	if pid < 0 {
 		return cs, ws, -1, ws
 	}
-	emp := g.emp
-	if emp != nil {
-		ws = emp.spont[emp.c2(i)]
+	if g.emp != nil {
+		ws = g.emp.spont[g.emp.c2(i)]
 	}
-	z := ws
-	q := int32(-1)
-	if cf != nil {
-		q = cf.anchor(i)
-	}
+	q := cf.anchor(i)
 	if q >= 0 && g.mode[i] == linkReceiver {
 		// Its sender was not traced: only its CALL can have caused it.
 		return append(cs, linkCand{q, linkTime(msgs, i, g.mode[i]) - int64(msgs[q].SendTS), 1}), 1, 0, 0
 	}
 	d := math.Max(g.pairD[pid], minDelayNS)
-	win := int64(l.opt.Window)
-	if c := d * (y + negligibleExp); c < float64(win) {
-		win = int64(c)
-	}
 	ev, at := ix.candidates(g, msgs, i)
 	if q < 0 {
-		best := -1
-		for j := linkUpper(ev.ts, at) - 1; j >= 0; j-- {
-			t := at - ev.ts[j]
-			if t > win {
-				break
-			}
-			if ev.msg[j] == i || (cf != nil && !cf.allowed(i, ev.msg[j])) {
-				continue
-			}
-			var wt float64
-			if emp != nil {
-				wt = emp.weight(ev.msg[j], i, t)
-			} else if g.flat {
-				wt = 1
-			} else {
-				wt = math.Exp(-float64(t) / d)
-			}
-			if best < 0 || wt > cs[best].w {
-				best = len(cs)
-			}
-			cs = append(cs, linkCand{ev.msg[j], t, wt})
-			z += wt
-		}
+		cs, z, best := g.weighParents(cf, ev, at, i, d, l.scanWindow(d), ws, cs)
 		return cs, z, best, ws
 	}
-	// A paired RETURN.
-	start := int64(msgs[q].RecvTS)
+	cs, z, best := g.weighReturnParents(cf, ev, at, i, q, d, l.scanWindow(d), cs)
+	return cs, z, best, 0
+}
+
+// scanWindow is how far back the possible parents of a message of a pair
+// with mean delay d are looked for: the window, or less where older
+// parents would weigh next to nothing (negligibleExp).
+func (l *Engine) scanWindow(d float64) int64 {
+	win := int64(l.opt.Window)
+	if c := d * (l.opt.SpontaneousFactor + negligibleExp); c < float64(win) {
+		win = int64(c)
+	}
+	return win
+}
+
+// weighParents appends to cs the possible parents of message i among the
+// events ev before at, most recent first, back to win before it, each
+// with its weight under the delay model (d, the pair's mean delay, for
+// the exponential one). It returns them, z plus their weights and the
+// index of the heaviest (-1 for none).
+func (g *Graph) weighParents(cf *callFilter, ev linkEvents, at int64, i int32, d float64, win int64, z float64, cs []linkCand) ([]linkCand, float64, int) {
+	emp := g.emp
+	best := -1
+	for j := linkUpper(ev.ts, at) - 1; j >= 0; j-- {
+		t := at - ev.ts[j]
+		if t > win {
+			break
+		}
+		if ev.msg[j] == i || (cf != nil && !cf.allowed(i, ev.msg[j])) {
+			continue
+		}
+		var wt float64
+		switch {
+		case emp != nil:
+			wt = emp.weight(ev.msg[j], i, t)
+		case g.flat:
+			wt = 1
+		default:
+			wt = math.Exp(-float64(t) / d)
+		}
+		if best < 0 || wt > cs[best].w {
+			best = len(cs)
+		}
+		cs = append(cs, linkCand{ev.msg[j], t, wt})
+		z += wt
+	}
+	return cs, z, best
+}
+
+// weighReturnParents appends to cs the possible parents of message i, a
+// RETURN paired with CALL q: the messages allowed (callFilter.allowed)
+// among the events ev that arrived after q and within win before at, most
+// recent first, and q itself. They are weighed by the empirical model or,
+// when it gives them nothing, exponentially with the most recent weighing
+// 1. It returns them, the sum of their weights and the index of the
+// heaviest.
+func (g *Graph) weighReturnParents(cf *callFilter, ev linkEvents, at int64, i, q int32, d float64, win int64, cs []linkCand) ([]linkCand, float64, int) {
+	start := int64(g.msgs[q].RecvTS)
 	found := false
 	for j := linkUpper(ev.ts, at) - 1; j >= 0; j-- {
 		if at-ev.ts[j] > win || ev.ts[j] < start {
@@ -633,9 +732,8 @@ func (l *Engine) score(g *Graph, ix *linkIndex, cf *callFilter, msgs []trace.Mes
 	if !found {
 		cs = append(cs, linkCand{q, at - start, 0})
 	}
-	z = 0
-	best := 0
-	if emp != nil {
+	z, best := 0.0, 0
+	if emp := g.emp; emp != nil {
 		for k := range cs {
 			cs[k].w = emp.weight(cs[k].msg, i, cs[k].t)
 			z += cs[k].w
@@ -652,7 +750,7 @@ func (l *Engine) score(g *Graph, ix *linkIndex, cf *callFilter, msgs []trace.Mes
 		}
 		best = 0
 	}
-	return cs, z, best, 0
+	return cs, z, best
 }
 
 // after lists the messages that could have been message i's possible
@@ -664,11 +762,7 @@ func (l *Engine) after(g *Graph, ix *linkIndex, msgs []trace.Message, i int32, o
 	if pid < 0 || g.mode[i] == linkReceiver && g.mate != nil && g.msgs[i].Kind == trace.KindReturn && g.mate[i] >= 0 {
 		return out
 	}
-	d := math.Max(g.pairD[pid], minDelayNS)
-	win := int64(l.opt.Window)
-	if c := d * (l.opt.SpontaneousFactor + negligibleExp); c < float64(win) {
-		win = int64(c)
-	}
+	win := l.scanWindow(math.Max(g.pairD[pid], minDelayNS))
 	ev, at := ix.candidates(g, msgs, i)
 	var own int32 = -1 // i's RETURN, if it is a CALL
 	if g.mate != nil && msgs[i].Kind == trace.KindCall {
@@ -726,10 +820,7 @@ func (l *Engine) scoreRange(g *Graph, ix *linkIndex, cf *callFilter, msgs []trac
 			g.spont[i] = 1
 			continue
 		}
-		q := int32(-1)
-		if cf != nil {
-			q = cf.anchor(int32(i))
-		}
+		q := cf.anchor(int32(i))
 		// The most likely parent is kept even when improbable, and so are
 		// the most recent one (step 3 may choose it within an instance)
 		// and a RETURN's CALL.
