@@ -39,46 +39,71 @@ func pairCalls(msgs []trace.Message, mode []uint8, nodeID []int32, nNodes int, w
 	}
 	// Pass 1, callee's clock: CALLs arriving at a node and RETURNs leaving it.
 	start, list := bucketize(nNodes, n, func(i int) int32 {
-		m := &msgs[i]
 		if !rpc(i) {
 			return -1
 		}
-		if m.Kind == trace.KindCall && m.RecvTS.Known() && m.DstNode != 0 {
-			return nodeID[m.DstNode]
-		}
-		if m.Kind == trace.KindReturn && m.SendTS.Known() {
-			return nodeID[m.SrcNode]
-		}
-		return -1
+		return calleeClock(&msgs[i], nodeID)
 	})
-	matchBuckets(msgs, start, list, mate, w, func(m *trace.Message) int64 {
-		if m.Kind == trace.KindCall {
-			return int64(m.RecvTS)
-		}
-		return int64(m.SendTS)
-	})
+	matchBuckets(msgs, start, list, mate, w, calleeTime)
 	// Pass 2, caller's clock, for what pass 1 left: CALLs leaving a node and
 	// RETURNs arriving at it.
 	start, list = bucketize(nNodes, n, func(i int) int32 {
-		m := &msgs[i]
 		if !rpc(i) || mate[i] >= 0 {
 			return -1
 		}
-		if m.Kind == trace.KindCall && m.SendTS.Known() {
-			return nodeID[m.SrcNode]
-		}
-		if m.Kind == trace.KindReturn && m.RecvTS.Known() && m.DstNode != 0 {
-			return nodeID[m.DstNode]
-		}
-		return -1
+		return callerClock(&msgs[i], nodeID)
 	})
-	matchBuckets(msgs, start, list, mate, w, func(m *trace.Message) int64 {
-		if m.Kind == trace.KindCall {
-			return int64(m.SendTS)
-		}
+	matchBuckets(msgs, start, list, mate, w, callerTime)
+	keepSeenCalls(msgs, mode, mate)
+	return mate
+}
+
+// calleeClock returns the dense id of the node on whose clock a CALL or
+// RETURN m is paired in the first pass, the callee (where the CALL
+// arrived and the RETURN left), or -1 when that clock did not see it.
+func calleeClock(m *trace.Message, nodeID []int32) int32 {
+	switch {
+	case m.Kind == trace.KindCall && m.RecvTS.Known() && m.DstNode != 0:
+		return nodeID[m.DstNode]
+	case m.Kind == trace.KindReturn && m.SendTS.Known():
+		return nodeID[m.SrcNode]
+	}
+	return -1
+}
+
+// calleeTime is m's time on the callee's clock.
+func calleeTime(m *trace.Message) int64 {
+	if m.Kind == trace.KindCall {
 		return int64(m.RecvTS)
-	})
-	// Keep the pairs whose CALL the RETURN's linking clock saw.
+	}
+	return int64(m.SendTS)
+}
+
+// callerClock returns the dense id of the node on whose clock a CALL or
+// RETURN m is paired in the second pass, the caller (where the CALL left
+// and the RETURN arrived), or -1 when that clock did not see it.
+func callerClock(m *trace.Message, nodeID []int32) int32 {
+	switch {
+	case m.Kind == trace.KindCall && m.SendTS.Known():
+		return nodeID[m.SrcNode]
+	case m.Kind == trace.KindReturn && m.RecvTS.Known() && m.DstNode != 0:
+		return nodeID[m.DstNode]
+	}
+	return -1
+}
+
+// callerTime is m's time on the caller's clock.
+func callerTime(m *trace.Message) int64 {
+	if m.Kind == trace.KindCall {
+		return int64(m.SendTS)
+	}
+	return int64(m.RecvTS)
+}
+
+// keepSeenCalls unpairs every RETURN whose linking clock did not see its
+// CALL before it: the CALL's arrival for a RETURN whose send was seen,
+// its send for a RETURN linked on its receiver's clock.
+func keepSeenCalls(msgs []trace.Message, mode []uint8, mate []int32) {
 	for r := range msgs {
 		q := mate[r]
 		if q < 0 || msgs[r].Kind != trace.KindReturn {
@@ -95,7 +120,6 @@ func pairCalls(msgs []trace.Message, mode []uint8, nodeID []int32, nNodes int, w
 			mate[r], mate[q] = -1, -1
 		}
 	}
-	return mate
 }
 
 // linkCallKey identifies the calls a RETURN may answer: the caller's and the

@@ -346,12 +346,34 @@ func (b *treeBuilder) resolve() ([]causal.InstanceNode, float64) {
 	if len(b.deferred) == 0 && !b.reparent {
 		return b.nodes, 1
 	}
-	g := b.g
 	out := append(b.out[:0], b.nodes...)
 	b.out = out
-	// Every link between two messages of the instance, by child node,
-	// most recent parent first.
-	links := b.links[:0]
+	links, first := b.instanceLinks(out)
+	if b.reparent {
+		b.reparentAll(out, links, first)
+	}
+	prob := b.chooseReturnParents(out, links, first)
+	final := b.parentFirst(out)
+	if len(final) != len(out) {
+		// Unreachable: every choice above keeps the instance a tree. Should
+		// one not, the instance keeps the parents it was built with, a
+		// paired RETURN under its CALL.
+		final = append(final[:0], b.nodes...)
+		for _, rn := range b.deferred {
+			final[rn].Parent = b.anchor[rn]
+		}
+		b.final = final
+	}
+	return final, prob
+}
+
+// instanceLinks returns every link between two messages of the instance
+// out, by child node, most recent parent first ("recent" on the clock the
+// child's parents are looked up on), and first, where first[x] to
+// first[x+1] index node x's links.
+func (b *treeBuilder) instanceLinks(out []causal.InstanceNode) (links []instLink, first []int32) {
+	g := b.g
+	links = b.links[:0]
 	for j := range out {
 		m := out[j].Msg
 		for k := g.kidStart[m]; k < g.kidStart[m+1]; k++ {
@@ -377,8 +399,7 @@ func (b *treeBuilder) resolve() ([]causal.InstanceNode, float64) {
 		return cmp.Compare(y.parent, x.parent)
 	})
 	b.links = links
-	// first[x]..first[x+1] index node x's links.
-	first := slices.Grow(b.first[:0], len(out)+1)[:len(out)+1]
+	first = slices.Grow(b.first[:0], len(out)+1)[:len(out)+1]
 	clear(first)
 	for _, l := range links {
 		first[l.child+1]++
@@ -387,21 +408,31 @@ func (b *treeBuilder) resolve() ([]causal.InstanceNode, float64) {
 		first[x+1] += first[x]
 	}
 	b.first = first
-	if b.reparent {
-		// The most recent possible parent in the instance that does not
-		// descend from x.
-		for x := int32(1); x < int32(len(out)); x++ {
-			if b.anchor[x] >= 0 {
-				continue
-			}
-			for _, l := range links[first[x]:first[x+1]] {
-				if !b.descends(out, l.parent, x) {
-					out[x].Parent = l.parent
-					break
-				}
+	return links, first
+}
+
+// reparentAll hangs every node of out but the root and the paired
+// RETURNs under the most recent of its possible parents in the instance
+// that does not descend from it (Reparent).
+func (b *treeBuilder) reparentAll(out []causal.InstanceNode, links []instLink, first []int32) {
+	for x := int32(1); x < int32(len(out)); x++ {
+		if b.anchor[x] >= 0 {
+			continue
+		}
+		for _, l := range links[first[x]:first[x+1]] {
+			if !b.descends(out, l.parent, x) {
+				out[x].Parent = l.parent
+				break
 			}
 		}
 	}
+}
+
+// chooseReturnParents hangs every paired RETURN of out under the most
+// recent (with Reparent) or the most likely of its possible parents that
+// is its CALL or in the CALL's subtree, and returns the product of the
+// probabilities of the links chosen.
+func (b *treeBuilder) chooseReturnParents(out []causal.InstanceNode, links []instLink, first []int32) float64 {
 	prob := 1.0
 	for _, rn := range b.deferred {
 		qn := b.anchor[rn]
@@ -423,8 +454,14 @@ func (b *treeBuilder) resolve() ([]causal.InstanceNode, float64) {
 			prob *= bestP
 		}
 	}
-	// Parent-first order: breadth first from the root, children in node
-	// order. cnt[p]..cnt[p+1] index node p's children in kids.
+	return prob
+}
+
+// parentFirst returns the nodes of out in parent-first order: breadth
+// first from the root, children in node order. Nodes out of the root's
+// tree are left out (none are, unless a choice broke the tree).
+func (b *treeBuilder) parentFirst(out []causal.InstanceNode) []causal.InstanceNode {
+	// cnt[p]..cnt[p+1] index node p's children in byParent.
 	n := int32(len(out))
 	cnt := slices.Grow(b.kidCount[:0], int(n)+1)[:n+1]
 	clear(cnt)
@@ -456,17 +493,7 @@ func (b *treeBuilder) resolve() ([]causal.InstanceNode, float64) {
 		}
 	}
 	b.kidCount, b.order, b.byParent, b.final, b.src = cnt, kids, byParent, final, src
-	if len(final) != len(out) {
-		// Unreachable: every choice above keeps the instance a tree. Should
-		// one not, the instance keeps the parents it was built with, a
-		// paired RETURN under its CALL.
-		final = append(final[:0], b.nodes...)
-		for _, rn := range b.deferred {
-			final[rn].Parent = b.anchor[rn]
-		}
-		b.final = final
-	}
-	return final, prob
+	return final
 }
 
 // linkP returns the probability of the link from message par to message c
@@ -657,127 +684,170 @@ func (l *Engine) Paths(ctx context.Context, g *Graph, fn func(causal.Instance) e
 }
 
 func (l *Engine) paths(ctx context.Context, g *treeInput, fn func(causal.Instance) error) (treeStats, error) {
-	total := len(g.roots)
-	var st treeStats
 	w := parallel.Workers(l.opt.Workers)
-	nBlocks := (total + rootBlock - 1) / rootBlock
-	if w <= 1 || nBlocks <= 1 {
-		var ferr error
-		b := newTreeBuilder(g, &l.opt, func(nodes []causal.InstanceNode, p float64) {
-			if ferr == nil {
-				ferr = fn(causal.Instance{Nodes: nodes, Prob: p})
-			}
-		})
-		for i := range g.roots {
-			b.build(i)
-			if ferr != nil {
-				return st, ferr
-			}
-			if (i+1)%rootBlock == 0 || i+1 == total {
-				if err := ctx.Err(); err != nil {
-					return st, err
-				}
-				if l.opt.Progress != nil {
-					l.opt.Progress(i+1, total)
-				}
-			}
-		}
-		return b.st, nil
+	if nBlocks := (len(g.roots) + rootBlock - 1) / rootBlock; w > 1 && nBlocks > 1 {
+		return l.pathsParallel(ctx, g, fn, w, nBlocks)
 	}
+	return l.pathsSerial(ctx, g, fn)
+}
 
-	// Workers build blocks of roots; this goroutine hands their instances
-	// to fn in block order, so the result does not depend on scheduling.
+// progress reports done of total roots built, if the options ask.
+func (l *Engine) progress(done, total int) {
+	if l.opt.Progress != nil {
+		l.opt.Progress(done, total)
+	}
+}
+
+// pathsSerial is paths in the calling goroutine.
+func (l *Engine) pathsSerial(ctx context.Context, g *treeInput, fn func(causal.Instance) error) (treeStats, error) {
+	total := len(g.roots)
+	var ferr error
+	b := newTreeBuilder(g, &l.opt, func(nodes []causal.InstanceNode, p float64) {
+		if ferr == nil {
+			ferr = fn(causal.Instance{Nodes: nodes, Prob: p})
+		}
+	})
+	for i := range g.roots {
+		b.build(i)
+		if ferr != nil {
+			return treeStats{}, ferr
+		}
+		if (i+1)%rootBlock == 0 || i+1 == total {
+			if err := ctx.Err(); err != nil {
+				return treeStats{}, err
+			}
+			l.progress(i+1, total)
+		}
+	}
+	return b.st, nil
+}
+
+// treePipe connects the goroutines that build blocks of roots to the one
+// that hands their instances on: a worker takes a token before it starts
+// a block (at most inFlight blocks are built and not yet handed on),
+// sends the block on results and reuses the batches on free; stop tells
+// the workers to quit.
+type treePipe struct {
+	tokens  chan struct{}
+	results chan *instBatch
+	free    chan *instBatch
+	stop    chan struct{}
+	next    atomic.Int64 // the next block to build
+}
+
+// pathsParallel is paths on w goroutines: workers build blocks of roots;
+// the calling goroutine hands their instances to fn in block order, so
+// the result does not depend on scheduling.
+func (l *Engine) pathsParallel(ctx context.Context, g *treeInput, fn func(causal.Instance) error, w, nBlocks int) (treeStats, error) {
 	inFlight := 2 * w
-	tokens := make(chan struct{}, inFlight)
-	results := make(chan *instBatch, inFlight)
-	free := make(chan *instBatch, inFlight+w)
-	stop := make(chan struct{})
-	var next atomic.Int64
+	pipe := &treePipe{
+		tokens:  make(chan struct{}, inFlight),
+		results: make(chan *instBatch, inFlight),
+		free:    make(chan *instBatch, inFlight+w),
+		stop:    make(chan struct{}),
+	}
 	var wg sync.WaitGroup
-	for i := 0; i < w; i++ {
+	for range w {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			var cur *instBatch
-			b := newTreeBuilder(g, &l.opt, func(nodes []causal.InstanceNode, p float64) {
-				cur.nodes = append(cur.nodes, nodes...)
-				cur.ends = append(cur.ends, int32(len(cur.nodes)))
-				cur.probs = append(cur.probs, p)
-			})
-			for {
-				select {
-				case tokens <- struct{}{}:
-				case <-stop:
-					return
-				}
-				seq := int(next.Add(1) - 1)
-				if seq >= nBlocks || ctx.Err() != nil {
-					return
-				}
-				select {
-				case cur = <-free:
-				default:
-					cur = &instBatch{}
-				}
-				cur.reset(seq)
-				b.st = treeStats{}
-				lo, hi := seq*rootBlock, min((seq+1)*rootBlock, total)
-				for i := lo; i < hi; i++ {
-					b.build(i)
-				}
-				cur.roots = hi - lo
-				cur.st = b.st
-				results <- cur
-			}
+			l.buildBlocks(ctx, g, pipe, nBlocks)
 		}()
 	}
 	go func() {
 		wg.Wait()
-		close(results)
+		close(pipe.results)
 	}()
-	finish := func(err error) (treeStats, error) {
-		close(stop)
-		for range results {
-		}
-		return st, err
+	st, err := l.deliverBlocks(ctx, pipe, fn, nBlocks, len(g.roots))
+	close(pipe.stop)
+	for range pipe.results {
 	}
+	return st, err
+}
+
+// buildBlocks is one worker of pathsParallel: it builds the instances of
+// blocks of roots until there are none left, the run is cancelled or told
+// to stop.
+func (l *Engine) buildBlocks(ctx context.Context, g *treeInput, pipe *treePipe, nBlocks int) {
+	var cur *instBatch
+	b := newTreeBuilder(g, &l.opt, func(nodes []causal.InstanceNode, p float64) {
+		cur.nodes = append(cur.nodes, nodes...)
+		cur.ends = append(cur.ends, int32(len(cur.nodes)))
+		cur.probs = append(cur.probs, p)
+	})
+	for {
+		select {
+		case pipe.tokens <- struct{}{}:
+		case <-pipe.stop:
+			return
+		}
+		seq := int(pipe.next.Add(1) - 1)
+		if seq >= nBlocks || ctx.Err() != nil {
+			return
+		}
+		select {
+		case cur = <-pipe.free:
+		default:
+			cur = &instBatch{}
+		}
+		cur.reset(seq)
+		b.st = treeStats{}
+		lo, hi := seq*rootBlock, min((seq+1)*rootBlock, len(g.roots))
+		for i := lo; i < hi; i++ {
+			b.build(i)
+		}
+		cur.roots = hi - lo
+		cur.st = b.st
+		pipe.results <- cur
+	}
+}
+
+// deliverBlocks hands the instances of the blocks the workers send to fn
+// in block order, returning a token for each block handed on, and sums
+// their statistics. It stops at fn's error or the context's.
+func (l *Engine) deliverBlocks(ctx context.Context, pipe *treePipe, fn func(causal.Instance) error, nBlocks, total int) (treeStats, error) {
+	var st treeStats
 	pending := make(map[int]*instBatch)
-	want, done := 0, 0
-	for want < nBlocks {
+	done := 0
+	for want := 0; want < nBlocks; {
 		bt, ok := pending[want]
 		if !ok {
-			r, open := <-results
+			r, open := <-pipe.results
 			if !open {
-				if err := ctx.Err(); err != nil {
-					return finish(err)
-				}
-				break
+				return st, ctx.Err()
 			}
 			pending[r.seq] = r
 			continue
 		}
 		delete(pending, want)
-		start := int32(0)
-		for i, end := range bt.ends {
-			if err := fn(causal.Instance{Nodes: bt.nodes[start:end], Prob: bt.probs[i]}); err != nil {
-				return finish(err)
-			}
-			start = end
+		if err := bt.each(fn); err != nil {
+			return st, err
 		}
 		st.add(bt.st)
 		done += bt.roots
 		want++
 		select {
-		case free <- bt:
+		case pipe.free <- bt:
 		default:
 		}
-		<-tokens
-		if l.opt.Progress != nil {
-			l.opt.Progress(done, total)
-		}
+		<-pipe.tokens
+		l.progress(done, total)
 		if err := ctx.Err(); err != nil {
-			return finish(err)
+			return st, err
 		}
 	}
-	return finish(nil)
+	return st, nil
+}
+
+// each calls fn with every instance of the batch, in order, and stops at
+// its first error.
+func (bt *instBatch) each(fn func(causal.Instance) error) error {
+	start := int32(0)
+	for i, end := range bt.ends {
+		if err := fn(causal.Instance{Nodes: bt.nodes[start:end], Prob: bt.probs[i]}); err != nil {
+			return err
+		}
+		start = end
+	}
+	return nil
 }
