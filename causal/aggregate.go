@@ -214,42 +214,71 @@ func (a *Aggregator) Reserve(instances, messages int) {
 // instance is empty, not in parent-first order or names messages outside the
 // trace. Add does not keep inst.Nodes.
 func (a *Aggregator) Add(inst Instance) error {
-	n := len(inst.Nodes)
-	if n == 0 || inst.Nodes[0].Parent != -1 {
+	if !a.valid(inst.Nodes) {
 		a.bad++
 		return ErrBadInstance
 	}
+	p := clampProb(inst.Prob)
+	msgs := a.load(inst.Nodes)
+	a.hashTree(inst.Nodes, msgs)
+	a.walkCanonical(len(inst.Nodes))
+	pi := a.patternOf(inst.Nodes, msgs)
+	a.record(pi, inst.Nodes, msgs, p)
+	return nil
+}
+
+// valid reports whether nodes are a tree of the trace's messages in
+// parent-first order.
+func (a *Aggregator) valid(nodes []InstanceNode) bool {
+	if len(nodes) == 0 || nodes[0].Parent != -1 {
+		return false
+	}
 	nmsgs := a.msgs.Len()
-	for i, nd := range inst.Nodes {
+	for i, nd := range nodes {
 		if int(nd.Msg) < 0 || int(nd.Msg) >= nmsgs || (i > 0 && (nd.Parent < 0 || int(nd.Parent) >= i)) {
-			a.bad++
-			return ErrBadInstance
+			return false
 		}
 	}
-	p := inst.Prob
+	return true
+}
+
+// clampProb returns p in [0, 1], 0 for NaN.
+func clampProb(p float64) float64 {
 	if p <= 0 || math.IsNaN(p) {
-		p = 0
+		return 0
 	}
-	if p > 1 {
-		p = 1
-	}
+	return min(p, 1)
+}
+
+// load reads the messages of nodes into the scratch buffer and lists
+// every node's children (a.kids).
+func (a *Aggregator) load(nodes []InstanceNode) []trace.Message {
+	n := len(nodes)
 	if cap(a.mbuf) < n {
 		a.mbuf = make([]trace.Message, n, 2*n)
 	}
 	msgs := a.mbuf[:n]
 	for i := range msgs {
-		a.msgs.Read(int(inst.Nodes[i].Msg), &msgs[i])
+		a.msgs.Read(int(nodes[i].Msg), &msgs[i])
 	}
 	a.kids = grow(a.kids, n)
 	for i := range a.kids {
 		a.kids[i] = a.kids[i][:0]
 	}
-	a.hashes = growU64(a.hashes, n)
-	a.start = growI64(a.start, n)
 	for i := 1; i < n; i++ {
-		par := inst.Nodes[i].Parent
+		par := nodes[i].Parent
 		a.kids[par] = append(a.kids[par], int32(i))
 	}
+	return msgs
+}
+
+// hashTree computes the canonical hash of every node's subtree
+// (a.hashes), bottom up, sorting every node's children by hash and then
+// by corrected send time: the canonical child order.
+func (a *Aggregator) hashTree(nodes []InstanceNode, msgs []trace.Message) {
+	n := len(nodes)
+	a.hashes = growU64(a.hashes, n)
+	a.start = growI64(a.start, n)
 	for i := 0; i < n; i++ {
 		a.start[i] = a.CorrectedSend(&msgs[i])
 	}
@@ -275,7 +304,11 @@ func (a *Aggregator) Add(inst Instance) error {
 		}
 		hashes[i] = mix(h, uint64(len(ks)))
 	}
-	// Pre-order walk in canonical child order.
+}
+
+// walkCanonical lists the n nodes in pre-order with children in
+// canonical order (a.canon) and each node's position in it (a.pos).
+func (a *Aggregator) walkCanonical(n int) {
 	a.canon = a.canon[:0]
 	a.pos = growI32(a.pos, n)
 	a.stack = append(a.stack[:0], 0)
@@ -289,21 +322,33 @@ func (a *Aggregator) Add(inst Instance) error {
 			a.stack = append(a.stack, ks[k])
 		}
 	}
+}
 
-	key := hashes[0]
-	pi, ok := a.patterns[key]
-	if !ok {
-		pi = int32(len(a.pats))
-		a.pats = append(a.pats, patAcc{hop: int32(len(a.hopArena)), n: int32(n)})
-		for k, i := range a.canon {
-			par := int32(-1)
-			if k > 0 {
-				par = a.pos[inst.Nodes[i].Parent]
-			}
-			a.hopArena = append(a.hopArena, hopInfo{label: a.label(&msgs[i]), parent: par})
-		}
-		a.patterns[key] = pi
+// patternOf returns the index of the instance's pattern, adding the
+// pattern, with its hops labelled after this instance's messages, if it
+// is new.
+func (a *Aggregator) patternOf(nodes []InstanceNode, msgs []trace.Message) int32 {
+	key := a.hashes[0]
+	if pi, ok := a.patterns[key]; ok {
+		return pi
 	}
+	pi := int32(len(a.pats))
+	a.pats = append(a.pats, patAcc{hop: int32(len(a.hopArena)), n: int32(len(nodes))})
+	for k, i := range a.canon {
+		par := int32(-1)
+		if k > 0 {
+			par = a.pos[nodes[i].Parent]
+		}
+		a.hopArena = append(a.hopArena, hopInfo{label: a.label(&msgs[i]), parent: par})
+	}
+	a.patterns[key] = pi
+	return pi
+}
+
+// record adds the instance, of probability p, to pattern pi: its scores,
+// its messages in the pattern's hop order and the hops whose kind or
+// endpoint differ between instances.
+func (a *Aggregator) record(pi int32, nodes []InstanceNode, msgs []trace.Message, p float64) {
 	pa := &a.pats[pi]
 	pa.count++
 	pa.expected += p
@@ -315,7 +360,7 @@ func (a *Aggregator) Add(inst Instance) error {
 	}
 	hops := a.hopArena[pa.hop : pa.hop+pa.n]
 	for k, i := range a.canon {
-		a.msgArena = append(a.msgArena, inst.Nodes[i].Msg)
+		a.msgArena = append(a.msgArena, nodes[i].Msg)
 		m := &msgs[i]
 		lb := &hops[k].label
 		if m.Kind != lb.kind {
@@ -335,7 +380,6 @@ func (a *Aggregator) Add(inst Instance) error {
 		a.instProb = append(a.instProb, p)
 	}
 	a.instPat = append(a.instPat, pi)
-	return nil
 }
 
 // Patterns returns the aggregated patterns ranked by metric, with hops in
