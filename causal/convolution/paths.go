@@ -52,8 +52,18 @@ func (r *convRun) resolve(root int32) *convTask {
 		}
 	}
 	walk(root)
-	// Ties between equally recent causes go to the deeper vertex, then to
-	// the one whose path sorts first.
+	rank := r.tieRanks(tk)
+	r.claim(tk, rank)
+	if r.prune(tk) {
+		r.claim(tk, rank)
+	}
+	return tk
+}
+
+// tieRanks ranks the vertices of tk for the ties between equally recent
+// causes: deeper vertices first, then the one whose path (edges and first
+// delays from the root) sorts first.
+func (r *convRun) tieRanks(tk *convTask) []int {
 	keys := make([]string, len(tk.verts))
 	pos := make(map[int32]int, len(tk.verts))
 	for i, id := range tk.verts {
@@ -68,7 +78,6 @@ func (r *convRun) resolve(root int32) *convTask {
 		}
 		keys[i] = k
 	}
-	rank := make([]int, len(tk.verts))
 	byKey := make([]int, len(tk.verts))
 	for i := range byKey {
 		byKey[i] = i
@@ -80,43 +89,55 @@ func (r *convRun) resolve(root int32) *convTask {
 		}
 		return strings.Compare(keys[a], keys[b])
 	})
+	rank := make([]int, len(tk.verts))
 	for rk, i := range byKey {
 		rank[i] = rk
 	}
-	rootEdge := r.vertices[root].edge
-	pass := func() {
-		best := make(map[int32]claim)
-		for i, id := range tk.verts {
-			v := r.vertices[id]
-			if !v.alive || i == 0 || v.edge == rootEdge {
-				continue
-			}
-			for j, en := range v.entries {
-				c := claim{vertex: int32(i), entry: int32(j), arrival: r.recvTime(en.parent)}
-				old, ok := best[en.msg]
-				if !ok || c.arrival > old.arrival || c.arrival == old.arrival && rank[i] < rank[old.vertex] {
-					best[en.msg] = c
-				}
-			}
+	return rank
+}
+
+// claim attributes every message matched at a live vertex of tk (but the
+// root edge's, which stay at the root) to the vertex where the message it
+// follows arrived latest, ties by rank, and lists each vertex's claimed
+// entries in tk.claimed.
+func (r *convRun) claim(tk *convTask, rank []int) {
+	root := r.vertices[tk.verts[0]]
+	best := make(map[int32]claim)
+	for i, id := range tk.verts {
+		v := r.vertices[id]
+		if !v.alive || i == 0 || v.edge == root.edge {
+			continue
 		}
-		tk.claimed = make([][]int32, len(tk.verts))
-		all := make([]int32, len(r.vertices[root].entries))
-		for j := range all {
-			all[j] = int32(j)
-		}
-		tk.claimed[0] = all
-		for i, id := range tk.verts {
-			if i == 0 {
-				continue
-			}
-			for j, en := range r.vertices[id].entries {
-				if c, ok := best[en.msg]; ok && c.vertex == int32(i) && c.entry == int32(j) {
-					tk.claimed[i] = append(tk.claimed[i], int32(j))
-				}
+		for j, en := range v.entries {
+			c := claim{vertex: int32(i), entry: int32(j), arrival: r.recvTime(en.parent)}
+			old, ok := best[en.msg]
+			if !ok || c.arrival > old.arrival || c.arrival == old.arrival && rank[i] < rank[old.vertex] {
+				best[en.msg] = c
 			}
 		}
 	}
-	pass()
+	tk.claimed = make([][]int32, len(tk.verts))
+	all := make([]int32, len(root.entries))
+	for j := range all {
+		all[j] = int32(j)
+	}
+	tk.claimed[0] = all
+	for i, id := range tk.verts {
+		if i == 0 {
+			continue
+		}
+		for j, en := range r.vertices[id].entries {
+			if c, ok := best[en.msg]; ok && c.vertex == int32(i) && c.entry == int32(j) {
+				tk.claimed[i] = append(tk.claimed[i], int32(j))
+			}
+		}
+	}
+}
+
+// prune drops the vertices of tk left with fewer than MinCount claimed
+// messages, and those under a dropped one, counting them; it reports
+// whether it dropped any.
+func (r *convRun) prune(tk *convTask) bool {
 	pruned := false
 	for i, id := range tk.verts {
 		v := r.vertices[id]
@@ -131,10 +152,7 @@ func (r *convRun) resolve(root int32) *convTask {
 			r.mu.Unlock()
 		}
 	}
-	if pruned {
-		pass()
-	}
-	return tk
+	return pruned
 }
 
 // result resolves every task and builds the patterns.
@@ -202,122 +220,29 @@ func (r *convRun) result() *causal.Result {
 	return res
 }
 
+// hopAcc accumulates the distributions of one hop of a pattern.
+type hopAcc struct {
+	start, node, net, bytes causal.DistBuilder
+	kinds                   [3]int // unknown, CALL, RETURN
+	eps                     map[string]int
+}
+
 // pattern builds the pattern of a resolved task: one hop per live vertex,
 // children in order of mean start.
 func (r *convRun) pattern(tk *convTask) causal.Pattern {
 	hist := r.opt.Aggregate.Histograms
-	root := r.vertices[tk.verts[0]]
-	rootMsgs := root.entries
-	latest := make([]int64, len(rootMsgs))
-	for j, en := range rootMsgs {
-		latest[j] = r.recvTime(en.msg)
-	}
-	type hopAcc struct {
-		start, node, net, bytes causal.DistBuilder
-		kinds                   [3]int
-		eps                     map[string]int
-	}
-	acc := make([]hopAcc, len(tk.verts))
-	for i, id := range tk.verts {
-		v := r.vertices[id]
-		if !v.alive {
-			continue
-		}
-		a := &acc[i]
-		a.eps = make(map[string]int)
-		for _, j := range tk.claimed[i] {
-			en := v.entries[j]
-			m := &r.msgs[en.msg]
-			rootT := r.time[rootMsgs[en.root].msg]
-			a.start.Add(float64(r.time[en.msg]-rootT)/1e3, 1)
-			if en.parent >= 0 {
-				p := &r.msgs[en.parent]
-				if m.SendTS.Known() && p.RecvTS.Known() {
-					a.node.Add(float64(m.SendTS-p.RecvTS)/1e3, 1)
-				} else {
-					a.node.Add(float64(r.time[en.msg]-r.recvTime(en.parent))/1e3, 1)
-				}
-			}
-			if m.SendTS.Known() && m.RecvTS.Known() && !r.ms.Metadata().SingleClock {
-				net := (int64(m.RecvTS) - r.offsets[m.DstNode]) - (int64(m.SendTS) - r.offsets[m.SrcNode])
-				a.net.Add(float64(net)/1e3, 1)
-			}
-			a.bytes.Add(float64(m.Bytes), 1)
-			a.kinds[min(int(m.Kind), 2)]++
-			a.eps[r.epName[m.Dst]]++
-			if t := r.recvTime(en.msg); t > latest[en.root] {
-				latest[en.root] = t
-			}
-		}
-	}
-	// children in order of mean start, then by name
-	kids := make([][]int, len(tk.verts))
-	pos := make(map[int32]int, len(tk.verts))
-	for i, id := range tk.verts {
-		pos[id] = i
-		v := r.vertices[id]
-		if i > 0 && v.alive {
-			kids[pos[v.parent]] = append(kids[pos[v.parent]], i)
-		}
-	}
-	name := func(i int) (string, string) {
-		ed := &r.edges[r.vertices[tk.verts[i]].edge]
-		return r.names[ed.from], r.names[ed.to]
-	}
-	for _, ks := range kids {
-		slices.SortStableFunc(ks, func(a, b int) int {
-			if c := cmp.Compare(acc[a].start.Mean(), acc[b].start.Mean()); c != 0 {
-				return c
-			}
-			_, ta := name(a)
-			_, tb := name(b)
-			return strings.Compare(ta, tb)
-		})
-	}
+	rootMsgs := r.vertices[tk.verts[0]].entries
+	acc, latest := r.accumulate(tk)
+	kids := r.childOrder(tk, acc)
 	p := causal.Pattern{Count: len(rootMsgs), Expected: float64(len(rootMsgs)), MaxProbability: 1}
 	var sig func(i, parent int) *causal.SigNode
 	sig = func(i, parent int) *causal.SigNode {
-		a := &acc[i]
-		v := r.vertices[tk.verts[i]]
-		from, to := name(i)
-		h := causal.Hop{
-			ID: len(p.Hops), From: from, To: to,
-			ToEndpoint: majority(a.eps),
-			Kind:       trace.KindUnknown.String(),
-			Start:      a.start.Dist(hist),
-			NodeDelay:  a.node.Dist(hist),
-			NetDelay:   a.net.Dist(hist),
-			Bytes:      a.bytes.Dist(false),
-		}
-		if total := a.kinds[0] + a.kinds[1] + a.kinds[2]; a.kinds[1] == total {
-			h.Kind = trace.KindCall.String()
-		} else if a.kinds[2] == total {
-			h.Kind = trace.KindReturn.String()
-		}
-		if parent >= 0 {
-			h.Parent = &parent
-			counts := make([]int, len(v.spikes))
-			for _, j := range tk.claimed[i] {
-				counts[v.entries[j].spike]++
-			}
-			for k, d := range v.spikes {
-				if counts[k] > 0 {
-					d.Count = counts[k]
-					h.Delays = append(h.Delays, d)
-				}
-			}
-			slices.SortStableFunc(h.Delays, func(a, b causal.DelayPeak) int {
-				if a.Count != b.Count {
-					return b.Count - a.Count
-				}
-				return cmp.Compare(a.DelayUS, b.DelayUS)
-			})
-		}
-		id := h.ID
+		h := r.hop(tk, &acc[i], i, parent)
+		h.ID = len(p.Hops)
 		p.Hops = append(p.Hops, h)
-		s := &causal.SigNode{From: from, To: to}
+		s := &causal.SigNode{From: h.From, To: h.To}
 		for _, k := range kids[i] {
-			s.Children = append(s.Children, sig(k, id))
+			s.Children = append(s.Children, sig(k, h.ID))
 		}
 		return s
 	}
@@ -328,6 +253,135 @@ func (r *convRun) pattern(tk *convTask) causal.Pattern {
 	}
 	p.Latency = lat.Dist(hist)
 	return p
+}
+
+// accumulate collects the distributions of every live vertex's claimed
+// messages, and the latest arrival of each root message's path.
+func (r *convRun) accumulate(tk *convTask) (acc []hopAcc, latest []int64) {
+	rootMsgs := r.vertices[tk.verts[0]].entries
+	latest = make([]int64, len(rootMsgs))
+	for j, en := range rootMsgs {
+		latest[j] = r.recvTime(en.msg)
+	}
+	acc = make([]hopAcc, len(tk.verts))
+	for i, id := range tk.verts {
+		v := r.vertices[id]
+		if !v.alive {
+			continue
+		}
+		acc[i].eps = make(map[string]int)
+		for _, j := range tk.claimed[i] {
+			en := v.entries[j]
+			r.addEntry(&acc[i], en, rootMsgs)
+			if t := r.recvTime(en.msg); t > latest[en.root] {
+				latest[en.root] = t
+			}
+		}
+	}
+	return acc, latest
+}
+
+// addEntry adds the message of entry en, whose root message is
+// rootMsgs[en.root], to its hop's distributions.
+func (r *convRun) addEntry(a *hopAcc, en convEntry, rootMsgs []convEntry) {
+	m := &r.msgs[en.msg]
+	rootT := r.time[rootMsgs[en.root].msg]
+	a.start.Add(float64(r.time[en.msg]-rootT)/1e3, 1)
+	if en.parent >= 0 {
+		p := &r.msgs[en.parent]
+		if m.SendTS.Known() && p.RecvTS.Known() {
+			a.node.Add(float64(m.SendTS-p.RecvTS)/1e3, 1)
+		} else {
+			a.node.Add(float64(r.time[en.msg]-r.recvTime(en.parent))/1e3, 1)
+		}
+	}
+	if m.SendTS.Known() && m.RecvTS.Known() && !r.ms.Metadata().SingleClock {
+		net := (int64(m.RecvTS) - r.offsets[m.DstNode]) - (int64(m.SendTS) - r.offsets[m.SrcNode])
+		a.net.Add(float64(net)/1e3, 1)
+	}
+	a.bytes.Add(float64(m.Bytes), 1)
+	a.kinds[min(int(m.Kind), 2)]++
+	a.eps[r.epName[m.Dst]]++
+}
+
+// ends returns the sender and the receiver of vertex i of tk.
+func (r *convRun) ends(tk *convTask, i int) (from, to string) {
+	ed := &r.edges[r.vertices[tk.verts[i]].edge]
+	return r.names[ed.from], r.names[ed.to]
+}
+
+// childOrder lists the live children of every vertex of tk, by position,
+// in order of mean start, then by receiver.
+func (r *convRun) childOrder(tk *convTask, acc []hopAcc) [][]int {
+	kids := make([][]int, len(tk.verts))
+	pos := make(map[int32]int, len(tk.verts))
+	for i, id := range tk.verts {
+		pos[id] = i
+		v := r.vertices[id]
+		if i > 0 && v.alive {
+			kids[pos[v.parent]] = append(kids[pos[v.parent]], i)
+		}
+	}
+	for _, ks := range kids {
+		slices.SortStableFunc(ks, func(a, b int) int {
+			if c := cmp.Compare(acc[a].start.Mean(), acc[b].start.Mean()); c != 0 {
+				return c
+			}
+			_, ta := r.ends(tk, a)
+			_, tb := r.ends(tk, b)
+			return strings.Compare(ta, tb)
+		})
+	}
+	return kids
+}
+
+// hop returns the hop of vertex i of tk, with its distributions from a,
+// under hop parent (-1 for the root), without its ID.
+func (r *convRun) hop(tk *convTask, a *hopAcc, i, parent int) causal.Hop {
+	hist := r.opt.Aggregate.Histograms
+	from, to := r.ends(tk, i)
+	h := causal.Hop{
+		From: from, To: to,
+		ToEndpoint: majority(a.eps),
+		Kind:       trace.KindUnknown.String(),
+		Start:      a.start.Dist(hist),
+		NodeDelay:  a.node.Dist(hist),
+		NetDelay:   a.net.Dist(hist),
+		Bytes:      a.bytes.Dist(false),
+	}
+	if total := a.kinds[0] + a.kinds[1] + a.kinds[2]; a.kinds[1] == total {
+		h.Kind = trace.KindCall.String()
+	} else if a.kinds[2] == total {
+		h.Kind = trace.KindReturn.String()
+	}
+	if parent >= 0 {
+		h.Parent = &parent
+		h.Delays = r.delays(r.vertices[tk.verts[i]], tk.claimed[i])
+	}
+	return h
+}
+
+// delays returns the delays (spikes) of vertex v that its claimed entries
+// matched, with their counts, by declining count.
+func (r *convRun) delays(v *convVertex, claimed []int32) []causal.DelayPeak {
+	counts := make([]int, len(v.spikes))
+	for _, j := range claimed {
+		counts[v.entries[j].spike]++
+	}
+	var out []causal.DelayPeak
+	for k, d := range v.spikes {
+		if counts[k] > 0 {
+			d.Count = counts[k]
+			out = append(out, d)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b causal.DelayPeak) int {
+		if a.Count != b.Count {
+			return b.Count - a.Count
+		}
+		return cmp.Compare(a.DelayUS, b.DelayUS)
+	})
+	return out
 }
 
 // majority returns the most frequent key (the smallest of equally frequent
