@@ -292,6 +292,10 @@ func (r *Reader) parse(line []byte) (bool, error) {
 			rec.EAGAINSkipped, err = v.Int()
 		case "write_errors":
 			rec.WriteErrors, err = v.Int()
+		case "lost_records":
+			rec.LostRecords, err = v.Int()
+		case "log_reopens":
+			rec.LogReopens, err = v.Int()
 		}
 		if err != nil {
 			return false, memberErr(k, err)
@@ -301,8 +305,8 @@ func (r *Reader) parse(line []byte) (bool, error) {
 		return false, &ParseError{Err: err}
 	}
 	if header {
-		if version != Version {
-			return false, &ParseError{Err: fmt.Errorf("%w %d (this build reads %d)", ErrVersion, version, Version), fatal: true}
+		if version < 1 || version > Version {
+			return false, &ParseError{Err: fmt.Errorf("%w %d (this build reads 1 to %d)", ErrVersion, version, Version), fatal: true}
 		}
 		var h Header
 		if err := json.Unmarshal(line, &h); err != nil {
