@@ -628,88 +628,14 @@ func (r *convRun) process(c *correlator, sc *convScratch, id int32, taskSize []i
 	if len(outs) == 0 {
 		return nil
 	}
-	sc.q = sc.q[:0]
-	for _, en := range v.entries {
-		sc.q = append(sc.q, r.quantum(en.msg))
-	}
-	if r.opt.direct {
-		sc.sig1 = append(sc.sig1[:0], c.signal(sc.q)...)
-	} else {
-		if len(sc.spec1) != r.n/2+1 {
-			sc.spec1 = make([]complex128, r.n/2+1)
-		}
-		c.fft.Coefficients(sc.spec1, c.signal(sc.q))
-	}
-	nV := float64(len(v.entries))
+	r.transformVertex(c, sc, v)
 	var cnt convCounters
 	var kids []int32
 	for _, e := range outs {
-		ed := &r.edges[e]
-		var corr []float64
-		if r.opt.direct {
-			corr = directCorrelation(sc.sig1, c.signal(r.quanta(ed.msgs, nil)), r.maxLag, c.corr)
-		} else {
-			spec2 := ed.spec
-			if spec2 == nil {
-				if len(sc.spec2) != r.n/2+1 {
-					sc.spec2 = make([]complex128, r.n/2+1)
-				}
-				sc.q = r.quanta(ed.msgs, sc.q)
-				spec2 = c.fft.Coefficients(sc.spec2, c.signal(sc.q))
-			}
-			corr = c.correlate(sc.spec1, spec2)
-		}
-		cnt.correlations++
-		sc.spikes, _, _ = findSpikes(corr, r.maxLag, r.opt.NSigma, r.opt.Dip, sc.spikes[:0])
-		keep := sc.spikes[:0]
-		for _, s := range sc.spikes {
-			cnt.spikes++
-			switch {
-			case s.lag < 0:
-				cnt.negative++
-			case s.excess < r.opt.MinFraction*nV*(1-1e-9):
-				cnt.noise++
-			default:
-				keep = append(keep, s)
-			}
-		}
-		if len(keep) == 0 {
+		kid := r.follow(c, sc, v, id, e, &cnt)
+		if kid == nil {
 			continue
 		}
-		slices.SortStableFunc(keep, func(a, b spike) int {
-			if math.Abs(a.score-b.score) > 1e-9*max(math.Abs(a.score), math.Abs(b.score)) {
-				return cmp.Compare(b.score, a.score)
-			}
-			return cmp.Compare(a.lag, b.lag)
-		})
-		if len(keep) > math.MaxInt16 {
-			cnt.noise += int64(len(keep) - math.MaxInt16)
-			keep = keep[:math.MaxInt16]
-		}
-		entries, peaks := r.match(sc, v, ed, keep)
-		entries, dropped := r.dropCycles(v, e, entries)
-		cnt.cycleMsgs += int64(dropped)
-		// A spike must explain MinCount messages itself; the messages of
-		// weaker ones are noise.
-		for i := range peaks {
-			peaks[i].Count = 0
-		}
-		for _, en := range entries {
-			peaks[en.spike].Count++
-		}
-		entries = slices.DeleteFunc(entries, func(en convEntry) bool { return peaks[en.spike].Count < r.opt.MinCount })
-		for _, pk := range peaks {
-			if pk.Count < r.opt.MinCount {
-				cnt.noise++
-			} else {
-				cnt.kept++
-			}
-		}
-		if len(entries) == 0 {
-			continue
-		}
-		slices.SortFunc(entries, func(a, b convEntry) int { return r.byTime(a.msg, b.msg) })
-		kid := &convVertex{task: v.task, parent: id, edge: e, depth: v.depth + 1, entries: entries, spikes: peaks, alive: true}
 		if kidID := r.addVertex(kid, taskSize); kidID >= 0 {
 			v.kids = append(v.kids, kidID)
 			kids = append(kids, kidID)
@@ -724,6 +650,115 @@ func (r *convRun) process(c *correlator, sc *convScratch, id int32, taskSize []i
 	r.counters.cycleMsgs += cnt.cycleMsgs
 	r.mu.Unlock()
 	return kids
+}
+
+// transformVertex makes the signal of vertex v's messages (sc.sig1 for
+// the direct correlation) or its spectrum (sc.spec1).
+func (r *convRun) transformVertex(c *correlator, sc *convScratch, v *convVertex) {
+	sc.q = sc.q[:0]
+	for _, en := range v.entries {
+		sc.q = append(sc.q, r.quantum(en.msg))
+	}
+	if r.opt.direct {
+		sc.sig1 = append(sc.sig1[:0], c.signal(sc.q)...)
+		return
+	}
+	if len(sc.spec1) != r.n/2+1 {
+		sc.spec1 = make([]complex128, r.n/2+1)
+	}
+	c.fft.Coefficients(sc.spec1, c.signal(sc.q))
+}
+
+// correlate returns the correlation of vertex's signal (transformVertex)
+// with the signal of edge ed.
+func (r *convRun) correlate(c *correlator, sc *convScratch, ed *convEdge) []float64 {
+	if r.opt.direct {
+		return directCorrelation(sc.sig1, c.signal(r.quanta(ed.msgs, nil)), r.maxLag, c.corr)
+	}
+	spec2 := ed.spec
+	if spec2 == nil {
+		if len(sc.spec2) != r.n/2+1 {
+			sc.spec2 = make([]complex128, r.n/2+1)
+		}
+		sc.q = r.quanta(ed.msgs, sc.q)
+		spec2 = c.fft.Coefficients(sc.spec2, c.signal(sc.q))
+	}
+	return c.correlate(sc.spec1, spec2)
+}
+
+// follow follows edge e from vertex v (id): it correlates them, keeps the
+// spikes at delays of at least 0 that explain enough of v's messages,
+// strongest first, matches the messages at each, and returns the child
+// vertex of the matches of the spikes that explain MinCount messages, or
+// nil when none does. It counts what it finds in cnt.
+func (r *convRun) follow(c *correlator, sc *convScratch, v *convVertex, id, e int32, cnt *convCounters) *convVertex {
+	ed := &r.edges[e]
+	corr := r.correlate(c, sc, ed)
+	cnt.correlations++
+	sc.spikes, _, _ = findSpikes(corr, r.maxLag, r.opt.NSigma, r.opt.Dip, sc.spikes[:0])
+	keep := r.keepSpikes(sc.spikes, float64(len(v.entries)), cnt)
+	if len(keep) == 0 {
+		return nil
+	}
+	entries, peaks := r.match(sc, v, ed, keep)
+	entries, dropped := r.dropCycles(v, e, entries)
+	cnt.cycleMsgs += int64(dropped)
+	entries = r.dropWeakSpikes(entries, peaks, cnt)
+	if len(entries) == 0 {
+		return nil
+	}
+	slices.SortFunc(entries, func(a, b convEntry) int { return r.byTime(a.msg, b.msg) })
+	return &convVertex{task: v.task, parent: id, edge: e, depth: v.depth + 1, entries: entries, spikes: peaks, alive: true}
+}
+
+// keepSpikes keeps, in place, the spikes at delays of at least 0 whose
+// excess explains MinFraction of the nV messages correlated, strongest
+// first (ties by delay), at most MaxInt16 of them, and counts the others.
+func (r *convRun) keepSpikes(spikes []spike, nV float64, cnt *convCounters) []spike {
+	keep := spikes[:0]
+	for _, s := range spikes {
+		cnt.spikes++
+		switch {
+		case s.lag < 0:
+			cnt.negative++
+		case s.excess < r.opt.MinFraction*nV*(1-1e-9):
+			cnt.noise++
+		default:
+			keep = append(keep, s)
+		}
+	}
+	slices.SortStableFunc(keep, func(a, b spike) int {
+		if math.Abs(a.score-b.score) > 1e-9*max(math.Abs(a.score), math.Abs(b.score)) {
+			return cmp.Compare(b.score, a.score)
+		}
+		return cmp.Compare(a.lag, b.lag)
+	})
+	if len(keep) > math.MaxInt16 {
+		cnt.noise += int64(len(keep) - math.MaxInt16)
+		keep = keep[:math.MaxInt16]
+	}
+	return keep
+}
+
+// dropWeakSpikes counts the entries of each spike in peaks and drops the
+// entries of the spikes that explain fewer than MinCount messages
+// themselves: they are noise.
+func (r *convRun) dropWeakSpikes(entries []convEntry, peaks []causal.DelayPeak, cnt *convCounters) []convEntry {
+	for i := range peaks {
+		peaks[i].Count = 0
+	}
+	for _, en := range entries {
+		peaks[en.spike].Count++
+	}
+	entries = slices.DeleteFunc(entries, func(en convEntry) bool { return peaks[en.spike].Count < r.opt.MinCount })
+	for _, pk := range peaks {
+		if pk.Count < r.opt.MinCount {
+			cnt.noise++
+		} else {
+			cnt.kept++
+		}
+	}
+	return entries
 }
 
 // match matches the vertex's messages to the edge's messages at each spike,

@@ -236,17 +236,32 @@ func (e *empirical) weight(parent, child int32, t int64) float64 {
 // learnDelays estimates the empirical model (the first round, then
 // Iterations EM rounds) and leaves it in g.emp.
 func (l *Engine) learnDelays(ctx context.Context, g *Graph, ix *linkIndex, cf *callFilter, nodeID, nodeCls []int32, nCls int32, w int) error {
-	msgs := g.msgs
-	e := newEmpirical(msgs, g.mode, ix.pair, g.mate, len(g.pairMsg), nodeID, nodeCls, nCls, int64(l.opt.Window))
-	chunks := linkSplit(len(msgs), linkChunk)
-	workers := max(1, w)
+	e := newEmpirical(g.msgs, g.mode, ix.pair, g.mate, len(g.pairMsg), nodeID, nodeCls, nCls, int64(l.opt.Window))
+	chunks := linkSplit(len(g.msgs), linkChunk)
 	g.flat = true // the weights do not matter until the first fit
 	defer func() { g.flat = false }()
+	e.setFine(l.countKeys(g, ix, cf, e, chunks, w))
+	for it := 0; it <= l.opt.Iterations; it++ {
+		moments := it == 0
+		sum := l.emRound(g, ix, cf, e, chunks, w, moments)
+		if sum == nil {
+			return nil
+		}
+		e.fit(sum, moments, math.Exp(-l.opt.SpontaneousFactor))
+		g.emp, g.flat = e, false
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
-	// Which keys have a histogram of their own: those with empMinSupport
-	// possible links. (Counted on every message: a sample by trace order
-	// would change with the clocks, which order the trace.)
-	counts := make([]map[uint64]int32, workers)
+// countKeys counts the possible links of every (parent type, child type)
+// key, on every message (a sample by trace order would change with the
+// clocks, which order the trace), on w goroutines over chunks of
+// messages.
+func (l *Engine) countKeys(g *Graph, ix *linkIndex, cf *callFilter, e *empirical, chunks [][2]int, w int) map[uint64]int32 {
+	counts := make([]map[uint64]int32, max(1, w))
 	parallel.For(len(chunks), w, 1, func(wi, c int) {
 		if counts[wi] == nil {
 			counts[wi] = make(map[uint64]int32)
@@ -256,7 +271,7 @@ func (l *Engine) learnDelays(ctx context.Context, g *Graph, ix *linkIndex, cf *c
 			if ix.pair[i] < 0 {
 				continue
 			}
-			cs, _, _, _ = l.score(g, ix, cf, msgs, int32(i), cs[:0])
+			cs, _, _, _ = l.score(g, ix, cf, g.msgs, int32(i), cs[:0])
 			for _, cd := range cs {
 				counts[wi][e.key(cd.msg, int32(i))]++
 			}
@@ -270,13 +285,18 @@ func (l *Engine) learnDelays(ctx context.Context, g *Graph, ix *linkIndex, cf *c
 			total[k] += v
 		}
 	}
+	return total
+}
+
+// setFine gives a histogram of its own to every key with empMinSupport
+// possible links in counts, and indexes them by child type.
+func (e *empirical) setFine(counts map[uint64]int32) {
 	var fine []uint64
-	for k, v := range total {
+	for k, v := range counts {
 		if v >= empMinSupport {
 			fine = append(fine, k)
 		}
 	}
-	counts, total = nil, nil
 	slices.Sort(fine)
 	e.fineStart = make([]int32, len(e.spont)+1)
 	e.fineIn = make([]int32, len(fine))
@@ -290,65 +310,68 @@ func (l *Engine) learnDelays(ctx context.Context, g *Graph, ix *linkIndex, cf *c
 	for c := range len(e.spont) {
 		e.fineStart[c+1] += e.fineStart[c]
 	}
-	nh := empCoarse + len(fine)
+}
 
-	for it := 0; it <= l.opt.Iterations; it++ {
-		moments := it == 0
-		accs := make([]*empAcc, workers)
-		parallel.For(len(chunks), w, 1, func(wi, c int) {
-			a := accs[wi]
-			if a == nil {
-				a = newEmpAcc(nh, e.nb, len(e.spont))
-				accs[wi] = a
+// emRound accumulates the statistics of one round of the model (the
+// first, moments, by the method of moments) on w goroutines over chunks
+// of messages, and returns their sum (nil when there was nothing to do).
+func (l *Engine) emRound(g *Graph, ix *linkIndex, cf *callFilter, e *empirical, chunks [][2]int, w int, moments bool) *empAcc {
+	nh := empCoarse + len(e.fineIn)
+	accs := make([]*empAcc, max(1, w))
+	parallel.For(len(chunks), w, 1, func(wi, c int) {
+		a := accs[wi]
+		if a == nil {
+			a = newEmpAcc(nh, e.nb, len(e.spont))
+			accs[wi] = a
+		}
+		var cs, fut []linkCand
+		for i := chunks[c][0]; i < chunks[c][1]; i++ {
+			if ix.pair[i] >= 0 {
+				cs, fut = l.accumulate(a, g, ix, cf, e, int32(i), moments, cs, fut)
 			}
-			var cs, fut []linkCand
-			for i := chunks[c][0]; i < chunks[c][1]; i++ {
-				if ix.pair[i] < 0 {
-					continue
-				}
-				var z, ws float64
-				cs, z, _, ws = l.score(g, ix, cf, msgs, int32(i), cs[:0])
-				if moments && !g.pairedReturn(i) {
-					for _, cd := range cs {
-						a.g[e.hist(cd.msg, int32(i))*e.nb+e.bin(cd.t)]++
-					}
-					fut = l.after(g, ix, msgs, int32(i), fut[:0])
-					for _, cd := range fut {
-						a.f[e.hist(cd.msg, int32(i))*e.nb+e.bin(cd.t)]++
-					}
-					continue
-				}
-				c := e.c2(int32(i))
-				a.s[c] += empFixed(ws / z)
-				a.n[c]++
-				for _, cd := range cs {
-					b := e.hist(cd.msg, int32(i))*e.nb + e.bin(cd.t)
-					a.h[b] += empFixed(cd.w / z)
-					a.g[b]++
-				}
-			}
-		})
-		var sum *empAcc
-		for _, a := range accs {
-			if a == nil {
-				continue
-			}
-			if sum == nil {
-				sum = a
-			} else {
-				sum.add(a)
-			}
+		}
+	})
+	var sum *empAcc
+	for _, a := range accs {
+		if a == nil {
+			continue
 		}
 		if sum == nil {
-			return nil
-		}
-		e.fit(sum, moments, math.Exp(-l.opt.SpontaneousFactor))
-		g.emp, g.flat = e, false
-		if err := ctx.Err(); err != nil {
-			return err
+			sum = a
+		} else {
+			sum.add(a)
 		}
 	}
-	return nil
+	return sum
+}
+
+// accumulate adds the possible links of message i to a: in the first
+// round (moments), but for paired RETURNs, the possible parents and the
+// messages that arrived as long after it; otherwise the expected true
+// parents and spontaneity under the current model. cs and fut are
+// scratch, returned for reuse.
+func (l *Engine) accumulate(a *empAcc, g *Graph, ix *linkIndex, cf *callFilter, e *empirical, i int32, moments bool, cs, fut []linkCand) ([]linkCand, []linkCand) {
+	var z, ws float64
+	cs, z, _, ws = l.score(g, ix, cf, g.msgs, i, cs[:0])
+	if moments && !g.pairedReturn(int(i)) {
+		for _, cd := range cs {
+			a.g[e.hist(cd.msg, i)*e.nb+e.bin(cd.t)]++
+		}
+		fut = l.after(g, ix, g.msgs, i, fut[:0])
+		for _, cd := range fut {
+			a.f[e.hist(cd.msg, i)*e.nb+e.bin(cd.t)]++
+		}
+		return cs, fut
+	}
+	c := e.c2(i)
+	a.s[c] += empFixed(ws / z)
+	a.n[c]++
+	for _, cd := range cs {
+		b := e.hist(cd.msg, i)*e.nb + e.bin(cd.t)
+		a.h[b] += empFixed(cd.w / z)
+		a.g[b]++
+	}
+	return cs, fut
 }
 
 // empAcc accumulates one round's statistics: per histogram bin, the
