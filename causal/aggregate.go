@@ -66,7 +66,12 @@ var RankMetrics = []RankMetric{RankExpected, RankCount, RankMaxProbability, Rank
 // computes the distributions from them, so percentiles are exact and a
 // pattern seen once costs little. It is not safe for concurrent use.
 type Aggregator struct {
-	msgs    trace.Messages
+	msgs trace.Messages
+	// The messages again, as the concrete type they are when they are a
+	// Table or a Trace (else nil), so that the hot paths read them
+	// without an interface call.
+	tab     *trace.Table
+	slice   []trace.Message
 	opt     AggregateOptions
 	namer   *Namer
 	offsets []int64 // by node Sym; nil when the trace has none
@@ -127,8 +132,26 @@ func NewAggregator(ms trace.Messages, opt AggregateOptions) *Aggregator {
 		patterns:    make(map[uint64]int32),
 		singleClock: ms.Metadata().SingleClock,
 	}
+	switch t := ms.(type) {
+	case *trace.Table:
+		a.tab = t
+	case *trace.Trace:
+		a.slice = t.Messages
+	}
 	a.offsets = NodeOffsets(ms)
 	return a
+}
+
+// read sets *m to message i.
+func (a *Aggregator) read(i int32, m *trace.Message) {
+	switch {
+	case a.tab != nil:
+		a.tab.Read(int(i), m)
+	case a.slice != nil:
+		*m = a.slice[i]
+	default:
+		a.msgs.Read(int(i), m)
+	}
 }
 
 // NodeOffsets returns the known clock offsets of the nodes of ms, in
@@ -259,7 +282,7 @@ func (a *Aggregator) load(nodes []InstanceNode) []trace.Message {
 	}
 	msgs := a.mbuf[:n]
 	for i := range msgs {
-		a.msgs.Read(int(nodes[i].Msg), &msgs[i])
+		a.read(nodes[i].Msg, &msgs[i])
 	}
 	a.kids = grow(a.kids, n)
 	for i := range a.kids {
@@ -495,7 +518,7 @@ func (a *Aggregator) shape(pi int, insts []instRef) patShape {
 			break
 		}
 		for k, mi := range a.msgArena[in.off : in.off+n] {
-			a.msgs.Read(int(mi), &msgs[k])
+			a.read(mi, &msgs[k])
 		}
 		a.addAfter(sum, hops, msgs, instWeight(a.prob(in.i)))
 	}
@@ -800,15 +823,15 @@ func (a *Aggregator) loadInstance(msgs []trace.Message, hops []hopInfo, in instR
 	ms := a.msgArena[in.off : in.off+len(msgs)]
 	if lo == 0 {
 		for k, mi := range ms {
-			a.msgs.Read(int(mi), &msgs[k])
+			a.read(mi, &msgs[k])
 		}
 		return
 	}
-	a.msgs.Read(int(ms[0]), &msgs[0])
+	a.read(ms[0], &msgs[0])
 	for k := lo; k < hi; k++ {
-		a.msgs.Read(int(ms[k]), &msgs[k])
+		a.read(ms[k], &msgs[k])
 		if par := hops[k].parent; par > 0 && int(par) < lo {
-			a.msgs.Read(int(ms[par]), &msgs[par])
+			a.read(ms[par], &msgs[par])
 		}
 	}
 }

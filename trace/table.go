@@ -386,6 +386,12 @@ func NewTable(ms Messages) *Table {
 	tab := &Table{Syms: *ms.Symbols(), Meta: *ms.Metadata()}
 	n := ms.Len()
 	tab.Grow(n)
+	if t, ok := ms.(*Trace); ok {
+		for i := range t.Messages {
+			tab.Append(&t.Messages[i])
+		}
+		return tab
+	}
 	var m Message
 	for i := range n {
 		ms.Read(i, &m)

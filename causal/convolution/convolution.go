@@ -221,17 +221,19 @@ type convVertex struct {
 }
 
 type convRun struct {
-	opt     Options
-	ms      trace.Messages
-	msgs    []trace.Message // ms's messages (trace.MessageSlice)
-	namer   *causal.Namer
-	workers int
-	offsets []int64
-	time    []int64 // corrected time of every message (MinInt64: none)
-	t0      int64
-	n       int // signal length (power of two)
-	maxLag  int
-	window  int64
+	opt  Options
+	ms   trace.Messages
+	msgs []trace.Message // ms's messages (trace.MessageSlice)
+	// singleClock: one timestamp a message, no network delay (trace.Meta).
+	singleClock bool
+	namer       *causal.Namer
+	workers     int
+	offsets     []int64
+	time        []int64 // corrected time of every message (MinInt64: none)
+	t0          int64
+	n           int // signal length (power of two)
+	maxLag      int
+	window      int64
 
 	names  []string
 	nameID map[string]int32
@@ -259,7 +261,7 @@ func (c *Engine) Infer(ctx context.Context, ms trace.Messages) (*causal.Result, 
 
 // run is Infer that also returns the run's state, for tests.
 func (c *Engine) run(ctx context.Context, ms trace.Messages) (*convRun, *causal.Result, error) {
-	r := &convRun{opt: c.opt, ms: ms, msgs: trace.MessageSlice(ms), workers: parallel.Workers(c.opt.Workers), window: c.opt.window()}
+	r := &convRun{opt: c.opt, ms: ms, msgs: trace.MessageSlice(ms), singleClock: ms.Metadata().SingleClock, workers: parallel.Workers(c.opt.Workers), window: c.opt.window()}
 	r.namer = causal.NewNamer(ms, c.opt.Aggregate.Naming)
 	r.nameID = make(map[string]int32)
 	r.epName = make(map[trace.Sym]string)

@@ -295,7 +295,7 @@ func (r *convRun) addEntry(a *hopAcc, en convEntry, rootMsgs []convEntry) {
 			a.node.Add(float64(r.time[en.msg]-r.recvTime(en.parent))/1e3, 1)
 		}
 	}
-	if m.SendTS.Known() && m.RecvTS.Known() && !r.ms.Metadata().SingleClock {
+	if m.SendTS.Known() && m.RecvTS.Known() && !r.singleClock {
 		net := (int64(m.RecvTS) - r.offsets[m.DstNode]) - (int64(m.SendTS) - r.offsets[m.SrcNode])
 		a.net.Add(float64(net)/1e3, 1)
 	}
