@@ -158,6 +158,3 @@ func (b *bodyIndex) expire(cutoff int64) {
 		}
 	}
 }
-
-// size returns the number of live entries and queued copies.
-func (b *bodyIndex) size() (entries, copies int) { return len(b.byKey), b.q.n }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/wirepath/wirepath/clock"
 	"github.com/wirepath/wirepath/pcapio"
 )
 
@@ -207,7 +208,7 @@ type Learner struct {
 	linkByKey map[linkKey]uint32
 	links     []link
 
-	clocks map[[2]pcapio.SnifferID]*clockPair
+	clocks map[[2]pcapio.SnifferID]*clock.Pair
 
 	stats    Stats
 	finished bool
@@ -225,8 +226,41 @@ func NewLearner(opts Options) *Learner {
 		idx:       newBodyIndex(),
 		viewByKey: make(map[connKey]uint32),
 		linkByKey: make(map[linkKey]uint32),
-		clocks:    make(map[[2]pcapio.SnifferID]*clockPair),
+		clocks:    make(map[[2]pcapio.SnifferID]*clock.Pair),
 	}
+}
+
+// Finish ends learning and returns the table: the links are grouped into
+// translation rules, each judged against the thresholds (accepted into
+// Mappings or Rejected with its reason), the accepted links become the
+// rename table, and the translated copies give the sniffer clocks. Later
+// calls return a table built from the same state.
+func (l *Learner) Finish() *Table {
+	if !l.finished {
+		for _, id := range l.viewByKey {
+			l.closeView(id)
+		}
+		l.finished = true
+	}
+	t := &Table{window: l.window, apply: make(map[connKey][]applyEntry)}
+	rules := l.aggregateRules()
+	for i := range rules {
+		r := &rules[i]
+		l.judge(r)
+		if r.accepted {
+			t.Mappings = append(t.Mappings, r.m)
+		} else {
+			t.Rejected = append(t.Rejected, r.m)
+		}
+	}
+	sortMappings(t.Mappings)
+	sortMappings(t.Rejected)
+	l.buildApply(t, rules)
+	t.Clocks = l.clockOffsets()
+	l.stats.Mappings = int64(len(t.Mappings))
+	l.stats.Rejected = int64(len(t.Rejected))
+	t.Stats = l.stats
+	return t
 }
 
 // Stats returns the counters so far.
@@ -481,40 +515,25 @@ func (L *link) finishVotes() {
 	L.vote, L.absVote = saved, savedAbs
 }
 
-// clockPair collects, for two sniffers x < y, the smallest time from a
-// copy at one to the copy after the translation at the other, each way.
-type clockPair struct {
-	minXY, minYX int64
-	nXY, nYX     int
-}
-
 // clock records that copy before (seen first, by TTL) and copy after were
-// one packet crossing a translation between their sniffers.
+// one packet crossing a translation between their sniffers: a one-way
+// sample between their clocks (after pcapio's correction).
 func (l *Learner) clock(before, after copyRec) {
 	x, y := before.sniffer, after.sniffer
 	if x == y {
 		return
 	}
-	d := after.ts - before.ts
-	forward := x < y
-	if !forward {
-		x, y = y, x
+	k := [2]pcapio.SnifferID{min(x, y), max(x, y)}
+	p := l.clocks[k]
+	if p == nil {
+		p = &clock.Pair{}
+		l.clocks[k] = p
 	}
-	cp := l.clocks[[2]pcapio.SnifferID{x, y}]
-	if cp == nil {
-		cp = &clockPair{}
-		l.clocks[[2]pcapio.SnifferID{x, y}] = cp
-	}
-	if forward {
-		if cp.nXY == 0 || d < cp.minXY {
-			cp.minXY = d
-		}
-		cp.nXY++
+	s := clock.Sample{Send: before.ts, Recv: after.ts}
+	if x < y {
+		p.AB.Add(s)
 	} else {
-		if cp.nYX == 0 || d < cp.minYX {
-			cp.minYX = d
-		}
-		cp.nYX++
+		p.BA.Add(s)
 	}
 }
 

@@ -177,12 +177,7 @@ func Open(paths []string, opts Options) (*Merger, error) {
 			gv[i] = &ns
 		}
 	}
-	m.offsets = solveOffsets(len(m.sniffers), ref, gv, func(i, j int) pairEstimate {
-		if samplers == nil || samplers[i] == nil || samplers[j] == nil {
-			return pairEstimate{}
-		}
-		return estimatePair(samplers[i], samplers[j])
-	})
+	m.offsets = offsetsOf(len(m.sniffers), samplers, ref, gv)
 	samplers = nil
 	m.offNS = make([]int64, len(m.sniffers))
 	var widen int64

@@ -1,9 +1,10 @@
 package pcapio
 
 import (
-	"math"
 	"net/netip"
 	"slices"
+
+	"github.com/wirepath/wirepath/clock"
 )
 
 // Offset is one sniffer's estimated clock offset against the reference
@@ -110,53 +111,77 @@ func pairHash(a, b netip.Addr) uint64 {
 	return h
 }
 
-// pairEstimate is the offset of sniffer b against sniffer a from their
-// shared samples.
+// pairEstimate is sniffer b's offset against sniffer a from their shared
+// samples: Samples counts them, and the uncertainty is at least the
+// coarser timestamp resolution of the two. Method is "symmetric" or
+// "one-way".
 type pairEstimate struct {
-	ok      bool
-	off     int64
-	unc     int64
-	samples int
-	method  string
-}
-
-// dirAgg aggregates the differences d = ts_b - ts_a of one direction
-// between one host pair.
-type dirAgg struct {
-	n        int
-	min, max int64
-}
-
-func (g *dirAgg) add(d int64) {
-	if g.n == 0 || d < g.min {
-		g.min = d
-	}
-	if g.n == 0 || d > g.max {
-		g.max = d
-	}
-	g.n++
+	clock.Estimate
+	method string
 }
 
 // estimatePair estimates b's offset against a. For a packet passing a's
-// capture point before b's, d = off + delay >= off; for one passing b's
-// first, d = off - delay <= off. So for each host pair seen in both
-// directions the offset lies in [max d of the direction b sees first, min
-// d of the direction a sees first] (Paxson's pairing, WAP5 section 5.2;
-// taking the extreme samples is MSHN's shortest-delay rule); which
-// direction is which is the assignment that makes the interval widest (or
-// least inverted). The intervals of all host pairs are intersected; the
-// estimate is the midpoint (symmetric delays) and the uncertainty half the
-// width (at least the coarser timestamp resolution of the two). If no
-// host pair is seen in both directions, the direction whose
-// differences spread least gives midpoint and half-range ("one-way").
+// capture point before b's, d = ts_b - ts_a = off + delay >= off; for one
+// passing b's first, d = off - delay <= off: each packet is a one-way
+// delay sample between the two clocks (package clock), but which way is
+// not known. So per host pair seen in both directions, the direction
+// that passed a first is taken to be the one that makes the pair's
+// interval widest (or least inverted: the larger round trip); the
+// samples of all host pairs are pooled (intersecting their intervals:
+// Paxson's pairing, WAP5 section 5.2, taking the extreme samples as MSHN's
+// shortest-delay rule does), and the estimate is the midpoint with half
+// the width as its uncertainty. If no host pair is seen in both
+// directions, the direction whose differences spread least gives
+// midpoint and half-range ("one-way": it assumes the spread is jitter).
 func estimatePair(a, b *sampler) pairEstimate {
-	level := max(a.level, b.level)
-	mask := levelMask(level)
-	small, large, sign := a, b, int64(1)
-	if len(b.m) < len(a.m) {
-		small, large, sign = b, a, -1
+	dirs, n := sharedSamples(a, b)
+	if n < minSharedSamples {
+		return pairEstimate{Estimate: clock.Estimate{Samples: n}}
 	}
-	dirs := make(map[uint64]*[2]dirAgg)
+	keys := make([]uint64, 0, len(dirs))
+	for k := range dirs {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys) // deterministic
+	var pooled clock.Pair
+	both := false
+	for _, k := range keys {
+		g := dirs[k]
+		if g[0].AB.N == 0 || g[1].AB.N == 0 {
+			continue
+		}
+		both = true
+		// Direction 0 passed a first, or direction 1 did.
+		p := clock.Pair{AB: g[0].AB, BA: g[1].BA}
+		if q := (clock.Pair{AB: g[1].AB, BA: g[0].BA}); q.RoundTrip() > p.RoundTrip() {
+			p = q
+		}
+		pooled.AB.Merge(p.AB)
+		pooled.BA.Merge(p.BA)
+	}
+	method := "symmetric"
+	if !both {
+		pooled, method = leastSpread(dirs, keys), "one-way"
+	}
+	e := pooled.Estimate()
+	// Timestamps are truncated to their resolution: no estimate is
+	// better than the coarser of the two.
+	e.Uncertainty = max(e.Uncertainty, a.res, b.res, 1)
+	e.Samples = n
+	return pairEstimate{Estimate: e, method: method}
+}
+
+// sharedSamples returns the packets both samplers hold, per host pair
+// and direction (src < dst is 1): each read both ways, as passing a
+// first (AB: sent at ts_a, received at ts_b) and as passing b first (BA),
+// and how many there are.
+func sharedSamples(a, b *sampler) (map[uint64]*[2]clock.Pair, int) {
+	mask := levelMask(max(a.level, b.level))
+	small, large, swapped := a, b, false
+	if len(b.m) < len(a.m) {
+		small, large, swapped = b, a, true
+	}
+	dirs := make(map[uint64]*[2]clock.Pair)
 	n := 0
 	for k, s := range small.m {
 		if k&mask != 0 || s.bad {
@@ -166,60 +191,40 @@ func estimatePair(a, b *sampler) pairEstimate {
 		if !ok || o.bad {
 			continue
 		}
-		d := sign * (o.ts - s.ts)
+		ta, tb := s.ts, o.ts
+		if swapped {
+			ta, tb = tb, ta
+		}
 		g := dirs[s.pair]
 		if g == nil {
-			g = new([2]dirAgg)
+			g = new([2]clock.Pair)
 			dirs[s.pair] = g
 		}
 		i := 0
 		if s.dir {
 			i = 1
 		}
-		g[i].add(d)
+		g[i].AB.Add(clock.Sample{Send: ta, Recv: tb})
+		g[i].BA.Add(clock.Sample{Send: tb, Recv: ta})
 		n++
 	}
-	if n < minSharedSamples {
-		return pairEstimate{samples: n}
-	}
-	lo, hi := int64(math.MinInt64), int64(math.MaxInt64)
-	both := false
-	keys := make([]uint64, 0, len(dirs))
-	for k := range dirs {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys) // deterministic
-	for _, k := range keys {
-		g := dirs[k]
-		if g[0].n == 0 || g[1].n == 0 {
-			continue
-		}
-		both = true
-		// Assignment A: direction 0 is seen first by a (d >= off).
-		loA, hiA := g[1].max, g[0].min
-		loB, hiB := g[0].max, g[1].min
-		l, h := loA, hiA
-		if hiB-loB > hiA-loA {
-			l, h = loB, hiB
-		}
-		lo, hi = max(lo, l), min(hi, h)
-	}
-	// Timestamps are truncated to their resolution: no estimate is
-	// better than the coarser of the two.
-	res := max(a.res, b.res, 1)
-	if both {
-		return pairEstimate{ok: true, off: lo + (hi-lo)/2, unc: max(absDiff(hi, lo)/2, res), samples: n, method: "symmetric"}
-	}
-	var best *dirAgg
+	return dirs, n
+}
+
+// leastSpread returns the one direction of one host pair whose
+// differences spread least (read both ways, its round trip is minus the
+// spread), the first such in keys order.
+func leastSpread(dirs map[uint64]*[2]clock.Pair, keys []uint64) clock.Pair {
+	var best *clock.Pair
 	for _, k := range keys {
 		for i := range dirs[k] {
 			g := &dirs[k][i]
-			if g.n > 0 && (best == nil || g.max-g.min < best.max-best.min) {
+			if g.AB.N > 0 && (best == nil || g.RoundTrip() > best.RoundTrip()) {
 				best = g
 			}
 		}
 	}
-	return pairEstimate{ok: true, off: best.min + (best.max-best.min)/2, unc: max((best.max-best.min+1)/2, res), samples: n, method: "one-way"}
+	return *best
 }
 
 func absDiff(a, b int64) int64 {
@@ -229,100 +234,83 @@ func absDiff(a, b int64) int64 {
 	return b - a
 }
 
-// solveOffsets turns pairwise estimates into each sniffer's offset against
-// ref: the path of least summed uncertainty from ref (or from a sniffer
-// with a given offset) through sniffers that share packets. given[i] is
-// non-nil for offsets fixed by the caller.
+// hopCostNS is added per hop when chaining sniffers, so that a direct
+// estimate beats a chain of equally good ones.
+const hopCostNS = 1000
+
+// offsetsOf estimates each of n sniffers' offset against ref from their
+// samplers (nil when not sampled), given[i] being non-nil for offsets
+// fixed by the caller.
+func offsetsOf(n int, samplers []*sampler, ref int, given []*int64) []Offset {
+	return solveOffsets(n, ref, given, func(i, j int) pairEstimate {
+		if samplers == nil || samplers[i] == nil || samplers[j] == nil {
+			return pairEstimate{}
+		}
+		return estimatePair(samplers[i], samplers[j])
+	})
+}
+
+// solveOffsets turns pairwise estimates (est(i, j): j against i, i < j)
+// into each sniffer's offset against ref: chained (package clock) from ref
+// or from a sniffer with a given offset (given[i] non-nil) along the least
+// summed uncertainty plus hopCostNS per hop.
 func solveOffsets(n int, ref int, given []*int64, est func(i, j int) pairEstimate) []Offset {
-	out := make([]Offset, n)
-	const inf = math.MaxInt64
-	dist := make([]int64, n)
-	prev := make([]int, n)
-	edge := make([]pairEstimate, n)
-	done := make([]bool, n)
-	for i := range out {
-		out[i] = Offset{Sniffer: SnifferID(i), Reference: SnifferID(ref), Method: "unknown"}
-		dist[i] = inf
-		prev[i] = -1
-	}
-	dist[ref] = 0
-	out[ref].Known, out[ref].Method = true, "reference"
+	isRoot := func(i int) bool { return i == ref || given[i] != nil }
+	roots := []clock.Root{{Clock: ref}}
 	for i, g := range given {
 		if g != nil && i != ref {
-			dist[i] = 0
-			out[i].Known, out[i].Offset, out[i].Method = true, *g, "given"
+			roots = append(roots, clock.Root{Clock: i, Offset: *g})
 		}
 	}
-	// Pairwise estimates are computed lazily and cached.
-	cache := make(map[[2]int]pairEstimate)
-	pair := func(i, j int) pairEstimate {
-		k := [2]int{i, j}
-		if e, ok := cache[k]; ok {
-			return e
-		}
-		e := est(i, j)
-		cache[k] = e
-		return e
-	}
-	for {
-		u := -1
-		for i := range n {
-			if !done[i] && dist[i] != inf && (u < 0 || dist[i] < dist[u]) {
-				u = i
-			}
-		}
-		if u < 0 {
-			break
-		}
-		done[u] = true
-		for v := range n {
-			if done[v] || given[v] != nil && v != ref {
+	var edges []clock.Edge
+	var methods []string
+	for i := range n {
+		for j := i + 1; j < n; j++ {
+			if isRoot(i) && isRoot(j) {
 				continue
 			}
-			e := pair(u, v)
-			if !e.ok {
-				continue
-			}
-			// The +1 µs per hop prefers direct estimates over chains of
-			// equally good ones.
-			if d := dist[u] + e.unc + 1000; d < dist[v] {
-				dist[v], prev[v], edge[v] = d, u, e
+			if e := est(i, j); e.Known {
+				edges = append(edges, clock.Edge{A: i, B: j, Estimate: e.Estimate})
+				methods = append(methods, e.method)
 			}
 		}
 	}
-	for v := range n {
-		if v == ref || given[v] != nil || prev[v] < 0 {
-			continue
+	chained := clock.Chain(n, roots, edges, clock.Options{HopCost: hopCostNS})
+	out := make([]Offset, n)
+	for v := range out {
+		o := Offset{Sniffer: SnifferID(v), Reference: SnifferID(ref), Method: "unknown"}
+		switch c := chained[v]; {
+		case v == ref:
+			o.Known, o.Method = true, "reference"
+		case given[v] != nil:
+			o.Known, o.Offset, o.Method = true, *given[v], "given"
+		case c.Known:
+			o.Known, o.Offset, o.Uncertainty, o.Samples = true, c.Offset, c.Uncertainty, c.Samples
+			o.Method, o.Via = pathOf(chained, methods, v, ref)
 		}
-		// Walk back to the root of v's path.
-		var chain []int
-		for u := v; prev[u] >= 0; u = prev[u] {
-			chain = append(chain, u)
-		}
-		root := chain[len(chain)-1]
-		root = prev[root]
-		o := &out[v]
-		o.Known = true
-		o.Offset = out[root].Offset
-		o.Samples = math.MaxInt
-		o.Method = ""
-		for i := len(chain) - 1; i >= 0; i-- {
-			e := edge[chain[i]]
-			o.Offset += e.off
-			o.Uncertainty += e.unc
-			o.Samples = min(o.Samples, e.samples)
-			if o.Method == "" || e.method == "one-way" {
-				o.Method = e.method
-			}
-			if i > 0 {
-				o.Via = append(o.Via, SnifferID(chain[i]))
-			}
-		}
-		if root != ref {
-			o.Via = append([]SnifferID{SnifferID(root)}, o.Via...)
-		}
+		out[v] = o
 	}
 	return out
+}
+
+// pathOf returns how sniffer v's chained estimate was made: "one-way" if
+// any estimate along its path was, else "symmetric"; and the sniffers
+// it was chained through, from its root (left out when it is ref).
+func pathOf(chained []clock.Offset, methods []string, v, ref int) (string, []SnifferID) {
+	method := "symmetric"
+	for x := v; chained[x].Edge >= 0; x = chained[x].Prev {
+		if methods[chained[x].Edge] == "one-way" {
+			method = "one-way"
+		}
+	}
+	var via []SnifferID
+	path := clock.Path(chained, v)
+	for i, x := range path[:len(path)-1] {
+		if i > 0 || x != ref {
+			via = append(via, SnifferID(x))
+		}
+	}
+	return method, via
 }
 
 // resolutionNS returns the timestamp resolution of an interface in ns

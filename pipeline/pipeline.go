@@ -10,13 +10,17 @@
 // message to a callback (what `wirepath messages` prints); Run goes on
 // through reconcile and returns the trace with every stage's accounting in
 // its Meta (what `wirepath reconcile` writes and `wirepath analyze` hands
-// to the engines).
+// to the engines); LearnNAT runs the NAT learning pass alone (what
+// `wirepath nat` prints).
 //
 // NAT learning needs the whole capture before the first packet can be
 // renamed, so with NAT the captures are read in two merged passes (plus
 // pcapio's own sampling pass for the clock offsets). The second pass reuses
 // the first pass's offsets, completed with what nat learned about sniffers
-// on either side of a translation, so it does not estimate them again.
+// on either side of a translation (chained by package clock from the
+// sniffers pcapio tied to the reference), so it does not estimate them
+// again. The phases: openCaptures, learn, secondPass, then flows
+// (readMessages) and the accounting (account).
 //
 // Memory is bounded as each stage bounds it (pcapio by its window, nat by
 // the translated connections, flows by the open connections), except that
@@ -32,6 +36,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/wirepath/wirepath/clock"
 	"github.com/wirepath/wirepath/flows"
 	"github.com/wirepath/wirepath/nat"
 	"github.com/wirepath/wirepath/pcapio"
@@ -230,93 +235,9 @@ func runMessages(cfg *Config, res *Result, fn func(*flows.Message) error) error 
 // runMessagesHook is Messages with a hook called once the sniffers and
 // offsets are known, before the first message.
 func runMessagesHook(cfg *Config, res *Result, ready func() error, fn func(*flows.Message) error) error {
-	if len(cfg.Captures) == 0 {
-		return errors.New("no capture files")
-	}
-	popts := cfg.Capture
-	first := StageLearn
-	if cfg.NoNAT {
-		first = StageMessages
-	}
-	popts.Progress = func(done, total int64) { progress(cfg.Progress, first, done, total) }
-	m, err := pcapio.Open(cfg.Captures, popts)
+	src, m, err := openSource(cfg, res)
 	if err != nil {
 		return err
-	}
-	res.Sniffers = m.Sniffers()
-	res.Offsets = slices.Clone(m.Offsets())
-	window := m.Stats().Window
-
-	src := flows.Source(m)
-	if !cfg.NoNAT {
-		nopts := cfg.NAT
-		if nopts == (nat.Options{}) {
-			nopts = nat.DefaultOptions()
-		}
-		if err := nopts.Validate(); err != nil {
-			m.Close()
-			return err
-		}
-		l := nat.NewLearner(nopts)
-		for {
-			p, err := m.Next()
-			if err != nil {
-				if !errors.Is(err, io.EOF) {
-					m.Close()
-					return err
-				}
-				break
-			}
-			l.Observe(p)
-		}
-		res.Problems = append(res.Problems, m.Problems()...)
-		res.Sniffers = m.Sniffers()
-		m.Close()
-		tab := l.Finish()
-		names := make([]string, len(res.Sniffers))
-		for i, s := range res.Sniffers {
-			names[i] = s.Name
-		}
-		tab.SetSnifferNames(names)
-		res.NAT = tab
-		completed := completeOffsets(res.Offsets, tab.Clocks)
-
-		// The second pass: the same sniffers, the offsets as known now,
-		// the same window. If nat tied a sniffer to the reference that
-		// pcapio could not, sniffers that share packets only with it
-		// can be estimated now: pcapio samples again for those.
-		p2 := cfg.Capture
-		p2.NoOffsets = true
-		p2.Offsets = map[string]time.Duration{}
-		unknown := false
-		for i, o := range res.Offsets {
-			if o.Known {
-				p2.Offsets[res.Sniffers[i].Name] = time.Duration(o.Offset)
-			} else {
-				unknown = true
-			}
-		}
-		if unknown && completed && !cfg.Capture.NoOffsets {
-			p2.NoOffsets = false
-		}
-		p2.Window = time.Duration(window)
-		p2.Progress = func(done, total int64) { progress(cfg.Progress, StageMessages, done, total) }
-		if m, err = pcapio.Open(cfg.Captures, p2); err != nil {
-			return err
-		}
-		// Offsets estimated now chain from one given here (the first
-		// of Via): it is exact for pcapio, not for us, so its own
-		// uncertainty is added.
-		prev := slices.Clone(res.Offsets)
-		for i, o := range m.Offsets() {
-			if i < len(res.Offsets) && !res.Offsets[i].Known && o.Known {
-				if len(o.Via) > 0 && int(o.Via[0]) < len(prev) {
-					o.Uncertainty += prev[o.Via[0]].Uncertainty
-				}
-				res.Offsets[i] = o
-			}
-		}
-		src = &rewriter{m: m, c: nat.NewCanonicalizer(tab)}
 	}
 	defer m.Close()
 	if ready != nil {
@@ -324,28 +245,194 @@ func runMessagesHook(cfg *Config, res *Result, ready func() error, fn func(*flow
 			return err
 		}
 	}
-	fcfg := cfg.Flows
-	if fcfg.FingerprintLen == 0 {
-		on := fcfg.OnConn
-		fcfg = flows.DefaultConfig()
-		fcfg.OnConn = on
-	}
-	r, err := flows.NewReader(src, fcfg)
+	r, err := flows.NewReader(src, flowsConfig(cfg.Flows))
 	if err != nil {
 		return err
 	}
+	if err := readMessages(r, fn); err != nil {
+		return err
+	}
+	account(cfg, res, m, r, src)
+	return nil
+}
+
+// LearnNAT runs the NAT learning pass alone (what `wirepath nat` prints):
+// captures → pcapio → nat, whatever cfg.NoNAT says. Result holds the
+// sniffers, the offsets (pcapio's, completed with what nat found across
+// translations: Method "nat"), the translation table, and the learning
+// pass's accounting (Capture, Accounting) and problems.
+func LearnNAT(cfg Config) (*Result, error) {
+	cfg.Progress = serialize(cfg.Progress)
+	res := &Result{}
+	if _, _, err := learn(&cfg, res); err != nil {
+		return res, err
+	}
+	res.Accounting = append(captureCounts(&res.Capture), res.NAT.Accounting()...)
+	return res, nil
+}
+
+// openSource opens the captures and returns what flows reads, and the
+// merge under it: pcapio's merge; or with NAT, after the learning pass,
+// the second merge with translated packets renamed.
+func openSource(cfg *Config, res *Result) (flows.Source, *pcapio.Merger, error) {
+	if cfg.NoNAT {
+		m, err := openCaptures(cfg, res, StageMessages)
+		return m, m, err
+	}
+	window, completed, err := learn(cfg, res)
+	if err != nil {
+		return nil, nil, err
+	}
+	m, err := secondPass(cfg, res, window, completed)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &rewriter{m: m, c: nat.NewCanonicalizer(res.NAT)}, m, nil
+}
+
+// openCaptures opens the captures, pcapio's progress reported as stage s,
+// and notes the sniffers and their offsets.
+func openCaptures(cfg *Config, res *Result, s Stage) (*pcapio.Merger, error) {
+	if len(cfg.Captures) == 0 {
+		return nil, errors.New("no capture files")
+	}
+	popts := cfg.Capture
+	popts.Progress = func(done, total int64) { progress(cfg.Progress, s, done, total) }
+	m, err := pcapio.Open(cfg.Captures, popts)
+	if err != nil {
+		return nil, err
+	}
+	res.Sniffers = m.Sniffers()
+	res.Offsets = slices.Clone(m.Offsets())
+	return m, nil
+}
+
+// learn is the learning pass: the merge read through the NAT learner to
+// the end. It leaves the table in res.NAT, the offsets completed with the
+// clocks nat measured across translations in res.Offsets, and the pass's
+// problems and accounting in res; it returns the merge's dedupe window
+// (the second pass must use the same) and whether nat tied a sniffer to
+// the reference that pcapio could not.
+func learn(cfg *Config, res *Result) (window int64, completed bool, err error) {
+	m, err := openCaptures(cfg, res, StageLearn)
+	if err != nil {
+		return 0, false, err
+	}
+	l, err := observeAll(m, cfg.NAT)
+	if err != nil {
+		m.Close()
+		return 0, false, err
+	}
+	res.Problems = append(res.Problems, m.Problems()...)
+	res.Sniffers = m.Sniffers()
+	res.Capture = m.Stats()
+	m.Close()
+	tab := l.Finish()
+	names := make([]string, len(res.Sniffers))
+	for i, s := range res.Sniffers {
+		names[i] = s.Name
+	}
+	tab.SetSnifferNames(names)
+	res.NAT = tab
+	return res.Capture.Window, completeOffsets(res.Offsets, tab.Clocks), nil
+}
+
+// observeAll reads the merge to its end through a NAT learner with
+// options o (nat's defaults when o is the zero value).
+func observeAll(m *pcapio.Merger, o nat.Options) (*nat.Learner, error) {
+	if o == (nat.Options{}) {
+		o = nat.DefaultOptions()
+	}
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	l := nat.NewLearner(o)
+	for {
+		p, err := m.Next()
+		if errors.Is(err, io.EOF) {
+			return l, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		l.Observe(p)
+	}
+}
+
+// secondPass opens the captures again: the same sniffers, the offsets as
+// known now, the same window. If nat tied a sniffer to the reference that
+// pcapio could not (completed), sniffers that share packets only with it
+// can be estimated now: pcapio samples again for those.
+func secondPass(cfg *Config, res *Result, window int64, completed bool) (*pcapio.Merger, error) {
+	p2 := cfg.Capture
+	p2.NoOffsets = true
+	p2.Offsets = map[string]time.Duration{}
+	unknown := false
+	for i, o := range res.Offsets {
+		if o.Known {
+			p2.Offsets[res.Sniffers[i].Name] = time.Duration(o.Offset)
+		} else {
+			unknown = true
+		}
+	}
+	if unknown && completed && !cfg.Capture.NoOffsets {
+		p2.NoOffsets = false
+	}
+	p2.Window = time.Duration(window)
+	p2.Progress = func(done, total int64) { progress(cfg.Progress, StageMessages, done, total) }
+	m, err := pcapio.Open(cfg.Captures, p2)
+	if err != nil {
+		return nil, err
+	}
+	adoptOffsets(res.Offsets, m.Offsets())
+	return m, nil
+}
+
+// adoptOffsets takes the second pass's estimates for the sniffers still
+// unknown. They chain from an offset given to it (the first of Via):
+// exact for pcapio, not for us, so that one's uncertainty is added.
+func adoptOffsets(offs, second []pcapio.Offset) {
+	prev := slices.Clone(offs)
+	for i, o := range second {
+		if i < len(offs) && !offs[i].Known && o.Known {
+			if len(o.Via) > 0 && int(o.Via[0]) < len(prev) {
+				o.Uncertainty += prev[o.Via[0]].Uncertainty
+			}
+			offs[i] = o
+		}
+	}
+}
+
+// flowsConfig is fc, or flows' defaults (keeping fc's OnConn) when fc is
+// the zero value.
+func flowsConfig(fc flows.Config) flows.Config {
+	if fc.FingerprintLen == 0 {
+		on := fc.OnConn
+		fc = flows.DefaultConfig()
+		fc.OnConn = on
+	}
+	return fc
+}
+
+// readMessages hands every message r reads to fn.
+func readMessages(r *flows.Reader, fn func(*flows.Message) error) error {
 	for {
 		msg, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
 		if err != nil {
-			if !errors.Is(err, io.EOF) {
-				return err
-			}
-			break
+			return err
 		}
 		if err := fn(msg); err != nil {
 			return err
 		}
 	}
+}
+
+// account notes what the last merge and flows counted, and appends every
+// stage's counters to res.Accounting.
+func account(cfg *Config, res *Result, m *pcapio.Merger, r *flows.Reader, src flows.Source) {
 	if cfg.NoNAT {
 		res.Problems = append(res.Problems, m.Problems()...)
 	}
@@ -364,7 +451,6 @@ func runMessagesHook(cfg *Config, res *Result, ready func() error, fn func(*flow
 			c("rewrite_canonical", a.Canonical), c("rewrite_untouched", a.Untouched), c("rewrite_fragments", a.Fragments))
 	}
 	res.Accounting = append(res.Accounting, res.Flows.Counts()...)
-	return nil
 }
 
 // rewriter is the flows source of the second pass: pcapio's merge with
@@ -383,32 +469,41 @@ func (w *rewriter) Next() (*pcapio.Packet, error) {
 }
 
 // completeOffsets gives sniffers pcapio could not relate to the reference
-// the offsets nat measured across translations: for sniffers A < B, B's
-// corrected clock runs Clock.Offset ahead of A's, so when A is known and B
-// is not, B's clock minus the reference's is A's offset plus Clock.Offset
-// (and the other way round). It repeats until nothing changes, so chains
-// of translations are followed. It reports whether it completed any.
+// the offsets nat measured across translations: chained (clock.Chain) from
+// the sniffers pcapio tied to the reference, each with its own offset and
+// uncertainty, along the least summed uncertainty. For sniffers A < B,
+// Clock.Offset is B's corrected clock minus A's. A completed sniffer has
+// Method "nat", Via its path's root's Via and the sniffers from that root
+// on. It reports whether it completed any.
 func completeOffsets(offs []pcapio.Offset, clocks []nat.ClockOffset) bool {
-	did := false
-	for changed := true; changed; {
-		changed = false
-		for _, c := range clocks {
-			if !c.Known || int(c.A) >= len(offs) || int(c.B) >= len(offs) {
-				continue
-			}
-			a, b := &offs[c.A], &offs[c.B]
-			switch {
-			case a.Known && !b.Known:
-				*b = pcapio.Offset{Sniffer: c.B, Reference: a.Reference, Known: true, Offset: a.Offset + c.Offset,
-					Uncertainty: a.Uncertainty + c.Uncertainty, Samples: min(c.SamplesAB, c.SamplesBA), Method: "nat", Via: append(slices.Clone(a.Via), c.A)}
-				changed = true
-			case b.Known && !a.Known:
-				*a = pcapio.Offset{Sniffer: c.A, Reference: b.Reference, Known: true, Offset: b.Offset - c.Offset,
-					Uncertainty: b.Uncertainty + c.Uncertainty, Samples: min(c.SamplesAB, c.SamplesBA), Method: "nat", Via: append(slices.Clone(b.Via), c.B)}
-				changed = true
-			}
+	var roots []clock.Root
+	for i, o := range offs {
+		if o.Known {
+			roots = append(roots, clock.Root{Clock: i, Offset: o.Offset, Uncertainty: o.Uncertainty})
 		}
-		did = did || changed
+	}
+	var edges []clock.Edge
+	for _, c := range clocks {
+		if c.Known {
+			e := clock.Estimate{Known: true, Offset: c.Offset, Uncertainty: c.Uncertainty, Samples: min(c.SamplesAB, c.SamplesBA)}
+			edges = append(edges, clock.Edge{A: int(c.A), B: int(c.B), Estimate: e})
+		}
+	}
+	chained := clock.Chain(len(offs), roots, edges, clock.Options{})
+	did := false
+	for i, c := range chained {
+		if offs[i].Known || !c.Known {
+			continue
+		}
+		root := offs[c.Root]
+		via := slices.Clone(root.Via)
+		path := clock.Path(chained, i)
+		for _, x := range path[:len(path)-1] {
+			via = append(via, pcapio.SnifferID(x))
+		}
+		offs[i] = pcapio.Offset{Sniffer: pcapio.SnifferID(i), Reference: root.Reference, Known: true, Offset: c.Offset,
+			Uncertainty: c.Uncertainty, Samples: c.Samples, Method: "nat", Via: via}
+		did = true
 	}
 	return did
 }

@@ -145,14 +145,84 @@ func TestCompleteOffsets(t *testing.T) {
 	if !completeOffsets(offs, clocks) {
 		t.Fatal("nothing completed")
 	}
-	if o := offs[2]; !o.Known || o.Offset != 500 || o.Uncertainty != 30 || o.Method != "nat" || o.Samples != 8 {
+	if o := offs[2]; !o.Known || o.Offset != 500 || o.Uncertainty != 30 || o.Method != "nat" || o.Samples != 8 || !slices.Equal(o.Via, []pcapio.SnifferID{1}) {
 		t.Errorf("sniffer 2: %+v", o)
 	}
-	if o := offs[3]; !o.Known || o.Offset != 507 || o.Uncertainty != 33 {
+	if o := offs[3]; !o.Known || o.Offset != 507 || o.Uncertainty != 33 || o.Samples != 4 || !slices.Equal(o.Via, []pcapio.SnifferID{1, 2}) {
 		t.Errorf("sniffer 3: %+v", o)
 	}
 	if offs[4].Known || completeOffsets(offs, clocks) {
 		t.Errorf("sniffer 4 known, or a second pass changed something: %+v", offs[4])
+	}
+}
+
+// With two sniffers pcapio knows tied to an unknown one, the offset
+// comes through the one with the least summed uncertainty, its own
+// included.
+func TestCompleteOffsetsLeastUncertainty(t *testing.T) {
+	offs := []pcapio.Offset{
+		{Sniffer: 0, Known: true, Method: "reference"},
+		{Sniffer: 1, Known: true, Offset: 1000, Uncertainty: 500, Method: "one-way", Via: []pcapio.SnifferID{3}},
+		{Sniffer: 2},
+	}
+	clocks := []nat.ClockOffset{
+		{A: 0, B: 2, Known: true, Offset: 40, Uncertainty: 300, SamplesAB: 2, SamplesBA: 3},
+		{A: 1, B: 2, Known: true, Offset: -950, Uncertainty: 10, SamplesAB: 9, SamplesBA: 8},
+	}
+	completeOffsets(offs, clocks)
+	if o := offs[2]; o.Offset != 40 || o.Uncertainty != 300 || o.Samples != 2 || !slices.Equal(o.Via, []pcapio.SnifferID{0}) {
+		t.Errorf("sniffer 2: %+v", o)
+	}
+	offs[1].Uncertainty, offs[2] = 100, pcapio.Offset{Sniffer: 2}
+	completeOffsets(offs, clocks)
+	if o := offs[2]; o.Offset != 50 || o.Uncertainty != 110 || o.Samples != 8 || !slices.Equal(o.Via, []pcapio.SnifferID{3, 1}) {
+		t.Errorf("sniffer 2: %+v", o)
+	}
+}
+
+// LearnNAT is Run's learning pass alone: the same table, the offsets
+// completed, the learning pass's accounting.
+func TestLearnNAT(t *testing.T) {
+	res, err := LearnNAT(Config{Captures: natPaths(), NoNAT: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, err := Run(Config{Captures: natPaths()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Trace != nil || res.Flows != nil || res.NAT == nil {
+		t.Fatalf("result: %+v", res)
+	}
+	if !slices.Equal(res.NAT.Mappings, run.NAT.Mappings) || !slices.Equal(res.NAT.Clocks, run.NAT.Clocks) || res.NAT.Stats != run.NAT.Stats {
+		t.Errorf("learned %d mappings, Run %d", len(res.NAT.Mappings), len(run.NAT.Mappings))
+	}
+	// Run's second pass may estimate more; what the learning pass knew
+	// it keeps.
+	nats := 0
+	for i, o := range res.Offsets {
+		if o.Known && (o.Offset != run.Offsets[i].Offset || o.Method != run.Offsets[i].Method) {
+			t.Errorf("sniffer %d: %+v, Run %+v", i, o, run.Offsets[i])
+		}
+		if o.Method == "nat" {
+			nats++
+		}
+	}
+	if nats == 0 {
+		t.Errorf("no offset completed by nat: %+v", res.Offsets)
+	}
+	if res.Capture.Packets == 0 || len(res.Accounting) == 0 || res.Accounting[0].Stage != "pcapio" {
+		t.Errorf("accounting: %+v", res.Accounting)
+	}
+	if _, err := LearnNAT(Config{Captures: natPaths(), NAT: nat.Options{Window: -1}}); err == nil {
+		t.Error("bad NAT options accepted")
+	}
+}
+
+// The IP protocol numbers stages without packets use are pcapio's.
+func TestIPProtoNumbers(t *testing.T) {
+	if trace.IPProtoTCP != pcapio.ProtoTCP || trace.IPProtoUDP != pcapio.ProtoUDP {
+		t.Fatalf("trace %d/%d, pcapio %d/%d", trace.IPProtoTCP, trace.IPProtoUDP, pcapio.ProtoTCP, pcapio.ProtoUDP)
 	}
 }
 

@@ -4,6 +4,8 @@ import (
 	"math/rand/v2"
 	"testing"
 	"time"
+
+	"github.com/wirepath/wirepath/clock"
 )
 
 // sampleClocks simulates n messages each way between domains a and b whose
@@ -25,7 +27,7 @@ func TestSolveClocks(t *testing.T) {
 	tests := []struct {
 		name  string
 		off   []int64
-		setup func(cs *clockSamples, rng *rand.Rand, off []int64) []edge
+		setup func(cs *clockSamples, rng *rand.Rand, off []int64) []clock.Edge
 		// known says which domains must be estimated; maxUnc bounds the
 		// uncertainty of those; wantErr is the expected error (the
 		// asymmetry's bias), checked within tol.
@@ -36,7 +38,7 @@ func TestSolveClocks(t *testing.T) {
 	}{{
 		name: "symmetric delays: exact within the jitter, bounded by half the shortest round trip",
 		off:  []int64{0, 5 * int64(time.Millisecond), -2 * int64(time.Second)},
-		setup: func(cs *clockSamples, rng *rand.Rand, off []int64) []edge {
+		setup: func(cs *clockSamples, rng *rand.Rand, off []int64) []clock.Edge {
 			sampleClocks(cs, rng, off, 0, 1, 500, 100*time.Microsecond, 0, 50*time.Microsecond)
 			sampleClocks(cs, rng, off, 1, 2, 500, 300*time.Microsecond, 0, 50*time.Microsecond)
 			return nil
@@ -51,7 +53,7 @@ func TestSolveClocks(t *testing.T) {
 		// still holds the truth.
 		name: "asymmetric delays: biased by half the asymmetry, within the uncertainty",
 		off:  []int64{0, 7 * int64(time.Millisecond)},
-		setup: func(cs *clockSamples, rng *rand.Rand, off []int64) []edge {
+		setup: func(cs *clockSamples, rng *rand.Rand, off []int64) []clock.Edge {
 			sampleClocks(cs, rng, off, 0, 1, 2000, 100*time.Microsecond, 200*time.Microsecond, 20*time.Microsecond)
 			return nil
 		},
@@ -62,7 +64,7 @@ func TestSolveClocks(t *testing.T) {
 	}, {
 		name: "one direction only, or nothing: unknown",
 		off:  []int64{0, 1000, 2000, 3000},
-		setup: func(cs *clockSamples, rng *rand.Rand, off []int64) []edge {
+		setup: func(cs *clockSamples, rng *rand.Rand, off []int64) []clock.Edge {
 			sampleClocks(cs, rng, off, 0, 1, 100, 10*time.Microsecond, 0, time.Microsecond)
 			for range 50 {
 				t := rng.Int64N(1e9)
@@ -79,11 +81,11 @@ func TestSolveClocks(t *testing.T) {
 		// messages (100µs); a node is reached through the best path.
 		name: "the path of least uncertainty",
 		off:  []int64{0, 0, 40 * us},
-		setup: func(cs *clockSamples, rng *rand.Rand, off []int64) []edge {
+		setup: func(cs *clockSamples, rng *rand.Rand, off []int64) []clock.Edge {
 			sampleClocks(cs, rng, off, 0, 1, 200, 100*time.Microsecond, 0, 10*time.Microsecond)
 			sampleClocks(cs, rng, off, 1, 2, 200, 5*time.Microsecond, 0, time.Microsecond)
 			sampleClocks(cs, rng, off, 0, 2, 200, 500*time.Microsecond, 0, 10*time.Microsecond)
-			return []edge{{a: 0, b: 1, offset: 0, unc: us, samples: 7}}
+			return []clock.Edge{{A: 0, B: 1, Estimate: clock.Estimate{Known: true, Uncertainty: us, Samples: 7}}}
 		},
 		known:   []bool{true, true, true},
 		maxUnc:  []time.Duration{0, time.Microsecond, 7 * time.Microsecond},

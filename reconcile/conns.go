@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/wirepath/wirepath/pcapio"
 	"github.com/wirepath/wirepath/preload"
 	"github.com/wirepath/wirepath/trace"
 )
@@ -36,17 +35,8 @@ type pref struct {
 
 func (p pref) ok() bool          { return p.c != nil }
 func (p pref) msg() *preload.Msg { return &p.c.Msgs[p.i] }
-func (p pref) span(k int64) span {
-	m := p.msg()
-	return span{m.Offset + k, m.Offset + m.Bytes + k, p.i}
-}
-func (p pref) ts() int64           { return p.msg().TS }
-func (p pref) end() int64          { return p.msg().End }
-func noPref() pref                 { return pref{} }
-func (p pref) same(q pref) bool    { return p.c == q.c && p.i == q.i }
-func (p pref) host() string        { return p.c.Host }
-func (p pref) bytes() int64        { return p.msg().Bytes }
-func (p pref) sum() (uint32, bool) { m := p.msg(); return m.Sum, m.HasSum }
+func (p pref) ts() int64         { return p.msg().TS }
+func (p pref) end() int64        { return p.msg().End }
 
 // rconn is one connection, or one direction of datagrams between two
 // endpoints, with what the sniffers and the syscall traces at either end
@@ -198,12 +188,6 @@ func (r *Reconciler) msgStart(i int32) int64 {
 	return t
 }
 
-// streamSock reports whether a traced socket carries a byte stream this
-// stage reconciles.
-func streamSock(s preload.SockType) bool {
-	return s == preload.SockTCP || s == preload.SockUnixStream || s == preload.SockUnixSeqpacket
-}
-
 func dgramSock(s preload.SockType) bool {
 	return s == preload.SockUDP || s == preload.SockUnixDgram
 }
@@ -216,7 +200,27 @@ func (r *Reconciler) attachPreload(st *state) {
 	if tab == nil {
 		return
 	}
-	var tcp, unix, dgrams []*preload.Conn
+	tcp, unix, dgrams := st.tracedBySocket(tab)
+	rest := r.attachDirect(st, tcp)
+	st.roughOffsets()
+	for _, c := range dgrams {
+		r.groupDatagrams(st, c)
+	}
+	st.pairTraced(r.attachAcrossNAT(st, rest))
+	r.pairUnix(st, unix)
+	st.tracedCallers()
+}
+
+// tcpEnd is one traced TCP socket and its endpoints.
+type tcpEnd struct {
+	c        *preload.Conn
+	loc, rem netip.AddrPort
+}
+
+// tracedBySocket sorts the traced sockets with data by kind: TCP (in the
+// order they were opened), UNIX streams and datagram sockets. Other kinds
+// are dropped.
+func (st *state) tracedBySocket(tab *preload.Table) (tcp, unix, dgrams []*preload.Conn) {
 	for _, c := range tab.Conns {
 		switch {
 		case len(c.Msgs) == 0:
@@ -232,13 +236,12 @@ func (r *Reconciler) attachPreload(st *state) {
 		}
 	}
 	slices.SortStableFunc(tcp, func(a, b *preload.Conn) int { return cmp.Compare(a.Opened, b.Opened) })
+	return tcp, unix, dgrams
+}
 
-	// Phase 1: connections whose endpoints the sniffers saw as they are,
-	// with one candidate.
-	type tcpEnd struct {
-		c        *preload.Conn
-		loc, rem netip.AddrPort
-	}
+// attachDirect attaches the traced TCP sockets whose endpoints the
+// sniffers saw as they are, on one connection only; it returns the rest.
+func (r *Reconciler) attachDirect(st *state, tcp []*preload.Conn) []tcpEnd {
 	var rest []tcpEnd
 	for _, c := range tcp {
 		loc, err1 := parseAddrPort(c.Local)
@@ -253,12 +256,14 @@ func (r *Reconciler) attachPreload(st *state) {
 		}
 		rest = append(rest, tcpEnd{c, loc, rem})
 	}
-	st.roughOffsets()
-	for _, c := range dgrams {
-		r.groupDatagrams(st, c)
-	}
+	return rest
+}
 
-	// Phase 2: across NAT, and several candidates chosen by time.
+// attachAcrossNAT attaches the rest by their canonical endpoints (NAT
+// undone), among several connections the one that started nearest the
+// traced one (on the sniffers' clock, by the host's rough offset). It
+// returns the ends left, with their canonical endpoints.
+func (r *Reconciler) attachAcrossNAT(st *state, rest []tcpEnd) []tcpEnd {
 	var unpaired []tcpEnd
 	for _, e := range rest {
 		ts := e.c.Opened
@@ -269,56 +274,63 @@ func (r *Reconciler) attachPreload(st *state) {
 		if known {
 			ts += rough
 		}
-		loc, rem := e.loc, e.rem
-		if r.opts.Canonical != nil && !loc.Addr().IsLoopback() {
-			if cl, cr, ok := r.opts.Canonical(pcapio.ProtoTCP, loc, rem, ts); ok {
-				loc, rem = unmapAP(cl), unmapAP(cr)
-			} else if cr, cl, ok := r.opts.Canonical(pcapio.ProtoTCP, rem, loc, ts); ok {
-				loc, rem = unmapAP(cl), unmapAP(cr)
-			}
-		}
-		ids := st.byPair[makePairKey(loc, rem, trace.ProtoTCP)]
-		best := int32(-1)
-		var bestD int64
-		for _, id := range ids {
-			rc := st.conns[id]
-			if rc.pc[rc.endOf(loc)] != nil || rc.endOf(loc) < 0 {
-				continue
-			}
-			if !known {
-				best = id
-				break
-			}
-			d := abs64(rc.start - ts)
-			if best < 0 || d < bestD {
-				best, bestD = id, d
-			}
-		}
-		if best >= 0 && r.tryAttach(st, st.conns[best], e.c, loc) {
+		loc, rem := r.canonical(trace.IPProtoTCP, e.loc, e.rem, ts)
+		if id := st.nearestFree(loc, rem, ts, known); id >= 0 && r.tryAttach(st, st.conns[id], e.c, loc) {
 			continue
 		}
 		unpaired = append(unpaired, tcpEnd{e.c, loc, rem})
 	}
+	return unpaired
+}
 
-	// The rest were not sniffed: pair the two traced ends of each.
+// canonical renames a traced socket's endpoints across NAT (whichever way
+// the translation ran), unless they are on the loopback.
+func (r *Reconciler) canonical(proto uint8, loc, rem netip.AddrPort, ts int64) (netip.AddrPort, netip.AddrPort) {
+	if r.opts.Canonical == nil || loc.Addr().IsLoopback() {
+		return loc, rem
+	}
+	if cl, cr, ok := r.opts.Canonical(proto, loc, rem, ts); ok {
+		return unmapAP(cl), unmapAP(cr)
+	}
+	if cr, cl, ok := r.opts.Canonical(proto, rem, loc, ts); ok {
+		return unmapAP(cl), unmapAP(cr)
+	}
+	return loc, rem
+}
+
+// nearestFree returns the sniffed connection between loc and rem whose
+// end loc has no traced process yet: the first, or with the rough offset
+// known, the one that started nearest ts; -1 if none.
+func (st *state) nearestFree(loc, rem netip.AddrPort, ts int64, known bool) int32 {
+	best := int32(-1)
+	var bestD int64
+	for _, id := range st.byPair[makePairKey(loc, rem, trace.ProtoTCP)] {
+		rc := st.conns[id]
+		if e := rc.endOf(loc); e < 0 || rc.pc[e] != nil {
+			continue
+		}
+		if !known {
+			return id
+		}
+		if d := abs64(rc.start - ts); best < 0 || d < bestD {
+			best, bestD = id, d
+		}
+	}
+	return best
+}
+
+// pairTraced makes connections of the traced TCP sockets no sniffer saw:
+// the two ends of one have each other's endpoints (on one host, for the
+// loopback).
+func (st *state) pairTraced(ends []tcpEnd) {
 	open := map[pairKey][]int32{}
-	for _, e := range unpaired {
+	for _, e := range ends {
 		k := makePairKey(e.loc, e.rem, trace.ProtoTCP)
 		if e.loc.Addr().IsLoopback() || e.rem.Addr().IsLoopback() {
 			k.host = e.c.Host
 		}
-		paired := false
-		for j, id := range open[k] {
-			rc := st.conns[id]
-			end := rc.endOf(e.loc)
-			if end >= 0 && rc.pc[end] == nil && rc.ep[1-end].ap == e.rem {
-				rc.pc[end] = e.c
-				open[k] = slices.Delete(open[k], j, j+1)
-				paired = true
-				break
-			}
-		}
-		if paired {
+		if j := st.openEnd(open[k], e); j >= 0 {
+			open[k] = slices.Delete(open[k], j, j+1)
 			continue
 		}
 		id := st.newConn(trace.ProtoTCP, false)
@@ -328,14 +340,33 @@ func (r *Reconciler) attachPreload(st *state) {
 		rc.caller = callerOf(e.c, 0)
 		open[k] = append(open[k], id)
 	}
-	r.pairUnix(st, unix)
+}
+
+// openEnd makes e the other end of the first of the connections open
+// that it fits, and returns its index in open (-1 if none).
+func (st *state) openEnd(open []int32, e tcpEnd) int {
+	for j, id := range open {
+		rc := st.conns[id]
+		end := rc.endOf(e.loc)
+		if end >= 0 && rc.pc[end] == nil && rc.ep[1-end].ap == e.rem {
+			rc.pc[end] = e.c
+			return j
+		}
+	}
+	return -1
+}
+
+// tracedCallers says which end opened each connection no sniffer saw,
+// from its traced processes.
+func (st *state) tracedCallers() {
 	for _, rc := range st.conns {
-		if !rc.sniffed && !rc.dgram && rc.caller < 0 {
-			for e := range 2 {
-				if rc.pc[e] != nil {
-					if c := callerOf(rc.pc[e], int8(e)); c >= 0 {
-						rc.caller = c
-					}
+		if rc.sniffed || rc.dgram || rc.caller >= 0 {
+			continue
+		}
+		for e := range 2 {
+			if rc.pc[e] != nil {
+				if c := callerOf(rc.pc[e], int8(e)); c >= 0 {
+					rc.caller = c
 				}
 			}
 		}
@@ -477,14 +508,7 @@ func (r *Reconciler) groupDatagrams(st *state, c *preload.Conn) {
 			if l.Addr().IsUnspecified() {
 				l = st.localAddr(c.Host, l.Port(), p, m.Dir == preload.DirSend)
 			}
-			if r.opts.Canonical != nil && !l.Addr().IsLoopback() {
-				ts := m.TS + st.rough[c.Host]
-				if cl, cp, ok := r.opts.Canonical(pcapio.ProtoUDP, l, p, ts); ok {
-					l, p = unmapAP(cl), unmapAP(cp)
-				} else if cp, cl, ok := r.opts.Canonical(pcapio.ProtoUDP, p, l, ts); ok {
-					l, p = unmapAP(cl), unmapAP(cp)
-				}
-			}
+			l, p = r.canonical(trace.IPProtoUDP, l, p, m.TS+st.rough[c.Host])
 			if l.Addr().IsLoopback() {
 				host = c.Host
 			}

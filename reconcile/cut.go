@@ -184,67 +184,121 @@ func fromStart(c *preload.Conn) bool {
 	return c != nil && (c.Origin == preload.OriginConnect || c.Origin == preload.OriginAccept || c.Origin == preload.OriginSocket)
 }
 
+// logicalMessages groups the sniffed messages into connections, gives
+// them their traced ends, cuts every direction into logical messages
+// (st.out) and labels those no sniffer saw. It returns each connection's
+// range of st.out.
+func (r *Reconciler) logicalMessages(st *state) [][2]int {
+	r.buildSniffed(st)
+	r.attachPreload(st)
+	ranges := make([][2]int, len(st.conns))
+	st.out = make([]lmsg, 0, len(r.msgs)+int(r.preloadCalls()))
+	for _, rc := range st.conns {
+		lo := len(st.out)
+		if rc.dgram {
+			r.datagrams(st, rc)
+		} else {
+			r.streamDir(st, rc, 0)
+			r.streamDir(st, rc, 1)
+		}
+		ranges[rc.id] = [2]int{lo, len(st.out)}
+	}
+	st.preloadKinds(ranges)
+	return ranges
+}
+
+// dirSpans are the byte ranges of one direction of a stream, lined up on
+// one stream position: the sniffed messages (fs), the sender's writes
+// (ss) and the receiver's reads (rs); sTurn and rTurn say, per write and
+// read, whether the process turned to the other direction after it.
+type dirSpans struct {
+	fs, ss, rs   spans
+	sTurn, rTurn []bool
+	writes       bool // BoundWrites
+}
+
 // streamDir cuts direction d of stream connection rc into logical
-// messages, appending them to st.out.
+// messages, appending them to st.out: it lines up the spans, accounts for
+// the traced calls, and cuts the covered bytes where ds.cut says.
 func (r *Reconciler) streamDir(st *state, rc *rconn, d int) {
-	fs := r.snifferSpans(rc.fmsgs[d])
+	ds := r.directionSpans(st, rc, d)
+	st.accountCalls(rc, d, &ds)
+	ds.messages(func(a, b int64) { r.emit(st, rc, d, a, b, &ds) })
+}
+
+// directionSpans returns the spans of direction d of rc. Where the
+// sniffer or a traced process did not see the connection from its first
+// byte, the calls are shifted to line up with the sniffed messages (or
+// the reads with the writes); calls nothing lines up are dropped.
+func (r *Reconciler) directionSpans(st *state, rc *rconn, d int) dirSpans {
+	ds := dirSpans{fs: r.snifferSpans(rc.fmsgs[d]), writes: r.opts.Boundaries == BoundWrites}
 	sc, rcv := rc.pc[d], rc.pc[1-d]
-	sniffedFromStart := rc.info == nil || !rc.info.midStream
-	var kS, kR int64
-	var okS, okR = true, true
-	var ss, rs spans
-	var sTurn, rTurn []bool
-	if sc != nil {
-		ss, sTurn = callSpans(sc, preload.DirSend, 0)
-	}
-	if rcv != nil {
-		rs, rTurn = callSpans(rcv, preload.DirRecv, 0)
-	}
-	if len(fs) > 0 {
-		if len(ss) > 0 && !(fromStart(sc) && sniffedFromStart) {
-			kS, okS = alignShift(ss, fs)
+	ds.ss, ds.sTurn = callSpans(sc, preload.DirSend, 0)
+	ds.rs, ds.rTurn = callSpans(rcv, preload.DirRecv, 0)
+	kS, okS, kR, okR := ds.shifts(sc, rcv, rc.info == nil || !rc.info.midStream)
+	st.placeCalls(sc, &ds.ss, &ds.sTurn, kS, okS)
+	st.placeCalls(rcv, &ds.rs, &ds.rTurn, kR, okR)
+	return ds
+}
+
+// shifts returns how far the writes (kS) and the reads (kR) must move to
+// line up, and whether they can: nothing moves when both sides saw the
+// connection from its start.
+func (ds *dirSpans) shifts(sc, rcv *preload.Conn, sniffedFromStart bool) (kS int64, okS bool, kR int64, okR bool) {
+	okS, okR = true, true
+	switch {
+	case len(ds.fs) > 0:
+		if len(ds.ss) > 0 && !(fromStart(sc) && sniffedFromStart) {
+			kS, okS = alignShift(ds.ss, ds.fs)
 		}
-		if len(rs) > 0 && !(fromStart(rcv) && sniffedFromStart) {
-			kR, okR = alignShift(rs, fs)
+		if len(ds.rs) > 0 && !(fromStart(rcv) && sniffedFromStart) {
+			kR, okR = alignShift(ds.rs, ds.fs)
 		}
-	} else if len(ss) > 0 && len(rs) > 0 && !(fromStart(sc) && fromStart(rcv)) {
-		kR, okR = alignShift(rs, ss)
+	case len(ds.ss) > 0 && len(ds.rs) > 0 && !(fromStart(sc) && fromStart(rcv)):
+		kR, okR = alignShift(ds.rs, ds.ss)
 	}
-	if !okS {
-		st.dropCalls(sc, ss, reasonNotAligned)
-		ss, sTurn = nil, nil
+	return kS, okS, kR, okR
+}
+
+// placeCalls moves the calls ss of c by k, or drops them (not aligned)
+// when no shift lined them up.
+func (st *state) placeCalls(c *preload.Conn, ss *spans, turn *[]bool, k int64, ok bool) {
+	if !ok {
+		st.dropCalls(c, *ss, reasonNotAligned)
+		*ss, *turn = nil, nil
+		return
 	}
-	if !okR {
-		st.dropCalls(rcv, rs, reasonNotAligned)
-		rs, rTurn = nil, nil
+	for i := range *ss {
+		(*ss)[i].a += k
+		(*ss)[i].b += k
 	}
-	for i := range ss {
-		ss[i].a += kS
-		ss[i].b += kS
-	}
-	for i := range rs {
-		rs[i].a += kR
-		rs[i].b += kR
-	}
-	// Account for each call: its bytes were sniffed, or not.
-	onlyReason := rc.onlyReason()
-	for _, cs := range []struct {
+}
+
+// accountCalls records what became of each traced call of direction d of
+// rc: its bytes were sniffed, or not (and why).
+func (st *state) accountCalls(rc *rconn, d int, ds *dirSpans) {
+	only := rc.onlyReason()
+	for _, cs := range [...]struct {
 		c  *preload.Conn
 		ss spans
-	}{{sc, ss}, {rcv, rs}} {
+	}{{rc.pc[d], ds.ss}, {rc.pc[1-d], ds.rs}} {
 		for _, s := range cs.ss {
-			if fs.overlaps(s.a, s.b) {
+			if ds.fs.overlaps(s.a, s.b) {
 				st.setCall(cs.c, s.i, callMatched)
 			} else {
-				st.setCall(cs.c, s.i, onlyReason)
+				st.setCall(cs.c, s.i, only)
 			}
 		}
 	}
+}
 
-	// Coverage and cut points.
+// messages calls fn with every logical message [a, b) of the direction:
+// the covered bytes (the spans merged) cut at each span boundary where
+// cut says so, and where the covered bytes end.
+func (ds *dirSpans) messages(fn func(a, b int64)) {
 	var pts []int64
-	var cover []span
-	for _, l := range []spans{fs, ss, rs} {
+	var cover spans
+	for _, l := range [...]spans{ds.fs, ds.ss, ds.rs} {
 		for _, s := range l {
 			pts = append(pts, s.a, s.b)
 			cover = append(cover, s)
@@ -264,43 +318,6 @@ func (r *Reconciler) streamDir(st *state, rc *rconn, d int) {
 		}
 		merged = append(merged, span{s.a, s.b, 0})
 	}
-	writes := r.opts.Boundaries == BoundWrites
-	cut := func(p int64) bool {
-		if writes {
-			if ss.inside(p) {
-				return false
-			}
-			if ss.endsAt(p) >= 0 || ss.startsAt(p) {
-				return true
-			}
-			if fs.inside(p) {
-				return false
-			}
-			if fs.endsAt(p) >= 0 || fs.startsAt(p) {
-				return true
-			}
-		} else {
-			if fs.inside(p) || ss.inside(p) {
-				return false
-			}
-			if fs.endsAt(p) >= 0 || fs.startsAt(p) {
-				return true
-			}
-			if j := ss.endsAt(p); j >= 0 {
-				return !ss.startsAt(p) || sTurn[j]
-			}
-			if ss.startsAt(p) {
-				return true
-			}
-		}
-		if rs.inside(p) {
-			return false
-		}
-		if j := rs.endsAt(p); j >= 0 && rs.startsAt(p) {
-			return rTurn[j]
-		}
-		return true
-	}
 	pi := 0
 	for _, cv := range merged {
 		a := cv.a
@@ -309,17 +326,80 @@ func (r *Reconciler) streamDir(st *state, rc *rconn, d int) {
 		}
 		for ; pi < len(pts) && pts[pi] <= cv.b; pi++ {
 			p := pts[pi]
-			if p < cv.b && !cut(p) {
+			if p < cv.b && !ds.cut(p) {
 				continue
 			}
-			r.emit(st, rc, d, a, p, fs, ss, rs)
+			fn(a, p)
 			a = p
 		}
 	}
 }
 
+// cut reports whether a logical message ends at span boundary p: by the
+// boundary rule's own cuts (cutWrites, cutFat), else where the receiver's
+// reads allow (cutReads).
+func (ds *dirSpans) cut(p int64) bool {
+	rule := ds.cutFat
+	if ds.writes {
+		rule = ds.cutWrites
+	}
+	if c, decided := rule(p); decided {
+		return c
+	}
+	return ds.cutReads(p)
+}
+
+// cutWrites is BoundWrites: never inside a write, at every write's ends;
+// elsewhere never inside a sniffed message, at its ends.
+func (ds *dirSpans) cutWrites(p int64) (cut, decided bool) {
+	switch {
+	case ds.ss.inside(p):
+		return false, true
+	case ds.ss.endsAt(p) >= 0 || ds.ss.startsAt(p):
+		return true, true
+	case ds.fs.inside(p):
+		return false, true
+	case ds.fs.endsAt(p) >= 0 || ds.fs.startsAt(p):
+		return true, true
+	}
+	return false, false
+}
+
+// cutFat is BoundFat: never inside a sniffed message or a write, at a
+// sniffed message's ends; between two writes only where the sender
+// turned to the other direction.
+func (ds *dirSpans) cutFat(p int64) (cut, decided bool) {
+	switch {
+	case ds.fs.inside(p) || ds.ss.inside(p):
+		return false, true
+	case ds.fs.endsAt(p) >= 0 || ds.fs.startsAt(p):
+		return true, true
+	}
+	if j := ds.ss.endsAt(p); j >= 0 {
+		return !ds.ss.startsAt(p) || ds.sTurn[j], true
+	}
+	if ds.ss.startsAt(p) {
+		return true, true
+	}
+	return false, false
+}
+
+// cutReads decides where neither the sniffers nor the writes do: never
+// inside a read, between two reads where the receiver turned, elsewhere
+// always.
+func (ds *dirSpans) cutReads(p int64) bool {
+	if ds.rs.inside(p) {
+		return false
+	}
+	if j := ds.rs.endsAt(p); j >= 0 && ds.rs.startsAt(p) {
+		return ds.rTurn[j]
+	}
+	return true
+}
+
 // emit appends the logical message [a, b) of direction d of rc.
-func (r *Reconciler) emit(st *state, rc *rconn, d int, a, b int64, fs, ss, rs spans) {
+func (r *Reconciler) emit(st *state, rc *rconn, d int, a, b int64, ds *dirSpans) {
+	fs := ds.fs
 	lm := lmsg{rc: rc.id, dir: int8(d), bytes: b - a, off: a, fa: -1, fb: -1, order: -1}
 	if i := fs.find(a); i >= 0 {
 		lm.fa, lm.faStart = fs[i].i, fs[i].a == a
@@ -330,17 +410,98 @@ func (r *Reconciler) emit(st *state, rc *rconn, d int, a, b int64, fs, ss, rs sp
 	from, _ := slices.BinarySearchFunc(fs, a+1, func(s span, x int64) int { return cmp.Compare(s.b, x) })
 	to, _ := slices.BinarySearchFunc(fs, b, func(s span, x int64) int { return cmp.Compare(s.a, x) })
 	lm.fFrom, lm.fTo = int32(from), int32(max(from, to))
-	if i := ss.find(a); i >= 0 {
-		lm.sa = pref{rc.pc[d], ss[i].i}
+	if i := ds.ss.find(a); i >= 0 {
+		lm.sa = pref{rc.pc[d], ds.ss[i].i}
 	}
-	if i := rs.find(b - 1); i >= 0 {
-		lm.rb = pref{rc.pc[1-d], rs[i].i}
+	if i := ds.rs.find(b - 1); i >= 0 {
+		lm.rb = pref{rc.pc[1-d], ds.rs[i].i}
 	}
 	if lm.faStart {
 		m := &r.msgs[lm.fa]
 		lm.kind, lm.call = m.kind, m.call
 	}
 	st.out = append(st.out, lm)
+}
+
+// preloadKinds labels the messages of a connection that no sniffer saw (a
+// whole connection, or the part before or after the capture): the side
+// that connected calls, each of its messages a CALL with a new id; the
+// other side's next message is the RETURN of the last CALL. Sniffed
+// messages keep flows' labels and take part in the pairing. The order is
+// the traced caller's own sequence of calls (or the callee's when only it
+// was traced); without one, nothing is labelled.
+func (st *state) preloadKinds(ranges [][2]int) {
+	for _, rc := range st.conns {
+		ms := st.out[ranges[rc.id][0]:ranges[rc.id][1]]
+		if rc.dgram || rc.caller < 0 || !anyUnsniffed(ms) {
+			continue
+		}
+		view := rc.pc[rc.caller]
+		if view == nil {
+			view = rc.pc[1-rc.caller]
+		}
+		if view == nil || !orderByCalls(ms, view) {
+			continue
+		}
+		slices.SortStableFunc(ms, func(a, b lmsg) int { return cmp.Compare(a.order, b.order) })
+		labelCalls(ms, rc)
+	}
+}
+
+func anyUnsniffed(ms []lmsg) bool {
+	for i := range ms {
+		if ms[i].fa < 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// orderByCalls gives each message its place in view's sequence of calls;
+// it reports false when one is not among view's calls.
+func orderByCalls(ms []lmsg, view *preload.Conn) bool {
+	for i := range ms {
+		lm := &ms[i]
+		switch {
+		case lm.sa.ok() && lm.sa.c == view:
+			lm.order = int64(lm.sa.i)
+		case lm.rb.ok() && lm.rb.c == view:
+			lm.order = int64(lm.rb.i)
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// labelCalls labels the unsniffed messages of connection rc, in call
+// order: the caller's are CALLs with new ids (p<connection>.<n>), the
+// callee's next one the RETURN of the pending CALL; a sniffed CALL is
+// pending until its RETURN.
+func labelCalls(ms []lmsg, rc *rconn) {
+	var pending flows.CallID
+	pendingP := false
+	n := uint32(0)
+	for i := range ms {
+		lm := &ms[i]
+		switch {
+		case lm.fa >= 0 && lm.kind == trace.KindCall:
+			pending, pendingP = lm.call, lm.pcall
+		case lm.fa >= 0:
+			if lm.kind == trace.KindReturn {
+				pending = flows.CallID{}
+			}
+		case lm.dir == rc.caller:
+			lm.kind = trace.KindCall
+			lm.call, lm.pcall = flows.CallID{Conn: uint64(rc.id), Index: n}, true
+			n++
+			pending, pendingP = lm.call, true
+		case !pending.IsZero() || pendingP:
+			lm.kind = trace.KindReturn
+			lm.call, lm.pcall = pending, pendingP
+			pending, pendingP = flows.CallID{}, false
+		}
+	}
 }
 
 // datagrams turns a datagram group into messages: each sniffed datagram,

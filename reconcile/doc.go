@@ -35,15 +35,20 @@
 //     (WAP5 section 5.2, Paxson) and keeping the shortest round trip
 //     (MSHN), with the uncertainty that bounds the error whatever the
 //     asymmetry; chained along the path of least uncertainty to the
-//     reference clock. Each node keeps one clock (its home sniffer's, or
+//     reference clock (package clock does the arithmetic). Each node keeps one clock (its home sniffer's, or
 //     its traced host's when no sniffer saw it), so node delays never mix
 //     clocks; trace.Meta gives each clock's offset (Clocks) and each
 //     node's (Offsets, against a reference node).
 //
 // A Reconciler collects the messages of a whole run (AddMessage, AddConn)
 // and reconciles them in Finish, because home points, fixed ports and clock
-// offsets all depend on the whole run. The Report accounts for every
-// sniffed message and every traced call (Check verifies it).
+// offsets all depend on the whole run; Finish runs in named phases (hosts,
+// logical messages, ends and ports, clocks, nodes, the trace, the report).
+// The Report accounts for every sniffed message and every traced call
+// (Check verifies it).
 //
-// This package must not know about packets or inference.
+// This package must not know about packets or inference: it reads flows'
+// messages and preload's tables and does not import pcapio (capture
+// points are flows.Points, sniffers are named by index, and NAT lookups
+// take trace.IPProtoTCP/UDP).
 package reconcile

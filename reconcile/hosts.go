@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/wirepath/wirepath/pcapio"
 	"github.com/wirepath/wirepath/preload"
 )
 
@@ -20,8 +19,6 @@ type host struct {
 	use []int64
 	// home is the capture point that sees its traffic best, -1 if none.
 	home int32
-	// roles are the names of its fixed endpoints (NameRole).
-	roles []string
 	// stats of the home choice, for the report.
 	homeNear, homeSeen, msgs int64
 	// remote is set when the home point sees what the host sends with a
@@ -133,6 +130,44 @@ func parseAddrPort(s string) (netip.AddrPort, error) {
 	return netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port()), nil
 }
 
+// findHosts ties the traced hosts to the addresses their sockets used,
+// gives every sniffed endpoint its host, picks each host's home capture
+// point and records the TTLs each pair of hosts' messages were seen with.
+func (r *Reconciler) findHosts(st *state) {
+	if tab := r.opts.Preload; tab != nil {
+		st.warns = append(st.warns, st.ht.learnPreload(tab)...)
+	}
+	st.epHost = make([]int32, len(r.eps))
+	for i, ap := range r.eps {
+		st.epHost[i] = st.ht.ofAddr(ap.Addr())
+	}
+	for i := range r.msgs {
+		m := &r.msgs[i]
+		st.ht.noteUse(st.epHost[m.src], r.eps[m.src].Addr())
+		st.ht.noteUse(st.epHost[m.dst], r.eps[m.dst].Addr())
+	}
+	r.chooseHomes(st.ht, st.epHost)
+	r.pairTTLs(st)
+}
+
+// pairTTLs records, per (sender host, receiver host), the highest and the
+// lowest TTL any capture point saw their messages with: a sighting at the
+// highest is on the sender's side of every router the messages crossed,
+// one at the lowest on the receiver's.
+func (r *Reconciler) pairTTLs(st *state) {
+	for i := range r.msgs {
+		m := &r.msgs[i]
+		k := [2]int32{st.epHost[m.src], st.epHost[m.dst]}
+		for _, s := range r.sightsOf(m) {
+			v, ok := st.pairTTL[k]
+			if !ok {
+				v = [2]uint8{s.ttl, s.ttl}
+			}
+			st.pairTTL[k] = [2]uint8{max(v[0], s.ttl), min(v[1], s.ttl)}
+		}
+	}
+}
+
 // homeCount is what one capture point saw of one host's messages.
 type homeCount struct {
 	near int64 // messages it saw whole, on the host's side of every router
@@ -216,18 +251,19 @@ func (r *Reconciler) pointName(pt int32) string {
 		return "-"
 	}
 	p := r.points[pt]
-	name := r.snifferName(p.Sniffer)
+	name := r.snifferName(int(p.Sniffer))
 	if p.Interface != 0 {
 		name += "/" + strconv.Itoa(int(p.Interface))
 	}
 	return name
 }
 
-func (r *Reconciler) snifferName(id pcapio.SnifferID) string {
-	if int(id) < len(r.opts.Sniffers) && r.opts.Sniffers[id].Name != "" {
+// snifferName names sniffer id (a pcapio.SnifferID) for reports.
+func (r *Reconciler) snifferName(id int) string {
+	if id < len(r.opts.Sniffers) && r.opts.Sniffers[id].Name != "" {
 		return r.opts.Sniffers[id].Name
 	}
-	return "sniffer " + strconv.Itoa(int(id))
+	return "sniffer " + strconv.Itoa(id)
 }
 
 // initialTTL reports whether ttl is one that stacks send with (Linux and

@@ -137,6 +137,23 @@ func (st *state) nodeName(r *Reconciler, h int32, pc *preload.Conn, ep int32) tr
 // NoWellKnown. It then lists each host's roles.
 func (r *Reconciler) classifyPorts(st *state, ranges [][2]int) {
 	st.fixed = make([]bool, len(st.eps))
+	peers := st.fixedByConn(ranges)
+	st.fixedByKind()
+	for id, ep := range st.eps {
+		if peers[id] >= r.opts.MinPeers {
+			st.fixed[id] = true
+		}
+		if !r.opts.NoWellKnown && ep.name == "" && ep.ap.Port() > 0 && ep.ap.Port() < 1024 {
+			st.fixed[id] = true
+		}
+	}
+	r.listRoles(st)
+}
+
+// fixedByConn marks the endpoints connections were opened to and those of
+// listening traced sockets, and returns how many distinct peers each
+// endpoint has (connections with messages only).
+func (st *state) fixedByConn(ranges [][2]int) []int {
 	peers := make([]int, len(st.eps))
 	seen := map[[2]int32]bool{}
 	for _, rc := range st.conns {
@@ -161,6 +178,12 @@ func (r *Reconciler) classifyPorts(st *state, ranges [][2]int) {
 			}
 		}
 	}
+	return peers
+}
+
+// fixedByKind marks the receiver of every CALL and the sender of every
+// RETURN.
+func (st *state) fixedByKind() {
 	for i := range st.out {
 		lm := &st.out[i]
 		rc := st.conns[lm.rc]
@@ -171,15 +194,10 @@ func (r *Reconciler) classifyPorts(st *state, ranges [][2]int) {
 			st.fixed[rc.epi[lm.dir]] = true
 		}
 	}
-	for id, ep := range st.eps {
-		if peers[id] >= r.opts.MinPeers {
-			st.fixed[id] = true
-		}
-		if !r.opts.NoWellKnown && ep.name == "" && ep.ap.Port() > 0 && ep.ap.Port() < 1024 {
-			st.fixed[id] = true
-		}
-	}
-	// Roles per host.
+}
+
+// listRoles lists, per host, the names of its fixed IP endpoints.
+func (r *Reconciler) listRoles(st *state) {
 	type hostEP struct{ h, ep int32 }
 	done := map[hostEP]bool{}
 	for i := range st.out {
@@ -195,6 +213,37 @@ func (r *Reconciler) classifyPorts(st *state, ranges [][2]int) {
 				st.roles[e.h] = append(st.roles[e.h], n)
 			}
 		}
+	}
+}
+
+// messageEnds numbers the connections' endpoints (st.eps, rconn.epi) and
+// gives each logical message the traced processes and the hosts at its
+// ends.
+func (st *state) messageEnds() {
+	for _, rc := range st.conns {
+		for e := range 2 {
+			id, ok := st.epIdx[rc.ep[e]]
+			if !ok {
+				id = int32(len(st.eps))
+				st.eps = append(st.eps, rc.ep[e])
+				st.epIdx[rc.ep[e]] = id
+			}
+			rc.epi[e] = id
+		}
+	}
+	for i := range st.out {
+		lm := &st.out[i]
+		rc := st.conns[lm.rc]
+		s, d := int(lm.dir), 1-int(lm.dir)
+		lm.spc, lm.rpc = rc.pc[s], rc.pc[d]
+		if lm.sa.ok() {
+			lm.spc = lm.sa.c
+		}
+		if lm.rb.ok() {
+			lm.rpc = lm.rb.c
+		}
+		lm.hs = st.endHost(rc, s, lm.spc)
+		lm.hr = st.endHost(rc, d, lm.rpc)
 	}
 }
 

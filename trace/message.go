@@ -73,6 +73,15 @@ func (p Proto) String() string {
 	return "-"
 }
 
+// IP protocol numbers (IANA) of the transports that have ports: how a NAT
+// table names a translation's transport (nat.Mapping.Proto, the proto of
+// reconcile.CanonicalFunc), so stages that do not decode packets can name
+// it too. They equal pcapio.ProtoTCP and pcapio.ProtoUDP.
+const (
+	IPProtoTCP uint8 = 6
+	IPProtoUDP uint8 = 17
+)
+
 // ParseProto parses the names String returns, case-insensitively.
 func ParseProto(s string) (Proto, error) {
 	ls := strings.ToLower(s)

@@ -13,7 +13,9 @@ func TestNatGolden(t *testing.T) {
 		{name: "nat-not-a-capture", args: []string{"nat", dir + "make.sh", dir + "outside.pcap", dir + "inside.pcap"}, wantCode: 3},
 		{name: "nat-missing-file", args: []string{"nat", dir + "no-such.pcap"}, wantCode: 1},
 		{name: "nat-bad-score", args: []string{"nat", "--min-score", "2", dir + "outside.pcap"}, wantCode: 2},
-		{name: "nat-bad-window", args: []string{"nat", "--window", "0s", dir + "outside.pcap"}, wantCode: 2},
+		{name: "nat-bad-window", args: []string{"nat", "--nat-window", "0s", dir + "outside.pcap"}, wantCode: 2},
+		{name: "nat-bad-dedupe-window", args: []string{"nat", "--window", "0s", dir + "outside.pcap"}, wantCode: 2},
+		{name: "nat-deprecated-flags", args: append([]string{"nat", "--no-clock-offsets", "--idle-timeout", "3m"}, captures...), wantCode: 0},
 		{name: "nat-no-args", args: []string{"nat"}, wantCode: 2},
 	})
 }

@@ -1,16 +1,19 @@
 // Package nat implements "wirepath nat": read captures, find the address
-// translations between them and print the mapping table.
+// translations between them and print the mapping table. The captures are
+// read as every command reads them (the shared capture flags, package
+// pipeline's learning pass).
 package nat
 
 import (
-	"io"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/wirepath/wirepath/cmd/wirepath/internal/captureflags"
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/cmdutil"
 	natlib "github.com/wirepath/wirepath/nat"
-	"github.com/wirepath/wirepath/pcapio"
+	"github.com/wirepath/wirepath/pipeline"
 )
 
 const longHelp = `Find network address translations (NAT, load balancers, masquerading,
@@ -27,7 +30,9 @@ its connections. docs/nat.md explains the score.
 Each row names an endpoint's outside name (the one its peers across the
 translation use) and its inside, real name; source NAT rows aggregate the
 ports of one address (addr:*). The captures must overlap in time; give
-every sniffer's file.
+every sniffer's file. They are merged as "wirepath merge" merges them (the
+same capture flags: --window is the dedupe window; the copies of a
+translated packet may be --nat-window apart).
 
 The report also gives the clock offsets between sniffers on either side of
 a translation that the translated packets show (pcapio cannot relate
@@ -35,26 +40,32 @@ sniffers that share no untranslated packet), and the accounting.`
 
 const example = `  wirepath nat outside.pcap inside.pcap
   wirepath nat --json -o nat.json lan/*.pcapng dmz/*.pcap
-  wirepath nat --all --window 5s a.pcap b.pcap   # show rejected candidates too`
+  wirepath nat --all --nat-window 5s a.pcap b.pcap   # show rejected candidates too`
 
-type options struct {
-	captures        []string
-	json            bool
-	output          string
-	all             bool
-	window          time.Duration
-	idle            time.Duration
-	minEvidence     float64
-	minData         int
-	minScore        float64
-	splitInterfaces bool
-	noOffsets       bool
+// Options are the command's flags and arguments.
+type Options struct {
+	captureflags.Flags
+	Captures    []string
+	JSON        bool
+	Output      string
+	All         bool
+	Window      time.Duration // --nat-window
+	IdleTimeout time.Duration // --nat-idle-timeout
+	MinEvidence float64
+	MinData     int
+	MinScore    float64
 }
 
 // NewCmd returns the nat command.
 func NewCmd(ios *cmdutil.IOStreams) *cobra.Command {
+	return newCmd(ios, func(o *Options) error { return Run(ios, o) })
+}
+
+// newCmd builds the command with runF as the work done after validation
+// (tests pass their own).
+func newCmd(ios *cmdutil.IOStreams, runF func(*Options) error) *cobra.Command {
 	def := natlib.DefaultOptions()
-	o := &options{}
+	o := &Options{}
 	cmd := &cobra.Command{
 		Use:     "nat CAPTURE...",
 		Short:   "Find address translations between captures and print the mapping table",
@@ -62,89 +73,102 @@ func NewCmd(ios *cmdutil.IOStreams) *cobra.Command {
 		Example: example,
 		Args:    cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			o.captures = args
-			switch {
-			case o.window <= 0:
-				return cmdutil.UsageErrorf("--window must be positive")
-			case o.idle < 2*o.window:
-				return cmdutil.UsageErrorf("--idle-timeout must be at least twice --window")
-			case o.minEvidence < 0 || o.minData < 0:
-				return cmdutil.UsageErrorf("--min-evidence and --min-data must not be negative")
-			case o.minScore < 0 || o.minScore > 1:
-				return cmdutil.UsageErrorf("--min-score must be within 0..1")
+			o.Captures = args
+			for _, d := range deprecated {
+				if cmd.Flags().Changed(d.old) {
+					ios.Warnf("--%s is deprecated: use --%s", d.old, d.now)
+				}
 			}
-			opts := natlib.Options{
-				Window:      o.window,
-				IdleTimeout: o.idle,
-				MinEvidence: o.minEvidence,
-				MinData:     o.minData,
-				MinScore:    o.minScore,
+			if err := o.Validate(); err != nil {
+				return err
 			}
-			if err := opts.Validate(); err != nil {
-				return cmdutil.UsageErrorf("%v", err)
-			}
-			return run(ios, o, opts)
+			return runF(o)
 		},
 	}
 	f := cmd.Flags()
-	f.BoolVar(&o.json, "json", false, "print the table as JSON")
-	f.StringVarP(&o.output, "output", "o", "", "write the table to `FILE` instead of stdout")
-	f.BoolVar(&o.all, "all", false, "also list the rejected candidates and why")
-	f.DurationVar(&o.window, "window", def.Window, "how far apart in corrected time two copies of one packet may be")
-	f.DurationVar(&o.idle, "idle-timeout", def.IdleTimeout, "a connection silent this long has ended")
-	f.Float64Var(&o.minEvidence, "min-evidence", def.MinEvidence, "weighted matches a mapping needs")
-	f.IntVar(&o.minData, "min-data", def.MinData, "matches of packets with a payload a mapping needs")
-	f.Float64Var(&o.minScore, "min-score", def.MinScore, "lowest score of an accepted mapping (0..1)")
-	f.BoolVar(&o.splitInterfaces, "split-interfaces", false, "treat each pcapng interface as a sniffer of its own")
-	f.BoolVar(&o.noOffsets, "no-clock-offsets", false, "do not estimate the sniffers' clock offsets")
+	f.BoolVar(&o.JSON, "json", false, "print the table as JSON")
+	f.StringVarP(&o.Output, "output", "o", "", "write the table to `FILE` instead of stdout")
+	f.BoolVar(&o.All, "all", false, "also list the rejected candidates and why")
+	f.DurationVar(&o.Window, "nat-window", def.Window, "how far apart in corrected time two copies of one packet may be")
+	f.DurationVar(&o.IdleTimeout, "nat-idle-timeout", def.IdleTimeout, "a connection silent this long has ended")
+	f.Float64Var(&o.MinEvidence, "min-evidence", def.MinEvidence, "weighted matches a mapping needs")
+	f.IntVar(&o.MinData, "min-data", def.MinData, "matches of packets with a payload a mapping needs")
+	f.Float64Var(&o.MinScore, "min-score", def.MinScore, "lowest score of an accepted mapping (0..1)")
+	o.Flags.Register(f)
+	// The names this command used before it shared the capture flags
+	// (--window is now the dedupe window, as in every command), hidden;
+	// using one warns on stderr (cobra's own notice would go to stdout).
+	f.DurationVar(&o.IdleTimeout, "idle-timeout", def.IdleTimeout, "same as --nat-idle-timeout (deprecated)")
+	f.BoolVar(&o.NoOffsets, "no-clock-offsets", false, "same as --no-offsets (deprecated)")
+	for _, d := range deprecated {
+		_ = f.MarkHidden(d.old)
+	}
 	return cmd
 }
 
-// run learns the translations in the captures and writes the table.
-func run(ios *cmdutil.IOStreams, o *options, opts natlib.Options) error {
-	progress := cmdutil.NewProgress(ios, "nat", -1, true)
-	var last int64
-	m, err := pcapio.Open(o.captures, pcapio.Options{
-		SplitInterfaces: o.splitInterfaces,
-		NoOffsets:       o.noOffsets,
-		Progress: func(done, total int64) {
-			progress.Add(done - last)
-			last = done
-		},
-	})
+// deprecated lists the hidden old flag names and the ones to use.
+var deprecated = []struct{ old, now string }{
+	{"idle-timeout", "nat-idle-timeout"},
+	{"no-clock-offsets", "no-offsets"},
+}
+
+// NAT returns the learner's options the flags give.
+func (o *Options) NAT() natlib.Options {
+	return natlib.Options{
+		Window:      o.Window,
+		IdleTimeout: o.IdleTimeout,
+		MinEvidence: o.MinEvidence,
+		MinData:     o.MinData,
+		MinScore:    o.MinScore,
+	}
+}
+
+// Validate checks the options; its errors are usage errors.
+func (o *Options) Validate() error {
+	switch {
+	case o.Window <= 0:
+		return cmdutil.UsageErrorf("--nat-window must be positive")
+	case o.IdleTimeout < 2*o.Window:
+		return cmdutil.UsageErrorf("--nat-idle-timeout must be at least twice --nat-window")
+	case o.MinEvidence < 0 || o.MinData < 0:
+		return cmdutil.UsageErrorf("--min-evidence and --min-data must not be negative")
+	case o.MinScore < 0 || o.MinScore > 1:
+		return cmdutil.UsageErrorf("--min-score must be within 0..1")
+	}
+	if err := o.NAT().Validate(); err != nil {
+		return cmdutil.UsageErrorf("%v", err)
+	}
+	_, err := o.Flags.Options()
+	return err
+}
+
+// Run learns the translations in the captures and writes the table.
+func Run(ios *cmdutil.IOStreams, o *Options) error {
+	popts, err := o.Flags.Options()
 	if err != nil {
 		return err
 	}
-	defer m.Close()
-
-	l := natlib.NewLearner(opts)
-	for {
-		p, err := m.Next()
-		if err == io.EOF {
-			break
+	cfg := pipeline.Config{Captures: o.Captures, Capture: popts, NAT: o.NAT()}
+	var done func()
+	cfg.Progress, done = captureflags.StageProgress(ios)
+	res, err := pipeline.LearnNAT(cfg)
+	done()
+	if err != nil {
+		if strings.Contains(err.Error(), "sniffer") {
+			return cmdutil.UsageErrorf("%v", err)
 		}
-		if err != nil {
-			return err
-		}
-		l.Observe(p)
+		return err
 	}
-	progress.Finish()
-	table := l.Finish()
-	var names []string
-	for _, s := range m.Sniffers() {
-		names = append(names, s.Name)
-	}
-	table.SetSnifferNames(names)
-	noteOffsets(ios, m, opts.Window)
+	noteOffsets(ios, res, o.Window)
 
-	out, err := cmdutil.OpenOutput(ios, o.output)
+	out, err := cmdutil.OpenOutput(ios, o.Output)
 	if err != nil {
 		return err
 	}
-	if o.json {
-		err = table.WriteJSON(out, o.all)
+	if o.JSON {
+		err = res.NAT.WriteJSON(out, o.All)
 	} else {
-		err = table.WriteText(out, o.all)
+		err = res.NAT.WriteText(out, o.All)
 	}
 	if cerr := out.Close(); err == nil {
 		err = cerr
@@ -152,31 +176,29 @@ func run(ios *cmdutil.IOStreams, o *options, opts natlib.Options) error {
 	if err != nil {
 		return err
 	}
-
-	problems := m.Problems()
-	for _, p := range problems {
+	for _, p := range res.Problems {
 		ios.Warnf("%v", p)
 	}
-	if len(problems) > 0 {
-		return &cmdutil.PartialError{Skipped: len(problems), What: "unreadable input was skipped (see the warnings above)"}
+	if len(res.Problems) > 0 {
+		return &cmdutil.PartialError{Skipped: len(res.Problems), What: "unreadable input was skipped (see the warnings above)"}
 	}
 	return nil
 }
 
-// noteOffsets tells the user about sniffers whose clocks could not be
-// related to the others: their copies are matched only within the window.
-func noteOffsets(ios *cmdutil.IOStreams, m *pcapio.Merger, window time.Duration) {
-	sniffers := m.Sniffers()
-	for _, off := range m.Offsets() {
-		if int(off.Sniffer) >= len(sniffers) || sniffers[off.Sniffer].Packets == 0 {
+// noteOffsets tells the user about sniffers whose clocks pcapio could not
+// relate to the others (nat may have related them since, Method "nat"):
+// while learning, their copies were matched only within the window.
+func noteOffsets(ios *cmdutil.IOStreams, res *pipeline.Result, window time.Duration) {
+	for _, off := range res.Offsets {
+		if int(off.Sniffer) >= len(res.Sniffers) || res.Sniffers[off.Sniffer].Packets == 0 {
 			continue
 		}
-		name := sniffers[off.Sniffer].Name
+		name := res.Sniffers[off.Sniffer].Name
 		switch {
-		case !off.Known:
-			ios.Infof("%s: clock offset unknown (it shares no packets with the other sniffers); its copies are matched only within --window %v", name, window)
+		case !off.Known || off.Method == "nat":
+			ios.Infof("%s: clock offset unknown (it shares no packets with the other sniffers); its copies are matched only within --nat-window %v", name, window)
 		case time.Duration(2*off.Uncertainty) > window:
-			ios.Infof("%s: clock offset uncertain by %v; copies further apart than --window %v are not matched", name, time.Duration(off.Uncertainty), window)
+			ios.Infof("%s: clock offset uncertain by %v; copies further apart than --nat-window %v are not matched", name, time.Duration(off.Uncertainty), window)
 		}
 	}
 }
