@@ -153,10 +153,16 @@ func countNodes(ms trace.Messages) int {
 		}
 	} else {
 		var m trace.Message
+		t, isTrace := ms.(*trace.Trace)
 		for i := range ms.Len() {
-			ms.Read(i, &m)
-			nodes[m.SrcNode] = struct{}{}
-			nodes[m.DstNode] = struct{}{}
+			mp := &m
+			if isTrace {
+				mp = &t.Messages[i]
+			} else {
+				ms.Read(i, &m)
+			}
+			nodes[mp.SrcNode] = struct{}{}
+			nodes[mp.DstNode] = struct{}{}
 		}
 	}
 	delete(nodes, 0)

@@ -66,9 +66,15 @@ func TimeRange(ms Messages) (first, last Timestamp, ok bool) {
 	}
 	first, last = NoTime, NoTime
 	var m Message
+	t, isTrace := ms.(*Trace)
 	for i := range ms.Len() {
-		ms.Read(i, &m)
-		for _, ts := range [2]Timestamp{m.SendTS, m.RecvTS} {
+		mp := &m
+		if isTrace {
+			mp = &t.Messages[i]
+		} else {
+			ms.Read(i, &m)
+		}
+		for _, ts := range [2]Timestamp{mp.SendTS, mp.RecvTS} {
 			if !ts.Known() {
 				continue
 			}

@@ -95,9 +95,15 @@ func ClassifyRoles(ms Messages, opt RoleOptions) *Roles {
 	return classifyRoles(ms.Symbols(), opt, ms.Len(), func(yield func(*Flow)) {
 		var m Message
 		var f Flow
+		msgs, isTrace := ms.(*Trace)
 		for i := range ms.Len() {
-			ms.Read(i, &m)
-			f = Flow{Src: m.Src, Dst: m.Dst, SrcNode: m.SrcNode, DstNode: m.DstNode, Kind: m.Kind}
+			mp := &m
+			if isTrace {
+				mp = &msgs.Messages[i]
+			} else {
+				ms.Read(i, &m)
+			}
+			f = Flow{Src: mp.Src, Dst: mp.Dst, SrcNode: mp.SrcNode, DstNode: mp.DstNode, Kind: mp.Kind}
 			yield(&f)
 		}
 	})
