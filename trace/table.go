@@ -379,13 +379,23 @@ func (t *Table) flowSlot(f Flow) uint64 {
 	return i
 }
 
-// NewTable returns a Table of t's messages. It shares t's symbol table,
-// so neither may intern new strings afterwards.
-func NewTable(t *Trace) *Table {
-	tab := &Table{Syms: t.Syms, Meta: t.Meta}
-	tab.Grow(len(t.Messages))
-	for i := range t.Messages {
-		tab.Append(&t.Messages[i])
+// NewTable returns a Table of the messages of ms (a Trace, or another
+// Table). It shares ms's symbol table, so neither may intern new strings
+// afterwards.
+func NewTable(ms Messages) *Table {
+	tab := &Table{Syms: *ms.Symbols(), Meta: *ms.Metadata()}
+	n := ms.Len()
+	tab.Grow(n)
+	if t, ok := ms.(*Trace); ok {
+		for i := range t.Messages {
+			tab.Append(&t.Messages[i])
+		}
+		return tab
+	}
+	var m Message
+	for i := range n {
+		ms.Read(i, &m)
+		tab.Append(&m)
 	}
 	return tab
 }
