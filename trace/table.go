@@ -209,6 +209,7 @@ func (t *Table) Read(i int, m *Message) {
 	m.Src, m.Dst, m.SrcNode, m.DstNode = f.Src, f.Dst, f.SrcNode, f.DstNode
 	m.CallID, m.Kind, m.Proto = r.call, f.Kind, f.Proto
 	m.Bytes = int64(r.size)
+	m.Evidence = Evidence{}
 }
 
 // At returns message i.
