@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/analyze"
+	"github.com/wirepath/wirepath/cmd/wirepath/internal/assemble"
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/cmdutil"
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/convolve"
 	gencmd "github.com/wirepath/wirepath/cmd/wirepath/internal/gen"
@@ -72,6 +73,7 @@ func NewCmdRoot(ios *cmdutil.IOStreams) *cobra.Command {
 	add("pipeline", messages.NewCmd(ios))
 	add("pipeline", nat.NewCmd(ios))
 	add("engines", link.NewCmd(ios))
+	add("engines", assemble.NewCmd(ios))
 	add("tools", newCmdVersion(ios))
 	add("tools", report.NewCmd(ios))
 	add("tools", whatif.NewCmd(ios))

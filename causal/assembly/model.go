@@ -1,0 +1,166 @@
+package assembly
+
+import (
+	"math"
+)
+
+// The delay models are histograms of log-time: bin 0 holds delays of zero
+// or less (within the tolerance), bins 1 to gapDecades*gapPerDecade cover 1
+// µs to 100 s, gapPerDecade to a decade, and the last bin everything
+// longer.
+const (
+	gapPerDecade = 20
+	gapDecades   = 8
+	nGapBins     = 2 + gapDecades*gapPerDecade
+	gapMinNS     = 1e3
+	gapSigma     = 1.5 // kernel, in bins
+	kappaGap     = 4   // prior weight of the next model down
+	kappaTrans   = 1
+	maxPos       = 7 // positions beyond are one context
+)
+
+// gapBin returns the bin of a delay of g nanoseconds.
+func gapBin(g int64) int {
+	if g <= 0 {
+		return 0
+	}
+	if g < gapMinNS {
+		return 1
+	}
+	b := 1 + int(math.Log10(float64(g)/gapMinNS)*gapPerDecade)
+	return min(b, nGapBins-1)
+}
+
+// gapWidth returns the width of bin b in nanoseconds.
+var gapWidth = func() [nGapBins]float64 {
+	var w [nGapBins]float64
+	step := math.Pow(10, 1.0/gapPerDecade)
+	for b := 1; b < nGapBins; b++ {
+		lo := gapMinNS * math.Pow(10, float64(b-1)/gapPerDecade)
+		if b == 1 {
+			lo = 0
+		}
+		w[b] = gapMinNS*math.Pow(10, float64(b-1)/gapPerDecade)*step - lo
+	}
+	w[0] = gapMinNS
+	return w
+}()
+
+// kernel is the Gaussian the gap histograms are smoothed with.
+var kernel = func() []float64 {
+	r := int(math.Ceil(3 * gapSigma))
+	k := make([]float64, 2*r+1)
+	sum := 0.0
+	for i := range k {
+		x := float64(i - r)
+		k[i] = math.Exp(-x * x / (2 * gapSigma * gapSigma))
+		sum += k[i]
+	}
+	for i := range k {
+		k[i] /= sum
+	}
+	return k
+}()
+
+// hist is a histogram of delays and its total weight.
+type hist struct {
+	w [nGapBins]float64
+	n float64
+}
+
+func (h *hist) add(b int, w float64) { h.w[b] += w; h.n += w }
+
+// smoothed returns the histogram convolved with the kernel (bin 0, the
+// non-positive delays, is kept apart).
+func (h *hist) smoothed() [nGapBins]float64 {
+	var out [nGapBins]float64
+	out[0] = h.w[0]
+	r := len(kernel) / 2
+	for b := 1; b < nGapBins; b++ {
+		if h.w[b] == 0 {
+			continue
+		}
+		for i, k := range kernel {
+			j := b + i - r
+			if j < 1 {
+				j = 1
+			}
+			if j >= nGapBins {
+				j = nGapBins - 1
+			}
+			out[j] += h.w[b] * k
+		}
+	}
+	return out
+}
+
+// priorMass is the delay model nothing was learnt for: log-uniform from 1
+// µs to 100 s, with a little mass at zero.
+var priorMass = func() [nGapBins]float64 {
+	var m [nGapBins]float64
+	m[0] = 0.02
+	for b := 1; b < nGapBins; b++ {
+		m[b] = 0.98 / (nGapBins - 1)
+	}
+	return m
+}()
+
+// mixMass mixes a histogram with the model below it: (smoothed counts +
+// kappa·below) / (n + kappa).
+func mixMass(h *hist, below *[nGapBins]float64) [nGapBins]float64 {
+	if h == nil || h.n == 0 {
+		return *below
+	}
+	s := h.smoothed()
+	for b := range s {
+		s[b] = (s[b] + kappaGap*below[b]) / (h.n + kappaGap)
+	}
+	return s
+}
+
+// logDensity turns bin masses into log densities per nanosecond.
+func logDensity(m *[nGapBins]float64) *[nGapBins]float64 {
+	var d [nGapBins]float64
+	for b := range m {
+		d[b] = math.Log(math.Max(m[b], 1e-300) / gapWidth[b])
+	}
+	return &d
+}
+
+// dist is a discrete distribution's counts.
+type dist struct {
+	c map[int32]float64
+	n float64
+}
+
+func (d *dist) add(k int32, w float64) {
+	if d.c == nil {
+		d.c = make(map[int32]float64)
+	}
+	d.c[k] += w
+	d.n += w
+}
+
+// lrTable is a feature's likelihood ratio between true links and other
+// candidate links, learnt from counts by bin.
+type lrTable struct {
+	link, other []float64
+	nl, no      float64
+}
+
+func newLR(bins int) lrTable {
+	return lrTable{link: make([]float64, bins), other: make([]float64, bins)}
+}
+
+func (t *lrTable) addLink(b int, w float64)  { t.link[b] += w; t.nl += w }
+func (t *lrTable) addOther(b int, w float64) { t.other[b] += w; t.no += w }
+
+// logLR returns log P(bin | link) − log P(bin | other), smoothed; 0
+// until both sides have counts.
+func (t *lrTable) logLR(b int) float64 {
+	if t.nl < 1 || t.no < 1 {
+		return 0
+	}
+	k := float64(len(t.link))
+	return math.Log((t.link[b]+0.5)/(t.nl+0.5*k)) - math.Log((t.other[b]+0.5)/(t.no+0.5*k))
+}
