@@ -1,7 +1,6 @@
 package assembly
 
 import (
-	"math"
 	"slices"
 )
 
@@ -115,11 +114,7 @@ func (r *run) deconvolve(n int32, m *nodeModel) {
 				floor[k] = f
 			}
 			rate := cnt / deconvLag
-			for b := 1; b < nGapBins; b++ {
-				lo := gapMinNS * math.Pow(10, float64(b-1)/gapPerDecade)
-				if lo > deconvLag {
-					break
-				}
+			for b := 1; b < nGapBins && gapLow[b] <= deconvLag; b++ {
 				f[b] += rate * gapWidth[b]
 			}
 			f[0] += rate * float64(r.tol)
@@ -159,8 +154,13 @@ func (r *run) seedModel(m *nodeModel, cx ctxKey, arrival bool, next int32, h *hi
 	tks := keys[2:]
 	gks := gk[1:]
 	if arrival {
+		// a request's first message, timed from its arrival both ways;
+		// and every later call of a parallel fan-out
 		tks = keys[1:]
 		gks = gk[:]
+		for _, k := range gk[2:] {
+			m.addHist(anchorArrival, k, h)
+		}
 	}
 	for _, k := range tks {
 		d := m.trans[k]
@@ -171,13 +171,21 @@ func (r *run) seedModel(m *nodeModel, cx ctxKey, arrival bool, next int32, h *hi
 		d.add(next, h.n)
 	}
 	for _, k := range gks {
-		g := m.gaps[k]
-		if g == nil {
-			g = &hist{}
-			m.gaps[k] = g
+		m.addHist(anchorLast, k, h)
+		if arrival && k.lvl < 2 {
+			m.addHist(anchorArrival, k, h)
 		}
-		for b, v := range h.w {
-			g.add(b, v)
-		}
+	}
+}
+
+// addHist adds histogram h to the delays of key from anchor.
+func (m *nodeModel) addHist(anchor int, k gKey, h *hist) {
+	g := m.gaps[anchor][k]
+	if g == nil {
+		g = &hist{}
+		m.gaps[anchor][k] = g
+	}
+	for b, v := range h.w {
+		g.add(b, v)
 	}
 }

@@ -285,15 +285,22 @@ func (r *run) timeline(n int32) []event {
 
 // assign records the decision for call c: request p (-1 none), with the
 // best final score per request among the hypotheses (marg) and the best
-// per request when c was sent (filt).
-func (r *run) assign(c, p int32, marg map[int32]float64, filt []altScore, _ float64, exact bool) {
+// per request when c was sent (filt). A request pruned from the beam
+// keeps its score at the send, relative to p's, and no better than the
+// worst final one.
+func (r *run) assign(c, p int32, marg, filt []altScore) {
 	r.parent[c] = p
-	sp := marg[p]
+	var sp float64
 	scores := make(map[int32]float64, len(marg)+len(filt))
+	for _, a := range marg {
+		scores[a.p] = a.score
+		if a.p == p {
+			sp = a.score
+		}
+	}
 	minMarg := sp
-	for q, v := range marg {
-		scores[q] = v
-		minMarg = min(minMarg, v)
+	for _, a := range marg {
+		minMarg = min(minMarg, a.score)
 	}
 	fp := math.Inf(-1)
 	for _, a := range filt {
@@ -351,5 +358,4 @@ func (r *run) assign(c, p int32, marg map[int32]float64, filt []altScore, _ floa
 	default:
 		r.evid[c] = evJoint
 	}
-	_ = exact
 }

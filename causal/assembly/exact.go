@@ -260,3 +260,14 @@ func (r *run) evidenceScore(m *nodeModel, c int32, sl *slot) float64 {
 	}
 	return sc
 }
+
+// arrOf is when request p arrived (estimated, when its CALL was not
+// seen, as the search's timeline does).
+func (r *run) arrOf(p int32) int64 {
+	c := &r.calls[p]
+	if c.callMsg >= 0 {
+		return c.arr
+	}
+	lo, _ := r.window(p, r.openSpan(c.callee))
+	return lo + r.tol
+}

@@ -43,7 +43,8 @@ func (r *run) initialModel(n int32) *nodeModel {
 	// their call graph.
 	clear(m.trans)
 	clear(m.ov)
-	clear(m.gaps)
+	clear(m.gaps[anchorLast])
+	clear(m.gaps[anchorArrival])
 	r.deconvolve(n, m)
 	return m
 }
@@ -104,6 +105,7 @@ func (r *run) fitWith(n int32, asg func(c int32) int32, w func(c int32) float64,
 	}
 	r.observeOthers(n, m, asg, byParent, w)
 	m.finishSizes()
+	m.finishAnchors()
 	return m
 }
 
@@ -146,7 +148,7 @@ func (r *run) observeRequest(m *nodeModel, p int32, ks []int32, w func(int32) fl
 		wc := w(st.c)
 		wp = min(wp, wc)
 		cx := ctxKey{pk: pc.kind, prev: sl.prev, pos: min(sl.pos, maxPos), ret: sl.ret}
-		m.observe(cx, cc.kind, cc.send-sl.last, wc)
+		m.observe(cx, cc.kind, cc.send-sl.last, cc.send-r.arrOf(p), wc)
 		m.addOverlap(pc.kind, sl.out > 0, wc)
 		if sl.lastRet >= 0 {
 			if lr := &r.calls[sl.lastRet]; lr.repBytes >= 0 && cc.reqBytes >= 0 {
@@ -173,7 +175,7 @@ func (r *run) observeRequest(m *nodeModel, p int32, ks []int32, w func(int32) fl
 		return
 	}
 	cx := ctxKey{pk: pc.kind, prev: sl.prev, pos: min(sl.pos, maxPos), ret: sl.ret}
-	m.observe(cx, endKind, pc.rep-sl.last, wp)
+	m.observe(cx, endKind, pc.rep-sl.last, pc.rep-r.arrOf(p), wp)
 	if sl.lastRet >= 0 {
 		if lr := &r.calls[sl.lastRet]; lr.repBytes >= 0 && pc.repBytes >= 0 {
 			m.addSizeLink(lr.kind, endKind, pc.kind, pc.repBytes-lr.repBytes, wp)

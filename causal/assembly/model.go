@@ -9,7 +9,7 @@ import (
 // µs to 100 s, gapPerDecade to a decade, and the last bin everything
 // longer.
 const (
-	gapPerDecade = 20
+	gapPerDecade = 40
 	gapDecades   = 8
 	nGapBins     = 2 + gapDecades*gapPerDecade
 	gapMinNS     = 1e3
@@ -19,16 +19,24 @@ const (
 	maxPos       = 7 // positions beyond are one context
 )
 
-// gapBin returns the bin of a delay of g nanoseconds.
+// gapBin returns the bin of a delay of g nanoseconds: 1 + the bin's index
+// from gapMinNS, found by binary search of the bins' lower edges (no
+// logarithm on the search's hot path).
 func gapBin(g int64) int {
 	if g <= 0 {
 		return 0
 	}
-	if g < gapMinNS {
-		return 1
+	x := float64(g)
+	lo, hi := 1, nGapBins-1
+	for lo < hi {
+		mid := (lo + hi + 1) / 2
+		if gapLow[mid] <= x {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
 	}
-	b := 1 + int(math.Log10(float64(g)/gapMinNS)*gapPerDecade)
-	return min(b, nGapBins-1)
+	return lo
 }
 
 // gapWidth returns the width of bin b in nanoseconds.
@@ -44,6 +52,15 @@ var gapWidth = func() [nGapBins]float64 {
 	}
 	w[0] = gapMinNS
 	return w
+}()
+
+// gapLow returns the lower edge of each bin in nanoseconds.
+var gapLow = func() [nGapBins]float64 {
+	var lo [nGapBins]float64
+	for b := 2; b < nGapBins; b++ {
+		lo[b] = gapMinNS * math.Pow(10, float64(b-1)/gapPerDecade)
+	}
+	return lo
 }()
 
 // kernel is the Gaussian the gap histograms are smoothed with.

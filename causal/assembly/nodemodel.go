@@ -58,7 +58,9 @@ type sizeLink struct {
 // size, token, request-id and thread evidence.
 type nodeModel struct {
 	trans   map[tKey]*dist
-	gaps    map[gKey]*hist
+	gaps    [2]map[gKey]*hist // by anchor
+	anchorW map[gKey]float64  // weight of anchorLast by context
+	samples []gapSample
 	ov      map[int32]*[2]float64
 	bg      map[int32]float64
 	nKinds  int // distinct child kinds at the node, for the uniform prior
@@ -75,14 +77,15 @@ type nodeModel struct {
 	// in the first passes, whose assignments are poor.
 	kappaT float64
 
-	tcache map[tcKey]float64
-	gcache map[gKey]*[nGapBins]float64
+	tcache  map[tcKey]float64
+	scorers map[uint64]*scorerEntry
+	gcache  [2]map[gKey]*[nGapBins]float64
 }
 
 func newNodeModel(nKinds int, span float64) *nodeModel {
 	return &nodeModel{
 		trans:    make(map[tKey]*dist),
-		gaps:     make(map[gKey]*hist),
+		gaps:     [2]map[gKey]*hist{make(map[gKey]*hist), make(map[gKey]*hist)},
 		ov:       make(map[int32]*[2]float64),
 		bg:       make(map[int32]float64),
 		nKinds:   nKinds,
@@ -96,7 +99,8 @@ func newNodeModel(nKinds int, span float64) *nodeModel {
 		thr:      newLR(2),
 		kappaT:   kappaTrans,
 		tcache:   make(map[tcKey]float64),
-		gcache:   make(map[gKey]*[nGapBins]float64),
+		scorers:  make(map[uint64]*scorerEntry),
+		gcache:   [2]map[gKey]*[nGapBins]float64{make(map[gKey]*[nGapBins]float64), make(map[gKey]*[nGapBins]float64)},
 	}
 }
 
@@ -119,9 +123,28 @@ func (c ctxKey) gapKeys(next int32) [4]gKey {
 	}
 }
 
+// A request's next message is timed from one of two anchors: the latest
+// event that can have triggered it (its arrival or the last reply it
+// received: a serial request) or its arrival (the calls of a parallel
+// fan-out, each sent a while after the request came in whatever the
+// others did). The delay from each is modelled, and their mixture weight
+// is learnt per context.
+const (
+	anchorLast = iota
+	anchorArrival
+)
+
+// gapSample is one observed delay, kept to learn the anchors' weights.
+type gapSample struct {
+	key    gKey
+	bl, ba int
+	w      float64
+}
+
 // observe records one event of a request: its next call (or endKind) in
-// context c after a delay of gap, with weight w.
-func (m *nodeModel) observe(c ctxKey, next int32, gap int64, w float64) {
+// context c after delays gl from its latest trigger and ga from its
+// arrival, with weight w.
+func (m *nodeModel) observe(c ctxKey, next int32, gl, ga int64, w float64) {
 	for _, k := range c.transKeys() {
 		d := m.trans[k]
 		if d == nil {
@@ -130,15 +153,96 @@ func (m *nodeModel) observe(c ctxKey, next int32, gap int64, w float64) {
 		}
 		d.add(next, w)
 	}
-	b := gapBin(gap)
-	for _, k := range c.gapKeys(next) {
-		h := m.gaps[k]
+	keys := c.gapKeys(next)
+	m.addGap(anchorLast, keys[:], gapBin(gl), w)
+	m.addGap(anchorArrival, keys[:], gapBin(ga), w)
+	m.samples = append(m.samples, gapSample{keys[0], gapBin(gl), gapBin(ga), w})
+}
+
+func (m *nodeModel) addGap(anchor int, keys []gKey, b int, w float64) {
+	for _, k := range keys {
+		h := m.gaps[anchor][k]
 		if h == nil {
 			h = &hist{}
-			m.gaps[k] = h
+			m.gaps[anchor][k] = h
 		}
 		h.add(b, w)
 	}
+}
+
+// gapDensity returns the log densities of the delays before next in
+// context keys from anchor.
+func (m *nodeModel) gapDensity(anchor int, keys *[4]gKey) *[nGapBins]float64 {
+	d := m.gcache[anchor][keys[0]]
+	if d == nil {
+		mass := priorMass
+		for i := len(keys) - 1; i >= 0; i-- {
+			mass = mixMass(m.gaps[anchor][keys[i]], &mass)
+		}
+		d = logDensity(&mass)
+		m.gcache[anchor][keys[0]] = d
+	}
+	return d
+}
+
+// finishAnchors learns, for every context seen, the weight of the
+// latest-trigger anchor against the arrival anchor (EM over the samples).
+func (m *nodeModel) finishAnchors() {
+	type pre struct {
+		k0, k1 gKey
+		fl, fa float64
+		w      float64
+	}
+	ps := make([]pre, len(m.samples))
+	for i, s := range m.samples {
+		keys := gapKeysOf(s.key)
+		ps[i] = pre{s.key, keys[1], math.Exp(m.gapDensity(anchorLast, &keys)[s.bl]),
+			math.Exp(m.gapDensity(anchorArrival, &keys)[s.ba]), s.w}
+	}
+	type acc struct{ r, n float64 }
+	w := map[gKey]float64{}
+	sum := map[gKey]*acc{}
+	for it := 0; it < 6; it++ {
+		for _, a := range sum {
+			*a = acc{}
+		}
+		for _, p := range ps {
+			wl := m.anchorWeight(w, p.k0)
+			r := wl * p.fl / (wl*p.fl + (1-wl)*p.fa)
+			for _, k := range [2]gKey{p.k0, p.k1} {
+				a := sum[k]
+				if a == nil {
+					a = &acc{}
+					sum[k] = a
+				}
+				a.r += p.w * r
+				a.n += p.w
+			}
+		}
+		for k, a := range sum {
+			w[k] = (a.r + 1) / (a.n + 2)
+		}
+	}
+	m.anchorW = w
+	m.samples = nil
+}
+
+// anchorWeight is the weight of the latest-trigger anchor in context key
+// (a level-0 gap key), backed off to its level-1 key, else even.
+func (m *nodeModel) anchorWeight(w map[gKey]float64, key gKey) float64 {
+	if v, ok := w[key]; ok {
+		return v
+	}
+	keys := gapKeysOf(key)
+	if v, ok := w[keys[1]]; ok {
+		return v
+	}
+	return 0.5
+}
+
+// gapKeysOf returns the backoff keys of a level-0 gap key.
+func gapKeysOf(k gKey) [4]gKey {
+	return ctxKey{pk: k.pk, prev: k.prev, ret: k.ret}.gapKeys(k.next)
 }
 
 // logTrans returns log P(next | c), backed off level by level to a
@@ -162,20 +266,82 @@ func (m *nodeModel) logTrans(c ctxKey, next int32) float64 {
 	return v
 }
 
-// logGap returns the log density of a delay of gap before next in
-// context c.
-func (m *nodeModel) logGap(c ctxKey, next int32, gap int64) float64 {
-	keys := c.gapKeys(next)
-	d := m.gcache[keys[0]]
-	if d == nil {
-		mass := priorMass
-		for i := len(keys) - 1; i >= 0; i-- {
-			mass = mixMass(m.gaps[keys[i]], &mass)
-		}
-		d = logDensity(&mass)
-		m.gcache[keys[0]] = d
+// logGap returns the log density of the timing of next in context c, gl
+// after its latest trigger and ga after its request's arrival.
+func (m *nodeModel) logGap(c ctxKey, next int32, gl, ga int64) float64 {
+	return m.scorer(c, next).gap(gl, ga)
+}
+
+// scorer is what the search needs to score one kind of message in one
+// context, looked up once: the call graph's log probability, the delay
+// densities from each anchor with the log of their weights added.
+type scorer struct {
+	logT   float64
+	dl, da [nGapBins]float64
+}
+
+// gap returns the log density of a message gl after its latest trigger
+// and ga after its request's arrival: the anchors' mixture.
+func (sc *scorer) gap(gl, ga int64) float64 {
+	return logAdd(sc.dl[gapBin(gl)], sc.da[gapBin(ga)])
+}
+
+// logAdd returns log(e^a + e^b), by a table of log(1 + e^-d).
+func logAdd(a, b float64) float64 {
+	hi, d := a, a-b
+	if b > a {
+		hi, d = b, b-a
 	}
-	return d[gapBin(gap)]
+	if d >= softplusMax || math.IsNaN(d) {
+		return hi
+	}
+	return hi + softplus[int(d*softplusStep)]
+}
+
+const (
+	softplusMax  = 20
+	softplusStep = 100
+)
+
+// softplus[i] is log(1 + e^-(i+0.5)/softplusStep).
+var softplus = func() []float64 {
+	t := make([]float64, softplusMax*softplusStep)
+	for i := range t {
+		t[i] = math.Log1p(math.Exp(-(float64(i) + 0.5) / softplusStep))
+	}
+	return t
+}()
+
+// packKey packs a context and a next kind into one map key.
+func packKey(c ctxKey, next int32) uint64 {
+	return uint64(uint32(c.pk))<<40 ^ uint64(uint32(c.prev+2))<<20 ^ uint64(uint32(next+2)) ^
+		uint64(c.pos)<<60 ^ uint64(c.ret)<<53 ^ uint64(uint32(c.pk)>>24)<<56
+}
+
+// scorer returns (building it once) the scorer of next in context c.
+func (m *nodeModel) scorer(c ctxKey, next int32) *scorer {
+	k := packKey(c, next)
+	if sc, ok := m.scorers[k]; ok && sc.c == c && sc.next == next {
+		return &sc.scorer
+	}
+	keys := c.gapKeys(next)
+	wl := m.anchorWeight(m.anchorW, keys[0])
+	e := &scorerEntry{c: c, next: next}
+	e.logT = m.logTrans(c, next)
+	dl, da := m.gapDensity(anchorLast, &keys), m.gapDensity(anchorArrival, &keys)
+	lw, la := math.Log(wl), math.Log(1-wl)
+	for b := range e.dl {
+		e.dl[b] = dl[b] + lw
+		e.da[b] = da[b] + la
+	}
+	m.scorers[k] = e
+	return &e.scorer
+}
+
+type scorerEntry struct {
+	scorer
+	c    ctxKey
+	next int32
 }
 
 // logOverlap returns the log probability that a request of kind pk sends

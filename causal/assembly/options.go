@@ -50,8 +50,8 @@ func DefaultOptions() Options {
 	return Options{
 		Options:      causal.DefaultOptions(),
 		Tolerance:    100 * time.Microsecond,
-		Beam:         64,
-		Passes:       4,
+		Beam:         16,
+		Passes:       3,
 		EM:           EMHard,
 		Alternatives: 3,
 		MaxOpen:      10 * time.Second,

@@ -146,10 +146,16 @@ type search struct {
 	pendAlt map[int32][]altScore
 	seq     int32
 	// pruned says whether the current window lost a hypothesis.
-	pruned bool
-	cnt    searchCounts
-	// out receives the committed decisions.
+	pruned    bool
+	cnt       searchCounts
 	commitLag int
+	// memo holds, within one call's send, the link score of each slot
+	// state met; free holds hypotheses to reuse; decs is the slab that
+	// decisions are carved from.
+	memo   map[uint64]float64
+	scores []float64
+	free   []*hyp
+	decs   []decision
 }
 
 func newSearch(r *run, node int32, m *nodeModel) *search {
@@ -159,6 +165,7 @@ func newSearch(r *run, node int32, m *nodeModel) *search {
 		seen:      make(map[uint64][]int32),
 		pendAlt:   make(map[int32][]altScore),
 		commitLag: 256,
+		memo:      make(map[uint64]float64),
 	}
 }
 
@@ -219,8 +226,8 @@ func (s *search) linkScore(c int32, sl *slot) float64 {
 	r := s.r
 	cc := &r.calls[c]
 	cx := s.ctx(sl)
-	sc := s.m.logTrans(cx, cc.kind) + s.m.logGap(cx, cc.kind, cc.send-sl.last) +
-		s.m.logOverlap(cx.pk, sl.out > 0)
+	scr := s.m.scorer(cx, cc.kind)
+	sc := scr.logT + scr.gap(cc.send-sl.last, cc.send-r.arrOf(sl.p)) + s.m.logOverlap(cx.pk, sl.out > 0)
 	if sl.lastRet >= 0 && cc.reqBytes >= 0 {
 		lr := &r.calls[sl.lastRet]
 		if lr.repBytes >= 0 {
@@ -238,7 +245,8 @@ func (s *search) endScore(sl *slot) float64 {
 		return 0
 	}
 	cx := s.ctx(sl)
-	sc := s.m.logTrans(cx, endKind) + s.m.logGap(cx, endKind, pc.rep-sl.last)
+	scr := s.m.scorer(cx, endKind)
+	sc := scr.logT + scr.gap(pc.rep-sl.last, pc.rep-r.arrOf(sl.p))
 	if sl.lastRet >= 0 {
 		lr := &r.calls[sl.lastRet]
 		if lr.repBytes >= 0 && pc.repBytes >= 0 {
@@ -254,6 +262,7 @@ func (s *search) send(c int32) {
 	forced := r.exact[c]
 	s.cands = s.cands[:0]
 	bg := s.m.logBackground(cc.kind)
+	clear(s.memo)
 	for hi, h := range s.hyps {
 		if forced < 0 {
 			s.cands = append(s.cands, cand{h: int32(hi), slot: -1, score: h.score + bg, hash: h.hash})
@@ -263,12 +272,18 @@ func (s *search) send(c int32) {
 			if forced >= 0 && sl.p != forced || !s.feasible(c, sl.p) {
 				continue
 			}
+			sh := sl.hash()
+			ls, ok := s.memo[sh]
+			if !ok {
+				ls = s.linkScore(c, sl)
+				s.memo[sh] = ls
+			}
 			ns := s.extend(sl, c)
-			hh := h.hash ^ sl.hash() ^ ns.hash()
+			hh := h.hash ^ sh ^ ns.hash()
 			if cc.retMsg >= 0 && cc.flags&flagOneWay == 0 {
 				hh ^= own{c, sl.p}.hash()
 			}
-			s.cands = append(s.cands, cand{h: int32(hi), slot: int32(i), score: h.score + s.linkScore(c, sl), hash: hh})
+			s.cands = append(s.cands, cand{h: int32(hi), slot: int32(i), score: h.score + ls, hash: hh})
 		}
 	}
 	if len(s.cands) == 0 {
@@ -299,9 +314,10 @@ func (s *search) extend(sl *slot, c int32) slot {
 // apply materialises candidate cd for call c.
 func (s *search) apply(cd *cand, c int32) *hyp {
 	h := s.hyps[cd.h]
-	nh := &hyp{score: cd.score, hash: cd.hash}
-	nh.slots = append(make([]slot, 0, len(h.slots)+1), h.slots...)
-	nh.owns = append(make([]own, 0, len(h.owns)+1), h.owns...)
+	nh := s.alloc()
+	nh.score, nh.hash = cd.score, cd.hash
+	nh.slots = append(nh.slots, h.slots...)
+	nh.owns = append(nh.owns, h.owns...)
 	p := int32(-1)
 	if cd.slot >= 0 {
 		sl := &nh.slots[cd.slot]
@@ -311,26 +327,54 @@ func (s *search) apply(cd *cand, c int32) *hyp {
 			nh.owns = append(nh.owns, own{c, p})
 		}
 	}
-	nh.asg = &decision{c: c, p: p, seq: s.seq, prev: h.asg}
+	nh.asg = s.decision(decision{c: c, p: p, seq: s.seq, prev: h.asg})
 	return nh
+}
+
+// alloc returns an empty hypothesis, reusing a dropped one.
+func (s *search) alloc() *hyp {
+	if n := len(s.free); n > 0 {
+		h := s.free[n-1]
+		s.free = s.free[:n-1]
+		h.slots, h.owns, h.asg = h.slots[:0], h.owns[:0], nil
+		return h
+	}
+	return &hyp{}
+}
+
+// release returns hypotheses no longer used.
+func (s *search) release(hs ...*hyp) {
+	for _, h := range hs {
+		h.asg = nil
+		s.free = append(s.free, h)
+	}
+}
+
+// decision returns d stored in the slab.
+func (s *search) decision(d decision) *decision {
+	if len(s.decs) == cap(s.decs) {
+		s.decs = make([]decision, 0, 1024)
+	}
+	s.decs = append(s.decs, d)
+	return &s.decs[len(s.decs)-1]
 }
 
 // noteAlternatives records, for call c, the best score of each parent
 // among the candidates.
 func (s *search) noteAlternatives(c int32) {
-	best := map[int32]float64{}
+	var alts []altScore
 	for _, cd := range s.cands {
 		p := int32(-1)
 		if cd.slot >= 0 {
 			p = s.hyps[cd.h].slots[cd.slot].p
 		}
-		if v, ok := best[p]; !ok || cd.score > v {
-			best[p] = cd.score
+		i := slices.IndexFunc(alts, func(a altScore) bool { return a.p == p })
+		switch {
+		case i < 0:
+			alts = append(alts, altScore{p, cd.score})
+		case cd.score > alts[i].score:
+			alts[i].score = cd.score
 		}
-	}
-	alts := make([]altScore, 0, len(best))
-	for p, v := range best {
-		alts = append(alts, altScore{p, v})
 	}
 	slices.SortFunc(alts, func(a, b altScore) int {
 		if c := cmp.Compare(b.score, a.score); c != 0 {
@@ -346,33 +390,104 @@ func (s *search) noteAlternatives(c int32) {
 
 // select_ keeps the best beam candidates, one per state (the best of
 // candidates that lead to the same state: Viterbi), materialised by mk.
+// Only the candidates that can make the beam are sorted: those at least
+// as good as the 2·beam-th best score, unless merging leaves the beam
+// short, when the rest follow.
 func (s *search) select_(mk func(*cand) *hyp) {
-	slices.SortFunc(s.cands, func(a, b cand) int {
-		if c := cmp.Compare(b.score, a.score); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(a.h, b.h); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.slot, b.slot)
-	})
 	s.next = s.next[:0]
 	clear(s.seen)
-	for i := range s.cands {
-		cd := &s.cands[i]
-		if s.dup(cd.hash, nil, mk, cd) {
-			continue
+	cands := s.cands
+	pruned := false
+	for len(cands) > 0 {
+		head := cands
+		if len(cands) > 2*s.beam {
+			th := s.kth(cands, 2*s.beam)
+			head = partition(cands, th)
 		}
-		if len(s.next) == s.beam {
-			s.pruned = true
-			s.cnt.pruned++
-			continue
+		slices.SortFunc(head, func(a, b cand) int {
+			if c := cmp.Compare(b.score, a.score); c != 0 {
+				return c
+			}
+			if c := cmp.Compare(a.h, b.h); c != 0 {
+				return c
+			}
+			return cmp.Compare(a.slot, b.slot)
+		})
+		for i := range head {
+			cd := &head[i]
+			if s.dup(cd.hash, nil, mk, cd) {
+				continue
+			}
+			if len(s.next) == s.beam {
+				pruned = true
+				break
+			}
+			nh := mk(cd)
+			s.seen[cd.hash] = append(s.seen[cd.hash], int32(len(s.next)))
+			s.next = append(s.next, nh)
 		}
-		nh := mk(cd)
-		s.seen[cd.hash] = append(s.seen[cd.hash], int32(len(s.next)))
-		s.next = append(s.next, nh)
+		if len(s.next) == s.beam || len(head) == len(cands) {
+			pruned = pruned || len(head) < len(cands)
+			break
+		}
+		cands = cands[len(head):]
 	}
+	if pruned {
+		s.pruned = true
+		s.cnt.pruned++
+	}
+	s.release(s.hyps...)
 	s.hyps, s.next = s.next, s.hyps
+}
+
+// kth returns the k-th largest score among cands (k >= 1).
+func (s *search) kth(cands []cand, k int) float64 {
+	sc := s.scores[:0]
+	for i := range cands {
+		sc = append(sc, cands[i].score)
+	}
+	s.scores = sc
+	lo, hi := 0, len(sc)-1
+	k--
+	for lo < hi {
+		p := sc[(lo+hi)/2]
+		i, j := lo, hi
+		for i <= j {
+			for sc[i] > p {
+				i++
+			}
+			for sc[j] < p {
+				j--
+			}
+			if i <= j {
+				sc[i], sc[j] = sc[j], sc[i]
+				i++
+				j--
+			}
+		}
+		switch {
+		case k <= j:
+			hi = j
+		case k >= i:
+			lo = i
+		default:
+			return sc[k]
+		}
+	}
+	return sc[k]
+}
+
+// partition moves the candidates scoring at least th to the front of
+// cands and returns them.
+func partition(cands []cand, th float64) []cand {
+	n := 0
+	for i := range cands {
+		if cands[i].score >= th {
+			cands[i], cands[n] = cands[n], cands[i]
+			n++
+		}
+	}
+	return cands[:n]
 }
 
 // dup reports whether a hypothesis with the state of candidate cd (or of
@@ -384,6 +499,7 @@ func (s *search) dup(hash uint64, h *hyp, mk func(*cand) *hyp, cd *cand) bool {
 	}
 	if h == nil {
 		h = mk(cd)
+		defer s.release(h)
 	}
 	for _, j := range idx {
 		if s.next[j].equal(h) {
@@ -412,7 +528,6 @@ func (s *search) back(c int32) {
 		sl.ret = retClass(cc.repBytes)
 		h.hash ^= sl.hash()
 	}
-	s.dedupe()
 }
 
 func (s *search) reply(p int32) {
@@ -466,12 +581,20 @@ func (s *search) dedupe() {
 	if len(s.hyps) < 2 {
 		return
 	}
-	slices.SortFunc(s.hyps, func(a, b *hyp) int { return cmp.Compare(b.score, a.score) })
 	s.next = s.next[:0]
 	clear(s.seen)
+outer:
 	for _, h := range s.hyps {
-		if s.dup(h.hash, h, nil, nil) {
-			continue
+		for _, j := range s.seen[h.hash] {
+			if g := s.next[j]; g.equal(h) {
+				if h.score > g.score {
+					s.next[j] = h
+					s.release(g)
+				} else {
+					s.release(h)
+				}
+				continue outer
+			}
 		}
 		s.seen[h.hash] = append(s.seen[h.hash], int32(len(s.next)))
 		s.next = append(s.next, h)
@@ -493,6 +616,11 @@ func (s *search) closeWindow() {
 	}
 	s.pruned = false
 	best := s.hyps[0]
+	for _, h := range s.hyps[1:] {
+		if h.score > best.score {
+			best = h
+		}
+	}
 	best.asg = nil
 	s.hyps = append(s.hyps[:0], best)
 }
@@ -507,10 +635,10 @@ func (s *search) commit(n int, forced bool) {
 	set := s.pend[:n]
 	firstSeq := s.seq - int32(len(s.pend))
 	lastSeq := firstSeq + int32(n) - 1
-	// smoothed max-marginals: per committed call, best final score per
-	// parent (parent -1: none)
-	marg := make(map[int32]map[int32]float64, n)
-	choice := make(map[int32]int32, n)
+	// smoothed max-marginals: per committed call (by seq - firstSeq), the
+	// best final score per parent (parent -1: none)
+	marg := make([][]altScore, n)
+	choice := make([]int32, n)
 	keep := s.hyps[:0:0]
 	for hi, h := range s.hyps {
 		agree := true
@@ -518,18 +646,19 @@ func (s *search) commit(n int, forced bool) {
 			if d.seq > lastSeq {
 				continue
 			}
+			k := d.seq - firstSeq
 			if hi == 0 {
-				choice[d.c] = d.p
-			} else if choice[d.c] != d.p {
+				choice[k] = d.p
+			} else if choice[k] != d.p {
 				agree = false
 			}
-			mc := marg[d.c]
-			if mc == nil {
-				mc = make(map[int32]float64)
-				marg[d.c] = mc
-			}
-			if v, ok := mc[d.p]; !ok || h.score > v {
-				mc[d.p] = h.score
+			mc := marg[k]
+			i := slices.IndexFunc(mc, func(a altScore) bool { return a.p == d.p })
+			switch {
+			case i < 0:
+				marg[k] = append(mc, altScore{d.p, h.score})
+			case h.score > mc[i].score:
+				mc[i].score = h.score
 			}
 			if d.seq == firstSeq {
 				d.prev = nil
@@ -546,10 +675,8 @@ func (s *search) commit(n int, forced bool) {
 		s.hyps = keep
 		s.cnt.forcedCommits++
 	}
-	best := s.hyps[0].score
-	for _, c := range set {
-		p := choice[c]
-		r.assign(c, p, marg[c], s.pendAlt[c], best, !s.pruned)
+	for k, c := range set {
+		r.assign(c, choice[k], marg[k], s.pendAlt[c])
 		delete(s.pendAlt, c)
 		s.cnt.decisions++
 		if !s.pruned {
