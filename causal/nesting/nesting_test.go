@@ -307,6 +307,18 @@ func TestCallPairFallback(t *testing.T) {
 			unmC: 1,
 		},
 		{
+			// Regression (issue 11): a RETURN stamped before its CALL by
+			// clocks that disagree was dropped, and the CALL with it.
+			name: "unique ids pair whatever the timestamps",
+			build: func(b *p5) {
+				b.ret(4, "B", "A", "early")
+				b.call(5, "A", "B", "early")
+				b.call(6, "A", "B", "z")
+				b.ret(8, "B", "A", "z")
+			},
+			want: []pair{{5, 4}, {6, 8}},
+		},
+		{
 			name: "dropped call and stray return",
 			build: func(b *p5) {
 				b.ret(3, "B", "A", "lost")

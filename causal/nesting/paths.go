@@ -3,6 +3,7 @@ package nesting
 import (
 	"cmp"
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 
@@ -113,6 +114,7 @@ func (r *nestRun) findCallPaths(ctx context.Context) (*Result, error) {
 		{Stage: Name, Name: "call_pairs", Value: c.pairs},
 		{Stage: Name, Name: "unmatched_calls", Value: c.unmatchedCalls},
 		{Stage: Name, Name: "unmatched_returns", Value: c.unmatchedReturns},
+		{Stage: Name, Name: "returns_before_call", Value: c.returnsBeforeCall},
 		{Stage: Name, Name: "candidate_nestings", Value: c.candidates},
 		{Stage: Name, Name: "pairs_with_candidates", Value: c.withCandidates},
 		{Stage: Name, Name: "scoreboard_histograms", Value: int64(r.nTrips)},
@@ -122,6 +124,9 @@ func (r *nestRun) findCallPaths(ctx context.Context) (*Result, error) {
 		{Stage: Name, Name: "instances_rejected", Value: int64(r.agg.Rejected())},
 		{Stage: Name, Name: "patterns", Value: int64(len(res.Patterns))},
 		{Stage: Name, Name: "call_path_patterns", Value: int64(len(paths))},
+	}
+	if c.returnsBeforeCall > 0 {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("%d returns are stamped before their calls (clocks disagree): paired by their call ids anyway", c.returnsBeforeCall))
 	}
 	if c.pairs == 0 && c.in > 0 {
 		res.Warnings = append(res.Warnings, "no CALL was matched with a RETURN: the nesting engine needs messages marked CALL and RETURN")
