@@ -17,7 +17,7 @@ const maxDepth = 1 << 12
 type treeCounts struct {
 	cyclesBroken, depthCut           int64
 	requests, background, unseenMsgs int64
-	inRequests, rejected             int64
+	inRequests, rejected, cut        int64
 }
 
 // breakCycles makes the parent links a forest: a call found on its own
@@ -245,35 +245,41 @@ func (b *builder) close(f *frame, req *causal.Request) {
 	b.msgs = append(b.msgs, e)
 }
 
-// instance hands the seen messages of req to agg: a message whose parent
-// was not seen hangs under its nearest seen ancestor (or the first seen
-// message, when the root was not seen).
+// instance hands the seen messages of req to agg as instances: a message
+// whose parent was not seen hangs under its nearest seen ancestor, when
+// that one arrived where it left (the grammar of patterns); otherwise it
+// starts an instance of its own (the link was not seen, and the pattern
+// says so by being cut there).
 func (b *builder) instance(agg *causal.Aggregator, req *causal.Request) {
-	pos := make([]int32, len(req.Messages))
-	var nodes []causal.InstanceNode
+	msgs := b.r.l.msgs
+	frag := make([]int32, len(req.Messages)) // fragment of each entry, -1 none
+	pos := make([]int32, len(req.Messages))  // position in its fragment
+	var frags [][]causal.InstanceNode
 	for i, m := range req.Messages {
-		pos[i] = -1
+		frag[i] = -1
 		if m.Msg < 0 {
 			continue
 		}
-		par := int32(-1)
-		for q := m.Parent; q >= 0; q = req.Messages[q].Parent {
-			if pos[q] >= 0 {
-				par = pos[q]
-				break
-			}
+		q := m.Parent
+		for q >= 0 && req.Messages[q].Msg < 0 {
+			q = req.Messages[q].Parent
 		}
-		if par < 0 && len(nodes) > 0 {
-			par = 0
+		if q >= 0 && msgs[req.Messages[q].Msg].DstNode == msgs[m.Msg].SrcNode {
+			f := frag[q]
+			frag[i], pos[i] = f, int32(len(frags[f]))
+			frags[f] = append(frags[f], causal.InstanceNode{Msg: int32(m.Msg), Parent: pos[q]})
+			continue
 		}
-		pos[i] = int32(len(nodes))
-		nodes = append(nodes, causal.InstanceNode{Msg: int32(m.Msg), Parent: par})
+		frag[i], pos[i] = int32(len(frags)), 0
+		frags = append(frags, []causal.InstanceNode{{Msg: int32(m.Msg), Parent: -1}})
 	}
-	if len(nodes) == 0 {
-		return
+	for _, nodes := range frags {
+		b.cnt.inRequests += int64(len(nodes))
+		if err := agg.Add(causal.Instance{Nodes: nodes, Prob: req.Confidence}); err != nil {
+			b.cnt.rejected++
+		}
 	}
-	b.cnt.inRequests += int64(len(nodes))
-	if err := agg.Add(causal.Instance{Nodes: nodes, Prob: req.Confidence}); err != nil {
-		b.cnt.rejected++
+	if len(frags) > 1 {
+		b.cnt.cut += int64(len(frags) - 1)
 	}
 }
