@@ -32,11 +32,11 @@ func entries(q *causal.Request) []entry {
 // placeholder; a call made while no request was open is a background tree.
 func TestRequestTrees(t *testing.T) {
 	b := newTB()
-	c0, r0 := b.rpc(0, 30, "C", "c:1", "W", "w:80", "r", 100)    // 0, 1
+	c0, r0 := b.rpc(0, 30, "C", "c:1", "W", "w:80", "r", 100)     // 0, 1
 	a0, a1 := b.rpc(2, 20, "W", "w:5001", "A", "a:8080", "a", 90) // 2, 3
 	d0, d1 := b.rpc(21, 25, "W", "w:5002", "D", "d:53", "d", 30)  // 4, 5
 	// a second request whose call's reply was lost
-	c1, r1 := b.rpc(100, 130, "C", "c:2", "W", "w:80", "r2", 100) // 6, 7
+	c1, r1 := b.rpc(100, 130, "C", "c:2", "W", "w:80", "r2", 100)  // 6, 7
 	e0, _ := b.rpc(102, -1, "W", "w:5003", "A", "a:8080", "e", 90) // 8
 	// a call with no request open: background
 	g0, g1 := b.rpc(60, 61, "W", "w:5004", "D", "d:53", "g", 30) // 9, 10
