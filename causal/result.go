@@ -7,10 +7,10 @@ import (
 )
 
 // ResultVersion is the version of the result schema (DESIGN.md, "Result
-// contract"). It changes only with a note in docs/formats.md. Version 2
-// keys Params by the engine commands' flag names; readers of results also
-// read version 1, which has the same shape.
-const ResultVersion = 2
+// contract"). It changes only with a note in docs/formats.md. Version 3
+// adds the requests (Result.Requests); version 2 keys Params by the engine
+// commands' flag names; readers of results also read versions 1 and 2.
+const ResultVersion = 3
 
 // Engine is a causal path inference engine.
 type Engine interface {
