@@ -129,3 +129,18 @@ func TestBreakCycles(t *testing.T) {
 		t.Errorf("%d roots, want 2: %v", roots, r.parent)
 	}
 }
+
+// TestRequestClosedWithCallInFlight: a request whose reply was not seen is
+// taken to close when its span ends; a call of it still in flight then
+// must not confuse the search (a regression: it panicked).
+func TestRequestClosedWithCallInFlight(t *testing.T) {
+	b := newTB()
+	b.rpc(100, 110, "C", "c:1", "N", "n:80", "p1", 100) // sets the span: 15 ms
+	p2, _ := b.rpc(0, -1, "C", "c:2", "N", "n:80", "p2", 100)
+	c, _ := b.rpc(5, 20, "N", "n:5000", "S", "s:6379", "k", 30)
+	b.rpc(30, 31, "N", "n:5001", "S", "s:6379", "k2", 30)
+	_, r := runOn(t, b, DefaultOptions())
+	if got := r.parentMsg(c); got != p2 {
+		t.Errorf("the call went to %d, want the request whose reply was not seen (%d)", got, p2)
+	}
+}

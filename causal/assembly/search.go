@@ -545,11 +545,16 @@ func (s *search) reply(p int32) {
 		h.hash ^= sl.hash()
 		h.slots = slices.Delete(h.slots, i, i+1)
 		h.score += s.endScore(&sl)
+		if sl.out > 0 {
+			// calls still in flight when the request closed (its reply
+			// not seen, and taken to leave when its span ends) are
+			// forgotten
+			s.dropOwns(h, p)
+		}
 		if strict && sl.out > 0 {
 			// A call of the request was answered after its reply left:
 			// not this hypothesis, unless no hypothesis can avoid it.
 			relaxed = append(relaxed, h)
-			s.dropOwns(h, p)
 			continue
 		}
 		s.next = append(s.next, h)
