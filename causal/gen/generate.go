@@ -428,7 +428,26 @@ func (s *state) call(c *ccall, caller party, cause int32, at int64, root bool) (
 // finish orders the messages, builds the truth, applies the skewer and the
 // sniffer's losses, and builds the observed trace.
 func (s *state) finish() *Output {
-	p := s.p
+	tr := s.truth()
+	st := Stats{Instances: int(s.inst), Messages: len(tr.Parent), Parallelism: s.parallelism, CallParallelism: callParallelism(tr), SpanNS: s.span}
+	kept := s.sniff(tr, &st)
+	obs := s.observe(tr, kept)
+	st.Observed = len(kept)
+	obs.Meta.Source = "gen:" + s.p.cfg.Name
+	obs.Meta.Accounting = []trace.Count{
+		{Stage: "gen", Name: "messages_generated", Value: int64(st.Messages)},
+		{Stage: "gen", Name: "lost_sniffer_queue", Value: int64(st.LostQueue)},
+		{Stage: "gen", Name: "lost_random", Value: int64(st.LostRandom)},
+		{Stage: "gen", Name: "messages", Value: int64(st.Observed)},
+	}
+	s.t.Meta.Source = "gen-truth:" + s.p.cfg.Name
+	tr.Meta = s.truthMeta(st)
+	return &Output{Trace: obs, Truth: tr, Stats: st}
+}
+
+// truth sorts the generated messages by true send time into s.t and
+// returns the truth over them (Observed still to be filled).
+func (s *state) truth() *Truth {
 	n := len(s.msgs)
 	order := make([]int32, n)
 	for i := range order {
@@ -462,20 +481,15 @@ func (s *state) finish() *Output {
 		}
 	}
 	s.msgs = nil
-	callParallelism := callParallelism(tr)
+	return tr
+}
 
-	// Skew, by node symbol.
-	skew := make([]int64, s.t.Syms.Len())
-	for i, sym := range s.nodeSym {
-		skew[sym] = p.skew[i]
-	}
-	for _, sym := range s.clSym {
-		skew[sym] = p.clientSkew
-	}
-
-	// Losses in wire order (true send time), with their own random stream
-	// so that the paths do not change when only the loss settings do.
-	st := Stats{Instances: int(s.inst), Messages: n, Parallelism: s.parallelism, CallParallelism: callParallelism, SpanNS: s.span}
+// sniff applies the loss models in wire order (true send time) and returns
+// the truth indices of the messages the sniffer kept, marking the others
+// unobserved. The losses have their own random stream, so that the paths
+// do not change when only the loss settings do.
+func (s *state) sniff(tr *Truth, st *Stats) []int32 {
+	p := s.p
 	lossRNG := rand.New(rand.NewPCG(p.cfg.Seed, 0x51ed27f1a3c4b5d6))
 	var queue []int64 // departure times of queued messages, ascending
 	head := 0
@@ -484,16 +498,15 @@ func (s *state) finish() *Output {
 		svc = int64(math.Max(1, 1e9/p.drop.Rate))
 	}
 	lastEnd := int64(math.MinInt64)
-	kept := make([]int32, 0, n)
+	kept := make([]int32, 0, len(s.t.Messages))
 	for i := range s.t.Messages {
-		m := &s.t.Messages[i]
 		tr.Observed[i] = -1
 		if p.drop.Random > 0 && lossRNG.Float64() < p.drop.Random {
 			st.LostRandom++
 			continue
 		}
 		if svc > 0 {
-			t := int64(m.SendTS)
+			t := int64(s.t.Messages[i].SendTS)
 			for head < len(queue) && queue[head] <= t {
 				head++
 			}
@@ -510,48 +523,62 @@ func (s *state) finish() *Output {
 		}
 		kept = append(kept, int32(i))
 	}
+	return kept
+}
 
+// skewBySym returns each node symbol's clock shift.
+func (s *state) skewBySym() []int64 {
+	skew := make([]int64, s.t.Syms.Len())
+	for i, sym := range s.nodeSym {
+		skew[sym] = s.p.skew[i]
+	}
+	for _, sym := range s.clSym {
+		skew[sym] = s.p.clientSkew
+	}
+	return skew
+}
+
+// observe builds the observed trace of the kept messages: skewed
+// timestamps (one or two per message), sorted by Message.Time, and records
+// each kept message's index in tr.Observed.
+func (s *state) observe(tr *Truth, kept []int32) *trace.Trace {
+	skew := s.skewBySym()
 	obs := &trace.Trace{}
 	for i := 1; i < s.t.Syms.Len(); i++ {
 		obs.Intern(s.t.Syms.String(trace.Sym(i)))
 	}
-	obs.Messages = make([]trace.Message, len(kept))
-	obs.Meta.SingleClock = p.single
+	msgs := make([]trace.Message, len(kept))
+	obs.Meta.SingleClock = s.p.single
 	for k, i := range kept {
 		m := s.t.Messages[i]
-		if p.single {
+		if s.p.single {
 			ts := m.SendTS + trace.Timestamp(skew[m.SrcNode])
 			m.SendTS, m.RecvTS = ts, ts
 		} else {
 			m.SendTS += trace.Timestamp(skew[m.SrcNode])
 			m.RecvTS += trace.Timestamp(skew[m.DstNode])
 		}
-		obs.Messages[k] = m
+		msgs[k] = m
 	}
 	perm := make([]int32, len(kept))
 	for i := range perm {
 		perm[i] = int32(i)
 	}
 	slices.SortStableFunc(perm, func(a, b int32) int {
-		return cmpI64(int64(obs.Messages[a].Time()), int64(obs.Messages[b].Time()))
+		return cmpI64(int64(msgs[a].Time()), int64(msgs[b].Time()))
 	})
-	sorted := make([]trace.Message, len(kept))
+	obs.Messages = make([]trace.Message, len(kept))
 	for k, j := range perm {
-		sorted[k] = obs.Messages[j]
+		obs.Messages[k] = msgs[j]
 		tr.Observed[kept[j]] = int32(k)
 	}
-	obs.Messages = sorted
-	st.Observed = len(kept)
-	obs.Meta.Source = "gen:" + p.cfg.Name
-	obs.Meta.Accounting = []trace.Count{
-		{Stage: "gen", Name: "messages_generated", Value: int64(st.Messages)},
-		{Stage: "gen", Name: "lost_sniffer_queue", Value: int64(st.LostQueue)},
-		{Stage: "gen", Name: "lost_random", Value: int64(st.LostRandom)},
-		{Stage: "gen", Name: "messages", Value: int64(st.Observed)},
-	}
-	s.t.Meta.Source = "gen-truth:" + p.cfg.Name
+	return obs
+}
 
-	tr.Meta = TruthMeta{
+// truthMeta describes the run for the truth file.
+func (s *state) truthMeta(st Stats) TruthMeta {
+	p := s.p
+	m := TruthMeta{
 		Version:    TruthVersion,
 		Config:     p.cfg.Name,
 		Seed:       p.cfg.Seed,
@@ -565,29 +592,29 @@ func (s *state) finish() *Output {
 		Sniffers:   p.cfg.Sniffers,
 	}
 	for _, t := range p.tracelets {
-		tr.Meta.Tracelets = append(tr.Meta.Tracelets, t.name)
+		m.Tracelets = append(m.Tracelets, t.name)
 	}
 	if p.single {
-		tr.Meta.Timestamps = "single"
+		m.Timestamps = "single"
 	}
 	if p.namesAddr {
-		tr.Meta.Names = "addr"
+		m.Names = "addr"
 	}
 	for i := range p.nodes {
 		if p.skew[i] != 0 {
-			if tr.Meta.SkewNS == nil {
-				tr.Meta.SkewNS = make(map[string]int64)
+			if m.SkewNS == nil {
+				m.SkewNS = make(map[string]int64)
 			}
-			tr.Meta.SkewNS[s.t.Str(s.nodeSym[i])] = p.skew[i]
+			m.SkewNS[s.t.Str(s.nodeSym[i])] = p.skew[i]
 		}
 	}
 	if p.clientSkew != 0 {
-		if tr.Meta.SkewNS == nil {
-			tr.Meta.SkewNS = make(map[string]int64)
+		if m.SkewNS == nil {
+			m.SkewNS = make(map[string]int64)
 		}
-		tr.Meta.SkewNS["CLIENT"] = p.clientSkew
+		m.SkewNS["CLIENT"] = p.clientSkew
 	}
-	return &Output{Trace: obs, Truth: tr, Stats: st}
+	return m
 }
 
 func cmpI64(a, b int64) int {
