@@ -83,6 +83,7 @@ type party struct {
 type state struct {
 	p       *plan
 	rng     *rand.Rand
+	arrRNG  *rand.Rand // open-loop arrivals, apart so that compress keeps the instances
 	t       *trace.Trace
 	msgs    []gmsg
 	limit   int
@@ -92,6 +93,9 @@ type state struct {
 	clAddr  []netip.Addr
 	clSym   []trace.Sym
 	clEph   []uint16
+	// clock offsets of ClockSpread, by node and by client
+	nodeOff []int64
+	clOff   []int64
 	// per instance
 	inst     int32
 	tracelet int32
@@ -116,10 +120,11 @@ func Generate(c *Config, opt Options) (*Output, error) {
 		opt.MaxMessages = DefaultMaxMessages
 	}
 	s := &state{
-		p:     p,
-		rng:   rand.New(rand.NewPCG(c.Seed, 0x9e3779b97f4a7c15)),
-		t:     &trace.Trace{},
-		limit: opt.MaxMessages,
+		p:      p,
+		rng:    rand.New(rand.NewPCG(c.Seed, 0x9e3779b97f4a7c15)),
+		arrRNG: rand.New(rand.NewPCG(c.Seed, 0xa77a1a1e5eed0001)),
+		t:      &trace.Trace{},
+		limit:  opt.MaxMessages,
 	}
 	for _, n := range p.nodes {
 		name := n.name
@@ -139,10 +144,29 @@ func Generate(c *Config, opt Options) (*Output, error) {
 		s.clSym = append(s.clSym, s.t.Intern(a.String()))
 		s.clEph = append(s.clEph, uint16(ephLo+s.rng.IntN(ephHi-ephLo)))
 	}
+	s.spreadClocks()
 	if err := s.run(); err != nil {
 		return nil, err
 	}
 	return s.finish(), nil
+}
+
+// spreadClocks draws the ClockSpread offsets of every node and client,
+// from a stream of their own so that the paths do not depend on them.
+func (s *state) spreadClocks() {
+	if s.p.spread == 0 {
+		return
+	}
+	r := rand.New(rand.NewPCG(s.p.cfg.Seed, 0xc10cc5a7e5eed002))
+	draw := func() int64 { return int64((r.Float64()*2 - 1) * float64(s.p.spread)) }
+	s.nodeOff = make([]int64, len(s.p.nodes))
+	for i := range s.nodeOff {
+		s.nodeOff[i] = draw()
+	}
+	s.clOff = make([]int64, len(s.clAddr))
+	for i := range s.clOff {
+		s.clOff[i] = draw()
+	}
 }
 
 // eph allocates the next ephemeral endpoint of pt (a new connection).
@@ -171,8 +195,18 @@ func (s *state) name(pt party) trace.Sym {
 	return s.nodeSym[pt.node]
 }
 
-// sample draws from g with its SD scaled, truncated at zero.
+// sample draws from g with its SD scaled: the normal part truncated at
+// zero, plus the exponential tail.
 func (s *state) sample(g Gauss) int64 {
+	v := s.normal(g)
+	if g.Exp > 0 {
+		v += int64(math.Min(s.rng.ExpFloat64()*float64(g.Exp), math.MaxInt64/4))
+	}
+	return v
+}
+
+// normal draws the normal part of g.
+func (s *state) normal(g Gauss) int64 {
 	mean, sd := float64(g.Mean), float64(g.SD)*s.p.scale
 	if sd == 0 {
 		return int64(mean)
@@ -185,19 +219,33 @@ func (s *state) sample(g Gauss) int64 {
 	return 0
 }
 
-func (s *state) pick(ch choice) int {
-	if len(ch.nodes) == 1 {
-		return ch.nodes[0]
+// pick picks a node of ch for a message from node caller (-1: a client):
+// an alternative by weight, then one of its replicas other than caller.
+func (s *state) pick(ch choice, caller int) int {
+	i := 0
+	if len(ch.nodes) > 1 {
+		r := s.rng.Float64() * ch.cum[len(ch.cum)-1]
+		i = sort.SearchFloat64s(ch.cum, r)
+		if i >= len(ch.nodes) {
+			i = len(ch.nodes) - 1
+		}
+		if ch.cum[i] == r && i+1 < len(ch.nodes) {
+			i++
+		}
 	}
-	r := s.rng.Float64() * ch.cum[len(ch.cum)-1]
-	i := sort.SearchFloat64s(ch.cum, r)
-	if i >= len(ch.nodes) {
-		i = len(ch.nodes) - 1
+	first := ch.nodes[i]
+	if ch.n == nil || ch.n[i] <= 1 {
+		return first
 	}
-	if ch.cum[i] == r && i+1 < len(ch.nodes) {
-		i++
+	n := ch.n[i]
+	if caller >= first && caller < first+n {
+		k := first + s.rng.IntN(n-1)
+		if k >= caller {
+			k++
+		}
+		return k
 	}
-	return ch.nodes[i]
+	return first + s.rng.IntN(n)
 }
 
 func (s *state) emit(m gmsg) (int32, error) {
@@ -216,73 +264,115 @@ type clientEvent struct {
 	pool   int
 }
 
-// run schedules the clients: each runs an instance, thinks, runs the next.
-func (s *state) run() error {
-	p := s.p
-	var h []clientEvent
-	less := func(a, b clientEvent) bool { return a.at < b.at || a.at == b.at && a.client < b.client }
-	push := func(e clientEvent) {
-		h = append(h, e)
-		for i := len(h) - 1; i > 0; {
-			par := (i - 1) / 2
-			if !less(h[i], h[par]) {
-				break
-			}
-			h[i], h[par] = h[par], h[i]
-			i = par
+// eventHeap orders the clients' next starts by time, then client.
+type eventHeap []clientEvent
+
+func (h eventHeap) less(i, j int) bool {
+	return h[i].at < h[j].at || h[i].at == h[j].at && h[i].client < h[j].client
+}
+
+func (h *eventHeap) push(e clientEvent) {
+	*h = append(*h, e)
+	q := *h
+	for i := len(q) - 1; i > 0; {
+		par := (i - 1) / 2
+		if !q.less(i, par) {
+			break
 		}
+		q[i], q[par] = q[par], q[i]
+		i = par
 	}
-	pop := func() clientEvent {
-		top := h[0]
-		last := len(h) - 1
-		h[0] = h[last]
-		h = h[:last]
-		for i := 0; ; {
-			l, r, m := 2*i+1, 2*i+2, i
-			if l < len(h) && less(h[l], h[m]) {
-				m = l
-			}
-			if r < len(h) && less(h[r], h[m]) {
-				m = r
-			}
-			if m == i {
-				break
-			}
-			h[i], h[m] = h[m], h[i]
-			i = m
+}
+
+func (h *eventHeap) pop() clientEvent {
+	q := *h
+	top := q[0]
+	last := len(q) - 1
+	q[0] = q[last]
+	q = q[:last]
+	for i := 0; ; {
+		l, r, m := 2*i+1, 2*i+2, i
+		if l < len(q) && q.less(l, m) {
+			m = l
 		}
-		return top
+		if r < len(q) && q.less(r, m) {
+			m = r
+		}
+		if m == i {
+			break
+		}
+		q[i], q[m] = q[m], q[i]
+		i = m
 	}
+	*h = q
+	return top
+}
+
+// startClients schedules every client's first instance: a closed-loop
+// client within its pool's longest think time, an open-loop pool's first
+// arrival (its client field is then the pool's first client).
+func (s *state) startClients() eventHeap {
+	var h eventHeap
 	client := 0
-	for pi, pl := range p.pools {
+	for pi, pl := range s.p.pools {
+		if pl.open {
+			h.push(clientEvent{at: s.p.start + s.arrival(), client: client, pool: pi})
+			client += pl.clients
+			continue
+		}
 		spread := int64(pl.think.Max)
 		if spread <= 0 {
 			spread = 1e6
 		}
 		for range pl.clients {
-			push(clientEvent{at: p.start + s.rng.Int64N(spread), client: client, pool: pi})
+			h.push(clientEvent{at: s.p.start + s.rng.Int64N(spread), client: client, pool: pi})
 			client++
 		}
 	}
+	return h
+}
+
+// arrival draws the time to the next open-loop arrival.
+func (s *state) arrival() int64 {
+	return int64(s.arrRNG.ExpFloat64() / s.p.rate * 1e9 / s.p.compress)
+}
+
+// done reports whether the instance or message limit is reached.
+func (s *state) done() bool {
+	return s.p.instances > 0 && int(s.inst) >= s.p.instances || s.p.messages > 0 && len(s.msgs) >= s.p.messages
+}
+
+// pickTracelet picks the tracelet of a pool's next instance by weight.
+func (s *state) pickTracelet(pl *pool) int {
+	ti := pl.tracelets[0]
+	if len(pl.tracelets) > 1 {
+		r := s.rng.Float64() * pl.cum[len(pl.cum)-1]
+		k := min(sort.SearchFloat64s(pl.cum, r), len(pl.tracelets)-1)
+		ti = pl.tracelets[k]
+	}
+	return ti
+}
+
+// run schedules the clients: each runs an instance, thinks, runs the next;
+// an open-loop pool starts instances at its arrivals.
+func (s *state) run() error {
+	p := s.p
+	h := s.startClients()
 	var busy int64
 	minStart, maxEnd := int64(math.MaxInt64), int64(math.MinInt64)
-	for len(h) > 0 {
-		if p.instances > 0 && int(s.inst) >= p.instances {
-			break
-		}
-		e := pop()
+	for len(h) > 0 && !s.done() {
+		e := h.pop()
 		if p.end > 0 && e.at >= p.end {
 			continue // this client is done
 		}
 		pl := &p.pools[e.pool]
-		ti := pl.tracelets[0]
-		if len(pl.tracelets) > 1 {
-			r := s.rng.Float64() * pl.cum[len(pl.cum)-1]
-			k := min(sort.SearchFloat64s(pl.cum, r), len(pl.tracelets)-1)
-			ti = pl.tracelets[k]
+		client := e.client
+		if pl.open {
+			client += s.arrRNG.IntN(pl.clients)
 		}
+		ti := s.pickTracelet(pl)
 		s.tracelet = int32(ti)
-		end, err := s.instance(p.tracelets[ti], e.client, e.at)
+		end, err := s.instance(p.tracelets[ti], client, e.at)
 		if err != nil {
 			return err
 		}
@@ -290,8 +380,13 @@ func (s *state) run() error {
 		busy += end - e.at
 		minStart = min(minStart, e.at)
 		maxEnd = max(maxEnd, end)
-		next := max(end+int64(pl.think.Min)+s.rng.Int64N(int64(pl.think.Max-pl.think.Min)+1), e.at+1000)
-		push(clientEvent{at: next, client: e.client, pool: e.pool})
+		next := e
+		if pl.open {
+			next.at = e.at + s.arrival()
+		} else {
+			next.at = max(end+int64(pl.think.Min)+s.rng.Int64N(int64(pl.think.Max-pl.think.Min)+1), e.at+1000)
+		}
+		h.push(next)
 	}
 	if maxEnd > minStart {
 		s.parallelism = float64(busy) / float64(maxEnd-minStart)
@@ -326,7 +421,7 @@ func (s *state) instance(tl *ctracelet, cl int, t0 int64) (int64, error) {
 			from, at, cause = recv[m.after], arrive[m.after], idx[m.after]
 		}
 		to := client
-		if n := s.pick(m.to); n >= 0 {
+		if n := s.pick(m.to, from.node); n >= 0 {
 			to = party{node: n}
 		}
 		send := at
@@ -371,7 +466,7 @@ func (s *state) instance(tl *ctracelet, cl int, t0 int64) (int64, error) {
 // call generates one RPC of c made by caller, caused by message cause
 // arriving at time at; it returns the RETURN and its arrival time.
 func (s *state) call(c *ccall, caller party, cause int32, at int64, root bool) (int32, int64, error) {
-	callee := party{node: s.pick(c.to)}
+	callee := party{node: s.pick(c.to, caller.node)}
 	send := at
 	src := s.clientEP
 	if !root {
@@ -531,11 +626,46 @@ func (s *state) skewBySym() []int64 {
 	skew := make([]int64, s.t.Syms.Len())
 	for i, sym := range s.nodeSym {
 		skew[sym] = s.p.skew[i]
+		if s.nodeOff != nil {
+			skew[sym] += s.nodeOff[i]
+		}
 	}
-	for _, sym := range s.clSym {
+	for i, sym := range s.clSym {
 		skew[sym] = s.p.clientSkew
+		if s.clOff != nil {
+			skew[sym] += s.clOff[i]
+		}
 	}
 	return skew
+}
+
+// untracedBySym returns which node symbols took no timestamps, or nil
+// when every node did.
+func (s *state) untracedBySym() []bool {
+	if !s.p.clUntraced && !slices.Contains(s.p.untraced, true) {
+		return nil
+	}
+	u := make([]bool, s.t.Syms.Len())
+	for i, sym := range s.nodeSym {
+		u[sym] = s.p.untraced[i]
+	}
+	for _, sym := range s.clSym {
+		u[sym] = s.p.clUntraced
+	}
+	return u
+}
+
+// quantize truncates a known timestamp to the configured resolution.
+func (s *state) quantize(ts trace.Timestamp) trace.Timestamp {
+	r := trace.Timestamp(s.p.resolution)
+	if r <= 1 || !ts.Known() {
+		return ts
+	}
+	q := ts - ts%r
+	if ts < 0 && ts%r != 0 {
+		q -= r
+	}
+	return q
 }
 
 // observe builds the observed trace of the kept messages: skewed
@@ -543,6 +673,7 @@ func (s *state) skewBySym() []int64 {
 // each kept message's index in tr.Observed.
 func (s *state) observe(tr *Truth, kept []int32) *trace.Trace {
 	skew := s.skewBySym()
+	untraced := s.untracedBySym()
 	obs := &trace.Trace{}
 	for i := 1; i < s.t.Syms.Len(); i++ {
 		obs.Intern(s.t.Syms.String(trace.Sym(i)))
@@ -558,6 +689,13 @@ func (s *state) observe(tr *Truth, kept []int32) *trace.Trace {
 			m.SendTS += trace.Timestamp(skew[m.SrcNode])
 			m.RecvTS += trace.Timestamp(skew[m.DstNode])
 		}
+		if untraced != nil && untraced[m.SrcNode] {
+			m.SendTS = trace.NoTime
+		}
+		if untraced != nil && untraced[m.DstNode] {
+			m.RecvTS = trace.NoTime
+		}
+		m.SendTS, m.RecvTS = s.quantize(m.SendTS), s.quantize(m.RecvTS)
 		msgs[k] = m
 	}
 	perm := make([]int32, len(kept))
@@ -579,7 +717,7 @@ func (s *state) observe(tr *Truth, kept []int32) *trace.Trace {
 func (s *state) truthMeta(st Stats) TruthMeta {
 	p := s.p
 	m := TruthMeta{
-		Version:    TruthVersion,
+		Version:    1,
 		Config:     p.cfg.Name,
 		Seed:       p.cfg.Seed,
 		Timestamps: "both",
@@ -614,7 +752,34 @@ func (s *state) truthMeta(st Stats) TruthMeta {
 		}
 		m.SkewNS["CLIENT"] = p.clientSkew
 	}
+	s.meta2(&m)
+	m.Version = m.version()
 	return m
+}
+
+// meta2 adds what version 2 of the truth format describes.
+func (s *state) meta2(m *TruthMeta) {
+	p := s.p
+	m.ClockSpreadNS, m.ResolutionNS = p.spread, p.resolution
+	if p.rate > 0 {
+		m.Rate = p.rate
+		if p.compress != 1 {
+			m.Compress = p.compress
+		}
+	}
+	m.Untraced = slices.Clone(p.cfg.Untraced)
+	if p.spread == 0 {
+		return
+	}
+	if m.SkewNS == nil {
+		m.SkewNS = make(map[string]int64)
+	}
+	for i, sym := range s.nodeSym {
+		m.SkewNS[s.t.Str(sym)] = p.skew[i] + s.nodeOff[i]
+	}
+	for i, sym := range s.clSym {
+		m.SkewNS[s.t.Str(sym)] = p.clientSkew + s.clOff[i]
+	}
 }
 
 func cmpI64(a, b int64) int {

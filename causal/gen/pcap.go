@@ -169,11 +169,13 @@ func (p *plan) coverage(sn Sniffer) (func(netip.Addr) bool, error) {
 			clients = true
 			continue
 		}
-		i, ok := p.nodeIdx[n]
+		sp, ok := p.lookup(n)
 		if !ok {
 			return nil, fmt.Errorf("%w: sniffer %s: unknown node %q", ErrConfig, sn.Name, n)
 		}
-		addrs[p.nodes[i].addr] = true
+		for i := sp.first; i < sp.first+sp.n; i++ {
+			addrs[p.nodes[i].addr] = true
+		}
 	}
 	return func(a netip.Addr) bool { return addrs[a] || clients && p.clientNet.Contains(a) }, nil
 }

@@ -27,19 +27,26 @@ type plan struct {
 	start      int64
 	end        int64 // no instance starts at or after end (0: no limit)
 	instances  int   // stop after this many instances (0: no limit)
+	messages   int   // stop after this many messages (0: no limit)
 	nodes      []nodeInfo
-	nodeIdx    map[string]int
+	groups     map[string]span // node (or replica group) name -> its nodes
 	tracelets  []*ctracelet
 	pools      []pool
 	clients    int
 	clientNet  netip.Prefix
 	skew       []int64 // by node index
 	clientSkew int64
+	spread     int64 // ClockSpread
+	resolution int64 // Resolution (0: none)
+	untraced   []bool // by node index
+	clUntraced bool
 	scale      float64
 	single     bool
 	callIDs    bool
 	namesAddr  bool
 	drop       Drop
+	rate       float64 // open-loop arrivals per second (0: closed loop)
+	compress   float64
 }
 
 type nodeInfo struct {
@@ -49,11 +56,17 @@ type nodeInfo struct {
 	proto trace.Proto
 }
 
+// span is a run of nodes: one node, or the replicas of a group.
+type span struct {
+	first, n int
+}
+
 type pool struct {
 	clients   int
 	think     Range
 	tracelets []int
 	cum       []float64 // cumulative weights
+	open      bool      // open-loop Poisson arrivals at plan.rate
 }
 
 type ctracelet struct {
@@ -62,8 +75,11 @@ type ctracelet struct {
 	msgs []cmsg
 }
 
+// choice is a compiled Choice: each alternative is a node, or a group of
+// replicas one of which is picked, or -1 for the instance's client.
 type choice struct {
-	nodes []int
+	nodes []int // the alternative's first node
+	n     []int // its replicas (nil: one each)
 	cum   []float64
 }
 
@@ -100,7 +116,7 @@ func cfgErr(line int, format string, args ...any) error {
 // bounds and observation settings, the nodes, the tracelets and their
 // client pools, then the clocks and the sniffers.
 func compile(c *Config) (*plan, error) {
-	p := &plan{cfg: c, nodeIdx: make(map[string]int)}
+	p := &plan{cfg: c, groups: make(map[string]span)}
 	for _, phase := range []func(*Config) error{p.compileRun, p.compileObservation, p.compileNodes, p.compileTracelets, p.compileClocks} {
 		if err := phase(c); err != nil {
 			return nil, err
@@ -120,16 +136,29 @@ func (p *plan) compileRun(c *Config) error {
 		return cfgErr(0, "start: %v", err)
 	}
 	p.start = st.UnixNano()
-	if c.Duration < 0 || c.Instances < 0 {
-		return cfgErr(0, "duration and instances must not be negative")
+	if c.Duration < 0 || c.Instances < 0 || c.Messages < 0 {
+		return cfgErr(0, "duration, instances and messages must not be negative")
 	}
-	if c.Duration == 0 && c.Instances == 0 {
-		return cfgErr(0, "set duration or instances (or both)")
+	if c.Duration == 0 && c.Instances == 0 && c.Messages == 0 {
+		return cfgErr(0, "set duration or instances (or both, or messages)")
 	}
 	if c.Duration > 0 {
 		p.end = p.start + int64(c.Duration)
 	}
-	p.instances = c.Instances
+	p.instances, p.messages = c.Instances, c.Messages
+	p.rate, p.compress = c.Rate, c.Compress
+	if !(p.rate >= 0) || p.rate > 1e9 {
+		return cfgErr(0, "rate must be between 0 and 1e9 instances per second")
+	}
+	if p.compress == 0 {
+		p.compress = 1
+	}
+	if !(p.compress > 0) || p.compress > 1e6 {
+		return cfgErr(0, "compress must be between 0 and 1e6")
+	}
+	if c.Compress != 0 && p.rate == 0 {
+		return cfgErr(0, "compress needs open-loop arrivals (rate)")
+	}
 	return nil
 }
 
@@ -167,6 +196,13 @@ func (p *plan) compileObservation(c *Config) error {
 		return cfgErr(0, "client_net %q: want an IPv4 prefix such as 10.9.0.0/16", cn)
 	}
 	p.clientNet = p.clientNet.Masked()
+	p.spread, p.resolution = int64(c.ClockSpread), int64(c.Resolution)
+	if p.spread < 0 || p.resolution < 0 {
+		return cfgErr(0, "clock_spread and resolution must not be negative")
+	}
+	if p.single && len(c.Untraced) > 0 {
+		return cfgErr(0, "untraced nodes need two timestamps per message (timestamps: both)")
+	}
 	return nil
 }
 
@@ -185,24 +221,49 @@ func (p *plan) compileNodes(c *Config) error {
 	}
 	slices.Sort(names)
 	eps := make(map[string]string)
-	for i, n := range names {
-		ni, err := p.compileNode(i, n, c.Nodes[n])
-		if err != nil {
-			return err
+	taken := make(map[string]bool)
+	for _, n := range names {
+		spec := c.Nodes[n]
+		if spec.Replicas < 0 || spec.Replicas > MaxNodes {
+			return cfgErr(0, "node %s: replicas out of range", n)
 		}
-		ep := netip.AddrPortFrom(ni.addr, uint16(ni.port)).String()
-		if other, dup := eps[ep]; dup {
-			return cfgErr(0, "nodes %s and %s share the endpoint %s", other, n, ep)
+		g := span{first: len(p.nodes), n: max(1, spec.Replicas)}
+		for r := range g.n {
+			name := n
+			if spec.Replicas > 1 {
+				name = fmt.Sprintf("%s-%d", n, r+1)
+			}
+			if taken[name] {
+				return cfgErr(0, "nodes: %s named twice (a replica of %s)", name, n)
+			}
+			taken[name] = true
+			if len(p.nodes) >= MaxNodes {
+				return cfgErr(0, "more than %d nodes", MaxNodes)
+			}
+			ni, err := p.compileNode(len(p.nodes), name, spec, r)
+			if err != nil {
+				return err
+			}
+			ep := netip.AddrPortFrom(ni.addr, uint16(ni.port)).String()
+			if other, dup := eps[ep]; dup {
+				return cfgErr(0, "nodes %s and %s share the endpoint %s", other, name, ep)
+			}
+			eps[ep] = name
+			p.nodes = append(p.nodes, ni)
 		}
-		eps[ep] = n
-		p.nodeIdx[n] = len(p.nodes)
-		p.nodes = append(p.nodes, ni)
+		p.groups[n] = g
 	}
 	return nil
 }
 
-// compileNode checks node n, the i-th in name order.
-func (p *plan) compileNode(i int, n string, spec NodeSpec) (nodeInfo, error) {
+// lookup returns the nodes a name in the configuration stands for.
+func (p *plan) lookup(name string) (span, bool) {
+	g, ok := p.groups[name]
+	return g, ok
+}
+
+// compileNode checks node n, the i-th node, replica r of its spec.
+func (p *plan) compileNode(i int, n string, spec NodeSpec, r int) (nodeInfo, error) {
 	if err := checkName(n); err != nil {
 		return nodeInfo{}, cfgErr(0, "nodes: %v", err)
 	}
@@ -216,6 +277,11 @@ func (p *plan) compileNode(i int, n string, spec NodeSpec) (nodeInfo, error) {
 		var err error
 		if ni.addr, err = netip.ParseAddr(spec.Addr); err != nil {
 			return ni, cfgErr(0, "node %s: bad addr %q", n, spec.Addr)
+		}
+		for range r {
+			if ni.addr = ni.addr.Next(); !ni.addr.IsValid() {
+				return ni, cfgErr(0, "node %s: no address left for its replicas", n)
+			}
 		}
 	}
 	if p.clientNet.Contains(ni.addr) {
@@ -273,7 +339,7 @@ func (p *plan) compileTracelets(c *Config) error {
 	}
 	tc := &traceletCompiler{p: p, def: c.Defaults}
 	seen := make(map[string]bool)
-	global := pool{think: c.Think, clients: c.Clients}
+	global := pool{think: c.Think, clients: c.Clients, open: c.Rate > 0}
 	for ti, t := range c.Tracelets {
 		if t == nil {
 			return cfgErr(0, "tracelet %d is empty", ti+1)
@@ -428,14 +494,16 @@ func (tc *traceletCompiler) call(cl *Call, depth int) (*ccall, error) {
 		parallel:   cl.Parallel,
 	}
 	for n, g := range cl.DelayBy {
-		i, ok := p.nodeIdx[n]
+		sp, ok := p.lookup(n)
 		if !ok {
 			return nil, cfgErr(cl.line, "tracelet %q: delay_by: unknown node %q", t.Name, n)
 		}
 		if cc.delayBy == nil {
 			cc.delayBy = make(map[int]Gauss)
 		}
-		cc.delayBy[i] = g
+		for i := sp.first; i < sp.first+sp.n; i++ {
+			cc.delayBy[i] = g
+		}
 	}
 	for _, sub := range cl.Calls {
 		s, err := tc.call(sub, depth+1)
@@ -501,11 +569,14 @@ func (tc *traceletCompiler) firstMessage(m *MsgSpec, cm *cmsg) error {
 	case "", "CLIENT":
 		cm.fromClient = true
 	default:
-		fi, ok := tc.p.nodeIdx[m.From]
+		sp, ok := tc.p.lookup(m.From)
 		if !ok {
 			return cfgErr(m.line, "tracelet %q: unknown node %q", t.Name, m.From)
 		}
-		cm.from = fi
+		if sp.n > 1 {
+			return cfgErr(m.line, "tracelet %q: the first message's sender %s has replicas; name one node", t.Name, m.From)
+		}
+		cm.from = sp.first
 	}
 	return nil
 }
@@ -537,11 +608,27 @@ func (p *plan) compileClocks(c *Config) error {
 			p.clientSkew = int64(d)
 			continue
 		}
-		i, ok := p.nodeIdx[n]
+		sp, ok := p.lookup(n)
 		if !ok {
 			return cfgErr(0, "skew: unknown node %q", n)
 		}
-		p.skew[i] = int64(d)
+		for i := sp.first; i < sp.first+sp.n; i++ {
+			p.skew[i] = int64(d)
+		}
+	}
+	p.untraced = make([]bool, len(p.nodes))
+	for _, n := range c.Untraced {
+		if n == "CLIENT" {
+			p.clUntraced = true
+			continue
+		}
+		sp, ok := p.lookup(n)
+		if !ok {
+			return cfgErr(0, "untraced: unknown node %q", n)
+		}
+		for i := sp.first; i < sp.first+sp.n; i++ {
+			p.untraced[i] = true
+		}
 	}
 	seenSniffer := make(map[string]bool)
 	for _, sn := range c.Sniffers {
@@ -574,8 +661,8 @@ func (p *plan) choice(c Choice, line int, tracelet string, allowClient bool) (ch
 	}
 	var ch choice
 	sum := 0.0
-	for _, a := range c {
-		i, ok := p.nodeIdx[a.Name]
+	for k, a := range c {
+		sp, ok := p.lookup(a.Name)
 		if !ok {
 			if a.Name == "CLIENT" {
 				return choice{}, cfgErr(line, "tracelet %q: CLIENT cannot be called, nor be one of several alternatives", tracelet)
@@ -583,8 +670,17 @@ func (p *plan) choice(c Choice, line int, tracelet string, allowClient bool) (ch
 			return choice{}, cfgErr(line, "tracelet %q: unknown node %q", tracelet, a.Name)
 		}
 		sum += a.Weight
-		ch.nodes = append(ch.nodes, i)
+		ch.nodes = append(ch.nodes, sp.first)
 		ch.cum = append(ch.cum, sum)
+		if sp.n > 1 && ch.n == nil {
+			ch.n = make([]int, len(c))
+			for j := range k {
+				ch.n[j] = 1
+			}
+		}
+		if ch.n != nil {
+			ch.n[k] = sp.n
+		}
 	}
 	return ch, nil
 }

@@ -15,10 +15,13 @@ import (
 	"github.com/wirepath/wirepath/trace"
 )
 
-// TruthVersion is the version of the truth file format.
-const TruthVersion = 1
+// TruthVersion is the newest version of the truth file format. WriteTruth
+// writes version 1 when the truth uses nothing version 2 added (see
+// TruthMeta), so that older readers read it; ReadTruth reads both.
+const TruthVersion = 2
 
-// TruthMagic is the first line of a truth file.
+// TruthMagic is the first line of a truth file (of every version: the
+// #truth line says which).
 const TruthMagic = "# wirepath-truth v1"
 
 // TruthColumns are the columns WriteTruth writes before the trace columns
@@ -58,13 +61,31 @@ type TruthMeta struct {
 	Observed  int `json:"observed"`
 	// Tracelets names the templates, in the order of the configuration.
 	Tracelets []string `json:"tracelets"`
-	// SkewNS is the clock shift of each skewed node ("CLIENT": all clients).
+	// SkewNS is the clock shift of each skewed node ("CLIENT": all clients;
+	// with a clock spread, every node and client host by name).
 	SkewNS map[string]int64 `json:"skew_ns,omitempty"`
+	// Version 2 adds the fields below, each absent when unused.
+	// ClockSpreadNS is the config's clock_spread; ResolutionNS its
+	// timestamp resolution; Untraced its untraced nodes; Rate and Compress
+	// its open-loop arrivals.
+	ClockSpreadNS int64    `json:"clock_spread_ns,omitempty"`
+	ResolutionNS  int64    `json:"resolution_ns,omitempty"`
+	Untraced      []string `json:"untraced,omitempty"`
+	Rate          float64  `json:"rate,omitempty"`
+	Compress      float64  `json:"compress,omitempty"`
 	Drop   Drop             `json:"drop"`
 	// Sniffers are the capture points of wirepath gen --pcap.
 	Sniffers   []Sniffer `json:"sniffers,omitempty"`
 	DelayScale float64   `json:"delay_scale"`
 	Stats      Stats     `json:"stats"`
+}
+
+// version returns the oldest format version that holds m.
+func (m *TruthMeta) version() int {
+	if m.ClockSpreadNS != 0 || m.ResolutionNS != 0 || len(m.Untraced) > 0 || m.Rate != 0 || m.Compress != 0 {
+		return 2
+	}
+	return 1
 }
 
 // NumInstances returns the number of path instances.
@@ -154,7 +175,9 @@ func WriteTruth(w io.Writer, t *Truth) error {
 	}
 	bw := bufio.NewWriterSize(w, 1<<20)
 	bw.WriteString(TruthMagic + "\n")
-	js, err := json.Marshal(&t.Meta)
+	meta := t.Meta
+	meta.Version = meta.version()
+	js, err := json.Marshal(&meta)
 	if err != nil {
 		return err
 	}
@@ -361,8 +384,8 @@ func (tp *truthParser) meta(js []byte) error {
 	if err := json.Unmarshal(js, &tp.t.Meta); err != nil {
 		return tp.errf("", "bad #truth line: %v", err)
 	}
-	if tp.t.Meta.Version != TruthVersion {
-		return tp.errf("", "truth version %d, this build reads %d", tp.t.Meta.Version, TruthVersion)
+	if v := tp.t.Meta.Version; v < 1 || v > TruthVersion {
+		return tp.errf("", "truth version %d, this build reads 1 to %d", v, TruthVersion)
 	}
 	tp.tlIdx = make(map[string]int32, len(tp.t.Meta.Tracelets))
 	for i, name := range tp.t.Meta.Tracelets {
