@@ -36,8 +36,8 @@ type plan struct {
 	clientNet  netip.Prefix
 	skew       []int64 // by node index
 	clientSkew int64
-	spread     int64 // ClockSpread
-	resolution int64 // Resolution (0: none)
+	spread     int64  // ClockSpread
+	resolution int64  // Resolution (0: none)
 	untraced   []bool // by node index
 	clUntraced bool
 	scale      float64

@@ -73,7 +73,7 @@ type TruthMeta struct {
 	Untraced      []string `json:"untraced,omitempty"`
 	Rate          float64  `json:"rate,omitempty"`
 	Compress      float64  `json:"compress,omitempty"`
-	Drop   Drop             `json:"drop"`
+	Drop          Drop     `json:"drop"`
 	// Sniffers are the capture points of wirepath gen --pcap.
 	Sniffers   []Sniffer `json:"sniffers,omitempty"`
 	DelayScale float64   `json:"delay_scale"`
