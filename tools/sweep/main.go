@@ -1,7 +1,7 @@
 // Command sweep runs the full-size accuracy experiments of package
 // causal/accuracy and prints them as the Markdown of docs/accuracy.md's
 // measured sections. scripts/accuracy.sh runs it; tests run short versions
-// of the same experiments.
+// of the same experiments. It is a tool, not part of the product.
 package main
 
 import (
