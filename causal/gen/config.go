@@ -85,6 +85,10 @@ type Config struct {
 	// Sniffers are the capture points of the synthetic captures (wirepath
 	// gen --pcap); none means one mirror that sees everything.
 	Sniffers []Sniffer `yaml:"sniffers,omitempty"`
+	// Evidence asks for what the trace knows beyond timing (the messages'
+	// trace.Evidence) and makes --pcap payloads real protocol messages
+	// that carry it.
+	Evidence *EvidenceSpec `yaml:"evidence,omitempty"`
 	// Nodes are the servers, by name.
 	Nodes map[string]NodeSpec `yaml:"nodes"`
 	// Tracelets are the path templates.
@@ -125,6 +129,54 @@ type NodeSpec struct {
 	// NAME-N, at consecutive addresses from Addr: a call to NAME goes to
 	// one of them picked at random (never the caller itself).
 	Replicas int `yaml:"replicas,omitempty"`
+	// Threads bounds how many calls the node serves at once: a call that
+	// arrives while all its threads are busy waits for the first to free
+	// (0: no bound).
+	Threads int `yaml:"threads,omitempty"`
+	// Traced says the node's syscalls were traced: the messages its
+	// threads send and receive carry their process and thread ids
+	// (trace.Evidence Sender and Receiver).
+	Traced bool `yaml:"traced,omitempty"`
+	// Pool makes every other node call this one over a pool of at most
+	// Pool persistent connections of its own: calls from different
+	// requests share them, one call at a time each, and a call waits when
+	// all are busy. Clients always open a connection per call.
+	Pool int `yaml:"pool,omitempty"`
+	// IDs is the request identifier calls to this node carry:
+	// "x-request-id" or "traceparent" (none when empty).
+	IDs string `yaml:"ids,omitempty"`
+	// Protocol is what the node speaks, for labels and --pcap payloads:
+	// http (the default), redis or memcached.
+	Protocol string `yaml:"protocol,omitempty"`
+}
+
+// EvidenceSpec says which evidence the generated trace carries beyond the
+// request identifiers nodes ask for (NodeSpec.IDs) and the threads of
+// traced nodes.
+type EvidenceSpec struct {
+	// Conns numbers each message's connection and its place on it
+	// (trace.Evidence Conn and Seq).
+	Conns bool `yaml:"conns,omitempty"`
+	// Labels gives every message a label: a call's own, or one after its
+	// callee's protocol ("GET /search", "redis GET"), and its return's
+	// status ("200", "500" for a failure).
+	Labels bool `yaml:"labels,omitempty"`
+	// Tokens gives messages content tokens.
+	Tokens *TokenSpec `yaml:"tokens,omitempty"`
+}
+
+// TokenSpec is the content-token model: every request draws PerRequest
+// tokens from a vocabulary of Vocabulary; a call carries each token of
+// the call it was made for (the request's, for the root) with probability
+// Share, and its return each of the call's; every message adds Noise
+// tokens drawn from a small vocabulary of NoiseVocabulary that every
+// request shares.
+type TokenSpec struct {
+	PerRequest      int     `yaml:"per_request,omitempty"`
+	Share           float64 `yaml:"share,omitempty"`
+	Noise           int     `yaml:"noise,omitempty"`
+	Vocabulary      int     `yaml:"vocabulary,omitempty"`
+	NoiseVocabulary int     `yaml:"noise_vocabulary,omitempty"`
 }
 
 // Tracelet is one path template. Exactly one of RPC and Messages is set.
@@ -137,6 +189,10 @@ type Tracelet struct {
 	// it, with their own Think time (maketrace's per-tracelet parallelism).
 	Clients int    `yaml:"clients,omitempty"`
 	Think   *Range `yaml:"think,omitempty"`
+	// From makes an rpc tracelet's root call come from that node instead
+	// of a client: background work no request caused (health checks,
+	// periodic refreshes), over the same connection pools.
+	From string `yaml:"from,omitempty"`
 	// RPC is a call tree rooted at a call from the client.
 	RPC *Call `yaml:"rpc,omitempty"`
 	// Messages is a free-form list of messages.
@@ -167,6 +223,15 @@ type Call struct {
 	// Parallel issues the children all at once (each Delay after the CALL
 	// arrives) instead of one after another.
 	Parallel bool `yaml:"parallel,omitempty"`
+	// Prob makes the call optional: it is made with this probability (a
+	// cache miss), else skipped (0 or 1: always made).
+	Prob float64 `yaml:"prob,omitempty"`
+	// Fail is the probability that the callee fails the call: it makes
+	// none of its calls and returns an error after Reply, and every caller
+	// up the tree stops making calls and returns an error too.
+	Fail float64 `yaml:"fail,omitempty"`
+	// Label is the call's label (default: after the callee's protocol).
+	Label string `yaml:"label,omitempty"`
 	// Calls are the calls the callee makes.
 	Calls []*Call `yaml:"calls,omitempty"`
 
@@ -345,7 +410,7 @@ func checkKeys(n *yaml.Node, what string, allowed ...string) error {
 
 // UnmarshalYAML decodes a tracelet, rejecting unknown fields.
 func (t *Tracelet) UnmarshalYAML(n *yaml.Node) error {
-	if err := checkKeys(n, "tracelet", "name", "weight", "clients", "think", "rpc", "messages"); err != nil {
+	if err := checkKeys(n, "tracelet", "name", "weight", "clients", "think", "from", "rpc", "messages"); err != nil {
 		return err
 	}
 	type plain Tracelet
@@ -360,7 +425,7 @@ func (t *Tracelet) UnmarshalYAML(n *yaml.Node) error {
 
 // UnmarshalYAML decodes a call, rejecting unknown fields.
 func (c *Call) UnmarshalYAML(n *yaml.Node) error {
-	if err := checkKeys(n, "call", "to", "delay", "delay_by", "reply", "net", "call_bytes", "reply_bytes", "parallel", "calls"); err != nil {
+	if err := checkKeys(n, "call", "to", "delay", "delay_by", "reply", "net", "call_bytes", "reply_bytes", "parallel", "prob", "fail", "label", "calls"); err != nil {
 		return err
 	}
 	type plain Call

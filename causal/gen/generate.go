@@ -30,6 +30,10 @@ type Output struct {
 	// instance, its causal parent and its index in Trace.
 	Truth *Truth
 	Stats Stats
+
+	// tokens holds, by truth index, the content tokens of each message
+	// for the payloads of WritePcaps (nil without tokens).
+	tokens [][]tokenID
 }
 
 // Stats summarise a generated trace.
@@ -50,6 +54,15 @@ type Stats struct {
 	CallParallelism float64 `json:"call_parallelism"`
 	// SpanNS is the time from the first send to the last arrival.
 	SpanNS int64 `json:"span_ns"`
+	// Background counts the instances no request caused (rpc tracelets
+	// with from); Skipped the optional calls not made; Failed the calls
+	// that returned an error; ThreadWaits and PoolWaits the calls that
+	// waited for a thread of their callee or a connection of their pool.
+	Background  int `json:"background,omitempty"`
+	Skipped     int `json:"skipped,omitempty"`
+	Failed      int `json:"failed,omitempty"`
+	ThreadWaits int `json:"thread_waits,omitempty"`
+	PoolWaits   int `json:"pool_waits,omitempty"`
 }
 
 // LossRate is the fraction of generated messages that did not reach the
@@ -72,6 +85,8 @@ type gmsg struct {
 	inst                       int32
 	parent                     int32 // generation index of the cause, -1 for a root
 	tracelet                   int32
+	ev                         trace.Evidence
+	tok                        [2]uint32 // the message's tokens in evState.arena
 }
 
 // party is a sender or receiver: a node (node >= 0) or a client.
@@ -96,6 +111,12 @@ type state struct {
 	// clock offsets of ClockSpread, by node and by client
 	nodeOff []int64
 	clOff   []int64
+	// resources and evidence
+	threads []*threadPool // by node; nil entries: no pool
+	pools   map[[2]int]*connPool
+	connSeq [][2]uint32 // by evidence connection number
+	ev      evState
+	stats   Stats // the counters generation keeps (Background ... PoolWaits)
 	// per instance
 	inst     int32
 	tracelet int32
@@ -145,10 +166,28 @@ func Generate(c *Config, opt Options) (*Output, error) {
 		s.clEph = append(s.clEph, uint16(ephLo+s.rng.IntN(ephHi-ephLo)))
 	}
 	s.spreadClocks()
+	s.initResources(c.Seed)
 	if err := s.run(); err != nil {
 		return nil, err
 	}
 	return s.finish(), nil
+}
+
+// initResources sets up the nodes' thread pools, the connection pools and
+// the evidence stream.
+func (s *state) initResources(seed uint64) {
+	for i, n := range s.p.nodes {
+		if n.threads == 0 && !n.traced {
+			continue
+		}
+		if s.threads == nil {
+			s.threads = make([]*threadPool, len(s.p.nodes))
+		}
+		s.threads[i] = &threadPool{max: n.threads}
+	}
+	s.pools = make(map[[2]int]*connPool)
+	s.connSeq = [][2]uint32{{}} // connection 0 is "unknown"
+	s.ev.rng = rand.New(rand.NewPCG(seed, 0xe71de9ce5eed0003))
 }
 
 // spreadClocks draws the ClockSpread offsets of every node and client,
@@ -398,12 +437,23 @@ func (s *state) run() error {
 // instance generates one instance of tl for client cl starting at t0 and
 // returns the time its last message arrives.
 func (s *state) instance(tl *ctracelet, cl int, t0 int64) (int64, error) {
+	s.beginInstance()
 	client := party{node: -1, client: cl}
+	if tl.rpc != nil && tl.from >= 0 {
+		s.stats.Background++
+		r, err := s.call(tl.rpc, callCtx{caller: party{node: tl.from}, th: bgThread, toks: s.ev.toks}, -1, t0, true)
+		return r.end, err
+	}
 	s.clientEP = s.eph(client)
 	if tl.rpc != nil {
-		_, end, err := s.call(tl.rpc, client, -1, t0, true)
-		return end, err
+		r, err := s.call(tl.rpc, callCtx{caller: client, th: -1, toks: s.ev.toks}, -1, t0, true)
+		return r.end, err
 	}
+	return s.messages(tl, client, t0)
+}
+
+// messages generates one instance of a messages tracelet.
+func (s *state) messages(tl *ctracelet, client party, t0 int64) (int64, error) {
 	n := len(tl.msgs)
 	recv := make([]party, n)
 	arrive := make([]int64, n)
@@ -449,10 +499,14 @@ func (s *state) instance(tl *ctracelet, cl int, t0 int64) (int64, error) {
 		default:
 			src = s.eph(from)
 		}
+		var ev trace.Evidence
+		if id := s.newConnID(); id != 0 {
+			ev.Conn, ev.Seq = id, s.seq(id, 0)
+		}
 		k, err := s.emit(gmsg{
 			send: send, recv: send + net,
 			src: src, dst: dst, srcNode: s.name(from), dstNode: s.name(to),
-			bytes: int32(m.bytes), kind: m.kind, proto: proto, parent: cause,
+			bytes: int32(m.bytes), kind: m.kind, proto: proto, parent: cause, ev: ev,
 		})
 		if err != nil {
 			return 0, err
@@ -463,68 +517,155 @@ func (s *state) instance(tl *ctracelet, cl int, t0 int64) (int64, error) {
 	return end, nil
 }
 
-// call generates one RPC of c made by caller, caused by message cause
-// arriving at time at; it returns the RETURN and its arrival time.
-func (s *state) call(c *ccall, caller party, cause int32, at int64, root bool) (int32, int64, error) {
+// bgThread is the thread a node makes its background calls on.
+const bgThread = -2
+
+// callCtx is where a call is made: by which caller, on which of its
+// threads (-1 none, bgThread its background thread), for a call carrying
+// which tokens.
+type callCtx struct {
+	caller party
+	th     int
+	toks   []tokenID
+}
+
+// callResult is a generated call: its RETURN, when the RETURN arrives,
+// and whether the call failed.
+type callResult struct {
+	ret    int32
+	end    int64
+	failed bool
+}
+
+// call generates one RPC of c made in cx, caused by message cause
+// arriving at time at (root: the instance's root call, sent at at).
+func (s *state) call(c *ccall, cx callCtx, cause int32, at int64, root bool) (callResult, error) {
+	caller := cx.caller
 	callee := party{node: s.pick(c.to, caller.node)}
 	send := at
-	src := s.clientEP
 	if !root {
 		d := c.delay
 		if g, ok := c.delayBy[caller.node]; ok {
 			d = g
 		}
 		send += s.sample(d)
-		src = s.eph(caller)
 	}
+	cn := s.openConn(caller, callee, send, root)
+	send = cn.send
 	dst := s.nodeEP[callee.node]
-	var callID trace.Sym
-	if s.p.callIDs {
-		callID = src
-	}
+	callID := s.callID(cn)
 	proto := s.p.nodes[callee.node].proto
 	net := s.sample(c.net)
+	arr := send + net
+	th, start := s.acquireThread(callee.node, arr)
+	label := s.callLabel(c, callee.node)
+	tok := s.inherit(cx.toks)
+	ev, err := s.evidence(cn.id, 0, caller.node, cx.th, callee.node, th, label, tok)
+	if err != nil {
+		return callResult{}, err
+	}
+	if s.p.ev.any {
+		ev.ReqID = s.reqIDSym(callee.node)
+	}
 	ci, err := s.emit(gmsg{
-		send: send, recv: send + net,
-		src: src, dst: dst, srcNode: s.name(caller), dstNode: s.name(callee),
-		callID: callID, bytes: int32(c.callBytes), kind: trace.KindCall, proto: proto, parent: cause,
+		send: send, recv: arr,
+		src: cn.src, dst: dst, srcNode: s.name(caller), dstNode: s.name(callee),
+		callID: callID, bytes: int32(s.size(c.callBytes, trace.KindCall, callee.node, label, ev.ReqID, tok)), kind: trace.KindCall, proto: proto, parent: cause,
+		ev: ev, tok: tok,
 	})
 	if err != nil {
-		return 0, 0, err
+		return callResult{}, err
 	}
-	arr := send + net
-	last, lastT := ci, arr
-	for i, sub := range c.calls {
-		if c.parallel {
-			r, rt, err := s.call(sub, callee, ci, arr, false)
-			if err != nil {
-				return 0, 0, err
-			}
-			if i == 0 || rt > lastT {
-				last, lastT = r, rt
-			}
-			continue
+	failed := c.fail > 0 && s.rng.Float64() < c.fail
+	last, lastT := ci, start
+	if !failed {
+		if last, lastT, failed, err = s.children(c, callCtx{caller: callee, th: th, toks: s.tokens(tok)}, ci, start); err != nil {
+			return callResult{}, err
 		}
-		last, lastT, err = s.call(sub, callee, last, lastT, false)
-		if err != nil {
-			return 0, 0, err
-		}
+	}
+	if failed {
+		s.stats.Failed++
 	}
 	rsend := lastT + s.sample(c.reply)
 	rnet := s.sample(c.net)
+	rlabel := s.returnLabel(label, callee.node, failed)
+	rtok := s.inherit(s.tokens(tok))
+	rev, err := s.evidence(cn.id, 1, callee.node, th, caller.node, cx.th, rlabel, rtok)
+	if err != nil {
+		return callResult{}, err
+	}
 	ri, err := s.emit(gmsg{
 		send: rsend, recv: rsend + rnet,
-		src: dst, dst: src, srcNode: s.name(callee), dstNode: s.name(caller),
-		callID: callID, bytes: int32(c.replyBytes), kind: trace.KindReturn, proto: proto, parent: last,
+		src: dst, dst: cn.src, srcNode: s.name(callee), dstNode: s.name(caller),
+		callID: callID, bytes: int32(s.size(c.replyBytes, trace.KindReturn, callee.node, rlabel, 0, rtok)), kind: trace.KindReturn, proto: proto, parent: last,
+		ev: rev, tok: rtok,
 	})
-	return ri, rsend + rnet, err
+	s.releaseThread(callee.node, th, rsend)
+	cn.closeConn(rsend + rnet)
+	return callResult{ret: ri, end: rsend + rnet, failed: failed}, err
+}
+
+// children generates the calls callee makes for the CALL ci it started
+// serving at start, in cx; it returns the message that completes them
+// (the last RETURN to arrive) and when it arrives, and whether one failed:
+// serial calls stop at a failure, parallel ones were all made already.
+func (s *state) children(c *ccall, cx callCtx, ci int32, start int64) (int32, int64, bool, error) {
+	last, lastT := ci, start
+	failed, issued := false, false
+	for _, sub := range c.calls {
+		if sub.prob < 1 && s.rng.Float64() >= sub.prob {
+			s.stats.Skipped++
+			continue
+		}
+		if c.parallel {
+			r, err := s.call(sub, cx, ci, start, false)
+			if err != nil {
+				return 0, 0, false, err
+			}
+			if !issued || r.end > lastT {
+				last, lastT = r.ret, r.end
+			}
+			issued = true
+			failed = failed || r.failed
+			continue
+		}
+		r, err := s.call(sub, cx, last, lastT, false)
+		if err != nil {
+			return 0, 0, false, err
+		}
+		last, lastT = r.ret, r.end
+		if r.failed {
+			return last, lastT, true, nil
+		}
+	}
+	return last, lastT, failed, nil
+}
+
+// evidence returns the evidence of a message on connection id in
+// direction dir from thread sth of node from to thread rth of node to,
+// with a label and tokens.
+func (s *state) evidence(id uint32, dir, from, sth, to, rth int, label string, tok [2]uint32) (trace.Evidence, error) {
+	if !s.p.ev.any {
+		return trace.Evidence{}, nil
+	}
+	ev := trace.Evidence{Sender: s.task(from, sth), Receiver: s.task(to, rth)}
+	if id != 0 {
+		ev.Conn, ev.Seq = id, s.seq(id, dir)
+	}
+	if label != "" {
+		ev.Label = s.t.Intern(label)
+	}
+	var err error
+	ev.Tokens, err = s.tokenRef(tok)
+	return ev, err
 }
 
 // finish orders the messages, builds the truth, applies the skewer and the
 // sniffer's losses, and builds the observed trace.
 func (s *state) finish() *Output {
-	tr := s.truth()
-	st := Stats{Instances: int(s.inst), Messages: len(tr.Parent), Parallelism: s.parallelism, CallParallelism: callParallelism(tr), SpanNS: s.span}
+	tr, toks := s.truth()
+	st := s.stats
+	st.Instances, st.Messages, st.Parallelism, st.CallParallelism, st.SpanNS = int(s.inst), len(tr.Parent), s.parallelism, callParallelism(tr), s.span
 	kept := s.sniff(tr, &st)
 	obs := s.observe(tr, kept)
 	st.Observed = len(kept)
@@ -537,12 +678,13 @@ func (s *state) finish() *Output {
 	}
 	s.t.Meta.Source = "gen-truth:" + s.p.cfg.Name
 	tr.Meta = s.truthMeta(st)
-	return &Output{Trace: obs, Truth: tr, Stats: st}
+	return &Output{Trace: obs, Truth: tr, Stats: st, tokens: toks}
 }
 
 // truth sorts the generated messages by true send time into s.t and
-// returns the truth over them (Observed still to be filled).
-func (s *state) truth() *Truth {
+// returns the truth over them (Observed still to be filled) and, when
+// messages carry tokens, each one's.
+func (s *state) truth() (*Truth, [][]tokenID) {
 	n := len(s.msgs)
 	order := make([]int32, n)
 	for i := range order {
@@ -566,7 +708,7 @@ func (s *state) truth() *Truth {
 		s.t.Messages[i] = trace.Message{
 			SendTS: trace.Timestamp(m.send), RecvTS: trace.Timestamp(m.recv), Bytes: int64(m.bytes),
 			Src: m.src, Dst: m.dst, SrcNode: m.srcNode, DstNode: m.dstNode,
-			CallID: m.callID, Kind: m.kind, Proto: m.proto,
+			CallID: m.callID, Kind: m.kind, Proto: m.proto, Evidence: m.ev,
 		}
 		tr.Instance[i] = m.inst
 		tr.Tracelet[i] = m.tracelet
@@ -575,8 +717,15 @@ func (s *state) truth() *Truth {
 			tr.Parent[i] = pos[m.parent]
 		}
 	}
+	var toks [][]tokenID
+	if s.p.ev.tokens != nil {
+		toks = make([][]tokenID, n)
+		for i, g := range order {
+			toks[i] = s.tokens(s.msgs[g].tok)
+		}
+	}
 	s.msgs = nil
-	return tr
+	return tr, toks
 }
 
 // sniff applies the loss models in wire order (true send time) and returns
@@ -678,6 +827,10 @@ func (s *state) observe(tr *Truth, kept []int32) *trace.Trace {
 	for i := 1; i < s.t.Syms.Len(); i++ {
 		obs.Intern(s.t.Syms.String(trace.Sym(i)))
 	}
+	// The token sets, in order, so that every TokenRef keeps its meaning.
+	for r := 1; r <= s.t.Syms.TokenSets(); r++ {
+		obs.Syms.AddTokens(s.t.Syms.Tokens(trace.TokenRef(r)))
+	}
 	msgs := make([]trace.Message, len(kept))
 	obs.Meta.SingleClock = s.p.single
 	for k, i := range kept {
@@ -731,6 +884,9 @@ func (s *state) truthMeta(st Stats) TruthMeta {
 	}
 	for _, t := range p.tracelets {
 		m.Tracelets = append(m.Tracelets, t.name)
+		if t.background() {
+			m.Background = append(m.Background, t.name)
+		}
 	}
 	if p.single {
 		m.Timestamps = "single"

@@ -3,6 +3,7 @@ package gen
 import (
 	"errors"
 	"fmt"
+	"math"
 	"net/netip"
 	"slices"
 	"strings"
@@ -47,13 +48,35 @@ type plan struct {
 	drop       Drop
 	rate       float64 // open-loop arrivals per second (0: closed loop)
 	compress   float64
+	ev         evidencePlan
+}
+
+// evidencePlan is the compiled evidence the trace carries.
+type evidencePlan struct {
+	conns, labels bool
+	tokens        *TokenSpec // with defaults; nil: no tokens
+	// payloads makes --pcap payloads protocol messages carrying the
+	// evidence (an evidence block, or a node with ids or a protocol).
+	payloads bool
+	// any says some message carries evidence (payloads, or a traced node).
+	any bool
 }
 
 type nodeInfo struct {
 	name  string
+	group string // the configured name (of the replica group)
 	addr  netip.Addr
 	port  int
 	proto trace.Proto
+	// threads bounds the calls served at once (0: none); traced records
+	// thread ids; pool is the connection pool size callers use (0: a
+	// connection per call); ids the propagated identifier; protocol what
+	// the node speaks.
+	threads  int
+	traced   bool
+	pool     int
+	ids      string
+	protocol string
 }
 
 // span is a run of nodes: one node, or the replicas of a group.
@@ -72,7 +95,17 @@ type pool struct {
 type ctracelet struct {
 	name string
 	rpc  *ccall
+	from int // node making the root call, -1: a client
 	msgs []cmsg
+}
+
+// background reports whether the tracelet's instances are caused by no
+// request: their root comes from a node.
+func (t *ctracelet) background() bool {
+	if t.rpc != nil {
+		return t.from >= 0
+	}
+	return len(t.msgs) > 0 && !t.msgs[0].fromClient
 }
 
 // choice is a compiled Choice: each alternative is a node, or a group of
@@ -89,6 +122,8 @@ type ccall struct {
 	delayBy               map[int]Gauss
 	callBytes, replyBytes int
 	parallel              bool
+	prob, fail            float64 // prob 1: always made
+	label                 string
 	calls                 []*ccall
 }
 
@@ -117,7 +152,7 @@ func cfgErr(line int, format string, args ...any) error {
 // client pools, then the clocks and the sniffers.
 func compile(c *Config) (*plan, error) {
 	p := &plan{cfg: c, groups: make(map[string]span)}
-	for _, phase := range []func(*Config) error{p.compileRun, p.compileObservation, p.compileNodes, p.compileTracelets, p.compileClocks} {
+	for _, phase := range []func(*Config) error{p.compileRun, p.compileObservation, p.compileNodes, p.compileTracelets, p.compileClocks, p.compileEvidence} {
 		if err := phase(c); err != nil {
 			return nil, err
 		}
@@ -252,6 +287,27 @@ func (p *plan) compileNodes(c *Config) error {
 			p.nodes = append(p.nodes, ni)
 		}
 		p.groups[n] = g
+		for k := g.first; k < g.first+g.n; k++ {
+			p.nodes[k].group = n
+		}
+	}
+	return nil
+}
+
+// checkNodeSpec checks a node's threads, pool, identifiers and protocol.
+func checkNodeSpec(n string, spec NodeSpec) error {
+	if spec.Threads < 0 || spec.Threads > MaxClients || spec.Pool < 0 || spec.Pool > 1<<16 {
+		return cfgErr(0, "node %s: threads and pool must be between 0 and %d and %d", n, MaxClients, 1<<16)
+	}
+	switch spec.IDs {
+	case "", "x-request-id", "traceparent":
+	default:
+		return cfgErr(0, "node %s: ids must be x-request-id or traceparent, not %q", n, spec.IDs)
+	}
+	switch spec.Protocol {
+	case "", "http", "redis", "memcached":
+	default:
+		return cfgErr(0, "node %s: protocol must be http, redis or memcached, not %q", n, spec.Protocol)
 	}
 	return nil
 }
@@ -270,7 +326,10 @@ func (p *plan) compileNode(i int, n string, spec NodeSpec, r int) (nodeInfo, err
 	if n == "CLIENT" {
 		return nodeInfo{}, cfgErr(0, "nodes: CLIENT is reserved for the clients")
 	}
-	ni := nodeInfo{name: n, port: spec.Port, proto: trace.ProtoTCP}
+	ni := nodeInfo{name: n, port: spec.Port, proto: trace.ProtoTCP, threads: spec.Threads, traced: spec.Traced, pool: spec.Pool, ids: spec.IDs, protocol: spec.Protocol}
+	if err := checkNodeSpec(n, spec); err != nil {
+		return ni, err
+	}
 	if spec.Addr == "" {
 		ni.addr = netip.AddrFrom4([4]byte{10, 0, byte((i + 1) >> 8), byte(i + 1)})
 	} else {
@@ -447,14 +506,24 @@ func (tc *traceletCompiler) tracelet(t *Tracelet) (*ctracelet, error) {
 	if _, err := t.weight(); err != nil {
 		return nil, err
 	}
-	ct := &ctracelet{name: t.Name}
+	ct := &ctracelet{name: t.Name, from: -1}
 	if t.RPC != nil {
 		rpc, err := tc.call(t.RPC, 0)
 		if err != nil {
 			return nil, err
 		}
 		ct.rpc = rpc
+		if t.From != "" {
+			sp, ok := tc.p.lookup(t.From)
+			if !ok || sp.n > 1 {
+				return nil, cfgErr(t.line, "tracelet %q: from %q must name a node without replicas", t.Name, t.From)
+			}
+			ct.from = sp.first
+		}
 		return ct, nil
+	}
+	if t.From != "" {
+		return nil, cfgErr(t.line, "tracelet %q: from is for rpc tracelets (a message list names its first sender)", t.Name)
 	}
 	ids := make(map[string]int)
 	for mi, m := range t.Messages {
@@ -492,6 +561,18 @@ func (tc *traceletCompiler) call(cl *Call, depth int) (*ccall, error) {
 		callBytes:  idef(cl.CallBytes, def.CallBytes, defaultCallBytes),
 		replyBytes: idef(cl.ReplyBytes, def.ReplyBytes, defaultReplyBytes),
 		parallel:   cl.Parallel,
+		prob:       cl.Prob,
+		fail:       cl.Fail,
+		label:      cl.Label,
+	}
+	if cc.prob == 0 {
+		cc.prob = 1
+	}
+	if !(cc.prob > 0 && cc.prob <= 1) || !(cc.fail >= 0 && cc.fail < 1) {
+		return nil, cfgErr(cl.line, "tracelet %q: want 0 < prob <= 1 and 0 <= fail < 1", t.Name)
+	}
+	if len(cc.label) > 128 || strings.ContainsAny(cc.label, "\t\r\n") {
+		return nil, cfgErr(cl.line, "tracelet %q: a label is one line of at most 128 bytes", t.Name)
 	}
 	for n, g := range cl.DelayBy {
 		sp, ok := p.lookup(n)
@@ -638,6 +719,9 @@ func (p *plan) compileClocks(c *Config) error {
 		if seenSniffer[sn.Name] {
 			return cfgErr(0, "sniffer %s defined twice", sn.Name)
 		}
+		if !(math.Abs(sn.DriftPPM) <= 1e4) || !(sn.Loss >= 0 && sn.Loss < 1) {
+			return cfgErr(0, "sniffer %s: want |drift_ppm| <= 10000 and 0 <= loss < 1", sn.Name)
+		}
 		seenSniffer[sn.Name] = true
 	}
 	p.drop = c.Drop
@@ -647,6 +731,45 @@ func (p *plan) compileClocks(c *Config) error {
 	if p.drop.Rate > 0 && p.drop.Queue == 0 {
 		p.drop.Queue = 64
 	}
+	return nil
+}
+
+// compileEvidence reads the evidence block and the nodes' evidence
+// settings.
+func (p *plan) compileEvidence(c *Config) error {
+	for _, n := range p.nodes {
+		if n.traced {
+			p.ev.any = true
+		}
+		if n.ids != "" || n.protocol != "" {
+			p.ev.payloads = true
+		}
+	}
+	if e := c.Evidence; e != nil {
+		p.ev.payloads = true
+		p.ev.conns, p.ev.labels = e.Conns, e.Labels
+		if e.Tokens != nil {
+			tk := *e.Tokens
+			if tk.PerRequest < 0 || tk.Noise < 0 || tk.Vocabulary < 0 || tk.NoiseVocabulary < 0 || !(tk.Share >= 0 && tk.Share <= 1) ||
+				tk.PerRequest > trace.MaxTokens || tk.Noise > trace.MaxTokens {
+				return cfgErr(0, "evidence: tokens: want counts between 0 and %d and 0 <= share <= 1", trace.MaxTokens)
+			}
+			if tk.PerRequest == 0 && tk.Noise == 0 {
+				tk.PerRequest = 3
+			}
+			if tk.Share == 0 {
+				tk.Share = 0.9
+			}
+			if tk.Vocabulary == 0 {
+				tk.Vocabulary = 1 << 20
+			}
+			if tk.NoiseVocabulary == 0 {
+				tk.NoiseVocabulary = 64
+			}
+			p.ev.tokens = &tk
+		}
+	}
+	p.ev.any = p.ev.any || p.ev.payloads
 	return nil
 }
 

@@ -73,7 +73,10 @@ type TruthMeta struct {
 	Untraced      []string `json:"untraced,omitempty"`
 	Rate          float64  `json:"rate,omitempty"`
 	Compress      float64  `json:"compress,omitempty"`
-	Drop          Drop     `json:"drop"`
+	// Background names the tracelets whose instances no request caused
+	// (their root comes from a node): scorers keep them out of requests.
+	Background []string `json:"background,omitempty"`
+	Drop       Drop     `json:"drop"`
 	// Sniffers are the capture points of wirepath gen --pcap.
 	Sniffers   []Sniffer `json:"sniffers,omitempty"`
 	DelayScale float64   `json:"delay_scale"`
@@ -82,10 +85,22 @@ type TruthMeta struct {
 
 // version returns the oldest format version that holds m.
 func (m *TruthMeta) version() int {
-	if m.ClockSpreadNS != 0 || m.ResolutionNS != 0 || len(m.Untraced) > 0 || m.Rate != 0 || m.Compress != 0 {
+	st := m.Stats
+	if m.ClockSpreadNS != 0 || m.ResolutionNS != 0 || len(m.Untraced) > 0 || m.Rate != 0 || m.Compress != 0 || len(m.Background) > 0 ||
+		st.Background+st.Skipped+st.Failed+st.ThreadWaits+st.PoolWaits != 0 || sniffersV2(m.Sniffers) {
 		return 2
 	}
 	return 1
+}
+
+// sniffersV2 reports whether a sniffer uses what version 2 added.
+func sniffersV2(sns []Sniffer) bool {
+	for _, sn := range sns {
+		if sn.DriftPPM != 0 || sn.Loss != 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // NumInstances returns the number of path instances.
