@@ -341,56 +341,16 @@ func (d *tsvDecoder) parseCanonical(line []byte, m *Message) bool {
 	if f, line, ok = nextField(line, 19); !ok {
 		return false
 	}
-	if m.RecvTS, ok = plainTS(f); !ok {
+	if m.RecvTS, ok = plainTS(f); !ok || m.SendTS == NoTime && m.RecvTS == NoTime {
 		return false
 	}
-	if m.SendTS == NoTime && m.RecvTS == NoTime {
+	if line, ok = d.canonicalNames(line, m); !ok {
 		return false
 	}
-	// src, dst, src_node, dst_node
-	end := 0
-	for k := 0; k < 4; k++ {
-		j := bytes.IndexByte(line[end:], '\t')
-		if j < 0 {
-			return false
-		}
-		end += j + 1
-	}
-	span := line[:end-1]
-	line = line[end:]
-	if d.cache != nil && d.cache.on {
-		if !d.spanAt(span, m) {
-			return false
-		}
-	} else {
-		for _, dst := range [4]*Sym{&m.Src, &m.Dst, &m.SrcNode, &m.DstNode} {
-			f, span, _ = nextField(span, 0)
-			if *dst, ok = d.plainSym(f); !ok {
-				return false
-			}
-		}
-	}
-	if f, line, ok = nextField(line, 0); !ok {
+	if f, line, ok = nextField(line, 0); !ok || !canonicalBytes(f, m) {
 		return false
 	}
-	if !isDash(f) {
-		if len(f) == 0 || f[0] < '0' || f[0] > '9' {
-			return false
-		}
-		v, err := parseInt(f)
-		if err != nil {
-			return false
-		}
-		m.Bytes = v
-	}
-	switch {
-	case bytes.HasPrefix(line, []byte("CALL\t")):
-		m.Kind, line = KindCall, line[5:]
-	case bytes.HasPrefix(line, []byte("RETURN\t")):
-		m.Kind, line = KindReturn, line[7:]
-	case bytes.HasPrefix(line, []byte("-\t")):
-		m.Kind, line = KindUnknown, line[2:]
-	default:
+	if line, ok = canonicalKind(line, m); !ok {
 		return false
 	}
 	if f, line, ok = nextField(line, 0); !ok {
@@ -400,21 +360,81 @@ func (d *tsvDecoder) parseCanonical(line []byte, m *Message) bool {
 		return false
 	}
 	// the rest of the line is the protocol, with no tab in it
-	switch string(line) {
-	case "tcp":
-		m.Proto = ProtoTCP
-	case "udp":
-		m.Proto = ProtoUDP
-	case "-":
-		m.Proto = ProtoUnknown
-	case "unix":
-		m.Proto = ProtoUnix
-	case "other":
-		m.Proto = ProtoOther
-	default:
+	m.Proto, ok = canonicalProto(line)
+	return ok
+}
+
+// canonicalNames reads src, dst, src_node and dst_node, through the span
+// cache once it is on.
+func (d *tsvDecoder) canonicalNames(line []byte, m *Message) ([]byte, bool) {
+	end := 0
+	for k := 0; k < 4; k++ {
+		j := bytes.IndexByte(line[end:], '\t')
+		if j < 0 {
+			return nil, false
+		}
+		end += j + 1
+	}
+	span := line[:end-1]
+	line = line[end:]
+	if d.cache != nil && d.cache.on {
+		return line, d.spanAt(span, m)
+	}
+	var ok bool
+	var f []byte
+	for _, dst := range [4]*Sym{&m.Src, &m.Dst, &m.SrcNode, &m.DstNode} {
+		f, span, _ = nextField(span, 0)
+		if *dst, ok = d.plainSym(f); !ok {
+			return nil, false
+		}
+	}
+	return line, true
+}
+
+// canonicalBytes reads the size: digits or "-".
+func canonicalBytes(f []byte, m *Message) bool {
+	if isDash(f) {
+		return true
+	}
+	if len(f) == 0 || f[0] < '0' || f[0] > '9' {
 		return false
 	}
-	return true
+	v, err := parseInt(f)
+	m.Bytes = v
+	return err == nil
+}
+
+// canonicalKind reads the kind as WriteTSV writes it.
+func canonicalKind(line []byte, m *Message) ([]byte, bool) {
+	switch {
+	case bytes.HasPrefix(line, []byte("CALL\t")):
+		m.Kind = KindCall
+		return line[5:], true
+	case bytes.HasPrefix(line, []byte("RETURN\t")):
+		m.Kind = KindReturn
+		return line[7:], true
+	case bytes.HasPrefix(line, []byte("-\t")):
+		m.Kind = KindUnknown
+		return line[2:], true
+	}
+	return nil, false
+}
+
+// canonicalProto reads the protocol as WriteTSV writes it.
+func canonicalProto(f []byte) (Proto, bool) {
+	switch string(f) {
+	case "tcp":
+		return ProtoTCP, true
+	case "udp":
+		return ProtoUDP, true
+	case "-":
+		return ProtoUnknown, true
+	case "unix":
+		return ProtoUnix, true
+	case "other":
+		return ProtoOther, true
+	}
+	return ProtoUnknown, false
 }
 
 // nextField splits line at its first tab into the field before it and the
