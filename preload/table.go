@@ -489,7 +489,7 @@ func (t *Table) readFile(path string, opt Options) error {
 		return err
 	}
 	defer f.Close()
-	r, _, done, err := decompress.NewReader(f, 256<<10)
+	r, _, done, err := decompress.NewReader(f, decompress.Options{BufSize: 256 << 10, LowMem: true})
 	defer done()
 	if err != nil {
 		return &ParseError{File: path, Err: err}

@@ -67,7 +67,7 @@ type Reader struct {
 	msg     Message
 	err     error
 	n       int64
-	closers []func()
+	closers []func() error
 	started bool
 	done    bool
 
@@ -140,7 +140,7 @@ func (r *Reader) Close() error {
 
 func (r *Reader) start() error {
 	r.started = true
-	br, kind, done, err := decompress.NewReader(r.in, 256<<10)
+	br, kind, done, err := decompress.NewReader(r.in, decompress.Options{BufSize: 256 << 10, LowMem: true})
 	r.closers = append(r.closers, done)
 	if err != nil {
 		return &ParseError{File: r.file, Err: cutShort(err)}
