@@ -215,7 +215,7 @@ func (a *Assembler) queueMsg(m *msg) {
 	}
 	m.cutAt = a.now
 	m.c.pendingMsgs++
-	a.queue.push(m)
+	a.queue.Push(m)
 }
 
 // inferCaller decides which side of a connection whose handshake was not

@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/wirepath/wirepath/internal/ring"
 )
 
 // Defaults of Options.
@@ -77,7 +79,7 @@ type Merger struct {
 	offNS     []int64 // per sniffer, 0 when unknown
 	streams   []*stream
 	heads     streamHeap
-	pending   ring
+	pending   ring.Ring[*Packet] // packets awaiting the end of their dedupe window
 	byKey     map[uint64]*Packet
 	free      []*Packet      // recycled packets, given back to pool a batch at a time
 	pool      chan []*Packet // recycled packets for the producers
@@ -602,10 +604,10 @@ func (m *Merger) Next() (*Packet, error) {
 		return p, nil
 	}
 	for {
-		if m.pending.len() > 0 {
-			g := m.pending.front()
+		if m.pending.Len() > 0 {
+			g := *m.pending.Front()
 			if t, ok := m.frontier(); !ok || t-g.TS() > m.window {
-				m.pending.pop()
+				m.pending.Pop()
 				if m.byKey[g.WireKey] == g {
 					delete(m.byKey, g.WireKey)
 				}
@@ -616,7 +618,7 @@ func (m *Merger) Next() (*Packet, error) {
 		}
 		p := m.pop()
 		if p == nil {
-			if m.pending.len() == 0 {
+			if m.pending.Len() == 0 {
 				return nil, io.EOF
 			}
 			continue
@@ -651,7 +653,7 @@ func (m *Merger) add(p *Packet) {
 		}
 		m.byKey[p.WireKey] = p
 	}
-	m.pending.push(p)
+	m.pending.Push(p)
 }
 
 // account counts a packet that is being returned.
@@ -709,36 +711,6 @@ func (m *Merger) recycle(p *Packet) {
 		}
 		m.free = make([]*Packet, 0, batchSize)
 	}
-}
-
-// ring is a FIFO of packets awaiting the end of their dedupe window.
-type ring struct {
-	buf        []*Packet
-	head, size int
-}
-
-func (r *ring) len() int { return r.size }
-
-func (r *ring) front() *Packet { return r.buf[r.head] }
-
-func (r *ring) push(p *Packet) {
-	if r.size == len(r.buf) {
-		nb := make([]*Packet, max(16, 2*len(r.buf)))
-		for i := range r.size {
-			nb[i] = r.buf[(r.head+i)%len(r.buf)]
-		}
-		r.buf, r.head = nb, 0
-	}
-	r.buf[(r.head+r.size)%len(r.buf)] = p
-	r.size++
-}
-
-func (r *ring) pop() *Packet {
-	p := r.buf[r.head]
-	r.buf[r.head] = nil
-	r.head = (r.head + 1) % len(r.buf)
-	r.size--
-	return p
 }
 
 // streamHeap orders streams by their next packet: corrected time, then
