@@ -8,12 +8,12 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 	"sync"
 	"time"
 
+	"github.com/wirepath/wirepath/internal/parallel"
 	"github.com/wirepath/wirepath/internal/ring"
 )
 
@@ -216,17 +216,9 @@ type fileScan struct {
 // split) and, when estimate is set, samples wire keys.
 func (m *Merger) firstPass(estimate bool) ([]*sampler, error) {
 	scans := make([]fileScan, len(m.files))
-	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
-	var wg sync.WaitGroup
-	for i, f := range m.files {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			scans[i] = m.scanFile(f, estimate)
-		}()
-	}
-	wg.Wait()
+	parallel.For(len(m.files), parallel.Workers(0), 1, func(_, i int) {
+		scans[i] = m.scanFile(m.files[i], estimate)
+	})
 	var samplers []*sampler
 	for i, f := range m.files {
 		sc := &scans[i]
