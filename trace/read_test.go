@@ -3,7 +3,6 @@ package trace
 import (
 	"bytes"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -12,9 +11,9 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
-)
 
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
+	"github.com/wirepath/wirepath/internal/golden"
+)
 
 // flat is a message with its strings resolved, for comparing messages of
 // different traces.
@@ -125,20 +124,7 @@ func columnOf(err error) string {
 
 func compareGolden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", "golden", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (go test -update creates it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file (go test -update rewrites it)\n--- got\n%s--- want\n%s", name, got, want)
-	}
+	golden.Check(t, filepath.Join("testdata", "golden", name), got)
 }
 
 func TestDetectFormat(t *testing.T) {
