@@ -46,23 +46,7 @@ func (c *coverage) add(pt Point, s seqnum.Value, n uint32) (isNew, seen bool) {
 			s, seen = c.base, true
 		}
 	}
-	var pc *pointCover
-	for i := range c.pts {
-		if c.pts[i].pt == pt {
-			pc = &c.pts[i]
-			break
-		}
-	}
-	if pc == nil {
-		if len(c.pts) < cap(c.pts) {
-			c.pts = c.pts[:len(c.pts)+1]
-			pc = &c.pts[len(c.pts)-1]
-			pc.pt, pc.r = pt, pc.r[:0]
-		} else {
-			c.pts = append(c.pts, pointCover{pt: pt})
-			pc = &c.pts[len(c.pts)-1]
-		}
-	}
+	pc := c.point(pt)
 	r := pc.r
 	// Fast path: in-order data extends the last range or starts a new one
 	// after it.
@@ -76,7 +60,33 @@ func (c *coverage) add(pt Point, s seqnum.Value, n uint32) (isNew, seen bool) {
 	} else if r[k-1].lo.LessThanEq(s) && e.LessThanEq(r[k-1].hi) {
 		return false, true // a repeat of the latest bytes: the common retransmission
 	}
-	// General case: find the ranges that touch [s, e).
+	isNew, before := c.merge(pc, s, e)
+	return isNew, seen || before
+}
+
+// point returns pt's cover, adding an empty one (reusing the memory of
+// one reset dropped) the first time pt is seen.
+func (c *coverage) point(pt Point) *pointCover {
+	for i := range c.pts {
+		if c.pts[i].pt == pt {
+			return &c.pts[i]
+		}
+	}
+	if len(c.pts) < cap(c.pts) {
+		c.pts = c.pts[:len(c.pts)+1]
+		pc := &c.pts[len(c.pts)-1]
+		pc.pt, pc.r = pt, pc.r[:0]
+		return pc
+	}
+	c.pts = append(c.pts, pointCover{pt: pt})
+	return &c.pts[len(c.pts)-1]
+}
+
+// merge is add's general case: it merges [s, e) into the ranges of pc
+// that it touches, and reports whether it held new bytes and whether some
+// were seen before.
+func (c *coverage) merge(pc *pointCover, s, e seqnum.Value) (isNew, seen bool) {
+	r := pc.r
 	i := 0
 	for i < len(r) && r[i].hi.LessThan(s) {
 		i++
