@@ -240,7 +240,7 @@ func (a *Assembler) inferCaller(c *conn, m *msg) {
 	if c.caller >= 0 {
 		return
 	}
-	if s := serverSide(c.key.pa, c.key.pb); s >= 0 {
+	if s := serverSide(c.key.Port(0), c.key.Port(1)); s >= 0 {
 		c.setCaller(1-s, callerPorts)
 	}
 }
