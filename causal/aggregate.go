@@ -3,12 +3,10 @@ package causal
 import (
 	"errors"
 	"math"
-	"runtime"
 	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
 
+	"github.com/wirepath/wirepath/internal/parallel"
 	"github.com/wirepath/wirepath/trace"
 )
 
@@ -829,7 +827,7 @@ func (a *Aggregator) keepInstances(p *Pattern, sh *patShape, pi int, insts []ins
 }
 
 // aggWorkers is how many goroutines Patterns uses.
-func aggWorkers() int { return max(1, runtime.GOMAXPROCS(0)) }
+func aggWorkers() int { return parallel.Workers(0) }
 
 // aggParallel calls f(0..n-1) on aggWorkers goroutines.
 func aggParallel(n int, f func(i int)) { aggParallelW(n, func(_, i int) { f(i) }) }
@@ -844,35 +842,9 @@ func aggParallelW(n int, f func(w, i int)) {
 	parallelFor(n, aggWorkers(), 64, f)
 }
 
-// parallelFor calls f(w, i) for every i in 0..n-1 on up to workers
-// goroutines (w < workers names the goroutine), handing out block indices
-// at a time, and waits for them.
-func parallelFor(n, workers, block int, f func(w, i int)) {
-	if workers <= 1 || n <= block {
-		for i := 0; i < n; i++ {
-			f(0, i)
-		}
-		return
-	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for w := range min(workers, (n+block-1)/block) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				lo := int(next.Add(int64(block))) - block
-				if lo >= n {
-					return
-				}
-				for i := lo; i < min(lo+block, n); i++ {
-					f(w, i)
-				}
-			}
-		}()
-	}
-	wg.Wait()
-}
+// parallelFor is parallel.For: f(w, i) for every i in 0..n-1 on up to
+// workers goroutines, block indices at a time.
+func parallelFor(n, workers, block int, f func(w, i int)) { parallel.For(n, workers, block, f) }
 
 // RankPatterns sorts ps by metric (descending), then by count
 // (descending), then by signature, and numbers them from 1.
