@@ -9,13 +9,16 @@ WPCAP      := $(BIN)/libwpcap.so
 WPCAP_CFLAGS := -Wall -Wextra -O2 -fPIC -shared -U_FORTIFY_SOURCE
 FUZZTIME   ?= 10s
 BENCHTIME  ?= 1s
+TESTBED_OUT ?= /tmp/wirepath-testbed
 # Packages whose tests also run under the race detector: all of them (about
 # a minute on 2 cores); the readers, merge, pipeline and engines use goroutines.
 RACE_PKGS  ?= ./...
 # Debian packages the tests need: real capture tools, network namespaces,
 # NAT, the C compiler for the LD_PRELOAD library, strace, a browser for the
-# HTML report test, graphviz for the DOT report test.
-DEB_PKGS   := tcpdump tshark iproute2 iptables nftables gcc libc6-dev make strace curl zstd chromium graphviz
+# HTML report test, graphviz for the DOT report test, and the testbed's
+# services (testbed/: nginx, Redis, memcached, dnsmasq, Python 3).
+DEB_PKGS   := tcpdump tshark iproute2 iptables nftables gcc libc6-dev make strace curl zstd chromium graphviz \
+	nginx redis-server memcached dnsmasq-base python3
 
 .PHONY: help
 help: ## list the targets
@@ -73,6 +76,10 @@ demo: ## run wirepath analyze on the demo captures (testdata/demo); builds bin/w
 	@mkdir -p $(BIN)
 	@$(GO) build -o $(WIREPATH) ./cmd/wirepath
 	@scripts/demo.sh
+
+.PHONY: testbed
+testbed: ## as root: the real testbed, every variant, analysed and scored (testbed/run.sh; about 15 minutes)
+	testbed/run.sh $(TESTBED_OUT)
 
 .PHONY: clean
 clean: ## remove build output

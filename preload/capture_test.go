@@ -325,7 +325,7 @@ func loadDir(t *testing.T, dir string) *Table {
 	if sum := c.DataCalls + c.FailedCalls + c.EmptyCalls + c.PeekCalls + c.SocketCalls + c.ProcessCalls + c.UnknownCalls; sum != c.Records {
 		t.Errorf("accounting: %d records, %d counted: %+v", c.Records, sum, c)
 	}
-	if c.UnknownCalls != 0 || c.Unattributed != 0 || c.WriteErrors != 0 {
+	if c.UnknownCalls != 0 || c.Unattributed != 0 || c.WriteErrors != 0 || c.LostRecords != 0 {
 		t.Errorf("accounting: %+v", c)
 	}
 	return tab

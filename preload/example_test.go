@@ -50,7 +50,7 @@ func ExampleConvertStrace() {
 	}
 	fmt.Printf("%d lines: %d converted, %d ignored\n", st.Lines, st.Converted, st.Ignored)
 	// Output:
-	// {"wirepath_preload":1,"tool":"strace","host":"client1","pid":4242,"start_ts":1700000000000100000}
+	// {"wirepath_preload":2,"tool":"strace","host":"client1","pid":4242,"start_ts":1700000000000100000}
 	// {"ts":1700000000000100000,"tid":4242,"call":"socket","ret":3,"sock":"tcp"}
 	// {"ts":1700000000000200000,"tid":4242,"call":"connect","fd":3,"ret":0,"sock":"tcp","remote":"10.0.0.1:80"}
 	// {"ts":1700000000000300000,"tid":4242,"call":"write","fd":3,"len":18,"ret":18,"sock":"tcp","local":"10.0.0.9:51000","remote":"10.0.0.1:80"}

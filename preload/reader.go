@@ -270,6 +270,10 @@ func (r *Reader) field(k []byte, v jsonl.Value) error {
 		rec.EAGAINSkipped, err = v.Int()
 	case "write_errors":
 		rec.WriteErrors, err = v.Int()
+	case "lost_records":
+		rec.LostRecords, err = v.Int()
+	case "log_reopens":
+		rec.LogReopens, err = v.Int()
 	}
 	return err
 }
@@ -322,8 +326,8 @@ func (r *Reader) setCall(b []byte) {
 
 // header records a header line of the given version.
 func (r *Reader) header(line []byte, version int64) error {
-	if version != Version {
-		return lines.Fatal(fmt.Errorf("%w %d (this build reads %d)", ErrVersion, version, Version))
+	if version < 1 || version > Version {
+		return lines.Fatal(fmt.Errorf("%w %d (this build reads 1 to %d)", ErrVersion, version, Version))
 	}
 	var h Header
 	if err := json.Unmarshal(line, &h); err != nil {

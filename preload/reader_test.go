@@ -95,7 +95,8 @@ func TestReadErrors(t *testing.T) {
 		line                  int
 		fatal                 bool
 	}{
-		{"version", `{"wirepath_preload":2,"host":"h","pid":1}` + "\n", "", "unsupported preload trace version 2", 1, true},
+		{"version", `{"wirepath_preload":3,"host":"h","pid":1}` + "\n", "", "unsupported preload trace version 3", 1, true},
+		{"version 0", `{"wirepath_preload":0,"host":"h","pid":1}` + "\n", "", "unsupported preload trace version 0", 1, true},
 		{"no ts", hdr + `{"call":"read"}` + "\n", "", `record without "ts"`, 2, false},
 		{"no call", hdr + `{"ts":1}` + "\n", "", `record without "call"`, 2, false},
 		{"bad fd", hdr + `{"ts":1,"call":"read","fd":"x"}` + "\n", "fd", "wrong JSON type", 2, false},
@@ -127,6 +128,28 @@ func TestReadErrors(t *testing.T) {
 				t.Errorf("lenient: skipped %d, warnings %q", r.Skipped(), r.Warnings())
 			}
 		})
+	}
+}
+
+// TestReadVersion2 reads the end record's version-2 counters.
+func TestReadVersion2(t *testing.T) {
+	in := `{"wirepath_preload":2,"tool":"libwpcap","host":"h","pid":7}
+{"ts":1,"call":"end","records":3,"eagain_skipped":0,"write_errors":1,"lost_records":4,"log_reopens":2}
+`
+	tab := NewTable()
+	if err := tab.ReadFrom(NewReader(strings.NewReader(in), "v2.jsonl", Options{Strict: true})); err != nil {
+		t.Fatal(err)
+	}
+	want := Counters{Records: 1, ProcessCalls: 1, WriteErrors: 1, LostRecords: 4, LogReopens: 2}
+	if tab.Counters != want {
+		t.Errorf("counters\n got %+v\nwant %+v", tab.Counters, want)
+	}
+	var b bytes.Buffer
+	w := NewWriter(&b)
+	w.WriteRecord(&Record{TS: 1, Call: CallEnd, Records: 3, WriteErrors: 1, LostRecords: 4, LogReopens: 2})
+	w.Flush()
+	if got := b.String(); !strings.Contains(got, `"lost_records":4,"log_reopens":2}`) {
+		t.Errorf("written: %s", got)
 	}
 }
 

@@ -5,9 +5,9 @@ import (
 	"strings"
 )
 
-// Version is the version of the preload trace format this package reads
-// and writes.
-const Version = 1
+// Version is the version of the preload trace format this package
+// writes; it reads every version from 1 to Version.
+const Version = 2
 
 // Call is the socket API call a record describes.
 type Call uint8
@@ -30,12 +30,14 @@ const (
 	CallWrite
 	CallWritev
 	CallSendfile
+	CallSpliceSend // splice into a socket (version 2)
 	CallRecv
 	CallRecvfrom
 	CallRecvmsg
 	CallRecvmmsg
 	CallRead
 	CallReadv
+	CallSpliceRecv // splice out of a socket (version 2)
 	CallClose
 	CallShutdown
 	CallDup
@@ -48,8 +50,8 @@ const (
 )
 
 var callNames = [numCalls]string{"?", "socket", "socketpair", "connect", "accept", "accept4", "bind", "listen",
-	"send", "sendto", "sendmsg", "sendmmsg", "write", "writev", "sendfile",
-	"recv", "recvfrom", "recvmsg", "recvmmsg", "read", "readv",
+	"send", "sendto", "sendmsg", "sendmmsg", "write", "writev", "sendfile", "splice_send",
+	"recv", "recvfrom", "recvmsg", "recvmmsg", "read", "readv", "splice_recv",
 	"close", "shutdown", "dup", "dup2", "dup3", "fork", "exec", "end"}
 
 // String returns the call's name as it appears in traces.
@@ -80,10 +82,10 @@ func parseCallBytes(b []byte) Call {
 }
 
 // Sends reports whether c moves data out of the process.
-func (c Call) Sends() bool { return c >= CallSend && c <= CallSendfile }
+func (c Call) Sends() bool { return c >= CallSend && c <= CallSpliceSend }
 
 // Receives reports whether c moves data into the process.
-func (c Call) Receives() bool { return c >= CallRecv && c <= CallReadv }
+func (c Call) Receives() bool { return c >= CallRecv && c <= CallSpliceRecv }
 
 // Data reports whether c moves data.
 func (c Call) Data() bool { return c.Sends() || c.Receives() }
@@ -205,8 +207,11 @@ type Record struct {
 	Trunc  bool // the datagram was longer than the buffer
 	How    int  // shutdown's how
 	Path   string
-	// The counters of an "end" record.
-	Records, EAGAINSkipped, WriteErrors int64
+	// The counters of an "end" record: records written, EAGAIN returns
+	// not logged, failed writes of the log, records lost (version 2) and
+	// times the application closed or replaced the log's descriptor
+	// (version 2).
+	Records, EAGAINSkipped, WriteErrors, LostRecords, LogReopens int64
 }
 
 // Failed reports whether the call returned an error.

@@ -152,6 +152,12 @@ type Counters struct {
 	// EAGAINSkipped sums what the library's end records say it did not log.
 	EAGAINSkipped int64 `json:"eagain_skipped"`
 	WriteErrors   int64 `json:"write_errors"`
+	// LostRecords sums the records the library could not write (no log
+	// file could be opened, or a write failed); LogReopens the times an
+	// application closed or replaced the library's log descriptor and the
+	// library reopened its log.
+	LostRecords int64 `json:"lost_records"`
+	LogReopens  int64 `json:"log_reopens"`
 }
 
 // Table folds call records into processes and their connections. Feed it
@@ -310,6 +316,8 @@ func (t *Table) addProcessCall(p *Process, r *Record) {
 	case CallEnd:
 		t.Counters.EAGAINSkipped += r.EAGAINSkipped
 		t.Counters.WriteErrors += r.WriteErrors
+		t.Counters.LostRecords += r.LostRecords
+		t.Counters.LogReopens += r.LogReopens
 	}
 }
 

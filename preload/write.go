@@ -130,10 +130,29 @@ func AppendRecord(buf []byte, r *Record, withPID bool) []byte {
 	if r.Path != "" {
 		kstr("path", r.Path)
 	}
+	buf = appendEndCounters(buf, r)
+	return append(buf, '}', '\n')
+}
+
+// appendEndCounters appends the counters of an "end" record (the
+// version-2 ones only when not zero).
+func appendEndCounters(buf []byte, r *Record) []byte {
+	kint := func(k string, v int64) {
+		buf = append(buf, ',', '"')
+		buf = append(buf, k...)
+		buf = append(buf, '"', ':')
+		buf = strconv.AppendInt(buf, v, 10)
+	}
 	if r.Call == CallEnd || r.Records != 0 || r.EAGAINSkipped != 0 || r.WriteErrors != 0 {
 		kint("records", r.Records)
 		kint("eagain_skipped", r.EAGAINSkipped)
 		kint("write_errors", r.WriteErrors)
 	}
-	return append(buf, '}', '\n')
+	if r.LostRecords != 0 {
+		kint("lost_records", r.LostRecords)
+	}
+	if r.LogReopens != 0 {
+		kint("log_reopens", r.LogReopens)
+	}
+	return buf
 }

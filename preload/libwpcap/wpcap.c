@@ -4,16 +4,19 @@
  * It interposes on the C library's socket API (and read/write family on
  * socket descriptors), in the manner of LibSockCap (WAP5 section 3), and
  * writes one JSON Lines record per call to a log file per process. The
- * format is "wirepath preload trace v1", documented in docs/formats.md and
+ * format is "wirepath preload trace" version 2, documented in docs/formats.md and
  * docs/preload.md; the Go package preload parses it.
  *
  *   LD_PRELOAD=bin/libwpcap.so WIREPATH_PRELOAD_DIR=/tmp/traces curl ...
  *
  * Environment:
  *   WIREPATH_PRELOAD_DIR    directory for the logs (default
- *                           /tmp/wirepath-preload, created if missing)
- *   WIREPATH_PRELOAD_HOST   host name written in the headers (default
- *                           gethostname())
+ *                           $XDG_RUNTIME_DIR/wirepath-preload, else
+ *                           $XDG_CACHE_HOME or ~/.cache/wirepath-preload;
+ *                           created 0700 if missing; a symbolic link or a
+ *                           directory another user owns is refused)
+ *   WIREPATH_PRELOAD_HOST   host name written in the headers, at most 1024
+ *                           bytes (default gethostname())
  *   WIREPATH_PRELOAD_FLUSH  "record": write every record at once (for
  *                           processes that are killed); default: buffer
  *                           64 KiB, flush at least once a second while
@@ -28,10 +31,16 @@
  *   Whether an fd is such a socket is cached per fd (fstat and getsockopt
  *   once), so reads and writes of files cost one table lookup.
  * - Records are built on the stack and appended to one process-wide
- *   buffer under a mutex; the buffer is written with the raw write system
- *   call, so the library never re-enters itself. A thread-local flag also
+ *   buffer under a mutex (a record longer than the stack buffer continues
+ *   in the shared one, whole); the buffer is written with the raw write
+ *   system call, so the library never re-enters itself. A thread-local flag also
  *   passes calls made while logging straight through.
  * - errno is preserved across logging.
+ * - The library never writes into a descriptor it does not own: before
+ *   every write it checks (device and inode) that its log descriptor
+ *   still refers to its file, as applications close descriptors behind
+ *   its back (glibc's closefrom, raw close_range) and may reuse the
+ *   number; it then reopens its file by name (or starts a new one).
  * - fork: pthread_atfork handlers flush the parent's buffer before the
  *   fork; the child drops its copy and starts its own log (header with
  *   ppid). vfork is run as fork. exec: the buffer is flushed first.
@@ -60,7 +69,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define WPCAP_VERSION 1
+#define WPCAP_VERSION 2
 #define EXPORT __attribute__((visibility("default")))
 
 /* ---- real functions ---------------------------------------------------- */
@@ -94,11 +103,13 @@ DECL_REAL(ssize_t, writev, int, const struct iovec *, int);
 DECL_REAL(ssize_t, readv, int, const struct iovec *, int);
 DECL_REAL(ssize_t, sendfile, int, int, off_t *, size_t);
 DECL_REAL(ssize_t, sendfile64, int, int, off64_t *, size_t);
+DECL_REAL(ssize_t, splice, int, off64_t *, int, off64_t *, size_t, unsigned int);
 DECL_REAL(ssize_t, __read_chk, int, void *, size_t, size_t);
 DECL_REAL(ssize_t, __recv_chk, int, void *, size_t, size_t, int);
 DECL_REAL(ssize_t, __recvfrom_chk, int, void *, size_t, size_t, int, struct sockaddr *, socklen_t *);
 DECL_REAL(int, close, int);
 DECL_REAL(int, close_range, unsigned int, unsigned int, int);
+DECL_REAL(void, closefrom, int);
 DECL_REAL(int, shutdown, int, int);
 DECL_REAL(int, dup, int);
 DECL_REAL(int, dup2, int, int);
@@ -116,9 +127,20 @@ DECL_REAL(void, _Exit, int);
 /* ---- state ------------------------------------------------------------- */
 
 #define BUF_SIZE (64 * 1024)
+/* Records are built in a buffer of this size on the stack; a longer one
+ * (a long executable path, escaped names) continues in the shared buffer,
+ * whole: no record is ever cut. */
 #define LINE_MAX_LEN 2048
 #define FD_CACHE 65536
 #define FLUSH_INTERVAL_NS 1000000000ULL
+/* The log is moved to a descriptor at least this high, out of the low
+ * numbers applications expect. */
+#define LOG_FD_MIN 900
+/* The longest WIREPATH_PRELOAD_HOST taken (DNS names have at most 253
+ * bytes); a longer one is refused, not cut. */
+#define HOST_MAX 1024
+/* How much of the host name goes into a file name (NAME_MAX is 255). */
+#define FILE_HOST_MAX 64
 
 /* fd cache bits. The sock kind (1..7) lives in bits 4-6. */
 #define FD_KNOWN 1u     /* the entry is valid */
@@ -133,6 +155,14 @@ static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static char buf[BUF_SIZE];
 static size_t blen;
 static int logfd = -1;
+/* What logfd must refer to: the file the library created, by device and
+ * inode, and its name in logdir ("" when there is none). */
+struct file_id {
+	unsigned int major, minor;
+	unsigned long long ino;
+};
+static struct file_id log_id;
+static char logname[NAME_MAX + 1];
 static int enabled;
 static int flush_each;
 static int log_eagain;
@@ -141,9 +171,12 @@ static unsigned long long last_flush;
 static unsigned long long eagain_skipped;
 static unsigned long long records;
 static unsigned long long write_errors;
+static unsigned long long lost_records; /* not written: no log, or a failed write */
+static unsigned long long log_reopens;  /* the application closed or replaced the log's descriptor */
 static unsigned char fdstate[FD_CACHE];
 static char logdir[PATH_MAX];
-static char hostname[256];
+static char hostname[HOST_MAX + 1];
+static char filehost[FILE_HOST_MAX + 1]; /* hostname as a file name part */
 static unsigned reopen_seq;
 
 static __thread int in_hook __attribute__((tls_model("initial-exec")));
@@ -165,21 +198,32 @@ static pid_t cur_tid(void)
 
 /* ---- line building ----------------------------------------------------- */
 
+/* A record being built. What does not fit in b goes on, in order, to the
+ * shared buffer (the thread then holds mu until emit) or, for the header
+ * of a new log, straight to the file. */
 struct line {
 	char *p, *end;
+	int sink;   /* >= 0: the descriptor of a new log, for its header */
+	int locked; /* the record outgrew b: mu is held, b continues in buf */
 	char b[LINE_MAX_LEN];
 };
 
 static void l_init(struct line *l)
 {
 	l->p = l->b;
-	l->end = l->b + sizeof l->b - 2; /* room for "}\n" */
+	l->end = l->b + sizeof l->b;
+	l->sink = -1;
+	l->locked = 0;
 }
 
-static void l_raw(struct line *l, const char *s, size_t n)
+static void l_spill(struct line *l, const char *s, size_t n);
+
+static inline void l_raw(struct line *l, const char *s, size_t n)
 {
-	if ((size_t)(l->end - l->p) < n)
-		n = (size_t)(l->end - l->p);
+	if (__builtin_expect((size_t)(l->end - l->p) < n, 0)) {
+		l_spill(l, s, n);
+		return;
+	}
 	memcpy(l->p, s, n);
 	l->p += n;
 }
@@ -242,6 +286,14 @@ static void l_kstr(struct line *l, const char *k, const char *s)
 
 /* ---- output ------------------------------------------------------------ */
 
+static unsigned long long count_lines(const char *p, size_t n)
+{
+	unsigned long long c = 0;
+	for (const char *e = p + n; (p = memchr(p, '\n', (size_t)(e - p))) != NULL; p++)
+		c++;
+	return c;
+}
+
 static void raw_write_all(int fd, const char *p, size_t n)
 {
 	while (n > 0) {
@@ -250,6 +302,7 @@ static void raw_write_all(int fd, const char *p, size_t n)
 			continue;
 		if (w <= 0) {
 			write_errors++;
+			lost_records += count_lines(p, n);
 			return;
 		}
 		p += w;
@@ -273,32 +326,111 @@ static void read_small_file(const char *path, char *out, size_t n)
 		*nl = 0;
 }
 
-/* open_log opens this process's log file and writes its header record.
- * Called with mu held (or before threads exist). */
-static void open_log(pid_t ppid)
+/* move_high moves fd to a descriptor of LOG_FD_MIN or more when it can. */
+static int move_high(int fd)
 {
-	char comm[64], exe[PATH_MAX], path[PATH_MAX + 512];
+	int hi = (int)syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, LOG_FD_MIN);
+	if (hi < 0)
+		return fd;
+	syscall(SYS_close, fd);
+	return hi;
+}
+
+/* file_id_of gets the device and inode of what fd refers to. statx asked
+ * for the inode only costs a third of an fstat after writes (ext4 works
+ * out the block count for fstat), and does not ask a network file system. */
+static int file_id_of(int fd, struct file_id *id)
+{
+	struct statx sx;
+	if (statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_INO, &sx) != 0)
+		return -1;
+	id->major = sx.stx_dev_major;
+	id->minor = sx.stx_dev_minor;
+	id->ino = sx.stx_ino;
+	return 0;
+}
+
+static int same_file(const struct file_id *a, const struct file_id *b)
+{
+	return a->ino == b->ino && a->major == b->major && a->minor == b->minor;
+}
+
+/* use_log makes fd, a descriptor of the file id, the log. */
+static void use_log(int fd, const struct file_id *id)
+{
+	logfd = move_high(fd);
+	log_id = *id;
+	if (logfd < FD_CACHE)
+		fdstate[logfd] = FD_KNOWN;
+}
+
+/* open_logdir opens the log directory, for the files to be created in it
+ * with openat. It refuses a symbolic link (a planted one would send the
+ * traces elsewhere) and a directory that neither this user nor root owns
+ * (its owner could read, remove and replace the traces). Returns -1 and
+ * why otherwise. */
+static int open_logdir(const char **why)
+{
+	int fd = (int)syscall(SYS_openat, AT_FDCWD, logdir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	struct stat sb;
+	if (fd < 0) {
+		int e = errno;
+		if (lstat(logdir, &sb) == 0 && S_ISLNK(sb.st_mode))
+			*why = "a symbolic link (refused)";
+		else
+			*why = strerrorname_np(e) ? strerrorname_np(e) : "cannot be opened";
+		return -1;
+	}
+	if (fstat(fd, &sb) != 0 || (sb.st_uid != geteuid() && sb.st_uid != 0)) {
+		syscall(SYS_close, fd);
+		*why = "owned by another user (refused)";
+		return -1;
+	}
+	return fd;
+}
+
+/* open_log creates this process's log file and writes its header record:
+ * in the checked directory, never through a symbolic link nor onto an
+ * existing file, readable by the user only. Called with mu held (or before
+ * threads exist). Returns NULL, or why there is no log. */
+static const char *open_log(pid_t ppid)
+{
+	const char *why = NULL;
+	logfd = -1;
+	int dfd = open_logdir(&why);
+	if (dfd < 0) {
+		logname[0] = 0;
+		return why;
+	}
+	unsigned long long start = now_ns();
+	int fd = -1, e = 0;
+	for (int tries = 0; tries < 8 && fd < 0; tries++) { /* a name taken: the next number */
+		snprintf(logname, sizeof logname, "wpcap-%s-%d-%llu-%u.jsonl", filehost, (int)mypid, start, reopen_seq++);
+		fd = (int)syscall(SYS_openat, dfd, logname, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_APPEND | O_CLOEXEC,
+				  0600);
+		e = errno;
+		if (fd < 0 && e != EEXIST)
+			break;
+	}
+	syscall(SYS_close, dfd);
+	struct file_id id;
+	if (fd >= 0 && file_id_of(fd, &id) != 0) {
+		e = errno;
+		syscall(SYS_close, fd);
+		fd = -1;
+	}
+	if (fd < 0) {
+		logname[0] = 0;
+		return strerrorname_np(e) ? strerrorname_np(e) : "cannot create a file";
+	}
+	use_log(fd, &id);
+	char comm[64], exe[PATH_MAX];
 	read_small_file("/proc/self/comm", comm, sizeof comm);
 	ssize_t n = syscall(SYS_readlink, "/proc/self/exe", exe, sizeof exe - 1);
 	exe[n > 0 ? n : 0] = 0;
-	unsigned long long start = now_ns();
-	snprintf(path, sizeof path, "%s/wpcap-%s-%d-%llu-%u.jsonl", logdir, hostname, (int)mypid, start, reopen_seq++);
-	int fd = (int)syscall(SYS_openat, AT_FDCWD, path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		logfd = -1;
-		return;
-	}
-	/* Keep the log out of the low descriptors the application expects. */
-	int hi = (int)syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, 900);
-	if (hi >= 0) {
-		syscall(SYS_close, fd);
-		fd = hi;
-	}
-	logfd = fd;
-	if (fd < FD_CACHE)
-		fdstate[fd] = FD_KNOWN;
 	struct line l;
 	l_init(&l);
+	l.sink = logfd;
 	l_str(&l, "{\"wirepath_preload\":");
 	l_ll(&l, WPCAP_VERSION);
 	l_kstr(&l, "tool", "libwpcap");
@@ -313,29 +445,138 @@ static void open_log(pid_t ppid)
 	 * without logging a call still leaves a valid, named log. */
 	raw_write_all(logfd, l.b, (size_t)(l.p - l.b));
 	last_flush = start;
+	return NULL;
+}
+
+/* reopen_log opens the log file again by name after the application
+ * closed its descriptor, if the name still leads to the same file. */
+static int reopen_log(void)
+{
+	const char *why;
+	if (!logname[0])
+		return 0;
+	int dfd = open_logdir(&why);
+	if (dfd < 0)
+		return 0;
+	int fd = (int)syscall(SYS_openat, dfd, logname, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
+	syscall(SYS_close, dfd);
+	if (fd < 0)
+		return 0;
+	struct file_id id;
+	if (file_id_of(fd, &id) != 0 || !same_file(&id, &log_id)) {
+		syscall(SYS_close, fd);
+		return 0;
+	}
+	use_log(fd, &id);
+	return 1;
+}
+
+/* log_is_ours reports whether logfd still refers to the library's log
+ * file. An application that closed it behind the library's back (glibc's
+ * closefrom, the close_range or close system call made directly) may have
+ * a file or socket of its own on that number now. */
+static int log_is_ours(void)
+{
+	struct file_id id;
+	return logfd >= 0 && file_id_of(logfd, &id) == 0 && same_file(&id, &log_id);
+}
+
+static void fd_cache_recheck(void);
+
+/* log_ready makes logfd this process's log before a write: it never
+ * writes into, nor closes, a descriptor that is not its file any more;
+ * it reopens the log (the same file when it can, else a new one). Called
+ * with mu held. */
+static int log_ready(void)
+{
+	if (log_is_ours())
+		return 1;
+	if (logfd >= 0) {
+		/* Closed behind our back: other descriptors may have been too. */
+		logfd = -1;
+		fd_cache_recheck();
+	}
+	if (!reopen_log())
+		open_log(getppid());
+	if (logfd < 0)
+		return 0;
+	log_reopens++;
+	return 1;
 }
 
 static void flush_locked(void)
 {
 	if (blen == 0)
 		return;
-	if (logfd < 0)
-		open_log(getppid());
-	if (logfd >= 0)
+	if (log_ready())
 		raw_write_all(logfd, buf, blen);
+	else
+		lost_records += count_lines(buf, blen);
 	blen = 0;
+}
+
+/* log_release is called before the application closes descriptor fd or
+ * puts another file on it: if it is the log, the log is flushed and let go
+ * (the next flush reopens it). */
+static void log_release(int fd)
+{
+	if (!enabled || fd < 0 || fd != logfd)
+		return;
+	pthread_mutex_lock(&mu);
+	flush_locked();
+	if (logfd == fd)
+		logfd = -1;
+	pthread_mutex_unlock(&mu);
+}
+
+/* buf_put appends n bytes to the shared buffer, writing it out whenever
+ * it is full. Called with mu held. */
+static void buf_put(const char *s, size_t n)
+{
+	while (n > 0) {
+		if (blen == sizeof buf)
+			flush_locked();
+		size_t m = sizeof buf - blen < n ? sizeof buf - blen : n;
+		memcpy(buf + blen, s, m);
+		blen += m;
+		s += m;
+		n -= m;
+	}
+}
+
+/* l_spill takes what does not fit in l->b: for a log's header, it writes
+ * the line so far to the file; for a record, it takes mu (held until
+ * emit), writes the buffer out first if the record may not fit in what is
+ * left of it, and moves the line so far to the shared buffer. */
+static __attribute__((noinline)) void l_spill(struct line *l, const char *s, size_t n)
+{
+	size_t have = (size_t)(l->p - l->b);
+	l->p = l->b;
+	if (l->sink >= 0) {
+		raw_write_all(l->sink, l->b, have);
+		raw_write_all(l->sink, s, n);
+		return;
+	}
+	if (!l->locked) {
+		pthread_mutex_lock(&mu);
+		l->locked = 1;
+		if (blen + have + n + sizeof l->b > sizeof buf)
+			flush_locked();
+	}
+	buf_put(l->b, have);
+	buf_put(s, n);
 }
 
 static void emit(struct line *l, unsigned long long ts)
 {
-	*l->p++ = '}';
-	*l->p++ = '\n';
+	l_raw(l, "}\n", 2);
 	size_t n = (size_t)(l->p - l->b);
-	pthread_mutex_lock(&mu);
-	if (blen + n > sizeof buf)
-		flush_locked();
-	memcpy(buf + blen, l->b, n);
-	blen += n;
+	if (!l->locked) {
+		pthread_mutex_lock(&mu);
+		if (blen + n > sizeof buf)
+			flush_locked();
+	}
+	buf_put(l->b, n);
 	records++;
 	if (flush_each || ts - last_flush > FLUSH_INTERVAL_NS) {
 		flush_locked();
@@ -435,8 +676,29 @@ static unsigned fd_cached(int fd)
 
 static inline int traced(unsigned st) { return (st & FD_SOCK) != 0; }
 static inline enum sock_kind st_kind(unsigned st) { return (enum sock_kind)((st >> FD_KIND_SHIFT) & 7); }
+
 static inline int is_dgram(enum sock_kind k) { return k == K_UDP || k == K_UNIX_DGRAM || k == K_RAW; }
 static inline int is_unix(enum sock_kind k) { return k == K_UNIX_STREAM || k == K_UNIX_DGRAM || k == K_UNIX_SEQPACKET; }
+
+/* fd_cache_recheck is called when descriptors were closed behind the
+ * library's back: a socket's number may hold a file now, or another
+ * socket. Entries of sockets are probed again (and kept when the number
+ * is still a socket of the same kind); the others are forgotten and
+ * probed on their next use. */
+static void fd_cache_recheck(void)
+{
+	for (int fd = 0; fd < FD_CACHE; fd++) {
+		unsigned st = fdstate[fd];
+		if (!st)
+			continue;
+		set_fd(fd, 0);
+		if (!traced(st))
+			continue;
+		unsigned now = fd_state(fd);
+		if (traced(now) && st_kind(now) == st_kind(st))
+			set_fd(fd, st);
+	}
+}
 
 /* fmt_addr formats a socket address as wirepath writes endpoints:
  * "1.2.3.4:80", "[::1]:53" (IPv4-mapped IPv6 addresses as IPv4),
@@ -682,9 +944,13 @@ static void atfork_child(void)
 	blen = 0;
 	records = 0;
 	eagain_skipped = 0;
+	write_errors = 0;
+	lost_records = 0;
+	log_reopens = 0;
 	ended = 0;
-	/* The parent's log fd is shared: the child gets a log of its own. */
-	if (logfd >= 0)
+	/* The parent's log fd is shared: the child gets a log of its own
+	 * (and closes its copy of the parent's, if it is still that). */
+	if (log_is_ours())
 		syscall(SYS_close, logfd);
 	logfd = -1;
 	for (int i = 0; i < FD_CACHE; i++)
@@ -699,40 +965,124 @@ static void resolve_all(void)
 	RESOLVE(sendto); RESOLVE(sendmsg); RESOLVE(sendmmsg); RESOLVE(recv);
 	RESOLVE(recvfrom); RESOLVE(recvmsg); RESOLVE(recvmmsg); RESOLVE(write);
 	RESOLVE(read); RESOLVE(writev); RESOLVE(readv); RESOLVE(sendfile);
-	RESOLVE(sendfile64); RESOLVE(__read_chk); RESOLVE(__recv_chk);
-	RESOLVE(__recvfrom_chk); RESOLVE(close); RESOLVE(close_range);
+	RESOLVE(sendfile64); RESOLVE(splice); RESOLVE(__read_chk); RESOLVE(__recv_chk);
+	RESOLVE(__recvfrom_chk); RESOLVE(close); RESOLVE(close_range); RESOLVE(closefrom);
 	RESOLVE(shutdown); RESOLVE(dup); RESOLVE(dup2); RESOLVE(dup3);
 	RESOLVE(fcntl); RESOLVE(fcntl64);
 	RESOLVE(fork); RESOLVE(execve); RESOLVE(execv); RESOLVE(execvp);
 	RESOLVE(execvpe); RESOLVE(_exit); RESOLVE(_Exit);
 }
 
+/* say writes one line to standard error about why this process is not
+ * traced, unless standard error is a socket (an inetd-style server's may
+ * be its connection, and the library writes nothing into those). */
+static void say(const char *what, const char *why)
+{
+	struct stat sb;
+	if (fstat(2, &sb) != 0 || S_ISSOCK(sb.st_mode))
+		return;
+	char m[PATH_MAX + 256];
+	int n = snprintf(m, sizeof m, "libwpcap: not tracing %s[%d]: %s: %s\n", program_invocation_short_name,
+			 (int)getpid(), what, why);
+	if (n < 0)
+		return;
+	if ((size_t)n >= sizeof m) {
+		n = (int)sizeof m - 1;
+		m[n - 1] = '\n';
+	}
+	syscall(SYS_write, 2, m, (size_t)n);
+}
+
+/* logdir_init sets the log directory: WIREPATH_PRELOAD_DIR, else
+ * $XDG_RUNTIME_DIR/wirepath-preload, else $XDG_CACHE_HOME/wirepath-preload,
+ * else $HOME/.cache/wirepath-preload (XDG directories are taken only when
+ * absolute). It creates the last level (mode 0700), and the cache directory
+ * if missing; an existing directory is checked when the log is opened.
+ * Returns NULL, or why there is no directory. */
+static const char *logdir_init(void)
+{
+	const char *dir = getenv("WIREPATH_PRELOAD_DIR"), *base;
+	char cwd[PATH_MAX];
+	int n;
+	if (dir && *dir == '/') {
+		n = snprintf(logdir, sizeof logdir, "%s", dir);
+	} else if (dir && *dir) { /* made absolute: the application may chdir */
+		if (!getcwd(cwd, sizeof cwd))
+			return "the current directory is unknown";
+		n = snprintf(logdir, sizeof logdir, "%s/%s", cwd, dir);
+	} else if ((base = getenv("XDG_RUNTIME_DIR")) && base[0] == '/') {
+		n = snprintf(logdir, sizeof logdir, "%s/wirepath-preload", base);
+	} else if ((base = getenv("XDG_CACHE_HOME")) && base[0] == '/') {
+		mkdir(base, 0700);
+		n = snprintf(logdir, sizeof logdir, "%s/wirepath-preload", base);
+	} else if ((base = getenv("HOME")) && base[0] == '/') {
+		n = snprintf(logdir, sizeof logdir, "%s/.cache", base);
+		if (n > 0 && (size_t)n < sizeof logdir)
+			mkdir(logdir, 0700);
+		n = snprintf(logdir, sizeof logdir, "%s/.cache/wirepath-preload", base);
+	} else {
+		logdir[0] = 0;
+		return "none of WIREPATH_PRELOAD_DIR, XDG_RUNTIME_DIR, XDG_CACHE_HOME and HOME is set";
+	}
+	if (n < 0 || (size_t)n >= sizeof logdir) {
+		logdir[0] = 0;
+		return "the directory's name is too long";
+	}
+	/* "dir/" would follow a symbolic link despite O_NOFOLLOW. */
+	while (n > 1 && logdir[n - 1] == '/')
+		logdir[--n] = 0;
+	mkdir(logdir, 0700); /* one level; an existing directory is fine */
+	return NULL;
+}
+
+/* host_init sets the host name the headers carry, whole, and the part of
+ * it that goes into file names: at most FILE_HOST_MAX bytes, with '/' and
+ * control characters made '_'. */
+static int host_init(void)
+{
+	const char *h = getenv("WIREPATH_PRELOAD_HOST");
+	if (h && *h) {
+		size_t n = strlen(h);
+		if (n > HOST_MAX) {
+			say("WIREPATH_PRELOAD_HOST", "longer than 1024 bytes");
+			return 0;
+		}
+		memcpy(hostname, h, n + 1);
+	} else if (gethostname(hostname, sizeof hostname) != 0) {
+		snprintf(hostname, sizeof hostname, "localhost");
+	}
+	hostname[sizeof hostname - 1] = 0;
+	size_t i = 0;
+	for (; hostname[i] && i < FILE_HOST_MAX; i++) {
+		unsigned char c = (unsigned char)hostname[i];
+		filehost[i] = c == '/' || c < 0x20 || c == 0x7f ? '_' : (char)c;
+	}
+	filehost[i] = 0;
+	return 1;
+}
+
 __attribute__((constructor)) static void wpcap_init(void)
 {
 	resolve_all();
 	crc_init();
-	const char *dir = getenv("WIREPATH_PRELOAD_DIR");
-	if (!dir || !*dir)
-		dir = "/tmp/wirepath-preload";
-	mkdir(dir, 0755); /* one level; an existing directory is fine */
-	snprintf(logdir, sizeof logdir, "%s", dir);
-	const char *h = getenv("WIREPATH_PRELOAD_HOST");
-	if (h && *h)
-		snprintf(hostname, sizeof hostname, "%s", h);
-	else if (gethostname(hostname, sizeof hostname) != 0)
-		snprintf(hostname, sizeof hostname, "localhost");
-	hostname[sizeof hostname - 1] = 0;
-	for (char *p = hostname; *p; p++) /* the name goes into a file name */
-		if (*p == '/')
-			*p = '_';
+	const char *why = logdir_init();
+	if (why) {
+		say(logdir[0] ? logdir : "trace directory", why);
+		return;
+	}
+	if (!host_init())
+		return;
 	const char *f = getenv("WIREPATH_PRELOAD_FLUSH");
 	flush_each = f && strcmp(f, "record") == 0;
 	const char *e = getenv("WIREPATH_PRELOAD_EAGAIN");
 	log_eagain = e && strcmp(e, "1") == 0;
 	mypid = getpid();
 	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
-	open_log(getppid());
-	enabled = logfd >= 0;
+	if ((why = open_log(getppid())) != NULL) {
+		say(logdir, why);
+		return;
+	}
+	enabled = 1;
 }
 
 /* log_end writes the closing record with the counters. */
@@ -744,6 +1094,8 @@ static void log_end(void)
 	l_kint(&l, "records", (long long)records);
 	l_kint(&l, "eagain_skipped", (long long)__atomic_load_n(&eagain_skipped, __ATOMIC_RELAXED));
 	l_kint(&l, "write_errors", (long long)write_errors);
+	l_kint(&l, "lost_records", (long long)lost_records);
+	l_kint(&l, "log_reopens", (long long)log_reopens);
 	emit(&l, t);
 }
 
@@ -754,8 +1106,10 @@ static void finish(void)
 	if (!enabled)
 		return;
 	in_hook = 1;
-	if (!__atomic_exchange_n(&ended, 1, __ATOMIC_RELAXED))
+	if (!__atomic_exchange_n(&ended, 1, __ATOMIC_RELAXED)) {
+		flush_all(); /* first, so that the end record counts what this flush finds */
 		log_end();
+	}
 	flush_each = 1;
 	flush_all();
 	in_hook = 0;
@@ -1266,6 +1620,25 @@ EXPORT ssize_t sendfile64(int out, int in, off64_t *off, size_t n)
 	return r;
 }
 
+/* splice moves data between a pipe and another descriptor inside the
+ * kernel (proxies forward between sockets through a pipe with it): into a
+ * traced socket it is a send, out of one a receive (one end is always a
+ * pipe). vmsplice and tee touch only pipes; sendfile's source and
+ * copy_file_range's descriptors cannot be sockets. */
+EXPORT ssize_t splice(int in, off64_t *inoff, int out, off64_t *outoff, size_t n, unsigned int flags)
+{
+	RESOLVE(splice);
+	unsigned so = ACTIVE() ? fd_state(out) : 0;
+	unsigned si = ACTIVE() && !traced(so) ? fd_state(in) : 0;
+	unsigned long long t0 = traced(so) || traced(si) ? now_ns() : 0;
+	ssize_t r = REAL(splice)(in, inoff, out, outoff, n, flags);
+	if (traced(so))
+		data_done("splice_send", out, so, (long long)n, r, 0, NULL, 0, NULL, 0, 0, t0);
+	else if (traced(si))
+		data_done("splice_recv", in, si, (long long)n, r, 0, NULL, 0, NULL, 0, 1, t0);
+	return r;
+}
+
 /* ---- interposed functions: descriptors and processes --------------------- */
 
 static void log_fd_call(const char *call, int fd, long long r, int e, const char *k2, long long v2)
@@ -1286,14 +1659,9 @@ EXPORT int close(int fd)
 {
 	RESOLVE(close);
 	unsigned st = ACTIVE() ? fd_cached(fd) : 0;
-	if (fd >= 0 && fd == logfd && enabled) {
-		/* The application closes our log (daemons close every fd):
-		 * flush, let it go, and start a new log on the next flush. */
-		pthread_mutex_lock(&mu);
-		flush_locked();
-		logfd = -1;
-		pthread_mutex_unlock(&mu);
-	}
+	/* The application closes our log (daemons close every fd): flush,
+	 * let it go, and reopen it on the next flush. */
+	log_release(fd);
 	int r = REAL(close)(fd);
 	int e = errno;
 	set_fd(fd, 0);
@@ -1303,25 +1671,51 @@ EXPORT int close(int fd)
 	return r;
 }
 
+/* before_close_range lets the log go if the application is closing the
+ * descriptors lo to hi and the log is among them. */
+static void before_close_range(unsigned int lo, unsigned int hi)
+{
+	int fd = logfd;
+	if (fd >= 0 && (unsigned)fd >= lo && (unsigned)fd <= hi)
+		log_release(fd);
+}
+
+/* after_close_range forgets the descriptors lo to hi, logging the close of
+ * the traced sockets among them. */
+static void after_close_range(unsigned int lo, unsigned int hi)
+{
+	for (unsigned int fd = lo; fd <= hi && fd < FD_CACHE; fd++) {
+		if (ACTIVE() && traced(fdstate[fd]))
+			log_fd_call("close", (int)fd, 0, 0, NULL, 0);
+		set_fd((int)fd, 0);
+	}
+}
+
 EXPORT int close_range(unsigned int lo, unsigned int hi, int flags)
 {
 	RESOLVE(close_range);
-	if (enabled && logfd >= 0 && (unsigned)logfd >= lo && (unsigned)logfd <= hi) {
-		pthread_mutex_lock(&mu);
-		flush_locked();
-		logfd = -1;
-		pthread_mutex_unlock(&mu);
-	}
+	if (flags & CLOSE_RANGE_CLOEXEC) /* nothing is closed now (the log is close-on-exec already) */
+		return REAL(close_range)(lo, hi, flags);
+	before_close_range(lo, hi);
 	int r = REAL(close_range)(lo, hi, flags);
 	int e = errno;
 	if (r == 0)
-		for (unsigned int fd = lo; fd <= hi && fd < FD_CACHE; fd++) {
-			if (ACTIVE() && traced(fdstate[fd]))
-				log_fd_call("close", (int)fd, 0, 0, NULL, 0);
-			fdstate[fd] = 0;
-		}
+		after_close_range(lo, hi);
 	errno = e;
 	return r;
+}
+
+/* glibc's closefrom makes the close_range system call itself, without
+ * going through the interposed close_range. */
+EXPORT void closefrom(int lowfd)
+{
+	RESOLVE(closefrom);
+	unsigned int lo = lowfd < 0 ? 0 : (unsigned int)lowfd;
+	before_close_range(lo, ~0U);
+	int e = errno;
+	REAL(closefrom)(lowfd);
+	after_close_range(lo, ~0U);
+	errno = e;
 }
 
 EXPORT int shutdown(int fd, int how)
@@ -1365,12 +1759,8 @@ EXPORT int dup2(int fd, int fd2)
 {
 	RESOLVE(dup2);
 	unsigned before = ACTIVE() ? fd_cached(fd2) : 0;
-	if (fd2 == logfd && enabled && fd != fd2) {
-		pthread_mutex_lock(&mu);
-		flush_locked();
-		logfd = -1;
-		pthread_mutex_unlock(&mu);
-	}
+	if (fd != fd2)
+		log_release(fd2);
 	int r = REAL(dup2)(fd, fd2);
 	int e = errno;
 	if (r >= 0 && fd != fd2)
@@ -1388,12 +1778,8 @@ EXPORT int dup3(int fd, int fd2, int flags)
 {
 	RESOLVE(dup3);
 	unsigned before = ACTIVE() ? fd_cached(fd2) : 0;
-	if (fd2 == logfd && enabled) {
-		pthread_mutex_lock(&mu);
-		flush_locked();
-		logfd = -1;
-		pthread_mutex_unlock(&mu);
-	}
+	if (fd != fd2)
+		log_release(fd2);
 	int r = REAL(dup3)(fd, fd2, flags);
 	int e = errno;
 	if (r >= 0)
@@ -1478,7 +1864,10 @@ static void before_exec(const char *path)
 	unsigned long long t = now_ns();
 	struct line l;
 	l_start(&l, t, t, "exec");
-	l_kstr(&l, "path", path ? path : "");
+	/* The kernel refuses paths of PATH_MAX bytes or more (ENAMETOOLONG,
+	 * in the exec record that follows): no more is written. */
+	l_key(&l, "path");
+	l_jstr(&l, path ? path : "", path ? strnlen(path, PATH_MAX) : 0);
 	emit(&l, t);
 	flush_all();
 	in_hook = 0;

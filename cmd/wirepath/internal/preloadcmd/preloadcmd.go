@@ -29,8 +29,10 @@ LD_PRELOAD library (built by 'make preload' as bin/libwpcap.so):
 
   LD_PRELOAD=bin/libwpcap.so WIREPATH_PRELOAD_DIR=traces/ your-program ...
 
-or convert 'strace -f -ttt -yy' output with 'wirepath preload strace'. The
-format is described in docs/formats.md and the library in docs/preload.md.`,
+(without WIREPATH_PRELOAD_DIR they go to $XDG_RUNTIME_DIR/wirepath-preload,
+else ~/.cache/wirepath-preload), or convert 'strace -f -ttt -yy' output with
+'wirepath preload strace'. The format is described in docs/formats.md and
+the library in docs/preload.md.`,
 	}
 	cmd.AddCommand(newCmdSummarize(ios), newCmdStrace(ios))
 	return cmd
@@ -181,6 +183,10 @@ func writeText(w io.Writer, s *Summary) error {
 		plural(int64(s.Files), "file", "files"), plural(int64(len(s.Processes)), "process", "processes"),
 		plural(int64(conns), "socket", "sockets"), plural(c.Records, "record", "records"),
 		c.DataCalls, c.FailedCalls, c.EmptyCalls, c.PeekCalls, c.EAGAINSkipped)
+	if c.LostRecords != 0 || c.WriteErrors != 0 {
+		fmt.Fprintf(w, "incomplete: the library lost %s (%s of its log failed)\n",
+			plural(c.LostRecords, "record", "records"), plural(c.WriteErrors, "write", "writes"))
+	}
 	for _, p := range s.Processes {
 		name := p.Process
 		if name == "" {

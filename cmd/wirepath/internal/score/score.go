@@ -51,12 +51,23 @@ among the N top-ranked inferred ones; near-ties within --tolerance are
 excused. Node and network delay errors are given per hop and per node for
 the patterns found.
 
-The naming flags must match those the engine ran with.`
+The naming flags must match those the engine ran with.
+
+With the ground truth of a testbed run (testbed/testbed.sh writes truth.jsonl),
+RESULT may hold several engines' results (analyze --engine all) and --trace
+is required: each trace message is matched to the true message it stands for
+by its connection (either side's names across a NAT) and its ordinal there,
+and every request is scored: the share whose whole call tree is exactly
+right, per link type the share of child calls attributed to the right parent,
+background calls kept out of requests, message parents, node delay error by
+tier, and the messages either side lacks (docs/testbed.md).`
 
 const example = `  wirepath gen multitier -o mt.tsv
   wirepath nest mt.tsv --format json --instances -1 -o nest.json
   wirepath score nest.json mt.truth.tsv
-  wirepath score nest.json mt.truth.tsv --json -o score.json`
+  wirepath score nest.json mt.truth.tsv --json -o score.json
+  wirepath analyze OUT/*.pcap* --engine all --format json --instances -1 --save-trace t.tsv -o all.json
+  wirepath score all.json OUT/truth.jsonl --trace t.tsv`
 
 // NewCmd returns the score command.
 func NewCmd(ios *cmdutil.IOStreams) *cobra.Command {
@@ -136,6 +147,11 @@ func ReadResult(ios *cmdutil.IOStreams, path string) (*causal.Result, error) {
 }
 
 func run(ios *cmdutil.IOStreams, o *Options) error {
+	if tb, err := isTestbedTruth(o.Truth); err != nil {
+		return err
+	} else if tb {
+		return runRequests(ios, o)
+	}
 	res, err := ReadResult(ios, o.Result)
 	if err != nil {
 		return err

@@ -1,0 +1,123 @@
+// Package proto is the shared vocabulary of wirepath's application-protocol
+// decoders: the packages below it (proto/http2, proto/tls, proto/pgwire,
+// proto/mysql, proto/resp, proto/memcache, proto/kafka, ...) each decode one
+// protocol from the two byte streams of a connection and report the
+// protocol's own messages as Units.
+//
+// A decoder knows bytes and offsets, never packets, timestamps, hosts or
+// the trace: flows feeds it the in-order bytes of each direction with their
+// stream offsets and turns each Unit into a write-level message, timed by
+// the packets that carried its first and last byte. A decoder of a
+// multiplexing protocol (HTTP/2 streams, Kafka correlation ids) reports
+// Units whose byte ranges interleave; Key pairs a request with its response
+// exactly, whatever their order.
+//
+// Decoders are bounded: a decoder holds at most a documented number of
+// bytes per connection, never reads past the bytes it was given, and turns
+// malformed input into counted, skipped Units of KindControl or a lost
+// state, never a panic.
+package proto
+
+// Dir is the direction of bytes on a connection.
+type Dir uint8
+
+// The two directions of a connection.
+const (
+	FromClient Dir = iota // bytes sent by the side that opened the connection
+	FromServer            // bytes sent by the side that accepted it
+)
+
+// Other returns the opposite direction.
+func (d Dir) Other() Dir { return 1 - d }
+
+// String returns "client" or "server".
+func (d Dir) String() string {
+	if d == FromClient {
+		return "client"
+	}
+	return "server"
+}
+
+// Kind says what a Unit is to the causal engines.
+type Kind uint8
+
+// The kinds of Unit.
+const (
+	// KindRequest is a request that expects a response: a CALL.
+	KindRequest Kind = iota + 1
+	// KindResponse is the response to the request with the same Key: a RETURN.
+	KindResponse
+	// KindOneWay is an application message that expects no response
+	// (a notification, a one-way RPC, a pushed message).
+	KindOneWay
+	// KindControl is protocol machinery that is no application message
+	// (TLS handshakes, HTTP/2 SETTINGS, PING and WINDOW_UPDATE frames,
+	// PostgreSQL start-up): counted, never made a message.
+	KindControl
+)
+
+// String returns the kind's name.
+func (k Kind) String() string {
+	switch k {
+	case KindRequest:
+		return "request"
+	case KindResponse:
+		return "response"
+	case KindOneWay:
+		return "one-way"
+	case KindControl:
+		return "control"
+	}
+	return "unknown"
+}
+
+// Unit is one protocol message decoded from one direction of a connection.
+// Start and End are offsets in that direction's byte stream: Start is the
+// offset of the message's first byte, End one past its last. In a
+// multiplexing protocol other Units' bytes may lie between them.
+type Unit struct {
+	Dir  Dir
+	Kind Kind
+	// Key pairs a KindRequest with its KindResponse on the connection:
+	// the HTTP/2 stream id, the Kafka correlation id, or for serial
+	// protocols (HTTP/1.x, RESP, memcached, PostgreSQL, MySQL) the
+	// request's ordinal on the connection, counted from 1. Zero for
+	// Units that pair with nothing.
+	Key uint64
+	// Start and End delimit the Unit's bytes in Dir's stream.
+	Start, End int64
+	// Bytes is how many of the bytes between Start and End belong to
+	// this Unit (less than End-Start when other Units interleave).
+	Bytes int64
+	// Label is a short human description: "GET /item/{id}", "200",
+	// "grpc /hotel.Search/Nearby", "redis GET", "SELECT users". Empty
+	// when the decoder knows none.
+	Label string
+	// Status is the response's outcome where the protocol has one
+	// (HTTP status, grpc-status, SQL error class); 0 if none.
+	Status int
+	// Evidence holds what the message's content says about causality:
+	// propagated identifiers and content tokens. Nil when the decoder
+	// was asked for none.
+	Evidence *Evidence
+}
+
+// Evidence is what one message's content carries that can link it to the
+// messages that caused it or that it caused.
+type Evidence struct {
+	// IDs are propagated request identifiers found in the message
+	// (traceparent, X-Request-ID, b3, ...).
+	IDs []ID
+	// Tokens are 64-bit hashes (go-farm Fingerprint64) of the content
+	// tokens of the message: path segments, query values, keys, literals.
+	// At most the configured cap; sorted, without duplicates.
+	Tokens []uint64
+}
+
+// ID is one propagated request identifier: the header or field it came
+// from and its value, normalised (a W3C traceparent's trace-id, a b3
+// trace id, the X-Request-ID value).
+type ID struct {
+	Source string // "traceparent", "x-request-id", "b3", ...
+	Value  string
+}

@@ -1,0 +1,161 @@
+// Command tbload is the load generator of the wirepath testbed
+// (testbed/README.md): it keeps -inflight requests in flight (closed-loop
+// workers) until -n requests were made or -duration passed, and logs one
+// JSON line per request with what identifies its messages exactly: its
+// connection's local endpoint (httptrace.GotConn), the request's ordinal on
+// that connection, the per-request nonce it sent (X-Hop-Id, which nginx
+// must not forward) and its send and receive times.
+//
+// The requests are a fixed function of -seed and the request's number, so
+// every run of one configuration asks the same questions: items (cache hit
+// or miss), carts, searches, malformed items that the application rejects
+// at once, and static files that nginx serves alone. Each worker keeps its
+// connection alive and closes it after a random number of requests.
+// With -variant ids the requests carry X-Request-ID and traceparent.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptrace"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+type reqRec struct {
+	T      string `json:"t"`
+	ID     int    `json:"id"`
+	Kind   string `json:"kind"`
+	Path   string `json:"path"`
+	Worker int    `json:"worker"`
+	Local  string `json:"local"`
+	Remote string `json:"remote"`
+	Ord    int    `json:"ord"`
+	SendNS int64  `json:"send_ns"`
+	RecvNS int64  `json:"recv_ns"`
+	Status int    `json:"status"`
+	Hop    string `json:"hop"`
+	RID    string `json:"rid,omitempty"`
+	Err    string `json:"err,omitempty"`
+}
+
+// plan is request i's kind and path: a fixed function of the seed and i.
+func plan(seed uint64, i int) (kind, path string, close bool, rng *rand.Rand) {
+	rng = rand.New(rand.NewPCG(seed, uint64(i)))
+	switch x := rng.Float64(); {
+	case x < 0.35:
+		// a skewed choice of item, so that some are cached
+		n := int(rng.ExpFloat64() * 30)
+		kind, path = "item", fmt.Sprintf("/item/%d", n%200)
+	case x < 0.60:
+		kind, path = "cart", fmt.Sprintf("/cart?user=u%d", rng.IntN(40))
+	case x < 0.75:
+		words := []string{"lamp", "desk", "chair", "shelf", "rug", "sofa"}
+		kind, path = "search", "/search?q="+words[rng.IntN(len(words))]
+	case x < 0.85:
+		kind, path = "bad", fmt.Sprintf("/item/x%d", rng.IntN(100))
+	default:
+		kind, path = "static", "/static/logo.txt"
+	}
+	return kind, path, rng.Float64() < 0.2, rng
+}
+
+func main() {
+	target := flag.String("target", "http://198.51.100.100", "base URL")
+	n := flag.Int("n", 150, "requests to make in all")
+	inflight := flag.Int("inflight", 16, "requests in flight (closed-loop workers)")
+	duration := flag.Duration("duration", 60*time.Second, "stop starting requests after this long")
+	think := flag.Duration("think", time.Millisecond, "mean think time of a worker between requests")
+	seed := flag.Uint64("seed", 1, "random seed")
+	variant := flag.String("variant", "ids", "ids: send X-Request-ID and traceparent; opaque: neither")
+	logPath := flag.String("log", "", "JSON Lines log file (required)")
+	flag.Parse()
+	if *logPath == "" || *inflight < 1 || *n < 0 {
+		log.Fatal("tbload: -log is required, -inflight must be at least 1")
+	}
+	f, err := os.Create(*logPath)
+	if err != nil {
+		log.Fatal(err)
+	}
+	var mu sync.Mutex
+	enc := json.NewEncoder(f)
+	var next atomic.Int64
+	deadline := time.Now().Add(*duration)
+	var wg sync.WaitGroup
+	for w := 0; w < *inflight; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			tr := &http.Transport{MaxConnsPerHost: 1, MaxIdleConnsPerHost: 1, DisableCompression: true}
+			cl := &http.Client{Transport: tr, Timeout: 10 * time.Second}
+			wrng := rand.New(rand.NewPCG(*seed, uint64(1<<32+w)))
+			ord := 0
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= *n || time.Now().After(deadline) {
+					return
+				}
+				time.Sleep(time.Duration(wrng.ExpFloat64() * float64(*think)))
+				rec := do(cl, *target, *seed, i, *variant, &ord)
+				rec.Worker = w
+				mu.Lock()
+				if err := enc.Encode(rec); err != nil {
+					log.Fatal(err)
+				}
+				mu.Unlock()
+			}
+		}(w)
+	}
+	wg.Wait()
+	if err := f.Close(); err != nil {
+		log.Fatal(err)
+	}
+}
+
+// do makes request i; ord is the worker's count of requests on its current
+// connection.
+func do(cl *http.Client, target string, seed uint64, i int, variant string, ord *int) reqRec {
+	kind, path, closeAfter, rng := plan(seed, i)
+	rec := reqRec{T: "req", ID: i, Kind: kind, Path: path, Hop: fmt.Sprintf("%016x", rng.Uint64())}
+	trace := &httptrace.ClientTrace{GotConn: func(ci httptrace.GotConnInfo) {
+		rec.Local = ci.Conn.LocalAddr().String()
+		rec.Remote = ci.Conn.RemoteAddr().String()
+		if ci.Reused {
+			*ord++
+		} else {
+			*ord = 0
+		}
+		rec.Ord = *ord
+		rec.SendNS = time.Now().UnixNano()
+	}}
+	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(context.Background(), trace), "GET", target+path, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	req.Header.Set("X-Hop-Id", rec.Hop)
+	if variant == "ids" {
+		rec.RID = fmt.Sprintf("req-%d-%08x", i, rng.Uint32())
+		req.Header.Set("X-Request-ID", rec.RID)
+		req.Header.Set("traceparent", fmt.Sprintf("00-%016x%016x-%016x-01", rng.Uint64(), rng.Uint64(), rng.Uint64()))
+	}
+	req.Close = closeAfter
+	resp, err := cl.Do(req)
+	if err != nil {
+		rec.Err = err.Error()
+		rec.RecvNS = time.Now().UnixNano()
+		return rec
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	rec.RecvNS = time.Now().UnixNano()
+	rec.Status = resp.StatusCode
+	return rec
+}

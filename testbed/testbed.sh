@@ -1,0 +1,292 @@
+#!/usr/bin/env bash
+# testbed.sh builds the wirepath testbed in network namespaces, drives load
+# through it, records it with three or four sniffers and the services' own
+# logs, and writes the captures and the ground truth (docs/testbed.md).
+# Run as root from anywhere; every namespace and process it starts is
+# removed on exit, even on failure, and traffic never leaves them.
+#
+#   testbed/testbed.sh OUT_DIR
+#
+# Settings (environment):
+#   VARIANT=ids|opaque        ids: X-Request-ID/traceparent propagated and
+#                             readable cache keys; opaque: neither (default ids)
+#   TRACING=sniffed|preload   preload: the application runs under
+#                             bin/libwpcap.so and its links to memcached and
+#                             Redis are seen by no sniffer (default sniffed)
+#   INFLIGHT=16 REQUESTS=150 DURATION=60s SEED=1
+#   TBBIN=DIR                 prebuilt tbload, tbtier, tbpcap, tbtruth (else built)
+#   WIREPATH_ROOT=DIR         the repository (default: this script's parent)
+#
+# The system (each box a namespace $P-NAME, P=wptb<pid>):
+#
+#   client 198.51.100.2 ──► lb: VIP 198.51.100.100:80, DNAT round robin
+#                           + MASQUERADE to 203.0.113.1 on the inside bridge
+#     ──► web1 .11 / web2 .12 (nginx, upstream keep-alive pool)
+#     ──► app .21:8080 (Python ThreadingHTTPServer, sequential calls)
+#           ├─► store 192.0.2.2: memcached :11211, Redis :6379 (shared
+#           │   pools; a private link app 192.0.2.1 ↔ store, off the bridge)
+#           ├─► dns .31:53 (dnsmasq, UDP)
+#           └─► tier2 .41:8081 (Go, parallel fan-out) ──► b1 .51, b2 .52, b3 .53 :9000
+#   (inside addresses 203.0.113.0/24)
+#
+# Sniffers (clocks and losses applied afterwards by tbpcap):
+#   outside.pcapng  dumpcap on a SPAN of the LB's outside port: the reference
+#   inside.pcapng   dumpcap on a SPAN of every inside bridge port: +750 ms, 40 ppm drift
+#   lb-any.pcap     tcpdump -i any on the LB: -300 ms, 0.5 % of packets lost
+#   app-any.pcap    tcpdump -i any on the app host (TRACING=sniffed only): +1.2 s
+#   preload/        libwpcap traces of the app (TRACING=preload only)
+set -euo pipefail
+
+out=${1:?usage: testbed.sh OUT_DIR}
+here=$(cd "$(dirname "$0")" && pwd)
+root=${WIREPATH_ROOT:-$(cd "$here/.." && pwd)}
+variant=${VARIANT:-ids}
+tracing=${TRACING:-sniffed}
+inflight=${INFLIGHT:-16}
+requests=${REQUESTS:-150}
+duration=${DURATION:-60s}
+seed=${SEED:-1}
+P=wptb$$
+nss=(client lb sniff web1 web2 app store dns tier2 b1 b2 b3)
+work=$(mktemp -d /tmp/wptb.XXXXXX)
+chmod 755 "$work" # nginx workers (nobody) read the static files
+pids=()
+
+case $variant in ids | opaque) ;; *) echo "testbed.sh: VARIANT must be ids or opaque" >&2; exit 2 ;; esac
+case $tracing in sniffed | preload) ;; *) echo "testbed.sh: TRACING must be sniffed or preload" >&2; exit 2 ;; esac
+[ "$(id -u)" = 0 ] || { echo "testbed.sh: must run as root" >&2; exit 1; }
+for tool in ip iptables tc nginx redis-server memcached dnsmasq tcpdump dumpcap /usr/bin/python3 curl; do
+	command -v "$tool" >/dev/null || { echo "testbed.sh: $tool is missing (run make deps)" >&2; exit 1; }
+done
+
+cleanup() {
+	local rc=$?
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+	for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+	for ns in "${nss[@]}"; do ip netns del "$P-$ns" 2>/dev/null || true; done
+	rm -rf "$work"
+	exit $rc
+}
+trap cleanup EXIT INT TERM
+
+inns() { local ns=$1; shift; ip netns exec "$P-$ns" "$@"; }
+# bgns starts a command in a namespace in the background and remembers its
+# pid (ip netns exec execs the command, so the pid is the command's).
+bgns() { local ns=$1; shift; ip netns exec "$P-$ns" "$@" & pids+=($!); }
+now() { date +%s%N; }
+
+bin=${TBBIN:-}
+if [ -z "$bin" ]; then
+	bin=$work/bin
+	(cd "$root" && for c in tbload tbtier tbpcap tbtruth; do go build -o "$bin/$c" ./testbed/cmd/$c; done)
+fi
+if [ "$tracing" = preload ]; then
+	[ -f "$root/bin/libwpcap.so" ] || (cd "$root" && make -s preload)
+fi
+
+mkdir -p "$out"
+rm -rf "$out"/logs "$out"/preload "$out"/*.pcap "$out"/*.pcapng "$out"/truth.jsonl
+mkdir -p "$out/logs"
+logs=$out/logs
+
+for ns in "${nss[@]}"; do
+	ip netns add "$P-$ns"
+	inns "$ns" ip link set lo up
+done
+
+# Outside link: client <-> lb.
+ip link add cl0 netns "$P-client" type veth peer name out0 netns "$P-lb"
+inns client ip addr add 198.51.100.2/24 dev cl0
+inns client ip link set cl0 up
+inns client ip route add default via 198.51.100.1
+inns lb ip addr add 198.51.100.1/24 dev out0
+inns lb ip addr add 198.51.100.100/32 dev out0
+inns lb ip link set out0 up
+
+# Inside bridge on the lb, one port per inside host.
+inns lb ip link add br0 type bridge
+inns lb ip addr add 203.0.113.1/24 dev br0
+inns lb ip link set br0 up
+hosts=(web1:203.0.113.11 web2:203.0.113.12 app:203.0.113.21 dns:203.0.113.31 tier2:203.0.113.41 b1:203.0.113.51 b2:203.0.113.52 b3:203.0.113.53)
+for h in "${hosts[@]}"; do
+	name=${h%%:*} addr=${h##*:}
+	ip link add eth0 netns "$P-$name" type veth peer name "p-$name" netns "$P-lb"
+	inns "$name" ip addr add "$addr/24" dev eth0
+	inns "$name" ip link set eth0 up
+	inns "$name" ip route add default via 203.0.113.1
+	inns lb ip link set "p-$name" master br0
+	inns lb ip link set "p-$name" up
+done
+inns lb sysctl -qw net.ipv4.ip_forward=1
+if inns lb test -e /proc/sys/net/bridge/bridge-nf-call-iptables; then
+	inns lb sysctl -qw net.bridge.bridge-nf-call-iptables=0
+fi
+
+# The app's private link to the store: no bridge, no SPAN.
+ip link add be0 netns "$P-app" type veth peer name be0 netns "$P-store"
+inns app ip addr add 192.0.2.1/24 dev be0
+inns store ip addr add 192.0.2.2/24 dev be0
+inns app ip link set be0 up
+inns store ip link set be0 up
+
+# NAT: round-robin DNAT of the VIP onto web1/web2, masquerading of clients.
+inns lb iptables -t nat -A PREROUTING -d 198.51.100.100 -p tcp --dport 80 -m statistic --mode nth --every 2 --packet 0 -j DNAT --to-destination 203.0.113.11:80
+inns lb iptables -t nat -A PREROUTING -d 198.51.100.100 -p tcp --dport 80 -j DNAT --to-destination 203.0.113.12:80
+inns lb iptables -t nat -A POSTROUTING -o br0 -s 198.51.100.0/24 -j MASQUERADE
+
+# SPAN ports (tc mirred onto a veth whose far end is in the sniffer
+# namespace): outside, both directions of out0; inside, every frame entering
+# the bridge and br0's egress, so each inside frame is mirrored once.
+ip link add spo netns "$P-lb" type veth peer name spo-rx netns "$P-sniff"
+ip link add spi netns "$P-lb" type veth peer name spi-rx netns "$P-sniff"
+for d in spo spi; do inns lb ip link set $d up; inns sniff ip link set $d-rx up; done
+mirror() { # dev direction target
+	inns lb tc qdisc add dev "$1" clsact 2>/dev/null || true
+	inns lb tc filter add dev "$1" "$2" u32 match u32 0 0 action mirred egress mirror dev "$3"
+}
+mirror out0 ingress spo
+mirror out0 egress spo
+for h in "${hosts[@]}"; do mirror "p-${h%%:*}" ingress spi; done
+mirror br0 egress spi
+
+echo "testbed: $P variant=$variant tracing=$tracing inflight=$inflight requests=$requests seed=$seed" >&2
+
+# Services.
+bgns store memcached -l 192.0.2.2 -p 11211 -U 0 -u nobody -m 64 -t 2
+bgns store redis-server --bind 192.0.2.2 --port 6379 --save '' --appendonly no --protected-mode no --daemonize no --logfile "$work/redis.log"
+bgns dns dnsmasq --keep-in-foreground --conf-file=/dev/null --no-resolv --no-hosts --user=root \
+	--listen-address=203.0.113.31 --bind-interfaces --port=53 --cache-size=0 \
+	--address=/pricing.svc.tb/203.0.113.41 --address=/search.svc.tb/203.0.113.41 \
+	--pid-file="$work/dnsmasq.pid" --log-facility="$work/dnsmasq.log"
+for i in 1 2 3; do
+	bgns b$i "$bin/tbtier" -mode backend -listen 203.0.113.5$i:9000 -seed $((seed * 10 + i)) -log "$logs/b$i.jsonl"
+done
+bgns tier2 "$bin/tbtier" -mode front -listen 203.0.113.41:8081 -variant "$variant" -seed "$seed" \
+	-backends 203.0.113.51:9000,203.0.113.52:9000,203.0.113.53:9000 -log "$logs/tier2.jsonl"
+sleep 0.5
+appenv=()
+if [ "$tracing" = preload ]; then
+	mkdir -p "$out/preload"
+	appenv=(env LD_PRELOAD="$root/bin/libwpcap.so" WIREPATH_PRELOAD_DIR="$out/preload" WIREPATH_PRELOAD_HOST=app)
+fi
+bgns app "${appenv[@]}" /usr/bin/python3 "$here/app/app.py" --listen 203.0.113.21:8080 \
+	--memcached 192.0.2.2:11211 --redis 192.0.2.2:6379 --dns 203.0.113.31 --tier2 203.0.113.41 \
+	--variant "$variant" --seed "$seed" --log "$logs/app.jsonl"
+for w in web1 web2; do
+	addr=203.0.113.1${w#web}
+	mkdir -p "$work/$w/static"
+	echo "wirepath testbed logo served by $w" >"$work/$w/static/logo.txt"
+	cat >"$work/$w/nginx.conf" <<CONF
+worker_processes 1;
+pid $work/$w/nginx.pid;
+error_log $work/$w/error.log;
+daemon off;
+events { worker_connections 1024; }
+http {
+	log_format tb escape=json '{"msec":"\$msec","rid":"\$request_id","hop":"\$http_x_hop_id","remote":"\$remote_addr:\$remote_port","server":"\$server_addr:\$server_port","conn":"\$connection","conn_req":"\$connection_requests","uri":"\$request_uri","status":"\$status","upstream":"\$upstream_addr","rt":"\$request_time"}';
+	access_log $logs/$w.jsonl tb;
+	client_body_temp_path $work/$w;
+	proxy_temp_path $work/$w;
+	fastcgi_temp_path $work/$w;
+	uwsgi_temp_path $work/$w;
+	scgi_temp_path $work/$w;
+	upstream app {
+		server 203.0.113.21:8080;
+		keepalive 8;
+	}
+	server {
+		listen $addr:80;
+		keepalive_requests 10000;
+		location /static/ { root $work/$w; }
+		location / {
+			proxy_pass http://app;
+			proxy_http_version 1.1;
+			proxy_set_header Connection "";
+			# a per-hop nonce of nginx's own, in place of the client's
+			proxy_set_header X-Hop-Id \$request_id;
+		}
+	}
+}
+CONF
+	bgns "$w" nginx -c "$work/$w/nginx.conf"
+done
+
+# Wait for the app, then warm the pools up (before the capture and the logs).
+for i in $(seq 100); do
+	inns client curl -s -o /dev/null --max-time 1 "http://198.51.100.100/item/1" && break
+	sleep 0.2
+done
+for i in $(seq 6); do inns client curl -s -o /dev/null --max-time 2 "http://198.51.100.100/search?q=warm" || true; done
+for f in "$logs"/*.jsonl; do : >"$f"; done
+[ "$tracing" = preload ] || true
+
+# Sniffers.
+bgns sniff dumpcap -q -B 64 -i spo-rx -w "$work/outside.pcapng"
+bgns sniff dumpcap -q -B 64 -i spi-rx -w "$work/inside.pcapng"
+skip1=$(inns lb cat /sys/class/net/spo/ifindex) skip2=$(inns lb cat /sys/class/net/spi/ifindex)
+bgns lb tcpdump -q -B 65536 -i any -w "$work/lb-any.pcap" "not ifindex $skip1 and not ifindex $skip2"
+if [ "$tracing" = sniffed ]; then
+	bgns app tcpdump -q -B 65536 -i any -w "$work/app-any.pcap"
+fi
+sniffers=("${pids[@]: -3}")
+[ "$tracing" = sniffed ] && sniffers=("${pids[@]: -4}")
+sleep 2 # the sniffers are capturing by now
+start=$(now)
+sleep 0.3
+
+echo "testbed: load: $requests requests, $inflight in flight" >&2
+inns client "$bin/tbload" -target http://198.51.100.100 -n "$requests" -inflight "$inflight" \
+	-duration "$duration" -seed "$seed" -variant "$variant" -log "$logs/client.jsonl"
+# Background calls go on: the truth has every call between start and end,
+# and the sniffers run from before start until well after end: libpcap
+# hands over a partly filled block only on a one-second timeout, and what
+# it holds when the sniffer stops is lost.
+sleep 0.5
+end=$(now)
+sleep 1.5
+kill -TERM "${sniffers[@]}"
+for p in "${sniffers[@]}"; do wait "$p" 2>/dev/null || true; done
+# Stop the services so that they flush their logs.
+for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
+for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+pids=()
+
+# Clocks and losses.
+{
+	cp "$work/outside.pcapng" "$out/outside.pcapng"
+	echo '{"in":"outside.pcapng","out":"outside.pcapng","offset_ns":0,"drift_ppm":0,"loss":0}'
+	"$bin/tbpcap" -offset 750ms -drift-ppm 40 -anchor "$start" "$work/inside.pcapng" "$out/inside.pcapng"
+	"$bin/tbpcap" -offset -300ms -loss 0.005 -seed "$seed" "$work/lb-any.pcap" "$out/lb-any.pcap"
+	if [ "$tracing" = sniffed ]; then
+		"$bin/tbpcap" -offset 1200ms "$work/app-any.pcap" "$out/app-any.pcap"
+	fi
+} >"$out/sniffers.jsonl"
+
+cat >"$out/testbed.json" <<JSON
+{"variant":"$variant","tracing":"$tracing","inflight":$inflight,"requests":$requests,"seed":$seed,
+ "window_start_ns":$start,"window_end_ns":$end,"vip":"198.51.100.100:80",
+ "tiers":{"198.51.100.2":"client","203.0.113.11":"web","203.0.113.12":"web","203.0.113.21":"app",
+  "192.0.2.1":"app","192.0.2.2:11211":"memcached","192.0.2.2:6379":"redis","203.0.113.31":"dns",
+  "203.0.113.41":"tier2","203.0.113.51":"backend","203.0.113.52":"backend","203.0.113.53":"backend"},
+ "hosts":{"198.51.100.2":"client","203.0.113.11":"web1","203.0.113.12":"web2","203.0.113.21":"app",
+  "192.0.2.1":"app","192.0.2.2":"store","203.0.113.31":"dns","203.0.113.41":"tier2",
+  "203.0.113.51":"b1","203.0.113.52":"b2","203.0.113.53":"b3"}}
+JSON
+# Host names for wirepath analyze --roles: the app has two addresses (its
+# front on the bridge, its back on the store link), one host.
+cat >"$out/roles.txt" <<ROLES
+# testbed hosts (testbed/testbed.sh), roles-map format of docs/formats.md
+198.51.100.2 client
+203.0.113.11 web1
+203.0.113.12 web2
+203.0.113.21 app
+192.0.2.1 app
+192.0.2.2 store
+203.0.113.31 dns
+203.0.113.41 tier2
+203.0.113.51 b1
+203.0.113.52 b2
+203.0.113.53 b3
+ROLES
+"$bin/tbtruth" -config "$out/testbed.json" -logs "$logs" -sniffers "$out/sniffers.jsonl" -o "$out/truth.jsonl"
+ls -l "$out" >&2
