@@ -187,7 +187,8 @@ func (r *Reader) Scan() bool {
 	}
 	for r.sc.Scan() {
 		line := r.sc.Bytes()
-		if !r.room(len(line), r.n) {
+		if !r.t.Syms.roomFor(len(line)) || r.n >= maxMessages {
+			r.err = r.sc.Stop(ErrTooLarge)
 			return false
 		}
 		if r.decodeLine(line) {
@@ -198,16 +199,6 @@ func (r *Reader) Scan() bool {
 		}
 	}
 	r.end()
-	return false
-}
-
-// room reports whether a line of n bytes fits in the trace after msgs
-// messages; when it does not the reader stops at ErrTooLarge.
-func (r *Reader) room(n int, msgs int64) bool {
-	if r.t.Syms.roomFor(n) && msgs < maxMessages {
-		return true
-	}
-	r.err = r.sc.Stop(ErrTooLarge)
 	return false
 }
 
@@ -236,9 +227,11 @@ func (r *Reader) decodeLine(line []byte) bool {
 // the reader done and records the accounting.
 func (r *Reader) end() {
 	if err := r.sc.Err(); err != nil {
-		pe := err.(*ParseError)
-		pe.Err = cutShort(pe.Err)
-		r.err = pe
+		var pe *ParseError
+		if errors.As(err, &pe) {
+			pe.Err = cutShort(pe.Err)
+		}
+		r.err = err
 		return
 	}
 	if err := r.dec.finish(); err != nil {
@@ -306,7 +299,8 @@ func (r *Reader) ReadTable() (*Table, error) {
 	d, _ := r.dec.(*tsvDecoder)
 	for r.sc.Scan() {
 		line := r.sc.Bytes()
-		if !r.room(len(line), int64(tab.Len())) {
+		if !r.t.Syms.roomFor(len(line)) || tab.Len() >= maxMessages {
+			r.err = r.sc.Stop(ErrTooLarge)
 			return nil, r.err
 		}
 		if d == nil || !d.canonical || line[0] == '#' || !r.appendCanonical(d, tab, line) {
