@@ -11,7 +11,6 @@
 package lines
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -75,18 +74,24 @@ type Options struct {
 }
 
 // Scanner reads an input one line at a time, in the manner of
-// bufio.Scanner. A line is handed out without its line break (LF, or CR
-// LF, and one more trailing CR is dropped). Errors are sticky: after Scan
-// returns false, Err says why (nil at the end of the input).
+// bufio.Scanner (and accepting the same lines: a line with its line feed
+// must fit in MaxLine bytes). A line is handed out without its line break
+// (LF, or CR LF, and one more trailing CR is dropped). Errors are sticky:
+// after Scan returns false, Err says why (nil at the end of the input).
 type Scanner struct {
-	sc   *bufio.Scanner
+	r    io.Reader
 	file string
 	opt  Options
-	line int
-	// off is the offset of the current line, next that of the line after.
-	off, next int64
-	tok       []byte
-	err       error
+	buf  []byte
+	// buf[start:end] is read and not yet scanned; it starts at offset
+	// next of the input.
+	start, end int
+	eof        bool  // r returned io.EOF (or readErr)
+	readErr    error // the error that ended the input, reported after its last line
+	line       int
+	off, next  int64 // offsets of the current line and of buf[start]
+	tok        []byte
+	err        error
 
 	skipped  int64
 	problems []*ParseError
@@ -100,48 +105,24 @@ func NewScanner(r io.Reader, file string, opt Options) *Scanner {
 	if opt.MaxProblems <= 0 {
 		opt.MaxProblems = 10
 	}
-	s := &Scanner{file: file, opt: opt}
-	s.sc = bufio.NewScanner(r)
-	s.sc.Buffer(make([]byte, 0, min(64<<10, opt.MaxLine)), opt.MaxLine)
-	s.sc.Split(s.split)
-	return s
-}
-
-// split is bufio.ScanLines that also keeps the offsets of the lines.
-func (s *Scanner) split(data []byte, atEOF bool) (int, []byte, error) {
-	if atEOF && len(data) == 0 {
-		return 0, nil, nil
-	}
-	n := -1
-	if i := bytes.IndexByte(data, '\n'); i >= 0 {
-		n = i + 1
-	} else if atEOF {
-		n = len(data)
-	}
-	if n < 0 {
-		return 0, nil, nil // request more data
-	}
-	tok := data[:n]
-	if tok[len(tok)-1] == '\n' {
-		tok = tok[:len(tok)-1]
-	}
-	if k := len(tok); k > 0 && tok[k-1] == '\r' {
-		tok = tok[:k-1]
-	}
-	s.off, s.next = s.next, s.next+int64(n)
-	return n, tok, nil
+	return &Scanner{r: r, file: file, opt: opt}
 }
 
 // Scan advances to the next line (the next non-empty line unless
 // KeepEmpty), which Bytes then returns. It returns false at the end of the
 // input or when an error stopped the scanner.
 func (s *Scanner) Scan() bool {
-	if s.err != nil {
-		return false
-	}
-	for s.sc.Scan() {
+	for s.err == nil {
+		line, ok := s.cut()
+		if !ok {
+			if s.eof {
+				s.finish()
+				return false
+			}
+			s.fill()
+			continue
+		}
 		s.line++
-		line := s.sc.Bytes()
 		if n := len(line); n > 0 && line[n-1] == '\r' {
 			line = line[:n-1]
 		}
@@ -151,17 +132,97 @@ func (s *Scanner) Scan() bool {
 		s.tok = line
 		return true
 	}
-	s.tok = nil
-	if err := s.sc.Err(); err != nil {
-		if errors.Is(err, bufio.ErrTooLong) {
-			err = s.opt.TooLong
-			if err == nil {
-				err = fmt.Errorf("line longer than %d bytes", s.opt.MaxLine)
-			}
-		}
-		s.err = &ParseError{File: s.file, Line: s.line + 1, Offset: s.next, Err: err}
-	}
 	return false
+}
+
+// cut takes the next line off the buffer: up to a line feed, or what is
+// left at the end of the input. It drops the line break and one CR.
+func (s *Scanner) cut() ([]byte, bool) {
+	data := s.buf[s.start:s.end]
+	n := bytes.IndexByte(data, '\n') + 1
+	if n == 0 {
+		if !s.eof || len(data) == 0 {
+			return nil, false
+		}
+		n = len(data)
+	}
+	line := data[:n]
+	if line[n-1] == '\n' {
+		line = line[:n-1]
+	}
+	if k := len(line); k > 0 && line[k-1] == '\r' {
+		line = line[:k-1]
+	}
+	s.off, s.next = s.next, s.next+int64(n)
+	s.start += n
+	return line, true
+}
+
+// fill reads more of the input, making room first: it moves the unscanned
+// bytes to the front of the buffer, or grows it (up to MaxLine, beyond
+// which the line is too long).
+func (s *Scanner) fill() {
+	if s.start > 0 && (s.end == len(s.buf) || s.start == s.end) {
+		copy(s.buf, s.buf[s.start:s.end])
+		s.end -= s.start
+		s.start = 0
+	}
+	if s.end == len(s.buf) {
+		if len(s.buf) >= s.opt.MaxLine {
+			s.stop(s.tooLong())
+			return
+		}
+		size := min(max(2*len(s.buf), 4096), s.opt.MaxLine)
+		if len(s.buf) == 0 {
+			size = min(64<<10, s.opt.MaxLine)
+		}
+		nb := make([]byte, size)
+		copy(nb, s.buf[s.start:s.end])
+		s.buf, s.end, s.start = nb, s.end-s.start, 0
+	}
+	for empty := 0; ; empty++ {
+		n, err := s.r.Read(s.buf[s.end:])
+		if n < 0 || n > len(s.buf)-s.end {
+			n, err = 0, errors.New("lines: reader returned an impossible count")
+		}
+		s.end += n
+		if err != nil {
+			s.eof = true
+			if err != io.EOF {
+				s.readErr = err
+			}
+			return
+		}
+		if n > 0 {
+			return
+		}
+		if empty >= 100 {
+			s.eof, s.readErr = true, io.ErrNoProgress
+			return
+		}
+	}
+}
+
+// finish ends the input: it reports the error that ended it, if any.
+func (s *Scanner) finish() {
+	s.tok = nil
+	if s.readErr != nil {
+		s.stop(s.readErr)
+	}
+}
+
+// tooLong is the error of a line longer than MaxLine.
+func (s *Scanner) tooLong() error {
+	if s.opt.TooLong != nil {
+		return s.opt.TooLong
+	}
+	return fmt.Errorf("line longer than %d bytes", s.opt.MaxLine)
+}
+
+// stop stops the scanner with err at the line after the last one read.
+func (s *Scanner) stop(err error) {
+	s.tok = nil
+	s.err = &ParseError{File: s.file, Line: s.line + 1, Offset: s.next, Err: err}
 }
 
 // Bytes returns the line the last Scan read. It aliases the scanner's

@@ -153,18 +153,26 @@ func TestPosition(t *testing.T) {
 	}
 }
 
-// FuzzScanner checks the scanner against bufio.ScanLines: the same lines
-// (less one more trailing CR), and offsets that point at them in the
-// input.
+// FuzzScanner checks the scanner against bufio.Scanner with ScanLines:
+// the same lines (less one more trailing CR), the same verdict on a line
+// too long, and offsets that point at the lines in the input.
 func FuzzScanner(f *testing.F) {
 	f.Add([]byte("a\nb\r\n\n"))                           // LF, CR LF, an empty line
 	f.Add([]byte("a\r\r\nlast"))                          // two CRs, no final newline
 	f.Add([]byte("\r"))                                   // a lone CR
 	f.Add([]byte(strings.Repeat("long line", 20) + "\n")) // over MaxLine
 	f.Fuzz(func(t *testing.T, in []byte) {
-		ref := bufio.NewScanner(bytes.NewReader(in))
+		// Both read a byte or half the input at a time (the latter with
+		// io.EOF along with the last bytes), so that lines straddle reads.
+		reader := func() io.Reader {
+			if len(in) > 0 && in[0]&1 == 1 {
+				return iotest.DataErrReader(iotest.HalfReader(bytes.NewReader(in)))
+			}
+			return iotest.OneByteReader(bytes.NewReader(in))
+		}
+		ref := bufio.NewScanner(reader())
 		ref.Buffer(nil, 128)
-		s := NewScanner(bytes.NewReader(in), "f", Options{KeepEmpty: true, MaxLine: 128})
+		s := NewScanner(reader(), "f", Options{KeepEmpty: true, MaxLine: 128})
 		for s.Scan() {
 			if !ref.Scan() {
 				t.Fatalf("line %d: the reference stopped", s.Line())
@@ -184,4 +192,50 @@ func FuzzScanner(f *testing.F) {
 			t.Fatalf("err %v, reference %v", s.Err(), ref.Err())
 		}
 	})
+}
+
+// benchInput is 20,000 lines of a typical trace's length.
+func benchInput() []byte {
+	var b bytes.Buffer
+	for i := 0; i < 20000; i++ {
+		fmt.Fprintf(&b, "1700000000%09d\t1700000000%09d\t10.0.%d.%d:40000\t10.0.9.1:80\tc%d\tweb\t%d\tCALL\t-\ttcp\n", i, i+400, i%4, i%50, i%200, 100+i%1400)
+	}
+	return b.Bytes()
+}
+
+func BenchmarkScanner(b *testing.B) {
+	data := benchInput()
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	n := 0
+	for b.Loop() {
+		s := NewScanner(bytes.NewReader(data), "bench", Options{})
+		n = 0
+		for s.Scan() {
+			n += len(s.Bytes())
+		}
+	}
+	if n == 0 {
+		b.Fatal("no lines")
+	}
+}
+
+// BenchmarkBufioScanner is the same work through bufio.Scanner, for
+// comparison.
+func BenchmarkBufioScanner(b *testing.B) {
+	data := benchInput()
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	n := 0
+	for b.Loop() {
+		s := bufio.NewScanner(bytes.NewReader(data))
+		s.Buffer(make([]byte, 0, 64<<10), DefaultMaxLine)
+		n = 0
+		for s.Scan() {
+			n += len(s.Bytes())
+		}
+	}
+	if n == 0 {
+		b.Fatal("no lines")
+	}
 }
