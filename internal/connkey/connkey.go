@@ -5,8 +5,8 @@
 package connkey
 
 import (
-	"bytes"
 	"cmp"
+	"encoding/binary"
 	"net/netip"
 )
 
@@ -29,12 +29,28 @@ type Key struct {
 func Of(src, dst netip.Addr, sport, dport uint16, proto uint8) (Key, int) {
 	s, d := src.As16(), dst.As16()
 	k := Key{proto: proto, v6: src.Is6()}
-	if c := bytes.Compare(s[:], d[:]); c < 0 || c == 0 && sport <= dport {
+	if c := compare16(&s, &d); c < 0 || c == 0 && sport <= dport {
 		k.a, k.b, k.pa, k.pb = s, d, sport, dport
 		return k, 0
 	}
 	k.a, k.b, k.pa, k.pb = d, s, dport, sport
 	return k, 1
+}
+
+// compare16 orders two addresses as big-endian 128-bit numbers, as
+// netip.Addr.Compare orders addresses of one family.
+func compare16(a, b *[16]byte) int {
+	x, y := binary.BigEndian.Uint64(a[:8]), binary.BigEndian.Uint64(b[:8])
+	if x == y {
+		x, y = binary.BigEndian.Uint64(a[8:]), binary.BigEndian.Uint64(b[8:])
+	}
+	switch {
+	case x < y:
+		return -1
+	case x > y:
+		return 1
+	}
+	return 0
 }
 
 // addr returns b as an address of the key's family.
@@ -80,13 +96,13 @@ func (k Key) Compare(o Key) int {
 		}
 		return -1
 	}
-	if c := bytes.Compare(k.a[:], o.a[:]); c != 0 {
+	if c := compare16(&k.a, &o.a); c != 0 {
 		return c
 	}
 	if c := cmp.Compare(k.pa, o.pa); c != 0 {
 		return c
 	}
-	if c := bytes.Compare(k.b[:], o.b[:]); c != 0 {
+	if c := compare16(&k.b, &o.b); c != 0 {
 		return c
 	}
 	return cmp.Compare(k.pb, o.pb)
