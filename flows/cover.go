@@ -46,7 +46,16 @@ func (c *coverage) add(pt Point, s seqnum.Value, n uint32) (isNew, seen bool) {
 			s, seen = c.base, true
 		}
 	}
-	pc := c.point(pt)
+	var pc *pointCover
+	for i := range c.pts {
+		if c.pts[i].pt == pt {
+			pc = &c.pts[i]
+			break
+		}
+	}
+	if pc == nil {
+		pc = c.newPoint(pt)
+	}
 	r := pc.r
 	// Fast path: in-order data extends the last range or starts a new one
 	// after it.
@@ -64,14 +73,9 @@ func (c *coverage) add(pt Point, s seqnum.Value, n uint32) (isNew, seen bool) {
 	return isNew, seen || before
 }
 
-// point returns pt's cover, adding an empty one (reusing the memory of
-// one reset dropped) the first time pt is seen.
-func (c *coverage) point(pt Point) *pointCover {
-	for i := range c.pts {
-		if c.pts[i].pt == pt {
-			return &c.pts[i]
-		}
-	}
+// newPoint adds an empty cover for pt, reusing the memory of one reset
+// dropped.
+func (c *coverage) newPoint(pt Point) *pointCover {
 	if len(c.pts) < cap(c.pts) {
 		c.pts = c.pts[:len(c.pts)+1]
 		pc := &c.pts[len(c.pts)-1]
