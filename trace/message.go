@@ -281,6 +281,32 @@ type Count struct {
 	Value int64  `json:"value"`
 }
 
+// The stage and counters of the accounting a Reader adds to Meta: the
+// messages read and the bad lines skipped.
+const (
+	StageTrace        = "trace"
+	CountMessagesRead = "messages_read"
+	CountSkippedLines = "skipped_lines"
+)
+
+// Count returns the counter name of stage, and whether the accounting
+// holds it.
+func (m *Meta) Count(stage, name string) (int64, bool) {
+	for _, c := range m.Accounting {
+		if c.Stage == stage && c.Name == name {
+			return c.Value, true
+		}
+	}
+	return 0, false
+}
+
+// SkippedLines returns how many bad lines the reader of the trace skipped
+// (0 for a trace not read from a file).
+func (m *Meta) SkippedLines() int64 {
+	n, _ := m.Count(StageTrace, CountSkippedLines)
+	return n
+}
+
 // SetCount sets the counter of a stage, replacing one of the same stage
 // and name (a trace read from a file that an earlier read wrote carries the
 // earlier counts).

@@ -277,7 +277,11 @@ func ReadTruth(r io.Reader, file string) (*Truth, error) {
 	var cols []int // truth column -> field index
 	sawMeta := false
 	perr := func(col string, format string, args ...any) error {
-		return &trace.ParseError{File: file, Line: line, Column: col, Err: fmt.Errorf("%w: %s", ErrTruth, fmt.Sprintf(format, args...))}
+		err := fmt.Errorf("%w: %s", ErrTruth, fmt.Sprintf(format, args...))
+		if col != "" {
+			err = &trace.ColumnError{Column: col, Err: err}
+		}
+		return &trace.ParseError{File: file, Line: line, Err: err}
 	}
 	for sc.Scan() {
 		line++

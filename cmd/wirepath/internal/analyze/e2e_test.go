@@ -43,7 +43,7 @@ func runAnalyze(t *testing.T, args ...string) (stdout, stderr string, code int) 
 	cmd.SetOut(&out)
 	cmd.SetErr(&errOut)
 	cmd.SilenceErrors, cmd.SilenceUsage = true, true
-	err := cmd.Execute()
+	err := cmdutil.Execute(cmd)
 	if err != nil {
 		cmdutil.PrintError(&errOut, err)
 	}

@@ -6,6 +6,7 @@
 package captureflags
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -106,12 +107,19 @@ func Open(ios *cmdutil.IOStreams, paths []string, opts pcapio.Options) (*pcapio.
 	m, err := pcapio.Open(paths, opts)
 	if err != nil {
 		finish()
-		if strings.Contains(err.Error(), "sniffer") {
-			return nil, nil, cmdutil.UsageErrorf("%v", err)
-		}
-		return nil, nil, err
+		return nil, nil, UsageOf(err)
 	}
 	return m, finish, nil
+}
+
+// UsageOf returns err as a usage error when it says that an option names
+// no sniffer (--reference, --offset), and as it is otherwise.
+func UsageOf(err error) error {
+	var ne *pcapio.SnifferNameError
+	if errors.As(err, &ne) {
+		return cmdutil.UsageErrorf("%v", err)
+	}
+	return err
 }
 
 // Outcome prints each problem in the input as a warning and returns the

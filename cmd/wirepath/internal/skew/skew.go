@@ -92,12 +92,7 @@ func run(ios *cmdutil.IOStreams, o *Options) error {
 	if err != nil {
 		return err
 	}
-	skipped := 0
-	for _, c := range t.Meta.Accounting {
-		if c.Stage == "trace" && c.Name == "skipped_lines" {
-			skipped = int(c.Value)
-		}
-	}
+	skipped := int(t.Meta.SkippedLines())
 	if o.Deskew {
 		n, unknown := trace.Deskew(t)
 		ios.Infof("%d of %d messages moved onto the reference clock", n, len(t.Messages))
