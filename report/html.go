@@ -9,6 +9,7 @@ import (
 
 	"github.com/wirepath/wirepath/causal"
 	"github.com/wirepath/wirepath/trace"
+	"github.com/wirepath/wirepath/whatif"
 )
 
 // HTMLOptions controls WriteHTML.
@@ -74,7 +75,7 @@ func writeHTML(w io.Writer, rs []*causal.Result, opt HTMLOptions) error {
 				hp.LatencyText = FormatUS(p.Latency.Mean)
 				hp.LatencyP90 = FormatUS(p.Latency.P90)
 			}
-			if hp.Detailed && validPattern(p) {
+			if hp.Detailed && p.WellFormed() {
 				tl := buildTimeline(p, meanTimes(p))
 				hp.Timeline = template.HTML(timelineSVG(p, tl))
 				nodes, mode := patternTree(p)
@@ -88,7 +89,7 @@ func writeHTML(w io.Writer, rs []*causal.Result, opt HTMLOptions) error {
 					hp.Hops = append(hp.Hops, hopRowOf(&p.Hops[hi], tl))
 					hp.HasDelays = hp.HasDelays || len(p.Hops[hi].Delays) > 0
 				}
-				hp.Links = LinkProfiles(p)
+				hp.Links = whatif.LinkProfiles(p)
 			} else if hp.Detailed {
 				hp.Malformed = true
 			}
@@ -183,7 +184,7 @@ type htmlPattern struct {
 	Mode        string
 	Hops        []hopRow
 	HasDelays   bool
-	Links       []LinkProfile
+	Links       []whatif.LinkProfile
 }
 
 type hopRow struct {
@@ -245,7 +246,7 @@ var pageTmpl = template.Must(template.New("page").Funcs(template.FuncMap{
 		}
 		return fmt.Sprintf("%g", v)
 	},
-	"rtt": func(l LinkProfile) string {
+	"rtt": func(l whatif.LinkProfile) string {
 		if !l.RTTKnown {
 			return "–"
 		}

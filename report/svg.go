@@ -292,7 +292,7 @@ func serviceMapSVG(res *causal.Result) (string, int, int) {
 	adj := map[string][]string{}
 	for pi := range res.Patterns {
 		p := &res.Patterns[pi]
-		if !validPattern(p) {
+		if !p.WellFormed() {
 			continue
 		}
 		tl := buildTimeline(p, meanTimes(p))

@@ -74,12 +74,12 @@ func writePattern(w *bufio.Writer, p *causal.Pattern) {
 		fmt.Fprintf(w, "  latency %s (p50 %s, p90 %s)", FormatUS(p.Latency.Mean), FormatUS(p.Latency.P50), FormatUS(p.Latency.P90))
 	}
 	fmt.Fprintf(w, "\n    %s\n", p.Signature)
-	if !validPattern(p) {
+	if !p.WellFormed() {
 		fmt.Fprintf(w, "    (malformed pattern: hops are not a tree in parent-first order)\n")
 		return
 	}
 	tl := buildTimeline(p, meanTimes(p))
-	kids := children(p)
+	kids := p.Children()
 	type row struct{ label, node, net, start, delays string }
 	var rows []row
 	var walk func(id int, prefix string, last, root bool)

@@ -1,13 +1,29 @@
-package report
+package whatif
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"testing"
 
 	"github.com/wirepath/wirepath/causal"
+	"github.com/wirepath/wirepath/causal/resultjson"
 	"github.com/wirepath/wirepath/trace"
 )
+
+// shopFixture is the result of linking on the report package's synthetic
+// "shop" system (go test ./report -update writes it): its lookup pattern
+// (#2) asks a DNS server whose end of the link was not seen.
+const shopFixture = "../report/testdata/shop.result.json"
+
+func shopResult(t testing.TB) *causal.Result {
+	t.Helper()
+	rs, err := resultjson.ReadResultsFile(shopFixture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rs[0]
+}
 
 // rpcPattern builds one instance, repeated n times, of a client calling app
 // (1 ms each way), app making two calls to db (0.5 ms each way, db busy
@@ -163,7 +179,7 @@ func TestPredictErrors(t *testing.T) {
 		t.Error("a link without -> was accepted")
 	}
 	// The DNS server of the shop was not traced: its RTT is unknown.
-	res, _ := shopResult()
+	res := shopResult(t)
 	w = NoChange("10.0.0.1->10.0.0.53")
 	w.RTTUS = 100
 	if _, err := Predict(&res.Patterns[1], w); !errors.Is(err, ErrRTTUnknown) {
@@ -195,6 +211,33 @@ func TestParseBandwidth(t *testing.T) {
 	for _, bad := range []string{"", "fast", "-5Mbit/s", "0", "10 furlongs", "Mbit/s", "1e999"} {
 		if v, err := ParseBandwidth(bad); err == nil {
 			t.Errorf("ParseBandwidth(%q) = %v, want an error", bad, v)
+		}
+	}
+}
+
+// BenchmarkLinkProfiles profiles the shop's patterns and a 2000-hop chain
+// (the shape of an iterative DHT lookup).
+func BenchmarkLinkProfiles(b *testing.B) {
+	res := shopResult(b)
+	pats := res.Patterns
+	c := causal.Pattern{Rank: len(pats) + 1, Signature: "chain", Count: 10, Expected: 5, MaxProbability: 0.5}
+	for i := 0; i < 2000; i++ {
+		h := causal.Hop{ID: i, From: fmt.Sprintf("n%d", i), To: fmt.Sprintf("n%d", i+1), Kind: "-",
+			Start: &causal.Dist{N: 1, Weight: 1, Mean: float64(i) * 100}, NetDelay: &causal.Dist{N: 1, Weight: 1, Mean: 40}}
+		if i > 0 {
+			par := i - 1
+			h.Parent = &par
+			h.NodeDelay = &causal.Dist{N: 1, Weight: 1, Mean: 60}
+		}
+		c.Hops = append(c.Hops, h)
+	}
+	pats = append(pats, c)
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		for k := range pats {
+			if LinkProfiles(&pats[k]) == nil {
+				b.Fatal("no profile")
+			}
 		}
 	}
 }
