@@ -39,15 +39,7 @@ func (w *Way) addBin(s Sample) {
 		w.coarsen()
 		return
 	}
-	i, found := slices.BinarySearchFunc(w.bins, k, func(b bin, k int64) int {
-		switch {
-		case b.key < k:
-			return -1
-		case b.key > k:
-			return 1
-		}
-		return 0
-	})
+	i, found := slices.BinarySearchFunc(w.bins, k, func(b bin, k int64) int { return cmpInt(b.key, k) })
 	if found {
 		b := &w.bins[i]
 		if s.Delay() < b.s.Delay() {

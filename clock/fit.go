@@ -41,12 +41,12 @@ import (
 // least halve, and each side spans MinSegment; then it splits the sides in
 // turn (binary segmentation, at most MaxSegments pieces).
 //
-// Outliers: an envelope point far beyond its neighbours (a mismatched pair
-// of events: a delay of seconds among delays of microseconds) would decide
-// a hull alone. Before fitting, a point lying beyond the median of its 16
-// nearest neighbours by more than OutlierFloor and ten times their median
-// absolute deviation is left out and counted (Model.Outliers). A real step
-// moves many neighbours together, so it is not an outlier.
+// Outliers: an envelope point paired wrongly (a delay of seconds among
+// delays of microseconds) would decide a hull alone. Before fitting, a
+// point that contradicts (by more than OutlierFloor) three quarters of the
+// other direction's eight points nearest in time is left out and counted
+// (Model.Outliers): a true point contradicts only outliers, and at a step
+// of the clock about half of its neighbours across.
 
 // FitOptions tune Pair.Fit. The zero value means the defaults.
 type FitOptions struct {
@@ -61,9 +61,9 @@ type FitOptions struct {
 	MinStep int64
 	// MaxSegments bounds the pieces (default 8; 1 means no steps).
 	MaxSegments int
-	// OutlierFloor is the least distance beyond its neighbours' median
-	// that makes an envelope point an outlier (default 1 ms; negative
-	// means no outlier is left out).
+	// OutlierFloor is the least contradiction that counts towards making
+	// an envelope point an outlier (default 1 ms; negative means no
+	// outlier is left out).
 	OutlierFloor int64
 }
 
@@ -129,10 +129,10 @@ func (p *Pair) Fit(opts FitOptions) Model {
 	up, low := p.points(origin)
 	var out int
 	if opts.OutlierFloor > 0 {
-		up, out = dropOutliers(up, opts.OutlierFloor, false)
-		var n int
-		low, n = dropOutliers(low, opts.OutlierFloor, true)
-		out += n
+		up, low, out = dropOutliers(up, low, opts.OutlierFloor)
+	}
+	if len(up) == 0 || len(low) == 0 {
+		return Model{} // every point of one direction contradicts the other
 	}
 	segs := segmentFits(up, low, opts, opts.MaxSegments)
 	m := Model{Known: true, Outliers: out}
@@ -170,7 +170,7 @@ func (f *segFit) segment(origin int64) Segment {
 		From:            origin + int64(math.Floor(f.loX)),
 		To:              origin + int64(math.Ceil(f.hiX)),
 		Epoch:           origin + int64(math.Round(f.epoch)),
-		Offset:          int64(math.Round(f.c)),
+		Offset:          int64(math.Floor(f.c)), // down, as Estimate
 		Rate:            f.a,
 		Uncertainty:     int64(math.Ceil(f.unc)),
 		RateUncertainty: f.aUnc,
@@ -266,60 +266,61 @@ func bestSplit(up, low []pt, opts FitOptions, whole segFit) (tau float64, ok boo
 	return tau, true
 }
 
-// dropOutliers leaves out the points lying beyond the median of their
-// neighbours (below it for upper points, above it for lower ones, as
-// above says) and returns how many.
-func dropOutliers(ps []pt, floor int64, lower bool) ([]pt, int) {
-	const k = 8
-	if len(ps) < 2*minSplitPoints {
-		return ps, 0
-	}
-	bad := make([]bool, len(ps))
-	nb := make([]float64, 0, 2*k)
-	dev := make([]float64, 0, 2*k)
+// dropOutliers leaves out the points of either direction that contradict
+// most of the other direction's nearest points (the 8 nearest in time):
+// an upper point below them, or a lower point above them, by more than
+// floor. A point paired wrongly contradicts its neighbours across; a
+// true point contradicts at most the few outliers among them, and at a
+// step of the clock about half of them. It returns the points kept and
+// how many were left out.
+func dropOutliers(up, low []pt, floor int64) ([]pt, []pt, int) {
+	badUp := contradicting(up, low, float64(floor), false)
+	badLow := contradicting(low, up, float64(floor), true)
 	n := 0
-	for i := range ps {
-		nb = nb[:0]
-		for j := max(0, i-k); j <= min(len(ps)-1, i+k); j++ {
-			if j != i {
-				nb = append(nb, ps[j].y)
+	keep := func(ps []pt, bad []bool) []pt {
+		out := ps[:0:0]
+		for i, p := range ps {
+			if bad[i] {
+				n++
+				continue
 			}
-		}
-		med := median(nb)
-		dev = dev[:0]
-		for _, y := range nb {
-			dev = append(dev, math.Abs(y-med))
-		}
-		lim := math.Max(float64(floor), 10*median(dev))
-		d := med - ps[i].y
-		if lower {
-			d = -d
-		}
-		if d > lim {
-			bad[i] = true
-			n++
-		}
-	}
-	if n == 0 {
-		return ps, 0
-	}
-	out := make([]pt, 0, len(ps)-n)
-	for i, p := range ps {
-		if !bad[i] {
 			out = append(out, p)
 		}
+		return out
 	}
-	return out, n
+	up, low = keep(up, badUp), keep(low, badLow)
+	return up, low, n
 }
 
-// median returns the median of xs, reordering them.
-func median(xs []float64) float64 {
-	slices.Sort(xs)
-	m := len(xs) / 2
-	if len(xs)%2 == 1 {
-		return xs[m]
+// outlierNeighbours is how many of the other direction's points an
+// envelope point is compared with, and outlierShare the share of them it
+// must contradict to be left out.
+const (
+	outlierNeighbours = 8
+	outlierShare      = 0.75
+)
+
+// contradicting flags the points of ps that contradict at least
+// outlierShare of their nearest points of other (at least three): ps
+// upper (an offset line must run below them, other above) unless lower.
+func contradicting(ps, other []pt, floor float64, lower bool) []bool {
+	bad := make([]bool, len(ps))
+	if len(other) < 3 {
+		return bad
 	}
-	return (xs[m-1] + xs[m]) / 2
+	k := min(outlierNeighbours, len(other))
+	for i, p := range ps {
+		j := splitAt(other, p.x)
+		lo := max(0, min(j-k/2, len(other)-k))
+		n := 0
+		for _, q := range other[lo : lo+k] {
+			if !lower && q.y-p.y > floor || lower && p.y-q.y > floor {
+				n++
+			}
+		}
+		bad[i] = float64(n) >= outlierShare*float64(k)
+	}
+	return bad
 }
 
 // hull returns the lower convex hull of ps (in time order), or the upper

@@ -222,3 +222,147 @@ func Compose(offs []Offset, roots []Root, edges []Edge, models []Model) []Model 
 	}
 	return out
 }
+
+// Step is where a model's offset jumps.
+type Step struct {
+	// At is the A time of the step (the later segment's Start).
+	At int64
+	// By is how far the offset jumped there, in ns.
+	By int64
+}
+
+// StepList returns the model's steps in time order.
+func (m *Model) StepList() []Step {
+	var out []Step
+	for i := 1; i < len(m.Segments); i++ {
+		s := &m.Segments[i]
+		out = append(out, Step{At: s.Start, By: s.At(s.Start) - m.Segments[i-1].At(s.Start)})
+	}
+	return out
+}
+
+// Floor raises every segment's uncertainty to at least u (a timestamp
+// resolution no estimate beats).
+func (m *Model) Floor(u int64) {
+	for i := range m.Segments {
+		m.Segments[i].Uncertainty = max(m.Segments[i].Uncertainty, u)
+	}
+}
+
+// Violations counts the envelope points of p (per bin, the smallest delay)
+// that model m contradicts by more than tol ns: an event from A received
+// on B sooner than m allows (its delay below m's offset at its send), or
+// one from B received on A sooner (minus its delay above the offset at
+// its receipt). A model consistent with every sample has none; comparing
+// two hypotheses by their violations tells which the data support.
+func (p *Pair) Violations(m *Model, tol int64) int {
+	n := 0
+	for _, b := range p.AB.bins {
+		if b.s.Delay() < m.At(b.s.Send)-tol {
+			n++
+		}
+	}
+	for _, b := range p.BA.bins {
+		if -b.s.Delay() > m.At(b.s.Recv)+tol {
+			n++
+		}
+	}
+	return n
+}
+
+// Consensus returns the constant offset that contradicts the fewest of
+// p's envelope points (Violations with no tolerance): the midpoint of the
+// first interval of such offsets, half its width as the uncertainty, and
+// how many points it contradicts. Not Known without samples both ways.
+func (p *Pair) Consensus() (Estimate, int) {
+	if p.AB.N == 0 || p.BA.N == 0 {
+		return Estimate{}, 0
+	}
+	var ups, lows []int64
+	for _, b := range p.AB.bins {
+		ups = append(ups, b.s.Delay())
+	}
+	for _, b := range p.BA.bins {
+		lows = append(lows, -b.s.Delay())
+	}
+	slices.Sort(ups)
+	slices.Sort(lows)
+	// An offset c contradicts the upper points below it and the lower
+	// points above it; that count changes only at the points' values.
+	viol := func(c int64) int {
+		below, _ := slices.BinarySearch(ups, c)
+		above := len(lows) - upperBound(lows, c)
+		return below + above
+	}
+	vals := slices.Concat(ups, lows)
+	slices.Sort(vals)
+	vals = slices.Compact(vals)
+	// The values and the midpoints between them, in order: the count is
+	// constant between two values, so the first run of the least count
+	// among them is the first interval of least contradiction.
+	cands := make([]int64, 0, 2*len(vals))
+	for i, v := range vals {
+		if i > 0 && v-vals[i-1] > 1 {
+			cands = append(cands, vals[i-1]+FloorHalf(v-vals[i-1]))
+		}
+		cands = append(cands, v)
+	}
+	best, lo, hi, run := math.MaxInt, int64(0), int64(0), false
+	for _, c := range cands {
+		v := viol(c)
+		switch {
+		case v < best:
+			best, lo, hi, run = v, c, c, true
+		case v == best && run:
+			hi = c
+		default:
+			run = false
+		}
+	}
+	e := Estimate{Known: true, Offset: lo + FloorHalf(hi-lo), Uncertainty: CeilHalf(hi - lo), Samples: p.AB.N + p.BA.N}
+	return e, best
+}
+
+// upperBound returns the index of the first element of sorted xs above x.
+func upperBound(xs []int64, x int64) int {
+	i, _ := slices.BinarySearch(xs, x+1)
+	return i
+}
+
+// Consistent returns a Pair of the envelope points of p that m does not
+// contradict (Violations with tolerance tol): each bin's sample with
+// smallest delay, the bin's samples counted.
+func (p *Pair) Consistent(m *Model, tol int64) Pair {
+	var q Pair
+	for _, b := range p.AB.bins {
+		if b.s.Delay() >= m.At(b.s.Send)-tol {
+			q.AB.addCounted(b)
+		}
+	}
+	for _, b := range p.BA.bins {
+		if -b.s.Delay() <= m.At(b.s.Recv)+tol {
+			q.BA.addCounted(b)
+		}
+	}
+	return q
+}
+
+// addCounted adds bin b's sample as b.n samples.
+func (w *Way) addCounted(b bin) {
+	w.Add(b.s)
+	w.N += int(b.n) - 1
+	i, _ := slices.BinarySearchFunc(w.bins, b.s.Send>>w.shift, func(x bin, k int64) int { return cmpInt(x.key, k) })
+	if i < len(w.bins) {
+		w.bins[i].n += b.n - 1
+	}
+}
+
+func cmpInt(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
