@@ -175,7 +175,10 @@ type Meta struct {
 
 // Clock is the estimated offset of one clock that timestamps of a trace
 // were taken on, a sniffer's or a syscall-traced host's, against a
-// reference clock: reference time = local time - OffsetNS.
+// reference clock: reference time = local time - OffsetNS for a clock
+// that does not drift; for one that drifts (DriftKnown), at reference
+// time r the clock reads r + OffsetNS + DriftPPM·1e-6·(r - EpochNS),
+// plus the steps it made before r.
 type Clock struct {
 	// Name names the clock: a sniffer's name or a host's name.
 	Name string `json:"name"`
@@ -191,6 +194,25 @@ type Clock struct {
 	// "symmetric" or "one-way" (pcapio, from packets two sniffers share),
 	// "messages" (reconcile, from messages and syscalls at both ends).
 	Method string `json:"method,omitempty"`
+	// EpochNS is the reference time at which OffsetNS holds, when the
+	// clock's drift was estimated (DriftKnown).
+	EpochNS int64 `json:"epoch_ns,omitempty"`
+	// DriftKnown says a drift was estimated (the samples spanned long
+	// enough); DriftPPM is how fast the clock gains on the reference, in
+	// parts per million, and DriftUncertaintyPPM bounds its error.
+	DriftKnown          bool    `json:"drift_known,omitempty"`
+	DriftPPM            float64 `json:"drift_ppm,omitempty"`
+	DriftUncertaintyPPM float64 `json:"drift_uncertainty_ppm,omitempty"`
+	// Steps are where the clock stepped (an NTP adjustment), in time
+	// order.
+	Steps []ClockStep `json:"steps,omitempty"`
+}
+
+// ClockStep is a step of a clock: at reference time AtNS its offset
+// jumped by ByNS.
+type ClockStep struct {
+	AtNS int64 `json:"at_ns"`
+	ByNS int64 `json:"by_ns"`
 }
 
 // Offset is the estimated offset of one node's clock against a reference:
