@@ -504,8 +504,15 @@ func labelCalls(ms []lmsg, rc *rconn) {
 	}
 }
 
+// dgramSlackNS is how far apart in time (after the rough offset of the
+// traced host) a traced datagram and a sniffed one of equal size may be
+// and still be one: a host that sends from one port again, seconds later
+// (a resolver's socket per lookup), sends another datagram.
+const dgramSlackNS = 500e6
+
 // datagrams turns a datagram group into messages: each sniffed datagram,
-// with the traced send and receive of equal size in order; traced
+// with the traced send and receive of equal size in order, near in time
+// where the traced host's rough offset is known (dgramSlackNS); traced
 // datagrams no sniffer saw pair with each other by size and checksum.
 func (r *Reconciler) datagrams(st *state, rc *rconn) {
 	fsz := make([]int64, len(rc.fmsgs[0]))
@@ -519,8 +526,20 @@ func (r *Reconciler) datagrams(st *state, rc *rconn) {
 		}
 		return out
 	}
-	sendOf := alignSeq(sz(rc.sends), fsz, nil)
-	recvOf := alignSeq(sz(rc.recvs), fsz, nil)
+	near := func(ps []pref) func(i, j int) bool {
+		return func(i, j int) bool {
+			p := ps[i]
+			if p.msg().Bytes != fsz[j] {
+				return false
+			}
+			if len(st.roughSamples[p.c.Host]) == 0 {
+				return true
+			}
+			return abs64(p.ts()-st.rough[p.c.Host]-r.msgStart(rc.fmsgs[0][j])) <= dgramSlackNS
+		}
+	}
+	sendOf := alignSeq(sz(rc.sends), fsz, near(rc.sends))
+	recvOf := alignSeq(sz(rc.recvs), fsz, near(rc.recvs))
 	fSend := make([]int, len(fsz))
 	fRecv := make([]int, len(fsz))
 	for j := range fsz {
