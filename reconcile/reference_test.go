@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/wirepath/wirepath/flows"
 	"github.com/wirepath/wirepath/preload"
@@ -1222,9 +1223,10 @@ func (w *refWorld) clocks() {
 			// Half the round trip, rounded up; a negative one contradicts
 			// itself and is warned about.
 			rt := dAB + dBA
-			if rt < 0 {
-				w.warns = append(w.warns, fmt.Sprintf("clocks %q and %q: the two directions' smallest delays have a negative sum (drifting clocks, or events paired wrongly); their offset is unreliable", w.doms[a], w.doms[b]))
-				rt = -rt
+			if rt < 0 || refCeilHalf(rt) > 10e6 {
+				rt = max(rt, -rt)
+				w.warns = append(w.warns, fmt.Sprintf("clocks %q and %q: the delays each way contradict each other (a clock that stepped, or events paired wrongly), or leave the offset very uncertain: their offset %v ± %v is unreliable",
+					w.doms[a], w.doms[b], time.Duration(refFloorHalf(dAB-dBA)), time.Duration(refCeilHalf(rt))))
 			}
 			edges = append(edges, edge{a, b, refFloorHalf(dAB - dBA), refCeilHalf(rt), n})
 		}
