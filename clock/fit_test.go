@@ -308,6 +308,23 @@ func TestComposeDrift(t *testing.T) {
 	}
 }
 
+// A drift of C against B is read on B's clock: chained behind a clock B
+// seconds ahead of A, it must not be read seconds off.
+func TestComposeAxis(t *testing.T) {
+	const t0 = int64(1_700_000_000e9)
+	b := Model{Known: true, Segments: []Segment{{Start: math.MinInt64, Epoch: t0, Offset: 2_500_000_000, Rate: 40e-6, RateKnown: true}}}
+	// C against B: -700 ms at B's time t0 + 2.5 s, -65 ppm.
+	c := Model{Known: true, Segments: []Segment{{Start: math.MinInt64, Epoch: t0 + 2_500_000_000, Offset: -700_000_000, Rate: -65e-6, RateKnown: true}}}
+	sum := b.Add(c)
+	for _, at := range []int64{t0, t0 + 30e9, t0 - 7e9} {
+		bAt := b.At(at)
+		want := bAt + c.At(at+bAt)
+		if got := sum.At(at); abs(got-want) > 2 {
+			t.Errorf("at %d: %d, want %d (off by %d)", at-t0, got, want, got-want)
+		}
+	}
+}
+
 func TestModelSteps(t *testing.T) {
 	m := Model{Known: true, Segments: []Segment{
 		{Start: math.MinInt64, Offset: 0},

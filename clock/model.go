@@ -136,15 +136,18 @@ func (m Model) Reverse() Model {
 	return out
 }
 
-// Add returns the sum of two models over the same time axis: the offset
-// of C against A from m (B against A) and o (C against B). Segment
-// boundaries are the union of both; each piece's epoch is the one of the
-// operand that knows a rate (m's on ties), the other moved to it with its
-// rate uncertainty added.
+// Add returns the offset of C against A over A's time from m (B against
+// A, over A's time) and o (C against B, over B's time, which runs ahead of
+// A's by m: o's times are moved onto A's first, or a drift of C against B
+// would be read at the wrong time, 65 µs wrong per second of offset at
+// 65 ppm). Segment boundaries are the union of both; each piece's epoch
+// is the one of the operand that knows a rate (m's on ties), the other
+// moved to it with its rate uncertainty added.
 func (m Model) Add(o Model) Model {
 	if !m.Known || !o.Known {
 		return Model{}
 	}
+	o = o.onAxisOf(&m)
 	starts := []int64{math.MinInt64}
 	for _, s := range m.Segments[1:] {
 		starts = append(starts, s.Start)
@@ -182,6 +185,22 @@ func (m Model) Add(o Model) Model {
 		out.Segments = append(out.Segments, s)
 	}
 	return out
+}
+
+// onAxisOf returns o with its times (on B's clock) moved onto A's, B
+// running m ahead of A.
+func (o Model) onAxisOf(m *Model) Model {
+	o.Segments = slices.Clone(o.Segments)
+	for i := range o.Segments {
+		s := &o.Segments[i]
+		// B's time runs 1 + m's rate as fast as A's.
+		s.Rate *= 1 + m.seg(s.Epoch).Rate
+		s.Epoch, s.From, s.To = m.Local(s.Epoch), m.Local(s.From), m.Local(s.To)
+		if s.Start != math.MinInt64 {
+			s.Start = m.Local(s.Start)
+		}
+	}
+	return o
 }
 
 // Compose returns every clock's model against the reference along the

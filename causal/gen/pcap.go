@@ -40,6 +40,9 @@ type PcapStats struct {
 	// loss model dropped, left out of every capture.
 	DataSegments int `json:"data_segments"`
 	LostSegments int `json:"lost_segments"`
+	// StartNS is the first packet's departure, the time from which a
+	// sniffer's drift counts.
+	StartNS int64 `json:"start_ns"`
 }
 
 // Link-level constants of the synthetic captures.
@@ -338,7 +341,7 @@ type capture struct {
 
 // write writes the packets sniffer sn sees into dir/NAME.pcapng.
 func (b *pcapBuilder) write(dir string, sn Sniffer, covers func(netip.Addr) bool) (PcapStats, error) {
-	st := PcapStats{Sniffer: sn.Name, File: filepath.Join(dir, sn.Name+".pcapng")}
+	st := PcapStats{Sniffer: sn.Name, File: filepath.Join(dir, sn.Name+".pcapng"), StartNS: b.start}
 	var caps []capture
 	for k := range b.pkts {
 		p := &b.pkts[k]
