@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"time"
 )
 
 // Timestamp is a point in time in integer nanoseconds since the Unix epoch.
@@ -276,4 +277,30 @@ func (m *Meta) OffsetOf(node string) (int64, bool) {
 		}
 	}
 	return 0, false
+}
+
+// DriftText describes the clock's drift and steps for people, "" when
+// neither was estimated: "drift +40.02 ± 0.31 ppm", then ", 1 step:
+// +2ms at 12:00:31.000000000" (steps at reference times, UTC).
+func (c *Clock) DriftText() string {
+	var parts []string
+	if c.DriftKnown {
+		parts = append(parts, fmt.Sprintf("drift %+.2f ± %.2f ppm", c.DriftPPM, c.DriftUncertaintyPPM))
+	}
+	if n := len(c.Steps); n > 0 {
+		s := fmt.Sprintf("%d step", n)
+		if n > 1 {
+			s += "s"
+		}
+		var at []string
+		for _, st := range c.Steps {
+			by := time.Duration(st.ByNS).String()
+			if st.ByNS >= 0 {
+				by = "+" + by
+			}
+			at = append(at, by+" at "+time.Unix(0, st.AtNS).UTC().Format("15:04:05.000000000"))
+		}
+		parts = append(parts, s+": "+strings.Join(at, ", "))
+	}
+	return strings.Join(parts, ", ")
 }
