@@ -909,10 +909,12 @@ func (w *refWorld) ends() {
 }
 
 // fixedPorts marks the fixed endpoints (opened to, listening, called,
-// returning, talking to many peers, well-known) and lists each host's
-// roles.
+// returning; or, for a port that opened no connection, sent no call and
+// received no return, talking to many peers, well-known) and lists each
+// host's roles.
 func (w *refWorld) fixedPorts() {
 	w.fixed = map[string]bool{}
+	opener := map[string]bool{}
 	peers := map[string]map[string]bool{}
 	for _, c := range w.conns {
 		if !slices.ContainsFunc(w.out, func(lm *refMsg) bool { return lm.c == c }) {
@@ -926,6 +928,7 @@ func (w *refWorld) fixedPorts() {
 		}
 		if c.caller >= 0 && !c.udp {
 			w.fixed[c.ep[1-c.caller]] = true
+			opener[c.ep[c.caller]] = true
 		}
 		for e := range 2 {
 			if c.pc[e] != nil && c.pc[e].Listening {
@@ -937,13 +940,18 @@ func (w *refWorld) fixedPorts() {
 		switch lm.kind {
 		case trace.KindCall:
 			w.fixed[lm.c.ep[1-lm.dir]] = true
+			opener[lm.c.ep[lm.dir]] = true
 		case trace.KindReturn:
 			w.fixed[lm.c.ep[lm.dir]] = true
+			opener[lm.c.ep[1-lm.dir]] = true
 		}
 	}
 	for _, c := range w.conns {
 		for e := range 2 {
 			ep := c.ep[e]
+			if opener[ep] {
+				continue
+			}
 			if len(peers[ep]) >= w.minPeers {
 				w.fixed[ep] = true
 			}

@@ -51,7 +51,9 @@ type RoleOptions struct {
 	WellKnownFixed bool
 	// UseKinds treats the receiver of a CALL and the sender of a RETURN as
 	// the fixed (server) end, as flows labels the side that accepted a
-	// connection.
+	// connection, and the sender of a CALL and the receiver of a RETURN
+	// (the side that opened it) as ephemeral whatever its peers: a client
+	// port reused for connections to several servers is still a client's.
 	UseKinds bool
 }
 
@@ -61,9 +63,12 @@ func DefaultRoleOptions() RoleOptions {
 }
 
 // Roles classifies the endpoints of a trace as fixed or ephemeral ports and
-// its nodes as clients or servers (WAP5 section 2.5.1): a port is fixed if it
-// communicates with many other ports; a node is a server if it uses a fixed
-// port at least once, and a client otherwise.
+// its nodes as clients or servers (WAP5 section 2.5.1): a port is fixed if
+// connections were opened to it (with UseKinds: it received CALLs or sent
+// RETURNs), ephemeral if it opened them (it sent CALLs or received
+// RETURNs), and otherwise fixed if it communicates with many other ports;
+// a node is a server if it uses a fixed port at least once, and a client
+// otherwise.
 type Roles struct {
 	// by Sym: roleFixed for fixed endpoints, roleHasPort for endpoints with
 	// a port; roleServer for nodes with a fixed endpoint, roleKnown for
@@ -139,14 +144,15 @@ func classifyRoles(syms *Symbols, opt RoleOptions, n int, each func(yield func(*
 		}
 	}
 	edges = nil
-	evidence := make([]bool, ns)
+	evidence := make([]bool, ns) // connections were opened to it
+	opener := make([]bool, ns)   // it opened connections
 	if opt.UseKinds {
 		each(func(m *Flow) {
 			switch m.Kind {
 			case KindCall:
-				evidence[m.Dst] = true
+				evidence[m.Dst], opener[m.Src] = true, true
 			case KindReturn:
-				evidence[m.Src] = true
+				evidence[m.Src], opener[m.Dst] = true, true
 			}
 		})
 	}
@@ -163,7 +169,7 @@ func classifyRoles(syms *Symbols, opt RoleOptions, n int, each func(yield func(*
 		}
 		r.flags[ep] |= roleHasPort
 		n, _ := strconv.Atoi(p)
-		if int(peers[ep]) >= opt.MinPeers || evidence[ep] || (opt.WellKnownFixed && n > 0 && n < 1024) {
+		if evidence[ep] || !opener[ep] && (int(peers[ep]) >= opt.MinPeers || opt.WellKnownFixed && n > 0 && n < 1024) {
 			r.flags[ep] |= roleFixed
 		}
 	}
