@@ -344,3 +344,33 @@ func TestModelSteps(t *testing.T) {
 		t.Errorf("unknown models")
 	}
 }
+
+// BenchmarkFit fits 60 s of samples (12 000 each way, 40 ppm) with the
+// search for steps.
+func BenchmarkFit(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	c := clockSim{t0: 1_700_000_000e9, offset: 750e6, ppm: 40}
+	p := simPair(rng, c, 60e9, 5e6, 2e3, 20e3, 1e3)
+	b.ReportAllocs()
+	var m Model
+	for b.Loop() {
+		m = p.Fit(FitOptions{})
+	}
+	if math.Abs(m.Segments[0].Rate*1e6-40) > 0.5 {
+		b.Fatalf("drift %v", m.Segments[0].Rate*1e6)
+	}
+}
+
+// BenchmarkAdd adds samples in time order to a Way.
+func BenchmarkAdd(b *testing.B) {
+	b.ReportAllocs()
+	var w Way
+	t := int64(0)
+	for b.Loop() {
+		t += 1e5
+		w.Add(Sample{Send: t, Recv: t + 1000 + t%7919})
+	}
+	if len(w.Envelope()) > MaxBins {
+		b.Fatal("unbounded")
+	}
+}

@@ -515,31 +515,8 @@ const dgramSlackNS = 500e6
 // where the traced host's rough offset is known (dgramSlackNS); traced
 // datagrams no sniffer saw pair with each other by size and checksum.
 func (r *Reconciler) datagrams(st *state, rc *rconn) {
-	fsz := make([]int64, len(rc.fmsgs[0]))
-	for j, i := range rc.fmsgs[0] {
-		fsz[j] = r.msgs[i].bytes
-	}
-	sz := func(ps []pref) []int64 {
-		out := make([]int64, len(ps))
-		for j, p := range ps {
-			out[j] = p.msg().Bytes
-		}
-		return out
-	}
-	near := func(ps []pref) func(i, j int) bool {
-		return func(i, j int) bool {
-			p := ps[i]
-			if p.msg().Bytes != fsz[j] {
-				return false
-			}
-			if len(st.roughSamples[p.c.Host]) == 0 {
-				return true
-			}
-			return abs64(p.ts()-st.rough[p.c.Host]-r.msgStart(rc.fmsgs[0][j])) <= dgramSlackNS
-		}
-	}
-	sendOf := alignSeq(sz(rc.sends), fsz, near(rc.sends))
-	recvOf := alignSeq(sz(rc.recvs), fsz, near(rc.recvs))
+	sendOf, recvOf := r.alignDatagrams(st, rc)
+	fsz := rc.fmsgs[0]
 	fSend := make([]int, len(fsz))
 	fRecv := make([]int, len(fsz))
 	for j := range fsz {
@@ -615,6 +592,38 @@ func (r *Reconciler) datagrams(st *state, rc *rconn) {
 			n++
 		}
 	}
+}
+
+// alignDatagrams pairs the traced sends and receives of datagram group rc
+// with its sniffed datagrams (alignSeq): equal in size and, where the
+// traced host's rough offset is known, within dgramSlackNS in time. It
+// returns, per traced send and per traced receive, the sniffed datagram's
+// index or -1.
+func (r *Reconciler) alignDatagrams(st *state, rc *rconn) (sendOf, recvOf []int) {
+	fsz := make([]int64, len(rc.fmsgs[0]))
+	for j, i := range rc.fmsgs[0] {
+		fsz[j] = r.msgs[i].bytes
+	}
+	sz := func(ps []pref) []int64 {
+		out := make([]int64, len(ps))
+		for j, p := range ps {
+			out[j] = p.msg().Bytes
+		}
+		return out
+	}
+	near := func(ps []pref) func(i, j int) bool {
+		return func(i, j int) bool {
+			p := ps[i]
+			if p.msg().Bytes != fsz[j] {
+				return false
+			}
+			if len(st.roughSamples[p.c.Host]) == 0 {
+				return true
+			}
+			return abs64(p.ts()-st.rough[p.c.Host]-r.msgStart(rc.fmsgs[0][j])) <= dgramSlackNS
+		}
+	}
+	return alignSeq(sz(rc.sends), fsz, near(rc.sends)), alignSeq(sz(rc.recvs), fsz, near(rc.recvs))
 }
 
 // alignSeq pairs the items of a with items of b in order, either equal

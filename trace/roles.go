@@ -144,18 +144,7 @@ func classifyRoles(syms *Symbols, opt RoleOptions, n int, each func(yield func(*
 		}
 	}
 	edges = nil
-	evidence := make([]bool, ns) // connections were opened to it
-	opener := make([]bool, ns)   // it opened connections
-	if opt.UseKinds {
-		each(func(m *Flow) {
-			switch m.Kind {
-			case KindCall:
-				evidence[m.Dst], opener[m.Src] = true, true
-			case KindReturn:
-				evidence[m.Src], opener[m.Dst] = true, true
-			}
-		})
-	}
+	evidence, opener := kindEvidence(ns, opt.UseKinds, each)
 	// Endpoints: which have a port, which are fixed.
 	done := make([]bool, ns)
 	classify := func(ep Sym) {
@@ -188,6 +177,25 @@ func classifyRoles(syms *Symbols, opt RoleOptions, n int, each func(yield func(*
 		}
 	})
 	return r
+}
+
+// kindEvidence returns, by Sym, the endpoints connections were opened to
+// (they received CALLs or sent RETURNs) and those that opened them (they
+// sent CALLs or received RETURNs); none unless useKinds.
+func kindEvidence(ns int, useKinds bool, each func(yield func(*Flow))) (evidence, opener []bool) {
+	evidence, opener = make([]bool, ns), make([]bool, ns)
+	if !useKinds {
+		return evidence, opener
+	}
+	each(func(m *Flow) {
+		switch m.Kind {
+		case KindCall:
+			evidence[m.Dst], opener[m.Src] = true, true
+		case KindReturn:
+			evidence[m.Src], opener[m.Dst] = true, true
+		}
+	})
+	return evidence, opener
 }
 
 func (r *Roles) flag(s Sym, f uint8) bool { return int(s) < len(r.flags) && r.flags[s]&f != 0 }
