@@ -26,11 +26,11 @@ import (
 // the delays each way (a drift, steps; events paired wrongly left out as
 // outliers), with an uncertainty that bounds its error whatever the
 // asymmetry, and chains the pairs to the reference along the least summed
-// uncertainty, composing their models. A pair whose samples contradict
-// each other (an inconsistent fit) or leave its offset uncertain by more
-// than maxTrustedNS is not applied blindly: if no offset at all
-// contradicts fewer of its samples, the pair is taken to have none, and
-// either way a warning says so.
+// uncertainty, composing their models. A pair whose samples leave its
+// offset uncertain by more than maxTrustedNS (or contradict each other by
+// as much) is not applied blindly: if no offset at all contradicts fewer
+// of its samples, the pair is taken to have none, and either way a
+// warning says so (pairModel).
 
 // maxTrustedNS is the largest uncertainty of a pair's offset that is
 // applied without a comparison with the no-offset hypothesis (10 ms).
@@ -398,6 +398,7 @@ func solveClocks(n int, ref int32, cs *clockSamples, fixed []clock.Edge, fit clo
 const (
 	noteNone         = iota
 	noteOutliers     // events paired wrongly were left out
+	noteContradict   // the delays contradict each other by less than maxTrustedNS; the fit is used
 	noteInconsistent // the fit is unreliable; it is used (TrustClockFits)
 	noteNoOffset     // the fit was unreliable; no offset contradicts fewer samples
 	noteConsensus    // the fit was unreliable; the consensus contradicts fewer samples
@@ -419,6 +420,8 @@ func (n clockNote) text(names []string) string {
 	switch n.kind {
 	case noteOutliers:
 		return fmt.Sprintf("clocks %q and %q: %d stretches of time held a delay far beyond their neighbours' (events paired wrongly) and were left out of the offset", a, b, n.outliers)
+	case noteContradict:
+		return fmt.Sprintf("clocks %q and %q: the delays each way contradict each other by up to %v (timestamps taken at different points of the network stacks, or a clock that stepped); their offset %s is used, with that as its uncertainty", a, b, time.Duration(2*n.fit.Uncertainty), fit)
 	case noteInconsistent:
 		return fmt.Sprintf("clocks %q and %q: the delays each way contradict each other (a clock that stepped, or events paired wrongly), or leave the offset very uncertain: their offset %s is unreliable", a, b, fit)
 	case noteNoOffset:
@@ -431,8 +434,10 @@ func (n clockNote) text(names []string) string {
 }
 
 // pairModel fits the offset of one pair of domains (package clock) and
-// says what a warning must tell about it. A fit that is inconsistent or
-// more uncertain than maxTrustedNS is not used as it is: of no offset and
+// says what a warning must tell about it. A fit that is inconsistent by
+// less than maxTrustedNS (capture points whose timestamps jitter) is used
+// with a warning; one more uncertain, or more inconsistent, is not used as
+// it is: of no offset and
 // the constant offset that contradicts fewest samples (the consensus), the
 // one that contradicts fewer wins, no offset on ties (what clocks of one
 // network most often have). When the consensus wins, the samples it
@@ -449,6 +454,9 @@ func pairModel(p *clock.Pair, fit clock.FitOptions, trust bool) (clock.Model, cl
 		note.kind = noteOutliers
 	}
 	if reliable(e) {
+		if e.Inconsistent {
+			note.kind = noteContradict
+		}
 		return m, note
 	}
 	if trust {
@@ -473,5 +481,6 @@ func pairModel(p *clock.Pair, fit clock.FitOptions, trust bool) (clock.Model, cl
 	return cm, note
 }
 
-// reliable says an estimate may be applied as it is.
-func reliable(e clock.Estimate) bool { return !e.Inconsistent && e.Uncertainty <= maxTrustedNS }
+// reliable says an estimate may be applied as it is (warning about it
+// when it is inconsistent).
+func reliable(e clock.Estimate) bool { return e.Uncertainty <= maxTrustedNS }

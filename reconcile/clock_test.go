@@ -125,17 +125,31 @@ func TestSolveClocks(t *testing.T) {
 	}
 }
 
-// A pair whose smallest delays sum to less than zero cannot be right (the
-// events were paired wrongly, or a clock stepped): it is reported. No
-// offset contradicts one sample, as any other offset does: no offset is
-// assumed, with the inversion as its uncertainty.
+// A pair whose smallest delays sum to less than zero contradicts itself
+// (timestamps taken at different points of the stacks, a clock that
+// stepped): by little, the fit is used with the contradiction as its
+// uncertainty, and warned about; by more than maxTrustedNS, it is weighed
+// against no offset, which wins ties (no offset contradicts one sample,
+// as any other offset does).
 func TestSolveClocksInconsistent(t *testing.T) {
-	cs := newClockSamples()
-	cs.add(0, 1000, 1, 900)  // 1 runs at least 100 behind ...
-	cs.add(1, 2000, 0, 2050) // ... and at most 50 behind
-	est, _, notes := solveClocks(2, 0, cs, nil, clock.FitOptions{}, false)
-	if len(notes) != 1 || notes[0].kind != noteNoOffset || !est[1].Known || est[1].Offset != 0 || est[1].Uncertainty != 25 {
-		t.Fatalf("notes %+v, estimate %+v", notes, est[1])
+	for _, tt := range []struct {
+		name     string
+		by       int64 // scales the delays
+		kind     int
+		off, unc int64
+	}{
+		{"by 50 ns", 1, noteContradict, -75, 25},
+		{"by 50 ms", 1_000_000, noteNoOffset, 0, 25_000_000},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			cs := newClockSamples()
+			cs.add(0, 1000*tt.by, 1, 900*tt.by)  // 1 runs at least 100 behind ...
+			cs.add(1, 2000*tt.by, 0, 2050*tt.by) // ... and at most 50 behind
+			est, _, notes := solveClocks(2, 0, cs, nil, clock.FitOptions{}, false)
+			if len(notes) != 1 || notes[0].kind != tt.kind || !est[1].Known || est[1].Offset != tt.off || est[1].Uncertainty != tt.unc {
+				t.Fatalf("notes %+v, estimate %+v", notes, est[1])
+			}
+		})
 	}
 }
 

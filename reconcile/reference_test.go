@@ -1231,11 +1231,16 @@ func (w *refWorld) clocks() {
 			// Half the round trip, rounded up; a negative one contradicts
 			// itself and is warned about.
 			rt := dAB + dBA
-			if rt < 0 || refCeilHalf(rt) > 10e6 {
-				rt = max(rt, -rt)
+			off, unc := time.Duration(refFloorHalf(dAB-dBA)), time.Duration(refCeilHalf(max(rt, -rt)))
+			switch {
+			case unc > 10*time.Millisecond:
 				w.warns = append(w.warns, fmt.Sprintf("clocks %q and %q: the delays each way contradict each other (a clock that stepped, or events paired wrongly), or leave the offset very uncertain: their offset %v ± %v is unreliable",
-					w.doms[a], w.doms[b], time.Duration(refFloorHalf(dAB-dBA)), time.Duration(refCeilHalf(rt))))
+					w.doms[a], w.doms[b], off, unc))
+			case rt < 0:
+				w.warns = append(w.warns, fmt.Sprintf("clocks %q and %q: the delays each way contradict each other by up to %v (timestamps taken at different points of the network stacks, or a clock that stepped); their offset %v ± %v is used, with that as its uncertainty",
+					w.doms[a], w.doms[b], 2*unc, off, unc))
 			}
+			rt = max(rt, -rt)
 			edges = append(edges, edge{a, b, refFloorHalf(dAB - dBA), refCeilHalf(rt), n})
 		}
 	}
