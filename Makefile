@@ -15,10 +15,13 @@ TESTBED_OUT ?= /tmp/wirepath-testbed
 RACE_PKGS  ?= ./...
 # Debian packages the tests need: real capture tools, network namespaces,
 # NAT, the C compiler for the LD_PRELOAD library, strace, a browser for the
-# HTML report test, graphviz for the DOT report test, and the testbed's
-# services (testbed/: nginx, Redis, memcached, dnsmasq, Python 3).
+# HTML report test, graphviz for the DOT report test, the testbed's
+# services (testbed/: nginx, Redis, memcached, dnsmasq, Python 3), and the
+# real servers and clients the protocol decoders are tested against
+# (proto/...; setpriv is in util-linux; openssl for TLS suites Go cannot make).
 DEB_PKGS   := tcpdump tshark iproute2 iptables nftables gcc libc6-dev make strace curl zstd chromium graphviz \
-	nginx redis-server memcached dnsmasq-base python3
+	nginx redis-server redis-tools memcached dnsmasq-base python3 \
+	postgresql mariadb-server mariadb-client util-linux openssl
 
 .PHONY: help
 help: ## list the targets

@@ -3,12 +3,10 @@ package causal
 import (
 	"errors"
 	"math"
-	"runtime"
 	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
 
+	"github.com/wirepath/wirepath/internal/parallel"
 	"github.com/wirepath/wirepath/trace"
 )
 
@@ -68,7 +66,12 @@ var RankMetrics = []RankMetric{RankExpected, RankCount, RankMaxProbability, Rank
 // computes the distributions from them, so percentiles are exact and a
 // pattern seen once costs little. It is not safe for concurrent use.
 type Aggregator struct {
-	src     source
+	msgs trace.Messages
+	// The messages again, as the concrete type they are when they are a
+	// Table or a Trace (else nil), so that the hot paths read them
+	// without an interface call.
+	tab     *trace.Table
+	slice   []trace.Message
 	opt     AggregateOptions
 	namer   *Namer
 	offsets []int64 // by node Sym; nil when the trace has none
@@ -119,38 +122,56 @@ type patAcc struct {
 	weighted bool // some instance's probability is not 1
 }
 
-// NewAggregator returns an Aggregator for instances of t's messages.
-func NewAggregator(t *trace.Trace, opt AggregateOptions) *Aggregator {
-	return newAggregator(traceSource(t), NewNamer(t, opt.Naming), opt)
-}
-
-// NewTableAggregator returns an Aggregator for instances of the messages of
-// a Table. Its patterns are the same as those of NewAggregator on a Trace
-// of the same messages.
-func NewTableAggregator(t *trace.Table, opt AggregateOptions) *Aggregator {
-	return newAggregator(tableSource(t), NewTableNamer(t, opt.Naming), opt)
-}
-
-func newAggregator(src source, namer *Namer, opt AggregateOptions) *Aggregator {
+// NewAggregator returns an Aggregator for instances of the messages of ms
+// (a Trace or a Table: the patterns are the same).
+func NewAggregator(ms trace.Messages, opt AggregateOptions) *Aggregator {
 	a := &Aggregator{
-		src:         src,
+		msgs:        ms,
 		opt:         opt,
-		namer:       namer,
+		namer:       NewNamer(ms, opt.Naming),
 		patterns:    make(map[uint64]int32),
-		singleClock: src.meta.SingleClock,
+		singleClock: ms.Metadata().SingleClock,
 	}
-	for _, o := range src.meta.Offsets {
+	switch t := ms.(type) {
+	case *trace.Table:
+		a.tab = t
+	case *trace.Trace:
+		a.slice = t.Messages
+	}
+	a.offsets = NodeOffsets(ms)
+	return a
+}
+
+// read sets *m to message i.
+func (a *Aggregator) read(i int32, m *trace.Message) {
+	switch {
+	case a.tab != nil:
+		a.tab.Read(int(i), m)
+	case a.slice != nil:
+		*m = a.slice[i]
+	default:
+		a.msgs.Read(int(i), m)
+	}
+}
+
+// NodeOffsets returns the known clock offsets of the nodes of ms, in
+// nanoseconds by node Sym (0 for a node without one), or nil when no node
+// has a known offset other than 0.
+func NodeOffsets(ms trace.Messages) []int64 {
+	syms := ms.Symbols()
+	var off []int64
+	for _, o := range ms.Metadata().Offsets {
 		if !o.Known || o.OffsetNS == 0 {
 			continue
 		}
-		if s, ok := src.syms.Lookup(o.Node); ok && int(s) < src.syms.Len() {
-			if a.offsets == nil {
-				a.offsets = make([]int64, src.syms.Len())
+		if s, ok := syms.Lookup(o.Node); ok && int(s) < syms.Len() {
+			if off == nil {
+				off = make([]int64, syms.Len())
 			}
-			a.offsets[s] = o.OffsetNS
+			off[s] = o.OffsetNS
 		}
 	}
-	return a
+	return off
 }
 
 // Namer returns the Namer the aggregator names nodes with.
@@ -205,9 +226,9 @@ func (a *Aggregator) label(m *trace.Message) hopLabel {
 	return hopLabel{from: a.nodeID(m.SrcNode), to: a.nodeID(m.DstNode), ep: a.epID(m.Dst), kind: m.Kind}
 }
 
-// reserve makes room for the given numbers of instances and of messages in
+// Reserve makes room for the given numbers of instances and of messages in
 // them, for an engine that knows them in advance.
-func (a *Aggregator) reserve(instances, messages int) {
+func (a *Aggregator) Reserve(instances, messages int) {
 	a.instPat = slices.Grow(a.instPat, instances)
 	a.msgArena = slices.Grow(a.msgArena, messages)
 }
@@ -216,42 +237,71 @@ func (a *Aggregator) reserve(instances, messages int) {
 // instance is empty, not in parent-first order or names messages outside the
 // trace. Add does not keep inst.Nodes.
 func (a *Aggregator) Add(inst Instance) error {
-	n := len(inst.Nodes)
-	if n == 0 || inst.Nodes[0].Parent != -1 {
+	if !a.valid(inst.Nodes) {
 		a.bad++
 		return ErrBadInstance
 	}
-	nmsgs := a.src.len()
-	for i, nd := range inst.Nodes {
+	p := clampProb(inst.Prob)
+	msgs := a.load(inst.Nodes)
+	a.hashTree(inst.Nodes, msgs)
+	a.walkCanonical(len(inst.Nodes))
+	pi := a.patternOf(inst.Nodes, msgs)
+	a.record(pi, inst.Nodes, msgs, p)
+	return nil
+}
+
+// valid reports whether nodes are a tree of the trace's messages in
+// parent-first order.
+func (a *Aggregator) valid(nodes []InstanceNode) bool {
+	if len(nodes) == 0 || nodes[0].Parent != -1 {
+		return false
+	}
+	nmsgs := a.msgs.Len()
+	for i, nd := range nodes {
 		if int(nd.Msg) < 0 || int(nd.Msg) >= nmsgs || (i > 0 && (nd.Parent < 0 || int(nd.Parent) >= i)) {
-			a.bad++
-			return ErrBadInstance
+			return false
 		}
 	}
-	p := inst.Prob
+	return true
+}
+
+// clampProb returns p in [0, 1], 0 for NaN.
+func clampProb(p float64) float64 {
 	if p <= 0 || math.IsNaN(p) {
-		p = 0
+		return 0
 	}
-	if p > 1 {
-		p = 1
-	}
+	return min(p, 1)
+}
+
+// load reads the messages of nodes into the scratch buffer and lists
+// every node's children (a.kids).
+func (a *Aggregator) load(nodes []InstanceNode) []trace.Message {
+	n := len(nodes)
 	if cap(a.mbuf) < n {
 		a.mbuf = make([]trace.Message, n, 2*n)
 	}
 	msgs := a.mbuf[:n]
 	for i := range msgs {
-		a.src.read(inst.Nodes[i].Msg, &msgs[i])
+		a.read(nodes[i].Msg, &msgs[i])
 	}
 	a.kids = grow(a.kids, n)
 	for i := range a.kids {
 		a.kids[i] = a.kids[i][:0]
 	}
-	a.hashes = growU64(a.hashes, n)
-	a.start = growI64(a.start, n)
 	for i := 1; i < n; i++ {
-		par := inst.Nodes[i].Parent
+		par := nodes[i].Parent
 		a.kids[par] = append(a.kids[par], int32(i))
 	}
+	return msgs
+}
+
+// hashTree computes the canonical hash of every node's subtree
+// (a.hashes), bottom up, sorting every node's children by hash and then
+// by corrected send time: the canonical child order.
+func (a *Aggregator) hashTree(nodes []InstanceNode, msgs []trace.Message) {
+	n := len(nodes)
+	a.hashes = growU64(a.hashes, n)
+	a.start = growI64(a.start, n)
 	for i := 0; i < n; i++ {
 		a.start[i] = a.CorrectedSend(&msgs[i])
 	}
@@ -277,7 +327,11 @@ func (a *Aggregator) Add(inst Instance) error {
 		}
 		hashes[i] = mix(h, uint64(len(ks)))
 	}
-	// Pre-order walk in canonical child order.
+}
+
+// walkCanonical lists the n nodes in pre-order with children in
+// canonical order (a.canon) and each node's position in it (a.pos).
+func (a *Aggregator) walkCanonical(n int) {
 	a.canon = a.canon[:0]
 	a.pos = growI32(a.pos, n)
 	a.stack = append(a.stack[:0], 0)
@@ -291,21 +345,33 @@ func (a *Aggregator) Add(inst Instance) error {
 			a.stack = append(a.stack, ks[k])
 		}
 	}
+}
 
-	key := hashes[0]
-	pi, ok := a.patterns[key]
-	if !ok {
-		pi = int32(len(a.pats))
-		a.pats = append(a.pats, patAcc{hop: int32(len(a.hopArena)), n: int32(n)})
-		for k, i := range a.canon {
-			par := int32(-1)
-			if k > 0 {
-				par = a.pos[inst.Nodes[i].Parent]
-			}
-			a.hopArena = append(a.hopArena, hopInfo{label: a.label(&msgs[i]), parent: par})
-		}
-		a.patterns[key] = pi
+// patternOf returns the index of the instance's pattern, adding the
+// pattern, with its hops labelled after this instance's messages, if it
+// is new.
+func (a *Aggregator) patternOf(nodes []InstanceNode, msgs []trace.Message) int32 {
+	key := a.hashes[0]
+	if pi, ok := a.patterns[key]; ok {
+		return pi
 	}
+	pi := int32(len(a.pats))
+	a.pats = append(a.pats, patAcc{hop: int32(len(a.hopArena)), n: int32(len(nodes))})
+	for k, i := range a.canon {
+		par := int32(-1)
+		if k > 0 {
+			par = a.pos[nodes[i].Parent]
+		}
+		a.hopArena = append(a.hopArena, hopInfo{label: a.label(&msgs[i]), parent: par})
+	}
+	a.patterns[key] = pi
+	return pi
+}
+
+// record adds the instance, of probability p, to pattern pi: its scores,
+// its messages in the pattern's hop order and the hops whose kind or
+// endpoint differ between instances.
+func (a *Aggregator) record(pi int32, nodes []InstanceNode, msgs []trace.Message, p float64) {
 	pa := &a.pats[pi]
 	pa.count++
 	pa.expected += p
@@ -317,7 +383,7 @@ func (a *Aggregator) Add(inst Instance) error {
 	}
 	hops := a.hopArena[pa.hop : pa.hop+pa.n]
 	for k, i := range a.canon {
-		a.msgArena = append(a.msgArena, inst.Nodes[i].Msg)
+		a.msgArena = append(a.msgArena, nodes[i].Msg)
 		m := &msgs[i]
 		lb := &hops[k].label
 		if m.Kind != lb.kind {
@@ -337,7 +403,6 @@ func (a *Aggregator) Add(inst Instance) error {
 		a.instProb = append(a.instProb, p)
 	}
 	a.instPat = append(a.instPat, pi)
-	return nil
 }
 
 // Patterns returns the aggregated patterns ranked by metric, with hops in
@@ -453,7 +518,7 @@ func (a *Aggregator) shape(pi int, insts []instRef) patShape {
 			break
 		}
 		for k, mi := range a.msgArena[in.off : in.off+n] {
-			a.src.read(mi, &msgs[k])
+			a.read(mi, &msgs[k])
 		}
 		a.addAfter(sum, hops, msgs, instWeight(a.prob(in.i)))
 	}
@@ -758,15 +823,15 @@ func (a *Aggregator) loadInstance(msgs []trace.Message, hops []hopInfo, in instR
 	ms := a.msgArena[in.off : in.off+len(msgs)]
 	if lo == 0 {
 		for k, mi := range ms {
-			a.src.read(mi, &msgs[k])
+			a.read(mi, &msgs[k])
 		}
 		return
 	}
-	a.src.read(ms[0], &msgs[0])
+	a.read(ms[0], &msgs[0])
 	for k := lo; k < hi; k++ {
-		a.src.read(ms[k], &msgs[k])
+		a.read(ms[k], &msgs[k])
 		if par := hops[k].parent; par > 0 && int(par) < lo {
-			a.src.read(ms[par], &msgs[par])
+			a.read(ms[par], &msgs[par])
 		}
 	}
 }
@@ -829,50 +894,15 @@ func (a *Aggregator) keepInstances(p *Pattern, sh *patShape, pi int, insts []ins
 }
 
 // aggWorkers is how many goroutines Patterns uses.
-func aggWorkers() int { return max(1, runtime.GOMAXPROCS(0)) }
+func aggWorkers() int { return parallel.Workers(0) }
 
 // aggParallel calls f(0..n-1) on aggWorkers goroutines.
 func aggParallel(n int, f func(i int)) { aggParallelW(n, func(_, i int) { f(i) }) }
 
 // aggParallelW calls f(w, i) for i in 0..n-1, where w < aggWorkers() names
-// the goroutine, handing out indices in blocks.
-func aggParallelW(n int, f func(w, i int)) {
-	if n < 64 {
-		parallelFor(n, 1, 64, f)
-		return
-	}
-	parallelFor(n, aggWorkers(), 64, f)
-}
-
-// parallelFor calls f(w, i) for every i in 0..n-1 on up to workers
-// goroutines (w < workers names the goroutine), handing out block indices
-// at a time, and waits for them.
-func parallelFor(n, workers, block int, f func(w, i int)) {
-	if workers <= 1 || n <= block {
-		for i := 0; i < n; i++ {
-			f(0, i)
-		}
-		return
-	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for w := range min(workers, (n+block-1)/block) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				lo := int(next.Add(int64(block))) - block
-				if lo >= n {
-					return
-				}
-				for i := lo; i < min(lo+block, n); i++ {
-					f(w, i)
-				}
-			}
-		}()
-	}
-	wg.Wait()
-}
+// the goroutine, handing out indices in blocks of 64 (in the calling
+// goroutine when there are fewer).
+func aggParallelW(n int, f func(w, i int)) { parallel.For(n, aggWorkers(), 64, f) }
 
 // RankPatterns sorts ps by metric (descending), then by count
 // (descending), then by signature, and numbers them from 1.

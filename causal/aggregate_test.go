@@ -1,10 +1,7 @@
 package causal
 
 import (
-	"context"
 	"math"
-	"reflect"
-	"slices"
 	"testing"
 
 	"github.com/wirepath/wirepath/trace"
@@ -153,40 +150,6 @@ func TestDistBuilder(t *testing.T) {
 	}
 }
 
-// TestAggregatorMaxPatterns checks that MaxPatterns returns exactly the
-// first patterns of the full ranking, for every metric, including ties
-// broken by signature.
-func TestAggregatorMaxPatterns(t *testing.T) {
-	tr, _ := linkRandomTrace(5, 3000)
-	l := linkNew(t, nil)
-	g := linkGraph(t, l, tr)
-	for _, metric := range RankMetrics {
-		full := NewAggregator(tr, AggregateOptions{Naming: DefaultNaming()})
-		cut := NewAggregator(tr, AggregateOptions{Naming: DefaultNaming(), MaxPatterns: 7})
-		err := l.Paths(context.Background(), g, func(in Instance) error {
-			if err := full.Add(in); err != nil {
-				return err
-			}
-			return cut.Add(in)
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		all, top := full.Patterns(metric), cut.Patterns(metric)
-		if len(all) < 20 || len(top) != 7 {
-			t.Fatalf("%s: %d patterns, %d kept", metric, len(all), len(top))
-		}
-		if !reflect.DeepEqual(all[:7], top) {
-			t.Errorf("%s: the kept patterns are not the first of the full ranking", metric)
-		}
-		ranked := slices.Clone(all)
-		RankPatterns(ranked, metric)
-		if !reflect.DeepEqual(ranked, all) {
-			t.Errorf("%s: RankPatterns reorders what Patterns ranked", metric)
-		}
-	}
-}
-
 // TestAggregatorMixedEndpoint checks that a hop whose instances reach
 // different endpoints reports "*", and that percentiles are exact beyond
 // the DistBuilder's 4096 exact samples.
@@ -231,20 +194,31 @@ func TestAggregatorMixedEndpoint(t *testing.T) {
 // hashes, which depend on the order names were first seen (an engine may
 // name nodes through the Namer before it adds instances).
 func TestAggregatorSiblingTies(t *testing.T) {
-	b := newLinkTB()
-	b.msg("E", "A", 0, -1)  // 0: root, arrival unknown
-	b.msg("A", "B", 5, 6)   // 1: two calls sent at the same time
-	b.msg("A", "B", 5, 6.5) // 2
-	b.msg("B", "A", 7, 8)   // 3: answer to 1
-	b.msg("B", "A", 8, 9)   // 4: answer to 2
-	b.msg("A", "D", 10, 11) // 5: after 3
-	b.msg("A", "C", 11, 12) // 6: after 4
+	tr := &trace.Trace{}
+	msg := func(from, to string, send, recv float64) { // ms; -1 unknown
+		ts := func(v float64) trace.Timestamp {
+			if v < 0 {
+				return trace.NoTime
+			}
+			return trace.Timestamp(v * 1e6)
+		}
+		tr.Messages = append(tr.Messages, trace.Message{
+			SendTS: ts(send), RecvTS: ts(recv), SrcNode: tr.Intern(from), DstNode: tr.Intern(to), Bytes: 1,
+		})
+	}
+	msg("E", "A", 0, -1)  // 0: root, arrival unknown
+	msg("A", "B", 5, 6)   // 1: two calls sent at the same time
+	msg("A", "B", 5, 6.5) // 2
+	msg("B", "A", 7, 8)   // 3: answer to 1
+	msg("B", "A", 8, 9)   // 4: answer to 2
+	msg("A", "D", 10, 11) // 5: after 3
+	msg("A", "C", 11, 12) // 6: after 4
 	in := Instance{Prob: 1, Nodes: []InstanceNode{{0, -1}, {1, 0}, {2, 0}, {3, 1}, {4, 2}, {5, 3}, {6, 4}}}
 	var sigs []string
 	for _, order := range [][]string{nil, {"D", "C", "B", "A", "E"}, {"C", "E", "D"}} {
-		a := NewAggregator(b.t, AggregateOptions{Naming: DefaultNaming()})
+		a := NewAggregator(tr, AggregateOptions{Naming: DefaultNaming()})
 		for _, n := range order {
-			s, _ := b.t.Syms.Lookup(n)
+			s, _ := tr.Syms.Lookup(n)
 			a.Namer().Node(s)
 		}
 		if err := a.Add(in); err != nil {
@@ -266,14 +240,14 @@ func TestAggregatorAddNoAllocs(t *testing.T) {
 	tr, insts := rpcTrace(40)
 	for name, a := range map[string]*Aggregator{
 		"trace": NewAggregator(tr, DefaultOptions().Aggregate),
-		"table": NewTableAggregator(trace.NewTable(tr), DefaultOptions().Aggregate),
+		"table": NewAggregator(trace.NewTable(tr), DefaultOptions().Aggregate),
 	} {
 		for _, in := range insts {
 			if err := a.Add(in); err != nil {
 				t.Fatal(err)
 			}
 		}
-		a.reserve(1000, 4000)
+		a.Reserve(1000, 4000)
 		if n := testing.AllocsPerRun(200, func() { _ = a.Add(insts[3]) }); n != 0 {
 			t.Errorf("%s: Add allocates %v times per instance", name, n)
 		}
@@ -289,7 +263,7 @@ func BenchmarkAggregator(b *testing.B) {
 	b.ReportAllocs()
 	var ps []Pattern
 	for b.Loop() {
-		a := NewTableAggregator(tab, DefaultOptions().Aggregate)
+		a := NewAggregator(tab, DefaultOptions().Aggregate)
 		for _, in := range insts {
 			_ = a.Add(in)
 		}

@@ -203,6 +203,12 @@ func summarize(pts []sample, hist bool) *Dist {
 	return distOf(pts, n, w, sum, lo, hi, hist)
 }
 
+// DistOf returns the exact Dist of the samples vals, each of weight 1 (nil
+// with none): percentiles are exact whatever the number of samples, where
+// a DistBuilder bins them beyond 4096. With hist it includes a histogram.
+// It reorders vals.
+func DistOf(vals []float64, hist bool) *Dist { return summarizeUnit(vals, hist) }
+
 // summarizeUnit is summarize for samples that all weigh 1, and gives the
 // same Dist: the percentiles are the same order statistics, found by
 // selection instead of sorting (linear time). It reorders vals.

@@ -1,10 +1,18 @@
-// Package causal infers causal path patterns from a message trace.
+// Package causal is the contract of the causal path inference engines:
+// the Engine interface, the Result every engine returns, the Aggregator
+// that turns path instances into ranked patterns, the distributions of
+// their delays, node naming and the pattern signature.
 //
-// It holds three engines behind one interface, Engine: message linking
-// (WAP5 section 5), nesting and convolution (Project 5 sections 5.1 and 5.2).
-// Every engine reads a *trace.Trace and returns the same *Result, so results
-// can be compared with each other and with the ground truth of generated
-// traces, and rendered by the same code.
+// The engines live in packages of their own beside it, each with the same
+// shape (Name, Options embedding this package's Options, DefaultOptions,
+// New(Options) (*Engine, error) returning a *OptionError for an option out
+// of range, and an Engine that implements Engine): causal/linking (message
+// linking, WAP5 section 5), causal/nesting and causal/convolution
+// (Project 5 sections 5.1 and 5.2). causal/engines names them all and
+// builds them by name. Every engine reads a trace.Messages (a *trace.Trace
+// or a *trace.Table) and returns the same *Result, so results can be
+// compared with each other and with the ground truth of generated traces,
+// and rendered by the same code.
 //
 // A path pattern is a tree of messages (hops): a hop's parent is the message
 // whose arrival at the hop's sender caused the hop to be sent. Engines that
@@ -28,15 +36,9 @@
 // measured as the delay after the parent's arrival on the sender's clock (so
 // the order does not depend on clock offsets); Canonical sorts them by their
 // own canonical text instead, so two signatures name the same pattern
-// exactly when their canonical forms are equal.
+// exactly when their canonical forms are equal. docs/causal.md specifies
+// the model and the signature.
 //
-// The message-linking engine (Linking, WAP5 section 5.1) exposes its steps:
-// Link estimates the delays and link probabilities (a LinkGraph) and Paths
-// builds the instances from them. DefaultLinkingOptions also use CALL/RETURN
-// pairs, delay distributions learnt from the trace, per-root probabilities
-// and in-instance parents; PureWAP5LinkingOptions is the paper's algorithm.
-// docs/causal.md specifies the model, the signature and the linking
-// algorithm, and measures what each option adds.
-//
-// This package must not know about file formats or rendering.
+// This package must not know about file formats, rendering or any one
+// engine.
 package causal

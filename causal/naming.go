@@ -34,21 +34,16 @@ type Namer struct {
 	index map[string]int32
 }
 
-// NewNamer classifies t's roles and returns a Namer for it.
-func NewNamer(t *trace.Trace, opt Naming) *Namer {
-	return NewNamerWithRoles(t, opt, trace.ClassifyRoles(t, opt.Roles))
+// NewNamer classifies the roles of the messages of ms and returns a Namer
+// for them.
+func NewNamer(ms trace.Messages, opt Naming) *Namer {
+	return NewNamerWithRoles(ms, opt, trace.ClassifyRoles(ms, opt.Roles))
 }
 
 // NewNamerWithRoles returns a Namer that uses roles, which must have been
-// classified from t (with opt.Roles), instead of classifying them again.
-func NewNamerWithRoles(t *trace.Trace, opt Naming, roles *trace.Roles) *Namer {
-	return newNamer(&t.Syms, opt, roles)
-}
-
-// NewTableNamer classifies the roles of a Table's messages and returns a
-// Namer for it.
-func NewTableNamer(t *trace.Table, opt Naming) *Namer {
-	return newNamer(&t.Syms, opt, trace.ClassifyTableRoles(t, opt.Roles))
+// classified from ms (with opt.Roles), instead of classifying them again.
+func NewNamerWithRoles(ms trace.Messages, opt Naming, roles *trace.Roles) *Namer {
+	return newNamer(ms.Symbols(), opt, roles)
 }
 
 func newNamer(syms *trace.Symbols, opt Naming, roles *trace.Roles) *Namer {

@@ -7,15 +7,18 @@ import (
 )
 
 // ResultVersion is the version of the result schema (DESIGN.md, "Result
-// contract"). It changes only with a note in docs/formats.md.
-const ResultVersion = 1
+// contract"). It changes only with a note in docs/formats.md. Version 2
+// keys Params by the engine commands' flag names; readers of results also
+// read version 1, which has the same shape.
+const ResultVersion = 2
 
 // Engine is a causal path inference engine.
 type Engine interface {
 	// Name is the engine's name as the CLI and the result use it.
 	Name() string
-	// Infer finds the path patterns of t. It does not modify t.
-	Infer(ctx context.Context, t *trace.Trace) (*Result, error)
+	// Infer finds the path patterns of the trace ms (a *trace.Trace or a
+	// *trace.Table). It does not modify ms.
+	Infer(ctx context.Context, ms trace.Messages) (*Result, error)
 }
 
 // Result is what every engine returns; it marshals to the documented JSON
@@ -23,7 +26,8 @@ type Engine interface {
 type Result struct {
 	Version int    `json:"version"`
 	Engine  string `json:"engine"`
-	// Params are the engine parameters the run used, by flag name.
+	// Params are the engine parameters the run used, keyed by the names of
+	// the engine command's flags (the options' Params methods).
 	Params   map[string]any `json:"params,omitempty"`
 	Trace    TraceSummary   `json:"trace"`
 	Patterns []Pattern      `json:"patterns"`
@@ -119,39 +123,50 @@ func (p *Pattern) RootHop() *Hop {
 	return &p.Hops[0]
 }
 
-// Summarize fills a TraceSummary from t.
-func Summarize(t *trace.Trace) TraceSummary {
+// Summarize describes the trace of the messages ms.
+func Summarize(ms trace.Messages) TraceSummary {
+	meta := ms.Metadata()
 	s := TraceSummary{
-		Source:     t.Meta.Source,
-		Messages:   len(t.Messages),
-		Offsets:    t.Meta.Offsets,
-		Clocks:     t.Meta.Clocks,
-		Aliases:    t.Meta.Aliases,
-		Accounting: t.Meta.Accounting,
-		Warnings:   t.Meta.Warnings,
+		Source:     meta.Source,
+		Messages:   ms.Len(),
+		Offsets:    meta.Offsets,
+		Clocks:     meta.Clocks,
+		Aliases:    meta.Aliases,
+		Accounting: meta.Accounting,
+		Warnings:   meta.Warnings,
+		Nodes:      countNodes(ms),
 	}
+	if first, last, ok := trace.TimeRange(ms); ok {
+		s.StartNS, s.EndNS = int64(first), int64(last)
+	}
+	return s
+}
+
+// countNodes returns the number of distinct known nodes that send or
+// receive the messages of ms: on a Table, from its few distinct flows.
+func countNodes(ms trace.Messages) int {
 	nodes := make(map[trace.Sym]struct{})
-	first := true
-	for i := range t.Messages {
-		m := &t.Messages[i]
-		nodes[m.SrcNode] = struct{}{}
-		nodes[m.DstNode] = struct{}{}
-		for _, ts := range [2]trace.Timestamp{m.SendTS, m.RecvTS} {
-			if !ts.Known() {
-				continue
+	if t, ok := ms.(*trace.Table); ok {
+		for _, f := range t.Flows() {
+			nodes[f.SrcNode] = struct{}{}
+			nodes[f.DstNode] = struct{}{}
+		}
+	} else {
+		var m trace.Message
+		t, isTrace := ms.(*trace.Trace)
+		for i := range ms.Len() {
+			mp := &m
+			if isTrace {
+				mp = &t.Messages[i]
+			} else {
+				ms.Read(i, &m)
 			}
-			if first || int64(ts) < s.StartNS {
-				s.StartNS = int64(ts)
-			}
-			if first || int64(ts) > s.EndNS {
-				s.EndNS = int64(ts)
-			}
-			first = false
+			nodes[mp.SrcNode] = struct{}{}
+			nodes[mp.DstNode] = struct{}{}
 		}
 	}
 	delete(nodes, 0)
-	s.Nodes = len(nodes)
-	return s
+	return len(nodes)
 }
 
 // Options are the settings every engine shares: how patterns are named and

@@ -54,6 +54,12 @@ const (
 	// (TLS handshakes, HTTP/2 SETTINGS, PING and WINDOW_UPDATE frames,
 	// PostgreSQL start-up): counted, never made a message.
 	KindControl
+	// KindData is application bytes whose message boundaries the decoder
+	// does not know, only where they may be cut (a TLS record it cannot
+	// decrypt): the caller frames such Units as it frames opaque traffic,
+	// at direction changes, or one message per Unit when it knows the
+	// inner protocol is request/response; it never cuts inside one.
+	KindData
 )
 
 // String returns the kind's name.
@@ -67,6 +73,8 @@ func (k Kind) String() string {
 		return "one-way"
 	case KindControl:
 		return "control"
+	case KindData:
+		return "data"
 	}
 	return "unknown"
 }
@@ -79,10 +87,11 @@ type Unit struct {
 	Dir  Dir
 	Kind Kind
 	// Key pairs a KindRequest with its KindResponse on the connection:
-	// the HTTP/2 stream id, the Kafka correlation id, or for serial
-	// protocols (HTTP/1.x, RESP, memcached, PostgreSQL, MySQL) the
-	// request's ordinal on the connection, counted from 1. Zero for
-	// Units that pair with nothing.
+	// the HTTP/2 stream id, the Kafka correlation id or DNS message id
+	// (with a bit above the id's width set, 1<<32 or 1<<16, since those
+	// ids may be 0), or for serial protocols (HTTP/1.x, RESP, memcached,
+	// PostgreSQL, MySQL) the request's ordinal on the connection, counted
+	// from 1. Zero for Units that pair with nothing.
 	Key uint64
 	// Start and End delimit the Unit's bytes in Dir's stream.
 	Start, End int64
@@ -120,4 +129,20 @@ type Evidence struct {
 type ID struct {
 	Source string // "traceparent", "x-request-id", "b3", ...
 	Value  string
+}
+
+// Decoder decodes one connection's application protocol, pull-style as
+// flows' Assembler: Feed is given each direction's bytes in stream order
+// (off is the stream offset of data[0]); Gap says that n bytes from off
+// were not captured; Close ends the connection and completes what was
+// still open. After each of them, Next takes the Units completed, one at a
+// time, until it reports false. A Unit, and the Evidence it points to,
+// stays valid until the decoder is next fed after all were taken: a caller
+// that keeps them copies them. Units are reported when their last byte has
+// been fed, so a request's Unit precedes its response's.
+type Decoder interface {
+	Feed(dir Dir, off int64, data []byte)
+	Gap(dir Dir, off, n int64)
+	Close()
+	Next(u *Unit) bool
 }

@@ -19,7 +19,7 @@ const AnalysisVersion = 1
 
 // Analysis is the JSON document of one run of several engines on one trace
 // (`wirepath analyze --engine all --format json`): the results in the
-// order the engines ran, each a complete result (version 1 contract) with
+// order the engines ran, each a complete result (the Result contract) with
 // the same trace summary. The member "wirepath_analysis" (the envelope's
 // version) tells it from a single result, which has "version".
 type Analysis struct {

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/wirepath/wirepath/causal"
+	"github.com/wirepath/wirepath/causal/nesting"
 )
 
 // WriteCallPathsText writes the nesting engine's call-path table (Project 5
@@ -13,7 +13,7 @@ import (
 // mean latency (the time in the callee and everything it called) and the
 // mean call delay from the parent's call. top limits the call paths shown
 // (0 = all).
-func WriteCallPathsText(w io.Writer, paths []causal.CallPath, top int) error {
+func WriteCallPathsText(w io.Writer, paths []nesting.CallPath, top int) error {
 	bw := bufio.NewWriter(w)
 	total := 0
 	for _, p := range paths {

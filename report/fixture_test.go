@@ -182,7 +182,7 @@ func resultOf(t *trace.Trace, insts []causal.Instance, engine string, hist bool,
 	res := &causal.Result{
 		Version:  causal.ResultVersion,
 		Engine:   engine,
-		Params:   map[string]any{"x_ms": 100, "try_both": 20},
+		Params:   map[string]any{"window": "100ms", "try-both-budget": 20},
 		Trace:    causal.Summarize(t),
 		Patterns: a.Patterns(causal.RankExpected),
 		Accounting: []trace.Count{
@@ -209,7 +209,7 @@ func convResult() *causal.Result {
 		lin = append(lin, causal.Instance{Prob: 1, Nodes: in.Nodes})
 	}
 	res := resultOf(t, lin, "convolution", false, 0)
-	res.Params = map[string]any{"quantum_ms": 1, "spike_sd": 4}
+	res.Params = map[string]any{"quantum": "1ms", "spike-sigma": 4}
 	p := &res.Patterns[0]
 	p.Hops[1].Delays = []causal.DelayPeak{{DelayUS: shopWebInUS, Count: 40, Score: 9.5}}
 	p.Hops[2].Delays = []causal.DelayPeak{{DelayUS: shopCacheUS, Count: 40, Score: 8.1}}

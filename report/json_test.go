@@ -28,7 +28,7 @@ func TestReadJSONErrors(t *testing.T) {
 		{"type", `{"version": "1"}`, "r.json: byte 15: json: cannot unmarshal string", nil},
 		{"truncated", string(good[:len(good)/2]), "truncated", io.ErrUnexpectedEOF},
 		{"no version", `{"engine": "x", "patterns": []}`, "not a wirepath result", ErrNotResult},
-		{"newer", `{"version": 7, "engine": "x", "patterns": []}`, "version 7, this build reads up to 1", ErrNewerVersion},
+		{"newer", `{"version": 7, "engine": "x", "patterns": []}`, "version 7, this build reads up to 2", ErrNewerVersion},
 		{"trailing", `{"version": 1, "engine": "x", "patterns": []} {}`, "data after the result object", nil},
 		{"bad parent", strings.Replace(string(good), `"parent": 0`, `"parent": 3`, 1), "hop 1: parent 3 is not an earlier hop", nil},
 		{"no hops", `{"version": 1, "engine": "x", "patterns": [{"rank": 1, "hops": []}]}`, "patterns[0] (rank 1): no hops", nil},

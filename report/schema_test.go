@@ -103,7 +103,7 @@ func TestSchemaRejects(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range []struct{ name, from, to string }{
-		{"version 2", `"version": 1`, `"version": 2`},
+		{"version 3", `"version": 2`, `"version": 3`},
 		{"unknown top-level field", `"engine": "linking",`, `"engine": "linking", "colour": "red",`},
 		{"kind outside the enum", `"kind": "CALL"`, `"kind": "call"`},
 		{"count as a string", `"count": 40,`, `"count": "40",`},

@@ -39,4 +39,4 @@ echo "== wirepath convolve (whole command)"
 timeit bin/wirepath convolve -q -o /dev/null "$conv"
 echo "== engines alone (trace in memory)"
 WIREPATH_BENCH_NEST=$nest WIREPATH_BENCH_CONV=$conv \
-	go test -run '^$' -bench 'NestingFile|ConvolutionFile' -benchtime "${runs}x" -benchmem ./causal
+	go test -run '^$' -bench 'NestingFile|ConvolutionFile' -benchtime "${runs}x" -benchmem ./causal/nesting ./causal/convolution

@@ -17,7 +17,8 @@
 // A Table holds the same messages compactly (20 bytes a message instead
 // of 48: what messages share is stored once as a Flow), for engines that
 // read millions of them; ReadTable and ReadFileTable read a trace straight
-// into one, and NewTable and Table.Trace convert both ways.
+// into one, and NewTable and Table.Trace convert both ways. Both implement
+// Messages, the read-only view the causal engines take.
 //
 // Traces are read and written in three formats, documented in
 // docs/formats.md: wirepath TSV and JSON Lines (read and written, both

@@ -125,7 +125,56 @@ type Message struct {
 	Kind Kind
 	// Proto is the transport.
 	Proto Proto
+
+	// Evidence beyond timing: what the capture and the syscall traces say
+	// about the message besides its times. Every field is optional; its
+	// zero value means unknown, and engines that do not use it ignore it.
+	Evidence
 }
+
+// Evidence is what a trace knows about a message beyond its times,
+// endpoints and kind: where it sits on its connection, which threads wrote
+// and read it, the request identifier it carries and what its content is.
+// Each field is exact where it is known (never a guess) and zero where not.
+type Evidence struct {
+	// Conn numbers the transport connection the message travelled on (one
+	// TCP connection, one UDP flow), from 1, unique in the trace: messages
+	// of one connection share it even where a later connection reuses the
+	// same endpoints.
+	Conn uint32
+	// Seq is the message's ordinal among its connection's messages in its
+	// direction, from 1: on a serial protocol the k-th request and the k-th
+	// response pair.
+	Seq uint32
+	// Stream is the multiplexing key the protocol pairs a call and its
+	// return by within the connection (an HTTP/2 stream id, a Kafka
+	// correlation id); 0 where the protocol is serial or unknown.
+	Stream uint64
+	// Sender and Receiver are the threads that wrote and read the message,
+	// from syscall traces; zero where the host was not traced.
+	Sender, Receiver Task
+	// ReqID is a propagated request identifier the message carries, as
+	// "source:value" (for example "traceparent:4bf92f3577b34da6a3ce929d0e0e4736"
+	// or "x-request-id:7f3a..."); 0 if none.
+	ReqID Sym
+	// Label is a short human description of the message ("GET /item/{id}",
+	// "200", "redis GET", "SELECT users"); 0 if unknown.
+	Label Sym
+	// Tokens refers to the 64-bit hashes of the message's content tokens
+	// (path segments, query values, keys, literals) in the trace's
+	// Symbols (Symbols.Tokens); 0 when payloads were not visible or not
+	// asked for. A reference keeps Message a comparable value.
+	Tokens TokenRef
+}
+
+// Task is a thread of a process on the host that ran it: the process and
+// thread ids a syscall trace recorded. The zero Task is unknown.
+type Task struct {
+	PID, TID int32
+}
+
+// Known reports whether the task was recorded.
+func (t Task) Known() bool { return t.PID != 0 || t.TID != 0 }
 
 // Time returns the timestamp engines sort and compare by when they use one
 // clock: SendTS when known, else RecvTS.

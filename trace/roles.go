@@ -84,27 +84,32 @@ const (
 	roleKnown
 )
 
-// ClassifyRoles computes Roles for t. It takes time O(n log n) and memory
-// O(n) in the number of messages, with no maps.
-func ClassifyRoles(t *Trace, opt RoleOptions) *Roles {
-	return classifyRoles(&t.Syms, opt, len(t.Messages), func(yield func(*Flow)) {
-		var f Flow
-		for i := range t.Messages {
-			m := &t.Messages[i]
-			f = Flow{Src: m.Src, Dst: m.Dst, SrcNode: m.SrcNode, DstNode: m.DstNode, Kind: m.Kind}
-			yield(&f)
-		}
-	})
-}
-
-// ClassifyTableRoles computes the Roles of a Table's messages. The
+// ClassifyRoles computes the Roles of the messages of ms. It takes time
+// O(n log n) and memory O(n) in the number of messages, with no maps. The
 // classification depends only on which endpoints, nodes and kinds occur
-// together, so it works on the table's distinct flows: its cost does not
-// depend on the number of messages.
-func ClassifyTableRoles(t *Table, opt RoleOptions) *Roles {
-	return classifyRoles(&t.Syms, opt, len(t.flows), func(yield func(*Flow)) {
-		for i := range t.flows {
-			yield(&t.flows[i])
+// together, so on a *Table it works on the table's distinct flows: its
+// cost then does not depend on the number of messages.
+func ClassifyRoles(ms Messages, opt RoleOptions) *Roles {
+	if t, ok := ms.(*Table); ok {
+		return classifyRoles(&t.Syms, opt, len(t.flows), func(yield func(*Flow)) {
+			for i := range t.flows {
+				yield(&t.flows[i])
+			}
+		})
+	}
+	return classifyRoles(ms.Symbols(), opt, ms.Len(), func(yield func(*Flow)) {
+		var m Message
+		var f Flow
+		msgs, isTrace := ms.(*Trace)
+		for i := range ms.Len() {
+			mp := &m
+			if isTrace {
+				mp = &msgs.Messages[i]
+			} else {
+				ms.Read(i, &m)
+			}
+			f = Flow{Src: mp.Src, Dst: mp.Dst, SrcNode: mp.SrcNode, DstNode: mp.DstNode, Kind: mp.Kind}
+			yield(&f)
 		}
 	})
 }

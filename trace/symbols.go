@@ -25,6 +25,8 @@ type Symbols struct {
 	// Sym. len(tags) is 0 or a power of two.
 	tags  []uint8
 	slots []Sym
+	// toks holds the messages' content-token sets (AddTokens, Tokens).
+	toks tokenArena
 }
 
 // symRef locates one string: chunk index (16 bits), offset in the chunk

@@ -209,6 +209,7 @@ func (t *Table) Read(i int, m *Message) {
 	m.Src, m.Dst, m.SrcNode, m.DstNode = f.Src, f.Dst, f.SrcNode, f.DstNode
 	m.CallID, m.Kind, m.Proto = r.call, f.Kind, f.Proto
 	m.Bytes = int64(r.size)
+	m.Evidence = Evidence{}
 }
 
 // At returns message i.
@@ -379,13 +380,23 @@ func (t *Table) flowSlot(f Flow) uint64 {
 	return i
 }
 
-// NewTable returns a Table of t's messages. It shares t's symbol table,
-// so neither may intern new strings afterwards.
-func NewTable(t *Trace) *Table {
-	tab := &Table{Syms: t.Syms, Meta: t.Meta}
-	tab.Grow(len(t.Messages))
-	for i := range t.Messages {
-		tab.Append(&t.Messages[i])
+// NewTable returns a Table of the messages of ms (a Trace, or another
+// Table). It shares ms's symbol table, so neither may intern new strings
+// afterwards.
+func NewTable(ms Messages) *Table {
+	tab := &Table{Syms: *ms.Symbols(), Meta: *ms.Metadata()}
+	n := ms.Len()
+	tab.Grow(n)
+	if t, ok := ms.(*Trace); ok {
+		for i := range t.Messages {
+			tab.Append(&t.Messages[i])
+		}
+		return tab
+	}
+	var m Message
+	for i := range n {
+		ms.Read(i, &m)
+		tab.Append(&m)
 	}
 	return tab
 }

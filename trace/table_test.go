@@ -186,6 +186,8 @@ func TestReadTableErrors(t *testing.T) {
 	}
 }
 
+// TestClassifyTableRolesMatches: ClassifyRoles of a Table (from its
+// flows) is ClassifyRoles of the same messages in a Trace.
 func TestClassifyTableRolesMatches(t *testing.T) {
 	for seed := uint64(1); seed <= 20; seed++ {
 		r := rand.New(rand.NewPCG(seed, 8))
@@ -205,7 +207,7 @@ func TestClassifyTableRolesMatches(t *testing.T) {
 		}
 		tab := NewTable(tr)
 		for _, opt := range []RoleOptions{DefaultRoleOptions(), {MinPeers: 1}, {MinPeers: 5, UseKinds: true}} {
-			want, got := ClassifyRoles(tr, opt), ClassifyTableRoles(tab, opt)
+			want, got := ClassifyRoles(tr, opt), ClassifyRoles(tab, opt)
 			if !reflect.DeepEqual(got.flags, want.flags) {
 				t.Fatalf("seed %d opt %+v: table roles %v, want %v", seed, opt, got.flags, want.flags)
 			}
@@ -243,5 +245,48 @@ func TestTableSize(t *testing.T) {
 	}
 	if small.Size() >= big.Size() {
 		t.Errorf("Size %d of 100 messages >= %d of 10,000", small.Size(), big.Size())
+	}
+}
+
+// TestMessagesAgree: a Trace and a Table of the same messages read the
+// same through Messages, and MessageSlice, AsTable and TimeRange give the
+// same answers on both.
+func TestMessagesAgree(t *testing.T) {
+	tr := &Trace{}
+	randomMessages(tr, 2000, 0.05, 7)
+	tab := NewTable(tr)
+	for name, ms := range map[string]Messages{"trace": tr, "table": tab} {
+		if ms.Len() != len(tr.Messages) {
+			t.Fatalf("%s: Len %d, want %d", name, ms.Len(), len(tr.Messages))
+		}
+		var m Message
+		for i := range tr.Messages {
+			if ms.Read(i, &m); m != tr.Messages[i] {
+				t.Fatalf("%s: message %d is %+v, want %+v", name, i, m, tr.Messages[i])
+			}
+		}
+		if !reflect.DeepEqual(MessageSlice(ms), tr.Messages) {
+			t.Errorf("%s: MessageSlice differs", name)
+		}
+		if got := AsTable(ms); !reflect.DeepEqual(got.rows, tab.rows) || !reflect.DeepEqual(got.flows, tab.flows) {
+			t.Errorf("%s: AsTable differs from NewTable", name)
+		}
+		if ms.Symbols().Len() != tr.Syms.Len() || ms.Metadata().Source != tr.Meta.Source {
+			t.Errorf("%s: Symbols or Metadata differ", name)
+		}
+		f1, l1, ok1 := TimeRange(ms)
+		f2, l2, ok2 := tab.TimeRange()
+		if f1 != f2 || l1 != l2 || ok1 != ok2 {
+			t.Errorf("%s: TimeRange %v %v %v, want %v %v %v", name, f1, l1, ok1, f2, l2, ok2)
+		}
+	}
+	if &MessageSlice(tr)[0] != &tr.Messages[0] {
+		t.Error("MessageSlice copies a Trace's messages")
+	}
+	if AsTable(tab) != tab {
+		t.Error("AsTable copies a Table")
+	}
+	if _, _, ok := TimeRange(&Trace{}); ok {
+		t.Error("TimeRange of an empty trace is ok")
 	}
 }

@@ -19,7 +19,10 @@ import (
 	"time"
 
 	"github.com/wirepath/wirepath/causal"
+	"github.com/wirepath/wirepath/causal/convolution"
 	"github.com/wirepath/wirepath/causal/gen"
+	"github.com/wirepath/wirepath/causal/linking"
+	"github.com/wirepath/wirepath/causal/nesting"
 	"github.com/wirepath/wirepath/causal/score"
 )
 
@@ -30,40 +33,45 @@ type Engine func() causal.Engine
 // Nesting returns the nesting engine with the paper's defaults and the
 // given skew window and smoothing (in bins).
 func Nesting(window time.Duration, smooth float64) Engine {
-	return func() causal.Engine {
-		o := causal.DefaultNestingOptions()
-		o.Aggregate.KeepInstances = true
-		o.SkewWindow = int64(window)
-		o.Smooth = smooth
-		return causal.NewNesting(o)
-	}
+	o := nesting.DefaultOptions()
+	o.Aggregate.KeepInstances = true
+	o.SkewWindow = int64(window)
+	o.Smooth = smooth
+	return fresh(func() (causal.Engine, error) { return nesting.New(o) })
 }
 
 // Linking returns the message-linking engine with wirepath's default
 // options (call-aware, learnt delays; docs/causal.md).
-func Linking() Engine { return LinkingWith(causal.DefaultLinkingOptions()) }
+func Linking() Engine { return LinkingWith(linking.DefaultOptions()) }
 
 // LinkingWAP5 returns the message-linking engine with WAP5's own options
-// (causal.PureWAP5LinkingOptions, `wirepath link --pure-wap5`).
-func LinkingWAP5() Engine { return LinkingWith(causal.PureWAP5LinkingOptions()) }
+// (linking.PureWAP5Options, `wirepath link --pure-wap5`).
+func LinkingWAP5() Engine { return LinkingWith(linking.PureWAP5Options()) }
 
 // LinkingWith returns the message-linking engine with the given options.
-func LinkingWith(o causal.LinkingOptions) Engine {
+func LinkingWith(o linking.Options) Engine {
 	o.Aggregate.KeepInstances = true
-	if _, err := causal.NewLinking(o); err != nil {
-		panic(err) // a programming error: the callers' options are fixed
-	}
-	return func() causal.Engine {
-		l, _ := causal.NewLinking(o)
-		return l
-	}
+	return fresh(func() (causal.Engine, error) { return linking.New(o) })
 }
 
 // Convolution returns the convolution engine with the paper's defaults
 // (μ = 10 ms). It infers edges and delays, not instances, so only its
 // delays are scored (RunAddedDelay); On refuses it.
 func Convolution() Engine {
-	return func() causal.Engine { return causal.NewConvolution(causal.DefaultConvolutionOptions()) }
+	return fresh(func() (causal.Engine, error) { return convolution.New(convolution.DefaultOptions()) })
+}
+
+// fresh returns an Engine that builds a new engine with newEngine each
+// time. The callers fix the options, so newEngine's error is a
+// programming error: it panics at once.
+func fresh(newEngine func() (causal.Engine, error)) Engine {
+	if _, err := newEngine(); err != nil {
+		panic(err)
+	}
+	return func() causal.Engine {
+		e, _ := newEngine()
+		return e
+	}
 }
 
 // Case is a generated trace: a shipped configuration, shortened or

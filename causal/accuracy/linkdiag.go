@@ -9,6 +9,7 @@ import (
 
 	"github.com/wirepath/wirepath/causal"
 	"github.com/wirepath/wirepath/causal/gen"
+	"github.com/wirepath/wirepath/causal/linking"
 	"github.com/wirepath/wirepath/trace"
 )
 
@@ -66,9 +67,9 @@ type PairDiag struct {
 
 // DiagnoseLinking runs linking steps 1 and 2 with opt on the generated
 // trace, builds the instances and compares both with the truth.
-func DiagnoseLinking(ctx context.Context, out *gen.Output, opt causal.LinkingOptions) (*LinkDiagnosis, error) {
+func DiagnoseLinking(ctx context.Context, out *gen.Output, opt linking.Options) (*LinkDiagnosis, error) {
 	opt.Aggregate.KeepInstances = true
-	l, err := causal.NewLinking(opt)
+	l, err := linking.New(opt)
 	if err != nil {
 		return nil, err
 	}
@@ -76,55 +77,101 @@ func DiagnoseLinking(ctx context.Context, out *gen.Output, opt causal.LinkingOpt
 	if err != nil {
 		return nil, err
 	}
-	tr := out.Truth
-	toTruth := tr.ByObserved()
-	namer := causal.NewNamer(out.Trace, opt.Aggregate.Naming)
-	msgs := out.Trace.Messages
-	d := &LinkDiagnosis{Links: map[string]*LinkClass{}, Mass: map[string]float64{}, Count: map[string]int{}}
-	class := func(name string) *LinkClass {
-		c := d.Links[name]
-		if c == nil {
-			c = &LinkClass{}
-			d.Links[name] = c
-		}
-		return c
+	dg := &linkDiag{
+		d:       &LinkDiagnosis{Links: map[string]*LinkClass{}, Mass: map[string]float64{}, Count: map[string]int{}},
+		g:       g,
+		tr:      out.Truth,
+		toTruth: out.Truth.ByObserved(),
+		namer:   causal.NewNamer(out.Trace, opt.Aggregate.Naming),
+		msgs:    out.Trace.Messages,
+		isRoot:  make([]bool, len(out.Trace.Messages)),
+		size:    make([]int, out.Truth.NumInstances()),
 	}
-	trueParent := func(i int) int { // observed index of i's true parent, -1 root, -2 lost
-		p := tr.Parent[toTruth[i]]
-		if p < 0 {
-			return -1
-		}
-		if o := tr.Observed[p]; o >= 0 {
-			return int(o)
-		}
-		return -2
+	for _, k := range dg.tr.Instance {
+		dg.size[k]++
 	}
+	dg.classifyLinks()
+	dg.comparePairs()
+	if err := l.Paths(ctx, g, dg.addInstance); err != nil {
+		return nil, err
+	}
+	for i := range dg.msgs {
+		if dg.trueParent(i) == -1 && !dg.isRoot[i] {
+			dg.d.MissedRoots++
+		}
+	}
+	return dg.d, nil
+}
+
+// linkDiag is what DiagnoseLinking compares: the link graph and the
+// instances of a generated trace with its truth.
+type linkDiag struct {
+	d       *LinkDiagnosis
+	g       *linking.Graph
+	tr      *gen.Truth
+	toTruth []int32
+	namer   *causal.Namer
+	msgs    []trace.Message
+	isRoot  []bool // messages that start instances
+	size    []int  // messages of each true instance
+}
+
+// trueParent returns the observed index of message i's true parent, -1
+// for a true root and -2 when the parent was not observed.
+func (dg *linkDiag) trueParent(i int) int {
+	p := dg.tr.Parent[dg.toTruth[i]]
+	if p < 0 {
+		return -1
+	}
+	if o := dg.tr.Observed[p]; o >= 0 {
+		return int(o)
+	}
+	return -2
+}
+
+// class returns the link class called name, adding it.
+func (dg *linkDiag) class(name string) *LinkClass {
+	c := dg.d.Links[name]
+	if c == nil {
+		c = &LinkClass{}
+		dg.d.Links[name] = c
+	}
+	return c
+}
+
+// classifyLinks fills Links: how the link probabilities treat the true
+// parent of every message whose true parent was observed.
+func (dg *linkDiag) classifyLinks() {
+	msgs := dg.msgs
 	for i := range msgs {
-		tp := trueParent(i)
+		tp := dg.trueParent(i)
 		if tp < 0 {
 			continue
 		}
-		parents := g.Parents(i)
+		parents := dg.g.Parents(i)
 		kinds := msgs[i].Kind.String() + " caused by " + msgs[tp].Kind.String()
-		for _, name := range []string{"all", kinds, kinds + ": " + namer.Node(msgs[i].SrcNode) + "->" + namer.Node(msgs[i].DstNode)} {
-			c := class(name)
+		for _, name := range []string{"all", kinds, kinds + ": " + dg.namer.Node(msgs[i].SrcNode) + "->" + dg.namer.Node(msgs[i].DstNode)} {
+			c := dg.class(name)
 			c.N++
 			c.Cands += len(parents)
-			c.PSpont += g.Spontaneous(i)
+			c.PSpont += dg.g.Spontaneous(i)
 			for _, p := range parents {
 				if p.Msg == tp {
 					c.Candidate++
 					c.PTrue += p.P
 				}
 			}
-			if g.MostLikelyCause(i) == tp {
+			if dg.g.MostLikelyCause(i) == tp {
 				c.Top++
 			}
 		}
 	}
+}
 
-	// Delays, by named sender pair and kind: the engine's d (a mean over
-	// the node pairs, weighted by their samples) against the true delays.
+// comparePairs fills Pairs: by named sender pair and kind, the engine's d
+// (a mean over the node pairs, weighted by their samples) against the
+// true delays.
+func (dg *linkDiag) comparePairs() {
 	type acc struct{ sum, n float64 }
 	est, tru := map[string]*acc{}, map[string]*acc{}
 	add := func(m map[string]*acc, k string, v, w float64) {
@@ -136,14 +183,15 @@ func DiagnoseLinking(ctx context.Context, out *gen.Output, opt causal.LinkingOpt
 		a.sum += v * w
 		a.n += w
 	}
-	key := func(from, to trace.Sym) string { return namer.Node(from) + "->" + namer.Node(to) }
-	for _, pd := range g.Delays() {
+	key := func(from, to trace.Sym) string { return dg.namer.Node(from) + "->" + dg.namer.Node(to) }
+	for _, pd := range dg.g.Delays() {
 		if !pd.ReceiverClock {
 			add(est, key(pd.From, pd.To), float64(pd.Mean)/1e3, pd.Samples)
 		}
 	}
+	msgs := dg.msgs
 	for i := range msgs {
-		tp := trueParent(i)
+		tp := dg.trueParent(i)
 		if tp < 0 || !msgs[i].SendTS.Known() || !msgs[tp].RecvTS.Known() {
 			continue
 		}
@@ -155,58 +203,46 @@ func DiagnoseLinking(ctx context.Context, out *gen.Output, opt causal.LinkingOpt
 		if e == nil || e.n == 0 {
 			continue
 		}
-		d.Pairs = append(d.Pairs, PairDiag{Pair: k, Estimated: e.sum / e.n, True: a.sum / a.n, TrueN: int(a.n)})
+		dg.d.Pairs = append(dg.d.Pairs, PairDiag{Pair: k, Estimated: e.sum / e.n, True: a.sum / a.n, TrueN: int(a.n)})
 	}
-	sort.Slice(d.Pairs, func(i, j int) bool { return d.Pairs[i].Pair < d.Pairs[j].Pair })
+	sort.Slice(dg.d.Pairs, func(i, j int) bool { return dg.d.Pairs[i].Pair < dg.d.Pairs[j].Pair })
+}
 
-	// Roots and instances.
-	isRoot := make([]bool, len(msgs))
-	size := make([]int, tr.NumInstances())
-	for _, k := range tr.Instance {
-		size[k]++
-	}
-	err = l.Paths(ctx, g, func(in causal.Instance) error {
-		r := int(in.Nodes[0].Msg)
-		trueRoot := trueParent(r) == -1
-		if !isRoot[r] {
-			isRoot[r] = true
-			if trueRoot {
-				d.TrueRoots++
-			} else {
-				d.FalseRoots++
-				d.FalseRootMass += g.Spontaneous(r)
-			}
-		}
-		allTrue := true
-		for k := 1; k < len(in.Nodes); k++ {
-			nd := in.Nodes[k]
-			if trueParent(int(nd.Msg)) != int(in.Nodes[nd.Parent].Msg) {
-				allTrue = false
-				break
-			}
-		}
-		cl := "wrong"
-		switch {
-		case allTrue && trueRoot && len(in.Nodes) == size[tr.Instance[toTruth[r]]]:
-			cl = "exact"
-		case allTrue && trueRoot:
-			cl = "partial"
-		case allTrue:
-			cl = "suffix"
-		}
-		d.Mass[cl] += in.Prob
-		d.Count[cl]++
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	for i := range msgs {
-		if trueParent(i) == -1 && !isRoot[i] {
-			d.MissedRoots++
+// addInstance counts an inferred instance's root and adds its
+// probability to its class: exact, partial, suffix or wrong.
+func (dg *linkDiag) addInstance(in causal.Instance) error {
+	d := dg.d
+	r := int(in.Nodes[0].Msg)
+	trueRoot := dg.trueParent(r) == -1
+	if !dg.isRoot[r] {
+		dg.isRoot[r] = true
+		if trueRoot {
+			d.TrueRoots++
+		} else {
+			d.FalseRoots++
+			d.FalseRootMass += dg.g.Spontaneous(r)
 		}
 	}
-	return d, nil
+	allTrue := true
+	for k := 1; k < len(in.Nodes); k++ {
+		nd := in.Nodes[k]
+		if dg.trueParent(int(nd.Msg)) != int(in.Nodes[nd.Parent].Msg) {
+			allTrue = false
+			break
+		}
+	}
+	cl := "wrong"
+	switch {
+	case allTrue && trueRoot && len(in.Nodes) == dg.size[dg.tr.Instance[dg.toTruth[r]]]:
+		cl = "exact"
+	case allTrue && trueRoot:
+		cl = "partial"
+	case allTrue:
+		cl = "suffix"
+	}
+	d.Mass[cl] += in.Prob
+	d.Count[cl]++
+	return nil
 }
 
 // Write prints the diagnosis as Markdown. detail adds the links by sender

@@ -561,143 +561,210 @@ func (r *Report) scoreInstances(res *causal.Result, truth *gen.Truth, opt Option
 		}
 		toTruth = truth.ByObserved()
 	}
-	n := len(truth.Trace.Messages)
-	ninst := truth.NumInstances()
-	size := make([]int, ninst)
-	for _, k := range truth.Instance {
-		size[k]++
-	}
-	credit := make([]float64, ninst) // Σp of correct inferred instances
-	matched := make([]bool, ninst)   // some correct inferred instance
-	msgOK := make([]float64, n)      // Σp of correct instances holding the message (truth index)
-	msgWrong := make([]float64, n)   // Σp of incorrect instances holding it
-	inInstance := make([]bool, n)    // some inferred instance holds it
-	stamp := make([]int, n)          // duplicate detection
-	is := &CountScore{Truth: ninst}
-	var tc *truthCalls
-	if opt.View == ViewCalls {
-		tc = newTruthCalls(truth)
-	}
-	unknown := 0
-	epoch := 0
+	t := newTally(truth, opt, toTruth)
 	for pi := range res.Patterns {
 		p := &res.Patterns[pi]
 		for _, rec := range p.Instances {
-			epoch++
-			pr := rec.Probability
-			if !(pr >= 0) {
-				pr = 0
-			}
-			is.Inferred++
-			is.WeightedInferred += pr
-			ok := len(rec.Messages) == len(p.Hops) && len(rec.Messages) > 0
-			ids := make([]int32, len(rec.Messages))
-			for k, m := range rec.Messages {
-				ids[k] = -1
-				if m >= 0 && m < len(toTruth) {
-					ids[k] = toTruth[m]
-				}
-				if ids[k] < 0 {
-					unknown++
-					ok = false
-				}
-			}
-			inst := int32(-1)
-			if ok {
-				inst = truth.Instance[ids[0]]
-				ok = len(ids) == size[inst]
-			}
-			for k := 0; ok && k < len(ids); k++ {
-				id := ids[k]
-				if truth.Instance[id] != inst || stamp[id] == epoch {
-					ok = false
-					break
-				}
-				stamp[id] = epoch
-				if par := p.Hops[k].Parent; par != nil && (*par < 0 || *par >= len(ids)) {
-					ok = false
-				}
-			}
-			if ok && opt.View == ViewCalls {
-				ok = tc.sameCalls(p, ids)
-			} else {
-				for k := 0; ok && k < len(ids); k++ {
-					want := int32(-1)
-					if par := p.Hops[k].Parent; par != nil {
-						want = ids[*par]
-					}
-					if truth.Parent[ids[k]] != want {
-						ok = false
-					}
-				}
-			}
-			if ok {
-				is.Correct++
-				credit[inst] += pr
-				matched[inst] = true
-			}
-			for _, id := range ids {
-				if id < 0 {
-					continue
-				}
-				inInstance[id] = true
-				if ok {
-					msgOK[id] += pr
-				} else {
-					msgWrong[id] += pr
-				}
-			}
+			t.add(p, rec)
 		}
 	}
-	if unknown > 0 {
-		r.Warnings = append(r.Warnings, fmt.Sprintf("%d instance messages are not in the truth's trace", unknown))
+	if t.unknown > 0 {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("%d instance messages are not in the truth's trace", t.unknown))
 	}
+	r.Instances = t.instanceScore()
+	r.Messages = t.messageScore()
+	return nil
+}
+
+// tally accumulates the inferred instances' verdicts against the truth,
+// per true instance and per message (by truth index).
+type tally struct {
+	truth   *gen.Truth
+	view    View
+	toTruth []int32
+	tc      *truthCalls // the call view's truth, for ViewCalls
+	size    []int       // messages of each true instance
+	is      *CountScore
+
+	credit     []float64 // per true instance: Σp of the correct inferred instances
+	matched    []bool    // per true instance: some inferred instance is correct
+	msgOK      []float64 // per message: Σp of the correct instances that hold it
+	msgWrong   []float64 // per message: Σp of the incorrect instances that hold it
+	inInstance []bool    // per message: some inferred instance holds it
+	stamp      []int     // per message: the last instance (epoch) that held it
+	epoch      int
+	unknown    int // instance messages not in the truth's trace
+}
+
+func newTally(truth *gen.Truth, opt Options, toTruth []int32) *tally {
+	n := len(truth.Trace.Messages)
+	ninst := truth.NumInstances()
+	t := &tally{
+		truth: truth, view: opt.View, toTruth: toTruth,
+		size:       make([]int, ninst),
+		is:         &CountScore{Truth: ninst},
+		credit:     make([]float64, ninst),
+		matched:    make([]bool, ninst),
+		msgOK:      make([]float64, n),
+		msgWrong:   make([]float64, n),
+		inInstance: make([]bool, n),
+		stamp:      make([]int, n),
+	}
+	for _, k := range truth.Instance {
+		t.size[k]++
+	}
+	if opt.View == ViewCalls {
+		t.tc = newTruthCalls(truth)
+	}
+	return t
+}
+
+// add judges one inferred instance of pattern p and credits its verdict
+// to its true instance and to its messages.
+func (t *tally) add(p *causal.Pattern, rec causal.InstanceRecord) {
+	t.epoch++
+	pr := rec.Probability
+	if !(pr >= 0) {
+		pr = 0
+	}
+	t.is.Inferred++
+	t.is.WeightedInferred += pr
+	ids, ok := t.ids(rec.Messages, len(p.Hops))
+	inst, ok := t.sameInstance(p, ids, ok)
+	if ok && t.view == ViewCalls {
+		ok = t.tc.sameCalls(p, ids)
+	} else if ok {
+		ok = t.sameParents(p, ids)
+	}
+	if ok {
+		t.is.Correct++
+		t.credit[inst] += pr
+		t.matched[inst] = true
+	}
+	for _, id := range ids {
+		if id < 0 {
+			continue
+		}
+		t.inInstance[id] = true
+		if ok {
+			t.msgOK[id] += pr
+		} else {
+			t.msgWrong[id] += pr
+		}
+	}
+}
+
+// ids maps the messages of an instance of a pattern of hops hops to their
+// truth indices (-1 for those not in the truth's trace, counted), and
+// reports whether the instance can still be correct: one message a hop,
+// all of them known.
+func (t *tally) ids(msgs []int, hops int) ([]int32, bool) {
+	ok := len(msgs) == hops && len(msgs) > 0
+	ids := make([]int32, len(msgs))
+	for k, m := range msgs {
+		ids[k] = -1
+		if m >= 0 && m < len(t.toTruth) {
+			ids[k] = t.toTruth[m]
+		}
+		if ids[k] < 0 {
+			t.unknown++
+			ok = false
+		}
+	}
+	return ids, ok
+}
+
+// sameInstance returns the true instance of the first message and
+// whether the instance, if ok so far, holds exactly its messages, each
+// once, with every hop's parent a hop of the instance.
+func (t *tally) sameInstance(p *causal.Pattern, ids []int32, ok bool) (int32, bool) {
+	if !ok {
+		return -1, false
+	}
+	inst := t.truth.Instance[ids[0]]
+	if len(ids) != t.size[inst] {
+		return inst, false
+	}
+	for k, id := range ids {
+		if t.truth.Instance[id] != inst || t.stamp[id] == t.epoch {
+			return inst, false
+		}
+		t.stamp[id] = t.epoch
+		if par := p.Hops[k].Parent; par != nil && (*par < 0 || *par >= len(ids)) {
+			return inst, false
+		}
+	}
+	return inst, true
+}
+
+// sameParents reports whether every message's parent in the instance is
+// its true parent.
+func (t *tally) sameParents(p *causal.Pattern, ids []int32) bool {
+	for k := range ids {
+		want := int32(-1)
+		if par := p.Hops[k].Parent; par != nil {
+			want = ids[*par]
+		}
+		if t.truth.Parent[ids[k]] != want {
+			return false
+		}
+	}
+	return true
+}
+
+// instanceScore returns the scores of the instances.
+func (t *tally) instanceScore() *CountScore {
+	is := t.is
 	is.FalsePositives = is.Inferred - is.Correct
-	for k := range ninst {
-		if !matched[k] {
+	for k := range is.Truth {
+		if !t.matched[k] {
 			is.FalseNegatives++
 		}
-		is.WeightedFalseNegatives += 1 - math.Min(1, credit[k])
+		is.WeightedFalseNegatives += 1 - math.Min(1, t.credit[k])
 	}
 	is.WeightedFalsePositives = is.WeightedInferred
-	for k := range ninst {
-		is.WeightedFalsePositives -= credit[k]
+	for k := range is.Truth {
+		is.WeightedFalsePositives -= t.credit[k]
 	}
 	is.WeightedFalsePositives = math.Max(0, is.WeightedFalsePositives)
 	is.FalsePositiveRate = rate(is.FalsePositives, is.Inferred)
 	is.FalseNegativeRate = rate(is.FalseNegatives, is.Truth)
 	is.WeightedFalsePositiveRate = frate(is.WeightedFalsePositives, is.WeightedInferred)
 	is.WeightedFalseNegativeRate = frate(is.WeightedFalseNegatives, float64(is.Truth))
-	r.Instances = is
+	return is
+}
 
+// messageScore returns the scores of the messages: a message is correct
+// when a correct instance holds it.
+func (t *tally) messageScore() *CountScore {
+	n := len(t.msgOK)
 	ms := &CountScore{Truth: n}
 	var wInf float64
 	for i := range n {
-		if truth.Observed[i] < 0 {
+		if t.truth.Observed[i] < 0 {
 			ms.Lost++
 		}
-		if inInstance[i] {
+		if t.inInstance[i] {
 			ms.Inferred++
 		}
-		if msgOK[i] > 0 {
+		if t.msgOK[i] > 0 {
 			ms.Correct++
 		} else {
 			ms.FalseNegatives++
 		}
-		if msgWrong[i] > 0 && msgOK[i] == 0 {
+		if t.msgWrong[i] > 0 && t.msgOK[i] == 0 {
 			ms.FalsePositives++
 		}
-		ms.WeightedFalseNegatives += 1 - math.Min(1, msgOK[i])
-		ms.WeightedFalsePositives += math.Min(1, msgWrong[i])
-		wInf += math.Min(1, msgOK[i]+msgWrong[i])
+		ms.WeightedFalseNegatives += 1 - math.Min(1, t.msgOK[i])
+		ms.WeightedFalsePositives += math.Min(1, t.msgWrong[i])
+		wInf += math.Min(1, t.msgOK[i]+t.msgWrong[i])
 	}
 	ms.WeightedInferred = wInf
 	ms.FalsePositiveRate = rate(ms.FalsePositives, ms.Inferred)
 	ms.FalseNegativeRate = rate(ms.FalseNegatives, ms.Truth)
 	ms.WeightedFalsePositiveRate = frate(ms.WeightedFalsePositives, wInf)
 	ms.WeightedFalseNegativeRate = frate(ms.WeightedFalseNegatives, float64(n))
-	r.Messages = ms
-	return nil
+	return ms
 }
 
 // TruthPatterns returns the true patterns the report compared with, ranked

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"testing"
+
+	"github.com/wirepath/wirepath/causal"
 )
 
 // TestNestConvolveGolden runs the nest and convolve commands on the traces
@@ -52,7 +54,7 @@ func TestNestJSONHasCallPaths(t *testing.T) {
 	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
 		t.Fatal(err)
 	}
-	if res.Version != 1 || res.Engine != "nesting" || len(res.Patterns) == 0 || len(res.CallPaths) == 0 {
+	if res.Version != causal.ResultVersion || res.Engine != "nesting" || len(res.Patterns) == 0 || len(res.CallPaths) == 0 {
 		t.Fatalf("result %+v", res)
 	}
 	paths, msgs := 0, 0

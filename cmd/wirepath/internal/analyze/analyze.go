@@ -14,6 +14,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/wirepath/wirepath/causal"
+	"github.com/wirepath/wirepath/causal/convolution"
+	"github.com/wirepath/wirepath/causal/engines"
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/captureflags"
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/cmdutil"
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/enginecmd"
@@ -35,7 +37,7 @@ type Options struct {
 }
 
 // Engine selections (--engine): an engine's name, all or auto.
-var engineChoices = append(slices.Clone(causal.EngineNames), causal.AllEngines, causal.AutoEngine)
+var engineChoices = append(slices.Clone(engines.Names), engines.All, engines.Auto)
 
 const long = `Run the whole pipeline on packet captures (and, with --preload, syscall
 traces) and print the causal path patterns with where the time goes.
@@ -70,13 +72,13 @@ const example = `  wirepath analyze client.pcap server.pcapng
 
 // NewCmd returns the analyze command.
 func NewCmd(ios *cmdutil.IOStreams) *cobra.Command {
-	return newCmd(ios, func(ctx context.Context, o *Options, eo causal.EngineOptions) error {
+	return newCmd(ios, func(ctx context.Context, o *Options, eo engines.Options) error {
 		return Run(ctx, ios, o, eo)
 	})
 }
 
 // runFunc does the work once the flags are checked (tests pass their own).
-type runFunc func(ctx context.Context, o *Options, eo causal.EngineOptions) error
+type runFunc func(ctx context.Context, o *Options, eo engines.Options) error
 
 func newCmd(ios *cmdutil.IOStreams, runF runFunc) *cobra.Command {
 	o := &Options{}
@@ -98,7 +100,7 @@ func newCmd(ios *cmdutil.IOStreams, runF runFunc) *cobra.Command {
 	fs := cmd.Flags()
 	o.Pipeline.Register(fs)
 	o.Common.AddResultFlags(fs)
-	fs.StringVar(&o.Engine, "engine", causal.AutoEngine, "engine to run: "+strings.Join(engineChoices, ", "))
+	fs.StringVar(&o.Engine, "engine", engines.Auto, "engine to run: "+strings.Join(engineChoices, ", "))
 	fs.IntVar(&o.Workers, "workers", 0, "goroutines each engine uses (0 = one per CPU)")
 	fs.StringVar(&o.SaveTrace, "save-trace", "", "also write the reconciled message trace to `FILE` (TSV; JSON Lines for .jsonl; .gz/.zst compress), for the engine commands and 'wirepath score --trace'")
 	fs.StringVar(&o.Title, "title", "", "HTML page title")
@@ -108,9 +110,14 @@ func newCmd(ios *cmdutil.IOStreams, runF runFunc) *cobra.Command {
 	return cmd
 }
 
+// engineFlags returns every engine's own flags.
+func (o *Options) engineFlags() []enginecmd.EngineFlags {
+	return []enginecmd.EngineFlags{&o.Linking, &o.Nesting, &o.Convolution}
+}
+
 // Validate checks the flags and returns the engines' options.
-func (o *Options) Validate(ios *cmdutil.IOStreams) (causal.EngineOptions, error) {
-	eo := causal.DefaultEngineOptions()
+func (o *Options) Validate(ios *cmdutil.IOStreams) (engines.Options, error) {
+	eo := engines.DefaultOptions()
 	if err := o.Pipeline.Validate(); err != nil {
 		return eo, err
 	}
@@ -123,33 +130,30 @@ func (o *Options) Validate(ios *cmdutil.IOStreams) (causal.EngineOptions, error)
 	if o.Workers < 0 {
 		return eo, cmdutil.UsageErrorf("--workers must not be negative")
 	}
-	if err := o.Linking.Validate(); err != nil {
-		return eo, err
+	flags := o.engineFlags()
+	for _, f := range flags {
+		if err := f.Validate(); err != nil {
+			return eo, err
+		}
 	}
 	eo.SetCommon(o.Common.Options())
-	o.Linking.Apply(&eo.Linking)
-	o.Nesting.Apply(&eo.Nesting)
-	o.Convolution.Apply(&eo.Convolution)
-	eo.Linking.Workers, eo.Nesting.Workers, eo.Convolution.Workers = o.Workers, o.Workers, o.Workers
+	for _, f := range flags {
+		f.Apply(&eo)
+	}
+	eo.SetWorkers(o.Workers)
 	// Every engine's options are checked, whichever run: a bad flag is a
 	// mistake even when auto picks another engine.
-	if err := eo.Linking.Validate(); err != nil {
-		return eo, o.Linking.UsageError(err)
+	if err := eo.Validate(); err != nil {
+		return eo, enginecmd.OptionUsageError(err, flags...)
 	}
-	if err := eo.Nesting.Validate(); err != nil {
-		return eo, o.Nesting.UsageError(err)
-	}
-	if err := eo.Convolution.Validate(); err != nil {
-		return eo, o.Convolution.UsageError(err)
-	}
-	if o.Common.Instances != 0 && o.Engine == causal.ConvolutionName {
+	if o.Common.Instances != 0 && o.Engine == convolution.Name {
 		ios.Warnf("--instances has no effect: the convolution engine finds edges and delays, not instances")
 	}
 	return eo, nil
 }
 
 // Run runs the pipeline and the engines and writes the report.
-func Run(ctx context.Context, ios *cmdutil.IOStreams, o *Options, eo causal.EngineOptions) error {
+func Run(ctx context.Context, ios *cmdutil.IOStreams, o *Options, eo engines.Options) error {
 	res, err := o.Pipeline.Run(ios)
 	if err != nil {
 		return err
@@ -172,30 +176,23 @@ func Run(ctx context.Context, ios *cmdutil.IOStreams, o *Options, eo causal.Engi
 			return err
 		}
 	}
-	names, why, err := causal.ResolveEngines(o.Engine, tr)
+	names, why, err := engines.Resolve(o.Engine, tr)
 	if err != nil {
 		return cmdutil.UsageErrorf("%v", err)
 	}
 	if why != "" {
 		ios.Infof("engine %s: %s (--engine chooses another)", names[0], why)
 	}
-	eo.Linking.Progress = enginecmd.LinkingProgress(ios)
-	var convProg *cmdutil.Progress
-	eo.Convolution.Progress = func(n int) { convProg.Add(int64(n)) }
-	engines := make([]causal.Engine, len(names))
+	prog := enginecmd.NewProgress(ios)
+	prog.Install(&eo)
+	engs := make([]causal.Engine, len(names))
 	for i, n := range names {
-		if engines[i], err = eo.New(n); err != nil {
-			return cmdutil.UsageErrorf("%v", err)
+		if engs[i], err = eo.New(n); err != nil {
+			return enginecmd.OptionUsageError(err, o.engineFlags()...)
 		}
 	}
-	results, err := causal.InferAll(ctx, tr, engines, func(_ int, e causal.Engine) {
-		convProg.Finish()
-		convProg = nil
-		if e.Name() == causal.ConvolutionName {
-			convProg = cmdutil.NewProgress(ios, "convolution: hops", -1, false)
-		}
-	})
-	convProg.Finish()
+	results, err := causal.InferAll(ctx, tr, engs, func(int, causal.Engine) { prog.Finish() })
+	prog.Finish()
 	if err != nil {
 		return err
 	}

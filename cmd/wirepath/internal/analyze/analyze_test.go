@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/wirepath/wirepath/causal"
+	"github.com/wirepath/wirepath/causal/engines"
+	"github.com/wirepath/wirepath/causal/linking"
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/cmdtest"
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/cmdutil"
 	rec "github.com/wirepath/wirepath/reconcile"
@@ -17,30 +19,30 @@ import (
 // pipeline configuration and engine options it would run with, or that
 // validation refuses them with a usage error naming the flag.
 func TestFlags(t *testing.T) {
-	def := causal.DefaultEngineOptions()
+	def := engines.DefaultOptions()
 	tests := []struct {
 		args    []string
 		wantErr string
-		check   func(o *Options, eo causal.EngineOptions) bool
+		check   func(o *Options, eo engines.Options) bool
 	}{
-		{args: []string{"a.pcap"}, check: func(o *Options, eo causal.EngineOptions) bool {
+		{args: []string{"a.pcap"}, check: func(o *Options, eo engines.Options) bool {
 			c, err := o.Config()
 			return err == nil && o.Engine == "auto" && o.Common.Format == "text" && o.Common.Top == 10 &&
 				c.Reconcile.Naming == rec.NameHost && !c.NoNAT && len(c.Captures) == 1 &&
 				eo.Linking.Window == def.Linking.Window && eo.Nesting.Bins == def.Nesting.Bins && eo.Convolution.Quantum == def.Convolution.Quantum &&
 				eo.Linking.Aggregate.MaxPatterns == 10000 && eo.Nesting.Rank == causal.RankExpected
 		}},
-		{args: []string{"--engine", "all", "--format", "json", "-o", "r.json", "--save-trace", "t.tsv", "a", "b"}, check: func(o *Options, _ causal.EngineOptions) bool {
+		{args: []string{"--engine", "all", "--format", "json", "-o", "r.json", "--save-trace", "t.tsv", "a", "b"}, check: func(o *Options, _ engines.Options) bool {
 			return o.Engine == "all" && o.Common.Format == "json" && o.Common.Output == "r.json" && o.SaveTrace == "t.tsv" && len(o.Captures) == 2
 		}},
 		// The pipeline's flags are reconcile's.
-		{args: []string{"--naming", "role", "--roles", "r.txt", "--no-nat", "--reference", "b", "--offset", "c=2s", "--preload", "tr/", "a"}, check: func(o *Options, _ causal.EngineOptions) bool {
+		{args: []string{"--naming", "role", "--roles", "r.txt", "--no-nat", "--reference", "b", "--offset", "c=2s", "--preload", "tr/", "a"}, check: func(o *Options, _ engines.Options) bool {
 			c, err := o.Config()
 			return err == nil && c.Reconcile.Naming == rec.NameRole && o.Roles == "r.txt" && c.NoNAT &&
 				c.Capture.Reference == "b" && c.Capture.Offsets["c"] == 2*time.Second && len(c.Preload) == 1
 		}},
 		// The shared result flags reach every engine.
-		{args: []string{"--rank", "count", "--no-aggregate-clients", "--keep-ephemeral-ports", "--min-peers", "5", "--histograms", "--instances", "-1", "--workers", "3", "a"}, check: func(_ *Options, eo causal.EngineOptions) bool {
+		{args: []string{"--rank", "count", "--no-aggregate-clients", "--keep-ephemeral-ports", "--min-peers", "5", "--histograms", "--instances", "-1", "--workers", "3", "a"}, check: func(_ *Options, eo engines.Options) bool {
 			for _, c := range []causal.Options{eo.Linking.Options, eo.Nesting.Options, eo.Convolution.Options} {
 				n := c.Aggregate.Naming
 				if c.Rank != causal.RankCount || n.AggregateClients || n.EphemeralPorts || n.Roles.MinPeers != 5 || !c.Aggregate.Histograms || !c.Aggregate.KeepInstances {
@@ -50,23 +52,23 @@ func TestFlags(t *testing.T) {
 			return eo.Linking.Workers == 3 && eo.Nesting.Workers == 3 && eo.Convolution.Workers == 3
 		}},
 		// Each engine's own flags, prefixed.
-		{args: []string{"--link-window", "100ms", "--link-try-both-budget", "6", "--link-clients", "--link-max-patterns", "5", "a"}, check: func(_ *Options, eo causal.EngineOptions) bool {
+		{args: []string{"--link-window", "100ms", "--link-try-both-budget", "6", "--link-clients", "--link-max-patterns", "5", "a"}, check: func(_ *Options, eo engines.Options) bool {
 			return eo.Linking.Window == 100*time.Millisecond && eo.Linking.TryBothBudget == 6 && !eo.Linking.ClientRoots && eo.Linking.Aggregate.MaxPatterns == 5
 		}},
-		{args: []string{"--link-calls=false", "--link-delay-model", "exponential", "--link-normalize-roots=false", "--link-reparent=false", "a"}, check: func(_ *Options, eo causal.EngineOptions) bool {
-			return !eo.Linking.Calls && eo.Linking.DelayModel == causal.DelayExponential && !eo.Linking.NormalizeRoots && !eo.Linking.Reparent
+		{args: []string{"--link-calls=false", "--link-delay-model", "exponential", "--link-normalize-roots=false", "--link-reparent=false", "a"}, check: func(_ *Options, eo engines.Options) bool {
+			return !eo.Linking.Calls && eo.Linking.DelayModel == linking.DelayExponential && !eo.Linking.NormalizeRoots && !eo.Linking.Reparent
 		}},
-		{args: []string{"--link-pure-wap5", "a"}, check: func(_ *Options, eo causal.EngineOptions) bool {
-			p := causal.PureWAP5LinkingOptions()
+		{args: []string{"--link-pure-wap5", "a"}, check: func(_ *Options, eo engines.Options) bool {
+			p := linking.PureWAP5Options()
 			return eo.Linking.Calls == p.Calls && eo.Linking.DelayModel == p.DelayModel && eo.Linking.Iterations == p.Iterations &&
 				eo.Linking.NormalizeRoots == p.NormalizeRoots && eo.Linking.Reparent == p.Reparent
 		}},
 		{args: []string{"--link-pure-wap5", "--link-iterations", "2", "a"}, wantErr: "--link-pure-wap5 sets --link-iterations"},
 		{args: []string{"--link-delay-model", "gamma", "a"}, wantErr: "delay model"},
-		{args: []string{"--nest-skew-window", "30ms", "--nest-smooth", "2", "--nest-bins", "200", "a"}, check: func(_ *Options, eo causal.EngineOptions) bool {
+		{args: []string{"--nest-skew-window", "30ms", "--nest-smooth", "2", "--nest-bins", "200", "a"}, check: func(_ *Options, eo engines.Options) bool {
 			return eo.Nesting.SkewWindow == int64(30*time.Millisecond) && eo.Nesting.Smooth == 2 && eo.Nesting.Bins == 200
 		}},
-		{args: []string{"--conv-quantum", "5ms", "--conv-root", "client", "--conv-max-delay", "1s", "a"}, check: func(_ *Options, eo causal.EngineOptions) bool {
+		{args: []string{"--conv-quantum", "5ms", "--conv-root", "client", "--conv-max-delay", "1s", "a"}, check: func(_ *Options, eo engines.Options) bool {
 			return eo.Convolution.Quantum == int64(5*time.Millisecond) && len(eo.Convolution.Roots) == 1 && eo.Convolution.MaxDelay == int64(time.Second)
 		}},
 		{args: []string{"--engine", "bogus", "a"}, wantErr: "--engine"},
@@ -84,9 +86,9 @@ func TestFlags(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			var got *Options
-			var gotEO causal.EngineOptions
+			var gotEO engines.Options
 			ios := &cmdutil.IOStreams{Out: io.Discard, ErrOut: io.Discard}
-			cmd := newCmd(ios, func(_ context.Context, o *Options, eo causal.EngineOptions) error {
+			cmd := newCmd(ios, func(_ context.Context, o *Options, eo engines.Options) error {
 				got, gotEO = o, eo
 				return nil
 			})
@@ -117,6 +119,6 @@ func TestFlags(t *testing.T) {
 // engine option error, which exit codes rely on.
 func TestUsageErrorsAreUsage(t *testing.T) {
 	ios := &cmdutil.IOStreams{Out: io.Discard, ErrOut: io.Discard}
-	cmd := newCmd(ios, func(context.Context, *Options, causal.EngineOptions) error { return nil })
+	cmd := newCmd(ios, func(context.Context, *Options, engines.Options) error { return nil })
 	cmdtest.WantUsage(t, cmdtest.Execute(cmd, "--nest-smooth", "-1", "a"), "--nest-smooth")
 }

@@ -15,7 +15,11 @@ import (
 	"time"
 
 	"github.com/wirepath/wirepath/causal"
+	"github.com/wirepath/wirepath/causal/convolution"
+	"github.com/wirepath/wirepath/causal/engines"
 	"github.com/wirepath/wirepath/causal/gen"
+	"github.com/wirepath/wirepath/causal/linking"
+	"github.com/wirepath/wirepath/causal/nesting"
 	"github.com/wirepath/wirepath/causal/score"
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/cmdutil"
 	"github.com/wirepath/wirepath/report"
@@ -152,7 +156,7 @@ func TestDemoEndToEnd(t *testing.T) {
 	if got := len(rs); got != 3 {
 		t.Fatalf("%d results", got)
 	}
-	nest := byEngine(t, rs, causal.NestingName)
+	nest := byEngine(t, rs, nesting.Name)
 
 	// Clocks: editcap shifted the inside capture by +83.25 s and the load
 	// balancer's by -12.5 s. The capture points themselves are some 15 µs
@@ -204,11 +208,11 @@ func TestDemoEndToEnd(t *testing.T) {
 		// requests. Requests overlap at the app, so a call to Redis or
 		// auth can be nested in the wrong one (docs/analyze.md): allow
 		// 10% of the requests wrong and each count off by 8% of them.
-		{causal.NestingName, 135, 12},
+		{nesting.Name, 135, 12},
 		// Measured: 121 of 150 right (the most probable path of each
 		// request), expected counts 102/29/19: linking more often leaves
 		// a /cart request's later calls to a neighbour.
-		{causal.LinkingName, 105, -1},
+		{linking.Name, 105, -1},
 	} {
 		matched, right, found := demoPaths(t, byEngine(t, rs, c.engine), tr, truth)
 		t.Logf("%s: paths per kind %v (truth %v); %d of %d requests matched, %d of the right kind", c.engine, found, counts, matched, len(truth), right)
@@ -261,7 +265,7 @@ func TestDemoEndToEnd(t *testing.T) {
 	}
 	// Convolution sees it too, as the delay between the call into auth
 	// and its return (quantum 10 ms).
-	conv := byEngine(t, rs, causal.ConvolutionName)
+	conv := byEngine(t, rs, convolution.Name)
 	seen := false
 	for _, p := range conv.Patterns {
 		for _, h := range p.Hops {
@@ -441,7 +445,7 @@ func TestGeneratedEndToEnd(t *testing.T) {
 	dir, out := genCaptures(t, cfg)
 	rs, tr := analyzeJSON(t, filepath.Join(dir, "front.pcapng"), filepath.Join(dir, "mid.pcapng"), filepath.Join(dir, "db.pcapng"),
 		"--engine", "all", "--instances", "-1")
-	nest := byEngine(t, rs, causal.NestingName)
+	nest := byEngine(t, rs, nesting.Name)
 
 	// The sniffers' offsets, exactly as generated, within the estimate's
 	// uncertainty.
@@ -456,7 +460,7 @@ func TestGeneratedEndToEnd(t *testing.T) {
 	}
 
 	reps := scoreAll(t, rs, tr, truthCopy(t, out.Truth), time.Second)
-	for _, e := range causal.EngineNames {
+	for _, e := range engines.Names {
 		r := reps[e]
 		t.Logf("%s: patterns %d true, %d inferred, %d false negatives; instances %s; node delay error %.1f%%",
 			e, r.Patterns.Truth, r.Patterns.Inferred, r.Patterns.FalseNegatives, instText(r.Instances), 100*r.Delays.NodeRelError)
@@ -466,7 +470,7 @@ func TestGeneratedEndToEnd(t *testing.T) {
 	// patterns are among its top N but for about one (Project 5 Figure
 	// 17: omitted ≈ 1/N; measured at most 1, allowed 2); few instances
 	// wrong (measured 12%) and node delays close (measured under 2%).
-	n := reps[causal.NestingName]
+	n := reps[nesting.Name]
 	if n.Patterns.FalseNegatives != 0 {
 		t.Errorf("nesting missed %d true patterns", n.Patterns.FalseNegatives)
 	}
@@ -486,7 +490,7 @@ func TestGeneratedEndToEnd(t *testing.T) {
 	// keeps the N most frequent in its top N but for about one (measured
 	// at most 1), and puts most of its probability on correct instances
 	// (measured: 15% of the probability mass wrong, against nesting's 12%).
-	l := reps[causal.LinkingName]
+	l := reps[linking.Name]
 	if l.Patterns.FalseNegatives != 0 {
 		t.Errorf("linking missed %d true patterns", l.Patterns.FalseNegatives)
 	}
@@ -503,7 +507,7 @@ func TestGeneratedEndToEnd(t *testing.T) {
 	// ones; its delays are the configured ones: a call 50 ms after the
 	// caller was called (or answered), a return 10 ms after the callee's
 	// last answer, within one 10 ms quantum.
-	conv := byEngine(t, rs, causal.ConvolutionName)
+	conv := byEngine(t, rs, convolution.Name)
 	checked := 0
 	for _, p := range conv.Patterns {
 		for _, h := range p.Hops {
@@ -574,7 +578,7 @@ func TestLinkingNeedsNoClockSync(t *testing.T) {
 		}
 		return m
 	}
-	a, b := summary(byEngine(t, runs[0].rs, causal.LinkingName)), summary(byEngine(t, runs[1].rs, causal.LinkingName))
+	a, b := summary(byEngine(t, runs[0].rs, linking.Name)), summary(byEngine(t, runs[1].rs, linking.Name))
 	if len(a) == 0 || len(a) != len(b) {
 		t.Fatalf("linking: %d patterns in sync, %d with the clock 3 s off", len(a), len(b))
 	}
@@ -584,11 +588,11 @@ func TestLinkingNeedsNoClockSync(t *testing.T) {
 			t.Errorf("linking pattern %s: %+v in sync, %+v with the clock off", sig, x, y)
 		}
 	}
-	l0, l1 := runs[0].reps[causal.LinkingName].Instances, runs[1].reps[causal.LinkingName].Instances
+	l0, l1 := runs[0].reps[linking.Name].Instances, runs[1].reps[linking.Name].Instances
 	if l0.Correct != l1.Correct || l0.Inferred != l1.Inferred {
 		t.Errorf("linking: %s in sync, %s with the clock off", instText(l0), instText(l1))
 	}
-	n0, n1 := runs[0].reps[causal.NestingName].Instances, runs[1].reps[causal.NestingName].Instances
+	n0, n1 := runs[0].reps[nesting.Name].Instances, runs[1].reps[nesting.Name].Instances
 	t.Logf("nesting: %s in sync, %s with the clock off; linking: %s either way", instText(n0), instText(n1), instText(l0))
 	if n1.Correct*2 > n0.Correct {
 		t.Errorf("nesting kept %d of its %d correct paths with a clock 3 s off; the test expects it to lose most", n1.Correct, n0.Correct)

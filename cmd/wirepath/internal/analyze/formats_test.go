@@ -14,7 +14,8 @@ import (
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/protobuf/encoding/protojson"
 
-	"github.com/wirepath/wirepath/causal"
+	"github.com/wirepath/wirepath/causal/engines"
+	"github.com/wirepath/wirepath/causal/nesting"
 	"github.com/wirepath/wirepath/report"
 )
 
@@ -50,7 +51,7 @@ func TestFormats(t *testing.T) {
 
 	// text: a section per engine, then one trailer.
 	txt := string(out[report.FormatText])
-	for _, e := range causal.EngineNames {
+	for _, e := range engines.Names {
 		if !strings.Contains(txt, "engine "+e+":") {
 			t.Errorf("text has no %s section", e)
 		}
@@ -68,7 +69,7 @@ func TestFormats(t *testing.T) {
 	for _, r := range rs {
 		names = append(names, r.Engine)
 	}
-	if !slices.Equal(names, causal.EngineNames) {
+	if !slices.Equal(names, engines.Names) {
 		t.Errorf("envelope holds %v", names)
 	}
 	sch := compileSchema(t)
@@ -88,7 +89,7 @@ func TestFormats(t *testing.T) {
 
 	// dot: one graph Graphviz lays out, a cluster per engine.
 	dot := out[report.FormatDOT]
-	for _, e := range causal.EngineNames {
+	for _, e := range engines.Names {
 		if !bytes.Contains(dot, []byte("subgraph cluster_"+e+" {")) {
 			t.Errorf("DOT has no cluster for %s", e)
 		}
@@ -110,7 +111,7 @@ func TestFormats(t *testing.T) {
 	if !strings.Contains(page, `content="default-src 'none';`) || strings.Contains(page, "http://") || strings.Contains(page, "https://") {
 		t.Error("the page is not self-contained")
 	}
-	for _, e := range causal.EngineNames {
+	for _, e := range engines.Names {
 		if !strings.Contains(page, `id="`+e+`-pattern-list"`) {
 			t.Errorf("the page has no pattern list for %s", e)
 		}
@@ -121,21 +122,21 @@ func TestFormats(t *testing.T) {
 	if err := protojson.Unmarshal(out[report.FormatOTLP], &pb); err != nil {
 		t.Fatalf("protojson rejects the OTLP export: %v", err)
 	}
-	engines := map[string]int{}
+	seen := map[string]int{}
 	for _, rs := range pb.GetResourceSpans() {
 		for _, ss := range rs.GetScopeSpans() {
 			for _, s := range ss.GetSpans() {
 				for _, a := range s.GetAttributes() {
 					if a.GetKey() == "wirepath.engine" {
-						engines[a.GetValue().GetStringValue()]++
+						seen[a.GetValue().GetStringValue()]++
 					}
 				}
 			}
 		}
 	}
-	for _, e := range causal.EngineNames {
-		if engines[e] == 0 {
-			t.Errorf("OTLP has no span of %s (%v)", e, engines)
+	for _, e := range engines.Names {
+		if seen[e] == 0 {
+			t.Errorf("OTLP has no span of %s (%v)", e, seen)
 		}
 	}
 
@@ -164,7 +165,7 @@ func TestFormats(t *testing.T) {
 			}
 		}
 	}
-	for _, e := range causal.EngineNames {
+	for _, e := range engines.Names {
 		if !procs[e] {
 			t.Errorf("Perfetto has no process of %s (%v)", e, procs)
 		}
@@ -204,7 +205,7 @@ func compileSchema(t *testing.T) *jsonschema.Schema {
 }
 
 // TestSingleEngineJSON checks that one engine's JSON is a plain result
-// (the version 1 contract), not the envelope.
+// (the Result contract), not the envelope.
 func TestSingleEngineJSON(t *testing.T) {
 	stdout, stderr, code := runAnalyze(t, append(slices.Clone(smallCaptures), "--engine", "nesting", "--format", "json")...)
 	if code != 0 {
@@ -214,7 +215,7 @@ func TestSingleEngineJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Engine != causal.NestingName || len(res.Patterns) == 0 || len(res.Trace.Clocks) != 3 || len(res.Trace.Accounting) == 0 {
+	if res.Engine != nesting.Name || len(res.Patterns) == 0 || len(res.Trace.Clocks) != 3 || len(res.Trace.Accounting) == 0 {
 		t.Errorf("result: engine %s, %d patterns, %d clocks", res.Engine, len(res.Patterns), len(res.Trace.Clocks))
 	}
 }

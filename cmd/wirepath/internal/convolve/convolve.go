@@ -4,22 +4,11 @@
 package convolve
 
 import (
-	"context"
-
 	"github.com/spf13/cobra"
 
-	"github.com/wirepath/wirepath/causal"
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/cmdutil"
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/enginecmd"
-	"github.com/wirepath/wirepath/trace"
 )
-
-// options are the command's flags.
-type options struct {
-	common      enginecmd.Common
-	convolution enginecmd.ConvolutionFlags
-	workers     int
-}
 
 const long = `Infer causal path patterns from a message trace with the convolution
 algorithm of Project 5 (Aguilera et al., SOSP 2003, section 5.2).
@@ -36,72 +25,24 @@ root edge gives one pattern; its count is the number of messages on the
 root edge. See docs/causal-convolution.md.`
 
 // NewCmd returns the convolve command.
-func NewCmd(ios *cmdutil.IOStreams) *cobra.Command { return newCmd(ios, run) }
+func NewCmd(ios *cmdutil.IOStreams) *cobra.Command { return newCmd(ios, enginecmd.Run) }
 
-// runFunc runs the command once its flags are validated.
-type runFunc func(ctx context.Context, ios *cmdutil.IOStreams, o *options, opt causal.ConvolutionOptions, path string) error
-
-func newCmd(ios *cmdutil.IOStreams, runF runFunc) *cobra.Command {
-	o := &options{}
-	cmd := &cobra.Command{
+// newCmd returns the command; runF does the work once the flags are
+// checked (tests pass their own).
+func newCmd(ios *cmdutil.IOStreams, runF enginecmd.RunFunc) *cobra.Command {
+	return enginecmd.NewCmd(ios, enginecmd.Spec{
 		Use:   "convolve TRACE",
 		Short: "Infer causal paths with the convolution engine (Project 5)",
 		Long:  long,
 		Example: `  wirepath convolve trace.tsv
   wirepath convolve --quantum 5s --max-delay 10m --root mx1 mail.tsv
   wirepath convolve --format json -o result.json trace.tsv`,
-		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := o.common.Validate(); err != nil {
-				return err
-			}
-			opt := o.engineOptions()
-			if err := opt.Validate(); err != nil {
-				return o.convolution.UsageError(err)
-			}
-			if o.common.Instances != 0 {
+		Flags: &enginecmd.ConvolutionFlags{},
+		Check: func(ios *cmdutil.IOStreams, o *enginecmd.Options) error {
+			if o.Common.Instances != 0 {
 				ios.Warnf("--instances has no effect: the convolution engine finds edges and delays, not instances")
 			}
-			return runF(cmd.Context(), ios, o, opt, args[0])
+			return nil
 		},
-	}
-	fs := cmd.Flags()
-	o.common.AddFlags(fs)
-	o.convolution.Register(fs, "")
-	fs.IntVar(&o.workers, "workers", 0, "goroutines to use (0 = one per CPU)")
-	return cmd
-}
-
-func (o *options) engineOptions() causal.ConvolutionOptions {
-	opt := causal.DefaultConvolutionOptions()
-	opt.Options = o.common.Options()
-	o.convolution.Apply(&opt)
-	opt.Workers = o.workers
-	return opt
-}
-
-func run(ctx context.Context, ios *cmdutil.IOStreams, o *options, opt causal.ConvolutionOptions, path string) error {
-	prog := cmdutil.NewProgress(ios, "convolve: hops", -1, false)
-	defer prog.Finish()
-	if prog != nil {
-		opt.Progress = func(n int) { prog.Add(int64(n)) }
-	}
-	return enginecmd.Run(ctx, ios, &o.common, path, warnings{causal.NewConvolution(opt), ios})
-}
-
-// warnings wraps an engine to print the result's warnings on stderr.
-type warnings struct {
-	causal.Engine
-	ios *cmdutil.IOStreams
-}
-
-// Infer runs the engine and prints the result's warnings.
-func (w warnings) Infer(ctx context.Context, t *trace.Trace) (*causal.Result, error) {
-	res, err := w.Engine.Infer(ctx, t)
-	if err == nil {
-		for _, s := range res.Warnings {
-			w.ios.Warnf("%s", s)
-		}
-	}
-	return res, err
+	}, runF)
 }

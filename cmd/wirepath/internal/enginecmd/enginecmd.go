@@ -1,11 +1,15 @@
 // Package enginecmd holds what the engine subcommands (link, nest, convolve)
-// share: the flags for naming, ranking and output, reading the trace and
-// writing the result.
+// share: one constructor (NewCmd) from a Spec, one run-function shape
+// (RunFunc), the flags for naming, ranking and output, every engine's own
+// flags (which analyze registers with a prefix), option errors mapped to
+// usage errors naming the flag, progress, reading the trace and writing
+// the result.
 package enginecmd
 
 import (
 	"context"
 	"fmt"
+	"runtime/debug"
 	"slices"
 	"strings"
 
@@ -148,22 +152,41 @@ func (c *Common) WriteResult(ios *cmdutil.IOStreams, res *causal.Result, t *trac
 	return err
 }
 
-// Run reads the trace at path, runs eng on it and writes the result. It
-// returns a *cmdutil.PartialError when trace lines were skipped.
-func Run(ctx context.Context, ios *cmdutil.IOStreams, c *Common, path string, eng causal.Engine) error {
-	t, skipped, err := ReadTrace(ios, path, c.Strict)
+// Run is the work of an engine command: it reads the trace at o.Path,
+// gives the reader's garbage back to the system before the engine's
+// arrays come, runs eng on the trace, prints the result's warnings on
+// stderr and writes the result. It returns a *cmdutil.PartialError when
+// trace lines were skipped.
+func Run(ctx context.Context, ios *cmdutil.IOStreams, o *Options, eng causal.Engine) error {
+	t, skipped, err := ReadTrace(ios, o.Path, o.Common.Strict)
 	if err != nil {
 		return err
 	}
+	debug.FreeOSMemory()
 	res, err := eng.Infer(ctx, t)
+	o.Progress.Finish()
 	if err != nil {
 		return fmt.Errorf("%s: %w", eng.Name(), err)
 	}
-	if err := c.WriteResult(ios, res, t); err != nil {
+	Warn(ios, res)
+	if err := o.Common.WriteResult(ios, res, t); err != nil {
 		return err
 	}
-	if skipped > 0 {
-		return &cmdutil.PartialError{Skipped: skipped, What: "bad trace lines in " + path}
+	return Skipped(skipped, o.Path)
+}
+
+// Warn prints the result's warnings on stderr.
+func Warn(ios *cmdutil.IOStreams, res *causal.Result) {
+	for _, w := range res.Warnings {
+		ios.Warnf("%s", w)
+	}
+}
+
+// Skipped returns the *cmdutil.PartialError of a run that skipped bad
+// lines of the trace at path, nil when it skipped none.
+func Skipped(lines int, path string) error {
+	if lines > 0 {
+		return &cmdutil.PartialError{Skipped: lines, What: "bad trace lines in " + path}
 	}
 	return nil
 }

@@ -7,15 +7,20 @@ import (
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/cmdutil"
 )
 
-// OptionUsageError turns an engine's option validation error into a usage
-// error (exit code 2) that names the flag: flags maps the option (the
-// *causal.OptionError's field name) to the flag's name.
-func OptionUsageError(err error, flags map[string]string) error {
+// OptionUsageError turns an engine's option error into a usage error
+// (exit code 2). A *causal.OptionError names the option by its flag: the
+// flags of its engine among flags give the name as registered (with
+// analyze's prefix), so the message names the flag the user typed.
+func OptionUsageError(err error, flags ...EngineFlags) error {
 	var oe *causal.OptionError
-	if errors.As(err, &oe) {
-		if f, ok := flags[oe.Option]; ok {
-			return cmdutil.UsageErrorf("--%s: %s", f, oe.Msg)
+	if !errors.As(err, &oe) {
+		return cmdutil.UsageErrorf("%v", err)
+	}
+	name := oe.Option
+	for _, f := range flags {
+		if f.Engine() == oe.Engine {
+			name = f.FlagName(oe.Option)
 		}
 	}
-	return cmdutil.UsageErrorf("%v", err)
+	return cmdutil.UsageErrorf("--%s: %s", name, oe.Msg)
 }

@@ -13,15 +13,7 @@ import (
 	"github.com/wirepath/wirepath/causal"
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/cmdutil"
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/enginecmd"
-	"github.com/wirepath/wirepath/trace"
 )
-
-// options are the command's flags.
-type options struct {
-	common  enginecmd.Common
-	linking enginecmd.LinkingFlags
-	workers int
-}
 
 const long = `Infer causal path patterns from a message trace with the message-linking
 algorithm of WAP5 (Reynolds et al., WWW 2006, section 5).
@@ -51,72 +43,20 @@ its most recent possible cause (--reparent). None of them compares clocks.
 TRACE is a message trace the trace package reads. See docs/causal.md.`
 
 // NewCmd returns the link command.
-func NewCmd(ios *cmdutil.IOStreams) *cobra.Command {
-	return newCmd(ios, func(ctx context.Context, o *options, eng *causal.Linking, path string) error {
-		return run(ctx, ios, o, eng, path)
-	})
-}
+func NewCmd(ios *cmdutil.IOStreams) *cobra.Command { return newCmd(ios, run) }
 
 // newCmd returns the command; runF does the work once the flags are
 // checked (tests pass their own).
-func newCmd(ios *cmdutil.IOStreams, runF func(context.Context, *options, *causal.Linking, string) error) *cobra.Command {
-	o := &options{}
-	cmd := &cobra.Command{
+func newCmd(ios *cmdutil.IOStreams, runF enginecmd.RunFunc) *cobra.Command {
+	return enginecmd.NewCmd(ios, enginecmd.Spec{
 		Use:   "link TRACE",
 		Short: "Infer causal paths with the message-linking engine (WAP5)",
 		Long:  long,
 		Example: `  wirepath link trace.tsv
   wirepath link --window 100ms --try-both-budget 6 trace.tsv
   wirepath link --format json -o result.json trace.tsv`,
-		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := o.common.Validate(); err != nil {
-				return err
-			}
-			if err := o.linking.Validate(); err != nil {
-				return err
-			}
-			opt := o.engineOptions(ios)
-			eng, err := causal.NewLinking(opt)
-			if err != nil {
-				return o.linking.UsageError(err)
-			}
-			return runF(cmd.Context(), o, eng, args[0])
-		},
-	}
-	fs := cmd.Flags()
-	o.common.AddFlags(fs)
-	o.linking.Register(fs, "")
-	fs.IntVar(&o.workers, "workers", 0, "goroutines to use (0 = one per CPU)")
-	return cmd
-}
-
-func (o *options) engineOptions(ios *cmdutil.IOStreams) causal.LinkingOptions {
-	opt := causal.DefaultLinkingOptions()
-	opt.Options = o.common.Options()
-	o.linking.Apply(&opt)
-	opt.Workers = o.workers
-	opt.Progress = enginecmd.LinkingProgress(ios)
-	return opt
-}
-
-// warnEngine prints the engine's warnings on stderr.
-type warnEngine struct {
-	causal.Engine
-	ios *cmdutil.IOStreams
-}
-
-// Infer runs the engine and prints its warnings.
-func (w warnEngine) Infer(ctx context.Context, t *trace.Trace) (*causal.Result, error) {
-	// Give the reader's garbage back before the engine's arrays come.
-	debug.FreeOSMemory()
-	res, err := w.Engine.Infer(ctx, t)
-	if err == nil {
-		for _, m := range res.Warnings {
-			w.ios.Warnf("%s", m)
-		}
-	}
-	return res, err
+		Flags: &enginecmd.LinkingFlags{},
+	}, runF)
 }
 
 // gcPercent is the garbage collector's target while linking, unless GOGC
@@ -124,9 +64,9 @@ func (w warnEngine) Infer(ctx context.Context, t *trace.Trace) (*causal.Result, 
 // more often costs little time and keeps the peak memory near the live heap.
 const gcPercent = 25
 
-func run(ctx context.Context, ios *cmdutil.IOStreams, o *options, eng *causal.Linking, path string) error {
+func run(ctx context.Context, ios *cmdutil.IOStreams, o *enginecmd.Options, eng causal.Engine) error {
 	if os.Getenv("GOGC") == "" {
 		defer debug.SetGCPercent(debug.SetGCPercent(gcPercent))
 	}
-	return enginecmd.Run(ctx, ios, &o.common, path, warnEngine{eng, ios})
+	return enginecmd.Run(ctx, ios, o, eng)
 }

@@ -12,7 +12,9 @@ import (
 	"time"
 
 	"github.com/wirepath/wirepath/causal"
+	"github.com/wirepath/wirepath/causal/linking"
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/cmdutil"
+	"github.com/wirepath/wirepath/cmd/wirepath/internal/enginecmd"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
@@ -120,44 +122,44 @@ func TestLinkOutputFile(t *testing.T) {
 func TestLinkFlags(t *testing.T) {
 	for _, tc := range []struct {
 		args  []string
-		check func(o causal.LinkingOptions) bool
+		check func(o linking.Options) bool
 	}{
-		{nil, func(o causal.LinkingOptions) bool {
-			d := causal.DefaultLinkingOptions()
+		{nil, func(o linking.Options) bool {
+			d := linking.DefaultOptions()
 			return o.Window == d.Window && o.SpontaneousFactor == d.SpontaneousFactor && o.TryBothBudget == d.TryBothBudget &&
 				o.ClientRoots && o.Aggregate.MaxPatterns == 10000 && o.Rank == causal.RankExpected
 		}},
-		{[]string{"--window", "100ms"}, func(o causal.LinkingOptions) bool { return o.Window == 100*time.Millisecond }},
-		{[]string{"--spontaneous-factor", "2.5"}, func(o causal.LinkingOptions) bool { return o.SpontaneousFactor == 2.5 }},
-		{[]string{"--try-both-budget", "7"}, func(o causal.LinkingOptions) bool { return o.TryBothBudget == 7 }},
-		{[]string{"--try-both-low", "0.2", "--try-both-high", "0.9"}, func(o causal.LinkingOptions) bool { return o.TryBothLow == 0.2 && o.TryBothHigh == 0.9 }},
-		{[]string{"--min-link", "0.01"}, func(o causal.LinkingOptions) bool { return o.MinLinkProbability == 0.01 }},
-		{[]string{"--iterations", "3"}, func(o causal.LinkingOptions) bool { return o.Iterations == 3 }},
-		{[]string{"--max-tree", "50"}, func(o causal.LinkingOptions) bool { return o.MaxTreeSize == 50 }},
-		{[]string{"--max-patterns", "0"}, func(o causal.LinkingOptions) bool { return o.Aggregate.MaxPatterns == 0 }},
-		{[]string{"--link-clients"}, func(o causal.LinkingOptions) bool { return !o.ClientRoots }},
-		{[]string{"--workers", "3"}, func(o causal.LinkingOptions) bool { return o.Workers == 3 }},
-		{[]string{"--rank", "max-probability"}, func(o causal.LinkingOptions) bool { return o.Rank == causal.RankMaxProbability }},
-		{nil, func(o causal.LinkingOptions) bool {
-			d := causal.DefaultLinkingOptions()
+		{[]string{"--window", "100ms"}, func(o linking.Options) bool { return o.Window == 100*time.Millisecond }},
+		{[]string{"--spontaneous-factor", "2.5"}, func(o linking.Options) bool { return o.SpontaneousFactor == 2.5 }},
+		{[]string{"--try-both-budget", "7"}, func(o linking.Options) bool { return o.TryBothBudget == 7 }},
+		{[]string{"--try-both-low", "0.2", "--try-both-high", "0.9"}, func(o linking.Options) bool { return o.TryBothLow == 0.2 && o.TryBothHigh == 0.9 }},
+		{[]string{"--min-link", "0.01"}, func(o linking.Options) bool { return o.MinLinkProbability == 0.01 }},
+		{[]string{"--iterations", "3"}, func(o linking.Options) bool { return o.Iterations == 3 }},
+		{[]string{"--max-tree", "50"}, func(o linking.Options) bool { return o.MaxTreeSize == 50 }},
+		{[]string{"--max-patterns", "0"}, func(o linking.Options) bool { return o.Aggregate.MaxPatterns == 0 }},
+		{[]string{"--link-clients"}, func(o linking.Options) bool { return !o.ClientRoots }},
+		{[]string{"--workers", "3"}, func(o linking.Options) bool { return o.Workers == 3 }},
+		{[]string{"--rank", "max-probability"}, func(o linking.Options) bool { return o.Rank == causal.RankMaxProbability }},
+		{nil, func(o linking.Options) bool {
+			d := linking.DefaultOptions()
 			return o.Calls && o.DelayModel == d.DelayModel && o.Iterations == d.Iterations && o.NormalizeRoots && o.Reparent
 		}},
-		{[]string{"--calls=false"}, func(o causal.LinkingOptions) bool { return !o.Calls }},
-		{[]string{"--delay-model", "exponential"}, func(o causal.LinkingOptions) bool { return o.DelayModel == causal.DelayExponential }},
-		{[]string{"--normalize-roots=false", "--reparent=false"}, func(o causal.LinkingOptions) bool { return !o.NormalizeRoots && !o.Reparent }},
-		{[]string{"--pure-wap5", "--window", "1s"}, func(o causal.LinkingOptions) bool {
-			p := causal.PureWAP5LinkingOptions()
+		{[]string{"--calls=false"}, func(o linking.Options) bool { return !o.Calls }},
+		{[]string{"--delay-model", "exponential"}, func(o linking.Options) bool { return o.DelayModel == linking.DelayExponential }},
+		{[]string{"--normalize-roots=false", "--reparent=false"}, func(o linking.Options) bool { return !o.NormalizeRoots && !o.Reparent }},
+		{[]string{"--pure-wap5", "--window", "1s"}, func(o linking.Options) bool {
+			p := linking.PureWAP5Options()
 			return o.Calls == p.Calls && o.DelayModel == p.DelayModel && o.Iterations == p.Iterations &&
 				o.NormalizeRoots == p.NormalizeRoots && o.Reparent == p.Reparent && o.Window == time.Second
 		}},
-		{[]string{"--no-aggregate-clients", "--keep-ephemeral-ports"}, func(o causal.LinkingOptions) bool {
+		{[]string{"--no-aggregate-clients", "--keep-ephemeral-ports"}, func(o linking.Options) bool {
 			return !o.Aggregate.Naming.AggregateClients && !o.Aggregate.Naming.EphemeralPorts
 		}},
 	} {
-		var got causal.LinkingOptions
+		var got linking.Options
 		ios := &cmdutil.IOStreams{Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}
-		cmd := newCmd(ios, func(_ context.Context, _ *options, eng *causal.Linking, _ string) error {
-			got = eng.Options()
+		cmd := newCmd(ios, func(_ context.Context, _ *cmdutil.IOStreams, _ *enginecmd.Options, eng causal.Engine) error {
+			got = eng.(*linking.Engine).Options()
 			return nil
 		})
 		cmd.SetArgs(append([]string{"trace.tsv"}, tc.args...))

@@ -5,24 +5,19 @@ package nest
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"runtime/debug"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/wirepath/wirepath/causal"
+	"github.com/wirepath/wirepath/causal/nesting"
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/cmdutil"
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/enginecmd"
 	"github.com/wirepath/wirepath/report"
 )
-
-// options are the command's flags.
-type options struct {
-	common    enginecmd.Common
-	nesting   enginecmd.NestingFlags
-	callPaths int
-	workers   int
-}
 
 const long = `Infer causal path patterns from an RPC trace with the nesting algorithm of
 Project 5 (Aguilera et al., SOSP 2003, section 5.1).
@@ -39,49 +34,37 @@ TRACE is a message trace the trace package reads. Only messages marked
 CALL or RETURN are used. See docs/causal-nesting.md.`
 
 // NewCmd returns the nest command.
-func NewCmd(ios *cmdutil.IOStreams) *cobra.Command { return newCmd(ios, run) }
+func NewCmd(ios *cmdutil.IOStreams) *cobra.Command {
+	f := &flags{}
+	return newCmd(ios, f, f.run)
+}
 
-// runFunc runs the command once its flags are validated.
-type runFunc func(ctx context.Context, ios *cmdutil.IOStreams, o *options, opt causal.NestingOptions, path string) error
+// flags are the command's own flags.
+type flags struct {
+	callPaths int
+}
 
-func newCmd(ios *cmdutil.IOStreams, runF runFunc) *cobra.Command {
-	o := &options{}
-	cmd := &cobra.Command{
+// newCmd returns the command with its own flags in f; runF does the work
+// once the flags are checked (tests pass their own).
+func newCmd(ios *cmdutil.IOStreams, f *flags, runF enginecmd.RunFunc) *cobra.Command {
+	return enginecmd.NewCmd(ios, enginecmd.Spec{
 		Use:   "nest TRACE",
 		Short: "Infer causal paths with the nesting engine (Project 5)",
 		Long:  long,
 		Example: `  wirepath nest trace.tsv
   wirepath nest --skew-window 30ms --smooth 2 trace.tsv
   wirepath nest --format json -o result.json trace.tsv`,
-		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := o.common.Validate(); err != nil {
-				return err
-			}
-			if o.callPaths < 0 {
+		Flags: &enginecmd.NestingFlags{},
+		AddFlags: func(fs *pflag.FlagSet) {
+			fs.IntVar(&f.callPaths, "call-paths", 10, "call paths to show in text output (0 = all)")
+		},
+		Check: func(*cmdutil.IOStreams, *enginecmd.Options) error {
+			if f.callPaths < 0 {
 				return cmdutil.UsageErrorf("--call-paths must not be negative")
 			}
-			opt := o.engineOptions()
-			if err := opt.Validate(); err != nil {
-				return o.nesting.UsageError(err)
-			}
-			return runF(cmd.Context(), ios, o, opt, args[0])
+			return nil
 		},
-	}
-	fs := cmd.Flags()
-	o.common.AddFlags(fs)
-	o.nesting.Register(fs, "")
-	fs.IntVar(&o.callPaths, "call-paths", 10, "call paths to show in text output (0 = all)")
-	fs.IntVar(&o.workers, "workers", 0, "goroutines to use (0 = one per CPU)")
-	return cmd
-}
-
-func (o *options) engineOptions() causal.NestingOptions {
-	opt := causal.DefaultNestingOptions()
-	opt.Options = o.common.Options()
-	o.nesting.Apply(&opt)
-	opt.Workers = o.workers
-	return opt
+	}, runF)
 }
 
 // The garbage collector's settings while nesting, unless GOGC or
@@ -98,8 +81,10 @@ const (
 	memFloor    = 64 << 20
 )
 
-func run(ctx context.Context, ios *cmdutil.IOStreams, o *options, opt causal.NestingOptions, path string) error {
-	t, skipped, err := enginecmd.ReadTable(ios, path, o.common.Strict)
+// run reads the trace into a trace.Table, runs the nesting engine on it
+// and writes its patterns and call-path table.
+func (f *flags) run(ctx context.Context, ios *cmdutil.IOStreams, o *enginecmd.Options, eng causal.Engine) error {
+	t, skipped, err := enginecmd.ReadTable(ios, o.Path, o.Common.Strict)
 	if err != nil {
 		return err
 	}
@@ -109,40 +94,42 @@ func run(ctx context.Context, ios *cmdutil.IOStreams, o *options, opt causal.Nes
 	if os.Getenv("GOMEMLIMIT") == "" {
 		defer debug.SetMemoryLimit(debug.SetMemoryLimit(max(memFloor, int64(memPerTrace*float64(t.Size()))+memExtra)))
 	}
-	res, err := causal.NewNesting(opt).RunTable(ctx, t)
+	res, err := eng.(*nesting.Engine).Run(ctx, t)
+	if err != nil {
+		return fmt.Errorf("%s: %w", eng.Name(), err)
+	}
+	enginecmd.Warn(ios, res.Result)
+	if err := f.write(ios, &o.Common, res); err != nil {
+		return err
+	}
+	return enginecmd.Skipped(skipped, o.Path)
+}
+
+// write writes the result in the chosen format: the JSON result with its
+// call_paths, the text report followed by the call-path table, or any
+// other format of the patterns.
+func (f *flags) write(ios *cmdutil.IOStreams, c *enginecmd.Common, res *nesting.Result) error {
+	out, err := cmdutil.OpenOutput(ios, c.Output)
 	if err != nil {
 		return err
 	}
-	for _, w := range res.Warnings {
-		ios.Warnf("%s", w)
-	}
-	out, err := cmdutil.OpenOutput(ios, o.common.Output)
-	if err != nil {
-		return err
-	}
-	switch o.common.Format {
+	switch c.Format {
 	case report.FormatJSON:
 		err = cmdutil.WriteJSON(out, res)
 	case report.FormatText:
-		err = report.WriteText(out, res.Result, report.TextOptions{Top: o.common.Top})
+		err = report.WriteText(out, res.Result, report.TextOptions{Top: c.Top})
 		if err == nil {
-			err = report.WriteCallPathsText(out, res.CallPaths, o.callPaths)
+			err = report.WriteCallPathsText(out, res.CallPaths, f.callPaths)
 		}
 	default:
 		top := 0
-		if o.common.Format == report.FormatHTML {
-			top = o.common.Top
+		if c.Format == report.FormatHTML {
+			top = c.Top
 		}
-		err = report.Write(out, o.common.Format, res.Result, report.Options{Top: top})
+		err = report.Write(out, c.Format, res.Result, report.Options{Top: top})
 	}
 	if cerr := out.Close(); err == nil {
 		err = cerr
 	}
-	if err != nil {
-		return err
-	}
-	if skipped > 0 {
-		return &cmdutil.PartialError{Skipped: skipped, What: "bad trace lines in " + path}
-	}
-	return nil
+	return err
 }

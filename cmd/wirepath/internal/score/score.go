@@ -140,8 +140,8 @@ func ReadResult(ios *cmdutil.IOStreams, path string) (*causal.Result, error) {
 		}
 		return nil, fmt.Errorf("%s: not a result: %v", path, err)
 	}
-	if res.Version != causal.ResultVersion {
-		return nil, fmt.Errorf("%s: result version %d, this build reads %d", path, res.Version, causal.ResultVersion)
+	if res.Version < 1 || res.Version > causal.ResultVersion {
+		return nil, fmt.Errorf("%s: result version %d, this build reads 1 to %d", path, res.Version, causal.ResultVersion)
 	}
 	return &res, nil
 }

@@ -1,0 +1,68 @@
+package enginecmd
+
+import (
+	"sync"
+
+	"github.com/wirepath/wirepath/causal/engines"
+	"github.com/wirepath/wirepath/cmd/wirepath/internal/cmdutil"
+)
+
+// Progress shows the engines' progress on stderr, on a terminal, after a
+// while (cmdutil.Progress): the roots whose trees linking has built, the
+// hops convolution has explored. A display starts with the first report
+// of an engine and ends with Finish. The zero value shows nothing; the
+// methods may be called from any goroutine.
+type Progress struct {
+	ios  *cmdutil.IOStreams
+	mu   sync.Mutex
+	cur  *cmdutil.Progress
+	open bool
+	last int
+}
+
+// NewProgress returns a Progress that writes to ios.
+func NewProgress(ios *cmdutil.IOStreams) *Progress { return &Progress{ios: ios} }
+
+// Install sets the engines' progress callbacks in eo to p's.
+func (p *Progress) Install(eo *engines.Options) {
+	eo.Linking.Progress = p.linking
+	eo.Convolution.Progress = p.hops
+}
+
+// linking reports that done of total roots have their trees built; the
+// display ends with the last.
+func (p *Progress) linking(done, total int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.open {
+		p.open, p.last = true, 0
+		p.cur = cmdutil.NewProgress(p.ios, "building paths", int64(total), false)
+	}
+	p.cur.Add(int64(done - p.last))
+	p.last = done
+	if done == total {
+		p.cur.Finish()
+	}
+}
+
+// hops reports n more hops explored.
+func (p *Progress) hops(n int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.open {
+		p.open = true
+		p.cur = cmdutil.NewProgress(p.ios, "convolution: hops", -1, false)
+	}
+	p.cur.Add(int64(n))
+}
+
+// Finish ends the display of the engine that reported last, if any.
+func (p *Progress) Finish() {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.cur.Finish()
+	p.cur, p.open = nil, false
+}

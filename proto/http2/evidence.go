@@ -1,0 +1,134 @@
+package http2
+
+import (
+	"encoding/base64"
+	"encoding/hex"
+	"slices"
+	"strings"
+
+	farm "github.com/dgryski/go-farm"
+
+	"github.com/wirepath/wirepath/proto"
+)
+
+// This file is the decoder's whole contact with evidence: headerEvidence
+// takes one header field, finishEvidence closes a Unit's Evidence. Both
+// are meant to become calls of the shared proto/evidence package.
+
+// Bounds of one Unit's evidence.
+const (
+	maxIDs     = 16
+	maxIDValue = 256
+)
+
+// headerEvidence adds what one header field says to ev: a propagated id
+// for the tracing and correlation headers, content tokens for the path
+// and the authority.
+func headerEvidence(ev *proto.Evidence, name, value string) {
+	switch name {
+	case ":path":
+		pathTokens(ev, value)
+		return
+	case ":authority":
+		addToken(ev, value)
+		return
+	}
+	v, ok := idValue(name, value)
+	if !ok || v == "" || len(ev.IDs) >= maxIDs {
+		return
+	}
+	if len(v) > maxIDValue {
+		v = v[:maxIDValue]
+	}
+	ev.IDs = append(ev.IDs, proto.ID{Source: name, Value: v})
+	addToken(ev, v)
+}
+
+// idValue returns the normalised id a header carries, if it is one of
+// the propagation headers.
+func idValue(name, value string) (string, bool) {
+	value = strings.TrimSpace(value)
+	switch name {
+	case "traceparent": // version-traceid-spanid-flags
+		if p := strings.Split(value, "-"); len(p) >= 4 && len(p[1]) == 32 {
+			return strings.ToLower(p[1]), true
+		}
+		return value, true
+	case "b3": // traceid-spanid[-sampled[-parent]], or a sampling flag alone
+		if i := strings.IndexByte(value, '-'); i > 0 {
+			return strings.ToLower(value[:i]), true
+		}
+		return "", false
+	case "x-b3-traceid":
+		return strings.ToLower(value), true
+	case "uber-trace-id": // traceid:spanid:parent:flags, colons maybe escaped
+		value = strings.ReplaceAll(value, "%3A", ":")
+		if i := strings.IndexByte(value, ':'); i > 0 {
+			return strings.ToLower(value[:i]), true
+		}
+		return value, true
+	case "sw8": // sample-traceid-segment-...
+		if p := strings.SplitN(value, "-", 3); len(p) >= 2 {
+			return p[1], true
+		}
+		return value, true
+	case "x-amzn-trace-id": // Root=1-...;Parent=...;Sampled=1
+		for _, f := range strings.Split(value, ";") {
+			if r, ok := strings.CutPrefix(strings.TrimSpace(f), "Root="); ok {
+				return r, true
+			}
+		}
+		return value, true
+	case "grpc-trace-bin":
+		return grpcTraceID(value), true
+	case "tracestate", "x-request-id", "x-correlation-id":
+		return value, true
+	}
+	return "", false
+}
+
+// grpcTraceID returns the trace id, in hex, of an OpenCensus binary trace
+// context (version 0, field 0: 16 bytes of trace id), or value itself.
+func grpcTraceID(value string) string {
+	b, err := base64.RawStdEncoding.DecodeString(strings.TrimRight(value, "="))
+	if err != nil || len(b) < 18 || b[0] != 0 || b[1] != 0 {
+		return value
+	}
+	return hex.EncodeToString(b[2:18])
+}
+
+// pathTokens adds the segments and query values of a path.
+func pathTokens(ev *proto.Evidence, p string) {
+	path, query, _ := strings.Cut(p, "?")
+	for _, s := range strings.Split(path, "/") {
+		addToken(ev, s)
+	}
+	for _, kv := range strings.Split(query, "&") {
+		if _, v, ok := strings.Cut(kv, "="); ok {
+			addToken(ev, v)
+		}
+	}
+}
+
+// addToken adds the hash of one token.
+func addToken(ev *proto.Evidence, t string) {
+	if t == "" {
+		return
+	}
+	ev.Tokens = append(ev.Tokens, farm.Fingerprint64([]byte(t)))
+}
+
+// finishEvidence sorts and deduplicates ev's tokens, keeps at most max
+// of them (the smallest hashes, so that the choice does not depend on the
+// order of the headers), and returns ev, or nil if it holds nothing.
+func finishEvidence(ev *proto.Evidence, max int) *proto.Evidence {
+	slices.Sort(ev.Tokens)
+	ev.Tokens = slices.Compact(ev.Tokens)
+	if len(ev.Tokens) > max {
+		ev.Tokens = ev.Tokens[:max]
+	}
+	if len(ev.IDs) == 0 && len(ev.Tokens) == 0 {
+		return nil
+	}
+	return ev
+}

@@ -1,0 +1,363 @@
+package http2
+
+import (
+	xhttp2 "golang.org/x/net/http2"
+
+	"github.com/wirepath/wirepath/proto"
+)
+
+// halfState is where one direction of a stream is.
+type halfState uint8
+
+const (
+	hIdle   halfState = iota // nothing sent yet
+	hOpen                    // frames sent, END_STREAM not yet
+	hDone                    // reported
+	hLost                    // lost to a gap or an error: never reported
+	hAbsent                  // not expected (the request of a stream seen only from its response, a push)
+)
+
+// half is one direction of a stream: one Unit.
+type half struct {
+	state      halfState
+	reset      bool
+	unknown    bool // a header block could not be read: no label
+	crossed    bool // open when its direction lost its framing
+	stall      bool
+	start, end int64
+	bytes      int64
+	window     int64 // flow-control window of this half's sender
+
+	method, path, status, grpcStatus, ctype string
+
+	ev *proto.Evidence
+}
+
+// stream is one HTTP/2 stream.
+type stream struct {
+	id   uint32
+	push bool
+	h    [2]half
+}
+
+// finished reports whether neither half will be reported any more.
+func (st *stream) finished() bool {
+	for i := range st.h {
+		if s := st.h[i].state; s == hIdle || s == hOpen {
+			return false
+		}
+	}
+	return true
+}
+
+// recentlyClosed reports whether id is among the streams closed last.
+func (d *Decoder) recentlyClosed(id uint32) bool {
+	for _, c := range d.closed[:min(d.nclosed, closedRing)] {
+		if c == id {
+			return true
+		}
+	}
+	return false
+}
+
+// open returns the stream a header block from dir on id belongs to,
+// making it when the block opens it, or nil when the stream is closed
+// (the block is then decoded only to keep the HPACK table in step).
+func (d *Decoder) open(dir proto.Dir, id uint32) *stream {
+	if st := d.streams[id]; st != nil {
+		return st
+	}
+	if d.recentlyClosed(id) || id%2 == 0 {
+		d.stats.ClosedStreamFrames++
+		return nil
+	}
+	if dir == proto.FromClient && id <= d.maxClient {
+		d.stats.ClosedStreamFrames++
+		return nil
+	}
+	st := d.newStream(id)
+	if dir == proto.FromServer {
+		// The request was lost, or is not seen on this capture.
+		d.stats.ResponsesWithoutRequest++
+		st.h[proto.FromClient].state = hAbsent
+	}
+	d.maxClient = max(d.maxClient, id)
+	return st
+}
+
+// newStream makes stream id, dropping the oldest open stream if there
+// are too many.
+func (d *Decoder) newStream(id uint32) *stream {
+	if len(d.streams) >= d.cfg.MaxStreams {
+		var oldest *stream
+		for _, st := range d.streams {
+			if oldest == nil || st.id < oldest.id {
+				oldest = st
+			}
+		}
+		d.stats.StreamsEvicted++
+		for dir := range oldest.h {
+			if oldest.h[dir].state == hOpen {
+				d.loseHalf(oldest, proto.Dir(dir))
+			}
+		}
+		d.freeStream(oldest)
+	}
+	var st *stream
+	if n := len(d.free); n > 0 {
+		st, d.free = d.free[n-1], d.free[:n-1]
+	} else {
+		st = new(stream)
+	}
+	st.id = id
+	for dir := range st.h {
+		st.h[dir].window = d.dirs[dir].initWindow
+	}
+	d.streams[id] = st
+	d.stats.Streams++
+	return st
+}
+
+// freeStream forgets a stream and remembers its id as closed.
+func (d *Decoder) freeStream(st *stream) {
+	delete(d.streams, st.id)
+	d.closed[d.nclosed%closedRing] = st.id
+	d.nclosed++
+	for i := range d.dirs {
+		s := &d.dirs[i]
+		if s.cap == &st.h[0] || s.cap == &st.h[1] {
+			s.cap = nil
+		}
+	}
+	*st = stream{}
+	if len(d.free) < 64 {
+		d.free = append(d.free, st)
+	}
+}
+
+// begin makes h open at the frame starting at start, if it is not yet,
+// and returns it, or nil when h takes no more frames.
+func (d *Decoder) begin(st *stream, dir proto.Dir, start int64) *half {
+	h := &st.h[dir]
+	switch h.state {
+	case hIdle, hAbsent:
+		h.state = hOpen
+		h.start = start
+		return h
+	case hOpen:
+		return h
+	}
+	d.stats.ClosedStreamFrames++
+	return nil
+}
+
+// loseHalf marks an open or idle half lost.
+func (d *Decoder) loseHalf(st *stream, dir proto.Dir) {
+	h := &st.h[dir]
+	if h.state == hOpen || h.state == hIdle {
+		d.stats.StreamsLost++
+		h.state = hLost
+		if st.finished() {
+			d.freeStream(st)
+		}
+	}
+}
+
+// finishHalf reports an open half.
+func (d *Decoder) finishHalf(st *stream, dir proto.Dir) {
+	h := &st.h[dir]
+	h.state = hDone
+	u := proto.Unit{Dir: dir, Start: h.start, End: h.end, Bytes: h.bytes}
+	switch {
+	case dir == proto.FromClient:
+		u.Kind, u.Key = proto.KindRequest, uint64(st.id)
+		u.Label = d.requestLabel(h)
+	case st.push:
+		u.Kind = proto.KindOneWay
+		u.Label, u.Status = responseLabel(h)
+	default:
+		u.Kind, u.Key = proto.KindResponse, uint64(st.id)
+		u.Label, u.Status = responseLabel(h)
+	}
+	if h.reset {
+		u.Label = resetLabel(u.Label)
+	}
+	if h.ev != nil {
+		u.Evidence = finishEvidence(h.ev, d.cfg.MaxTokens)
+		h.ev = nil
+	}
+	d.emitUnit(u)
+}
+
+// endHalf reports a half that ended with END_STREAM, and forgets the
+// stream once both halves are done.
+func (d *Decoder) endHalf(st *stream, dir proto.Dir) {
+	d.finishHalf(st, dir)
+	if st.finished() {
+		d.freeStream(st)
+	}
+}
+
+// reset ends stream id at an RST_STREAM: its open halves are reported,
+// marked as reset, and the stream is closed.
+func (d *Decoder) reset(id uint32) {
+	st := d.streams[id]
+	if st == nil {
+		return
+	}
+	for dir := range st.h {
+		switch h := &st.h[dir]; h.state {
+		case hOpen:
+			h.reset = true
+			d.finishHalf(st, proto.Dir(dir))
+		case hIdle:
+			h.state = hAbsent
+		}
+	}
+	d.freeStream(st)
+}
+
+// dataFrame adds a DATA frame to its stream.
+func (d *Decoder) dataFrame(s *dirState, fh frameHeader, start, end int64) {
+	st := d.streams[fh.stream]
+	var h *half
+	if st != nil && st.h[s.dir].state == hOpen {
+		h = &st.h[s.dir]
+	}
+	d.spend(s, h, int64(fh.length))
+	if h == nil {
+		if st == nil && !d.recentlyClosed(fh.stream) {
+			d.stats.OrphanFrames++
+		} else if st == nil || st.h[s.dir].state != hLost {
+			d.stats.ClosedStreamFrames++
+		}
+		return
+	}
+	h.end = end
+	h.bytes += end - start
+	if fh.flags&fEndStream != 0 {
+		d.endHalf(st, s.dir)
+	}
+}
+
+// headersFrame adds a HEADERS frame to its stream and decodes its block.
+func (d *Decoder) headersFrame(s *dirState, f *xhttp2.HeadersFrame, start, end int64) {
+	var h *half
+	st := d.open(s.dir, f.StreamID)
+	if st != nil {
+		h = d.begin(st, s.dir, start)
+	}
+	if h != nil {
+		h.end = end
+		h.bytes += end - start
+	}
+	d.beginBlock(s, h)
+	d.writeBlock(s, f.HeaderBlockFragment())
+	if !f.HeadersEnded() {
+		s.contStream, s.contEnd = f.StreamID, f.StreamEnded()
+		return
+	}
+	d.endBlock(s)
+	if h != nil && f.StreamEnded() && h.state == hOpen {
+		d.endHalf(st, s.dir)
+	}
+}
+
+// continuationFrame adds a CONTINUATION frame to the block it continues.
+func (d *Decoder) continuationFrame(s *dirState, f *xhttp2.ContinuationFrame, start, end int64) {
+	if s.contStream == 0 {
+		d.stats.ContinuationErrors++
+		return
+	}
+	st := d.streams[f.StreamID]
+	var h *half
+	if st != nil && st.h[s.dir].state == hOpen {
+		h = &st.h[s.dir]
+		h.end = end
+		h.bytes += end - start
+	}
+	d.writeBlock(s, f.HeaderBlockFragment())
+	if !f.HeadersEnded() {
+		return
+	}
+	endStream := s.contEnd
+	d.endBlock(s)
+	if h != nil && endStream && h.state == hOpen {
+		d.endHalf(st, s.dir)
+	}
+}
+
+// pushPromise adds a PUSH_PROMISE frame to the response it belongs to,
+// makes the promised stream, and decodes the promised request's headers
+// (for the HPACK table only).
+func (d *Decoder) pushPromise(s *dirState, f *xhttp2.PushPromiseFrame, start, end int64) {
+	if st := d.streams[f.StreamID]; st != nil && st.h[s.dir].state == hOpen {
+		h := &st.h[s.dir]
+		h.end = end
+		h.bytes += end - start
+	}
+	if s.dir == proto.FromServer && f.PromiseID%2 == 0 && d.streams[f.PromiseID] == nil {
+		ps := d.newStream(f.PromiseID)
+		ps.push = true
+		ps.h[proto.FromClient].state = hAbsent
+		d.maxStream = max(d.maxStream, f.PromiseID)
+	}
+	d.beginBlock(s, nil)
+	d.writeBlock(s, f.HeaderBlockFragment())
+	if !f.HeadersEnded() {
+		s.contStream, s.contEnd = f.StreamID, false
+		return
+	}
+	d.endBlock(s)
+}
+
+// spend charges a DATA frame to its sender's flow-control windows and
+// counts the moments a window runs out.
+func (d *Decoder) spend(s *dirState, h *half, n int64) {
+	s.connWindow -= n
+	if s.connWindow <= 0 && !s.connStall {
+		s.connStall = true
+		d.stats.ConnStalls++
+	}
+	if h == nil {
+		return
+	}
+	h.window -= n
+	if h.window <= 0 && !h.stall {
+		h.stall = true
+		d.stats.StreamStalls++
+	}
+}
+
+// windowUpdate credits the window a WINDOW_UPDATE from s's side grants
+// the other side's sender.
+func (d *Decoder) windowUpdate(s *dirState, id uint32, inc int64) {
+	o := &d.dirs[s.dir.Other()]
+	if id == 0 {
+		o.connWindow += inc
+		if o.connWindow > 0 {
+			o.connStall = false
+		}
+		return
+	}
+	if st := d.streams[id]; st != nil {
+		h := &st.h[o.dir]
+		h.window += inc
+		if h.window > 0 {
+			h.stall = false
+		}
+	}
+}
+
+// initialWindow applies a new SETTINGS_INITIAL_WINDOW_SIZE to o's sender.
+func (d *Decoder) initialWindow(o *dirState, v int64) {
+	delta := v - o.initWindow
+	o.initWindow = v
+	for _, st := range d.streams {
+		h := &st.h[o.dir]
+		h.window += delta
+		if h.window > 0 {
+			h.stall = false
+		}
+	}
+}
