@@ -635,7 +635,7 @@ func TestGeneratedDrift(t *testing.T) {
 		}
 		rs, tr := analyzeJSON(t, filepath.Join(dir, "front.pcapng"), filepath.Join(dir, "mid.pcapng"), filepath.Join(dir, "db.pcapng"),
 			"--engine", "all", "--instances", "-1")
-		return scoreAll(t, rs, tr, truthCopy(t, out.Truth), time.Second), byEngine(t, rs, causal.NestingName), st[0].StartNS
+		return scoreAll(t, rs, tr, truthCopy(t, out.Truth), time.Second), byEngine(t, rs, nesting.Name), st[0].StartNS
 	}
 	plain, _, _ := run(false)
 	drifting, nest, start := run(true)
@@ -658,7 +658,7 @@ func TestGeneratedDrift(t *testing.T) {
 			t.Errorf("%s: offset %d (truth %d), drift %.3f ppm (truth %.0f)", c.Name, c.OffsetNS, truth, c.DriftPPM, ppm)
 		}
 	}
-	for _, e := range []string{causal.NestingName, causal.LinkingName} {
+	for _, e := range []string{nesting.Name, linking.Name} {
 		p, d := plain[e].Instances, drifting[e].Instances
 		t.Logf("%s: without drift %s; with %s", e, instText(p), instText(d))
 		if d.FalsePositiveRate > p.FalsePositiveRate+0.005 || d.WeightedFalseNegativeRate > p.WeightedFalseNegativeRate+0.005 {
