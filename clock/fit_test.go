@@ -374,3 +374,21 @@ func BenchmarkAdd(b *testing.B) {
 		b.Fatal("unbounded")
 	}
 }
+
+func TestUncertaintyOver(t *testing.T) {
+	m := Model{Known: true, Segments: []Segment{
+		{Start: math.MinInt64, Epoch: 1000, Uncertainty: 10, RateKnown: true, RateUncertainty: 1e-3},
+		{Start: 5000, Epoch: 6000, Uncertainty: 20},
+	}}
+	for _, tt := range []struct{ from, to, want int64 }{
+		{1000, 1000, 10},
+		{0, 3000, 10 + 2},      // 2000 ns from the epoch at 1e-3
+		{0, 4999, 10 + 4},      // the first segment ends at 4999
+		{5000, 7000, 20 + 1},   // 1000 ns at UnknownRate: 0.1, rounded up
+		{0, 1e9, 20 + 100_000}, // the second, 1e9-6000 ns at 100 ppm, rounded up
+	} {
+		if got := m.UncertaintyOver(tt.from, tt.to); got != tt.want {
+			t.Errorf("UncertaintyOver(%d, %d) = %d, want %d", tt.from, tt.to, got, tt.want)
+		}
+	}
+}

@@ -385,3 +385,35 @@ func cmpInt(a, b int64) int {
 	}
 	return 0
 }
+
+// UnknownRate is the drift assumed, for choosing among estimates, of a
+// clock whose drift the samples did not tell (100 ppm: most quartz
+// oscillators stay within it).
+const UnknownRate = 100e-6
+
+// UncertaintyOver bounds the model's error at any A time from from to to:
+// per segment, where it applies, its offset's uncertainty plus its rate's
+// (UnknownRate where the rate is not known) times the farthest such time
+// from its epoch. An estimate fitted to a short stretch of samples is
+// exact there and uncertain far from it; chaining by this bound prefers
+// estimates that hold over the whole capture.
+func (m *Model) UncertaintyOver(from, to int64) int64 {
+	var u int64
+	for i := range m.Segments {
+		s := &m.Segments[i]
+		lo, hi := max(from, s.Start), to
+		if i+1 < len(m.Segments) {
+			hi = min(hi, m.Segments[i+1].Start-1)
+		}
+		if lo > hi {
+			continue
+		}
+		rate := s.RateUncertainty
+		if !s.RateKnown {
+			rate = UnknownRate
+		}
+		d := max(abs(lo-s.Epoch), abs(hi-s.Epoch))
+		u = max(u, s.Uncertainty+int64(math.Ceil(rate*float64(d))))
+	}
+	return u
+}

@@ -108,6 +108,10 @@ type sampler struct {
 	max   int
 	m     map[uint64]sample
 	res   int64 // coarsest timestamp resolution seen, ns
+	// first and last are the earliest and latest timestamps of all the
+	// packets offered (sampled or not); n counts them.
+	first, last int64
+	n           int64
 }
 
 func newSampler(max int) *sampler {
@@ -117,6 +121,13 @@ func newSampler(max int) *sampler {
 func levelMask(level uint8) uint64 { return 1<<level - 1 }
 
 func (s *sampler) add(key uint64, ts int64, src, dst netip.Addr) {
+	if s.n == 0 || ts < s.first {
+		s.first = ts
+	}
+	if s.n == 0 || ts > s.last {
+		s.last = ts
+	}
+	s.n++
 	if key&levelMask(s.level) != 0 {
 		return
 	}
@@ -218,7 +229,21 @@ func estimatePair(a, b *sampler) pairEstimate {
 	m.Floor(max(a.res, b.res, 1))
 	e := m.Estimate()
 	e.Samples = n
+	// Chained by how well the model holds over both captures, not only
+	// where their shared samples are (clock.Model.UncertaintyOver).
+	if lo, hi, ok := span(a, b, &m); ok {
+		e.Uncertainty = max(e.Uncertainty, m.UncertaintyOver(lo, hi))
+	}
 	return pairEstimate{Estimate: e, model: m, method: method}
+}
+
+// span returns the time both samplers' packets cover, on a's clock (b's
+// moved by m, b's offset against a).
+func span(a, b *sampler, m *clock.Model) (lo, hi int64, ok bool) {
+	if a.n == 0 || b.n == 0 || !m.Known {
+		return 0, 0, false
+	}
+	return min(a.first, m.Local(b.first)), max(a.last, m.Local(b.last)), true
 }
 
 // width is the width of the interval the envelopes of p leave the offset
