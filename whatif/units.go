@@ -23,15 +23,40 @@ func ParseLink(s string) (a, b string, err error) {
 // decimal (k = 1000); "B" means bytes, "bit" or "b" bits.
 func ParseBandwidth(s string) (float64, error) {
 	t := strings.TrimSpace(s)
-	i := 0
-	for i < len(t) && (t[i] >= '0' && t[i] <= '9' || t[i] == '.' || t[i] == 'e' && i > 0 && i+1 < len(t) && (t[i+1] >= '0' && t[i+1] <= '9' || t[i+1] == '-' || t[i+1] == '+') || (t[i] == '-' || t[i] == '+') && i > 0 && t[i-1] == 'e') {
-		i++
-	}
+	i := numberEnd(t)
 	v, err := strconv.ParseFloat(t[:i], 64)
 	if err != nil || !(v > 0) || math.IsInf(v, 0) {
 		return 0, fmt.Errorf("bad bandwidth %q: want a positive number and a unit such as 100Mbit/s or 10MB/s", s)
 	}
-	unit := strings.TrimSpace(t[i:])
+	mult, ok := unitBits(t[i:])
+	if !ok {
+		return 0, fmt.Errorf("bad bandwidth %q: unknown unit (use bit/s, kbit/s, Mbit/s, Gbit/s, B/s, kB/s, MB/s, GB/s or bps, Mbps, Gbps)", s)
+	}
+	return v * mult, nil
+}
+
+// numberEnd returns the length of the decimal number (digits, a point, an
+// exponent with its sign) at the start of t.
+func numberEnd(t string) int {
+	digit := func(i int) bool { return i < len(t) && t[i] >= '0' && t[i] <= '9' }
+	i := 0
+	for i < len(t) {
+		switch c := t[i]; {
+		case digit(i) || c == '.':
+		case c == 'e' && i > 0 && (digit(i+1) || i+1 < len(t) && (t[i+1] == '-' || t[i+1] == '+')):
+		case (c == '-' || c == '+') && i > 0 && t[i-1] == 'e':
+		default:
+			return i
+		}
+		i++
+	}
+	return i
+}
+
+// unitBits returns the bits per second of one unit such as "Mbit/s",
+// "MB/s" or "Mbps" (the empty unit is bit/s), and false for an unknown one.
+func unitBits(unit string) (float64, bool) {
+	unit = strings.TrimSpace(unit)
 	unit = strings.TrimSuffix(unit, "/s")
 	unit = strings.TrimSuffix(unit, "ps")
 	mult := 1.0
@@ -49,12 +74,11 @@ func ParseBandwidth(s string) (float64, error) {
 	}
 	switch unit {
 	case "", "b", "bit", "bits":
+		return mult, true
 	case "B", "byte", "bytes":
-		mult *= 8
-	default:
-		return 0, fmt.Errorf("bad bandwidth %q: unknown unit (use bit/s, kbit/s, Mbit/s, Gbit/s, B/s, kB/s, MB/s, GB/s or bps, Mbps, Gbps)", s)
+		return mult * 8, true
 	}
-	return v * mult, nil
+	return 0, false
 }
 
 // FormatBandwidth formats bits per second with a readable unit.

@@ -241,3 +241,25 @@ func BenchmarkLinkProfiles(b *testing.B) {
 		}
 	}
 }
+
+// FuzzParseBandwidth checks that any text parses to a positive finite
+// rate or an error, and that what FormatBandwidth writes parses back to
+// the same rate within its four significant digits.
+func FuzzParseBandwidth(f *testing.F) {
+	for _, s := range []string{"100Mbit/s", "1Gbps", "12.5MB/s", "1e9", "2.5e-3kbit/s", "-5Mbit/s", "e", "1e+", "10 furlongs"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		v, err := ParseBandwidth(s)
+		if err != nil {
+			return
+		}
+		if !(v > 0) || math.IsInf(v, 0) {
+			t.Fatalf("ParseBandwidth(%q) = %v", s, v)
+		}
+		back, err := ParseBandwidth(FormatBandwidth(v))
+		if err != nil || math.Abs(back-v) > 1e-3*v {
+			t.Fatalf("%q: %v formats as %q, which parses as %v, %v", s, v, FormatBandwidth(v), back, err)
+		}
+	})
+}
