@@ -3,6 +3,7 @@ package gen
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"net/netip"
 	"os"
@@ -23,15 +24,14 @@ import (
 // Sniffer is a capture point of the synthetic captures WritePcaps writes:
 // it sees every packet to or from its Nodes ("CLIENT" for every client; no
 // nodes: every packet, like a switch mirror) and stamps it with its own
-// clock, true time + Offset.
+// clock: true time + Offset + DriftPPM·1e-6·(true time − the first
+// packet's), a clock that gains DriftPPM microseconds a second from the
+// start of the captures.
 type Sniffer struct {
-	Name   string   `yaml:"name" json:"name"`
-	Nodes  []string `yaml:"nodes,omitempty" json:"nodes,omitempty"`
-	Offset Duration `yaml:"offset,omitempty" json:"offset_ns,omitempty"`
-	// DriftPPM makes the sniffer's clock gain that many parts per million
-	// from the configuration's start: a packet at true time t is stamped
-	// t + Offset + DriftPPM·1e-6·(t - start).
-	DriftPPM float64 `yaml:"drift_ppm,omitempty" json:"drift_ppm,omitempty"`
+	Name     string   `yaml:"name" json:"name"`
+	Nodes    []string `yaml:"nodes,omitempty" json:"nodes,omitempty"`
+	Offset   Duration `yaml:"offset,omitempty" json:"offset_ns,omitempty"`
+	DriftPPM float64  `yaml:"drift_ppm,omitempty" json:"drift_ppm,omitempty"`
 	// Loss is the probability that the sniffer misses any one packet, on
 	// top of the messages the loss model dropped for every sniffer.
 	Loss float64 `yaml:"loss,omitempty" json:"loss,omitempty"`
@@ -49,6 +49,9 @@ type PcapStats struct {
 	DataSegments int `json:"data_segments"`
 	LostSegments int `json:"lost_segments"`
 	Missed       int `json:"missed,omitempty"`
+	// StartNS is the first packet's departure, the time from which a
+	// sniffer's drift counts.
+	StartNS int64 `json:"start_ns"`
 }
 
 // Link-level constants of the synthetic captures.
@@ -100,6 +103,7 @@ type pcapBuilder struct {
 	conns  map[[2]netip.AddrPort]*tcpConn
 	ipID   map[netip.Addr]uint16
 	rng    uint64
+	start  int64 // the first packet's departure: sniffers drift from it
 	// servers maps each node's listening endpoint to the node.
 	servers map[netip.AddrPort]int
 	// the payload of one message, rendered once for its segments
@@ -295,6 +299,11 @@ func (b *pcapBuilder) build() error {
 			}
 		}
 	}
+	for i, p := range b.pkts {
+		if i == 0 || p.depart < b.start {
+			b.start = p.depart
+		}
+	}
 	return nil
 }
 
@@ -408,7 +417,7 @@ type capture struct {
 
 // write writes the packets sniffer sn sees into dir/NAME.pcapng.
 func (b *pcapBuilder) write(dir string, sn Sniffer, covers func(netip.Addr) bool) (PcapStats, error) {
-	st := PcapStats{Sniffer: sn.Name, File: filepath.Join(dir, sn.Name+".pcapng")}
+	st := PcapStats{Sniffer: sn.Name, File: filepath.Join(dir, sn.Name+".pcapng"), StartNS: b.start}
 	var caps []capture
 	miss := snifferLoss(b.t.Meta.Seed, sn)
 	for k := range b.pkts {
@@ -477,13 +486,9 @@ func (b *pcapBuilder) write(dir string, sn Sniffer, covers func(netip.Addr) bool
 }
 
 // stamp returns the time sniffer sn writes on a packet it sees at true
-// time t: its offset plus its drift since the configuration's start.
+// time t: its offset plus its drift since the first packet.
 func (b *pcapBuilder) stamp(sn Sniffer, t int64) int64 {
-	ts := t + int64(sn.Offset)
-	if sn.DriftPPM != 0 {
-		ts += int64(sn.DriftPPM * 1e-6 * float64(t-b.p.start))
-	}
-	return ts
+	return t + int64(sn.Offset) + int64(math.Round(sn.DriftPPM*1e-6*float64(t-b.start)))
 }
 
 // snifferLoss returns a function that reports, packet after packet,

@@ -504,15 +504,19 @@ func TestPcapPayloadsAndSniffers(t *testing.T) {
 	if want != got {
 		t.Errorf("streams hold %d bytes, messages %d", got, want)
 	}
-	// The drifting sniffer: offset plus 40 ppm since the start, 2% missed.
-	start := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano()
+	// The drifting sniffer: offset plus 40 ppm since the first packet, 2%
+	// missed.
+	start := stats[1].StartNS
+	if start != stats[0].StartNS || start == 0 {
+		t.Fatalf("start %d and %d", stats[0].StartNS, stats[1].StartNS)
+	}
 	n := 0
 	for _, cp := range readPcapng(t, filepath.Join(dir, "app.pcapng")) {
 		mt, ok := stamp[string(cp.data[14:])]
 		if !ok {
 			continue // a packet the mirror stamped at the other end (TTL differs)
 		}
-		want := mt + int64(2*time.Millisecond) + int64(40e-6*float64(mt-start))
+		want := mt + int64(2*time.Millisecond) + int64(math.Round(40e-6*float64(mt-start)))
 		if d := cp.ts - want; d < -1 || d > 1 {
 			t.Fatalf("drifting sniffer stamps %d, want %d", cp.ts, want)
 		}

@@ -96,7 +96,7 @@ func (m *TruthMeta) version() int {
 // sniffersV2 reports whether a sniffer uses what version 2 added.
 func sniffersV2(sns []Sniffer) bool {
 	for _, sn := range sns {
-		if sn.DriftPPM != 0 || sn.Loss != 0 {
+		if sn.Loss != 0 {
 			return true
 		}
 	}
@@ -351,7 +351,11 @@ func newTruthParser(tr *trace.Trace, file string) *truthParser {
 
 // errf returns a positioned error on the current line.
 func (tp *truthParser) errf(col string, format string, args ...any) error {
-	return &trace.ParseError{File: tp.file, Line: tp.line, Column: col, Err: fmt.Errorf("%w: %s", ErrTruth, fmt.Sprintf(format, args...))}
+	err := fmt.Errorf("%w: %s", ErrTruth, fmt.Sprintf(format, args...))
+	if col != "" {
+		err = &trace.ColumnError{Column: col, Err: err}
+	}
+	return &trace.ParseError{File: tp.file, Line: tp.line, Err: err}
 }
 
 // parse reads every line: the #truth line, the header, then one row per
