@@ -3,7 +3,7 @@ package flows
 import (
 	"net/netip"
 
-	"github.com/wirepath/wirepath/flows/internal/seqnum"
+	"github.com/wirepath/wirepath/internal/ring"
 	"github.com/wirepath/wirepath/pcapio"
 	"github.com/wirepath/wirepath/trace"
 )
@@ -22,37 +22,6 @@ type msg struct {
 	cutAt      int64
 	dnsOK      bool // UDP: a DNS header was parsed
 	dns        dnsHeader
-}
-
-// end is the sequence number after the message's last byte.
-func (m *msg) end() seqnum.Value { return seqnum.Value(m.Seq).Add(seqnum.Size(m.Bytes)) }
-
-// msgQueue is a FIFO of cut messages waiting for the settle time.
-type msgQueue struct {
-	buf     []*msg
-	head, n int
-}
-
-func (q *msgQueue) push(m *msg) {
-	if q.n == len(q.buf) {
-		nb := make([]*msg, max(64, 2*len(q.buf)))
-		for i := 0; i < q.n; i++ {
-			nb[i] = q.buf[(q.head+i)%len(q.buf)]
-		}
-		q.buf, q.head = nb, 0
-	}
-	q.buf[(q.head+q.n)%len(q.buf)] = m
-	q.n++
-}
-
-func (q *msgQueue) peek() *msg { return q.buf[q.head] }
-
-func (q *msgQueue) pop() *msg {
-	m := q.buf[q.head]
-	q.buf[q.head] = nil
-	q.head = (q.head + 1) % len(q.buf)
-	q.n--
-	return m
 }
 
 // Assembler is the flows stage in push form: Add packets in corrected time
@@ -74,7 +43,7 @@ type Assembler struct {
 	holey     []*conn
 	freeConns []*conn
 	freeMsgs  []*msg
-	queue     msgQueue
+	queue     ring.Ring[*msg] // cut messages waiting for the settle time
 	pool      bufPool
 	frag      defragmenter
 	nextID    uint64
@@ -203,14 +172,14 @@ func (a *Assembler) Flush() {
 // order they ended, each Config.Settle after it ended (at once after
 // Flush).
 func (a *Assembler) Next(m *Message) bool {
-	if a.queue.n == 0 {
+	if a.queue.Len() == 0 {
 		return false
 	}
-	head := a.queue.peek()
+	head := *a.queue.Front()
 	if !a.flushing && head.cutAt+a.settle > a.now {
 		return false
 	}
-	a.queue.pop()
+	a.queue.Pop()
 	a.seal(head, m)
 	return true
 }

@@ -4,26 +4,18 @@ import (
 	"net/netip"
 
 	"github.com/wirepath/wirepath/flows/internal/seqnum"
+	"github.com/wirepath/wirepath/internal/connkey"
 	"github.com/wirepath/wirepath/pcapio"
 )
 
-// connKey names a connection or UDP flow by its canonical endpoints: a is
-// the lower address:port, b the higher, so both directions share the key.
-// It is a comparable value.
-type connKey struct {
-	a, b   netip.Addr
-	pa, pb uint16
-	proto  uint8
-}
+// connKey names a connection or UDP flow by its canonical endpoints, so
+// that both directions share the key: a packed comparable value.
+type connKey = connkey.Key
 
 // keyOf returns the key of a packet and its direction: 0 when it travels
-// from the key's a to b, 1 otherwise.
+// from the key's first endpoint to its second, 1 otherwise.
 func keyOf(src, dst netip.Addr, sport, dport uint16, proto uint8) (connKey, int) {
-	c := src.Compare(dst)
-	if c < 0 || (c == 0 && sport <= dport) {
-		return connKey{a: src, b: dst, pa: sport, pb: dport, proto: proto}, 0
-	}
-	return connKey{a: dst, b: src, pa: dport, pb: sport, proto: proto}, 1
+	return connkey.Of(src, dst, sport, dport, proto)
 }
 
 // callerSource says how the caller (client) side of a connection was found.
@@ -150,11 +142,10 @@ func (c *conn) init(a *Assembler, id uint64, key connKey, proto uint8, now int64
 	c.unsealed, c.dnsPending, c.hs = unsealed, dnsP, hs
 	c.acc.rtt, c.acc.tput[0], c.acc.tput[1] = rtt, tp0, tp1
 	c.id, c.key, c.proto, c.first, c.last = id, key, proto, now, now
-	c.ep[0] = netip.AddrPortFrom(key.a, key.pa)
-	c.ep[1] = netip.AddrPortFrom(key.b, key.pb)
+	c.ep[0], c.ep[1] = key.Endpoint(0), key.Endpoint(1)
 	c.caller = -1
 	c.http.reset()
-	dns := proto == pcapio.ProtoTCP && (key.pa == 53 || key.pb == 53)
+	dns := proto == pcapio.ProtoTCP && (key.Port(0) == 53 || key.Port(1) == 53)
 	for d := range c.half {
 		h := &c.half[d]
 		h.st, h.cov, h.fr = halves[d].st, halves[d].cov, halves[d].fr

@@ -28,50 +28,63 @@ type connAcc struct {
 // a round-trip sample for a RETURN whose CALL was seen at the same point,
 // and a throughput sample for a message of several segments.
 func (a *Assembler) accountMessage(c *conn, m *msg) {
-	acc := &c.acc
 	switch m.Kind {
 	case trace.KindCall:
-		r := &c.calls[m.Call.Index%uint32(len(c.calls))]
-		*r = callRec{idx: m.Call.Index, valid: true}
-		for i := range m.Sightings {
-			if int(r.n) == len(r.pts) {
-				break
-			}
-			s := &m.Sightings[i]
-			r.pts[r.n], r.ttl[r.n], r.last[r.n] = s.Point, s.TTL, s.Last
-			r.n++
-		}
+		c.noteCall(m)
 	case trace.KindReturn:
-		r := &c.calls[m.Call.Index%uint32(len(c.calls))]
-		if !r.valid || r.idx != m.Call.Index {
+		c.sampleRTT(m)
+	}
+	c.sampleThroughput(m)
+}
+
+// noteCall remembers where and when a CALL was seen, for its RETURN.
+func (c *conn) noteCall(m *msg) {
+	r := &c.calls[m.Call.Index%uint32(len(c.calls))]
+	*r = callRec{idx: m.Call.Index, valid: true}
+	for i := range m.Sightings {
+		if int(r.n) == len(r.pts) {
 			break
 		}
-		r.valid = false
-		// At the point nearest the caller that saw both: from the last
-		// byte of the call to the first byte of the return.
-		best := -1
-		var sample int64
-		for i := 0; i < int(r.n); i++ {
-			for j := range m.Sightings {
-				s := &m.Sightings[j]
-				if s.Point != r.pts[i] {
-					continue
-				}
-				if best < 0 || r.ttl[i] > r.ttl[best] {
-					best, sample = i, s.First-r.last[i]
-				}
+		s := &m.Sightings[i]
+		r.pts[r.n], r.ttl[r.n], r.last[r.n] = s.Point, s.TTL, s.Last
+		r.n++
+	}
+}
+
+// sampleRTT takes a round trip from a RETURN and its CALL, at the point
+// nearest the caller that saw both: from the last byte of the call to the
+// first byte of the return.
+func (c *conn) sampleRTT(m *msg) {
+	r := &c.calls[m.Call.Index%uint32(len(c.calls))]
+	if !r.valid || r.idx != m.Call.Index {
+		return
+	}
+	r.valid = false
+	best := -1
+	var sample int64
+	for i := 0; i < int(r.n); i++ {
+		for j := range m.Sightings {
+			s := &m.Sightings[j]
+			if s.Point != r.pts[i] {
+				continue
 			}
-		}
-		if best >= 0 && sample >= 0 {
-			acc.rttN++
-			if len(acc.rtt) < maxSamples {
-				acc.rtt = append(acc.rtt, sample)
+			if best < 0 || r.ttl[i] > r.ttl[best] {
+				best, sample = i, s.First-r.last[i]
 			}
 		}
 	}
-	// MSHN throughput: the bytes after the first segment over the time
-	// from the first segment to the last, at the point nearest the
-	// receiver that saw at least two segments.
+	if best >= 0 && sample >= 0 {
+		c.acc.rttN++
+		if len(c.acc.rtt) < maxSamples {
+			c.acc.rtt = append(c.acc.rtt, sample)
+		}
+	}
+}
+
+// sampleThroughput takes MSHN's throughput of a message: the bytes after
+// the first segment over the time from the first segment to the last, at
+// the point nearest the receiver that saw at least two segments.
+func (c *conn) sampleThroughput(m *msg) {
 	var rs *Sighting
 	for i := range m.Sightings {
 		s := &m.Sightings[i]
@@ -82,18 +95,20 @@ func (a *Assembler) accountMessage(c *conn, m *msg) {
 			rs = s
 		}
 	}
-	if rs != nil {
-		d := m.dir
-		if c.caller >= 0 && int(c.caller) != 0 {
-			d = 1 - d // index by client/server direction
-		}
-		b, ns := rs.Bytes-rs.FirstBytes, rs.Last-rs.First
-		acc.tputN[d]++
-		acc.tputBytes[d] += b
-		acc.tputNS[d] += ns
-		if len(acc.tput[d]) < maxSamples {
-			acc.tput[d] = append(acc.tput[d], float64(b)*1e9/float64(ns))
-		}
+	if rs == nil {
+		return
+	}
+	acc := &c.acc
+	d := m.dir
+	if c.caller >= 0 && int(c.caller) != 0 {
+		d = 1 - d // index by client/server direction
+	}
+	b, ns := rs.Bytes-rs.FirstBytes, rs.Last-rs.First
+	acc.tputN[d]++
+	acc.tputBytes[d] += b
+	acc.tputNS[d] += ns
+	if len(acc.tput[d]) < maxSamples {
+		acc.tput[d] = append(acc.tput[d], float64(b)*1e9/float64(ns))
 	}
 }
 

@@ -54,14 +54,7 @@ func (c *coverage) add(pt Point, s seqnum.Value, n uint32) (isNew, seen bool) {
 		}
 	}
 	if pc == nil {
-		if len(c.pts) < cap(c.pts) {
-			c.pts = c.pts[:len(c.pts)+1]
-			pc = &c.pts[len(c.pts)-1]
-			pc.pt, pc.r = pt, pc.r[:0]
-		} else {
-			c.pts = append(c.pts, pointCover{pt: pt})
-			pc = &c.pts[len(c.pts)-1]
-		}
+		pc = c.newPoint(pt)
 	}
 	r := pc.r
 	// Fast path: in-order data extends the last range or starts a new one
@@ -76,7 +69,28 @@ func (c *coverage) add(pt Point, s seqnum.Value, n uint32) (isNew, seen bool) {
 	} else if r[k-1].lo.LessThanEq(s) && e.LessThanEq(r[k-1].hi) {
 		return false, true // a repeat of the latest bytes: the common retransmission
 	}
-	// General case: find the ranges that touch [s, e).
+	isNew, before := c.merge(pc, s, e)
+	return isNew, seen || before
+}
+
+// newPoint adds an empty cover for pt, reusing the memory of one reset
+// dropped.
+func (c *coverage) newPoint(pt Point) *pointCover {
+	if len(c.pts) < cap(c.pts) {
+		c.pts = c.pts[:len(c.pts)+1]
+		pc := &c.pts[len(c.pts)-1]
+		pc.pt, pc.r = pt, pc.r[:0]
+		return pc
+	}
+	c.pts = append(c.pts, pointCover{pt: pt})
+	return &c.pts[len(c.pts)-1]
+}
+
+// merge is add's general case: it merges [s, e) into the ranges of pc
+// that it touches, and reports whether it held new bytes and whether some
+// were seen before.
+func (c *coverage) merge(pc *pointCover, s, e seqnum.Value) (isNew, seen bool) {
+	r := pc.r
 	i := 0
 	for i < len(r) && r[i].hi.LessThan(s) {
 		i++

@@ -215,7 +215,7 @@ func (a *Assembler) queueMsg(m *msg) {
 	}
 	m.cutAt = a.now
 	m.c.pendingMsgs++
-	a.queue.push(m)
+	a.queue.Push(m)
 }
 
 // inferCaller decides which side of a connection whose handshake was not
@@ -240,7 +240,7 @@ func (a *Assembler) inferCaller(c *conn, m *msg) {
 	if c.caller >= 0 {
 		return
 	}
-	if s := serverSide(c.key.pa, c.key.pb); s >= 0 {
+	if s := serverSide(c.key.Port(0), c.key.Port(1)); s >= 0 {
 		c.setCaller(1-s, callerPorts)
 	}
 }

@@ -65,17 +65,16 @@ func (s ivals) prefix() int {
 
 // dgram is a datagram being reassembled from fragments.
 type dgram struct {
-	key    fragKey
-	start  int64 // stage time of its first fragment
-	data   []byte
-	have   ivals // bytes received (wire)
-	capt   ivals // bytes whose content was captured
-	total  int   // datagram payload length, -1 until the last fragment
-	frags  int
-	obs    []segObs
-	next   *dgram // age order, oldest first
-	prev   *dgram
-	closed bool
+	key   fragKey
+	start int64 // stage time of its first fragment
+	data  []byte
+	have  ivals // bytes received (wire)
+	capt  ivals // bytes whose content was captured
+	total int   // datagram payload length, -1 until the last fragment
+	frags int
+	obs   []segObs
+	next  *dgram // age order, oldest first
+	prev  *dgram
 }
 
 // defragmenter reassembles IPv4 and IPv6 fragments. It works on pcapio's
@@ -104,39 +103,13 @@ func (f *defragmenter) init(cfg *Config) {
 func (f *defragmenter) add(p *pcapio.Packet, obs []segObs, now int64, st *Stats, pk *pkt) *pkt {
 	off := int(p.FragOffset)
 	content, n, ok := fragmentContent(p)
-	if !ok {
+	if !ok || off+n > maxDatagram || (p.MoreFragments && (n%8 != 0 || n == 0)) {
 		st.FragDroppedBad++
 		return nil
 	}
-	if off+n > maxDatagram || (p.MoreFragments && n%8 != 0) || (p.MoreFragments && n == 0) {
-		st.FragDroppedBad++
-		return nil
-	}
-	key := fragKey{src: p.Src, dst: p.Dst, id: p.IPID, proto: p.Proto}
-	d := f.m[key]
-	if d == nil {
-		for f.bytes+maxDatagram > f.cfg.MaxFragBytes && f.oldest != nil {
-			f.drop(f.oldest, &st.FragDroppedLimit)
-		}
-		d = f.newDgram(key, now)
-	}
-	if d.frags >= maxFragsPerDatagram {
-		f.drop(d, &st.FragDroppedBad)
-		st.FragDroppedBad++
-		return nil
-	}
+	d := f.dgramOf(fragKey{src: p.Src, dst: p.Dst, id: p.IPID, proto: p.Proto}, now, st)
 	end := off + n
-	if !p.MoreFragments {
-		if d.total >= 0 && d.total != end {
-			f.drop(d, &st.FragDroppedBad)
-			st.FragDroppedBad++
-			return nil
-		}
-		d.total = end
-	}
-	if d.total >= 0 && end > d.total {
-		f.drop(d, &st.FragDroppedBad)
-		st.FragDroppedBad++
+	if !f.accept(d, end, p.MoreFragments, st) {
 		return nil
 	}
 	d.frags++
@@ -145,7 +118,51 @@ func (f *defragmenter) add(p *pcapio.Packet, obs []segObs, now int64, st *Stats,
 		f.bytes += end - len(d.data)
 		d.data = append(d.data, make([]byte, end-len(d.data))...)
 	}
-	// First copy wins: only bytes not captured before are written.
+	if d.write(off, content) {
+		st.FragConflicts++
+	}
+	d.capt = d.capt.add(off, off+len(content))
+	d.have = d.have.add(off, end)
+	d.mergeObs(obs)
+	if d.total < 0 || !d.have.covers(d.total) {
+		return nil
+	}
+	return f.complete(d, st, pk)
+}
+
+// dgramOf returns the datagram of key, starting one (after dropping the
+// oldest while the byte budget is exceeded) if it is new.
+func (f *defragmenter) dgramOf(key fragKey, now int64, st *Stats) *dgram {
+	if d := f.m[key]; d != nil {
+		return d
+	}
+	for f.bytes+maxDatagram > f.cfg.MaxFragBytes && f.oldest != nil {
+		f.drop(f.oldest, &st.FragDroppedLimit)
+	}
+	return f.newDgram(key, now)
+}
+
+// accept checks a fragment ending at end (the last one unless more)
+// against d's fragment count and length, which the last fragment sets. A
+// fragment that contradicts them drops d, and counts as bad itself.
+func (f *defragmenter) accept(d *dgram, end int, more bool, st *Stats) bool {
+	bad := d.frags >= maxFragsPerDatagram
+	if !bad && !more {
+		if bad = d.total >= 0 && d.total != end; !bad {
+			d.total = end
+		}
+	}
+	if bad = bad || d.total >= 0 && end > d.total; bad {
+		f.drop(d, &st.FragDroppedBad)
+		st.FragDroppedBad++
+	}
+	return !bad
+}
+
+// write copies the captured content of a fragment at off into d; the
+// first copy of a byte wins. It reports whether content disagrees with
+// bytes captured before.
+func (d *dgram) write(off int, content []byte) bool {
 	conflict := false
 	pos := off
 	for _, iv := range d.capt {
@@ -164,11 +181,11 @@ func (f *defragmenter) add(p *pcapio.Packet, obs []segObs, now int64, st *Stats,
 	if pos < off+len(content) {
 		copy(d.data[pos:off+len(content)], content[pos-off:])
 	}
-	if conflict {
-		st.FragConflicts++
-	}
-	d.capt = d.capt.add(off, off+len(content))
-	d.have = d.have.add(off, end)
+	return conflict
+}
+
+// mergeObs adds a fragment's sightings to d's, one per capture point.
+func (d *dgram) mergeObs(obs []segObs) {
 	for _, o := range obs {
 		merged := false
 		for i := range d.obs {
@@ -182,46 +199,56 @@ func (f *defragmenter) add(p *pcapio.Packet, obs []segObs, now int64, st *Stats,
 			d.obs = append(d.obs, o)
 		}
 	}
-	if d.total < 0 || !d.have.covers(d.total) {
-		return nil
-	}
-	// Complete.
+}
+
+// complete hands over a datagram whose every byte arrived: it fills pk
+// with its transport view and returns it, or nil when the datagram is not
+// a TCP segment or UDP datagram with a whole header.
+func (f *defragmenter) complete(d *dgram, st *Stats, pk *pkt) *pkt {
 	st.FragUsed += int64(d.frags)
 	f.pendingFrags -= int64(d.frags)
 	st.FragDatagrams++
 	f.unlink(d)
 	f.done = d
-	captured := min(d.capt.prefix(), d.total)
-	b := d.data[:captured]
-	*pk = pkt{src: key.src, dst: key.dst, proto: key.proto, obs: d.obs, ts: d.obs[0].first}
+	b := d.data[:min(d.capt.prefix(), d.total)]
+	*pk = pkt{src: d.key.src, dst: d.key.dst, proto: d.key.proto, obs: d.obs, ts: d.obs[0].first}
 	for _, o := range d.obs {
 		pk.ts = min(pk.ts, o.first)
 	}
-	switch key.proto {
+	if !transportView(pk, b, d.total, st) {
+		st.FragOtherDatagram++
+		return nil
+	}
+	return pk
+}
+
+// transportView reads the ports (and for TCP the sequence numbers and
+// flags) of pk, whose payload is the datagram b (total bytes on the wire),
+// and counts it. It reports false when b holds no whole header of a
+// protocol it knows.
+func transportView(pk *pkt, b []byte, total int, st *Stats) bool {
+	switch pk.proto {
 	case pcapio.ProtoTCP:
 		if len(b) < 20 || int(b[12]>>4)*4 < 20 || int(b[12]>>4)*4 > len(b) {
-			st.FragOtherDatagram++
-			return nil
+			return false
 		}
 		hl := int(b[12]>>4) * 4
 		pk.sport, pk.dport = binary.BigEndian.Uint16(b), binary.BigEndian.Uint16(b[2:])
 		pk.seq, pk.ack = binary.BigEndian.Uint32(b[4:]), binary.BigEndian.Uint32(b[8:])
 		pk.flags = b[13]
-		pk.payload, pk.n = b[hl:], d.total-hl
+		pk.payload, pk.n = b[hl:], total-hl
 		st.FragTCPDatagrams++
 	case pcapio.ProtoUDP:
 		if len(b) < 8 {
-			st.FragOtherDatagram++
-			return nil
+			return false
 		}
 		pk.sport, pk.dport = binary.BigEndian.Uint16(b), binary.BigEndian.Uint16(b[2:])
-		pk.payload, pk.n = b[8:], d.total-8
+		pk.payload, pk.n = b[8:], total-8
 		st.FragUDPDatagrams++
 	default:
-		st.FragOtherDatagram++
-		return nil
+		return false
 	}
-	return pk
+	return true
 }
 
 // release frees the datagram add last returned.

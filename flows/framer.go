@@ -129,20 +129,6 @@ func (f *framer) atStart() bool {
 	return false
 }
 
-// app is the protocol the framer frames.
-func (f *framer) app() App {
-	switch f.mode {
-	case fmHTTP:
-		if f.first {
-			return AppNone
-		}
-		return AppHTTP
-	case fmDNS:
-		return AppDNS
-	}
-	return AppNone
-}
-
 // resync is called at the start of a new message: a framer that lost sync
 // tries HTTP detection again there.
 func (f *framer) resync() {
@@ -218,6 +204,9 @@ func (f *framer) feedDNS(data []byte, n int) (int, bool) {
 	return used, false
 }
 
+// feedHTTP frames HTTP/1.x: header blocks, then bodies by Content-Length,
+// chunked coding or the connection's end, each state's bytes handled by
+// one method below.
 func (f *framer) feedHTTP(data []byte, n int, dir int, sh *httpShared) (used int, boundary bool, kind httpKind) {
 	for used < n {
 		if sh.tunnel && f.hs != hTunnel {
@@ -227,131 +216,177 @@ func (f *framer) feedHTTP(data []byte, n int, dir int, sh *httpShared) (used int
 		if used < len(data) {
 			avail = data[used:]
 		}
+		var stop bool
 		switch f.hs {
 		case hBody, hChunkData:
-			k := int(min(f.remain, int64(n-used)))
-			f.remain -= int64(k)
-			used += k
-			if f.remain > 0 {
-				continue
-			}
-			if f.hs == hChunkData {
-				f.hs = hChunkCRLF
-				continue
-			}
-			f.hs = hHeaders
-			return used, true, kind
+			used, stop = f.bodyBytes(used, n)
+			boundary = stop
 		case hUntilClose, hTunnel:
 			return n, false, kind
 		case hHeaders:
-			rem := n - used
-			if len(avail) == 0 {
-				f.giveUp()
-				return n, false, kind
-			}
-			start := len(f.line)
-			// block is the complete header block once found; took the bytes
-			// of this segment it used.
-			var block []byte
-			took := 0
-			if start == 0 {
-				// Fast path: the whole header block is in this segment;
-				// read it in place without copying.
-				if end := endOfHeaders(avail, 0); end >= 0 {
-					block, took = avail[:end], end
-				}
-			}
-			if block == nil {
-				f.line = append(f.line, avail...)
-				// Check the start line as soon as it is readable, so that a
-				// stream that is not HTTP is let go at its first bytes, and
-				// again once its first line is complete (SMTP or Redis look
-				// alike at first).
-				nl := bytes.IndexByte(f.line, '\n')
-				if !plausibleStartLine(f.line) || (nl >= 0 && !validStartLine(f.line[:nl])) {
-					f.line = f.line[:0]
-					f.giveUp()
-					return n, false, kind
-				}
-				end := endOfHeaders(f.line, max(0, start-3))
-				if end < 0 {
-					used += len(avail)
-					if len(f.line) > maxHeaderBytes || len(avail) < rem {
-						// Too long, or the rest was not captured.
-						f.line = f.line[:0]
-						f.giveUp()
-						return n, false, kind
-					}
-					continue
-				}
-				block, took = f.line[:end], end-start
-			}
-			nl := bytes.IndexByte(block, '\n')
-			if !validStartLine(block[:nl]) {
-				f.line = f.line[:0]
-				f.giveUp()
-				return n, false, kind
-			}
-			used += took
-			k, ok := f.parseHeaders(block, dir, sh)
-			f.line = f.line[:0]
-			if !ok {
-				f.giveUp()
-				return n, false, kind
-			}
-			f.first = false
-			kind = k
-			if f.hs == hHeaders {
-				return used, true, kind // a message without a body
+			var k httpKind
+			if used, stop, boundary, k = f.headerBytes(avail, used, n, dir, sh); k != httpNone {
+				kind = k
 			}
 		case hChunkSize, hChunkCRLF, hTrailer:
-			if len(avail) == 0 {
-				f.giveUp()
-				return n, false, kind
-			}
-			i := bytes.IndexByte(avail, '\n')
-			if i < 0 {
-				rem := n - used
-				f.line = append(f.line, avail...)
-				used += len(avail)
-				if len(f.line) > maxLineBytes || len(avail) < rem {
-					f.giveUp()
-					return n, false, kind
-				}
-				continue
-			}
-			f.line = append(f.line, avail[:i+1]...)
-			used += i + 1
-			line := bytes.TrimRight(f.line, "\r\n")
-			switch f.hs {
-			case hChunkSize:
-				size, ok := parseChunkSize(line)
-				if !ok {
-					f.giveUp()
-					return n, false, kind
-				}
-				if size == 0 {
-					f.hs = hTrailer
-				} else {
-					f.hs, f.remain = hChunkData, size
-				}
-			case hChunkCRLF:
-				if len(line) != 0 {
-					f.giveUp()
-					return n, false, kind
-				}
-				f.hs = hChunkSize
-			case hTrailer:
-				if len(line) == 0 {
-					f.line = f.line[:0]
-					f.hs = hHeaders
-					return used, true, kind
-				}
-			}
-			f.line = f.line[:0]
+			used, stop, boundary = f.chunkLine(avail, used, n)
+		}
+		if stop {
+			return used, boundary, kind
 		}
 	}
 	return used, false, kind
+}
+
+// bodyBytes passes over body (or chunk data) bytes from used on; it
+// reports true when the body, and with it the message, ends.
+func (f *framer) bodyBytes(used, n int) (int, bool) {
+	k := int(min(f.remain, int64(n-used)))
+	f.remain -= int64(k)
+	used += k
+	switch {
+	case f.remain > 0:
+		return used, false
+	case f.hs == hChunkData:
+		f.hs = hChunkCRLF
+		return used, false
+	}
+	f.hs = hHeaders
+	return used, true
+}
+
+// headerBytes reads header bytes from used on. When the header block is
+// complete it sets the body state and returns the message's kind; it
+// stops (stop) at the end of a message without a body (boundary) or when
+// it gives up on the stream.
+func (f *framer) headerBytes(avail []byte, used, n, dir int, sh *httpShared) (next int, stop, boundary bool, kind httpKind) {
+	if len(avail) == 0 {
+		f.giveUp()
+		return n, true, false, httpNone
+	}
+	block, took, ok := f.headerBlock(avail, n-used)
+	if !ok {
+		return n, true, false, httpNone
+	}
+	if block == nil { // the block goes on in the next bytes
+		return used + len(avail), false, false, httpNone
+	}
+	nl := bytes.IndexByte(block, '\n')
+	if !validStartLine(block[:nl]) {
+		f.line = f.line[:0]
+		f.giveUp()
+		return n, true, false, httpNone
+	}
+	used += took
+	kind, ok = f.parseHeaders(block, dir, sh)
+	f.line = f.line[:0]
+	if !ok {
+		f.giveUp()
+		return n, true, false, httpNone
+	}
+	f.first = false
+	if f.hs == hHeaders {
+		return used, true, true, kind // a message without a body
+	}
+	return used, false, false, kind
+}
+
+// headerBlock finds the complete header block, of which avail holds the
+// next bytes and rem is what is left of the segment (captured or not). A
+// block that starts and ends in avail is read in place; otherwise the
+// bytes are gathered in f.line. It returns a nil block when the block goes
+// on after avail, and false, having given up, when the bytes are not
+// HTTP, the block is too long, or its rest was not captured. took is how
+// many bytes of avail the block used.
+func (f *framer) headerBlock(avail []byte, rem int) (block []byte, took int, ok bool) {
+	start := len(f.line)
+	if start == 0 {
+		// Fast path: the whole header block is in this segment; read it
+		// in place without copying.
+		if end := endOfHeaders(avail, 0); end >= 0 {
+			return avail[:end], end, true
+		}
+	}
+	f.line = append(f.line, avail...)
+	// Check the start line as soon as it is readable, so that a stream
+	// that is not HTTP is let go at its first bytes, and again once its
+	// first line is complete (SMTP or Redis look alike at first).
+	nl := bytes.IndexByte(f.line, '\n')
+	if !plausibleStartLine(f.line) || (nl >= 0 && !validStartLine(f.line[:nl])) {
+		f.line = f.line[:0]
+		f.giveUp()
+		return nil, 0, false
+	}
+	end := endOfHeaders(f.line, max(0, start-3))
+	if end >= 0 {
+		return f.line[:end], end - start, true
+	}
+	if len(f.line) > maxHeaderBytes || len(avail) < rem {
+		// Too long, or the rest was not captured.
+		f.line = f.line[:0]
+		f.giveUp()
+		return nil, 0, false
+	}
+	return nil, 0, true
+}
+
+// chunkLine reads the bytes of a chunk-size line, the CRLF after chunk
+// data, or a trailer line, from used on. It stops (stop) at the end of the
+// trailer, which ends the message (boundary), or when it gives up.
+func (f *framer) chunkLine(avail []byte, used, n int) (next int, stop, boundary bool) {
+	if len(avail) == 0 {
+		f.giveUp()
+		return n, true, false
+	}
+	i := bytes.IndexByte(avail, '\n')
+	if i < 0 {
+		rem := n - used
+		f.line = append(f.line, avail...)
+		used += len(avail)
+		if len(f.line) > maxLineBytes || len(avail) < rem {
+			f.giveUp()
+			return n, true, false
+		}
+		return used, false, false
+	}
+	f.line = append(f.line, avail[:i+1]...)
+	used += i + 1
+	ok, end := f.chunkState(bytes.TrimRight(f.line, "\r\n"))
+	f.line = f.line[:0]
+	if !ok {
+		f.giveUp()
+		return n, true, false
+	}
+	return used, end, end
+}
+
+// chunkState moves the chunked-coding state on after a complete line; it
+// reports false for a line that breaks the coding, and end at the blank
+// line that ends the trailer.
+func (f *framer) chunkState(line []byte) (ok, end bool) {
+	switch f.hs {
+	case hChunkSize:
+		size, ok := parseChunkSize(line)
+		if !ok {
+			return false, false
+		}
+		if size == 0 {
+			f.hs = hTrailer
+		} else {
+			f.hs, f.remain = hChunkData, size
+		}
+	case hChunkCRLF:
+		if len(line) != 0 {
+			return false, false
+		}
+		f.hs = hChunkSize
+	case hTrailer:
+		if len(line) == 0 {
+			f.hs = hHeaders
+			return true, true
+		}
+	}
+	return true, false
 }
 
 // giveUp loses sync; on the very first message it means the direction is
@@ -435,40 +470,80 @@ func isDigits(b []byte) bool {
 	return len(b) > 0
 }
 
+// startLine is what a header block's first line says.
+type startLine struct {
+	isResp bool
+	status int    // a response's status code
+	method []byte // a request's method
+}
+
+// bodyFields are the header fields that say where the body ends.
+type bodyFields struct {
+	length  int64 // Content-Length, -1 if absent
+	chunked bool  // Transfer-Encoding ends in chunked
+}
+
 // parseHeaders reads a complete header block and sets the body state.
 func (f *framer) parseHeaders(h []byte, dir int, sh *httpShared) (httpKind, bool) {
 	lineEnd := bytes.IndexByte(h, '\n')
 	if lineEnd < 0 {
 		return httpNone, false
 	}
-	start := bytes.TrimRight(h[:lineEnd], "\r")
-	rest := h[lineEnd+1:]
-	var (
-		isResp  bool
-		status  int
-		method  []byte
-		cl      int64 = -1
-		chunked bool
-	)
-	if bytes.HasPrefix(start, []byte("HTTP/1.")) {
-		isResp = true
-		sp := bytes.IndexByte(start, ' ')
-		if sp < 0 || len(start) < sp+4 {
-			return httpNone, false
-		}
-		for _, c := range start[sp+1 : sp+4] {
-			if c < '0' || c > '9' {
-				return httpNone, false
-			}
-			status = status*10 + int(c-'0')
-		}
-	} else {
-		sp := bytes.IndexByte(start, ' ')
-		if sp <= 0 || !bytes.Contains(start[sp:], []byte(" HTTP/1.")) {
-			return httpNone, false
-		}
-		method = start[:sp]
+	sl, ok := parseStartLine(bytes.TrimRight(h[:lineEnd], "\r"))
+	if !ok {
+		return httpNone, false
 	}
+	bf, ok := parseBodyFields(h[lineEnd+1:])
+	if !ok {
+		return httpNone, false
+	}
+	if sh.reqDir < 0 {
+		if sl.isResp {
+			sh.reqDir = int8(1 - dir)
+		} else {
+			sh.reqDir = int8(dir)
+		}
+	}
+	// A direction carries either requests or responses.
+	if sl.isResp == (int(sh.reqDir) == dir) {
+		return httpNone, false
+	}
+	f.hs = hHeaders
+	if !sl.isResp {
+		f.requestBody(sl.method, bf, sh)
+		return httpRequest, true
+	}
+	return f.responseBody(sl.status, bf, sh), true
+}
+
+// parseStartLine parses a status line's code or a request line's method.
+func parseStartLine(start []byte) (startLine, bool) {
+	var sl startLine
+	sp := bytes.IndexByte(start, ' ')
+	if !bytes.HasPrefix(start, []byte("HTTP/1.")) {
+		if sp <= 0 || !bytes.Contains(start[sp:], []byte(" HTTP/1.")) {
+			return sl, false
+		}
+		sl.method = start[:sp]
+		return sl, true
+	}
+	sl.isResp = true
+	if sp < 0 || len(start) < sp+4 {
+		return sl, false
+	}
+	for _, c := range start[sp+1 : sp+4] {
+		if c < '0' || c > '9' {
+			return sl, false
+		}
+		sl.status = sl.status*10 + int(c-'0')
+	}
+	return sl, true
+}
+
+// parseBodyFields reads Content-Length and Transfer-Encoding from the
+// header lines; a Content-Length that is no number makes it fail.
+func parseBodyFields(rest []byte) (bodyFields, bool) {
+	bf := bodyFields{length: -1}
 	for len(rest) > 0 {
 		i := bytes.IndexByte(rest, '\n')
 		var line []byte
@@ -488,70 +563,68 @@ func (f *framer) parseHeaders(h []byte, dir int, sh *httpShared) (httpKind, bool
 		case bytes.EqualFold(name, []byte("Content-Length")):
 			v, ok := parseDecimal(value)
 			if !ok {
-				return httpNone, false
+				return bf, false
 			}
-			cl = v
+			bf.length = v
 		case bytes.EqualFold(name, []byte("Transfer-Encoding")):
 			// chunked must be the last coding.
 			last := value
 			if k := bytes.LastIndexByte(value, ','); k >= 0 {
 				last = bytes.TrimSpace(value[k+1:])
 			}
-			chunked = bytes.EqualFold(last, []byte("chunked"))
+			bf.chunked = bytes.EqualFold(last, []byte("chunked"))
 		}
 	}
-	if sh.reqDir < 0 {
-		if isResp {
-			sh.reqDir = int8(1 - dir)
-		} else {
-			sh.reqDir = int8(dir)
-		}
+	return bf, true
+}
+
+// requestBody notes a request (for its response to know what it asked)
+// and sets the state for its body.
+func (f *framer) requestBody(method []byte, bf bodyFields, sh *httpShared) {
+	info := reqPlain
+	switch {
+	case string(method) == "HEAD":
+		info = reqHead
+	case string(method) == "CONNECT":
+		info = reqConnect
 	}
-	// A direction carries either requests or responses.
-	if isResp == (int(sh.reqDir) == dir) {
-		return httpNone, false
+	sh.push(info)
+	switch {
+	case bf.chunked:
+		f.hs = hChunkSize
+	case bf.length > 0:
+		f.hs, f.remain = hBody, bf.length
 	}
-	f.hs = hHeaders
-	if !isResp {
-		info := reqPlain
-		switch {
-		case string(method) == "HEAD":
-			info = reqHead
-		case string(method) == "CONNECT":
-			info = reqConnect
-		}
-		sh.push(info)
-		switch {
-		case chunked:
-			f.hs = hChunkSize
-		case cl > 0:
-			f.hs, f.remain = hBody, cl
-		}
-		return httpRequest, true
-	}
+}
+
+// responseBody matches a response with its request and sets the state
+// for its body: none after HEAD, 204 and 304, the rest of the connection
+// after a successful CONNECT or 101, else as the fields say, or until the
+// connection closes.
+func (f *framer) responseBody(status int, bf bodyFields, sh *httpShared) httpKind {
 	if status >= 100 && status < 200 {
 		if status == 101 {
 			sh.pop()
 			sh.tunnel = true
-			return httpResponse, true
+			return httpResponse
 		}
-		return httpInterim, true
+		return httpInterim
 	}
 	req := sh.pop()
 	switch {
 	case req == reqHead || status == 204 || status == 304:
 	case req == reqConnect && status < 300:
 		sh.tunnel = true
-	case chunked:
+	case bf.chunked:
 		f.hs = hChunkSize
-	case cl >= 0:
-		if cl > 0 {
-			f.hs, f.remain = hBody, cl
+	case bf.length >= 0:
+		if bf.length > 0 {
+			f.hs, f.remain = hBody, bf.length
 		}
 	default:
 		f.hs = hUntilClose
 	}
-	return httpResponse, true
+	return httpResponse
 }
 
 func parseDecimal(b []byte) (int64, bool) {

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/wirepath/wirepath/pcapio"
+	"github.com/wirepath/wirepath/proto"
 	"github.com/wirepath/wirepath/trace"
 )
 
@@ -183,12 +184,34 @@ type Message struct {
 	// Sightings lists every capture point that saw the message, ordered by
 	// First.
 	Sightings []Sighting
+
+	// What the application protocol's decoder said about the message
+	// (package proto); zero where no decoder framed it.
+
+	// Ordinal is the message's position among its connection's messages
+	// in its direction, from 1.
+	Ordinal uint32
+	// Stream is the protocol's multiplexing key within the connection
+	// (HTTP/2 stream id, Kafka correlation id); 0 for serial protocols.
+	Stream uint64
+	// Label is a short human description ("GET /item/{id}", "200",
+	// "redis GET"); Status the response's outcome where the protocol has
+	// one.
+	Label  string
+	Status int
+	// Evidence holds the propagated request ids and content-token hashes
+	// found in the message; nil when none were found or asked for.
+	Evidence *proto.Evidence
 }
 
 // Clone returns a deep copy of m.
 func (m *Message) Clone() *Message {
 	c := *m
 	c.Sightings = slices.Clone(m.Sightings)
+	if m.Evidence != nil {
+		e := proto.Evidence{IDs: slices.Clone(m.Evidence.IDs), Tokens: slices.Clone(m.Evidence.Tokens)}
+		c.Evidence = &e
+	}
 	return &c
 }
 

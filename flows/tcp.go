@@ -184,16 +184,24 @@ func (a *Assembler) tcpData(c *conn, d int, pk *pkt, seq seqnum.Value) {
 			return
 		}
 	}
-	// Which capture points see these bytes for the first time? Asked
-	// separately for the part already delivered (before the cursor) and
-	// the rest, so that a point's sighting joins the right bytes.
+	repeats := a.sightings(h, pk.obs, seq, n)
+	psh := pk.flags&pcapio.FlagPSH != 0
+	res := h.st.insert(seq, n, data, pk.obs, a.newObs, a.restObs, pk.ts, a.now, psh, &h.sink)
+	a.accountInsert(c, h, &res, repeats)
+}
+
+// sightings finds the capture points that see the n bytes at seq for the
+// first time (a.newObs for the part before the stream's cursor, already
+// delivered, a.restObs for the rest, so that a point's sighting joins the
+// right bytes) and returns how many points had seen some of them before.
+func (a *Assembler) sightings(h *half, obs []segObs, seq seqnum.Value, n uint32) int {
 	k := uint32(0)
 	if seq.LessThan(h.st.next) {
 		k = min(uint32(seq.Size(h.st.next)), n)
 	}
 	a.newObs, a.restObs = a.newObs[:0], a.restObs[:0]
 	repeats := 0
-	for _, o := range pk.obs {
+	for _, o := range obs {
 		newLate, seenLate := h.cov.add(o.pt, seq, k)
 		newRest, seenRest := h.cov.add(o.pt, seq.Add(seqnum.Size(k)), n-k)
 		if newLate {
@@ -206,27 +214,17 @@ func (a *Assembler) tcpData(c *conn, d int, pk *pkt, seq seqnum.Value) {
 			repeats++
 		}
 	}
-	psh := pk.flags&pcapio.FlagPSH != 0
-	res := h.st.insert(seq, n, data, pk.obs, a.newObs, a.restObs, pk.ts, a.now, psh, &h.sink)
+	return repeats
+}
+
+// accountInsert counts what inserting a segment did: retransmitted bytes
+// (a point saw them again) or copies from other sniffers, overlaps,
+// conflicts, and out-of-order data, which puts the connection on the list
+// of those holding holes.
+func (a *Assembler) accountInsert(c *conn, h *half, res *insertResult, repeats int) {
 	if res.dup > 0 || res.late > 0 {
 		retx := repeats > 0 || (len(a.newObs) == 0 && len(a.restObs) == 0)
-		if res.fresh == 0 && res.dup > 0 {
-			if retx {
-				a.st.RetransSegments++
-				c.acc.retxSegs++
-			} else {
-				a.st.CopySegments++
-			}
-		} else if res.fresh > 0 {
-			a.st.OverlapSegments++
-		}
-		if retx {
-			a.st.RetransBytes += int64(res.dup)
-			c.acc.retxBytes += int64(res.dup)
-		} else {
-			a.st.CopyBytes += int64(res.dup)
-		}
-		a.st.DroppedLate += int64(res.late)
+		a.accountRepeat(c, res, retx)
 	}
 	if res.conflict {
 		a.st.ConflictSegments++
@@ -241,6 +239,28 @@ func (a *Assembler) tcpData(c *conn, d int, pk *pkt, seq seqnum.Value) {
 	if a.pool.buffered > a.st.PeakBufferedBytes {
 		a.st.PeakBufferedBytes = a.pool.buffered
 	}
+}
+
+// accountRepeat counts the bytes of a segment that were known already: a
+// retransmission (retx) or a copy another sniffer saw first.
+func (a *Assembler) accountRepeat(c *conn, res *insertResult, retx bool) {
+	if res.fresh == 0 && res.dup > 0 {
+		if retx {
+			a.st.RetransSegments++
+			c.acc.retxSegs++
+		} else {
+			a.st.CopySegments++
+		}
+	} else if res.fresh > 0 {
+		a.st.OverlapSegments++
+	}
+	if retx {
+		a.st.RetransBytes += int64(res.dup)
+		c.acc.retxBytes += int64(res.dup)
+	} else {
+		a.st.CopyBytes += int64(res.dup)
+	}
+	a.st.DroppedLate += int64(res.late)
 }
 
 // checkFIN marks directions whose FIN has been reached and closes the

@@ -85,90 +85,7 @@ type decoder struct {
 }
 
 func (d *decoder) decode() {
-	p := d.p
-	f := p.Frame
-	switch p.LinkType {
-	case LinkTypeEthernet:
-		if len(f) < 14 {
-			d.undecodable(len(f) < p.WireLen)
-			return
-		}
-		d.linkLen = 14
-		d.etype = be.Uint16(f[12:14])
-		if d.etype < 0x0600 { // 802.3 length: LLC, maybe SNAP
-			if len(f) >= 22 && f[14] == 0xaa && f[15] == 0xaa && f[16] == 0x03 {
-				d.etype = be.Uint16(f[20:22])
-				d.linkLen = 22
-			} else {
-				d.nonIP()
-				return
-			}
-		}
-		if !d.tags() {
-			return
-		}
-	case LinkTypeLinuxSLL, LinkTypeSLL2:
-		// Cooked headers: v1 is 16 bytes with the protocol last, v2 is
-		// 20 bytes with the protocol first.
-		hdr, proto := 16, 14
-		if p.LinkType == LinkTypeSLL2 {
-			hdr, proto = 20, 0
-		}
-		if len(f) < hdr {
-			d.undecodable(len(f) < p.WireLen)
-			return
-		}
-		d.linkLen = hdr
-		d.etype = be.Uint16(f[proto : proto+2])
-		if !d.tags() {
-			return
-		}
-	case LinkTypeRaw, LinkTypeRawDLT12, LinkTypeRawDLT14:
-		if len(f) < 1 {
-			d.undecodable(len(f) < p.WireLen)
-			return
-		}
-		switch f[0] >> 4 {
-		case 4:
-			d.etype = etherTypeIPv4
-		case 6:
-			d.etype = etherTypeIPv6
-		default:
-			d.undecodable(false)
-			return
-		}
-	case LinkTypeIPv4:
-		d.etype = etherTypeIPv4
-	case LinkTypeIPv6:
-		d.etype = etherTypeIPv6
-	case LinkTypeNull, LinkTypeLoop:
-		if len(f) < 4 {
-			d.undecodable(len(f) < p.WireLen)
-			return
-		}
-		d.linkLen = 4
-		var af uint32
-		if p.LinkType == LinkTypeLoop {
-			af = be.Uint32(f[0:4])
-		} else {
-			// Host byte order of the capturing machine: a family is a
-			// small number, so the order that gives one is the right one.
-			af = binary.LittleEndian.Uint32(f[0:4])
-			if af > 0xffff {
-				af = be.Uint32(f[0:4])
-			}
-		}
-		switch af {
-		case afInet:
-			d.etype = etherTypeIPv4
-		case afInet6Linux, afInet6BSD, afInet6Free, afInet6Darw:
-			d.etype = etherTypeIPv6
-		default:
-			d.nonIP()
-			return
-		}
-	default:
-		d.undecodable(false)
+	if !d.link() {
 		return
 	}
 	switch d.etype {
@@ -179,6 +96,118 @@ func (d *decoder) decode() {
 	default:
 		d.nonIP()
 	}
+}
+
+// link decodes the link-layer header: it sets d.linkLen and d.etype, or
+// sets the packet's status and reports false.
+func (d *decoder) link() bool {
+	switch d.p.LinkType {
+	case LinkTypeEthernet:
+		return d.ethernet()
+	case LinkTypeLinuxSLL, LinkTypeSLL2:
+		return d.cooked()
+	case LinkTypeRaw, LinkTypeRawDLT12, LinkTypeRawDLT14:
+		return d.rawIP()
+	case LinkTypeIPv4:
+		d.etype = etherTypeIPv4
+		return true
+	case LinkTypeIPv6:
+		d.etype = etherTypeIPv6
+		return true
+	case LinkTypeNull, LinkTypeLoop:
+		return d.loopback()
+	}
+	d.undecodable(false)
+	return false
+}
+
+// ethernet decodes an Ethernet II header, or 802.3 with LLC and SNAP, and
+// any VLAN tags.
+func (d *decoder) ethernet() bool {
+	f := d.p.Frame
+	if len(f) < 14 {
+		d.undecodable(len(f) < d.p.WireLen)
+		return false
+	}
+	d.linkLen = 14
+	d.etype = be.Uint16(f[12:14])
+	if d.etype < 0x0600 { // 802.3 length: LLC, maybe SNAP
+		if len(f) < 22 || f[14] != 0xaa || f[15] != 0xaa || f[16] != 0x03 {
+			d.nonIP()
+			return false
+		}
+		d.etype = be.Uint16(f[20:22])
+		d.linkLen = 22
+	}
+	return d.tags()
+}
+
+// cooked decodes a Linux cooked header: v1 is 16 bytes with the protocol
+// last, v2 is 20 bytes with the protocol first.
+func (d *decoder) cooked() bool {
+	f := d.p.Frame
+	hdr, proto := 16, 14
+	if d.p.LinkType == LinkTypeSLL2 {
+		hdr, proto = 20, 0
+	}
+	if len(f) < hdr {
+		d.undecodable(len(f) < d.p.WireLen)
+		return false
+	}
+	d.linkLen = hdr
+	d.etype = be.Uint16(f[proto : proto+2])
+	return d.tags()
+}
+
+// rawIP takes the IP version from the first nibble of a raw IP frame.
+func (d *decoder) rawIP() bool {
+	f := d.p.Frame
+	if len(f) < 1 {
+		d.undecodable(len(f) < d.p.WireLen)
+		return false
+	}
+	switch f[0] >> 4 {
+	case 4:
+		d.etype = etherTypeIPv4
+	case 6:
+		d.etype = etherTypeIPv6
+	default:
+		d.undecodable(false)
+		return false
+	}
+	return true
+}
+
+// loopback decodes a BSD loopback header's address family: in the
+// capturing host's byte order for DLT_NULL, big-endian for DLT_LOOP.
+func (d *decoder) loopback() bool {
+	f := d.p.Frame
+	if len(f) < 4 {
+		d.undecodable(len(f) < d.p.WireLen)
+		return false
+	}
+	d.linkLen = 4
+	var af uint32
+	if d.p.LinkType == LinkTypeLoop {
+		af = be.Uint32(f[0:4])
+	} else {
+		// Host byte order of the capturing machine: a family is a small
+		// number, so the order that gives one is the right one.
+		af = binary.LittleEndian.Uint32(f[0:4])
+		if af > 0xffff {
+			af = be.Uint32(f[0:4])
+		}
+	}
+	switch af {
+	case afInet:
+		d.etype = etherTypeIPv4
+	case afInet6Linux, afInet6BSD, afInet6Free, afInet6Darw:
+		d.etype = etherTypeIPv6
+	default:
+		d.nonIP()
+		return false
+	}
+	return true
 }
 
 // tags skips 802.1Q and 802.1ad tags (any number, outer first: QinQ keeps

@@ -61,3 +61,20 @@ func (e *ParseError) Unwrap() error { return e.Err }
 func fatal(err error) bool {
 	return !errors.Is(err, ErrBadBlock) && !errors.Is(err, ErrUnknownInterface) && !errors.Is(err, ErrUnknownLinkType)
 }
+
+// SnifferNameError is an option of Open naming a sniffer (Reference, or a
+// key of Offsets) that is none of the inputs' sniffers: a mistake in how
+// Open was called, not a problem of the input.
+type SnifferNameError struct {
+	Name   string // the name given
+	Offset bool   // given as a key of Offsets, else as the Reference
+	Known  string // the sniffers' names, quoted and comma-separated
+}
+
+// Error says which name names no sniffer and lists the sniffers.
+func (e *SnifferNameError) Error() string {
+	if e.Offset {
+		return fmt.Sprintf("offset given for %q, which is none of %s", e.Name, e.Known)
+	}
+	return fmt.Sprintf("reference sniffer %q is none of %s", e.Name, e.Known)
+}

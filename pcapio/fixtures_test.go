@@ -1,14 +1,11 @@
 package pcapio
 
 import (
-	"bytes"
 	"encoding/binary"
-	"flag"
-	"os"
 	"testing"
-)
 
-var update = flag.Bool("update", false, "rewrite the generated fixtures under testdata/")
+	"github.com/wirepath/wirepath/internal/golden"
+)
 
 // exampleFixtures builds the two small captures the examples read: a
 // client-side pcap and a server-side pcapng whose clock is 60 s ahead,
@@ -58,18 +55,6 @@ func exampleFixtures() map[string][]byte {
 // exampleFixtures builds (go test -update rewrites them).
 func TestExampleFixtures(t *testing.T) {
 	for path, data := range exampleFixtures() {
-		if *update {
-			if err := os.WriteFile(path, data, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		got, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatalf("%v (go test -update writes it)", err)
-		}
-		if !bytes.Equal(got, data) {
-			t.Errorf("%s differs from what exampleFixtures builds (go test -update rewrites it)", path)
-		}
+		golden.Check(t, path, data)
 	}
 }

@@ -8,11 +8,14 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/wirepath/wirepath/clock"
+	"github.com/wirepath/wirepath/internal/parallel"
+	"github.com/wirepath/wirepath/internal/ring"
 )
 
 // Defaults of Options.
@@ -74,10 +77,10 @@ type Merger struct {
 	files     []*fileIn
 	sniffers  []Sniffer
 	offsets   []Offset
-	offNS     []int64 // per sniffer, 0 when unknown
+	models    []clock.Model // per sniffer: Corrected = Local(TS); not Known: TS
 	streams   []*stream
 	heads     streamHeap
-	pending   ring
+	pending   ring.Ring[*Packet] // packets awaiting the end of their dedupe window
 	byKey     map[uint64]*Packet
 	free      []*Packet      // recycled packets, given back to pool a batch at a time
 	pool      chan []*Packet // recycled packets for the producers
@@ -108,91 +111,126 @@ type fileIn struct {
 // Open reads the headers of every file and, unless opts say otherwise,
 // makes a first pass over all of them to estimate the clock offsets (and,
 // with SplitInterfaces, to find the interfaces). It fails only when a file
-// cannot be opened or an option is invalid; bad content is reported by
-// Problems and the file's sniffer has no (or fewer) packets.
+// cannot be opened or an option is invalid (a name that names no sniffer
+// is a *SnifferNameError); bad content is reported by Problems and the
+// file's sniffer has no (or fewer) packets.
 func Open(paths []string, opts Options) (*Merger, error) {
 	if len(paths) == 0 {
 		return nil, errors.New("no capture files")
 	}
-	if opts.Window == 0 {
-		opts.Window = DefaultWindow
-	}
-	if opts.Window < 0 {
-		return nil, fmt.Errorf("negative dedupe window %v", opts.Window)
-	}
-	if opts.MaxSamples <= 0 {
-		opts.MaxSamples = DefaultMaxSamples
-	}
-	if opts.Reorder == 0 {
-		opts.Reorder = DefaultReorder
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
 	}
 	m := &Merger{opts: opts, byKey: make(map[uint64]*Packet)}
 	m.progress.fn = opts.Progress
+	if err := m.addFiles(paths); err != nil {
+		return nil, err
+	}
+	samplers, err := m.findSniffers()
+	if err != nil {
+		return nil, err
+	}
+	m.nameSniffers()
+	if err := m.solveClocks(samplers); err != nil {
+		return nil, err
+	}
+	if err := m.openStreams(); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// withDefaults fills in the defaults of the zero options and checks the
+// window.
+func (o Options) withDefaults() (Options, error) {
+	if o.Window == 0 {
+		o.Window = DefaultWindow
+	}
+	if o.Window < 0 {
+		return o, fmt.Errorf("negative dedupe window %v", o.Window)
+	}
+	if o.MaxSamples <= 0 {
+		o.MaxSamples = DefaultMaxSamples
+	}
+	if o.Reorder == 0 {
+		o.Reorder = DefaultReorder
+	}
+	return o, nil
+}
+
+// addFiles notes the input files and their sizes, and sets the progress
+// total to two passes over them.
+func (m *Merger) addFiles(paths []string) error {
+	var size int64
 	for _, p := range paths {
 		fi, err := os.Stat(p)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if fi.IsDir() {
-			return nil, fmt.Errorf("%s is a directory", p)
+			return fmt.Errorf("%s is a directory", p)
 		}
 		m.files = append(m.files, &fileIn{path: p, size: fi.Size(), stats: FileStats{Name: p}, ifaces: map[int]int{}})
-	}
-	given := len(opts.Offsets) > 0
-	estimate := !opts.NoOffsets && len(paths) > 1 || opts.SplitInterfaces && !opts.NoOffsets
-	var size int64
-	for _, f := range m.files {
-		size += f.size
+		size += fi.Size()
 	}
 	m.progress.setTotal(2 * size)
-	var samplers []*sampler
+	return nil
+}
+
+// findSniffers finds the sniffers: one per file, or with SplitInterfaces
+// one per interface with packets, which takes the first pass. The first
+// pass also samples wire keys for the offset estimate when there is
+// something to estimate; the samples are returned per sniffer (nil
+// without estimation).
+func (m *Merger) findSniffers() ([]*sampler, error) {
+	opts := &m.opts
+	estimate := !opts.NoOffsets && len(m.files) > 1 || opts.SplitInterfaces && !opts.NoOffsets
 	if opts.SplitInterfaces || estimate {
-		var err error
-		if samplers, err = m.firstPass(estimate); err != nil {
-			return nil, err
-		}
-	} else {
-		for i, f := range m.files {
-			f.sniffer = i
-			f.ifaces[-1] = i
-			m.sniffers = append(m.sniffers, Sniffer{ID: SnifferID(i), File: f.path, Interface: -1})
-		}
+		return m.firstPass(estimate)
 	}
-	m.nameSniffers()
+	for i, f := range m.files {
+		f.sniffer = i
+		f.ifaces[-1] = i
+		m.sniffers = append(m.sniffers, Sniffer{ID: SnifferID(i), File: f.path, Interface: -1})
+	}
+	return nil, nil
+}
+
+// solveClocks works out every sniffer's clock offset against the
+// reference from the given ones and the sampled wire keys, and widens the
+// dedupe window by the largest uncertainty.
+func (m *Merger) solveClocks(samplers []*sampler) error {
+	opts := &m.opts
 	ref := 0
 	if opts.Reference != "" {
 		ref = m.snifferByName(opts.Reference)
 		if ref < 0 {
-			return nil, fmt.Errorf("reference sniffer %q is none of %s", opts.Reference, m.snifferNames())
+			return &SnifferNameError{Name: opts.Reference, Known: m.snifferNames()}
 		}
 	}
 	gv := make([]*int64, len(m.sniffers))
-	if given {
-		for name, d := range opts.Offsets {
-			i := m.snifferByName(name)
-			if i < 0 {
-				return nil, fmt.Errorf("offset given for %q, which is none of %s", name, m.snifferNames())
-			}
-			ns := int64(d)
-			gv[i] = &ns
+	for name, d := range opts.Offsets {
+		i := m.snifferByName(name)
+		if i < 0 {
+			return &SnifferNameError{Name: name, Offset: true, Known: m.snifferNames()}
 		}
+		ns := int64(d)
+		gv[i] = &ns
 	}
 	m.offsets = offsetsOf(len(m.sniffers), samplers, ref, gv)
 	samplers = nil
-	m.offNS = make([]int64, len(m.sniffers))
+	m.models = make([]clock.Model, len(m.sniffers))
 	var widen int64
 	for i, o := range m.offsets {
 		if o.Known {
-			m.offNS[i] = o.Offset
+			m.models[i] = o.Model
 			widen = max(widen, 2*o.Uncertainty)
 		}
 	}
 	m.window = int64(opts.Window) + min(widen, maxWindowWidening)
 	m.stats.Window = m.window
-	if err := m.openStreams(); err != nil {
-		return nil, err
-	}
-	return m, nil
+	return nil
 }
 
 // fileScan is what the first pass found in one file.
@@ -209,17 +247,9 @@ type fileScan struct {
 // split) and, when estimate is set, samples wire keys.
 func (m *Merger) firstPass(estimate bool) ([]*sampler, error) {
 	scans := make([]fileScan, len(m.files))
-	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
-	var wg sync.WaitGroup
-	for i, f := range m.files {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			scans[i] = m.scanFile(f, estimate)
-		}()
-	}
-	wg.Wait()
+	parallel.For(len(m.files), parallel.Workers(0), 1, func(_, i int) {
+		scans[i] = m.scanFile(m.files[i], estimate)
+	})
 	var samplers []*sampler
 	for i, f := range m.files {
 		sc := &scans[i]
@@ -597,10 +627,10 @@ func (m *Merger) Next() (*Packet, error) {
 		return p, nil
 	}
 	for {
-		if m.pending.len() > 0 {
-			g := m.pending.front()
+		if m.pending.Len() > 0 {
+			g := *m.pending.Front()
 			if t, ok := m.frontier(); !ok || t-g.TS() > m.window {
-				m.pending.pop()
+				m.pending.Pop()
 				if m.byKey[g.WireKey] == g {
 					delete(m.byKey, g.WireKey)
 				}
@@ -611,7 +641,7 @@ func (m *Merger) Next() (*Packet, error) {
 		}
 		p := m.pop()
 		if p == nil {
-			if m.pending.len() == 0 {
+			if m.pending.Len() == 0 {
 				return nil, io.EOF
 			}
 			continue
@@ -646,7 +676,7 @@ func (m *Merger) add(p *Packet) {
 		}
 		m.byKey[p.WireKey] = p
 	}
-	m.pending.push(p)
+	m.pending.Push(p)
 }
 
 // account counts a packet that is being returned.
@@ -704,36 +734,6 @@ func (m *Merger) recycle(p *Packet) {
 		}
 		m.free = make([]*Packet, 0, batchSize)
 	}
-}
-
-// ring is a FIFO of packets awaiting the end of their dedupe window.
-type ring struct {
-	buf        []*Packet
-	head, size int
-}
-
-func (r *ring) len() int { return r.size }
-
-func (r *ring) front() *Packet { return r.buf[r.head] }
-
-func (r *ring) push(p *Packet) {
-	if r.size == len(r.buf) {
-		nb := make([]*Packet, max(16, 2*len(r.buf)))
-		for i := range r.size {
-			nb[i] = r.buf[(r.head+i)%len(r.buf)]
-		}
-		r.buf, r.head = nb, 0
-	}
-	r.buf[(r.head+r.size)%len(r.buf)] = p
-	r.size++
-}
-
-func (r *ring) pop() *Packet {
-	p := r.buf[r.head]
-	r.buf[r.head] = nil
-	r.head = (r.head + 1) % len(r.buf)
-	r.size--
-	return p
 }
 
 // streamHeap orders streams by their next packet: corrected time, then

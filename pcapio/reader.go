@@ -2,14 +2,12 @@ package pcapio
 
 import (
 	"bufio"
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 
-	"github.com/klauspost/compress/gzip"
-	"github.com/klauspost/compress/zstd"
+	"github.com/wirepath/wirepath/internal/decompress"
 )
 
 // readBufferSize is the size of the buffered reader in front of each
@@ -42,26 +40,16 @@ func (f Format) String() string {
 }
 
 // Compression is how a capture file was compressed, detected from its
-// first bytes (never from its name).
-type Compression uint8
+// first bytes (never from its name) by the decompress package that opens
+// every outside file.
+type Compression = decompress.Kind
 
 // The compressions.
 const (
-	CompressionNone Compression = iota
-	CompressionGzip
-	CompressionZstd
+	CompressionNone = decompress.None
+	CompressionGzip = decompress.Gzip
+	CompressionZstd = decompress.Zstd
 )
-
-// String returns "none", "gzip" or "zstd".
-func (c Compression) String() string {
-	switch c {
-	case CompressionGzip:
-		return "gzip"
-	case CompressionZstd:
-		return "zstd"
-	}
-	return "none"
-}
 
 // Interface describes one capture interface of a file: the single
 // implicit interface of a classic pcap, or one pcapng Interface
@@ -164,32 +152,15 @@ func NewReader(rd io.Reader, name string) (*Reader, error) {
 // 1 MiB buffer.
 func newReader(rd io.Reader, name string, bufSize int) (*Reader, error) {
 	r := &Reader{name: name}
-	br := bufio.NewReaderSize(rd, bufSize)
-	magic, err := br.Peek(4)
-	if len(magic) == 0 {
-		if err == io.EOF {
-			return nil, r.errAt(0, 0, ErrEmpty)
+	br, kind, done, err := decompress.NewReader(rd, decompress.Options{BufSize: bufSize, OutSize: readBufferSize})
+	r.closers = append(r.closers, closerFunc(done))
+	if err != nil {
+		if kind == decompress.Gzip {
+			err = fmt.Errorf("gzip: %w", err)
 		}
 		return nil, r.errAt(0, 0, err)
 	}
-	switch {
-	case bytes.HasPrefix(magic, []byte{0x1f, 0x8b}):
-		gz, err := gzip.NewReader(br)
-		if err != nil {
-			return nil, r.errAt(0, 0, fmt.Errorf("gzip: %w", err))
-		}
-		r.compression = CompressionGzip
-		r.closers = append(r.closers, gz)
-		br = bufio.NewReaderSize(gz, readBufferSize)
-	case bytes.Equal(magic, []byte{0x28, 0xb5, 0x2f, 0xfd}):
-		zr, err := zstd.NewReader(br, zstd.WithDecoderConcurrency(1))
-		if err != nil {
-			return nil, r.errAt(0, 0, fmt.Errorf("zstd: %w", err))
-		}
-		r.compression = CompressionZstd
-		r.closers = append(r.closers, zstdCloser{zr})
-		br = bufio.NewReaderSize(zr, readBufferSize)
-	}
+	r.compression = kind
 	r.br = br
 	if err := r.readHeader(); err != nil {
 		r.Close()
@@ -207,9 +178,10 @@ func fileBufferSize(f *os.File) int {
 	return readBufferSize
 }
 
-type zstdCloser struct{ d *zstd.Decoder }
+// closerFunc is a func() error as an io.Closer.
+type closerFunc func() error
 
-func (z zstdCloser) Close() error { z.d.Close(); return nil }
+func (f closerFunc) Close() error { return f() }
 
 // Close releases the decompressors and closes the file if OpenFile opened it.
 func (r *Reader) Close() error {

@@ -109,7 +109,12 @@ func TestReadErrors(t *testing.T) {
 			for r.Scan() {
 			}
 			var pe *ParseError
-			if !errors.As(r.Err(), &pe) || pe.Line != tc.line || pe.Member != tc.member || !strings.Contains(pe.Error(), tc.msg) ||
+			var me *MemberError
+			member := ""
+			if errors.As(r.Err(), &me) {
+				member = me.Member
+			}
+			if !errors.As(r.Err(), &pe) || pe.Line != tc.line || member != tc.member || !strings.Contains(pe.Error(), tc.msg) ||
 				!strings.HasPrefix(pe.Error(), fmt.Sprintf("p.jsonl:%d: ", tc.line)) {
 				t.Fatalf("err = %v, want line %d member %q containing %q", r.Err(), tc.line, tc.member, tc.msg)
 			}
@@ -119,7 +124,7 @@ func TestReadErrors(t *testing.T) {
 			if (r.Err() != nil) != tc.fatal {
 				t.Errorf("lenient: err = %v", r.Err())
 			}
-			if !tc.fatal && (r.Skipped() != 1 || len(r.Warnings()) != 1) {
+			if !tc.fatal && (r.Skipped() != 1 || len(r.Warnings()) != 1 || len(r.Problems()) != 1 || r.Problems()[0].Line != tc.line) {
 				t.Errorf("lenient: skipped %d, warnings %q", r.Skipped(), r.Warnings())
 			}
 		})

@@ -1,7 +1,6 @@
 package preload
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -10,6 +9,8 @@ import (
 	"path"
 	"strconv"
 	"strings"
+
+	"github.com/wirepath/wirepath/internal/lines"
 )
 
 // StraceOptions controls ConvertStrace.
@@ -103,7 +104,7 @@ type straceConv struct {
 	opt     StraceOptions
 	file    string
 	w       *Writer
-	line    int
+	sc      *lines.Scanner
 	stats   StraceStats
 	procs   map[int]*straceProc
 	pending map[int]pendingCall
@@ -117,37 +118,29 @@ type straceConv struct {
 	rec     Record
 }
 
+// warn handles the error of the line being converted: it returns the
+// error that stops the conversion when reading strictly, and otherwise
+// counts the line as skipped.
 func (c *straceConv) warn(err error) error {
-	pe := &ParseError{File: c.file, Line: c.line, Err: err}
-	if c.opt.Strict {
-		return pe
+	if !c.sc.Skip(err) {
+		return c.sc.Err()
 	}
-	if len(c.stats.Warnings) < c.opt.MaxWarnings {
-		c.stats.Warnings = append(c.stats.Warnings, pe.Error())
+	if p := c.sc.Problems(); int64(len(p)) == c.sc.Skipped() {
+		c.stats.Warnings = append(c.stats.Warnings, p[len(p)-1].Error())
 	}
 	c.stats.Skipped++
 	return nil
 }
 
-func newLineScanner(in io.Reader) *bufio.Scanner {
-	sc := bufio.NewScanner(in)
-	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
-	return sc
-}
-
 func (c *straceConv) run(in io.Reader) error {
-	sc := newLineScanner(in)
-	for sc.Scan() {
-		c.line++
+	c.sc = lines.NewScanner(in, c.file, lines.Options{KeepEmpty: true, Strict: c.opt.Strict, MaxProblems: c.opt.MaxWarnings})
+	for c.sc.Scan() {
 		c.stats.Lines++
-		if err := c.doLine(strings.TrimRight(sc.Text(), "\r")); err != nil {
+		if err := c.doLine(strings.TrimRight(string(c.sc.Bytes()), "\r")); err != nil {
 			return err
 		}
 	}
-	if err := sc.Err(); err != nil {
-		return &ParseError{File: c.file, Line: c.line + 1, Err: err}
-	}
-	return nil
+	return c.sc.Err()
 }
 
 // splitPrefix takes the pid and timestamp off a line.
@@ -742,186 +735,256 @@ func (c *straceConv) convert(tid int, start, end int64, sc straceCall) (bool, er
 	if sc.dur >= 0 {
 		r.Dur = sc.dur
 	}
-	if sc.ret != "?" {
-		ra := parseFD(sc.ret)
-		if !ra.ok {
-			if strings.HasPrefix(sc.ret, "-") {
-				v, err := strconv.ParseInt(sc.ret, 10, 64)
-				if err != nil {
-					return false, fmt.Errorf("bad return value %q", sc.ret)
-				}
-				r.Ret = v
-			} else if strings.HasPrefix(sc.ret, "0x") {
-				return false, nil
-			} else {
-				return false, fmt.Errorf("bad return value %q", sc.ret)
-			}
-		} else {
-			r.Ret = int64(ra.fd)
-		}
-		r.HasRet = true
-		r.Errno = sc.errno
+	if ok, err := setRet(r, sc); !ok || err != nil {
+		return false, err
 	}
-	arg := func(i int) string {
-		if i < len(sc.args) {
-			return sc.args[i]
-		}
-		return ""
-	}
+	var write bool
+	var err error
 	switch call {
 	case CallFork:
-		if !r.HasRet || r.Ret <= 0 {
-			return false, nil
-		}
-		child := int(r.Ret)
-		if strings.Contains(strings.Join(sc.args, ","), "CLONE_THREAD") {
-			c.tgid[child] = p.pid // a thread of p, not a process
-			return false, nil
-		}
-		// The child may have run (and been named) before clone returned.
-		cp := c.proc(child, end)
-		if cp.ppid == 0 {
-			cp.ppid = p.pid
-			if cp.name == "" {
-				cp.name, cp.exe = p.name, p.exe
-			}
-			if cp.written {
-				if err := c.header(cp); err != nil {
-					return false, err
-				}
-			}
-		}
+		write, err = c.fork(p, r, sc, end)
 	case CallExec:
-		if r.Failed() {
-			return false, nil
-		}
-		path, err := strconv.Unquote(arg(0))
-		if err != nil {
-			path = arg(0)
-		}
-		r.Path = path
-		if !p.written {
-			// The process's first call: name it after the program.
-			p.name, p.exe = pathBase(path), path
-			return true, c.writeWithHeader(p, r)
-		}
-		c.stats.Records++
-		if err := c.w.WriteRecord(r); err != nil {
-			return false, err
-		}
-		p.name, p.exe = pathBase(path), path
-		p.desc = map[int]fdDesc{}
-		return true, c.header(p)
+		return c.exec(p, r, sc)
 	case CallSocket:
-		if !r.HasRet || r.Failed() {
-			if r.Sock = sockFromArgs(arg(0), arg(1)); r.Sock == SockUnknown {
-				return false, nil
-			}
-			break
-		}
-		ra := parseFD(sc.ret)
-		d := describeAnn(ra)
-		if d.sock == SockUnknown {
-			return false, nil // a netlink or packet socket
-		}
-		r.Sock = d.sock
-		c.remember(p, ra.fd, d, false)
+		write = c.socket(p, r, sc)
 	case CallSocketpair:
-		fds := strings.Trim(arg(3), "[]")
-		a, b, _ := strings.Cut(fds, ",")
-		fa, fb := parseFD(strings.TrimSpace(a)), parseFD(strings.TrimSpace(b))
-		da, db := describeAnn(fa), describeAnn(fb)
-		r.Sock = sockFromArgs(arg(0), arg(1))
-		if r.Sock == SockUnknown {
-			r.Sock = da.sock
-		}
-		if r.Sock == SockUnknown {
-			return false, nil
-		}
-		if fa.ok && fb.ok {
-			r.FD, r.FD2 = fa.fd, fb.fd
-			r.PeerPID = p.pid
-			c.remember(p, fa.fd, da, false)
-			c.remember(p, fb.fd, db, false)
-		}
-	case CallDup:
-		if sc.name == "fcntl" && !strings.HasPrefix(arg(1), "F_DUPFD") {
-			return false, nil
-		}
-		fallthrough
-	case CallDup2, CallDup3:
-		fa := parseFD(arg(0))
-		if !fa.ok || sockOfKind(fa.kind) == SockUnknown {
-			return false, nil
-		}
-		r.FD = fa.fd
-		if !r.Failed() {
-			p.desc[int(r.Ret)] = p.desc[fa.fd]
-		}
+		write = c.socketpair(p, r, sc)
+	case CallDup, CallDup2, CallDup3:
+		write = dup(p, r, sc)
 	default:
-		fa := parseFD(arg(0))
-		if !fa.ok {
-			return false, nil
+		return c.fdCall(p, r, sc)
+	}
+	if !write || err != nil {
+		return false, err
+	}
+	return true, c.writeWithHeader(p, r)
+}
+
+// arg returns the call's argument i, "" when it has fewer.
+func (sc *straceCall) arg(i int) string {
+	if i < len(sc.args) {
+		return sc.args[i]
+	}
+	return ""
+}
+
+// setRet sets the return value (and errno) of r from the call's. It
+// reports false for a return value that is an address, as of mmap: not a
+// call this converter records.
+func setRet(r *Record, sc straceCall) (bool, error) {
+	if sc.ret == "?" {
+		return true, nil
+	}
+	switch ra := parseFD(sc.ret); {
+	case ra.ok:
+		r.Ret = int64(ra.fd)
+	case strings.HasPrefix(sc.ret, "-"):
+		v, err := strconv.ParseInt(sc.ret, 10, 64)
+		if err != nil {
+			return false, fmt.Errorf("bad return value %q", sc.ret)
 		}
-		d := describeAnn(fa)
-		if d.sock == SockUnknown {
-			return false, nil // a file, pipe or non-IP socket
+		r.Ret = v
+	case strings.HasPrefix(sc.ret, "0x"):
+		return false, nil
+	default:
+		return false, fmt.Errorf("bad return value %q", sc.ret)
+	}
+	r.HasRet = true
+	r.Errno = sc.errno
+	return true, nil
+}
+
+// fork notes the child of a clone or fork (a thread of p, with
+// CLONE_THREAD); it reports whether the call is recorded (not for a
+// thread, nor a failed call).
+func (c *straceConv) fork(p *straceProc, r *Record, sc straceCall, end int64) (bool, error) {
+	if !r.HasRet || r.Ret <= 0 {
+		return false, nil
+	}
+	child := int(r.Ret)
+	if strings.Contains(strings.Join(sc.args, ","), "CLONE_THREAD") {
+		c.tgid[child] = p.pid // a thread of p, not a process
+		return false, nil
+	}
+	// The child may have run (and been named) before clone returned.
+	cp := c.proc(child, end)
+	if cp.ppid == 0 {
+		cp.ppid = p.pid
+		if cp.name == "" {
+			cp.name, cp.exe = p.name, p.exe
 		}
-		r.FD = fa.fd
-		switch {
-		case call == CallConnect:
-			r.Sock = d.sock
-			r.Remote = parseSockaddr(arg(1))
-			if d.local != "" && !d.sock.Unix() {
-				r.Local = d.local
-			}
-			c.remember(p, fa.fd, fdDesc{sock: d.sock, local: r.Local, remote: r.Remote, inode: d.inode, peer: d.peer}, false)
-		case call == CallAccept || call == CallAccept4:
-			ra := parseFD(sc.ret)
-			if ra.ok {
-				nd := describeAnn(ra)
-				if nd.sock == SockUnknown {
-					nd.sock = d.sock
-				}
-				if nd.sock.Unix() && d.local != "unix:" {
-					nd.local = d.local // the listener's path
-				}
-				r.Sock, r.Local, r.Remote = nd.sock, nd.local, nd.remote
-				if nd.sock.Unix() && nd.peer != "" {
-					r.PeerPID = c.inodeOwner[nd.peer]
-				}
-				c.remember(p, ra.fd, nd, false)
-			}
-		case call == CallBind:
-			r.Sock = d.sock
-			r.Local = parseSockaddr(arg(1))
-			c.remember(p, fa.fd, fdDesc{sock: d.sock, local: r.Local, inode: d.inode}, false)
-		case call == CallListen:
-			r.Sock, r.Local = d.sock, d.local
-			c.remember(p, fa.fd, d, false)
-		case call == CallClose:
-			delete(p.desc, fa.fd)
-		case call == CallShutdown:
-			switch arg(1) {
-			case "SHUT_RD", "0":
-				r.How = 0
-			case "SHUT_WR", "1":
-				r.How = 1
-			case "SHUT_RDWR", "2":
-				r.How = 2
-			}
-		case call.Data():
-			c.dataArgs(r, call, sc, d)
-			if c.remember(p, fa.fd, d, true) {
-				r.Sock, r.Local, r.Remote = d.sock, d.local, d.remote
-				if d.sock.Unix() && d.peer != "" {
-					r.PeerPID = c.inodeOwner[d.peer]
-				}
-			}
-			if (call == CallSendmmsg || call == CallRecvmmsg) && !r.Failed() {
-				return true, c.mmsg(p, r, arg(1))
+		if cp.written {
+			if err := c.header(cp); err != nil {
+				return false, err
 			}
 		}
+	}
+	return true, nil
+}
+
+// exec writes the record of an execve and renames the process after the
+// program, with a new header.
+func (c *straceConv) exec(p *straceProc, r *Record, sc straceCall) (bool, error) {
+	if r.Failed() {
+		return false, nil
+	}
+	path, err := strconv.Unquote(sc.arg(0))
+	if err != nil {
+		path = sc.arg(0)
+	}
+	r.Path = path
+	if !p.written {
+		// The process's first call: name it after the program.
+		p.name, p.exe = pathBase(path), path
+		return true, c.writeWithHeader(p, r)
+	}
+	c.stats.Records++
+	if err := c.w.WriteRecord(r); err != nil {
+		return false, err
+	}
+	p.name, p.exe = pathBase(path), path
+	p.desc = map[int]fdDesc{}
+	return true, c.header(p)
+}
+
+// socket fills in a socket call; it reports false for a socket that is
+// not of a kind recorded (netlink, packet).
+func (c *straceConv) socket(p *straceProc, r *Record, sc straceCall) bool {
+	if !r.HasRet || r.Failed() {
+		r.Sock = sockFromArgs(sc.arg(0), sc.arg(1))
+		return r.Sock != SockUnknown
+	}
+	ra := parseFD(sc.ret)
+	d := describeAnn(ra)
+	if d.sock == SockUnknown {
+		return false // a netlink or packet socket
+	}
+	r.Sock = d.sock
+	c.remember(p, ra.fd, d, false)
+	return true
+}
+
+// socketpair fills in a socketpair call and notes its two descriptors.
+func (c *straceConv) socketpair(p *straceProc, r *Record, sc straceCall) bool {
+	fds := strings.Trim(sc.arg(3), "[]")
+	a, b, _ := strings.Cut(fds, ",")
+	fa, fb := parseFD(strings.TrimSpace(a)), parseFD(strings.TrimSpace(b))
+	da, db := describeAnn(fa), describeAnn(fb)
+	r.Sock = sockFromArgs(sc.arg(0), sc.arg(1))
+	if r.Sock == SockUnknown {
+		r.Sock = da.sock
+	}
+	if r.Sock == SockUnknown {
+		return false
+	}
+	if fa.ok && fb.ok {
+		r.FD, r.FD2 = fa.fd, fb.fd
+		r.PeerPID = p.pid
+		c.remember(p, fa.fd, da, false)
+		c.remember(p, fb.fd, db, false)
+	}
+	return true
+}
+
+// dup fills in a dup of a socket (dup, dup2, dup3, fcntl F_DUPFD) and
+// gives the new descriptor the old one's description.
+func dup(p *straceProc, r *Record, sc straceCall) bool {
+	if sc.name == "fcntl" && !strings.HasPrefix(sc.arg(1), "F_DUPFD") {
+		return false
+	}
+	fa := parseFD(sc.arg(0))
+	if !fa.ok || sockOfKind(fa.kind) == SockUnknown {
+		return false
+	}
+	r.FD = fa.fd
+	if !r.Failed() {
+		p.desc[int(r.Ret)] = p.desc[fa.fd]
+	}
+	return true
+}
+
+// fdCall converts a call on a socket descriptor (its first argument):
+// connect, accept, bind, listen, close, shutdown and the data calls.
+func (c *straceConv) fdCall(p *straceProc, r *Record, sc straceCall) (bool, error) {
+	fa := parseFD(sc.arg(0))
+	if !fa.ok {
+		return false, nil
+	}
+	d := describeAnn(fa)
+	if d.sock == SockUnknown {
+		return false, nil // a file, pipe or non-IP socket
+	}
+	r.FD = fa.fd
+	switch call := r.Call; {
+	case call == CallConnect:
+		r.Sock = d.sock
+		r.Remote = parseSockaddr(sc.arg(1))
+		if d.local != "" && !d.sock.Unix() {
+			r.Local = d.local
+		}
+		c.remember(p, fa.fd, fdDesc{sock: d.sock, local: r.Local, remote: r.Remote, inode: d.inode, peer: d.peer}, false)
+	case call == CallAccept || call == CallAccept4:
+		c.accept(p, r, sc, d)
+	case call == CallBind:
+		r.Sock = d.sock
+		r.Local = parseSockaddr(sc.arg(1))
+		c.remember(p, fa.fd, fdDesc{sock: d.sock, local: r.Local, inode: d.inode}, false)
+	case call == CallListen:
+		r.Sock, r.Local = d.sock, d.local
+		c.remember(p, fa.fd, d, false)
+	case call == CallClose:
+		delete(p.desc, fa.fd)
+	case call == CallShutdown:
+		r.How = shutdownHow(sc.arg(1))
+	case call.Data():
+		return c.data(p, r, sc, fa.fd, d)
+	}
+	return true, c.writeWithHeader(p, r)
+}
+
+// accept fills in the new connection of an accept on the listener d.
+func (c *straceConv) accept(p *straceProc, r *Record, sc straceCall, d fdDesc) {
+	ra := parseFD(sc.ret)
+	if !ra.ok {
+		return
+	}
+	nd := describeAnn(ra)
+	if nd.sock == SockUnknown {
+		nd.sock = d.sock
+	}
+	if nd.sock.Unix() && d.local != "unix:" {
+		nd.local = d.local // the listener's path
+	}
+	r.Sock, r.Local, r.Remote = nd.sock, nd.local, nd.remote
+	if nd.sock.Unix() && nd.peer != "" {
+		r.PeerPID = c.inodeOwner[nd.peer]
+	}
+	c.remember(p, ra.fd, nd, false)
+}
+
+// shutdownHow returns shutdown's how argument as a number (0 if unknown).
+func shutdownHow(a string) int {
+	switch a {
+	case "SHUT_WR", "1":
+		return 1
+	case "SHUT_RDWR", "2":
+		return 2
+	}
+	return 0
+}
+
+// data writes the record of a data call on fd, described by d (one record
+// per datagram of sendmmsg and recvmmsg).
+func (c *straceConv) data(p *straceProc, r *Record, sc straceCall, fd int, d fdDesc) (bool, error) {
+	c.dataArgs(r, r.Call, sc, d)
+	if c.remember(p, fd, d, true) {
+		r.Sock, r.Local, r.Remote = d.sock, d.local, d.remote
+		if d.sock.Unix() && d.peer != "" {
+			r.PeerPID = c.inodeOwner[d.peer]
+		}
+	}
+	if (r.Call == CallSendmmsg || r.Call == CallRecvmmsg) && !r.Failed() {
+		return true, c.mmsg(p, r, sc.arg(1))
 	}
 	return true, c.writeWithHeader(p, r)
 }
@@ -987,12 +1050,7 @@ func sockFromArgs(family, typ string) SockType {
 
 // dataArgs fills the length, peer, checksum and flags of a data call.
 func (c *straceConv) dataArgs(r *Record, call Call, sc straceCall, d fdDesc) {
-	arg := func(i int) string {
-		if i < len(sc.args) {
-			return sc.args[i]
-		}
-		return ""
-	}
+	arg := sc.arg
 	n := func(s string) int64 {
 		v, err := strconv.ParseInt(s, 10, 64)
 		if err != nil {
@@ -1140,7 +1198,7 @@ func pathBase(p string) string {
 // learnInodes reads the input once to map each UNIX socket inode to the
 // process that created it (socket, socketpair, accept).
 func (c *straceConv) learnInodes(in io.Reader) {
-	sc := newLineScanner(in)
+	sc := lines.NewScanner(in, c.file, lines.Options{})
 	tgid := map[int]int{}
 	for sc.Scan() {
 		line := sc.Bytes()
@@ -1148,13 +1206,7 @@ func (c *straceConv) learnInodes(in io.Reader) {
 			continue
 		}
 		pid, _, rest, err := splitPrefix(string(line))
-		if err != nil {
-			continue
-		}
-		if pid == 0 && c.mainPID == 0 && strings.HasPrefix(rest, "set_tid_address(") {
-			if _, ret, ok := strings.Cut(rest, ") = "); ok {
-				c.mainPID, _ = strconv.Atoi(strings.TrimSpace(ret))
-			}
+		if err != nil || c.learnMainPID(pid, rest) {
 			continue
 		}
 		if pid == 0 {
@@ -1163,50 +1215,84 @@ func (c *straceConv) learnInodes(in io.Reader) {
 		if t, ok := tgid[pid]; ok {
 			pid = t
 		}
-		if strings.HasPrefix(rest, "clone") && strings.Contains(rest, "CLONE_THREAD") {
-			if _, ret, ok := strings.Cut(rest, ") = "); ok {
-				if child, err := strconv.Atoi(strings.TrimSpace(ret)); err == nil {
-					tgid[child] = pid
-				}
+		if child, known, thread := threadOf(rest); thread {
+			if known {
+				tgid[child] = pid
 			}
 			continue
 		}
-		name, _, _ := strings.Cut(rest, "(")
-		if r, ok := strings.CutPrefix(rest, "<... "); ok {
-			name, _, _ = strings.Cut(r, " ")
+		if ret, ok := socketReturn(rest); ok {
+			c.ownInodes(pid, ret)
 		}
-		if name != "socket" && name != "socketpair" && name != "accept" && name != "accept4" {
-			continue
+	}
+}
+
+// learnMainPID learns the pid of lines without a pid prefix from the
+// first process's set_tid_address, and reports whether the line was that
+// call.
+func (c *straceConv) learnMainPID(pid int, rest string) bool {
+	if pid != 0 || c.mainPID != 0 || !strings.HasPrefix(rest, "set_tid_address(") {
+		return false
+	}
+	if _, ret, ok := strings.Cut(rest, ") = "); ok {
+		c.mainPID, _ = strconv.Atoi(strings.TrimSpace(ret))
+	}
+	return true
+}
+
+// threadOf reports whether a call is a clone with CLONE_THREAD and, when
+// its return value is known, the thread it created.
+func threadOf(rest string) (child int, known, thread bool) {
+	if !strings.HasPrefix(rest, "clone") || !strings.Contains(rest, "CLONE_THREAD") {
+		return 0, false, false
+	}
+	if _, ret, ok := strings.Cut(rest, ") = "); ok {
+		if child, err := strconv.Atoi(strings.TrimSpace(ret)); err == nil {
+			return child, true, true
 		}
-		// Every inode this call returns belongs to pid.
-		_, ret, ok := strings.Cut(rest, ") = ")
-		if strings.HasSuffix(rest, "<unfinished ...>") {
-			continue
+	}
+	return 0, false, true
+}
+
+// socketReturn returns the part of a finished socket, socketpair or
+// accept call that holds the descriptors it made (with their inodes).
+func socketReturn(rest string) (string, bool) {
+	name, _, _ := strings.Cut(rest, "(")
+	if r, ok := strings.CutPrefix(rest, "<... "); ok {
+		name, _, _ = strings.Cut(r, " ")
+	}
+	if name != "socket" && name != "socketpair" && name != "accept" && name != "accept4" {
+		return "", false
+	}
+	if strings.HasSuffix(rest, "<unfinished ...>") {
+		return "", false
+	}
+	if name == "socketpair" { // the descriptors are an argument
+		return rest, true
+	}
+	_, ret, ok := strings.Cut(rest, ") = ")
+	return ret, ok
+}
+
+// ownInodes gives pid every UNIX socket inode annotated in ret that has
+// no owner yet.
+func (c *straceConv) ownInodes(pid int, ret string) {
+	for {
+		i := strings.Index(ret, "<UNIX")
+		if i < 0 {
+			return
 		}
-		if name == "socketpair" {
-			ret = rest
-			ok = true
+		ret = ret[i:]
+		j := annotationEnd(ret, 0)
+		if j < 0 {
+			return
 		}
-		if !ok {
-			continue
-		}
-		for {
-			i := strings.Index(ret, "<UNIX")
-			if i < 0 {
-				break
+		a := parseFD("0" + ret[:j])
+		if d := describeAnn(a); d.inode != "" {
+			if _, seen := c.inodeOwner[d.inode]; !seen {
+				c.inodeOwner[d.inode] = pid
 			}
-			ret = ret[i:]
-			j := annotationEnd(ret, 0)
-			if j < 0 {
-				break
-			}
-			a := parseFD("0" + ret[:j])
-			if d := describeAnn(a); d.inode != "" {
-				if _, seen := c.inodeOwner[d.inode]; !seen {
-					c.inodeOwner[d.inode] = pid
-				}
-			}
-			ret = ret[j:]
 		}
+		ret = ret[j:]
 	}
 }

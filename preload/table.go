@@ -266,54 +266,64 @@ func (t *Table) Add(r *Record) {
 		p.Name = r.Process
 	}
 	p.Records++
-	if r.Call == CallUnknown {
-		t.Counters.UnknownCalls++
-		return
-	}
-	if r.Failed() {
-		t.Counters.FailedCalls++
-		// The library logs an exec before making it and again if it
-		// failed (a shell trying each directory of PATH, say).
-		if r.Call == CallExec && len(p.Execs) > 0 {
-			p.Execs = p.Execs[:len(p.Execs)-1]
-		}
-		if c := p.fds[r.FD]; c != nil && r.FD >= 0 {
-			c.Failed++
-		}
-		// A connect in progress has bound its local name already.
-		if r.Call == CallConnect && r.Errno == "EINPROGRESS" {
-			if c := p.fds[r.FD]; c != nil {
-				describe(c, r)
-				c.Origin = OriginConnect
-			} else if r.FD >= 0 {
-				describe(t.newConn(p, r.FD, r, OriginConnect), r)
-			}
-		}
-		return
-	}
 	switch {
+	case r.Call == CallUnknown:
+		t.Counters.UnknownCalls++
+	case r.Failed():
+		t.Counters.FailedCalls++
+		t.addFailed(p, r)
 	case r.Call.Data():
 		t.addData(p, r)
-		return
-	case r.Call == CallFork:
+	case r.Call == CallFork || r.Call == CallExec || r.Call == CallEnd:
 		t.Counters.ProcessCalls++
+		t.addProcessCall(p, r)
+	default:
+		t.Counters.SocketCalls++
+		t.addSocketCall(p, r)
+	}
+}
+
+// addFailed folds a call that returned an error.
+func (t *Table) addFailed(p *Process, r *Record) {
+	// The library logs an exec before making it and again if it failed (a
+	// shell trying each directory of PATH, say).
+	if r.Call == CallExec && len(p.Execs) > 0 {
+		p.Execs = p.Execs[:len(p.Execs)-1]
+	}
+	if c := p.fds[r.FD]; c != nil && r.FD >= 0 {
+		c.Failed++
+	}
+	// A connect in progress has bound its local name already.
+	if r.Call == CallConnect && r.Errno == "EINPROGRESS" {
+		if c := p.fds[r.FD]; c != nil {
+			describe(c, r)
+			c.Origin = OriginConnect
+		} else if r.FD >= 0 {
+			describe(t.newConn(p, r.FD, r, OriginConnect), r)
+		}
+	}
+}
+
+// addProcessCall folds a fork, an exec or the library's end record.
+func (t *Table) addProcessCall(p *Process, r *Record) {
+	switch r.Call {
+	case CallFork:
 		if r.Ret > 0 {
 			p.Children = append(p.Children, int(r.Ret))
 		}
-		return
-	case r.Call == CallExec:
-		t.Counters.ProcessCalls++
+	case CallExec:
 		p.Execs = append(p.Execs, r.Path)
-		return
-	case r.Call == CallEnd:
-		t.Counters.ProcessCalls++
+	case CallEnd:
 		t.Counters.EAGAINSkipped += r.EAGAINSkipped
 		t.Counters.WriteErrors += r.WriteErrors
 		t.Counters.LostRecords += r.LostRecords
 		t.Counters.LogReopens += r.LogReopens
-		return
 	}
-	t.Counters.SocketCalls++
+}
+
+// addSocketCall folds a call that makes, names, closes or copies a
+// descriptor.
+func (t *Table) addSocketCall(p *Process, r *Record) {
 	switch r.Call {
 	case CallSocket:
 		if r.Ret >= 0 {
@@ -356,18 +366,24 @@ func (t *Table) Add(r *Record) {
 			c.ShutWrite = true
 		}
 	case CallDup, CallDup2, CallDup3:
-		nfd := int(r.Ret)
-		if nfd == r.FD {
-			return
-		}
-		t.closeFD(p, nfd, r.TS)
-		if c := p.fds[r.FD]; c != nil {
-			p.fds[nfd] = c
-			p.spans = append(p.spans, fdSpan{fd: nfd, c: c, from: r.TS})
-			c.refs++
-			if !slices.Contains(c.FDs, nfd) {
-				c.FDs = append(c.FDs, nfd)
-			}
+		t.dup(p, r)
+	}
+}
+
+// dup makes the descriptor a dup returned refer to the connection of the
+// one it copied.
+func (t *Table) dup(p *Process, r *Record) {
+	nfd := int(r.Ret)
+	if nfd == r.FD {
+		return
+	}
+	t.closeFD(p, nfd, r.TS)
+	if c := p.fds[r.FD]; c != nil {
+		p.fds[nfd] = c
+		p.spans = append(p.spans, fdSpan{fd: nfd, c: c, from: r.TS})
+		c.refs++
+		if !slices.Contains(c.FDs, nfd) {
+			c.FDs = append(c.FDs, nfd)
 		}
 	}
 }
@@ -481,7 +497,7 @@ func (t *Table) readFile(path string, opt Options) error {
 		return err
 	}
 	defer f.Close()
-	r, _, done, err := decompress.NewReader(f, 256<<10)
+	r, _, done, err := decompress.NewReader(f, decompress.Options{BufSize: 256 << 10, LowMem: true})
 	defer done()
 	if err != nil {
 		return &ParseError{File: path, Err: err}

@@ -1,17 +1,15 @@
 package report
 
 import (
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/wirepath/wirepath/causal"
+	"github.com/wirepath/wirepath/internal/golden"
 	"github.com/wirepath/wirepath/trace"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files and fixtures under testdata/")
 
 // The "shop" system the fixtures simulate: clients call web (10.0.0.1:80),
 // which calls a cache (10.0.0.3:11211), a database (10.0.0.2:5432, whose
@@ -224,7 +222,7 @@ func convResult() *causal.Result {
 func fixtureResult(t *testing.T, name string) *causal.Result {
 	t.Helper()
 	path := filepath.Join("testdata", name+".result.json")
-	if *update {
+	if golden.Update() {
 		var res *causal.Result
 		switch name {
 		case "shop":
@@ -257,9 +255,19 @@ func fixtureResult(t *testing.T, name string) *causal.Result {
 			t.Fatal(err)
 		}
 	}
-	res, err := ReadJSONFile(path)
+	res, err := readJSONFile(path)
 	if err != nil {
 		t.Fatalf("%v (go test -update writes it)", err)
 	}
 	return res
+}
+
+// readJSONFile reads the one result in the file at path.
+func readJSONFile(path string) (*causal.Result, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return readJSON(f, path)
 }

@@ -103,84 +103,124 @@ type jsonlDecoder struct {
 
 func (d *jsonlDecoder) finish() error { return nil }
 
+// jsonlHeader is what a header line says: the format version and the
+// trace's Meta.
+type jsonlHeader struct {
+	is      bool // the line is a header
+	version int64
+	meta    []byte
+}
+
 func (d *jsonlDecoder) decode(line []byte, m *Message) (bool, error) {
 	first := !d.seen
 	d.seen = true
 	if err := d.obj.Reset(line); err != nil {
 		return false, colErr("", "%v", err)
 	}
-	header := false
-	var version int64
-	var meta []byte
+	var h jsonlHeader
 	for {
 		k, v, ok := d.obj.Next()
 		if !ok {
 			break
 		}
-		var err error
-		switch string(k) {
-		case "send_ts":
-			m.SendTS, err = jsonTS(v)
-		case "recv_ts":
-			m.RecvTS, err = jsonTS(v)
-		case "src":
-			m.Src, err = d.sym(v)
-		case "dst":
-			m.Dst, err = d.sym(v)
-		case "src_node":
-			m.SrcNode, err = d.sym(v)
-		case "dst_node":
-			m.DstNode, err = d.sym(v)
-		case "call_id":
-			m.CallID, err = d.sym(v)
-		case "bytes":
-			if v.Kind != jsonl.Null {
-				m.Bytes, err = v.Int()
-				if err == nil && m.Bytes < 0 {
-					err = errors.New("negative size")
-				}
-			}
-		case "kind":
-			var b []byte
-			if b, err = v.Bytes(); err == nil && b != nil {
-				m.Kind, err = kindFromBytes(b)
-			}
-		case "proto":
-			var b []byte
-			if b, err = v.Bytes(); err == nil && b != nil {
-				m.Proto, err = protoFromBytes(b)
-			}
-		case jsonlHeaderKey:
-			header = true
-			version, err = v.Int()
-		case "meta":
-			meta = v.Raw()
-		}
-		if err != nil {
+		if err := d.member(k, v, m, &h); err != nil {
 			return false, colErr(string(k), "%v", err)
 		}
 	}
 	if err := d.obj.Err(); err != nil {
 		return false, colErr("", "%v", err)
 	}
-	if header {
-		if !first {
-			return false, colErr("", "header record after the first line")
-		}
-		if version != JSONLVersion {
-			return false, fatalErr(fmt.Errorf("unsupported JSON Lines trace version %d (this build reads %d)", version, JSONLVersion))
-		}
-		if meta != nil {
-			if err := json.Unmarshal(meta, &d.t.Meta); err != nil {
-				return false, colErr("meta", "%v", err)
-			}
-		}
-		return false, nil
+	if h.is {
+		return false, d.header(&h, first)
 	}
 	if !m.SendTS.Known() && !m.RecvTS.Known() {
 		return false, colErr("", "neither send_ts nor recv_ts is known")
 	}
 	return true, nil
+}
+
+// member decodes member k of a line into m, or into h for the members of
+// a header.
+func (d *jsonlDecoder) member(k []byte, v jsonl.Value, m *Message, h *jsonlHeader) error {
+	var err error
+	switch string(k) {
+	case "send_ts":
+		m.SendTS, err = jsonTS(v)
+	case "recv_ts":
+		m.RecvTS, err = jsonTS(v)
+	case "src":
+		m.Src, err = d.sym(v)
+	case "dst":
+		m.Dst, err = d.sym(v)
+	case "src_node":
+		m.SrcNode, err = d.sym(v)
+	case "dst_node":
+		m.DstNode, err = d.sym(v)
+	case "call_id":
+		m.CallID, err = d.sym(v)
+	case "bytes":
+		err = jsonSize(v, &m.Bytes)
+	case "kind":
+		err = jsonKind(v, &m.Kind)
+	case "proto":
+		err = jsonProto(v, &m.Proto)
+	case jsonlHeaderKey:
+		h.is = true
+		h.version, err = v.Int()
+	case "meta":
+		h.meta = v.Raw()
+	}
+	return err
+}
+
+// header checks a header line, which only the first line may be, and
+// reads the trace's Meta from it.
+func (d *jsonlDecoder) header(h *jsonlHeader, first bool) error {
+	if !first {
+		return colErr("", "header record after the first line")
+	}
+	if h.version != JSONLVersion {
+		return fatalErr(fmt.Errorf("unsupported JSON Lines trace version %d (this build reads %d)", h.version, JSONLVersion))
+	}
+	if h.meta != nil {
+		if err := json.Unmarshal(h.meta, &d.t.Meta); err != nil {
+			return colErr("meta", "%v", err)
+		}
+	}
+	return nil
+}
+
+// jsonSize decodes a message size (null leaves *n as it is).
+func jsonSize(v jsonl.Value, n *int64) error {
+	if v.Kind == jsonl.Null {
+		return nil
+	}
+	var err error
+	*n, err = v.Int()
+	if err == nil && *n < 0 {
+		err = errors.New("negative size")
+	}
+	return err
+}
+
+// jsonKind decodes a message kind (null leaves *k as it is).
+func jsonKind(v jsonl.Value, k *Kind) error {
+	b, err := v.Bytes()
+	if err != nil || b == nil {
+		return err
+	}
+	*k, err = kindFromBytes(b)
+	return err
+}
+
+// jsonProto decodes a transport protocol (null leaves *p as it is).
+func jsonProto(v jsonl.Value, p *Proto) error {
+	b, err := v.Bytes()
+	if err != nil || b == nil {
+		return err
+	}
+	*p, err = protoFromBytes(b)
+	return err
 }
 
 func jsonTS(v jsonl.Value) (Timestamp, error) {

@@ -9,6 +9,7 @@ import (
 	"os"
 
 	"github.com/wirepath/wirepath/internal/decompress"
+	"github.com/wirepath/wirepath/internal/lines"
 )
 
 // ReadOptions controls how a trace is read.
@@ -30,8 +31,9 @@ type ReadOptions struct {
 type lineDecoder interface {
 	// decode parses one non-empty line (without its line break) into m,
 	// which the caller has reset. It reports whether the line held a
-	// message rather than a header or comment. Errors are *ParseError
-	// without File and Line.
+	// message rather than a header or comment. A bad value in one column
+	// is a *ColumnError; errors the reader cannot go on after are marked
+	// lines.Fatal.
 	decode(line []byte, m *Message) (bool, error)
 	// finish is called at the end of the input.
 	finish() error
@@ -59,15 +61,13 @@ type Reader struct {
 	file    string
 	opt     ReadOptions
 	t       *Trace
-	sc      *bufio.Scanner
+	sc      *lines.Scanner
 	dec     lineDecoder
 	format  Format
-	line    int
 	msg     Message
 	err     error
 	n       int64
-	skipped int64
-	closers []func()
+	closers []func() error
 	started bool
 	done    bool
 
@@ -98,10 +98,29 @@ func (r *Reader) Trace() *Trace { return r.t }
 func (r *Reader) Format() Format { return r.format }
 
 // Line returns the number of the line last read.
-func (r *Reader) Line() int { return r.line }
+func (r *Reader) Line() int {
+	if r.sc == nil {
+		return 0
+	}
+	return r.sc.Line()
+}
 
 // Skipped returns how many bad lines were skipped so far.
-func (r *Reader) Skipped() int64 { return r.skipped }
+func (r *Reader) Skipped() int64 {
+	if r.sc == nil {
+		return 0
+	}
+	return r.sc.Skipped()
+}
+
+// Problems returns the errors of the first bad lines skipped (at most
+// MaxWarnings), with their positions.
+func (r *Reader) Problems() []*ParseError {
+	if r.sc == nil {
+		return nil
+	}
+	return r.sc.Problems()
+}
 
 // Message returns the message the last successful Scan read.
 func (r *Reader) Message() Message { return r.msg }
@@ -121,7 +140,7 @@ func (r *Reader) Close() error {
 
 func (r *Reader) start() error {
 	r.started = true
-	br, kind, done, err := decompress.NewReader(r.in, 256<<10)
+	br, kind, done, err := decompress.NewReader(r.in, decompress.Options{BufSize: 256 << 10, LowMem: true})
 	r.closers = append(r.closers, done)
 	if err != nil {
 		return &ParseError{File: r.file, Err: cutShort(err)}
@@ -150,8 +169,7 @@ func (r *Reader) start() error {
 	default:
 		return fmt.Errorf("%s: unknown trace format %v", r.file, r.format)
 	}
-	r.sc = bufio.NewScanner(br)
-	r.sc.Buffer(make([]byte, 0, 64<<10), r.opt.MaxLine)
+	r.sc = lines.NewScanner(br, r.file, lines.Options{MaxLine: r.opt.MaxLine, Strict: r.opt.Strict, MaxProblems: r.opt.MaxWarnings})
 	return nil
 }
 
@@ -168,16 +186,9 @@ func (r *Reader) Scan() bool {
 		}
 	}
 	for r.sc.Scan() {
-		r.line++
 		line := r.sc.Bytes()
-		if n := len(line); n > 0 && line[n-1] == '\r' {
-			line = line[:n-1]
-		}
-		if len(line) == 0 {
-			continue
-		}
 		if !r.t.Syms.roomFor(len(line)) || r.n >= maxMessages {
-			r.err = r.fatal(ErrTooLarge)
+			r.err = r.sc.Stop(ErrTooLarge)
 			return false
 		}
 		if r.decodeLine(line) {
@@ -198,15 +209,12 @@ func (r *Reader) decodeLine(line []byte) bool {
 	r.msg = Message{SendTS: NoTime, RecvTS: NoTime}
 	ok, err := r.dec.decode(line, &r.msg)
 	if err != nil {
-		pe := r.position(err)
-		if r.opt.Strict || pe.fatal {
-			r.err = pe
-			return false
+		if !r.sc.Skip(err) {
+			r.err = r.sc.Err()
+		} else if p := r.sc.Problems(); int64(len(p)) == r.sc.Skipped() {
+			// The first skipped lines are warnings of the trace.
+			r.t.Meta.Warnings = append(r.t.Meta.Warnings, "skipped "+p[len(p)-1].Error())
 		}
-		if r.skipped < int64(r.opt.MaxWarnings) {
-			r.t.Meta.Warnings = append(r.t.Meta.Warnings, "skipped "+pe.Error())
-		}
-		r.skipped++
 		return false
 	}
 	if ok {
@@ -219,24 +227,25 @@ func (r *Reader) decodeLine(line []byte) bool {
 // the reader done and records the accounting.
 func (r *Reader) end() {
 	if err := r.sc.Err(); err != nil {
-		if errors.Is(err, bufio.ErrTooLong) {
-			err = fmt.Errorf("line longer than %d bytes", r.opt.MaxLine)
+		var pe *ParseError
+		if errors.As(err, &pe) {
+			pe.Err = cutShort(pe.Err)
 		}
-		err = cutShort(err)
-		r.err = &ParseError{File: r.file, Line: r.line + 1, Err: err}
+		r.err = err
 		return
 	}
 	if err := r.dec.finish(); err != nil {
-		r.err = r.position(err)
+		r.err = r.sc.Stop(err)
 		return
 	}
 	r.done = true
 	m := &r.t.Meta
-	if r.skipped > int64(r.opt.MaxWarnings) {
-		m.Warnings = append(m.Warnings, fmt.Sprintf("... and %d more skipped lines", r.skipped-int64(r.opt.MaxWarnings)))
+	skipped := r.sc.Skipped()
+	if skipped > int64(r.opt.MaxWarnings) {
+		m.Warnings = append(m.Warnings, fmt.Sprintf("... and %d more skipped lines", skipped-int64(r.opt.MaxWarnings)))
 	}
-	m.SetCount("trace", "messages_read", r.n)
-	m.SetCount("trace", "skipped_lines", r.skipped)
+	m.SetCount(StageTrace, CountMessagesRead, r.n)
+	m.SetCount(StageTrace, CountSkippedLines, skipped)
 	if m.Source == "" {
 		m.Source = r.file
 	}
@@ -251,26 +260,9 @@ func cutShort(err error) error {
 	return err
 }
 
-// position fills in the file and line of a decoder's error.
 // maxMessages is the most messages a Trace or Table read from a file holds
 // (a Table indexes rows with 31 bits).
 const maxMessages = 1<<31 - 2
-
-// fatal is position for an error that ends the read.
-func (r *Reader) fatal(err error) *ParseError {
-	pe := r.position(err)
-	pe.fatal = true
-	return pe
-}
-
-func (r *Reader) position(err error) *ParseError {
-	var pe *ParseError
-	if !errors.As(err, &pe) {
-		pe = &ParseError{Err: err}
-	}
-	pe.File, pe.Line = r.file, r.line
-	return pe
-}
 
 // estimateLines estimates the lines of an input of size bytes from its
 // first bytes, erring a little on the high side so that storage sized by
@@ -306,51 +298,49 @@ func (r *Reader) ReadTable() (*Table, error) {
 	// through decodeLine as Scan would send them.
 	d, _ := r.dec.(*tsvDecoder)
 	for r.sc.Scan() {
-		r.line++
 		line := r.sc.Bytes()
 		if !r.t.Syms.roomFor(len(line)) || tab.Len() >= maxMessages {
-			return nil, r.fatal(ErrTooLarge)
+			r.err = r.sc.Stop(ErrTooLarge)
+			return nil, r.err
 		}
-		if n := len(line); n == 0 || line[n-1] == '\r' || line[0] == '#' || d == nil || !d.canonical {
-			if n > 0 && line[n-1] == '\r' {
-				line = line[:n-1]
-			}
-			if len(line) > 0 && r.decodeLine(line) {
-				tab.Append(&r.msg)
-			} else if r.err != nil {
-				return nil, r.err
-			}
-			continue
-		}
-		m := Message{SendTS: NoTime, RecvTS: NoTime}
-		d.lastSpan = nil
-		if !d.parseCanonical(line, &m) {
+		if d == nil || !d.canonical || line[0] == '#' || !r.appendCanonical(d, tab, line) {
 			if r.decodeLine(line) {
 				tab.Append(&r.msg)
 			} else if r.err != nil {
 				return nil, r.err
 			}
-			continue
 		}
-		r.n++
-		// The span cache remembers the flow the span had last, with its
-		// kind and protocol.
-		var fid uint32
-		if e := d.lastSpan; e != nil && e.flowSet && e.kind == m.Kind && e.proto == m.Proto {
-			fid = e.flow
-		} else {
-			fid = tab.flowOf(Flow{Src: m.Src, Dst: m.Dst, SrcNode: m.SrcNode, DstNode: m.DstNode, Kind: m.Kind, Proto: m.Proto})
-			if e != nil {
-				e.flow, e.kind, e.proto, e.flowSet = fid, m.Kind, m.Proto, true
-			}
-		}
-		tab.appendRow(&m, fid)
 	}
 	r.end()
 	if r.err != nil {
 		return nil, r.err
 	}
 	return r.table(tab), nil
+}
+
+// appendCanonical decodes a line of a canonical TSV trace straight into a
+// row of tab. It reports false, having added nothing, when the line is not
+// in the usual form (parseCanonical gives up on it).
+func (r *Reader) appendCanonical(d *tsvDecoder, tab *Table, line []byte) bool {
+	m := Message{SendTS: NoTime, RecvTS: NoTime}
+	d.lastSpan = nil
+	if !d.parseCanonical(line, &m) {
+		return false
+	}
+	r.n++
+	// The span cache remembers the flow the span had last, with its kind
+	// and protocol.
+	var fid uint32
+	if e := d.lastSpan; e != nil && e.flowSet && e.kind == m.Kind && e.proto == m.Proto {
+		fid = e.flow
+	} else {
+		fid = tab.flowOf(Flow{Src: m.Src, Dst: m.Dst, SrcNode: m.SrcNode, DstNode: m.DstNode, Kind: m.Kind, Proto: m.Proto})
+		if e != nil {
+			e.flow, e.kind, e.proto, e.flowSet = fid, m.Kind, m.Proto, true
+		}
+	}
+	tab.appendRow(&m, fid)
+	return true
 }
 
 // table hands the reader's symbols and Meta over to tab.

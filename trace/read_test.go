@@ -3,7 +3,6 @@ package trace
 import (
 	"bytes"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -12,9 +11,9 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
-)
 
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
+	"github.com/wirepath/wirepath/internal/golden"
+)
 
 // flat is a message with its strings resolved, for comparing messages of
 // different traces.
@@ -114,22 +113,18 @@ func TestReadFileFormats(t *testing.T) {
 	}
 }
 
+// columnOf returns the column a reading error names, "" for none.
+func columnOf(err error) string {
+	var ce *ColumnError
+	if errors.As(err, &ce) {
+		return ce.Column
+	}
+	return ""
+}
+
 func compareGolden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", "golden", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (go test -update creates it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file (go test -update rewrites it)\n--- got\n%s--- want\n%s", name, got, want)
-	}
+	golden.Check(t, filepath.Join("testdata", "golden", name), got)
 }
 
 func TestDetectFormat(t *testing.T) {
@@ -178,8 +173,8 @@ func TestReadErrors(t *testing.T) {
 			if !errors.As(err, &pe) {
 				t.Fatalf("err = %v, want a *ParseError", err)
 			}
-			if pe.File != "in.trace" || pe.Line != tc.line || pe.Column != tc.column || !strings.Contains(err.Error(), tc.msg) {
-				t.Errorf("err = %q (line %d column %q), want line %d column %q containing %q", err, pe.Line, pe.Column, tc.line, tc.column, tc.msg)
+			if pe.File != "in.trace" || pe.Line != tc.line || columnOf(err) != tc.column || !strings.Contains(err.Error(), tc.msg) {
+				t.Errorf("err = %q (line %d column %q), want line %d column %q containing %q", err, pe.Line, columnOf(err), tc.line, tc.column, tc.msg)
 			}
 			if !strings.HasPrefix(err.Error(), "in.trace:"+strconv.Itoa(tc.line)+": ") {
 				t.Errorf("error %q does not start with file:line", err)

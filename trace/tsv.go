@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"unsafe"
+
+	"github.com/wirepath/wirepath/internal/lines"
 )
 
 // TSVColumns are the columns WriteTSV writes, in order.
@@ -22,37 +24,25 @@ var TSVColumns = []string{"send_ts", "recv_ts", "src", "dst", "src_node", "dst_n
 // format version.
 const TSVMagic = "# wirepath-trace v1"
 
-// ParseError reports a bad line of a trace file.
-type ParseError struct {
-	File   string // file name, "" for a stream
-	Line   int    // 1-based line number
-	Column string // column name, "" when the whole line is bad
+// ParseError reports a bad line of a trace file: the file, the line, the
+// byte offset of the line's start and the error, which is a *ColumnError
+// when one column (or JSON member) is at fault. Its text is
+// file:line: [column name: ]error, without the line for errors before the
+// first line (such as a bad compression header).
+type ParseError = lines.ParseError
+
+// ColumnError is a bad value in one column of a trace line (the member of
+// a JSON Lines record).
+type ColumnError struct {
+	Column string
 	Err    error
-
-	fatal bool // the reader cannot go on after it (bad header, version)
 }
 
-// Error formats the error as file:line: column: err (no line for errors
-// before the first line, such as a bad compression header).
-func (e *ParseError) Error() string {
-	var b strings.Builder
-	if e.File != "" {
-		b.WriteString(e.File)
-		b.WriteByte(':')
-	}
-	if e.Line > 0 {
-		fmt.Fprintf(&b, "%d:", e.Line)
-	}
-	b.WriteByte(' ')
-	if e.Column != "" {
-		fmt.Fprintf(&b, "column %s: ", e.Column)
-	}
-	b.WriteString(e.Err.Error())
-	return b.String()
-}
+// Error formats the error as "column name: err".
+func (e *ColumnError) Error() string { return "column " + e.Column + ": " + e.Err.Error() }
 
 // Unwrap returns the underlying error.
-func (e *ParseError) Unwrap() error { return e.Err }
+func (e *ColumnError) Unwrap() error { return e.Err }
 
 // ErrNoHeader is returned for a TSV trace without a column header line.
 var ErrNoHeader = errors.New("no header line naming the columns")
@@ -133,10 +123,8 @@ func appendField(buf []byte, s string) []byte {
 // is the error-returning form of Reader for the TSV format: Next returns
 // every bad line as a *ParseError and can go on after it.
 type TSVReader struct {
-	sc   *bufio.Scanner
-	file string
-	line int
-	dec  tsvDecoder
+	sc  *lines.Scanner
+	dec tsvDecoder
 }
 
 const (
@@ -155,47 +143,29 @@ const (
 // NewTSVReader returns a reader of the TSV trace in r that interns strings
 // into t and reads t.Meta from a "#meta" line. file names r in errors.
 func NewTSVReader(r io.Reader, file string, t *Trace) *TSVReader {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 1<<20), 16<<20)
-	return &TSVReader{sc: sc, file: file, dec: newTSVDecoder(t)}
+	return &TSVReader{sc: lines.NewScanner(r, file, lines.Options{}), dec: newTSVDecoder(t)}
 }
 
 // Next reads the next message. It returns io.EOF at the end. A *ParseError
 // reports a bad line; the reader can go on with the next line after one.
 func (r *TSVReader) Next() (Message, error) {
 	for r.sc.Scan() {
-		r.line++
-		line := r.sc.Bytes()
-		if len(line) > 0 && line[len(line)-1] == '\r' {
-			line = line[:len(line)-1]
-		}
-		if len(line) == 0 {
-			continue
-		}
 		m := Message{SendTS: NoTime, RecvTS: NoTime}
-		ok, err := r.dec.decode(line, &m)
+		ok, err := r.dec.decode(r.sc.Bytes(), &m)
 		if err != nil {
-			return Message{}, r.position(err)
+			return Message{}, r.sc.Position(err)
 		}
 		if ok {
 			return m, nil
 		}
 	}
 	if err := r.sc.Err(); err != nil {
-		return Message{}, &ParseError{File: r.file, Line: r.line + 1, Err: err}
+		return Message{}, err
 	}
 	if err := r.dec.finish(); err != nil {
-		return Message{}, r.position(err)
+		return Message{}, r.sc.Position(err)
 	}
 	return Message{}, io.EOF
-}
-
-func (r *TSVReader) position(err error) error {
-	if pe, ok := err.(*ParseError); ok {
-		pe.File, pe.Line = r.file, r.line
-		return pe
-	}
-	return &ParseError{File: r.file, Line: r.line, Err: err}
 }
 
 // tsvMagicPrefix starts the magic line; the version follows.
@@ -225,13 +195,19 @@ const cacheAfter = 1024
 
 func newTSVDecoder(t *Trace) tsvDecoder { return tsvDecoder{t: t, span: -1} }
 
+// colErr is the error of a bad value in column col, or of the whole line
+// when col is "".
 func colErr(col string, format string, args ...any) error {
-	return &ParseError{Column: col, Err: fmt.Errorf(format, args...)}
+	err := fmt.Errorf(format, args...)
+	if col == "" {
+		return err
+	}
+	return &ColumnError{Column: col, Err: err}
 }
 
-func fatalErr(err error) error {
-	return &ParseError{Err: err, fatal: true}
-}
+// fatalErr marks an error the reader cannot go on after (a bad header, an
+// unsupported version).
+func fatalErr(err error) error { return lines.Fatal(err) }
 
 func (d *tsvDecoder) decode(line []byte, m *Message) (bool, error) {
 	if line[0] == '#' {
@@ -365,56 +341,16 @@ func (d *tsvDecoder) parseCanonical(line []byte, m *Message) bool {
 	if f, line, ok = nextField(line, 19); !ok {
 		return false
 	}
-	if m.RecvTS, ok = plainTS(f); !ok {
+	if m.RecvTS, ok = plainTS(f); !ok || m.SendTS == NoTime && m.RecvTS == NoTime {
 		return false
 	}
-	if m.SendTS == NoTime && m.RecvTS == NoTime {
+	if line, ok = d.canonicalNames(line, m); !ok {
 		return false
 	}
-	// src, dst, src_node, dst_node
-	end := 0
-	for k := 0; k < 4; k++ {
-		j := bytes.IndexByte(line[end:], '\t')
-		if j < 0 {
-			return false
-		}
-		end += j + 1
-	}
-	span := line[:end-1]
-	line = line[end:]
-	if d.cache != nil && d.cache.on {
-		if !d.spanAt(span, m) {
-			return false
-		}
-	} else {
-		for _, dst := range [4]*Sym{&m.Src, &m.Dst, &m.SrcNode, &m.DstNode} {
-			f, span, _ = nextField(span, 0)
-			if *dst, ok = d.plainSym(f); !ok {
-				return false
-			}
-		}
-	}
-	if f, line, ok = nextField(line, 0); !ok {
+	if f, line, ok = nextField(line, 0); !ok || !canonicalBytes(f, m) {
 		return false
 	}
-	if !isDash(f) {
-		if len(f) == 0 || f[0] < '0' || f[0] > '9' {
-			return false
-		}
-		v, err := parseInt(f)
-		if err != nil {
-			return false
-		}
-		m.Bytes = v
-	}
-	switch {
-	case bytes.HasPrefix(line, []byte("CALL\t")):
-		m.Kind, line = KindCall, line[5:]
-	case bytes.HasPrefix(line, []byte("RETURN\t")):
-		m.Kind, line = KindReturn, line[7:]
-	case bytes.HasPrefix(line, []byte("-\t")):
-		m.Kind, line = KindUnknown, line[2:]
-	default:
+	if line, ok = canonicalKind(line, m); !ok {
 		return false
 	}
 	if f, line, ok = nextField(line, 0); !ok {
@@ -424,21 +360,81 @@ func (d *tsvDecoder) parseCanonical(line []byte, m *Message) bool {
 		return false
 	}
 	// the rest of the line is the protocol, with no tab in it
-	switch string(line) {
-	case "tcp":
-		m.Proto = ProtoTCP
-	case "udp":
-		m.Proto = ProtoUDP
-	case "-":
-		m.Proto = ProtoUnknown
-	case "unix":
-		m.Proto = ProtoUnix
-	case "other":
-		m.Proto = ProtoOther
-	default:
+	m.Proto, ok = canonicalProto(line)
+	return ok
+}
+
+// canonicalNames reads src, dst, src_node and dst_node, through the span
+// cache once it is on.
+func (d *tsvDecoder) canonicalNames(line []byte, m *Message) ([]byte, bool) {
+	end := 0
+	for k := 0; k < 4; k++ {
+		j := bytes.IndexByte(line[end:], '\t')
+		if j < 0 {
+			return nil, false
+		}
+		end += j + 1
+	}
+	span := line[:end-1]
+	line = line[end:]
+	if d.cache != nil && d.cache.on {
+		return line, d.spanAt(span, m)
+	}
+	var ok bool
+	var f []byte
+	for _, dst := range [4]*Sym{&m.Src, &m.Dst, &m.SrcNode, &m.DstNode} {
+		f, span, _ = nextField(span, 0)
+		if *dst, ok = d.plainSym(f); !ok {
+			return nil, false
+		}
+	}
+	return line, true
+}
+
+// canonicalBytes reads the size: digits or "-".
+func canonicalBytes(f []byte, m *Message) bool {
+	if isDash(f) {
+		return true
+	}
+	if len(f) == 0 || f[0] < '0' || f[0] > '9' {
 		return false
 	}
-	return true
+	v, err := parseInt(f)
+	m.Bytes = v
+	return err == nil
+}
+
+// canonicalKind reads the kind as WriteTSV writes it.
+func canonicalKind(line []byte, m *Message) ([]byte, bool) {
+	switch {
+	case bytes.HasPrefix(line, []byte("CALL\t")):
+		m.Kind = KindCall
+		return line[5:], true
+	case bytes.HasPrefix(line, []byte("RETURN\t")):
+		m.Kind = KindReturn
+		return line[7:], true
+	case bytes.HasPrefix(line, []byte("-\t")):
+		m.Kind = KindUnknown
+		return line[2:], true
+	}
+	return nil, false
+}
+
+// canonicalProto reads the protocol as WriteTSV writes it.
+func canonicalProto(f []byte) (Proto, bool) {
+	switch string(f) {
+	case "tcp":
+		return ProtoTCP, true
+	case "udp":
+		return ProtoUDP, true
+	case "-":
+		return ProtoUnknown, true
+	case "unix":
+		return ProtoUnix, true
+	case "other":
+		return ProtoOther, true
+	}
+	return ProtoUnknown, false
 }
 
 // nextField splits line at its first tab into the field before it and the

@@ -20,7 +20,7 @@ func main() {
 func run(ios *cmdutil.IOStreams, args []string) int {
 	cmd := root.NewCmdRoot(ios)
 	cmd.SetArgs(args)
-	err := cmd.Execute()
+	err := cmdutil.Execute(cmd)
 	if err != nil {
 		cmdutil.PrintError(ios.ErrOut, err)
 	}

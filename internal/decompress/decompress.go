@@ -1,7 +1,8 @@
 // Package decompress opens input that may be gzip- or zstd-compressed,
 // recognising the compression by its magic number rather than the file
-// name. Trace and preload readers use it so that users can hand them
-// compressed files directly.
+// name. Every reader of outside files (captures, traces, preload traces)
+// opens its input through it, so that users can hand them compressed
+// files directly.
 package decompress
 
 import (
@@ -25,7 +26,13 @@ const (
 
 // String returns "none", "gzip" or "zstd".
 func (k Kind) String() string {
-	return [...]string{"none", "gzip", "zstd"}[k]
+	switch k {
+	case Gzip:
+		return "gzip"
+	case Zstd:
+		return "zstd"
+	}
+	return "none"
 }
 
 // Detect reports the compression that the first bytes of a stream show.
@@ -39,25 +46,51 @@ func Detect(head []byte) Kind {
 	return None
 }
 
+// Options size the buffers of NewReader and tune its decompressor.
+type Options struct {
+	// BufSize is the size of the buffer in front of the input (default
+	// 64 KiB), which is also the buffer of the content when it is not
+	// compressed.
+	BufSize int
+	// OutSize is the size of the buffer of the decompressed content
+	// (default BufSize).
+	OutSize int
+	// LowMem makes the zstd decoder use less memory, at some cost in speed.
+	LowMem bool
+}
+
 // NewReader returns a buffered reader of r's decompressed content (r's
 // own content when it is not compressed), the compression found, and a
-// function that releases the decompressor. bufSize sizes the buffers.
-func NewReader(r io.Reader, bufSize int) (*bufio.Reader, Kind, func(), error) {
-	br := bufio.NewReaderSize(r, bufSize)
+// function that releases the decompressor (it returns the decompressor's
+// error, if any). On error the compression is that of the header that
+// could not be read.
+func NewReader(r io.Reader, opt Options) (*bufio.Reader, Kind, func() error, error) {
+	if opt.BufSize <= 0 {
+		opt.BufSize = 64 << 10
+	}
+	if opt.OutSize <= 0 {
+		opt.OutSize = opt.BufSize
+	}
+	nop := func() error { return nil }
+	br := bufio.NewReaderSize(r, opt.BufSize)
 	head, _ := br.Peek(4)
 	switch k := Detect(head); k {
 	case Gzip:
 		zr, err := gzip.NewReader(br)
 		if err != nil {
-			return nil, k, func() {}, err // "gzip: invalid header", io.ErrUnexpectedEOF
+			return nil, k, nop, err // "gzip: invalid header", io.ErrUnexpectedEOF
 		}
-		return bufio.NewReaderSize(zr, bufSize), k, func() { zr.Close() }, nil
+		return bufio.NewReaderSize(zr, opt.OutSize), k, zr.Close, nil
 	case Zstd:
-		zr, err := zstd.NewReader(br, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true))
-		if err != nil {
-			return nil, k, func() {}, fmt.Errorf("zstd: %w", err)
+		zopts := []zstd.DOption{zstd.WithDecoderConcurrency(1)}
+		if opt.LowMem {
+			zopts = append(zopts, zstd.WithDecoderLowmem(true))
 		}
-		return bufio.NewReaderSize(zr, bufSize), k, zr.Close, nil
+		zr, err := zstd.NewReader(br, zopts...)
+		if err != nil {
+			return nil, k, nop, fmt.Errorf("zstd: %w", err)
+		}
+		return bufio.NewReaderSize(zr, opt.OutSize), k, func() error { zr.Close(); return nil }, nil
 	}
-	return br, None, func() {}, nil
+	return br, None, nop, nil
 }

@@ -21,13 +21,24 @@ func TestNewReader(t *testing.T) {
 	for _, tc := range []struct {
 		in   []byte
 		kind Kind
-	}{{data, None}, {gz.Bytes(), Gzip}, {zs.Bytes(), Zstd}, {nil, None}, {[]byte{0x1f}, None}} {
-		r, k, done, err := NewReader(bytes.NewReader(tc.in), 4096)
+		opt  Options
+	}{
+		{data, None, Options{BufSize: 4096}},
+		{gz.Bytes(), Gzip, Options{BufSize: 4096}},
+		{zs.Bytes(), Zstd, Options{BufSize: 4096}},
+		{zs.Bytes(), Zstd, Options{BufSize: 4096, OutSize: 1 << 20, LowMem: true}},
+		{gz.Bytes(), Gzip, Options{}},
+		{nil, None, Options{BufSize: 4096}},
+		{[]byte{0x1f}, None, Options{BufSize: 4096}},
+	} {
+		r, k, done, err := NewReader(bytes.NewReader(tc.in), tc.opt)
 		if err != nil || k != tc.kind {
 			t.Fatalf("%v: kind %v err %v", tc.kind, k, err)
 		}
 		got, err := io.ReadAll(r)
-		done()
+		if cerr := done(); cerr != nil {
+			t.Errorf("%v: close: %v", tc.kind, cerr)
+		}
 		want := data
 		if tc.in == nil || len(tc.in) == 1 {
 			want = tc.in
@@ -37,12 +48,20 @@ func TestNewReader(t *testing.T) {
 		}
 	}
 	// A cut gzip stream is an error, not a short read.
-	r, _, done, err := NewReader(bytes.NewReader(gz.Bytes()[:gz.Len()/2]), 4096)
+	r, _, done, err := NewReader(bytes.NewReader(gz.Bytes()[:gz.Len()/2]), Options{BufSize: 4096, LowMem: true})
 	if err == nil {
 		_, err = io.ReadAll(r)
 		done()
 	}
 	if err == nil {
 		t.Error("a truncated gzip stream read without error")
+	}
+}
+
+func TestKindString(t *testing.T) {
+	for k, want := range map[Kind]string{None: "none", Gzip: "gzip", Zstd: "zstd", 9: "none"} {
+		if got := k.String(); got != want {
+			t.Errorf("Kind(%d) = %q, want %q", k, got, want)
+		}
 	}
 }

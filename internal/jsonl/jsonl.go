@@ -72,15 +72,13 @@ func (e *SyntaxError) Unwrap() error { return e.Err }
 // Object iterates over the members of one JSON object. The zero value is
 // ready for Reset.
 type Object struct {
-	b        []byte
-	i        int
-	first    bool
-	done     bool
-	err      error
-	keyBuf   []byte
-	valBuf   []byte
-	valStart int
-	valEnd   int
+	b      []byte
+	i      int
+	first  bool
+	done   bool
+	err    error
+	keyBuf []byte
+	valBuf []byte
 }
 
 // Value is one member's value. Its methods decode it; slices they return
@@ -165,7 +163,7 @@ func (o *Object) Next() (key []byte, v Value, ok bool) {
 	}
 	o.skipWS()
 	if o.i >= len(o.b) || o.b[o.i] != ':' {
-		return nil, Value{}, o.fail(errors.New("expected :"))
+		return nil, Value{}, o.fail(errors.New("expected ':' after the member name"))
 	}
 	o.i++
 	o.skipWS()
@@ -216,47 +214,74 @@ func (o *Object) lit(s string) error {
 	return nil
 }
 
+// number passes over the number at o.i: an integer part, then an
+// optional fraction and exponent.
 func (o *Object) number() error {
 	b, i := o.b, o.i
 	if i < len(b) && b[i] == '-' {
 		i++
 	}
-	switch {
-	case i < len(b) && b[i] == '0':
-		i++
-	case i < len(b) && b[i] >= '1' && b[i] <= '9':
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i++
-		}
-	default:
-		o.i = i
-		return ErrSyntax
-	}
-	if i < len(b) && b[i] == '.' {
-		i++
-		if i >= len(b) || b[i] < '0' || b[i] > '9' {
-			o.i = i
-			return ErrSyntax
-		}
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i++
-		}
-	}
-	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
-		i++
-		if i < len(b) && (b[i] == '+' || b[i] == '-') {
-			i++
-		}
-		if i >= len(b) || b[i] < '0' || b[i] > '9' {
-			o.i = i
-			return ErrSyntax
-		}
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i++
+	i, ok := intPart(b, i)
+	if ok {
+		if i, ok = fraction(b, i); ok {
+			i, ok = exponent(b, i)
 		}
 	}
 	o.i = i
+	if !ok {
+		return ErrSyntax
+	}
 	return nil
+}
+
+// isDigit reports whether b[i] is a decimal digit.
+func isDigit(b []byte, i int) bool { return i < len(b) && b[i] >= '0' && b[i] <= '9' }
+
+// digits returns the index after the digits from b[i] on.
+func digits(b []byte, i int) int {
+	for isDigit(b, i) {
+		i++
+	}
+	return i
+}
+
+// intPart passes over "0" or a run of digits not starting with 0; it
+// reports false when there is neither.
+func intPart(b []byte, i int) (int, bool) {
+	switch {
+	case i < len(b) && b[i] == '0':
+		return i + 1, true
+	case isDigit(b, i):
+		return digits(b, i), true
+	}
+	return i, false
+}
+
+// fraction passes over an optional '.' and its digits.
+func fraction(b []byte, i int) (int, bool) {
+	if i >= len(b) || b[i] != '.' {
+		return i, true
+	}
+	i++
+	if !isDigit(b, i) {
+		return i, false
+	}
+	return digits(b, i), true
+}
+
+// exponent passes over an optional 'e' or 'E', its sign and its digits.
+func exponent(b []byte, i int) (int, bool) {
+	if i >= len(b) || (b[i] != 'e' && b[i] != 'E') {
+		return i, true
+	}
+	i++
+	if i < len(b) && (b[i] == '+' || b[i] == '-') {
+		i++
+	}
+	if !isDigit(b, i) {
+		return i, false
+	}
+	return digits(b, i), true
 }
 
 func (o *Object) compound(depth int) error {
@@ -324,7 +349,20 @@ func (o *Object) str(buf []byte) (s, newBuf []byte, err error) {
 		}
 		i++
 	}
-	buf = append(buf[:0], b[start:i]...)
+	return o.decodeStr(append(buf[:0], b[start:i]...), i)
+}
+
+var (
+	errControl      = errors.New("control character in string")
+	errBadEscape    = errors.New("bad escape")
+	errBadUnicode   = errors.New("bad \\u escape")
+	errUnterminated = errors.New("unterminated string")
+)
+
+// decodeStr decodes the rest of the string at o.b[i:], which needs
+// decoding, appending it to buf.
+func (o *Object) decodeStr(buf []byte, i int) (s, newBuf []byte, err error) {
+	b := o.b
 	for i < len(b) {
 		c := b[i]
 		switch {
@@ -333,49 +371,12 @@ func (o *Object) str(buf []byte) (s, newBuf []byte, err error) {
 			return buf, buf, nil
 		case c < 0x20:
 			o.i = i
-			return nil, buf, errors.New("control character in string")
+			return nil, buf, errControl
 		case c == '\\':
-			if i+1 >= len(b) {
+			if buf, i, err = escape(b, i, buf); err != nil {
 				o.i = i
-				return nil, buf, ErrSyntax
+				return nil, buf, err
 			}
-			switch b[i+1] {
-			case '"', '\\', '/':
-				buf = append(buf, b[i+1])
-			case 'b':
-				buf = append(buf, '\b')
-			case 'f':
-				buf = append(buf, '\f')
-			case 'n':
-				buf = append(buf, '\n')
-			case 'r':
-				buf = append(buf, '\r')
-			case 't':
-				buf = append(buf, '\t')
-			case 'u':
-				r, ok := hex4(b, i+2)
-				if !ok {
-					o.i = i
-					return nil, buf, errors.New("bad \\u escape")
-				}
-				i += 6
-				if utf16.IsSurrogate(r) {
-					if r2, ok := hex4(b, i+2); ok && i+1 < len(b) && b[i] == '\\' && b[i+1] == 'u' {
-						if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
-							buf = utf8.AppendRune(buf, dec)
-							i += 6
-							continue
-						}
-					}
-					r = utf8.RuneError
-				}
-				buf = utf8.AppendRune(buf, r)
-				continue
-			default:
-				o.i = i
-				return nil, buf, errors.New("bad escape")
-			}
-			i += 2
 		case c < utf8.RuneSelf:
 			buf = append(buf, c)
 			i++
@@ -390,7 +391,44 @@ func (o *Object) str(buf []byte) (s, newBuf []byte, err error) {
 		}
 	}
 	o.i = i
-	return nil, buf, errors.New("unterminated string")
+	return nil, buf, errUnterminated
+}
+
+// escapes maps the letter of a one-letter escape to its byte.
+var escapes = [256]byte{'"': '"', '\\': '\\', '/': '/', 'b': '\b', 'f': '\f', 'n': '\n', 'r': '\r', 't': '\t'}
+
+// escape decodes the escape at b[i] (a backslash), appending it to buf,
+// and returns the index after it; on error, the index of the backslash.
+func escape(b []byte, i int, buf []byte) ([]byte, int, error) {
+	if i+1 >= len(b) {
+		return buf, i, ErrSyntax
+	}
+	if b[i+1] == 'u' {
+		return unicodeEscape(b, i, buf)
+	}
+	if e := escapes[b[i+1]]; e != 0 {
+		return append(buf, e), i + 2, nil
+	}
+	return buf, i, errBadEscape
+}
+
+// unicodeEscape decodes the \uXXXX escape at b[i], or the surrogate pair
+// of two of them, appending the rune to buf (U+FFFD for a lone surrogate).
+func unicodeEscape(b []byte, i int, buf []byte) ([]byte, int, error) {
+	r, ok := hex4(b, i+2)
+	if !ok {
+		return buf, i, errBadUnicode
+	}
+	i += 6
+	if utf16.IsSurrogate(r) {
+		if r2, ok := hex4(b, i+2); ok && i+1 < len(b) && b[i] == '\\' && b[i+1] == 'u' {
+			if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
+				return utf8.AppendRune(buf, dec), i + 6, nil
+			}
+		}
+		r = utf8.RuneError
+	}
+	return utf8.AppendRune(buf, r), i, nil
 }
 
 func hex4(b []byte, i int) (rune, bool) {

@@ -95,7 +95,7 @@ func TestFlags(t *testing.T) {
 			cmd.SetArgs(tc.args)
 			cmd.SetOut(io.Discard)
 			cmd.SetErr(io.Discard)
-			err := cmd.Execute()
+			err := cmdutil.Execute(cmd)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("error %v, want one naming %q", err, tc.wantErr)

@@ -1,11 +1,15 @@
 // Package captureflags holds what the commands that read captures (merge,
-// stats, and the whole-pipeline analyze) share: the flags that say how
-// files become sniffers and how packets are deduplicated and
-// clock-corrected, opening the inputs with a progress display, and turning
-// problems in the input into warnings and the partial-success exit code.
+// stats, messages, nat, reconcile and analyze) share: the flags that say
+// how files become sniffers and how packets are deduplicated and
+// clock-corrected, opening the inputs with a progress display, the
+// flags and run of the whole front half (Pipeline, for reconcile and
+// analyze), and turning problems in the input into warnings and the
+// partial-success exit code (and an option naming no sniffer into a usage
+// error).
 package captureflags
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -106,12 +110,19 @@ func Open(ios *cmdutil.IOStreams, paths []string, opts pcapio.Options) (*pcapio.
 	m, err := pcapio.Open(paths, opts)
 	if err != nil {
 		finish()
-		if strings.Contains(err.Error(), "sniffer") {
-			return nil, nil, cmdutil.UsageErrorf("%v", err)
-		}
-		return nil, nil, err
+		return nil, nil, UsageOf(err)
 	}
 	return m, finish, nil
+}
+
+// UsageOf returns err as a usage error when it says that an option names
+// no sniffer (--reference, --offset), and as it is otherwise.
+func UsageOf(err error) error {
+	var ne *pcapio.SnifferNameError
+	if errors.As(err, &ne) {
+		return cmdutil.UsageErrorf("%v", err)
+	}
+	return err
 }
 
 // Outcome prints each problem in the input as a warning and returns the

@@ -14,13 +14,13 @@ import (
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/cmdutil"
 )
 
-// Execute runs cmd with args, discarding what it prints, and returns its
-// error.
+// Execute runs cmd with args as main does (cmdutil.Execute), discarding
+// what it prints, and returns its error.
 func Execute(cmd *cobra.Command, args ...string) error {
 	cmd.SetArgs(args)
 	cmd.SetOut(io.Discard)
 	cmd.SetErr(io.Discard)
-	return cmd.Execute()
+	return cmdutil.Execute(cmd)
 }
 
 // WantUsage fails t unless err is a usage error (cmdutil.ErrUsage, which

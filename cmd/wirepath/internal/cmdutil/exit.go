@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/spf13/cobra"
 )
 
 // Exit codes of the wirepath command, documented in its help.
@@ -42,7 +44,8 @@ func (e *PartialError) Error() string {
 	return fmt.Sprintf("finished with %d problem(s) in the input: %s", e.Skipped, e.What)
 }
 
-// ExitCode maps an error returned by a command to the process exit code.
+// ExitCode maps an error returned by a command (run through Execute) to
+// the process exit code.
 func ExitCode(err error) int {
 	var pe *PartialError
 	switch {
@@ -52,21 +55,66 @@ func ExitCode(err error) int {
 		return ExitUsage
 	case errors.As(err, &pe):
 		return ExitPartial
-	case isCobraUsage(err):
-		return ExitUsage
 	}
 	return ExitError
 }
 
-// isCobraUsage recognises the flag and argument errors cobra itself returns.
-func isCobraUsage(err error) bool {
-	s := err.Error()
-	for _, p := range []string{"unknown flag", "unknown shorthand flag", "flag needs an argument", "invalid argument", "unknown command", "accepts ", "requires at least", "requires at most", "if any flags in the group"} {
-		if strings.Contains(s, p) {
-			return true
+// Execute runs cmd (the root of the command tree, or one command on its
+// own in tests) and returns its error typed for ExitCode. An error that
+// cobra raised while reading the command line (an unknown command or
+// flag, a wrong number of arguments, a missing required flag) wraps
+// ErrUsage; an error the command's own code returned is passed on as it
+// is. The two are told apart by where they come from, not by their text:
+// Execute marks the errors of every RunE and run hook of the tree.
+func Execute(cmd *cobra.Command) error {
+	markOwn(cmd)
+	err := cmd.Execute()
+	var own *ownError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &own):
+		return own.err
+	case errors.Is(err, ErrUsage): // a flag error, typed by a FlagErrorFunc
+		return err
+	}
+	return fmt.Errorf("%w: %w", ErrUsage, err)
+}
+
+// ownError marks an error returned by a command's own code.
+type ownError struct{ err error }
+
+func (e *ownError) Error() string { return e.err.Error() }
+func (e *ownError) Unwrap() error { return e.err }
+
+// ownMarked is the annotation of a command whose hooks markOwn wrapped.
+const ownMarked = "wirepath-errors-marked"
+
+// markOwn wraps the error-returning run functions of cmd and its
+// subcommands so that what they return is marked as an ownError (once per
+// command, however often Execute runs it).
+func markOwn(cmd *cobra.Command) {
+	if cmd.Annotations[ownMarked] == "" {
+		if cmd.Annotations == nil {
+			cmd.Annotations = map[string]string{}
+		}
+		cmd.Annotations[ownMarked] = "yes"
+		for _, f := range []*func(*cobra.Command, []string) error{
+			&cmd.PersistentPreRunE, &cmd.PreRunE, &cmd.RunE, &cmd.PostRunE, &cmd.PersistentPostRunE,
+		} {
+			if run := *f; run != nil {
+				*f = func(c *cobra.Command, args []string) error {
+					if err := run(c, args); err != nil {
+						return &ownError{err}
+					}
+					return nil
+				}
+			}
 		}
 	}
-	return false
+	for _, c := range cmd.Commands() {
+		markOwn(c)
+	}
 }
 
 // PrintError writes err to w as "wirepath: <err>".

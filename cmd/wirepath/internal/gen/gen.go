@@ -120,27 +120,16 @@ func newCmd(ios *cmdutil.IOStreams, runF func(*cmdutil.IOStreams, *Options) erro
 	return cmd
 }
 
+// validate checks the flags and fills in the default output names.
 func (o *Options) validate() error {
 	if o.List || o.Dump {
-		if o.List && o.Dump {
-			return cmdutil.UsageErrorf("--list and --dump exclude each other")
-		}
-		if o.Dump && o.Config == "" {
-			return cmdutil.UsageErrorf("--dump needs a CONFIG")
-		}
-		return nil
+		return o.validateListing()
 	}
 	if o.Config == "" {
 		return cmdutil.UsageErrorf("give a CONFIG file or a shipped configuration name (see --list)")
 	}
-	if o.Duration < 0 || o.Instances < 0 || o.Clients < 0 || o.DropRate < 0 || o.DropQueue < 1 || o.MaxMessages < 1 {
-		return cmdutil.UsageErrorf("--duration, --instances, --clients, --drop-rate, --drop-queue and --max-messages must not be negative")
-	}
-	if !(o.DropRandom >= 0 && o.DropRandom < 1) {
-		return cmdutil.UsageErrorf("--drop-random must be in [0, 1)")
-	}
-	if !(o.DelayScale >= 0) {
-		return cmdutil.UsageErrorf("--delay-scale must not be negative")
+	if err := o.validateNumbers(); err != nil {
+		return err
 	}
 	if o.Names != "" && o.Names != "name" && o.Names != "addr" {
 		return cmdutil.UsageErrorf("--names must be name or addr")
@@ -150,6 +139,37 @@ func (o *Options) validate() error {
 			return cmdutil.UsageErrorf("--skew %q: %v", s, err)
 		}
 	}
+	return o.outputNames()
+}
+
+// validateListing checks --list and --dump, which generate nothing.
+func (o *Options) validateListing() error {
+	if o.List && o.Dump {
+		return cmdutil.UsageErrorf("--list and --dump exclude each other")
+	}
+	if o.Dump && o.Config == "" {
+		return cmdutil.UsageErrorf("--dump needs a CONFIG")
+	}
+	return nil
+}
+
+// validateNumbers checks the ranges of the numeric flags.
+func (o *Options) validateNumbers() error {
+	if o.Duration < 0 || o.Instances < 0 || o.Clients < 0 || o.DropRate < 0 || o.DropQueue < 1 || o.MaxMessages < 1 {
+		return cmdutil.UsageErrorf("--duration, --instances, --clients, --drop-rate, --drop-queue and --max-messages must not be negative")
+	}
+	if !(o.DropRandom >= 0 && o.DropRandom < 1) {
+		return cmdutil.UsageErrorf("--drop-random must be in [0, 1)")
+	}
+	if !(o.DelayScale >= 0) {
+		return cmdutil.UsageErrorf("--delay-scale must not be negative")
+	}
+	return nil
+}
+
+// outputNames fills in the trace and truth files --pcap and -o imply,
+// which must differ.
+func (o *Options) outputNames() error {
 	if o.PcapDir != "" && o.Output == "" {
 		o.Output = filepath.Join(o.PcapDir, "trace.tsv")
 		if o.Truth == "" {
@@ -288,7 +308,11 @@ func run(ios *cmdutil.IOStreams, o *Options) error {
 			return err
 		}
 		for _, st := range stats {
-			ios.Infof("%s: %d packets (%d carrying message bytes, %d data segments lost)", st.File, st.Packets, st.DataSegments, st.LostSegments)
+			missed := ""
+			if st.Missed > 0 {
+				missed = fmt.Sprintf(", %d missed by the sniffer", st.Missed)
+			}
+			ios.Infof("%s: %d packets (%d carrying message bytes, %d data segments lost%s)", st.File, st.Packets, st.DataSegments, st.LostSegments, missed)
 		}
 	}
 	s := out.Stats

@@ -150,23 +150,13 @@ func Run(ios *cmdutil.IOStreams, o *Options) error {
 	if err != nil {
 		return err
 	}
-	var out *cmdutil.Output
-	if !o.JSON || o.Output != "" {
-		if out, err = cmdutil.OpenOutput(ios, o.Output); err != nil {
-			return err
-		}
+	w, err := o.openWriter(ios)
+	if err != nil {
+		return err
 	}
-	w := writer{out: out, jsonl: o.Format == "jsonl"}
 	cfg := o.Config()
 	if o.Conns {
 		cfg.OnConn = w.conn
-	}
-	if !w.jsonl && out != nil {
-		if o.Conns {
-			w.buf = flows.AppendConnsHeader(w.buf)
-		} else {
-			w.buf = flows.AppendMessagesHeader(w.buf)
-		}
 	}
 	pc := pipeline.Config{Captures: o.Captures, Capture: popts, NoNAT: o.NoNAT, Flows: cfg}
 	var done func()
@@ -178,40 +168,49 @@ func Run(ios *cmdutil.IOStreams, o *Options) error {
 		return w.err
 	})
 	done()
-	if w.err == nil && out != nil {
-		w.flush()
-	}
-	if out != nil {
-		if cerr := out.Close(); w.err == nil {
-			w.err = cerr
-		}
-	}
-	if w.err != nil {
-		return w.err
+	if err := w.close(); err != nil {
+		return err
 	}
 	if runErr != nil {
-		if strings.Contains(runErr.Error(), "sniffer") {
-			return cmdutil.UsageErrorf("%v", runErr)
-		}
-		return runErr
+		return captureflags.UsageOf(runErr)
 	}
+	return o.report(ios, res)
+}
 
+// openWriter opens the output of the messages (or connections) with its
+// header: -o FILE, or stdout unless --json prints the accounting there.
+func (o *Options) openWriter(ios *cmdutil.IOStreams) (*writer, error) {
+	w := &writer{jsonl: o.Format == "jsonl"}
+	if o.JSON && o.Output == "" {
+		return w, nil
+	}
+	out, err := cmdutil.OpenOutput(ios, o.Output)
+	if err != nil {
+		return nil, err
+	}
+	w.out = out
+	if !w.jsonl {
+		if o.Conns {
+			w.buf = flows.AppendConnsHeader(w.buf)
+		} else {
+			w.buf = flows.AppendMessagesHeader(w.buf)
+		}
+	}
+	return w, nil
+}
+
+// report checks and prints the accounting (as JSON with --json) and
+// returns the command's outcome.
+func (o *Options) report(ios *cmdutil.IOStreams, res *pipeline.Result) error {
 	st := res.Flows
 	if err := st.Check(); err != nil {
 		ios.Warnf("flows accounting does not balance (a bug): %v", err)
 	}
-	acc := Accounting{Pcapio: res.Capture, Flows: st, Problems: make([]string, len(res.Problems))}
-	if res.NAT != nil {
-		for _, c := range res.Accounting {
-			if c.Stage == "nat" {
-				acc.NAT = append(acc.NAT, c)
-			}
-		}
-	}
-	for i, p := range res.Problems {
-		acc.Problems[i] = p.Error()
-	}
 	if o.JSON {
+		acc := Accounting{Pcapio: res.Capture, NAT: res.NATCounts(), Flows: st, Problems: make([]string, len(res.Problems))}
+		for i, p := range res.Problems {
+			acc.Problems[i] = p.Error()
+		}
 		if err := cmdutil.WriteJSON(ios.Out, &acc); err != nil {
 			return err
 		}
@@ -241,6 +240,21 @@ type writer struct {
 	jsonl bool
 	buf   []byte
 	err   error
+}
+
+// close writes what is buffered and closes the output; it returns the
+// first error of the writer.
+func (w *writer) close() error {
+	if w.out == nil {
+		return w.err
+	}
+	if w.err == nil {
+		w.flush()
+	}
+	if cerr := w.out.Close(); w.err == nil {
+		w.err = cerr
+	}
+	return w.err
 }
 
 func (w *writer) flush() {

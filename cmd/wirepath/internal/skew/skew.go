@@ -92,12 +92,7 @@ func run(ios *cmdutil.IOStreams, o *Options) error {
 	if err != nil {
 		return err
 	}
-	skipped := 0
-	for _, c := range t.Meta.Accounting {
-		if c.Stage == "trace" && c.Name == "skipped_lines" {
-			skipped = int(c.Value)
-		}
-	}
+	skipped := int(t.Meta.SkippedLines())
 	if o.Deskew {
 		n, unknown := trace.Deskew(t)
 		ios.Infof("%d of %d messages moved onto the reference clock", n, len(t.Messages))
@@ -106,6 +101,11 @@ func run(ios *cmdutil.IOStreams, o *Options) error {
 		}
 		if n == 0 && len(t.Meta.Offsets) == 0 {
 			ios.Warnf("%s carries no node clock offsets: nothing to remove", o.Input)
+		}
+		for _, c := range t.Meta.Clocks {
+			if d := c.DriftText(); d != "" {
+				ios.Infof("clock %s: %s (already removed from its times by reconcile)", c.Name, d)
+			}
 		}
 	} else {
 		shifts := make(map[string]int64)
