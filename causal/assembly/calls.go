@@ -78,6 +78,27 @@ type loader struct {
 	nodeSym []trace.Sym
 	// kinds of messages after inference (kinds are given or inferred)
 	kinds []trace.Kind
+	// res is the timestamps' resolution: the largest power of ten of
+	// nanoseconds (up to a second) that divides them all.
+	res int64
+}
+
+// resolution returns the largest power of ten of nanoseconds, up to a
+// second, that divides every known timestamp of msgs (1 when none is
+// known).
+func resolution(msgs []trace.Message) int64 {
+	res := int64(1e9)
+	for i := range msgs {
+		for _, t := range [2]trace.Timestamp{msgs[i].SendTS, msgs[i].RecvTS} {
+			for t.Known() && res > 1 && int64(t)%res != 0 {
+				res /= 10
+			}
+		}
+		if res == 1 {
+			break
+		}
+	}
+	return res
 }
 
 func (l *loader) off(s trace.Sym) int64 {
@@ -143,6 +164,7 @@ func load(ms trace.Messages, tol int64, naming causal.Naming) *loader {
 		nodeOf:  make(map[trace.Sym]int32),
 	}
 	l.cnt.messages = int64(len(l.msgs))
+	l.res = resolution(l.msgs)
 	l.inferKinds(ms, naming)
 	l.pair()
 	return l
@@ -337,11 +359,20 @@ func (l *loader) pair() {
 		l.pairGroup(cs, rs, ts, keys[idx[lo]].idType)
 		lo = hi
 	}
+	// In order of start, and at one instant (coarse timestamps) in the
+	// order the trace lists their first messages: the order the capture or
+	// the log saw them.
+	first := func(c *call) int32 {
+		if c.callMsg >= 0 {
+			return c.callMsg
+		}
+		return c.retMsg
+	}
 	slices.SortFunc(l.calls, func(a, b call) int {
 		if c := cmp.Compare(a.start(), b.start()); c != 0 {
 			return c
 		}
-		return cmp.Compare(max(a.callMsg, a.retMsg), max(b.callMsg, b.retMsg))
+		return cmp.Compare(first(&a), first(&b))
 	})
 }
 

@@ -265,20 +265,19 @@ func (r *run) timeline(n int32) []event {
 		}
 		evs = append(evs, event{s, evSend, k})
 		if c.callMsg >= 0 && c.retMsg >= 0 && c.flags&flagOneWay == 0 {
-			evs = append(evs, event{max(c.back, s), evBack, k})
+			evs = append(evs, event{c.back, evBack, k})
 		}
 	}
 	slices.SortFunc(evs, func(a, b event) int {
-		if a.t != b.t {
-			if a.t < b.t {
-				return -1
-			}
-			return 1
+		at, ar := a.t, a.typ
+		if a.typ == evBack {
+			at, ar = backAt(r.calls[a.call].send, a.t)
 		}
-		if a.typ != b.typ {
-			return int(a.typ) - int(b.typ)
+		bt, br := b.t, b.typ
+		if b.typ == evBack {
+			bt, br = backAt(r.calls[b.call].send, b.t)
 		}
-		return int(a.call - b.call)
+		return cmpEvent(at, bt, ar, br, a.call, b.call, a.typ == evBack, b.typ == evBack)
 	})
 	return evs
 }

@@ -2,7 +2,6 @@ package assembly
 
 import (
 	"slices"
-	"sort"
 )
 
 const undecided int32 = -2
@@ -77,6 +76,7 @@ func (r *run) fitWith(n int32, asg func(c int32) int32, w func(c int32) float64,
 		hi = max(hi, t)
 	}
 	m := newNodeModel(len(kindSet), float64(hi-lo))
+	m.res = float64(r.l.res)
 	for _, c := range kids {
 		cc := &r.calls[c]
 		addSize(m.retSizes, cc.kind, cc.repBytes)
@@ -117,25 +117,7 @@ func (r *run) observeRequest(m *nodeModel, p int32, ks []int32, w func(int32) fl
 	if pc.callMsg < 0 && len(ks) > 0 {
 		sl.last = r.sendOf(ks[0])
 	}
-	type step struct {
-		t    int64
-		back bool
-		c    int32
-	}
-	steps := make([]step, 0, 2*len(ks))
-	for _, c := range ks {
-		cc := &r.calls[c]
-		steps = append(steps, step{r.sendOf(c), false, c})
-		if cc.callMsg >= 0 && cc.retMsg >= 0 && cc.flags&flagOneWay == 0 {
-			steps = append(steps, step{max(cc.back, cc.send), true, c})
-		}
-	}
-	sort.SliceStable(steps, func(i, j int) bool {
-		if steps[i].t != steps[j].t {
-			return steps[i].t < steps[j].t
-		}
-		return steps[i].back && !steps[j].back
-	})
+	steps := r.steps(ks)
 	wp := 1.0
 	for _, st := range steps {
 		cc := &r.calls[st.c]
@@ -186,6 +168,7 @@ func (r *run) observeRequest(m *nodeModel, p int32, ks []int32, w func(int32) fl
 // observeOthers records the evidence every call gives for the candidate
 // requests it was not assigned to, each in its state when the call left.
 func (r *run) observeOthers(n int32, m *nodeModel, asg func(int32) int32, byParent map[int32][]int32, w func(int32) float64) {
+	r.observeFIFO(n, m, asg, byParent, w)
 	if r.idf == nil && !r.hasIDsOrThreads() {
 		return
 	}
@@ -242,4 +225,45 @@ func (r *run) hasIDsOrThreads() bool {
 		}
 	}
 	return false
+}
+
+// observeFIFO records the FIFO bins (search.fifoBins) of every call for
+// the request it was assigned to and for its other candidates, each in its
+// state when the call left.
+func (r *run) observeFIFO(n int32, m *nodeModel, asg func(int32) int32, byParent map[int32][]int32, w func(int32) float64) {
+	var es []int32
+	r.sweep(n, func(c int32, cands []int32) {
+		a := asg(c)
+		if a == undecided {
+			return
+		}
+		t, k := r.sendOf(c), r.calls[c].kind
+		es = es[:0]
+		for _, q := range cands {
+			made := false
+			for _, d := range byParent[q] {
+				if r.sendOf(d) >= t {
+					break
+				}
+				made = made || r.calls[d].kind == k
+			}
+			if !made {
+				es = append(es, q)
+			}
+		}
+		for _, e := range es {
+			nb := 0
+			for _, o := range es {
+				if o != e && r.arrivedBefore(o, e) {
+					nb++
+				}
+			}
+			b := min(nb, fifoBins-1)
+			if e == a {
+				m.fifo.addLink(b, w(c))
+			} else {
+				m.fifo.addOther(b, w(c))
+			}
+		}
+	})
 }

@@ -24,6 +24,9 @@ type local struct {
 	buf    []int32
 	moves  int64
 	sweeps int
+	// the node's calls in the order the search takes their sends
+	order []int32
+	span  int64
 }
 
 const improveEps = 1e-9
@@ -41,6 +44,9 @@ func (r *run) improve(n int32, m *nodeModel, maxSweeps int) int64 {
 		slices.SortStableFunc(ks, func(a, b int32) int { return cmpTime(r.sendOf(a), r.sendOf(b)) })
 		ls.ps[p] = r.replay(ls.s, p, ks)
 	}
+	ls.order = slices.Clone(r.childrenOf[n])
+	slices.SortFunc(ls.order, func(a, b int32) int { return ls.cmpSend(a, b) })
+	ls.span = r.openSpan(n)
 	for ls.sweeps = 0; ls.sweeps < maxSweeps; ls.sweeps++ {
 		before := ls.moves
 		ls.moveSweep()
@@ -93,15 +99,6 @@ func (ls *local) score(p int32, ks []int32) float64 {
 
 func (ls *local) bg(c int32) float64 { return ls.s.m.logBackground(ls.r.calls[c].kind) }
 
-// set replaces request p's calls.
-func (ls *local) set(p int32, ks []int32, sc float64) {
-	ls.kids[p] = ks
-	ls.ps[p] = sc
-	for _, k := range ks {
-		ls.r.parent[k] = p
-	}
-}
-
 func (ls *local) moveSweep() {
 	r := ls.r
 	for _, c := range r.childrenOf[ls.n] {
@@ -109,40 +106,34 @@ func (ls *local) moveSweep() {
 			continue
 		}
 		a := r.parent[c]
+		kb := kindBit(r.calls[c].kind)
+		t := r.sendOf(c)
 		var aKids []int32
-		aOld, aNew := ls.bg(c), 0.0
+		aNew := 0.0
 		if a >= 0 {
 			aKids = without(ls.kids[a], c)
-			aOld, aNew = ls.ps[a], ls.score(a, aKids)
+			aNew = ls.score(a, aKids)
 		}
-		best, bestQ := improveEps, int32(-2)
-		var bestSc float64
 		for _, q := range ls.cands[c] {
 			if q == a {
 				continue
 			}
-			qs := ls.score(q, ls.with(ls.kids[q], c))
-			if d := aNew + qs - aOld - ls.ps[q]; d > best {
-				best, bestQ, bestSc = d, q, qs
+			qk := slices.Clone(ls.with(ls.kids[q], c))
+			qs := ls.score(q, qk)
+			ps, ks, sc := []int32{q}, [][]int32{qk}, []float64{qs}
+			bgd := 0.0
+			if a >= 0 {
+				ps, ks, sc = append(ps, a), append(ks, aKids), append(sc, aNew)
+			} else {
+				bgd = -ls.bg(c)
+			}
+			if ls.try(ps, ks, sc, bgd, kb, t, []int32{c}) {
+				break
 			}
 		}
-		if a >= 0 {
-			if d := aNew + ls.bg(c) - aOld; d > best {
-				best, bestQ = d, -1
-			}
+		if a >= 0 && r.parent[c] == a {
+			ls.try([]int32{a}, [][]int32{aKids}, []float64{aNew}, ls.bg(c), kb, t, []int32{c})
 		}
-		if bestQ == -2 {
-			continue
-		}
-		if a >= 0 {
-			ls.set(a, aKids, aNew)
-		}
-		if bestQ >= 0 {
-			ls.set(bestQ, slices.Clone(ls.with(ls.kids[bestQ], c)), bestSc)
-		} else {
-			r.parent[c] = -1
-		}
-		ls.moves++
 	}
 }
 
@@ -154,6 +145,7 @@ func (ls *local) swapSweep() {
 			continue
 		}
 		kc := r.calls[c].kind
+	next:
 		for _, q := range ls.cands[c] {
 			if q == a {
 				continue
@@ -164,16 +156,10 @@ func (ls *local) swapSweep() {
 				}
 				ak := slices.Clone(ls.with(without(ls.kids[a], c), d))
 				qk := slices.Clone(ls.with(without(ls.kids[q], d), c))
-				as, qs := ls.score(a, ak), ls.score(q, qk)
-				if as+qs-ls.ps[a]-ls.ps[q] > improveEps {
-					ls.set(a, ak, as)
-					ls.set(q, qk, qs)
-					ls.moves++
-					break
+				lo := min(r.sendOf(c), r.sendOf(d))
+				if ls.try([]int32{a, q}, [][]int32{ak, qk}, []float64{ls.score(a, ak), ls.score(q, qk)}, 0, kindBit(kc), lo, []int32{c, d}) {
+					break next
 				}
-			}
-			if r.parent[c] != a {
-				break
 			}
 		}
 	}
@@ -229,12 +215,113 @@ func (ls *local) tailSwap(p, q int32, t int64) bool {
 	nq := append(slices.Clone(qh), pt...)
 	slices.SortStableFunc(np, func(a, b int32) int { return cmpTime(r.sendOf(a), r.sendOf(b)) })
 	slices.SortStableFunc(nq, func(a, b int32) int { return cmpTime(r.sendOf(a), r.sendOf(b)) })
-	ps, qs := ls.score(p, np), ls.score(q, nq)
-	if math.IsInf(ps, -1) || math.IsInf(qs, -1) || ps+qs-ls.ps[p]-ls.ps[q] <= improveEps {
+	var kb uint64
+	for _, k := range append(slices.Clone(pt), qt...) {
+		kb |= kindBit(r.calls[k].kind)
+	}
+	return ls.try([]int32{p, q}, [][]int32{np, nq}, []float64{ls.score(p, np), ls.score(q, nq)}, 0, kb, t, append(slices.Clone(pt), qt...))
+}
+
+// cmpSend orders calls as the search takes their sends.
+func (ls *local) cmpSend(a, b int32) int {
+	return cmpEvent(ls.r.sendOf(a), ls.r.sendOf(b), evSend, evSend, a, b, false, false)
+}
+
+// made reports whether request q made a call of kind bit kb before call d.
+func (ls *local) made(q, d int32, kb uint64) bool {
+	for _, e := range ls.kids[q] {
+		if ls.cmpSend(e, d) >= 0 {
+			break
+		}
+		if kindBit(ls.r.calls[e].kind)&kb != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// fifo is the FIFO evidence (search.fifoBins) of the calls of the kinds kb
+// sent between lo and hi, under the current assignment: what a move can
+// change besides the scores of the requests it touches.
+func (ls *local) fifo(kb uint64, lo, hi int64) float64 {
+	r := ls.r
+	i, _ := slices.BinarySearchFunc(ls.order, lo, func(c int32, t int64) int { return cmpTime(r.sendOf(c), t) })
+	total := 0.0
+	for ; i < len(ls.order); i++ {
+		d := ls.order[i]
+		if r.sendOf(d) > hi {
+			break
+		}
+		k := kindBit(r.calls[d].kind)
+		p := r.parent[d]
+		if k&kb == 0 || p < 0 || ls.made(p, d, k) {
+			continue
+		}
+		nb := 0
+		for _, q := range ls.cands[d] {
+			if q != p && r.arrivedBefore(q, p) && !ls.made(q, d, k) {
+				nb++
+			}
+		}
+		total += ls.s.m.logFIFO(int8(min(nb, fifoBins-1)))
+	}
+	return total
+}
+
+// until returns the end of request p's window (its reply, widened).
+func (ls *local) until(p int32) int64 {
+	if p < 0 {
+		return 0
+	}
+	_, hi := ls.r.window(p, ls.span)
+	return hi
+}
+
+// try applies the change of requests ps to calls ks (with their replay
+// scores sc; a request -1 stands for calls moved to none, scored in
+// bgDelta) if it improves the whole objective, FIFO evidence included,
+// and reports whether it did.
+func (ls *local) try(ps []int32, ks [][]int32, sc []float64, bgDelta float64, kb uint64, lo int64, moved []int32) bool {
+	d := bgDelta
+	hi := lo
+	for i, p := range ps {
+		d += sc[i] - ls.ps[p]
+		hi = max(hi, ls.until(p))
+	}
+	if math.IsInf(d, -1) || d < -50 {
 		return false
 	}
-	ls.set(p, np, ps)
-	ls.set(q, nq, qs)
-	ls.moves++
-	return true
+	before := ls.fifo(kb, lo, hi)
+	old := make([][]int32, len(ps))
+	oldParent := make([]int32, len(moved))
+	for i, c := range moved {
+		oldParent[i] = ls.r.parent[c]
+	}
+	for i, p := range ps {
+		old[i] = ls.kids[p]
+		ls.kids[p] = ks[i]
+		for _, k := range ks[i] {
+			ls.r.parent[k] = p
+		}
+	}
+	for _, c := range moved {
+		if !slices.ContainsFunc(ks, func(x []int32) bool { return slices.Contains(x, c) }) {
+			ls.r.parent[c] = -1
+		}
+	}
+	after := ls.fifo(kb, lo, hi)
+	if d+after-before > improveEps {
+		for i, p := range ps {
+			ls.ps[p] = sc[i]
+		}
+		ls.moves++
+		return true
+	}
+	for i, p := range ps {
+		ls.kids[p] = old[i]
+	}
+	for i, c := range moved {
+		ls.r.parent[c] = oldParent[i]
+	}
+	return false
 }

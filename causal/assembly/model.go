@@ -136,10 +136,14 @@ func mixMass(h *hist, below *[nGapBins]float64) [nGapBins]float64 {
 }
 
 // logDensity turns bin masses into log densities per nanosecond.
-func logDensity(m *[nGapBins]float64) *[nGapBins]float64 {
+// A bin narrower than the timestamps' resolution res holds delays that
+// can only be multiples of res: its mass is spread over res, not over the
+// bin, so that candidates' delays compare as the probabilities of what the
+// clock could show.
+func logDensity(m *[nGapBins]float64, res float64) *[nGapBins]float64 {
 	var d [nGapBins]float64
 	for b := range m {
-		d[b] = math.Log(math.Max(m[b], 1e-300) / gapWidth[b])
+		d[b] = math.Log(math.Max(m[b], 1e-300) / math.Max(gapWidth[b], res))
 	}
 	return &d
 }

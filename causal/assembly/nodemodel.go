@@ -65,13 +65,14 @@ type nodeModel struct {
 	bg      map[int32]float64
 	nKinds  int // distinct child kinds at the node, for the uniform prior
 	logSpan float64
+	res     float64 // the timestamps' resolution, ns
 
 	size     map[sKey]*sizeLink
 	retSizes map[int32]map[int64]float64 // child kind -> reply sizes
 	reqSizes map[int32]map[int64]float64 // child kind -> request sizes
 	repSizes map[int32]map[int64]float64 // parent kind -> reply sizes
 
-	tok, rid, thr lrTable
+	tok, rid, thr, fifo lrTable
 
 	// kappaT is the weight of each level's prior in the call graph: large
 	// in the first passes, whose assignments are poor.
@@ -97,6 +98,7 @@ func newNodeModel(nKinds int, span float64) *nodeModel {
 		tok:      newLR(tokBins),
 		rid:      newLR(2),
 		thr:      newLR(2),
+		fifo:     newLR(fifoBins),
 		kappaT:   kappaTrans,
 		tcache:   make(map[tcKey]float64),
 		scorers:  make(map[uint64]*scorerEntry),
@@ -179,7 +181,7 @@ func (m *nodeModel) gapDensity(anchor int, keys *[4]gKey) *[nGapBins]float64 {
 		for i := len(keys) - 1; i >= 0; i-- {
 			mass = mixMass(m.gaps[anchor][keys[i]], &mass)
 		}
-		d = logDensity(&mass)
+		d = logDensity(&mass, m.res)
 		m.gcache[anchor][keys[0]] = d
 	}
 	return d
@@ -491,4 +493,15 @@ func tokBin(score float64) int {
 		return 3
 	}
 	return 4
+}
+
+// fifoBins is the number of bins of the FIFO evidence (search.fifoBins).
+const fifoBins = 4
+
+// logFIFO is the log likelihood ratio of FIFO bin b (-1: none).
+func (m *nodeModel) logFIFO(b int8) float64 {
+	if b < 0 {
+		return 0
+	}
+	return m.fifo.logLR(int(b))
 }

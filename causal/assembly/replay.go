@@ -1,6 +1,9 @@
 package assembly
 
-import "math"
+import (
+	"math"
+	"slices"
+)
 
 // replay scores request p with its calls ks.
 func (r *run) replay(s *search, p int32, ks []int32) float64 {
@@ -10,33 +13,11 @@ func (r *run) replay(s *search, p int32, ks []int32) float64 {
 		lo, _ := r.window(p, r.openSpan(pc.callee))
 		sl.last = lo + r.tol
 	}
-	type step struct {
-		t   int64
-		typ uint8
-		c   int32
-	}
-	var steps []step
-	for _, c := range ks {
-		cc := &r.calls[c]
-		steps = append(steps, step{r.sendOf(c), evSend, c})
-		if cc.callMsg >= 0 && cc.retMsg >= 0 && cc.flags&flagOneWay == 0 {
-			steps = append(steps, step{max(cc.back, cc.send), evBack, c})
-		}
-	}
-	// insertion sort: few steps
-	for i := 1; i < len(steps); i++ {
-		for j := i; j > 0; j-- {
-			a, b := steps[j-1], steps[j]
-			if a.t < b.t || a.t == b.t && (a.typ < b.typ || a.typ == b.typ && a.c < b.c) {
-				break
-			}
-			steps[j-1], steps[j] = b, a
-		}
-	}
+	steps := r.steps(ks)
 	total := 0.0
 	for _, st := range steps {
 		cc := &r.calls[st.c]
-		if st.typ == evBack {
+		if st.back {
 			sl.out--
 			sl.last = max(sl.last, cc.back)
 			sl.lastRet, sl.ret = st.c, retClass(cc.repBytes)
@@ -49,4 +30,28 @@ func (r *run) replay(s *search, p int32, ks []int32) float64 {
 		return math.Inf(-1)
 	}
 	return total + s.endScore(&sl)
+}
+
+// step is one event of a request's calls: a send, or a reply's arrival.
+type step struct {
+	t    int64
+	rank uint8
+	back bool
+	c    int32
+}
+
+// steps returns the sends and replies of the calls ks in the order the
+// search takes them (cmpEvent).
+func (r *run) steps(ks []int32) []step {
+	steps := make([]step, 0, 2*len(ks))
+	for _, c := range ks {
+		cc := &r.calls[c]
+		steps = append(steps, step{r.sendOf(c), evSend, false, c})
+		if cc.callMsg >= 0 && cc.retMsg >= 0 && cc.flags&flagOneWay == 0 {
+			t, rank := backAt(cc.send, cc.back)
+			steps = append(steps, step{t, rank, true, c})
+		}
+	}
+	slices.SortFunc(steps, func(a, b step) int { return cmpEvent(a.t, b.t, a.rank, b.rank, a.c, b.c, a.back, b.back) })
+	return steps
 }

@@ -23,6 +23,41 @@ type event struct {
 	call int32
 }
 
+// backAt returns when call c's reply is taken in order: at its arrival,
+// among the replies that can trigger what is sent at that instant; or,
+// when it is stamped no later than the call's send (coarse timestamps),
+// right after the send.
+func backAt(send, back int64) (t int64, rank uint8) {
+	if back <= send {
+		return send, evSend
+	}
+	return back, evBack
+}
+
+// cmpEvent orders a node's events: by time; at one instant arrivals,
+// replies, sends and request replies in that order, by call; a reply
+// stamped with its call's send right after that send (rank says where an
+// event sorts, which for such a reply is evSend).
+func cmpEvent(at, bt int64, ar, br uint8, ac, bc int32, aBack, bBack bool) int {
+	switch {
+	case at != bt:
+		if at < bt {
+			return -1
+		}
+		return 1
+	case ar != br:
+		return int(ar) - int(br)
+	case ac != bc:
+		return int(ac - bc)
+	case aBack != bBack:
+		if aBack {
+			return 1
+		}
+		return -1
+	}
+	return 0
+}
+
 // slot is the state of one open request in a hypothesis: the request's
 // call, the time of the latest event that can have triggered its next
 // message (its arrival or the reply of one of its calls), its last call
@@ -32,7 +67,8 @@ type slot struct {
 	p       int32
 	lastKid int32
 	lastRet int32
-	prev    int32 // kind of lastKid, noKind for none
+	prev    int32  // kind of lastKid, noKind for none
+	kinds   uint64 // the kinds of call it made (bit kind%64)
 	last    int64
 	pos     uint8
 	out     uint8
@@ -70,7 +106,7 @@ func mix64(x uint64) uint64 {
 }
 
 func (s *slot) hash() uint64 {
-	h := mix64(uint64(uint32(s.p))<<32 | uint64(uint32(s.lastKid)))
+	h := mix64(uint64(uint32(s.p))<<32|uint64(uint32(s.lastKid))) ^ mix64(s.kinds)
 	h = mix64(h ^ uint64(uint32(s.lastRet))<<32 ^ uint64(s.pos)<<8 ^ uint64(s.out)<<16 ^ uint64(s.ret))
 	return mix64(h ^ uint64(s.last))
 }
@@ -154,6 +190,7 @@ type search struct {
 	// decisions are carved from.
 	memo   map[uint64]float64
 	scores []float64
+	fifo   []int8
 	free   []*hyp
 	decs   []decision
 }
@@ -209,16 +246,9 @@ func (s *search) arrive(p int32, t int64) {
 	}
 }
 
-// feasible reports whether call c can belong to request p: p arrived
-// before c left and, when both are known, c was answered before p's reply
-// left (within the tolerance).
-func (s *search) feasible(c, p int32) bool {
-	cc, pc := &s.r.calls[c], &s.r.calls[p]
-	if cc.flags&flagOneWay == 0 && cc.retMsg >= 0 && pc.retMsg >= 0 && cc.back > pc.rep+s.r.tol {
-		return false
-	}
-	return true
-}
+// feasible reports whether call c, sent while request p was open, can
+// belong to it (run.fits).
+func (s *search) feasible(c, p int32) bool { return s.r.fits(c, p) }
 
 // linkScore is the log likelihood of call c as the next call of the
 // request in slot sl.
@@ -263,20 +293,23 @@ func (s *search) send(c int32) {
 	s.cands = s.cands[:0]
 	bg := s.m.logBackground(cc.kind)
 	clear(s.memo)
+	kb := kindBit(cc.kind)
 	for hi, h := range s.hyps {
 		if forced < 0 {
 			s.cands = append(s.cands, cand{h: int32(hi), slot: -1, score: h.score + bg, hash: h.hash})
 		}
+		s.fifoBins(h, c, kb)
 		for i := range h.slots {
 			sl := &h.slots[i]
 			if forced >= 0 && sl.p != forced || !s.feasible(c, sl.p) {
 				continue
 			}
 			sh := sl.hash()
-			ls, ok := s.memo[sh]
+			key := sh ^ uint64(s.fifo[i]+2)*0x9e3779b97f4a7c15
+			ls, ok := s.memo[key]
 			if !ok {
-				ls = s.linkScore(c, sl)
-				s.memo[sh] = ls
+				ls = s.linkScore(c, sl) + s.m.logFIFO(s.fifo[i])
+				s.memo[key] = ls
 			}
 			ns := s.extend(sl, c)
 			hh := h.hash ^ sh ^ ns.hash()
@@ -298,12 +331,53 @@ func (s *search) send(c int32) {
 	s.seq++
 }
 
+// kindBit is the bit of kind k in a slot's kinds.
+func kindBit(k int32) uint64 { return 1 << (uint32(k) % 64) }
+
+// arrivedBefore reports whether request p arrived before request q: by
+// their arrival times, and at one instant (coarse timestamps) by their
+// order in the trace, which is the order the capture or the log saw them.
+func (r *run) arrivedBefore(p, q int32) bool {
+	a, b := r.arrOf(p), r.arrOf(q)
+	if a != b {
+		return a < b
+	}
+	return p < q
+}
+
+// fifoBins sets s.fifo[i], for each slot i of h, to the FIFO bin of call c
+// (kind bit kb) going to it: how many requests that arrived before it,
+// and could hold c, have made no call of c's kind yet (capped at
+// fifoBins-1); -1 when the slot already made one (a repeated call) or
+// cannot hold c. A node that serves its requests in order of arrival (an
+// event loop, a queue) gives a request's next call of a kind to the
+// earliest request that has not made it: bin 0.
+func (s *search) fifoBins(h *hyp, c int32, kb uint64) {
+	s.fifo = s.fifo[:0]
+	for i := range h.slots {
+		sl := &h.slots[i]
+		b := int8(-1)
+		if sl.kinds&kb == 0 && s.feasible(c, sl.p) {
+			n := 0
+			for j := range h.slots {
+				o := &h.slots[j]
+				if j != i && o.kinds&kb == 0 && s.r.arrivedBefore(o.p, sl.p) && s.feasible(c, o.p) {
+					n++
+				}
+			}
+			b = int8(min(n, fifoBins-1))
+		}
+		s.fifo = append(s.fifo, b)
+	}
+}
+
 // extend returns slot sl after it sent call c.
 func (s *search) extend(sl *slot, c int32) slot {
 	cc := &s.r.calls[c]
 	ns := *sl
 	ns.pos++
 	ns.prev = cc.kind
+	ns.kinds |= kindBit(cc.kind)
 	ns.lastKid = c
 	if cc.retMsg >= 0 && cc.flags&flagOneWay == 0 {
 		ns.out++
