@@ -25,101 +25,25 @@ type trigKind struct {
 	ret     uint8
 }
 
+// dcEvent is one event of a node's timeline for deconvolve: a trigger
+// (tk) or a message sent (next, a call kind or endKind).
+type dcEvent struct {
+	t    int64
+	trig bool
+	tk   trigKind
+	next int32
+}
+
+// dcKey is a pair of a trigger kind and a kind of message sent.
+type dcKey struct {
+	tk   trigKind
+	next int32
+}
+
 // deconvolve estimates node n's call graph and delays from its timeline.
 func (r *run) deconvolve(n int32, m *nodeModel) {
-	type ev struct {
-		t    int64
-		trig bool
-		tk   trigKind
-		next int32 // the kind of message sent: a call kind or endKind
-		pk   int32 // for a reply: the request's kind
-	}
-	var evs []ev
-	for _, p := range r.parentsOf[n] {
-		c := &r.calls[p]
-		if c.callMsg >= 0 {
-			evs = append(evs, ev{t: c.arr, trig: true, tk: trigKind{arrival: true, pk: c.kind}})
-		}
-		if c.retMsg >= 0 && c.flags&flagOneWay == 0 {
-			evs = append(evs, ev{t: c.rep, next: endKind, pk: c.kind})
-		}
-	}
-	for _, k := range r.childrenOf[n] {
-		c := &r.calls[k]
-		if c.callMsg >= 0 {
-			evs = append(evs, ev{t: c.send, next: c.kind})
-		}
-		if c.callMsg >= 0 && c.retMsg >= 0 && c.flags&flagOneWay == 0 {
-			evs = append(evs, ev{t: c.back, trig: true, tk: trigKind{ck: c.kind, ret: c.retClass}})
-		}
-	}
-	slices.SortFunc(evs, func(a, b ev) int {
-		if a.t != b.t {
-			if a.t < b.t {
-				return -1
-			}
-			return 1
-		}
-		return 0
-	})
-	type pairKey struct {
-		tk   trigKind
-		next int32
-	}
-	sig := map[pairKey]*hist{}
-	floor := map[pairKey]*[nGapBins]float64{}
-	ntrig := map[trigKind]float64{}
-	// starts of each kind, for the floor's rate
-	var starts []int
-	for i := range evs {
-		if !evs[i].trig {
-			starts = append(starts, i)
-		}
-	}
-	si := 0
-	for i := range evs {
-		e := &evs[i]
-		if !e.trig {
-			continue
-		}
-		ntrig[e.tk]++
-		for si < len(starts) && evs[starts[si]].t < e.t-r.tol {
-			si++
-		}
-		far := map[int32]float64{}
-		for j := si; j < len(starts); j++ {
-			s := &evs[starts[j]]
-			d := s.t - e.t
-			if d > 2*deconvLag {
-				break
-			}
-			if d > deconvLag {
-				far[s.next]++
-				continue
-			}
-			k := pairKey{e.tk, s.next}
-			h := sig[k]
-			if h == nil {
-				h = &hist{}
-				sig[k] = h
-			}
-			h.add(gapBin(d), 1)
-		}
-		// the floor: the rate of each kind of message far from the event
-		for next, cnt := range far {
-			k := pairKey{e.tk, next}
-			f := floor[k]
-			if f == nil {
-				f = new([nGapBins]float64)
-				floor[k] = f
-			}
-			rate := cnt / deconvLag
-			for b := 1; b < nGapBins && gapLow[b] <= deconvLag; b++ {
-				f[b] += rate * gapWidth[b]
-			}
-			f[0] += rate * float64(r.tol)
-		}
-	}
+	evs := r.dcTimeline(n)
+	sig, floor, ntrig := r.dcHistograms(evs)
 	for k, h := range sig {
 		f := floor[k]
 		var clean hist
@@ -143,6 +67,96 @@ func (r *run) deconvolve(n int32, m *nodeModel) {
 		}
 		r.seedModel(m, cx, k.tk.arrival, k.next, &clean)
 	}
+}
+
+// dcTimeline returns node n's triggers and sends in time order.
+func (r *run) dcTimeline(n int32) []dcEvent {
+	var evs []dcEvent
+	for _, p := range r.parentsOf[n] {
+		c := &r.calls[p]
+		if c.callMsg >= 0 {
+			evs = append(evs, dcEvent{t: c.arr, trig: true, tk: trigKind{arrival: true, pk: c.kind}})
+		}
+		if c.retMsg >= 0 && c.flags&flagOneWay == 0 {
+			evs = append(evs, dcEvent{t: c.rep, next: endKind})
+		}
+	}
+	for _, k := range r.childrenOf[n] {
+		c := &r.calls[k]
+		if c.callMsg >= 0 {
+			evs = append(evs, dcEvent{t: c.send, next: c.kind})
+		}
+		if c.callMsg >= 0 && c.retMsg >= 0 && c.flags&flagOneWay == 0 {
+			evs = append(evs, dcEvent{t: c.back, trig: true, tk: trigKind{ck: c.kind, ret: c.retClass}})
+		}
+	}
+	slices.SortStableFunc(evs, func(a, b dcEvent) int { return cmpTime(a.t, b.t) })
+	return evs
+}
+
+// dcHistograms returns, for every pair of a trigger kind and a kind of
+// message sent, the histogram of the delays from each trigger to the
+// messages sent within deconvLag after it, and the floor expected of
+// unrelated pairs (the rate of such messages between deconvLag and
+// 2·deconvLag after the trigger); and how many triggers of each kind
+// there were.
+func (r *run) dcHistograms(evs []dcEvent) (map[dcKey]*hist, map[dcKey]*[nGapBins]float64, map[trigKind]float64) {
+	sig := map[dcKey]*hist{}
+	floor := map[dcKey]*[nGapBins]float64{}
+	ntrig := map[trigKind]float64{}
+	var starts []int
+	for i := range evs {
+		if !evs[i].trig {
+			starts = append(starts, i)
+		}
+	}
+	si := 0
+	far := map[int32]float64{}
+	for i := range evs {
+		e := &evs[i]
+		if !e.trig {
+			continue
+		}
+		ntrig[e.tk]++
+		for si < len(starts) && evs[starts[si]].t < e.t-r.tol {
+			si++
+		}
+		clear(far)
+		for j := si; j < len(starts); j++ {
+			s := &evs[starts[j]]
+			d := s.t - e.t
+			if d > 2*deconvLag {
+				break
+			}
+			if d > deconvLag {
+				far[s.next]++
+				continue
+			}
+			k := dcKey{e.tk, s.next}
+			if sig[k] == nil {
+				sig[k] = &hist{}
+			}
+			sig[k].add(gapBin(d), 1)
+		}
+		for next, cnt := range far {
+			r.addFloor(floor, dcKey{e.tk, next}, cnt/deconvLag)
+		}
+	}
+	return sig, floor, ntrig
+}
+
+// addFloor adds to the floor of key k what unrelated messages arriving
+// at rate (per ns) put in each bin.
+func (r *run) addFloor(floor map[dcKey]*[nGapBins]float64, k dcKey, rate float64) {
+	f := floor[k]
+	if f == nil {
+		f = new([nGapBins]float64)
+		floor[k] = f
+	}
+	for b := 1; b < nGapBins && gapLow[b] <= deconvLag; b++ {
+		f[b] += rate * gapWidth[b]
+	}
+	f[0] += rate * float64(r.tol)
 }
 
 // seedModel records a deconvolved histogram of delays before next in

@@ -73,7 +73,6 @@ type run struct {
 	idf map[uint64]float64
 	// counters by node
 	search []searchCounts
-	exactN [evOnly + 1]int64
 	// models of the last pass, by node, and a hook after each pass, for
 	// tests
 	models []*nodeModel

@@ -28,7 +28,6 @@ type kinds struct {
 	// clusters maps the request sizes of calls from one caller to one
 	// callee endpoint to their size cluster (sizeClusters).
 	clusters map[[2]string]map[int64]int32
-	lo       map[[2]string][]int64 // smallest size of each cluster
 }
 
 // retClass is the coarse class of a reply of b bytes (0: not seen): its

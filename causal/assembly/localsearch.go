@@ -170,14 +170,11 @@ func (ls *local) swapSweep() {
 func (ls *local) tailSweep() {
 	r := ls.r
 	for _, p := range r.parentsOf[ls.n] {
-		pk := ls.kids[p]
-		for _, c := range pk {
+		// the instants at which p's calls left, as they were when the
+		// sweep came to p
+		for _, c := range slices.Clone(ls.kids[p]) {
 			for _, q := range ls.cands[c] {
-				if q == p {
-					continue
-				}
-				if ls.tailSwap(p, q, r.sendOf(c)) {
-					pk = ls.kids[p]
+				if q != p && ls.tailSwap(p, q, r.sendOf(c)) {
 					break
 				}
 			}
