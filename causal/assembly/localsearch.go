@@ -6,8 +6,8 @@ import (
 )
 
 // The local search improves a node's assignment by exact moves, each
-// scored by replaying the requests it changes: a call moved to another
-// candidate request (or to none), two calls of one kind swapped between
+// scored by replaying the requests it changes: a doubtful call (confidence
+// below sure) moved to one of its alternative requests (or to none), two calls of one kind swapped between
 // their requests, and the tails of two overlapping requests (every call
 // after some instant) exchanged, which undoes the crossing of two
 // interleaved sequences that a beam search, deciding call by call, makes.
@@ -24,8 +24,10 @@ type local struct {
 	buf    []int32
 	moves  int64
 	sweeps int
-	// the node's calls in the order the search takes their sends
+	// the node's calls in the order the search takes their sends, and
+	// for each request the positions in order of the calls it can hold
 	order []int32
+	inv   map[int32][]int
 	span  int64
 }
 
@@ -46,6 +48,12 @@ func (r *run) improve(n int32, m *nodeModel, maxSweeps int) int64 {
 	}
 	ls.order = slices.Clone(r.childrenOf[n])
 	slices.SortFunc(ls.order, func(a, b int32) int { return ls.cmpSend(a, b) })
+	ls.inv = map[int32][]int{}
+	for i, c := range ls.order {
+		for _, p := range ls.cands[c] {
+			ls.inv[p] = append(ls.inv[p], i)
+		}
+	}
 	ls.span = r.openSpan(n)
 	for ls.sweeps = 0; ls.sweeps < maxSweeps; ls.sweeps++ {
 		before := ls.moves
@@ -90,7 +98,28 @@ func without(ks []int32, c int32) []int32 {
 
 func (ls *local) canMove(c int32) bool { return ls.r.exact[c] < 0 }
 
+// sure is the confidence from which the local search leaves a call where
+// the search put it: moving it would cost more than any move gains.
+const sure = 0.999
+
+// doubtful reports whether call c is worth moving.
+func (ls *local) doubtful(c int32) bool { return ls.canMove(c) && ls.r.conf[c] < sure }
+
 func (ls *local) fitsIn(c, p int32) bool { return slices.Contains(ls.cands[c], p) }
+
+// targets returns the requests a move of call c is tried to: its
+// alternatives (the search's next most probable requests) that it fits;
+// a move to a request the search found improbable is not worth scoring.
+func (ls *local) targets(c int32) []int32 {
+	k := ls.r.opt.Alternatives
+	var out []int32
+	for _, a := range ls.r.alts[int(c)*k : int(c)*k+k] {
+		if a.p >= 0 && a.prob > 0 && ls.fitsIn(c, a.p) {
+			out = append(out, a.p)
+		}
+	}
+	return out
+}
 
 // score of request p with calls ks (-Inf if infeasible); bg for p < 0.
 func (ls *local) score(p int32, ks []int32) float64 {
@@ -102,7 +131,7 @@ func (ls *local) bg(c int32) float64 { return ls.s.m.logBackground(ls.r.calls[c]
 func (ls *local) moveSweep() {
 	r := ls.r
 	for _, c := range r.childrenOf[ls.n] {
-		if !ls.canMove(c) {
+		if !ls.doubtful(c) {
 			continue
 		}
 		a := r.parent[c]
@@ -114,7 +143,7 @@ func (ls *local) moveSweep() {
 			aKids = without(ls.kids[a], c)
 			aNew = ls.score(a, aKids)
 		}
-		for _, q := range ls.cands[c] {
+		for _, q := range ls.targets(c) {
 			if q == a {
 				continue
 			}
@@ -141,17 +170,17 @@ func (ls *local) swapSweep() {
 	r := ls.r
 	for _, c := range r.childrenOf[ls.n] {
 		a := r.parent[c]
-		if a < 0 || !ls.canMove(c) {
+		if a < 0 || !ls.doubtful(c) {
 			continue
 		}
 		kc := r.calls[c].kind
 	next:
-		for _, q := range ls.cands[c] {
+		for _, q := range ls.targets(c) {
 			if q == a {
 				continue
 			}
 			for _, d := range ls.kids[q] {
-				if d == c || r.calls[d].kind != kc || !ls.canMove(d) || !ls.fitsIn(d, a) {
+				if d == c || r.calls[d].kind != kc || !ls.doubtful(d) || !ls.fitsIn(d, a) {
 					continue
 				}
 				ak := slices.Clone(ls.with(without(ls.kids[a], c), d))
@@ -173,7 +202,10 @@ func (ls *local) tailSweep() {
 		// the instants at which p's calls left, as they were when the
 		// sweep came to p
 		for _, c := range slices.Clone(ls.kids[p]) {
-			for _, q := range ls.cands[c] {
+			if !ls.doubtful(c) {
+				continue
+			}
+			for _, q := range ls.targets(c) {
 				if q != p && ls.tailSwap(p, q, r.sendOf(c)) {
 					break
 				}
@@ -237,21 +269,52 @@ func (ls *local) made(q, d int32, kb uint64) bool {
 	return false
 }
 
-// fifo is the FIFO evidence (search.fifoBins) of the calls of the kinds kb
-// sent between lo and hi, under the current assignment: what a move can
-// change besides the scores of the requests it touches.
-func (ls *local) fifo(kb uint64, lo, hi int64) float64 {
+// maxAffected bounds how many calls' FIFO evidence a move may change for
+// the local search to weigh it; a move that would change more is not
+// tried (at high concurrency, where a request is open while many calls
+// leave).
+const maxAffected = 48
+
+// affected returns the positions in ls.order of the calls whose FIFO
+// evidence a change of the requests ps can change: those of the kinds kb
+// sent from lo on that one of ps could have held (and the moved calls),
+// in order; nil and false when there are more than maxAffected.
+func (ls *local) affected(ps, moved []int32, kb uint64, lo int64) ([]int, bool) {
 	r := ls.r
-	i, _ := slices.BinarySearchFunc(ls.order, lo, func(c int32, t int64) int { return cmpTime(r.sendOf(c), t) })
-	total := 0.0
-	for ; i < len(ls.order); i++ {
-		d := ls.order[i]
-		if r.sendOf(d) > hi {
-			break
+	var out []int
+	add := func(i int) bool {
+		if k, found := slices.BinarySearch(out, i); !found {
+			out = slices.Insert(out, k, i)
 		}
+		return len(out) <= maxAffected
+	}
+	for _, p := range ps {
+		for _, i := range ls.inv[p] {
+			c := ls.order[i]
+			if r.sendOf(c) >= lo && kindBit(r.calls[c].kind)&kb != 0 && !add(i) {
+				return nil, false
+			}
+		}
+	}
+	for _, c := range moved {
+		i, _ := slices.BinarySearchFunc(ls.order, c, func(x, y int32) int { return ls.cmpSend(x, y) })
+		if !add(i) {
+			return nil, false
+		}
+	}
+	return out, true
+}
+
+// fifo is the FIFO evidence (search.fifoBins) of the calls at positions
+// at of ls.order, under the current assignment.
+func (ls *local) fifo(at []int) float64 {
+	r := ls.r
+	total := 0.0
+	for _, i := range at {
+		d := ls.order[i]
 		k := kindBit(r.calls[d].kind)
 		p := r.parent[d]
-		if k&kb == 0 || p < 0 || ls.made(p, d, k) {
+		if p < 0 || ls.made(p, d, k) {
 			continue
 		}
 		nb := 0
@@ -265,14 +328,16 @@ func (ls *local) fifo(kb uint64, lo, hi int64) float64 {
 	return total
 }
 
-// until returns the end of request p's window (its reply, widened).
-func (ls *local) until(p int32) int64 {
-	if p < 0 {
-		return 0
+// fifoSpread is how much one call's FIFO evidence can change.
+func (ls *local) fifoSpread() float64 {
+	best, worst := 0.0, 0.0
+	for b := range fifoBins {
+		v := ls.s.m.logFIFO(int8(b))
+		best, worst = max(best, v), min(worst, v)
 	}
-	_, hi := ls.r.window(p, ls.span)
-	return hi
+	return best - worst
 }
+
 
 // try applies the change of requests ps to calls ks (with their replay
 // scores sc; a request -1 stands for calls moved to none, scored in
@@ -280,15 +345,23 @@ func (ls *local) until(p int32) int64 {
 // and reports whether it did.
 func (ls *local) try(ps []int32, ks [][]int32, sc []float64, bgDelta float64, kb uint64, lo int64, moved []int32) bool {
 	d := bgDelta
-	hi := lo
 	for i, p := range ps {
 		d += sc[i] - ls.ps[p]
-		hi = max(hi, ls.until(p))
 	}
-	if math.IsInf(d, -1) || d < -50 {
+	if math.IsInf(d, -1) || d+maxAffected*ls.fifoSpread() <= improveEps {
 		return false
 	}
-	before := ls.fifo(kb, lo, hi)
+	var at []int
+	if ls.fifoSpread() > 0 {
+		var ok bool
+		if at, ok = ls.affected(ps, moved, kb, lo); !ok {
+			return false
+		}
+		if d+float64(len(at))*ls.fifoSpread() <= improveEps {
+			return false
+		}
+	}
+	before := ls.fifo(at)
 	old := make([][]int32, len(ps))
 	oldParent := make([]int32, len(moved))
 	for i, c := range moved {
@@ -306,7 +379,7 @@ func (ls *local) try(ps []int32, ks [][]int32, sc []float64, bgDelta float64, kb
 			ls.r.parent[c] = -1
 		}
 	}
-	after := ls.fifo(kb, lo, hi)
+	after := ls.fifo(at)
 	if d+after-before > improveEps {
 		for i, p := range ps {
 			ls.ps[p] = sc[i]

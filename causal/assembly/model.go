@@ -20,24 +20,41 @@ const (
 )
 
 // gapBin returns the bin of a delay of g nanoseconds: 1 + the bin's index
-// from gapMinNS, found by binary search of the bins' lower edges (no
-// logarithm on the search's hot path).
+// from gapMinNS. The logarithm is estimated from the float's exponent and
+// a table of its mantissa's log, then put right against the bins' edges,
+// so the result is exact and no logarithm is computed on the search's hot
+// path.
 func gapBin(g int64) int {
 	if g <= 0 {
 		return 0
 	}
 	x := float64(g)
-	lo, hi := 1, nGapBins-1
-	for lo < hi {
-		mid := (lo + hi + 1) / 2
-		if gapLow[mid] <= x {
-			lo = mid
-		} else {
-			hi = mid - 1
-		}
+	if x < gapLow[2] {
+		return 1
 	}
-	return lo
+	frac, exp := math.Frexp(x / gapMinNS) // x/gapMinNS = frac·2^exp, frac in [0.5, 1)
+	l2 := float64(exp) + log2Mant[int((frac-0.5)*2*log2Steps)]
+	b := 1 + int(l2*math.Log10(2)*gapPerDecade)
+	b = max(1, min(b, nGapBins-1))
+	for b > 1 && gapLow[b] > x {
+		b--
+	}
+	for b+1 < nGapBins && gapLow[b+1] <= x {
+		b++
+	}
+	return b
 }
+
+const log2Steps = 1024
+
+// log2Mant[i] is log2(0.5 + i/(2·log2Steps)), the log of a mantissa in [0.5, 1).
+var log2Mant = func() []float64 {
+	t := make([]float64, log2Steps+1)
+	for i := range t {
+		t[i] = math.Log2(0.5 + float64(i)/(2*log2Steps))
+	}
+	return t
+}()
 
 // gapWidth returns the width of bin b in nanoseconds.
 var gapWidth = func() [nGapBins]float64 {

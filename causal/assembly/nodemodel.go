@@ -498,6 +498,9 @@ func tokBin(score float64) int {
 // fifoBins is the number of bins of the FIFO evidence (search.fifoBins).
 const fifoBins = 4
 
+// fifoInformative reports whether the FIFO evidence can change a score.
+func (m *nodeModel) fifoInformative() bool { return m.fifo.nl >= 1 && m.fifo.no >= 1 }
+
 // logFIFO is the log likelihood ratio of FIFO bin b (-1: none).
 func (m *nodeModel) logFIFO(b int8) float64 {
 	if b < 0 {

@@ -191,6 +191,7 @@ type search struct {
 	memo   map[uint64]float64
 	scores []float64
 	fifo   []int8
+	elig   []int32
 	free   []*hyp
 	decs   []decision
 }
@@ -354,20 +355,33 @@ func (r *run) arrivedBefore(p, q int32) bool {
 // earliest request that has not made it: bin 0.
 func (s *search) fifoBins(h *hyp, c int32, kb uint64) {
 	s.fifo = s.fifo[:0]
+	for range h.slots {
+		s.fifo = append(s.fifo, -1)
+	}
+	if !s.m.fifoInformative() {
+		return
+	}
+	// the slots that could take c and made no call of its kind, in order
+	// of arrival: a slot's bin is its rank
+	s.elig = s.elig[:0]
 	for i := range h.slots {
 		sl := &h.slots[i]
-		b := int8(-1)
 		if sl.kinds&kb == 0 && s.feasible(c, sl.p) {
-			n := 0
-			for j := range h.slots {
-				o := &h.slots[j]
-				if j != i && o.kinds&kb == 0 && s.r.arrivedBefore(o.p, sl.p) && s.feasible(c, o.p) {
-					n++
-				}
-			}
-			b = int8(min(n, fifoBins-1))
+			s.elig = append(s.elig, int32(i))
 		}
-		s.fifo = append(s.fifo, b)
+	}
+	slices.SortFunc(s.elig, func(a, b int32) int {
+		pa, pb := h.slots[a].p, h.slots[b].p
+		switch {
+		case pa == pb:
+			return 0
+		case s.r.arrivedBefore(pa, pb):
+			return -1
+		}
+		return 1
+	})
+	for rank, i := range s.elig {
+		s.fifo[i] = int8(min(rank, fifoBins-1))
 	}
 }
 
