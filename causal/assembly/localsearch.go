@@ -338,7 +338,6 @@ func (ls *local) fifoSpread() float64 {
 	return best - worst
 }
 
-
 // try applies the change of requests ps to calls ks (with their replay
 // scores sc; a request -1 stands for calls moved to none, scored in
 // bgDelta) if it improves the whole objective, FIFO evidence included,
