@@ -24,7 +24,7 @@ import (
 func main() {
 	dur := flag.Duration("duration", 1300*time.Second, "length of the multi-tier traces")
 	short := flag.Duration("short", 300*time.Second, "length of the sweep traces")
-	only := flag.String("only", "", "run only the experiments whose names contain this (topn, delay, clock, linking, linkdiag, patho, par, var, drop, skew, traceweaver)")
+	only := flag.String("only", "", "run only the experiments whose names contain this (topn, delay, clock, linking, linkdiag, patho, assembly, par, var, drop, skew, traceweaver)")
 	flag.Parse()
 	if err := run(os.Stdout, *dur, *short, *only); err != nil {
 		fmt.Fprintln(os.Stderr, "sweep:", err)
@@ -53,6 +53,7 @@ var experiments = []struct {
 	{[]string{"linking"}, linkingTables},
 	{[]string{"linkdiag"}, linkingDiagnosis},
 	{[]string{"patho"}, pathological},
+	{[]string{"assembly", "patho"}, assemblyCases},
 	{[]string{"par"}, parallelism},
 	{[]string{"var"}, variation},
 	{[]string{"drop"}, drop},
@@ -194,6 +195,31 @@ func pathological(ctx context.Context, w io.Writer, cfg config) error {
 			s.Patterns.Truth, s.Patterns.Inferred, s.Patterns.FalseNegatives,
 			pct(s.Instances.FalseNegativeRate), pct(s.Instances.FalsePositiveRate), pct(s.Messages.FalseNegativeRate),
 			r.Calls.Patterns.Inferred, pct(r.Calls.Instances.FalseNegativeRate))
+	}
+	fmt.Fprintln(w)
+	return nil
+}
+
+// assemblyCases writes the call trees the assembly engine, nesting and
+// linking get wrong on the multi-tier system and the pathological cases,
+// each engine on the same trace.
+func assemblyCases(ctx context.Context, w io.Writer, cfg config) error {
+	fmt.Fprintf(w, "### The assembly engine on Project 5's traces, %v: call trees wrong\n\n", cfg.short)
+	fmt.Fprintf(w, "| case | call parallelism | assembly | nesting | linking |\n|---|---|---|---|---|\n")
+	for _, name := range append([]string{"multitier"}, accuracy.Pathological...) {
+		out, err := accuracy.Case{Config: name, Duration: cfg.short}.Generate()
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "| %s | %.2f |", name, out.Stats.CallParallelism)
+		for _, eng := range []accuracy.Engine{accuracy.Assembly(), cfg.nest, accuracy.Linking()} {
+			r, err := accuracy.On(ctx, out, eng)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(w, " %s |", pct(r.Calls.Instances.FalseNegativeRate))
+		}
+		fmt.Fprintln(w)
 	}
 	fmt.Fprintln(w)
 	return nil
