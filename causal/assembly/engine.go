@@ -69,8 +69,10 @@ type run struct {
 	conf   []float32
 	alts   []alt // opt.Alternatives per call
 	nCand  []int32
-	// content tokens and their IDF, when the trace has any
-	idf map[uint64]float64
+	// content tokens and their IDF, when the trace has any; whether any
+	// message carries a request id or a thread
+	idf    map[uint64]float64
+	hasIDs bool
 	// counters by node
 	search []searchCounts
 	// models of the last pass, by node, and a hook after each pass, for
@@ -116,6 +118,7 @@ func newRun(opt Options, ms trace.Messages, nm *causal.Namer) *run {
 	}
 	r.openSpans()
 	r.idf = tokenIDF(r.l)
+	r.hasIDs = r.hasIDsOrThreads()
 	r.search = make([]searchCounts, nn)
 	r.models = make([]*nodeModel, nn)
 	return r

@@ -247,6 +247,9 @@ func (r *run) features(c, p, lastKid, lastRet int32) (tok, rid, thr int) {
 // evidenceScore is the log likelihood ratio of the evidence call c gives
 // for the request in slot sl.
 func (r *run) evidenceScore(m *nodeModel, c int32, sl *slot) float64 {
+	if r.idf == nil && !r.hasIDs {
+		return 0
+	}
 	tok, rid, thr := r.features(c, sl.p, sl.lastKid, sl.lastRet)
 	sc := 0.0
 	if tok >= 0 {

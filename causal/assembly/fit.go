@@ -169,7 +169,7 @@ func (r *run) observeRequest(m *nodeModel, p int32, ks []int32, w func(int32) fl
 // requests it was not assigned to, each in its state when the call left.
 func (r *run) observeOthers(n int32, m *nodeModel, asg func(int32) int32, byParent map[int32][]int32, w func(int32) float64) {
 	r.observeFIFO(n, m, asg, byParent, w)
-	if r.idf == nil && !r.hasIDsOrThreads() {
+	if r.idf == nil && !r.hasIDs {
 		return
 	}
 	r.sweep(n, func(c int32, cands []int32) {

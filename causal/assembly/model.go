@@ -184,14 +184,15 @@ func (d *dist) add(k int32, w float64) {
 type lrTable struct {
 	link, other []float64
 	nl, no      float64
+	cache       []float64 // logLR by bin, once computed (the table is read only then)
 }
 
 func newLR(bins int) lrTable {
 	return lrTable{link: make([]float64, bins), other: make([]float64, bins)}
 }
 
-func (t *lrTable) addLink(b int, w float64)  { t.link[b] += w; t.nl += w }
-func (t *lrTable) addOther(b int, w float64) { t.other[b] += w; t.no += w }
+func (t *lrTable) addLink(b int, w float64)  { t.link[b] += w; t.nl += w; t.cache = nil }
+func (t *lrTable) addOther(b int, w float64) { t.other[b] += w; t.no += w; t.cache = nil }
 
 // logLR returns log P(bin | link) − log P(bin | other), smoothed; 0
 // until both sides have counts.
@@ -199,6 +200,12 @@ func (t *lrTable) logLR(b int) float64 {
 	if t.nl < 1 || t.no < 1 {
 		return 0
 	}
-	k := float64(len(t.link))
-	return math.Log((t.link[b]+0.5)/(t.nl+0.5*k)) - math.Log((t.other[b]+0.5)/(t.no+0.5*k))
+	if t.cache == nil {
+		k := float64(len(t.link))
+		t.cache = make([]float64, len(t.link))
+		for i := range t.cache {
+			t.cache[i] = math.Log((t.link[i]+0.5)/(t.nl+0.5*k)) - math.Log((t.other[i]+0.5)/(t.no+0.5*k))
+		}
+	}
+	return t.cache[b]
 }
