@@ -74,10 +74,6 @@ type nodeModel struct {
 
 	tok, rid, thr, fifo lrTable
 
-	// kappaT is the weight of each level's prior in the call graph: large
-	// in the first passes, whose assignments are poor.
-	kappaT float64
-
 	tcache  map[tcKey]float64
 	scorers map[uint64]*scorerEntry
 	gcache  [2]map[gKey]*[nGapBins]float64
@@ -99,7 +95,6 @@ func newNodeModel(nKinds int, span float64) *nodeModel {
 		rid:      newLR(2),
 		thr:      newLR(2),
 		fifo:     newLR(fifoBins),
-		kappaT:   kappaTrans,
 		tcache:   make(map[tcKey]float64),
 		scorers:  make(map[uint64]*scorerEntry),
 		gcache:   [2]map[gKey]*[nGapBins]float64{make(map[gKey]*[nGapBins]float64), make(map[gKey]*[nGapBins]float64)},
@@ -261,7 +256,7 @@ func (m *nodeModel) logTrans(c ctxKey, next int32) float64 {
 		if d == nil || d.n == 0 {
 			continue
 		}
-		p = (d.c[next] + m.kappaT*p) / (d.n + m.kappaT)
+		p = (d.c[next] + kappaTrans*p) / (d.n + kappaTrans)
 	}
 	v := math.Log(p)
 	m.tcache[ck] = v
