@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/wirepath/wirepath/preload"
+	"github.com/wirepath/wirepath/trace"
 )
 
 // Naming is how nodes are named in the trace (WAP5 section 2.5).
@@ -119,6 +120,12 @@ type Options struct {
 	NoWellKnown bool
 	// MaxWarnings bounds the warnings kept (0 means 20).
 	MaxWarnings int
+	// MaxTokens caps the content tokens kept per message: 0 means the
+	// protocol decoders' default (evidence.DefaultConfig), a negative
+	// value keeps none; at most trace.MaxTokens. A message's set is cut to
+	// its smallest hashes (a bottom-k sample: two messages cut alike still
+	// share what they shared among them).
+	MaxTokens int
 }
 
 // Validate checks the options.
@@ -131,6 +138,9 @@ func (o *Options) Validate() error {
 	}
 	if o.MinPeers < 0 {
 		return fmt.Errorf("reconcile: MinPeers must not be negative")
+	}
+	if o.MaxTokens > trace.MaxTokens {
+		return fmt.Errorf("reconcile: MaxTokens %d is more than a trace holds (%d)", o.MaxTokens, trace.MaxTokens)
 	}
 	return nil
 }
