@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/wirepath/wirepath/clock"
 	"github.com/wirepath/wirepath/internal/parallel"
 	"github.com/wirepath/wirepath/internal/ring"
 )
@@ -76,7 +77,7 @@ type Merger struct {
 	files     []*fileIn
 	sniffers  []Sniffer
 	offsets   []Offset
-	offNS     []int64 // per sniffer, 0 when unknown
+	models    []clock.Model // per sniffer: Corrected = Local(TS); not Known: TS
 	streams   []*stream
 	heads     streamHeap
 	pending   ring.Ring[*Packet] // packets awaiting the end of their dedupe window
@@ -219,11 +220,11 @@ func (m *Merger) solveClocks(samplers []*sampler) error {
 	}
 	m.offsets = offsetsOf(len(m.sniffers), samplers, ref, gv)
 	samplers = nil
-	m.offNS = make([]int64, len(m.sniffers))
+	m.models = make([]clock.Model, len(m.sniffers))
 	var widen int64
 	for i, o := range m.offsets {
 		if o.Known {
-			m.offNS[i] = o.Offset
+			m.models[i] = o.Model
 			widen = max(widen, 2*o.Uncertainty)
 		}
 	}

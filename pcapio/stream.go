@@ -29,7 +29,7 @@ func (m *Merger) produce(s *stream, r *Reader) {
 	defer r.Close()
 	var rec Record
 	var free []*Packet
-	off := m.offNS[s.sniffer]
+	model := &m.models[s.sniffer]
 	for {
 		b := &batch{pkts: make([]*Packet, 0, batchSize)}
 		for len(b.pkts) < batchSize && !b.end {
@@ -72,7 +72,7 @@ func (m *Merger) produce(s *stream, r *Reader) {
 			o.Sniffer = SnifferID(s.sniffer)
 			o.Interface = uint16(rec.Interface)
 			o.TS = rec.TS
-			o.Corrected = rec.TS - off
+			o.Corrected = model.Local(rec.TS)
 			p.num = rec.Number
 			p.stream = int32(s.idx)
 			b.counts.count(p)

@@ -5,6 +5,7 @@ import (
 	"net/netip"
 	"strings"
 
+	"github.com/wirepath/wirepath/clock"
 	"github.com/wirepath/wirepath/preload"
 	"github.com/wirepath/wirepath/trace"
 )
@@ -90,6 +91,13 @@ type Sniffer struct {
 	UncertaintyNS int64
 	Samples       int
 	Method        string
+	// EpochNS, DriftKnown, DriftPPM, DriftUncertaintyPPM and Steps are
+	// pcapio's drift estimate, for the report (as in trace.Clock).
+	EpochNS             int64
+	DriftKnown          bool
+	DriftPPM            float64
+	DriftUncertaintyPPM float64
+	Steps               []trace.ClockStep
 }
 
 // Options configure a Reconciler. The zero value names nodes by host,
@@ -126,6 +134,13 @@ type Options struct {
 	// its smallest hashes (a bottom-k sample: two messages cut alike still
 	// share what they shared among them).
 	MaxTokens int
+	// ClockFit tunes the fit of clock offsets, drifts and steps between
+	// clock domains (package clock; the zero value: its defaults).
+	ClockFit clock.FitOptions
+	// TrustClockFits applies every pair's fit as it is, even one that is
+	// inconsistent or very uncertain (warning about it), instead of
+	// comparing it with no offset (see estimateClocks).
+	TrustClockFits bool
 }
 
 // Validate checks the options.
