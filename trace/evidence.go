@@ -126,25 +126,35 @@ func appendTokens(buf []byte, toks []uint64) []byte {
 	return buf
 }
 
+// hexVal is the value of each hex digit, 0xff for other bytes.
+var hexVal = func() (t [256]byte) {
+	for i := range t {
+		t[i] = 0xff
+	}
+	for c := byte('0'); c <= '9'; c++ {
+		t[c] = c - '0'
+	}
+	for c := byte('a'); c <= 'f'; c++ {
+		t[c] = c - 'a' + 10
+		t[c-'a'+'A'] = c - 'a' + 10
+	}
+	return t
+}()
+
 // parseHash parses 1 to 16 hex digits, either case.
 func parseHash(f []byte) (uint64, error) {
 	if len(f) == 0 || len(f) > 16 {
 		return 0, fmt.Errorf("token %q is not 1 to 16 hex digits", f)
 	}
 	var h uint64
+	var bad byte
 	for _, c := range f {
-		var d byte
-		switch {
-		case c >= '0' && c <= '9':
-			d = c - '0'
-		case c >= 'a' && c <= 'f':
-			d = c - 'a' + 10
-		case c >= 'A' && c <= 'F':
-			d = c - 'A' + 10
-		default:
-			return 0, fmt.Errorf("token %q is not 1 to 16 hex digits", f)
-		}
-		h = h<<4 | uint64(d)
+		d := hexVal[c]
+		bad |= d
+		h = h<<4 | uint64(d&15)
+	}
+	if bad == 0xff {
+		return 0, fmt.Errorf("token %q is not 1 to 16 hex digits", f)
 	}
 	return h, nil
 }

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -278,6 +279,23 @@ func TestTaskString(t *testing.T) {
 		back, err := ParseTask(tc.s)
 		if err != nil || back != tc.task {
 			t.Errorf("ParseTask(%q) = %+v, %v", tc.s, back, err)
+		}
+	}
+}
+
+// TestParseHash compares parseHash with strconv on every one- and
+// two-byte input.
+func TestParseHash(t *testing.T) {
+	for i := 0; i < 1<<16; i++ {
+		for _, in := range [][]byte{{byte(i)}, {byte(i >> 8), byte(i)}} {
+			got, err := parseHash(in)
+			want, werr := strconv.ParseUint(string(in), 16, 64)
+			if werr == nil && (in[0] == '+' || in[0] == '-' || in[0] == '_') {
+				werr = errors.New("a sign or underscore is no hex digit")
+			}
+			if (err == nil) != (werr == nil) || got != want && err == nil {
+				t.Fatalf("%q: %x, %v; strconv %x, %v", in, got, err, want, werr)
+			}
 		}
 	}
 }
