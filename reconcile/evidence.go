@@ -6,30 +6,33 @@ import (
 	"unicode/utf8"
 
 	"github.com/wirepath/wirepath/flows"
-	"github.com/wirepath/wirepath/proto"
-	"github.com/wirepath/wirepath/proto/evidence"
 	"github.com/wirepath/wirepath/trace"
 )
 
-// idSources are the sources of propagated identifiers, best first: the
-// one of highest priority among those a message carries is its ReqID.
-// Trace contexts (one id for the whole distributed request, kept by every
-// hop) come before request ids (which a hop may replace), and both before
-// a high-entropy value of an unknown header ("header:NAME"), which comes
-// last.
+// DefaultMaxTokens is the cap on content tokens per message when
+// Options.MaxTokens is 0: the protocol decoders' own default
+// (proto/evidence.DefaultConfig; a test keeps them equal).
+const DefaultMaxTokens = 32
+
+// idSources are the sources of propagated identifiers, as package
+// proto/evidence names them, best first: the one of highest priority
+// among those a message carries is its ReqID. Trace contexts (one id for
+// the whole distributed request, kept by every hop) come before request
+// ids (which a hop may replace), and both before a high-entropy value of
+// an unknown header ("header:NAME"), which comes last.
 var idSources = []string{
-	evidence.SrcTraceparent,
-	evidence.SrcTraceresponse,
-	evidence.SrcB3,
-	evidence.SrcB3TraceID,
-	evidence.SrcUber,
-	evidence.SrcSW8,
-	evidence.SrcAmzn,
-	evidence.SrcCloudTrace,
-	evidence.SrcGRPCTraceBin,
-	evidence.SrcRequestID,
+	"traceparent",
+	"traceresponse",
+	"b3",
+	"x-b3-traceid",
+	"uber-trace-id",
+	"sw8",
+	"x-amzn-trace-id",
+	"x-cloud-trace-context",
+	"grpc-trace-bin",
+	"x-request-id",
 	"request-id",
-	evidence.SrcCorrelationID,
+	"x-correlation-id",
 	"correlation-id",
 	"x-amzn-requestid",
 	"x-amz-request-id",
@@ -81,7 +84,7 @@ func (o *Options) maxTokens() int {
 	case o.MaxTokens < 0:
 		return 0
 	case o.MaxTokens == 0:
-		return evidence.DefaultConfig().MaxTokens
+		return DefaultMaxTokens
 	}
 	return o.MaxTokens
 }
@@ -97,7 +100,7 @@ func (r *Reconciler) addEvidence(m *flows.Message) uint32 {
 		e.label = r.text(m.Label, trace.MaxLabel)
 	}
 	if ev := m.Evidence; ev != nil {
-		e.reqID, e.rank = r.bestID(ev.IDs)
+		e.reqID, e.rank = r.bestID(m)
 		toks := ev.Tokens
 		if lim := r.opts.maxTokens(); len(toks) > lim {
 			r.ev.tokensCut += int64(len(toks) - lim)
@@ -115,18 +118,18 @@ func (r *Reconciler) addEvidence(m *flows.Message) uint32 {
 	return uint32(len(r.evs))
 }
 
-// bestID returns the identifier of highest priority among ids that the
+// bestID returns the identifier of highest priority among m's that the
 // trace can hold (the first of them on a tie), interned as
 // "source:value", and its rank; each identifier that is too long or not
 // printable is skipped and counted.
-func (r *Reconciler) bestID(ids []proto.ID) (trace.Sym, uint8) {
+func (r *Reconciler) bestID(m *flows.Message) (trace.Sym, uint8) {
+	ids := m.Evidence.IDs
 	best, rank := -1, genericRank+1
 	for i := range ids {
-		id := &ids[i]
-		if !r.validID(id) {
+		if !r.validID(ids[i].Source, ids[i].Value) {
 			continue
 		}
-		if k := idRank(id.Source); k < rank {
+		if k := idRank(ids[i].Source); k < rank {
 			best, rank = i, k
 		}
 	}
@@ -140,12 +143,12 @@ func (r *Reconciler) bestID(ids []proto.ID) (trace.Sym, uint8) {
 // validID reports whether id can be a trace's ReqID: printable ASCII
 // without spaces, "source:value" at most trace.MaxReqID bytes. An id that
 // cannot is counted.
-func (r *Reconciler) validID(id *proto.ID) bool {
-	if len(id.Source)+1+len(id.Value) > trace.MaxReqID {
+func (r *Reconciler) validID(source, value string) bool {
+	if len(source)+1+len(value) > trace.MaxReqID {
 		r.ev.long++
 		return false
 	}
-	if id.Source == "" || id.Value == "" || !printableASCII(id.Source) || !printableASCII(id.Value) {
+	if source == "" || value == "" || !printableASCII(source) || !printableASCII(value) {
 		r.ev.binary++
 		return false
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/wirepath/wirepath/flows"
 	"github.com/wirepath/wirepath/preload"
 	"github.com/wirepath/wirepath/proto"
+	"github.com/wirepath/wirepath/proto/evidence"
 	"github.com/wirepath/wirepath/trace"
 )
 
@@ -21,6 +22,20 @@ func withEv(m *flows.Message, ordinal uint32, label string, ids []proto.ID, toks
 }
 
 func pid(source, value string) proto.ID { return proto.ID{Source: source, Value: value} }
+
+// TestDecoderNames: the default cap and the id sources are the decoders'
+// (reconcile does not import them: it reads messages, not payloads).
+func TestDecoderNames(t *testing.T) {
+	if DefaultMaxTokens != evidence.DefaultConfig().MaxTokens {
+		t.Errorf("DefaultMaxTokens %d, the decoders' default %d", DefaultMaxTokens, evidence.DefaultConfig().MaxTokens)
+	}
+	for _, s := range []string{evidence.SrcTraceparent, evidence.SrcTraceresponse, evidence.SrcB3, evidence.SrcB3TraceID, evidence.SrcUber,
+		evidence.SrcSW8, evidence.SrcAmzn, evidence.SrcCloudTrace, evidence.SrcGRPCTraceBin, evidence.SrcRequestID, evidence.SrcCorrelationID} {
+		if idRank(s) == genericRank {
+			t.Errorf("source %q of proto/evidence has no rank", s)
+		}
+	}
+}
 
 // TestEvidenceCarried: what the decoders said about sniffed messages is in
 // the trace: the ordinal, stream and label, the request id of highest

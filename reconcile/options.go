@@ -128,8 +128,8 @@ type Options struct {
 	NoWellKnown bool
 	// MaxWarnings bounds the warnings kept (0 means 20).
 	MaxWarnings int
-	// MaxTokens caps the content tokens kept per message: 0 means the
-	// protocol decoders' default (evidence.DefaultConfig), a negative
+	// MaxTokens caps the content tokens kept per message: 0 means
+	// DefaultMaxTokens (the protocol decoders' default), a negative
 	// value keeps none; at most trace.MaxTokens. A message's set is cut to
 	// its smallest hashes (a bottom-k sample: two messages cut alike still
 	// share what they shared among them).

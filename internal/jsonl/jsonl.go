@@ -163,7 +163,7 @@ func (o *Object) Next() (key []byte, v Value, ok bool) {
 	}
 	o.skipWS()
 	if o.i >= len(o.b) || o.b[o.i] != ':' {
-		return nil, Value{}, o.fail(errors.New("expected a colon"))
+		return nil, Value{}, o.fail(errors.New("expected ':' after the member name"))
 	}
 	o.i++
 	o.skipWS()
