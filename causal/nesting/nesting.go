@@ -168,6 +168,9 @@ type nestRun struct {
 	nNames int32
 
 	pairs []callPair
+	// nFull: pairs[:nFull] are calls matched with their returns;
+	// pairs[nFull:] are open calls, whose RETURN was not seen (openCalls).
+	nFull int32
 	// byCall lists the pairs in order of call time, ties by pair index.
 	byCall []int32
 
@@ -192,7 +195,7 @@ type nestCounters struct {
 	in, noTime, notRPC, calls, returns, pairs       int64
 	unmatchedCalls, unmatchedReturns                int64
 	candidates, withCandidates, roots, cyclesBroken int64
-	depthCut                                        int64
+	depthCut, openCalls                             int64
 }
 
 // Run runs the engine and returns the patterns and the call-path table.
@@ -277,9 +280,20 @@ func (r *nestRun) arrival(i int32) int64 {
 	return int64(rt) - r.offsets[node]
 }
 
-// t1 and t4 are pair p's call and return times on the reference clock.
+// t1 and t4 are pair p's call and return times on the reference clock;
+// for an open call, t4 is the end of the time its children may fall in.
 func (r *nestRun) t1(p int32) int64 { return r.pairs[p].t1 }
 func (r *nestRun) t4(p int32) int64 { return r.pairs[p].t4 }
+
+// childT4 is the end of pair p as a child: its return time, or for an
+// open call its call time, so that it nests in the calls open when it was
+// made, whatever its unseen return.
+func (r *nestRun) childT4(p int32) int64 {
+	if p >= r.nFull {
+		return r.pairs[p].t1
+	}
+	return r.pairs[p].t4
+}
 
 // caller and callee are pair p's nodes A and B.
 func (r *nestRun) caller(p int32) trace.Sym { return r.tab.Flow(int(r.pairs[p].call)).SrcNode }
@@ -362,7 +376,11 @@ func (r *nestRun) findCallPairs() {
 	// byRank[k] is the pair of the k-th call visited (-1 for calls never
 	// returned): calls are visited in time order, so it gives the pairs in
 	// order of call time.
-	var byRank []int32
+	var byRank, rankMsg []int32
+	// shared[k]: the k-th call visited had no call id, or shared its
+	// queue with another call of its connection and id: which of them a
+	// lost return belonged to is not known, so none becomes an open call.
+	var shared []bool
 	visit := func(i int32) {
 		if tab.Time(int(i)) == trace.NoTime {
 			c.noTime++
@@ -374,6 +392,8 @@ func (r *nestRun) findCallPairs() {
 			c.calls++
 			pd := pend{msg: i, next: -1, rank: int32(len(byRank))}
 			byRank = append(byRank, -1)
+			rankMsg = append(rankMsg, i)
+			shared = append(shared, tab.CallID(int(i)) == 0)
 			var slot int32
 			if n := len(free); n > 0 {
 				slot = free[n-1]
@@ -387,6 +407,9 @@ func (r *nestRun) findCallPairs() {
 			if q.head >= 0 {
 				pending[q.tail].next = slot
 				q.tail = slot
+				for k := q.head; k >= 0; k = pending[k].next {
+					shared[pending[k].rank] = true
+				}
 			} else {
 				q.head, q.tail = slot, slot
 			}
@@ -422,6 +445,8 @@ func (r *nestRun) findCallPairs() {
 	}
 	c.pairs = int64(len(r.pairs))
 	c.unmatchedCalls = c.calls - c.pairs
+	r.nFull = int32(len(r.pairs))
+	r.openCalls(byRank, rankMsg, shared)
 	r.byCall = slices.DeleteFunc(byRank, func(p int32) bool { return p < 0 })
 	// Calls at the same time were visited in message order; the engine
 	// orders them by pair index.
@@ -435,6 +460,50 @@ func (r *nestRun) findCallPairs() {
 		}
 		lo = hi
 	}
+}
+
+// openQuantile is the quantile of the latencies of a caller-callee pair
+// that bounds the time an open call's children may fall in.
+const openQuantile = 0.99
+
+// openCalls keeps the calls whose RETURN was not seen (a sniffer lost it,
+// or the trace ends first) as open calls: pairs[nFull:], in order of call
+// time, each an (A, B, t1, t1+L) where L is the openQuantile of the
+// latencies of the matched calls between the same pattern-level nodes
+// (none without such calls). As a parent an open call takes the children
+// its callee made in that time, which would otherwise be nested in
+// another request's call and spoil it; as a child it nests in the calls
+// open when it was made (childT4). Only calls with a call id of their own
+// qualify (shared). byRank is updated with their indices.
+func (r *nestRun) openCalls(byRank, rankMsg []int32, shared []bool) {
+	lat := make(map[uint64][]int64)
+	key := func(call int32) uint64 {
+		f := r.tab.Flow(int(call))
+		return uint64(r.nameID(f.SrcNode))<<32 | uint64(r.nameID(f.DstNode))
+	}
+	for _, p := range r.pairs {
+		k := key(p.call)
+		lat[k] = append(lat[k], p.t4-p.t1)
+	}
+	bound := make(map[uint64]int64, len(lat))
+	for k, v := range lat {
+		slices.Sort(v)
+		bound[k] = v[int(math.Ceil(openQuantile*float64(len(v))))-1]
+	}
+	for rank, p := range byRank {
+		if p >= 0 || shared[rank] {
+			continue
+		}
+		call := rankMsg[rank]
+		l, ok := bound[key(call)]
+		if !ok {
+			continue
+		}
+		t1 := r.msgTime(call)
+		byRank[rank] = int32(len(r.pairs))
+		r.pairs = append(r.pairs, callPair{call: call, ret: -1, t1: t1, t4: t1 + l})
+	}
+	r.counter.openCalls = int64(len(r.pairs)) - int64(r.nFull)
 }
 
 // openCalls is T_opencalls: for each connection and call id (a key), the
@@ -631,7 +700,7 @@ func (r *nestRun) findCandidates(ctx context.Context, byCaller, byCallee groupCS
 		var active []open
 		pi := 0
 		for _, c := range byCaller.of(s) {
-			ct1, ct4 := r.t1(c), r.t4(c)
+			ct1, ct4 := r.t1(c), r.childT4(c)
 			for pi < len(parents) && r.t1(parents[pi]) < ct1+w {
 				active = append(active, open{parents[pi], r.t4(parents[pi])})
 				pi++
@@ -817,7 +886,7 @@ func (r *nestRun) findNestedPairs(ctx context.Context, byCaller groupCSR) error 
 			if lo == hi {
 				continue
 			}
-			ct1, ct4 := r.t1(c), r.t4(c)
+			ct1, ct4 := r.t1(c), r.childT4(c)
 			var cn int32
 			if y != 0 {
 				cn = r.named[r.callee(c)]
@@ -828,10 +897,16 @@ func (r *nestRun) findNestedPairs(ctx context.Context, byCaller groupCSR) error 
 				score := r.hist[r.trip(j)*bins+int(r.candBin[j])]
 				if x != 0 {
 					// children of p overlapping c; p's children were assigned
-					// in return order, so scan back until one returned
-					// before c was called.
+					// in return order, open calls last, so scan back (past
+					// the open calls) until one returned before c was called.
 					over := 0
 					for k := lastKid[p]; k >= 0; k = prevKid[k] {
+						if k >= r.nFull {
+							if ct1 < r.t1(k) && r.t1(k) < ct4 {
+								over++
+							}
+							continue
+						}
 						if r.t4(k) <= ct1 {
 							break
 						}

@@ -26,10 +26,19 @@ type refNest struct {
 }
 
 type refPair struct {
-	call, ret      int
+	call, ret      int // ret -1: an open call, its return unseen
 	t1, t4         int64
 	caller, callee trace.Sym
 	kids           []int // assigned children, in assignment order
+}
+
+// childT4 is the pair's end as a child: an open call is the instant of
+// its call.
+func (p *refPair) childT4() int64 {
+	if p.ret < 0 {
+		return p.t1
+	}
+	return p.t4
 }
 
 func runRefNesting(t *trace.Trace, opt Options) *refNest {
@@ -55,10 +64,17 @@ func (r *refNest) findCallPairs() {
 	}
 	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(r.time(a), r.time(b)) })
 	var open []int // CALL messages not yet matched, in time order
+	shared := map[int]bool{}
 	for _, i := range order {
 		m := &r.t.Messages[i]
 		switch m.Kind {
 		case trace.KindCall:
+			shared[i] = m.CallID == 0
+			for _, c := range open {
+				if refCallKey(&r.t.Messages[c]) == refCallKey(m) {
+					shared[c], shared[i] = true, true
+				}
+			}
 			open = append(open, i)
 		case trace.KindReturn:
 			for j, c := range open {
@@ -71,6 +87,24 @@ func (r *refNest) findCallPairs() {
 			}
 		}
 	}
+	// Open calls: the calls never answered, with an id of their own, last,
+	// in call order, each open for the 99th percentile of the latencies of
+	// the matched calls between the same names.
+	lat := map[string][]int64{}
+	nameKey := func(a, b trace.Sym) string { return r.name(a) + "|" + r.name(b) }
+	for _, p := range r.pairs {
+		k := nameKey(p.caller, p.callee)
+		lat[k] = append(lat[k], p.t4-p.t1)
+	}
+	for _, c := range open {
+		cm := &r.t.Messages[c]
+		ls := slices.Sorted(slices.Values(lat[nameKey(cm.SrcNode, cm.DstNode)]))
+		if shared[c] || len(ls) == 0 {
+			continue
+		}
+		l := ls[int(math.Ceil(0.99*float64(len(ls))))-1]
+		r.pairs = append(r.pairs, refPair{call: c, ret: -1, t1: r.time(c), t4: r.time(c) + l, caller: cm.SrcNode, callee: cm.DstNode})
+	}
 }
 
 // candidates lists, per pair, the pairs into its caller that enclose it
@@ -80,7 +114,7 @@ func (r *refNest) candidates() [][]int {
 	out := make([][]int, len(r.pairs))
 	for c, cp := range r.pairs {
 		for p, pp := range r.pairs {
-			if p != c && pp.callee == cp.caller && pp.t1 < cp.t1+w && pp.t4 > cp.t4-w {
+			if p != c && pp.callee == cp.caller && pp.t1 < cp.t1+w && pp.t4 > cp.childT4()-w {
 				out[c] = append(out[c], p)
 			}
 		}
@@ -146,7 +180,7 @@ func (r *refNest) choose(cands [][]int, board map[string][]float64) {
 			over, same := 0, 0
 			for _, k := range r.pairs[p].kids {
 				kp := &r.pairs[k]
-				if kp.t1 < cp.t4 && cp.t1 < kp.t4 {
+				if kp.t1 < cp.childT4() && cp.t1 < kp.childT4() {
 					over++
 				}
 				if r.name(kp.callee) == r.name(cp.callee) {
@@ -232,7 +266,12 @@ func (r *refNest) patterns() []causal.Pattern {
 			}
 			for _, c := range kids[p] {
 				ret := emit(c, latestBefore(r.pairs[c].t1))
-				rets = append(rets, in{recv(r.pairs[c].ret), ret})
+				if ret >= 0 {
+					rets = append(rets, in{recv(r.pairs[c].ret), ret})
+				}
+			}
+			if pp.ret < 0 {
+				return -1
 			}
 			par := latestBefore(pp.t4)
 			nodes = append(nodes, causal.InstanceNode{Msg: int32(pp.ret), Parent: int32(par)})
