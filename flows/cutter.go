@@ -308,7 +308,7 @@ func (a *Assembler) assignKind(c *conn, m *msg) {
 				return
 			}
 		}
-		a.st.UnpairedReturns++
+		a.orphan(c, m)
 	case m.Proto != trace.ProtoTCP || c.caller < 0:
 	case c.half[m.dir].fr.mode != fmNone && !c.half[m.dir].fr.first:
 		// A framed direction, but the message did not begin with headers
@@ -361,11 +361,22 @@ func (a *Assembler) assignHTTP(c *conn, m *msg) {
 				m.Kind, m.Call = trace.KindReturn, CallID{c.id, c.lastCall}
 				return
 			}
-			a.st.UnpairedReturns++
+			a.orphan(c, m)
 			return
 		}
 		m.Kind, m.Call = trace.KindReturn, CallID{c.id, c.popHTTPCall()}
 	}
+}
+
+// orphan makes m the RETURN of a call the capture did not see: a response
+// with no request waiting (the request was lost, or sent before the
+// capture began). Its call id is one no CALL has, so the engines know its
+// CALL is missing instead of guessing one (UnpairedReturns).
+func (a *Assembler) orphan(c *conn, m *msg) {
+	a.st.UnpairedReturns++
+	idx := c.nextCall
+	c.nextCall++
+	m.Kind, m.Call = trace.KindReturn, CallID{c.id, idx}
 }
 
 // httpLoss is called when a direction of an HTTP/1.x connection lost its

@@ -261,7 +261,7 @@ func TestMidStreamCallerInference(t *testing.T) {
 			"10.0.0.5:8080", "http", "CALL"},
 		{"http response seen first", tcpP("10.0.0.6:8081", "10.0.0.5:8080", fPA, 9, 7, resp, at(t0)),
 			tcpP("10.0.0.5:8080", "10.0.0.6:8081", fPA, 7, 9+uint32(len(resp)), get1, at(t0+ms)),
-			"10.0.0.5:8080", "http", "-"},
+			"10.0.0.5:8080", "http", "RETURN"}, // of a call before the capture: an orphan
 		{"ports", tcpP("10.0.0.6:5432", "10.0.0.5:51000", fPA, 9, 7, "row", at(t0)),
 			tcpP("10.0.0.5:51000", "10.0.0.6:5432", fPA, 7, 12, "query", at(t0+ms)),
 			"10.0.0.5:51000", "ports", "-"},
@@ -512,9 +512,9 @@ func TestHTTPLossStaysLocal(t *testing.T) {
 			{cli, "CALL", "c1.0", int64(len(get1)), 0, false, EndProtocol, AppHTTP},
 			{srv, "RETURN", "c1.0", lenResp, 0, false, EndProtocol, AppHTTP},
 			{cli, "-", "-", int64(len(get1)), int64(len(get1)), true, EndDirection, AppNone},
-			{srv, "-", "-", lenResp, 0, false, EndProtocol, AppHTTP},
-			{cli, "CALL", "c1.1", int64(len(get1)), 0, false, EndProtocol, AppHTTP},
-			{srv, "RETURN", "c1.1", lenResp, 0, false, EndProtocol, AppHTTP},
+			{srv, "RETURN", "c1.1", lenResp, 0, false, EndProtocol, AppHTTP}, // an orphan
+			{cli, "CALL", "c1.2", int64(len(get1)), 0, false, EndProtocol, AppHTTP},
+			{srv, "RETURN", "c1.2", lenResp, 0, false, EndProtocol, AppHTTP},
 		}, 1, 0, 0},
 		{"a response's head lost, its body seen", func(c *conv) {
 			c.send(true, get1, 1460).lose(false, r30[:hdr+10])
@@ -587,7 +587,7 @@ func TestDNSOverUDP(t *testing.T) {
 		udpP(ns, c1, r2, at(t0+3*ms)), // answers out of order
 		udpP(ns, c1, r1, at(t0+4*ms)),
 		udpP(ns, c2, r1, at(t0+5*ms)),
-		udpP(ns, c2, r1, at(t0+6*ms)), // a duplicate answer: unpaired
+		udpP(ns, c2, r1, at(t0+6*ms)), // a duplicate answer: unpaired, the RETURN of no CALL seen
 		udpP("10.0.0.1:7000", "10.0.0.2:7001", []byte("plain"), at(t0+7*ms)),
 	}
 	msgs, conns, st := run(t, DefaultConfig(), pkts...)
@@ -599,7 +599,7 @@ func TestDNSOverUDP(t *testing.T) {
 		{ns, "RETURN", "c1.1", int64(len(r2)), 0, false, EndDatagram, AppDNS},
 		{ns, "RETURN", "c1.0", int64(len(r1)), 0, false, EndDatagram, AppDNS},
 		{ns, "RETURN", "c2.0", int64(len(r1)), 0, false, EndDatagram, AppDNS},
-		{ns, "-", "-", int64(len(r1)), 0, false, EndDatagram, AppDNS},
+		{ns, "RETURN", "c2.1", int64(len(r1)), 0, false, EndDatagram, AppDNS}, // of no CALL seen
 		{"10.0.0.1:7000", "-", "-", 5, 0, false, EndDatagram, AppNone},
 	})
 	if st.UnpairedReturns != 1 || st.UDPMessages != 8 {
