@@ -147,7 +147,7 @@ func (s *Stats) Check() error {
 	return errors.Join(errs...)
 }
 
-// Counts returns every counter as a trace.Count of stage "flows", named
+// Counts returns every counter as a trace.Count of stage trace.StageFlows, named
 // by its JSON name, in declaration order.
 func (s *Stats) Counts() []trace.Count {
 	v := reflect.ValueOf(s).Elem()
@@ -155,7 +155,7 @@ func (s *Stats) Counts() []trace.Count {
 	out := make([]trace.Count, 0, t.NumField())
 	for i := 0; i < t.NumField(); i++ {
 		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
-		out = append(out, trace.Count{Stage: "flows", Name: name, Value: v.Field(i).Int()})
+		out = append(out, trace.Count{Stage: trace.StageFlows, Name: name, Value: v.Field(i).Int()})
 	}
 	return out
 }

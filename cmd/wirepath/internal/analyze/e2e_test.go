@@ -20,9 +20,9 @@ import (
 	"github.com/wirepath/wirepath/causal/gen"
 	"github.com/wirepath/wirepath/causal/linking"
 	"github.com/wirepath/wirepath/causal/nesting"
+	"github.com/wirepath/wirepath/causal/resultjson"
 	"github.com/wirepath/wirepath/causal/score"
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/cmdutil"
-	"github.com/wirepath/wirepath/report"
 	"github.com/wirepath/wirepath/trace"
 )
 
@@ -60,7 +60,7 @@ func analyzeJSON(t *testing.T, args ...string) ([]*causal.Result, *trace.Trace) 
 	if code != 0 {
 		t.Fatalf("analyze exited %d:\n%s", code, stderr)
 	}
-	rs, err := report.ReadResultsFile(res)
+	rs, err := resultjson.ReadResultsFile(res)
 	if err != nil {
 		t.Fatal(err)
 	}

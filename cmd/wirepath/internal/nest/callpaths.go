@@ -1,4 +1,4 @@
-package report
+package nest
 
 import (
 	"bufio"
@@ -6,14 +6,15 @@ import (
 	"io"
 
 	"github.com/wirepath/wirepath/causal/nesting"
+	"github.com/wirepath/wirepath/report"
 )
 
-// WriteCallPathsText writes the nesting engine's call-path table (Project 5
+// writeCallPaths writes the nesting engine's call-path table (Project 5
 // Figure 8 as text): per call path its count and call tree, per call the
 // mean latency (the time in the callee and everything it called) and the
 // mean call delay from the parent's call. top limits the call paths shown
 // (0 = all).
-func WriteCallPathsText(w io.Writer, paths []nesting.CallPath, top int) error {
+func writeCallPaths(w io.Writer, paths []nesting.CallPath, top int) error {
 	bw := bufio.NewWriter(w)
 	total := 0
 	for _, p := range paths {
@@ -45,10 +46,10 @@ func WriteCallPathsText(w io.Writer, paths []nesting.CallPath, top int) error {
 			}
 			fmt.Fprintf(bw, "    %s%s → %s  [", prefix+branch, c.From, c.To)
 			if c.CallDelay != nil {
-				fmt.Fprintf(bw, "call delay %s, ", FormatUS(c.CallDelay.Mean))
+				fmt.Fprintf(bw, "call delay %s, ", report.FormatUS(c.CallDelay.Mean))
 			}
 			if c.Latency != nil {
-				fmt.Fprintf(bw, "latency %s", FormatUS(c.Latency.Mean))
+				fmt.Fprintf(bw, "latency %s", report.FormatUS(c.Latency.Mean))
 			}
 			fmt.Fprintln(bw, "]")
 			for k, kid := range kids[id] {

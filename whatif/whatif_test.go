@@ -1,13 +1,29 @@
-package report
+package whatif
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"testing"
 
 	"github.com/wirepath/wirepath/causal"
+	"github.com/wirepath/wirepath/causal/resultjson"
 	"github.com/wirepath/wirepath/trace"
 )
+
+// shopFixture is the result of linking on the report package's synthetic
+// "shop" system (go test ./report -update writes it): its lookup pattern
+// (#2) asks a DNS server whose end of the link was not seen.
+const shopFixture = "../report/testdata/shop.result.json"
+
+func shopResult(t testing.TB) *causal.Result {
+	t.Helper()
+	rs, err := resultjson.ReadResultsFile(shopFixture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rs[0]
+}
 
 // rpcPattern builds one instance, repeated n times, of a client calling app
 // (1 ms each way), app making two calls to db (0.5 ms each way, db busy
@@ -163,7 +179,7 @@ func TestPredictErrors(t *testing.T) {
 		t.Error("a link without -> was accepted")
 	}
 	// The DNS server of the shop was not traced: its RTT is unknown.
-	res, _ := shopResult()
+	res := shopResult(t)
 	w = NoChange("10.0.0.1->10.0.0.53")
 	w.RTTUS = 100
 	if _, err := Predict(&res.Patterns[1], w); !errors.Is(err, ErrRTTUnknown) {
@@ -197,4 +213,53 @@ func TestParseBandwidth(t *testing.T) {
 			t.Errorf("ParseBandwidth(%q) = %v, want an error", bad, v)
 		}
 	}
+}
+
+// BenchmarkLinkProfiles profiles the shop's patterns and a 2000-hop chain
+// (the shape of an iterative DHT lookup).
+func BenchmarkLinkProfiles(b *testing.B) {
+	res := shopResult(b)
+	pats := res.Patterns
+	c := causal.Pattern{Rank: len(pats) + 1, Signature: "chain", Count: 10, Expected: 5, MaxProbability: 0.5}
+	for i := 0; i < 2000; i++ {
+		h := causal.Hop{ID: i, From: fmt.Sprintf("n%d", i), To: fmt.Sprintf("n%d", i+1), Kind: "-",
+			Start: &causal.Dist{N: 1, Weight: 1, Mean: float64(i) * 100}, NetDelay: &causal.Dist{N: 1, Weight: 1, Mean: 40}}
+		if i > 0 {
+			par := i - 1
+			h.Parent = &par
+			h.NodeDelay = &causal.Dist{N: 1, Weight: 1, Mean: 60}
+		}
+		c.Hops = append(c.Hops, h)
+	}
+	pats = append(pats, c)
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		for k := range pats {
+			if LinkProfiles(&pats[k]) == nil {
+				b.Fatal("no profile")
+			}
+		}
+	}
+}
+
+// FuzzParseBandwidth checks that any text parses to a positive finite
+// rate or an error, and that what FormatBandwidth writes parses back to
+// the same rate within its four significant digits.
+func FuzzParseBandwidth(f *testing.F) {
+	for _, s := range []string{"100Mbit/s", "1Gbps", "12.5MB/s", "1e9", "2.5e-3kbit/s", "-5Mbit/s", "e", "1e+", "10 furlongs"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		v, err := ParseBandwidth(s)
+		if err != nil {
+			return
+		}
+		if !(v > 0) || math.IsInf(v, 0) {
+			t.Fatalf("ParseBandwidth(%q) = %v", s, v)
+		}
+		back, err := ParseBandwidth(FormatBandwidth(v))
+		if err != nil || math.Abs(back-v) > 1e-3*v {
+			t.Fatalf("%q: %v formats as %q, which parses as %v, %v", s, v, FormatBandwidth(v), back, err)
+		}
+	})
 }
