@@ -26,8 +26,9 @@ type refNest struct {
 }
 
 type refPair struct {
-	call, ret      int // ret -1: an open call, its return unseen
+	call, ret      int // ret -1: an open call, its return unseen; call -1: a lost call, its call unseen
 	t1, t4         int64
+	binT1          int64 // the call time the scoreboard reads
 	caller, callee trace.Sym
 	kids           []int // assigned children, in assignment order
 }
@@ -63,7 +64,7 @@ func (r *refNest) findCallPairs() {
 		}
 	}
 	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(r.time(a), r.time(b)) })
-	var open []int // CALL messages not yet matched, in time order
+	var open, orphans []int // CALL messages not yet matched, in time order; unmatched RETURNs with ids
 	shared := map[int]bool{}
 	for _, i := range order {
 		m := &r.t.Messages[i]
@@ -77,14 +78,17 @@ func (r *refNest) findCallPairs() {
 			}
 			open = append(open, i)
 		case trace.KindReturn:
-			for j, c := range open {
-				if refCallKey(&r.t.Messages[c]) == refReturnKey(m) {
-					cm := &r.t.Messages[c]
-					r.pairs = append(r.pairs, refPair{call: c, ret: i, t1: r.time(c), t4: r.time(i), caller: cm.SrcNode, callee: cm.DstNode})
-					open = slices.Delete(open, j, j+1)
-					break
+			j := slices.IndexFunc(open, func(c int) bool { return refCallKey(&r.t.Messages[c]) == refReturnKey(m) })
+			if j < 0 {
+				if m.CallID != 0 {
+					orphans = append(orphans, i)
 				}
+				continue
 			}
+			c := open[j]
+			cm := &r.t.Messages[c]
+			r.pairs = append(r.pairs, refPair{call: c, ret: i, t1: r.time(c), t4: r.time(i), binT1: r.time(c), caller: cm.SrcNode, callee: cm.DstNode})
+			open = slices.Delete(open, j, j+1)
 		}
 	}
 	// Open calls: the calls never answered, with an id of their own, last,
@@ -96,14 +100,26 @@ func (r *refNest) findCallPairs() {
 		k := nameKey(p.caller, p.callee)
 		lat[k] = append(lat[k], p.t4-p.t1)
 	}
+	quantile := func(ls []int64, q float64) int64 { return ls[int(math.Ceil(q*float64(len(ls))))-1] }
 	for _, c := range open {
 		cm := &r.t.Messages[c]
 		ls := slices.Sorted(slices.Values(lat[nameKey(cm.SrcNode, cm.DstNode)]))
 		if shared[c] || len(ls) == 0 {
 			continue
 		}
-		l := ls[int(math.Ceil(0.99*float64(len(ls))))-1]
-		r.pairs = append(r.pairs, refPair{call: c, ret: -1, t1: r.time(c), t4: r.time(c) + l, caller: cm.SrcNode, callee: cm.DstNode})
+		r.pairs = append(r.pairs, refPair{call: c, ret: -1, t1: r.time(c), t4: r.time(c) + quantile(ls, 0.99), binT1: r.time(c), caller: cm.SrcNode, callee: cm.DstNode})
+	}
+	// Lost calls: the returns that answered nothing, with an id, last,
+	// each open from its return back by the 99th percentile of the
+	// latencies; the scoreboard reads its call as a median latency back.
+	for _, i := range orphans {
+		m := &r.t.Messages[i]
+		ls := slices.Sorted(slices.Values(lat[nameKey(m.DstNode, m.SrcNode)]))
+		if len(ls) == 0 {
+			continue
+		}
+		t4 := r.time(i)
+		r.pairs = append(r.pairs, refPair{call: -1, ret: i, t1: t4 - quantile(ls, 0.99), t4: t4, binT1: t4 - quantile(ls, 0.5), caller: m.DstNode, callee: m.SrcNode})
 	}
 }
 
@@ -113,6 +129,9 @@ func (r *refNest) candidates() [][]int {
 	w := r.opt.SkewWindow
 	out := make([][]int, len(r.pairs))
 	for c, cp := range r.pairs {
+		if cp.call < 0 {
+			continue // a lost call is never a child
+		}
 		for p, pp := range r.pairs {
 			if p != c && pp.callee == cp.caller && pp.t1 < cp.t1+w && pp.t4 > cp.childT4()-w {
 				out[c] = append(out[c], p)
@@ -145,7 +164,7 @@ func (r *refNest) scoreboard(cands [][]int) map[string][]float64 {
 			if board[k] == nil {
 				board[k] = make([]float64, r.opt.Bins)
 			}
-			board[k][r.binOf(r.pairs[c].t1-r.pairs[p].t1)] += 1 / float64(len(ps))
+			board[k][r.binOf(r.pairs[c].t1-r.pairs[p].binT1)] += 1 / float64(len(ps))
 		}
 	}
 	if s := r.opt.Smooth; s > 0 {
@@ -176,7 +195,7 @@ func (r *refNest) choose(cands [][]int, board map[string][]float64) {
 		cp := &r.pairs[c]
 		best, bestScore := -1, 0.0
 		for _, p := range cands[c] {
-			score := board[r.key(p, c)][r.binOf(cp.t1-r.pairs[p].t1)]
+			score := board[r.key(p, c)][r.binOf(cp.t1-r.pairs[p].binT1)]
 			over, same := 0, 0
 			for _, k := range r.pairs[p].kids {
 				kp := &r.pairs[k]
@@ -197,6 +216,12 @@ func (r *refNest) choose(cands [][]int, board map[string][]float64) {
 		if best >= 0 {
 			r.parent[c] = best
 			r.pairs[best].kids = append(r.pairs[best].kids, c)
+		}
+	}
+	// What nested in a lost call starts a call path of its own.
+	for c, p := range r.parent {
+		if p >= 0 && r.pairs[p].call < 0 {
+			r.parent[c] = -1
 		}
 	}
 }
@@ -228,7 +253,7 @@ func (r *refNest) patterns() []causal.Pattern {
 	for c, p := range r.parent {
 		if p >= 0 {
 			kids[p] = append(kids[p], c)
-		} else {
+		} else if r.pairs[c].call >= 0 {
 			roots = append(roots, c)
 		}
 	}

@@ -626,3 +626,34 @@ func TestOpenCallKeepsItsChildren(t *testing.T) {
 		})
 	}
 }
+
+// TestLostCallKeepsItsChildrenOut: a call whose CALL was lost (its RETURN
+// answered nothing) still caused the calls its callee made for it. They
+// cannot join their own request, but nested in the other request's call
+// into B they would spoil it: they start call paths of their own.
+func TestLostCallKeepsItsChildrenOut(t *testing.T) {
+	b := newP5()
+	b.call(0, "A", "B", "x") // lost: only its RETURN is in the trace
+	y := b.call(5, "A", "B", "y")
+	xc := b.call(10, "B", "C", "xc")
+	yc := b.call(15, "B", "C", "yc")
+	b.ret(20, "C", "B", "xc")
+	b.ret(25, "C", "B", "yc")
+	b.ret(100, "B", "A", "x")
+	b.ret(105, "B", "A", "y")
+	b.t.Messages = b.t.Messages[1:] // lose X's CALL
+	xc, yc, y = xc-1, yc-1, y-1
+	parents, res, err := nestParents(b.t, DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if parents[xc] != -1 || parents[yc] != y {
+		t.Errorf("the children nested in calls %d and %d, want none and %d (Y)", parents[xc], parents[yc], y)
+	}
+	for name, want := range map[string]int64{"lost_calls": 1, "kept_out_of_lost_calls": 1, "unmatched_returns": 1} {
+		if got := enginetest.Count(res.Result, name); got != want {
+			t.Errorf("%s %d, want %d", name, got, want)
+		}
+	}
+	checkNestingBalance(t, res.Result)
+}

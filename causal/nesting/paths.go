@@ -47,10 +47,10 @@ func (r *nestRun) findCallPaths(ctx context.Context) (*Result, error) {
 	np := len(r.pairs)
 	kidOff := make([]int32, np+1)
 	nRoots := 0
-	for _, p := range r.parent {
+	for c, p := range r.parent {
 		if p >= 0 {
 			kidOff[p+1]++
-		} else {
+		} else if !r.lost(int32(c)) {
 			nRoots++
 		}
 	}
@@ -66,7 +66,7 @@ func (r *nestRun) findCallPaths(ctx context.Context) (*Result, error) {
 		if p := r.parent[c]; p >= 0 {
 			kids[kidOff[p]] = c
 			kidOff[p]++
-		} else {
+		} else if !r.lost(c) {
 			roots = append(roots, c)
 		}
 	}
@@ -114,6 +114,8 @@ func (r *nestRun) findCallPaths(ctx context.Context) (*Result, error) {
 		{Stage: Name, Name: "unmatched_calls", Value: c.unmatchedCalls},
 		{Stage: Name, Name: "unmatched_returns", Value: c.unmatchedReturns},
 		{Stage: Name, Name: "open_calls", Value: c.openCalls},
+		{Stage: Name, Name: "lost_calls", Value: c.lostCalls},
+		{Stage: Name, Name: "kept_out_of_lost_calls", Value: c.keptOut},
 		{Stage: Name, Name: "candidate_nestings", Value: c.candidates},
 		{Stage: Name, Name: "pairs_with_candidates", Value: c.withCandidates},
 		{Stage: Name, Name: "scoreboard_histograms", Value: int64(r.nTrips)},
