@@ -84,6 +84,10 @@ type Report struct {
 	Hops      []HopError   `json:"hops"`
 	Nodes     []NodeError  `json:"nodes"`
 	Warnings  []string     `json:"warnings,omitempty"`
+	// Matched says, per true instance, whether an inferred instance
+	// matched it exactly (Instances): what comparing two runs instance by
+	// instance needs (a loss experiment). Not in the JSON.
+	Matched   []bool `json:"-"`
 	truthPats []causal.Pattern
 }
 
@@ -573,6 +577,7 @@ func (r *Report) scoreInstances(res *causal.Result, truth *gen.Truth, opt Option
 	}
 	r.Instances = t.instanceScore()
 	r.Messages = t.messageScore()
+	r.Matched = t.matched
 	return nil
 }
 
