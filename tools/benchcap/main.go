@@ -7,7 +7,7 @@
 // SLL2, clock 2.5 s behind, every packet it sees twice: on the way in and
 // on the way out). Each sniffer misses some packets.
 //
-//	go run ./scripts/benchcap -n 450000 -out /tmp/wirepath-bench
+//	go run ./tools/benchcap -n 450000 -out /tmp/wirepath-bench
 package main
 
 import (
@@ -122,40 +122,97 @@ func pcapWriter(path string, linkType uint32, nano bool) (*bufio.Writer, *os.Fil
 	}, nil
 }
 
-func generate(n int, dir string, seed uint64) error {
-	rng := rand.New(rand.NewPCG(seed, 99))
+// Clock offsets and the path delay of the three sniffers.
+const (
+	offB  = 90_000_000_000
+	offC  = -2_500_000_000
+	delay = 150_000 // ns between a's and b's capture points
+)
+
+// flow is one TCP connection between a client and a server.
+type flow struct {
+	client, server [4]byte
+	cport          uint16
+	seqC, seqS     uint32
+	ipid           uint16
+}
+
+// captures is the three sniffers' output: their sinks and the writers
+// and files behind them.
+type captures struct {
+	a, b, c *sink
+	bufs    []*bufio.Writer
+	nw      *pcapio.Writer
+	files   []*os.File
+}
+
+// openCaptures creates a.pcap, b.pcapng and c.pcap in dir.
+func openCaptures(dir string) (*captures, error) {
+	cs := &captures{}
 	wa, fa, writeA, err := pcapWriter(filepath.Join(dir, "a.pcap"), pcapio.LinkTypeEthernet, false)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	wc, fc, writeC, err := pcapWriter(filepath.Join(dir, "c.pcap"), pcapio.LinkTypeSLL2, true)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	fb, err := os.Create(filepath.Join(dir, "b.pcapng"))
 	if err != nil {
-		return err
+		return nil, err
 	}
-	nw, err := pcapio.NewWriter(fb)
-	if err != nil {
-		return err
+	if cs.nw, err = pcapio.NewWriter(fb); err != nil {
+		return nil, err
 	}
-	ifb, _ := nw.AddInterface(pcapio.Interface{LinkType: pcapio.LinkTypeSLL2, SnapLen: 262144, Name: "any"})
-	a := &sink{write: writeA}
-	b := &sink{write: func(ts int64, d []byte) error { return nw.WritePacket(ifb, ts, d, len(d), nil) }}
-	c := &sink{write: writeC}
+	ifb, _ := cs.nw.AddInterface(pcapio.Interface{LinkType: pcapio.LinkTypeSLL2, SnapLen: 262144, Name: "any"})
+	nw := cs.nw
+	cs.a = &sink{write: writeA}
+	cs.b = &sink{write: func(ts int64, d []byte) error { return nw.WritePacket(ifb, ts, d, len(d), nil) }}
+	cs.c = &sink{write: writeC}
+	cs.bufs = []*bufio.Writer{wa, wc}
+	cs.files = []*os.File{fa, fb, fc}
+	return cs, nil
+}
 
-	const (
-		offB  = 90_000_000_000
-		offC  = -2_500_000_000
-		delay = 150_000 // ns between a's and b's capture points
-	)
-	type flow struct {
-		client, server [4]byte
-		cport          uint16
-		seqC, seqS     uint32
-		ipid           uint16
+// flush writes every record each sniffer captured before now (on the
+// reference clock): none it has yet to receive can be older.
+func (cs *captures) flush(now int64) error {
+	for _, s := range []struct {
+		s   *sink
+		off int64
+	}{{cs.a, 0}, {cs.b, offB}, {cs.c, offC}} {
+		if err := s.s.flush(now + s.off - 1); err != nil {
+			return err
+		}
 	}
+	return nil
+}
+
+// close writes what is left and closes the files.
+func (cs *captures) close() error {
+	for _, s := range []*sink{cs.a, cs.b, cs.c} {
+		if err := s.flush(1 << 62); err != nil {
+			return err
+		}
+	}
+	for _, w := range cs.bufs {
+		if err := w.Flush(); err != nil {
+			return err
+		}
+	}
+	if err := cs.nw.Flush(); err != nil {
+		return err
+	}
+	for _, f := range cs.files {
+		if err := f.Close(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// newFlows makes the connections packets are drawn from.
+func newFlows(rng *rand.Rand) []flow {
 	flows := make([]flow, 2000)
 	for i := range flows {
 		flows[i] = flow{
@@ -167,6 +224,69 @@ func generate(n int, dir string, seed uint64) error {
 			ipid:   uint16(rng.Uint32()),
 		}
 	}
+	return flows
+}
+
+// packet draws the next wire packet of flow f at time now (its size and
+// direction) and returns its IP bytes and whether it goes to the server.
+func packet(rng *rand.Rand, f *flow, now int64, payload []byte) ([]byte, bool) {
+	toServer := rng.IntN(2) == 0
+	size := 0
+	if rng.IntN(10) < 6 {
+		size = 1 + rng.IntN(400)
+		if rng.IntN(10) == 0 {
+			size = 1 + rng.IntN(1460)
+		}
+	}
+	f.ipid++
+	src, dst, sport, dport, seq, ack := f.client, f.server, f.cport, uint16(80), f.seqC, f.seqS
+	if !toServer {
+		src, dst, sport, dport, seq, ack = f.server, f.client, 80, f.cport, f.seqS, f.seqC
+	}
+	off := rng.IntN(1460 - size + 1)
+	ip := ipv4TCP(src, dst, f.ipid, 64, sport, dport, seq, ack, uint32(now/1e6), payload[off:off+size])
+	if toServer {
+		f.seqC += uint32(size)
+	} else {
+		f.seqS += uint32(size)
+	}
+	return ip, toServer
+}
+
+// capture hands one wire packet to the sniffers that see it: a (client
+// edge) and b (server edge, one router further) miss one in twenty; c
+// (tcpdump -i any on the router) sees four in ten, twice.
+func (cs *captures) capture(rng *rand.Rand, ip []byte, toServer bool, now int64) {
+	jitter := int64(rng.IntN(40_000))
+	ta, tb := now, now+delay+jitter
+	if !toServer {
+		ta, tb = now+delay+jitter, now
+	}
+	tc := (ta+tb)/2 + offC
+	if rng.IntN(20) != 0 {
+		cs.a.add(ta, ethernet(ip))
+	}
+	routed := withTTL(ip, 63)
+	if rng.IntN(20) != 0 {
+		cs.b.add(tb+offB, sll2(routed, 2))
+	}
+	if rng.IntN(10) < 4 {
+		in, out := ip, routed
+		if !toServer {
+			in, out = out, in
+		}
+		cs.c.add(tc, sll2(in, 3))
+		cs.c.add(tc+3000, sll2(out, 4))
+	}
+}
+
+func generate(n int, dir string, seed uint64) error {
+	rng := rand.New(rand.NewPCG(seed, 99))
+	cs, err := openCaptures(dir)
+	if err != nil {
+		return err
+	}
+	flows := newFlows(rng)
 	now := int64(1_700_000_000_000_000_000)
 	payload := make([]byte, 1460)
 	for i := range payload {
@@ -174,78 +294,18 @@ func generate(n int, dir string, seed uint64) error {
 	}
 	for i := range n {
 		now += 2000 + int64(rng.IntN(16000)) // ~100k packets/s
-		f := &flows[rng.IntN(len(flows))]
-		toServer := rng.IntN(2) == 0
-		size := 0
-		if rng.IntN(10) < 6 {
-			size = 1 + rng.IntN(400)
-			if rng.IntN(10) == 0 {
-				size = 1 + rng.IntN(1460)
-			}
-		}
-		f.ipid++
-		src, dst, sport, dport, seq, ack := f.client, f.server, f.cport, uint16(80), f.seqC, f.seqS
-		if !toServer {
-			src, dst, sport, dport, seq, ack = f.server, f.client, 80, f.cport, f.seqS, f.seqC
-		}
-		off := rng.IntN(1460 - size + 1)
-		ip := ipv4TCP(src, dst, f.ipid, 64, sport, dport, seq, ack, uint32(now/1e6), payload[off:off+size])
-		if toServer {
-			f.seqC += uint32(size)
-		} else {
-			f.seqS += uint32(size)
-		}
-		jitter := int64(rng.IntN(40_000))
-		ta, tb := now, now+delay+jitter
-		if !toServer {
-			ta, tb = now+delay+jitter, now
-		}
-		tc := (ta+tb)/2 + offC
-		if rng.IntN(20) != 0 {
-			a.add(ta, ethernet(ip))
-		}
-		routed := withTTL(ip, 63)
-		if rng.IntN(20) != 0 {
-			b.add(tb+offB, sll2(routed, 2))
-		}
-		if rng.IntN(10) < 4 {
-			in, out := ip, routed
-			if !toServer {
-				in, out = out, in
-			}
-			c.add(tc, sll2(in, 3))
-			c.add(tc+3000, sll2(out, 4))
-		}
+		ip, toServer := packet(rng, &flows[rng.IntN(len(flows))], now, payload)
+		cs.capture(rng, ip, toServer, now)
 		if i%1024 == 0 {
-			for _, s := range []*struct {
-				s   *sink
-				off int64
-			}{{a, 0}, {b, offB}, {c, offC}} {
-				if err := s.s.flush(now + s.off - 1); err != nil {
-					return err
-				}
+			if err := cs.flush(now); err != nil {
+				return err
 			}
 		}
 	}
-	for _, s := range []*sink{a, b, c} {
-		if err := s.flush(1 << 62); err != nil {
-			return err
-		}
-	}
-	for _, w := range []*bufio.Writer{wa, wc} {
-		if err := w.Flush(); err != nil {
-			return err
-		}
-	}
-	if err := nw.Flush(); err != nil {
+	if err := cs.close(); err != nil {
 		return err
 	}
-	for _, f := range []*os.File{fa, fb, fc} {
-		if err := f.Close(); err != nil {
-			return err
-		}
-	}
-	fmt.Printf("%d wire packets; a.pcap %d, b.pcapng %d, c.pcap %d records (%d in all)\n", n, a.count, b.count, c.count, a.count+b.count+c.count)
+	fmt.Printf("%d wire packets; a.pcap %d, b.pcapng %d, c.pcap %d records (%d in all)\n", n, cs.a.count, cs.b.count, cs.c.count, cs.a.count+cs.b.count+cs.c.count)
 	return nil
 }
 

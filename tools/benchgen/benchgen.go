@@ -4,6 +4,10 @@
 // (responses of one to eight segments, the client acknowledging every
 // other segment) and a FIN exchange, and connections overlap in time. It
 // is deterministic for a seed.
+//
+// It is a tool, not part of the product: flows' benchmarks import it, and
+// its command (cmd/benchgen) writes the capture scripts/bench-flows.sh and
+// scripts/bench-reconcile.sh time.
 package benchgen
 
 import (

@@ -1,7 +1,7 @@
 // Command sweep runs the full-size accuracy experiments of package
 // causal/accuracy and prints them as the Markdown of docs/accuracy.md's
 // measured sections. scripts/accuracy.sh runs it; tests run short versions
-// of the same experiments.
+// of the same experiments. It is a tool, not part of the product.
 package main
 
 import (
@@ -24,7 +24,7 @@ import (
 func main() {
 	dur := flag.Duration("duration", 1300*time.Second, "length of the multi-tier traces")
 	short := flag.Duration("short", 300*time.Second, "length of the sweep traces")
-	only := flag.String("only", "", "run only the experiments whose names contain this (topn, delay, clock, linking, linkdiag, patho, par, var, drop, skew, loss)")
+	only := flag.String("only", "", "run only the experiments whose names contain this (topn, delay, clock, linking, linkdiag, patho, par, var, drop, skew, traceweaver, loss)")
 	flag.Parse()
 	if err := run(os.Stdout, *dur, *short, *only); err != nil {
 		fmt.Fprintln(os.Stderr, "sweep:", err)
@@ -57,6 +57,7 @@ var experiments = []struct {
 	{[]string{"var"}, variation},
 	{[]string{"drop"}, drop},
 	{[]string{"skew"}, skew},
+	{[]string{"traceweaver", "requests"}, traceWeaver},
 	{[]string{"loss"}, loss},
 }
 
@@ -457,3 +458,58 @@ func linkingDiagnosis(ctx context.Context, w io.Writer, cfg config) error {
 // DropFactors are the sniffer capture rates swept, as multiples of the
 // trace's mean message rate.
 var DropFactors = []float64{0.6, 0.7, 0.8, 0.85, 0.9, 0.95, 1, 1.05, 1.1, 1.5}
+
+// traceWeaver writes the published comparison: requests exactly right
+// (TraceWeaver's metric) for both FCFS baselines and every engine of the
+// registry, on the hotel, media and node traces at TraceWeaver's loads and
+// with hotel's arrivals compressed.
+func traceWeaver(ctx context.Context, w io.Writer, _ config) error {
+	var rows []*accuracy.TWResult
+	for _, c := range accuracy.TWCases {
+		r, err := accuracy.RunTraceWeaver(ctx, c, nil)
+		if err != nil {
+			return err
+		}
+		rows = append(rows, r)
+	}
+	fmt.Fprintf(w, "### Requests exactly right (TraceWeaver's metric), generated traces\n\n")
+	fmt.Fprintf(w, "%d requests per trace; per-host clocks up to 2 ms apart, 1 ms timestamps unless the trace says µs. FCFS: the earliest-arrived enclosing request still waiting for a call to that service; FCFS-rank: TraceWeaver's artifact (the i-th call to a service to the i-th request). Every engine of `causal/engines` is run with its defaults.\n\n", accuracy.TWCases[0].Instances)
+	fmt.Fprintf(w, "| trace | messages | requests in progress (mean) |")
+	sep := "|---|---|---|"
+	for _, m := range rows[0].Methods {
+		fmt.Fprintf(w, " %s |", m.Method)
+		sep += "---|"
+	}
+	fmt.Fprintf(w, "\n%s\n", sep)
+	for _, r := range rows {
+		fmt.Fprintf(w, "| %s | %d | %.2f |", r.Case.Label(), r.Stats.Messages, r.Stats.Parallelism)
+		for _, m := range r.Methods {
+			if m.Err != "" {
+				fmt.Fprintf(w, " – |")
+				continue
+			}
+			fmt.Fprintf(w, " %s |", pct(m.Score.Share()))
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "Calls given their true parent call (the links the requests are made of):\n\n")
+	fmt.Fprintf(w, "| trace |")
+	for _, m := range rows[0].Methods {
+		fmt.Fprintf(w, " %s |", m.Method)
+	}
+	fmt.Fprintf(w, "\n%s\n", sep[:len(sep)-8])
+	for _, r := range rows {
+		fmt.Fprintf(w, "| %s |", r.Case.Label())
+		for _, m := range r.Methods {
+			if m.Err != "" {
+				fmt.Fprintf(w, " – |")
+				continue
+			}
+			fmt.Fprintf(w, " %s |", pct(float64(m.Score.CallsRight)/float64(max(1, m.Score.Calls))))
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintln(w)
+	return nil
+}

@@ -1,5 +1,5 @@
 // Command benchgen writes the synthetic capture of the flows benchmark
-// (see scripts/bench-flows.sh): go run ./flows/internal/benchgen/cmd/benchgen -o big.pcap
+// (see scripts/bench-flows.sh): go run ./tools/benchgen/cmd/benchgen -o big.pcap
 package main
 
 import (
@@ -8,7 +8,7 @@ import (
 	"log"
 	"os"
 
-	"github.com/wirepath/wirepath/flows/internal/benchgen"
+	"github.com/wirepath/wirepath/tools/benchgen"
 )
 
 func main() {
