@@ -5,15 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"sync"
 	"time"
 
-	"github.com/wirepath/wirepath/internal/parallel"
 	"github.com/wirepath/wirepath/internal/ring"
 )
 
@@ -59,9 +56,26 @@ type Options struct {
 	// Reorder is the per-input reorder buffer in packets (0 means
 	// DefaultReorder, negative means none).
 	Reorder int
+	// LookAhead is how much capture time of each input is read ahead, and
+	// kept, to find the sniffers and estimate the clock offsets before
+	// the merge starts (0 means DefaultLookAhead); LookAheadBytes bounds
+	// the captured bytes kept over all inputs (0 means
+	// DefaultLookAheadBytes; at least 1 MiB per input). Every input is
+	// read once: the records read ahead are merged from memory.
+	LookAhead      time.Duration
+	LookAheadBytes int
+	// Refine, if set, is called once the offsets are estimated, before
+	// the merge starts, with a Merger over the records read ahead alone
+	// (merged with those offsets; its own statistics). It returns every
+	// sniffer's offset as it now knows them (indexed by SnifferID); the
+	// ones that were unknown and now are known are taken, and the rest
+	// are estimated again, chained from them. Package pipeline completes
+	// the offsets across NAT this way.
+	Refine func(readAhead *Merger) ([]Offset, error)
 	// Progress, if set, is called as input is read with the bytes read so
-	// far and the total to read (the files' sizes times the passes). It is
-	// called from the reading goroutines, one call at a time.
+	// far and the total to read (the files' sizes; -1 when an input is a
+	// pipe or standard input, whose size is unknown). It is called from
+	// the reading goroutines, one call at a time.
 	Progress func(done, total int64)
 }
 
@@ -93,26 +107,40 @@ type Merger struct {
 	stats     Stats
 	problems  []error
 	progress  progressCounter
+	aheadOnly bool // merges the records read ahead only (Options.Refine)
 }
 
 // fileIn is one input file.
 type fileIn struct {
 	path     string
-	size     int64
+	size     int64 // -1 when unknown (a pipe, standard input)
 	stats    FileStats
 	problems int
 	fatal    bool
-	sniffer  int         // the file's sniffer when not split
+	sniffer  int         // the file's (first) sniffer
 	ifaces   map[int]int // interface index (-1: all) -> sniffer
-	ifInfo   []Interface // the file's interfaces, from the first pass
+	ifInfo   []Interface // the file's interfaces, from the read-ahead
+
+	// What the read-ahead left: the open reader (nil before and when it
+	// could not be opened), the records it read with their bytes, whether
+	// it met the end of the file, and the error that kept the file from
+	// being opened as a capture.
+	r        *Reader
+	ahead    []aheadRec
+	arena    []byte
+	aheadEnd bool
+	openErr  error
 }
 
 // Open reads the headers of every file and, unless opts say otherwise,
-// makes a first pass over all of them to estimate the clock offsets (and,
-// with SplitInterfaces, to find the interfaces). It fails only when a file
-// cannot be opened or an option is invalid (a name that names no sniffer
-// is a *SnifferNameError); bad content is reported by Problems and the
-// file's sniffer has no (or fewer) packets.
+// reads ahead in each (Options.LookAhead) to estimate the clock offsets
+// (and, with SplitInterfaces, to find the interfaces). Every file is read
+// once: what was read ahead is merged from memory, so a path may be a
+// named pipe, /dev/fd/N (a shell's <(...)) or StdinName ("-", standard
+// input). It fails only when a file cannot be opened or an option is
+// invalid (a name that names no sniffer is a *SnifferNameError); bad
+// content is reported by Problems and the file's sniffer has no (or
+// fewer) packets.
 func Open(paths []string, opts Options) (*Merger, error) {
 	if len(paths) == 0 {
 		return nil, errors.New("no capture files")
@@ -132,11 +160,16 @@ func Open(paths []string, opts Options) (*Merger, error) {
 	}
 	m.nameSniffers()
 	if err := m.solveClocks(samplers); err != nil {
+		m.closeFiles()
 		return nil, err
 	}
-	if err := m.openStreams(); err != nil {
-		return nil, err
+	if opts.Refine != nil {
+		if err := m.refine(samplers); err != nil {
+			m.closeFiles()
+			return nil, err
+		}
 	}
+	m.openStreams()
 	return m, nil
 }
 
@@ -155,38 +188,61 @@ func (o Options) withDefaults() (Options, error) {
 	if o.Reorder == 0 {
 		o.Reorder = DefaultReorder
 	}
+	if o.LookAhead <= 0 {
+		o.LookAhead = DefaultLookAhead
+	}
+	if o.LookAheadBytes <= 0 {
+		o.LookAheadBytes = DefaultLookAheadBytes
+	}
 	return o, nil
 }
 
 // addFiles notes the input files and their sizes, and sets the progress
-// total to two passes over them.
+// total to their sum (-1 when one has no size: a pipe, standard input).
 func (m *Merger) addFiles(paths []string) error {
 	var size int64
+	stdin := false
 	for _, p := range paths {
-		fi, err := os.Stat(p)
+		var fi os.FileInfo
+		var err error
+		if p == StdinName {
+			if stdin {
+				return errors.New("standard input (-) given twice")
+			}
+			stdin = true
+			fi, err = os.Stdin.Stat()
+		} else {
+			fi, err = os.Stat(p)
+		}
 		if err != nil {
 			return err
 		}
 		if fi.IsDir() {
 			return fmt.Errorf("%s is a directory", p)
 		}
-		m.files = append(m.files, &fileIn{path: p, size: fi.Size(), stats: FileStats{Name: p}, ifaces: map[int]int{}})
-		size += fi.Size()
+		f := &fileIn{path: p, size: -1, stats: FileStats{Name: p}, ifaces: map[int]int{}}
+		if fi.Mode().IsRegular() && size >= 0 {
+			f.size = fi.Size()
+			size += fi.Size()
+		} else {
+			size = -1
+		}
+		m.files = append(m.files, f)
 	}
-	m.progress.setTotal(2 * size)
+	m.progress.setTotal(size)
 	return nil
 }
 
 // findSniffers finds the sniffers: one per file, or with SplitInterfaces
-// one per interface with packets, which takes the first pass. The first
-// pass also samples wire keys for the offset estimate when there is
+// one per interface with packets, which takes the read-ahead. The
+// read-ahead also samples wire keys for the offset estimate when there is
 // something to estimate; the samples are returned per sniffer (nil
 // without estimation).
 func (m *Merger) findSniffers() ([]*sampler, error) {
 	opts := &m.opts
 	estimate := !opts.NoOffsets && len(m.files) > 1 || opts.SplitInterfaces && !opts.NoOffsets
-	if opts.SplitInterfaces || estimate {
-		return m.firstPass(estimate)
+	if opts.SplitInterfaces || estimate || opts.Refine != nil {
+		return m.readAheadAll(estimate)
 	}
 	for i, f := range m.files {
 		f.sniffer = i
@@ -232,112 +288,9 @@ func (m *Merger) solveClocks(samplers []*sampler) error {
 	return nil
 }
 
-// fileScan is what the first pass found in one file.
-type fileScan struct {
-	err    error            // the file could not be opened at all
-	whole  *sampler         // the file's sample (not split)
-	byIf   map[int]*sampler // each interface's sample (split)
-	seen   map[int]bool     // interfaces with packets
-	ifInfo []Interface
-}
-
-// firstPass reads every file once, several at a time: it finds the
-// sniffers (every interface that has packets, in order of index, when
-// split) and, when estimate is set, samples wire keys.
-func (m *Merger) firstPass(estimate bool) ([]*sampler, error) {
-	scans := make([]fileScan, len(m.files))
-	parallel.For(len(m.files), parallel.Workers(0), 1, func(_, i int) {
-		scans[i] = m.scanFile(m.files[i], estimate)
-	})
-	var samplers []*sampler
-	for i, f := range m.files {
-		sc := &scans[i]
-		if sc.err != nil {
-			return nil, sc.err
-		}
-		f.ifInfo = sc.ifInfo
-		if !m.opts.SplitInterfaces || len(sc.seen) == 0 {
-			// One sniffer for the file; when split, a file without
-			// packets (or unreadable) keeps one empty sniffer so that it
-			// stays visible in the statistics.
-			f.sniffer = len(m.sniffers)
-			f.ifaces[-1] = f.sniffer
-			m.sniffers = append(m.sniffers, Sniffer{ID: SnifferID(f.sniffer), File: f.path, Interface: -1})
-			if m.opts.SplitInterfaces {
-				samplers = append(samplers, nil)
-			} else {
-				samplers = append(samplers, sc.whole)
-			}
-			continue
-		}
-		for _, ifc := range slices.Sorted(maps.Keys(sc.seen)) {
-			f.ifaces[ifc] = len(m.sniffers)
-			m.sniffers = append(m.sniffers, Sniffer{ID: SnifferID(len(m.sniffers)), File: f.path, Interface: ifc})
-			samplers = append(samplers, sc.byIf[ifc])
-		}
-	}
-	if !estimate {
-		samplers = nil
-	}
-	return samplers, nil
-}
-
-// scanFile is the first pass over one file. It may run concurrently with
-// the scans of other files.
-func (m *Merger) scanFile(f *fileIn, estimate bool) fileScan {
-	sc := fileScan{byIf: map[int]*sampler{}, seen: map[int]bool{}}
-	if estimate {
-		sc.whole = newSampler(m.opts.MaxSamples)
-	}
-	r, err := m.openReader(f)
-	if err != nil {
-		var pe *ParseError
-		if !errors.As(err, &pe) {
-			sc.err = err
-		}
-		return sc
-	}
-	defer r.Close()
-	var p Packet
-	var rec Record
-	lastIf, lastRes := -1, int64(0)
-	for {
-		err := r.ReadRecord(&rec)
-		if err == io.EOF || IsFatal(err) {
-			break
-		}
-		if err != nil {
-			continue
-		}
-		if m.opts.SplitInterfaces {
-			sc.seen[rec.Interface] = true
-		}
-		if !estimate {
-			continue
-		}
-		smp := sc.whole
-		if m.opts.SplitInterfaces {
-			if smp = sc.byIf[rec.Interface]; smp == nil {
-				smp = newSampler(m.opts.MaxSamples)
-				sc.byIf[rec.Interface] = smp
-			}
-		}
-		Decode(&p, rec.LinkType, rec.Data, rec.WireLen)
-		if p.Status == StatusOK {
-			smp.add(p.WireKey, rec.TS, p.Src, p.Dst)
-		}
-		if rec.Interface != lastIf {
-			lastIf, lastRes = rec.Interface, resolutionNS(&r.Interfaces()[rec.Interface])
-		}
-		smp.res = max(smp.res, lastRes)
-	}
-	sc.ifInfo = slices.Clone(r.Interfaces())
-	return sc
-}
-
 // openReader opens f with progress counting.
 func (m *Merger) openReader(f *fileIn) (*Reader, error) {
-	osf, err := os.Open(f.path)
+	osf, err := openInput(f.path)
 	if err != nil {
 		return nil, err
 	}
@@ -353,11 +306,11 @@ func (m *Merger) openReader(f *fileIn) (*Reader, error) {
 func (m *Merger) nameSniffers() {
 	bases := map[string]int{}
 	for _, f := range m.files {
-		bases[filepath.Base(f.path)]++
+		bases[baseName(f.path)]++
 	}
 	for i := range m.sniffers {
 		s := &m.sniffers[i]
-		name := filepath.Base(s.File)
+		name := baseName(s.File)
 		if bases[name] > 1 {
 			name = s.File
 		}
@@ -386,6 +339,14 @@ func (m *Merger) nameSniffers() {
 			s.Name += "#" + suffix
 		}
 	}
+}
+
+// baseName is the file name of path, "stdin" for standard input.
+func baseName(path string) string {
+	if path == StdinName {
+		return "stdin"
+	}
+	return filepath.Base(path)
 }
 
 func (m *Merger) snifferByName(name string) int {
@@ -457,44 +418,35 @@ func (m *Merger) problem(f *fileIn, err error) {
 	}
 }
 
-// stream is one input of the k-way merge: a file, or one interface of a
-// file when interfaces are split. A producer goroutine reads and decodes
-// it into batches; the merging goroutine consumes them.
+// stream is one input of the k-way merge: a file. A producer goroutine
+// reads and decodes it into batches; the merging goroutine consumes them.
+// When its interfaces are sniffers with different clock offsets (split),
+// their corrected times interleave out of file order: the stream holds
+// packets back until no later record can come before them (fill).
 type stream struct {
 	idx     int
 	file    *fileIn
-	iface   int  // -1: every interface
-	primary bool // reports the file's problems and drops
-	sniffer int
 	ch      chan *batch
 	cur     *batch
 	pos     int
 	ended   bool
 	reorder reorderBuf
+	// multi is set when the file's sniffers have different offsets;
+	// maxOff is the largest, maxTS the latest own timestamp read.
+	multi  bool
+	maxOff int64
+	maxTS  int64
 }
 
-func (m *Merger) openStreams() error {
-	passes := int64(0)
+// openStreams starts a producer for every file: it merges the records
+// read ahead, then reads on with the reader the read-ahead left open (or
+// opens the file when there was no read-ahead).
+func (m *Merger) openStreams() {
 	for _, f := range m.files {
-		first := true
-		add := func(iface, sn int) {
-			s := &stream{idx: len(m.streams), file: f, iface: iface, primary: first, sniffer: sn}
-			first = false
-			m.streams = append(m.streams, s)
-			passes += f.size
-		}
-		if m.opts.SplitInterfaces {
-			for i := range m.sniffers {
-				sn := &m.sniffers[i]
-				if sn.File == f.path {
-					add(sn.Interface, i)
-				}
-			}
-		} else {
-			add(-1, f.sniffer)
-		}
+		s := &stream{idx: len(m.streams), file: f}
+		s.multi, s.maxOff = m.offsetSpread(f)
+		m.streams = append(m.streams, s)
 	}
-	m.progress.setTotal(passes)
 	for i := range m.sniffers {
 		s := &m.sniffers[i]
 		s.Packets, s.Bytes, s.First, s.Last, s.LinkTypes = 0, 0, 0, 0, nil
@@ -506,36 +458,69 @@ func (m *Merger) openStreams() error {
 	m.quit = make(chan struct{})
 	m.pool = make(chan []*Packet, 4*len(m.streams)+4)
 	for _, s := range m.streams {
-		r, err := m.openReader(s.file)
-		if err != nil {
-			if s.primary {
-				m.problem(s.file, err)
-				s.file.fatal = true
+		f := s.file
+		r := f.r
+		if !m.aheadOnly {
+			f.r = nil // the producer owns it now
+		}
+		if f.openErr == nil && r == nil && !m.aheadOnly {
+			var err error
+			if r, err = m.openReader(f); err != nil {
+				f.openErr = err
 			}
+		}
+		if f.openErr != nil {
+			m.problem(f, f.openErr)
+			f.fatal = true
 			s.ended = true
 			continue
 		}
-		if s.primary {
-			s.file.stats.Format = r.Format().String()
-			s.file.stats.Compression = r.Compression().String()
+		if r != nil {
+			f.stats.Format = r.Format().String()
+			f.stats.Compression = r.Compression().String()
+		}
+		if m.aheadOnly {
+			r = nil // the prefix merges the records read ahead only
 		}
 		s.ch = make(chan *batch, streamBatches)
 		m.producers.Add(1)
 		go m.produce(s, r)
 	}
-	return nil
+}
+
+// offsetSpread reports whether f's sniffers have different offsets, and
+// the largest.
+func (m *Merger) offsetSpread(f *fileIn) (bool, int64) {
+	first, multi, hi := true, false, int64(0)
+	for _, sn := range f.ifaces {
+		o := m.offNS[sn]
+		if !first && o != hi {
+			multi = true
+		}
+		if first || o > hi {
+			hi = o
+		}
+		first = false
+	}
+	return multi, hi
 }
 
 // fill moves packets from s's batches into its reorder buffer until the
-// buffer is full or the input ends.
+// buffer is full or the input ends. A file whose sniffers have different
+// offsets keeps filling while its front packet could still be preceded
+// by a later record: while it is after the latest own timestamp read
+// corrected by the largest offset (at most maxReorderHold packets).
 func (m *Merger) fill(s *stream) {
 	limit := max(m.opts.Reorder, 1)
-	for s.reorder.len() < limit {
+	for s.reorder.len() < limit || s.multi && s.reorder.len() < maxReorderHold &&
+		s.reorder.front().Obs[0].Corrected > s.maxTS-s.maxOff {
 		p := m.nextRaw(s)
 		if p == nil {
 			return
 		}
-		m.sniffers[s.sniffer].observe(p, p.Obs[0].TS)
+		o := &p.Obs[0]
+		m.sniffers[o.Sniffer].observe(p, o.TS)
+		s.maxTS = max(s.maxTS, o.TS)
 		s.reorder.insert(p)
 	}
 }
@@ -767,9 +752,10 @@ type progressCounter struct {
 	done, total int64
 }
 
-func (c *progressCounter) setTotal(more int64) {
+// setTotal sets the bytes to read; -1 when unknown.
+func (c *progressCounter) setTotal(total int64) {
 	c.mu.Lock()
-	c.total = c.done + more
+	c.total = total
 	c.mu.Unlock()
 }
 
@@ -777,7 +763,11 @@ func (c *progressCounter) add(n int) {
 	c.mu.Lock()
 	c.done += int64(n)
 	if c.fn != nil && n > 0 {
-		c.fn(c.done, max(c.total, c.done))
+		total := int64(-1)
+		if c.total >= 0 {
+			total = max(c.total, c.done)
+		}
+		c.fn(c.done, total)
 	}
 	c.mu.Unlock()
 }

@@ -2,6 +2,7 @@ package pcapio
 
 import (
 	"errors"
+	"fmt"
 	"io"
 )
 
@@ -22,61 +23,48 @@ type batch struct {
 	end    bool // the stream ends after this batch
 }
 
-// produce reads and decodes s in its own goroutine, sending batches until
-// the stream ends or the Merger is closed. It owns r.
+// produce decodes s in its own goroutine, sending batches until the
+// stream ends or the Merger is closed: first the records read ahead, then
+// what r reads (r nil: nothing more). It owns r.
 func (m *Merger) produce(s *stream, r *Reader) {
 	defer m.producers.Done()
-	defer r.Close()
+	if r != nil {
+		defer r.Close()
+	}
+	f := s.file
+	ahead, arena := f.ahead, f.arena
+	if !m.aheadOnly {
+		f.ahead, f.arena = nil, nil // freed as the merge goes on
+	}
+	if f.aheadEnd {
+		r = nil // the read-ahead met the end of the file
+	}
+	pr := producer{m: m, s: s, f: f, lastIf: -2}
 	var rec Record
-	var free []*Packet
-	off := m.offNS[s.sniffer]
 	for {
 		b := &batch{pkts: make([]*Packet, 0, batchSize)}
 		for len(b.pkts) < batchSize && !b.end {
-			err := r.ReadRecord(&rec)
+			var err error
+			switch {
+			case len(ahead) > 0:
+				a := &ahead[0]
+				rec, err = a.rec, a.err
+				rec.Data = arena[a.off : a.off+a.n : a.off+a.n]
+				ahead = ahead[1:]
+			case r != nil:
+				err = r.ReadRecord(&rec)
+			default:
+				err = io.EOF
+			}
 			if err == io.EOF {
 				b.end = true
 				break
 			}
 			if err != nil {
-				if s.primary {
-					b.probs = append(b.probs, err)
-					var pe *ParseError
-					switch {
-					case errors.Is(err, io.ErrUnexpectedEOF):
-						b.counts.CutRecords++
-					case errors.As(err, &pe) && pe.Packet > 0 &&
-						(errors.Is(err, ErrBadLength) || errors.Is(err, ErrBadBlock) || errors.Is(err, ErrUnknownInterface)):
-						b.counts.BadRecords++
-					}
-					b.fatal = b.fatal || IsFatal(err)
-				}
-				b.end = IsFatal(err)
+				pr.problem(b, err)
 				continue
 			}
-			if s.iface >= 0 && rec.Interface != s.iface {
-				continue
-			}
-			if len(free) == 0 {
-				free = m.packets()
-			}
-			p := free[len(free)-1]
-			free = free[:len(free)-1]
-			if cap(p.buf) < len(rec.Data) {
-				p.buf = make([]byte, len(rec.Data), max(len(rec.Data), 2048))
-			}
-			buf := p.buf[:len(rec.Data)]
-			copy(buf, rec.Data)
-			Decode(p, rec.LinkType, buf, rec.WireLen)
-			o := &p.Obs[0]
-			o.Sniffer = SnifferID(s.sniffer)
-			o.Interface = uint16(rec.Interface)
-			o.TS = rec.TS
-			o.Corrected = rec.TS - off
-			p.num = rec.Number
-			p.stream = int32(s.idx)
-			b.counts.count(p)
-			b.pkts = append(b.pkts, p)
+			pr.add(b, &rec)
 		}
 		select {
 		case s.ch <- b:
@@ -87,6 +75,71 @@ func (m *Merger) produce(s *stream, r *Reader) {
 			return
 		}
 	}
+}
+
+// producer is the state of one stream's producer goroutine.
+type producer struct {
+	m      *Merger
+	s      *stream
+	f      *fileIn
+	free   []*Packet
+	lastIf int // the interface of the last record, -2 none
+	sn     int // its sniffer
+	off    int64
+}
+
+// problem adds a reading problem to b, counting the record it cost.
+func (pr *producer) problem(b *batch, err error) {
+	b.probs = append(b.probs, err)
+	var pe *ParseError
+	switch {
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		b.counts.CutRecords++
+	case errors.As(err, &pe) && pe.Packet > 0 &&
+		(errors.Is(err, ErrBadLength) || errors.Is(err, ErrBadBlock) || errors.Is(err, ErrUnknownInterface)):
+		b.counts.BadRecords++
+	}
+	b.fatal = b.fatal || IsFatal(err)
+	b.end = IsFatal(err)
+}
+
+// add decodes rec into a pooled packet of b.
+func (pr *producer) add(b *batch, rec *Record) {
+	if rec.Interface != pr.lastIf {
+		pr.lastIf = rec.Interface
+		pr.sn = pr.f.sniffer
+		if sn, ok := pr.f.ifaces[rec.Interface]; ok {
+			pr.sn = sn
+		} else if sn, ok := pr.f.ifaces[-1]; ok {
+			pr.sn = sn
+		} else {
+			b.probs = append(b.probs, &ParseError{File: pr.f.path, Packet: rec.Number, Offset: rec.Offset,
+				Err: fmt.Errorf("interface %d has its first packet after the read-ahead: its packets are counted as interface %d's",
+					rec.Interface, pr.m.sniffers[pr.sn].Interface)})
+			pr.f.ifaces[rec.Interface] = pr.sn
+		}
+		pr.off = pr.m.offNS[pr.sn]
+	}
+	if len(pr.free) == 0 {
+		pr.free = pr.m.packets()
+	}
+	p := pr.free[len(pr.free)-1]
+	pr.free = pr.free[:len(pr.free)-1]
+	if cap(p.buf) < len(rec.Data) {
+		p.buf = make([]byte, len(rec.Data), max(len(rec.Data), 2048))
+	}
+	buf := p.buf[:len(rec.Data)]
+	copy(buf, rec.Data)
+	Decode(p, rec.LinkType, buf, rec.WireLen)
+	o := &p.Obs[0]
+	o.Sniffer = SnifferID(pr.sn)
+	o.Interface = uint16(rec.Interface)
+	o.TS = rec.TS
+	o.Corrected = rec.TS - pr.off
+	p.num = rec.Number
+	p.stream = int32(pr.s.idx)
+	b.counts.count(p)
+	b.pkts = append(b.pkts, p)
 }
 
 // packets returns recycled packets for a producer, or new ones.
