@@ -30,6 +30,7 @@
 package pipeline
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -105,6 +106,9 @@ type Config struct {
 	Reconcile reconcile.Options
 	// Progress, if set, is called as the stages advance.
 	Progress Progress
+	// Context, if set, stops the run when it is cancelled: the reading
+	// ends and the run returns its error.
+	Context context.Context
 }
 
 // Result is what a run produced besides the messages or the trace.
@@ -259,6 +263,10 @@ func runMessagesHook(cfg *Config, res *Result, ready func() error, fn func(*flow
 			return err
 		}
 	}
+	ns, _ := src.(*natSource)
+	if cfg.Context != nil {
+		src = &ctxSource{Source: src, ctx: cfg.Context}
+	}
 	r, err := flows.NewReader(src, flowsConfig(cfg.Flows))
 	if err != nil {
 		return err
@@ -266,7 +274,7 @@ func runMessagesHook(cfg *Config, res *Result, ready func() error, fn func(*flow
 	if err := readMessages(r, fn); err != nil {
 		return err
 	}
-	if ns, ok := src.(*natSource); ok {
+	if ns != nil {
 		res.NAT = ns.s.Finish()
 		res.NAT.SetSnifferNames(snifferNames(res.Sniffers))
 		res.NATApply = ns.s.Stats()
@@ -434,6 +442,21 @@ func account(res *Result, m *pcapio.Merger, r *flows.Reader) {
 			c("rewrite_late", a.Late), c("rewrite_provisional", a.Provisional), c("delay_left_early", a.Early))
 	}
 	res.Accounting = append(res.Accounting, res.Flows.Counts()...)
+}
+
+// ctxSource ends a source with its context's error once it is cancelled
+// (checked every 4096 packets).
+type ctxSource struct {
+	flows.Source
+	ctx context.Context
+	n   int
+}
+
+func (c *ctxSource) Next() (*pcapio.Packet, error) {
+	if c.n++; c.n%4096 == 0 && c.ctx.Err() != nil {
+		return nil, c.ctx.Err()
+	}
+	return c.Source.Next()
 }
 
 // natSource is what flows reads with NAT: the merge through a

@@ -154,6 +154,7 @@ func (o *Options) Validate(ios *cmdutil.IOStreams) (engines.Options, error) {
 
 // Run runs the pipeline and the engines and writes the report.
 func Run(ctx context.Context, ios *cmdutil.IOStreams, o *Options, eo engines.Options) error {
+	o.Pipeline.Context = ctx
 	res, err := o.Pipeline.Run(ios)
 	if err != nil {
 		return err
@@ -172,7 +173,7 @@ func Run(ctx context.Context, ios *cmdutil.IOStreams, o *Options, eo engines.Opt
 	}
 	tr := res.Trace
 	if o.SaveTrace != "" {
-		if err := trace.WriteFile(o.SaveTrace, tr, trace.FormatAuto); err != nil {
+		if err := cmdutil.WriteTraceFile(o.SaveTrace, tr, trace.FormatAuto); err != nil {
 			return err
 		}
 	}
@@ -233,8 +234,6 @@ func (o *Options) write(ios *cmdutil.IOStreams, results []*causal.Result, tr *tr
 		top = 0
 	}
 	err = report.WriteAll(out, o.Common.Format, results, report.Options{Top: top, Title: o.Title, Trace: tr, Summary: true})
-	if cerr := out.Close(); err == nil {
-		err = cerr
-	}
+	err = out.Finish(err)
 	return err
 }

@@ -6,6 +6,7 @@
 package captureflags
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -27,6 +28,9 @@ type Flags struct {
 	Offsets         []string // NAME=DURATION
 	NoOffsets       bool
 	NoDedupe        bool
+	// Context is the command's (set by its RunE, not a flag): cancelled
+	// by SIGINT or SIGTERM, it stops the reading.
+	Context context.Context
 }
 
 // Register adds the flags to fs.

@@ -93,6 +93,7 @@ func (p *Pipeline) Run(ios *cmdutil.IOStreams) (*pipeline.Result, error) {
 	}
 	var done func()
 	cfg.Progress, done = StageProgress(ios)
+	cfg.Context = p.Context
 	res, err := pipeline.Run(cfg)
 	done()
 	return res, err

@@ -146,9 +146,7 @@ func (c *Common) WriteResult(ios *cmdutil.IOStreams, res *causal.Result, t *trac
 		top = 0
 	}
 	err = report.Write(out, c.Format, res, report.Options{Top: top, Trace: t})
-	if cerr := out.Close(); err == nil {
-		err = cerr
-	}
+	err = out.Finish(err)
 	return err
 }
 

@@ -289,9 +289,7 @@ func run(ios *cmdutil.IOStreams, o *Options) error {
 		return err
 	}
 	err = trace.WriteTSV(w, out.Trace)
-	if cerr := w.Close(); err == nil {
-		err = cerr
-	}
+	err = w.Finish(err)
 	if err != nil {
 		return err
 	}

@@ -88,6 +88,7 @@ func newCmd(ios *cmdutil.IOStreams, runF func(*Options) error) *cobra.Command {
 		Args:    cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Captures = args
+			opts.Context = cmd.Context()
 			if err := opts.Validate(); err != nil {
 				return err
 			}
@@ -158,7 +159,7 @@ func Run(ios *cmdutil.IOStreams, o *Options) error {
 	if o.Conns {
 		cfg.OnConn = w.conn
 	}
-	pc := pipeline.Config{Captures: o.Captures, Capture: popts, NoNAT: o.NoNAT, Flows: cfg}
+	pc := pipeline.Config{Captures: o.Captures, Capture: popts, NoNAT: o.NoNAT, Flows: cfg, Context: o.Context}
 	var done func()
 	pc.Progress, done = captureflags.StageProgress(ios)
 	res, runErr := pipeline.Messages(pc, func(m *flows.Message) error {
@@ -168,7 +169,10 @@ func Run(ios *cmdutil.IOStreams, o *Options) error {
 		return w.err
 	})
 	done()
-	if err := w.close(); err != nil {
+	if runErr != nil && w.err == nil {
+		w.err = runErr // the output of a failed run is not put in place
+	}
+	if err := w.close(); err != nil && err != runErr {
 		return err
 	}
 	if runErr != nil {
@@ -251,9 +255,7 @@ func (w *writer) close() error {
 	if w.err == nil {
 		w.flush()
 	}
-	if cerr := w.out.Close(); w.err == nil {
-		w.err = cerr
-	}
+	w.err = w.out.Finish(w.err)
 	return w.err
 }
 

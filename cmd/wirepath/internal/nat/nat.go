@@ -170,9 +170,7 @@ func Run(ios *cmdutil.IOStreams, o *Options) error {
 	} else {
 		err = res.NAT.WriteText(out, o.All)
 	}
-	if cerr := out.Close(); err == nil {
-		err = cerr
-	}
+	err = out.Finish(err)
 	if err != nil {
 		return err
 	}

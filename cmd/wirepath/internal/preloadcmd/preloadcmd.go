@@ -157,9 +157,7 @@ func runSummarize(ios *cmdutil.IOStreams, o *summarizeOptions) error {
 	} else {
 		err = writeText(out, s)
 	}
-	if cerr := out.Close(); err == nil {
-		err = cerr
-	}
+	err = out.Finish(err)
 	if err == nil && t.Skipped > 0 {
 		err = &cmdutil.PartialError{Skipped: int(t.Skipped), What: "bad lines in the preload traces"}
 	}
@@ -281,9 +279,7 @@ func runStrace(ios *cmdutil.IOStreams, o *straceOptions) error {
 		return err
 	}
 	st, err := preload.ConvertStrace(in, name, preload.NewWriter(out), preload.StraceOptions{Host: o.Host, Strict: o.Strict})
-	if cerr := out.Close(); err == nil {
-		err = cerr
-	}
+	err = out.Finish(err)
 	if err != nil {
 		return err
 	}

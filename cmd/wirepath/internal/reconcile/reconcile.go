@@ -76,6 +76,7 @@ func newCmd(ios *cmdutil.IOStreams, runF func(*Options) error) *cobra.Command {
 		Args:    cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Captures = args
+			opts.Context = cmd.Context()
 			if err := opts.Validate(); err != nil {
 				return err
 			}
@@ -146,7 +147,7 @@ func writeTrace(ios *cmdutil.IOStreams, o *Options, t *trace.Trace) error {
 		f = trace.FormatJSONL
 	}
 	if o.Output != "" && o.Output != "-" {
-		return trace.WriteFile(o.Output, t, f)
+		return cmdutil.WriteTraceFile(o.Output, t, f)
 	}
 	if f == trace.FormatAuto {
 		f = trace.FormatTSV
@@ -155,9 +156,5 @@ func writeTrace(ios *cmdutil.IOStreams, o *Options, t *trace.Trace) error {
 	if err != nil {
 		return err
 	}
-	if err := trace.Write(out, t, f); err != nil {
-		out.Close()
-		return err
-	}
-	return out.Close()
+	return out.Finish(trace.Write(out, t, f))
 }

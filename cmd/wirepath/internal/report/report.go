@@ -142,8 +142,6 @@ func Run(opts *Options) error {
 		return err
 	}
 	err = wpreport.WriteAll(out, opts.Format, rs, wpreport.Options{Top: opts.Top, Title: opts.Title, Trace: t})
-	if cerr := out.Close(); err == nil {
-		err = cerr
-	}
+	err = out.Finish(err)
 	return err
 }

@@ -55,6 +55,8 @@ func NewCmdRoot(ios *cmdutil.IOStreams) *cobra.Command {
 		return cmdutil.UsageErrorf("%v (see '%s --help')", err, c.CommandPath())
 	})
 	cmd.CompletionOptions.HiddenDefaultCmd = true
+	// No command writes over one of its inputs.
+	cmd.PersistentPreRunE = cmdutil.CheckOutputs
 
 	cmd.AddGroup(
 		&cobra.Group{ID: "pipeline", Title: "Pipeline stages:"},

@@ -198,8 +198,6 @@ func run(ios *cmdutil.IOStreams, o *Options) error {
 	} else {
 		err = score.WriteText(out, rep, score.TextOptions{Patterns: o.Patterns, Hops: o.Hops})
 	}
-	if cerr := out.Close(); err == nil {
-		err = cerr
-	}
+	err = out.Finish(err)
 	return err
 }

@@ -122,16 +122,14 @@ func run(ios *cmdutil.IOStreams, o *Options) error {
 		format = trace.FormatAuto
 	}
 	if o.Output != "" && o.Output != "-" {
-		err = trace.WriteFile(o.Output, t, format)
+		err = cmdutil.WriteTraceFile(o.Output, t, format)
 	} else {
 		out, oerr := cmdutil.OpenOutput(ios, "")
 		if oerr != nil {
 			return oerr
 		}
 		err = trace.Write(out, t, format)
-		if cerr := out.Close(); err == nil {
-			err = cerr
-		}
+		err = out.Finish(err)
 	}
 	if err != nil {
 		return err

@@ -67,9 +67,7 @@ func run(ios *cmdutil.IOStreams, o *options) error {
 	} else {
 		err = s.WriteText(out)
 	}
-	if cerr := out.Close(); err == nil {
-		err = cerr
-	}
+	err = out.Finish(err)
 	if err != nil {
 		return err
 	}

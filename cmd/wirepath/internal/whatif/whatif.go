@@ -146,9 +146,7 @@ func Run(opts *Options) error {
 	} else {
 		err = predict(out, opts, pats)
 	}
-	if cerr := out.Close(); err == nil {
-		err = cerr
-	}
+	err = out.Finish(err)
 	return err
 }
 
