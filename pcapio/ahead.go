@@ -8,6 +8,7 @@ import (
 	"os"
 	"slices"
 	"time"
+	"unsafe"
 
 	"github.com/wirepath/wirepath/internal/parallel"
 )
@@ -15,11 +16,12 @@ import (
 // Defaults of the read-ahead.
 const (
 	// DefaultLookAhead is how much capture time of each input Open reads
-	// ahead to find the sniffers and estimate the clock offsets.
-	DefaultLookAhead = 10 * time.Second
-	// DefaultLookAheadBytes bounds the captured bytes Open reads ahead,
-	// over all inputs.
-	DefaultLookAheadBytes = 64 << 20
+	// ahead to find the sniffers and estimate the clock offsets (and
+	// their drift, which needs a long stretch of time).
+	DefaultLookAhead = 10 * time.Minute
+	// DefaultLookAheadBytes bounds the memory the read-ahead keeps (the
+	// records' bytes and about 100 bytes per record), over all inputs.
+	DefaultLookAheadBytes = 128 << 20
 	// minLookAheadBytes is the least any one input may read ahead.
 	minLookAheadBytes = 1 << 20
 	// maxReorderHold caps the packets one input holds back to put its
@@ -120,7 +122,7 @@ func (m *Merger) readAhead(f *fileIn, estimate bool, budget int64) fileScan {
 	var rec Record
 	lastIf, lastRes := -1, int64(0)
 	first, started := int64(0), false
-	for int64(len(f.arena)) < budget {
+	for int64(len(f.arena))+int64(len(f.ahead))*int64(unsafe.Sizeof(aheadRec{})) < budget {
 		err := r.ReadRecord(&rec)
 		if err == io.EOF {
 			f.aheadEnd = true
@@ -237,7 +239,7 @@ func (m *Merger) refine(samplers []*sampler) error {
 	}
 	for i, o := range m.offsets {
 		if o.Known {
-			m.offNS[i] = o.Offset
+			m.models[i] = o.Model
 		}
 	}
 	return nil
@@ -247,7 +249,7 @@ func (m *Merger) refine(samplers []*sampler) error {
 // offsets and window; its statistics and problems are its own.
 func (m *Merger) prefix() *Merger {
 	pm := &Merger{opts: m.opts, byKey: make(map[uint64]*Packet), sniffers: slices.Clone(m.sniffers),
-		offsets: m.offsets, offNS: m.offNS, window: m.window, aheadOnly: true}
+		offsets: m.offsets, models: m.models, window: m.window, aheadOnly: true}
 	pm.opts.Progress = nil
 	pm.stats.Window = m.window
 	for _, f := range m.files {

@@ -5,12 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
 
+	"github.com/wirepath/wirepath/clock"
 	"github.com/wirepath/wirepath/internal/ring"
 )
 
@@ -90,7 +93,7 @@ type Merger struct {
 	files     []*fileIn
 	sniffers  []Sniffer
 	offsets   []Offset
-	offNS     []int64 // per sniffer, 0 when unknown
+	models    []clock.Model // per sniffer: Corrected = Local(TS); not Known: TS
 	streams   []*stream
 	heads     streamHeap
 	pending   ring.Ring[*Packet] // packets awaiting the end of their dedupe window
@@ -275,11 +278,11 @@ func (m *Merger) solveClocks(samplers []*sampler) error {
 	}
 	m.offsets = offsetsOf(len(m.sniffers), samplers, ref, gv)
 	samplers = nil
-	m.offNS = make([]int64, len(m.sniffers))
+	m.models = make([]clock.Model, len(m.sniffers))
 	var widen int64
 	for i, o := range m.offsets {
 		if o.Known {
-			m.offNS[i] = o.Offset
+			m.models[i] = o.Model
 			widen = max(widen, 2*o.Uncertainty)
 		}
 	}
@@ -431,10 +434,10 @@ type stream struct {
 	pos     int
 	ended   bool
 	reorder reorderBuf
-	// multi is set when the file's sniffers have different offsets;
-	// maxOff is the largest, maxTS the latest own timestamp read.
+	// multi is set when the file's sniffers have different clock
+	// models (models); maxTS is the latest own timestamp read.
 	multi  bool
-	maxOff int64
+	models []*clock.Model
 	maxTS  int64
 }
 
@@ -444,7 +447,7 @@ type stream struct {
 func (m *Merger) openStreams() {
 	for _, f := range m.files {
 		s := &stream{idx: len(m.streams), file: f}
-		s.multi, s.maxOff = m.offsetSpread(f)
+		s.multi, s.models = m.fileModels(f)
 		m.streams = append(m.streams, s)
 	}
 	for i := range m.sniffers {
@@ -488,32 +491,40 @@ func (m *Merger) openStreams() {
 	}
 }
 
-// offsetSpread reports whether f's sniffers have different offsets, and
-// the largest.
-func (m *Merger) offsetSpread(f *fileIn) (bool, int64) {
-	first, multi, hi := true, false, int64(0)
+// fileModels reports whether f's sniffers have different clock models,
+// and returns them.
+func (m *Merger) fileModels(f *fileIn) (bool, []*clock.Model) {
+	var models []*clock.Model
+	multi := false
 	for _, sn := range f.ifaces {
-		o := m.offNS[sn]
-		if !first && o != hi {
+		md := &m.models[sn]
+		if len(models) > 0 && !slices.EqualFunc(md.Segments, models[0].Segments, func(a, b clock.Segment) bool { return a == b }) {
 			multi = true
 		}
-		if first || o > hi {
-			hi = o
-		}
-		first = false
+		models = append(models, md)
 	}
-	return multi, hi
+	return multi, models
+}
+
+// lowBound is the earliest corrected time a record of s read after one
+// with own timestamp s.maxTS can have: its earliest sniffer's.
+func (s *stream) lowBound() int64 {
+	low := int64(math.MaxInt64)
+	for _, md := range s.models {
+		low = min(low, md.Local(s.maxTS))
+	}
+	return low
 }
 
 // fill moves packets from s's batches into its reorder buffer until the
 // buffer is full or the input ends. A file whose sniffers have different
 // offsets keeps filling while its front packet could still be preceded
 // by a later record: while it is after the latest own timestamp read
-// corrected by the largest offset (at most maxReorderHold packets).
+// corrected by the earliest sniffer clock (at most maxReorderHold packets).
 func (m *Merger) fill(s *stream) {
 	limit := max(m.opts.Reorder, 1)
 	for s.reorder.len() < limit || s.multi && s.reorder.len() < maxReorderHold &&
-		s.reorder.front().Obs[0].Corrected > s.maxTS-s.maxOff {
+		s.reorder.front().Obs[0].Corrected > s.lowBound() {
 		p := m.nextRaw(s)
 		if p == nil {
 			return

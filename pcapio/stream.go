@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+
+	"github.com/wirepath/wirepath/clock"
 )
 
 // batchSize is how many packets a producer hands over at a time, and
@@ -84,8 +86,8 @@ type producer struct {
 	f      *fileIn
 	free   []*Packet
 	lastIf int // the interface of the last record, -2 none
-	sn     int // its sniffer
-	off    int64
+	sn     int          // its sniffer
+	model  *clock.Model // and its clock
 }
 
 // problem adds a reading problem to b, counting the record it cost.
@@ -118,7 +120,7 @@ func (pr *producer) add(b *batch, rec *Record) {
 					rec.Interface, pr.m.sniffers[pr.sn].Interface)})
 			pr.f.ifaces[rec.Interface] = pr.sn
 		}
-		pr.off = pr.m.offNS[pr.sn]
+		pr.model = &pr.m.models[pr.sn]
 	}
 	if len(pr.free) == 0 {
 		pr.free = pr.m.packets()
@@ -135,7 +137,7 @@ func (pr *producer) add(b *batch, rec *Record) {
 	o.Sniffer = SnifferID(pr.sn)
 	o.Interface = uint16(rec.Interface)
 	o.TS = rec.TS
-	o.Corrected = rec.TS - pr.off
+	o.Corrected = pr.model.Local(rec.TS)
 	p.num = rec.Number
 	p.stream = int32(pr.s.idx)
 	b.counts.count(p)

@@ -234,7 +234,17 @@ func FormatOffset(o Offset) string {
 	case o.Method == "given":
 		return "offset " + signedDuration(o.Offset) + " (given)"
 	}
-	s := fmt.Sprintf("offset %s ± %v (%s, %d samples", signedDuration(o.Offset), time.Duration(o.Uncertainty), o.Method, o.Samples)
+	s := fmt.Sprintf("offset %s ± %v", signedDuration(o.Offset), time.Duration(o.Uncertainty))
+	if o.DriftKnown {
+		s += fmt.Sprintf(", drift %+.2f ± %.2f ppm", o.DriftPPM, o.DriftUncertaintyPPM)
+	}
+	for i, st := range o.Steps {
+		if i == 0 {
+			s += ", steps"
+		}
+		s += fmt.Sprintf(" %s at %s", signedDuration(st.ByNS), time.Unix(0, st.AtNS).UTC().Format("15:04:05.000000"))
+	}
+	s += fmt.Sprintf(" (%s, %d samples", o.Method, o.Samples)
 	if len(o.Via) > 0 {
 		s += fmt.Sprintf(", via %v", o.Via)
 	}

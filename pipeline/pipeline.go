@@ -521,7 +521,8 @@ func completeOffsets(offs []pcapio.Offset, clocks []nat.ClockOffset) bool {
 			via = append(via, pcapio.SnifferID(x))
 		}
 		offs[i] = pcapio.Offset{Sniffer: pcapio.SnifferID(i), Reference: root.Reference, Known: true, Offset: c.Offset,
-			Uncertainty: c.Uncertainty, Samples: c.Samples, Method: "nat", Via: via}
+			Uncertainty: c.Uncertainty, Samples: c.Samples, Method: "nat", Via: via,
+			Model: clock.Constant(clock.Estimate{Known: true, Offset: c.Offset, Uncertainty: c.Uncertainty, Samples: c.Samples})}
 		did = true
 	}
 	return did
@@ -537,6 +538,10 @@ func sniffersFor(sn []pcapio.Sniffer, offs []pcapio.Offset) []reconcile.Sniffer 
 			out[i].Known = o.Known
 			out[i].Reference = o.Method == "reference"
 			out[i].OffsetNS, out[i].UncertaintyNS, out[i].Samples, out[i].Method = o.Offset, o.Uncertainty, o.Samples, o.Method
+			out[i].EpochNS, out[i].DriftKnown, out[i].DriftPPM, out[i].DriftUncertaintyPPM = o.EpochNS, o.DriftKnown, o.DriftPPM, o.DriftUncertaintyPPM
+			for _, st := range o.Steps {
+				out[i].Steps = append(out[i].Steps, trace.ClockStep{AtNS: st.AtNS, ByNS: st.ByNS})
+			}
 		}
 	}
 	return out

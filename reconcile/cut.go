@@ -504,23 +504,19 @@ func labelCalls(ms []lmsg, rc *rconn) {
 	}
 }
 
+// dgramSlackNS is how far apart in time (after the rough offset of the
+// traced host) a traced datagram and a sniffed one of equal size may be
+// and still be one: a host that sends from one port again, seconds later
+// (a resolver's socket per lookup), sends another datagram.
+const dgramSlackNS = 500e6
+
 // datagrams turns a datagram group into messages: each sniffed datagram,
-// with the traced send and receive of equal size in order; traced
+// with the traced send and receive of equal size in order, near in time
+// where the traced host's rough offset is known (dgramSlackNS); traced
 // datagrams no sniffer saw pair with each other by size and checksum.
 func (r *Reconciler) datagrams(st *state, rc *rconn) {
-	fsz := make([]int64, len(rc.fmsgs[0]))
-	for j, i := range rc.fmsgs[0] {
-		fsz[j] = r.msgs[i].bytes
-	}
-	sz := func(ps []pref) []int64 {
-		out := make([]int64, len(ps))
-		for j, p := range ps {
-			out[j] = p.msg().Bytes
-		}
-		return out
-	}
-	sendOf := alignSeq(sz(rc.sends), fsz, nil)
-	recvOf := alignSeq(sz(rc.recvs), fsz, nil)
+	sendOf, recvOf := r.alignDatagrams(st, rc)
+	fsz := rc.fmsgs[0]
 	fSend := make([]int, len(fsz))
 	fRecv := make([]int, len(fsz))
 	for j := range fsz {
@@ -596,6 +592,38 @@ func (r *Reconciler) datagrams(st *state, rc *rconn) {
 			n++
 		}
 	}
+}
+
+// alignDatagrams pairs the traced sends and receives of datagram group rc
+// with its sniffed datagrams (alignSeq): equal in size and, where the
+// traced host's rough offset is known, within dgramSlackNS in time. It
+// returns, per traced send and per traced receive, the sniffed datagram's
+// index or -1.
+func (r *Reconciler) alignDatagrams(st *state, rc *rconn) (sendOf, recvOf []int) {
+	fsz := make([]int64, len(rc.fmsgs[0]))
+	for j, i := range rc.fmsgs[0] {
+		fsz[j] = r.msgs[i].bytes
+	}
+	sz := func(ps []pref) []int64 {
+		out := make([]int64, len(ps))
+		for j, p := range ps {
+			out[j] = p.msg().Bytes
+		}
+		return out
+	}
+	near := func(ps []pref) func(i, j int) bool {
+		return func(i, j int) bool {
+			p := ps[i]
+			if p.msg().Bytes != fsz[j] {
+				return false
+			}
+			if len(st.roughSamples[p.c.Host]) == 0 {
+				return true
+			}
+			return abs64(p.ts()-st.rough[p.c.Host]-r.msgStart(rc.fmsgs[0][j])) <= dgramSlackNS
+		}
+	}
+	return alignSeq(sz(rc.sends), fsz, near(rc.sends)), alignSeq(sz(rc.recvs), fsz, near(rc.recvs))
 }
 
 // alignSeq pairs the items of a with items of b in order, either equal

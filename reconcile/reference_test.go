@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/wirepath/wirepath/flows"
 	"github.com/wirepath/wirepath/preload"
@@ -908,10 +909,12 @@ func (w *refWorld) ends() {
 }
 
 // fixedPorts marks the fixed endpoints (opened to, listening, called,
-// returning, talking to many peers, well-known) and lists each host's
-// roles.
+// returning; or, for a port that opened no connection, sent no call and
+// received no return, talking to many peers, well-known) and lists each
+// host's roles.
 func (w *refWorld) fixedPorts() {
 	w.fixed = map[string]bool{}
+	opener := map[string]bool{}
 	peers := map[string]map[string]bool{}
 	for _, c := range w.conns {
 		if !slices.ContainsFunc(w.out, func(lm *refMsg) bool { return lm.c == c }) {
@@ -925,6 +928,7 @@ func (w *refWorld) fixedPorts() {
 		}
 		if c.caller >= 0 && !c.udp {
 			w.fixed[c.ep[1-c.caller]] = true
+			opener[c.ep[c.caller]] = true
 		}
 		for e := range 2 {
 			if c.pc[e] != nil && c.pc[e].Listening {
@@ -936,13 +940,18 @@ func (w *refWorld) fixedPorts() {
 		switch lm.kind {
 		case trace.KindCall:
 			w.fixed[lm.c.ep[1-lm.dir]] = true
+			opener[lm.c.ep[lm.dir]] = true
 		case trace.KindReturn:
 			w.fixed[lm.c.ep[lm.dir]] = true
+			opener[lm.c.ep[1-lm.dir]] = true
 		}
 	}
 	for _, c := range w.conns {
 		for e := range 2 {
 			ep := c.ep[e]
+			if opener[ep] {
+				continue
+			}
 			if len(peers[ep]) >= w.minPeers {
 				w.fixed[ep] = true
 			}
@@ -1222,10 +1231,16 @@ func (w *refWorld) clocks() {
 			// Half the round trip, rounded up; a negative one contradicts
 			// itself and is warned about.
 			rt := dAB + dBA
-			if rt < 0 {
-				w.warns = append(w.warns, fmt.Sprintf("clocks %q and %q: the two directions' smallest delays have a negative sum (drifting clocks, or events paired wrongly); their offset is unreliable", w.doms[a], w.doms[b]))
-				rt = -rt
+			off, unc := time.Duration(refFloorHalf(dAB-dBA)), time.Duration(refCeilHalf(max(rt, -rt)))
+			switch {
+			case unc > 10*time.Millisecond:
+				w.warns = append(w.warns, fmt.Sprintf("clocks %q and %q: the delays each way contradict each other (a clock that stepped, or events paired wrongly), or leave the offset very uncertain: their offset %v ± %v is unreliable",
+					w.doms[a], w.doms[b], off, unc))
+			case rt < 0:
+				w.warns = append(w.warns, fmt.Sprintf("clocks %q and %q: the delays each way contradict each other by up to %v (timestamps taken at different points of the network stacks, or a clock that stepped); their offset %v ± %v is used, with that as its uncertainty",
+					w.doms[a], w.doms[b], 2*unc, off, unc))
 			}
+			rt = max(rt, -rt)
 			edges = append(edges, edge{a, b, refFloorHalf(dAB - dBA), refCeilHalf(rt), n})
 		}
 	}

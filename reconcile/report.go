@@ -186,7 +186,11 @@ func (r *Report) WriteText(w io.Writer) error {
 	if len(r.Clocks) > 0 {
 		b.WriteString("clocks:\n")
 		for _, c := range r.Clocks {
-			fmt.Fprintf(&b, "  %-7s %-24s %s\n", c.Kind, c.Name, fmtOffset(c.Known, c.OffsetNS, c.UncertaintyNS, c.Samples, c.Method))
+			line := fmtOffset(c.Known, c.OffsetNS, c.UncertaintyNS, c.Samples, c.Method)
+			if d := c.DriftText(); d != "" {
+				line += "; " + d
+			}
+			fmt.Fprintf(&b, "  %-7s %-24s %s\n", c.Kind, c.Name, line)
 		}
 	}
 	if len(r.Offsets) > 0 {

@@ -301,6 +301,9 @@ func clockText(c trace.Clock) string {
 		return "unknown: shares nothing with " + c.Reference + " (its times are not comparable with the others')"
 	}
 	s := fmt.Sprintf("%s ± %s", fmtSigned(float64(c.OffsetNS)/1e3), FormatUS(float64(c.UncertaintyNS)/1e3))
+	if d := c.DriftText(); d != "" {
+		s += ", " + d
+	}
 	var how []string
 	if c.Samples > 0 {
 		how = append(how, fmt.Sprintf("%d samples", c.Samples))

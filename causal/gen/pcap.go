@@ -3,6 +3,7 @@ package gen
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -19,11 +20,14 @@ import (
 // Sniffer is a capture point of the synthetic captures WritePcaps writes:
 // it sees every packet to or from its Nodes ("CLIENT" for every client; no
 // nodes: every packet, like a switch mirror) and stamps it with its own
-// clock, true time + Offset.
+// clock: true time + Offset + DriftPPM·1e-6·(true time − the first
+// packet's), a clock that gains DriftPPM microseconds a second from the
+// start of the captures.
 type Sniffer struct {
-	Name   string   `yaml:"name" json:"name"`
-	Nodes  []string `yaml:"nodes,omitempty" json:"nodes,omitempty"`
-	Offset Duration `yaml:"offset,omitempty" json:"offset_ns,omitempty"`
+	Name     string   `yaml:"name" json:"name"`
+	Nodes    []string `yaml:"nodes,omitempty" json:"nodes,omitempty"`
+	Offset   Duration `yaml:"offset,omitempty" json:"offset_ns,omitempty"`
+	DriftPPM float64  `yaml:"drift_ppm,omitempty" json:"drift_ppm,omitempty"`
 }
 
 // PcapStats counts what WritePcaps wrote per sniffer.
@@ -36,6 +40,9 @@ type PcapStats struct {
 	// loss model dropped, left out of every capture.
 	DataSegments int `json:"data_segments"`
 	LostSegments int `json:"lost_segments"`
+	// StartNS is the first packet's departure, the time from which a
+	// sniffer's drift counts.
+	StartNS int64 `json:"start_ns"`
 }
 
 // Link-level constants of the synthetic captures.
@@ -85,6 +92,7 @@ type pcapBuilder struct {
 	conns map[[2]netip.AddrPort]*tcpConn
 	ipID  map[netip.Addr]uint16
 	rng   uint64
+	start int64 // the first packet's departure: sniffers drift from it
 }
 
 func (b *pcapBuilder) rand32() uint32 {
@@ -268,6 +276,11 @@ func (b *pcapBuilder) build() error {
 			}
 		}
 	}
+	for i, p := range b.pkts {
+		if i == 0 || p.depart < b.start {
+			b.start = p.depart
+		}
+	}
 	return nil
 }
 
@@ -328,7 +341,7 @@ type capture struct {
 
 // write writes the packets sniffer sn sees into dir/NAME.pcapng.
 func (b *pcapBuilder) write(dir string, sn Sniffer, covers func(netip.Addr) bool) (PcapStats, error) {
-	st := PcapStats{Sniffer: sn.Name, File: filepath.Join(dir, sn.Name+".pcapng")}
+	st := PcapStats{Sniffer: sn.Name, File: filepath.Join(dir, sn.Name+".pcapng"), StartNS: b.start}
 	var caps []capture
 	for k := range b.pkts {
 		p := &b.pkts[k]
@@ -374,7 +387,7 @@ func (b *pcapBuilder) write(dir string, sn Sniffer, covers func(netip.Addr) bool
 			f.Close()
 			return st, err
 		}
-		ts := time.Unix(0, c.ts+int64(sn.Offset))
+		ts := time.Unix(0, c.ts+int64(sn.Offset)+int64(math.Round(sn.DriftPPM*1e-6*float64(c.ts-b.start))))
 		if err := w.WritePacket(gopacket.CaptureInfo{Timestamp: ts, CaptureLength: len(frame), Length: len(frame)}, frame); err != nil {
 			f.Close()
 			return st, err

@@ -598,3 +598,71 @@ func TestLinkingNeedsNoClockSync(t *testing.T) {
 		t.Errorf("nesting kept %d of its %d correct paths with a clock 3 s off; the test expects it to lose most", n1.Correct, n0.Correct)
 	}
 }
+
+// TestGeneratedDrift runs analyze on 60 s of the generated multi-tier
+// system whose mid sniffer gains 40 ppm (and the db one loses 25), against
+// the same system with clocks that only are offset (issue 10): each
+// sniffer's offset within 10 µs and its drift within 0.5 ppm of the
+// truth, and the engines exactly as accurate with the drift as without.
+func TestGeneratedDrift(t *testing.T) {
+	if testing.Short() {
+		t.Skip("60 s of generated captures, twice")
+	}
+	drifts := map[string]float64{"mid": 40, "db": -25}
+	run := func(drift bool) (map[string]*score.Report, *causal.Result, int64) {
+		cfg, err := gen.LoadConfig("testdata/multitier-sniffers.yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Duration = gen.Duration(60 * time.Second)
+		cfg.Names = "addr"
+		if drift {
+			for i := range cfg.Sniffers {
+				cfg.Sniffers[i].DriftPPM = drifts[cfg.Sniffers[i].Name]
+			}
+		}
+		if err := cfg.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		out, err := gen.Generate(cfg, gen.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir := t.TempDir()
+		st, err := gen.WritePcaps(dir, out, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rs, tr := analyzeJSON(t, filepath.Join(dir, "front.pcapng"), filepath.Join(dir, "mid.pcapng"), filepath.Join(dir, "db.pcapng"),
+			"--engine", "all", "--instances", "-1")
+		return scoreAll(t, rs, tr, truthCopy(t, out.Truth), time.Second), byEngine(t, rs, nesting.Name), st[0].StartNS
+	}
+	plain, _, _ := run(false)
+	drifting, nest, start := run(true)
+	cfg, err := gen.LoadConfig("testdata/multitier-sniffers.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sn := range cfg.Sniffers {
+		c := clockOf(t, nest, sn.Name+".pcapng")
+		ppm := drifts[sn.Name]
+		if ppm == 0 {
+			continue
+		}
+		// The clock reads true + offset + ppm·(true - start); at the
+		// reference (front, true) time of the epoch:
+		truth := int64(sn.Offset) + int64(math.Round(ppm*1e-6*float64(c.EpochNS-start)))
+		t.Logf("%s: offset %d (truth %d, error %d ± %d ns), drift %.3f ± %.3f ppm (truth %.0f)",
+			c.Name, c.OffsetNS, truth, c.OffsetNS-truth, c.UncertaintyNS, c.DriftPPM, c.DriftUncertaintyPPM, ppm)
+		if !c.DriftKnown || abs(c.OffsetNS-truth) > 10e3 || math.Abs(c.DriftPPM-ppm) > 0.5 {
+			t.Errorf("%s: offset %d (truth %d), drift %.3f ppm (truth %.0f)", c.Name, c.OffsetNS, truth, c.DriftPPM, ppm)
+		}
+	}
+	for _, e := range []string{nesting.Name, linking.Name} {
+		p, d := plain[e].Instances, drifting[e].Instances
+		t.Logf("%s: without drift %s; with %s", e, instText(p), instText(d))
+		if d.FalsePositiveRate > p.FalsePositiveRate+0.005 || d.WeightedFalseNegativeRate > p.WeightedFalseNegativeRate+0.005 {
+			t.Errorf("%s: %.1f%% of instances wrong with drift, %.1f%% without", e, 100*d.FalsePositiveRate, 100*p.FalsePositiveRate)
+		}
+	}
+}

@@ -102,6 +102,11 @@ func run(ios *cmdutil.IOStreams, o *Options) error {
 		if n == 0 && len(t.Meta.Offsets) == 0 {
 			ios.Warnf("%s carries no node clock offsets: nothing to remove", o.Input)
 		}
+		for _, c := range t.Meta.Clocks {
+			if d := c.DriftText(); d != "" {
+				ios.Infof("clock %s: %s (already removed from its times by reconcile)", c.Name, d)
+			}
+		}
 	} else {
 		shifts := make(map[string]int64)
 		for _, s := range o.Nodes {
