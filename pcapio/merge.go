@@ -29,6 +29,16 @@ const (
 	maxWindowWidening = int64(time.Second)
 	// maxProblemsPerFile caps the problems kept per file; more are counted.
 	maxProblemsPerFile = 100
+	// DefaultMaxObservations caps the observations one packet keeps: more
+	// copies of it (identical frames with equal timestamps, a flood) are
+	// counted as dropped copies.
+	DefaultMaxObservations = 64
+	// DefaultMaxPendingBytes bounds the memory of the packets waiting for
+	// their dedupe window to end; past it the oldest leave early.
+	DefaultMaxPendingBytes = 256 << 20
+	// pendingOverhead is what a pending packet costs besides its frame
+	// buffer (the Packet, its observations, the index entry).
+	pendingOverhead = 400
 )
 
 // Options configure Open. The zero value reads every file as one sniffer,
@@ -59,6 +69,16 @@ type Options struct {
 	// Reorder is the per-input reorder buffer in packets (0 means
 	// DefaultReorder, negative means none).
 	Reorder int
+	// MaxObservations caps the observations one packet keeps (0 means
+	// DefaultMaxObservations); further copies are counted
+	// (Stats.DroppedCopies), not kept.
+	MaxObservations int
+	// MaxPendingBytes bounds the memory of the packets waiting for their
+	// dedupe window to end (0 means DefaultMaxPendingBytes): packets with
+	// one timestamp never let the window end. Past it the oldest leave
+	// before their window ends (Stats.EarlyReleases), so a later copy of
+	// one of them becomes a packet of its own.
+	MaxPendingBytes int
 	// LookAhead is how much capture time of each input is read ahead, and
 	// kept, to find the sniffers and estimate the clock offsets before
 	// the merge starts (0 means DefaultLookAhead); LookAheadBytes bounds
@@ -110,6 +130,9 @@ type Merger struct {
 	stats     Stats
 	problems  []error
 	progress  progressCounter
+	// pendingBytes is what the pending packets hold (their frame buffers
+	// and pendingOverhead each).
+	pendingBytes int64
 	aheadOnly bool // merges the records read ahead only (Options.Refine)
 }
 
@@ -190,6 +213,12 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.Reorder == 0 {
 		o.Reorder = DefaultReorder
+	}
+	if o.MaxObservations <= 0 {
+		o.MaxObservations = DefaultMaxObservations
+	}
+	if o.MaxPendingBytes <= 0 {
+		o.MaxPendingBytes = DefaultMaxPendingBytes
 	}
 	if o.LookAhead <= 0 {
 		o.LookAhead = DefaultLookAhead
@@ -624,8 +653,14 @@ func (m *Merger) Next() (*Packet, error) {
 	for {
 		if m.pending.Len() > 0 {
 			g := *m.pending.Front()
-			if t, ok := m.frontier(); !ok || t-g.TS() > m.window {
+			t, ok := m.frontier()
+			full := m.pendingBytes > int64(m.opts.MaxPendingBytes)
+			if !ok || t-g.TS() > m.window || full {
+				if full && ok && t-g.TS() <= m.window {
+					m.stats.EarlyReleases++
+				}
 				m.pending.Pop()
+				m.pendingBytes -= pendingCost(g)
 				if m.byKey[g.WireKey] == g {
 					delete(m.byKey, g.WireKey)
 				}
@@ -661,6 +696,11 @@ func (m *Merger) add(p *Packet) {
 	t := p.Obs[0].Corrected
 	{
 		if g := m.byKey[p.WireKey]; g != nil && absDiff(t, g.TS()) <= m.window {
+			if len(g.Obs) >= m.opts.MaxObservations {
+				m.stats.DroppedCopies++
+				m.recycle(p)
+				return
+			}
 			g.Obs = append(g.Obs, p.Obs[0])
 			// Keep Obs ordered by corrected time (it nearly always is).
 			for i := len(g.Obs) - 1; i > 0 && g.Obs[i].Corrected < g.Obs[i-1].Corrected; i-- {
@@ -672,7 +712,11 @@ func (m *Merger) add(p *Packet) {
 		m.byKey[p.WireKey] = p
 	}
 	m.pending.Push(p)
+	m.pendingBytes += pendingCost(p)
 }
+
+// pendingCost is the memory a pending packet is charged.
+func pendingCost(p *Packet) int64 { return int64(cap(p.buf)) + pendingOverhead }
 
 // account counts a packet that is being returned.
 func (m *Merger) account(g *Packet) {

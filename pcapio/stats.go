@@ -67,9 +67,9 @@ type FileStats struct {
 }
 
 // Stats is the accounting of a merge. Once Next has returned io.EOF:
-// Total.Records = Packets + Duplicates, every observation read is in
-// exactly one Packet returned, and Total.BadRecords + Total.CutRecords
-// records were dropped.
+// Total.Records = Packets + Duplicates + DroppedCopies, every observation
+// read is in exactly one Packet returned or counted as a dropped copy, and
+// Total.BadRecords + Total.CutRecords records were dropped.
 type Stats struct {
 	// Files holds each file's accounting; Total their sum.
 	Files []FileStats `json:"files"`
@@ -79,6 +79,12 @@ type Stats struct {
 	// Duplicates counts the observations grouped into an earlier
 	// observation's packet (sum over packets of len(Obs)-1).
 	Duplicates int64 `json:"duplicates"`
+	// DroppedCopies counts copies of a packet beyond the observations a
+	// packet keeps (Options.MaxObservations): counted, not kept.
+	DroppedCopies int64 `json:"dropped_copies"`
+	// EarlyReleases counts packets returned before their dedupe window
+	// ended because the pending packets held Options.MaxPendingBytes.
+	EarlyReleases int64 `json:"early_releases"`
 	// OutOfOrder counts observations older than one merged before them
 	// (an input more out of order than the reorder buffer absorbs).
 	OutOfOrder int64 `json:"out_of_order"`
