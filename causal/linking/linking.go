@@ -54,7 +54,8 @@ type Options struct {
 	// Default 2.
 	Iterations int
 	// MaxTreeSize bounds the messages of one path instance; links beyond it
-	// are left out and the instance is counted as truncated. Default 10000.
+	// are left out and the instance is counted as truncated. Default 1000
+	// (a reused call id chained 2,000 messages into one instance).
 	MaxTreeSize int
 	// ClientRoots makes every message sent by a client node (a node that
 	// never uses a fixed port, WAP5 section 2.5.1) spontaneous. WAP5's
@@ -111,7 +112,7 @@ func DefaultOptions() Options {
 		TryBothLow:         0.3,
 		TryBothHigh:        0.7,
 		MinLinkProbability: 1e-3,
-		MaxTreeSize:        10000,
+		MaxTreeSize:        1000,
 		ClientRoots:        true,
 		Calls:              true,
 		DelayModel:         DelayEmpirical,
