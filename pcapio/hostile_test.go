@@ -3,6 +3,7 @@ package pcapio
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -94,5 +95,75 @@ func TestPendingStaysBounded(t *testing.T) {
 	st := m.Stats()
 	if st.EarlyReleases == 0 || st.Packets != n || st.Total.Records != st.Packets+st.Duplicates+st.DroppedCopies {
 		t.Errorf("packets %d, early releases %d, duplicates %d", st.Packets, st.EarlyReleases, st.Duplicates)
+	}
+}
+
+// TestTimestampOverflow: a pcapng timestamp whose nanoseconds overflow
+// (it used to date the packet 1969, silently) is a positioned problem;
+// the record is skipped and counted as bad, the file read on.
+func TestTimestampOverflow(t *testing.T) {
+	frame := eth(0x0800, ipv4(v4{src: "10.0.0.1", dst: "10.0.0.2", ttl: 64, proto: ProtoUDP}, udpDgram(1, 2, []byte("x"))))
+	n := &ngBuilder{order: binary.LittleEndian}
+	data := n.shb().idb(LinkTypeEthernet, 65535, "eth0", -1, 0).
+		epb(0, 1_700_000_000_000_000, frame, 0).
+		epb(0, 0xffff_ffff_ffff_ff00, frame, 0).
+		epb(0, 1_700_000_000_000_001, frame, 0).bytes()
+	path := filepath.Join(t.TempDir(), "overflow.pcapng")
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	m, err := Open([]string{path}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	for {
+		p, err := m.Next()
+		if err == io.EOF {
+			break
+		}
+		if p.Obs[0].TS < 1_600_000_000e9 {
+			t.Errorf("a packet dated %d", p.Obs[0].TS)
+		}
+	}
+	st := m.Stats()
+	probs := m.Problems()
+	if st.Total.Records != 2 || st.Total.BadRecords != 1 || len(probs) != 1 || !errors.Is(probs[0], ErrBadTimestamp) {
+		t.Fatalf("records %d, bad %d, problems %v", st.Total.Records, st.Total.BadRecords, probs)
+	}
+	var pe *ParseError
+	if !errors.As(probs[0], &pe) || pe.Packet != 2 || pe.Offset == 0 {
+		t.Errorf("problem not positioned: %v", probs[0])
+	}
+}
+
+// TestForgedIPLength: an IP header that claims more bytes than the frame
+// carried on the wire (a forged total length) no longer makes a packet
+// "truncated" with a phantom 65 KB payload: the frame's length is taken,
+// and the disagreement counted.
+func TestForgedIPLength(t *testing.T) {
+	for _, isV6 := range []bool{false, true} {
+		var l3 []byte
+		var etype uint16 = 0x0800
+		seg := tcpSeg(1, 2, 3, 4, FlagACK|FlagPSH, 5, nil, []byte("hello"))
+		if isV6 {
+			etype = 0x86dd
+			l3 = ipv6(v6{src: "2001:db8::1", dst: "2001:db8::2", hop: 64, proto: ProtoTCP}, seg)
+			binary.BigEndian.PutUint16(l3[4:6], 65000)
+		} else {
+			l3 = ipv4(v4{src: "10.0.0.1", dst: "10.0.0.2", ttl: 64, proto: ProtoTCP}, seg)
+			binary.BigEndian.PutUint16(l3[2:4], 65000)
+		}
+		frame := eth(etype, l3)
+		var p Packet
+		Decode(&p, LinkTypeEthernet, frame, len(frame))
+		if p.Status != StatusOK || p.Truncated || p.PayloadLen != 5 || !p.BadIPLength {
+			t.Errorf("v6 %v: status %v, truncated %v, payload length %d, bad IP length %v", isV6, p.Status, p.Truncated, p.PayloadLen, p.BadIPLength)
+		}
+		var c Counts
+		c.count(&p)
+		if c.BadIPLength != 1 || c.Truncated != 0 {
+			t.Errorf("v6 %v: counts %+v", isV6, c)
+		}
 	}
 }

@@ -118,6 +118,10 @@ type Packet struct {
 	// packet: Payload is shorter than PayloadLen, or (StatusUndecodable)
 	// the headers themselves were cut.
 	Truncated bool
+	// BadIPLength is true when the IP header claimed more bytes than the
+	// frame carried on the wire (a forged or corrupt total or payload
+	// length): the lengths were taken from the frame instead.
+	BadIPLength bool
 
 	// WireKey fingerprints (go-farm Fingerprint64) the fields that do not
 	// change between capture points on one L2/L3 path: IP version,

@@ -216,7 +216,7 @@ func (r *Reader) Offset() int64 { return r.off }
 
 // ReadRecord reads the next record into rec. At the end of the file it
 // returns io.EOF. Other errors are *ParseError values. Those wrapping
-// ErrBadBlock, ErrUnknownInterface or ErrUnknownLinkType are not fatal:
+// ErrBadBlock, ErrUnknownInterface, ErrUnknownLinkType or ErrBadTimestamp are not fatal:
 // the offending block was skipped (or, for an unknown link type, its
 // packets will be delivered undecoded) and the next call goes on. Any
 // other error is fatal and sticky: the reader cannot find the next record.

@@ -17,6 +17,10 @@ type Counts struct {
 	// Truncated counts delivered packets the snapshot length cut
 	// (Packet.Truncated); they are also counted above.
 	Truncated int64 `json:"truncated"`
+	// BadIPLength counts delivered packets whose IP header claimed more
+	// bytes than the frame carried (Packet.BadIPLength); the frame's
+	// length was used. Also counted above.
+	BadIPLength int64 `json:"bad_ip_length"`
 	// BadRecords counts packet records skipped because their block was
 	// malformed, they named an undefined interface, or their length field
 	// was corrupt (which also ends the file).
@@ -32,6 +36,7 @@ func (c *Counts) add(o Counts) {
 	c.NonIP += o.NonIP
 	c.Undecodable += o.Undecodable
 	c.Truncated += o.Truncated
+	c.BadIPLength += o.BadIPLength
 	c.BadRecords += o.BadRecords
 	c.CutRecords += o.CutRecords
 }
@@ -49,6 +54,9 @@ func (c *Counts) count(p *Packet) {
 	}
 	if p.Truncated {
 		c.Truncated++
+	}
+	if p.BadIPLength {
+		c.BadIPLength++
 	}
 }
 

@@ -98,7 +98,7 @@ func (pr *producer) problem(b *batch, err error) {
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		b.counts.CutRecords++
 	case errors.As(err, &pe) && pe.Packet > 0 &&
-		(errors.Is(err, ErrBadLength) || errors.Is(err, ErrBadBlock) || errors.Is(err, ErrUnknownInterface)):
+		(errors.Is(err, ErrBadLength) || errors.Is(err, ErrBadBlock) || errors.Is(err, ErrUnknownInterface) || errors.Is(err, ErrBadTimestamp)):
 		b.counts.BadRecords++
 	}
 	b.fatal = b.fatal || IsFatal(err)

@@ -553,7 +553,7 @@ func captureCounts(s *pcapio.Stats) []trace.Count {
 	t := s.Total
 	return []trace.Count{
 		c("records", t.Records), c("bytes", t.Bytes), c("decoded", t.Decoded), c("non_ip", t.NonIP),
-		c("undecodable", t.Undecodable), c("truncated", t.Truncated), c("bad_records", t.BadRecords),
+		c("undecodable", t.Undecodable), c("truncated", t.Truncated), c("bad_ip_length", t.BadIPLength), c("bad_records", t.BadRecords),
 		c("cut_records", t.CutRecords), c("packets", s.Packets), c("duplicates", s.Duplicates),
 		c("out_of_order", s.OutOfOrder), c("dropped_copies", s.DroppedCopies), c("early_releases", s.EarlyReleases),
 	}
