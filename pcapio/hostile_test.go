@@ -167,3 +167,29 @@ func TestForgedIPLength(t *testing.T) {
 		}
 	}
 }
+
+// TestUnreadableFirstFileIsNoReference: when the first input cannot be
+// read, the clocks are measured against the first that can (it used to be
+// the reference, and every other sniffer's offset stayed unknown).
+func TestUnreadableFirstFileIsNoReference(t *testing.T) {
+	s := makeScenario(t, 7, 300)
+	bad := filepath.Join(t.TempDir(), "notes.txt")
+	if err := os.WriteFile(bad, []byte("not a capture\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	m, err := Open(append([]string{bad}, s.paths...), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	offs := m.Offsets()
+	if offs[0].Method == "reference" || offs[1].Method != "reference" {
+		t.Errorf("reference: %+v, %+v", offs[0], offs[1])
+	}
+	if !offs[2].Known {
+		t.Errorf("the second readable sniffer's offset is unknown: %+v", offs[2])
+	}
+	if len(m.Problems()) == 0 {
+		t.Error("the unreadable file is not reported")
+	}
+}

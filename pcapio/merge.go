@@ -289,7 +289,7 @@ func (m *Merger) findSniffers() ([]*sampler, error) {
 // dedupe window by the largest uncertainty.
 func (m *Merger) solveClocks(samplers []*sampler) error {
 	opts := &m.opts
-	ref := 0
+	ref := m.defaultReference(samplers)
 	if opts.Reference != "" {
 		ref = m.snifferByName(opts.Reference)
 		if ref < 0 {
@@ -379,6 +379,22 @@ func baseName(path string) string {
 		return "stdin"
 	}
 	return filepath.Base(path)
+}
+
+// defaultReference is the first sniffer that has packets in the
+// read-ahead: an unreadable (or empty) first input must not become the
+// clock every other is measured against, leaving them all unknown. The
+// first sniffer without a read-ahead, or when none has packets.
+func (m *Merger) defaultReference(samplers []*sampler) int {
+	if samplers == nil {
+		return 0
+	}
+	for i, smp := range samplers {
+		if smp != nil && smp.n > 0 {
+			return i
+		}
+	}
+	return 0
 }
 
 func (m *Merger) snifferByName(name string) int {

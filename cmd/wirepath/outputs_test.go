@@ -105,3 +105,18 @@ func TestOutputIsAnInput(t *testing.T) {
 		}
 	}
 }
+
+// TestCaptureGivenForATrace: a capture given to a command that reads a
+// trace or a result says what to do instead of reporting its bytes as a
+// bad line.
+func TestCaptureGivenForATrace(t *testing.T) {
+	for _, c := range []string{"../../testdata/captures/client.pcap", "../../testdata/captures/server.pcapng", "../../testdata/demo/inside.pcapng.gz"} {
+		for _, args := range [][]string{{"link", c}, {"nest", c}, {"convolve", c}, {"report", c}, {"whatif", c}, {"skew", c}, {"report", "x.json", "--trace", c}} {
+			var stderr bytes.Buffer
+			code := runArgs(io.Discard, &stderr, args...)
+			if code != 2 || !strings.Contains(stderr.String(), "is a packet capture: run `wirepath analyze` (or `reconcile`) on it first") || stderr.Len() > 300 {
+				t.Errorf("%v: exit %d, stderr %q", args, code, stderr.String())
+			}
+		}
+	}
+}

@@ -1,11 +1,14 @@
 package cmdutil
 
 import (
+	"encoding/binary"
 	"os"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/wirepath/wirepath/internal/decompress"
 )
 
 // OutputFlags name the flags of a file a command writes, InputFlags those
@@ -85,4 +88,63 @@ func sameAsAny(fi os.FileInfo, inputs []string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// CheckArgs is the root command's check of every command line: no output
+// is an input (CheckOutputs), and a command that does not read captures
+// (it has no --split-interfaces) is not given one (CheckNotCaptures).
+func CheckArgs(cmd *cobra.Command, args []string) error {
+	if err := CheckOutputs(cmd, args); err != nil {
+		return err
+	}
+	if cmd.Flags().Lookup("split-interfaces") != nil {
+		return nil
+	}
+	return CheckNotCaptures(append(args, flagValues(cmd.Flags(), "trace")...))
+}
+
+// CheckNotCaptures refuses a packet capture (pcap or pcapng, plain or
+// compressed, recognised by its first bytes) among paths given to a
+// command that reads a trace or a result: it would otherwise report 4 KB
+// of escaped binary as a bad line.
+func CheckNotCaptures(paths []string) error {
+	for _, p := range paths {
+		if p == "" || p == "-" {
+			continue
+		}
+		if isCapture(p) {
+			return UsageErrorf("%s is a packet capture: run `wirepath analyze` (or `reconcile`) on it first", p)
+		}
+	}
+	return nil
+}
+
+// isCapture reports whether the file at path starts as a pcap or pcapng
+// file does, after decompression.
+func isCapture(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return false // a pipe must not be read here
+	}
+	br, _, done, err := decompress.NewReader(f, decompress.Options{BufSize: 4096})
+	if err != nil {
+		return false
+	}
+	defer done()
+	head, _ := br.Peek(4)
+	if len(head) < 4 {
+		return false
+	}
+	le := binary.LittleEndian.Uint32(head)
+	be := binary.BigEndian.Uint32(head)
+	for _, m := range []uint32{0xa1b2c3d4, 0xa1b23c4d, 0xa1b2cd34} {
+		if le == m || be == m {
+			return true
+		}
+	}
+	return le == 0x0a0d0d0a
 }

@@ -55,8 +55,9 @@ func NewCmdRoot(ios *cmdutil.IOStreams) *cobra.Command {
 		return cmdutil.UsageErrorf("%v (see '%s --help')", err, c.CommandPath())
 	})
 	cmd.CompletionOptions.HiddenDefaultCmd = true
-	// No command writes over one of its inputs.
-	cmd.PersistentPreRunE = cmdutil.CheckOutputs
+	// No command writes over one of its inputs, or reads a capture as a
+	// trace or a result.
+	cmd.PersistentPreRunE = cmdutil.CheckArgs
 
 	cmd.AddGroup(
 		&cobra.Group{ID: "pipeline", Title: "Pipeline stages:"},
