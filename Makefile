@@ -18,10 +18,11 @@ RACE_PKGS  ?= ./...
 # HTML report test, graphviz for the DOT report test, the testbed's
 # services (testbed/: nginx, Redis, memcached, dnsmasq, Python 3), and the
 # real servers and clients the protocol decoders are tested against
-# (proto/...; setpriv is in util-linux; openssl for TLS suites Go cannot make).
+# (proto/...; setpriv is in util-linux; openssl for TLS suites Go cannot make),
+# and libpcap-dev: the capture filters (-f) are compiled by libpcap (cgo).
 DEB_PKGS   := tcpdump tshark iproute2 iptables nftables gcc libc6-dev make strace curl zstd chromium graphviz \
 	nginx redis-server redis-tools memcached dnsmasq-base python3 \
-	postgresql mariadb-server mariadb-client util-linux openssl
+	postgresql mariadb-server mariadb-client util-linux openssl libpcap-dev
 
 .PHONY: help
 help: ## list the targets

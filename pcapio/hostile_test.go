@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/klauspost/compress/zstd"
 )
@@ -191,5 +192,50 @@ func TestUnreadableFirstFileIsNoReference(t *testing.T) {
 	}
 	if len(m.Problems()) == 0 {
 		t.Error("the unreadable file is not reported")
+	}
+}
+
+// evenFilter keeps records whose length is even.
+type evenFilter struct{}
+
+func (evenFilter) Match(_ uint16, data []byte, _ int) (bool, error) { return len(data)%2 == 0, nil }
+
+// TestFilterAndTimeBounds: the filter and the time bounds leave packets
+// out, and the accounting says how many: records read = delivered +
+// filtered; delivered = packets + duplicates + outside the bounds.
+func TestFilterAndTimeBounds(t *testing.T) {
+	s := makeScenario(t, 3, 400)
+	all := readStats(t, s.paths, Options{})
+	for _, o := range []Options{
+		{Filter: evenFilter{}},
+		{Start: TimeBound{Set: true, Relative: true, Offset: 100 * time.Millisecond}},
+		{End: TimeBound{Set: true, Relative: true, Offset: 200 * time.Millisecond}},
+		{Filter: evenFilter{}, Start: TimeBound{Set: true, Relative: true, Offset: 50 * time.Millisecond},
+			End: TimeBound{Set: true, At: 1700000000_000000000 + int64(300*time.Millisecond)}},
+	} {
+		st := readStats(t, s.paths, o)
+		if st.Total.Records+st.Total.Filtered != all.Total.Records {
+			t.Errorf("%+v: %d delivered + %d filtered, %d records", o, st.Total.Records, st.Total.Filtered, all.Total.Records)
+		}
+		if st.Total.Records != st.Packets+st.Duplicates+st.DroppedCopies+st.OutsideTime {
+			t.Errorf("%+v: accounting %+v", o, st)
+		}
+		if st.Packets >= all.Packets || st.Packets == 0 {
+			t.Errorf("%+v: %d packets of %d", o, st.Packets, all.Packets)
+		}
+	}
+}
+
+func readStats(t *testing.T, paths []string, o Options) Stats {
+	t.Helper()
+	m, err := Open(paths, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	for {
+		if _, err := m.Next(); err == io.EOF {
+			return m.Stats()
+		}
 	}
 }

@@ -79,6 +79,14 @@ type Options struct {
 	// before their window ends (Stats.EarlyReleases), so a later copy of
 	// one of them becomes a packet of its own.
 	MaxPendingBytes int
+	// Filter, if set, selects the records read (a capture filter
+	// expression: package pcapfilter); the others are counted as
+	// Counts.Filtered and never decoded.
+	Filter RecordFilter
+	// Start and End, if set, select the packets whose corrected time is
+	// at or after Start and before End (absolute, or relative to the
+	// first packet's); the others are counted as Stats.OutsideTime.
+	Start, End TimeBound
 	// LookAhead is how much capture time of each input is read ahead, and
 	// kept, to find the sniffers and estimate the clock offsets before
 	// the merge starts (0 means DefaultLookAhead); LookAheadBytes bounds
@@ -133,7 +141,10 @@ type Merger struct {
 	// pendingBytes is what the pending packets hold (their frame buffers
 	// and pendingOverhead each).
 	pendingBytes int64
-	aheadOnly bool // merges the records read ahead only (Options.Refine)
+	// The time bounds, resolved at the first packet.
+	bounded        bool
+	startNS, endNS int64
+	aheadOnly      bool // merges the records read ahead only (Options.Refine)
 }
 
 // fileIn is one input file.
@@ -197,6 +208,32 @@ func Open(paths []string, opts Options) (*Merger, error) {
 	}
 	m.openStreams()
 	return m, nil
+}
+
+// RecordFilter selects records by their bytes (pcapfilter.Filter). Match
+// is called from several goroutines at once; an error (the expression
+// does not apply to the link type) is reported once per file and link
+// type, and the record does not pass.
+type RecordFilter interface {
+	Match(linkType uint16, data []byte, wireLen int) (bool, error)
+}
+
+// TimeBound is a point in capture time: absolute (ns since the epoch on
+// the reference clock) or, when Relative, Offset after the first packet.
+// The zero value is no bound.
+type TimeBound struct {
+	Set      bool
+	Relative bool
+	At       int64         // absolute, ns
+	Offset   time.Duration // relative
+}
+
+// resolve returns the bound's time given the first packet's.
+func (b TimeBound) resolve(first int64) int64 {
+	if b.Relative {
+		return first + int64(b.Offset)
+	}
+	return b.At
 }
 
 // withDefaults fills in the defaults of the zero options and checks the
@@ -613,8 +650,38 @@ func (m *Merger) nextRaw(s *stream) *Packet {
 	}
 }
 
-// pop returns the next observation in corrected time order, or nil.
+// pop returns the next observation in corrected time order within the
+// time bounds (Options.Start, End), or nil; those outside are counted.
 func (m *Merger) pop() *Packet {
+	for {
+		p := m.popAny()
+		if p == nil {
+			return nil
+		}
+		if !m.opts.Start.Set && !m.opts.End.Set {
+			return p
+		}
+		t := p.Obs[0].Corrected
+		if !m.bounded {
+			m.bounded = true
+			m.startNS, m.endNS = math.MinInt64, math.MaxInt64
+			if m.opts.Start.Set {
+				m.startNS = m.opts.Start.resolve(t)
+			}
+			if m.opts.End.Set {
+				m.endNS = m.opts.End.resolve(t)
+			}
+		}
+		if t >= m.startNS && t < m.endNS {
+			return p
+		}
+		m.stats.OutsideTime++
+		m.recycle(p)
+	}
+}
+
+// popAny returns the next observation in corrected time order, or nil.
+func (m *Merger) popAny() *Packet {
 	if !m.started {
 		m.started = true
 		for _, s := range m.streams {

@@ -27,6 +27,9 @@ type Counts struct {
 	BadRecords int64 `json:"bad_records"`
 	// CutRecords counts records cut off by the end of the file.
 	CutRecords int64 `json:"cut_records"`
+	// Filtered counts records the capture filter (Options.Filter) left
+	// out: read, never decoded, not in Records.
+	Filtered int64 `json:"filtered"`
 }
 
 func (c *Counts) add(o Counts) {
@@ -39,6 +42,7 @@ func (c *Counts) add(o Counts) {
 	c.BadIPLength += o.BadIPLength
 	c.BadRecords += o.BadRecords
 	c.CutRecords += o.CutRecords
+	c.Filtered += o.Filtered
 }
 
 func (c *Counts) count(p *Packet) {
@@ -75,8 +79,9 @@ type FileStats struct {
 }
 
 // Stats is the accounting of a merge. Once Next has returned io.EOF:
-// Total.Records = Packets + Duplicates + DroppedCopies, every observation
-// read is in exactly one Packet returned or counted as a dropped copy, and
+// Total.Records = Packets + Duplicates + DroppedCopies + OutsideTime,
+// every observation read is in exactly one Packet returned or counted as
+// a dropped copy or outside the time bounds, and
 // Total.BadRecords + Total.CutRecords records were dropped.
 type Stats struct {
 	// Files holds each file's accounting; Total their sum.
@@ -90,6 +95,9 @@ type Stats struct {
 	// DroppedCopies counts copies of a packet beyond the observations a
 	// packet keeps (Options.MaxObservations): counted, not kept.
 	DroppedCopies int64 `json:"dropped_copies"`
+	// OutsideTime counts observations outside Options.Start and End: read
+	// and decoded, then left out (they are in Total.Records).
+	OutsideTime int64 `json:"outside_time"`
 	// EarlyReleases counts packets returned before their dedupe window
 	// ended because the pending packets held Options.MaxPendingBytes.
 	EarlyReleases int64 `json:"early_releases"`

@@ -85,9 +85,11 @@ type producer struct {
 	s      *stream
 	f      *fileIn
 	free   []*Packet
-	lastIf int // the interface of the last record, -2 none
+	lastIf int          // the interface of the last record, -2 none
 	sn     int          // its sniffer
 	model  *clock.Model // and its clock
+	// filterErr notes the link types whose filter error was reported.
+	filterErr map[uint16]bool
 }
 
 // problem adds a reading problem to b, counting the record it cost.
@@ -105,8 +107,23 @@ func (pr *producer) problem(b *batch, err error) {
 	b.end = IsFatal(err)
 }
 
-// add decodes rec into a pooled packet of b.
+// add decodes rec into a pooled packet of b, unless the filter leaves it
+// out.
 func (pr *producer) add(b *batch, rec *Record) {
+	if f := pr.m.opts.Filter; f != nil {
+		ok, err := f.Match(rec.LinkType, rec.Data, rec.WireLen)
+		if err != nil && !pr.filterErr[rec.LinkType] {
+			if pr.filterErr == nil {
+				pr.filterErr = map[uint16]bool{}
+			}
+			pr.filterErr[rec.LinkType] = true
+			b.probs = append(b.probs, &ParseError{File: pr.f.path, Packet: rec.Number, Offset: rec.Offset, Err: err})
+		}
+		if !ok {
+			b.counts.Filtered++
+			return
+		}
+	}
 	if rec.Interface != pr.lastIf {
 		pr.lastIf = rec.Interface
 		pr.sn = pr.f.sniffer

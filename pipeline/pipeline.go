@@ -554,7 +554,7 @@ func captureCounts(s *pcapio.Stats) []trace.Count {
 	return []trace.Count{
 		c("records", t.Records), c("bytes", t.Bytes), c("decoded", t.Decoded), c("non_ip", t.NonIP),
 		c("undecodable", t.Undecodable), c("truncated", t.Truncated), c("bad_ip_length", t.BadIPLength), c("bad_records", t.BadRecords),
-		c("cut_records", t.CutRecords), c("packets", s.Packets), c("duplicates", s.Duplicates),
+		c("cut_records", t.CutRecords), c("filtered", t.Filtered), c("outside_time", s.OutsideTime), c("packets", s.Packets), c("duplicates", s.Duplicates),
 		c("out_of_order", s.OutOfOrder), c("dropped_copies", s.DroppedCopies), c("early_releases", s.EarlyReleases),
 	}
 }
