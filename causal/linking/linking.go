@@ -143,7 +143,7 @@ func (o *Options) Validate() error {
 	}
 	switch {
 	case o.Window <= 0:
-		return bad("window", "window must be positive, not %v", o.Window)
+		return bad("max-delay", "the longest causal delay must be positive, not %v", o.Window)
 	case !(o.SpontaneousFactor > 0) || math.IsInf(o.SpontaneousFactor, 0):
 		return bad("spontaneous-factor", "spontaneous factor y must be positive, not %v", o.SpontaneousFactor)
 	case o.TryBothBudget < 0 || o.TryBothBudget > 30:
@@ -170,7 +170,7 @@ func (o *Options) Validate() error {
 // for Result.Params.
 func (o *Options) Params() map[string]any {
 	return map[string]any{
-		"window":             o.Window.String(),
+		"max-delay":          o.Window.String(),
 		"spontaneous-factor": o.SpontaneousFactor,
 		"try-both-budget":    o.TryBothBudget,
 		"try-both-low":       o.TryBothLow,

@@ -58,7 +58,7 @@ every stage (packets in, duplicates, NAT mappings applied, messages,
 messages with both ends, patterns) and the warnings: sniffers whose clock
 offset is unknown, nodes seen on one side only, gaps in TCP streams,
 skipped input. Each engine's own flags are here with a prefix: --link-*,
---nest-*, --conv-* (as --window is in "wirepath link", --link-window here).
+--nest-*, --conv-* (as --max-delay is in "wirepath link", --link-max-delay here).
 
 With --engine all, text has a section per engine and one trailer, json is
 an envelope {"wirepath_analysis": 1, "engines": [...], "results": [...]}

@@ -74,7 +74,7 @@ func TestFlags(t *testing.T) {
 		{args: []string{"--engine", "bogus", "a"}, wantErr: "--engine"},
 		{args: []string{"--format", "xml", "a"}, wantErr: "--format"},
 		{args: []string{"--naming", "pid", "a"}, wantErr: "--naming"},
-		{args: []string{"--window", "0", "a"}, wantErr: "--window"},
+		{args: []string{"--dedupe-window", "0", "a"}, wantErr: "--dedupe-window"},
 		{args: []string{"--nest-bins", "0", "a"}, wantErr: "--nest-bins"},
 		{args: []string{"--conv-quantum", "0", "a"}, wantErr: "--conv-quantum"},
 		{args: []string{"--link-try-both-low", "0.8", "a"}, wantErr: "try-both low"},

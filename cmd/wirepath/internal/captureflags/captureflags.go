@@ -39,7 +39,8 @@ type Flags struct {
 // Register adds the flags to fs.
 func (f *Flags) Register(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.SplitInterfaces, "split-interfaces", false, "treat each pcapng interface as a sniffer of its own (default: each file is one sniffer)")
-	fs.DurationVar(&f.Window, "window", pcapio.DefaultWindow, "dedupe window: copies of a packet within it (after clock correction) are one packet; widened by the offset uncertainty")
+	fs.DurationVar(&f.Window, "dedupe-window", pcapio.DefaultWindow, "copies of a packet within this (after clock correction) are one packet; widened by the offset uncertainty")
+	cmdutil.DeprecatedAlias(fs, "window", "dedupe-window", func(fs *pflag.FlagSet, name string) { fs.DurationVar(&f.Window, name, pcapio.DefaultWindow, "") })
 	fs.StringVar(&f.Reference, "reference", "", "`NAME` of the sniffer whose clock is the reference (default: the first)")
 	fs.StringArrayVar(&f.Offsets, "offset", nil, "known clock offset `NAME=DURATION` of a sniffer against the reference (e.g. b.pcap=-2m17.25s); repeatable")
 	fs.BoolVar(&f.NoOffsets, "no-offsets", false, "do not estimate clock offsets (no first pass over the input)")
@@ -59,7 +60,7 @@ func (f *Flags) Options() (pcapio.Options, error) {
 		NoDedupe:        f.NoDedupe,
 	}
 	if f.Window <= 0 {
-		return o, cmdutil.UsageErrorf("--window must be positive, not %v", f.Window)
+		return o, cmdutil.UsageErrorf("--dedupe-window must be positive, not %v", f.Window)
 	}
 	if f.Filter != "" {
 		flt, err := pcapfilter.Compile(f.Filter)

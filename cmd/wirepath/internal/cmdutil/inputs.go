@@ -2,6 +2,7 @@ package cmdutil
 
 import (
 	"encoding/binary"
+	"fmt"
 	"os"
 	"path/filepath"
 
@@ -90,10 +91,12 @@ func sameAsAny(fi os.FileInfo, inputs []string) (string, bool) {
 	return "", false
 }
 
-// CheckArgs is the root command's check of every command line: no output
+// CheckArgs is the root command's check of every command line (after it
+// warns about renamed flags it used): no output
 // is an input (CheckOutputs), and a command that does not read captures
 // (it has no --split-interfaces) is not given one (CheckNotCaptures).
 func CheckArgs(cmd *cobra.Command, args []string) error {
+	WarnRenamed(cmd)
 	if err := CheckOutputs(cmd, args); err != nil {
 		return err
 	}
@@ -148,3 +151,58 @@ func isCapture(path string) bool {
 	}
 	return le == 0x0a0d0d0a
 }
+
+// DeprecatedAlias registers old, the former name of the flag now, on the
+// same variable (define registers a flag of that name): hidden from the
+// help, and using it writes a deprecation warning on stderr.
+func DeprecatedAlias(fs *pflag.FlagSet, old, now string, define func(fs *pflag.FlagSet, name string)) {
+	define(fs, old)
+	fs.MarkHidden(old)
+	fs.SetAnnotation(old, renamedTo, []string{now})
+}
+
+// renamedTo is the annotation of a deprecated alias: the flag's name now.
+const renamedTo = "wirepath-renamed-to"
+
+// WarnRenamed writes a warning on cmd's stderr for every deprecated alias
+// (DeprecatedAlias) the command line used. (pflag's own deprecation
+// notice would go to stdout, into the command's output.)
+func WarnRenamed(cmd *cobra.Command) {
+	cmd.Flags().Visit(func(f *pflag.Flag) {
+		if now := f.Annotations[renamedTo]; len(now) > 0 {
+			fmt.Fprintf(cmd.ErrOrStderr(), "wirepath: --%s is deprecated: use --%s\n", f.Name, now[0])
+		}
+	})
+}
+
+// FormatFlag registers --format text|json for a command whose report is
+// text or JSON, setting *json, and hides the command's --json (already
+// registered on json), which stays as an alias of --format json.
+func FormatFlag(fs *pflag.FlagSet, json *bool) {
+	fs.Var(jsonFormat{json}, "format", "output format: text, json")
+	fs.MarkHidden("json")
+}
+
+// jsonFormat is the value of --format text|json.
+type jsonFormat struct{ json *bool }
+
+func (f jsonFormat) String() string {
+	if f.json != nil && *f.json {
+		return "json"
+	}
+	return "text"
+}
+
+func (f jsonFormat) Set(s string) error {
+	switch s {
+	case "text":
+		*f.json = false
+	case "json":
+		*f.json = true
+	default:
+		return fmt.Errorf("want text or json, not %q", s)
+	}
+	return nil
+}
+
+func (f jsonFormat) Type() string { return "string" }

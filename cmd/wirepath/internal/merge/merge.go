@@ -52,6 +52,7 @@ when the capture itself goes to standard output with -o -).`,
 	o.Register(cmd.Flags())
 	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "write the merged capture to `FILE` (- for standard output)")
 	cmd.Flags().BoolVar(&o.JSON, "json", false, "print the report as JSON")
+	cmdutil.FormatFlag(cmd.Flags(), &o.JSON)
 	cmd.Flags().BoolVar(&o.NoComments, "no-comments", false, "do not comment each packet with the sniffers that saw it")
 	return cmd
 }

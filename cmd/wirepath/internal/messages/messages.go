@@ -96,10 +96,11 @@ func newCmd(ios *cmdutil.IOStreams, runF func(*Options) error) *cobra.Command {
 		},
 	}
 	fs := cmd.Flags()
-	fs.StringVar(&opts.Format, "format", "tsv", "output format: "+strings.Join(Formats, ", "))
+	fs.StringVar(&opts.Format, "format", "tsv", "output format: "+strings.Join(Formats, ", ")+", or json: the accounting as JSON on stdout (messages only go to -o FILE)")
 	fs.StringVarP(&opts.Output, "output", "o", "", "write the messages (or connections) to `FILE` instead of stdout")
 	fs.BoolVar(&opts.Conns, "conns", false, "print connections with their round trips and throughput instead of messages")
 	fs.BoolVar(&opts.JSON, "json", false, "print the accounting as JSON on stdout (messages only go to -o FILE)")
+	fs.MarkHidden("json")
 	fs.DurationVar(&opts.SplitPause, "split-pause", def.SplitPause, "cut a message when its sender pauses this long (0: never)")
 	fs.BoolVar(&opts.NoFraming, "no-framing", false, "do not cut at HTTP/DNS message boundaries or pair calls by protocol")
 	fs.DurationVar(&opts.Settle, "settle", def.Settle, "how long a finished message waits for copies seen by other sniffers")
@@ -113,6 +114,9 @@ func newCmd(ios *cmdutil.IOStreams, runF func(*Options) error) *cobra.Command {
 
 // Validate checks the options.
 func (o *Options) Validate() error {
+	if o.Format == "json" { // the accounting as JSON, as --json
+		o.Format, o.JSON = "tsv", true
+	}
 	if !slices.Contains(Formats, o.Format) {
 		return cmdutil.UsageErrorf("--format must be one of %s, not %q", strings.Join(Formats, ", "), o.Format)
 	}

@@ -54,7 +54,7 @@ func newCmdSummarize(ios *cmdutil.IOStreams) *cobra.Command {
 		Long: `Summarize reads preload traces (files, or directories whose *.jsonl files are
 read; gzip and zstd compression is recognised) and prints, per process, each socket with its endpoints, how it came to
 be (socket, connect, accept, socketpair, inherited) and the messages and bytes
-it sent and received. --json prints the same as JSON.`,
+it sent and received. --format json prints the same as JSON.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Paths = args
@@ -62,6 +62,7 @@ it sent and received. --json prints the same as JSON.`,
 		},
 	}
 	cmd.Flags().BoolVar(&o.JSON, "json", false, "print JSON instead of text")
+	cmdutil.FormatFlag(cmd.Flags(), &o.JSON)
 	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "write to `FILE` instead of stdout")
 	cmd.Flags().BoolVar(&o.Strict, "strict", false, "stop at the first bad line instead of skipping it")
 	return cmd

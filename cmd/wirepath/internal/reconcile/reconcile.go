@@ -85,8 +85,9 @@ func newCmd(ios *cmdutil.IOStreams, runF func(*Options) error) *cobra.Command {
 	}
 	fs := cmd.Flags()
 	fs.StringVarP(&opts.Output, "output", "o", "", "write the trace to `FILE` (TSV; JSON Lines for .jsonl; .gz/.zst compress) instead of stdout")
-	fs.StringVar(&opts.Format, "format", "", "trace format: tsv or jsonl (default: from the -o name, tsv on stdout)")
+	fs.StringVar(&opts.Format, "format", "", "trace format: tsv or jsonl (default: from the -o name, tsv on stdout), or json: the accounting as JSON on stdout (the trace then only goes to -o FILE)")
 	fs.BoolVar(&opts.JSON, "json", false, "print the accounting as JSON on stdout (the trace then only goes to -o FILE)")
+	fs.MarkHidden("json")
 	opts.Pipeline.Register(fs)
 	return cmd
 }
@@ -95,6 +96,9 @@ func newCmd(ios *cmdutil.IOStreams, runF func(*Options) error) *cobra.Command {
 func (o *Options) Validate() error {
 	if err := o.Pipeline.Validate(); err != nil {
 		return err
+	}
+	if o.Format == "json" { // the accounting as JSON, as --json
+		o.Format, o.JSON = "", true
 	}
 	if o.Format != "" && o.Format != "tsv" && o.Format != "jsonl" {
 		return cmdutil.UsageErrorf("--format must be tsv or jsonl, not %q", o.Format)

@@ -88,6 +88,7 @@ func NewCmd(ios *cmdutil.IOStreams) *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.BoolVar(&opts.JSON, "json", false, "print the score as JSON")
+	cmdutil.FormatFlag(f, &opts.JSON)
 	f.StringVarP(&opts.Output, "output", "o", "", "write the score to `FILE` instead of stdout")
 	f.Float64Var(&opts.Tolerance, "tolerance", score.DefaultTolerance, "top-N near-tie tolerance (fraction of the N-th inferred count)")
 	f.IntVar(&opts.MaxN, "max-n", 0, "largest N of the top-N curve (0 = the number of true patterns)")

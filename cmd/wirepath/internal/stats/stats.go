@@ -41,6 +41,7 @@ truncated, dropped) with any problems found.`,
 	}
 	o.Register(cmd.Flags())
 	cmd.Flags().BoolVar(&o.JSON, "json", false, "print the report as JSON")
+	cmdutil.FormatFlag(cmd.Flags(), &o.JSON)
 	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "write the report to `FILE` instead of standard output")
 	return cmd
 }

@@ -108,6 +108,7 @@ See docs/whatif.md.`,
 	fs.IntVar(&opts.Pattern, "pattern", 0, "only the pattern of rank `N` (0 = every pattern)")
 	fs.IntVar(&opts.Top, "top", 10, "patterns to profile without --link (0 = all)")
 	fs.BoolVar(&opts.JSON, "json", false, "print the profiles or predictions as JSON")
+	cmdutil.FormatFlag(fs, &opts.JSON)
 	fs.StringVarP(&opts.Output, "output", "o", "", "write to `FILE` instead of stdout")
 	return cmd
 }
