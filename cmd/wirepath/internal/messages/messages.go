@@ -4,7 +4,6 @@
 package messages
 
 import (
-	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -14,6 +13,7 @@ import (
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/captureflags"
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/cmdutil"
 	"github.com/wirepath/wirepath/flows"
+	"github.com/wirepath/wirepath/nat"
 	"github.com/wirepath/wirepath/pcapio"
 	"github.com/wirepath/wirepath/pipeline"
 	"github.com/wirepath/wirepath/trace"
@@ -37,6 +37,7 @@ type Options struct {
 	IdleTimeout    time.Duration
 	FingerprintLen int
 	NoNAT          bool
+	NAT            nat.Options
 }
 
 const long = `Read packet captures and print the write-level messages in them (WAP5
@@ -103,11 +104,9 @@ func newCmd(ios *cmdutil.IOStreams, runF func(*Options) error) *cobra.Command {
 	fs.MarkHidden("json")
 	fs.DurationVar(&opts.SplitPause, "split-pause", def.SplitPause, "cut a message when its sender pauses this long (0: never)")
 	fs.BoolVar(&opts.NoFraming, "no-framing", false, "do not cut at HTTP/DNS message boundaries or pair calls by protocol")
-	fs.DurationVar(&opts.Settle, "settle", def.Settle, "how long a finished message waits for copies seen by other sniffers")
-	fs.DurationVar(&opts.ReorderTimeout, "reorder-timeout", def.ReorderTimeout, "how long out-of-order data waits for a missing segment")
-	fs.DurationVar(&opts.IdleTimeout, "idle-timeout", def.IdleTimeout, "end a TCP connection idle this long")
-	fs.IntVar(&opts.FingerprintLen, "fingerprint-len", def.FingerprintLen, fmt.Sprintf("leading bytes of a message its fingerprint covers (1-%d)", flows.MaxFingerprintLen))
-	fs.BoolVar(&opts.NoNAT, "no-nat", false, "do not learn and undo address translations (one pass over the captures fewer)")
+	captureflags.RegisterFlowsTuning(fs, &opts.Settle, &opts.ReorderTimeout, &opts.IdleTimeout, &opts.FingerprintLen)
+	fs.BoolVar(&opts.NoNAT, "no-nat", false, "do not learn and undo address translations")
+	captureflags.RegisterNATTuning(fs, &opts.NAT)
 	opts.Flags.Register(fs)
 	return cmd
 }
@@ -122,6 +121,9 @@ func (o *Options) Validate() error {
 	}
 	cfg := o.Config()
 	if err := cfg.Validate(); err != nil {
+		return cmdutil.UsageErrorf("%v", err)
+	}
+	if err := o.NAT.Validate(); err != nil {
 		return cmdutil.UsageErrorf("%v", err)
 	}
 	_, err := o.Flags.Options()
@@ -163,7 +165,7 @@ func Run(ios *cmdutil.IOStreams, o *Options) error {
 	if o.Conns {
 		cfg.OnConn = w.conn
 	}
-	pc := pipeline.Config{Captures: o.Captures, Capture: popts, NoNAT: o.NoNAT, Flows: cfg, Context: o.Context}
+	pc := pipeline.Config{Captures: o.Captures, Capture: popts, NoNAT: o.NoNAT, NAT: o.NAT, Flows: cfg, Context: o.Context}
 	var done func()
 	pc.Progress, done = captureflags.StageProgress(ios)
 	res, runErr := pipeline.Messages(pc, func(m *flows.Message) error {
