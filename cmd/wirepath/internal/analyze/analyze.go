@@ -101,6 +101,7 @@ func newCmd(ios *cmdutil.IOStreams, runF runFunc) *cobra.Command {
 	o.Pipeline.Register(fs)
 	o.Common.AddResultFlags(fs)
 	fs.StringVar(&o.Engine, "engine", engines.Auto, "engine to run: "+strings.Join(engineChoices, ", "))
+	cmdutil.Enum(fs, "engine", engineChoices...)
 	fs.IntVar(&o.Workers, "workers", 0, "goroutines each engine uses (0 = one per CPU)")
 	fs.StringVar(&o.SaveTrace, "save-trace", "", "also write the reconciled message trace to `FILE` (TSV; JSON Lines for .jsonl; .gz/.zst compress), for the engine commands and 'wirepath score --trace'")
 	fs.StringVar(&o.Title, "title", "", "HTML page title")

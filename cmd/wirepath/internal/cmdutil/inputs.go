@@ -180,6 +180,7 @@ func WarnRenamed(cmd *cobra.Command) {
 // registered on json), which stays as an alias of --format json.
 func FormatFlag(fs *pflag.FlagSet, json *bool) {
 	fs.Var(jsonFormat{json}, "format", "output format: text, json")
+	Enum(fs, "format", "text", "json")
 	fs.MarkHidden("json")
 }
 
@@ -206,3 +207,30 @@ func (f jsonFormat) Set(s string) error {
 }
 
 func (f jsonFormat) Type() string { return "string" }
+
+// enumValues is the annotation of a flag that takes one of a few values:
+// the values, offered by shell completion.
+const enumValues = "wirepath-enum"
+
+// Enum notes that the flag name of fs takes one of values, for shell
+// completion (CompleteEnums registers them).
+func Enum(fs *pflag.FlagSet, name string, values ...string) {
+	fs.SetAnnotation(name, enumValues, values)
+}
+
+// CompleteEnums registers, on cmd and every command under it, shell
+// completion of the values of every flag noted with Enum.
+func CompleteEnums(cmd *cobra.Command) {
+	cmd.Flags().VisitAll(func(f *pflag.Flag) {
+		values := f.Annotations[enumValues]
+		if len(values) == 0 {
+			return
+		}
+		_ = cmd.RegisterFlagCompletionFunc(f.Name, func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+			return values, cobra.ShellCompDirectiveNoFileComp
+		})
+	})
+	for _, c := range cmd.Commands() {
+		CompleteEnums(c)
+	}
+}

@@ -96,6 +96,7 @@ func (f *LinkingFlags) Register(fs *pflag.FlagSet, prefix string) {
 	fs.BoolVar(&f.LinkClients, name, !def.ClientRoots, "also look for the causes of messages sent by clients (by default they start paths)")
 	fs.BoolVar(&f.Calls, p+"calls", def.Calls, "use CALL/RETURN kinds and call ids: a RETURN joins its CALL's instance, parents must nest")
 	fs.StringVar(&f.DelayModel, p+"delay-model", string(def.DelayModel), "how a delay weighs a possible parent: exponential (WAP5) or empirical (learnt per kind of link)")
+	cmdutil.Enum(fs, p+"delay-model", "exponential", "empirical")
 	fs.BoolVar(&f.Normalize, p+"normalize-roots", def.NormalizeRoots, "scale the instances of one root to share its probability (and drop those under --min-link of its best)")
 	fs.BoolVar(&f.Reparent, p+"reparent", def.Reparent, "within an instance, hang every message under its most recent possible cause")
 	fs.BoolVar(&f.Pure, p+"pure-wap5", false, "run WAP5 section 5.1 exactly: no --"+p+"calls, exponential delays, --"+p+"iterations 0, no --"+p+"normalize-roots, no --"+p+"reparent")

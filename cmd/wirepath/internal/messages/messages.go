@@ -98,6 +98,7 @@ func newCmd(ios *cmdutil.IOStreams, runF func(*Options) error) *cobra.Command {
 	}
 	fs := cmd.Flags()
 	fs.StringVar(&opts.Format, "format", "tsv", "output format: "+strings.Join(Formats, ", ")+", or json: the accounting as JSON on stdout (messages only go to -o FILE)")
+	cmdutil.Enum(fs, "format", append(Formats, "json")...)
 	fs.StringVarP(&opts.Output, "output", "o", "", "write the messages (or connections) to `FILE` instead of stdout")
 	fs.BoolVar(&opts.Conns, "conns", false, "print connections with their round trips and throughput instead of messages")
 	fs.BoolVar(&opts.JSON, "json", false, "print the accounting as JSON on stdout (messages only go to -o FILE)")

@@ -86,6 +86,7 @@ func newCmd(ios *cmdutil.IOStreams, runF func(*Options) error) *cobra.Command {
 	fs := cmd.Flags()
 	fs.StringVarP(&opts.Output, "output", "o", "", "write the trace to `FILE` (TSV; JSON Lines for .jsonl; .gz/.zst compress) instead of stdout")
 	fs.StringVar(&opts.Format, "format", "", "trace format: tsv or jsonl (default: from the -o name, tsv on stdout), or json: the accounting as JSON on stdout (the trace then only goes to -o FILE)")
+	cmdutil.Enum(fs, "format", "tsv", "jsonl", "json")
 	fs.BoolVar(&opts.JSON, "json", false, "print the accounting as JSON on stdout (the trace then only goes to -o FILE)")
 	fs.MarkHidden("json")
 	opts.Pipeline.Register(fs)

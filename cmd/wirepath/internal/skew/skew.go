@@ -68,6 +68,7 @@ func newCmd(ios *cmdutil.IOStreams, runF func(*cmdutil.IOStreams, *Options) erro
 	f.BoolVar(&opts.Deskew, "deskew", false, "remove the trace's known node clock offsets instead")
 	f.StringVarP(&opts.Output, "output", "o", "", "write the trace to `FILE` (format from its name) instead of stdout")
 	f.StringVar(&opts.Format, "format", "", "output format: tsv or jsonl (default: from -o, else tsv)")
+	cmdutil.Enum(f, "format", "tsv", "jsonl")
 	f.BoolVar(&opts.Strict, "strict", false, "stop at the first bad trace line instead of skipping it")
 	return cmd
 }
