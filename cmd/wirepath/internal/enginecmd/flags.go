@@ -235,4 +235,3 @@ func (f *ConvolutionFlags) Apply(eo *engines.Options) {
 	o.MaxVertices = f.MaxHops
 	o.Roots = f.Roots
 }
-

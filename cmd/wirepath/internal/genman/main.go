@@ -30,7 +30,7 @@ func run(dir string) error {
 		return err
 	}
 	cmd := root.NewCmdRoot(cmdutil.System())
-	cmd.DisableAutoGenTag = true // the pages do not change with the day they were made
+	cmd.DisableAutoGenTag = true   // the pages do not change with the day they were made
 	cmd.InitDefaultCompletionCmd() // cobra adds it only when it runs
 	header := &doc.GenManHeader{Title: "WIREPATH", Section: "1", Source: "wirepath " + cmdutil.Version, Manual: "wirepath manual"}
 	return doc.GenManTree(cmd, header, dir)
