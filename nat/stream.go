@@ -50,8 +50,12 @@ func containsID(ids []uint32, id uint32) bool {
 	return false
 }
 
-// DefaultMaxDelayBytes bounds the frame bytes a Streamer holds back.
-const DefaultMaxDelayBytes = 256 << 20
+// DefaultMaxDelayBytes bounds the memory of the packets a Streamer holds
+// back (their frames and heldOverhead each).
+const DefaultMaxDelayBytes = 96 << 20
+
+// heldOverhead is what a held packet costs besides its frame.
+const heldOverhead = 300
 
 // StreamOptions configure a Streamer.
 type StreamOptions struct {
@@ -62,8 +66,9 @@ type StreamOptions struct {
 	// Delay of a connection's first packet renames all of it (0 means the
 	// learning window, Learn.Window).
 	Delay time.Duration
-	// MaxDelayBytes bounds the captured bytes held back; past it the
-	// oldest packets leave early (0 means DefaultMaxDelayBytes).
+	// MaxDelayBytes bounds the memory of the packets held back (their
+	// frames and 300 bytes each); past it the oldest packets leave early
+	// (0 means DefaultMaxDelayBytes).
 	MaxDelayBytes int64
 }
 
@@ -128,7 +133,7 @@ func (s *Streamer) Push(p *pcapio.Packet) {
 	}
 	p.CopyTo(c)
 	s.q.Push(c)
-	s.qBytes += int64(len(c.Frame))
+	s.qBytes += int64(len(c.Frame)) + heldOverhead
 	if s.q.Len() == 1 || c.TS() > s.newest {
 		s.newest = c.TS()
 	}
@@ -156,7 +161,7 @@ func (s *Streamer) Pop(end bool) *pcapio.Packet {
 		return nil
 	}
 	p := s.q.Pop()
-	s.qBytes -= int64(len(p.Frame))
+	s.qBytes -= int64(len(p.Frame)) + heldOverhead
 	if s.final == nil {
 		s.maybeSnapshot()
 	}

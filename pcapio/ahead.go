@@ -21,7 +21,10 @@ const (
 	DefaultLookAhead = 10 * time.Minute
 	// DefaultLookAheadBytes bounds the memory the read-ahead keeps (the
 	// records' bytes and about 100 bytes per record), over all inputs.
-	DefaultLookAheadBytes = 128 << 20
+	DefaultLookAheadBytes = 32 << 20
+	// arenaChunk is the size of the blocks the records read ahead are
+	// kept in: each is freed as soon as the merge has gone past it.
+	arenaChunk = 1 << 20
 	// minLookAheadBytes is the least any one input may read ahead.
 	minLookAheadBytes = 1 << 20
 	// maxReorderHold caps the packets one input holds back to put its
@@ -33,10 +36,11 @@ const (
 const StdinName = "-"
 
 // aheadRec is one record read ahead (Data nil: its bytes are
-// arena[off:off+n]), or a problem met there (err).
+// arena[chunk][off:off+n]), or a problem met there (err).
 type aheadRec struct {
 	rec    Record
-	off, n int
+	chunk  int
+	off, n int32
 	err    error
 }
 
@@ -122,7 +126,8 @@ func (m *Merger) readAhead(f *fileIn, estimate bool, budget int64) fileScan {
 	var rec Record
 	lastIf, lastRes := -1, int64(0)
 	first, started := int64(0), false
-	for int64(len(f.arena))+int64(len(f.ahead))*int64(unsafe.Sizeof(aheadRec{})) < budget {
+	var kept int64 // bytes in the arena
+	for kept+int64(len(f.ahead))*int64(unsafe.Sizeof(aheadRec{})) < budget {
 		err := r.ReadRecord(&rec)
 		if err == io.EOF {
 			f.aheadEnd = true
@@ -136,9 +141,8 @@ func (m *Merger) readAhead(f *fileIn, estimate bool, budget int64) fileScan {
 			}
 			continue
 		}
-		a := aheadRec{rec: rec, off: len(f.arena), n: len(rec.Data)}
-		a.rec.Data = nil
-		f.arena = append(f.arena, rec.Data...)
+		a := f.keep(&rec)
+		kept += int64(len(rec.Data))
 		f.ahead = append(f.ahead, a)
 		if m.opts.SplitInterfaces {
 			sc.seen[rec.Interface] = true
@@ -169,6 +173,22 @@ func (m *Merger) readAhead(f *fileIn, estimate bool, budget int64) fileScan {
 	}
 	f.ifInfo = slices.Clone(r.Interfaces())
 	return sc
+}
+
+// keep copies rec's bytes into the arena's last chunk (a new one when it
+// is full) and returns the record as kept.
+func (f *fileIn) keep(rec *Record) aheadRec {
+	n := len(rec.Data)
+	last := len(f.arena) - 1
+	if last < 0 || len(f.arena[last])+n > cap(f.arena[last]) {
+		f.arena = append(f.arena, make([]byte, 0, max(arenaChunk, n)))
+		last++
+	}
+	c := f.arena[last]
+	a := aheadRec{rec: *rec, chunk: last, off: int32(len(c)), n: int32(n)}
+	a.rec.Data = nil
+	f.arena[last] = append(c, rec.Data...)
+	return a
 }
 
 // openInput opens the file at path, or standard input for StdinName.

@@ -164,7 +164,7 @@ type fileIn struct {
 	// being opened as a capture.
 	r        *Reader
 	ahead    []aheadRec
-	arena    []byte
+	arena    [][]byte
 	aheadEnd bool
 	openErr  error
 }

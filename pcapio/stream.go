@@ -42,6 +42,7 @@ func (m *Merger) produce(s *stream, r *Reader) {
 		r = nil // the read-ahead met the end of the file
 	}
 	pr := producer{m: m, s: s, f: f, lastIf: -2}
+	freed := 0 // the arena's chunks before it are freed
 	var rec Record
 	for {
 		b := &batch{pkts: make([]*Packet, 0, batchSize)}
@@ -51,7 +52,14 @@ func (m *Merger) produce(s *stream, r *Reader) {
 			case len(ahead) > 0:
 				a := &ahead[0]
 				rec, err = a.rec, a.err
-				rec.Data = arena[a.off : a.off+a.n : a.off+a.n]
+				if a.err == nil {
+					if !m.aheadOnly && a.chunk > freed {
+						clear(arena[freed:a.chunk]) // the merge is past them: let them go
+						freed = a.chunk
+					}
+					c := arena[a.chunk]
+					rec.Data = c[a.off : a.off+a.n : a.off+a.n]
+				}
 				ahead = ahead[1:]
 			case r != nil:
 				err = r.ReadRecord(&rec)
