@@ -5,8 +5,8 @@ import (
 	"io"
 	"testing"
 
-	"github.com/wirepath/wirepath/flows/internal/benchgen"
 	"github.com/wirepath/wirepath/pcapio"
+	"github.com/wirepath/wirepath/tools/benchgen"
 	"github.com/wirepath/wirepath/trace"
 )
 

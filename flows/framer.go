@@ -129,20 +129,6 @@ func (f *framer) atStart() bool {
 	return false
 }
 
-// app is the protocol the framer frames.
-func (f *framer) app() App {
-	switch f.mode {
-	case fmHTTP:
-		if f.first {
-			return AppNone
-		}
-		return AppHTTP
-	case fmDNS:
-		return AppDNS
-	}
-	return AppNone
-}
-
 // resync is called at the start of a new message: a framer that lost sync
 // tries HTTP detection again there.
 func (f *framer) resync() {
@@ -275,7 +261,11 @@ func (f *framer) bodyBytes(used, n int) (int, bool) {
 // it gives up on the stream.
 func (f *framer) headerBytes(avail []byte, used, n, dir int, sh *httpShared) (next int, stop, boundary bool, kind httpKind) {
 	if len(avail) == 0 {
-		f.giveUp()
+		// Bytes the capture lacks: framing is lost until the next
+		// message. A hole says nothing about the protocol, so on the
+		// first message detection waits for the next one.
+		f.line = f.line[:0]
+		f.lose()
 		return n, true, false, httpNone
 	}
 	block, took, ok := f.headerBlock(avail, n-used)

@@ -100,6 +100,11 @@ type Stats struct {
 	HTTPMessages    int64 `json:"http_messages"`
 	DNSMessages     int64 `json:"dns_messages"`
 	FramingLost     int64 `json:"framing_lost"`
+	// PairingResyncs counts the losses of HTTP framing after which call
+	// pairing started afresh; UnansweredAtLoss the requests then waiting,
+	// whose responses the loss may have hidden, left without a RETURN.
+	PairingResyncs   int64 `json:"pairing_resyncs"`
+	UnansweredAtLoss int64 `json:"unanswered_at_loss"`
 
 	// Connections: started, ended by reason, and the table's peak size.
 	Conns         int64 `json:"conns"`
@@ -142,7 +147,7 @@ func (s *Stats) Check() error {
 	return errors.Join(errs...)
 }
 
-// Counts returns every counter as a trace.Count of stage "flows", named
+// Counts returns every counter as a trace.Count of stage trace.StageFlows, named
 // by its JSON name, in declaration order.
 func (s *Stats) Counts() []trace.Count {
 	v := reflect.ValueOf(s).Elem()
@@ -150,7 +155,7 @@ func (s *Stats) Counts() []trace.Count {
 	out := make([]trace.Count, 0, t.NumField())
 	for i := 0; i < t.NumField(); i++ {
 		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
-		out = append(out, trace.Count{Stage: "flows", Name: name, Value: v.Field(i).Int()})
+		out = append(out, trace.Count{Stage: trace.StageFlows, Name: name, Value: v.Field(i).Int()})
 	}
 	return out
 }

@@ -436,7 +436,9 @@ func account(res *Result, m *pcapio.Merger, r *flows.Reader) {
 	if res.NAT != nil {
 		res.Accounting = append(res.Accounting, res.NAT.Accounting()...)
 		a := res.NATApply
-		c := func(name string, v int64) trace.Count { return trace.Count{Stage: "nat", Name: name, Value: v} }
+		c := func(name string, v int64) trace.Count {
+			return trace.Count{Stage: trace.StageNAT, Name: name, Value: v}
+		}
 		res.Accounting = append(res.Accounting, c("rewrite_packets", a.Packets), c("rewrite_rewritten", a.Rewritten),
 			c("rewrite_canonical", a.Canonical), c("rewrite_untouched", a.Untouched), c("rewrite_fragments", a.Fragments),
 			c("rewrite_late", a.Late), c("rewrite_provisional", a.Provisional), c("delay_left_early", a.Early))
@@ -549,7 +551,9 @@ func sniffersFor(sn []pcapio.Sniffer, offs []pcapio.Offset) []reconcile.Sniffer 
 
 // captureCounts returns pcapio's accounting as trace counts.
 func captureCounts(s *pcapio.Stats) []trace.Count {
-	c := func(name string, v int64) trace.Count { return trace.Count{Stage: "pcapio", Name: name, Value: v} }
+	c := func(name string, v int64) trace.Count {
+		return trace.Count{Stage: trace.StagePcapio, Name: name, Value: v}
+	}
 	t := s.Total
 	return []trace.Count{
 		c("records", t.Records), c("bytes", t.Bytes), c("decoded", t.Decoded), c("non_ip", t.NonIP),
@@ -584,7 +588,9 @@ func readPreload(cfg *Config, res *Result) (*preload.Table, error) {
 	}
 	progress(cfg.Progress, StagePreload, int64(len(paths)), int64(len(paths)))
 	res.Preload = tab
-	c := func(name string, v int64) trace.Count { return trace.Count{Stage: "preload", Name: name, Value: v} }
+	c := func(name string, v int64) trace.Count {
+		return trace.Count{Stage: trace.StagePreload, Name: name, Value: v}
+	}
 	k := tab.Counters
 	res.Accounting = append(res.Accounting,
 		c("files", int64(len(paths))), c("records", k.Records), c("data_calls", k.DataCalls), c("failed_calls", k.FailedCalls),

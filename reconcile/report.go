@@ -124,9 +124,11 @@ func (r *Report) Check() error {
 	return nil
 }
 
-// Accounting returns the counters as trace counts of stage "reconcile".
+// Accounting returns the counters as trace counts of stage trace.StageReconcile.
 func (r *Report) Accounting() []trace.Count {
-	c := func(name string, v int64) trace.Count { return trace.Count{Stage: "reconcile", Name: name, Value: v} }
+	c := func(name string, v int64) trace.Count {
+		return trace.Count{Stage: trace.StageReconcile, Name: name, Value: v}
+	}
 	out := []trace.Count{
 		c("flows_messages_in", r.FlowsIn),
 		c("flows_messages_used", r.FlowsUsed),

@@ -92,15 +92,31 @@ func writePattern(w *bufio.Writer, p *causal.Pattern) {
 		fmt.Fprintf(w, "  latency %s (p50 %s, p90 %s)", FormatUS(p.Latency.Mean), FormatUS(p.Latency.P50), FormatUS(p.Latency.P90))
 	}
 	fmt.Fprintf(w, "\n    %s\n", shortSignature(p.Signature))
-	if !validPattern(p) {
+	if !p.WellFormed() {
 		fmt.Fprintf(w, "    (malformed pattern: hops are not a tree in parent-first order)\n")
 		return
 	}
 	tl := buildTimeline(p, meanTimes(p))
-	kids := children(p)
-	type row struct{ label, node, net, start, delays string }
-	var rows []row
-	deeper, more := 0, 0
+	rows, deeper, more := hopRows(p, tl)
+	writeHopTable(w, rows)
+	if deeper > 0 {
+		fmt.Fprintf(w, "    … %d deeper hops not shown (depth > %d)\n", deeper, MaxTextDepth)
+	}
+	if more > 0 {
+		fmt.Fprintf(w, "    … %d more hops not shown (at most %d per pattern)\n", more, MaxTextHops)
+	}
+	writeUntraced(w, tl)
+}
+
+// textRow is one hop's line in the text hop table.
+type textRow struct{ label, node, net, start, delays string }
+
+// hopRows returns the rows of p's hop table, the hops as a tree in
+// depth-first order with box-drawing prefixes, to depth MaxTextDepth and
+// at most MaxTextHops rows; and how many hops were left out for their
+// depth (deeper) and past the rows shown (more).
+func hopRows(p *causal.Pattern, tl *timeline) (rows []textRow, deeper, more int) {
+	kids := p.Children()
 	var walk func(id int, prefix string, last, root bool, depth int)
 	walk = func(id int, prefix string, last, root bool, depth int) {
 		if depth >= MaxTextDepth {
@@ -111,7 +127,6 @@ func writePattern(w *bufio.Writer, p *causal.Pattern) {
 			more += subtreeSize(kids, id)
 			return
 		}
-		h := &p.Hops[id]
 		branch, next := "├─ ", "│  "
 		if last {
 			branch, next = "└─ ", "   "
@@ -119,48 +134,60 @@ func writePattern(w *bufio.Writer, p *causal.Pattern) {
 		if root {
 			branch, next = "", ""
 		}
-		r := row{label: prefix + branch + h.From + " → " + hopTarget(h)}
-		if h.Kind != "-" && h.Kind != "" {
-			r.label += " " + h.Kind
-		}
-		sv := &tl.Visits[tl.Sender[id]]
-		switch {
-		case sv.Untraced && !root:
-			r.node = "◇ " + FormatUS(tl.combined(id))
-		case h.NodeDelay != nil:
-			r.node = FormatUS(h.NodeDelay.Mean)
-		default:
-			r.node = "-"
-		}
-		rv := &tl.Visits[tl.Recv[id]]
-		switch {
-		case h.NetDelay != nil:
-			r.net = FormatUS(h.NetDelay.Mean)
-		case rv.Untraced && !rv.Unseen || sv.Untraced:
-			r.net = "◇"
-		default:
-			r.net = "?"
-		}
-		r.delays = fmtDelays(h.Delays, 4)
-		if h.Start != nil {
-			r.start = "+" + FormatUS(h.Start.Mean)
-		}
-		rows = append(rows, r)
+		rows = append(rows, textHopRow(&p.Hops[id], tl, id, prefix+branch, root))
 		for i, c := range kids[id] {
 			walk(c, prefix+next, i == len(kids[id])-1, false, depth+1)
 		}
 	}
 	walk(0, "", true, true, 0)
+	return rows, deeper, more
+}
+
+// textHopRow is the row of hop h (number id), its label after prefix: the
+// node delay at the sender (◇ and the combined delay for an untraced
+// sender), the network delay (◇ when an untraced end hides it, ? when it
+// is unknown), the start and convolution's delays.
+func textHopRow(h *causal.Hop, tl *timeline, id int, prefix string, root bool) textRow {
+	r := textRow{label: prefix + h.From + " → " + hopTarget(h)}
+	if h.Kind != "-" && h.Kind != "" {
+		r.label += " " + h.Kind
+	}
+	sv := &tl.Visits[tl.Sender[id]]
+	switch {
+	case sv.Untraced && !root:
+		r.node = "◇ " + FormatUS(tl.combined(id))
+	case h.NodeDelay != nil:
+		r.node = FormatUS(h.NodeDelay.Mean)
+	default:
+		r.node = "-"
+	}
+	rv := &tl.Visits[tl.Recv[id]]
+	switch {
+	case h.NetDelay != nil:
+		r.net = FormatUS(h.NetDelay.Mean)
+	case rv.Untraced && !rv.Unseen || sv.Untraced:
+		r.net = "◇"
+	default:
+		r.net = "?"
+	}
+	r.delays = fmtDelays(h.Delays, 4)
+	if h.Start != nil {
+		r.start = "+" + FormatUS(h.Start.Mean)
+	}
+	return r
+}
+
+// writeHopTable writes the rows under their header, the delays column only
+// when a hop has delays.
+func writeHopTable(w *bufio.Writer, rows []textRow) {
 	lw := utf8.RuneCountInString("hop")
+	hasDelays := false
 	for _, r := range rows {
 		lw = max(lw, utf8.RuneCountInString(r.label))
+		hasDelays = hasDelays || r.delays != ""
 	}
 	pad := func(s string, n int) string { return s + strings.Repeat(" ", max(0, n-utf8.RuneCountInString(s))) }
 	lpad := func(s string, n int) string { return strings.Repeat(" ", max(0, n-utf8.RuneCountInString(s))) + s }
-	hasDelays := false
-	for _, r := range rows {
-		hasDelays = hasDelays || r.delays != ""
-	}
 	head := fmt.Sprintf("    %s  %11s  %10s  %10s", pad("hop", lw), "at sender", "network", "start")
 	if hasDelays {
 		head += "  delays (count)"
@@ -173,12 +200,10 @@ func writePattern(w *bufio.Writer, p *causal.Pattern) {
 		}
 		w.WriteString(line + "\n")
 	}
-	if deeper > 0 {
-		fmt.Fprintf(w, "    … %d deeper hops not shown (depth > %d)\n", deeper, MaxTextDepth)
-	}
-	if more > 0 {
-		fmt.Fprintf(w, "    … %d more hops not shown (at most %d per pattern)\n", more, MaxTextHops)
-	}
+}
+
+// writeUntraced explains the ◇ of each untraced visit of the timeline.
+func writeUntraced(w *bufio.Writer, tl *timeline) {
 	notes := 0
 	for _, v := range tl.Visits {
 		if !v.Untraced {
@@ -322,8 +347,23 @@ func hopTarget(h *causal.Hop) string {
 	return h.To + " (" + ep + ")"
 }
 
+// writeTrailer writes what the results of one run share, once: the
+// clocks, the node offsets, the NAT table, the accounting of every stage
+// and engine, and the warnings.
 func writeTrailer(w *bufio.Writer, rs []*causal.Result, summary bool) {
 	ts := &rs[0].Trace
+	writeClocks(w, ts)
+	writeAliases(w, ts.Aliases)
+	counts := append([]trace.Count(nil), ts.Accounting...)
+	for _, r := range rs {
+		counts = append(counts, r.Accounting...)
+	}
+	writeAccounting(w, counts, summary)
+	writeWarnings(w, rs)
+}
+
+// writeClocks writes the capture clocks and the node offsets.
+func writeClocks(w *bufio.Writer, ts *causal.TraceSummary) {
 	if len(ts.Clocks) > 0 {
 		fmt.Fprintf(w, "\ncapture clocks (reference time = local time - offset):\n")
 		nw := 0
@@ -348,33 +388,39 @@ func writeTrailer(w *bufio.Writer, rs []*causal.Result, summary bool) {
 			fmt.Fprintf(w, "  %-*s  %s ± %s against %s (%d samples)\n", nw, o.Node, fmtSigned(float64(o.OffsetNS)/1e3), FormatUS(float64(o.UncertaintyNS)/1e3), o.Reference, o.Samples)
 		}
 	}
-	if len(ts.Aliases) > 0 {
-		fmt.Fprintf(w, "\nNAT (outside → inside):\n")
-		for _, a := range ts.Aliases {
-			fmt.Fprintf(w, "  %s → %s", a.Outside, a.Inside)
-			var parts []string
-			if a.Kind != "" {
-				parts = append(parts, a.Kind)
-			}
-			if a.Direction != "" {
-				parts = append(parts, a.Direction)
-			}
-			if a.Matches > 0 {
-				parts = append(parts, fmt.Sprintf("%d matches", a.Matches))
-			}
-			if a.Score > 0 {
-				parts = append(parts, fmt.Sprintf("score %.2f", a.Score))
-			}
-			if len(parts) > 0 {
-				fmt.Fprintf(w, "  (%s)", strings.Join(parts, ", "))
-			}
-			w.WriteString("\n")
+}
+
+// writeAliases writes the NAT table.
+func writeAliases(w *bufio.Writer, aliases []trace.Alias) {
+	if len(aliases) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nNAT (outside → inside):\n")
+	for _, a := range aliases {
+		fmt.Fprintf(w, "  %s → %s", a.Outside, a.Inside)
+		var parts []string
+		if a.Kind != "" {
+			parts = append(parts, a.Kind)
 		}
+		if a.Direction != "" {
+			parts = append(parts, a.Direction)
+		}
+		if a.Matches > 0 {
+			parts = append(parts, fmt.Sprintf("%d matches", a.Matches))
+		}
+		if a.Score > 0 {
+			parts = append(parts, fmt.Sprintf("score %.2f", a.Score))
+		}
+		if len(parts) > 0 {
+			fmt.Fprintf(w, "  (%s)", strings.Join(parts, ", "))
+		}
+		w.WriteString("\n")
 	}
-	counts := append([]trace.Count(nil), ts.Accounting...)
-	for _, r := range rs {
-		counts = append(counts, r.Accounting...)
-	}
+}
+
+// writeAccounting writes the counters, one line per stage (summary) or
+// one per counter.
+func writeAccounting(w *bufio.Writer, counts []trace.Count, summary bool) {
 	if summary && len(counts) > 0 {
 		fmt.Fprintf(w, "\naccounting:\n")
 		lines := SummarizeAccounting(counts)
@@ -385,19 +431,28 @@ func writeTrailer(w *bufio.Writer, rs []*causal.Result, summary bool) {
 		for _, l := range lines {
 			fmt.Fprintf(w, "  %-*s  %s\n", sw, l.Stage, l.Text)
 		}
-	} else if acc := rowsOf(counts); len(acc) > 0 {
-		fmt.Fprintf(w, "\naccounting:\n")
-		sw, nw, vw := 0, 0, 0
-		for _, c := range acc {
-			sw = max(sw, len(c.stage))
-			nw = max(nw, len(c.name))
-			vw = max(vw, len(c.value))
-		}
-		for _, c := range acc {
-			fmt.Fprintf(w, "  %-*s  %-*s  %*s\n", sw, c.stage, nw, c.name, vw, c.value)
-		}
+		return
 	}
-	warns := append([]string(nil), ts.Warnings...)
+	acc := rowsOf(counts)
+	if len(acc) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\naccounting:\n")
+	sw, nw, vw := 0, 0, 0
+	for _, c := range acc {
+		sw = max(sw, len(c.stage))
+		nw = max(nw, len(c.name))
+		vw = max(vw, len(c.value))
+	}
+	for _, c := range acc {
+		fmt.Fprintf(w, "  %-*s  %-*s  %*s\n", sw, c.stage, nw, c.name, vw, c.value)
+	}
+}
+
+// writeWarnings writes the trace's warnings and each engine's, named by
+// the engine when there are several.
+func writeWarnings(w *bufio.Writer, rs []*causal.Result) {
+	warns := append([]string(nil), rs[0].Trace.Warnings...)
 	for _, r := range rs {
 		for _, s := range r.Warnings {
 			if len(rs) > 1 {

@@ -304,14 +304,6 @@ type Count struct {
 	Value int64  `json:"value"`
 }
 
-// The stage and counters of the accounting a Reader adds to Meta: the
-// messages read and the bad lines skipped.
-const (
-	StageTrace        = "trace"
-	CountMessagesRead = "messages_read"
-	CountSkippedLines = "skipped_lines"
-)
-
 // Count returns the counter name of stage, and whether the accounting
 // holds it.
 func (m *Meta) Count(stage, name string) (int64, bool) {

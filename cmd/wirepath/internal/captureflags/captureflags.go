@@ -1,8 +1,11 @@
 // Package captureflags holds what the commands that read captures (merge,
-// stats, and the whole-pipeline analyze) share: the flags that say how
-// files become sniffers and how packets are deduplicated and
-// clock-corrected, opening the inputs with a progress display, and turning
-// problems in the input into warnings and the partial-success exit code.
+// stats, messages, nat, reconcile and analyze) share: the flags that say
+// how files become sniffers and how packets are deduplicated and
+// clock-corrected, opening the inputs with a progress display, the
+// flags and run of the whole front half (Pipeline, for reconcile and
+// analyze), and turning problems in the input into warnings and the
+// partial-success exit code (and an option naming no sniffer into a usage
+// error).
 package captureflags
 
 import (

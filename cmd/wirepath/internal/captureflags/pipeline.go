@@ -117,7 +117,8 @@ func (p *Pipeline) Config() (pipeline.Config, error) {
 }
 
 // Run reads the roles map and runs the front half of the pipeline with a
-// progress display per stage on stderr.
+// progress display per stage on stderr. An option that names no sniffer
+// is a usage error (UsageOf), as in every command that reads captures.
 func (p *Pipeline) Run(ios *cmdutil.IOStreams) (*pipeline.Result, error) {
 	cfg, err := p.Config()
 	if err != nil {
@@ -133,7 +134,7 @@ func (p *Pipeline) Run(ios *cmdutil.IOStreams) (*pipeline.Result, error) {
 	cfg.Context = p.Context
 	res, err := pipeline.Run(cfg)
 	done()
-	return res, err
+	return res, UsageOf(err)
 }
 
 // PipelineOutcome prints the problems in the input as warnings and returns

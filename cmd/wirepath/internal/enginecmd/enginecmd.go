@@ -122,12 +122,7 @@ func ReadTable(ios *cmdutil.IOStreams, path string, strict bool) (*trace.Table, 
 // warnSkipped warns about the lines the reader skipped and returns their
 // number.
 func warnSkipped(ios *cmdutil.IOStreams, meta *trace.Meta) int {
-	skipped := 0
-	for _, c := range meta.Accounting {
-		if c.Stage == "trace" && c.Name == "skipped_lines" {
-			skipped = int(c.Value)
-		}
-	}
+	skipped := int(meta.SkippedLines())
 	if skipped > 0 {
 		for _, w := range meta.Warnings {
 			ios.Warnf("%s", w)

@@ -308,7 +308,11 @@ func run(ios *cmdutil.IOStreams, o *Options) error {
 			return err
 		}
 		for _, st := range stats {
-			ios.Infof("%s: %d packets (%d carrying message bytes, %d data segments lost)", st.File, st.Packets, st.DataSegments, st.LostSegments)
+			missed := ""
+			if st.Missed > 0 {
+				missed = fmt.Sprintf(", %d missed by the sniffer", st.Missed)
+			}
+			ios.Infof("%s: %d packets (%d carrying message bytes, %d data segments lost%s)", st.File, st.Packets, st.DataSegments, st.LostSegments, missed)
 		}
 	}
 	s := out.Stats

@@ -5,7 +5,6 @@
 package nat
 
 import (
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -141,10 +140,7 @@ func Run(ios *cmdutil.IOStreams, o *Options) error {
 	res, err := pipeline.LearnNAT(cfg)
 	done()
 	if err != nil {
-		if strings.Contains(err.Error(), "sniffer") {
-			return cmdutil.UsageErrorf("%v", err)
-		}
-		return err
+		return captureflags.UsageOf(err)
 	}
 	noteOffsets(ios, res, o.Window)
 

@@ -3,14 +3,11 @@
 package report
 
 import (
-	"fmt"
-	"os"
 	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/wirepath/wirepath/causal"
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/cmdutil"
 	wpreport "github.com/wirepath/wirepath/report"
 	"github.com/wirepath/wirepath/trace"
@@ -94,40 +91,9 @@ each pattern's mean instance.`,
 	return cmd
 }
 
-// ReadResult reads a saved result from path, or from ios.In for "-". A
-// file with several engines' results (analyze --engine all) is refused,
-// saying how to take one.
-func ReadResult(ios *cmdutil.IOStreams, path string) (*causal.Result, error) {
-	rs, err := ReadResults(ios, path)
-	if err != nil {
-		return nil, err
-	}
-	if len(rs) > 1 {
-		names := make([]string, len(rs))
-		for i, r := range rs {
-			names[i] = r.Engine
-		}
-		return nil, fmt.Errorf("%s holds the results of %d engines (%s); this command reads one: take it with jq '.results[I]'", path, len(rs), strings.Join(names, ", "))
-	}
-	return rs[0], nil
-}
-
-// ReadResults reads a saved result, or the results of several engines,
-// from path, or from ios.In for "-".
-func ReadResults(ios *cmdutil.IOStreams, path string) ([]*causal.Result, error) {
-	if path == "-" {
-		in := ios.In
-		if in == nil {
-			in = os.Stdin
-		}
-		return wpreport.ReadResults(in, "<stdin>")
-	}
-	return wpreport.ReadResultsFile(path)
-}
-
 // Run reads the result and writes it in the chosen format.
 func Run(opts *Options) error {
-	rs, err := ReadResults(opts.IO, opts.Result)
+	rs, err := cmdutil.ReadResults(opts.IO, opts.Result)
 	if err != nil {
 		return err
 	}

@@ -3,15 +3,10 @@
 package score
 
 import (
-	"encoding/json"
-	"fmt"
-	"io"
-	"os"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/wirepath/wirepath/causal"
 	"github.com/wirepath/wirepath/causal/gen"
 	"github.com/wirepath/wirepath/causal/score"
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/cmdutil"
@@ -122,38 +117,13 @@ func (o *Options) validate() error {
 	return nil
 }
 
-// ReadResult reads an engine's JSON result; path "-" is stdin.
-func ReadResult(ios *cmdutil.IOStreams, path string) (*causal.Result, error) {
-	var r io.Reader = ios.In
-	if path != "-" {
-		f, err := os.Open(path)
-		if err != nil {
-			return nil, err
-		}
-		defer f.Close()
-		r = f
-	}
-	var res causal.Result
-	dec := json.NewDecoder(r)
-	if err := dec.Decode(&res); err != nil {
-		if se, ok := err.(*json.SyntaxError); ok {
-			return nil, fmt.Errorf("%s: byte %d: not a result: %v", path, se.Offset, err)
-		}
-		return nil, fmt.Errorf("%s: not a result: %v", path, err)
-	}
-	if res.Version < 1 || res.Version > causal.ResultVersion {
-		return nil, fmt.Errorf("%s: result version %d, this build reads 1 to %d", path, res.Version, causal.ResultVersion)
-	}
-	return &res, nil
-}
-
 func run(ios *cmdutil.IOStreams, o *Options) error {
 	if tb, err := isTestbedTruth(o.Truth); err != nil {
 		return err
 	} else if tb {
 		return runRequests(ios, o)
 	}
-	res, err := ReadResult(ios, o.Result)
+	res, err := cmdutil.ReadResult(ios, o.Result)
 	if err != nil {
 		return err
 	}
