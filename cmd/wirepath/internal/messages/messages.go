@@ -62,14 +62,14 @@ spirit of MSHN: handshake and call/return round trips, and the throughput
 of multi-segment messages measured from the first segment to the last.
 
 The accounting (packets in, bytes in streams, retransmissions, gaps,
-messages out, and what was dropped and why) goes to stderr, or with --json
+messages out, and what was dropped and why) goes to stderr, or with --format json
 to stdout as JSON instead of the messages (which then go only to -o FILE).
 The formats are documented in docs/formats.md.`
 
 const example = `  wirepath messages web.pcap db.pcapng > messages.tsv
   wirepath messages --format jsonl --split-pause 200ms capture.pcap.gz
   wirepath messages --conns capture.pcap
-  wirepath messages -o messages.tsv --json capture.pcap > accounting.json`
+  wirepath messages -o messages.tsv --format json capture.pcap > accounting.json`
 
 // NewCmd returns the messages command.
 func NewCmd(ios *cmdutil.IOStreams) *cobra.Command {

@@ -39,7 +39,7 @@ a translation that the translated packets show (pcapio cannot relate
 sniffers that share no untranslated packet), and the accounting.`
 
 const example = `  wirepath nat outside.pcap inside.pcap
-  wirepath nat --json -o nat.json lan/*.pcapng dmz/*.pcap
+  wirepath nat --format json -o nat.json lan/*.pcapng dmz/*.pcap
   wirepath nat --all --nat-window 5s a.pcap b.pcap   # show rejected candidates too`
 
 // Options are the command's flags and arguments.

@@ -53,13 +53,13 @@ trip (MSHN); each node keeps one clock, and the trace's metadata gives each
 node's offset with its uncertainty.
 
 The trace goes to -o FILE (TSV, or JSON Lines for .jsonl; .gz and .zst
-compress) or stdout; the accounting to stderr, or with --json to stdout as
+compress) or stdout; the accounting to stderr, or with --format json to stdout as
 JSON (the trace then only to -o). Formats: docs/formats.md, docs/reconcile.md.`
 
 const example = `  wirepath reconcile client.pcap server.pcapng -o trace.tsv
   wirepath reconcile *.pcap --preload traces/ --naming process -o trace.jsonl
   wirepath reconcile outside.pcapng inside.pcapng.gz --roles hosts.txt --naming role -o t.tsv.gz
-  wirepath reconcile capture.pcap --json -o trace.tsv > accounting.json`
+  wirepath reconcile capture.pcap --format json -o trace.tsv > accounting.json`
 
 // NewCmd returns the reconcile command.
 func NewCmd(ios *cmdutil.IOStreams) *cobra.Command {
@@ -105,7 +105,7 @@ func (o *Options) Validate() error {
 		return cmdutil.UsageErrorf("--format must be tsv or jsonl, not %q", o.Format)
 	}
 	if o.JSON && (o.Output == "" || o.Output == "-") {
-		return cmdutil.UsageErrorf("--json prints the accounting on stdout: give the trace a file with -o")
+		return cmdutil.UsageErrorf("--format json prints the accounting on stdout: give the trace a file with -o")
 	}
 	return nil
 }

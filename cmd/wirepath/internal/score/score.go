@@ -60,7 +60,7 @@ tier, and the messages either side lacks (docs/testbed.md).`
 const example = `  wirepath gen multitier -o mt.tsv
   wirepath nest mt.tsv --format json --instances -1 -o nest.json
   wirepath score nest.json mt.truth.tsv
-  wirepath score nest.json mt.truth.tsv --json -o score.json
+  wirepath score nest.json mt.truth.tsv --format json -o score.json
   wirepath analyze OUT/*.pcap* --engine all --format json --instances -1 --save-trace t.tsv -o all.json
   wirepath score all.json OUT/truth.jsonl --trace t.tsv`
 

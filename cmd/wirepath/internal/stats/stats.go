@@ -32,7 +32,7 @@ the reference sniffer, the packets each pair of sniffers both saw, and the
 accounting of every file (records read, decoded, non-IP, undecodable,
 truncated, dropped) with any problems found.`,
 		Example: `  wirepath stats client.pcap server.pcapng.gz
-  wirepath stats --json --split-interfaces multi.pcapng`,
+  wirepath stats --format json --split-interfaces multi.pcapng`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Paths = args

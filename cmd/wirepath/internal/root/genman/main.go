@@ -1,7 +1,7 @@
 // Command genman writes wirepath's man pages, one per command, from the
 // cobra command tree (github.com/spf13/cobra/doc): `make man` runs it.
 //
-//	go run ./cmd/wirepath/internal/genman -o bin/man
+//	go run ./cmd/wirepath/internal/root/genman -o bin/man
 package main
 
 import (
