@@ -128,4 +128,4 @@ clean: ## remove build output
 
 .PHONY: man
 man: ## write the man pages (one per command, from the cobra tree) to bin/man
-	$(GO) run ./cmd/wirepath/internal/genman -o $(BIN)/man
+	$(GO) run ./cmd/wirepath/internal/root/genman -o $(BIN)/man
