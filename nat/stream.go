@@ -52,7 +52,7 @@ func containsID(ids []uint32, id uint32) bool {
 
 // DefaultMaxDelayBytes bounds the memory of the packets a Streamer holds
 // back (their frames and heldOverhead each).
-const DefaultMaxDelayBytes = 96 << 20
+const DefaultMaxDelayBytes = 48 << 20
 
 // heldOverhead is what a held packet costs besides its frame.
 const heldOverhead = 300
