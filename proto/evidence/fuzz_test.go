@@ -6,6 +6,8 @@ import (
 	"slices"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/wirepath/wirepath/internal/fuzzseed"
 )
 
 // checkBuilder asserts the properties every input keeps: a sorted,
@@ -45,6 +47,10 @@ func checkLabel(t *testing.T, label string) {
 }
 
 func FuzzHTTPRequest(f *testing.F) {
+	// Seeds from the repository's test data (internal/fuzzseed).
+	for _, l := range fuzzseed.Lines(f, 16, "cmd/wirepath/testdata/traces/rpc-small.tsv") {
+		f.Add(l, l)
+	}
 	// A plain GET with a numeric segment and a query.
 	f.Add([]byte("GET /item/42?x=1 HTTP/1.1\r\nHost: a\r\n\r\n"), []byte(""))
 	// A JSON body with nested values and a traceparent.
@@ -73,6 +79,8 @@ func FuzzHTTPRequest(f *testing.F) {
 // document whose top level is an object or array and that has no escapes,
 // the tokens are exactly the hashes of its string and number values.
 func FuzzJSON(f *testing.F) {
+	// Seeds from the repository's test data (internal/fuzzseed).
+	fuzzseed.Files(f, "report/testdata/*.result.json", "cmd/wirepath/testdata/report/*.json")
 	f.Add([]byte(`{"a":"x","b":[1,2.5,-3e2,"y"],"c":{"d":true,"e":null,"f":"z"}}`)) // every value type
 	f.Add([]byte(`[ "k" , 0 ]`))                                                    // whitespace around values
 	f.Add([]byte(`{"a":"x"`))                                                       // cut document
@@ -120,6 +128,10 @@ func collect(v any, out *[]string) {
 }
 
 func FuzzSQL(f *testing.F) {
+	// Seeds from the repository's test data (internal/fuzzseed).
+	for i, l := range fuzzseed.Lines(f, 16, "trace/testdata/small.tsv") {
+		f.Add(l, i%2 == 0)
+	}
 	f.Add([]byte("SELECT a FROM t WHERE b = 'x' AND c = 1"), false)                     // label and literals
 	f.Add([]byte("WITH q AS (SELECT 1) INSERT INTO z SELECT * FROM q"), false)          // WITH
 	f.Add([]byte("select $a$ $$ $a$, E'\\'' from \"T\".\"U\" /* traceparent='"), false) // quotes and a cut comment
@@ -142,6 +154,11 @@ func FuzzSQL(f *testing.F) {
 }
 
 func FuzzHeader(f *testing.F) {
+	// Seeds from the repository's test data (internal/fuzzseed).
+	for _, l := range fuzzseed.Lines(f, 16, "report/testdata/shop.result.json") {
+		name, value, _ := bytes.Cut(l, []byte(":"))
+		f.Add(name, value)
+	}
 	f.Add([]byte("traceparent"), []byte("00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"))
 	f.Add([]byte("sw8"), []byte("1-YWJj-ZGVm-1-c3Zj"))
 	f.Add([]byte("grpc-trace-bin"), []byte("AAAKq7zN3u8AAQIDBAUGBwgJCgsMDQ4PEAEAAQIDBAUGBwIB"))
