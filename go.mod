@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/dgryski/go-farm v0.0.0-20240924180020-3414d57e47da
+	github.com/ebitengine/purego v0.11.3
 	github.com/gopacket/gopacket v1.7.7
 	github.com/klauspost/compress v1.20.3
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3

@@ -1,11 +1,11 @@
 // Package pcapfilter selects packet records with a capture filter
 // expression as tcpdump and tshark take it ('tcp port 80 or udp port 53'):
-// the expression is compiled by libpcap's own compiler (pcap_compile,
-// through github.com/gopacket/gopacket/pcap, which needs cgo and
-// libpcap-dev at build time) into classic BPF, one program per link type,
-// and run on each record's bytes by golang.org/x/net/bpf's virtual
-// machine. A binary built without cgo (or with the nolibpcap tag) has no
-// compiler: Compile says so.
+// the expression is compiled by libpcap's own compiler (pcap_compile, from
+// the libpcap shared library loaded at run time through
+// github.com/ebitengine/purego, so building needs neither cgo nor
+// libpcap-dev) into classic BPF, one program per link type, and run on
+// each record's bytes by golang.org/x/net/bpf's virtual machine. Where no
+// libpcap is installed, Compile says so (ErrNoLibpcap).
 package pcapfilter
 
 import (
