@@ -38,7 +38,7 @@ for v in $variants; do
 			[ -d "$d/preload" ] && pre=(--preload "$d/preload")
 			"$wp" -q analyze "${caps[@]}" "${pre[@]}" --reference "$d/outside.pcapng" --roles "$d/roles.txt" \
 				--engine all --format json --instances -1 --save-trace "$d/trace.tsv" -o "$d/results.json" 2>>"$d.log" || [ $? = 3 ]
-			"$wp" -q score "$d/results.json" "$d/truth.jsonl" --trace "$d/trace.tsv" --json -o "$d/score.json" 2>>"$d.log"
+			"$wp" -q score "$d/results.json" "$d/truth.jsonl" --trace "$d/trace.tsv" --format json -o "$d/score.json" 2>>"$d.log"
 			"$wp" -q score "$d/results.json" "$d/truth.jsonl" --trace "$d/trace.tsv" -o "$d/score.txt" 2>>"$d.log"
 		done
 	done

@@ -1,12 +1,14 @@
 package captureflags
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/spf13/pflag"
 
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/cmdutil"
 	"github.com/wirepath/wirepath/flows"
+	"github.com/wirepath/wirepath/nat"
 	"github.com/wirepath/wirepath/pipeline"
 	"github.com/wirepath/wirepath/proto/evidence"
 	rec "github.com/wirepath/wirepath/reconcile"
@@ -29,6 +31,10 @@ type Pipeline struct {
 	Strict     bool
 	Tokens     int
 	NoTokens   bool
+	// The stages' tuning, as `wirepath messages` and `wirepath nat` take it.
+	Settle, ReorderTimeout, IdleTimeout time.Duration
+	FingerprintLen                      int
+	NAT                                 nat.Options
 }
 
 // Register adds the flags to fs.
@@ -36,15 +42,38 @@ func (p *Pipeline) Register(fs *pflag.FlagSet) {
 	def := flows.DefaultConfig()
 	fs.StringArrayVar(&p.Preload, "preload", nil, "syscall trace `FILE` or directory of them (repeatable)")
 	fs.StringVar(&p.Naming, "naming", "host", "node names: host, role or process")
+	cmdutil.Enum(fs, "naming", "host", "role", "process")
 	fs.StringVar(&p.Roles, "roles", "", "`FILE` naming hosts and endpoints, one \"ADDRESS[:PORT] NAME\" per line")
 	fs.StringVar(&p.Boundaries, "boundaries", "fat", "message boundaries where a syscall trace shows the writes: fat (coalesce writes between direction changes) or writes")
-	fs.BoolVar(&p.NoNAT, "no-nat", false, "do not learn and undo address translations (one pass over the captures fewer)")
+	cmdutil.Enum(fs, "boundaries", "fat", "writes")
+	fs.BoolVar(&p.NoNAT, "no-nat", false, "do not learn and undo address translations")
 	fs.DurationVar(&p.SplitPause, "split-pause", def.SplitPause, "cut a sniffed message when its sender pauses this long (0: never)")
 	fs.BoolVar(&p.NoFraming, "no-framing", false, "do not cut sniffed messages at HTTP/DNS boundaries or pair calls by protocol")
 	fs.BoolVar(&p.Strict, "strict", false, "stop at the first bad line of a syscall trace instead of skipping it")
 	fs.IntVar(&p.Tokens, "tokens", evidence.DefaultConfig().MaxTokens, "content tokens kept per message: the hashes of its path segments, keys, literals (at most 255; 0 keeps none)")
 	fs.BoolVar(&p.NoTokens, "no-tokens", false, "keep no content tokens (as --tokens 0)")
+	RegisterFlowsTuning(fs, &p.Settle, &p.ReorderTimeout, &p.IdleTimeout, &p.FingerprintLen)
+	RegisterNATTuning(fs, &p.NAT)
 	p.Flags.Register(fs)
+}
+
+// RegisterFlowsTuning adds flows' tuning flags (as messages has them).
+func RegisterFlowsTuning(fs *pflag.FlagSet, settle, reorder, idle *time.Duration, fpLen *int) {
+	def := flows.DefaultConfig()
+	fs.DurationVar(settle, "settle", def.Settle, "how long a finished message waits for copies seen by other sniffers")
+	fs.DurationVar(reorder, "reorder-timeout", def.ReorderTimeout, "how long out-of-order data waits for a missing segment")
+	fs.DurationVar(idle, "idle-timeout", def.IdleTimeout, "end a TCP connection idle this long")
+	fs.IntVar(fpLen, "fingerprint-len", def.FingerprintLen, fmt.Sprintf("leading bytes of a message its fingerprint covers (1-%d)", flows.MaxFingerprintLen))
+}
+
+// RegisterNATTuning adds the NAT learner's tuning flags (as nat has them).
+func RegisterNATTuning(fs *pflag.FlagSet, o *nat.Options) {
+	def := nat.DefaultOptions()
+	fs.DurationVar(&o.Window, "nat-window", def.Window, "how far apart in corrected time two copies of one packet may be")
+	fs.DurationVar(&o.IdleTimeout, "nat-idle-timeout", def.IdleTimeout, "a connection silent this long has ended")
+	fs.Float64Var(&o.MinEvidence, "min-evidence", def.MinEvidence, "weighted matches a mapping needs")
+	fs.IntVar(&o.MinData, "min-data", def.MinData, "matches of packets with a payload a mapping needs")
+	fs.Float64Var(&o.MinScore, "min-score", def.MinScore, "lowest score of an accepted mapping (0..1)")
 }
 
 // Validate checks the flags; its errors are usage errors.
@@ -61,6 +90,12 @@ func (p *Pipeline) Validate() error {
 	if p.Tokens < 0 || p.Tokens > trace.MaxTokens {
 		return cmdutil.UsageErrorf("--tokens must be between 0 and %d, not %d", trace.MaxTokens, p.Tokens)
 	}
+	if p.FingerprintLen < 1 || p.FingerprintLen > flows.MaxFingerprintLen {
+		return cmdutil.UsageErrorf("--fingerprint-len must be within 1-%d, not %d", flows.MaxFingerprintLen, p.FingerprintLen)
+	}
+	if err := p.NAT.Validate(); err != nil {
+		return cmdutil.UsageErrorf("%v", err)
+	}
 	_, err := p.Flags.Options()
 	return err
 }
@@ -76,8 +111,10 @@ func (p *Pipeline) Config() (pipeline.Config, error) {
 	fc := flows.DefaultConfig()
 	fc.SplitPause = p.SplitPause
 	fc.Framing = !p.NoFraming
+	fc.Settle, fc.ReorderTimeout, fc.IdleTimeout = p.Settle, p.ReorderTimeout, p.IdleTimeout
+	fc.FingerprintLen = p.FingerprintLen
 	cfg := pipeline.Config{
-		Captures: p.Captures, Capture: popts, NoNAT: p.NoNAT, Flows: fc,
+		Captures: p.Captures, Capture: popts, NoNAT: p.NoNAT, Flows: fc, NAT: p.NAT,
 		Preload: p.Preload,
 	}
 	cfg.PreloadOptions.Strict = p.Strict
@@ -107,6 +144,7 @@ func (p *Pipeline) Run(ios *cmdutil.IOStreams) (*pipeline.Result, error) {
 	}
 	var done func()
 	cfg.Progress, done = StageProgress(ios)
+	cfg.Context = p.Context
 	res, err := pipeline.Run(cfg)
 	done()
 	return res, UsageOf(err)
