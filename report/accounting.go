@@ -86,7 +86,11 @@ func SummarizeAccounting(cs []trace.Count) []StageSummary {
 			if v["preload_calls"] > 0 {
 				add("%d traced calls, %d matched", v["preload_calls"], v["preload_calls_matched"])
 			}
-			nonzero("messages_dropped_no_timestamp")
+			if v["messages_with_req_id"]+v["messages_with_tokens"]+v["messages_with_label"]+v["messages_with_task"] > 0 {
+				add("evidence: %d with a request id, %d with tokens, %d with a label, %d with a traced thread",
+					v["messages_with_req_id"], v["messages_with_tokens"], v["messages_with_label"], v["messages_with_task"])
+			}
+			nonzero("messages_dropped_no_timestamp", "evidence_skipped_long", "evidence_skipped_binary", "tokens_cut")
 		case trace.StageTrace:
 			if v[trace.CountSkippedLines] == 0 {
 				continue // reading a trace file: nothing to report

@@ -75,7 +75,8 @@ func TestPipelineFlags(t *testing.T) {
 	}{
 		{args: nil, check: func(t *testing.T, p *Pipeline) {
 			c, err := p.Config()
-			if err != nil || c.NoNAT || !c.Flows.Framing || c.Flows.SplitPause != 500*time.Millisecond || c.Reconcile.Naming.String() != "host" || c.PreloadOptions.Strict {
+			if err != nil || c.NoNAT || !c.Flows.Framing || c.Flows.SplitPause != 500*time.Millisecond || c.Reconcile.Naming.String() != "host" || c.PreloadOptions.Strict ||
+				c.Reconcile.MaxTokens != 32 {
 				t.Errorf("defaults: %+v %v", c, err)
 			}
 		}},
@@ -86,6 +87,23 @@ func TestPipelineFlags(t *testing.T) {
 				t.Errorf("config: %+v %v", c, err)
 			}
 		}},
+		{args: []string{"--tokens", "7"}, check: func(t *testing.T, p *Pipeline) {
+			if c, err := p.Config(); err != nil || c.Reconcile.MaxTokens != 7 {
+				t.Errorf("--tokens 7: MaxTokens %d, %v", c.Reconcile.MaxTokens, err)
+			}
+		}},
+		{args: []string{"--no-tokens"}, check: func(t *testing.T, p *Pipeline) {
+			if c, err := p.Config(); err != nil || c.Reconcile.MaxTokens != -1 {
+				t.Errorf("--no-tokens: MaxTokens %d, %v", c.Reconcile.MaxTokens, err)
+			}
+		}},
+		{args: []string{"--tokens", "0"}, check: func(t *testing.T, p *Pipeline) {
+			if c, err := p.Config(); err != nil || c.Reconcile.MaxTokens != -1 {
+				t.Errorf("--tokens 0: MaxTokens %d, %v", c.Reconcile.MaxTokens, err)
+			}
+		}},
+		{args: []string{"--tokens", "256"}, usage: true},
+		{args: []string{"--tokens", "-1"}, usage: true},
 		{args: []string{"--naming", "pid"}, usage: true},
 		{args: []string{"--boundaries", "lines"}, usage: true},
 		{args: []string{"--split-pause", "-1s"}, usage: true},

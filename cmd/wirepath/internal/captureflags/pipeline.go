@@ -10,7 +10,9 @@ import (
 	"github.com/wirepath/wirepath/flows"
 	"github.com/wirepath/wirepath/nat"
 	"github.com/wirepath/wirepath/pipeline"
+	"github.com/wirepath/wirepath/proto/evidence"
 	rec "github.com/wirepath/wirepath/reconcile"
+	"github.com/wirepath/wirepath/trace"
 )
 
 // Pipeline holds the flags and arguments of the commands that run the
@@ -27,6 +29,8 @@ type Pipeline struct {
 	SplitPause time.Duration
 	NoFraming  bool
 	Strict     bool
+	Tokens     int
+	NoTokens   bool
 	// The stages' tuning, as `wirepath messages` and `wirepath nat` take it.
 	Settle, ReorderTimeout, IdleTimeout time.Duration
 	FingerprintLen                      int
@@ -46,6 +50,8 @@ func (p *Pipeline) Register(fs *pflag.FlagSet) {
 	fs.DurationVar(&p.SplitPause, "split-pause", def.SplitPause, "cut a sniffed message when its sender pauses this long (0: never)")
 	fs.BoolVar(&p.NoFraming, "no-framing", false, "do not cut sniffed messages at HTTP/DNS boundaries or pair calls by protocol")
 	fs.BoolVar(&p.Strict, "strict", false, "stop at the first bad line of a syscall trace instead of skipping it")
+	fs.IntVar(&p.Tokens, "tokens", evidence.DefaultConfig().MaxTokens, "content tokens kept per message: the hashes of its path segments, keys, literals (at most 255; 0 keeps none)")
+	fs.BoolVar(&p.NoTokens, "no-tokens", false, "keep no content tokens (as --tokens 0)")
 	RegisterFlowsTuning(fs, &p.Settle, &p.ReorderTimeout, &p.IdleTimeout, &p.FingerprintLen)
 	RegisterNATTuning(fs, &p.NAT)
 	p.Flags.Register(fs)
@@ -81,6 +87,9 @@ func (p *Pipeline) Validate() error {
 	if p.SplitPause < 0 {
 		return cmdutil.UsageErrorf("--split-pause must not be negative")
 	}
+	if p.Tokens < 0 || p.Tokens > trace.MaxTokens {
+		return cmdutil.UsageErrorf("--tokens must be between 0 and %d, not %d", trace.MaxTokens, p.Tokens)
+	}
 	if p.FingerprintLen < 1 || p.FingerprintLen > flows.MaxFingerprintLen {
 		return cmdutil.UsageErrorf("--fingerprint-len must be within 1-%d, not %d", flows.MaxFingerprintLen, p.FingerprintLen)
 	}
@@ -112,6 +121,10 @@ func (p *Pipeline) Config() (pipeline.Config, error) {
 	cfg.Reconcile.Naming = naming
 	if p.Boundaries == "writes" {
 		cfg.Reconcile.Boundaries = rec.BoundWrites
+	}
+	cfg.Reconcile.MaxTokens = p.Tokens
+	if p.NoTokens || p.Tokens == 0 {
+		cfg.Reconcile.MaxTokens = -1
 	}
 	return cfg, nil
 }
