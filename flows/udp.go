@@ -65,6 +65,7 @@ func (a *Assembler) udp(pk *pkt) {
 	if a.cfg.Framing && (pk.sport == 53 || pk.dport == 53) {
 		if hd, ok := parseDNSHeader(pk.payload); ok {
 			m.App, m.dns, m.dnsOK = AppDNS, hd, true
+			a.dnsLabel(m, pk.payload)
 			if !c.callerDone {
 				if hd.response {
 					c.setCaller(1-d, callerDNS)

@@ -7,8 +7,8 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/wirepath/wirepath/internal/grpctest"
 	"github.com/wirepath/wirepath/proto"
-	"github.com/wirepath/wirepath/proto/internal/grpctest"
 )
 
 // A fuzz script is a config byte (bit 0: decrypt with the key log of

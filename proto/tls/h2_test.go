@@ -9,9 +9,9 @@ import (
 	"net/http/httptest"
 	"testing"
 
+	"github.com/wirepath/wirepath/internal/grpctest"
 	"github.com/wirepath/wirepath/proto"
 	"github.com/wirepath/wirepath/proto/http2"
-	"github.com/wirepath/wirepath/proto/internal/grpctest"
 )
 
 // TestGRPCOverTLS: 32 concurrent gRPC-shaped calls over one TLS

@@ -15,8 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wirepath/wirepath/internal/grpctest"
 	"github.com/wirepath/wirepath/proto"
-	"github.com/wirepath/wirepath/proto/internal/grpctest"
 )
 
 // serverName is the name the test certificates are for.
