@@ -309,8 +309,8 @@ func (a *Assembler) endConn(c *conn, reason EndReason) {
 		}
 	}
 	if c.pr.det == detHolding {
-		a.decide(c, AppNone, false)
-		a.releaseHeld(c)
+		app, _ := sniffClient(c.pr.first)
+		a.decideHeld(c, app)
 	}
 	a.closeDecoder(c, reason)
 	if c.open != nil {

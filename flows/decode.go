@@ -68,14 +68,19 @@ type connProto struct {
 	// response came first).
 	pend map[uint64]uint64
 	held []heldChunk
-	u    proto.Unit // scratch for Next (a field: a local would escape)
+	// first holds the client's first bytes while they do not decide,
+	// greeting the server's when it spoke first and may be greeting
+	// (greets).
+	first, greeting []byte
+	greets          bool
+	u     proto.Unit // scratch for Next (a field: a local would escape)
 }
 
 // reset prepares p for a new connection, keeping its memory.
 func (p *connProto) reset() {
-	pend, held := p.pend, p.held[:0]
+	pend, held, first, greeting := p.pend, p.held[:0], p.first[:0], p.greeting[:0]
 	clear(pend)
-	*p = connProto{pend: pend, held: held}
+	*p = connProto{pend: pend, held: held, first: first, greeting: greeting}
 }
 
 // halfOf returns the half of the connection that sends dir's bytes.
@@ -95,9 +100,10 @@ func (p *connProto) dirOf(d int) proto.Dir {
 }
 
 // detect decides a TCP connection's protocol at its first bytes: by
-// port (Config.Ports), by the client's first bytes, or by a server's
-// greeting (MySQL). A server that speaks first otherwise has its bytes
-// held until the client's decide. It reports whether ch was held.
+// port (Config.Ports), by a server's greeting (MySQL), or by the client's
+// first bytes (sniffClient). Until those decide, the connection's chunks
+// are held (bounded: past maxHeldBytes or maxHeldChunks, a gap or the
+// end, it is decided with what came). It reports whether ch was held.
 func (a *Assembler) detect(c *conn, d int, ch *chunk, off int64) bool {
 	pr := &c.pr
 	if pr.det == detPending {
@@ -105,38 +111,50 @@ func (a *Assembler) detect(c *conn, d int, ch *chunk, off int64) bool {
 			a.decide(c, app, true)
 			return false
 		}
-		if !a.cfg.Framing || c.midStream || c.caller < 0 || ch.gap || len(ch.data) == 0 {
+		if !a.cfg.Framing || c.midStream || c.caller < 0 {
 			a.decide(c, AppNone, false)
 			return false
 		}
-		if d != int(c.caller) {
-			if sniffServer(ch.data) == AppMySQL {
-				a.decide(c, AppMySQL, false)
-				return false
-			}
-			pr.det = detHolding
+		pr.det = detHolding
+		pr.greets = d != int(c.caller)
+	}
+	if d != int(c.caller) && pr.greets && len(pr.first) == 0 && !ch.gap {
+		// A server that speaks first: a MySQL greeting?
+		k := min(8-len(pr.greeting), len(ch.data))
+		pr.greeting = append(pr.greeting, ch.data[:k]...)
+		switch mysqlGreeting(pr.greeting) {
+		case vYes:
+			a.decideHeld(c, AppMySQL)
+			return false
+		case vNo:
+			pr.greets = false
 		}
 	}
-	if pr.det == detHolding {
-		if d != int(c.caller) {
-			if len(pr.held) < maxHeldChunks && heldBytes(pr.held)+int64(ch.n) <= maxHeldBytes {
-				a.hold(c, d, ch, off)
-				return true
-			}
-			a.decide(c, AppNone, false)
-			a.releaseHeld(c)
+	if d == int(c.caller) {
+		if ch.gap || len(ch.data) == 0 {
+			a.decideHeld(c, AppNone)
 			return false
 		}
-		app := AppNone
-		if !ch.gap {
-			app = sniffClient(ch.data)
+		k := min(sniffLen-len(pr.first), len(ch.data))
+		pr.first = append(pr.first, ch.data[:k]...)
+		if app, final := sniffClient(pr.first); final || len(ch.data) < int(ch.n) {
+			a.decideHeld(c, app)
+			return false
 		}
-		a.decide(c, app, false)
-		a.releaseHeld(c)
-		return false
 	}
-	a.decide(c, sniffClient(ch.data), false)
+	if len(pr.held) < maxHeldChunks && heldBytes(pr.held)+int64(ch.n) <= maxHeldBytes {
+		a.hold(c, d, ch, off)
+		return true
+	}
+	app, _ := sniffClient(pr.first)
+	a.decideHeld(c, app)
 	return false
+}
+
+// decideHeld decides c's protocol and frames the chunks held until then.
+func (a *Assembler) decideHeld(c *conn, app App) {
+	a.decide(c, app, false)
+	a.releaseHeld(c)
 }
 
 // heldBytes sums the stream bytes of held chunks.
