@@ -73,7 +73,7 @@ type connProto struct {
 	// (greets).
 	first, greeting []byte
 	greets          bool
-	u     proto.Unit // scratch for Next (a field: a local would escape)
+	u               proto.Unit // scratch for Next (a field: a local would escape)
 }
 
 // reset prepares p for a new connection, keeping its memory.
