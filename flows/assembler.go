@@ -78,6 +78,7 @@ type Assembler struct {
 	ev            *evTaker                 // labels and evidence of what flows frames itself
 	outEv         proto.Evidence           // the Evidence of the message Next filled
 	closingReason EndReason                // why the decoder being closed is
+	cur           curChunk                 // the chunk being decoded
 }
 
 // pkt is the transport view of a packet (or reassembled datagram).

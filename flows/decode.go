@@ -336,8 +336,10 @@ func (a *Assembler) decode(c *conn, d int, ch *chunk, off int64) {
 		}
 		ps.Bytes += int64(len(data))
 		a.st.DecodedBytes += n
+		a.cur = curChunk{c: c, d: d, off: off, data: data}
 	}
 	a.drainUnits(c, false)
+	a.cur = curChunk{}
 	if a.rejected(c) {
 		return
 	}
@@ -519,8 +521,30 @@ func (a *Assembler) unit(c *conn, u *proto.Unit, closing bool) {
 		m.End, m.Incomplete = a.closingReason, true
 	}
 	a.fillUnit(c, m)
+	a.fingerprint(c, m, u)
 	a.pair(c, m, u)
 	a.queueMsg(m)
+}
+
+// curChunk is the chunk being decoded, whose bytes the messages it
+// completes may start in.
+type curChunk struct {
+	c    *conn
+	d    int
+	off  int64
+	data []byte
+}
+
+// fingerprint takes the first bytes of a Unit's message for its
+// fingerprint when the chunk being decoded holds them.
+func (a *Assembler) fingerprint(c *conn, m *msg, u *proto.Unit) {
+	cur := &a.cur
+	if cur.c != c || cur.d != m.dir || u.Start < cur.off || u.Start >= cur.off+int64(len(cur.data)) {
+		return
+	}
+	b := cur.data[u.Start-cur.off:]
+	b = b[:min(int64(len(b)), u.End-u.Start, int64(a.cfg.FingerprintLen))]
+	m.prefixN = copy(m.prefix[:], b)
 }
 
 // streamOf returns a Unit's multiplexing key as Message.Stream: the
@@ -636,6 +660,7 @@ func (a *Assembler) dataUnit(c *conn, d int, u *proto.Unit) {
 		m.Seq = uint32(c.seqAt(d, u.Start))
 		m.Label = u.Label
 		m.data = true
+		a.fingerprint(c, m, u)
 		c.open = m
 	}
 	m.uEnd = u.End
