@@ -79,6 +79,15 @@ func (a App) String() string {
 	return "-"
 }
 
+// Apps returns every App, in order.
+func Apps() []App {
+	out := make([]App, numApps)
+	for i := range out {
+		out[i] = App(i)
+	}
+	return out
+}
+
 // appAliases are the other names ParseApp accepts.
 var appAliases = map[string]App{
 	"none": AppNone, "http1": AppHTTP, "http/1.1": AppHTTP, "http2": AppH2, "grpc": AppH2,

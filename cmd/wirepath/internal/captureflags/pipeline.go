@@ -25,6 +25,9 @@ type Pipeline struct {
 	SplitPause time.Duration
 	NoFraming  bool
 	Strict     bool
+	Protocols
+	// warnings are what Config found worth a warning (the key log).
+	warnings []string
 }
 
 // Register adds the flags to fs.
@@ -38,6 +41,7 @@ func (p *Pipeline) Register(fs *pflag.FlagSet) {
 	fs.DurationVar(&p.SplitPause, "split-pause", def.SplitPause, "cut a sniffed message when its sender pauses this long (0: never)")
 	fs.BoolVar(&p.NoFraming, "no-framing", false, "do not cut sniffed messages at HTTP/DNS boundaries or pair calls by protocol")
 	fs.BoolVar(&p.Strict, "strict", false, "stop at the first bad line of a syscall trace instead of skipping it")
+	p.Protocols.Register(fs)
 	p.Flags.Register(fs)
 }
 
@@ -51,6 +55,9 @@ func (p *Pipeline) Validate() error {
 	}
 	if p.SplitPause < 0 {
 		return cmdutil.UsageErrorf("--split-pause must not be negative")
+	}
+	if err := p.Protocols.Validate(); err != nil {
+		return err
 	}
 	_, err := p.Flags.Options()
 	return err
@@ -67,6 +74,9 @@ func (p *Pipeline) Config() (pipeline.Config, error) {
 	fc := flows.DefaultConfig()
 	fc.SplitPause = p.SplitPause
 	fc.Framing = !p.NoFraming
+	if p.warnings, err = p.Protocols.Apply(&fc); err != nil {
+		return pipeline.Config{}, err
+	}
 	cfg := pipeline.Config{
 		Captures: p.Captures, Capture: popts, NoNAT: p.NoNAT, Flows: fc,
 		Preload: p.Preload,
@@ -85,6 +95,9 @@ func (p *Pipeline) Run(ios *cmdutil.IOStreams) (*pipeline.Result, error) {
 	cfg, err := p.Config()
 	if err != nil {
 		return nil, err
+	}
+	for _, w := range p.warnings {
+		ios.Warnf("%s", w)
 	}
 	if p.Roles != "" {
 		if cfg.Reconcile.Roles, err = rec.ReadRoles(p.Roles); err != nil {
