@@ -276,4 +276,3 @@ func Output(t testing.TB, stdin []byte, argv ...string) ([]byte, error) {
 	}
 	return cmd.CombinedOutput()
 }
-
