@@ -361,7 +361,7 @@ func (a *Assembler) removeConn(c *conn, reason EndReason) {
 		}
 		c.holey = false
 	}
-	if c.pendingMsgs == 0 && len(c.unsealed) == 0 {
+	if c.pendingMsgs == 0 && c.unsealed.len() == 0 {
 		a.finishConn(c)
 	}
 }

@@ -57,6 +57,11 @@ type half struct {
 	log segLog
 	// nextOrd is the Ordinal of the direction's next message.
 	nextOrd uint32
+	// units are the direction's decoded messages cut and not yet
+	// emitted, in the order they ended; starts the minimum of their
+	// first offsets.
+	units  msgList
+	starts startMin
 }
 
 // halfSink passes a stream's output to the message cutter.
@@ -112,7 +117,7 @@ type conn struct {
 	pr   connProto
 
 	open        *msg   // the message being filled (TCP)
-	unsealed    []*msg // messages not yet emitted, oldest first (including open)
+	unsealed    msgList // messages not yet emitted, oldest first (including open)
 	pendingMsgs int    // of which cut and waiting in the emit queue
 	nextIndex   uint32 // the next message index
 	nextCall    uint32
@@ -145,7 +150,8 @@ const maxDNSPending = 64
 
 // init prepares a recycled conn for a new connection.
 func (c *conn) init(a *Assembler, id uint64, key connKey, proto uint8, now int64) {
-	unsealed, dnsP, hs := c.unsealed[:0], c.dnsPending[:0], c.hs[:0]
+	unsealed, dnsP, hs := c.unsealed, c.dnsPending[:0], c.hs[:0]
+	unsealed.reset()
 	rtt, tp0, tp1 := c.acc.rtt[:0], c.acc.tput[0][:0], c.acc.tput[1][:0]
 	halves := c.half
 	pr := c.pr
@@ -161,6 +167,9 @@ func (c *conn) init(a *Assembler, id uint64, key connKey, proto uint8, now int64
 	for d := range c.half {
 		h := &c.half[d]
 		h.st, h.cov, h.fr, h.log = halves[d].st, halves[d].cov, halves[d].fr, halves[d].log
+		h.units, h.starts = halves[d].units, halves[d].starts
+		h.units.reset()
+		h.starts.reset()
 		h.log.reset()
 		h.st.reset()
 		h.st.pool = &a.pool

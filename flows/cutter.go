@@ -112,7 +112,7 @@ func (a *Assembler) newMsg(c *conn, d int) *msg {
 	c.half[d].nextOrd++
 	m.Ordinal = c.half[d].nextOrd
 	m.Src, m.Dst = c.ep[d], c.ep[1-d]
-	c.unsealed = append(c.unsealed, m)
+	c.unsealed.push(m)
 	a.openMsgs++
 	return m
 }
@@ -189,15 +189,24 @@ func (a *Assembler) late(c *conn, d int, seq seqnum.Value, n uint32, obs, newObs
 	if len(c.pr.held) > 0 {
 		c.lateHeld(d, lo, hi, newObs)
 	}
-	for _, m := range c.unsealed {
-		if m.dir != d || m.Bytes == 0 {
+	msgs := c.unsealed.all()
+	if c.pr.dec != nil {
+		// Decoded messages end in offset order: those that may hold
+		// [lo, hi) ended after lo (the open one takes its sightings from
+		// the log when it is cut).
+		units := h.units.all()
+		i := len(units)
+		for i > 0 && units[i-1].uEnd > lo {
+			i--
+		}
+		msgs = units[i:]
+	}
+	for _, m := range msgs {
+		if m.dir != d || m.Bytes == 0 || m == c.open && m.unit {
 			continue
 		}
 		var on int64
 		if m.unit {
-			if m == c.open {
-				continue // its sightings come from the log when it is cut
-			}
 			on = min(hi, m.uEnd) - max(lo, m.uStart)
 		} else {
 			_, k := seqnum.Overlap(seq, seqnum.Size(n), seqnum.Value(m.Seq), seqnum.Size(m.Bytes))
@@ -261,6 +270,11 @@ func (a *Assembler) queueMsg(m *msg) {
 		m.Incomplete = true
 	}
 	m.cutAt = a.now
+	if m.unit {
+		h := &m.c.half[m.dir]
+		h.units.push(m)
+		h.starts.push(m.uStart, m.Index)
+	}
 	m.c.pendingMsgs++
 	a.queue.Push(m)
 }
@@ -402,8 +416,11 @@ func (a *Assembler) assignKind(c *conn, m *msg) {
 // the connection's figures and returns to the pool.
 func (a *Assembler) seal(m *msg, out *Message) {
 	c := m.c
-	if i := slices.Index(c.unsealed, m); i >= 0 {
-		c.unsealed = append(c.unsealed[:i], c.unsealed[i+1:]...)
+	c.unsealed.remove(m)
+	if m.unit {
+		h := &c.half[m.dir]
+		h.units.remove(m)
+		h.starts.pop(m.Index)
 	}
 	c.pendingMsgs--
 	a.openMsgs--
@@ -460,7 +477,7 @@ func (a *Assembler) seal(m *msg, out *Message) {
 
 	m.c = nil
 	a.freeMsgs = append(a.freeMsgs, m)
-	if c.removed && c.pendingMsgs == 0 && len(c.unsealed) == 0 {
+	if c.removed && c.pendingMsgs == 0 && c.unsealed.len() == 0 {
 		a.finishConn(c)
 	}
 }
@@ -493,15 +510,20 @@ func (a *Assembler) coverBase(c *conn, m *msg) seqnum.Value {
 	if off, ok := h.log.first(); ok {
 		base = seqnum.Min(base, c.seqAt(m.dir, off))
 	}
-	for _, o := range c.unsealed {
-		if o.dir != m.dir {
-			continue
-		}
-		if !o.unit {
+	if off, ok := h.starts.min(); ok {
+		base = seqnum.Min(base, c.seqAt(m.dir, off))
+	}
+	if o := c.open; o != nil && o.unit && o.dir == m.dir {
+		base = seqnum.Min(base, c.seqAt(m.dir, o.uStart))
+	}
+	if c.pr.app.decoded() && !c.pr.rejected {
+		return base // all its messages are decoded ones
+	}
+	for _, o := range c.unsealed.all() {
+		if o.dir == m.dir && !o.unit {
 			base = seqnum.Min(base, seqnum.Value(o.Seq))
 			break
 		}
-		base = seqnum.Min(base, c.seqAt(m.dir, o.uStart))
 	}
 	return base
 }

@@ -52,12 +52,13 @@ type heldChunk struct {
 // connProto is a TCP connection's application protocol: detection, and
 // the decoder that frames it (none for connections flows cuts itself).
 type connProto struct {
-	app    App      // the connection's protocol; AppNone, AppHTTP and AppDNS are cut by flows
-	det    detState // detection
-	prior  bool     // decided by the port (prior knowledge)
-	dec    proto.Decoder
-	client int // the half of the connection's client
-	closed bool
+	app      App      // the connection's protocol; AppNone, AppHTTP and AppDNS are cut by flows
+	det      detState // detection
+	prior    bool     // decided by the port (prior knowledge)
+	rejected bool     // the decoder rejected the connection: flows cuts the rest
+	dec      proto.Decoder
+	client   int // the half of the connection's client
+	closed   bool
 	// innerApp is the protocol decoded inside a decrypted TLS connection.
 	innerApp App
 	inner    proto.Decoder
@@ -373,6 +374,7 @@ func (a *Assembler) rejected(c *conn) bool {
 	}
 	a.pst[pr.app].Rejected++
 	a.st.DetectRejected++
+	pr.rejected = true
 	a.closeDecoder(c, EndProtocol)
 	for d := range c.half {
 		c.half[d].fr.init(false, false)
@@ -380,10 +382,18 @@ func (a *Assembler) rejected(c *conn) bool {
 	return true
 }
 
+// minTrim is how many records a direction's log holds before it is
+// trimmed (asking an HTTP/2 decoder where its oldest open stream starts
+// walks its streams).
+const minTrim = 32
+
 // trimLogs forgets the packet records no Unit can need any more.
 func (a *Assembler) trimLogs(c *conn) {
 	pr := &c.pr
 	for d := range c.half {
+		if c.half[d].log.len() < minTrim {
+			continue
+		}
 		low := pr.lastEnd[d]
 		if l, ok := pr.dec.(interface{ Low(proto.Dir) int64 }); ok {
 			low = l.Low(pr.dirOf(d))

@@ -12,6 +12,7 @@ import (
 // Gap tells the Decoder that the n bytes of dir's stream from offset off
 // were lost. See the package doc for what a loss costs.
 func (d *Decoder) Gap(dir proto.Dir, off, n int64) {
+	d.beginCall()
 	if dir > proto.FromServer || n <= 0 {
 		return
 	}
@@ -198,6 +199,7 @@ func (d *Decoder) search(s *dirState) int {
 // framing (lost), and bytes of unfinished frames are counted as
 // truncated.
 func (d *Decoder) Close() {
+	d.beginCall()
 	for i := range d.dirs {
 		s := &d.dirs[i]
 		if s.inFrame || s.nhdr > 0 {

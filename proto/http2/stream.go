@@ -184,6 +184,7 @@ func (d *Decoder) finishHalf(st *stream, dir proto.Dir) {
 	}
 	if h.ev != nil {
 		u.Evidence = finishEvidence(h.ev, d.cfg.MaxTokens)
+		d.evUsed = append(d.evUsed, h.ev)
 		h.ev = nil
 	}
 	d.emitUnit(u)

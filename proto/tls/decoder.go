@@ -209,6 +209,11 @@ type Decoder struct {
 	out     []proto.Unit
 	head    int
 	scratch proto.Unit
+	// evs holds copies of the inner Units' Evidence, valid as long as
+	// the Units in out (the inner decoder reuses its own storage as soon
+	// as its Units were taken, before the caller took them from out).
+	evs  []*proto.Evidence
+	nevs int
 
 	stats Stats
 }
@@ -274,6 +279,7 @@ func (d *Decoder) Feed(dir proto.Dir, off int64, b []byte) {
 	if dir > proto.FromServer || len(b) == 0 {
 		return
 	}
+	d.begin()
 	s := &d.dirs[dir]
 	if off < s.next {
 		if off+int64(len(b)) <= s.next {
@@ -487,4 +493,28 @@ func (d *Decoder) Low(dir proto.Dir) int64 {
 		}
 	}
 	return low
+}
+
+// begin starts a call that may queue Units: once the caller took every
+// Unit, the copies of their Evidence are reused.
+func (d *Decoder) begin() {
+	if d.head == len(d.out) {
+		d.nevs = 0
+	}
+}
+
+// keepEvidence returns a copy of ev that stays valid as long as the Unit
+// queued with it.
+func (d *Decoder) keepEvidence(ev *proto.Evidence) *proto.Evidence {
+	if ev == nil {
+		return nil
+	}
+	if d.nevs == len(d.evs) {
+		d.evs = append(d.evs, &proto.Evidence{})
+	}
+	c := d.evs[d.nevs]
+	d.nevs++
+	c.IDs = append(c.IDs[:0], ev.IDs...)
+	c.Tokens = append(c.Tokens[:0], ev.Tokens...)
+	return c
 }

@@ -38,12 +38,12 @@ func decodeCut(t *testing.T, kl *KeyLog, events []grpctest.Event, dir proto.Dir,
 			}
 		}
 		for d.Next(&u) {
-			units = append(units, u)
+			units = append(units, keep(u))
 		}
 	}
 	d.Close()
 	for d.Next(&u) {
-		units = append(units, u)
+		units = append(units, keep(u))
 	}
 	st := d.Stats()
 	if err := st.Check(); err != nil {
