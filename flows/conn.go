@@ -116,10 +116,10 @@ type conn struct {
 	http httpShared
 	pr   connProto
 
-	open        *msg   // the message being filled (TCP)
+	open        *msg    // the message being filled (TCP)
 	unsealed    msgList // messages not yet emitted, oldest first (including open)
-	pendingMsgs int    // of which cut and waiting in the emit queue
-	nextIndex   uint32 // the next message index
+	pendingMsgs int     // of which cut and waiting in the emit queue
+	nextIndex   uint32  // the next message index
 	nextCall    uint32
 	httpCalls   [maxPendingReqs]uint32
 	httpHead    int
