@@ -213,6 +213,18 @@ func (r *rpcClients) get(i int) (*h2rpc.Client, error) {
 	return nil, err
 }
 
+// reset closes every connection: the next calls dial new ones.
+func (r *rpcClients) reset() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i, c := range r.conns {
+		if c != nil {
+			c.Close()
+			r.conns[i] = nil
+		}
+	}
+}
+
 // drop forgets a failed connection.
 func (r *rpcClients) drop(i int, c *h2rpc.Client) {
 	r.mu.Lock()
@@ -253,9 +265,14 @@ func (p *pool) call(rc *rpcClients, i int, method, query string, hdr http.Header
 	return rec
 }
 
-func front(lg *logger, listen string, backends []string, health time.Duration, variant, rpc string, seed uint64, stop chan struct{}) *http.Server {
+func front(lg *logger, listen string, backends []string, health time.Duration, variant, rpc string, seed uint64, stop chan struct{}, renew chan os.Signal) *http.Server {
 	p := newPool(seed)
 	rc := &rpcClients{addrs: backends, conns: make([]*h2rpc.Client, len(backends))}
+	go func() {
+		for range renew {
+			rc.reset()
+		}
+	}()
 	callBackend := func(i int, path, query string, hdr http.Header) callRec {
 		if rpc == "grpc" {
 			method := "/tb.Backend/Part"
@@ -345,14 +362,35 @@ type backendWork struct {
 	mu      sync.Mutex
 	rng     *rand.Rand
 	pg      *pgc.Pool
+	pgAddr  string
+	pgSize  int
 	variant string
+}
+
+// renew opens a new pool in place of the current one.
+func (b *backendWork) renew() error {
+	p, err := pgPoolRetry(b.pgAddr, b.pgSize)
+	if err != nil {
+		return err
+	}
+	b.mu.Lock()
+	old := b.pg
+	b.pg = p
+	b.mu.Unlock()
+	if old != nil {
+		old.Close()
+	}
+	return nil
 }
 
 func (b *backendWork) part(query string) ([]callRec, int) {
 	calls := []callRec{}
-	if b.pg != nil {
+	b.mu.Lock()
+	pg := b.pg
+	b.mu.Unlock()
+	if pg != nil {
 		q := fmt.Sprintf("SELECT price FROM prices WHERE k = '%s'", priceKey(query, b.variant))
-		r, err := b.pg.Query(q)
+		r, err := pg.Query(q)
 		c := callRec{Svc: "postgres", Op: "SELECT", Key: "prices", Proto: "tcp", Local: r.Local, Remote: r.Remote,
 			Ord: r.Ord, SendNS: r.SendNS, RecvNS: r.RecvNS, Status: 200}
 		if err != nil {
@@ -435,6 +473,10 @@ func main() {
 	}
 	lg := &logger{w: f}
 	stop := make(chan struct{})
+	// SIGUSR1 renews the front's HTTP/2 connections and the backends'
+	// PostgreSQL pools, so that a capture started since sees them begin.
+	renew := make(chan os.Signal, 1)
+	signal.Notify(renew, syscall.SIGUSR1)
 	var srv *http.Server
 	switch *mode {
 	case "front":
@@ -445,14 +487,20 @@ func main() {
 		if *rpc != "grpc" && *rpc != "http" {
 			log.Fatalf("tbtier: -rpc must be grpc or http, not %q", *rpc)
 		}
-		srv = front(lg, *listen, bs, *health, *variant, *rpc, *seed, stop)
+		srv = front(lg, *listen, bs, *health, *variant, *rpc, *seed, stop, renew)
 	case "backend":
-		work := &backendWork{variant: *variant}
+		work := &backendWork{variant: *variant, pgAddr: *pgAddr, pgSize: *pgPool}
 		if *pgAddr != "" {
-			if work.pg, err = pgPoolRetry(*pgAddr, *pgPool); err != nil {
+			if err := work.renew(); err != nil {
 				log.Fatalf("tbtier: PostgreSQL: %v", err)
 			}
-			defer work.pg.Close()
+			go func() {
+				for range renew {
+					if err := work.renew(); err != nil {
+						log.Printf("tbtier: PostgreSQL: %v", err)
+					}
+				}
+			}()
 		}
 		srv = backend(lg, *listen, *seed, work)
 	default:
