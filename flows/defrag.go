@@ -65,17 +65,16 @@ func (s ivals) prefix() int {
 
 // dgram is a datagram being reassembled from fragments.
 type dgram struct {
-	key    fragKey
-	start  int64 // stage time of its first fragment
-	data   []byte
-	have   ivals // bytes received (wire)
-	capt   ivals // bytes whose content was captured
-	total  int   // datagram payload length, -1 until the last fragment
-	frags  int
-	obs    []segObs
-	next   *dgram // age order, oldest first
-	prev   *dgram
-	closed bool
+	key   fragKey
+	start int64 // stage time of its first fragment
+	data  []byte
+	have  ivals // bytes received (wire)
+	capt  ivals // bytes whose content was captured
+	total int   // datagram payload length, -1 until the last fragment
+	frags int
+	obs   []segObs
+	next  *dgram // age order, oldest first
+	prev  *dgram
 }
 
 // defragmenter reassembles IPv4 and IPv6 fragments. It works on pcapio's

@@ -134,20 +134,6 @@ func (f *framer) atStart() bool {
 	return false
 }
 
-// app is the protocol the framer frames.
-func (f *framer) app() App {
-	switch f.mode {
-	case fmHTTP:
-		if f.first {
-			return AppNone
-		}
-		return AppHTTP
-	case fmDNS:
-		return AppDNS
-	}
-	return AppNone
-}
-
 // resync is called at the start of a new message: a framer that lost sync
 // tries HTTP detection again there.
 func (f *framer) resync() {

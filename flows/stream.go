@@ -88,16 +88,6 @@ type insertResult struct {
 	conflict bool   // overlapping bytes differed from the first copy
 }
 
-// gapReason says why a hole was given up.
-type gapReason uint8
-
-const (
-	gapAcked   gapReason = iota // the receiver acknowledged bytes the capture missed
-	gapTimeout                  // out-of-order data waited longer than the reorder timeout
-	gapLimit                    // the buffer limits were reached
-	gapEnd                      // the stream ended (FIN, RST, timeout, end of input)
-)
-
 // stream reassembles one direction of a TCP connection: it delivers bytes
 // in sequence order, each once, the first copy winning; holes are buffered
 // around and given up as gaps when acknowledged, timed out, over the limits
