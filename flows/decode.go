@@ -422,6 +422,14 @@ func (a *Assembler) closeDecoder(c *conn, reason EndReason) {
 	}
 	ps := &a.pst[pr.app]
 	ps.Open--
+	for _, v := range pr.pend {
+		if v&keyRespFirst != 0 {
+			ps.Unpaired++ // a response whose request never ended
+		} else {
+			ps.Unanswered++
+		}
+	}
+	clear(pr.pend)
 	if s, ok := pr.dec.(interface{ Summary() proto.Summary }); ok {
 		ps.addSummary(s.Summary())
 	}
@@ -531,6 +539,20 @@ func (a *Assembler) unit(c *conn, u *proto.Unit, closing bool) {
 		m.End, m.Incomplete = a.closingReason, true
 	}
 	a.fillUnit(c, m)
+	if u.Bytes < u.End-u.Start {
+		// Other Units' bytes interleave with this one's: the gaps
+		// between its first and last byte need not be its own, the
+		// decoder says what it lost.
+		m.GapBytes = min(u.Lost, m.Bytes)
+		m.Gaps = 0
+		if m.GapBytes > 0 {
+			m.Gaps = 1
+		}
+		m.TruncBytes = min(m.TruncBytes, m.Bytes-m.GapBytes)
+	}
+	if u.Incomplete || u.Lost > 0 {
+		m.Incomplete = true
+	}
 	a.fingerprint(c, m, u)
 	a.pair(c, m, u)
 	a.queueMsg(m)

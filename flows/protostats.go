@@ -48,6 +48,9 @@ type ProtoStats struct {
 	Calls        int64 `json:"calls"`
 	Returns      int64 `json:"returns"`
 	Unpaired     int64 `json:"unpaired,omitempty"` // responses with no request to answer
+	// Unanswered counts requests whose response never came by the
+	// connection's end (lost to a gap, or never sent).
+	Unanswered int64 `json:"unanswered,omitempty"`
 
 	Requests     int64 `json:"requests,omitempty"`
 	Responses    int64 `json:"responses,omitempty"`

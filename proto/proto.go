@@ -109,6 +109,14 @@ type Unit struct {
 	// propagated identifiers and content tokens. Nil when the decoder
 	// was asked for none.
 	Evidence *Evidence
+	// Lost counts the Unit's bytes the capture missed, as far as the
+	// decoder knows (a gap inside one of its frames); Incomplete says that
+	// a loss may have cost it bytes the decoder cannot count (its
+	// direction lost its framing while it was open). A decoder whose
+	// Units' bytes are contiguous leaves both zero: the gaps between
+	// Start and End are the Unit's.
+	Lost       int64
+	Incomplete bool
 }
 
 // Evidence is what one message's content carries that can link it to the

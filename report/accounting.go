@@ -141,7 +141,7 @@ func protocolParts(cs []trace.Count) []string {
 		if p == "tls" {
 			s += fmt.Sprintf(" (%d decrypted, %d with SNI)", v["decrypted"], v["with_sni"])
 		}
-		for _, n := range []string{"rejected", "unpaired", "units_clamped", "decoder_errors"} {
+		for _, n := range []string{"rejected", "unpaired", "unanswered", "units_clamped", "decoder_errors"} {
 			if v[n] != 0 {
 				s += fmt.Sprintf(", %d %s", v[n], strings.ReplaceAll(n, "_", " "))
 			}

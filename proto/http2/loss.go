@@ -59,6 +59,9 @@ func (d *Decoder) Gap(dir proto.Dir, off, n int64) {
 // payloadGap handles n bytes lost inside the payload of the frame being
 // read: only the payload of a DATA frame, the whole of any other frame.
 func (d *Decoder) payloadGap(s *dirState, n int64) {
+	if st := d.streams[s.fh.stream]; st != nil && s.fh.stream != 0 {
+		st.h[s.dir].lost += n
+	}
 	if s.fh.typ == xhttp2.FrameData {
 		d.stats.DataBytesLost += n
 	} else {
