@@ -140,8 +140,9 @@ type pool struct {
 func newPool(seed uint64) *pool {
 	tr := &http.Transport{MaxIdleConnsPerHost: 16, IdleConnTimeout: time.Minute,
 		DialContext: (&net.Dialer{Timeout: 2 * time.Second}).DialContext}
+	// (a stream of its own: tbload draws request i's nonce from stream i)
 	return &pool{client: &http.Client{Transport: tr, Timeout: 5 * time.Second},
-		ords: make(map[string]int), rng: rand.New(rand.NewPCG(seed, 7))}
+		ords: make(map[string]int), rng: rand.New(rand.NewPCG(seed, 1<<40+7))}
 }
 
 func (p *pool) nonce() string {
