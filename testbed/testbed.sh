@@ -63,6 +63,10 @@ case $variant in ids | opaque) ;; *) echo "testbed.sh: VARIANT must be ids or op
 case $tracing in sniffed | preload) ;; *) echo "testbed.sh: TRACING must be sniffed or preload" >&2; exit 2 ;; esac
 case $rpc in grpc | http) ;; *) echo "testbed.sh: RPC must be grpc or http" >&2; exit 2 ;; esac
 [ "$(id -u)" = 0 ] || { echo "testbed.sh: must run as root" >&2; exit 1; }
+# (a program that "writes" an output to /dev/null by renaming a file over
+# it leaves a regular file there, and dnsmasq then reads it as its
+# configuration)
+[ -c /dev/null ] || { echo "testbed.sh: /dev/null is not a character device (something replaced it)" >&2; exit 1; }
 for tool in ip iptables tc nginx redis-server memcached dnsmasq tcpdump dumpcap /usr/bin/python3 curl openssl psql setpriv; do
 	command -v "$tool" >/dev/null || { echo "testbed.sh: $tool is missing (run make deps)" >&2; exit 1; }
 done
