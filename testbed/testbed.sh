@@ -189,7 +189,8 @@ openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 
 # Services.
 bgns store memcached -l 192.0.2.2 -p 11211 -U 0 -u nobody -m 64 -t 2
 bgns store redis-server --bind 192.0.2.2 --port 6379 --save '' --appendonly no --protected-mode no --daemonize no --logfile "$work/redis.log"
-bgns dns dnsmasq --keep-in-foreground --conf-file=/dev/null --no-resolv --no-hosts --user=root \
+: >"$work/dnsmasq.conf"
+bgns dns dnsmasq --keep-in-foreground --conf-file="$work/dnsmasq.conf" --no-resolv --no-hosts --user=root \
 	--listen-address=203.0.113.31 --bind-interfaces --port=53 --cache-size=0 \
 	--address=/pricing.svc.tb/203.0.113.41 --address=/search.svc.tb/203.0.113.41 \
 	--pid-file="$work/dnsmasq.pid" --log-facility="$work/dnsmasq.log"
