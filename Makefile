@@ -7,21 +7,39 @@ CC         ?= cc
 # The LD_PRELOAD capture library (preload/libwpcap), built with the system compiler.
 WPCAP      := $(BIN)/libwpcap.so
 WPCAP_CFLAGS := -Wall -Wextra -O2 -fPIC -shared -U_FORTIFY_SOURCE
-FUZZTIME   ?= 10s
+FUZZTIME   ?= 20s
 BENCHTIME  ?= 1s
 TESTBED_OUT ?= /tmp/wirepath-testbed
 # Packages whose tests also run under the race detector: all of them (about
 # a minute on 2 cores); the readers, merge, pipeline and engines use goroutines.
 RACE_PKGS  ?= ./...
+# The linters `make vet` runs, pinned, installed from the Go module proxy
+# into bin/tools (only when missing or of another version).
+TOOLS      := $(CURDIR)/$(BIN)/tools
+STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
+GOCYCLO     := github.com/fzipp/gocyclo/cmd/gocyclo@v0.6.0
+# The size rule of docs/architecture.md ("Small functions"): no function
+# outside tests, testdata and generated code above cyclomatic complexity
+# CYCLO_MAX or FUNC_LINES lines, and at most CYCLO_FEW above CYCLO_WARN.
+CYCLO_MAX  := 40
+CYCLO_WARN := 25
+CYCLO_FEW  := 15
+FUNC_LINES := 150
+# gocyclo's -ignore: test files, testdata, and files with the generated-code
+# header (https://go.dev/s/generatedcode).
+GENERATED  = $(shell grep -rlE '^// Code generated .* DO NOT EDIT\.$$' --include='*.go' . 2>/dev/null | sed 's|^\./||' | paste -sd'|' -)
+CYCLO_SKIP = _test\.go$$|(^|/)testdata/$(if $(GENERATED),|^($(GENERATED))$$)
 # Debian packages the tests need: real capture tools, network namespaces,
 # NAT, the C compiler for the LD_PRELOAD library, strace, a browser for the
 # HTML report test, graphviz for the DOT report test, the testbed's
 # services (testbed/: nginx, Redis, memcached, dnsmasq, Python 3), and the
 # real servers and clients the protocol decoders are tested against
-# (proto/...; setpriv is in util-linux; openssl for TLS suites Go cannot make).
+# (proto/...; setpriv is in util-linux; openssl for TLS suites Go cannot make),
+# and libpcap0.8: the capture filters (-f) are compiled by libpcap, loaded at
+# run time (no cgo, no headers).
 DEB_PKGS   := tcpdump tshark iproute2 iptables nftables gcc libc6-dev make strace curl zstd chromium graphviz \
 	nginx redis-server redis-tools memcached dnsmasq-base python3 \
-	postgresql mariadb-server mariadb-client util-linux openssl
+	postgresql mariadb-server mariadb-client util-linux openssl libpcap0.8
 
 .PHONY: help
 help: ## list the targets
@@ -41,7 +59,7 @@ deps: ## install the Debian packages the tests need (only those missing)
 .PHONY: build
 build: preload ## build bin/wirepath and bin/libwpcap.so
 	@mkdir -p $(BIN)
-	$(GO) build -o $(WIREPATH) ./cmd/wirepath
+	$(GO) build -buildvcs=auto -o $(WIREPATH) ./cmd/wirepath
 
 .PHONY: preload
 preload: $(WPCAP) ## build the LD_PRELOAD capture library bin/libwpcap.so
@@ -51,10 +69,31 @@ $(WPCAP): preload/libwpcap/wpcap.c
 	$(CC) $(WPCAP_CFLAGS) -o $@ $< -ldl -lpthread
 
 .PHONY: vet
-vet: ## go vet and gofmt check
+vet: tools ## go vet, gofmt, staticcheck and the function-size rule
 	$(GO) vet ./...
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(TOOLS)/staticcheck ./...
+	@$(MAKE) --no-print-directory complexity
+
+.PHONY: complexity
+complexity: tools ## the function-size rule: gocyclo and tools/funclen (no function above complexity 40 or 150 lines; at most 15 above 25)
+	@over=$$($(TOOLS)/gocyclo -over $(CYCLO_MAX) -ignore '$(CYCLO_SKIP)' .); \
+	if [ -n "$$over" ]; then echo "cyclomatic complexity above $(CYCLO_MAX):"; echo "$$over"; exit 1; fi
+	@few=$$($(TOOLS)/gocyclo -over $(CYCLO_WARN) -ignore '$(CYCLO_SKIP)' .); n=$$(printf '%s' "$$few" | grep -c . || true); \
+	if [ "$$n" -gt $(CYCLO_FEW) ]; then echo "$$n functions above cyclomatic complexity $(CYCLO_WARN), at most $(CYCLO_FEW) allowed:"; echo "$$few"; exit 1; fi
+	@$(GO) run ./tools/funclen -over $(FUNC_LINES) . || { echo "functions above $(FUNC_LINES) lines (above)"; exit 1; }
+
+.PHONY: tools
+tools: ## install the pinned linters (staticcheck, gocyclo) into bin/tools when missing or of another version
+	@for pv in $(STATICCHECK) $(GOCYCLO); do \
+		pkg=$${pv%@*}; ver=$${pv#*@}; bin=$(TOOLS)/$${pkg##*/}; \
+		have=$$($(GO) version -m $$bin 2>/dev/null | awk '$$1 == "mod" { print $$3; exit }'); \
+		if [ "$$have" != "$$ver" ]; then \
+			echo "installing $$pv into $(TOOLS)"; \
+			GOBIN=$(TOOLS) $(GO) install $$pv || exit 1; \
+		fi; \
+	done
 
 .PHONY: test
 test: deps build vet ## vet, all tests, race tests, benchmark smoke run
@@ -71,7 +110,7 @@ bench-merge: ## wirepath merge vs mergecap + editcap -D on 1.2 M generated recor
 	scripts/bench-merge.sh
 
 .PHONY: fuzz
-fuzz: ## run every fuzz target for FUZZTIME (default 10s)
+fuzz: ## run every fuzz target for FUZZTIME (default 20s, about 15 minutes) and print executions per target
 	FUZZTIME=$(FUZZTIME) GO=$(GO) scripts/fuzz.sh
 
 .PHONY: demo
@@ -87,3 +126,7 @@ testbed: ## as root: the real testbed, every variant, analysed and scored (testb
 .PHONY: clean
 clean: ## remove build output
 	rm -rf $(BIN)
+
+.PHONY: man
+man: ## write the man pages (one per command, from the cobra tree) to bin/man
+	$(GO) run ./cmd/wirepath/internal/root/genman -o $(BIN)/man

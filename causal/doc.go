@@ -40,5 +40,6 @@
 // the model and the signature.
 //
 // This package must not know about file formats, rendering or any one
-// engine.
+// engine: the result JSON is read and written by causal/resultjson, results
+// are rendered by report, and it imports only trace and internal/.
 package causal

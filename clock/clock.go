@@ -29,11 +29,15 @@
 // uncertainty, each pairwise estimate used in the direction the path
 // takes it (negated against the grain, never rounded again).
 //
-// The model is a constant offset per clock. Samples keep their
-// timestamps, so a model of drift (an offset and a rate per clock, or per
-// stretch of time, fitted to the lower envelope of the delays as Paxson
-// and Moon, Skelly and Towsley do) can replace Way's smallest sample and
-// add a rate to Estimate without changing how callers add samples.
+// Clocks also drift and step. Each Way keeps the lower envelope of its
+// delays over time (bounded: MaxBins), and Pair.Fit fits a Model to the
+// two envelopes: B's offset against A as a line over A's time (an offset
+// at an epoch and a rate, the drift), piecewise where B's clock stepped,
+// with outliers (events paired wrongly) left out: the linear programme of
+// Moon, Skelly and Towsley over the convex hulls of the envelopes, both
+// directions sharing the rate, the offset midway between them as Paxson
+// has it (fit.go explains). Compose chains models along Chain's paths.
+// Estimate stays the constant-offset estimate of the smallest delays.
 //
 // This package must not know about packets, sniffers or hosts: clocks are
 // numbers.
@@ -52,19 +56,27 @@ type Sample struct {
 func (s Sample) Delay() int64 { return s.Recv - s.Send }
 
 // Way gathers the samples of one direction between two clocks: how many,
-// and the one with the smallest delay (the one that queued least). The
-// zero Way is empty.
+// the one with the smallest delay (the one that queued least), and the
+// lower envelope of the delays over time (the smallest per bin of send
+// time, at most MaxBins bins: see Envelope), which Pair.Fit fits a drift
+// to. The zero Way is empty. A Way holds a slice: copies share it, so
+// add to one copy only (Clone makes an independent one; Merge never
+// changes the Way merged nor the copies of the receiver).
 type Way struct {
-	N   int
-	Min Sample // valid when N > 0
+	N     int
+	Min   Sample // valid when N > 0
+	shift uint8  // bins are 2^shift ns wide (0 while empty)
+	bins  []bin
 }
 
-// Add adds one sample.
+// Add adds one sample. Samples in time order cost O(1) amortised; others
+// O(MaxBins) at most.
 func (w *Way) Add(s Sample) {
 	if w.N == 0 || s.Delay() < w.Min.Delay() {
 		w.Min = s
 	}
 	w.N++
+	w.addBin(s)
 }
 
 // Merge adds the samples of o.
@@ -76,6 +88,7 @@ func (w *Way) Merge(o Way) {
 		w.Min = o.Min
 	}
 	w.N += o.N
+	w.mergeBins(&o)
 }
 
 // MinDelay returns the smallest delay, math.MaxInt64 when empty.

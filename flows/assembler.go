@@ -3,7 +3,6 @@ package flows
 import (
 	"net/netip"
 
-	"github.com/wirepath/wirepath/flows/internal/seqnum"
 	"github.com/wirepath/wirepath/internal/ring"
 	"github.com/wirepath/wirepath/pcapio"
 	"github.com/wirepath/wirepath/proto"
@@ -35,9 +34,6 @@ type msg struct {
 	ev    proto.Evidence // the storage of Evidence
 	hasEv bool
 }
-
-// end is the sequence number after the message's last byte.
-func (m *msg) end() seqnum.Value { return seqnum.Value(m.Seq).Add(seqnum.Size(m.Bytes)) }
 
 // Assembler is the flows stage in push form: Add packets in corrected time
 // order, call Next until it returns false after each Add, and Flush at the

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/wirepath/wirepath/flows/internal/benchgen"
 	"github.com/wirepath/wirepath/pcapio"
+	"github.com/wirepath/wirepath/tools/benchgen"
 	"github.com/wirepath/wirepath/trace"
 )
 

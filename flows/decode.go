@@ -625,8 +625,10 @@ func (a *Assembler) pair(c *conn, m *msg, u *proto.Unit) {
 		m.Kind, m.Call = trace.KindCall, CallID{c.id, idx}
 	case proto.KindResponse:
 		if u.Key == 0 {
-			a.st.UnpairedReturns++
+			// The decoder could not pair it: the RETURN of a call the
+			// capture did not see (as flows' own framing does).
 			a.pst[pr.app].Unpaired++
+			a.orphan(c, m)
 			return
 		}
 		idx, ok := pr.takeKey(u.Key, false)

@@ -10,6 +10,8 @@ import (
 
 	"github.com/wirepath/wirepath/pcapio"
 	"github.com/wirepath/wirepath/trace"
+
+	"github.com/wirepath/wirepath/internal/fuzzseed"
 )
 
 // FuzzAssembler turns the input into packets of a few TCP connections and
@@ -18,6 +20,8 @@ import (
 // balances, and that every message is consistent: sizes add up, captured
 // bytes equal the stream bytes, sightings only where bytes were seen.
 func FuzzAssembler(f *testing.F) {
+	// Seeds from the repository's test data (internal/fuzzseed).
+	fuzzseed.Files(f, "flows/testdata/*.pcap*")
 	// Each packet is 8 bytes of header: conn, flags, seq (2), ack (2), len, sniffer.
 	f.Add([]byte{0, fS, 0, 0, 0, 0, 0, 0, 0, fSA, 0, 9, 0, 1, 0, 0, 0, fPA, 0, 1, 0, 10, 20, 0})
 	f.Add([]byte{1, fPA, 1, 0, 0, 0, 30, 0, 1, fPA, 0, 0, 0, 0, 30, 1, 1, fA, 0, 200, 0, 0, 0, 0})
@@ -100,6 +104,10 @@ func FuzzAssembler(f *testing.F) {
 // random places and checks that the boundaries found are the same, and
 // that they never exceed the stream.
 func FuzzHTTPFramer(f *testing.F) {
+	// Seeds from the repository's test data (internal/fuzzseed).
+	for _, d := range fuzzseed.Read(f, "cmd/wirepath/testdata/traces/rpc-small.tsv", "report/testdata/shop.tsv") {
+		f.Add(d, []byte{7, 100, 3})
+	}
 	f.Add([]byte(get1+"POST /x HTTP/1.1\r\nContent-Length: 3\r\n\r\nabc"), []byte{5, 17, 40})
 	f.Add([]byte("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n"+resp), []byte{1, 2, 3, 50})
 	f.Add([]byte("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 204 No Content\r\n\r\n"), []byte{9})

@@ -177,7 +177,7 @@ func TestProtocols(t *testing.T) {
 			cl("POST /cart HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: 14\r\n\r\n{\"user\":\"u14\"}"),
 			sv("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"),
 		}},
-		{name: "redis: a gap loses the reply it hits, pairing resumes", srv: "10.0.0.2:6379", steps: []step{
+		{name: "redis: a gap in a reply suspends pairing", srv: "10.0.0.2:6379", steps: []step{
 			cl(resp3("GET", "a")), sv("$1\r\nx\r\n"),
 			cl(resp3("GET", "b")), sv("$5\r"), {gap: 6}, sv("\n"),
 			cl(resp3("GET", "c")), sv("$1\r\nz\r\n"),

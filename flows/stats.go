@@ -111,7 +111,12 @@ type Stats struct {
 	HTTPMessages    int64 `json:"http_messages"`
 	DNSMessages     int64 `json:"dns_messages"`
 	FramingLost     int64 `json:"framing_lost"`
-	DecodedMessages int64 `json:"decoded_messages"`
+	// PairingResyncs counts the losses of HTTP framing after which call
+	// pairing started afresh; UnansweredAtLoss the requests then waiting,
+	// whose responses the loss may have hidden, left without a RETURN.
+	PairingResyncs   int64 `json:"pairing_resyncs"`
+	UnansweredAtLoss int64 `json:"unanswered_at_loss"`
+	DecodedMessages  int64 `json:"decoded_messages"`
 	// ControlUnits are protocol machinery a decoder reported (TLS
 	// handshakes, HTTP/2 SETTINGS and PING frames, PostgreSQL start-up),
 	// counted, never made messages; ControlBytes their bytes.
@@ -201,9 +206,9 @@ func (s *Stats) Check() error {
 	return errors.Join(errs...)
 }
 
-// Counts returns every counter as a trace.Count of stage "flows", named
-// by its JSON name, in declaration order, followed by the protocols'
-// non-zero counters as stage "protocols" (see ProtoStats).
+// Counts returns every counter as a trace.Count of stage trace.StageFlows,
+// named by its JSON name, in declaration order, followed by the
+// protocols' non-zero counters as stage "protocols" (see ProtoStats).
 func (s *Stats) Counts() []trace.Count {
 	v := reflect.ValueOf(s).Elem()
 	t := v.Type()
@@ -213,7 +218,7 @@ func (s *Stats) Counts() []trace.Count {
 			continue
 		}
 		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
-		out = append(out, trace.Count{Stage: "flows", Name: name, Value: v.Field(i).Int()})
+		out = append(out, trace.Count{Stage: trace.StageFlows, Name: name, Value: v.Field(i).Int()})
 	}
 	return append(out, protoCounts(s.Protocols)...)
 }

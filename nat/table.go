@@ -209,10 +209,12 @@ func (t *Table) Aliases() []trace.Alias {
 	return out
 }
 
-// Accounting returns the learning counters as trace counts (stage "nat").
+// Accounting returns the learning counters as trace counts (stage trace.StageNAT).
 func (t *Table) Accounting() []trace.Count {
 	s := &t.Stats
-	c := func(name string, v int64) trace.Count { return trace.Count{Stage: "nat", Name: name, Value: v} }
+	c := func(name string, v int64) trace.Count {
+		return trace.Count{Stage: trace.StageNAT, Name: name, Value: v}
+	}
 	return []trace.Count{
 		c("packets_examined", s.Packets),
 		c("skipped_not_ip", s.NotIP),

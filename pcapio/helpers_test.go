@@ -185,10 +185,9 @@ func null(order byteOrder, family uint32, l3 []byte) []byte {
 
 // testPkt is one record for the capture builders.
 type testPkt struct {
-	ts    int64 // ns
-	data  []byte
-	wire  int // 0: len(data)
-	iface int
+	ts   int64 // ns
+	data []byte
+	wire int // 0: len(data)
 }
 
 func (p testPkt) wireLen() int {

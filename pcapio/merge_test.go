@@ -161,8 +161,8 @@ func drain(t *testing.T, m *Merger, obsWant map[[2]int64]int) []*Packet {
 			if i > 0 && o.Corrected < p.Obs[i-1].Corrected {
 				t.Fatalf("observations out of order: %+v", p.Obs)
 			}
-			if o.Corrected != o.TS-m.Offsets()[o.Sniffer].Offset {
-				t.Fatalf("corrected %d, ts %d, offset %d", o.Corrected, o.TS, m.Offsets()[o.Sniffer].Offset)
+			if off := m.Offsets()[o.Sniffer]; o.Corrected != off.Model.Local(o.TS) || !off.DriftKnown && len(off.Steps) == 0 && off.Known && o.Corrected != o.TS-off.Offset {
+				t.Fatalf("corrected %d, ts %d, offset %d", o.Corrected, o.TS, off.Offset)
 			}
 			got[[2]int64{int64(o.Sniffer), o.TS}]++
 		}

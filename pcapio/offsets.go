@@ -1,6 +1,7 @@
 package pcapio
 
 import (
+	"math"
 	"net/netip"
 	"slices"
 
@@ -32,6 +33,49 @@ type Offset struct {
 	// Via lists the sniffers the estimate was chained through, from the
 	// reference's side; empty when estimated against the reference itself.
 	Via []SnifferID `json:"via,omitempty"`
+	// EpochNS is the reference time at which Offset holds (0 for an
+	// offset that does not drift: given, the reference, or estimated
+	// from too short a stretch of time to tell a drift).
+	EpochNS int64 `json:"epoch_ns,omitempty"`
+	// DriftKnown says a drift was estimated: DriftPPM is how fast the
+	// sniffer's clock gains on the reference's (parts per million of
+	// reference time; after the first step, see Steps, the model's later
+	// segments have rates of their own) and DriftUncertaintyPPM bounds
+	// its error.
+	DriftKnown          bool    `json:"drift_known,omitempty"`
+	DriftPPM            float64 `json:"drift_ppm,omitempty"`
+	DriftUncertaintyPPM float64 `json:"drift_uncertainty_ppm,omitempty"`
+	// Steps are where the sniffer's clock stepped (an NTP adjustment),
+	// in reference time, and by how much.
+	Steps []Step `json:"steps,omitempty"`
+	// Model is the whole estimate: the offset at any reference time, each
+	// stretch between steps a line (package clock). Corrected =
+	// Model.Local(TS). Not Known when the offset is not.
+	Model clock.Model `json:"-"`
+}
+
+// Step is a step of a sniffer's clock: at reference time AtNS its offset
+// jumped by ByNS.
+type Step struct {
+	AtNS int64 `json:"at_ns"`
+	ByNS int64 `json:"by_ns"`
+}
+
+// setModel fills o's offset, drift and steps from the model m (Known).
+func (o *Offset) setModel(m clock.Model) {
+	o.Model = m
+	s := m.Segments[0]
+	o.Offset, o.Uncertainty = s.Offset, 0
+	for _, x := range m.Segments {
+		o.Uncertainty = max(o.Uncertainty, x.Uncertainty)
+	}
+	if s.RateKnown {
+		o.EpochNS, o.DriftKnown = s.Epoch, true
+		o.DriftPPM, o.DriftUncertaintyPPM = s.Rate*1e6, s.RateUncertainty*1e6
+	}
+	for _, st := range m.StepList() {
+		o.Steps = append(o.Steps, Step{AtNS: st.At, ByNS: st.By})
+	}
 }
 
 // Defaults of the offset estimation.
@@ -64,6 +108,10 @@ type sampler struct {
 	max   int
 	m     map[uint64]sample
 	res   int64 // coarsest timestamp resolution seen, ns
+	// first and last are the earliest and latest timestamps of all the
+	// packets offered (sampled or not); n counts them.
+	first, last int64
+	n           int64
 }
 
 func newSampler(max int) *sampler {
@@ -73,6 +121,13 @@ func newSampler(max int) *sampler {
 func levelMask(level uint8) uint64 { return 1<<level - 1 }
 
 func (s *sampler) add(key uint64, ts int64, src, dst netip.Addr) {
+	if s.n == 0 || ts < s.first {
+		s.first = ts
+	}
+	if s.n == 0 || ts > s.last {
+		s.last = ts
+	}
+	s.n++
 	if key&levelMask(s.level) != 0 {
 		return
 	}
@@ -117,6 +172,7 @@ func pairHash(a, b netip.Addr) uint64 {
 // "one-way".
 type pairEstimate struct {
 	clock.Estimate
+	model  clock.Model
 	method string
 }
 
@@ -133,6 +189,10 @@ type pairEstimate struct {
 // the width as its uncertainty. If no host pair is seen in both
 // directions, the direction whose differences spread least gives
 // midpoint and half-range ("one-way": it assumes the spread is jitter).
+// The samples keep their times, so the estimate is a model of the offset
+// over time (clock.Pair.Fit: a drift, and steps); the widths and spreads
+// above are those of the fitted envelopes, not of the extreme samples,
+// which a drift of a few ppm would invert.
 func estimatePair(a, b *sampler) pairEstimate {
 	dirs, n := sharedSamples(a, b)
 	if n < minSharedSamples {
@@ -153,7 +213,7 @@ func estimatePair(a, b *sampler) pairEstimate {
 		both = true
 		// Direction 0 passed a first, or direction 1 did.
 		p := clock.Pair{AB: g[0].AB, BA: g[1].BA}
-		if q := (clock.Pair{AB: g[1].AB, BA: g[0].BA}); q.RoundTrip() > p.RoundTrip() {
+		if q := (clock.Pair{AB: g[1].AB, BA: g[0].BA}); width(&q) > width(&p) {
 			p = q
 		}
 		pooled.AB.Merge(p.AB)
@@ -163,12 +223,42 @@ func estimatePair(a, b *sampler) pairEstimate {
 	if !both {
 		pooled, method = leastSpread(dirs, keys), "one-way"
 	}
-	e := pooled.Estimate()
+	m := pooled.Fit(clock.FitOptions{})
 	// Timestamps are truncated to their resolution: no estimate is
 	// better than the coarser of the two.
-	e.Uncertainty = max(e.Uncertainty, a.res, b.res, 1)
+	m.Floor(max(a.res, b.res, 1))
+	e := m.Estimate()
 	e.Samples = n
-	return pairEstimate{Estimate: e, method: method}
+	// Chained by how well the model holds over both captures, not only
+	// where their shared samples are (clock.Model.UncertaintyOver).
+	if lo, hi, ok := span(a, b, &m); ok {
+		e.Uncertainty = max(e.Uncertainty, m.UncertaintyOver(lo, hi))
+	}
+	return pairEstimate{Estimate: e, model: m, method: method}
+}
+
+// span returns the time both samplers' packets cover, on a's clock (b's
+// moved by m, b's offset against a).
+func span(a, b *sampler, m *clock.Model) (lo, hi int64, ok bool) {
+	if a.n == 0 || b.n == 0 || !m.Known {
+		return 0, 0, false
+	}
+	return min(a.first, m.Local(b.first)), max(a.last, m.Local(b.last)), true
+}
+
+// width is the width of the interval the envelopes of p leave the offset
+// (negative when they contradict each other), from a fit of one line:
+// twice the uncertainty, negated when inconsistent.
+func width(p *clock.Pair) int64 {
+	m := p.Fit(clock.FitOptions{MaxSegments: 1})
+	if !m.Known {
+		return math.MinInt64
+	}
+	s := m.Segments[0]
+	if s.Inconsistent {
+		return -2 * s.Uncertainty
+	}
+	return 2 * s.Uncertainty
 }
 
 // sharedSamples returns the packets both samplers hold, per host pair
@@ -219,7 +309,7 @@ func leastSpread(dirs map[uint64]*[2]clock.Pair, keys []uint64) clock.Pair {
 	for _, k := range keys {
 		for i := range dirs[k] {
 			g := &dirs[k][i]
-			if g.AB.N > 0 && (best == nil || g.RoundTrip() > best.RoundTrip()) {
+			if g.AB.N > 0 && (best == nil || width(g) > width(best)) {
 				best = g
 			}
 		}
@@ -263,6 +353,7 @@ func solveOffsets(n int, ref int, given []*int64, est func(i, j int) pairEstimat
 		}
 	}
 	var edges []clock.Edge
+	var models []clock.Model
 	var methods []string
 	for i := range n {
 		for j := i + 1; j < n; j++ {
@@ -271,21 +362,26 @@ func solveOffsets(n int, ref int, given []*int64, est func(i, j int) pairEstimat
 			}
 			if e := est(i, j); e.Known {
 				edges = append(edges, clock.Edge{A: i, B: j, Estimate: e.Estimate})
+				models = append(models, e.model)
 				methods = append(methods, e.method)
 			}
 		}
 	}
 	chained := clock.Chain(n, roots, edges, clock.Options{HopCost: hopCostNS})
+	composed := clock.Compose(chained, roots, edges, models)
 	out := make([]Offset, n)
 	for v := range out {
 		o := Offset{Sniffer: SnifferID(v), Reference: SnifferID(ref), Method: "unknown"}
 		switch c := chained[v]; {
 		case v == ref:
 			o.Known, o.Method = true, "reference"
+			o.Model = clock.Constant(clock.Estimate{Known: true})
 		case given[v] != nil:
 			o.Known, o.Offset, o.Method = true, *given[v], "given"
+			o.Model = clock.Constant(clock.Estimate{Known: true, Offset: *given[v]})
 		case c.Known:
-			o.Known, o.Offset, o.Uncertainty, o.Samples = true, c.Offset, c.Uncertainty, c.Samples
+			o.Known, o.Samples = true, c.Samples
+			o.setModel(composed[v])
 			o.Method, o.Via = pathOf(chained, methods, v, ref)
 		}
 		out[v] = o

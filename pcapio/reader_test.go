@@ -173,10 +173,8 @@ func TestReadPcapNgAgreesWithPcapgo(t *testing.T) {
 	n.idb(LinkTypeEthernet, 0, "a", -1, 0)
 	n.idb(LinkTypeRaw, 0, "b", 9, 0)
 	n.idb(LinkTypeSLL2, 0, "c", 0x80|10, 0)
-	var frames [][]byte
 	for i := range 30 {
 		f := sampleTCP4(uint32(i), "payload")
-		frames = append(frames, f)
 		ts := uint64(1700000000_000000 + i*997) // µs on a
 		switch i % 3 {
 		case 1:

@@ -67,6 +67,9 @@ func (w *Writer) WritePacket(iface int, ts int64, data []byte, wireLen int, comm
 	if iface < 0 || iface >= len(w.ifaces) {
 		return fmt.Errorf("pcapng writer: interface %d not added", iface)
 	}
+	if ts < 0 {
+		return fmt.Errorf("pcapng writer: time %d before 1970: pcapng timestamps are unsigned", ts)
+	}
 	if len(data) > maxRecordLen || len(comment) > 0xffff {
 		return fmt.Errorf("pcapng writer: packet of %d bytes or comment of %d bytes too large", len(data), len(comment))
 	}
@@ -234,7 +237,17 @@ func FormatOffset(o Offset) string {
 	case o.Method == "given":
 		return "offset " + signedDuration(o.Offset) + " (given)"
 	}
-	s := fmt.Sprintf("offset %s ± %v (%s, %d samples", signedDuration(o.Offset), time.Duration(o.Uncertainty), o.Method, o.Samples)
+	s := fmt.Sprintf("offset %s ± %v", signedDuration(o.Offset), time.Duration(o.Uncertainty))
+	if o.DriftKnown {
+		s += fmt.Sprintf(", drift %+.2f ± %.2f ppm", o.DriftPPM, o.DriftUncertaintyPPM)
+	}
+	for i, st := range o.Steps {
+		if i == 0 {
+			s += ", steps"
+		}
+		s += fmt.Sprintf(" %s at %s", signedDuration(st.ByNS), time.Unix(0, st.AtNS).UTC().Format("15:04:05.000000"))
+	}
+	s += fmt.Sprintf(" (%s, %d samples", o.Method, o.Samples)
 	if len(o.Via) > 0 {
 		s += fmt.Sprintf(", via %v", o.Via)
 	}

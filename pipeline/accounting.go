@@ -2,10 +2,6 @@ package pipeline
 
 import "github.com/wirepath/wirepath/trace"
 
-// StageNAT is the stage of the NAT counters in the accounting: what
-// learning found and what rewriting the packets did.
-const StageNAT = "nat"
-
 // NATCounts returns the NAT stage's counters from the accounting, in
 // their order there; nil when the run learned no NAT (NoNAT).
 func (r *Result) NATCounts() []trace.Count {
@@ -14,7 +10,7 @@ func (r *Result) NATCounts() []trace.Count {
 	}
 	var out []trace.Count
 	for _, c := range r.Accounting {
-		if c.Stage == StageNAT {
+		if c.Stage == trace.StageNAT {
 			out = append(out, c)
 		}
 	}

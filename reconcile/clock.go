@@ -2,7 +2,9 @@ package reconcile
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
+	"time"
 
 	"github.com/wirepath/wirepath/clock"
 	"github.com/wirepath/wirepath/trace"
@@ -20,9 +22,19 @@ import (
 // ty" (the send and the receive of one message; a traced write and the
 // sniffer seeing its first byte; the sniffer seeing the last byte and the
 // traced read that returned it) is a sample of the delay from X to Y.
-// Package clock turns the smallest delay each way into an offset and an
-// uncertainty that bounds its error whatever the asymmetry, and chains
-// the pairs to the reference along the least summed uncertainty.
+// Package clock fits each pair's offset over time to the envelopes of
+// the delays each way (a drift, steps; events paired wrongly left out as
+// outliers), with an uncertainty that bounds its error whatever the
+// asymmetry, and chains the pairs to the reference along the least summed
+// uncertainty, composing their models. A pair whose samples leave its
+// offset uncertain by more than maxTrustedNS (or contradict each other by
+// as much) is not applied blindly: if no offset at all contradicts fewer
+// of its samples, the pair is taken to have none, and either way a
+// warning says so (pairModel).
+
+// maxTrustedNS is the largest uncertainty of a pair's offset that is
+// applied without a comparison with the no-offset hypothesis (10 ms).
+const maxTrustedNS = 10e6
 
 // estimateClocks names the clock domains (the sniffers, then the traced
 // hosts), collects the events seen on two of them, and estimates every
@@ -39,11 +51,11 @@ func (r *Reconciler) estimateClocks(st *state) {
 	if st.ref < 0 {
 		st.ref = busiestDomain(stamped)
 	}
-	est, bad := solveClocks(len(st.domNames), st.ref, cs, r.snifferEdges(refSniffer))
-	for _, k := range bad {
-		st.warn("clocks %q and %q: the two directions' smallest delays have a negative sum (drifting clocks, or events paired wrongly); their offset is unreliable", st.domNames[k[0]], st.domNames[k[1]])
+	est, models, notes := solveClocks(len(st.domNames), st.ref, cs, r.snifferEdges(refSniffer), r.opts.ClockFit, r.opts.TrustClockFits)
+	for _, n := range notes {
+		st.warn("%s", n.text(st.domNames))
 	}
-	st.est = est
+	st.est, st.models = est, models
 }
 
 // clockDomains names the domains: every sniffer (those the options
@@ -239,13 +251,29 @@ func (r *Reconciler) clockOf(st *state, d int32, refName string) trace.Clock {
 	case d < st.nSniffers && int(d) < len(r.opts.Sniffers) && r.opts.Sniffers[d].Known:
 		sn := r.opts.Sniffers[d]
 		c.Known, c.OffsetNS, c.UncertaintyNS, c.Samples, c.Method = true, sn.OffsetNS, sn.UncertaintyNS, sn.Samples, sn.Method
+		c.EpochNS, c.DriftKnown, c.DriftPPM, c.DriftUncertaintyPPM, c.Steps = sn.EpochNS, sn.DriftKnown, sn.DriftPPM, sn.DriftUncertaintyPPM, sn.Steps
 	case e.Known:
 		c.Known, c.OffsetNS, c.UncertaintyNS, c.Samples, c.Method = true, e.Offset, e.Uncertainty, e.Samples, "messages"
 		if d >= st.nSniffers && d == st.ref {
 			c.Method = "reference"
 		}
+		setDrift(&c, &st.models[d])
 	}
 	return c
+}
+
+// setDrift fills c's drift and steps from model m (its first segment's
+// rate, when known).
+func setDrift(c *trace.Clock, m *clock.Model) {
+	if !m.Known || len(m.Segments) == 0 {
+		return
+	}
+	if s := m.Segments[0]; s.RateKnown {
+		c.EpochNS, c.DriftKnown, c.DriftPPM, c.DriftUncertaintyPPM = s.Epoch, true, s.Rate*1e6, s.RateUncertainty*1e6
+	}
+	for _, s := range m.StepList() {
+		c.Steps = append(c.Steps, trace.ClockStep{AtNS: s.At, ByNS: s.By})
+	}
 }
 
 // referenceNode is the busiest node on the reference clock, else the
@@ -323,33 +351,136 @@ func (cs *clockSamples) add(x int32, tx int64, y int32, ty int64) {
 }
 
 // solveClocks estimates every domain's offset against ref: from each
-// sampled pair seen both ways and from the fixed edges (pcapio's
-// estimates), chained along the least summed uncertainty (package clock).
-// Inconsistent pairs (a negative round trip: clocks that drift, or events
-// paired wrongly) are returned for warnings and still used, with the
-// magnitude as the uncertainty.
-func solveClocks(n int, ref int32, cs *clockSamples, fixed []clock.Edge) ([]clock.Offset, [][2]int32) {
+// sampled pair seen both ways (pairModel) and from the fixed edges
+// (pcapio's estimates), chained along the least summed uncertainty and
+// composed (package clock). It returns the chained offsets, each Offset
+// the domain's model's (domainModels), the models, and notes on the pairs
+// for warnings. Inconsistent pairs are still used, with the magnitude of
+// the inversion as the uncertainty.
+func solveClocks(n int, ref int32, cs *clockSamples, fixed []clock.Edge, fit clock.FitOptions, trust bool) ([]clock.Offset, []clock.Model, []clockNote) {
 	keys := make([][2]int32, 0, len(cs.pairs))
 	for k := range cs.pairs {
 		keys = append(keys, k)
 	}
 	slices.SortFunc(keys, func(a, b [2]int32) int { return cmp.Or(cmp.Compare(a[0], b[0]), cmp.Compare(a[1], b[1])) })
 	var edges []clock.Edge
-	var bad [][2]int32
+	var models []clock.Model
+	var notes []clockNote
 	for _, k := range keys {
-		e := cs.pairs[k].Estimate()
-		if !e.Known {
+		m, note := pairModel(cs.pairs[k], fit, trust)
+		if !m.Known {
 			continue
 		}
-		if e.Inconsistent {
-			bad = append(bad, k)
+		if note.kind != noteNone {
+			note.pair = k
+			notes = append(notes, note)
 		}
-		edges = append(edges, clock.Edge{A: int(k[0]), B: int(k[1]), Estimate: e})
+		edges = append(edges, clock.Edge{A: int(k[0]), B: int(k[1]), Estimate: m.Estimate()})
+		models = append(models, m)
 	}
 	edges = append(edges, fixed...)
 	var roots []clock.Root
 	if ref >= 0 {
 		roots = []clock.Root{{Clock: int(ref)}}
 	}
-	return clock.Chain(n, roots, edges, clock.Options{}), bad
+	est := clock.Chain(n, roots, edges, clock.Options{})
+	ms := clock.Compose(est, roots, edges, models)
+	for d := range est {
+		if est[d].Known {
+			e := ms[d].Estimate()
+			est[d].Offset, est[d].Uncertainty = e.Offset, e.Uncertainty
+		}
+	}
+	return est, ms, notes
 }
+
+// Kinds of clockNote.
+const (
+	noteNone         = iota
+	noteOutliers     // events paired wrongly were left out
+	noteContradict   // the delays contradict each other by less than maxTrustedNS; the fit is used
+	noteInconsistent // the fit is unreliable; it is used (TrustClockFits)
+	noteNoOffset     // the fit was unreliable; no offset contradicts fewer samples
+	noteConsensus    // the fit was unreliable; the consensus contradicts fewer samples
+	noteRefit        // ... and the samples it contradicts were left out of a new fit
+)
+
+// clockNote is what a warning says about one pair of clock domains.
+type clockNote struct {
+	pair     [2]int32
+	kind     int
+	outliers int
+	fit      clock.Estimate
+	vFit, v0 int // envelope points the consensus and no offset contradict
+}
+
+func (n clockNote) text(names []string) string {
+	a, b := names[n.pair[0]], names[n.pair[1]]
+	fit := fmt.Sprintf("%v ± %v", time.Duration(n.fit.Offset), time.Duration(n.fit.Uncertainty))
+	switch n.kind {
+	case noteOutliers:
+		return fmt.Sprintf("clocks %q and %q: %d stretches of time held a delay far beyond their neighbours' (events paired wrongly) and were left out of the offset", a, b, n.outliers)
+	case noteContradict:
+		return fmt.Sprintf("clocks %q and %q: the delays each way contradict each other by up to %v (timestamps taken at different points of the network stacks, or a clock that stepped); their offset %s is used, with that as its uncertainty", a, b, time.Duration(2*n.fit.Uncertainty), fit)
+	case noteInconsistent:
+		return fmt.Sprintf("clocks %q and %q: the delays each way contradict each other (a clock that stepped, or events paired wrongly), or leave the offset very uncertain: their offset %s is unreliable", a, b, fit)
+	case noteNoOffset:
+		return fmt.Sprintf("clocks %q and %q: the estimated offset %s is unreliable, and no offset contradicts no more stretches of the samples (%d) than any other: no offset is assumed", a, b, fit, n.v0)
+	case noteRefit:
+		return fmt.Sprintf("clocks %q and %q: the estimated offset %s was unreliable; %d stretches of the samples contradicting the rest (events paired wrongly) were left out of it (no offset would contradict %d)", a, b, fit, n.vFit, n.v0)
+	default:
+		return fmt.Sprintf("clocks %q and %q: the estimated offset %s is unreliable; the constant offset that contradicts fewest stretches of the samples (%d; no offset %d) is used", a, b, fit, n.vFit, n.v0)
+	}
+}
+
+// pairModel fits the offset of one pair of domains (package clock) and
+// says what a warning must tell about it. A fit that is inconsistent by
+// less than maxTrustedNS (capture points whose timestamps jitter) is used
+// with a warning; one more uncertain, or more inconsistent, is not used as
+// it is: of no offset and
+// the constant offset that contradicts fewest samples (the consensus), the
+// one that contradicts fewer wins, no offset on ties (what clocks of one
+// network most often have). When the consensus wins, the samples it
+// contradicts are left out and the rest fitted again; if that fit is
+// still unreliable, the consensus itself is used.
+func pairModel(p *clock.Pair, fit clock.FitOptions, trust bool) (clock.Model, clockNote) {
+	m := p.Fit(fit)
+	if !m.Known {
+		return m, clockNote{}
+	}
+	e := m.Estimate()
+	note := clockNote{fit: e, outliers: m.Outliers}
+	if m.Outliers > 0 {
+		note.kind = noteOutliers
+	}
+	if reliable(e) {
+		if e.Inconsistent {
+			note.kind = noteContradict
+		}
+		return m, note
+	}
+	if trust {
+		note.kind = noteInconsistent
+		return m, note
+	}
+	cons, vc := p.Consensus()
+	zero := clock.Constant(clock.Estimate{Known: true, Uncertainty: e.Uncertainty, Samples: e.Samples, Inconsistent: e.Inconsistent})
+	note.vFit, note.v0 = vc, p.Violations(&zero, 0)
+	if note.v0 <= vc {
+		note.kind = noteNoOffset
+		return zero, note
+	}
+	note.kind = noteConsensus
+	cons.Uncertainty = max(cons.Uncertainty, e.Uncertainty)
+	cm := clock.Constant(cons)
+	q := p.Consistent(&cm, 0)
+	if m2 := q.Fit(fit); m2.Known && reliable(m2.Estimate()) {
+		note.kind = noteRefit
+		return m2, note
+	}
+	return cm, note
+}
+
+// reliable says an estimate may be applied as it is (warning about it
+// when it is inconsistent).
+func reliable(e clock.Estimate) bool { return e.Uncertainty <= maxTrustedNS }

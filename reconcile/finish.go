@@ -41,6 +41,7 @@ type state struct {
 	hostDom   map[string]int32
 	domNames  []string
 	est       []clock.Offset
+	models    []clock.Model // each domain's offset over reference time
 	ref       int32
 	// The nodes (nodeClocks): each message's end nodes, each node's clock,
 	// how many of its ends each clock timed, whether it is a server.
@@ -249,19 +250,33 @@ func (w *traceWriter) message(i int) trace.Message {
 
 // pick returns the best candidate time on domain d: one taken on d, or
 // one converted from another domain where both are tied to the reference.
+// A domain whose clock drifts or stepped has its times written on its
+// clock as if it had not (reference time plus its offset, st.onDomain),
+// so that the trace's constant node offsets hold at every time.
 func (w *traceWriter) pick(cs *[numSlots]cand, d int32) trace.Timestamp {
 	est := w.st.est
 	for _, c := range cs {
 		switch {
 		case c.dom < 0 || d < 0:
 		case c.dom == d:
-			return trace.Timestamp(c.ts)
+			return trace.Timestamp(w.st.onDomain(c.ts, c.dom, d))
 		case est[c.dom].Known && est[d].Known:
 			w.rep.Converted++
-			return trace.Timestamp(c.ts - est[c.dom].Offset + est[d].Offset)
+			return trace.Timestamp(w.st.onDomain(c.ts, c.dom, d))
 		}
 	}
 	return trace.NoTime
+}
+
+// onDomain converts time t, read on domain from's clock, to domain d's
+// clock without its drift and steps: the reference time (from's model
+// undone) plus d's constant offset (st.est). A domain not tied to the
+// reference keeps its times.
+func (st *state) onDomain(t int64, from, d int32) int64 {
+	if !st.est[from].Known || !st.est[d].Known {
+		return t
+	}
+	return st.models[from].Local(t) + st.est[d].Offset
 }
 
 func (w *traceWriter) endpoint(id int32) trace.Sym {

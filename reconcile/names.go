@@ -129,17 +129,25 @@ func (st *state) nodeName(r *Reconciler, h int32, pc *preload.Conn, ep int32) tr
 	return s
 }
 
-// classifyPorts decides which endpoints are fixed (WAP5 section 2.5.1: a
-// port is fixed if it communicates with many other ports), with the
-// evidence flows and the syscall traces add: the side a connection was
-// opened to, the receiver of a CALL and the sender of a RETURN, a traced
-// socket that accepted connections; and ports below 1024 unless
-// NoWellKnown. It then lists each host's roles.
+// classifyPorts decides which endpoints are fixed from what the hosts
+// did: a port is fixed because connections were opened to it (the side a
+// connection was opened to, the receiver of a CALL and the sender of a
+// RETURN, a traced socket that accepted connections), and ephemeral
+// because it opened them (the other sides), whatever its peers: a client
+// port reused for connections to several servers (behind a NAT load
+// balancer, one port shows two or three peers) stays a client's. Only a
+// port with neither evidence is fixed by WAP5's rule (section 2.5.1: it
+// communicates with many other ports) or by being below 1024 (unless
+// NoWellKnown). It then lists each host's roles.
 func (r *Reconciler) classifyPorts(st *state, ranges [][2]int) {
 	st.fixed = make([]bool, len(st.eps))
-	peers := st.fixedByConn(ranges)
-	st.fixedByKind()
+	opener := make([]bool, len(st.eps))
+	peers := st.fixedByConn(ranges, opener)
+	st.fixedByKind(opener)
 	for id, ep := range st.eps {
+		if st.fixed[id] || opener[id] {
+			continue // what the hosts did decides
+		}
 		if peers[id] >= r.opts.MinPeers {
 			st.fixed[id] = true
 		}
@@ -151,9 +159,10 @@ func (r *Reconciler) classifyPorts(st *state, ranges [][2]int) {
 }
 
 // fixedByConn marks the endpoints connections were opened to and those of
-// listening traced sockets, and returns how many distinct peers each
-// endpoint has (connections with messages only).
-func (st *state) fixedByConn(ranges [][2]int) []int {
+// listening traced sockets, marks in opener those that opened connections,
+// and returns how many distinct peers each endpoint has (connections with
+// messages only).
+func (st *state) fixedByConn(ranges [][2]int, opener []bool) []int {
 	peers := make([]int, len(st.eps))
 	seen := map[[2]int32]bool{}
 	for _, rc := range st.conns {
@@ -171,6 +180,7 @@ func (st *state) fixedByConn(ranges [][2]int) []int {
 		}
 		if rc.caller >= 0 && !rc.dgram {
 			st.fixed[rc.epi[1-rc.caller]] = true
+			opener[rc.epi[rc.caller]] = true
 		}
 		for e := range 2 {
 			if c := rc.pc[e]; c != nil && c.Listening {
@@ -182,16 +192,18 @@ func (st *state) fixedByConn(ranges [][2]int) []int {
 }
 
 // fixedByKind marks the receiver of every CALL and the sender of every
-// RETURN.
-func (st *state) fixedByKind() {
+// RETURN, and in opener their peers.
+func (st *state) fixedByKind(opener []bool) {
 	for i := range st.out {
 		lm := &st.out[i]
 		rc := st.conns[lm.rc]
 		switch lm.kind {
 		case trace.KindCall:
 			st.fixed[rc.epi[1-lm.dir]] = true
+			opener[rc.epi[lm.dir]] = true
 		case trace.KindReturn:
 			st.fixed[rc.epi[lm.dir]] = true
+			opener[rc.epi[1-lm.dir]] = true
 		}
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"github.com/wirepath/wirepath/flows"
 	"github.com/wirepath/wirepath/preload"
 	"github.com/wirepath/wirepath/trace"
+
+	"github.com/wirepath/wirepath/internal/fuzzseed"
 )
 
 // A three-tier system seen by one sniffer: two clients call web:80, which
@@ -193,6 +195,8 @@ func TestParseRoles(t *testing.T) {
 }
 
 func FuzzParseRoles(f *testing.F) {
+	// Seeds from the repository's test data (internal/fuzzseed).
+	fuzzseed.Strings(f, "testdata/demo/roles.txt")
 	f.Add("10.0.0.5 web\n10.0.0.6:5432 db # postgres\n") // hosts and endpoints, a comment
 	f.Add("::1 localhost ip6-localhost\n")               // /etc/hosts: IPv6, aliases ignored
 	f.Add("[fe80::1%eth0]:53 dns\n")                     // a zone in an endpoint
@@ -238,5 +242,52 @@ func TestUnrelatedClockDropped(t *testing.T) {
 	tr, rep := run(t, Options{Naming: NameHost, Sniffers: sniffers(1), Preload: b.t}, tiers()[:4])
 	if len(tr.Messages) != 4 || rep.DroppedNoTime != 1 || rep.Calls["only_unsniffed"] != 1 {
 		t.Fatalf("%d messages, %d dropped, calls %v", len(tr.Messages), rep.DroppedNoTime, rep.Calls)
+	}
+}
+
+// A busy client reuses its source port for connections to the two web
+// servers behind a NAT load balancer and to a third service: its port has
+// three peers, but the client opened every connection (its SYN, or the
+// first request on one seen mid-stream), so the port is ephemeral and
+// the host a client, not a server (issue 10: one such host was taken for
+// a server and half the requests lost their client root).
+func TestRolesFromWhatHostsDid(t *testing.T) {
+	const cli = "198.51.100.2:40000"
+	servers := []string{"203.0.113.11:80", "203.0.113.12:80", "203.0.113.21:8080"}
+	for _, tt := range []struct {
+		name  string
+		kinds bool // flows labelled calls and returns
+		syn   bool // flows saw who opened each connection
+	}{{"kinds and SYNs", true, true}, {"SYNs only", false, true}, {"kinds only (mid-stream)", true, false}} {
+		t.Run(tt.name, func(t *testing.T) {
+			var msgs []*flows.Message
+			var conns []*flows.ConnStats
+			for i := range 6 {
+				srv, conn := servers[i%3], uint64(i+1)
+				call, ret := trace.KindCall, trace.KindReturn
+				if !tt.kinds {
+					call, ret = trace.KindUnknown, trace.KindUnknown
+				}
+				t0 := int64(i) * 1e6
+				msgs = append(msgs,
+					fmsg(conn, 0, cli, srv, 1, 100, call, 0, sn{0, 64, t0, t0 + 1, false}),
+					fmsg(conn, 1, srv, cli, 1, 200, ret, 0, sn{0, 64, t0 + 500, t0 + 501, false}))
+				cs := &flows.ConnStats{Conn: conn, Proto: "tcp", Client: netip.MustParseAddrPort(cli), Server: netip.MustParseAddrPort(srv), Caller: "syn"}
+				if !tt.syn {
+					cs.Caller, cs.MidStream = "", true
+				}
+				conns = append(conns, cs)
+			}
+			tr, rep := run(t, Options{Naming: NameRole, Sniffers: sniffers(1)}, msgs, conns...)
+			for i := range tr.Messages {
+				m := &tr.Messages[i]
+				if tr.Str(m.Src) == cli && tr.Str(m.SrcNode) != "198.51.100.2" {
+					t.Fatalf("the client's node is %q", tr.Str(m.SrcNode))
+				}
+			}
+			if rep.Servers != 3 {
+				t.Errorf("%d servers, want 3", rep.Servers)
+			}
+		})
 	}
 }

@@ -5,7 +5,9 @@ import (
 	"net/netip"
 	"strings"
 
+	"github.com/wirepath/wirepath/clock"
 	"github.com/wirepath/wirepath/preload"
+	"github.com/wirepath/wirepath/trace"
 )
 
 // Naming is how nodes are named in the trace (WAP5 section 2.5).
@@ -89,6 +91,13 @@ type Sniffer struct {
 	UncertaintyNS int64
 	Samples       int
 	Method        string
+	// EpochNS, DriftKnown, DriftPPM, DriftUncertaintyPPM and Steps are
+	// pcapio's drift estimate, for the report (as in trace.Clock).
+	EpochNS             int64
+	DriftKnown          bool
+	DriftPPM            float64
+	DriftUncertaintyPPM float64
+	Steps               []trace.ClockStep
 }
 
 // Options configure a Reconciler. The zero value names nodes by host,
@@ -119,6 +128,13 @@ type Options struct {
 	NoWellKnown bool
 	// MaxWarnings bounds the warnings kept (0 means 20).
 	MaxWarnings int
+	// ClockFit tunes the fit of clock offsets, drifts and steps between
+	// clock domains (package clock; the zero value: its defaults).
+	ClockFit clock.FitOptions
+	// TrustClockFits applies every pair's fit as it is, even one that is
+	// inconsistent or very uncertain (warning about it), instead of
+	// comparing it with no offset (see estimateClocks).
+	TrustClockFits bool
 }
 
 // Validate checks the options.

@@ -2,6 +2,7 @@ package reconcile_test
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"net/netip"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wirepath/wirepath/clock"
 	"github.com/wirepath/wirepath/flows"
 	"github.com/wirepath/wirepath/pcapio"
 	"github.com/wirepath/wirepath/pipeline"
@@ -339,6 +341,12 @@ func (g *gen) logging(h *genHost, i int, t int64) {
 // runReal reconciles in with the real Reconciler.
 func runReal(t *testing.T, in refInput) ([]string, *reconcile.Report) {
 	t.Helper()
+	// The reference estimates constant offsets from the smallest delays
+	// and applies them whatever they are: the real one runs without
+	// drifts, steps, outliers and doubts (clock_test.go and package
+	// clock's tests check those).
+	in.opts.ClockFit = clock.FitOptions{MinDriftSpan: math.MaxInt64, MaxSegments: 1, OutlierFloor: -1}
+	in.opts.TrustClockFits = true
 	r, err := reconcile.New(in.opts)
 	if err != nil {
 		t.Fatal(err)

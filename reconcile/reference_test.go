@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/wirepath/wirepath/flows"
 	"github.com/wirepath/wirepath/preload"
@@ -136,6 +137,7 @@ type refMsg struct {
 	kind           trace.Kind
 	call           flows.CallID
 	pcall          bool
+	lost           bool // its first byte's sniffed message has no captured byte
 	order          int64
 	hs, hr         *refHost
 	spc, rpc       *preload.Conn
@@ -803,8 +805,11 @@ func (w *refWorld) emit(c *refConn, d int, a, b int64, fs, ss, rs []refSpan) {
 		lm.rb = refCall{c.pc[1-d], rs[j].i}
 	}
 	if lm.faStart {
-		m := w.in.msgs[lm.fa]
-		lm.kind, lm.call = m.Kind, m.Call
+		if m := w.in.msgs[lm.fa]; m.GapBytes >= m.Bytes {
+			lm.lost = true
+		} else {
+			lm.kind, lm.call = m.Kind, m.Call
+		}
 	}
 	w.out = append(w.out, lm)
 }
@@ -822,7 +827,7 @@ func (w *refWorld) labelUnsniffed() {
 		for _, lm := range w.out {
 			if lm.c == c {
 				ms = append(ms, lm)
-				unsniffed = unsniffed || lm.fa < 0
+				unsniffed = unsniffed || lm.fa < 0 || lm.lost
 			}
 		}
 		view := c.pc[c.caller]
@@ -847,23 +852,38 @@ func (w *refWorld) labelUnsniffed() {
 			continue
 		}
 		slices.SortStableFunc(ms, func(a, b *refMsg) int { return cmp.Compare(a.order, b.order) })
+		// A sniffed RETURN of no sniffed CALL (its CALL was lost) answers
+		// the unsniffed CALL pending before it, which takes its id.
+		sniffedCall := func(id flows.CallID) bool {
+			for _, o := range ms {
+				if o.fa >= 0 && !o.lost && o.kind == trace.KindCall && !o.pcall && o.call == id {
+					return true
+				}
+			}
+			return false
+		}
 		var pending flows.CallID
 		pendingP := false
+		var pendingMsg *refMsg
 		n := uint32(0)
 		for _, lm := range ms {
+			sniffed := lm.fa >= 0 && !lm.lost
 			switch {
-			case lm.fa >= 0 && lm.kind == trace.KindCall:
-				pending, pendingP = lm.call, lm.pcall
-			case lm.fa >= 0 && lm.kind == trace.KindReturn:
-				pending = flows.CallID{}
-			case lm.fa >= 0:
+			case sniffed && lm.kind == trace.KindCall:
+				pending, pendingP, pendingMsg = lm.call, lm.pcall, nil
+			case sniffed && lm.kind == trace.KindReturn:
+				if pendingMsg != nil && !lm.pcall && !sniffedCall(lm.call) {
+					pendingMsg.call, pendingMsg.pcall = lm.call, false
+				}
+				pending, pendingP, pendingMsg = flows.CallID{}, false, nil
+			case sniffed:
 			case lm.dir == c.caller:
 				lm.kind, lm.call, lm.pcall = trace.KindCall, flows.CallID{Conn: uint64(c.id), Index: n}, true
 				n++
-				pending, pendingP = lm.call, true
+				pending, pendingP, pendingMsg = lm.call, true, lm
 			case !pending.IsZero() || pendingP:
 				lm.kind, lm.call, lm.pcall = trace.KindReturn, pending, pendingP
-				pending, pendingP = flows.CallID{}, false
+				pending, pendingP, pendingMsg = flows.CallID{}, false, nil
 			}
 		}
 	}
@@ -908,10 +928,12 @@ func (w *refWorld) ends() {
 }
 
 // fixedPorts marks the fixed endpoints (opened to, listening, called,
-// returning, talking to many peers, well-known) and lists each host's
-// roles.
+// returning; or, for a port that opened no connection, sent no call and
+// received no return, talking to many peers, well-known) and lists each
+// host's roles.
 func (w *refWorld) fixedPorts() {
 	w.fixed = map[string]bool{}
+	opener := map[string]bool{}
 	peers := map[string]map[string]bool{}
 	for _, c := range w.conns {
 		if !slices.ContainsFunc(w.out, func(lm *refMsg) bool { return lm.c == c }) {
@@ -925,6 +947,7 @@ func (w *refWorld) fixedPorts() {
 		}
 		if c.caller >= 0 && !c.udp {
 			w.fixed[c.ep[1-c.caller]] = true
+			opener[c.ep[c.caller]] = true
 		}
 		for e := range 2 {
 			if c.pc[e] != nil && c.pc[e].Listening {
@@ -936,13 +959,18 @@ func (w *refWorld) fixedPorts() {
 		switch lm.kind {
 		case trace.KindCall:
 			w.fixed[lm.c.ep[1-lm.dir]] = true
+			opener[lm.c.ep[lm.dir]] = true
 		case trace.KindReturn:
 			w.fixed[lm.c.ep[lm.dir]] = true
+			opener[lm.c.ep[1-lm.dir]] = true
 		}
 	}
 	for _, c := range w.conns {
 		for e := range 2 {
 			ep := c.ep[e]
+			if opener[ep] {
+				continue
+			}
 			if len(peers[ep]) >= w.minPeers {
 				w.fixed[ep] = true
 			}
@@ -1222,10 +1250,16 @@ func (w *refWorld) clocks() {
 			// Half the round trip, rounded up; a negative one contradicts
 			// itself and is warned about.
 			rt := dAB + dBA
-			if rt < 0 {
-				w.warns = append(w.warns, fmt.Sprintf("clocks %q and %q: the two directions' smallest delays have a negative sum (drifting clocks, or events paired wrongly); their offset is unreliable", w.doms[a], w.doms[b]))
-				rt = -rt
+			off, unc := time.Duration(refFloorHalf(dAB-dBA)), time.Duration(refCeilHalf(max(rt, -rt)))
+			switch {
+			case unc > 10*time.Millisecond:
+				w.warns = append(w.warns, fmt.Sprintf("clocks %q and %q: the delays each way contradict each other (a clock that stepped, or events paired wrongly), or leave the offset very uncertain: their offset %v ± %v is unreliable",
+					w.doms[a], w.doms[b], off, unc))
+			case rt < 0:
+				w.warns = append(w.warns, fmt.Sprintf("clocks %q and %q: the delays each way contradict each other by up to %v (timestamps taken at different points of the network stacks, or a clock that stepped); their offset %v ± %v is used, with that as its uncertainty",
+					w.doms[a], w.doms[b], 2*unc, off, unc))
 			}
+			rt = max(rt, -rt)
 			edges = append(edges, edge{a, b, refFloorHalf(dAB - dBA), refCeilHalf(rt), n})
 		}
 	}

@@ -124,9 +124,11 @@ func (r *Report) Check() error {
 	return nil
 }
 
-// Accounting returns the counters as trace counts of stage "reconcile".
+// Accounting returns the counters as trace counts of stage trace.StageReconcile.
 func (r *Report) Accounting() []trace.Count {
-	c := func(name string, v int64) trace.Count { return trace.Count{Stage: "reconcile", Name: name, Value: v} }
+	c := func(name string, v int64) trace.Count {
+		return trace.Count{Stage: trace.StageReconcile, Name: name, Value: v}
+	}
 	out := []trace.Count{
 		c("flows_messages_in", r.FlowsIn),
 		c("flows_messages_used", r.FlowsUsed),
@@ -186,7 +188,11 @@ func (r *Report) WriteText(w io.Writer) error {
 	if len(r.Clocks) > 0 {
 		b.WriteString("clocks:\n")
 		for _, c := range r.Clocks {
-			fmt.Fprintf(&b, "  %-7s %-24s %s\n", c.Kind, c.Name, fmtOffset(c.Known, c.OffsetNS, c.UncertaintyNS, c.Samples, c.Method))
+			line := fmtOffset(c.Known, c.OffsetNS, c.UncertaintyNS, c.Samples, c.Method)
+			if d := c.DriftText(); d != "" {
+				line += "; " + d
+			}
+			fmt.Fprintf(&b, "  %-7s %-24s %s\n", c.Kind, c.Name, line)
 		}
 	}
 	if len(r.Offsets) > 0 {

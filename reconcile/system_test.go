@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/netip"
 	"os"
 	"os/exec"
@@ -237,9 +238,19 @@ func checkSystem(t *testing.T, dir string) {
 	// Message by message. The requests on one connection come in order.
 	s1 := packetTimes(t, filepath.Join(dir, "clientside.pcapng"))
 	s2 := packetTimes(t, filepath.Join(dir, "web.pcap"))
-	s2off := clocks["web.pcap"].OffsetNS
+	// The web side's capture times on the reference clock: its offset,
+	// with the drift pcapio fitted (the model every packet is corrected by).
+	webModel := res.Offsets[1].Model
+	for _, times := range s2 {
+		local := make(map[int64]bool, len(times))
+		for ts := range times {
+			local[webModel.Local(ts)] = true
+		}
+		clear(times)
+		maps.Copy(times, local)
+	}
 	inS1 := func(src, dst string, ts trace.Timestamp) bool { return s1[[2]string{src, dst}][int64(ts)] }
-	inS2 := func(src, dst string, ts trace.Timestamp) bool { return s2[[2]string{src, dst}][int64(ts)+s2off] }
+	inS2 := func(src, dst string, ts trace.Timestamp) bool { return s2[[2]string{src, dst}][int64(ts)] }
 	byPair := map[[2]string][]*trace.Message{}
 	for i := range tc.Messages {
 		m := &tc.Messages[i]

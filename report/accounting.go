@@ -7,6 +7,15 @@ import (
 	"github.com/wirepath/wirepath/trace"
 )
 
+// The stages of the engines, which count under their own names
+// (linking.Name, nesting.Name, convolution.Name; report imports no engine,
+// a test checks that these are the same).
+const (
+	stageLinking     = "linking"
+	stageNesting     = "nesting"
+	stageConvolution = "convolution"
+)
+
 // StageSummary is one line of the short accounting: a stage and its key
 // figures.
 type StageSummary struct {
@@ -47,16 +56,16 @@ func SummarizeAccounting(cs []trace.Count) []StageSummary {
 			}
 		}
 		switch st {
-		case "pcapio":
+		case trace.StagePcapio:
 			add("%d records read, %d packets after removing %d duplicates", v["records"], v["packets"], v["duplicates"])
 			nonzero("non_ip", "undecodable", "truncated", "bad_records", "cut_records", "out_of_order")
-		case "nat":
+		case trace.StageNAT:
 			add("%d mappings", v["mappings"])
 			if has[st]["rewrite_rewritten"] {
 				add("%d of %d packets renamed to their real endpoints", v["rewrite_rewritten"], v["rewrite_packets"])
 			}
 			nonzero("mappings_rejected", "connection_pairs_conflicting")
-		case "flows":
+		case trace.StageFlows:
 			add("%d connections, %d messages (%d calls, %d returns)", v["conns"], v["messages"], v["calls"], v["returns"])
 			gaps := v["gaps_acked"] + v["gaps_timeout"] + v["gaps_limit"] + v["gaps_end"]
 			if gaps > 0 {
@@ -65,12 +74,12 @@ func SummarizeAccounting(cs []trace.Count) []StageSummary {
 				add("no gaps")
 			}
 			nonzero("unpaired_returns", "conns_mid_stream", "framing_lost", "frag_dropped_timeout", "frag_dropped_limit", "frag_dropped_invalid")
-		case "protocols":
+		case stageProtocols:
 			parts = protocolParts(cs)
-		case "preload":
+		case trace.StagePreload:
 			add("%d files, %d records, %d data calls", v["files"], v["records"], v["data_calls"])
 			nonzero("skipped_lines", "unattributed")
-		case "reconcile":
+		case trace.StageReconcile:
 			add("%d messages, %d with both ends", v["messages"], v["messages_both_ends"])
 			if n := v["messages_send_only"] + v["messages_recv_only"]; n > 0 {
 				add("%d with one (%d send only, %d receive only)", n, v["messages_send_only"], v["messages_recv_only"])
@@ -80,18 +89,18 @@ func SummarizeAccounting(cs []trace.Count) []StageSummary {
 				add("%d traced calls, %d matched", v["preload_calls"], v["preload_calls_matched"])
 			}
 			nonzero("messages_dropped_no_timestamp")
-		case "trace":
-			if v["skipped_lines"] == 0 {
+		case trace.StageTrace:
+			if v[trace.CountSkippedLines] == 0 {
 				continue // reading a trace file: nothing to report
 			}
-			add("%d lines read, %d skipped", v["messages_read"], v["skipped_lines"])
-		case "linking":
+			add("%d lines read, %d skipped", v[trace.CountMessagesRead], v[trace.CountSkippedLines])
+		case stageLinking:
 			add("%d messages, %d in instances; %d instances, %d patterns", v["messages"], v["messages_in_instances"], v["instances"], v["patterns"])
 			nonzero("no_timestamp", "instances_truncated")
-		case "nesting":
+		case stageNesting:
 			add("%d messages, %d call pairs; %d call paths, %d patterns", v["messages_in"], v["call_pairs"], v["call_paths"], v["patterns"])
 			nonzero("skipped_no_timestamp", "skipped_not_call_or_return", "unmatched_calls", "unmatched_returns", "instances_rejected")
-		case "convolution":
+		case stageConvolution:
 			add("%d messages, %d explained by a pattern; %d edges, %d patterns", v["messages_in"], v["messages_in_patterns"], v["edges"], v["patterns"])
 			nonzero("skipped_no_timestamp", "hop_limit_reached")
 		default:
@@ -109,6 +118,10 @@ func SummarizeAccounting(cs []trace.Count) []StageSummary {
 	return out
 }
 
+// stageProtocols is the stage of flows' per-protocol counters
+// (flows.ProtoStats).
+const stageProtocols = "protocols"
+
 // protocolParts condenses the per-protocol counters of flows (stage
 // "protocols", named "<protocol>_<counter>") into one part per protocol:
 // its connections and messages, and what a user must see (TLS
@@ -118,7 +131,7 @@ func protocolParts(cs []trace.Count) []string {
 	var order []string
 	by := map[string]map[string]int64{}
 	for _, c := range cs {
-		if c.Stage != "protocols" {
+		if c.Stage != stageProtocols {
 			continue
 		}
 		p, name, ok := strings.Cut(c.Name, "_")

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/wirepath/wirepath/causal"
+	"github.com/wirepath/wirepath/causal/resultjson"
 	"github.com/wirepath/wirepath/trace"
 )
 
@@ -103,7 +103,7 @@ func TestWriteAllJSONRoundTrip(t *testing.T) {
 	if string(env["wirepath_analysis"]) != "1" || !slices.Equal(names, []string{"linking", "convolution"}) {
 		t.Errorf("envelope header: %s %s", env["wirepath_analysis"], env["engines"])
 	}
-	back, err := ReadResults(bytes.NewReader(buf.Bytes()), "all.json")
+	back, err := resultjson.ReadResults(bytes.NewReader(buf.Bytes()), "all.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,49 +138,8 @@ func TestWriteAllJSONRoundTrip(t *testing.T) {
 	if err := WriteJSON(&one, rs[0]); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := ReadResults(&one, "one.json"); err != nil || len(got) != 1 || got[0].Engine != "linking" {
+	if got, err := resultjson.ReadResults(&one, "one.json"); err != nil || len(got) != 1 || got[0].Engine != "linking" {
 		t.Errorf("ReadResults of one result: %v, %v", got, err)
-	}
-}
-
-func TestReadResultsErrors(t *testing.T) {
-	rs := twoEngines(t)
-	good, err := json.Marshal(NewAnalysis(rs))
-	if err != nil {
-		t.Fatal(err)
-	}
-	badPattern := NewAnalysis(twoEngines(t))
-	badPattern.Results[1].Patterns[0].Hops[0].ID = 7
-	bp, _ := json.Marshal(badPattern)
-	newer := strings.Replace(string(good), `"wirepath_analysis":1`, `"wirepath_analysis":2`, 1)
-	newerResult := strings.Replace(string(good), `"version":1`, `"version":9`, 1)
-	tests := []struct {
-		name, in string
-		want     string
-		is       error
-	}{
-		{"empty envelope", `{"wirepath_analysis":1,"engines":[],"results":[]}`, "no result", nil},
-		{"newer envelope", newer, "analysis version 2", ErrNewerVersion},
-		{"newer result", newerResult, "results[0]: ", ErrNewerVersion},
-		{"bad pattern", string(bp), "results[1]: patterns[0]", nil},
-		{"null result", `{"wirepath_analysis":1,"engines":["x"],"results":[null]}`, "results[0] is null", nil},
-		{"not a result", `{"hello":1}`, "", ErrNotResult},
-		{"syntax", `{"wirepath_analysis":1,`, "all.json", nil},
-		{"zero version", `{"wirepath_analysis":0,"results":[{}]}`, "bad analysis version", nil},
-		{"trailing data", string(good) + `{}`, "data after the analysis object", nil},
-	}
-	for _, tc := range tests {
-		_, err := ReadResults(strings.NewReader(tc.in), "all.json")
-		if err == nil {
-			t.Errorf("%s: no error", tc.name)
-			continue
-		}
-		if !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), "all.json") {
-			t.Errorf("%s: %v, want a message naming the file with %q", tc.name, err, tc.want)
-		}
-		if tc.is != nil && !errors.Is(err, tc.is) {
-			t.Errorf("%s: %v is not %v", tc.name, err, tc.is)
-		}
 	}
 }
 

@@ -63,15 +63,3 @@ func BenchmarkWrite(b *testing.B) {
 		b.Run(f, func(b *testing.B) { benchWrite(b, f, res, Options{Top: 50}) })
 	}
 }
-
-func BenchmarkLinkProfiles(b *testing.B) {
-	res := benchResult(3, 2000)
-	b.ReportAllocs()
-	for i := 0; i < b.N; i++ {
-		for k := range res.Patterns {
-			if LinkProfiles(&res.Patterns[k]) == nil {
-				b.Fatal("no profile")
-			}
-		}
-	}
-}

@@ -314,26 +314,3 @@ func (p *page) screenshot(ctx context.Context) ([]byte, error) {
 	}
 	return base64.StdEncoding.DecodeString(r.Data)
 }
-
-// screenshotOf captures the part of the page the first element matching
-// selector covers, as PNG.
-func (p *page) screenshotOf(ctx context.Context, selector string) ([]byte, error) {
-	var box [4]float64
-	expr := `(() => { const r = document.querySelector(` + strconvQuote(selector) + `).getBoundingClientRect(); return [r.left + scrollX, r.top + scrollY, r.width, r.height]; })()`
-	if err := p.eval(ctx, expr, &box); err != nil {
-		return nil, err
-	}
-	var r struct {
-		Data string `json:"data"`
-	}
-	clip := map[string]any{"x": box[0], "y": box[1], "width": box[2], "height": box[3], "scale": 1}
-	if err := p.b.call(ctx, p.session, "Page.captureScreenshot", map[string]any{"format": "png", "captureBeyondViewport": true, "clip": clip}, &r); err != nil {
-		return nil, err
-	}
-	return base64.StdEncoding.DecodeString(r.Data)
-}
-
-func strconvQuote(s string) string {
-	b, _ := json.Marshal(s)
-	return string(b)
-}

@@ -68,7 +68,7 @@ func writeDOT(w io.Writer, rs []*causal.Result, opt DOTOptions) error {
 			p := &res.Patterns[i]
 			fmt.Fprintf(bw, "\n%ssubgraph cluster_%sp%d {\n", ind, pre, p.Rank)
 			fmt.Fprintf(bw, "%s  label=%s;\n", ind, dotQuote(fmt.Sprintf("#%d  expected %s  max p %.2f", p.Rank, fmtNum(p.Expected), p.MaxProbability)))
-			if !validPattern(p) {
+			if !p.WellFormed() {
 				fmt.Fprintf(bw, "%s  %sp%d_bad [shape=box, label=\"malformed pattern\"];\n%s}\n", ind, pre, p.Rank, ind)
 				continue
 			}

@@ -1,8 +1,6 @@
 package report_test
 
 import (
-	"fmt"
-	"math"
 	"os"
 
 	"github.com/wirepath/wirepath/causal"
@@ -42,21 +40,6 @@ func ExampleWriteText() {
 	//     hop                       at sender     network       start
 	//     CLIENT → web:80 CALL              -      200 µs       +0 µs
 	//     └─ web → CLIENT RETURN       500 µs      200 µs     +700 µs
-}
-
-func ExamplePredict() {
-	p := &cacheHit().Patterns[0]
-	w := report.NoChange("CLIENT->web")
-	w.RTTUS = 10000 // a 10 ms WAN instead of the measured 400 µs
-	pr, err := report.Predict(p, w)
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	fmt.Printf("κ=%d γ=%.0f µs ν=%.0f bytes: %.0f µs -> %.0f µs\n",
-		pr.Profile.RoundTrips, pr.RTTUS, pr.Profile.Bytes, pr.LatencyUS, math.Round(pr.ModelUS))
-	// Output:
-	// κ=1 γ=400 µs ν=9300 bytes: 900 µs -> 10500 µs
 }
 
 func ExampleWriteAll() {

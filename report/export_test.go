@@ -282,13 +282,12 @@ func checkTraceEvents(t reporter, raw []byte) []map[string]any {
 	procs := map[int]bool{}
 	slices := map[thread][]slice{}
 	type flowEnd struct {
-		ph     string
-		ts     float64
-		th     thread
-		bp     string
-		cat    string
-		name   string
-		events int
+		ph   string
+		ts   float64
+		th   thread
+		bp   string
+		cat  string
+		name string
 	}
 	flows := map[string][]flowEnd{}
 	for i, e := range doc.TraceEvents {

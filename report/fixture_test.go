@@ -255,9 +255,19 @@ func fixtureResult(t *testing.T, name string) *causal.Result {
 			t.Fatal(err)
 		}
 	}
-	res, err := ReadJSONFile(path)
+	res, err := readJSONFile(path)
 	if err != nil {
 		t.Fatalf("%v (go test -update writes it)", err)
 	}
 	return res
+}
+
+// readJSONFile reads the one result in the file at path.
+func readJSONFile(path string) (*causal.Result, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return readJSON(f, path)
 }

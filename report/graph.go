@@ -22,7 +22,7 @@ type treeNode struct {
 // patternTree draws p as Figure 8 (call tree, or message tree when calls
 // cannot be paired) or, for convolution patterns, Figure 9 (linear path).
 // It reports which in mode: "calls", "messages" or "linear". p must
-// satisfy validPattern.
+// be WellFormed.
 func patternTree(p *causal.Pattern) (nodes []treeNode, mode string) {
 	tl := buildTimeline(p, meanTimes(p))
 	if isLinear(p) {

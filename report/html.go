@@ -9,6 +9,7 @@ import (
 
 	"github.com/wirepath/wirepath/causal"
 	"github.com/wirepath/wirepath/trace"
+	"github.com/wirepath/wirepath/whatif"
 )
 
 // HTMLOptions controls WriteHTML.
@@ -49,58 +50,83 @@ func writeHTML(w io.Writer, rs []*causal.Result, opt HTMLOptions) error {
 	}
 	for _, res := range rs {
 		d.Names = append(d.Names, res.Engine)
-		e := htmlEngine{Res: res}
-		if d.Multi {
-			e.Pre = res.Engine + "-"
-		}
-		keys := make([]string, 0, len(res.Params))
-		for k := range res.Params {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		for _, k := range keys {
-			e.Params = append(e.Params, fmt.Sprintf("%s=%v", k, res.Params[k]))
-		}
-		n := len(res.Patterns)
-		if opt.Top > 0 && opt.Top < n {
-			n = opt.Top
-		}
-		e.Detailed = n
-		for i := range res.Patterns {
-			p := &res.Patterns[i]
-			hp := htmlPattern{P: p, Latency: -1, LatencyText: "–", Detailed: i < n}
-			if p.Latency != nil {
-				hp.Latency = p.Latency.Mean
-				hp.LatencyText = FormatUS(p.Latency.Mean)
-				hp.LatencyP90 = FormatUS(p.Latency.P90)
-			}
-			if hp.Detailed && validPattern(p) {
-				tl := buildTimeline(p, meanTimes(p))
-				hp.Timeline = template.HTML(timelineSVG(p, tl))
-				nodes, mode := patternTree(p)
-				hp.Tree = template.HTML(treeSVG(p, nodes, mode))
-				hp.Mode = map[string]string{
-					"calls":    "call tree (Project 5 Figure 8): CALLs paired with their RETURNs",
-					"messages": "message tree (Project 5 Figure 8 layout): calls could not be paired, every message is an edge",
-					"linear":   "linear path (Project 5 Figure 9): edges carry the delays found, by declining frequency, and their count",
-				}[mode]
-				for hi := range p.Hops {
-					hp.Hops = append(hp.Hops, hopRowOf(&p.Hops[hi], tl))
-					hp.HasDelays = hp.HasDelays || len(p.Hops[hi].Delays) > 0
-				}
-				hp.Links = LinkProfiles(p)
-			} else if hp.Detailed {
-				hp.Malformed = true
-			}
-			e.Patterns = append(e.Patterns, hp)
-		}
-		svg, nodes, edges := serviceMapSVG(res)
-		e.Map, e.MapNodes, e.MapEdges = template.HTML(svg), nodes, edges
-		for _, nh := range nodeDelays(res) {
-			e.Nodes = append(e.Nodes, htmlNode{H: nh, SVG: template.HTML(histSVG(nh)), Mean: FormatUS(nh.Mean), P50: FormatUS(nh.P50), P90: FormatUS(nh.P90)})
-		}
-		d.Engines = append(d.Engines, e)
+		d.Engines = append(d.Engines, htmlEngineOf(res, d.Multi, opt.Top))
 	}
+	d.shared(rs)
+	return pageTmpl.Execute(w, d)
+}
+
+// htmlEngineOf is one engine's section: its parameters, its patterns (the
+// top ones drawn in detail), its service map and node delays. multi
+// prefixes its element ids with the engine's name.
+func htmlEngineOf(res *causal.Result, multi bool, top int) htmlEngine {
+	e := htmlEngine{Res: res}
+	if multi {
+		e.Pre = res.Engine + "-"
+	}
+	keys := make([]string, 0, len(res.Params))
+	for k := range res.Params {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		e.Params = append(e.Params, fmt.Sprintf("%s=%v", k, res.Params[k]))
+	}
+	n := len(res.Patterns)
+	if top > 0 && top < n {
+		n = top
+	}
+	e.Detailed = n
+	for i := range res.Patterns {
+		e.Patterns = append(e.Patterns, htmlPatternOf(&res.Patterns[i], i < n))
+	}
+	svg, nodes, edges := serviceMapSVG(res)
+	e.Map, e.MapNodes, e.MapEdges = template.HTML(svg), nodes, edges
+	for _, nh := range nodeDelays(res) {
+		e.Nodes = append(e.Nodes, htmlNode{H: nh, SVG: template.HTML(histSVG(nh)), Mean: FormatUS(nh.Mean), P50: FormatUS(nh.P50), P90: FormatUS(nh.P90)})
+	}
+	return e
+}
+
+// treeModes explains each drawing of a pattern's tree.
+var treeModes = map[string]string{
+	"calls":    "call tree (Project 5 Figure 8): CALLs paired with their RETURNs",
+	"messages": "message tree (Project 5 Figure 8 layout): calls could not be paired, every message is an edge",
+	"linear":   "linear path (Project 5 Figure 9): edges carry the delays found, by declining frequency, and their count",
+}
+
+// htmlPatternOf is one pattern's entry: its row in the list and, when
+// detailed, its timeline, tree, hop table and link profiles.
+func htmlPatternOf(p *causal.Pattern, detailed bool) htmlPattern {
+	hp := htmlPattern{P: p, Latency: -1, LatencyText: "–", Detailed: detailed}
+	if p.Latency != nil {
+		hp.Latency = p.Latency.Mean
+		hp.LatencyText = FormatUS(p.Latency.Mean)
+		hp.LatencyP90 = FormatUS(p.Latency.P90)
+	}
+	switch {
+	case !detailed:
+	case !p.WellFormed():
+		hp.Malformed = true
+	default:
+		tl := buildTimeline(p, meanTimes(p))
+		hp.Timeline = template.HTML(timelineSVG(p, tl))
+		nodes, mode := patternTree(p)
+		hp.Tree = template.HTML(treeSVG(p, nodes, mode))
+		hp.Mode = treeModes[mode]
+		for hi := range p.Hops {
+			hp.Hops = append(hp.Hops, hopRowOf(&p.Hops[hi], tl))
+			hp.HasDelays = hp.HasDelays || len(p.Hops[hi].Delays) > 0
+		}
+		hp.Links = whatif.LinkProfiles(p)
+	}
+	return hp
+}
+
+// shared fills in what the results of one run share: the accounting of
+// every stage and engine, the warnings, the clocks, offsets and NAT table.
+func (d *htmlData) shared(rs []*causal.Result) {
+	head := rs[0]
 	d.Accounting = append([]trace.Count(nil), head.Trace.Accounting...)
 	d.Warnings = append([]string(nil), head.Trace.Warnings...)
 	for _, res := range rs {
@@ -133,7 +159,6 @@ func writeHTML(w io.Writer, rs []*causal.Result, opt HTMLOptions) error {
 		}
 		d.Aliases = append(d.Aliases, r)
 	}
-	return pageTmpl.Execute(w, d)
 }
 
 type htmlData struct {
@@ -183,7 +208,7 @@ type htmlPattern struct {
 	Mode        string
 	Hops        []hopRow
 	HasDelays   bool
-	Links       []LinkProfile
+	Links       []whatif.LinkProfile
 }
 
 type hopRow struct {
@@ -245,7 +270,7 @@ var pageTmpl = template.Must(template.New("page").Funcs(template.FuncMap{
 		}
 		return fmt.Sprintf("%g", v)
 	},
-	"rtt": func(l LinkProfile) string {
+	"rtt": func(l whatif.LinkProfile) string {
 		if !l.RTTKnown {
 			return "–"
 		}

@@ -41,7 +41,7 @@ func exportInstances(res *causal.Result, t *trace.Trace, top int) ([]pathInstanc
 	var out []pathInstance
 	for i := 0; i < n; i++ {
 		p := &res.Patterns[i]
-		if !validPattern(p) {
+		if !p.WellFormed() {
 			continue
 		}
 		if t != nil && len(p.Instances) > 0 {

@@ -73,7 +73,7 @@ func TestJSONMatchesSchema(t *testing.T) {
 		if err := validateJSON(t, sch, buf.Bytes()); err != nil {
 			t.Errorf("%s: output does not match the schema: %v", name, err)
 		}
-		back, err := ReadJSON(&buf, name)
+		back, err := readJSON(&buf, name)
 		if err != nil {
 			t.Errorf("%s: reading it back: %v", name, err)
 			continue

@@ -152,7 +152,7 @@ func visitsSVG(b *strings.Builder, p *causal.Pattern, tl *timeline, x func(float
 		if v.Untraced {
 			cx := (x0 + math.Max(x(v.End), x0)) / 2
 			half := math.Max((x(v.End)-x0)/2, 10)
-			x0, x1 = cx-half, cx+half
+			x0 = cx - half
 			fmt.Fprintf(b, `<polygon class="diamond" points="%.1f,%.1f %.1f,%.1f %.1f,%.1f %.1f,%.1f"/>`,
 				cx-half, cy, cx, cy-12, cx+half, cy, cx, cy+12)
 		} else {
@@ -292,7 +292,7 @@ func serviceMapSVG(res *causal.Result) (string, int, int) {
 	adj := map[string][]string{}
 	for pi := range res.Patterns {
 		p := &res.Patterns[pi]
-		if !validPattern(p) {
+		if !p.WellFormed() {
 			continue
 		}
 		tl := buildTimeline(p, meanTimes(p))

@@ -38,7 +38,8 @@ func WriteText(w io.Writer, res *causal.Result, opt TextOptions) error {
 // table are those of the first, and the accounting and warnings are the
 // trace's followed by each engine's.
 func writeText(w io.Writer, rs []*causal.Result, opt TextOptions) error {
-	bw := bufio.NewWriter(w)
+	ew := &escaper{w: w}
+	bw := bufio.NewWriter(ew)
 	for i, res := range rs {
 		if i > 0 {
 			bw.WriteString("\n")
@@ -65,26 +66,67 @@ func writeText(w io.Writer, rs []*causal.Result, opt TextOptions) error {
 	if len(rs) > 0 {
 		writeTrailer(bw, rs, opt.Summary)
 	}
-	return bw.Flush()
+	if err := bw.Flush(); err != nil {
+		return err
+	}
+	return ew.flush()
 }
+
+// Bounds of a pattern's text: a pattern may have thousands of hops (a
+// reused call id chained them), and a tree's rows are indented by their
+// depth, so the text would grow with the square of it.
+const (
+	// MaxTextDepth is the deepest hop shown; deeper ones are counted.
+	MaxTextDepth = 32
+	// MaxTextHops is the most hops of one pattern shown.
+	MaxTextHops = 256
+	// maxSignatureRunes is the longest signature shown whole.
+	maxSignatureRunes = 400
+	// maxUntracedNotes is the most notes on untraced nodes per pattern.
+	maxUntracedNotes = 16
+)
 
 func writePattern(w *bufio.Writer, p *causal.Pattern) {
 	fmt.Fprintf(w, "\n#%d  count %d  expected %s  max p %.2f", p.Rank, p.Count, fmtNum(p.Expected), p.MaxProbability)
 	if p.Latency != nil {
 		fmt.Fprintf(w, "  latency %s (p50 %s, p90 %s)", FormatUS(p.Latency.Mean), FormatUS(p.Latency.P50), FormatUS(p.Latency.P90))
 	}
-	fmt.Fprintf(w, "\n    %s\n", p.Signature)
-	if !validPattern(p) {
+	fmt.Fprintf(w, "\n    %s\n", shortSignature(p.Signature))
+	if !p.WellFormed() {
 		fmt.Fprintf(w, "    (malformed pattern: hops are not a tree in parent-first order)\n")
 		return
 	}
 	tl := buildTimeline(p, meanTimes(p))
-	kids := children(p)
-	type row struct{ label, node, net, start, delays string }
-	var rows []row
-	var walk func(id int, prefix string, last, root bool)
-	walk = func(id int, prefix string, last, root bool) {
-		h := &p.Hops[id]
+	rows, deeper, more := hopRows(p, tl)
+	writeHopTable(w, rows)
+	if deeper > 0 {
+		fmt.Fprintf(w, "    … %d deeper hops not shown (depth > %d)\n", deeper, MaxTextDepth)
+	}
+	if more > 0 {
+		fmt.Fprintf(w, "    … %d more hops not shown (at most %d per pattern)\n", more, MaxTextHops)
+	}
+	writeUntraced(w, tl)
+}
+
+// textRow is one hop's line in the text hop table.
+type textRow struct{ label, node, net, start, delays string }
+
+// hopRows returns the rows of p's hop table, the hops as a tree in
+// depth-first order with box-drawing prefixes, to depth MaxTextDepth and
+// at most MaxTextHops rows; and how many hops were left out for their
+// depth (deeper) and past the rows shown (more).
+func hopRows(p *causal.Pattern, tl *timeline) (rows []textRow, deeper, more int) {
+	kids := p.Children()
+	var walk func(id int, prefix string, last, root bool, depth int)
+	walk = func(id int, prefix string, last, root bool, depth int) {
+		if depth >= MaxTextDepth {
+			deeper += subtreeSize(kids, id)
+			return
+		}
+		if len(rows) >= MaxTextHops {
+			more += subtreeSize(kids, id)
+			return
+		}
 		branch, next := "├─ ", "│  "
 		if last {
 			branch, next = "└─ ", "   "
@@ -92,48 +134,60 @@ func writePattern(w *bufio.Writer, p *causal.Pattern) {
 		if root {
 			branch, next = "", ""
 		}
-		r := row{label: prefix + branch + h.From + " → " + hopTarget(h)}
-		if h.Kind != "-" && h.Kind != "" {
-			r.label += " " + h.Kind
-		}
-		sv := &tl.Visits[tl.Sender[id]]
-		switch {
-		case sv.Untraced && !root:
-			r.node = "◇ " + FormatUS(tl.combined(id))
-		case h.NodeDelay != nil:
-			r.node = FormatUS(h.NodeDelay.Mean)
-		default:
-			r.node = "-"
-		}
-		rv := &tl.Visits[tl.Recv[id]]
-		switch {
-		case h.NetDelay != nil:
-			r.net = FormatUS(h.NetDelay.Mean)
-		case rv.Untraced && !rv.Unseen || sv.Untraced:
-			r.net = "◇"
-		default:
-			r.net = "?"
-		}
-		r.delays = fmtDelays(h.Delays, 4)
-		if h.Start != nil {
-			r.start = "+" + FormatUS(h.Start.Mean)
-		}
-		rows = append(rows, r)
+		rows = append(rows, textHopRow(&p.Hops[id], tl, id, prefix+branch, root))
 		for i, c := range kids[id] {
-			walk(c, prefix+next, i == len(kids[id])-1, false)
+			walk(c, prefix+next, i == len(kids[id])-1, false, depth+1)
 		}
 	}
-	walk(0, "", true, true)
+	walk(0, "", true, true, 0)
+	return rows, deeper, more
+}
+
+// textHopRow is the row of hop h (number id), its label after prefix: the
+// node delay at the sender (◇ and the combined delay for an untraced
+// sender), the network delay (◇ when an untraced end hides it, ? when it
+// is unknown), the start and convolution's delays.
+func textHopRow(h *causal.Hop, tl *timeline, id int, prefix string, root bool) textRow {
+	r := textRow{label: prefix + h.From + " → " + hopTarget(h)}
+	if h.Kind != "-" && h.Kind != "" {
+		r.label += " " + h.Kind
+	}
+	sv := &tl.Visits[tl.Sender[id]]
+	switch {
+	case sv.Untraced && !root:
+		r.node = "◇ " + FormatUS(tl.combined(id))
+	case h.NodeDelay != nil:
+		r.node = FormatUS(h.NodeDelay.Mean)
+	default:
+		r.node = "-"
+	}
+	rv := &tl.Visits[tl.Recv[id]]
+	switch {
+	case h.NetDelay != nil:
+		r.net = FormatUS(h.NetDelay.Mean)
+	case rv.Untraced && !rv.Unseen || sv.Untraced:
+		r.net = "◇"
+	default:
+		r.net = "?"
+	}
+	r.delays = fmtDelays(h.Delays, 4)
+	if h.Start != nil {
+		r.start = "+" + FormatUS(h.Start.Mean)
+	}
+	return r
+}
+
+// writeHopTable writes the rows under their header, the delays column only
+// when a hop has delays.
+func writeHopTable(w *bufio.Writer, rows []textRow) {
 	lw := utf8.RuneCountInString("hop")
+	hasDelays := false
 	for _, r := range rows {
 		lw = max(lw, utf8.RuneCountInString(r.label))
+		hasDelays = hasDelays || r.delays != ""
 	}
 	pad := func(s string, n int) string { return s + strings.Repeat(" ", max(0, n-utf8.RuneCountInString(s))) }
 	lpad := func(s string, n int) string { return strings.Repeat(" ", max(0, n-utf8.RuneCountInString(s))) + s }
-	hasDelays := false
-	for _, r := range rows {
-		hasDelays = hasDelays || r.delays != ""
-	}
 	head := fmt.Sprintf("    %s  %11s  %10s  %10s", pad("hop", lw), "at sender", "network", "start")
 	if hasDelays {
 		head += "  delays (count)"
@@ -146,8 +200,16 @@ func writePattern(w *bufio.Writer, p *causal.Pattern) {
 		}
 		w.WriteString(line + "\n")
 	}
+}
+
+// writeUntraced explains the ◇ of each untraced visit of the timeline.
+func writeUntraced(w *bufio.Writer, tl *timeline) {
+	notes := 0
 	for _, v := range tl.Visits {
 		if !v.Untraced {
+			continue
+		}
+		if notes++; notes > maxUntracedNotes {
 			continue
 		}
 		switch {
@@ -159,6 +221,91 @@ func writePattern(w *bufio.Writer, p *causal.Pattern) {
 			fmt.Fprintf(w, "    ◇ %s was not traced: %s is its delay plus the network both ways\n", v.Node, FormatUS(v.End-v.Start))
 		}
 	}
+	if notes > maxUntracedNotes {
+		fmt.Fprintf(w, "    ◇ … and %d more nodes that were not traced\n", notes-maxUntracedNotes)
+	}
+}
+
+// subtreeSize counts the hops of the subtree rooted at id.
+func subtreeSize(kids [][]int, id int) int {
+	n, stack := 0, []int{id}
+	for len(stack) > 0 {
+		x := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		n++
+		stack = append(stack, kids[x]...)
+	}
+	return n
+}
+
+// shortSignature is sig, cut to maxSignatureRunes with how much was left out.
+func shortSignature(sig string) string {
+	n := utf8.RuneCountInString(sig)
+	if n <= maxSignatureRunes {
+		return sig
+	}
+	cut := 0
+	for i := range sig {
+		if cut == maxSignatureRunes {
+			return fmt.Sprintf("%s… (%d more characters)", sig[:i], n-maxSignatureRunes)
+		}
+		cut++
+	}
+	return sig
+}
+
+// escaper writes text with control characters escaped (\x1b, \u009b),
+// so that a node name cannot send a terminal escape sequence; newlines
+// and tabs pass. It keeps a rune cut by the end of a write for the next.
+type escaper struct {
+	w     io.Writer
+	carry []byte
+	buf   []byte
+}
+
+func (e *escaper) Write(p []byte) (int, error) {
+	n := len(p)
+	if len(e.carry) > 0 {
+		p = append(e.carry, p...)
+		e.carry = nil
+	}
+	e.buf = e.buf[:0]
+	for len(p) > 0 {
+		r, size := utf8.DecodeRune(p)
+		if r == utf8.RuneError && size == 1 && !utf8.FullRune(p) {
+			e.carry = append(e.carry[:0], p...)
+			break
+		}
+		switch {
+		case r == '\n' || r == '\t':
+			e.buf = append(e.buf, byte(r))
+		case r < 0x20 || r == 0x7f:
+			e.buf = fmt.Appendf(e.buf, "\\x%02x", r)
+		case r >= 0x80 && r < 0xa0:
+			e.buf = fmt.Appendf(e.buf, "\\u%04x", r)
+		default:
+			e.buf = append(e.buf, p[:size]...)
+		}
+		p = p[size:]
+	}
+	if _, err := e.w.Write(e.buf); err != nil {
+		return 0, err
+	}
+	return n, nil
+}
+
+// flush writes a rune cut at the very end as it is (escaped bytes).
+func (e *escaper) flush() error {
+	if len(e.carry) == 0 {
+		return nil
+	}
+	var b []byte
+	for _, c := range e.carry {
+		b = fmt.Appendf(b, "\\x%02x", c)
+	}
+	e.carry = nil
+	_, err := e.w.Write(b)
+	return err
 }
 
 // fmtDelays lists convolution delays by declining frequency as
@@ -200,8 +347,23 @@ func hopTarget(h *causal.Hop) string {
 	return h.To + " (" + ep + ")"
 }
 
+// writeTrailer writes what the results of one run share, once: the
+// clocks, the node offsets, the NAT table, the accounting of every stage
+// and engine, and the warnings.
 func writeTrailer(w *bufio.Writer, rs []*causal.Result, summary bool) {
 	ts := &rs[0].Trace
+	writeClocks(w, ts)
+	writeAliases(w, ts.Aliases)
+	counts := append([]trace.Count(nil), ts.Accounting...)
+	for _, r := range rs {
+		counts = append(counts, r.Accounting...)
+	}
+	writeAccounting(w, counts, summary)
+	writeWarnings(w, rs)
+}
+
+// writeClocks writes the capture clocks and the node offsets.
+func writeClocks(w *bufio.Writer, ts *causal.TraceSummary) {
 	if len(ts.Clocks) > 0 {
 		fmt.Fprintf(w, "\ncapture clocks (reference time = local time - offset):\n")
 		nw := 0
@@ -226,33 +388,39 @@ func writeTrailer(w *bufio.Writer, rs []*causal.Result, summary bool) {
 			fmt.Fprintf(w, "  %-*s  %s ± %s against %s (%d samples)\n", nw, o.Node, fmtSigned(float64(o.OffsetNS)/1e3), FormatUS(float64(o.UncertaintyNS)/1e3), o.Reference, o.Samples)
 		}
 	}
-	if len(ts.Aliases) > 0 {
-		fmt.Fprintf(w, "\nNAT (outside → inside):\n")
-		for _, a := range ts.Aliases {
-			fmt.Fprintf(w, "  %s → %s", a.Outside, a.Inside)
-			var parts []string
-			if a.Kind != "" {
-				parts = append(parts, a.Kind)
-			}
-			if a.Direction != "" {
-				parts = append(parts, a.Direction)
-			}
-			if a.Matches > 0 {
-				parts = append(parts, fmt.Sprintf("%d matches", a.Matches))
-			}
-			if a.Score > 0 {
-				parts = append(parts, fmt.Sprintf("score %.2f", a.Score))
-			}
-			if len(parts) > 0 {
-				fmt.Fprintf(w, "  (%s)", strings.Join(parts, ", "))
-			}
-			w.WriteString("\n")
+}
+
+// writeAliases writes the NAT table.
+func writeAliases(w *bufio.Writer, aliases []trace.Alias) {
+	if len(aliases) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nNAT (outside → inside):\n")
+	for _, a := range aliases {
+		fmt.Fprintf(w, "  %s → %s", a.Outside, a.Inside)
+		var parts []string
+		if a.Kind != "" {
+			parts = append(parts, a.Kind)
 		}
+		if a.Direction != "" {
+			parts = append(parts, a.Direction)
+		}
+		if a.Matches > 0 {
+			parts = append(parts, fmt.Sprintf("%d matches", a.Matches))
+		}
+		if a.Score > 0 {
+			parts = append(parts, fmt.Sprintf("score %.2f", a.Score))
+		}
+		if len(parts) > 0 {
+			fmt.Fprintf(w, "  (%s)", strings.Join(parts, ", "))
+		}
+		w.WriteString("\n")
 	}
-	counts := append([]trace.Count(nil), ts.Accounting...)
-	for _, r := range rs {
-		counts = append(counts, r.Accounting...)
-	}
+}
+
+// writeAccounting writes the counters, one line per stage (summary) or
+// one per counter.
+func writeAccounting(w *bufio.Writer, counts []trace.Count, summary bool) {
 	if summary && len(counts) > 0 {
 		fmt.Fprintf(w, "\naccounting:\n")
 		lines := SummarizeAccounting(counts)
@@ -263,19 +431,28 @@ func writeTrailer(w *bufio.Writer, rs []*causal.Result, summary bool) {
 		for _, l := range lines {
 			fmt.Fprintf(w, "  %-*s  %s\n", sw, l.Stage, l.Text)
 		}
-	} else if acc := rowsOf(counts); len(acc) > 0 {
-		fmt.Fprintf(w, "\naccounting:\n")
-		sw, nw, vw := 0, 0, 0
-		for _, c := range acc {
-			sw = max(sw, len(c.stage))
-			nw = max(nw, len(c.name))
-			vw = max(vw, len(c.value))
-		}
-		for _, c := range acc {
-			fmt.Fprintf(w, "  %-*s  %-*s  %*s\n", sw, c.stage, nw, c.name, vw, c.value)
-		}
+		return
 	}
-	warns := append([]string(nil), ts.Warnings...)
+	acc := rowsOf(counts)
+	if len(acc) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\naccounting:\n")
+	sw, nw, vw := 0, 0, 0
+	for _, c := range acc {
+		sw = max(sw, len(c.stage))
+		nw = max(nw, len(c.name))
+		vw = max(vw, len(c.value))
+	}
+	for _, c := range acc {
+		fmt.Fprintf(w, "  %-*s  %-*s  %*s\n", sw, c.stage, nw, c.name, vw, c.value)
+	}
+}
+
+// writeWarnings writes the trace's warnings and each engine's, named by
+// the engine when there are several.
+func writeWarnings(w *bufio.Writer, rs []*causal.Result) {
+	warns := append([]string(nil), rs[0].Trace.Warnings...)
 	for _, r := range rs {
 		for _, s := range r.Warnings {
 			if len(rs) > 1 {
@@ -301,6 +478,9 @@ func clockText(c trace.Clock) string {
 		return "unknown: shares nothing with " + c.Reference + " (its times are not comparable with the others')"
 	}
 	s := fmt.Sprintf("%s ± %s", fmtSigned(float64(c.OffsetNS)/1e3), FormatUS(float64(c.UncertaintyNS)/1e3))
+	if d := c.DriftText(); d != "" {
+		s += ", " + d
+	}
 	var how []string
 	if c.Samples > 0 {
 		how = append(how, fmt.Sprintf("%d samples", c.Samples))

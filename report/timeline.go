@@ -90,40 +90,11 @@ func meanTimes(p *causal.Pattern) []hopTimes {
 	return ht
 }
 
-// children returns the children of every hop of p, in hop order (which the
-// aggregator makes the order of mean start).
-func children(p *causal.Pattern) [][]int {
-	kids := make([][]int, len(p.Hops))
-	for _, h := range p.Hops {
-		if h.Parent != nil && *h.Parent >= 0 && *h.Parent < len(p.Hops) && *h.Parent != h.ID {
-			kids[*h.Parent] = append(kids[*h.Parent], h.ID)
-		}
-	}
-	return kids
-}
-
-// validPattern reports whether p's hops are numbered 0..n-1 with parents
-// before children, which every renderer relies on.
-func validPattern(p *causal.Pattern) bool {
-	if len(p.Hops) == 0 || p.Hops[0].Parent != nil {
-		return false
-	}
-	for i, h := range p.Hops {
-		if h.ID != i {
-			return false
-		}
-		if i > 0 && (h.Parent == nil || *h.Parent < 0 || *h.Parent >= i) {
-			return false
-		}
-	}
-	return true
-}
-
 // buildTimeline lays out the visits of a pattern instance with hop times ht.
-// p must satisfy validPattern.
+// p must be WellFormed.
 func buildTimeline(p *causal.Pattern, ht []hopTimes) *timeline {
 	n := len(p.Hops)
-	kids := children(p)
+	kids := p.Children()
 	for _, ks := range kids {
 		slices.SortStableFunc(ks, func(a, b int) int { return cmpF(ht[a].send, ht[b].send) })
 	}

@@ -60,7 +60,7 @@ func TestTimelineUntraced(t *testing.T) {
 		},
 	} {
 		p := &causal.Pattern{Rank: 1, Hops: c.hops}
-		if !validPattern(p) {
+		if !p.WellFormed() {
 			t.Fatalf("%s: fixture is not a valid pattern", c.name)
 		}
 		tl := buildTimeline(p, meanTimes(p))

@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 doc=docs/accuracy.md
 marker='<!-- measured: scripts/accuracy.sh writes below this line -->'
 if [ $# -gt 0 ]; then
-	exec $GO run ./causal/accuracy/sweep "$@"
+	exec $GO run ./tools/sweep "$@"
 fi
 tmp=$(mktemp)
 trap 'rm -f "$tmp"' EXIT
@@ -19,7 +19,7 @@ trap 'rm -f "$tmp"' EXIT
 	echo
 	echo "Measured by \`scripts/accuracy.sh\` on $(date -u +%Y-%m-%d) ($(git rev-parse --short HEAD 2>/dev/null || echo unknown))."
 	echo
-	$GO run ./causal/accuracy/sweep
+	$GO run ./tools/sweep
 } >"$tmp"
 grep -q "^$marker\$" "$tmp" || { echo "accuracy.sh: marker line missing from $doc" >&2; exit 1; }
 mv "$tmp" "$doc"

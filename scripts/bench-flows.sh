@@ -1,14 +1,14 @@
 #!/bin/sh
 # Benchmark of the flows stage: "wirepath messages" on a synthetic capture
 # of one million packets (many concurrent HTTP connections, see
-# flows/internal/benchgen), then the stage alone (go test -bench).
+# tools/benchgen), then the stage alone (go test -bench).
 # Usage: scripts/bench-flows.sh            (PACKETS=... to change the size)
 set -eu
 cd "$(dirname "$0")/.."
 dir=${TMPDIR:-/tmp}/wirepath-bench-flows
 mkdir -p "$dir"
 go build -o "$dir/wirepath" ./cmd/wirepath
-go run ./flows/internal/benchgen/cmd/benchgen -packets "${PACKETS:-1000000}" -o "$dir/bench.pcap"
+go run ./tools/benchgen/cmd/benchgen -packets "${PACKETS:-1000000}" -o "$dir/bench.pcap"
 echo "== wirepath messages (accounting of one run)"
 "$dir/wirepath" messages -o "$dir/messages.tsv" "$dir/bench.pcap"
 echo "== wirepath messages -o /dev/null, whole process"

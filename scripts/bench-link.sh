@@ -4,7 +4,8 @@
 #
 #   scripts/bench-link.sh [MESSAGES]       # default 4700000
 #
-# It writes a synthetic CDN trace (causal/internal/synth: untraced clients,
+# It writes a synthetic CDN trace (tools/gentrace -fixture cdn, made by
+# causal/gen from internal/genfix/cdn.yaml: untraced clients,
 # 115 proxies forwarding misses to peer proxies, DNS and origin servers
 # that are not traced, per-host clock offsets, one hour of Poisson requests)
 # to $BENCH_DIR (default /tmp/wirepath-bench), keeps it for later runs, and
@@ -19,7 +20,7 @@ mkdir -p "$dir"
 trace="$dir/cdn-$n.tsv"
 make -s build
 if [ ! -s "$trace" ]; then
-	go run ./causal/internal/synth/synthtrace -system cdn -messages "$n" -duration 1h -o "$trace.tmp"
+	go run ./tools/gentrace -fixture cdn -messages "$n" -duration 1h -o "$trace.tmp"
 	mv "$trace.tmp" "$trace"
 fi
 ls -l "$trace"

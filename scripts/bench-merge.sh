@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Benchmarks `wirepath merge` against `mergecap` followed by `editcap -D`
-# on a generated set of three sniffers' captures (scripts/benchcap: about
+# on a generated set of three sniffers' captures (tools/benchcap: about
 # 1.2 million records, 300 MB, one sniffer 90 s off, one seeing every
 # packet twice), and prints the median wall and CPU seconds, peak memory
 # and the ratio. The captures stay in $DIR for the next run.
@@ -15,7 +15,7 @@ DIR=${DIR:-/tmp/wirepath-bench}
 N=${N:-450000}
 mkdir -p "$DIR"
 go build -o "$DIR/wirepath" ./cmd/wirepath
-[ -f "$DIR/c.pcap" ] || go run ./scripts/benchcap -n "$N" -out "$DIR"
+[ -f "$DIR/c.pcap" ] || go run ./tools/benchcap -n "$N" -out "$DIR"
 cd "$DIR"
 rm -f times.tsv
 WP=(./wirepath merge -q a.pcap b.pcapng c.pcap -o wirepath.pcapng)

@@ -16,11 +16,11 @@ dir=${BENCH_DIR:-/tmp/wirepath-bench}
 runs=${RUNS:-5}
 mkdir -p "$dir" bin
 go build -o bin/wirepath ./cmd/wirepath
-go build -o "$dir/gentrace" ./internal/rpcgen/gentrace
+go build -o "$dir/gentrace" ./tools/gentrace
 nest=$dir/nest-2m.tsv
 conv=$dir/conv-200k.tsv
-[ -s "$nest" ] || "$dir/gentrace" -messages 2000000 -clients 6 -seed 1 -o "$nest"
-[ -s "$conv" ] || "$dir/gentrace" -duration 500s -clients 24 -seed 3 -o "$conv"
+[ -s "$nest" ] || "$dir/gentrace" -fixture rpc -messages 2000000 -clients 6 -seed 1 -o "$nest"
+[ -s "$conv" ] || "$dir/gentrace" -fixture rpc -duration 500s -clients 24 -seed 3 -o "$conv"
 echo "traces: $(($(wc -l <"$nest") - 2)) messages in $nest, $(($(wc -l <"$conv") - 2)) in $conv"
 
 timeit() {

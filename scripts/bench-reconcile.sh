@@ -1,6 +1,6 @@
 #!/bin/sh
 # Benchmark of the front half of the pipeline: "wirepath reconcile" on a
-# synthetic capture (flows/internal/benchgen: many concurrent HTTP-like
+# synthetic capture (tools/benchgen: many concurrent HTTP-like
 # connections), with and without NAT learning, against "wirepath messages"
 # (the stages up to flows), then the reconcile stage alone (go test -bench).
 # Usage: scripts/bench-reconcile.sh            (PACKETS=... to change the size)
@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 dir=${TMPDIR:-/tmp}/wirepath-bench-reconcile
 mkdir -p "$dir"
 go build -o "$dir/wirepath" ./cmd/wirepath
-go run ./flows/internal/benchgen/cmd/benchgen -packets "${PACKETS:-400000}" -o "$dir/bench.pcap"
+go run ./tools/benchgen/cmd/benchgen -packets "${PACKETS:-400000}" -o "$dir/bench.pcap"
 echo "== wirepath reconcile (accounting of one run)"
 "$dir/wirepath" reconcile -o "$dir/trace.tsv" "$dir/bench.pcap" 2>&1 | head -3
 run() { # label command...

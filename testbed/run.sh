@@ -42,7 +42,7 @@ for rpc in $rpcs; do
 				"$wp" -q analyze "${caps[@]}" "${pre[@]}" --reference "$d/outside.pcapng" --roles "$d/roles.txt" \
 					--tls-keylog "$d/keylog.txt" --engine all --format json --instances -1 --save-trace "$d/trace.tsv" \
 					-o "$d/results.json" 2>>"$d.log" || [ $? = 3 ]
-				"$wp" -q score "$d/results.json" "$d/truth.jsonl" --trace "$d/trace.tsv" --json -o "$d/score.json" 2>>"$d.log"
+				"$wp" -q score "$d/results.json" "$d/truth.jsonl" --trace "$d/trace.tsv" --format json -o "$d/score.json" 2>>"$d.log"
 				"$wp" -q score "$d/results.json" "$d/truth.jsonl" --trace "$d/trace.tsv" -o "$d/score.txt" 2>>"$d.log"
 			done
 		done

@@ -9,9 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wirepath/wirepath/causal/resultjson"
 	"github.com/wirepath/wirepath/causal/score"
 	"github.com/wirepath/wirepath/causal/truth"
-	"github.com/wirepath/wirepath/report"
 	"github.com/wirepath/wirepath/trace"
 )
 
@@ -137,7 +137,7 @@ func checkRun(t *testing.T, wp, out string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	results, err := report.ReadResultsFile(resPath)
+	results, err := resultjson.ReadResultsFile(resPath)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,6 @@
 // Package trace holds the abstract message trace: the contract between the
-// stages that gather messages (flows, reconcile, preload, the generator) and
-// the inference engines in causal.
+// stages that gather messages (flows, reconcile, the generator) and the
+// inference engines in causal.
 //
 // A Trace is a list of Messages, each one application write from a sender to
 // a receiver, with the time it left the sender and the time it reached the
@@ -27,5 +27,7 @@
 // compression from the content; ReadFile and Read load a whole trace;
 // WriteTSV, WriteJSONL and WriteFile write one.
 //
-// This package must not know about packets, flows or inference.
+// This package must not know about packets, flows or inference. It is the
+// ground floor every stage and engine stands on: it imports nothing of
+// wirepath but internal/ (internal/layers tests it).
 package trace

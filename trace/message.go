@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"time"
 )
 
 // Timestamp is a point in time in integer nanoseconds since the Unix epoch.
@@ -224,7 +225,10 @@ type Meta struct {
 
 // Clock is the estimated offset of one clock that timestamps of a trace
 // were taken on, a sniffer's or a syscall-traced host's, against a
-// reference clock: reference time = local time - OffsetNS.
+// reference clock: reference time = local time - OffsetNS for a clock
+// that does not drift; for one that drifts (DriftKnown), at reference
+// time r the clock reads r + OffsetNS + DriftPPM·1e-6·(r - EpochNS),
+// plus the steps it made before r.
 type Clock struct {
 	// Name names the clock: a sniffer's name or a host's name.
 	Name string `json:"name"`
@@ -240,6 +244,25 @@ type Clock struct {
 	// "symmetric" or "one-way" (pcapio, from packets two sniffers share),
 	// "messages" (reconcile, from messages and syscalls at both ends).
 	Method string `json:"method,omitempty"`
+	// EpochNS is the reference time at which OffsetNS holds, when the
+	// clock's drift was estimated (DriftKnown).
+	EpochNS int64 `json:"epoch_ns,omitempty"`
+	// DriftKnown says a drift was estimated (the samples spanned long
+	// enough); DriftPPM is how fast the clock gains on the reference, in
+	// parts per million, and DriftUncertaintyPPM bounds its error.
+	DriftKnown          bool    `json:"drift_known,omitempty"`
+	DriftPPM            float64 `json:"drift_ppm,omitempty"`
+	DriftUncertaintyPPM float64 `json:"drift_uncertainty_ppm,omitempty"`
+	// Steps are where the clock stepped (an NTP adjustment), in time
+	// order.
+	Steps []ClockStep `json:"steps,omitempty"`
+}
+
+// ClockStep is a step of a clock: at reference time AtNS its offset
+// jumped by ByNS.
+type ClockStep struct {
+	AtNS int64 `json:"at_ns"`
+	ByNS int64 `json:"by_ns"`
 }
 
 // Offset is the estimated offset of one node's clock against a reference:
@@ -281,14 +304,6 @@ type Count struct {
 	Value int64  `json:"value"`
 }
 
-// The stage and counters of the accounting a Reader adds to Meta: the
-// messages read and the bad lines skipped.
-const (
-	StageTrace        = "trace"
-	CountMessagesRead = "messages_read"
-	CountSkippedLines = "skipped_lines"
-)
-
 // Count returns the counter name of stage, and whether the accounting
 // holds it.
 func (m *Meta) Count(stage, name string) (int64, bool) {
@@ -329,4 +344,30 @@ func (m *Meta) OffsetOf(node string) (int64, bool) {
 		}
 	}
 	return 0, false
+}
+
+// DriftText describes the clock's drift and steps for people, "" when
+// neither was estimated: "drift +40.02 ± 0.31 ppm", then ", 1 step:
+// +2ms at 12:00:31.000000000" (steps at reference times, UTC).
+func (c *Clock) DriftText() string {
+	var parts []string
+	if c.DriftKnown {
+		parts = append(parts, fmt.Sprintf("drift %+.2f ± %.2f ppm", c.DriftPPM, c.DriftUncertaintyPPM))
+	}
+	if n := len(c.Steps); n > 0 {
+		s := fmt.Sprintf("%d step", n)
+		if n > 1 {
+			s += "s"
+		}
+		var at []string
+		for _, st := range c.Steps {
+			by := time.Duration(st.ByNS).String()
+			if st.ByNS >= 0 {
+				by = "+" + by
+			}
+			at = append(at, by+" at "+time.Unix(0, st.AtNS).UTC().Format("15:04:05.000000000"))
+		}
+		parts = append(parts, s+": "+strings.Join(at, ", "))
+	}
+	return strings.Join(parts, ", ")
 }

@@ -13,6 +13,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/wirepath/wirepath/internal/golden"
+
+	"github.com/wirepath/wirepath/internal/fuzzseed"
 )
 
 // flat is a message with its strings resolved, for comparing messages of
@@ -352,6 +354,8 @@ func addSeeds(f *testing.F, files ...string) {
 // FuzzReadTSV: TSV input never panics, and what was read round-trips
 // through both writers.
 func FuzzReadTSV(f *testing.F) {
+	// Seeds from the repository's test data (internal/fuzzseed).
+	fuzzseed.Files(f, "cmd/wirepath/testdata/traces/*.tsv", "trace/testdata/*.tsv")
 	addSeeds(f, "small.tsv", "plain.tsv")
 	f.Add([]byte("send_ts\tsrc\n1\t\"a\\x00b\"\n"))            // quoted field with an escape
 	f.Add([]byte("recv_ts\tsend_ts\n-\t-\n2\t-\n"))            // neither time known, then one
@@ -368,6 +372,8 @@ func FuzzReadTSV(f *testing.F) {
 // FuzzReadJSONL: JSON Lines input never panics, what was read round-trips,
 // and lines the lexer rejects are counted as skipped.
 func FuzzReadJSONL(f *testing.F) {
+	// Seeds from the repository's test data (internal/fuzzseed).
+	fuzzseed.Files(f, "trace/testdata/*.jsonl*", "preload/testdata/sample.jsonl")
 	addSeeds(f, "small.jsonl")
 	f.Add([]byte(`{"send_ts":1,"src":"\ud800"}`))             // lone surrogate
 	f.Add([]byte(`{"wirepath_trace":1,"meta":{"source":1}}`)) // bad meta
@@ -424,6 +430,8 @@ func p5Reference(line string) (flat, bool) {
 // FuzzReadProject5 compares the Project 5 reader line by line with a slow
 // reference reading.
 func FuzzReadProject5(f *testing.F) {
+	// Seeds from the repository's test data (internal/fuzzseed).
+	fuzzseed.Files(f, "trace/testdata/project5.txt")
 	addSeeds(f, "project5.txt")
 	f.Add([]byte("1.0000000001 a b\n")) // more than nine fractional digits
 	f.Add([]byte("9223372036.9 a b\n")) // out of range
@@ -459,6 +467,8 @@ func FuzzReadProject5(f *testing.F) {
 
 // FuzzReadAuto feeds anything to format detection and decompression.
 func FuzzReadAuto(f *testing.F) {
+	// Seeds from the repository's test data (internal/fuzzseed).
+	fuzzseed.Files(f, "cmd/wirepath/testdata/traces/*.tsv", "trace/testdata/*.tsv", "trace/testdata/*.jsonl*", "trace/testdata/project5.txt")
 	addSeeds(f, "small.tsv", "small.jsonl", "project5.txt", "small.tsv.gz", "small.jsonl.zst")
 	f.Fuzz(func(t *testing.T, data []byte) {
 		r := NewReader(bytes.NewReader(data), "f", ReadOptions{})

@@ -51,7 +51,9 @@ type RoleOptions struct {
 	WellKnownFixed bool
 	// UseKinds treats the receiver of a CALL and the sender of a RETURN as
 	// the fixed (server) end, as flows labels the side that accepted a
-	// connection.
+	// connection, and the sender of a CALL and the receiver of a RETURN
+	// (the side that opened it) as ephemeral whatever its peers: a client
+	// port reused for connections to several servers is still a client's.
 	UseKinds bool
 }
 
@@ -61,9 +63,12 @@ func DefaultRoleOptions() RoleOptions {
 }
 
 // Roles classifies the endpoints of a trace as fixed or ephemeral ports and
-// its nodes as clients or servers (WAP5 section 2.5.1): a port is fixed if it
-// communicates with many other ports; a node is a server if it uses a fixed
-// port at least once, and a client otherwise.
+// its nodes as clients or servers (WAP5 section 2.5.1): a port is fixed if
+// connections were opened to it (with UseKinds: it received CALLs or sent
+// RETURNs), ephemeral if it opened them (it sent CALLs or received
+// RETURNs), and otherwise fixed if it communicates with many other ports;
+// a node is a server if it uses a fixed port at least once, and a client
+// otherwise.
 type Roles struct {
 	// by Sym: roleFixed for fixed endpoints, roleHasPort for endpoints with
 	// a port; roleServer for nodes with a fixed endpoint, roleKnown for
@@ -144,17 +149,7 @@ func classifyRoles(syms *Symbols, opt RoleOptions, n int, each func(yield func(*
 		}
 	}
 	edges = nil
-	evidence := make([]bool, ns)
-	if opt.UseKinds {
-		each(func(m *Flow) {
-			switch m.Kind {
-			case KindCall:
-				evidence[m.Dst] = true
-			case KindReturn:
-				evidence[m.Src] = true
-			}
-		})
-	}
+	evidence, opener := kindEvidence(ns, opt.UseKinds, each)
 	// Endpoints: which have a port, which are fixed.
 	done := make([]bool, ns)
 	classify := func(ep Sym) {
@@ -168,7 +163,7 @@ func classifyRoles(syms *Symbols, opt RoleOptions, n int, each func(yield func(*
 		}
 		r.flags[ep] |= roleHasPort
 		n, _ := strconv.Atoi(p)
-		if int(peers[ep]) >= opt.MinPeers || evidence[ep] || (opt.WellKnownFixed && n > 0 && n < 1024) {
+		if evidence[ep] || !opener[ep] && (int(peers[ep]) >= opt.MinPeers || opt.WellKnownFixed && n > 0 && n < 1024) {
 			r.flags[ep] |= roleFixed
 		}
 	}
@@ -187,6 +182,25 @@ func classifyRoles(syms *Symbols, opt RoleOptions, n int, each func(yield func(*
 		}
 	})
 	return r
+}
+
+// kindEvidence returns, by Sym, the endpoints connections were opened to
+// (they received CALLs or sent RETURNs) and those that opened them (they
+// sent CALLs or received RETURNs); none unless useKinds.
+func kindEvidence(ns int, useKinds bool, each func(yield func(*Flow))) (evidence, opener []bool) {
+	evidence, opener = make([]bool, ns), make([]bool, ns)
+	if !useKinds {
+		return evidence, opener
+	}
+	each(func(m *Flow) {
+		switch m.Kind {
+		case KindCall:
+			evidence[m.Dst], opener[m.Src] = true, true
+		case KindReturn:
+			evidence[m.Src], opener[m.Dst] = true, true
+		}
+	})
+	return evidence, opener
 }
 
 func (r *Roles) flag(s Sym, f uint8) bool { return int(s) < len(r.flags) && r.flags[s]&f != 0 }

@@ -25,6 +25,7 @@ func refClassifyRoles(t *Trace, opt RoleOptions) *refRoles {
 	peers := map[Sym]int{}
 	seen := map[pair]bool{}
 	evidence := map[Sym]bool{}
+	opener := map[Sym]bool{}
 	for i := range t.Messages {
 		m := &t.Messages[i]
 		for _, p := range [2]pair{{m.Src, m.Dst}, {m.Dst, m.Src}} {
@@ -38,8 +39,10 @@ func refClassifyRoles(t *Trace, opt RoleOptions) *refRoles {
 			switch m.Kind {
 			case KindCall:
 				evidence[m.Dst] = true
+				opener[m.Src] = true
 			case KindReturn:
 				evidence[m.Src] = true
+				opener[m.Dst] = true
 			}
 		}
 	}
@@ -49,7 +52,13 @@ func refClassifyRoles(t *Trace, opt RoleOptions) *refRoles {
 			return false
 		}
 		n, _ := strconv.Atoi(p)
-		return peers[ep] >= opt.MinPeers || evidence[ep] || (opt.WellKnownFixed && n > 0 && n < 1024)
+		if evidence[ep] {
+			return true
+		}
+		if opener[ep] {
+			return false
+		}
+		return peers[ep] >= opt.MinPeers || (opt.WellKnownFixed && n > 0 && n < 1024)
 	}
 	for i := range t.Messages {
 		m := &t.Messages[i]
@@ -110,5 +119,30 @@ func TestClassifyRolesMatchesReference(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// A client port reused for connections to three servers (behind a NAT
+// load balancer, or because the client's port range wrapped) has three
+// peers, but it sent CALLs and received RETURNs: it is the client's, and
+// its host stays a client (issue 10: one such host was taken for a server
+// and half the requests lost their client root).
+func TestClassifyRolesReusedClientPort(t *testing.T) {
+	tr := &Trace{}
+	cli := tr.Intern("198.51.100.2:40000")
+	node := tr.Intern("198.51.100.2")
+	for i, srv := range []string{"203.0.113.11:80", "203.0.113.12:80", "198.51.100.100:80"} {
+		s, sn := tr.Intern(srv), tr.Intern(fmt.Sprintf("web%d", i))
+		tr.Messages = append(tr.Messages,
+			Message{Src: cli, Dst: s, SrcNode: node, DstNode: sn, Kind: KindCall},
+			Message{Src: s, Dst: cli, SrcNode: sn, DstNode: node, Kind: KindReturn})
+	}
+	r := ClassifyRoles(tr, DefaultRoleOptions())
+	if r.Fixed(cli) || !r.Client(node) {
+		t.Errorf("client port fixed %v, client host a client %v", r.Fixed(cli), r.Client(node))
+	}
+	// Without kinds, its three peers make it fixed (WAP5's rule).
+	if r := ClassifyRoles(tr, RoleOptions{MinPeers: 3}); !r.Fixed(cli) {
+		t.Errorf("without kinds: not fixed")
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/wirepath/wirepath/internal/fuzzseed"
 )
 
 func TestTSVRoundTrip(t *testing.T) {
@@ -131,6 +133,10 @@ func TestSpanCache(t *testing.T) {
 // FuzzParseCanonical: the one-pass parser of the usual columns accepts
 // only lines the general parser accepts, and reads them the same.
 func FuzzParseCanonical(f *testing.F) {
+	// Seeds from the repository's test data (internal/fuzzseed).
+	for _, l := range fuzzseed.Lines(f, 64, "cmd/wirepath/testdata/traces/*.tsv", "trace/testdata/*.tsv") {
+		f.Add(l)
+	}
 	for _, seed := range []string{
 		"1700000000000000000\t1700000000000031000\t10.0.0.9:51000\t10.0.1.11:80\tclient\tweb\t320\tCALL\t-\ttcp", // usual
 		"-\t1700000000005200000\t10.0.1.11:80\t10.0.0.9:51000\tweb\tclient\t5120\tRETURN\tq1\ttcp",               // send unseen

@@ -5,7 +5,7 @@
 // Stage and contract: accuracy sits above the engines and the scorer and is
 // used by two callers only: its tests, which run short versions and assert
 // the accuracy the papers report (bounds and curve shapes, never printed
-// text), and scripts/accuracy.sh (the sweep command in ./sweep), which runs
+// text), and scripts/accuracy.sh (the sweep command in tools/sweep), which runs
 // the full-size versions and writes the tables of docs/accuracy.md. Both
 // call the same functions, so the documented figures come from the tested
 // experiments. Every experiment is deterministic (fixed seeds).

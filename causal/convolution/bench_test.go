@@ -8,12 +8,11 @@ import (
 
 	"github.com/wirepath/wirepath/causal"
 	"github.com/wirepath/wirepath/causal/internal/enginetest"
-	"github.com/wirepath/wirepath/internal/rpcgen"
 	"github.com/wirepath/wirepath/trace"
 )
 
 func BenchmarkConvolution(b *testing.B) {
-	tr := enginetest.MultiTier(b, 24, rpcgen.Config{Duration: 50 * time.Second})
+	tr := enginetest.MultiTier(b, 24, 0, 50*time.Second)
 	benchConvolution(b, tr)
 }
 

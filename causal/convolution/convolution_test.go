@@ -13,7 +13,7 @@ import (
 
 	"github.com/wirepath/wirepath/causal"
 	"github.com/wirepath/wirepath/causal/internal/enginetest"
-	"github.com/wirepath/wirepath/internal/rpcgen"
+	"github.com/wirepath/wirepath/internal/genfix"
 	"github.com/wirepath/wirepath/trace"
 )
 
@@ -568,7 +568,7 @@ func TestConvolutionOptionsValidate(t *testing.T) {
 		{func(o *Options) { o.NSigma = 0 }, "spike-sigma"},
 		{func(o *Options) { o.Dip = 4 }, "dip-sigma"},
 		{func(o *Options) { o.Dip = -1 }, "dip-sigma"},
-		{func(o *Options) { o.Window = -1 }, "window"},
+		{func(o *Options) { o.Window = -1 }, "tolerance"},
 		{func(o *Options) { o.MaxDelay = -1 }, "max-delay"},
 		{func(o *Options) { o.MaxDepth = 0 }, "max-depth"},
 		{func(o *Options) { o.MinCount = 0 }, "min-count"},
@@ -641,11 +641,10 @@ func claimedPrecision(r *convRun, truth []int32) (float64, int) {
 // Project 5 Figure 10 (as in section 7.2, μ = 10 ms here) with 200 ms added
 // at WS2 between its calls to AUTH and to an application server.
 func TestConvolutionMultiTier(t *testing.T) {
-	tr, truth, err := rpcgen.Generate(rpcgen.Config{
-		Tracelets: rpcgen.MultiTier(200 * time.Millisecond),
-		Clients:   18, ThinkMin: 100 * time.Millisecond, ThinkMax: 300 * time.Millisecond,
-		Duration: 120 * time.Second, Net: 100 * time.Microsecond, Seed: 5,
-	})
+	tr, truth, err := genfix.Generate(genfix.RPC{
+		Clients: 18, ThinkMin: 100 * time.Millisecond, ThinkMax: 300 * time.Millisecond,
+		Duration: 120 * time.Second, Added: 200 * time.Millisecond, NoCallIDs: true, Seed: 5,
+	}.Config())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,7 +25,9 @@ type Builtin struct {
 
 // Builtins returns the shipped configurations, sorted by name: the
 // multi-tier system of Project 5 Figure 10 (normal and with the added delay
-// at WS2), the four pathological cases of Figure 18 and a message relay.
+// at WS2), the four pathological cases of Figure 18, a message relay, and
+// the microservice applications of TraceWeaver's evaluation (hotel, media,
+// node).
 func Builtins() []Builtin { return slices.Clone(builtins()) }
 
 var builtins = sync.OnceValue(func() []Builtin {

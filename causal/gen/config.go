@@ -31,11 +31,22 @@ type Config struct {
 	// Instances, when set, stops after that many instances instead.
 	Duration  Duration `yaml:"duration,omitempty"`
 	Instances int      `yaml:"instances,omitempty"`
+	// Messages, when set, stops clients from starting instances once that
+	// many messages were generated.
+	Messages int `yaml:"messages,omitempty"`
 	// Clients is how many clients run tracelets in parallel, each waiting a
 	// uniformly random Think time between the end of one instance and the
 	// start of its next.
 	Clients int   `yaml:"clients,omitempty"`
 	Think   Range `yaml:"think,omitempty"`
+	// Rate, when set, makes the clients open-loop: instances of the shared
+	// tracelets start as a Poisson process of Rate per second, each from
+	// one of the Clients client hosts picked at random, whatever the
+	// instances in progress (Think is then unused). Compress divides every
+	// time between two starts (default 1): the same instances at Compress
+	// times the load, as TraceWeaver compresses its traces.
+	Rate     float64 `yaml:"rate,omitempty"`
+	Compress float64 `yaml:"compress,omitempty"`
 	// ClientNet is the prefix client addresses are taken from (default
 	// 10.9.0.0/16).
 	ClientNet string `yaml:"client_net,omitempty"`
@@ -58,11 +69,26 @@ type Config struct {
 	// 7.5.6): its timestamps read true time + skew. "CLIENT" skews every
 	// client.
 	Skew map[string]Duration `yaml:"skew,omitempty"`
+	// ClockSpread gives every node and every client host a clock offset of
+	// its own, drawn uniformly from [-ClockSpread, ClockSpread] and added
+	// to its Skew: hosts whose clocks disagree.
+	ClockSpread Duration `yaml:"clock_spread,omitempty"`
+	// Resolution truncates every timestamp of the trace to a multiple of
+	// it, as a tracer with coarse timestamps does (1ms: milliseconds).
+	Resolution Duration `yaml:"resolution,omitempty"`
+	// Untraced names the nodes ("CLIENT": every client) whose timestamps
+	// nobody took: messages they send have no send time and messages they
+	// receive no receive time.
+	Untraced []string `yaml:"untraced,omitempty"`
 	// Drop models message loss at the sniffer.
 	Drop Drop `yaml:"drop,omitempty"`
 	// Sniffers are the capture points of the synthetic captures (wirepath
 	// gen --pcap); none means one mirror that sees everything.
 	Sniffers []Sniffer `yaml:"sniffers,omitempty"`
+	// Evidence asks for what the trace knows beyond timing (the messages'
+	// trace.Evidence) and makes --pcap payloads real protocol messages
+	// that carry it.
+	Evidence *EvidenceSpec `yaml:"evidence,omitempty"`
 	// Nodes are the servers, by name.
 	Nodes map[string]NodeSpec `yaml:"nodes"`
 	// Tracelets are the path templates.
@@ -99,6 +125,58 @@ type NodeSpec struct {
 	Addr  string `yaml:"addr,omitempty"`
 	Port  int    `yaml:"port,omitempty"`
 	Proto string `yaml:"proto,omitempty"`
+	// Replicas makes the node a group of that many hosts, NAME-1 to
+	// NAME-N, at consecutive addresses from Addr: a call to NAME goes to
+	// one of them picked at random (never the caller itself).
+	Replicas int `yaml:"replicas,omitempty"`
+	// Threads bounds how many calls the node serves at once: a call that
+	// arrives while all its threads are busy waits for the first to free
+	// (0: no bound).
+	Threads int `yaml:"threads,omitempty"`
+	// Traced says the node's syscalls were traced: the messages its
+	// threads send and receive carry their process and thread ids
+	// (trace.Evidence Sender and Receiver).
+	Traced bool `yaml:"traced,omitempty"`
+	// Pool makes every other node call this one over a pool of at most
+	// Pool persistent connections of its own: calls from different
+	// requests share them, one call at a time each, and a call waits when
+	// all are busy. Clients always open a connection per call.
+	Pool int `yaml:"pool,omitempty"`
+	// IDs is the request identifier calls to this node carry:
+	// "x-request-id" or "traceparent" (none when empty).
+	IDs string `yaml:"ids,omitempty"`
+	// Protocol is what the node speaks, for labels and --pcap payloads:
+	// http (the default), redis or memcached.
+	Protocol string `yaml:"protocol,omitempty"`
+}
+
+// EvidenceSpec says which evidence the generated trace carries beyond the
+// request identifiers nodes ask for (NodeSpec.IDs) and the threads of
+// traced nodes.
+type EvidenceSpec struct {
+	// Conns numbers each message's connection and its place on it
+	// (trace.Evidence Conn and Seq).
+	Conns bool `yaml:"conns,omitempty"`
+	// Labels gives every message a label: a call's own, or one after its
+	// callee's protocol ("GET /search", "redis GET"), and its return's
+	// status ("200", "500" for a failure).
+	Labels bool `yaml:"labels,omitempty"`
+	// Tokens gives messages content tokens.
+	Tokens *TokenSpec `yaml:"tokens,omitempty"`
+}
+
+// TokenSpec is the content-token model: every request draws PerRequest
+// tokens from a vocabulary of Vocabulary; a call carries each token of
+// the call it was made for (the request's, for the root) with probability
+// Share, and its return each of the call's; every message adds Noise
+// tokens drawn from a small vocabulary of NoiseVocabulary that every
+// request shares.
+type TokenSpec struct {
+	PerRequest      int     `yaml:"per_request,omitempty"`
+	Share           float64 `yaml:"share,omitempty"`
+	Noise           int     `yaml:"noise,omitempty"`
+	Vocabulary      int     `yaml:"vocabulary,omitempty"`
+	NoiseVocabulary int     `yaml:"noise_vocabulary,omitempty"`
 }
 
 // Tracelet is one path template. Exactly one of RPC and Messages is set.
@@ -111,6 +189,10 @@ type Tracelet struct {
 	// it, with their own Think time (maketrace's per-tracelet parallelism).
 	Clients int    `yaml:"clients,omitempty"`
 	Think   *Range `yaml:"think,omitempty"`
+	// From makes an rpc tracelet's root call come from that node instead
+	// of a client: background work no request caused (health checks,
+	// periodic refreshes), over the same connection pools.
+	From string `yaml:"from,omitempty"`
 	// RPC is a call tree rooted at a call from the client.
 	RPC *Call `yaml:"rpc,omitempty"`
 	// Messages is a free-form list of messages.
@@ -141,6 +223,15 @@ type Call struct {
 	// Parallel issues the children all at once (each Delay after the CALL
 	// arrives) instead of one after another.
 	Parallel bool `yaml:"parallel,omitempty"`
+	// Prob makes the call optional: it is made with this probability (a
+	// cache miss), else skipped (0 or 1: always made).
+	Prob float64 `yaml:"prob,omitempty"`
+	// Fail is the probability that the callee fails the call: it makes
+	// none of its calls and returns an error after Reply, and every caller
+	// up the tree stops making calls and returns an error too.
+	Fail float64 `yaml:"fail,omitempty"`
+	// Label is the call's label (default: after the callee's protocol).
+	Label string `yaml:"label,omitempty"`
 	// Calls are the calls the callee makes.
 	Calls []*Call `yaml:"calls,omitempty"`
 
@@ -172,10 +263,12 @@ type MsgSpec struct {
 type Duration time.Duration
 
 // Gauss is a normal distribution of durations, written "50ms", "50ms±5ms",
-// "50ms+-5ms" or as a mapping {mean: 50ms, sd: 5ms}. Samples are truncated
-// at zero.
+// "50ms+-5ms" or as a mapping {mean: 50ms, sd: 5ms}, plus an optional
+// exponential tail of mean Exp, written "1ms+exp(2ms)", "1ms±100us+exp(2ms)"
+// or {mean: 1ms, exp: 2ms}. The normal part is truncated at zero; the tail
+// is added to it (it is not scaled by delay_scale).
 type Gauss struct {
-	Mean, SD time.Duration
+	Mean, SD, Exp time.Duration
 }
 
 // Range is a uniform distribution of durations, written "1s..3s", "2s" or
@@ -317,7 +410,7 @@ func checkKeys(n *yaml.Node, what string, allowed ...string) error {
 
 // UnmarshalYAML decodes a tracelet, rejecting unknown fields.
 func (t *Tracelet) UnmarshalYAML(n *yaml.Node) error {
-	if err := checkKeys(n, "tracelet", "name", "weight", "clients", "think", "rpc", "messages"); err != nil {
+	if err := checkKeys(n, "tracelet", "name", "weight", "clients", "think", "from", "rpc", "messages"); err != nil {
 		return err
 	}
 	type plain Tracelet
@@ -332,7 +425,7 @@ func (t *Tracelet) UnmarshalYAML(n *yaml.Node) error {
 
 // UnmarshalYAML decodes a call, rejecting unknown fields.
 func (c *Call) UnmarshalYAML(n *yaml.Node) error {
-	if err := checkKeys(n, "call", "to", "delay", "delay_by", "reply", "net", "call_bytes", "reply_bytes", "parallel", "calls"); err != nil {
+	if err := checkKeys(n, "call", "to", "delay", "delay_by", "reply", "net", "call_bytes", "reply_bytes", "parallel", "prob", "fail", "label", "calls"); err != nil {
 		return err
 	}
 	type plain Call
@@ -393,19 +486,31 @@ func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 // MarshalYAML writes the duration as a string.
 func (d Duration) MarshalYAML() (any, error) { return time.Duration(d).String(), nil }
 
-// UnmarshalYAML parses "mean", "mean±sd", "mean+-sd" or {mean, sd}.
+// UnmarshalYAML parses "mean", "mean±sd", "mean+-sd", any of those with
+// "+exp(tail)" after it, or {mean, sd, exp}.
 func (g *Gauss) UnmarshalYAML(n *yaml.Node) error {
+	*g = Gauss{}
 	if n.Kind == yaml.MappingNode {
-		mean, sd, err := durationPair(n, "delay", "mean", "sd")
+		d, err := durationFields(n, "delay", "mean", "sd", "exp")
 		if err != nil {
 			return err
 		}
-		*g = Gauss{Mean: mean, SD: sd}
+		*g = Gauss{Mean: d[0], SD: d[1], Exp: d[2]}
 		return g.check(n)
 	}
 	s, err := scalar(n, "a delay")
 	if err != nil {
 		return err
+	}
+	if i := strings.Index(s, "+exp("); i >= 0 {
+		tail := s[i+len("+exp("):]
+		if !strings.HasSuffix(tail, ")") {
+			return lineErrf(n, "bad delay %q: write the tail as +exp(2ms)", s)
+		}
+		if g.Exp, err = parseDur(n, strings.TrimSuffix(tail, ")")); err != nil {
+			return err
+		}
+		s = s[:i]
 	}
 	mean, sd, ok := strings.Cut(s, "±")
 	if !ok {
@@ -423,44 +528,45 @@ func (g *Gauss) UnmarshalYAML(n *yaml.Node) error {
 	return g.check(n)
 }
 
-// durationPair reads a mapping node holding the durations first and second
-// (either may be absent: zero), such as {mean, sd} or {min, max}; what names
-// the node in errors.
-func durationPair(n *yaml.Node, what, first, second string) (a, b time.Duration, err error) {
-	if err := checkKeys(n, what, first, second); err != nil {
-		return 0, 0, err
+// durationFields reads a mapping node holding durations under the given
+// keys (any may be absent: zero), such as {mean, sd} or {min, max}, in the
+// order of the keys; what names the node in errors.
+func durationFields(n *yaml.Node, what string, keys ...string) ([]time.Duration, error) {
+	if err := checkKeys(n, what, keys...); err != nil {
+		return nil, err
 	}
+	out := make([]time.Duration, len(keys))
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		s, err := scalar(n.Content[i+1], n.Content[i].Value)
 		if err != nil {
-			return 0, 0, err
+			return nil, err
 		}
 		d, err := parseDur(n.Content[i+1], s)
 		if err != nil {
-			return 0, 0, err
+			return nil, err
 		}
-		if n.Content[i].Value == first {
-			a = d
-		} else {
-			b = d
-		}
+		out[slices.Index(keys, n.Content[i].Value)] = d
 	}
-	return a, b, nil
+	return out, nil
 }
 
 func (g *Gauss) check(n *yaml.Node) error {
-	if g.Mean < 0 || g.SD < 0 {
+	if g.Mean < 0 || g.SD < 0 || g.Exp < 0 {
 		return lineErrf(n, "delays must not be negative")
 	}
 	return nil
 }
 
-// String writes g as "mean±sd" (or "mean" when sd is zero).
+// String writes g as "mean±sd+exp(tail)", leaving out a zero sd or tail.
 func (g Gauss) String() string {
-	if g.SD == 0 {
-		return g.Mean.String()
+	s := g.Mean.String()
+	if g.SD != 0 {
+		s += "±" + g.SD.String()
 	}
-	return g.Mean.String() + "±" + g.SD.String()
+	if g.Exp != 0 {
+		s += "+exp(" + g.Exp.String() + ")"
+	}
+	return s
 }
 
 // MarshalYAML writes g as its String.
@@ -470,11 +576,11 @@ func (g Gauss) MarshalYAML() (any, error) { return g.String(), nil }
 func (r *Range) UnmarshalYAML(n *yaml.Node) error {
 	*r = Range{}
 	if n.Kind == yaml.MappingNode {
-		lo, hi, err := durationPair(n, "range", "min", "max")
+		d, err := durationFields(n, "range", "min", "max")
 		if err != nil {
 			return err
 		}
-		r.Min, r.Max = lo, hi
+		r.Min, r.Max = d[0], d[1]
 	} else {
 		s, err := scalar(n, "a range")
 		if err != nil {

@@ -25,6 +25,19 @@
 // ("AP1|AP2", "AP1:3|AP2:1") chosen per instance, which is how load balancing
 // multiplies path patterns.
 //
+// Beyond maketrace it models what real multi-tier systems do and what a
+// capture or a syscall trace would show of it (docs/gen.md): open-loop
+// Poisson arrivals that can be compressed, replica groups, nodes with
+// bounded thread pools, persistent connection pools shared by requests,
+// optional calls, early failures, background work no request caused,
+// untraced nodes, per-host clock offsets, coarse timestamps, and the
+// evidence beyond timing (trace.Evidence: connections, threads of traced
+// nodes, propagated request ids, labels, content tokens), which WritePcaps
+// also carries in real HTTP, Redis and memcached payloads, seen by sniffers
+// with offsets, drift and loss. Each of these draws from a random stream of
+// its own, so that a configuration that uses none of them generates
+// exactly what it did before they existed (TestGoldenDigests).
+//
 // Generation is deterministic for a given Config (including its seed). The
 // truth file format (WriteTruth / ReadTruth) is documented in
 // docs/formats.md.

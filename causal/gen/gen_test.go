@@ -374,7 +374,7 @@ func TestReadTruthErrors(t *testing.T) {
 		{"magic", strings.Replace(good, TruthMagic, "# something", 1), "first line"},
 		{"no meta", strings.Replace(good, "#truth ", "#other ", 1), "no #truth line"},
 		{"unknown tracelet", row(0, 4, "zzz"), "not in the #truth"},
-		{"bad meta", strings.Replace(good, `#truth {"version":1`, `#truth {"version":2`, 1), "version 2"},
+		{"bad meta", strings.Replace(good, `#truth {"version":1`, `#truth {"version":3`, 1), "version 3"},
 		{"id order", row(1, 0, "5"), "ids must count"},
 		{"bad parent", row(1, 2, "x"), "column parent"},
 		{"parent range", row(1, 2, "99999"), "out of range"},
@@ -453,7 +453,7 @@ func TestConfigJSONAndForms(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Think != (Range{10 * time.Millisecond, 20 * time.Millisecond}) || *c.Tracelets[0].RPC.Calls[0].Delay != (Gauss{7 * time.Millisecond, time.Millisecond}) {
+	if c.Think != (Range{10 * time.Millisecond, 20 * time.Millisecond}) || *c.Tracelets[0].RPC.Calls[0].Delay != (Gauss{Mean: 7 * time.Millisecond, SD: time.Millisecond}) {
 		t.Errorf("parsed %+v", c)
 	}
 	if got := c.Tracelets[1].Messages[1].To.String(); got != "C:1|B:3" {

@@ -3,11 +3,16 @@ package gen
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
+	"math/rand/v2"
 	"net/netip"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
+
+	farm "github.com/dgryski/go-farm"
 
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
@@ -19,11 +24,17 @@ import (
 // Sniffer is a capture point of the synthetic captures WritePcaps writes:
 // it sees every packet to or from its Nodes ("CLIENT" for every client; no
 // nodes: every packet, like a switch mirror) and stamps it with its own
-// clock, true time + Offset.
+// clock: true time + Offset + DriftPPM·1e-6·(true time − the first
+// packet's), a clock that gains DriftPPM microseconds a second from the
+// start of the captures.
 type Sniffer struct {
-	Name   string   `yaml:"name" json:"name"`
-	Nodes  []string `yaml:"nodes,omitempty" json:"nodes,omitempty"`
-	Offset Duration `yaml:"offset,omitempty" json:"offset_ns,omitempty"`
+	Name     string   `yaml:"name" json:"name"`
+	Nodes    []string `yaml:"nodes,omitempty" json:"nodes,omitempty"`
+	Offset   Duration `yaml:"offset,omitempty" json:"offset_ns,omitempty"`
+	DriftPPM float64  `yaml:"drift_ppm,omitempty" json:"drift_ppm,omitempty"`
+	// Loss is the probability that the sniffer misses any one packet, on
+	// top of the messages the loss model dropped for every sniffer.
+	Loss float64 `yaml:"loss,omitempty" json:"loss,omitempty"`
 }
 
 // PcapStats counts what WritePcaps wrote per sniffer.
@@ -33,9 +44,14 @@ type PcapStats struct {
 	Packets int    `json:"packets"`
 	// DataSegments carry message bytes; the others are handshakes, pure
 	// ACKs and FINs. LostSegments are the data segments of messages the
-	// loss model dropped, left out of every capture.
+	// loss model dropped, left out of every capture. Missed are the
+	// packets this sniffer missed on its own (Sniffer.Loss).
 	DataSegments int `json:"data_segments"`
 	LostSegments int `json:"lost_segments"`
+	Missed       int `json:"missed,omitempty"`
+	// StartNS is the first packet's departure, the time from which a
+	// sniffer's drift counts.
+	StartNS int64 `json:"start_ns"`
 }
 
 // Link-level constants of the synthetic captures.
@@ -80,11 +96,19 @@ type tcpConn struct {
 }
 
 type pcapBuilder struct {
-	t     *Truth
-	pkts  []pkt
-	conns map[[2]netip.AddrPort]*tcpConn
-	ipID  map[netip.Addr]uint16
-	rng   uint64
+	t      *Truth
+	p      *plan
+	tokens [][]tokenID // by truth index (nil: none)
+	pkts   []pkt
+	conns  map[[2]netip.AddrPort]*tcpConn
+	ipID   map[netip.Addr]uint16
+	rng    uint64
+	start  int64 // the first packet's departure: sniffers drift from it
+	// servers maps each node's listening endpoint to the node.
+	servers map[netip.AddrPort]int
+	// the payload of one message, rendered once for its segments
+	payMsg int32
+	pay    []byte
 }
 
 func (b *pcapBuilder) rand32() uint32 {
@@ -127,7 +151,11 @@ func WritePcaps(dir string, out *Output, cfg *Config) ([]PcapStats, error) {
 		return nil, err
 	}
 	t := out.Truth
-	b := &pcapBuilder{t: t, conns: make(map[[2]netip.AddrPort]*tcpConn), ipID: make(map[netip.Addr]uint16), rng: cfg.Seed ^ 0x5ca1ab1e}
+	b := &pcapBuilder{t: t, p: p, tokens: out.tokens, conns: make(map[[2]netip.AddrPort]*tcpConn), ipID: make(map[netip.Addr]uint16),
+		rng: cfg.Seed ^ 0x5ca1ab1e, servers: make(map[netip.AddrPort]int), payMsg: -1}
+	for i, n := range p.nodes {
+		b.servers[netip.AddrPortFrom(n.addr, uint16(n.port))] = i
+	}
 	if err := b.build(); err != nil {
 		return nil, err
 	}
@@ -169,11 +197,13 @@ func (p *plan) coverage(sn Sniffer) (func(netip.Addr) bool, error) {
 			clients = true
 			continue
 		}
-		i, ok := p.nodeIdx[n]
+		sp, ok := p.lookup(n)
 		if !ok {
 			return nil, fmt.Errorf("%w: sniffer %s: unknown node %q", ErrConfig, sn.Name, n)
 		}
-		addrs[p.nodes[i].addr] = true
+		for i := sp.first; i < sp.first+sp.n; i++ {
+			addrs[p.nodes[i].addr] = true
+		}
 	}
 	return func(a netip.Addr) bool { return addrs[a] || clients && p.clientNet.Contains(a) }, nil
 }
@@ -246,8 +276,9 @@ func (b *pcapBuilder) build() error {
 		// The receiver acknowledges the whole message.
 		b.add(pkt{depart: recv + int64(segmentGap), arrive: recv + int64(segmentGap) + net, src: dst, dst: src, proto: trace.ProtoTCP, flags: tcpACK,
 			seq: c.seq[1-dir], ack: c.seq[dir], msg: -1})
-		// Close after a RETURN, or after a one-way message.
-		if m.Kind != trace.KindCall {
+		// Close after a RETURN, or after a one-way message, unless the
+		// connection belongs to a pool.
+		if m.Kind != trace.KindCall && !b.pooled(src, dst) {
 			opener, peer := src, dst
 			if dir == 1 {
 				opener, peer = dst, src
@@ -268,7 +299,65 @@ func (b *pcapBuilder) build() error {
 			}
 		}
 	}
+	for i, p := range b.pkts {
+		if i == 0 || p.depart < b.start {
+			b.start = p.depart
+		}
+	}
 	return nil
+}
+
+// pooled reports whether a connection between src and dst is one of a
+// pool's: one end is a node with a pool, the other a node.
+func (b *pcapBuilder) pooled(src, dst netip.AddrPort) bool {
+	for _, e := range [2][2]netip.AddrPort{{src, dst}, {dst, src}} {
+		if n, ok := b.servers[e[1]]; ok && b.p.nodes[n].pool > 0 && !b.p.clientNet.Contains(e[0].Addr()) {
+			return true
+		}
+	}
+	return false
+}
+
+// payloadOf fills buf with the bytes [off, off+len(buf)) of message i:
+// its protocol payload when the configuration asks for them, else
+// pseudo-random bytes.
+func (b *pcapBuilder) payloadOf(buf []byte, i int32, off int32) {
+	m := &b.t.Trace.Messages[i]
+	if !b.p.ev.payloads || m.Proto == trace.ProtoUDP {
+		payload(buf, i, off)
+		return
+	}
+	if b.payMsg != i {
+		b.pay = b.render(b.pay[:0], i)
+		b.payMsg = i
+	}
+	n := copy(buf, b.pay[min(int(off), len(b.pay)):])
+	clear(buf[n:])
+}
+
+// render renders the protocol payload of message i, of its size.
+func (b *pcapBuilder) render(buf []byte, i int32) []byte {
+	tr := b.t.Trace
+	m := &tr.Messages[i]
+	server := -1
+	if ep, err := parseEP(tr.Str(m.Dst)); err == nil && m.Kind != trace.KindReturn {
+		server = b.servers[ep]
+	} else if ep, err := parseEP(tr.Str(m.Src)); err == nil {
+		server = b.servers[ep]
+	}
+	ps := payloadSpec{kind: m.Kind, protocol: "http", label: tr.Str(m.Label)}
+	if server >= 0 && b.p.nodes[server].protocol != "" {
+		ps.protocol = b.p.nodes[server].protocol
+	}
+	if m.ReqID != 0 {
+		ps.idSource, ps.idValue, _ = strings.Cut(tr.Str(m.ReqID), ":")
+	}
+	if b.tokens != nil {
+		for _, t := range b.tokens[i] {
+			ps.tokens = append(ps.tokens, tokenText(t))
+		}
+	}
+	return render(buf, &ps, int(m.Bytes))
 }
 
 // udp adds the datagram of message i, fragmented past the MTU.
@@ -328,8 +417,9 @@ type capture struct {
 
 // write writes the packets sniffer sn sees into dir/NAME.pcapng.
 func (b *pcapBuilder) write(dir string, sn Sniffer, covers func(netip.Addr) bool) (PcapStats, error) {
-	st := PcapStats{Sniffer: sn.Name, File: filepath.Join(dir, sn.Name+".pcapng")}
+	st := PcapStats{Sniffer: sn.Name, File: filepath.Join(dir, sn.Name+".pcapng"), StartNS: b.start}
 	var caps []capture
+	miss := snifferLoss(b.t.Meta.Seed, sn)
 	for k := range b.pkts {
 		p := &b.pkts[k]
 		switch {
@@ -340,8 +430,12 @@ func (b *pcapBuilder) write(dir string, sn Sniffer, covers func(netip.Addr) bool
 		default:
 			continue
 		}
-		if p.lost {
+		switch {
+		case p.lost:
 			st.LostSegments++
+			caps = caps[:len(caps)-1]
+		case miss != nil && miss():
+			st.Missed++
 			caps = caps[:len(caps)-1]
 		}
 	}
@@ -374,7 +468,7 @@ func (b *pcapBuilder) write(dir string, sn Sniffer, covers func(netip.Addr) bool
 			f.Close()
 			return st, err
 		}
-		ts := time.Unix(0, c.ts+int64(sn.Offset))
+		ts := time.Unix(0, b.stamp(sn, c.ts))
 		if err := w.WritePacket(gopacket.CaptureInfo{Timestamp: ts, CaptureLength: len(frame), Length: len(frame)}, frame); err != nil {
 			f.Close()
 			return st, err
@@ -389,6 +483,23 @@ func (b *pcapBuilder) write(dir string, sn Sniffer, covers func(netip.Addr) bool
 		return st, err
 	}
 	return st, f.Close()
+}
+
+// stamp returns the time sniffer sn writes on a packet it sees at true
+// time t: its offset plus its drift since the first packet.
+func (b *pcapBuilder) stamp(sn Sniffer, t int64) int64 {
+	return t + int64(sn.Offset) + int64(math.Round(sn.DriftPPM*1e-6*float64(t-b.start)))
+}
+
+// snifferLoss returns a function that reports, packet after packet,
+// whether sniffer sn misses it, from a random stream of the sniffer's own
+// (nil when it misses nothing).
+func snifferLoss(seed uint64, sn Sniffer) func() bool {
+	if sn.Loss <= 0 {
+		return nil
+	}
+	r := rand.New(rand.NewPCG(seed, farm.Fingerprint64([]byte("sniffer loss "+sn.Name))))
+	return func() bool { return r.Float64() < sn.Loss }
 }
 
 // frame serializes packet p as an Ethernet frame.
@@ -434,7 +545,7 @@ func (b *pcapBuilder) frame(sbuf gopacket.SerializeBuffer, p *pkt, ttl uint8, da
 		ip.Protocol = layers.IPProtocolTCP
 		ip.Flags = layers.IPv4DontFragment
 		if p.msg >= 0 {
-			payload(*data, p.msg, p.off)
+			b.payloadOf(*data, p.msg, p.off)
 		}
 		tcp := &layers.TCP{
 			SrcPort: layers.TCPPort(p.src.Port()), DstPort: layers.TCPPort(p.dst.Port()),

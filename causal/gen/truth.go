@@ -15,10 +15,13 @@ import (
 	"github.com/wirepath/wirepath/trace"
 )
 
-// TruthVersion is the version of the truth file format.
-const TruthVersion = 1
+// TruthVersion is the newest version of the truth file format. WriteTruth
+// writes version 1 when the truth uses nothing version 2 added (see
+// TruthMeta), so that older readers read it; ReadTruth reads both.
+const TruthVersion = 2
 
-// TruthMagic is the first line of a truth file.
+// TruthMagic is the first line of a truth file (of every version: the
+// #truth line says which).
 const TruthMagic = "# wirepath-truth v1"
 
 // TruthColumns are the columns WriteTruth writes before the trace columns
@@ -58,13 +61,46 @@ type TruthMeta struct {
 	Observed  int `json:"observed"`
 	// Tracelets names the templates, in the order of the configuration.
 	Tracelets []string `json:"tracelets"`
-	// SkewNS is the clock shift of each skewed node ("CLIENT": all clients).
+	// SkewNS is the clock shift of each skewed node ("CLIENT": all clients;
+	// with a clock spread, every node and client host by name).
 	SkewNS map[string]int64 `json:"skew_ns,omitempty"`
-	Drop   Drop             `json:"drop"`
+	// Version 2 adds the fields below, each absent when unused.
+	// ClockSpreadNS is the config's clock_spread; ResolutionNS its
+	// timestamp resolution; Untraced its untraced nodes; Rate and Compress
+	// its open-loop arrivals.
+	ClockSpreadNS int64    `json:"clock_spread_ns,omitempty"`
+	ResolutionNS  int64    `json:"resolution_ns,omitempty"`
+	Untraced      []string `json:"untraced,omitempty"`
+	Rate          float64  `json:"rate,omitempty"`
+	Compress      float64  `json:"compress,omitempty"`
+	// Background names the tracelets whose instances no request caused
+	// (their root comes from a node): scorers keep them out of requests.
+	Background []string `json:"background,omitempty"`
+	Drop       Drop     `json:"drop"`
 	// Sniffers are the capture points of wirepath gen --pcap.
 	Sniffers   []Sniffer `json:"sniffers,omitempty"`
 	DelayScale float64   `json:"delay_scale"`
 	Stats      Stats     `json:"stats"`
+}
+
+// version returns the oldest format version that holds m.
+func (m *TruthMeta) version() int {
+	st := m.Stats
+	if m.ClockSpreadNS != 0 || m.ResolutionNS != 0 || len(m.Untraced) > 0 || m.Rate != 0 || m.Compress != 0 || len(m.Background) > 0 ||
+		st.Background+st.Skipped+st.Failed+st.ThreadWaits+st.PoolWaits != 0 || sniffersV2(m.Sniffers) {
+		return 2
+	}
+	return 1
+}
+
+// sniffersV2 reports whether a sniffer uses what version 2 added.
+func sniffersV2(sns []Sniffer) bool {
+	for _, sn := range sns {
+		if sn.Loss != 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // NumInstances returns the number of path instances.
@@ -154,7 +190,9 @@ func WriteTruth(w io.Writer, t *Truth) error {
 	}
 	bw := bufio.NewWriterSize(w, 1<<20)
 	bw.WriteString(TruthMagic + "\n")
-	js, err := json.Marshal(&t.Meta)
+	meta := t.Meta
+	meta.Version = meta.version()
+	js, err := json.Marshal(&meta)
 	if err != nil {
 		return err
 	}
@@ -242,6 +280,32 @@ func ReadTruthFile(path string) (*Truth, error) {
 // order, every parent is a message of the same instance, every instance is
 // a tree with one root, and observed indices are distinct.
 func ReadTruth(r io.Reader, file string) (*Truth, error) {
+	data, err := readTruthData(r, file)
+	if err != nil {
+		return nil, err
+	}
+	tr, err := trace.ReadTSV(bytes.NewReader(data), file, trace.ReadOptions{Strict: true})
+	if err != nil {
+		return nil, err
+	}
+	// ReadTSV appends its own counters; the truth keeps the writer's.
+	tr.Meta.Accounting = dropTraceCounts(tr.Meta.Accounting)
+	if tr.Meta.Source == file {
+		tr.Meta.Source = ""
+	}
+	tp := newTruthParser(tr, file)
+	if err := tp.parse(data); err != nil {
+		return nil, err
+	}
+	if err := tp.t.check(); err != nil {
+		return nil, &trace.ParseError{File: file, Err: err}
+	}
+	return tp.t, nil
+}
+
+// readTruthData reads the whole truth file, bounded by MaxTruthBytes, and
+// checks its magic line.
+func readTruthData(r io.Reader, file string) ([]byte, error) {
 	data, err := io.ReadAll(io.LimitReader(r, MaxTruthBytes+1))
 	if err != nil {
 		return nil, err
@@ -253,151 +317,180 @@ func ReadTruth(r io.Reader, file string) (*Truth, error) {
 	if string(bytes.TrimRight(first, "\r")) != TruthMagic {
 		return nil, &trace.ParseError{File: file, Line: 1, Err: fmt.Errorf("%w: first line is not %q", ErrTruth, TruthMagic)}
 	}
-	tr, err := trace.ReadTSV(bytes.NewReader(data), file, trace.ReadOptions{Strict: true})
-	if err != nil {
-		return nil, err
-	}
-	// ReadTSV appends its own counters; the truth keeps the writer's.
-	tr.Meta.Accounting = dropTraceCounts(tr.Meta.Accounting)
-	if tr.Meta.Source == file {
-		tr.Meta.Source = ""
-	}
-	t := &Truth{Trace: tr}
-	n := len(tr.Messages)
-	t.Instance = make([]int32, 0, n)
-	t.Parent = make([]int32, 0, n)
-	t.Observed = make([]int32, 0, n)
-	t.Tracelet = make([]int32, 0, n)
-	var tlIdx map[string]int32
-	instIdx := make(map[int64]int32)
+	return data, nil
+}
 
+// truthParser reads the truth columns of a truth file whose trace columns
+// were already read.
+type truthParser struct {
+	t       *Truth
+	file    string
+	n       int // messages of the trace
+	line    int
+	cols    []int // truth column -> field index; nil before the header
+	sawMeta bool
+	tlIdx   map[string]int32
+	instIdx map[int64]int32
+}
+
+func newTruthParser(tr *trace.Trace, file string) *truthParser {
+	n := len(tr.Messages)
+	return &truthParser{
+		t: &Truth{
+			Trace:    tr,
+			Instance: make([]int32, 0, n),
+			Parent:   make([]int32, 0, n),
+			Observed: make([]int32, 0, n),
+			Tracelet: make([]int32, 0, n),
+		},
+		file:    file,
+		n:       n,
+		instIdx: make(map[int64]int32),
+	}
+}
+
+// errf returns a positioned error on the current line.
+func (tp *truthParser) errf(col string, format string, args ...any) error {
+	err := fmt.Errorf("%w: %s", ErrTruth, fmt.Sprintf(format, args...))
+	if col != "" {
+		err = &trace.ColumnError{Column: col, Err: err}
+	}
+	return &trace.ParseError{File: tp.file, Line: tp.line, Err: err}
+}
+
+// parse reads every line: the #truth line, the header, then one row per
+// message.
+func (tp *truthParser) parse(data []byte) error {
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(make([]byte, 0, 1<<20), 16<<20)
-	line := 0
-	var cols []int // truth column -> field index
-	sawMeta := false
-	perr := func(col string, format string, args ...any) error {
-		err := fmt.Errorf("%w: %s", ErrTruth, fmt.Sprintf(format, args...))
-		if col != "" {
-			err = &trace.ColumnError{Column: col, Err: err}
-		}
-		return &trace.ParseError{File: file, Line: line, Err: err}
-	}
 	for sc.Scan() {
-		line++
+		tp.line++
 		b := bytes.TrimRight(sc.Bytes(), "\r")
-		if len(b) == 0 {
-			continue
-		}
-		if b[0] == '#' {
+		var err error
+		switch {
+		case len(b) == 0:
+		case b[0] == '#':
 			if rest, ok := bytes.CutPrefix(b, []byte("#truth ")); ok {
-				if sawMeta {
-					return nil, perr("", "two #truth lines")
-				}
-				sawMeta = true
-				if err := json.Unmarshal(rest, &t.Meta); err != nil {
-					return nil, perr("", "bad #truth line: %v", err)
-				}
-				if t.Meta.Version != TruthVersion {
-					return nil, perr("", "truth version %d, this build reads %d", t.Meta.Version, TruthVersion)
-				}
-				tlIdx = make(map[string]int32, len(t.Meta.Tracelets))
-				for i, name := range t.Meta.Tracelets {
-					tlIdx[name] = int32(i)
-				}
+				err = tp.meta(rest)
 			}
-			continue
+		case tp.cols == nil:
+			err = tp.header(strings.Split(string(b), "\t"))
+		default:
+			err = tp.row(strings.Split(string(b), "\t"))
 		}
-		fields := strings.Split(string(b), "\t")
-		if cols == nil {
-			if !sawMeta {
-				return nil, perr("", "no #truth line before the header")
-			}
-			cols = make([]int, len(TruthColumns))
-			for i := range cols {
-				cols[i] = -1
-			}
-			for fi, f := range fields {
-				for ci, c := range TruthColumns {
-					if strings.EqualFold(strings.TrimSpace(f), c) {
-						cols[ci] = fi
-					}
-				}
-			}
-			for ci, c := range cols {
-				if c < 0 {
-					return nil, perr("", "the header does not name the %s column", TruthColumns[ci])
-				}
-			}
-			continue
-		}
-		row := len(t.Parent)
-		if row >= n {
-			return nil, perr("", "more truth rows than trace messages")
-		}
-		num := func(ci int, dash bool) (int64, error) {
-			f := fields[cols[ci]]
-			if dash && f == "-" {
-				return -1, nil
-			}
-			v, err := strconv.ParseInt(f, 10, 32)
-			if err != nil || v < 0 {
-				return 0, perr(TruthColumns[ci], "%q is not a valid index", f)
-			}
-			return v, nil
-		}
-		id, err := num(0, false)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		if id != int64(row) {
-			return nil, perr("id", "id %d on row %d; ids must count the rows from 0", id, row)
-		}
-		inst, err := num(1, false)
-		if err != nil {
-			return nil, err
-		}
-		par, err := num(2, true)
-		if err != nil {
-			return nil, err
-		}
-		obs, err := num(3, true)
-		if err != nil {
-			return nil, err
-		}
-		name := fields[cols[4]]
-		if strings.HasPrefix(name, `"`) {
-			if name, err = strconv.Unquote(name); err != nil {
-				return nil, perr("tracelet", "bad quoted name")
-			}
-		}
-		tl, ok := tlIdx[name]
-		if !ok {
-			return nil, perr("tracelet", "tracelet %q is not in the #truth line's list", name)
-		}
-		ii, ok := instIdx[inst]
-		if !ok {
-			ii = int32(len(instIdx))
-			instIdx[inst] = ii
-		}
-		t.Instance = append(t.Instance, ii)
-		t.Parent = append(t.Parent, int32(par))
-		t.Observed = append(t.Observed, int32(obs))
-		t.Tracelet = append(t.Tracelet, tl)
 	}
 	if err := sc.Err(); err != nil {
-		return nil, &trace.ParseError{File: file, Line: line + 1, Err: err}
+		return &trace.ParseError{File: tp.file, Line: tp.line + 1, Err: err}
 	}
-	if !sawMeta {
-		return nil, &trace.ParseError{File: file, Err: fmt.Errorf("%w: no #truth line", ErrTruth)}
+	if !tp.sawMeta {
+		return &trace.ParseError{File: tp.file, Err: fmt.Errorf("%w: no #truth line", ErrTruth)}
 	}
-	if len(t.Parent) != n {
-		return nil, &trace.ParseError{File: file, Line: line, Err: fmt.Errorf("%w: %d truth rows for %d messages", ErrTruth, len(t.Parent), n)}
+	if len(tp.t.Parent) != tp.n {
+		return &trace.ParseError{File: tp.file, Line: tp.line, Err: fmt.Errorf("%w: %d truth rows for %d messages", ErrTruth, len(tp.t.Parent), tp.n)}
 	}
-	if err := t.check(); err != nil {
-		return nil, &trace.ParseError{File: file, Err: err}
+	return nil
+}
+
+// meta reads the JSON of the #truth line.
+func (tp *truthParser) meta(js []byte) error {
+	if tp.sawMeta {
+		return tp.errf("", "two #truth lines")
 	}
-	return t, nil
+	tp.sawMeta = true
+	if err := json.Unmarshal(js, &tp.t.Meta); err != nil {
+		return tp.errf("", "bad #truth line: %v", err)
+	}
+	if v := tp.t.Meta.Version; v < 1 || v > TruthVersion {
+		return tp.errf("", "truth version %d, this build reads 1 to %d", v, TruthVersion)
+	}
+	tp.tlIdx = make(map[string]int32, len(tp.t.Meta.Tracelets))
+	for i, name := range tp.t.Meta.Tracelets {
+		tp.tlIdx[name] = int32(i)
+	}
+	return nil
+}
+
+// header finds the truth columns in the header line.
+func (tp *truthParser) header(fields []string) error {
+	if !tp.sawMeta {
+		return tp.errf("", "no #truth line before the header")
+	}
+	tp.cols = make([]int, len(TruthColumns))
+	for i := range tp.cols {
+		tp.cols[i] = -1
+	}
+	for fi, f := range fields {
+		for ci, c := range TruthColumns {
+			if strings.EqualFold(strings.TrimSpace(f), c) {
+				tp.cols[ci] = fi
+			}
+		}
+	}
+	for ci, c := range tp.cols {
+		if c < 0 {
+			return tp.errf("", "the header does not name the %s column", TruthColumns[ci])
+		}
+	}
+	return nil
+}
+
+// index reads truth column ci as an index; with dash, "-" reads as -1.
+func (tp *truthParser) index(fields []string, ci int, dash bool) (int64, error) {
+	f := fields[tp.cols[ci]]
+	if dash && f == "-" {
+		return -1, nil
+	}
+	v, err := strconv.ParseInt(f, 10, 32)
+	if err != nil || v < 0 {
+		return 0, tp.errf(TruthColumns[ci], "%q is not a valid index", f)
+	}
+	return v, nil
+}
+
+// row reads one message's truth columns.
+func (tp *truthParser) row(fields []string) error {
+	t := tp.t
+	row := len(t.Parent)
+	if row >= tp.n {
+		return tp.errf("", "more truth rows than trace messages")
+	}
+	id, err := tp.index(fields, 0, false)
+	if err != nil {
+		return err
+	}
+	if id != int64(row) {
+		return tp.errf("id", "id %d on row %d; ids must count the rows from 0", id, row)
+	}
+	var v [3]int64 // instance, parent, observed
+	for k := range v {
+		if v[k], err = tp.index(fields, k+1, k >= 1); err != nil {
+			return err
+		}
+	}
+	inst, par, obs := v[0], v[1], v[2]
+	name := fields[tp.cols[4]]
+	if strings.HasPrefix(name, `"`) {
+		if name, err = strconv.Unquote(name); err != nil {
+			return tp.errf("tracelet", "bad quoted name")
+		}
+	}
+	tl, ok := tp.tlIdx[name]
+	if !ok {
+		return tp.errf("tracelet", "tracelet %q is not in the #truth line's list", name)
+	}
+	ii, ok := tp.instIdx[inst]
+	if !ok {
+		ii = int32(len(tp.instIdx))
+		tp.instIdx[inst] = ii
+	}
+	t.Instance = append(t.Instance, ii)
+	t.Parent = append(t.Parent, int32(par))
+	t.Observed = append(t.Observed, int32(obs))
+	t.Tracelet = append(t.Tracelet, tl)
+	return nil
 }
 
 func dropTraceCounts(cs []trace.Count) []trace.Count {
@@ -423,6 +516,17 @@ func (t *Truth) check() error {
 	if t.Meta.Observed < 0 || t.Meta.Observed > n {
 		return fmt.Errorf("%w: %d observed messages of %d generated", ErrTruth, t.Meta.Observed, n)
 	}
+	for _, check := range []func() error{t.checkRows, t.checkRoots, t.checkAcyclic} {
+		if err := check(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkRows checks each message's tracelet, observed index and parent.
+func (t *Truth) checkRows() error {
+	n := len(t.Parent)
 	seen := make(map[int32]bool)
 	for i := range n {
 		if int(t.Tracelet[i]) >= len(t.Meta.Tracelets) || t.Tracelet[i] < 0 {
@@ -448,21 +552,30 @@ func (t *Truth) check() error {
 			return fmt.Errorf("%w: message %d: parent %d is in another instance", ErrTruth, i, p)
 		}
 	}
-	// One root per instance, and every message reaches it (no cycles).
+	return nil
+}
+
+// checkRoots checks that every instance has one root.
+func (t *Truth) checkRoots() error {
 	roots := make(map[int32]int)
-	for i := range n {
-		if t.Parent[i] < 0 {
+	for i, p := range t.Parent {
+		if p < 0 {
 			roots[t.Instance[i]]++
 		}
 	}
-	for i := range n {
+	for i := range t.Parent {
 		if roots[t.Instance[i]] != 1 {
 			return fmt.Errorf("%w: instance of message %d has %d roots, want 1", ErrTruth, i, roots[t.Instance[i]])
 		}
 	}
-	state := make([]uint8, n) // 0 unvisited, 1 on the current walk, 2 reaches a root
+	return nil
+}
+
+// checkAcyclic checks that every message reaches its root.
+func (t *Truth) checkAcyclic() error {
+	state := make([]uint8, len(t.Parent)) // 0 unvisited, 1 on the current walk, 2 reaches a root
 	var stack []int32
-	for i := range n {
+	for i := range t.Parent {
 		for j := int32(i); j >= 0 && state[j] != 2; j = t.Parent[j] {
 			if state[j] == 1 {
 				return fmt.Errorf("%w: message %d: parents form a cycle", ErrTruth, j)

@@ -7,7 +7,7 @@ import (
 	"unsafe"
 
 	"github.com/wirepath/wirepath/causal"
-	"github.com/wirepath/wirepath/causal/internal/synth"
+	"github.com/wirepath/wirepath/internal/genfix"
 	"github.com/wirepath/wirepath/trace"
 )
 
@@ -17,7 +17,7 @@ import (
 
 func linkBenchTrace(b *testing.B) *trace.Trace {
 	b.Helper()
-	tr, _, err := synth.Generate(synth.CDN(540, 10*time.Second, 1))
+	tr, _, err := genfix.Generate(genfix.CDN(540, 10*time.Second, 1))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -6,12 +6,11 @@ import (
 	"unsafe"
 
 	"github.com/wirepath/wirepath/causal/internal/enginetest"
-	"github.com/wirepath/wirepath/internal/rpcgen"
 	"github.com/wirepath/wirepath/trace"
 )
 
 func BenchmarkNesting(b *testing.B) {
-	tr := enginetest.MultiTier(b, 6, rpcgen.Config{Messages: 20000})
+	tr := enginetest.MultiTier(b, 6, 20000, 0)
 	benchNesting(b, tr)
 }
 

@@ -5,10 +5,9 @@ import (
 	"encoding/json"
 	"math/rand/v2"
 	"testing"
-	"time"
 
 	"github.com/wirepath/wirepath/causal"
-	"github.com/wirepath/wirepath/internal/rpcgen"
+	"github.com/wirepath/wirepath/internal/genfix"
 	"github.com/wirepath/wirepath/trace"
 )
 
@@ -21,10 +20,7 @@ func TestNestingTableMatchesTrace(t *testing.T) {
 	for i := 0; i < 60; i++ {
 		traces = append(traces, randomRPCTrace(rng))
 	}
-	tr, _, err := rpcgen.Generate(rpcgen.Config{
-		Tracelets: rpcgen.MultiTier(0), Clients: 6, Messages: 6000, CallIDs: true, Seed: 3,
-		ThinkMin: 100 * time.Millisecond, ThinkMax: 300 * time.Millisecond, Net: 100 * time.Microsecond,
-	})
+	tr, _, err := genfix.Generate(genfix.RPC{Clients: 6, Messages: 6000, Seed: 3}.Config())
 	if err != nil {
 		t.Fatal(err)
 	}

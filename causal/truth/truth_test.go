@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/wirepath/wirepath/internal/fuzzseed"
 )
 
 // sample is a request client→web→app with its RETURNs, and a background
@@ -132,6 +134,8 @@ func TestReadErrors(t *testing.T) {
 }
 
 func FuzzRead(f *testing.F) {
+	// Seeds from the repository's test data (internal/fuzzseed).
+	fuzzseed.Files(f, "causal/score/testdata/testbed/*.truth.jsonl")
 	var good bytes.Buffer
 	if err := Write(&good, sample()); err != nil {
 		f.Fatal(err)

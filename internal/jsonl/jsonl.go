@@ -72,15 +72,13 @@ func (e *SyntaxError) Unwrap() error { return e.Err }
 // Object iterates over the members of one JSON object. The zero value is
 // ready for Reset.
 type Object struct {
-	b        []byte
-	i        int
-	first    bool
-	done     bool
-	err      error
-	keyBuf   []byte
-	valBuf   []byte
-	valStart int
-	valEnd   int
+	b      []byte
+	i      int
+	first  bool
+	done   bool
+	err    error
+	keyBuf []byte
+	valBuf []byte
 }
 
 // Value is one member's value. Its methods decode it; slices they return
@@ -165,7 +163,7 @@ func (o *Object) Next() (key []byte, v Value, ok bool) {
 	}
 	o.skipWS()
 	if o.i >= len(o.b) || o.b[o.i] != ':' {
-		return nil, Value{}, o.fail(errors.New("expected :"))
+		return nil, Value{}, o.fail(errors.New("expected ':' after the member name"))
 	}
 	o.i++
 	o.skipWS()

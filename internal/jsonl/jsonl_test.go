@@ -5,6 +5,8 @@ import (
 	"errors"
 	"strconv"
 	"testing"
+
+	"github.com/wirepath/wirepath/internal/fuzzseed"
 )
 
 // walk returns the members of line as key -> raw value, or the lexer error.
@@ -115,6 +117,10 @@ func TestNoAllocs(t *testing.T) {
 // encoding/json finds it a valid object, and decodes strings and integers
 // to the same values.
 func FuzzObject(f *testing.F) {
+	// Seeds from the repository's test data (internal/fuzzseed).
+	for _, l := range fuzzseed.Lines(f, 64, "preload/testdata/*.jsonl", "trace/testdata/small.jsonl") {
+		f.Add(l)
+	}
 	for _, s := range []string{
 		`{"a":1}`,                           // plain member
 		`{"a":"\ud83d\ude00\ud800x\u0041"}`, // surrogate pair, lone surrogate, escape
@@ -169,6 +175,10 @@ func FuzzObject(f *testing.F) {
 // FuzzAppendString checks that AppendString writes what encoding/json reads
 // back as the same string (with invalid UTF-8 replaced, as json.Marshal does).
 func FuzzAppendString(f *testing.F) {
+	// Seeds from the repository's test data (internal/fuzzseed).
+	for _, l := range fuzzseed.Lines(f, 32, "cmd/wirepath/testdata/traces/rpc-small.tsv") {
+		f.Add(string(l))
+	}
 	for _, s := range []string{"plain", "q\"b\\", "\x00\x1f\t\n", "\xff", "\u2028é"} {
 		f.Add(s)
 	}

@@ -11,7 +11,7 @@ import (
 	"unsafe"
 
 	"github.com/wirepath/wirepath/causal"
-	"github.com/wirepath/wirepath/internal/rpcgen"
+	"github.com/wirepath/wirepath/internal/genfix"
 	"github.com/wirepath/wirepath/trace"
 )
 
@@ -93,18 +93,13 @@ func CheckPatterns(t *testing.T, res *causal.Result) {
 	}
 }
 
-// MultiTier generates a multi-tier trace for the benchmarks (rpcgen). The sizes
-// are small so that "make test" can smoke-run every benchmark;
-// scripts/bench-nestconv.sh runs the paper's sizes.
-func MultiTier(b testing.TB, clients int, cfg rpcgen.Config) *trace.Trace {
+// MultiTier generates a multi-tier trace for the benchmarks
+// (internal/genfix) with the given clients, ending after msgs messages or
+// at dur. The sizes are small so that "make test" can smoke-run every
+// benchmark; scripts/bench-nestconv.sh runs the paper's sizes.
+func MultiTier(b testing.TB, clients, msgs int, dur time.Duration) *trace.Trace {
 	b.Helper()
-	cfg.Tracelets = rpcgen.MultiTier(0)
-	cfg.Clients = clients
-	cfg.ThinkMin, cfg.ThinkMax = 100*time.Millisecond, 300*time.Millisecond
-	cfg.Net = 100 * time.Microsecond
-	cfg.CallIDs = true
-	cfg.Seed = 1
-	tr, _, err := rpcgen.Generate(cfg)
+	tr, _, err := genfix.Generate(genfix.RPC{Clients: clients, Messages: msgs, Duration: dur, Seed: 1}.Config())
 	if err != nil {
 		b.Fatal(err)
 	}

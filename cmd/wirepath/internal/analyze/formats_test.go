@@ -16,6 +16,7 @@ import (
 
 	"github.com/wirepath/wirepath/causal/engines"
 	"github.com/wirepath/wirepath/causal/nesting"
+	"github.com/wirepath/wirepath/causal/resultjson"
 	"github.com/wirepath/wirepath/report"
 )
 
@@ -61,7 +62,7 @@ func TestFormats(t *testing.T) {
 	}
 
 	// json: the envelope, each result valid.
-	rs, err := report.ReadResults(bytes.NewReader(out[report.FormatJSON]), "all.json")
+	rs, err := resultjson.ReadResults(bytes.NewReader(out[report.FormatJSON]), "all.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,10 +212,14 @@ func TestSingleEngineJSON(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	res, err := report.ReadJSON(strings.NewReader(stdout), "stdout")
+	rs, err := resultjson.ReadResults(strings.NewReader(stdout), "stdout")
 	if err != nil {
 		t.Fatal(err)
 	}
+	if len(rs) != 1 || strings.Contains(stdout, `"wirepath_analysis"`) {
+		t.Fatalf("%d results, or an envelope, for one engine", len(rs))
+	}
+	res := rs[0]
 	if res.Engine != nesting.Name || len(res.Patterns) == 0 || len(res.Trace.Clocks) != 3 || len(res.Trace.Accounting) == 0 {
 		t.Errorf("result: engine %s, %d patterns, %d clocks", res.Engine, len(res.Patterns), len(res.Trace.Clocks))
 	}

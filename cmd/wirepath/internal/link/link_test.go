@@ -19,9 +19,15 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
 
-// testdata/multitier.tsv was written by
+// testdata/multitier.tsv was written by the linking tests' fixture
+// generator of the time (causal/internal/synth, removed after commit
+// c209f89) with -system multitier -rate 20 -duration 1500ms -seed 7. Its
+// successor writes an equivalent trace of the same system with another
+// random stream:
 //
-//	go run ./causal/internal/synth/synthtrace -system multitier -rate 20 -duration 1500ms -seed 7 -o cmd/wirepath/internal/link/testdata/multitier.tsv
+//	go run ./tools/gentrace -fixture lan -rate 20 -duration 1500ms -seed 7 -o cmd/wirepath/internal/link/testdata/multitier.tsv
+//
+// (then rewrite the goldens with -update).
 
 // runLink runs the link command in process, as main does.
 func runLink(args ...string) (stdout, stderr string, code int) {

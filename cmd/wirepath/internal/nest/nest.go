@@ -119,7 +119,7 @@ func (f *flags) write(ios *cmdutil.IOStreams, c *enginecmd.Common, res *nesting.
 	case report.FormatText:
 		err = report.WriteText(out, res.Result, report.TextOptions{Top: c.Top})
 		if err == nil {
-			err = report.WriteCallPathsText(out, res.CallPaths, f.callPaths)
+			err = writeCallPaths(out, res.CallPaths, f.callPaths)
 		}
 	default:
 		top := 0
@@ -128,8 +128,6 @@ func (f *flags) write(ios *cmdutil.IOStreams, c *enginecmd.Common, res *nesting.
 		}
 		err = report.Write(out, c.Format, res.Result, report.Options{Top: top})
 	}
-	if cerr := out.Close(); err == nil {
-		err = cerr
-	}
+	err = out.Finish(err)
 	return err
 }

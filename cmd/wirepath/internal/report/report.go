@@ -3,14 +3,11 @@
 package report
 
 import (
-	"fmt"
-	"os"
 	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/wirepath/wirepath/causal"
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/cmdutil"
 	wpreport "github.com/wirepath/wirepath/report"
 	"github.com/wirepath/wirepath/trace"
@@ -86,6 +83,7 @@ each pattern's mean instance.`,
 	}
 	fs := cmd.Flags()
 	fs.StringVar(&opts.Format, "format", wpreport.FormatText, "output format: "+strings.Join(wpreport.Formats, ", "))
+	cmdutil.Enum(fs, "format", wpreport.Formats...)
 	fs.StringVarP(&opts.Output, "output", "o", "", "write to `FILE` instead of stdout")
 	fs.IntVar(&opts.Top, "top", 10, "patterns to show (0 = all; default 10 for text, 50 for html, all otherwise)")
 	fs.StringVar(&opts.Trace, "trace", "", "the `TRACE` the result came from, to export listed instances with their times")
@@ -93,40 +91,9 @@ each pattern's mean instance.`,
 	return cmd
 }
 
-// ReadResult reads a saved result from path, or from ios.In for "-". A
-// file with several engines' results (analyze --engine all) is refused,
-// saying how to take one.
-func ReadResult(ios *cmdutil.IOStreams, path string) (*causal.Result, error) {
-	rs, err := ReadResults(ios, path)
-	if err != nil {
-		return nil, err
-	}
-	if len(rs) > 1 {
-		names := make([]string, len(rs))
-		for i, r := range rs {
-			names[i] = r.Engine
-		}
-		return nil, fmt.Errorf("%s holds the results of %d engines (%s); this command reads one: take it with jq '.results[I]'", path, len(rs), strings.Join(names, ", "))
-	}
-	return rs[0], nil
-}
-
-// ReadResults reads a saved result, or the results of several engines,
-// from path, or from ios.In for "-".
-func ReadResults(ios *cmdutil.IOStreams, path string) ([]*causal.Result, error) {
-	if path == "-" {
-		in := ios.In
-		if in == nil {
-			in = os.Stdin
-		}
-		return wpreport.ReadResults(in, "<stdin>")
-	}
-	return wpreport.ReadResultsFile(path)
-}
-
 // Run reads the result and writes it in the chosen format.
 func Run(opts *Options) error {
-	rs, err := ReadResults(opts.IO, opts.Result)
+	rs, err := cmdutil.ReadResults(opts.IO, opts.Result)
 	if err != nil {
 		return err
 	}
@@ -142,8 +109,6 @@ func Run(opts *Options) error {
 		return err
 	}
 	err = wpreport.WriteAll(out, opts.Format, rs, wpreport.Options{Top: opts.Top, Title: opts.Title, Trace: t})
-	if cerr := out.Close(); err == nil {
-		err = cerr
-	}
+	err = out.Finish(err)
 	return err
 }

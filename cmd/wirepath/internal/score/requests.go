@@ -8,7 +8,6 @@ import (
 	"github.com/wirepath/wirepath/causal/score"
 	"github.com/wirepath/wirepath/causal/truth"
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/cmdutil"
-	"github.com/wirepath/wirepath/report"
 	"github.com/wirepath/wirepath/trace"
 )
 
@@ -29,7 +28,7 @@ func runRequests(ios *cmdutil.IOStreams, o *Options) error {
 	if o.Trace == "" {
 		return cmdutil.UsageErrorf("a testbed truth needs --trace: the trace the engine read (analyze --save-trace)")
 	}
-	results, err := report.ReadResultsFile(o.Result)
+	results, err := cmdutil.ReadResults(ios, o.Result)
 	if err != nil {
 		return err
 	}
@@ -68,9 +67,7 @@ func runRequests(ios *cmdutil.IOStreams, o *Options) error {
 	} else {
 		err = score.WriteRequestText(out, s)
 	}
-	if cerr := out.Close(); err == nil {
-		err = cerr
-	}
+	err = out.Finish(err)
 	if err != nil {
 		return fmt.Errorf("writing the score: %w", err)
 	}

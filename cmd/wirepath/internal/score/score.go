@@ -3,15 +3,10 @@
 package score
 
 import (
-	"encoding/json"
-	"fmt"
-	"io"
-	"os"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/wirepath/wirepath/causal"
 	"github.com/wirepath/wirepath/causal/gen"
 	"github.com/wirepath/wirepath/causal/score"
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/cmdutil"
@@ -65,7 +60,7 @@ tier, and the messages either side lacks (docs/testbed.md).`
 const example = `  wirepath gen multitier -o mt.tsv
   wirepath nest mt.tsv --format json --instances -1 -o nest.json
   wirepath score nest.json mt.truth.tsv
-  wirepath score nest.json mt.truth.tsv --json -o score.json
+  wirepath score nest.json mt.truth.tsv --format json -o score.json
   wirepath analyze OUT/*.pcap* --engine all --format json --instances -1 --save-trace t.tsv -o all.json
   wirepath score all.json OUT/truth.jsonl --trace t.tsv`
 
@@ -88,6 +83,7 @@ func NewCmd(ios *cmdutil.IOStreams) *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.BoolVar(&opts.JSON, "json", false, "print the score as JSON")
+	cmdutil.FormatFlag(f, &opts.JSON)
 	f.StringVarP(&opts.Output, "output", "o", "", "write the score to `FILE` instead of stdout")
 	f.Float64Var(&opts.Tolerance, "tolerance", score.DefaultTolerance, "top-N near-tie tolerance (fraction of the N-th inferred count)")
 	f.IntVar(&opts.MaxN, "max-n", 0, "largest N of the top-N curve (0 = the number of true patterns)")
@@ -121,38 +117,13 @@ func (o *Options) validate() error {
 	return nil
 }
 
-// ReadResult reads an engine's JSON result; path "-" is stdin.
-func ReadResult(ios *cmdutil.IOStreams, path string) (*causal.Result, error) {
-	var r io.Reader = ios.In
-	if path != "-" {
-		f, err := os.Open(path)
-		if err != nil {
-			return nil, err
-		}
-		defer f.Close()
-		r = f
-	}
-	var res causal.Result
-	dec := json.NewDecoder(r)
-	if err := dec.Decode(&res); err != nil {
-		if se, ok := err.(*json.SyntaxError); ok {
-			return nil, fmt.Errorf("%s: byte %d: not a result: %v", path, se.Offset, err)
-		}
-		return nil, fmt.Errorf("%s: not a result: %v", path, err)
-	}
-	if res.Version < 1 || res.Version > causal.ResultVersion {
-		return nil, fmt.Errorf("%s: result version %d, this build reads 1 to %d", path, res.Version, causal.ResultVersion)
-	}
-	return &res, nil
-}
-
 func run(ios *cmdutil.IOStreams, o *Options) error {
 	if tb, err := isTestbedTruth(o.Truth); err != nil {
 		return err
 	} else if tb {
 		return runRequests(ios, o)
 	}
-	res, err := ReadResult(ios, o.Result)
+	res, err := cmdutil.ReadResult(ios, o.Result)
 	if err != nil {
 		return err
 	}
@@ -198,8 +169,6 @@ func run(ios *cmdutil.IOStreams, o *Options) error {
 	} else {
 		err = score.WriteText(out, rep, score.TextOptions{Patterns: o.Patterns, Hops: o.Hops})
 	}
-	if cerr := out.Close(); err == nil {
-		err = cerr
-	}
+	err = out.Finish(err)
 	return err
 }

@@ -18,8 +18,8 @@ import (
 
 	"github.com/wirepath/wirepath/causal"
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/cmdutil"
-	reportcmd "github.com/wirepath/wirepath/cmd/wirepath/internal/report"
-	wpreport "github.com/wirepath/wirepath/report"
+	"github.com/wirepath/wirepath/report"
+	wpwhatif "github.com/wirepath/wirepath/whatif"
 )
 
 // Options are the command's flags and argument.
@@ -43,13 +43,13 @@ type Options struct {
 func NewCmd(ios *cmdutil.IOStreams) *cobra.Command {
 	opts := &Options{IO: ios}
 	cmd := &cobra.Command{
-		Use:   "whatif RESULT.json [--link A->B --rtt DURATION | --bandwidth RATE] [--pattern N]",
+		Use:   "whatif RESULT.json [--link 'A->B' --rtt DURATION | --bandwidth RATE] [--pattern N]",
 		Short: "Predict a pattern's latency if a link's round-trip time or bandwidth changed",
 		Long: `Without --link, print for each pattern the profile of every link it uses
 (a link joins two nodes and carries messages both ways): messages, bytes ν
 and blocking round trips κ per request, and the measured round-trip time γ.
 
-With --link A->B and --rtt and/or --bandwidth, predict the mean latency of
+With --link 'A->B' and --rtt and/or --bandwidth, predict the mean latency of
 every pattern that uses the link (or of --pattern N) after the change, with
 the network delay model of Stewart and Shen (NSDI 2005, section 3.2):
 
@@ -63,9 +63,9 @@ is needed when an end of the link was not seen); the current bandwidth is
 not measurable from captures and defaults to 1 Gbit/s (--current-bandwidth).
 See docs/whatif.md.`,
 		Example: `  wirepath whatif result.json
-  wirepath whatif result.json --link web->db --rtt 5ms
-  wirepath whatif result.json --link web->db --bandwidth 100Mbit/s --current-bandwidth 1Gbit/s --pattern 1
-  wirepath whatif result.json --link web->db --rtt 2ms --json`,
+  wirepath whatif result.json --link 'web->db' --rtt 5ms
+  wirepath whatif result.json --link 'web->db' --bandwidth 100Mbit/s --current-bandwidth 1Gbit/s --pattern 1
+  wirepath whatif result.json --link 'web->db' --rtt 2ms --format json`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Result = args[0]
@@ -75,7 +75,7 @@ See docs/whatif.md.`,
 			change := opts.rttSet || opts.Bandwidth != ""
 			switch {
 			case opts.Link == "" && (change || opts.curRTTSet || cmd.Flags().Changed("current-bandwidth")):
-				return cmdutil.UsageErrorf("--rtt, --bandwidth and --current-* need --link A->B")
+				return cmdutil.UsageErrorf("--rtt, --bandwidth and --current-* need --link 'A->B'")
 			case opts.Link != "" && !change:
 				return cmdutil.UsageErrorf("--link needs --rtt and/or --bandwidth")
 			case opts.rttSet && opts.RTT < 0, opts.curRTTSet && opts.CurrentRTT < 0:
@@ -84,7 +84,7 @@ See docs/whatif.md.`,
 				return cmdutil.UsageErrorf("--pattern and --top must not be negative")
 			}
 			if opts.Link != "" {
-				if _, _, err := wpreport.ParseLink(opts.Link); err != nil {
+				if _, _, err := wpwhatif.ParseLink(opts.Link); err != nil {
 					return cmdutil.UsageErrorf("%v", err)
 				}
 			}
@@ -92,7 +92,7 @@ See docs/whatif.md.`,
 				if b == "" {
 					continue
 				}
-				if _, err := wpreport.ParseBandwidth(b); err != nil {
+				if _, err := wpwhatif.ParseBandwidth(b); err != nil {
 					return cmdutil.UsageErrorf("%v", err)
 				}
 			}
@@ -108,6 +108,7 @@ See docs/whatif.md.`,
 	fs.IntVar(&opts.Pattern, "pattern", 0, "only the pattern of rank `N` (0 = every pattern)")
 	fs.IntVar(&opts.Top, "top", 10, "patterns to profile without --link (0 = all)")
 	fs.BoolVar(&opts.JSON, "json", false, "print the profiles or predictions as JSON")
+	cmdutil.FormatFlag(fs, &opts.JSON)
 	fs.StringVarP(&opts.Output, "output", "o", "", "write to `FILE` instead of stdout")
 	return cmd
 }
@@ -120,7 +121,7 @@ var ErrNoLink = errors.New("unknown link")
 
 // Run reads the result and prints profiles or predictions.
 func Run(opts *Options) error {
-	res, err := reportcmd.ReadResult(opts.IO, opts.Result)
+	res, err := cmdutil.ReadResult(opts.IO, opts.Result)
 	if err != nil {
 		return err
 	}
@@ -146,23 +147,21 @@ func Run(opts *Options) error {
 	} else {
 		err = predict(out, opts, pats)
 	}
-	if cerr := out.Close(); err == nil {
-		err = cerr
-	}
+	err = out.Finish(err)
 	return err
 }
 
 type profileJSON struct {
 	Rank      int                    `json:"rank"`
 	Signature string                 `json:"signature"`
-	Links     []wpreport.LinkProfile `json:"links"`
+	Links     []wpwhatif.LinkProfile `json:"links"`
 }
 
 func profiles(w io.Writer, opts *Options, pats []*causal.Pattern) error {
 	if opts.JSON {
 		list := make([]profileJSON, 0, len(pats))
 		for _, p := range pats {
-			list = append(list, profileJSON{Rank: p.Rank, Signature: p.Signature, Links: wpreport.LinkProfiles(p)})
+			list = append(list, profileJSON{Rank: p.Rank, Signature: p.Signature, Links: wpwhatif.LinkProfiles(p)})
 		}
 		return cmdutil.WriteJSON(w, list)
 	}
@@ -171,7 +170,7 @@ func profiles(w io.Writer, opts *Options, pats []*causal.Pattern) error {
 			fmt.Fprintln(w)
 		}
 		fmt.Fprintf(w, "#%d  %s\n", p.Rank, p.Signature)
-		ls := wpreport.LinkProfiles(p)
+		ls := wpwhatif.LinkProfiles(p)
 		lw := len("link")
 		for _, l := range ls {
 			lw = max(lw, len(l.Link))
@@ -180,7 +179,7 @@ func profiles(w io.Writer, opts *Options, pats []*causal.Pattern) error {
 		for _, l := range ls {
 			rtt := "-"
 			if l.RTTKnown {
-				rtt = wpreport.FormatUS(l.RTTUS)
+				rtt = report.FormatUS(l.RTTUS)
 			}
 			fmt.Fprintf(w, "    %-*s  %8d  %10.0f  %13d  %s\n", lw, l.Link, l.Messages, l.Bytes, l.RoundTrips, lpad(rtt, 10))
 		}
@@ -189,7 +188,7 @@ func profiles(w io.Writer, opts *Options, pats []*causal.Pattern) error {
 }
 
 func predict(w io.Writer, opts *Options, pats []*causal.Pattern) error {
-	wi := wpreport.NoChange(opts.Link)
+	wi := wpwhatif.NoChange(opts.Link)
 	if opts.rttSet {
 		wi.RTTUS = float64(opts.RTT) / 1e3
 	}
@@ -197,17 +196,17 @@ func predict(w io.Writer, opts *Options, pats []*causal.Pattern) error {
 		wi.CurrentRTTUS = float64(opts.CurrentRTT) / 1e3
 	}
 	if opts.Bandwidth != "" {
-		wi.Bandwidth, _ = wpreport.ParseBandwidth(opts.Bandwidth)
+		wi.Bandwidth, _ = wpwhatif.ParseBandwidth(opts.Bandwidth)
 	}
-	wi.CurrentBandwidth, _ = wpreport.ParseBandwidth(opts.CurrentBandwidth)
-	var preds []wpreport.Prediction
+	wi.CurrentBandwidth, _ = wpwhatif.ParseBandwidth(opts.CurrentBandwidth)
+	var preds []wpwhatif.Prediction
 	skipped := 0
 	for _, p := range pats {
-		pr, err := wpreport.Predict(p, wi)
+		pr, err := wpwhatif.Predict(p, wi)
 		switch {
-		case errors.Is(err, wpreport.ErrNoLink) && opts.Pattern == 0:
+		case errors.Is(err, wpwhatif.ErrNoLink) && opts.Pattern == 0:
 			continue
-		case errors.Is(err, wpreport.ErrRTTUnknown) && opts.Pattern == 0:
+		case errors.Is(err, wpwhatif.ErrRTTUnknown) && opts.Pattern == 0:
 			opts.IO.Warnf("pattern #%d skipped: the round-trip time of %s was not measured (an end was not seen); pass --current-rtt", p.Rank, opts.Link)
 			skipped++
 			continue
@@ -227,10 +226,10 @@ func predict(w io.Writer, opts *Options, pats []*causal.Pattern) error {
 	}
 	var change []string
 	if !math.IsNaN(wi.RTTUS) {
-		change = append(change, "an RTT of "+wpreport.FormatUS(wi.RTTUS))
+		change = append(change, "an RTT of "+report.FormatUS(wi.RTTUS))
 	}
 	if !math.IsNaN(wi.Bandwidth) {
-		change = append(change, "a bandwidth of "+wpreport.FormatBandwidth(wi.Bandwidth))
+		change = append(change, "a bandwidth of "+wpwhatif.FormatBandwidth(wi.Bandwidth))
 	}
 	fmt.Fprintf(w, "what if %s had %s?\n", opts.Link, strings.Join(change, " and "))
 	for _, pr := range preds {
@@ -245,14 +244,14 @@ func predict(w io.Writer, opts *Options, pats []*causal.Pattern) error {
 		if opts.curBWSet {
 			bwNote = ""
 		}
-		fmt.Fprintf(w, "    γ %s (%s) → %s; ω %s%s", wpreport.FormatUS(pr.RTTUS), rttNote, wpreport.FormatUS(pr.NewRTTUS), wpreport.FormatBandwidth(pr.Bandwidth), bwNote)
+		fmt.Fprintf(w, "    γ %s (%s) → %s; ω %s%s", report.FormatUS(pr.RTTUS), rttNote, report.FormatUS(pr.NewRTTUS), wpwhatif.FormatBandwidth(pr.Bandwidth), bwNote)
 		if opts.Bandwidth != "" {
-			fmt.Fprintf(w, " → %s", wpreport.FormatBandwidth(pr.NewBandwidth))
+			fmt.Fprintf(w, " → %s", wpwhatif.FormatBandwidth(pr.NewBandwidth))
 		}
 		fmt.Fprintln(w)
-		fmt.Fprintf(w, "    link term κ·γ + ν/ω: %s → %s\n", wpreport.FormatUS(pr.LinkDelayUS), wpreport.FormatUS(pr.NewLinkDelayUS))
+		fmt.Fprintf(w, "    link term κ·γ + ν/ω: %s → %s\n", report.FormatUS(pr.LinkDelayUS), report.FormatUS(pr.NewLinkDelayUS))
 		fmt.Fprintf(w, "    latency %s → %s (model, %s); %s along the critical path\n",
-			wpreport.FormatUS(pr.LatencyUS), wpreport.FormatUS(pr.ModelUS), signed(pr.ModelUS-pr.LatencyUS), wpreport.FormatUS(pr.CriticalPathUS))
+			report.FormatUS(pr.LatencyUS), report.FormatUS(pr.ModelUS), signed(pr.ModelUS-pr.LatencyUS), report.FormatUS(pr.CriticalPathUS))
 	}
 	return nil
 }
@@ -264,7 +263,7 @@ func lpad(s string, n int) string {
 
 func signed(us float64) string {
 	if us >= 0 {
-		return "+" + wpreport.FormatUS(us)
+		return "+" + report.FormatUS(us)
 	}
-	return wpreport.FormatUS(us)
+	return report.FormatUS(us)
 }
