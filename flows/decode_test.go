@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/wirepath/wirepath/internal/grpctest"
 	"github.com/wirepath/wirepath/pcapio"
+	"github.com/wirepath/wirepath/proto/grpctest"
 	ptls "github.com/wirepath/wirepath/proto/tls"
 	"github.com/wirepath/wirepath/trace"
 )

@@ -20,8 +20,8 @@ import (
 	"testing"
 
 	"github.com/wirepath/wirepath/flows"
-	"github.com/wirepath/wirepath/internal/grpctest"
 	"github.com/wirepath/wirepath/internal/realserver"
+	"github.com/wirepath/wirepath/proto/grpctest"
 )
 
 // This file tests "wirepath messages" end to end on captures of real

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/wirepath/wirepath/internal/grpctest"
 	"github.com/wirepath/wirepath/proto"
+	"github.com/wirepath/wirepath/proto/grpctest"
 )
 
 // This file tests the decoder against a real implementation on loopback:

@@ -3,8 +3,8 @@ package tls
 import (
 	"testing"
 
-	"github.com/wirepath/wirepath/internal/grpctest"
 	"github.com/wirepath/wirepath/proto"
+	"github.com/wirepath/wirepath/proto/grpctest"
 	"github.com/wirepath/wirepath/proto/http2"
 )
 

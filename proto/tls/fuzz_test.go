@@ -7,8 +7,8 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/wirepath/wirepath/internal/grpctest"
 	"github.com/wirepath/wirepath/proto"
+	"github.com/wirepath/wirepath/proto/grpctest"
 
 	"github.com/wirepath/wirepath/internal/fuzzseed"
 )

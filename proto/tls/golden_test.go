@@ -12,8 +12,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/wirepath/wirepath/internal/grpctest"
 	"github.com/wirepath/wirepath/proto"
+	"github.com/wirepath/wirepath/proto/grpctest"
 )
 
 var update = flag.Bool("update", false, "record the fixtures again and rewrite the golden files under testdata/")

@@ -15,9 +15,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wirepath/wirepath/internal/grpctest"
 	"github.com/wirepath/wirepath/proto"
 	"github.com/wirepath/wirepath/proto/evidence"
+	"github.com/wirepath/wirepath/proto/grpctest"
 )
 
 // serverName is the name the test certificates are for.

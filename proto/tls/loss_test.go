@@ -5,8 +5,8 @@ import (
 	"crypto/tls"
 	"testing"
 
-	"github.com/wirepath/wirepath/internal/grpctest"
 	"github.com/wirepath/wirepath/proto"
+	"github.com/wirepath/wirepath/proto/grpctest"
 )
 
 // decodeCut is decode with the bytes [from, from+n) of dir's stream

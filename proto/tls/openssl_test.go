@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wirepath/wirepath/internal/grpctest"
 	"github.com/wirepath/wirepath/proto"
+	"github.com/wirepath/wirepath/proto/grpctest"
 )
 
 // serverRecorder records a server's connection: reads are the client's

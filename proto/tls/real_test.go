@@ -10,8 +10,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/wirepath/wirepath/internal/grpctest"
 	"github.com/wirepath/wirepath/proto"
+	"github.com/wirepath/wirepath/proto/grpctest"
 )
 
 // echo runs a TLS connection between Go's client and server on loopback:
