@@ -10,9 +10,7 @@ import (
 	"github.com/wirepath/wirepath/flows"
 	"github.com/wirepath/wirepath/nat"
 	"github.com/wirepath/wirepath/pipeline"
-	"github.com/wirepath/wirepath/proto/evidence"
 	rec "github.com/wirepath/wirepath/reconcile"
-	"github.com/wirepath/wirepath/trace"
 )
 
 // Pipeline holds the flags and arguments of the commands that run the
@@ -29,12 +27,13 @@ type Pipeline struct {
 	SplitPause time.Duration
 	NoFraming  bool
 	Strict     bool
-	Tokens     int
-	NoTokens   bool
 	// The stages' tuning, as `wirepath messages` and `wirepath nat` take it.
 	Settle, ReorderTimeout, IdleTimeout time.Duration
 	FingerprintLen                      int
 	NAT                                 nat.Options
+	Protocols
+	// warnings are what Config found worth a warning (the key log).
+	warnings []string
 }
 
 // Register adds the flags to fs.
@@ -50,10 +49,9 @@ func (p *Pipeline) Register(fs *pflag.FlagSet) {
 	fs.DurationVar(&p.SplitPause, "split-pause", def.SplitPause, "cut a sniffed message when its sender pauses this long (0: never)")
 	fs.BoolVar(&p.NoFraming, "no-framing", false, "do not cut sniffed messages at HTTP/DNS boundaries or pair calls by protocol")
 	fs.BoolVar(&p.Strict, "strict", false, "stop at the first bad line of a syscall trace instead of skipping it")
-	fs.IntVar(&p.Tokens, "tokens", evidence.DefaultConfig().MaxTokens, "content tokens kept per message: the hashes of its path segments, keys, literals (at most 255; 0 keeps none)")
-	fs.BoolVar(&p.NoTokens, "no-tokens", false, "keep no content tokens (as --tokens 0)")
 	RegisterFlowsTuning(fs, &p.Settle, &p.ReorderTimeout, &p.IdleTimeout, &p.FingerprintLen)
 	RegisterNATTuning(fs, &p.NAT)
+	p.Protocols.Register(fs)
 	p.Flags.Register(fs)
 }
 
@@ -87,14 +85,14 @@ func (p *Pipeline) Validate() error {
 	if p.SplitPause < 0 {
 		return cmdutil.UsageErrorf("--split-pause must not be negative")
 	}
-	if p.Tokens < 0 || p.Tokens > trace.MaxTokens {
-		return cmdutil.UsageErrorf("--tokens must be between 0 and %d, not %d", trace.MaxTokens, p.Tokens)
-	}
 	if p.FingerprintLen < 1 || p.FingerprintLen > flows.MaxFingerprintLen {
 		return cmdutil.UsageErrorf("--fingerprint-len must be within 1-%d, not %d", flows.MaxFingerprintLen, p.FingerprintLen)
 	}
 	if err := p.NAT.Validate(); err != nil {
 		return cmdutil.UsageErrorf("%v", err)
+	}
+	if err := p.Protocols.Validate(); err != nil {
+		return err
 	}
 	_, err := p.Flags.Options()
 	return err
@@ -113,6 +111,9 @@ func (p *Pipeline) Config() (pipeline.Config, error) {
 	fc.Framing = !p.NoFraming
 	fc.Settle, fc.ReorderTimeout, fc.IdleTimeout = p.Settle, p.ReorderTimeout, p.IdleTimeout
 	fc.FingerprintLen = p.FingerprintLen
+	if p.warnings, err = p.Protocols.Apply(&fc); err != nil {
+		return pipeline.Config{}, err
+	}
 	cfg := pipeline.Config{
 		Captures: p.Captures, Capture: popts, NoNAT: p.NoNAT, Flows: fc, NAT: p.NAT,
 		Preload: p.Preload,
@@ -122,8 +123,9 @@ func (p *Pipeline) Config() (pipeline.Config, error) {
 	if p.Boundaries == "writes" {
 		cfg.Reconcile.Boundaries = rec.BoundWrites
 	}
-	cfg.Reconcile.MaxTokens = p.Tokens
-	if p.NoTokens || p.Tokens == 0 {
+	// One cap for both: what the decoders take is what the trace keeps.
+	cfg.Reconcile.MaxTokens = fc.MaxTokens
+	if fc.MaxTokens == 0 || !fc.Evidence {
 		cfg.Reconcile.MaxTokens = -1
 	}
 	return cfg, nil
@@ -136,6 +138,9 @@ func (p *Pipeline) Run(ios *cmdutil.IOStreams) (*pipeline.Result, error) {
 	cfg, err := p.Config()
 	if err != nil {
 		return nil, err
+	}
+	for _, w := range p.warnings {
+		ios.Warnf("%s", w)
 	}
 	if p.Roles != "" {
 		if cfg.Reconcile.Roles, err = rec.ReadRoles(p.Roles); err != nil {
