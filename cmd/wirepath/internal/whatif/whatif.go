@@ -43,13 +43,13 @@ type Options struct {
 func NewCmd(ios *cmdutil.IOStreams) *cobra.Command {
 	opts := &Options{IO: ios}
 	cmd := &cobra.Command{
-		Use:   "whatif RESULT.json [--link A->B --rtt DURATION | --bandwidth RATE] [--pattern N]",
+		Use:   "whatif RESULT.json [--link 'A->B' --rtt DURATION | --bandwidth RATE] [--pattern N]",
 		Short: "Predict a pattern's latency if a link's round-trip time or bandwidth changed",
 		Long: `Without --link, print for each pattern the profile of every link it uses
 (a link joins two nodes and carries messages both ways): messages, bytes ν
 and blocking round trips κ per request, and the measured round-trip time γ.
 
-With --link A->B and --rtt and/or --bandwidth, predict the mean latency of
+With --link 'A->B' and --rtt and/or --bandwidth, predict the mean latency of
 every pattern that uses the link (or of --pattern N) after the change, with
 the network delay model of Stewart and Shen (NSDI 2005, section 3.2):
 
@@ -63,9 +63,9 @@ is needed when an end of the link was not seen); the current bandwidth is
 not measurable from captures and defaults to 1 Gbit/s (--current-bandwidth).
 See docs/whatif.md.`,
 		Example: `  wirepath whatif result.json
-  wirepath whatif result.json --link web->db --rtt 5ms
-  wirepath whatif result.json --link web->db --bandwidth 100Mbit/s --current-bandwidth 1Gbit/s --pattern 1
-  wirepath whatif result.json --link web->db --rtt 2ms --json`,
+  wirepath whatif result.json --link 'web->db' --rtt 5ms
+  wirepath whatif result.json --link 'web->db' --bandwidth 100Mbit/s --current-bandwidth 1Gbit/s --pattern 1
+  wirepath whatif result.json --link 'web->db' --rtt 2ms --format json`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Result = args[0]
@@ -75,7 +75,7 @@ See docs/whatif.md.`,
 			change := opts.rttSet || opts.Bandwidth != ""
 			switch {
 			case opts.Link == "" && (change || opts.curRTTSet || cmd.Flags().Changed("current-bandwidth")):
-				return cmdutil.UsageErrorf("--rtt, --bandwidth and --current-* need --link A->B")
+				return cmdutil.UsageErrorf("--rtt, --bandwidth and --current-* need --link 'A->B'")
 			case opts.Link != "" && !change:
 				return cmdutil.UsageErrorf("--link needs --rtt and/or --bandwidth")
 			case opts.rttSet && opts.RTT < 0, opts.curRTTSet && opts.CurrentRTT < 0:
@@ -108,6 +108,7 @@ See docs/whatif.md.`,
 	fs.IntVar(&opts.Pattern, "pattern", 0, "only the pattern of rank `N` (0 = every pattern)")
 	fs.IntVar(&opts.Top, "top", 10, "patterns to profile without --link (0 = all)")
 	fs.BoolVar(&opts.JSON, "json", false, "print the profiles or predictions as JSON")
+	cmdutil.FormatFlag(fs, &opts.JSON)
 	fs.StringVarP(&opts.Output, "output", "o", "", "write to `FILE` instead of stdout")
 	return cmd
 }
@@ -146,9 +147,7 @@ func Run(opts *Options) error {
 	} else {
 		err = predict(out, opts, pats)
 	}
-	if cerr := out.Close(); err == nil {
-		err = cerr
-	}
+	err = out.Finish(err)
 	return err
 }
 
