@@ -263,12 +263,6 @@ func (m *nodeModel) logTrans(c ctxKey, next int32) float64 {
 	return v
 }
 
-// logGap returns the log density of the timing of next in context c, gl
-// after its latest trigger and ga after its request's arrival.
-func (m *nodeModel) logGap(c ctxKey, next int32, gl, ga int64) float64 {
-	return m.scorer(c, next).gap(gl, ga)
-}
-
 // scorer is what the search needs to score one kind of message in one
 // context, looked up once: the call graph's log probability, the delay
 // densities from each anchor with the log of their weights added.
