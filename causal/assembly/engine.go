@@ -62,6 +62,9 @@ type run struct {
 	parentsOf  [][]int32
 	childrenOf [][]int32
 	spans      []int64
+	// per call: when the serial connection it left on was freed just
+	// before (handoffs), noTime if not
+	freed []int64
 	// per call, as a child
 	parent []int32
 	exact  []int32
@@ -116,6 +119,7 @@ func newRun(opt Options, ms trace.Messages, nm *causal.Namer) *run {
 	for i := range r.alts {
 		r.alts[i].p = -1
 	}
+	r.freed = r.handoffs()
 	r.openSpans()
 	r.idf = tokenIDF(r.l)
 	r.hasIDs = r.hasIDsOrThreads()
@@ -202,7 +206,11 @@ func (r *run) solveNode(n int32) {
 	}
 	r.exactLinks(n)
 	evs := r.timeline(n)
+	iso, _ := r.isolatedModel(n)
 	m := r.initialModel(n)
+	if iso != nil {
+		addTrans(m, iso)
+	}
 	for pass := 0; pass < r.opt.Passes; pass++ {
 		s := newSearch(r, n, m)
 		s.run(evs)
@@ -215,6 +223,9 @@ func (r *run) solveNode(n int32) {
 			break
 		}
 		m = r.fit(n)
+		if iso != nil {
+			addTrans(m, iso)
+		}
 	}
 	r.models[n] = m
 }

@@ -36,7 +36,7 @@ func (r *run) initialModel(n int32) *nodeModel {
 			return a
 		}
 		return undecided
-	}, func(int32) float64 { return 1 }, func(p int32) bool { return complete[p] }, false)
+	}, func(int32) float64 { return 1 }, one, func(p int32) bool { return complete[p] }, false)
 	// The complete requests are a biased sample where the node is busy
 	// (mostly those that made no call at all): keep their delays, not
 	// their call graph.
@@ -49,20 +49,62 @@ func (r *run) initialModel(n int32) *nodeModel {
 }
 
 // fit fits node n's model from the last pass's assignment, each link
-// weighted by its confidence with soft EM.
+// weighted by its confidence with soft EM. The call graph is learnt from
+// the requests in proportion to how sure their calls are (trust).
 func (r *run) fit(n int32) *nodeModel {
 	w := func(int32) float64 { return 1 }
 	if r.opt.EM == EMSoft {
 		w = func(c int32) float64 { return float64(r.conf[c]) }
 	}
-	return r.fitWith(n, func(c int32) int32 { return r.parent[c] }, w, func(int32) bool { return true }, true)
+	tw := r.trust(n)
+	trust := func(p int32) float64 {
+		if v, ok := tw[p]; ok {
+			return v
+		}
+		return 1
+	}
+	return r.fitWith(n, func(c int32) int32 { return r.parent[c] }, w, trust, func(int32) bool { return true }, true)
+}
+
+// one weighs every request alike.
+func one(int32) float64 { return 1 }
+
+// trust returns, for the requests node n served whose calls were in
+// doubt, how sure the last pass was of the calls they made and of those
+// they did not make: the least confidence of a call assigned to it and
+// the least 1 - p of a call it was an alternative of with probability p.
+// A request whose calls the search was unsure of would teach the call
+// graph the search's mistakes (a second query where one request took
+// another's, none where it lost it), and EM would keep them.
+func (r *run) trust(n int32) map[int32]float64 {
+	tw := map[int32]float64{}
+	lower := func(p int32, v float64) {
+		if old, ok := tw[p]; !ok || v < old {
+			tw[p] = v
+		}
+	}
+	k := r.opt.Alternatives
+	for _, c := range r.childrenOf[n] {
+		if r.exact[c] >= 0 {
+			continue
+		}
+		if p := r.parent[c]; p >= 0 {
+			lower(p, float64(r.conf[c]))
+		}
+		for _, a := range r.alts[int(c)*k : int(c)*k+k] {
+			if a.p >= 0 && a.p != r.parent[c] {
+				lower(a.p, 1-float64(a.prob))
+			}
+		}
+	}
+	return tw
 }
 
 // fitWith fits node n's model from the assignment asg (a call's request,
-// -1 for none, undecided to leave it out), weighting each call by w, on
-// the requests include accepts. bg says whether calls of no request count
-// as background.
-func (r *run) fitWith(n int32, asg func(c int32) int32, w func(c int32) float64, include func(p int32) bool, bg bool) *nodeModel {
+// -1 for none, undecided to leave it out), weighting each call by w and
+// each request's call graph by trust, on the requests include accepts.
+// bg says whether calls of no request count as background.
+func (r *run) fitWith(n int32, asg func(c int32) int32, w, trust func(int32) float64, include func(p int32) bool, bg bool) *nodeModel {
 	kids := r.childrenOf[n]
 	kindSet := map[int32]bool{}
 	lo, hi := int64(0), int64(0)
@@ -101,7 +143,7 @@ func (r *run) fitWith(n int32, asg func(c int32) int32, w func(c int32) float64,
 		}
 		ks := byParent[p]
 		slices.SortStableFunc(ks, func(a, b int32) int { return cmpTime(r.sendOf(a), r.sendOf(b)) })
-		r.observeRequest(m, p, ks, w)
+		r.observeRequest(m, p, ks, w, trust(p))
 	}
 	r.observeOthers(n, m, asg, byParent, w)
 	m.finishSizes()
@@ -111,7 +153,7 @@ func (r *run) fitWith(n int32, asg func(c int32) int32, w func(c int32) float64,
 
 // observeRequest walks request p with its calls ks (in order of send) as
 // the search does and records each step in m.
-func (r *run) observeRequest(m *nodeModel, p int32, ks []int32, w func(int32) float64) {
+func (r *run) observeRequest(m *nodeModel, p int32, ks []int32, w func(int32) float64, wt float64) {
 	pc := &r.calls[p]
 	sl := slot{p: p, lastKid: -1, lastRet: -1, prev: noKind, last: pc.arr}
 	if pc.callMsg < 0 && len(ks) > 0 {
@@ -130,7 +172,8 @@ func (r *run) observeRequest(m *nodeModel, p int32, ks []int32, w func(int32) fl
 		wc := w(st.c)
 		wp = min(wp, wc)
 		cx := ctxKey{pk: pc.kind, prev: sl.prev, pos: min(sl.pos, maxPos), ret: sl.ret}
-		m.observe(cx, cc.kind, cc.send-sl.last, cc.send-r.arrOf(p), wc)
+		gl, ga := r.observedGaps(st.c, sl.last, r.arrOf(p))
+		m.observe(cx, cc.kind, gl, ga, wc, wc*wt)
 		m.addOverlap(pc.kind, sl.out > 0, wc)
 		if sl.lastRet >= 0 {
 			if lr := &r.calls[sl.lastRet]; lr.repBytes >= 0 && cc.reqBytes >= 0 {
@@ -157,7 +200,7 @@ func (r *run) observeRequest(m *nodeModel, p int32, ks []int32, w func(int32) fl
 		return
 	}
 	cx := ctxKey{pk: pc.kind, prev: sl.prev, pos: min(sl.pos, maxPos), ret: sl.ret}
-	m.observe(cx, endKind, pc.rep-sl.last, pc.rep-r.arrOf(p), wp)
+	m.observe(cx, endKind, pc.rep-sl.last, pc.rep-r.arrOf(p), wp, wp*wt)
 	if sl.lastRet >= 0 {
 		if lr := &r.calls[sl.lastRet]; lr.repBytes >= 0 && pc.repBytes >= 0 {
 			m.addSizeLink(lr.kind, endKind, pc.kind, pc.repBytes-lr.repBytes, wp)

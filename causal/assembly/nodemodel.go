@@ -140,15 +140,15 @@ type gapSample struct {
 
 // observe records one event of a request: its next call (or endKind) in
 // context c after delays gl from its latest trigger and ga from its
-// arrival, with weight w.
-func (m *nodeModel) observe(c ctxKey, next int32, gl, ga int64, w float64) {
+// arrival, with weight w for the delays and wt for the call graph.
+func (m *nodeModel) observe(c ctxKey, next int32, gl, ga int64, w, wt float64) {
 	for _, k := range c.transKeys() {
 		d := m.trans[k]
 		if d == nil {
 			d = &dist{}
 			m.trans[k] = d
 		}
-		d.add(next, w)
+		d.add(next, wt)
 	}
 	keys := c.gapKeys(next)
 	m.addGap(anchorLast, keys[:], gapBin(gl), w)

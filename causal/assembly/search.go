@@ -258,7 +258,7 @@ func (s *search) linkScore(c int32, sl *slot) float64 {
 	cc := &r.calls[c]
 	cx := s.ctx(sl)
 	scr := s.m.scorer(cx, cc.kind)
-	sc := scr.logT + scr.gap(cc.send-sl.last, cc.send-r.arrOf(sl.p)) + s.m.logOverlap(cx.pk, sl.out > 0)
+	sc := scr.logT + r.callGap(scr, c, sl.last, r.arrOf(sl.p)) + s.m.logOverlap(cx.pk, sl.out > 0)
 	if sl.lastRet >= 0 && cc.reqBytes >= 0 {
 		lr := &r.calls[sl.lastRet]
 		if lr.repBytes >= 0 {

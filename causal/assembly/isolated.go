@@ -1,0 +1,96 @@
+package assembly
+
+import (
+	"slices"
+)
+
+// A request that a node served alone — no other request of the node was
+// open at any time while it was — made every call the node sent in that
+// time (background calls aside), and its calls are known without any
+// search. Such requests are a sample of the call graph that no mistake of
+// the search can bias: in the first passes the search's assignments are
+// poor, and a call graph learnt from them alone keeps their mistakes (a
+// request that took another's call made two, the other none). Calls
+// handed a pooled connection make the timeline's deconvolution see one
+// call follow another's reply as if it were a serial request's next
+// call, for the same reason. The isolated requests' call graph is given
+// as much weight as the rest of the data wherever the node has some.
+
+// isolatedModel returns the call graph of node n's isolated requests, in
+// a model of its own, and how many of them there were.
+func (r *run) isolatedModel(n int32) (*nodeModel, int) {
+	iso := r.isolated(n)
+	if len(iso) == 0 {
+		return nil, 0
+	}
+	ks := make(map[int32][]int32, len(iso))
+	r.sweep(n, func(c int32, cands []int32) {
+		if len(cands) == 1 && iso[cands[0]] {
+			ks[cands[0]] = append(ks[cands[0]], c)
+		}
+	})
+	m := newNodeModel(1, 0)
+	for p := range iso {
+		k := ks[p]
+		slices.SortStableFunc(k, func(a, b int32) int { return cmpTime(r.sendOf(a), r.sendOf(b)) })
+		r.observeRequest(m, p, k, func(int32) float64 { return 1 }, 1)
+	}
+	return m, len(iso)
+}
+
+// isolated returns the requests of node n, with their arrival and reply
+// seen, whose time at n (within the tolerance) no other request's
+// overlaps.
+func (r *run) isolated(n int32) map[int32]bool {
+	ps := r.parentsOf[n] // by arrival
+	span := r.openSpan(n)
+	out := map[int32]bool{}
+	hiBefore := int64(noTime) // the latest end of the requests before
+	for i, p := range ps {
+		lo, hi := r.window(p, span)
+		pc := &r.calls[p]
+		alone := pc.callMsg >= 0 && pc.retMsg >= 0 && pc.flags&flagOneWay == 0 && lo > hiBefore
+		if alone && i+1 < len(ps) {
+			nlo, _ := r.window(ps[i+1], span)
+			alone = nlo > hi
+		}
+		if alone {
+			out[p] = true
+		}
+		hiBefore = max(hiBefore, hi)
+	}
+	return out
+}
+
+// addTrans adds the call graph of iso to m's at the levels that know the
+// request's kind, scaled so that it weighs as much as m's own (at least
+// its own count).
+func addTrans(m, iso *nodeModel) {
+	all := tKey{lvl: 8}
+	own, theirs := 0.0, 0.0
+	if d := m.trans[all]; d != nil {
+		own = d.n
+	}
+	if d := iso.trans[all]; d != nil {
+		theirs = d.n
+	}
+	if theirs == 0 {
+		return
+	}
+	scale := max(1, own/theirs)
+	for k, d := range iso.trans {
+		if k.lvl > 1 {
+			continue
+		}
+		md := m.trans[k]
+		if md == nil {
+			md = &dist{}
+			m.trans[k] = md
+		}
+		for next, v := range d.c {
+			md.add(next, v*scale)
+		}
+	}
+	clear(m.tcache)
+	clear(m.scorers)
+}
