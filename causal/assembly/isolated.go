@@ -39,20 +39,32 @@ func (r *run) isolatedModel(n int32) (*nodeModel, int) {
 }
 
 // isolated returns the requests of node n, with their arrival and reply
-// seen, whose time at n (within the tolerance) no other request's
-// overlaps.
+// seen, whose time at n (within the tolerance) no other such request's
+// overlaps (a request whose arrival or reply was lost is left out).
 func (r *run) isolated(n int32) map[int32]bool {
 	ps := r.parentsOf[n] // by arrival
 	span := r.openSpan(n)
 	out := map[int32]bool{}
 	hiBefore := int64(noTime) // the latest end of the requests before
-	for i, p := range ps {
-		lo, hi := r.window(p, span)
+	seen := func(p int32) bool {
 		pc := &r.calls[p]
-		alone := pc.callMsg >= 0 && pc.retMsg >= 0 && pc.flags&flagOneWay == 0 && lo > hiBefore
-		if alone && i+1 < len(ps) {
-			nlo, _ := r.window(ps[i+1], span)
-			alone = nlo > hi
+		return pc.callMsg >= 0 && pc.retMsg >= 0 && pc.flags&flagOneWay == 0
+	}
+	for i, p := range ps {
+		if !seen(p) {
+			// its arrival or reply was lost: where it ends is not known,
+			// and taking the longest it could have lasted would leave no
+			// request isolated after one loss
+			continue
+		}
+		lo, hi := r.window(p, span)
+		alone := lo > hiBefore
+		for j := i + 1; alone && j < len(ps); j++ {
+			if seen(ps[j]) {
+				nlo, _ := r.window(ps[j], span)
+				alone = nlo > hi
+				break
+			}
 		}
 		if alone {
 			out[p] = true
@@ -62,9 +74,15 @@ func (r *run) isolated(n int32) map[int32]bool {
 	return out
 }
 
+// maxIsoScale bounds how much an isolated request's call graph is
+// multiplied: a few isolated requests are a noisy sample, and multiplied
+// a hundredfold they would make what they did not happen to do (an
+// optional call) impossible.
+const maxIsoScale = 10
+
 // addTrans adds the call graph of iso to m's at the levels that know the
 // request's kind, scaled so that it weighs as much as m's own (at least
-// its own count).
+// its own count, at most maxIsoScale times it).
 func addTrans(m, iso *nodeModel) {
 	all := tKey{lvl: 8}
 	own, theirs := 0.0, 0.0
@@ -77,7 +95,7 @@ func addTrans(m, iso *nodeModel) {
 	if theirs == 0 {
 		return
 	}
-	scale := max(1, own/theirs)
+	scale := min(max(1, own/theirs), maxIsoScale)
 	for k, d := range iso.trans {
 		if k.lvl > 1 {
 			continue

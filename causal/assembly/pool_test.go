@@ -55,6 +55,12 @@ func TestIsolated(t *testing.T) {
 	o2, _ := b.rpc(4, 6, "C", "c:3", "S", "s:80", "c", 100)
 	l, _ := b.rpc(8, 9, "C", "c:4", "S", "s:80", "d", 100)   // alone
 	u, _ := b.rpc(11, -1, "C", "c:5", "S", "s:80", "e", 100) // its reply unseen
+	// alone but for the request before, which may have lasted up to the
+	// longest span: a lost reply must not take every later request's
+	// isolation (regression: one lost message in a trace left a handful
+	// of isolated requests, whose call graph was then multiplied
+	// hundredfold)
+	z, _ := b.rpc(13, 14, "C", "c:6", "S", "s:80", "f", 100)
 	_, r := runOn(t, b, DefaultOptions())
 	var s int32 = -1
 	for i, sym := range r.l.nodeSym {
@@ -66,7 +72,7 @@ func TestIsolated(t *testing.T) {
 	for _, tc := range []struct {
 		msg  int32
 		want bool
-	}{{a, true}, {o1, false}, {o2, false}, {l, true}, {u, false}} {
+	}{{a, true}, {o1, false}, {o2, false}, {l, true}, {u, false}, {z, true}} {
 		if got := iso[r.callOf(tc.msg)]; got != tc.want {
 			t.Errorf("request at message %d isolated: %v, want %v", tc.msg, got, tc.want)
 		}
