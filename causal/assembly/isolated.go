@@ -1,6 +1,7 @@
 package assembly
 
 import (
+	"math"
 	"slices"
 )
 
@@ -30,12 +31,43 @@ func (r *run) isolatedModel(n int32) (*nodeModel, int) {
 		}
 	})
 	m := newNodeModel(1, 0)
+	rate := r.arrivalRate(n)
 	for p := range iso {
 		k := ks[p]
 		slices.SortStableFunc(k, func(a, b int32) int { return cmpTime(r.sendOf(a), r.sendOf(b)) })
-		r.observeRequest(m, p, k, func(int32) float64 { return 1 }, 1)
+		pc := &r.calls[p]
+		r.observeRequest(m, p, k, func(int32) float64 { return 1 }, isoWeight(rate, pc.rep-pc.arr))
 	}
 	return m, len(iso)
+}
+
+// maxIsoWeight bounds the weight of one isolated request.
+const maxIsoWeight = 50
+
+// isoWeight weighs an isolated request that lasted d ns at a node whose
+// requests arrive at rate per ns by the inverse of the chance that no
+// other arrived while it was open (Poisson arrivals: e^(-rate·d)): a long
+// request, one that made more calls, is less often alone, and without the
+// weight the isolated requests would teach that requests make fewer
+// calls than they do.
+func isoWeight(rate float64, d int64) float64 {
+	return min(math.Exp(rate*float64(max(d, 0))), maxIsoWeight)
+}
+
+// arrivalRate returns how many requests per ns node n received over the
+// time they spanned (0 for fewer than two).
+func (r *run) arrivalRate(n int32) float64 {
+	ps := r.parentsOf[n]
+	lo, hi, k := int64(math.MaxInt64), int64(math.MinInt64), 0
+	for _, p := range ps {
+		if a := r.calls[p].arr; a != noTime {
+			lo, hi, k = min(lo, a), max(hi, a), k+1
+		}
+	}
+	if k < 2 || hi <= lo {
+		return 0
+	}
+	return float64(k-1) / float64(hi-lo)
 }
 
 // isolated returns the requests of node n, with their arrival and reply

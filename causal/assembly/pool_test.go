@@ -2,6 +2,7 @@ package assembly
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"testing"
 )
@@ -136,5 +137,25 @@ func TestPooledQueries(t *testing.T) {
 	}
 	if right < len(reqs)*9/10 {
 		t.Errorf("%d of %d queries given their request, want at least 90 %%", right, len(reqs))
+	}
+}
+
+// TestIsoWeight covers the weight of an isolated request: one at no
+// load, growing with how long it lasted against the arrival rate, capped.
+func TestIsoWeight(t *testing.T) {
+	for _, tc := range []struct {
+		rate float64
+		d    int64
+		want float64
+	}{
+		{0, 5e6, 1},
+		{1e-6, 0, 1},
+		{1e-6, 1e6, math.E},
+		{1e-6, -5, 1},
+		{1e-3, 1e6, maxIsoWeight},
+	} {
+		if got := isoWeight(tc.rate, tc.d); math.Abs(got-tc.want) > 1e-9 {
+			t.Errorf("isoWeight(%v, %d) = %v, want %v", tc.rate, tc.d, got, tc.want)
+		}
 	}
 }
