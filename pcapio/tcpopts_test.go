@@ -60,9 +60,9 @@ func TestDecodeTCPOptions(t *testing.T) {
 func FuzzParseTCPOptions(f *testing.F) {
 	f.Add([]byte{2, 4, 0x05, 0xb4, 4, 2, 8, 10, 0, 0, 0, 1, 0, 0, 0, 0, 1, 3, 3, 7}) // a Linux SYN's options
 	f.Add([]byte{1, 1, 8, 10, 0, 0, 0, 2, 0, 0, 0, 1})                               // NOP NOP timestamps
-	f.Add([]byte{8, 1})                                                               // a length below 2
-	f.Add([]byte{2, 40, 0, 0})                                                        // a length past the end
-	f.Add([]byte{0, 2, 4, 1, 1})                                                      // end of list, then bytes
+	f.Add([]byte{8, 1})                                                              // a length below 2
+	f.Add([]byte{2, 40, 0, 0})                                                       // a length past the end
+	f.Add([]byte{0, 2, 4, 1, 1})                                                     // end of list, then bytes
 	f.Fuzz(func(t *testing.T, opts []byte) {
 		ParseTCPOptions(opts)
 		if len(opts) > 40 {
