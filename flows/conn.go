@@ -116,6 +116,7 @@ type conn struct {
 	hs    []hsPoint
 	calls [8]callRec
 	acc   connAcc
+	ps    passiveState
 
 	// list links (LRU of active connections, or the closed list)
 	prev, next *conn
@@ -138,8 +139,11 @@ func (c *conn) init(a *Assembler, id uint64, key connKey, proto uint8, now int64
 	unsealed, dnsP, hs := c.unsealed[:0], c.dnsPending[:0], c.hs[:0]
 	rtt, tp0, tp1 := c.acc.rtt[:0], c.acc.tput[0][:0], c.acc.tput[1][:0]
 	halves := c.half
+	ps := c.ps
+	ps.reset()
 	*c = conn{}
 	c.unsealed, c.dnsPending, c.hs = unsealed, dnsP, hs
+	c.ps = ps
 	c.acc.rtt, c.acc.tput[0], c.acc.tput[1] = rtt, tp0, tp1
 	c.id, c.key, c.proto, c.first, c.last = id, key, proto, now, now
 	c.ep[0], c.ep[1] = key.Endpoint(0), key.Endpoint(1)
