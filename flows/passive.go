@@ -324,7 +324,9 @@ type HalfRTT struct {
 // packets there, and the packet-pair rates of either side's data (bytes
 // per second, wire headers included).
 type PointRTT struct {
-	Point       string  `json:"point"`
+	Point string `json:"point"`
+	// At is the capture point Point names.
+	At          Point   `json:"-"`
 	ClientTTL   uint8   `json:"client_ttl"`
 	ServerTTL   uint8   `json:"server_ttl"`
 	ToClient    HalfRTT `json:"to_client"`
@@ -363,7 +365,7 @@ func (a *Assembler) passiveStats(c *conn, cs *ConnStats, cli int) {
 		if p.half[0].n == 0 && p.half[1].n == 0 && p.pairs[0].n == 0 && p.pairs[1].n == 0 {
 			continue
 		}
-		pts = append(pts, PointRTT{Point: p.pt.String(), ClientTTL: p.ttl[cli], ServerTTL: p.ttl[srv],
+		pts = append(pts, PointRTT{Point: p.pt.String(), At: p.pt, ClientTTL: p.ttl[cli], ServerTTL: p.ttl[srv],
 			ToClient: halfSummary(&p.half[cli]), ToServer: halfSummary(&p.half[srv]),
 			ClientPairs: pairRate(&p.pairs[cli]), ServerPairs: pairRate(&p.pairs[srv])})
 	}
