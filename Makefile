@@ -34,10 +34,11 @@ CYCLO_SKIP = _test\.go$$|(^|/)testdata/$(if $(GENERATED),|^($(GENERATED))$$)
 # HTML report test, graphviz for the DOT report test, the testbed's
 # services (testbed/: nginx, Redis, memcached, dnsmasq, Python 3), and the
 # real servers and clients the protocol decoders are tested against
-# (proto/...; setpriv is in util-linux; openssl for TLS suites Go cannot make).
+# (proto/...; setpriv is in util-linux; openssl for TLS suites Go cannot make);
+# ethtool turns offloads off around the testbed's delaying forwarder (SHIM=).
 DEB_PKGS   := tcpdump tshark iproute2 iptables nftables gcc libc6-dev make strace curl zstd chromium graphviz \
 	nginx redis-server redis-tools memcached dnsmasq-base python3 \
-	postgresql mariadb-server mariadb-client util-linux openssl
+	postgresql mariadb-server mariadb-client util-linux openssl ethtool
 
 .PHONY: help
 help: ## list the targets

@@ -12,6 +12,11 @@
 // at once, and static files that nginx serves alone. Each worker keeps its
 // connection alive and closes it after a random number of requests.
 // With -variant ids the requests carry X-Request-ID and traceparent.
+//
+// With -rate R the load is open instead: requests arrive at R per second
+// (exponential gaps, a fixed function of -seed), each on a connection of a
+// shared keep-alive pool, whatever the latency: the arrivals of the M/G/1
+// model, for the what-if validation (docs/whatif.md).
 package main
 
 import (
@@ -77,6 +82,7 @@ func main() {
 	seed := flag.Uint64("seed", 1, "random seed")
 	variant := flag.String("variant", "ids", "ids: send X-Request-ID and traceparent; opaque: neither")
 	logPath := flag.String("log", "", "JSON Lines log file (required)")
+	rate := flag.Float64("rate", 0, "open loop: requests per second, Poisson arrivals (0: -inflight closed-loop workers)")
 	flag.Parse()
 	if *logPath == "" || *inflight < 1 || *n < 0 {
 		log.Fatal("tbload: -log is required, -inflight must be at least 1")
@@ -87,6 +93,20 @@ func main() {
 	}
 	var mu sync.Mutex
 	enc := json.NewEncoder(f)
+	emit := func(rec reqRec) {
+		mu.Lock()
+		defer mu.Unlock()
+		if err := enc.Encode(rec); err != nil {
+			log.Fatal(err)
+		}
+	}
+	if *rate > 0 {
+		open(*target, *seed, *n, *rate, *duration, *variant, emit)
+		if err := f.Close(); err != nil {
+			log.Fatal(err)
+		}
+		return
+	}
 	var next atomic.Int64
 	deadline := time.Now().Add(*duration)
 	var wg sync.WaitGroup
@@ -104,13 +124,16 @@ func main() {
 					return
 				}
 				time.Sleep(time.Duration(wrng.ExpFloat64() * float64(*think)))
-				rec := do(cl, *target, *seed, i, *variant, &ord)
+				rec := do(cl, *target, *seed, i, *variant, func(reused bool, _ string) int {
+					if reused {
+						ord++
+					} else {
+						ord = 0
+					}
+					return ord
+				})
 				rec.Worker = w
-				mu.Lock()
-				if err := enc.Encode(rec); err != nil {
-					log.Fatal(err)
-				}
-				mu.Unlock()
+				emit(rec)
 			}
 		}(w)
 	}
@@ -120,20 +143,51 @@ func main() {
 	}
 }
 
-// do makes request i; ord is the worker's count of requests on its current
-// connection.
-func do(cl *http.Client, target string, seed uint64, i int, variant string, ord *int) reqRec {
+// open makes n requests arriving at rate per second (exponential gaps from
+// seed) until duration passed, each in a goroutine of its own, on a shared
+// pool of keep-alive connections; it returns when all were answered.
+func open(target string, seed uint64, n int, rate float64, duration time.Duration, variant string, emit func(reqRec)) {
+	tr := &http.Transport{MaxIdleConnsPerHost: 1024, DisableCompression: true}
+	cl := &http.Client{Transport: tr, Timeout: 10 * time.Second}
+	var mu sync.Mutex
+	ords := map[string]int{} // requests so far on each connection, by local endpoint
+	ordinal := func(reused bool, local string) int {
+		mu.Lock()
+		defer mu.Unlock()
+		if !reused {
+			ords[local] = 0
+		} else {
+			ords[local]++
+		}
+		return ords[local]
+	}
+	arr := rand.New(rand.NewPCG(seed, 1<<40))
+	start := time.Now()
+	next := start
+	var wg sync.WaitGroup
+	for i := 0; i < n && time.Since(start) < duration; i++ {
+		next = next.Add(time.Duration(arr.ExpFloat64() / rate * 1e9))
+		time.Sleep(time.Until(next))
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			rec := do(cl, target, seed, i, variant, ordinal)
+			rec.Worker = -1
+			emit(rec)
+		}(i)
+	}
+	wg.Wait()
+}
+
+// do makes request i; ordinal gives the request's ordinal on the
+// connection it got (reused or not, and its local endpoint).
+func do(cl *http.Client, target string, seed uint64, i int, variant string, ordinal func(reused bool, local string) int) reqRec {
 	kind, path, closeAfter, rng := plan(seed, i)
 	rec := reqRec{T: "req", ID: i, Kind: kind, Path: path, Hop: fmt.Sprintf("%016x", rng.Uint64())}
 	trace := &httptrace.ClientTrace{GotConn: func(ci httptrace.GotConnInfo) {
 		rec.Local = ci.Conn.LocalAddr().String()
 		rec.Remote = ci.Conn.RemoteAddr().String()
-		if ci.Reused {
-			*ord++
-		} else {
-			*ord = 0
-		}
-		rec.Ord = *ord
+		rec.Ord = ordinal(ci.Reused, rec.Local)
 		rec.SendNS = time.Now().UnixNano()
 	}}
 	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(context.Background(), trace), "GET", target+path, nil)
