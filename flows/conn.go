@@ -113,6 +113,11 @@ type conn struct {
 	lastCallOK  bool
 	dnsPending  []dnsCall
 
+	// httpPipelined: a request was sent while another waited;
+	// httpUnpaired: after a loss on such a connection, responses are
+	// paired no more (httpLoss).
+	httpPipelined, httpUnpaired bool
+
 	hs    []hsPoint
 	calls [8]callRec
 	acc   connAcc

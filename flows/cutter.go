@@ -41,12 +41,16 @@ func (a *Assembler) deliver(c *conn, d int, ch *chunk) {
 		if !ch.gap {
 			part = sub(ch.data, off, n-off)
 		}
+		lost := h.fr.lost
 		used, boundary, kind := h.fr.feed(part, n-off, d, &c.http)
 		if used <= 0 || used > n-off {
 			used, boundary = n-off, false
 		}
 		if kind != httpNone && m.hkind == httpNone && m.protoStart {
 			m.hkind = kind
+		}
+		if h.fr.lost != lost && !h.fr.dns {
+			a.httpLoss(c, m)
 		}
 		a.addBytes(m, ch, off, used)
 		off += used
@@ -279,32 +283,7 @@ func (a *Assembler) assignKind(c *conn, m *msg) {
 	}
 	switch {
 	case m.App == AppHTTP:
-		switch m.hkind {
-		case httpRequest:
-			idx := c.nextCall
-			c.nextCall++
-			if c.httpN == len(c.httpCalls) {
-				c.httpHead = (c.httpHead + 1) % len(c.httpCalls)
-				c.httpN--
-			}
-			c.httpCalls[(c.httpHead+c.httpN)%len(c.httpCalls)] = idx
-			c.httpN++
-			c.lastCall, c.lastCallOK = idx, true
-			m.Kind, m.Call = trace.KindCall, CallID{c.id, idx}
-		case httpResponse:
-			if c.httpN == 0 {
-				if c.lastCallOK && int(c.caller) == 1-m.dir {
-					// The request direction is not framed (its headers were
-					// not captured): answer its latest call.
-					c.lastCallOK = false
-					m.Kind, m.Call = trace.KindReturn, CallID{c.id, c.lastCall}
-					return
-				}
-				a.st.UnpairedReturns++
-				return
-			}
-			m.Kind, m.Call = trace.KindReturn, CallID{c.id, c.popHTTPCall()}
-		}
+		a.assignHTTP(c, m)
 	case m.App == AppDNS:
 		hd, ok := a.dnsHeaderOf(m)
 		if !ok {
@@ -329,7 +308,7 @@ func (a *Assembler) assignKind(c *conn, m *msg) {
 				return
 			}
 		}
-		a.st.UnpairedReturns++
+		a.orphan(c, m)
 	case m.Proto != trace.ProtoTCP || c.caller < 0:
 	case c.half[m.dir].fr.mode != fmNone && !c.half[m.dir].fr.first:
 		// A framed direction, but the message did not begin with headers
@@ -348,6 +327,88 @@ func (a *Assembler) assignKind(c *conn, m *msg) {
 	case c.lastCallOK:
 		c.lastCallOK = false
 		m.Kind, m.Call = trace.KindReturn, CallID{c.id, c.lastCall}
+	}
+}
+
+// assignHTTP makes an HTTP/1.x message a CALL (a request, queued) or the
+// RETURN of the oldest unanswered request (a final response).
+func (a *Assembler) assignHTTP(c *conn, m *msg) {
+	switch m.hkind {
+	case httpRequest:
+		idx := c.nextCall
+		c.nextCall++
+		if c.httpN > 0 {
+			c.httpPipelined = true
+		}
+		if c.httpN == len(c.httpCalls) {
+			c.httpHead = (c.httpHead + 1) % len(c.httpCalls)
+			c.httpN--
+		}
+		c.httpCalls[(c.httpHead+c.httpN)%len(c.httpCalls)] = idx
+		c.httpN++
+		c.lastCall, c.lastCallOK = idx, true
+		m.Kind, m.Call = trace.KindCall, CallID{c.id, idx}
+	case httpResponse:
+		if c.httpUnpaired {
+			a.st.UnpairedReturns++
+			return
+		}
+		if c.httpN == 0 {
+			if c.lastCallOK && int(c.caller) == 1-m.dir {
+				// The request direction is not framed (its headers were
+				// not captured): answer its latest call.
+				c.lastCallOK = false
+				m.Kind, m.Call = trace.KindReturn, CallID{c.id, c.lastCall}
+				return
+			}
+			a.orphan(c, m)
+			return
+		}
+		m.Kind, m.Call = trace.KindReturn, CallID{c.id, c.popHTTPCall()}
+	}
+}
+
+// orphan makes m the RETURN of a call the capture did not see: a response
+// with no request waiting (the request was lost, or sent before the
+// capture began). Its call id is one no CALL has, so the engines know its
+// CALL is missing instead of guessing one (UnpairedReturns).
+func (a *Assembler) orphan(c *conn, m *msg) {
+	a.st.UnpairedReturns++
+	idx := c.nextCall
+	c.nextCall++
+	m.Kind, m.Call = trace.KindReturn, CallID{c.id, idx}
+}
+
+// httpLoss is called when a direction of an HTTP/1.x connection lost its
+// framing: a hole the framing could not keep count through, or bytes that
+// are not HTTP. The hole may have held the responses of the requests
+// waiting, or requests of its own, so pairing the waiting requests with
+// the responses that follow would shift every later pair of the
+// connection by one. The waiting requests are given up instead (their
+// RETURNs count as unseen) and pairing starts afresh with the next
+// request: without pipelining a client sends it only once the response
+// before it came, so the next response answers it. On a connection seen
+// to pipeline, responses to requests sent before the loss may still
+// come, so its responses stay unpaired until it ends rather than being
+// paired by a guess. A loss inside m, a response whose head was framed,
+// leaves m the oldest request's RETURN: the hole came after the head. A
+// loss while no other request waits changes nothing: a response that
+// follows it answers nothing seen.
+func (a *Assembler) httpLoss(c *conn, m *msg) {
+	keep := 0
+	if m.hkind == httpResponse && c.httpN > 0 {
+		keep = 1
+	}
+	if c.httpN == keep {
+		return
+	}
+	a.st.PairingResyncs++
+	a.st.UnansweredAtLoss += int64(c.httpN - keep)
+	c.httpN = keep
+	c.lastCallOK = false // the latest request was among those given up
+	c.http.head, c.http.n = 0, 0
+	if c.httpPipelined {
+		c.httpUnpaired = true
 	}
 }
 

@@ -261,7 +261,7 @@ func TestMidStreamCallerInference(t *testing.T) {
 			"10.0.0.5:8080", "http", "CALL"},
 		{"http response seen first", tcpP("10.0.0.6:8081", "10.0.0.5:8080", fPA, 9, 7, resp, at(t0)),
 			tcpP("10.0.0.5:8080", "10.0.0.6:8081", fPA, 7, 9+uint32(len(resp)), get1, at(t0+ms)),
-			"10.0.0.5:8080", "http", "-"},
+			"10.0.0.5:8080", "http", "RETURN"}, // of a call before the capture: an orphan
 		{"ports", tcpP("10.0.0.6:5432", "10.0.0.5:51000", fPA, 9, 7, "row", at(t0)),
 			tcpP("10.0.0.5:51000", "10.0.0.6:5432", fPA, 7, 12, "query", at(t0+ms)),
 			"10.0.0.5:51000", "ports", "-"},
@@ -462,6 +462,107 @@ func TestHTTPBodyGapKeepsFraming(t *testing.T) {
 	}
 }
 
+// TestHTTPLossStaysLocal: a message no capture point saw, or saw only
+// part of, costs the pairs of the requests it belongs to; the responses
+// after it are paired with their own requests again (issue 10, loss that
+// stays local).
+func TestHTTPLossStaysLocal(t *testing.T) {
+	body := strings.Repeat("b", 30)
+	r30 := "HTTP/1.1 200 OK\r\nContent-Length: 30\r\n\r\n" + body
+	hdr := len(r30) - 30
+	chunked := "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n"
+	lenResp := int64(len(resp))
+	tests := []struct {
+		name      string
+		conv      func(c *conv)
+		want      []mw
+		unpaired  int64
+		resyncs   int64
+		unanswerd int64
+	}{
+		{"a response lost", func(c *conv) {
+			c.send(true, get1, 1460).send(false, resp, 1460).
+				send(true, get1, 1460).lose(false, resp).
+				send(true, get1, 1460).send(false, resp, 1460).
+				send(true, get1, 1460).send(false, resp, 1460)
+		}, []mw{
+			{cli, "CALL", "c1.0", int64(len(get1)), 0, false, EndProtocol, AppHTTP},
+			{srv, "RETURN", "c1.0", lenResp, 0, false, EndProtocol, AppHTTP},
+			{cli, "CALL", "c1.1", int64(len(get1)), 0, false, EndProtocol, AppHTTP},
+			{srv, "-", "-", lenResp, lenResp, true, EndDirection, AppNone},
+			{cli, "CALL", "c1.2", int64(len(get1)), 0, false, EndProtocol, AppHTTP},
+			{srv, "RETURN", "c1.2", lenResp, 0, false, EndProtocol, AppHTTP},
+			{cli, "CALL", "c1.3", int64(len(get1)), 0, false, EndProtocol, AppHTTP},
+			{srv, "RETURN", "c1.3", lenResp, 0, false, EndProtocol, AppHTTP},
+		}, 0, 1, 1},
+		{"the first response lost: the direction is still framed", func(c *conv) {
+			c.send(true, get1, 1460).lose(false, resp).
+				send(true, get1, 1460).send(false, resp, 1460)
+		}, []mw{
+			{cli, "CALL", "c1.0", int64(len(get1)), 0, false, EndProtocol, AppHTTP},
+			{srv, "-", "-", lenResp, lenResp, true, EndDirection, AppNone},
+			{cli, "CALL", "c1.1", int64(len(get1)), 0, false, EndProtocol, AppHTTP},
+			{srv, "RETURN", "c1.1", lenResp, 0, false, EndProtocol, AppHTTP},
+		}, 0, 1, 1},
+		{"a request lost", func(c *conv) {
+			c.send(true, get1, 1460).send(false, resp, 1460).
+				lose(true, get1).send(false, resp, 1460).
+				send(true, get1, 1460).send(false, resp, 1460)
+		}, []mw{
+			{cli, "CALL", "c1.0", int64(len(get1)), 0, false, EndProtocol, AppHTTP},
+			{srv, "RETURN", "c1.0", lenResp, 0, false, EndProtocol, AppHTTP},
+			{cli, "-", "-", int64(len(get1)), int64(len(get1)), true, EndDirection, AppNone},
+			{srv, "RETURN", "c1.1", lenResp, 0, false, EndProtocol, AppHTTP}, // an orphan
+			{cli, "CALL", "c1.2", int64(len(get1)), 0, false, EndProtocol, AppHTTP},
+			{srv, "RETURN", "c1.2", lenResp, 0, false, EndProtocol, AppHTTP},
+		}, 1, 0, 0},
+		{"a response's head lost, its body seen", func(c *conv) {
+			c.send(true, get1, 1460).lose(false, r30[:hdr+10])
+			c.pkts = append(c.pkts, tcpP(srv, cli, fPA, c.sseq, c.cseq, r30[hdr+10:], at(c.tick())))
+			c.sseq += 20
+			c.send(true, get1, 1460).send(false, resp, 1460)
+		}, []mw{
+			{cli, "CALL", "c1.0", int64(len(get1)), 0, false, EndProtocol, AppHTTP},
+			{srv, "-", "-", int64(len(r30)), int64(hdr + 10), true, EndDirection, AppNone},
+			{cli, "CALL", "c1.1", int64(len(get1)), 0, false, EndProtocol, AppHTTP},
+			{srv, "RETURN", "c1.1", lenResp, 0, false, EndProtocol, AppHTTP},
+		}, 0, 1, 1},
+		{"a chunk lost after the response's head", func(c *conv) {
+			c.send(true, get1, 1460).send(false, chunked, 1460).lose(false, "6\r\n world\r\n").
+				send(false, "0\r\n\r\n", 1460).send(true, get1, 1460).send(false, resp, 1460)
+		}, []mw{
+			{cli, "CALL", "c1.0", int64(len(get1)), 0, false, EndProtocol, AppHTTP},
+			{srv, "RETURN", "c1.0", int64(len(chunked) + 11 + 5), 11, true, EndDirection, AppHTTP},
+			{cli, "CALL", "c1.1", int64(len(get1)), 0, false, EndProtocol, AppHTTP},
+			{srv, "RETURN", "c1.1", lenResp, 0, false, EndProtocol, AppHTTP},
+		}, 0, 0, 0},
+		{"a pipelining connection stays unpaired after a loss", func(c *conv) {
+			c.send(true, get1+get1+get1, 1460).lose(false, resp).send(false, resp+resp, 1460).
+				send(true, get1, 1460).send(false, resp, 1460)
+		}, []mw{
+			{cli, "CALL", "c1.0", int64(len(get1)), 0, false, EndProtocol, AppHTTP},
+			{cli, "CALL", "c1.1", int64(len(get1)), 0, false, EndProtocol, AppHTTP},
+			{cli, "CALL", "c1.2", int64(len(get1)), 0, false, EndProtocol, AppHTTP},
+			{srv, "-", "-", 3 * lenResp, lenResp, true, EndDirection, AppNone},
+			{cli, "CALL", "c1.3", int64(len(get1)), 0, false, EndProtocol, AppHTTP},
+			{srv, "-", "-", lenResp, 0, false, EndProtocol, AppHTTP},
+		}, 1, 1, 3},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newConv(cli, srv, 1, 1).handshake()
+			tc.conv(c)
+			c.close()
+			msgs, _, st := run(t, DefaultConfig(), c.pkts...)
+			checkShapes(t, msgs, tc.want)
+			if st.UnpairedReturns != tc.unpaired || st.PairingResyncs != tc.resyncs || st.UnansweredAtLoss != tc.unanswerd {
+				t.Errorf("unpaired returns %d, resyncs %d, unanswered at a loss %d; want %d, %d, %d",
+					st.UnpairedReturns, st.PairingResyncs, st.UnansweredAtLoss, tc.unpaired, tc.resyncs, tc.unanswerd)
+			}
+		})
+	}
+}
+
 func dnsMsg(id uint16, response bool, name string) []byte {
 	b := []byte{byte(id >> 8), byte(id), 0x01, 0x00, 0, 1, 0, 0, 0, 0, 0, 0}
 	if response {
@@ -486,7 +587,7 @@ func TestDNSOverUDP(t *testing.T) {
 		udpP(ns, c1, r2, at(t0+3*ms)), // answers out of order
 		udpP(ns, c1, r1, at(t0+4*ms)),
 		udpP(ns, c2, r1, at(t0+5*ms)),
-		udpP(ns, c2, r1, at(t0+6*ms)), // a duplicate answer: unpaired
+		udpP(ns, c2, r1, at(t0+6*ms)), // a duplicate answer: unpaired, the RETURN of no CALL seen
 		udpP("10.0.0.1:7000", "10.0.0.2:7001", []byte("plain"), at(t0+7*ms)),
 	}
 	msgs, conns, st := run(t, DefaultConfig(), pkts...)
@@ -498,7 +599,7 @@ func TestDNSOverUDP(t *testing.T) {
 		{ns, "RETURN", "c1.1", int64(len(r2)), 0, false, EndDatagram, AppDNS},
 		{ns, "RETURN", "c1.0", int64(len(r1)), 0, false, EndDatagram, AppDNS},
 		{ns, "RETURN", "c2.0", int64(len(r1)), 0, false, EndDatagram, AppDNS},
-		{ns, "-", "-", int64(len(r1)), 0, false, EndDatagram, AppDNS},
+		{ns, "RETURN", "c2.1", int64(len(r1)), 0, false, EndDatagram, AppDNS}, // of no CALL seen
 		{"10.0.0.1:7000", "-", "-", 5, 0, false, EndDatagram, AppNone},
 	})
 	if st.UnpairedReturns != 1 || st.UDPMessages != 8 {

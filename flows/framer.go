@@ -261,7 +261,11 @@ func (f *framer) bodyBytes(used, n int) (int, bool) {
 // it gives up on the stream.
 func (f *framer) headerBytes(avail []byte, used, n, dir int, sh *httpShared) (next int, stop, boundary bool, kind httpKind) {
 	if len(avail) == 0 {
-		f.giveUp()
+		// Bytes the capture lacks: framing is lost until the next
+		// message. A hole says nothing about the protocol, so on the
+		// first message detection waits for the next one.
+		f.line = f.line[:0]
+		f.lose()
 		return n, true, false, httpNone
 	}
 	block, took, ok := f.headerBlock(avail, n-used)

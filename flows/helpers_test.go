@@ -148,6 +148,18 @@ func (c *conv) send(fromClient bool, data string, mss int) *conv {
 	return c
 }
 
+// lose sends data as send does, but no capture point sees it: the
+// sequence numbers move on and no packet is added.
+func (c *conv) lose(fromClient bool, data string) *conv {
+	c.tick()
+	if fromClient {
+		c.cseq += uint32(len(data))
+	} else {
+		c.sseq += uint32(len(data))
+	}
+	return c
+}
+
 // ack sends a pure ACK.
 func (c *conv) ack(fromClient bool) *conv {
 	if fromClient {

@@ -100,6 +100,11 @@ type Stats struct {
 	HTTPMessages    int64 `json:"http_messages"`
 	DNSMessages     int64 `json:"dns_messages"`
 	FramingLost     int64 `json:"framing_lost"`
+	// PairingResyncs counts the losses of HTTP framing after which call
+	// pairing started afresh; UnansweredAtLoss the requests then waiting,
+	// whose responses the loss may have hidden, left without a RETURN.
+	PairingResyncs   int64 `json:"pairing_resyncs"`
+	UnansweredAtLoss int64 `json:"unanswered_at_loss"`
 
 	// Connections: started, ended by reason, and the table's peak size.
 	Conns         int64 `json:"conns"`

@@ -87,6 +87,9 @@ type lmsg struct {
 	// call no sniffer saw (p<connection>.<n>, pcall set).
 	call  flows.CallID
 	pcall bool
+	// lost: the sniffed message holding its first byte is one no sniffer
+	// saw a byte of (a gap flows gave up): it is labelled as unsniffed.
+	lost bool
 	// order is the message's place in the traced caller's sequence of
 	// calls, for pairing calls and returns of unsniffed connections.
 	order int64
@@ -418,7 +421,11 @@ func (r *Reconciler) emit(st *state, rc *rconn, d int, a, b int64, ds *dirSpans)
 	}
 	if lm.faStart {
 		m := &r.msgs[lm.fa]
-		lm.kind, lm.call = m.kind, m.call
+		if m.gapBytes >= m.bytes {
+			lm.lost = true
+		} else {
+			lm.kind, lm.call = m.kind, m.call
+		}
 	}
 	st.out = append(st.out, lm)
 }
@@ -450,12 +457,15 @@ func (st *state) preloadKinds(ranges [][2]int) {
 
 func anyUnsniffed(ms []lmsg) bool {
 	for i := range ms {
-		if ms[i].fa < 0 {
+		if !ms[i].sniffed() {
 			return true
 		}
 	}
 	return false
 }
+
+// sniffed reports whether a sniffer saw the start of lm.
+func (lm *lmsg) sniffed() bool { return lm.fa >= 0 && !lm.lost }
 
 // orderByCalls gives each message its place in view's sequence of calls;
 // it reports false when one is not among view's calls.
@@ -477,31 +487,43 @@ func orderByCalls(ms []lmsg, view *preload.Conn) bool {
 // labelCalls labels the unsniffed messages of connection rc, in call
 // order: the caller's are CALLs with new ids (p<connection>.<n>), the
 // callee's next one the RETURN of the pending CALL; a sniffed CALL is
-// pending until its RETURN.
+// pending until its RETURN. A sniffed RETURN that answered no sniffed
+// CALL (flows' orphan: the sniffer lost its CALL) answers the unsniffed
+// CALL pending before it, which takes its id: the pair the loss broke is
+// whole again, and nothing else is paired differently.
 func labelCalls(ms []lmsg, rc *rconn) {
 	var pending flows.CallID
 	pendingP := false
+	pendingAt := -1 // the unsniffed CALL pending, if any
 	n := uint32(0)
 	for i := range ms {
 		lm := &ms[i]
 		switch {
-		case lm.fa >= 0 && lm.kind == trace.KindCall:
-			pending, pendingP = lm.call, lm.pcall
-		case lm.fa >= 0:
+		case lm.sniffed() && lm.kind == trace.KindCall:
+			pending, pendingP, pendingAt = lm.call, lm.pcall, -1
+		case lm.sniffed():
 			if lm.kind == trace.KindReturn {
-				pending = flows.CallID{}
+				if pendingAt >= 0 && !lm.pcall && !hasCall(ms, lm.call) {
+					ms[pendingAt].call, ms[pendingAt].pcall = lm.call, false
+				}
+				pending, pendingP, pendingAt = flows.CallID{}, false, -1
 			}
 		case lm.dir == rc.caller:
 			lm.kind = trace.KindCall
 			lm.call, lm.pcall = flows.CallID{Conn: uint64(rc.id), Index: n}, true
 			n++
-			pending, pendingP = lm.call, true
+			pending, pendingP, pendingAt = lm.call, true, i
 		case !pending.IsZero() || pendingP:
 			lm.kind = trace.KindReturn
 			lm.call, lm.pcall = pending, pendingP
-			pending, pendingP = flows.CallID{}, false
+			pending, pendingP, pendingAt = flows.CallID{}, false, -1
 		}
 	}
+}
+
+// hasCall reports whether a sniffed CALL of ms has flows' call id id.
+func hasCall(ms []lmsg, id flows.CallID) bool {
+	return slices.ContainsFunc(ms, func(lm lmsg) bool { return lm.kind == trace.KindCall && !lm.pcall && lm.call == id })
 }
 
 // dgramSlackNS is how far apart in time (after the rough offset of the

@@ -455,3 +455,39 @@ func TestMatchDatagramPortReused(t *testing.T) {
 		}
 	}
 }
+
+func TestMatchLostCallPairedWithItsReturn(t *testing.T) {
+	// The sniffer lost the second request (flows gave the hole up as a
+	// message of gap bytes only) and saw its response, which flows made
+	// an orphan RETURN (c1.1, of no CALL). The traces hold the request:
+	// it becomes the CALL of that RETURN, so the pair the loss broke is
+	// whole again and the third exchange keeps its own ids.
+	w := newWorld(true)
+	w.exchange(t1, true, []int64{30}, []int64{100})
+	w.writes(true, t2, 40)
+	w.reads(false, t2+119_500, 40)
+	w.writes(false, t2+500_000, 70)
+	w.reads(true, t2+619_500, 70)
+	gap := fmsg(1, w.index, cliEP, srvEP, w.cseq, 40, trace.KindUnknown, 0)
+	gap.GapBytes, gap.Gaps, gap.Incomplete = 40, 1, true
+	w.msgs = append(w.msgs, gap)
+	w.index++
+	w.cseq += 40
+	w.sniff(false, t2+550_000, 20_000, 70, trace.KindReturn)
+	w.exchange(t3, true, []int64{44}, []int64{33})
+	tr, _ := w.check(t, Options{}, []want{
+		{cli, srv, 30, trace.KindCall, 0, 0},
+		{srv, cli, 100, trace.KindReturn, 0, 0},
+		{cli, srv, 40, trace.KindCall, t2, t2 + 120_000},
+		{srv, cli, 70, trace.KindReturn, 0, 0},
+		{cli, srv, 44, trace.KindCall, 0, 0},
+		{srv, cli, 33, trace.KindReturn, 0, 0},
+	}, nil)
+	var ids []string
+	for i := range tr.Messages {
+		ids = append(ids, tr.Str(tr.Messages[i].CallID))
+	}
+	if got, want := strings.Join(ids, " "), "c1.0 c1.0 c1.1 c1.1 c1.2 c1.2"; got != want {
+		t.Errorf("call ids %s, want %s", got, want)
+	}
+}

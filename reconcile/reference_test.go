@@ -137,6 +137,7 @@ type refMsg struct {
 	kind           trace.Kind
 	call           flows.CallID
 	pcall          bool
+	lost           bool // its first byte's sniffed message has no captured byte
 	order          int64
 	hs, hr         *refHost
 	spc, rpc       *preload.Conn
@@ -804,8 +805,11 @@ func (w *refWorld) emit(c *refConn, d int, a, b int64, fs, ss, rs []refSpan) {
 		lm.rb = refCall{c.pc[1-d], rs[j].i}
 	}
 	if lm.faStart {
-		m := w.in.msgs[lm.fa]
-		lm.kind, lm.call = m.Kind, m.Call
+		if m := w.in.msgs[lm.fa]; m.GapBytes >= m.Bytes {
+			lm.lost = true
+		} else {
+			lm.kind, lm.call = m.Kind, m.Call
+		}
 	}
 	w.out = append(w.out, lm)
 }
@@ -823,7 +827,7 @@ func (w *refWorld) labelUnsniffed() {
 		for _, lm := range w.out {
 			if lm.c == c {
 				ms = append(ms, lm)
-				unsniffed = unsniffed || lm.fa < 0
+				unsniffed = unsniffed || lm.fa < 0 || lm.lost
 			}
 		}
 		view := c.pc[c.caller]
@@ -848,23 +852,38 @@ func (w *refWorld) labelUnsniffed() {
 			continue
 		}
 		slices.SortStableFunc(ms, func(a, b *refMsg) int { return cmp.Compare(a.order, b.order) })
+		// A sniffed RETURN of no sniffed CALL (its CALL was lost) answers
+		// the unsniffed CALL pending before it, which takes its id.
+		sniffedCall := func(id flows.CallID) bool {
+			for _, o := range ms {
+				if o.fa >= 0 && !o.lost && o.kind == trace.KindCall && !o.pcall && o.call == id {
+					return true
+				}
+			}
+			return false
+		}
 		var pending flows.CallID
 		pendingP := false
+		var pendingMsg *refMsg
 		n := uint32(0)
 		for _, lm := range ms {
+			sniffed := lm.fa >= 0 && !lm.lost
 			switch {
-			case lm.fa >= 0 && lm.kind == trace.KindCall:
-				pending, pendingP = lm.call, lm.pcall
-			case lm.fa >= 0 && lm.kind == trace.KindReturn:
-				pending = flows.CallID{}
-			case lm.fa >= 0:
+			case sniffed && lm.kind == trace.KindCall:
+				pending, pendingP, pendingMsg = lm.call, lm.pcall, nil
+			case sniffed && lm.kind == trace.KindReturn:
+				if pendingMsg != nil && !lm.pcall && !sniffedCall(lm.call) {
+					pendingMsg.call, pendingMsg.pcall = lm.call, false
+				}
+				pending, pendingP, pendingMsg = flows.CallID{}, false, nil
+			case sniffed:
 			case lm.dir == c.caller:
 				lm.kind, lm.call, lm.pcall = trace.KindCall, flows.CallID{Conn: uint64(c.id), Index: n}, true
 				n++
-				pending, pendingP = lm.call, true
+				pending, pendingP, pendingMsg = lm.call, true, lm
 			case !pending.IsZero() || pendingP:
 				lm.kind, lm.call, lm.pcall = trace.KindReturn, pending, pendingP
-				pending, pendingP = flows.CallID{}, false
+				pending, pendingP, pendingMsg = flows.CallID{}, false, nil
 			}
 		}
 	}

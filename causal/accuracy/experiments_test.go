@@ -227,3 +227,29 @@ func TestNestingParallelismAndVariation(t *testing.T) {
 		t.Error("more clients did not raise the parallelism")
 	}
 }
+
+// TestLossStaysLocal is issue 10's target for the papers' engines on
+// generated traces: with the sniffer losing 0.5 % and 1 % of the messages,
+// the share of wrong requests rises by at most the share of requests that
+// lost a message. Before the engines kept a lost message's damage to its
+// own request, nesting's rise passed that bound at 1 %.
+func TestLossStaysLocal(t *testing.T) {
+	skipUnderRace(t)
+	for _, e := range []struct {
+		name string
+		eng  Engine
+	}{{"nesting", Nesting(0, 0)}, {"linking", Linking()}} {
+		pts, err := LossSweep(ctx, "multitier", 200*time.Second, []float64{0.005, 0.01}, e.eng)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range pts {
+			t.Logf("%s, loss %.1f%%: %d requests, %d lost a message (%.2f%%), wrong rose %.2f points; spoiled %d, healed %d",
+				e.name, 100*p.Rate, p.Requests, p.Lost, 100*p.LostShare(), 100*p.WrongRise(), p.Spoiled, p.Healed)
+			if p.WrongRise() > p.LostShare() {
+				t.Errorf("%s, loss %.1f%%: wrong requests rose %.2f points, more than the %.2f%% that lost a message",
+					e.name, 100*p.Rate, 100*p.WrongRise(), 100*p.LostShare())
+			}
+		}
+	}
+}

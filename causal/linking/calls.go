@@ -27,9 +27,9 @@ import (
 // arrival). A pair is kept only when the clock the RETURN's parents are
 // looked up on (see linkSender/linkReceiver) has seen the CALL: its arrival
 // for a RETURN whose send was seen, its send otherwise.
-func pairCalls(msgs []trace.Message, mode []uint8, nodeID []int32, nNodes int, w int) []int32 {
+func pairCalls(msgs []trace.Message, mode []uint8, nodeID []int32, nNodes int, w int) (mate []int32, orphans []bool) {
 	n := len(msgs)
-	mate := make([]int32, n)
+	mate = make([]int32, n)
 	for i := range mate {
 		mate[i] = -1
 	}
@@ -54,8 +54,44 @@ func pairCalls(msgs []trace.Message, mode []uint8, nodeID []int32, nNodes int, w
 		return callerClock(&msgs[i], nodeID)
 	})
 	matchBuckets(msgs, start, list, mate, w, callerTime)
+	orphans = findOrphans(msgs, mate, rpc)
 	keepSeenCalls(msgs, mode, mate)
-	return mate
+	return mate, orphans
+}
+
+// findOrphans marks the RETURNs whose CALL is not in the trace at all (a
+// sniffer lost it): unpaired RETURNs with a call id that no CALL of the
+// trace has with the same connection. It returns nil when there are none.
+// An orphan's true parent is its lost CALL or a message of its own
+// request that reached the callee during the call, which nothing tells
+// apart from other requests' messages: linked as a free message it would
+// join another request and spoil it as well, so it has no possible parent
+// (callFilter.allowed) and starts an instance of its own.
+func findOrphans(msgs []trace.Message, mate []int32, rpc func(int) bool) []bool {
+	unpaired := map[linkCallKey]bool{}
+	for i := range msgs {
+		if mate[i] < 0 && msgs[i].Kind == trace.KindReturn && msgs[i].CallID != 0 && rpc(i) {
+			unpaired[linkCallKeyOf(&msgs[i])] = true
+		}
+	}
+	if len(unpaired) == 0 {
+		return nil
+	}
+	for i := range msgs {
+		if msgs[i].Kind == trace.KindCall {
+			delete(unpaired, linkCallKeyOf(&msgs[i]))
+		}
+	}
+	if len(unpaired) == 0 {
+		return nil
+	}
+	orphans := make([]bool, len(msgs))
+	for i := range msgs {
+		if mate[i] < 0 && msgs[i].Kind == trace.KindReturn && rpc(i) && unpaired[linkCallKeyOf(&msgs[i])] {
+			orphans[i] = true
+		}
+	}
+	return orphans
 }
 
 // calleeClock returns the dense id of the node on whose clock a CALL or
@@ -217,8 +253,15 @@ func matchBuckets(msgs []trace.Message, start, list []int32, mate []int32, w int
 // callFilter applies the nesting relation to the possible parents of one
 // message, on the clock linking uses for it.
 type callFilter struct {
-	msgs []trace.Message
-	mate []int32
+	msgs    []trace.Message
+	mate    []int32
+	orphans []bool // RETURNs whose CALL is not in the trace (findOrphans)
+}
+
+// orphan reports whether message i is a RETURN whose CALL is not in the
+// trace (false for a nil filter).
+func (f *callFilter) orphan(i int32) bool {
+	return f != nil && f.orphans != nil && f.orphans[i]
 }
 
 // anchor returns the CALL that message i answers when i is a RETURN paired
@@ -238,9 +281,13 @@ func (f *callFilter) anchor(i int32) int32 {
 //     after q arrived. Another CALL cannot have caused i.
 //   - i a CALL: a CALL j that was answered before i's RETURN arrived (or,
 //     when that was not seen, before i left) cannot have caused i.
+//   - i a RETURN whose CALL is not in the trace (an orphan): nothing.
 //
 // The caller scans only arrivals after q's for a RETURN i.
 func (f *callFilter) allowed(i, j int32) bool {
+	if f.orphan(i) {
+		return false
+	}
 	mi, mj := &f.msgs[i], &f.msgs[j]
 	switch mi.Kind {
 	case trace.KindReturn:

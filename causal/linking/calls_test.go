@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/wirepath/wirepath/causal"
+	"github.com/wirepath/wirepath/causal/internal/enginetest"
 	"github.com/wirepath/wirepath/trace"
 )
 
@@ -412,5 +413,60 @@ func TestLinkingEmpiricalDelays(t *testing.T) {
 	}
 	if wap5 > 0.1 {
 		t.Errorf("WAP5's exponential finds %.3f of the causes: the case does not test what it should", wap5)
+	}
+}
+
+// TestLinkingOrphanReturnsStayOut: a RETURN whose CALL a sniffer lost has
+// no possible parent and starts an instance of its own; linked as a free
+// message it joined another request's instance and spoiled that request
+// too (issue 10, loss that stays local).
+func TestLinkingOrphanReturnsStayOut(t *testing.T) {
+	for seed := uint64(1); seed <= 3; seed++ {
+		full, truth := linkRPCTrace(seed, 300, true, 0)
+		// Lose every seventh CALL that is not a client's request.
+		tr := &trace.Trace{Syms: full.Syms}
+		var inst []int32
+		var orphans []int
+		lostCall := map[int32]bool{}
+		for i, m := range full.Messages {
+			if m.Kind == trace.KindCall && truth.parent[i] >= 0 && i%7 == 0 {
+				lostCall[int32(i)] = true
+				continue
+			}
+			if m.Kind == trace.KindReturn && lostCall[truth.mate[i]] {
+				orphans = append(orphans, len(tr.Messages))
+			}
+			tr.Messages = append(tr.Messages, m)
+			inst = append(inst, truth.inst[i])
+		}
+		l := linkNewDefault(t, nil)
+		g := linkGraph(t, l, tr)
+		for _, o := range orphans {
+			if ps := g.Parents(o); len(ps) != 0 || g.Spontaneous(o) != 1 {
+				t.Fatalf("seed %d: orphan RETURN %d has parents %v, spontaneous %v", seed, o, ps, g.Spontaneous(o))
+			}
+		}
+		isOrphan := map[int32]bool{}
+		for _, o := range orphans {
+			isOrphan[int32(o)] = true
+		}
+		res, err := l.Infer(context.Background(), tr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := enginetest.Count(res, "orphan_returns"); got != int64(len(orphans)) {
+			t.Errorf("seed %d: orphan_returns %d, want %d", seed, got, len(orphans))
+		}
+		err = l.Paths(context.Background(), g, func(in causal.Instance) error {
+			for k, nd := range in.Nodes {
+				if k > 0 && isOrphan[nd.Msg] {
+					return fmt.Errorf("orphan RETURN %d (request %d) in the instance of request %d", nd.Msg, inst[nd.Msg], inst[in.Nodes[0].Msg])
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
 	}
 }

@@ -348,9 +348,14 @@ func (l *Engine) emRound(g *Graph, ix *linkIndex, cf *callFilter, e *empirical, 
 // accumulate adds the possible links of message i to a: in the first
 // round (moments), but for paired RETURNs, the possible parents and the
 // messages that arrived as long after it; otherwise the expected true
-// parents and spontaneity under the current model. cs and fut are
-// scratch, returned for reuse.
+// parents and spontaneity under the current model; nothing for an orphan
+// RETURN. cs and fut are scratch, returned for reuse.
 func (l *Engine) accumulate(a *empAcc, g *Graph, ix *linkIndex, cf *callFilter, e *empirical, i int32, moments bool, cs, fut []linkCand) ([]linkCand, []linkCand) {
+	if cf.orphan(i) {
+		// A RETURN whose CALL was lost is spontaneous by force: it says
+		// nothing about delays or spontaneity.
+		return cs, fut
+	}
 	var z, ws float64
 	cs, z, _, ws = l.score(g, ix, cf, g.msgs, i, cs[:0])
 	if moments && !g.pairedReturn(int(i)) {

@@ -90,6 +90,7 @@ type linkCounts struct {
 	noTime        int
 	noParent      int
 	calls         int
+	orphans       int
 	candidates    int
 	links         int
 }
@@ -424,13 +425,17 @@ func idOf(ids map[uint64]int32, k uint64) int32 {
 // the pairs and returns the filter that applies the nesting relation.
 func (g *Graph) matchCalls(nodeID []int32, nNodes int32, w int) *callFilter {
 	msgs := g.msgs
-	g.mate = pairCalls(msgs, g.mode, nodeID, int(nNodes), w)
+	var orphans []bool
+	g.mate, orphans = pairCalls(msgs, g.mode, nodeID, int(nNodes), w)
 	for i := range msgs {
 		if g.mate[i] >= 0 && msgs[i].Kind == trace.KindCall {
 			g.counts.calls++
 		}
+		if orphans != nil && orphans[i] {
+			g.counts.orphans++
+		}
 	}
-	return &callFilter{msgs: msgs, mate: g.mate}
+	return &callFilter{msgs: msgs, mate: g.mate, orphans: orphans}
 }
 
 // build indexes what steps 1 and 2 look up: the messages of every sender

@@ -260,6 +260,7 @@ func (l *Engine) Infer(ctx context.Context, ms trace.Messages) (*causal.Result, 
 	count("children_receiver_clock", c.receiverClock)
 	count("client_roots", c.clientRoots)
 	count("call_pairs", c.calls)
+	count("orphan_returns", c.orphans)
 	count("no_timestamp", c.noTime)
 	count("no_possible_parent", c.noParent)
 	count("candidate_links", c.candidates)

@@ -168,6 +168,12 @@ type nestRun struct {
 	nNames int32
 
 	pairs []callPair
+	// nFull: pairs[:nFull] are calls matched with their returns;
+	// pairs[nFull:nOpen] are open calls, whose RETURN was not seen
+	// (openCalls); pairs[nOpen:] are lost calls, whose CALL was not seen
+	// (lostCalls), with sinkT1 their estimated call times.
+	nFull, nOpen int32
+	sinkT1       []int64
 	// byCall lists the pairs in order of call time, ties by pair index.
 	byCall []int32
 
@@ -192,7 +198,7 @@ type nestCounters struct {
 	in, noTime, notRPC, calls, returns, pairs       int64
 	unmatchedCalls, unmatchedReturns                int64
 	candidates, withCandidates, roots, cyclesBroken int64
-	depthCut                                        int64
+	depthCut, openCalls, lostCalls, keptOut         int64
 }
 
 // Run runs the engine and returns the patterns and the call-path table.
@@ -238,6 +244,7 @@ func (n *Engine) runTable(ctx context.Context, t *trace.Table, keep bool) (*nest
 		return nil, nil, err
 	}
 	r.cand, r.candBin, r.candTrip16, r.candTrip32, r.candOff = nil, nil, nil, nil, nil
+	r.keepOut()
 	r.breakCycles()
 	res, err := r.findCallPaths(ctx)
 	if err != nil {
@@ -277,13 +284,47 @@ func (r *nestRun) arrival(i int32) int64 {
 	return int64(rt) - r.offsets[node]
 }
 
-// t1 and t4 are pair p's call and return times on the reference clock.
+// t1 and t4 are pair p's call and return times on the reference clock;
+// for an open call, t4 is the end of the time its children may fall in.
 func (r *nestRun) t1(p int32) int64 { return r.pairs[p].t1 }
 func (r *nestRun) t4(p int32) int64 { return r.pairs[p].t4 }
 
-// caller and callee are pair p's nodes A and B.
-func (r *nestRun) caller(p int32) trace.Sym { return r.tab.Flow(int(r.pairs[p].call)).SrcNode }
-func (r *nestRun) callee(p int32) trace.Sym { return r.tab.Flow(int(r.pairs[p].call)).DstNode }
+// childT4 is the end of pair p as a child: its return time, or for an
+// open call its call time, so that it nests in the calls open when it was
+// made, whatever its unseen return.
+func (r *nestRun) childT4(p int32) int64 {
+	if p >= r.nFull {
+		return r.pairs[p].t1
+	}
+	return r.pairs[p].t4
+}
+
+// caller and callee are pair p's nodes A and B (for a lost call, the
+// return's receiver and sender).
+func (r *nestRun) caller(p int32) trace.Sym {
+	if c := r.pairs[p].call; c >= 0 {
+		return r.tab.Flow(int(c)).SrcNode
+	}
+	return r.tab.Flow(int(r.pairs[p].ret)).DstNode
+}
+
+func (r *nestRun) callee(p int32) trace.Sym {
+	if c := r.pairs[p].call; c >= 0 {
+		return r.tab.Flow(int(c)).DstNode
+	}
+	return r.tab.Flow(int(r.pairs[p].ret)).SrcNode
+}
+
+// lost reports whether pair p is a lost call (its CALL not seen).
+func (r *nestRun) lost(p int32) bool { return p >= r.nOpen }
+
+// binT1 is pair p's call time for the scoreboard: a lost call's estimate.
+func (r *nestRun) binT1(p int32) int64 {
+	if p >= r.nOpen {
+		return r.sinkT1[p-r.nOpen]
+	}
+	return r.pairs[p].t1
+}
 
 // nameID returns the id of node s's pattern-level name (clients aggregated
 // as the naming options say), so that the scoreboard and the call-path
@@ -362,7 +403,11 @@ func (r *nestRun) findCallPairs() {
 	// byRank[k] is the pair of the k-th call visited (-1 for calls never
 	// returned): calls are visited in time order, so it gives the pairs in
 	// order of call time.
-	var byRank []int32
+	var byRank, rankMsg, orphans []int32
+	// shared[k]: the k-th call visited had no call id, or shared its
+	// queue with another call of its connection and id: which of them a
+	// lost return belonged to is not known, so none becomes an open call.
+	var shared []bool
 	visit := func(i int32) {
 		if tab.Time(int(i)) == trace.NoTime {
 			c.noTime++
@@ -374,6 +419,8 @@ func (r *nestRun) findCallPairs() {
 			c.calls++
 			pd := pend{msg: i, next: -1, rank: int32(len(byRank))}
 			byRank = append(byRank, -1)
+			rankMsg = append(rankMsg, i)
+			shared = append(shared, tab.CallID(int(i)) == 0)
 			var slot int32
 			if n := len(free); n > 0 {
 				slot = free[n-1]
@@ -387,6 +434,9 @@ func (r *nestRun) findCallPairs() {
 			if q.head >= 0 {
 				pending[q.tail].next = slot
 				q.tail = slot
+				for k := q.head; k >= 0; k = pending[k].next {
+					shared[pending[k].rank] = true
+				}
 			} else {
 				q.head, q.tail = slot, slot
 			}
@@ -396,6 +446,9 @@ func (r *nestRun) findCallPairs() {
 			q := open.find(k)
 			if q == nil {
 				c.unmatchedReturns++
+				if tab.CallID(int(i)) != 0 {
+					orphans = append(orphans, i)
+				}
 				return
 			}
 			p := pending[q.head]
@@ -422,7 +475,18 @@ func (r *nestRun) findCallPairs() {
 	}
 	c.pairs = int64(len(r.pairs))
 	c.unmatchedCalls = c.calls - c.pairs
+	r.nFull = int32(len(r.pairs))
+	lat := r.latencies()
+	r.openCalls(byRank, rankMsg, shared, lat)
+	r.nOpen = int32(len(r.pairs))
+	r.lostCalls(orphans, lat)
 	r.byCall = slices.DeleteFunc(byRank, func(p int32) bool { return p < 0 })
+	if r.nOpen < int32(len(r.pairs)) {
+		for p := r.nOpen; p < int32(len(r.pairs)); p++ {
+			r.byCall = append(r.byCall, p)
+		}
+		slices.SortStableFunc(r.byCall, func(a, b int32) int { return cmp.Compare(r.t1(a), r.t1(b)) })
+	}
 	// Calls at the same time were visited in message order; the engine
 	// orders them by pair index.
 	for lo := 0; lo < len(r.byCall); {
@@ -434,6 +498,94 @@ func (r *nestRun) findCallPairs() {
 			slices.Sort(r.byCall[lo:hi])
 		}
 		lo = hi
+	}
+}
+
+// openQuantile is the quantile of the latencies of a caller-callee pair
+// that bounds the time an open or lost call's children may fall in.
+const openQuantile = 0.99
+
+// latencyKey keys the latencies of the calls from caller to callee by
+// their pattern-level names.
+func (r *nestRun) latencyKey(caller, callee trace.Sym) uint64 {
+	return uint64(r.nameID(caller))<<32 | uint64(r.nameID(callee))
+}
+
+// latencies returns, per latencyKey, the openQuantile and the median of
+// the latencies of the matched calls.
+func (r *nestRun) latencies() map[uint64][2]int64 {
+	lat := make(map[uint64][]int64)
+	for _, p := range r.pairs {
+		f := r.tab.Flow(int(p.call))
+		k := r.latencyKey(f.SrcNode, f.DstNode)
+		lat[k] = append(lat[k], p.t4-p.t1)
+	}
+	out := make(map[uint64][2]int64, len(lat))
+	q := func(v []int64, f float64) int64 { return v[int(math.Ceil(f*float64(len(v))))-1] }
+	for k, v := range lat {
+		slices.Sort(v)
+		out[k] = [2]int64{q(v, openQuantile), q(v, 0.5)}
+	}
+	return out
+}
+
+// openCalls keeps the calls whose RETURN was not seen (a sniffer lost it,
+// or the trace ends first) as open calls: pairs[nFull:], in order of call
+// time, each an (A, B, t1, t1+L) where L is the openQuantile of the
+// latencies of the matched calls between the same pattern-level nodes
+// (none without such calls). As a parent an open call takes the children
+// its callee made in that time, which would otherwise be nested in
+// another request's call and spoil it; as a child it nests in the calls
+// open when it was made (childT4). Only calls with a call id of their own
+// qualify (shared). byRank is updated with their indices.
+func (r *nestRun) openCalls(byRank, rankMsg []int32, shared []bool, lat map[uint64][2]int64) {
+	for rank, p := range byRank {
+		if p >= 0 || shared[rank] {
+			continue
+		}
+		call := rankMsg[rank]
+		f := r.tab.Flow(int(call))
+		l, ok := lat[r.latencyKey(f.SrcNode, f.DstNode)]
+		if !ok {
+			continue
+		}
+		t1 := r.msgTime(call)
+		byRank[rank] = int32(len(r.pairs))
+		r.pairs = append(r.pairs, callPair{call: call, ret: -1, t1: t1, t4: t1 + l[0]})
+	}
+	r.counter.openCalls = int64(len(r.pairs)) - int64(r.nFull)
+}
+
+// lostCalls keeps the calls whose CALL was not seen, known by their
+// RETURNs with a call id that answered no call (orphans), as lost calls:
+// pairs[nOpen:], each an (A, B, t4-L, t4) with L the openQuantile of the
+// latencies as for open calls (the scoreboard reads the call as sent a
+// median latency before the return: sinkT1). A lost call is never a
+// child and never in a call path: the calls nested in it, which its
+// callee made for the request that lost the CALL and would otherwise be
+// nested in another request's call, start call paths of their own
+// (keepOut).
+func (r *nestRun) lostCalls(orphans []int32, lat map[uint64][2]int64) {
+	for _, ret := range orphans {
+		f := r.tab.Flow(int(ret))
+		l, ok := lat[r.latencyKey(f.DstNode, f.SrcNode)]
+		if !ok {
+			continue
+		}
+		t4 := r.msgTime(ret)
+		r.pairs = append(r.pairs, callPair{call: -1, ret: ret, t1: t4 - l[0], t4: t4})
+		r.sinkT1 = append(r.sinkT1, t4-l[1])
+	}
+	r.counter.lostCalls = int64(len(r.pairs)) - int64(r.nOpen)
+}
+
+// keepOut makes the calls nested in lost calls roots.
+func (r *nestRun) keepOut() {
+	for c, p := range r.parent {
+		if p >= 0 && r.lost(p) {
+			r.parent[c] = -1
+			r.counter.keptOut++
+		}
 	}
 }
 
@@ -583,7 +735,12 @@ func (g *groupCSR) of(s trace.Sym) []int32 {
 // groupByNode groups the pairs by caller and by callee, in order of call
 // time (ties by pair index).
 func (r *nestRun) groupByNode() (byCaller, byCallee groupCSR) {
-	return r.group(r.byCall, r.caller), r.group(r.byCall, r.callee)
+	kids := r.byCall
+	if r.nOpen < int32(len(r.pairs)) {
+		// lost calls are never children
+		kids = slices.DeleteFunc(slices.Clone(kids), r.lost)
+	}
+	return r.group(kids, r.caller), r.group(r.byCall, r.callee)
 }
 
 // group lists pairs by node key, keeping their order in pairs.
@@ -631,7 +788,7 @@ func (r *nestRun) findCandidates(ctx context.Context, byCaller, byCallee groupCS
 		var active []open
 		pi := 0
 		for _, c := range byCaller.of(s) {
-			ct1, ct4 := r.t1(c), r.t4(c)
+			ct1, ct4 := r.t1(c), r.childT4(c)
 			for pi < len(parents) && r.t1(parents[pi]) < ct1+w {
 				active = append(active, open{parents[pi], r.t4(parents[pi])})
 				pi++
@@ -685,7 +842,7 @@ func (r *nestRun) findCandidates(ctx context.Context, byCaller, byCallee groupCS
 			j := off[c]
 			off[c]++
 			r.cand[j] = p
-			r.candBin[j] = uint16(r.bin(r.t1(c)-r.t1(p), logBase))
+			r.candBin[j] = uint16(r.bin(r.t1(c)-r.binT1(p), logBase))
 		})
 	})
 	copy(off[1:], off[:np])
@@ -817,7 +974,7 @@ func (r *nestRun) findNestedPairs(ctx context.Context, byCaller groupCSR) error 
 			if lo == hi {
 				continue
 			}
-			ct1, ct4 := r.t1(c), r.t4(c)
+			ct1, ct4 := r.t1(c), r.childT4(c)
 			var cn int32
 			if y != 0 {
 				cn = r.named[r.callee(c)]
@@ -828,10 +985,16 @@ func (r *nestRun) findNestedPairs(ctx context.Context, byCaller groupCSR) error 
 				score := r.hist[r.trip(j)*bins+int(r.candBin[j])]
 				if x != 0 {
 					// children of p overlapping c; p's children were assigned
-					// in return order, so scan back until one returned
-					// before c was called.
+					// in return order, open calls last, so scan back (past
+					// the open calls) until one returned before c was called.
 					over := 0
 					for k := lastKid[p]; k >= 0; k = prevKid[k] {
+						if k >= r.nFull {
+							if ct1 < r.t1(k) && r.t1(k) < ct4 {
+								over++
+							}
+							continue
+						}
 						if r.t4(k) <= ct1 {
 							break
 						}

@@ -26,10 +26,20 @@ type refNest struct {
 }
 
 type refPair struct {
-	call, ret      int
+	call, ret      int // ret -1: an open call, its return unseen; call -1: a lost call, its call unseen
 	t1, t4         int64
+	binT1          int64 // the call time the scoreboard reads
 	caller, callee trace.Sym
 	kids           []int // assigned children, in assignment order
+}
+
+// childT4 is the pair's end as a child: an open call is the instant of
+// its call.
+func (p *refPair) childT4() int64 {
+	if p.ret < 0 {
+		return p.t1
+	}
+	return p.t4
 }
 
 func runRefNesting(t *trace.Trace, opt Options) *refNest {
@@ -54,22 +64,62 @@ func (r *refNest) findCallPairs() {
 		}
 	}
 	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(r.time(a), r.time(b)) })
-	var open []int // CALL messages not yet matched, in time order
+	var open, orphans []int // CALL messages not yet matched, in time order; unmatched RETURNs with ids
+	shared := map[int]bool{}
 	for _, i := range order {
 		m := &r.t.Messages[i]
 		switch m.Kind {
 		case trace.KindCall:
-			open = append(open, i)
-		case trace.KindReturn:
-			for j, c := range open {
-				if refCallKey(&r.t.Messages[c]) == refReturnKey(m) {
-					cm := &r.t.Messages[c]
-					r.pairs = append(r.pairs, refPair{call: c, ret: i, t1: r.time(c), t4: r.time(i), caller: cm.SrcNode, callee: cm.DstNode})
-					open = slices.Delete(open, j, j+1)
-					break
+			shared[i] = m.CallID == 0
+			for _, c := range open {
+				if refCallKey(&r.t.Messages[c]) == refCallKey(m) {
+					shared[c], shared[i] = true, true
 				}
 			}
+			open = append(open, i)
+		case trace.KindReturn:
+			j := slices.IndexFunc(open, func(c int) bool { return refCallKey(&r.t.Messages[c]) == refReturnKey(m) })
+			if j < 0 {
+				if m.CallID != 0 {
+					orphans = append(orphans, i)
+				}
+				continue
+			}
+			c := open[j]
+			cm := &r.t.Messages[c]
+			r.pairs = append(r.pairs, refPair{call: c, ret: i, t1: r.time(c), t4: r.time(i), binT1: r.time(c), caller: cm.SrcNode, callee: cm.DstNode})
+			open = slices.Delete(open, j, j+1)
 		}
+	}
+	// Open calls: the calls never answered, with an id of their own, last,
+	// in call order, each open for the 99th percentile of the latencies of
+	// the matched calls between the same names.
+	lat := map[string][]int64{}
+	nameKey := func(a, b trace.Sym) string { return r.name(a) + "|" + r.name(b) }
+	for _, p := range r.pairs {
+		k := nameKey(p.caller, p.callee)
+		lat[k] = append(lat[k], p.t4-p.t1)
+	}
+	quantile := func(ls []int64, q float64) int64 { return ls[int(math.Ceil(q*float64(len(ls))))-1] }
+	for _, c := range open {
+		cm := &r.t.Messages[c]
+		ls := slices.Sorted(slices.Values(lat[nameKey(cm.SrcNode, cm.DstNode)]))
+		if shared[c] || len(ls) == 0 {
+			continue
+		}
+		r.pairs = append(r.pairs, refPair{call: c, ret: -1, t1: r.time(c), t4: r.time(c) + quantile(ls, 0.99), binT1: r.time(c), caller: cm.SrcNode, callee: cm.DstNode})
+	}
+	// Lost calls: the returns that answered nothing, with an id, last,
+	// each open from its return back by the 99th percentile of the
+	// latencies; the scoreboard reads its call as a median latency back.
+	for _, i := range orphans {
+		m := &r.t.Messages[i]
+		ls := slices.Sorted(slices.Values(lat[nameKey(m.DstNode, m.SrcNode)]))
+		if len(ls) == 0 {
+			continue
+		}
+		t4 := r.time(i)
+		r.pairs = append(r.pairs, refPair{call: -1, ret: i, t1: t4 - quantile(ls, 0.99), t4: t4, binT1: t4 - quantile(ls, 0.5), caller: m.DstNode, callee: m.SrcNode})
 	}
 }
 
@@ -79,8 +129,11 @@ func (r *refNest) candidates() [][]int {
 	w := r.opt.SkewWindow
 	out := make([][]int, len(r.pairs))
 	for c, cp := range r.pairs {
+		if cp.call < 0 {
+			continue // a lost call is never a child
+		}
 		for p, pp := range r.pairs {
-			if p != c && pp.callee == cp.caller && pp.t1 < cp.t1+w && pp.t4 > cp.t4-w {
+			if p != c && pp.callee == cp.caller && pp.t1 < cp.t1+w && pp.t4 > cp.childT4()-w {
 				out[c] = append(out[c], p)
 			}
 		}
@@ -111,7 +164,7 @@ func (r *refNest) scoreboard(cands [][]int) map[string][]float64 {
 			if board[k] == nil {
 				board[k] = make([]float64, r.opt.Bins)
 			}
-			board[k][r.binOf(r.pairs[c].t1-r.pairs[p].t1)] += 1 / float64(len(ps))
+			board[k][r.binOf(r.pairs[c].t1-r.pairs[p].binT1)] += 1 / float64(len(ps))
 		}
 	}
 	if s := r.opt.Smooth; s > 0 {
@@ -142,11 +195,11 @@ func (r *refNest) choose(cands [][]int, board map[string][]float64) {
 		cp := &r.pairs[c]
 		best, bestScore := -1, 0.0
 		for _, p := range cands[c] {
-			score := board[r.key(p, c)][r.binOf(cp.t1-r.pairs[p].t1)]
+			score := board[r.key(p, c)][r.binOf(cp.t1-r.pairs[p].binT1)]
 			over, same := 0, 0
 			for _, k := range r.pairs[p].kids {
 				kp := &r.pairs[k]
-				if kp.t1 < cp.t4 && cp.t1 < kp.t4 {
+				if kp.t1 < cp.childT4() && cp.t1 < kp.childT4() {
 					over++
 				}
 				if r.name(kp.callee) == r.name(cp.callee) {
@@ -163,6 +216,12 @@ func (r *refNest) choose(cands [][]int, board map[string][]float64) {
 		if best >= 0 {
 			r.parent[c] = best
 			r.pairs[best].kids = append(r.pairs[best].kids, c)
+		}
+	}
+	// What nested in a lost call starts a call path of its own.
+	for c, p := range r.parent {
+		if p >= 0 && r.pairs[p].call < 0 {
+			r.parent[c] = -1
 		}
 	}
 }
@@ -194,7 +253,7 @@ func (r *refNest) patterns() []causal.Pattern {
 	for c, p := range r.parent {
 		if p >= 0 {
 			kids[p] = append(kids[p], c)
-		} else {
+		} else if r.pairs[c].call >= 0 {
 			roots = append(roots, c)
 		}
 	}
@@ -232,7 +291,12 @@ func (r *refNest) patterns() []causal.Pattern {
 			}
 			for _, c := range kids[p] {
 				ret := emit(c, latestBefore(r.pairs[c].t1))
-				rets = append(rets, in{recv(r.pairs[c].ret), ret})
+				if ret >= 0 {
+					rets = append(rets, in{recv(r.pairs[c].ret), ret})
+				}
+			}
+			if pp.ret < 0 {
+				return -1
 			}
 			par := latestBefore(pp.t4)
 			nodes = append(nodes, causal.InstanceNode{Msg: int32(pp.ret), Parent: int32(par)})

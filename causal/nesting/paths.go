@@ -47,10 +47,10 @@ func (r *nestRun) findCallPaths(ctx context.Context) (*Result, error) {
 	np := len(r.pairs)
 	kidOff := make([]int32, np+1)
 	nRoots := 0
-	for _, p := range r.parent {
+	for c, p := range r.parent {
 		if p >= 0 {
 			kidOff[p+1]++
-		} else {
+		} else if !r.lost(int32(c)) {
 			nRoots++
 		}
 	}
@@ -66,7 +66,7 @@ func (r *nestRun) findCallPaths(ctx context.Context) (*Result, error) {
 		if p := r.parent[c]; p >= 0 {
 			kids[kidOff[p]] = c
 			kidOff[p]++
-		} else {
+		} else if !r.lost(c) {
 			roots = append(roots, c)
 		}
 	}
@@ -113,6 +113,9 @@ func (r *nestRun) findCallPaths(ctx context.Context) (*Result, error) {
 		{Stage: Name, Name: "call_pairs", Value: c.pairs},
 		{Stage: Name, Name: "unmatched_calls", Value: c.unmatchedCalls},
 		{Stage: Name, Name: "unmatched_returns", Value: c.unmatchedReturns},
+		{Stage: Name, Name: "open_calls", Value: c.openCalls},
+		{Stage: Name, Name: "lost_calls", Value: c.lostCalls},
+		{Stage: Name, Name: "kept_out_of_lost_calls", Value: c.keptOut},
 		{Stage: Name, Name: "candidate_nestings", Value: c.candidates},
 		{Stage: Name, Name: "pairs_with_candidates", Value: c.withCandidates},
 		{Stage: Name, Name: "scoreboard_histograms", Value: int64(r.nTrips)},
@@ -155,7 +158,7 @@ func (b *nestInstances) build(root int32) causal.Instance {
 }
 
 // emit appends pair p's subtree with p's call under node parent and returns
-// the node index of p's return.
+// the node index of p's return (-1 for an open call, which has none).
 func (b *nestInstances) emit(p, parent int32) int32 {
 	r := b.r
 	pp := &r.pairs[p]
@@ -172,15 +175,30 @@ func (b *nestInstances) emit(p, parent int32) int32 {
 			}
 		}
 	}
+	// The return's parent is the latest of the call and the children's
+	// returns that arrived before it was sent. It is kept apart from
+	// latest, which a child called after that (a skew window allows it)
+	// moves on.
+	t4 := r.t4(p)
+	before := latest
 	for _, c := range b.kids[b.kidOff[p]:b.kidOff[p+1]] {
 		take(r.t1(c))
 		ret := b.emit(c, latest.idx)
-		heapPush(&b.heap, base, arrival{t: r.arrival(r.pairs[c].ret), idx: ret})
+		if ret < 0 {
+			continue
+		}
+		a := arrival{t: r.arrival(r.pairs[c].ret), idx: ret}
+		heapPush(&b.heap, base, a)
+		if a.t < t4 && (a.t > before.t || a.t == before.t && a.idx > before.idx) {
+			before = a
+		}
 	}
-	take(r.t4(p))
 	b.heap = b.heap[:base]
+	if pp.ret < 0 {
+		return -1 // an open call: its return was not seen
+	}
 	retIdx := int32(len(b.nodes))
-	b.nodes = append(b.nodes, causal.InstanceNode{Msg: pp.ret, Parent: latest.idx})
+	b.nodes = append(b.nodes, causal.InstanceNode{Msg: pp.ret, Parent: before.idx})
 	return retIdx
 }
 
@@ -381,8 +399,9 @@ func (ct *callTable) paths() []CallPath {
 		for i, h := range pat.hops {
 			vals = vals[:0]
 			for _, o := range paths {
-				p := ct.arena[o+int32(i)]
-				vals = append(vals, float64(r.t4(p)-r.t1(p))/1e3)
+				if p := ct.arena[o+int32(i)]; p < r.nFull {
+					vals = append(vals, float64(r.t4(p)-r.t1(p))/1e3)
+				}
 			}
 			latency[i] = causal.DistOf(vals, hist)
 			if h.parent < 0 {

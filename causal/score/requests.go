@@ -41,6 +41,16 @@ type RequestReport struct {
 	Nodes []NodeDelay `json:"nodes"`
 	// Unplaced counts observed true messages in no instance of the result.
 	Unplaced int `json:"unplaced"`
+	// Verdicts says, per request of the truth (background ones included,
+	// in the truth's order), whether the trace held its every message and
+	// whether its call tree is exactly right: what comparing two runs
+	// request by request needs (a loss experiment). Not in the JSON.
+	Verdicts []RequestVerdict `json:"-"`
+}
+
+// RequestVerdict is one request's score.
+type RequestVerdict struct {
+	Observed, Right bool
 }
 
 // Fraction is a count of right cases out of all.
@@ -327,6 +337,10 @@ func (r *RequestReport) scoreCalls(s *reqScorer) {
 		}
 	}
 	r.Roots, r.Background = frac(rootsRight, roots), frac(bgRight, bg)
+	r.Verdicts = make([]RequestVerdict, len(st))
+	for i := range st {
+		r.Verdicts[i] = RequestVerdict{Observed: st[i].observed, Right: st[i].right}
+	}
 	kinds := map[string]*KindCount{}
 	for i, q := range f.Requests {
 		if q.Background {

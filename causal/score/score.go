@@ -84,6 +84,10 @@ type Report struct {
 	Hops      []HopError   `json:"hops"`
 	Nodes     []NodeError  `json:"nodes"`
 	Warnings  []string     `json:"warnings,omitempty"`
+	// Matched says, per true instance, whether an inferred instance
+	// matched it exactly (Instances): what comparing two runs instance by
+	// instance needs (a loss experiment). Not in the JSON.
+	Matched   []bool `json:"-"`
 	truthPats []causal.Pattern
 }
 
@@ -130,7 +134,9 @@ type CountScore struct {
 	FalseNegatives    int     `json:"false_negatives"`
 	FalsePositiveRate float64 `json:"false_positive_rate"`
 	FalseNegativeRate float64 `json:"false_negative_rate"`
-	// Lost counts true messages the trace does not have (messages only).
+	// Lost counts the true messages the trace the engine read does not
+	// have (a sniffer lost them), and the true instances with such a
+	// message, which no inferred instance can match.
 	Lost int `json:"lost,omitempty"`
 
 	WeightedInferred          float64 `json:"weighted_inferred"`
@@ -573,6 +579,7 @@ func (r *Report) scoreInstances(res *causal.Result, truth *gen.Truth, opt Option
 	}
 	r.Instances = t.instanceScore()
 	r.Messages = t.messageScore()
+	r.Matched = t.matched
 	return nil
 }
 
@@ -591,6 +598,7 @@ type tally struct {
 	msgOK      []float64 // per message: Σp of the correct instances that hold it
 	msgWrong   []float64 // per message: Σp of the incorrect instances that hold it
 	inInstance []bool    // per message: some inferred instance holds it
+	seen       []bool    // per message: the trace the engine read holds it
 	stamp      []int     // per message: the last instance (epoch) that held it
 	epoch      int
 	unknown    int // instance messages not in the truth's trace
@@ -612,6 +620,12 @@ func newTally(truth *gen.Truth, opt Options, toTruth []int32) *tally {
 	}
 	for _, k := range truth.Instance {
 		t.size[k]++
+	}
+	t.seen = make([]bool, n)
+	for _, i := range toTruth {
+		if i >= 0 && int(i) < n {
+			t.seen[i] = true
+		}
 	}
 	if opt.View == ViewCalls {
 		t.tc = newTruthCalls(truth)
@@ -716,6 +730,17 @@ func (t *tally) sameParents(p *causal.Pattern, ids []int32) bool {
 func (t *tally) instanceScore() *CountScore {
 	is := t.is
 	is.FalsePositives = is.Inferred - is.Correct
+	lost := make([]bool, is.Truth)
+	for i, ok := range t.seen {
+		if !ok {
+			lost[t.truth.Instance[i]] = true
+		}
+	}
+	for _, l := range lost {
+		if l {
+			is.Lost++
+		}
+	}
 	for k := range is.Truth {
 		if !t.matched[k] {
 			is.FalseNegatives++
@@ -741,7 +766,7 @@ func (t *tally) messageScore() *CountScore {
 	ms := &CountScore{Truth: n}
 	var wInf float64
 	for i := range n {
-		if t.truth.Observed[i] < 0 {
+		if !t.seen[i] {
 			ms.Lost++
 		}
 		if t.inInstance[i] {

@@ -70,7 +70,11 @@ func WriteText(w io.Writer, r *Report, opt TextOptions) error {
 		}
 	}
 	if r.Messages != nil && r.Messages.Lost > 0 {
-		fmt.Fprintf(bw, "(%d true messages, %s, are not in the trace)\n", r.Messages.Lost, pct(float64(r.Messages.Lost)/float64(r.Messages.Truth)))
+		fmt.Fprintf(bw, "(%d true messages, %s, are not in the trace", r.Messages.Lost, pct(float64(r.Messages.Lost)/float64(r.Messages.Truth)))
+		if r.Instances != nil {
+			fmt.Fprintf(bw, ": %d instances, %s, lost one", r.Instances.Lost, pct(float64(r.Instances.Lost)/float64(r.Instances.Truth)))
+		}
+		fmt.Fprintf(bw, ")\n")
 	}
 
 	if len(r.TopN) > 0 {

@@ -24,7 +24,7 @@ import (
 func main() {
 	dur := flag.Duration("duration", 1300*time.Second, "length of the multi-tier traces")
 	short := flag.Duration("short", 300*time.Second, "length of the sweep traces")
-	only := flag.String("only", "", "run only the experiments whose names contain this (topn, delay, clock, linking, linkdiag, patho, par, var, drop, skew, traceweaver)")
+	only := flag.String("only", "", "run only the experiments whose names contain this (topn, delay, clock, linking, linkdiag, patho, par, var, drop, skew, traceweaver, loss)")
 	flag.Parse()
 	if err := run(os.Stdout, *dur, *short, *only); err != nil {
 		fmt.Fprintln(os.Stderr, "sweep:", err)
@@ -58,6 +58,7 @@ var experiments = []struct {
 	{[]string{"drop"}, drop},
 	{[]string{"skew"}, skew},
 	{[]string{"traceweaver", "requests"}, traceWeaver},
+	{[]string{"loss"}, loss},
 }
 
 // curveCases are the configurations the sweeps of nesting cover.
@@ -266,6 +267,33 @@ func skew(ctx context.Context, w io.Writer, cfg config) error {
 		return err
 	}
 	writeCurves(w, "Clock skew at WS2 (Figure 22), nesting, multitier: instance false-negative rate by skew (ms); skew window 30 ms, smoothing σ = 2 bins", "skew ms", cs, false)
+	return nil
+}
+
+// LossRates are the sniffer loss rates of the loss experiment.
+var LossRates = []float64{0.002, 0.005, 0.01}
+
+// loss writes, per engine and loss rate, how many requests lost a message
+// and how much more wrong the requests came out (issue 10, loss that
+// stays local).
+func loss(ctx context.Context, w io.Writer, cfg config) error {
+	fmt.Fprintf(w, "### Loss that stays local, multitier, %v traces\n\n", cfg.short)
+	fmt.Fprintf(w, "The sniffer loses each message with the given probability (gen's random loss, its own random stream: the paths are the same at every rate). A loss stays local when the wrong requests rise by at most the share that lost a message; spoiled requests were right without loss, lost nothing and are wrong with it.\n\n")
+	fmt.Fprintf(w, "| engine | loss | requests | lost a message | right | right without loss | wrong rose (points) | spoiled | healed |\n|---|---|---|---|---|---|---|---|---|\n")
+	for _, e := range []struct {
+		name string
+		eng  accuracy.Engine
+	}{{"nesting", cfg.nest}, {"linking", accuracy.Linking()}} {
+		pts, err := accuracy.LossSweep(ctx, "multitier", cfg.short, LossRates, e.eng)
+		if err != nil {
+			return err
+		}
+		for _, p := range pts {
+			fmt.Fprintf(w, "| %s | %s | %d | %s | %s | %s | %.2f | %d | %d |\n", e.name, pct(p.Rate), p.Requests, pct(p.LostShare()),
+				pct(float64(p.Right)/float64(p.Requests)), pct(float64(p.RightNoLoss)/float64(p.Requests)), 100*p.WrongRise(), p.Spoiled, p.Healed)
+		}
+	}
+	fmt.Fprintln(w)
 	return nil
 }
 
