@@ -177,7 +177,11 @@ func (r *Reconciler) poolConn(cs *flows.ConnStats) {
 		}
 	}
 	for e, w := range []flows.Window{cs.ClientWindow, cs.ServerWindow} {
-		lp.window[e] = max(lp.window[e], w.MaxBytes)
+		if w.Scaled {
+			// A raw window seen from the middle of a connection may be
+			// scaled by a factor the capture does not know.
+			lp.window[e] = max(lp.window[e], w.MaxBytes)
+		}
 		if w.MSS > 0 && (lp.mss == 0 || w.MSS < lp.mss) {
 			lp.mss = w.MSS
 		}

@@ -33,7 +33,7 @@ func half(src string, samples ...int64) flows.HalfRTT {
 // conn is the passive figures of one connection seen by sniffer pt.
 func conn(id uint64, client, server string, opened bool, pt int, toClient, toServer flows.HalfRTT) *flows.ConnStats {
 	cs := &flows.ConnStats{Conn: id, Proto: "tcp", Client: netip.MustParseAddrPort(client), Server: netip.MustParseAddrPort(server),
-		Caller: "ports", ClientWindow: flows.Window{MaxBytes: 65535}, ServerWindow: flows.Window{MaxBytes: 29200}}
+		Caller: "ports", ClientWindow: flows.Window{MaxBytes: 65535, Scaled: true}, ServerWindow: flows.Window{MaxBytes: 29200, Scaled: true}}
 	if opened {
 		cs.Caller = "syn"
 		cs.ClientWindow.MSS, cs.ServerWindow.MSS = 1460, 1400

@@ -14,9 +14,9 @@
 #                             bin/libwpcap.so and its links to memcached and
 #                             Redis are seen by no sniffer (default sniffed)
 #   INFLIGHT=16 REQUESTS=150 DURATION=60s SEED=1
-#   RATE=R                    open loop instead of INFLIGHT workers: requests
-#                             arrive at R per second (Poisson), each on a
-#                             connection of a shared keep-alive pool
+#   RATE=R                    open loop: requests arrive at R per second
+#                             (Poisson) whatever the latency, each taken by the
+#                             first free of INFLIGHT workers (default 64)
 #   SHIM=HOST                 put the delaying forwarder tbdelay (a namespace
 #                             $P-shim) between HOST's interface and the rest:
 #                             client (its link to the LB), web1, web2, app,
@@ -57,11 +57,12 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=${WIREPATH_ROOT:-$(cd "$here/.." && pwd)}
 variant=${VARIANT:-ids}
 tracing=${TRACING:-sniffed}
+rate=${RATE:-0}
 inflight=${INFLIGHT:-16}
+[ "$rate" = 0 ] || inflight=${INFLIGHT:-64}
 requests=${REQUESTS:-150}
 duration=${DURATION:-60s}
 seed=${SEED:-1}
-rate=${RATE:-0}
 shim=${SHIM:-}
 shim_delay=${SHIM_DELAY:-0}
 shim_rate=${SHIM_RATE:-}

@@ -14,9 +14,9 @@
 // With -variant ids the requests carry X-Request-ID and traceparent.
 //
 // With -rate R the load is open instead: requests arrive at R per second
-// (exponential gaps, a fixed function of -seed), each on a connection of a
-// shared keep-alive pool, whatever the latency: the arrivals of the M/G/1
-// model, for the what-if validation (docs/whatif.md).
+// (exponential gaps, a fixed function of -seed), whatever the latency (the
+// arrivals of the M/G/1 model, for the what-if validation, docs/whatif.md),
+// each taken by the first of the -inflight workers that is free.
 package main
 
 import (
@@ -101,7 +101,7 @@ func main() {
 		}
 	}
 	if *rate > 0 {
-		open(*target, *seed, *n, *rate, *duration, *variant, emit)
+		open(*target, *seed, *n, *inflight, *rate, *duration, *variant, emit)
 		if err := f.Close(); err != nil {
 			log.Fatal(err)
 		}
@@ -144,38 +144,42 @@ func main() {
 }
 
 // open makes n requests arriving at rate per second (exponential gaps from
-// seed) until duration passed, each in a goroutine of its own, on a shared
-// pool of keep-alive connections; it returns when all were answered.
-func open(target string, seed uint64, n int, rate float64, duration time.Duration, variant string, emit func(reqRec)) {
-	tr := &http.Transport{MaxIdleConnsPerHost: 1024, DisableCompression: true}
-	cl := &http.Client{Transport: tr, Timeout: 10 * time.Second}
-	var mu sync.Mutex
-	ords := map[string]int{} // requests so far on each connection, by local endpoint
-	ordinal := func(reused bool, local string) int {
-		mu.Lock()
-		defer mu.Unlock()
-		if !reused {
-			ords[local] = 0
-		} else {
-			ords[local]++
-		}
-		return ords[local]
+// seed) until duration passed. Each arrival goes to the first of workers
+// keep-alive clients that is free (a request waits for one only when all
+// are busy); it returns when all were answered.
+func open(target string, seed uint64, n, workers int, rate float64, duration time.Duration, variant string, emit func(reqRec)) {
+	arrivals := make(chan int, n)
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			tr := &http.Transport{MaxConnsPerHost: 1, MaxIdleConnsPerHost: 1, DisableCompression: true}
+			cl := &http.Client{Transport: tr, Timeout: 10 * time.Second}
+			ord := 0
+			for i := range arrivals {
+				rec := do(cl, target, seed, i, variant, func(reused bool, _ string) int {
+					if reused {
+						ord++
+					} else {
+						ord = 0
+					}
+					return ord
+				})
+				rec.Worker = w
+				emit(rec)
+			}
+		}(w)
 	}
 	arr := rand.New(rand.NewPCG(seed, 1<<40))
 	start := time.Now()
 	next := start
-	var wg sync.WaitGroup
 	for i := 0; i < n && time.Since(start) < duration; i++ {
 		next = next.Add(time.Duration(arr.ExpFloat64() / rate * 1e9))
 		time.Sleep(time.Until(next))
-		wg.Add(1)
-		go func(i int) {
-			defer wg.Done()
-			rec := do(cl, target, seed, i, variant, ordinal)
-			rec.Worker = -1
-			emit(rec)
-		}(i)
+		arrivals <- i
 	}
+	close(arrivals)
 	wg.Wait()
 }
 

@@ -1,0 +1,326 @@
+// Command tbwhatif checks wirepath whatif's predictions against the
+// testbed (docs/whatif.md, scripts/whatif-validate.sh): for every request
+// kind of the testbed's truth (item-hit, cart-miss, ...), the mean latency
+// the client measured in the runs made with a change, against the mean the
+// predictions made from the unchanged runs give: each base request's
+// latency as its client measured it plus the change whatif predicted for
+// it (its root message is matched to the truth to know its kind).
+//
+//	tbwhatif -base B1,B2 -pred P1,P2 -runs R1,R2 [-scenario NAME] [-name LABEL] [-json]
+//
+// Each base directory holds a testbed run (truth.jsonl, logs/client.jsonl)
+// and trace.tsv, the trace the result whatif read was inferred from; each
+// prediction file is `wirepath whatif --json --requests` on that result
+// (the i-th for the i-th base run; the scenario named, or the first). The
+// runs are the testbed runs made with the change. With -shim it also
+// reports the round trip the forwarder actually added (the runs' mean
+// transit minus the base runs', both directions). It prints a Markdown
+// table, or with -json one object per kind.
+package main
+
+import (
+	"cmp"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"log"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/wirepath/wirepath/causal/score"
+	"github.com/wirepath/wirepath/causal/truth"
+	"github.com/wirepath/wirepath/trace"
+)
+
+// report is the part of whatif's JSON the check reads.
+type report struct {
+	Scenario string   `json:"scenario"`
+	Changes  []string `json:"changes"`
+	Requests []struct {
+		Root        int     `json:"root"`
+		Weight      float64 `json:"weight"`
+		LatencyUS   float64 `json:"latency_us"`
+		PredictedUS float64 `json:"predicted_us"`
+		ModelUS     float64 `json:"model_us"`
+	} `json:"requests"`
+	SaturationRPS float64 `json:"saturation_rps"`
+	SaturationUnc float64 `json:"saturation_unc_rps"`
+	ThroughputRPS float64 `json:"throughput_rps"`
+}
+
+// acc accumulates one kind's latencies, in ms, weighted.
+type acc struct{ n, s1, s2 float64 }
+
+func (a *acc) add(v float64)     { a.addW(v, 1) }
+func (a *acc) addW(v, w float64) { a.n += w; a.s1 += w * v; a.s2 += w * v * v }
+func (a *acc) mean() float64     { return a.s1 / max(a.n, 1) }
+func (a *acc) se() float64 {
+	if a.n < 2 {
+		return 0
+	}
+	m := a.mean()
+	return math.Sqrt(max(a.s2/a.n-m*m, 0) * a.n / (a.n - 1) / a.n)
+}
+
+// row is one kind's comparison.
+type row struct {
+	Kind         string  `json:"kind"`
+	BaseN        float64 `json:"base_requests"`
+	BaseMS       float64 `json:"base_ms"`
+	PredictedMS  float64 `json:"predicted_ms"`
+	PredictedSE  float64 `json:"predicted_se_ms"`
+	ModelMS      float64 `json:"model_ms"`
+	MeasuredN    float64 `json:"measured_requests"`
+	MeasuredMS   float64 `json:"measured_ms"`
+	MeasuredSE   float64 `json:"measured_se_ms"`
+	ErrorPercent float64 `json:"error_percent"`
+}
+
+func main() {
+	bases := flag.String("base", "", "base run directories, comma-separated")
+	preds := flag.String("pred", "", "whatif --json --requests files, one per base run")
+	runs := flag.String("runs", "", "runs made with the change, comma-separated")
+	scenario := flag.String("scenario", "", "the scenario to read from the prediction files (default the first)")
+	name := flag.String("name", "", "a label for the table")
+	asJSON := flag.Bool("json", false, "print JSON")
+	flag.Parse()
+	bs, ps, rs := split(*bases), split(*preds), split(*runs)
+	if len(bs) == 0 || len(bs) != len(ps) || len(rs) == 0 {
+		log.Fatal("tbwhatif: -base and -pred (as many) and -runs are required")
+	}
+	base, pred, model, unmapped, sat := map[string]*acc{}, map[string]*acc{}, map[string]*acc{}, 0, []report{}
+	for i := range bs {
+		rep := readReport(ps[i], *scenario)
+		sat = append(sat, rep)
+		unmapped += predicted(bs[i], rep, base, pred, model)
+	}
+	meas := map[string]*acc{}
+	for _, r := range rs {
+		clientLatencies(r, meas)
+	}
+	rows := table(base, pred, model, meas)
+	if *asJSON {
+		if err := json.NewEncoder(os.Stdout).Encode(map[string]any{"name": *name, "rows": rows, "unmapped": unmapped, "shim_rtt_change_us": shimChange(bs, rs)}); err != nil {
+			log.Fatal(err)
+		}
+		return
+	}
+	writeTable(*name, rows, unmapped, shimChange(bs, rs), sat)
+}
+
+func split(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, ",")
+}
+
+// readReport reads the scenario's report from a whatif JSON file.
+func readReport(path, scenario string) report {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		log.Fatal(err)
+	}
+	var reps []report
+	if err := json.Unmarshal(b, &reps); err != nil {
+		log.Fatalf("%s: %v", path, err)
+	}
+	for _, r := range reps {
+		if scenario == "" || r.Scenario == scenario {
+			return r
+		}
+	}
+	log.Fatalf("%s: no scenario %q", path, scenario)
+	return report{}
+}
+
+// predicted adds a base run's requests to the base and predicted means by
+// kind: the client's latency, and that plus whatif's change. It returns
+// how many of whatif's requests matched no true client request.
+func predicted(dir string, rep report, base, pred, model map[string]*acc) int {
+	tr, err := trace.ReadFile(filepath.Join(dir, "trace.tsv"), trace.ReadOptions{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	f, err := truth.ReadFile(filepath.Join(dir, "truth.jsonl"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	mp := score.MapTrace(tr, f, score.DefaultMapOptions())
+	roots := map[int]truth.Request{} // client requests by their root message
+	for _, r := range f.Requests {
+		if !r.Background {
+			roots[r.Root] = r
+		}
+	}
+	client := clientLog(dir)
+	unmapped := 0
+	for _, r := range rep.Requests {
+		if r.Root < 0 || r.Root >= len(mp.TraceToTruth) || mp.TraceToTruth[r.Root] < 0 {
+			unmapped++
+			continue
+		}
+		msg := &f.Messages[mp.TraceToTruth[r.Root]]
+		req, ok := roots[msg.ID]
+		lat, seen := client[req.ID]
+		switch {
+		case !ok && f.Requests[reqIndex(f, msg.Request)].Background:
+			continue // a background call's tree
+		case !ok || !seen:
+			unmapped++
+			continue
+		}
+		w := r.Weight
+		if w <= 0 {
+			w = 1
+		}
+		get(base, req.Kind).addW(lat, w)
+		get(pred, req.Kind).addW(lat+(r.PredictedUS-r.LatencyUS)/1e3, w)
+		get(model, req.Kind).addW(lat+(r.ModelUS-r.LatencyUS)/1e3, w)
+	}
+	return unmapped
+}
+
+func get(m map[string]*acc, k string) *acc {
+	if m[k] == nil {
+		m[k] = &acc{}
+	}
+	return m[k]
+}
+
+// kindsOf maps the truth's client requests to their kinds.
+func kindsOf(f *truth.File) map[int]string {
+	out := map[int]string{}
+	for _, r := range f.Requests {
+		if !r.Background {
+			out[r.ID] = r.Kind
+		}
+	}
+	return out
+}
+
+func reqIndex(f *truth.File, id int) int {
+	for i := range f.Requests {
+		if f.Requests[i].ID == id {
+			return i
+		}
+	}
+	return 0
+}
+
+// clientLog reads the client's latency of every request, in ms.
+func clientLog(dir string) map[int]float64 {
+	b, err := os.ReadFile(filepath.Join(dir, "logs", "client.jsonl"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	out := map[int]float64{}
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var r struct {
+			ID     int    `json:"id"`
+			SendNS int64  `json:"send_ns"`
+			RecvNS int64  `json:"recv_ns"`
+			Err    string `json:"err"`
+		}
+		if json.Unmarshal([]byte(line), &r) == nil && r.Err == "" {
+			out[r.ID] = float64(r.RecvNS-r.SendNS) / 1e6
+		}
+	}
+	return out
+}
+
+// clientLatencies adds a changed run's client latencies by kind.
+func clientLatencies(dir string, meas map[string]*acc) {
+	f, err := truth.ReadFile(filepath.Join(dir, "truth.jsonl"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	kinds := kindsOf(f)
+	for id, lat := range clientLog(dir) {
+		if k, ok := kinds[id]; ok {
+			get(meas, k).add(lat)
+		}
+	}
+}
+
+// table makes the rows, kinds in order, and an "all" row.
+func table(base, pred, model, meas map[string]*acc) []row {
+	var kinds []string
+	for k := range base {
+		kinds = append(kinds, k)
+	}
+	slices.Sort(kinds)
+	var out []row
+	for _, k := range kinds {
+		b, p, md, m := base[k], pred[k], model[k], get(meas, k)
+		r := row{Kind: k, BaseN: b.n, BaseMS: b.mean(), PredictedMS: p.mean(), PredictedSE: p.se(), ModelMS: md.mean(),
+			MeasuredN: m.n, MeasuredMS: m.mean(), MeasuredSE: m.se()}
+		if m.n > 0 {
+			r.ErrorPercent = (r.PredictedMS - r.MeasuredMS) / r.MeasuredMS * 100
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// shimChange is the round trip the forwarder added in the runs beyond the
+// base runs: the change of its mean transit, both directions added, µs
+// (0 when the runs have no shim.json).
+func shimChange(bases, runs []string) float64 {
+	mean := func(dirs []string) (float64, bool) {
+		s, n := 0.0, 0
+		for _, d := range dirs {
+			b, err := os.ReadFile(filepath.Join(d, "shim.json"))
+			if err != nil {
+				return 0, false
+			}
+			var m map[string]json.RawMessage
+			if json.Unmarshal(b, &m) != nil {
+				return 0, false
+			}
+			for _, v := range m {
+				var st struct {
+					Transit float64 `json:"mean_transit_ns"`
+				}
+				if json.Unmarshal(v, &st) == nil && st.Transit > 0 {
+					s += st.Transit
+				}
+			}
+			n++
+		}
+		return s / float64(max(n, 1)), n > 0
+	}
+	b, ok1 := mean(bases)
+	r, ok2 := mean(runs)
+	if !ok1 || !ok2 {
+		return 0
+	}
+	return (r - b) / 1e3
+}
+
+func writeTable(name string, rows []row, unmapped int, shim float64, reps []report) {
+	if name != "" {
+		fmt.Printf("**%s**", name)
+		if len(reps) > 0 && len(reps[0].Changes) > 0 {
+			fmt.Printf(" (`%s`)", strings.Join(reps[0].Changes, "; "))
+		}
+		if shim != 0 {
+			fmt.Printf("; the forwarder added %.3f ms of round trip", shim/1e3)
+		}
+		fmt.Println()
+		fmt.Println()
+	}
+	fmt.Println("| kind | base n | base ms | predicted ms | model ms | measured n | measured ms | error |")
+	fmt.Println("|---|---:|---:|---:|---:|---:|---:|---:|")
+	slices.SortStableFunc(rows, func(a, b row) int { return cmp.Compare(a.Kind, b.Kind) })
+	for _, r := range rows {
+		fmt.Printf("| %s | %.0f | %.2f | %.2f ±%.2f | %.2f | %.0f | %.2f ±%.2f | %+.1f %% |\n", r.Kind, r.BaseN, r.BaseMS,
+			r.PredictedMS, r.PredictedSE, r.ModelMS, r.MeasuredN, r.MeasuredMS, r.MeasuredSE, r.ErrorPercent)
+	}
+	if unmapped > 0 {
+		fmt.Printf("\n(%d predicted requests matched no true client request and were left out)\n", unmapped)
+	}
+}
