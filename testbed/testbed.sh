@@ -224,7 +224,8 @@ done
 # Services.
 bgns store memcached -l 192.0.2.2 -p 11211 -U 0 -u nobody -m 64 -t 2
 bgns store redis-server --bind 192.0.2.2 --port 6379 --save '' --appendonly no --protected-mode no --daemonize no --logfile "$work/redis.log"
-bgns dns dnsmasq --keep-in-foreground --conf-file=/dev/null --no-resolv --no-hosts --user=root \
+: >"$work/dnsmasq.conf" # an empty configuration (not /dev/null: a broken one would be read)
+bgns dns dnsmasq --keep-in-foreground --conf-file="$work/dnsmasq.conf" --no-resolv --no-hosts --user=root \
 	--listen-address=203.0.113.31 --bind-interfaces --port=53 --cache-size=0 \
 	--address=/pricing.svc.tb/203.0.113.41 --address=/search.svc.tb/203.0.113.41 \
 	--pid-file="$work/dnsmasq.pid" --log-facility="$work/dnsmasq.log"
@@ -283,7 +284,7 @@ done
 
 # Wait for the app, then warm the pools up (before the capture and the logs).
 for i in $(seq 100); do
-	inns client curl -s -o /dev/null --max-time 1 "http://198.51.100.100/item/1" && break
+	inns client curl -sf -o /dev/null --max-time 1 "http://198.51.100.100/item/1" && break
 	sleep 0.2
 done
 for i in $(seq 6); do inns client curl -s -o /dev/null --max-time 2 "http://198.51.100.100/search?q=warm" || true; done
@@ -320,6 +321,8 @@ for p in "${sniffers[@]}"; do wait "$p" 2>/dev/null || true; done
 for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
 for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
 pids=()
+for w in web1 web2; do cp "$work/$w/error.log" "$out/$w-error.log" 2>/dev/null || true; done
+cp "$work/dnsmasq.log" "$out/dnsmasq.log" 2>/dev/null || true
 
 # Clocks and losses.
 {

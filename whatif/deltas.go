@@ -273,8 +273,12 @@ func (st *state) inputs(m *Model, ids []int) ([]LinkInput, []NodeInput, []string
 		if !ns.changed || !visited(m, ids, name) {
 			continue
 		}
-		nodes = append(nodes, NodeInput{Node: name, Utilisation: ns.rho, UtilUnc: ns.n.UtilUnc, NewUtilisation: ns.newRho,
-			ServiceUS: ns.s, NewServiceUS: ns.newS, C2: ns.n.C2, WaitUS: ns.wait, NewWaitUS: ns.newWait, Source: ns.n.Source})
+		ni := NodeInput{Node: name, Utilisation: ns.rho, UtilUnc: ns.n.UtilUnc, NewUtilisation: ns.newRho,
+			ServiceUS: ns.s, NewServiceUS: ns.newS, C2: ns.n.C2, WaitUS: ns.wait, NewWaitUS: ns.newWait, Source: ns.n.Source}
+		if math.IsInf(ni.NewWaitUS, 1) {
+			ni.NewWaitUS, ni.Saturated = 0, true
+		}
+		nodes = append(nodes, ni)
 		switch ns.n.Source {
 		case Missing:
 			notes = append(notes, fmt.Sprintf("node %s: service time missing (%s): its queueing is left out, the uncertainty covers it", name, ns.n.Note))
@@ -290,6 +294,9 @@ func (st *state) inputs(m *Model, ids []int) ([]LinkInput, []NodeInput, []string
 func (ls *linkState) input(m *Model, ids []int, w float64) (LinkInput, bool) {
 	li := LinkInput{Link: ls.l.Name(), RTTUS: ls.curRTT, RTTUncUS: ls.l.RTTUncUS, RTTSource: ls.rttSrc, NewRTTUS: ls.newRTT,
 		BandwidthBPS: ls.curBW, BWSource: ls.bwSrc, NewBWBPS: ls.newBW}
+	if math.IsInf(li.NewBWBPS, 1) {
+		li.NewBWBPS, li.NewLocal = 0, true
+	}
 	used := false
 	var k2 float64
 	for _, i := range ids {

@@ -92,8 +92,45 @@ func (m *Model) buildLinks(tl []trace.Link, name func(string) string) {
 	}
 	for _, l := range m.Links {
 		l.fill(matched[linkKey(l.A, l.B)])
+		if !l.Found && len(tl) == 0 {
+			l.RTTNote = "the result carries no link figures (its trace was not made by reconcile from captures, or before it measured round trips)"
+		}
 	}
+	m.netDelayRTTs()
 	m.estimateRTTs()
+}
+
+// netDelayRTTs estimates the round trip of links the captures did not
+// measure from their messages' network delays (one way each, after clock
+// correction: both ends must have been seen by different capture points),
+// the mean over the requests' round trips, with half of it as uncertainty.
+// A sum of zero is no measurement (one point saw both ends) and is left
+// missing.
+func (m *Model) netDelayRTTs() {
+	type acc struct{ s, w float64 }
+	sums := map[[2]string]*acc{}
+	for i := range m.Requests {
+		r := &m.Requests[i]
+		for _, lp := range r.Profile {
+			if !lp.RTTKnown || !(lp.RTTUS > 0) {
+				continue
+			}
+			k := linkKey(lp.A, lp.B)
+			if sums[k] == nil {
+				sums[k] = &acc{}
+			}
+			sums[k].s += r.Weight * lp.RTTUS
+			sums[k].w += r.Weight
+		}
+	}
+	for _, l := range m.Links {
+		a := sums[linkKey(l.A, l.B)]
+		if l.RTTSource != Missing || a == nil || a.w == 0 {
+			continue
+		}
+		l.RTTUS, l.RTTUncUS, l.RTTSource = a.s/a.w, a.s/a.w/2, Estimated
+		l.RTTNote = "from the messages' one-way network delays (clock-corrected), not a passive round trip"
+	}
 }
 
 // patternName is the name patterns give trace node name s: name's (the

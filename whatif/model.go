@@ -54,8 +54,8 @@ type Request struct {
 	// Root is the trace index of its root message (-1 for a pattern's
 	// means).
 	Root int
-	// StartNS is the root's send on the reference clock (0 for a
-	// pattern's means); LatencyUS its measured latency.
+	// StartNS is the root's send on the reference clock (a pattern's
+	// means have none: Root < 0); LatencyUS its measured latency.
 	StartNS   int64
 	LatencyUS float64
 	// Hops are its messages, parents first.
@@ -250,23 +250,26 @@ func meanOf(d *causal.Dist) float64 {
 	return d.Mean
 }
 
-// span sets the time the requests span and their rate.
+// span sets the time the requests span and their rate: from the first
+// request's start to the last one's end, or without the requests' times
+// the trace's.
 func (m *Model) span(res *causal.Result) {
 	var first, last int64
 	var w float64
+	seen := false
 	for i := range m.Requests {
 		r := &m.Requests[i]
 		w += r.Weight
-		if r.StartNS == 0 {
+		if r.Root < 0 {
 			continue
 		}
-		e := r.StartNS + int64(r.LatencyUS*1e3)
-		if first == 0 || r.StartNS < first {
+		if !seen || r.StartNS < first {
 			first = r.StartNS
 		}
-		last = max(last, e)
+		last = max(last, r.StartNS+int64(r.LatencyUS*1e3))
+		seen = true
 	}
-	if first == 0 {
+	if !seen {
 		first, last = res.Trace.StartNS, res.Trace.EndNS
 	}
 	if last > first {

@@ -61,7 +61,7 @@ func (m *Model) buildNodes() {
 			}
 			d := max(h.Node, 0)
 			per[h.From] += d
-			if r.StartNS != 0 {
+			if r.Root >= 0 {
 				end := r.StartNS + int64(h.Send*1e3)
 				busy[h.From] = append(busy[h.From], interval{end - int64(d*1e3), end})
 			}

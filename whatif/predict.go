@@ -33,7 +33,8 @@ type Prediction struct {
 	// depends on.
 	UncertaintyUS float64 `json:"uncertainty_us"`
 	// Saturated says a node the group visits would be at or beyond its
-	// capacity.
+	// capacity: the latency grows without bound, and the predicted
+	// figures are 0.
 	Saturated bool `json:"saturated,omitempty"`
 	// Links and Nodes are the inputs, for the links and nodes the
 	// scenario changes that the group uses.
@@ -61,7 +62,10 @@ type LinkInput struct {
 	NewRTTUS     float64 `json:"new_rtt_us"`
 	BandwidthBPS float64 `json:"bandwidth_bps"`
 	BWSource     Source  `json:"bandwidth_source"`
-	NewBWBPS     float64 `json:"new_bandwidth_bps"`
+	// NewBWBPS is the new bandwidth, 0 when NewLocal: the link became
+	// local (co-location), no transmission time.
+	NewBWBPS float64 `json:"new_bandwidth_bps"`
+	NewLocal bool    `json:"new_local,omitempty"`
 }
 
 // NodeInput is what a prediction used of one node: its utilisation and
@@ -76,8 +80,10 @@ type NodeInput struct {
 	NewServiceUS   float64 `json:"new_service_us"`
 	C2             float64 `json:"c2"`
 	WaitUS         float64 `json:"wait_us"`
-	NewWaitUS      float64 `json:"new_wait_us"`
-	Source         Source  `json:"source"`
+	// NewWaitUS is the wait after, 0 when Saturated.
+	NewWaitUS float64 `json:"new_wait_us"`
+	Saturated bool    `json:"saturated,omitempty"`
+	Source    Source  `json:"source"`
 }
 
 // Report is the predictions of one scenario.
@@ -206,7 +212,7 @@ func (st *state) fill(m *Model, p *Prediction, ids []int, deltas []delta, unc []
 	}
 	p.UncertaintyUS = math.Sqrt(se*se + in)
 	if p.Saturated {
-		p.PredictedUS, p.ModelUS, p.UncertaintyUS = math.Inf(1), math.Inf(1), math.Inf(1)
+		p.PredictedUS, p.ModelUS, p.UncertaintyUS = 0, 0, 0
 	}
 	p.Links, p.Nodes, p.Notes = st.inputs(m, ids)
 }

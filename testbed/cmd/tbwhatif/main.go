@@ -37,9 +37,10 @@ import (
 
 // report is the part of whatif's JSON the check reads.
 type report struct {
-	Scenario string   `json:"scenario"`
-	Changes  []string `json:"changes"`
-	Requests []struct {
+	Scenario   string   `json:"scenario"`
+	Changes    []string `json:"changes"`
+	Bottleneck string   `json:"bottleneck"`
+	Requests   []struct {
 		Root        int     `json:"root"`
 		Weight      float64 `json:"weight"`
 		LatencyUS   float64 `json:"latency_us"`
@@ -86,6 +87,7 @@ func main() {
 	scenario := flag.String("scenario", "", "the scenario to read from the prediction files (default the first)")
 	name := flag.String("name", "", "a label for the table")
 	asJSON := flag.Bool("json", false, "print JSON")
+	tput := flag.Bool("throughput", false, "compare the runs' throughput with the predicted saturation instead")
 	flag.Parse()
 	bs, ps, rs := split(*bases), split(*preds), split(*runs)
 	if len(bs) == 0 || len(bs) != len(ps) || len(rs) == 0 {
@@ -95,7 +97,13 @@ func main() {
 	for i := range bs {
 		rep := readReport(ps[i], *scenario)
 		sat = append(sat, rep)
-		unmapped += predicted(bs[i], rep, base, pred, model)
+		if !*tput {
+			unmapped += predicted(bs[i], rep, base, pred, model)
+		}
+	}
+	if *tput {
+		throughput(*name, sat, rs)
+		return
 	}
 	meas := map[string]*acc{}
 	for _, r := range rs {
@@ -109,6 +117,51 @@ func main() {
 		return
 	}
 	writeTable(*name, rows, unmapped, shimChange(bs, rs), sat)
+}
+
+// throughput prints the runs' throughput (requests over the time from the
+// first send to the last answer) against the predicted saturation.
+func throughput(name string, reps []report, runs []string) {
+	var p, pu acc
+	for _, r := range reps {
+		p.add(r.SaturationRPS)
+		pu.add(r.SaturationUnc)
+	}
+	var m acc
+	for _, d := range runs {
+		b, err := os.ReadFile(filepath.Join(d, "logs", "client.jsonl"))
+		if err != nil {
+			log.Fatal(err)
+		}
+		var first, last int64
+		n := 0
+		for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+			var r struct {
+				SendNS int64 `json:"send_ns"`
+				RecvNS int64 `json:"recv_ns"`
+			}
+			if json.Unmarshal([]byte(line), &r) != nil {
+				continue
+			}
+			if first == 0 || r.SendNS < first {
+				first = r.SendNS
+			}
+			last = max(last, r.RecvNS)
+			n++
+		}
+		if last > first {
+			m.add(float64(n) / (float64(last-first) / 1e9))
+		}
+	}
+	fmt.Printf("**%s** (throughput at saturation)\n\n", name)
+	fmt.Println("| predicted saturation (bottleneck) | measured throughput | runs | error |")
+	fmt.Println("|---:|---:|---:|---:|")
+	bn := ""
+	if len(reps) > 0 {
+		bn = reps[0].Bottleneck
+	}
+	fmt.Printf("| %.0f ±%.0f requests/s (%s) | %.0f ±%.0f requests/s | %.0f | %+.1f %% |\n", p.mean(), pu.mean(), bn, m.mean(), m.se(), m.n,
+		(p.mean()-m.mean())/m.mean()*100)
 }
 
 func split(s string) []string {

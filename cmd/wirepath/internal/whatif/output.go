@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"strings"
 	"unicode/utf8"
 
@@ -210,17 +209,28 @@ func writeGroup(w io.Writer, title string, ps []wpwhatif.Prediction) {
 		if n := utf8.RuneCountInString(key); n > 40 {
 			key = string([]rune(key)[:39]) + "…"
 		}
-		fmt.Fprintf(w, "%s %8.0f  %-20s %-22s %s\n", rpad(key, 40), p.N, withUnc(p.LatencyUS, p.LatencySEUS),
-			withUnc(p.PredictedUS, p.UncertaintyUS), usOrInf(p.ModelUS))
+		pred, model := withUnc(p.PredictedUS, p.UncertaintyUS), report.FormatUS(p.ModelUS)
+		if p.Saturated {
+			pred, model = "saturated", "saturated"
+		}
+		fmt.Fprintf(w, "%s %8.0f  %-20s %-22s %s\n", rpad(key, 40), p.N, withUnc(p.LatencyUS, p.LatencySEUS), pred, model)
 		for _, l := range p.Links {
+			bw := wpwhatif.FormatBandwidth(l.NewBWBPS)
+			if l.NewLocal {
+				bw = "local"
+			}
 			fmt.Fprintf(w, "    link %s: κ %.2f (sd %.2f) + %.2f handshakes + %.1f slow-start rounds, ν %.0f B (%.0f on the wire); γ %s (%s) → %s; ω %s (%s) → %s\n",
 				l.Link, l.Kappa, l.KappaSD, l.Handshakes, l.SlowStart, l.Bytes, l.WireBytes, report.FormatUS(l.RTTUS), l.RTTSource,
-				report.FormatUS(l.NewRTTUS), wpwhatif.FormatBandwidth(l.BandwidthBPS), l.BWSource, wpwhatif.FormatBandwidth(l.NewBWBPS))
+				report.FormatUS(l.NewRTTUS), wpwhatif.FormatBandwidth(l.BandwidthBPS), l.BWSource, bw)
 		}
 		for _, n := range p.Nodes {
+			wait := report.FormatUS(n.NewWaitUS)
+			if n.Saturated {
+				wait = "saturated"
+			}
 			fmt.Fprintf(w, "    node %s: ρ %.3f → %.3f, E[S] %s → %s, C² %.2f, wait %s → %s (%s)\n",
 				n.Node, n.Utilisation, n.NewUtilisation, report.FormatUS(n.ServiceUS), report.FormatUS(n.NewServiceUS), n.C2,
-				report.FormatUS(n.WaitUS), usOrInf(n.NewWaitUS), n.Source)
+				report.FormatUS(n.WaitUS), wait, n.Source)
 		}
 		for _, n := range p.Notes {
 			fmt.Fprintf(w, "    ! %s\n", n)
@@ -229,18 +239,8 @@ func writeGroup(w io.Writer, title string, ps []wpwhatif.Prediction) {
 }
 
 func withUnc(v, u float64) string {
-	if math.IsInf(v, 1) {
-		return "saturated"
-	}
 	if u > 0 {
 		return report.FormatUS(v) + " ±" + report.FormatUS(u)
-	}
-	return report.FormatUS(v)
-}
-
-func usOrInf(v float64) string {
-	if math.IsInf(v, 1) {
-		return "saturated"
 	}
 	return report.FormatUS(v)
 }
