@@ -20,6 +20,9 @@
 #   LOAD_REQUESTS=1500  requests per load run
 #   SAT_INFLIGHT=32     the saturation run's closed-loop concurrency
 #   ANALYZE_ONLY=1      only analyse and tabulate the runs already in OUT_DIR
+#   QUIET_LOAD=2.5      before each run, wait (at most QUIET_WAIT=600 s) until
+#                       the 1-minute load average is below this: the machine
+#                       is shared, and other work's bursts are the runs' main noise
 # It writes OUT_DIR/validation.md (the tables) and keeps every run.
 set -euo pipefail
 
@@ -87,6 +90,17 @@ load 2
 load 1
 EOF
 
+# quiet waits until the machine's 1-minute load average is below
+# QUIET_LOAD, at most QUIET_WAIT seconds.
+quiet() {
+	local limit=${QUIET_LOAD:-2.5} waited=0
+	while awk -v l="$limit" '{exit !($1 >= l)}' /proc/loadavg && [ "$waited" -lt "${QUIET_WAIT:-600}" ]; do
+		sleep 10
+		waited=$((waited + 10))
+	done
+	echo "load $(cut -d' ' -f1 /proc/loadavg) after waiting ${waited}s" >&2
+}
+
 # run NAME ENV... runs the testbed once into OUT/NAME (kept when it exists).
 run() {
 	local name=$1
@@ -98,6 +112,8 @@ run() {
 	[ -s "$out/$name/truth.jsonl" ] && return 0
 	[ -z "${ANALYZE_ONLY:-}" ] || return 0
 	echo "== $name: $*" >&2
+	quiet
+	cut -d' ' -f1 /proc/loadavg >"$out/$name.load"
 	env REQUESTS="$requests" INFLIGHT=1 TBBIN="$bin" "$@" "$here/testbed/testbed.sh" "$out/$name" >"$out/$name.log" 2>&1 ||
 		{ echo "whatif-validate: run $name failed (see $out/$name.log)" >&2; tail -5 "$out/$name.log" >&2; return 1; }
 }

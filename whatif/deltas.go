@@ -47,11 +47,16 @@ func (st *state) requestDelta(r *Request) delta {
 		if ns == nil || !ns.changed || ns.missing {
 			continue
 		}
-		if math.IsInf(ns.newWait, 1) {
+		if math.IsInf(ns.newWait, 1) || ns.newRho >= 1 {
 			d.saturated = true
 			continue
 		}
 		dv := max(v.work-ns.wait, 0)*(1/ns.speed-1) + ns.newWait - ns.wait
+		if st.ps {
+			// The visit's measured work is its service stretched by the
+			// utilisation now; after, by the new one.
+			dv = v.work * ((1-ns.rho)/(ns.speed*(1-ns.newRho)) - 1)
+		}
 		dnode[v.first] += dv
 		d.model += dv
 	}

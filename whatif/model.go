@@ -33,6 +33,9 @@ type Model struct {
 	RateRPS float64
 	// Notes say what the model had to assume or could not measure.
 	Notes []string
+	// Discipline is how a node serves concurrent requests (FCFS by
+	// default, the paper's; PS for processor sharing).
+	Discipline Discipline
 
 	links map[[2]string]*Link
 	nodes map[string]*Node
@@ -86,6 +89,18 @@ func (h *Hop) arrive() float64 {
 	}
 	return h.Send
 }
+
+// Discipline is the queueing discipline of the model's M/G/1 servers.
+type Discipline string
+
+// The disciplines. FCFS is Stewart and Shen's M/G/1: a visit waits
+// ρ·E[S]·(1+C²) / 2(1−ρ) on top of its service, whatever its size. PS is
+// processor sharing (threads sharing a processor): a visit of service s
+// takes s / (1−ρ), its own slowdown, whatever the distribution.
+const (
+	FCFS Discipline = "fcfs"
+	PS   Discipline = "ps"
+)
 
 // ErrNoPatterns is returned by Build for a result without patterns.
 var ErrNoPatterns = errors.New("the result has no patterns")

@@ -274,6 +274,25 @@ func TestPredictColocate(t *testing.T) {
 	}
 }
 
+// TestPredictPS: with processor sharing a visit's measured work is its
+// service stretched by 1/(1−ρ); at twice the load, by 1/(1−2ρ).
+func TestPredictPS(t *testing.T) {
+	m := models(t, false)["requests"]
+	m.Discipline = PS
+	rep, err := m.Predict(scenario(t, "load 2"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, app := m.Node("db"), m.Node("app")
+	want := 4000*((1-db.Utilisation)/(1-2*db.Utilisation)-1) + 300*((1-app.Utilisation)/(1-2*app.Utilisation)-1)
+	if p := rep.Patterns[0]; math.Abs(p.PredictedUS-seqLatency-want) > 1e-6 {
+		t.Errorf("PS, load ×2: %.4f, want %.4f", p.PredictedUS, seqLatency+want)
+	}
+	if n := rep.Patterns[0].Nodes[1]; math.Abs(n.NewWaitUS-4000*2*db.Utilisation/(1-2*db.Utilisation)) > 1e-6 {
+		t.Errorf("PS wait %+v", n)
+	}
+}
+
 func TestMG1Wait(t *testing.T) {
 	for _, c := range []struct{ rho, s, c2, want float64 }{
 		{0, 10, 1, 0},

@@ -37,12 +37,13 @@ type state struct {
 	links map[[2]string]*linkState
 	nodes map[string]*nodeState
 	load  float64
+	ps    bool // processor sharing instead of FCFS
 	notes []string
 }
 
 // resolve applies the scenario's changes to the model's inputs.
 func (m *Model) resolve(s Scenario) (*state, error) {
-	st := &state{links: map[[2]string]*linkState{}, nodes: map[string]*nodeState{}, load: 1}
+	st := &state{links: map[[2]string]*linkState{}, nodes: map[string]*nodeState{}, load: 1, ps: m.Discipline == PS}
 	for _, l := range m.Links {
 		st.links[linkKey(l.A, l.B)] = &linkState{l: l, curRTT: l.RTTUS, newRTT: l.RTTUS, curBW: l.BandwidthBPS, newBW: l.BandwidthBPS,
 			rttSrc: l.RTTSource, bwSrc: l.BWSource}
@@ -190,6 +191,9 @@ func (st *state) queues(m *Model) {
 		ns.newS = ns.s / ns.speed
 		ns.newRho = ns.rho * st.load / ns.speed
 		ns.newWait = mg1Wait(ns.newRho, ns.newS, n.C2)
+		if st.ps {
+			ns.wait, ns.newWait = psWait(ns.rho, ns.s), psWait(ns.newRho, ns.newS)
+		}
 		if st.load != 1 {
 			ns.changed = true
 		}
@@ -198,14 +202,23 @@ func (st *state) queues(m *Model) {
 		}
 	}
 	for _, g := range groups {
-		mergeServers(g)
+		mergeServers(g, st.ps)
 	}
+}
+
+// psWait is the mean time a visit of mean service s loses to sharing a
+// processor at utilisation rho: s·ρ/(1−ρ); +Inf at saturation.
+func psWait(rho, s float64) float64 {
+	if rho >= 1 {
+		return math.Inf(1)
+	}
+	return s * rho / (1 - rho)
 }
 
 // mergeServers puts the nodes of g on one M/G/1 server: the visit rates
 // add up, and the wait is Pollaczek-Khinchine's for the mixture of their
 // services (λ·E[S²] / 2(1−ρ)).
-func mergeServers(g []*nodeState) {
+func mergeServers(g []*nodeState, ps bool) {
 	var lam, rho, es2 float64
 	for _, ns := range g {
 		l := ns.newRho / max(ns.newS, 1e-9) // visits per µs
@@ -219,6 +232,9 @@ func mergeServers(g []*nodeState) {
 	}
 	for _, ns := range g {
 		ns.newRho, ns.newWait = rho, wait
+		if ps {
+			ns.newWait = psWait(rho, ns.newS)
+		}
 	}
 }
 
