@@ -7,7 +7,7 @@ CC         ?= cc
 # The LD_PRELOAD capture library (preload/libwpcap), built with the system compiler.
 WPCAP      := $(BIN)/libwpcap.so
 WPCAP_CFLAGS := -Wall -Wextra -O2 -fPIC -shared -U_FORTIFY_SOURCE
-FUZZTIME   ?= 10s
+FUZZTIME   ?= 20s
 BENCHTIME  ?= 1s
 TESTBED_OUT ?= /tmp/wirepath-testbed
 # Packages whose tests also run under the race detector: all of them (about
@@ -34,11 +34,13 @@ CYCLO_SKIP = _test\.go$$|(^|/)testdata/$(if $(GENERATED),|^($(GENERATED))$$)
 # HTML report test, graphviz for the DOT report test, the testbed's
 # services (testbed/: nginx, Redis, memcached, dnsmasq, Python 3), and the
 # real servers and clients the protocol decoders are tested against
-# (proto/...; setpriv is in util-linux; openssl for TLS suites Go cannot make);
-# ethtool turns offloads off around the testbed's delaying forwarder (SHIM=).
+# (proto/...; setpriv is in util-linux; openssl for TLS suites Go cannot make),
+# libpcap0.8: the capture filters (-f) are compiled by libpcap, loaded at
+# run time (no cgo, no headers); ethtool turns offloads off around the
+# testbed's delaying forwarder (SHIM=).
 DEB_PKGS   := tcpdump tshark iproute2 iptables nftables gcc libc6-dev make strace curl zstd chromium graphviz \
 	nginx redis-server redis-tools memcached dnsmasq-base python3 \
-	postgresql mariadb-server mariadb-client util-linux openssl ethtool
+	postgresql mariadb-server mariadb-client util-linux openssl libpcap0.8 ethtool
 
 .PHONY: help
 help: ## list the targets
@@ -58,7 +60,7 @@ deps: ## install the Debian packages the tests need (only those missing)
 .PHONY: build
 build: preload ## build bin/wirepath and bin/libwpcap.so
 	@mkdir -p $(BIN)
-	$(GO) build -o $(WIREPATH) ./cmd/wirepath
+	$(GO) build -buildvcs=auto -o $(WIREPATH) ./cmd/wirepath
 
 .PHONY: preload
 preload: $(WPCAP) ## build the LD_PRELOAD capture library bin/libwpcap.so
@@ -109,7 +111,7 @@ bench-merge: ## wirepath merge vs mergecap + editcap -D on 1.2 M generated recor
 	scripts/bench-merge.sh
 
 .PHONY: fuzz
-fuzz: ## run every fuzz target for FUZZTIME (default 10s)
+fuzz: ## run every fuzz target for FUZZTIME (default 20s, about 15 minutes) and print executions per target
 	FUZZTIME=$(FUZZTIME) GO=$(GO) scripts/fuzz.sh
 
 .PHONY: demo
@@ -125,3 +127,7 @@ testbed: ## as root: the real testbed, every variant, analysed and scored (testb
 .PHONY: clean
 clean: ## remove build output
 	rm -rf $(BIN)
+
+.PHONY: man
+man: ## write the man pages (one per command, from the cobra tree) to bin/man
+	$(GO) run ./cmd/wirepath/internal/root/genman -o $(BIN)/man

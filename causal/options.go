@@ -4,7 +4,7 @@ import "fmt"
 
 // OptionError reports an engine option out of range, from an engine's
 // constructor or its options' Validate. Option names the option as the
-// engine's command-line flag and its key in Result.Params do ("window",
+// engine's command-line flag and its key in Result.Params do ("max-delay",
 // "overlap-penalty"), so that a command can name the flag.
 type OptionError struct {
 	// Engine is the engine's name.

@@ -1,6 +1,12 @@
 package causal
 
-import "testing"
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/wirepath/wirepath/internal/fuzzseed"
+)
 
 // FuzzParseSignature checks the signature parser's properties on any
 // input: it never panics; what it accepts renders back to text that parses
@@ -8,6 +14,12 @@ import "testing"
 // parent's receiver; and Canonical is idempotent and does not change the
 // number of hops.
 func FuzzParseSignature(f *testing.F) {
+	// Seeds from the repository's test data (internal/fuzzseed).
+	for _, l := range fuzzseed.Lines(f, 256, "report/testdata/*.result.json") {
+		if _, sig, ok := bytes.Cut(l, []byte(`"signature": "`)); ok {
+			f.Add(strings.TrimSuffix(string(sig), `",`))
+		}
+	}
 	for _, s := range []string{
 		"A->B",                   // one hop
 		"A->B(B->C(C->B(B->A)))", // a chain

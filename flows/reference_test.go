@@ -10,6 +10,8 @@ import (
 
 	"github.com/wirepath/wirepath/flows/internal/seqnum"
 	"github.com/wirepath/wirepath/pcapio"
+
+	"github.com/wirepath/wirepath/internal/fuzzseed"
 )
 
 // rseg is one segment of a reference test: n bytes at seq.
@@ -233,6 +235,8 @@ func runQuiet(t testing.TB, cfg Config, pkts ...*pcapio.Packet) ([]*Message, []C
 // delivered exactly once, in order, with its first copy's value, and the
 // holes between are gaps.
 func FuzzReassembly(f *testing.F) {
+	// Seeds from the repository's test data (internal/fuzzseed).
+	fuzzseed.Files(f, "flows/testdata/*.pcap*")
 	// In order, no loss.
 	f.Add([]byte{0, 0, 0, 1, 0, 0, 10, 'a', 0, 10, 10, 'b'})
 	// Out of order with a hole.

@@ -15,6 +15,16 @@ type ApplyStats struct {
 	Canonical int64 // packets of translated connections that already carry the canonical names
 	Untouched int64 // packets of connections not translated, or outside a translation's time
 	Fragments int64 // IP fragments, left alone
+
+	// Set by a Streamer, which renames while it learns (see Streamer):
+	// Late counts packets the final table renames that were handed on
+	// before their translation was learned (among Untouched), Provisional
+	// packets renamed while learning that the final table renames
+	// otherwise or not at all (among Rewritten), and Early packets that
+	// left the delay early because it held too many bytes.
+	Late        int64
+	Provisional int64
+	Early       int64
 }
 
 // Canonicalizer renames the packets of translated connections to their
@@ -26,6 +36,9 @@ type ApplyStats struct {
 type Canonicalizer struct {
 	t     *Table
 	stats ApplyStats
+	// The view and the names of the last packet renamed (for Streamer).
+	lastView  connKey
+	lastCanon [2]netip.AddrPort
 }
 
 // NewCanonicalizer returns a Canonicalizer that applies t.
@@ -57,6 +70,7 @@ func (c *Canonicalizer) Rewrite(p *pcapio.Packet) bool {
 		c.stats.Canonical++
 		return false
 	}
+	c.lastView, c.lastCanon = key, e.canon
 	src, dst := e.canon[srcSlot], e.canon[1-srcSlot]
 	p.Src, p.SrcPort = src.Addr(), src.Port()
 	p.Dst, p.DstPort = dst.Addr(), dst.Port()

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/wirepath/wirepath/pcapio"
+
+	"github.com/wirepath/wirepath/internal/fuzzseed"
 )
 
 // fuzzPackets turns bytes into a time-ordered packet set drawn from few
@@ -77,6 +79,8 @@ func fuzzPackets(data []byte) []pcapio.Packet {
 }
 
 func FuzzLearner(f *testing.F) {
+	// Seeds from the repository's test data (internal/fuzzseed).
+	fuzzseed.Files(f, "testdata/nat/*.pcap")
 	// Two copies of one UDP datagram across a NAT (hosts 1->2 and 1->3,
 	// TTL 64 then 63, sniffers 0 and 1): a match.
 	f.Add([]byte{0x08, 0x45, 0x41, 0x00, 0x00, 0x00, 0x10, 0x55, 0x31, 0x00, 0x00, 0x00})

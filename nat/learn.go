@@ -89,6 +89,10 @@ type Stats struct {
 	// PacketsToRewrite counts the packets on applied links whose name
 	// canonicalisation changes (the Canonicalizer's count on the same input).
 	PacketsToRewrite int64
+	// RenamedLate counts the packets a Streamer handed on unrenamed on a
+	// view that the final table renames: its translation was learned
+	// after they left the delay (see Streamer).
+	RenamedLate int64
 
 	PeakWindowCopies int // most packets held in the body window at once
 	PeakConnections  int // most connections tracked at once
@@ -108,6 +112,8 @@ type view struct {
 	recent      [8]uint64 // recent non-TCP body keys, to spot repeats
 	links       [2]uint32 // link ids + 1 (0: none)
 	moreLinks   []uint32  // further link ids + 1, rarely needed
+	// plain counts the view's packets a Streamer handed on unrenamed.
+	plain int64
 }
 
 // sawRecently reports whether key is among the view's recent body keys,
@@ -183,6 +189,7 @@ type link struct {
 	span    [2][2]int64
 	hasSpan [2]bool
 	pkts    [2]int64
+	plain   [2]int64 // the views' packets a Streamer handed on unrenamed
 	rule    [2]int32 // rule index per slot at Finish, -1 none
 	applied bool
 }
@@ -212,6 +219,7 @@ type Learner struct {
 
 	stats    Stats
 	finished bool
+	snapshot bool // a Snapshot is being built: active views' renames have no end
 }
 
 // NewLearner returns a Learner; invalid options are replaced by the defaults.
@@ -242,6 +250,11 @@ func (l *Learner) Finish() *Table {
 		}
 		l.finished = true
 	}
+	return l.table()
+}
+
+// table builds the table from the links as they are (Finish, Snapshot).
+func (l *Learner) table() *Table {
 	t := &Table{window: l.window, apply: make(map[connKey][]applyEntry)}
 	rules := l.aggregateRules()
 	for i := range rules {
@@ -459,6 +472,7 @@ func (l *Learner) endSpan(v *view, lid uint32) {
 		lk.span[side][1] = max(lk.span[side][1], v.last)
 	}
 	lk.pkts[side] += int64(v.count)
+	lk.plain[side] += v.plain
 }
 
 // addVotes adds n votes of weight w from matches of packets sent by slot

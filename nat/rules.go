@@ -251,7 +251,7 @@ func (l *Learner) buildApply(t *Table, rules []ruleAgg) {
 	slices.SortFunc(cands, func(a, b applyCand) int {
 		return cmp.Or(cmp.Compare(l.links[b.link].evidence, l.links[a.link].evidence), cmp.Compare(a.link, b.link))
 	})
-	l.stats.LinksApplied, l.stats.LinksConflicted, l.stats.PacketsToRewrite = 0, 0, 0
+	l.stats.LinksApplied, l.stats.LinksConflicted, l.stats.PacketsToRewrite, l.stats.RenamedLate = 0, 0, 0, 0
 	for i := range cands {
 		l.apply(t, &cands[i])
 	}
@@ -298,6 +298,11 @@ func (l *Learner) renames(L *link, inside [2]endpoint) [2]applyEntry {
 		}
 		e.from -= l.window
 		e.to += l.window
+		if first, open := l.openActivity(vk, L); open {
+			// A snapshot: the view is still active, so its rename holds
+			// from the start of this activity on.
+			e.from, e.to = min(e.from, first-l.window), math.MaxInt64
+		}
 		for s := 0; s < 2; s++ {
 			s0 := s // the slot of v0 that slot s of this view corresponds to
 			if side == 1 {
@@ -329,6 +334,7 @@ func (l *Learner) apply(t *Table, c *applyCand) {
 		t.apply[vk] = append(t.apply[vk], c.e[side])
 		if c.e[side].rewrites {
 			l.stats.PacketsToRewrite += L.pkts[side]
+			l.stats.RenamedLate += L.plain[side]
 		}
 	}
 }

@@ -265,6 +265,12 @@ func (d *decoder) ipv4() {
 		d.undecodable(false)
 		return
 	}
+	if w := d.ipWireLen(); total > w && w >= ihl {
+		// More than the frame carried on the wire: the header lies (a
+		// forged or corrupt length); the captured bytes are the truth.
+		p.BadIPLength = true
+		total = w
+	}
 	p.IPID = uint32(be.Uint16(b[4:6]))
 	ff := be.Uint16(b[6:8])
 	p.DontFragment = ff&0x4000 != 0
@@ -297,6 +303,10 @@ func (d *decoder) ipv6() {
 		plen = d.ipWireLen() - 40 // jumbogram or segmentation offload
 	}
 	total := 40 + max(plen, 0)
+	if w := d.ipWireLen(); total > w && w >= 40 {
+		p.BadIPLength = true // as for IPv4
+		total = w
+	}
 	d.ttl = b[7]
 	p.Src = netip.AddrFrom16([16]byte(b[8:24]))
 	p.Dst = netip.AddrFrom16([16]byte(b[24:40]))

@@ -29,6 +29,9 @@ var (
 	// ErrUnknownInterface: a pcapng packet names an interface that no
 	// Interface Description Block defined. The packet is skipped.
 	ErrUnknownInterface = errors.New("packet on an undefined interface")
+	// ErrBadTimestamp: a pcapng packet's timestamp does not fit in int64
+	// nanoseconds (after 2262): the record is skipped and counted as bad.
+	ErrBadTimestamp = errors.New("timestamp out of range")
 	// ErrUnknownLinkType: an interface's link type is one this package does
 	// not decode. Its packets are passed through as StatusUndecodable; the
 	// error is reported once per interface.
@@ -59,7 +62,8 @@ func (e *ParseError) Unwrap() error { return e.Err }
 
 // fatal reports whether a reader that returned err can read no further.
 func fatal(err error) bool {
-	return !errors.Is(err, ErrBadBlock) && !errors.Is(err, ErrUnknownInterface) && !errors.Is(err, ErrUnknownLinkType)
+	return !errors.Is(err, ErrBadBlock) && !errors.Is(err, ErrUnknownInterface) && !errors.Is(err, ErrUnknownLinkType) &&
+		!errors.Is(err, ErrBadTimestamp)
 }
 
 // SnifferNameError is an option of Open naming a sniffer (Reference, or a

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/wirepath/wirepath/clock"
-	"github.com/wirepath/wirepath/internal/parallel"
 	"github.com/wirepath/wirepath/internal/ring"
 )
 
@@ -30,6 +29,16 @@ const (
 	maxWindowWidening = int64(time.Second)
 	// maxProblemsPerFile caps the problems kept per file; more are counted.
 	maxProblemsPerFile = 100
+	// DefaultMaxObservations caps the observations one packet keeps: more
+	// copies of it (identical frames with equal timestamps, a flood) are
+	// counted as dropped copies.
+	DefaultMaxObservations = 64
+	// DefaultMaxPendingBytes bounds the memory of the packets waiting for
+	// their dedupe window to end; past it the oldest leave early.
+	DefaultMaxPendingBytes = 256 << 20
+	// pendingOverhead is what a pending packet costs besides its frame
+	// buffer (the Packet, its observations, the index entry).
+	pendingOverhead = 400
 )
 
 // Options configure Open. The zero value reads every file as one sniffer,
@@ -60,9 +69,44 @@ type Options struct {
 	// Reorder is the per-input reorder buffer in packets (0 means
 	// DefaultReorder, negative means none).
 	Reorder int
+	// MaxObservations caps the observations one packet keeps (0 means
+	// DefaultMaxObservations); further copies are counted
+	// (Stats.DroppedCopies), not kept.
+	MaxObservations int
+	// MaxPendingBytes bounds the memory of the packets waiting for their
+	// dedupe window to end (0 means DefaultMaxPendingBytes): packets with
+	// one timestamp never let the window end. Past it the oldest leave
+	// before their window ends (Stats.EarlyReleases), so a later copy of
+	// one of them becomes a packet of its own.
+	MaxPendingBytes int
+	// Filter, if set, selects the records read (a capture filter
+	// expression: package pcapfilter); the others are counted as
+	// Counts.Filtered and never decoded.
+	Filter RecordFilter
+	// Start and End, if set, select the packets whose corrected time is
+	// at or after Start and before End (absolute, or relative to the
+	// first packet's); the others are counted as Stats.OutsideTime.
+	Start, End TimeBound
+	// LookAhead is how much capture time of each input is read ahead, and
+	// kept, to find the sniffers and estimate the clock offsets before
+	// the merge starts (0 means DefaultLookAhead); LookAheadBytes bounds
+	// the captured bytes kept over all inputs (0 means
+	// DefaultLookAheadBytes; at least 1 MiB per input). Every input is
+	// read once: the records read ahead are merged from memory.
+	LookAhead      time.Duration
+	LookAheadBytes int
+	// Refine, if set, is called once the offsets are estimated, before
+	// the merge starts, with a Merger over the records read ahead alone
+	// (merged with those offsets; its own statistics). It returns every
+	// sniffer's offset as it now knows them (indexed by SnifferID); the
+	// ones that were unknown and now are known are taken, and the rest
+	// are estimated again, chained from them. Package pipeline completes
+	// the offsets across NAT this way.
+	Refine func(readAhead *Merger) ([]Offset, error)
 	// Progress, if set, is called as input is read with the bytes read so
-	// far and the total to read (the files' sizes times the passes). It is
-	// called from the reading goroutines, one call at a time.
+	// far and the total to read (the files' sizes; -1 when an input is a
+	// pipe or standard input, whose size is unknown). It is called from
+	// the reading goroutines, one call at a time.
 	Progress func(done, total int64)
 }
 
@@ -94,26 +138,46 @@ type Merger struct {
 	stats     Stats
 	problems  []error
 	progress  progressCounter
+	// pendingBytes is what the pending packets hold (their frame buffers
+	// and pendingOverhead each).
+	pendingBytes int64
+	// The time bounds, resolved at the first packet.
+	bounded        bool
+	startNS, endNS int64
+	aheadOnly      bool // merges the records read ahead only (Options.Refine)
 }
 
 // fileIn is one input file.
 type fileIn struct {
 	path     string
-	size     int64
+	size     int64 // -1 when unknown (a pipe, standard input)
 	stats    FileStats
 	problems int
 	fatal    bool
-	sniffer  int         // the file's sniffer when not split
+	sniffer  int         // the file's (first) sniffer
 	ifaces   map[int]int // interface index (-1: all) -> sniffer
-	ifInfo   []Interface // the file's interfaces, from the first pass
+	ifInfo   []Interface // the file's interfaces, from the read-ahead
+
+	// What the read-ahead left: the open reader (nil before and when it
+	// could not be opened), the records it read with their bytes, whether
+	// it met the end of the file, and the error that kept the file from
+	// being opened as a capture.
+	r        *Reader
+	ahead    []aheadRec
+	arena    [][]byte
+	aheadEnd bool
+	openErr  error
 }
 
 // Open reads the headers of every file and, unless opts say otherwise,
-// makes a first pass over all of them to estimate the clock offsets (and,
-// with SplitInterfaces, to find the interfaces). It fails only when a file
-// cannot be opened or an option is invalid (a name that names no sniffer
-// is a *SnifferNameError); bad content is reported by Problems and the
-// file's sniffer has no (or fewer) packets.
+// reads ahead in each (Options.LookAhead) to estimate the clock offsets
+// (and, with SplitInterfaces, to find the interfaces). Every file is read
+// once: what was read ahead is merged from memory, so a path may be a
+// named pipe, /dev/fd/N (a shell's <(...)) or StdinName ("-", standard
+// input). It fails only when a file cannot be opened or an option is
+// invalid (a name that names no sniffer is a *SnifferNameError); bad
+// content is reported by Problems and the file's sniffer has no (or
+// fewer) packets.
 func Open(paths []string, opts Options) (*Merger, error) {
 	if len(paths) == 0 {
 		return nil, errors.New("no capture files")
@@ -133,12 +197,43 @@ func Open(paths []string, opts Options) (*Merger, error) {
 	}
 	m.nameSniffers()
 	if err := m.solveClocks(samplers); err != nil {
+		m.closeFiles()
 		return nil, err
 	}
-	if err := m.openStreams(); err != nil {
-		return nil, err
+	if opts.Refine != nil {
+		if err := m.refine(samplers); err != nil {
+			m.closeFiles()
+			return nil, err
+		}
 	}
+	m.openStreams()
 	return m, nil
+}
+
+// RecordFilter selects records by their bytes (pcapfilter.Filter). Match
+// is called from several goroutines at once; an error (the expression
+// does not apply to the link type) is reported once per file and link
+// type, and the record does not pass.
+type RecordFilter interface {
+	Match(linkType uint16, data []byte, wireLen int) (bool, error)
+}
+
+// TimeBound is a point in capture time: absolute (ns since the epoch on
+// the reference clock) or, when Relative, Offset after the first packet.
+// The zero value is no bound.
+type TimeBound struct {
+	Set      bool
+	Relative bool
+	At       int64         // absolute, ns
+	Offset   time.Duration // relative
+}
+
+// resolve returns the bound's time given the first packet's.
+func (b TimeBound) resolve(first int64) int64 {
+	if b.Relative {
+		return first + int64(b.Offset)
+	}
+	return b.At
 }
 
 // withDefaults fills in the defaults of the zero options and checks the
@@ -156,38 +251,67 @@ func (o Options) withDefaults() (Options, error) {
 	if o.Reorder == 0 {
 		o.Reorder = DefaultReorder
 	}
+	if o.MaxObservations <= 0 {
+		o.MaxObservations = DefaultMaxObservations
+	}
+	if o.MaxPendingBytes <= 0 {
+		o.MaxPendingBytes = DefaultMaxPendingBytes
+	}
+	if o.LookAhead <= 0 {
+		o.LookAhead = DefaultLookAhead
+	}
+	if o.LookAheadBytes <= 0 {
+		o.LookAheadBytes = DefaultLookAheadBytes
+	}
 	return o, nil
 }
 
 // addFiles notes the input files and their sizes, and sets the progress
-// total to two passes over them.
+// total to their sum (-1 when one has no size: a pipe, standard input).
 func (m *Merger) addFiles(paths []string) error {
 	var size int64
+	stdin := false
 	for _, p := range paths {
-		fi, err := os.Stat(p)
+		var fi os.FileInfo
+		var err error
+		if p == StdinName {
+			if stdin {
+				return errors.New("standard input (-) given twice")
+			}
+			stdin = true
+			fi, err = os.Stdin.Stat()
+		} else {
+			fi, err = os.Stat(p)
+		}
 		if err != nil {
 			return err
 		}
 		if fi.IsDir() {
 			return fmt.Errorf("%s is a directory", p)
 		}
-		m.files = append(m.files, &fileIn{path: p, size: fi.Size(), stats: FileStats{Name: p}, ifaces: map[int]int{}})
-		size += fi.Size()
+		f := &fileIn{path: p, size: -1, stats: FileStats{Name: p}, ifaces: map[int]int{}}
+		if fi.Mode().IsRegular() && size >= 0 {
+			f.size = fi.Size()
+			size += fi.Size()
+		} else {
+			size = -1
+		}
+		m.files = append(m.files, f)
 	}
-	m.progress.setTotal(2 * size)
+	m.progress.setTotal(size)
 	return nil
 }
 
 // findSniffers finds the sniffers: one per file, or with SplitInterfaces
-// one per interface with packets, which takes the first pass. The first
-// pass also samples wire keys for the offset estimate when there is
+// one per interface with packets, which takes the read-ahead. The
+// read-ahead also samples wire keys for the offset estimate when there is
 // something to estimate; the samples are returned per sniffer (nil
 // without estimation).
 func (m *Merger) findSniffers() ([]*sampler, error) {
 	opts := &m.opts
 	estimate := !opts.NoOffsets && len(m.files) > 1 || opts.SplitInterfaces && !opts.NoOffsets
-	if opts.SplitInterfaces || estimate {
-		return m.firstPass(estimate)
+	if opts.SplitInterfaces || estimate || opts.Refine != nil {
+		return m.readAheadAll(estimate)
 	}
 	for i, f := range m.files {
 		f.sniffer = i
@@ -202,7 +326,7 @@ func (m *Merger) findSniffers() ([]*sampler, error) {
 // dedupe window by the largest uncertainty.
 func (m *Merger) solveClocks(samplers []*sampler) error {
 	opts := &m.opts
-	ref := 0
+	ref := m.defaultReference(samplers)
 	if opts.Reference != "" {
 		ref = m.snifferByName(opts.Reference)
 		if ref < 0 {
@@ -233,112 +357,9 @@ func (m *Merger) solveClocks(samplers []*sampler) error {
 	return nil
 }
 
-// fileScan is what the first pass found in one file.
-type fileScan struct {
-	err    error            // the file could not be opened at all
-	whole  *sampler         // the file's sample (not split)
-	byIf   map[int]*sampler // each interface's sample (split)
-	seen   map[int]bool     // interfaces with packets
-	ifInfo []Interface
-}
-
-// firstPass reads every file once, several at a time: it finds the
-// sniffers (every interface that has packets, in order of index, when
-// split) and, when estimate is set, samples wire keys.
-func (m *Merger) firstPass(estimate bool) ([]*sampler, error) {
-	scans := make([]fileScan, len(m.files))
-	parallel.For(len(m.files), parallel.Workers(0), 1, func(_, i int) {
-		scans[i] = m.scanFile(m.files[i], estimate)
-	})
-	var samplers []*sampler
-	for i, f := range m.files {
-		sc := &scans[i]
-		if sc.err != nil {
-			return nil, sc.err
-		}
-		f.ifInfo = sc.ifInfo
-		if !m.opts.SplitInterfaces || len(sc.seen) == 0 {
-			// One sniffer for the file; when split, a file without
-			// packets (or unreadable) keeps one empty sniffer so that it
-			// stays visible in the statistics.
-			f.sniffer = len(m.sniffers)
-			f.ifaces[-1] = f.sniffer
-			m.sniffers = append(m.sniffers, Sniffer{ID: SnifferID(f.sniffer), File: f.path, Interface: -1})
-			if m.opts.SplitInterfaces {
-				samplers = append(samplers, nil)
-			} else {
-				samplers = append(samplers, sc.whole)
-			}
-			continue
-		}
-		for _, ifc := range slices.Sorted(maps.Keys(sc.seen)) {
-			f.ifaces[ifc] = len(m.sniffers)
-			m.sniffers = append(m.sniffers, Sniffer{ID: SnifferID(len(m.sniffers)), File: f.path, Interface: ifc})
-			samplers = append(samplers, sc.byIf[ifc])
-		}
-	}
-	if !estimate {
-		samplers = nil
-	}
-	return samplers, nil
-}
-
-// scanFile is the first pass over one file. It may run concurrently with
-// the scans of other files.
-func (m *Merger) scanFile(f *fileIn, estimate bool) fileScan {
-	sc := fileScan{byIf: map[int]*sampler{}, seen: map[int]bool{}}
-	if estimate {
-		sc.whole = newSampler(m.opts.MaxSamples)
-	}
-	r, err := m.openReader(f)
-	if err != nil {
-		var pe *ParseError
-		if !errors.As(err, &pe) {
-			sc.err = err
-		}
-		return sc
-	}
-	defer r.Close()
-	var p Packet
-	var rec Record
-	lastIf, lastRes := -1, int64(0)
-	for {
-		err := r.ReadRecord(&rec)
-		if err == io.EOF || IsFatal(err) {
-			break
-		}
-		if err != nil {
-			continue
-		}
-		if m.opts.SplitInterfaces {
-			sc.seen[rec.Interface] = true
-		}
-		if !estimate {
-			continue
-		}
-		smp := sc.whole
-		if m.opts.SplitInterfaces {
-			if smp = sc.byIf[rec.Interface]; smp == nil {
-				smp = newSampler(m.opts.MaxSamples)
-				sc.byIf[rec.Interface] = smp
-			}
-		}
-		Decode(&p, rec.LinkType, rec.Data, rec.WireLen)
-		if p.Status == StatusOK {
-			smp.add(p.WireKey, rec.TS, p.Src, p.Dst)
-		}
-		if rec.Interface != lastIf {
-			lastIf, lastRes = rec.Interface, resolutionNS(&r.Interfaces()[rec.Interface])
-		}
-		smp.res = max(smp.res, lastRes)
-	}
-	sc.ifInfo = slices.Clone(r.Interfaces())
-	return sc
-}
-
 // openReader opens f with progress counting.
 func (m *Merger) openReader(f *fileIn) (*Reader, error) {
-	osf, err := os.Open(f.path)
+	osf, err := openInput(f.path)
 	if err != nil {
 		return nil, err
 	}
@@ -354,11 +375,11 @@ func (m *Merger) openReader(f *fileIn) (*Reader, error) {
 func (m *Merger) nameSniffers() {
 	bases := map[string]int{}
 	for _, f := range m.files {
-		bases[filepath.Base(f.path)]++
+		bases[baseName(f.path)]++
 	}
 	for i := range m.sniffers {
 		s := &m.sniffers[i]
-		name := filepath.Base(s.File)
+		name := baseName(s.File)
 		if bases[name] > 1 {
 			name = s.File
 		}
@@ -387,6 +408,30 @@ func (m *Merger) nameSniffers() {
 			s.Name += "#" + suffix
 		}
 	}
+}
+
+// baseName is the file name of path, "stdin" for standard input.
+func baseName(path string) string {
+	if path == StdinName {
+		return "stdin"
+	}
+	return filepath.Base(path)
+}
+
+// defaultReference is the first sniffer that has packets in the
+// read-ahead: an unreadable (or empty) first input must not become the
+// clock every other is measured against, leaving them all unknown. The
+// first sniffer without a read-ahead, or when none has packets.
+func (m *Merger) defaultReference(samplers []*sampler) int {
+	if samplers == nil {
+		return 0
+	}
+	for i, smp := range samplers {
+		if smp != nil && smp.n > 0 {
+			return i
+		}
+	}
+	return 0
 }
 
 func (m *Merger) snifferByName(name string) int {
@@ -458,44 +503,35 @@ func (m *Merger) problem(f *fileIn, err error) {
 	}
 }
 
-// stream is one input of the k-way merge: a file, or one interface of a
-// file when interfaces are split. A producer goroutine reads and decodes
-// it into batches; the merging goroutine consumes them.
+// stream is one input of the k-way merge: a file. A producer goroutine
+// reads and decodes it into batches; the merging goroutine consumes them.
+// When its interfaces are sniffers with different clock offsets (split),
+// their corrected times interleave out of file order: the stream holds
+// packets back until no later record can come before them (fill).
 type stream struct {
 	idx     int
 	file    *fileIn
-	iface   int  // -1: every interface
-	primary bool // reports the file's problems and drops
-	sniffer int
 	ch      chan *batch
 	cur     *batch
 	pos     int
 	ended   bool
 	reorder reorderBuf
+	// multi is set when the file's sniffers have different clock
+	// models (models); maxTS is the latest own timestamp read.
+	multi  bool
+	models []*clock.Model
+	maxTS  int64
 }
 
-func (m *Merger) openStreams() error {
-	passes := int64(0)
+// openStreams starts a producer for every file: it merges the records
+// read ahead, then reads on with the reader the read-ahead left open (or
+// opens the file when there was no read-ahead).
+func (m *Merger) openStreams() {
 	for _, f := range m.files {
-		first := true
-		add := func(iface, sn int) {
-			s := &stream{idx: len(m.streams), file: f, iface: iface, primary: first, sniffer: sn}
-			first = false
-			m.streams = append(m.streams, s)
-			passes += f.size
-		}
-		if m.opts.SplitInterfaces {
-			for i := range m.sniffers {
-				sn := &m.sniffers[i]
-				if sn.File == f.path {
-					add(sn.Interface, i)
-				}
-			}
-		} else {
-			add(-1, f.sniffer)
-		}
+		s := &stream{idx: len(m.streams), file: f}
+		s.multi, s.models = m.fileModels(f)
+		m.streams = append(m.streams, s)
 	}
-	m.progress.setTotal(passes)
 	for i := range m.sniffers {
 		s := &m.sniffers[i]
 		s.Packets, s.Bytes, s.First, s.Last, s.LinkTypes = 0, 0, 0, 0, nil
@@ -507,36 +543,77 @@ func (m *Merger) openStreams() error {
 	m.quit = make(chan struct{})
 	m.pool = make(chan []*Packet, 4*len(m.streams)+4)
 	for _, s := range m.streams {
-		r, err := m.openReader(s.file)
-		if err != nil {
-			if s.primary {
-				m.problem(s.file, err)
-				s.file.fatal = true
+		f := s.file
+		r := f.r
+		if !m.aheadOnly {
+			f.r = nil // the producer owns it now
+		}
+		if f.openErr == nil && r == nil && !m.aheadOnly {
+			var err error
+			if r, err = m.openReader(f); err != nil {
+				f.openErr = err
 			}
+		}
+		if f.openErr != nil {
+			m.problem(f, f.openErr)
+			f.fatal = true
 			s.ended = true
 			continue
 		}
-		if s.primary {
-			s.file.stats.Format = r.Format().String()
-			s.file.stats.Compression = r.Compression().String()
+		if r != nil {
+			f.stats.Format = r.Format().String()
+			f.stats.Compression = r.Compression().String()
+		}
+		if m.aheadOnly {
+			r = nil // the prefix merges the records read ahead only
 		}
 		s.ch = make(chan *batch, streamBatches)
 		m.producers.Add(1)
 		go m.produce(s, r)
 	}
-	return nil
+}
+
+// fileModels reports whether f's sniffers have different clock models,
+// and returns them.
+func (m *Merger) fileModels(f *fileIn) (bool, []*clock.Model) {
+	var models []*clock.Model
+	multi := false
+	for _, sn := range f.ifaces {
+		md := &m.models[sn]
+		if len(models) > 0 && !slices.EqualFunc(md.Segments, models[0].Segments, func(a, b clock.Segment) bool { return a == b }) {
+			multi = true
+		}
+		models = append(models, md)
+	}
+	return multi, models
+}
+
+// lowBound is the earliest corrected time a record of s read after one
+// with own timestamp s.maxTS can have: its earliest sniffer's.
+func (s *stream) lowBound() int64 {
+	low := int64(math.MaxInt64)
+	for _, md := range s.models {
+		low = min(low, md.Local(s.maxTS))
+	}
+	return low
 }
 
 // fill moves packets from s's batches into its reorder buffer until the
-// buffer is full or the input ends.
+// buffer is full or the input ends. A file whose sniffers have different
+// offsets keeps filling while its front packet could still be preceded
+// by a later record: while it is after the latest own timestamp read
+// corrected by the earliest sniffer clock (at most maxReorderHold packets).
 func (m *Merger) fill(s *stream) {
 	limit := max(m.opts.Reorder, 1)
-	for s.reorder.len() < limit {
+	for s.reorder.len() < limit || s.multi && s.reorder.len() < maxReorderHold &&
+		s.reorder.front().Obs[0].Corrected > s.lowBound() {
 		p := m.nextRaw(s)
 		if p == nil {
 			return
 		}
-		m.sniffers[s.sniffer].observe(p, p.Obs[0].TS)
+		o := &p.Obs[0]
+		m.sniffers[o.Sniffer].observe(p, o.TS)
+		s.maxTS = max(s.maxTS, o.TS)
 		s.reorder.insert(p)
 	}
 }
@@ -573,8 +650,38 @@ func (m *Merger) nextRaw(s *stream) *Packet {
 	}
 }
 
-// pop returns the next observation in corrected time order, or nil.
+// pop returns the next observation in corrected time order within the
+// time bounds (Options.Start, End), or nil; those outside are counted.
 func (m *Merger) pop() *Packet {
+	for {
+		p := m.popAny()
+		if p == nil {
+			return nil
+		}
+		if !m.opts.Start.Set && !m.opts.End.Set {
+			return p
+		}
+		t := p.Obs[0].Corrected
+		if !m.bounded {
+			m.bounded = true
+			m.startNS, m.endNS = math.MinInt64, math.MaxInt64
+			if m.opts.Start.Set {
+				m.startNS = m.opts.Start.resolve(t)
+			}
+			if m.opts.End.Set {
+				m.endNS = m.opts.End.resolve(t)
+			}
+		}
+		if t >= m.startNS && t < m.endNS {
+			return p
+		}
+		m.stats.OutsideTime++
+		m.recycle(p)
+	}
+}
+
+// popAny returns the next observation in corrected time order, or nil.
+func (m *Merger) popAny() *Packet {
 	if !m.started {
 		m.started = true
 		for _, s := range m.streams {
@@ -629,8 +736,14 @@ func (m *Merger) Next() (*Packet, error) {
 	for {
 		if m.pending.Len() > 0 {
 			g := *m.pending.Front()
-			if t, ok := m.frontier(); !ok || t-g.TS() > m.window {
+			t, ok := m.frontier()
+			full := m.pendingBytes > int64(m.opts.MaxPendingBytes)
+			if !ok || t-g.TS() > m.window || full {
+				if full && ok && t-g.TS() <= m.window {
+					m.stats.EarlyReleases++
+				}
 				m.pending.Pop()
+				m.pendingBytes -= pendingCost(g)
 				if m.byKey[g.WireKey] == g {
 					delete(m.byKey, g.WireKey)
 				}
@@ -666,6 +779,11 @@ func (m *Merger) add(p *Packet) {
 	t := p.Obs[0].Corrected
 	{
 		if g := m.byKey[p.WireKey]; g != nil && absDiff(t, g.TS()) <= m.window {
+			if len(g.Obs) >= m.opts.MaxObservations {
+				m.stats.DroppedCopies++
+				m.recycle(p)
+				return
+			}
 			g.Obs = append(g.Obs, p.Obs[0])
 			// Keep Obs ordered by corrected time (it nearly always is).
 			for i := len(g.Obs) - 1; i > 0 && g.Obs[i].Corrected < g.Obs[i-1].Corrected; i-- {
@@ -677,7 +795,11 @@ func (m *Merger) add(p *Packet) {
 		m.byKey[p.WireKey] = p
 	}
 	m.pending.Push(p)
+	m.pendingBytes += pendingCost(p)
 }
+
+// pendingCost is the memory a pending packet is charged.
+func pendingCost(p *Packet) int64 { return int64(cap(p.buf)) + pendingOverhead }
 
 // account counts a packet that is being returned.
 func (m *Merger) account(g *Packet) {
@@ -768,9 +890,10 @@ type progressCounter struct {
 	done, total int64
 }
 
-func (c *progressCounter) setTotal(more int64) {
+// setTotal sets the bytes to read; -1 when unknown.
+func (c *progressCounter) setTotal(total int64) {
 	c.mu.Lock()
-	c.total = c.done + more
+	c.total = total
 	c.mu.Unlock()
 }
 
@@ -778,7 +901,11 @@ func (c *progressCounter) add(n int) {
 	c.mu.Lock()
 	c.done += int64(n)
 	if c.fn != nil && n > 0 {
-		c.fn(c.done, max(c.total, c.done))
+		total := int64(-1)
+		if c.total >= 0 {
+			total = max(c.total, c.done)
+		}
+		c.fn(c.done, total)
 	}
 	c.mu.Unlock()
 }

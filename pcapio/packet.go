@@ -121,6 +121,10 @@ type Packet struct {
 	// packet: Payload is shorter than PayloadLen, or (StatusUndecodable)
 	// the headers themselves were cut.
 	Truncated bool
+	// BadIPLength is true when the IP header claimed more bytes than the
+	// frame carried on the wire (a forged or corrupt total or payload
+	// length): the lengths were taken from the frame instead.
+	BadIPLength bool
 
 	// WireKey fingerprints (go-farm Fingerprint64) the fields that do not
 	// change between capture points on one L2/L3 path: IP version,
@@ -198,4 +202,27 @@ func subsliceOffset(buf, sub []byte) (int, bool) {
 		return 0, false
 	}
 	return off, true
+}
+
+// CopyTo makes dst a deep copy of p that shares no buffer with it,
+// reusing dst's storage: once dst has held a packet as large, it
+// allocates nothing (for holding packets back without a Clone each).
+func (p *Packet) CopyTo(dst *Packet) {
+	obs, buf, kb := dst.Obs[:0], dst.buf[:0], dst.keyBuf
+	*dst = *p
+	dst.Obs = append(obs, p.Obs...)
+	dst.keyBuf = kb
+	off, inFrame := subsliceOffset(p.Frame, p.Payload)
+	buf = append(buf, p.Frame...)
+	if p.Payload != nil && !inFrame {
+		off = len(buf)
+		buf = append(buf, p.Payload...)
+	}
+	dst.buf = buf
+	// Frame and Payload keep the capacity to the end of buf, so that
+	// the Payload is found inside the Frame again (subsliceOffset).
+	dst.Frame = buf[:len(p.Frame)]
+	if p.Payload != nil {
+		dst.Payload = buf[off : off+len(p.Payload)]
+	}
 }

@@ -3,6 +3,7 @@ package pcapio
 import (
 	"fmt"
 	"io"
+	"math"
 	"math/bits"
 )
 
@@ -58,24 +59,40 @@ func newTSConv(resol uint8, offsetSec int64) (tsConv, bool) {
 	return c, true
 }
 
-func (c *tsConv) ns(ts uint64) int64 {
+// ns converts ts, and reports false when the time does not fit in
+// int64 nanoseconds since the epoch (year 2262): a corrupt timestamp,
+// which would otherwise wrap around to a date before 1970.
+func (c *tsConv) ns(ts uint64) (int64, bool) {
+	var base int64
 	switch {
 	case c.binary:
 		sec := ts >> c.exp
 		frac := ts & (1<<c.exp - 1)
 		hi, lo := bits.Mul64(frac, 1e9)
 		var fracNS uint64
-		if c.exp == 0 {
-			fracNS = 0
-		} else {
+		if c.exp != 0 {
 			fracNS = lo>>c.exp | hi<<(64-c.exp)
 		}
-		return int64(sec)*1e9 + int64(fracNS) + c.offset
+		if sec > uint64(math.MaxInt64/1_000_000_000) {
+			return 0, false
+		}
+		base = int64(sec) * 1e9
+		if base > math.MaxInt64-int64(fracNS) {
+			return 0, false
+		}
+		base += int64(fracNS)
 	case c.mul != 0:
-		return int64(ts)*c.mul + c.offset
+		if ts > uint64(math.MaxInt64/c.mul) {
+			return 0, false
+		}
+		base = int64(ts) * c.mul
 	default:
-		return int64(ts/c.div) + c.offset
+		base = int64(ts / c.div)
 	}
+	if c.offset > 0 && base > math.MaxInt64-c.offset {
+		return 0, false
+	}
+	return base + c.offset, true
 }
 
 // readFirstSection reads the Section Header Block that opens the file.
@@ -304,7 +321,10 @@ func (r *Reader) packetBlock(rec *Record, blk []byte, typ uint32, start int64) e
 		Offset:    start,
 	}
 	if typ != ngBlockSPB {
-		rec.TS = ifc.conv.ns(ts)
+		var ok bool
+		if rec.TS, ok = ifc.conv.ns(ts); !ok {
+			return r.errAt(r.num, start, fmt.Errorf("%w: %#x on interface %d", ErrBadTimestamp, ts, idx))
+		}
 	}
 	return nil
 }

@@ -170,9 +170,11 @@ func newReader(rd io.Reader, name string, bufSize int) (*Reader, error) {
 }
 
 // fileBufferSize sizes the buffer for a file: readBufferSize, or less for
-// a smaller file.
+// a smaller regular file. A pipe, a FIFO or a terminal has no size: it
+// gets the whole buffer. Records larger than the buffer are read through
+// Reader.big, so the buffer's size bounds no record.
 func fileBufferSize(f *os.File) int {
-	if fi, err := f.Stat(); err == nil && fi.Size() < readBufferSize {
+	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() && fi.Size() < readBufferSize {
 		return max(int(fi.Size()), 4096)
 	}
 	return readBufferSize
@@ -214,7 +216,7 @@ func (r *Reader) Offset() int64 { return r.off }
 
 // ReadRecord reads the next record into rec. At the end of the file it
 // returns io.EOF. Other errors are *ParseError values. Those wrapping
-// ErrBadBlock, ErrUnknownInterface or ErrUnknownLinkType are not fatal:
+// ErrBadBlock, ErrUnknownInterface, ErrUnknownLinkType or ErrBadTimestamp are not fatal:
 // the offending block was skipped (or, for an unknown link type, its
 // packets will be delivered undecoded) and the next call goes on. Any
 // other error is fatal and sticky: the reader cannot find the next record.
@@ -270,9 +272,12 @@ func (r *Reader) peek(n int) ([]byte, error) {
 }
 
 // next consumes n bytes and returns them; valid until the next read. It
-// peeks when n fits the buffer and copies into r.big otherwise.
+// peeks when n fits the buffer (whatever size it was given: a small file's
+// buffer is small) and copies into r.big otherwise, so that a record
+// larger than the buffer is read whole, or found cut by the end of the
+// file, never "bufio: buffer full".
 func (r *Reader) next(n int) ([]byte, error) {
-	if n <= readBufferSize {
+	if n <= r.br.Size() {
 		b, err := r.peek(n)
 		if err != nil {
 			if err == io.EOF && n > 0 {

@@ -17,12 +17,19 @@ type Counts struct {
 	// Truncated counts delivered packets the snapshot length cut
 	// (Packet.Truncated); they are also counted above.
 	Truncated int64 `json:"truncated"`
+	// BadIPLength counts delivered packets whose IP header claimed more
+	// bytes than the frame carried (Packet.BadIPLength); the frame's
+	// length was used. Also counted above.
+	BadIPLength int64 `json:"bad_ip_length"`
 	// BadRecords counts packet records skipped because their block was
 	// malformed, they named an undefined interface, or their length field
 	// was corrupt (which also ends the file).
 	BadRecords int64 `json:"bad_records"`
 	// CutRecords counts records cut off by the end of the file.
 	CutRecords int64 `json:"cut_records"`
+	// Filtered counts records the capture filter (Options.Filter) left
+	// out: read, never decoded, not in Records.
+	Filtered int64 `json:"filtered"`
 }
 
 func (c *Counts) add(o Counts) {
@@ -32,8 +39,10 @@ func (c *Counts) add(o Counts) {
 	c.NonIP += o.NonIP
 	c.Undecodable += o.Undecodable
 	c.Truncated += o.Truncated
+	c.BadIPLength += o.BadIPLength
 	c.BadRecords += o.BadRecords
 	c.CutRecords += o.CutRecords
+	c.Filtered += o.Filtered
 }
 
 func (c *Counts) count(p *Packet) {
@@ -49,6 +58,9 @@ func (c *Counts) count(p *Packet) {
 	}
 	if p.Truncated {
 		c.Truncated++
+	}
+	if p.BadIPLength {
+		c.BadIPLength++
 	}
 }
 
@@ -67,9 +79,10 @@ type FileStats struct {
 }
 
 // Stats is the accounting of a merge. Once Next has returned io.EOF:
-// Total.Records = Packets + Duplicates, every observation read is in
-// exactly one Packet returned, and Total.BadRecords + Total.CutRecords
-// records were dropped.
+// Total.Records = Packets + Duplicates + DroppedCopies + OutsideTime,
+// every observation read is in exactly one Packet returned or counted as
+// a dropped copy or outside the time bounds, and
+// Total.BadRecords + Total.CutRecords records were dropped.
 type Stats struct {
 	// Files holds each file's accounting; Total their sum.
 	Files []FileStats `json:"files"`
@@ -79,6 +92,15 @@ type Stats struct {
 	// Duplicates counts the observations grouped into an earlier
 	// observation's packet (sum over packets of len(Obs)-1).
 	Duplicates int64 `json:"duplicates"`
+	// DroppedCopies counts copies of a packet beyond the observations a
+	// packet keeps (Options.MaxObservations): counted, not kept.
+	DroppedCopies int64 `json:"dropped_copies"`
+	// OutsideTime counts observations outside Options.Start and End: read
+	// and decoded, then left out (they are in Total.Records).
+	OutsideTime int64 `json:"outside_time"`
+	// EarlyReleases counts packets returned before their dedupe window
+	// ended because the pending packets held Options.MaxPendingBytes.
+	EarlyReleases int64 `json:"early_releases"`
 	// OutOfOrder counts observations older than one merged before them
 	// (an input more out of order than the reorder buffer absorbs).
 	OutOfOrder int64 `json:"out_of_order"`

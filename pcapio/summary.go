@@ -122,8 +122,21 @@ func (s *Summary) WriteText(w io.Writer) error {
 	row("total", "", "", s.Stats.Total, fmt.Sprint(nprob))
 	tw.Flush()
 	t := s.Stats.Total
-	fmt.Fprintf(ew, "  %d records read = %d packets + %d duplicates grouped (window %v); %d records dropped (%d bad, %d cut off); %d out of order\n",
-		t.Records, s.Stats.Packets, s.Stats.Duplicates, time.Duration(s.Stats.Window), t.BadRecords+t.CutRecords, t.BadRecords, t.CutRecords, s.Stats.OutOfOrder)
+	fmt.Fprintf(ew, "  %d records read = %d packets + %d duplicates grouped (window %v)", t.Records, s.Stats.Packets, s.Stats.Duplicates, time.Duration(s.Stats.Window))
+	if s.Stats.OutsideTime > 0 {
+		fmt.Fprintf(ew, " + %d outside the time bounds", s.Stats.OutsideTime)
+	}
+	if s.Stats.DroppedCopies > 0 {
+		fmt.Fprintf(ew, " + %d copies beyond what a packet keeps, counted only", s.Stats.DroppedCopies)
+	}
+	fmt.Fprintf(ew, "; %d records dropped (%d bad, %d cut off); %d out of order\n",
+		t.BadRecords+t.CutRecords, t.BadRecords, t.CutRecords, s.Stats.OutOfOrder)
+	if t.Filtered > 0 {
+		fmt.Fprintf(ew, "  %d more records left out by the capture filter\n", t.Filtered)
+	}
+	if s.Stats.EarlyReleases > 0 {
+		fmt.Fprintf(ew, "  %d packets left the dedupe window early: too many were pending\n", s.Stats.EarlyReleases)
+	}
 	if s.Output != nil {
 		fmt.Fprintf(ew, "\nwrote %d packets to %s\n", s.Output.Packets, s.Output.File)
 	}

@@ -67,6 +67,9 @@ func (w *Writer) WritePacket(iface int, ts int64, data []byte, wireLen int, comm
 	if iface < 0 || iface >= len(w.ifaces) {
 		return fmt.Errorf("pcapng writer: interface %d not added", iface)
 	}
+	if ts < 0 {
+		return fmt.Errorf("pcapng writer: time %d before 1970: pcapng timestamps are unsigned", ts)
+	}
 	if len(data) > maxRecordLen || len(comment) > 0xffff {
 		return fmt.Errorf("pcapng writer: packet of %d bytes or comment of %d bytes too large", len(data), len(comment))
 	}

@@ -31,7 +31,7 @@ func TestWriterRoundTrip(t *testing.T) {
 	pkts := []pk{
 		{i0, 1700000000_123456789, sampleTCP4(1, "x"), 0, "seen by a"},
 		{i1, 1700000000_223456789, sll2(etherTypeIPv6, 1, udp6), 500, ""},
-		{i0, -5, []byte{1, 2, 3}, 3, strings.Repeat("c", 301)}, // odd lengths need padding
+		{i0, 5, []byte{1, 2, 3}, 3, strings.Repeat("c", 301)}, // odd lengths need padding
 	}
 	for _, p := range pkts {
 		if err := w.WritePacket(p.iface, p.ts, p.data, p.wire, []byte(p.comment)); err != nil {
@@ -40,6 +40,9 @@ func TestWriterRoundTrip(t *testing.T) {
 	}
 	if err := w.WritePacket(7, 0, nil, 0, nil); err == nil {
 		t.Error("undefined interface accepted")
+	}
+	if err := w.WritePacket(i0, -5, nil, 0, nil); err == nil {
+		t.Error("a time before 1970 accepted (it would read back as one after 2262)")
 	}
 	if err := w.Flush(); err != nil {
 		t.Fatal(err)

@@ -1,36 +1,40 @@
 // Package pipeline runs the front half of the wirepath pipeline, from
 // capture files (and syscall traces) to a message trace:
 //
-//	captures ─► pcapio ─► nat (learn) ─► pcapio ─► nat (rewrite) ─► flows ─► reconcile ─► trace
-//	            offsets,   first pass     second pass                        + preload
-//	            dedupe     over the merge
+//	captures ─► pcapio ─► nat (learn, delay, rename) ─► flows ─► reconcile ─► trace
+//	            offsets,                                          + preload
+//	            dedupe
 //
 // It only wires the stages together; each stage's logic lives in its own
 // package. Messages runs the stages up to flows and hands each write-level
 // message to a callback (what `wirepath messages` prints); Run goes on
 // through reconcile and returns the trace with every stage's accounting in
 // its Meta (what `wirepath reconcile` writes and `wirepath analyze` hands
-// to the engines); LearnNAT runs the NAT learning pass alone (what
-// `wirepath nat` prints).
+// to the engines); LearnNAT runs NAT learning alone (what `wirepath nat`
+// prints).
 //
-// NAT learning needs the whole capture before the first packet can be
-// renamed, so with NAT the captures are read in two merged passes (plus
-// pcapio's own sampling pass for the clock offsets). The second pass reuses
-// the first pass's offsets, completed with what nat learned about sniffers
-// on either side of a translation (chained by package clock from the
-// sniffers pcapio tied to the reference), so it does not estimate them
-// again. The phases: openCaptures, learn, secondPass, then flows
-// (readMessages) and the accounting (account).
+// Every input is read once, so a capture may come from a pipe or standard
+// input. pcapio reads ahead in each input (Options.LookAhead) and
+// estimates the clock offsets from what it read; NAT learning on that
+// read-ahead completes them across translations (Options.Refine). The
+// merge then streams through a nat.Streamer, which learns translations as
+// the packets go by and holds each packet back for the learning window
+// before renaming it with what it learned by then, and on into flows. The
+// phases: openCaptures, openSource, then flows (readMessages) and the
+// accounting (account).
 //
-// Memory is bounded as each stage bounds it (pcapio by its window, nat by
-// the translated connections, flows by the open connections), except that
-// reconcile keeps every message of the run (about 300 bytes each with its sightings).
+// Memory is bounded as each stage bounds it (pcapio by its read-ahead and
+// window, nat by the delay and the translated connections, flows by the
+// open connections), except that reconcile keeps every message of the run
+// (about 0.9 KB of memory each with its sightings).
 package pipeline
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
+	"net/netip"
 	"os"
 	"slices"
 	"sync"
@@ -50,13 +54,13 @@ type Stage uint8
 
 // The stages, in the order they run.
 const (
-	StageLearn     Stage = iota // the first reading: pcapio's sample for the clock offsets, then the merge through the NAT learner
-	StageMessages               // the merged reading through NAT rewriting and flows (the first, without NAT)
+	StageLearn     Stage = iota // wirepath nat: the merge through the NAT learner
+	StageMessages               // the merged reading through NAT and flows
 	StagePreload                // reading the syscall traces
 	StageReconcile              // reconciling messages and syscalls into the trace
 )
 
-var stageNames = [...]string{"learning clocks and NAT", "reassembling messages", "reading syscall traces", "reconciling"}
+var stageNames = [...]string{"learning NAT", "reassembling messages", "reading syscall traces", "reconciling"}
 
 // String returns a short description of the stage, for progress displays.
 func (s Stage) String() string {
@@ -81,10 +85,14 @@ type Config struct {
 	Captures []string
 	// Capture configures pcapio; its Progress is set by the pipeline.
 	Capture pcapio.Options
-	// NoNAT skips NAT learning and rewriting (one merged pass fewer).
+	// NoNAT skips NAT learning and rewriting.
 	NoNAT bool
 	// NAT configures the learner; the zero value means nat.DefaultOptions.
 	NAT nat.Options
+	// NATDelay is how long each packet is held back, in capture time,
+	// before it is renamed with the translations learned by then (0 means
+	// NAT.Window); see nat.Streamer.
+	NATDelay time.Duration
 	// Flows configures reassembly; the zero value means
 	// flows.DefaultConfig. Its OnConn, if set, is still called.
 	Flows flows.Config
@@ -98,6 +106,9 @@ type Config struct {
 	Reconcile reconcile.Options
 	// Progress, if set, is called as the stages advance.
 	Progress Progress
+	// Context, if set, stops the run when it is cancelled: the reading
+	// ends and the run returns its error.
+	Context context.Context
 }
 
 // Result is what a run produced besides the messages or the trace.
@@ -113,10 +124,10 @@ type Result struct {
 	// offsets nat found across translations marked Method "nat").
 	Sniffers []pcapio.Sniffer
 	Offsets  []pcapio.Offset
-	// Capture is pcapio's accounting of the last merged pass.
+	// Capture is pcapio's accounting of the merge.
 	Capture pcapio.Stats
 	// NAT is the learned translation table (nil with NoNAT), NATApply
-	// the rewriting pass's counters.
+	// the renaming counters.
 	NAT      *nat.Table
 	NATApply nat.ApplyStats
 	// Flows is the flows stage's accounting.
@@ -169,8 +180,15 @@ func Run(cfg Config) (*Result, error) {
 	}
 	start := func() error {
 		ropts.Sniffers = sniffersFor(res.Sniffers, res.Offsets)
-		if res.NAT != nil {
-			ropts.Canonical = res.NAT.Lookup
+		if !cfg.NoNAT {
+			// reconcile renames traced endpoints as it finishes, when
+			// the final table is known.
+			ropts.Canonical = func(proto uint8, src, dst netip.AddrPort, ts int64) (netip.AddrPort, netip.AddrPort, bool) {
+				if res.NAT == nil {
+					return src, dst, false
+				}
+				return res.NAT.Lookup(proto, src, dst, ts)
+			}
 		}
 		var err error
 		rec, err = reconcile.New(ropts)
@@ -245,6 +263,10 @@ func runMessagesHook(cfg *Config, res *Result, ready func() error, fn func(*flow
 			return err
 		}
 	}
+	ns, _ := src.(*natSource)
+	if cfg.Context != nil {
+		src = &ctxSource{Source: src, ctx: cfg.Context}
+	}
 	r, err := flows.NewReader(src, flowsConfig(cfg.Flows))
 	if err != nil {
 		return err
@@ -252,52 +274,76 @@ func runMessagesHook(cfg *Config, res *Result, ready func() error, fn func(*flow
 	if err := readMessages(r, fn); err != nil {
 		return err
 	}
-	account(cfg, res, m, r, src)
+	if ns != nil {
+		res.NAT = ns.s.Finish()
+		res.NAT.SetSnifferNames(snifferNames(res.Sniffers))
+		res.NATApply = ns.s.Stats()
+	}
+	account(res, m, r)
 	return nil
 }
 
-// LearnNAT runs the NAT learning pass alone (what `wirepath nat` prints):
+// LearnNAT runs NAT learning alone (what `wirepath nat` prints):
 // captures → pcapio → nat, whatever cfg.NoNAT says. Result holds the
 // sniffers, the offsets (pcapio's, completed with what nat found across
-// translations: Method "nat"), the translation table, and the learning
-// pass's accounting (Capture, Accounting) and problems.
+// translations: Method "nat"), the translation table, and the merge's
+// accounting (Capture, Accounting) and problems.
 func LearnNAT(cfg Config) (*Result, error) {
 	cfg.Progress = serialize(cfg.Progress)
 	res := &Result{}
-	if _, _, err := learn(&cfg, res); err != nil {
+	o, err := natOptions(cfg.NAT)
+	if err != nil {
 		return res, err
 	}
+	m, err := openCaptures(&cfg, res, StageLearn, nil)
+	if err != nil {
+		return res, err
+	}
+	defer m.Close()
+	l, err := observeAll(m, o)
+	if err != nil {
+		return res, err
+	}
+	res.Problems = append(res.Problems, m.Problems()...)
+	res.Sniffers = m.Sniffers()
+	res.Capture = m.Stats()
+	res.NAT = l.Finish()
+	res.NAT.SetSnifferNames(snifferNames(res.Sniffers))
+	completeOffsets(res.Offsets, res.NAT.Clocks)
 	res.Accounting = append(captureCounts(&res.Capture), res.NAT.Accounting()...)
 	return res, nil
 }
 
 // openSource opens the captures and returns what flows reads, and the
-// merge under it: pcapio's merge; or with NAT, after the learning pass,
-// the second merge with translated packets renamed.
+// merge under it: pcapio's merge; or with NAT, the merge through a
+// nat.Streamer, the offsets completed across translations from the
+// read-ahead (refine).
 func openSource(cfg *Config, res *Result) (flows.Source, *pcapio.Merger, error) {
 	if cfg.NoNAT {
-		m, err := openCaptures(cfg, res, StageMessages)
+		m, err := openCaptures(cfg, res, StageMessages, nil)
 		return m, m, err
 	}
-	window, completed, err := learn(cfg, res)
+	o, err := natOptions(cfg.NAT)
 	if err != nil {
 		return nil, nil, err
 	}
-	m, err := secondPass(cfg, res, window, completed)
+	m, err := openCaptures(cfg, res, StageMessages, refine(o))
 	if err != nil {
 		return nil, nil, err
 	}
-	return &rewriter{m: m, c: nat.NewCanonicalizer(res.NAT)}, m, nil
+	s := nat.NewStreamer(nat.StreamOptions{Learn: o, Delay: cfg.NATDelay})
+	return &natSource{m: m, s: s}, m, nil
 }
 
 // openCaptures opens the captures, pcapio's progress reported as stage s,
 // and notes the sniffers and their offsets.
-func openCaptures(cfg *Config, res *Result, s Stage) (*pcapio.Merger, error) {
+func openCaptures(cfg *Config, res *Result, s Stage, refine func(*pcapio.Merger) ([]pcapio.Offset, error)) (*pcapio.Merger, error) {
 	if len(cfg.Captures) == 0 {
 		return nil, errors.New("no capture files")
 	}
 	popts := cfg.Capture
 	popts.Progress = func(done, total int64) { progress(cfg.Progress, s, done, total) }
+	popts.Refine = refine
 	m, err := pcapio.Open(cfg.Captures, popts)
 	if err != nil {
 		return nil, err
@@ -307,45 +353,30 @@ func openCaptures(cfg *Config, res *Result, s Stage) (*pcapio.Merger, error) {
 	return m, nil
 }
 
-// learn is the learning pass: the merge read through the NAT learner to
-// the end. It leaves the table in res.NAT, the offsets completed with the
-// clocks nat measured across translations in res.Offsets, and the pass's
-// problems and accounting in res; it returns the merge's dedupe window
-// (the second pass must use the same) and whether nat tied a sniffer to
-// the reference that pcapio could not.
-func learn(cfg *Config, res *Result) (window int64, completed bool, err error) {
-	m, err := openCaptures(cfg, res, StageLearn)
-	if err != nil {
-		return 0, false, err
+// refine is pcapio's Options.Refine with NAT: the read-ahead through a
+// Learner, whose clocks across translations complete the offsets.
+func refine(o nat.Options) func(*pcapio.Merger) ([]pcapio.Offset, error) {
+	return func(ahead *pcapio.Merger) ([]pcapio.Offset, error) {
+		l, err := observeAll(ahead, o)
+		if err != nil {
+			return nil, err
+		}
+		offs := slices.Clone(ahead.Offsets())
+		completeOffsets(offs, l.Finish().Clocks)
+		return offs, nil
 	}
-	l, err := observeAll(m, cfg.NAT)
-	if err != nil {
-		m.Close()
-		return 0, false, err
-	}
-	res.Problems = append(res.Problems, m.Problems()...)
-	res.Sniffers = m.Sniffers()
-	res.Capture = m.Stats()
-	m.Close()
-	tab := l.Finish()
-	names := make([]string, len(res.Sniffers))
-	for i, s := range res.Sniffers {
-		names[i] = s.Name
-	}
-	tab.SetSnifferNames(names)
-	res.NAT = tab
-	return res.Capture.Window, completeOffsets(res.Offsets, tab.Clocks), nil
 }
 
-// observeAll reads the merge to its end through a NAT learner with
-// options o (nat's defaults when o is the zero value).
-func observeAll(m *pcapio.Merger, o nat.Options) (*nat.Learner, error) {
+// natOptions is o, or nat's defaults when o is the zero value, checked.
+func natOptions(o nat.Options) (nat.Options, error) {
 	if o == (nat.Options{}) {
 		o = nat.DefaultOptions()
 	}
-	if err := o.Validate(); err != nil {
-		return nil, err
-	}
+	return o, o.Validate()
+}
+
+// observeAll reads the merge to its end through a NAT learner.
+func observeAll(m *pcapio.Merger, o nat.Options) (*nat.Learner, error) {
 	l := nat.NewLearner(o)
 	for {
 		p, err := m.Next()
@@ -359,48 +390,12 @@ func observeAll(m *pcapio.Merger, o nat.Options) (*nat.Learner, error) {
 	}
 }
 
-// secondPass opens the captures again: the same sniffers, the offsets as
-// known now, the same window. If nat tied a sniffer to the reference that
-// pcapio could not (completed), sniffers that share packets only with it
-// can be estimated now: pcapio samples again for those.
-func secondPass(cfg *Config, res *Result, window int64, completed bool) (*pcapio.Merger, error) {
-	p2 := cfg.Capture
-	p2.NoOffsets = true
-	p2.Offsets = map[string]time.Duration{}
-	unknown := false
-	for i, o := range res.Offsets {
-		if o.Known {
-			p2.Offsets[res.Sniffers[i].Name] = time.Duration(o.Offset)
-		} else {
-			unknown = true
-		}
+func snifferNames(sn []pcapio.Sniffer) []string {
+	names := make([]string, len(sn))
+	for i, s := range sn {
+		names[i] = s.Name
 	}
-	if unknown && completed && !cfg.Capture.NoOffsets {
-		p2.NoOffsets = false
-	}
-	p2.Window = time.Duration(window)
-	p2.Progress = func(done, total int64) { progress(cfg.Progress, StageMessages, done, total) }
-	m, err := pcapio.Open(cfg.Captures, p2)
-	if err != nil {
-		return nil, err
-	}
-	adoptOffsets(res.Offsets, m.Offsets())
-	return m, nil
-}
-
-// adoptOffsets takes the second pass's estimates for the sniffers still
-// unknown. They chain from an offset given to it (the first of Via):
-// exact for pcapio, not for us, so that one's uncertainty is added.
-func adoptOffsets(offs, second []pcapio.Offset) {
-	prev := slices.Clone(offs)
-	for i, o := range second {
-		if i < len(offs) && !offs[i].Known && o.Known {
-			if len(o.Via) > 0 && int(o.Via[0]) < len(prev) {
-				o.Uncertainty += prev[o.Via[0]].Uncertainty
-			}
-			offs[i] = o
-		}
-	}
+	return names
 }
 
 // flowsConfig is fc, or flows' defaults (keeping fc's OnConn) when fc is
@@ -430,18 +425,13 @@ func readMessages(r *flows.Reader, fn func(*flows.Message) error) error {
 	}
 }
 
-// account notes what the last merge and flows counted, and appends every
+// account notes what the merge and flows counted, and appends every
 // stage's counters to res.Accounting.
-func account(cfg *Config, res *Result, m *pcapio.Merger, r *flows.Reader, src flows.Source) {
-	if cfg.NoNAT {
-		res.Problems = append(res.Problems, m.Problems()...)
-	}
+func account(res *Result, m *pcapio.Merger, r *flows.Reader) {
+	res.Problems = append(res.Problems, m.Problems()...)
 	res.Sniffers = m.Sniffers()
 	res.Capture = m.Stats()
 	res.Flows = r.Stats()
-	if rw, ok := src.(*rewriter); ok {
-		res.NATApply = rw.c.Stats()
-	}
 	res.Accounting = append(res.Accounting, captureCounts(&res.Capture)...)
 	if res.NAT != nil {
 		res.Accounting = append(res.Accounting, res.NAT.Accounting()...)
@@ -450,24 +440,53 @@ func account(cfg *Config, res *Result, m *pcapio.Merger, r *flows.Reader, src fl
 			return trace.Count{Stage: trace.StageNAT, Name: name, Value: v}
 		}
 		res.Accounting = append(res.Accounting, c("rewrite_packets", a.Packets), c("rewrite_rewritten", a.Rewritten),
-			c("rewrite_canonical", a.Canonical), c("rewrite_untouched", a.Untouched), c("rewrite_fragments", a.Fragments))
+			c("rewrite_canonical", a.Canonical), c("rewrite_untouched", a.Untouched), c("rewrite_fragments", a.Fragments),
+			c("rewrite_late", a.Late), c("rewrite_provisional", a.Provisional), c("delay_left_early", a.Early))
 	}
 	res.Accounting = append(res.Accounting, res.Flows.Counts()...)
 }
 
-// rewriter is the flows source of the second pass: pcapio's merge with
-// translated packets renamed to their canonical endpoints.
-type rewriter struct {
-	m *pcapio.Merger
-	c *nat.Canonicalizer
+// ctxSource ends a source with its context's error once it is cancelled
+// (checked every 4096 packets).
+type ctxSource struct {
+	flows.Source
+	ctx context.Context
+	n   int
 }
 
-func (w *rewriter) Next() (*pcapio.Packet, error) {
-	p, err := w.m.Next()
-	if err == nil {
-		w.c.Rewrite(p)
+func (c *ctxSource) Next() (*pcapio.Packet, error) {
+	if c.n++; c.n%4096 == 0 && c.ctx.Err() != nil {
+		return nil, c.ctx.Err()
 	}
-	return p, err
+	return c.Source.Next()
+}
+
+// natSource is what flows reads with NAT: the merge through a
+// nat.Streamer (observed, held back, renamed).
+type natSource struct {
+	m     *pcapio.Merger
+	s     *nat.Streamer
+	ended bool
+}
+
+func (w *natSource) Next() (*pcapio.Packet, error) {
+	for {
+		if p := w.s.Pop(w.ended); p != nil {
+			return p, nil
+		}
+		if w.ended {
+			return nil, io.EOF
+		}
+		p, err := w.m.Next()
+		if errors.Is(err, io.EOF) {
+			w.ended = true
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		w.s.Push(p)
+	}
 }
 
 // completeOffsets gives sniffers pcapio could not relate to the reference
@@ -538,9 +557,9 @@ func captureCounts(s *pcapio.Stats) []trace.Count {
 	t := s.Total
 	return []trace.Count{
 		c("records", t.Records), c("bytes", t.Bytes), c("decoded", t.Decoded), c("non_ip", t.NonIP),
-		c("undecodable", t.Undecodable), c("truncated", t.Truncated), c("bad_records", t.BadRecords),
-		c("cut_records", t.CutRecords), c("packets", s.Packets), c("duplicates", s.Duplicates),
-		c("out_of_order", s.OutOfOrder),
+		c("undecodable", t.Undecodable), c("truncated", t.Truncated), c("bad_ip_length", t.BadIPLength), c("bad_records", t.BadRecords),
+		c("cut_records", t.CutRecords), c("filtered", t.Filtered), c("outside_time", s.OutsideTime), c("packets", s.Packets), c("duplicates", s.Duplicates),
+		c("out_of_order", s.OutOfOrder), c("dropped_copies", s.DroppedCopies), c("early_releases", s.EarlyReleases),
 	}
 }
 

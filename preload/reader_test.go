@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/wirepath/wirepath/internal/fuzzseed"
 )
 
 const sampleTrace = `{"wirepath_preload":1,"tool":"libwpcap","host":"web1","pid":812,"ppid":1,"process":"nginx","exe":"/usr/sbin/nginx","start_ts":1700000000000000000}
@@ -201,6 +203,8 @@ func recordsOf(t *testing.T, data []byte) []Record {
 // FuzzReader: any input is read without panicking; what was read is
 // written by the Writer and reads back to the same records.
 func FuzzReader(f *testing.F) {
+	// Seeds from the repository's test data (internal/fuzzseed).
+	fuzzseed.Files(f, "preload/testdata/*.jsonl")
 	f.Add([]byte(sampleTrace))
 	f.Add([]byte(`{"ts":1,"call":"recv","pid":5,"host":"h","process":"p"}`)) // record before any header, with its own names
 	f.Add([]byte(`{"wirepath_preload":1,"pid":1}` + "\n" + `{"ts":1,"call":"x\u00e9","sum":"FFFFFFFF"}`))
@@ -267,6 +271,8 @@ func FuzzReader(f *testing.F) {
 // FuzzStrace: any input converts without panicking, the accounting adds
 // up, and the output is a valid preload trace with as many records.
 func FuzzStrace(f *testing.F) {
+	// Seeds from the repository's test data (internal/fuzzseed).
+	fuzzseed.Files(f, "preload/testdata/strace/*.strace")
 	for _, name := range []string{"udp", "unix", "httpsrv"} {
 		data, err := os.ReadFile(filepath.Join("testdata", "strace", name+".strace"))
 		if err != nil {

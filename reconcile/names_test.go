@@ -9,6 +9,8 @@ import (
 	"github.com/wirepath/wirepath/flows"
 	"github.com/wirepath/wirepath/preload"
 	"github.com/wirepath/wirepath/trace"
+
+	"github.com/wirepath/wirepath/internal/fuzzseed"
 )
 
 // A three-tier system seen by one sniffer: two clients call web:80, which
@@ -193,6 +195,8 @@ func TestParseRoles(t *testing.T) {
 }
 
 func FuzzParseRoles(f *testing.F) {
+	// Seeds from the repository's test data (internal/fuzzseed).
+	fuzzseed.Strings(f, "testdata/demo/roles.txt")
 	f.Add("10.0.0.5 web\n10.0.0.6:5432 db # postgres\n") // hosts and endpoints, a comment
 	f.Add("::1 localhost ip6-localhost\n")               // /etc/hosts: IPv6, aliases ignored
 	f.Add("[fe80::1%eth0]:53 dns\n")                     // a zone in an endpoint

@@ -10,6 +10,7 @@ import (
 
 	"github.com/wirepath/wirepath/causal"
 	"github.com/wirepath/wirepath/causal/resultjson"
+	"github.com/wirepath/wirepath/internal/fuzzseed"
 )
 
 // readJSON reads the one result in r through the result reader.
@@ -28,6 +29,8 @@ func readJSON(r io.Reader, name string) (*causal.Result, error) {
 // accepts them, to every renderer: none may panic, and what is accepted
 // must survive a write/read round trip unchanged in shape.
 func FuzzReadJSON(f *testing.F) {
+	// Seeds from the repository's test data (internal/fuzzseed).
+	fuzzseed.Files(f, "report/testdata/*.result.json", "cmd/wirepath/testdata/report/*.json")
 	// Small, compact seeds keep the fuzzer (and its minimiser) fast: the
 	// cache-hit path, the lookup path with its untraced DNS server, and one
 	// convolution hop with delays.
@@ -76,6 +79,8 @@ func FuzzReadJSON(f *testing.F) {
 // rendered by every format and come back unchanged in number and shape
 // from a write/read round trip.
 func FuzzReadResults(f *testing.F) {
+	// Seeds from the repository's test data (internal/fuzzseed).
+	fuzzseed.Files(f, "report/testdata/*.result.json", "cmd/wirepath/testdata/report/*.json")
 	one := `{"version": 1, "engine": "x", "patterns": [{"rank": 1, "signature": "A->B", "hops": [{"id": 0, "parent": null, "from": "A", "to": "B", "kind": "-", "start_us": null}]}]}`
 	f.Add([]byte(one))                                                                                                // a plain result
 	f.Add([]byte(`{"wirepath_analysis": 1, "engines": ["x", "y"], "results": [` + one + `, ` + one + `]}`))           // an envelope of two

@@ -38,7 +38,8 @@ func WriteText(w io.Writer, res *causal.Result, opt TextOptions) error {
 // table are those of the first, and the accounting and warnings are the
 // trace's followed by each engine's.
 func writeText(w io.Writer, rs []*causal.Result, opt TextOptions) error {
-	bw := bufio.NewWriter(w)
+	ew := &escaper{w: w}
+	bw := bufio.NewWriter(ew)
 	for i, res := range rs {
 		if i > 0 {
 			bw.WriteString("\n")
@@ -65,21 +66,45 @@ func writeText(w io.Writer, rs []*causal.Result, opt TextOptions) error {
 	if len(rs) > 0 {
 		writeTrailer(bw, rs, opt.Summary)
 	}
-	return bw.Flush()
+	if err := bw.Flush(); err != nil {
+		return err
+	}
+	return ew.flush()
 }
+
+// Bounds of a pattern's text: a pattern may have thousands of hops (a
+// reused call id chained them), and a tree's rows are indented by their
+// depth, so the text would grow with the square of it.
+const (
+	// MaxTextDepth is the deepest hop shown; deeper ones are counted.
+	MaxTextDepth = 32
+	// MaxTextHops is the most hops of one pattern shown.
+	MaxTextHops = 256
+	// maxSignatureRunes is the longest signature shown whole.
+	maxSignatureRunes = 400
+	// maxUntracedNotes is the most notes on untraced nodes per pattern.
+	maxUntracedNotes = 16
+)
 
 func writePattern(w *bufio.Writer, p *causal.Pattern) {
 	fmt.Fprintf(w, "\n#%d  count %d  expected %s  max p %.2f", p.Rank, p.Count, fmtNum(p.Expected), p.MaxProbability)
 	if p.Latency != nil {
 		fmt.Fprintf(w, "  latency %s (p50 %s, p90 %s)", FormatUS(p.Latency.Mean), FormatUS(p.Latency.P50), FormatUS(p.Latency.P90))
 	}
-	fmt.Fprintf(w, "\n    %s\n", p.Signature)
+	fmt.Fprintf(w, "\n    %s\n", shortSignature(p.Signature))
 	if !p.WellFormed() {
 		fmt.Fprintf(w, "    (malformed pattern: hops are not a tree in parent-first order)\n")
 		return
 	}
 	tl := buildTimeline(p, meanTimes(p))
-	writeHopTable(w, hopRows(p, tl))
+	rows, deeper, more := hopRows(p, tl)
+	writeHopTable(w, rows)
+	if deeper > 0 {
+		fmt.Fprintf(w, "    … %d deeper hops not shown (depth > %d)\n", deeper, MaxTextDepth)
+	}
+	if more > 0 {
+		fmt.Fprintf(w, "    … %d more hops not shown (at most %d per pattern)\n", more, MaxTextHops)
+	}
 	writeUntraced(w, tl)
 }
 
@@ -87,12 +112,21 @@ func writePattern(w *bufio.Writer, p *causal.Pattern) {
 type textRow struct{ label, node, net, start, delays string }
 
 // hopRows returns the rows of p's hop table, the hops as a tree in
-// depth-first order with box-drawing prefixes.
-func hopRows(p *causal.Pattern, tl *timeline) []textRow {
+// depth-first order with box-drawing prefixes, to depth MaxTextDepth and
+// at most MaxTextHops rows; and how many hops were left out for their
+// depth (deeper) and past the rows shown (more).
+func hopRows(p *causal.Pattern, tl *timeline) (rows []textRow, deeper, more int) {
 	kids := p.Children()
-	var rows []textRow
-	var walk func(id int, prefix string, last, root bool)
-	walk = func(id int, prefix string, last, root bool) {
+	var walk func(id int, prefix string, last, root bool, depth int)
+	walk = func(id int, prefix string, last, root bool, depth int) {
+		if depth >= MaxTextDepth {
+			deeper += subtreeSize(kids, id)
+			return
+		}
+		if len(rows) >= MaxTextHops {
+			more += subtreeSize(kids, id)
+			return
+		}
 		branch, next := "├─ ", "│  "
 		if last {
 			branch, next = "└─ ", "   "
@@ -102,11 +136,11 @@ func hopRows(p *causal.Pattern, tl *timeline) []textRow {
 		}
 		rows = append(rows, textHopRow(&p.Hops[id], tl, id, prefix+branch, root))
 		for i, c := range kids[id] {
-			walk(c, prefix+next, i == len(kids[id])-1, false)
+			walk(c, prefix+next, i == len(kids[id])-1, false, depth+1)
 		}
 	}
-	walk(0, "", true, true)
-	return rows
+	walk(0, "", true, true, 0)
+	return rows, deeper, more
 }
 
 // textHopRow is the row of hop h (number id), its label after prefix: the
@@ -170,8 +204,12 @@ func writeHopTable(w *bufio.Writer, rows []textRow) {
 
 // writeUntraced explains the ◇ of each untraced visit of the timeline.
 func writeUntraced(w *bufio.Writer, tl *timeline) {
+	notes := 0
 	for _, v := range tl.Visits {
 		if !v.Untraced {
+			continue
+		}
+		if notes++; notes > maxUntracedNotes {
 			continue
 		}
 		switch {
@@ -183,6 +221,91 @@ func writeUntraced(w *bufio.Writer, tl *timeline) {
 			fmt.Fprintf(w, "    ◇ %s was not traced: %s is its delay plus the network both ways\n", v.Node, FormatUS(v.End-v.Start))
 		}
 	}
+	if notes > maxUntracedNotes {
+		fmt.Fprintf(w, "    ◇ … and %d more nodes that were not traced\n", notes-maxUntracedNotes)
+	}
+}
+
+// subtreeSize counts the hops of the subtree rooted at id.
+func subtreeSize(kids [][]int, id int) int {
+	n, stack := 0, []int{id}
+	for len(stack) > 0 {
+		x := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		n++
+		stack = append(stack, kids[x]...)
+	}
+	return n
+}
+
+// shortSignature is sig, cut to maxSignatureRunes with how much was left out.
+func shortSignature(sig string) string {
+	n := utf8.RuneCountInString(sig)
+	if n <= maxSignatureRunes {
+		return sig
+	}
+	cut := 0
+	for i := range sig {
+		if cut == maxSignatureRunes {
+			return fmt.Sprintf("%s… (%d more characters)", sig[:i], n-maxSignatureRunes)
+		}
+		cut++
+	}
+	return sig
+}
+
+// escaper writes text with control characters escaped (\x1b, \u009b),
+// so that a node name cannot send a terminal escape sequence; newlines
+// and tabs pass. It keeps a rune cut by the end of a write for the next.
+type escaper struct {
+	w     io.Writer
+	carry []byte
+	buf   []byte
+}
+
+func (e *escaper) Write(p []byte) (int, error) {
+	n := len(p)
+	if len(e.carry) > 0 {
+		p = append(e.carry, p...)
+		e.carry = nil
+	}
+	e.buf = e.buf[:0]
+	for len(p) > 0 {
+		r, size := utf8.DecodeRune(p)
+		if r == utf8.RuneError && size == 1 && !utf8.FullRune(p) {
+			e.carry = append(e.carry[:0], p...)
+			break
+		}
+		switch {
+		case r == '\n' || r == '\t':
+			e.buf = append(e.buf, byte(r))
+		case r < 0x20 || r == 0x7f:
+			e.buf = fmt.Appendf(e.buf, "\\x%02x", r)
+		case r >= 0x80 && r < 0xa0:
+			e.buf = fmt.Appendf(e.buf, "\\u%04x", r)
+		default:
+			e.buf = append(e.buf, p[:size]...)
+		}
+		p = p[size:]
+	}
+	if _, err := e.w.Write(e.buf); err != nil {
+		return 0, err
+	}
+	return n, nil
+}
+
+// flush writes a rune cut at the very end as it is (escaped bytes).
+func (e *escaper) flush() error {
+	if len(e.carry) == 0 {
+		return nil
+	}
+	var b []byte
+	for _, c := range e.carry {
+		b = fmt.Appendf(b, "\\x%02x", c)
+	}
+	e.carry = nil
+	_, err := e.w.Write(b)
+	return err
 }
 
 // fmtDelays lists convolution delays by declining frequency as

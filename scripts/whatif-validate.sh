@@ -149,7 +149,7 @@ for g in $groups; do
 		d=$out/$g-base-$r
 		[ -s "$d/truth.jsonl" ] || continue
 		analyze "$d"
-		"$wp" -q whatif "$d/result.json" --trace "$d/trace.tsv" --scenario "$out/scenarios.txt" --json --requests -o "$d/predictions.json"
+		"$wp" -q whatif "$d/result.json" --trace "$d/trace.tsv" --scenario "$out/scenarios.txt" --format json --requests -o "$d/predictions.json"
 		bases+=("$d") preds+=("$d/predictions.json")
 	done
 	[ ${#bases[@]} -gt 0 ] || continue

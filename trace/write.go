@@ -38,9 +38,6 @@ func FormatForName(name string) Format {
 // name, see FormatForName), gzip-compressed if the name ends in .gz and
 // zstd-compressed if it ends in .zst.
 func WriteFile(path string, t *Trace, f Format) (err error) {
-	if f == FormatAuto {
-		f = FormatForName(path)
-	}
 	file, err := os.Create(path)
 	if err != nil {
 		return err
@@ -50,14 +47,23 @@ func WriteFile(path string, t *Trace, f Format) (err error) {
 			err = cerr
 		}
 	}()
-	var w io.Writer = file
+	return WriteNamed(file, path, t, f)
+}
+
+// WriteNamed writes t to w as WriteFile writes it to a file named name:
+// the format from the name with FormatAuto, compressed as the name says.
+// For callers that create the file themselves (atomically, say).
+func WriteNamed(w io.Writer, name string, t *Trace, f Format) error {
+	if f == FormatAuto {
+		f = FormatForName(name)
+	}
 	var closer io.Closer
 	switch {
-	case strings.HasSuffix(path, ".gz"):
-		zw := gzip.NewWriter(file)
+	case strings.HasSuffix(name, ".gz"):
+		zw := gzip.NewWriter(w)
 		w, closer = zw, zw
-	case strings.HasSuffix(path, ".zst"):
-		zw, zerr := zstd.NewWriter(file, zstd.WithEncoderConcurrency(1))
+	case strings.HasSuffix(name, ".zst"):
+		zw, zerr := zstd.NewWriter(w, zstd.WithEncoderConcurrency(1))
 		if zerr != nil {
 			return zerr
 		}

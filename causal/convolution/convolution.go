@@ -113,7 +113,7 @@ func (o *Options) Validate() error {
 	case !(o.Dip >= 0) || o.Dip >= o.NSigma:
 		return bad("dip-sigma", "the dip S between spikes must be at least 0 and below the spike height N (%g)", o.NSigma)
 	case o.Window < 0:
-		return bad("window", "the window must not be negative")
+		return bad("tolerance", "the tolerance must not be negative")
 	case o.MaxDelay < 0:
 		return bad("max-delay", "the max delay must not be negative")
 	case o.MaxDepth < 1:
@@ -138,7 +138,7 @@ func (o *Options) Params() map[string]any {
 		"quantum":      time.Duration(o.Quantum).String(),
 		"spike-sigma":  o.NSigma,
 		"dip-sigma":    o.Dip,
-		"window":       time.Duration(o.window()).String(),
+		"tolerance":    time.Duration(o.window()).String(),
 		"max-delay":    time.Duration(o.maxDelay()).String(),
 		"max-depth":    o.MaxDepth,
 		"min-count":    o.MinCount,

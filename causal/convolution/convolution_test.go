@@ -568,7 +568,7 @@ func TestConvolutionOptionsValidate(t *testing.T) {
 		{func(o *Options) { o.NSigma = 0 }, "spike-sigma"},
 		{func(o *Options) { o.Dip = 4 }, "dip-sigma"},
 		{func(o *Options) { o.Dip = -1 }, "dip-sigma"},
-		{func(o *Options) { o.Window = -1 }, "window"},
+		{func(o *Options) { o.Window = -1 }, "tolerance"},
 		{func(o *Options) { o.MaxDelay = -1 }, "max-delay"},
 		{func(o *Options) { o.MaxDepth = 0 }, "max-depth"},
 		{func(o *Options) { o.MinCount = 0 }, "min-count"},

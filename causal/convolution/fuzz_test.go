@@ -4,9 +4,13 @@ import (
 	"testing"
 
 	"github.com/wirepath/wirepath/causal/internal/enginetest"
+
+	"github.com/wirepath/wirepath/internal/fuzzseed"
 )
 
 func FuzzConvolution(f *testing.F) {
+	// Seeds from the repository's test data (internal/fuzzseed).
+	fuzzseed.Files(f, "cmd/wirepath/testdata/traces/*.tsv", "trace/testdata/*.tsv")
 	seed := make([]byte, 0, 500)
 	for i := 0; i < 100; i++ {
 		// n0 -> n1 then, 30 ms later, n1 -> n2

@@ -10,6 +10,8 @@ import (
 
 	"github.com/wirepath/wirepath/causal"
 	"github.com/wirepath/wirepath/trace"
+
+	"github.com/wirepath/wirepath/internal/fuzzseed"
 )
 
 // smallTrace generates at most a few instances of c, or reports false when
@@ -39,6 +41,8 @@ func smallTrace(t *testing.T, c *Config) (*Output, bool) {
 // it accepts validates, marshals to YAML that parses to the same config (a
 // fixed point), and generates a consistent truth.
 func FuzzParseConfig(f *testing.F) {
+	// Seeds from the repository's test data (internal/fuzzseed).
+	fuzzseed.Files(f, "testdata/gen/*.yaml")
 	for _, b := range Builtins() {
 		f.Add(b.Source) // every shipped config: rpc, parallel, delay_by, messages
 	}
@@ -97,6 +101,8 @@ func FuzzParseConfig(f *testing.F) {
 // accepts satisfies the truth invariants (trees with one root, parents in
 // the same instance), and that writing it back reads to the same bytes.
 func FuzzReadTruth(f *testing.F) {
+	// Seeds from the repository's test data (internal/fuzzseed).
+	fuzzseed.Strings(f, "testdata/demo/ground-truth.tsv")
 	c := mustBuiltin(f, "children-d-cc", 0)
 	c.Instances = 4
 	c.Duration = 0

@@ -54,7 +54,8 @@ type Options struct {
 	// Default 2.
 	Iterations int
 	// MaxTreeSize bounds the messages of one path instance; links beyond it
-	// are left out and the instance is counted as truncated. Default 10000.
+	// are left out and the instance is counted as truncated. Default 1000
+	// (a reused call id chained 2,000 messages into one instance).
 	MaxTreeSize int
 	// ClientRoots makes every message sent by a client node (a node that
 	// never uses a fixed port, WAP5 section 2.5.1) spontaneous. WAP5's
@@ -111,7 +112,7 @@ func DefaultOptions() Options {
 		TryBothLow:         0.3,
 		TryBothHigh:        0.7,
 		MinLinkProbability: 1e-3,
-		MaxTreeSize:        10000,
+		MaxTreeSize:        1000,
 		ClientRoots:        true,
 		Calls:              true,
 		DelayModel:         DelayEmpirical,
@@ -142,7 +143,7 @@ func (o *Options) Validate() error {
 	}
 	switch {
 	case o.Window <= 0:
-		return bad("window", "window must be positive, not %v", o.Window)
+		return bad("max-delay", "the longest causal delay must be positive, not %v", o.Window)
 	case !(o.SpontaneousFactor > 0) || math.IsInf(o.SpontaneousFactor, 0):
 		return bad("spontaneous-factor", "spontaneous factor y must be positive, not %v", o.SpontaneousFactor)
 	case o.TryBothBudget < 0 || o.TryBothBudget > 30:
@@ -169,7 +170,7 @@ func (o *Options) Validate() error {
 // for Result.Params.
 func (o *Options) Params() map[string]any {
 	return map[string]any{
-		"window":             o.Window.String(),
+		"max-delay":          o.Window.String(),
 		"spontaneous-factor": o.SpontaneousFactor,
 		"try-both-budget":    o.TryBothBudget,
 		"try-both-low":       o.TryBothLow,

@@ -546,7 +546,7 @@ func TestLinkingOptionsValidate(t *testing.T) {
 		option string // "" = valid
 	}{
 		{"defaults", func(o *Options) {}, ""},
-		{"window", func(o *Options) { o.Window = 0 }, "window"},
+		{"max-delay", func(o *Options) { o.Window = 0 }, "max-delay"},
 		{"y", func(o *Options) { o.SpontaneousFactor = 0 }, "spontaneous-factor"},
 		{"y NaN", func(o *Options) { o.SpontaneousFactor = math.NaN() }, "spontaneous-factor"},
 		{"budget", func(o *Options) { o.TryBothBudget = -1 }, "try-both-budget"},

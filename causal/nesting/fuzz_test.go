@@ -4,9 +4,13 @@ import (
 	"testing"
 
 	"github.com/wirepath/wirepath/causal/internal/enginetest"
+
+	"github.com/wirepath/wirepath/internal/fuzzseed"
 )
 
 func FuzzNesting(f *testing.F) {
+	// Seeds from the repository's test data (internal/fuzzseed).
+	fuzzseed.Files(f, "cmd/wirepath/testdata/traces/*.tsv", "trace/testdata/*.tsv")
 	// a call and its return
 	f.Add([]byte{0, 10, 0x48, 1, 100, 0, 20, 0x81, 1, 100})
 	// Figure 3: A calls B, B calls C then D, then returns

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/wirepath/wirepath/causal"
+	"github.com/wirepath/wirepath/internal/fuzzseed"
 )
 
 // sample is a result of one two-hop pattern with an instance listed.
@@ -165,6 +166,8 @@ func TestReadAnalysisErrors(t *testing.T) {
 // every error must name the input, and what it accepts must come back
 // unchanged from a write/read round trip, each pattern well formed.
 func FuzzReadResults(f *testing.F) {
+	// Seeds from the repository's test data (internal/fuzzseed).
+	fuzzseed.Files(f, "report/testdata/*.result.json", "cmd/wirepath/testdata/report/*.json")
 	one := `{"version": 2, "engine": "x", "patterns": [{"rank": 1, "signature": "A->B", "hops": [{"id": 0, "parent": null, "from": "A", "to": "B", "kind": "-", "start_us": null}]}]}`
 	f.Add([]byte(one))
 	f.Add([]byte(`{"wirepath_analysis": 1, "engines": ["x", "y"], "results": [` + one + `, ` + one + `]}`))

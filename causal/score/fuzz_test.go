@@ -7,12 +7,16 @@ import (
 	"time"
 
 	"github.com/wirepath/wirepath/causal"
+
+	"github.com/wirepath/wirepath/internal/fuzzseed"
 )
 
 // FuzzScore feeds hostile results (the JSON a user hands `wirepath score`)
 // to Score against a fixed truth: it must never panic, and what it reports
 // must add up.
 func FuzzScore(f *testing.F) {
+	// Seeds from the repository's test data (internal/fuzzseed).
+	fuzzseed.Strings(f, "cmd/wirepath/testdata/traces/rpc-small.tsv")
 	out := generate(f, "children-d-cc", 2*time.Second, nil)
 	insts, _ := trueInstances(out)
 	good, _ := json.Marshal(resultOf(out, insts))

@@ -15,7 +15,7 @@ func TestNatGolden(t *testing.T) {
 		{name: "nat-bad-score", args: []string{"nat", "--min-score", "2", dir + "outside.pcap"}, wantCode: 2},
 		{name: "nat-bad-window", args: []string{"nat", "--nat-window", "0s", dir + "outside.pcap"}, wantCode: 2},
 		{name: "nat-bad-dedupe-window", args: []string{"nat", "--window", "0s", dir + "outside.pcap"}, wantCode: 2},
-		{name: "nat-deprecated-flags", args: append([]string{"nat", "--no-clock-offsets", "--idle-timeout", "3m"}, captures...), wantCode: 0},
+		{name: "nat-deprecated-flags", args: append([]string{"nat", "--no-clock-offsets", "--window", "6ms"}, captures...), wantCode: 0},
 		{name: "nat-no-args", args: []string{"nat"}, wantCode: 2},
 	})
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -121,7 +122,7 @@ func TestReportCommandFormats(t *testing.T) {
 	// "-" reads the result from standard input.
 	var stdout, stderr bytes.Buffer
 	ios := newTestIO(&stdout, &stderr, bytes.NewReader(want))
-	if code := run(ios, []string{"report", "-", "--format", "json"}); code != 0 {
+	if code := run(context.Background(), ios, []string{"report", "-", "--format", "json"}); code != 0 {
 		t.Fatalf("stdin: exit %d: %s", code, stderr.String())
 	}
 	if !bytes.Equal(stdout.Bytes(), want) {

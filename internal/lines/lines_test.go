@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"testing/iotest"
+
+	"github.com/wirepath/wirepath/internal/fuzzseed"
 )
 
 type line struct {
@@ -157,6 +159,8 @@ func TestPosition(t *testing.T) {
 // the same lines (less one more trailing CR), the same verdict on a line
 // too long, and offsets that point at the lines in the input.
 func FuzzScanner(f *testing.F) {
+	// Seeds from the repository's test data (internal/fuzzseed).
+	fuzzseed.Files(f, "cmd/wirepath/testdata/traces/*.tsv", "trace/testdata/*.tsv", "preload/testdata/strace/*.strace")
 	f.Add([]byte("a\nb\r\n\n"))                           // LF, CR LF, an empty line
 	f.Add([]byte("a\r\r\nlast"))                          // two CRs, no final newline
 	f.Add([]byte("\r"))                                   // a lone CR

@@ -9,6 +9,8 @@ import (
 	"github.com/wirepath/wirepath/proto/evidence"
 	. "github.com/wirepath/wirepath/proto/internal/dectest"
 	"golang.org/x/net/dns/dnsmessage"
+
+	"github.com/wirepath/wirepath/internal/fuzzseed"
 )
 
 // build encodes a message with golang.org/x/net/dns/dnsmessage.
@@ -101,6 +103,8 @@ func TestDecoder(t *testing.T) {
 // FuzzParse checks Parse against golang.org/x/net/dns/dnsmessage: on a
 // message both accept, the id, the QR bit and the first question agree.
 func FuzzParse(f *testing.F) {
+	// Seeds from the repository's test data (internal/fuzzseed).
+	fuzzseed.Files(f, "testdata/nat/*.pcap")
 	f.Add(build(f, 1, false, 0, "example.com.", dnsmessage.TypeA))                    // a query
 	f.Add(build(f, 2, true, 0, "x.example.com.", dnsmessage.TypeA))                   // a response with a compressed answer
 	f.Add([]byte("\x00\x01\x00\x00\x00\x01\x00\x00\x00\x00\x00\x00\xc0\x0c\x00\x01")) // a pointer loop
@@ -135,6 +139,8 @@ func FuzzParse(f *testing.F) {
 // FuzzDecoder feeds scripted TCP connections and checks pairing and
 // accounting, and that byte-wise feeding agrees.
 func FuzzDecoder(f *testing.F) {
+	// Seeds from the repository's test data (internal/fuzzseed).
+	fuzzseed.Files(f, "testdata/nat/*.pcap")
 	q := tcp(build(f, 5, false, 0, "a.example.", dnsmessage.TypeA))
 	r := tcp(build(f, 5, true, 0, "a.example.", dnsmessage.TypeA))
 	f.Add(Script(C(q), S(r)))

@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"unicode/utf8"
 
 	farm "github.com/dgryski/go-farm"
 	"github.com/wirepath/wirepath/proto"
@@ -162,8 +163,8 @@ func (b *Builder) Tokens() []uint64 { return b.toks }
 func (b *Builder) IDs() []proto.ID { return b.ids }
 
 // Token adds the hash of v to the message's token set. Empty values are
-// ignored; values longer than MaxValue or holding control bytes are
-// skipped and counted. It reports whether v is now in the set.
+// ignored; values longer than MaxValue, holding control bytes or not
+// valid UTF-8 are skipped and counted as binary. It reports whether v is now in the set.
 func (b *Builder) Token(v []byte) bool {
 	if len(v) == 0 {
 		return false
@@ -178,6 +179,10 @@ func (b *Builder) Token(v []byte) bool {
 			b.Stats.Binary++
 			return false
 		}
+	}
+	if !utf8.Valid(v) {
+		b.Stats.Binary++
+		return false
 	}
 	return b.insert(farm.Fingerprint64(v))
 }

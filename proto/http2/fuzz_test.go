@@ -8,6 +8,8 @@ import (
 	xhttp2 "golang.org/x/net/http2"
 
 	"github.com/wirepath/wirepath/proto"
+
+	"github.com/wirepath/wirepath/internal/fuzzseed"
 )
 
 // A fuzz script is a config byte, then operations: an op byte (bit 0:
@@ -130,6 +132,8 @@ func checkUnits(t *testing.T, d *Decoder, units []proto.Unit, off [2]int64) []pr
 // stream reported at most once per direction, and the result the same
 // whether bytes come whole or one at a time.
 func FuzzDecoder(f *testing.F) {
+	// Seeds from the repository's test data (internal/fuzzseed).
+	fuzzseed.Files(f, "flows/testdata/*.pcap*", "proto/tls/testdata/*.conn")
 	five := fiveCalls()
 	hdr1 := int(offsetOf(five, 0, xhttp2.FrameHeaders, 1))
 	data1 := int(offsetOf(five, 1, xhttp2.FrameData, 1))

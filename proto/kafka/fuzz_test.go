@@ -4,12 +4,16 @@ import (
 	"testing"
 
 	. "github.com/wirepath/wirepath/proto/internal/dectest"
+
+	"github.com/wirepath/wirepath/internal/fuzzseed"
 )
 
 // FuzzDecoder feeds scripted connections (see dectest.Steps) and checks
 // that keys pair, that the accounting balances, and that feeding the same
 // bytes one at a time gives the same Units.
 func FuzzDecoder(f *testing.F) {
+	// Seeds from the repository's test data (internal/fuzzseed).
+	fuzzseed.Files(f, "flows/testdata/*.pcap*")
 	// Produce v7 and v9 and their responses.
 	f.Add(Script(C(produce7(1, 1, "a")+produce9(2, -1, "b")), S(resp(2, "")+resp(1, ""))))
 	// acks=0, a flexible ApiVersions.

@@ -4,12 +4,16 @@ import (
 	"testing"
 
 	. "github.com/wirepath/wirepath/proto/internal/dectest"
+
+	"github.com/wirepath/wirepath/internal/fuzzseed"
 )
 
 // FuzzDecoder feeds scripted connections (see dectest.Steps) and checks
 // that Units stay ordered and paired, that the accounting balances, and
 // that feeding the same bytes one at a time gives the same Units.
 func FuzzDecoder(f *testing.F) {
+	// Seeds from the repository's test data (internal/fuzzseed).
+	fuzzseed.Files(f, "flows/testdata/*.pcap*")
 	// Text: storage, multi-key get, noreply, stats.
 	f.Add(Script(C("set a 0 0 1\r\nx\r\nget a b\r\ndelete a noreply\r\nstats\r\n"), S("STORED\r\nVALUE a 0 1\r\nx\r\nEND\r\nSTAT a 1\r\nEND\r\n")))
 	// Text: quiet meta commands with opaque and key flags.

@@ -4,12 +4,16 @@ import (
 	"testing"
 
 	. "github.com/wirepath/wirepath/proto/internal/dectest"
+
+	"github.com/wirepath/wirepath/internal/fuzzseed"
 )
 
 // FuzzDecoder feeds scripted connections (see dectest.Steps) and checks
 // that Units stay ordered and paired, that the accounting balances, and
 // that feeding the same bytes one at a time gives the same Units.
 func FuzzDecoder(f *testing.F) {
+	// Seeds from the repository's test data (internal/fuzzseed).
+	fuzzseed.Files(f, "flows/testdata/*.pcap*")
 	login := []Step{S(greeting(caps)), C(login(caps)), S(pkt(2, ok))}
 	// Handshake, a query and its result set.
 	f.Add(Script(append(login, C(pkt(0, "\x03SELECT a FROM t")), S(pkt(1, "\x01")+pkt(2, colDef)+pkt(3, eof)+pkt(4, "\x01x")+pkt(5, eof)))...))

@@ -4,12 +4,16 @@ import (
 	"testing"
 
 	. "github.com/wirepath/wirepath/proto/internal/dectest"
+
+	"github.com/wirepath/wirepath/internal/fuzzseed"
 )
 
 // FuzzDecoder feeds scripted connections (see dectest.Steps) and checks
 // that Units stay ordered and paired, that the accounting balances, and
 // that feeding the same bytes one at a time gives the same Units.
 func FuzzDecoder(f *testing.F) {
+	// Seeds from the repository's test data (internal/fuzzseed).
+	fuzzseed.Files(f, "flows/testdata/*.pcap*")
 	q := msg('Q', "SELECT a FROM t WHERE b = 'x'\x00")
 	resp := rowDesc + row("x") + msg('C', "SELECT 1\x00") + ready
 	// Start-up, a simple query and its response.

@@ -8,7 +8,9 @@ import (
 	"testing"
 
 	"github.com/wirepath/wirepath/proto"
-	"github.com/wirepath/wirepath/proto/internal/grpctest"
+	"github.com/wirepath/wirepath/proto/grpctest"
+
+	"github.com/wirepath/wirepath/internal/fuzzseed"
 )
 
 // A fuzz script is a config byte (bit 0: decrypt with the key log of
@@ -104,7 +106,7 @@ func checkUnits(t *testing.T, d *Decoder, units []proto.Unit, off [2]int64) []pr
 	n := len(units)
 	var u proto.Unit
 	for d.Next(&u) {
-		units = append(units, u)
+		units = append(units, keep(u))
 	}
 	for _, u := range units[n:] {
 		if u.Dir > proto.FromServer || u.Start < 0 || u.Start >= u.End || u.End > off[u.Dir] ||
@@ -130,6 +132,8 @@ func checkUnits(t *testing.T, d *Decoder, units []proto.Unit, off [2]int64) []pr
 // plaintext handed on at contiguous offsets, and the result (Units,
 // counters, plaintext) the same whether bytes come whole or one at a time.
 func FuzzDecoder(f *testing.F) {
+	// Seeds from the repository's test data (internal/fuzzseed).
+	fuzzseed.Files(f, "proto/tls/testdata/*.conn")
 	cert, pool := testCert(f)
 	client := &tls.Config{RootCAs: pool, ServerName: serverName, NextProtos: []string{"h2"}}
 	// Small sessions, so that an execution (twice, once byte by byte)

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/wirepath/wirepath/internal/fuzzseed"
 )
 
 // fakeConn is a net.Conn that reads in and discards what is written.
@@ -48,6 +50,8 @@ func goClientHello(body []byte) *tls.ClientHelloInfo {
 // whatever Go accepts, the parser accepts too, with the same server
 // name, ALPN protocols, cipher suites and supported versions.
 func FuzzClientHello(f *testing.F) {
+	// Seeds from the repository's test data (internal/fuzzseed).
+	fuzzseed.Files(f, "proto/tls/testdata/*.conn")
 	// Go's own ClientHellos, TLS 1.3 and 1.2, with SNI and ALPN: every extension branch.
 	for _, v := range []uint16{tls.VersionTLS13, tls.VersionTLS12} {
 		var hello []byte
@@ -105,6 +109,8 @@ func (c *captureConn) Read([]byte) (int, error) { return 0, errSeen }
 // only secrets of valid sizes, and that what it kept reads back the same
 // from the canonical form of the key log.
 func FuzzKeyLog(f *testing.F) {
+	// Seeds from the repository's test data (internal/fuzzseed).
+	fuzzseed.Files(f, "proto/tls/testdata/*.keylog")
 	// Valid lines of every label, a comment, a blank line, CRLF.
 	f.Add([]byte("# comment\n\nCLIENT_RANDOM " + strings.Repeat("ab", 32) + " " + strings.Repeat("01", 48) + "\r\n" +
 		"CLIENT_TRAFFIC_SECRET_0 " + strings.Repeat("cd", 32) + " " + strings.Repeat("02", 32) + "\n"))

@@ -11,7 +11,10 @@
 // or miss), carts, searches, malformed items that the application rejects
 // at once, and static files that nginx serves alone. Each worker keeps its
 // connection alive and closes it after a random number of requests.
-// With -variant ids the requests carry X-Request-ID and traceparent.
+// With -variant ids the requests carry X-Request-ID and traceparent. With
+// an https target it speaks HTTP/1.1 over TLS (server name -sni, the
+// testbed's self-signed certificate accepted) and writes the sessions'
+// secrets to -keylog in the SSLKEYLOGFILE format, as curl and browsers do.
 //
 // With -rate R the load is open instead: requests arrive at R per second
 // (exponential gaps, a fixed function of -seed), whatever the latency (the
@@ -21,6 +24,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -83,6 +87,8 @@ func main() {
 	variant := flag.String("variant", "ids", "ids: send X-Request-ID and traceparent; opaque: neither")
 	logPath := flag.String("log", "", "JSON Lines log file (required)")
 	rate := flag.Float64("rate", 0, "open loop: requests per second, Poisson arrivals (0: -inflight closed-loop workers)")
+	keylog := flag.String("keylog", "", "https: append the TLS secrets to this key log (SSLKEYLOGFILE format)")
+	sni := flag.String("sni", "web.tb", "https: the server name to ask for")
 	flag.Parse()
 	if *logPath == "" || *inflight < 1 || *n < 0 {
 		log.Fatal("tbload: -log is required, -inflight must be at least 1")
@@ -100,8 +106,17 @@ func main() {
 			log.Fatal(err)
 		}
 	}
+	tlsConf := &tls.Config{ServerName: *sni, InsecureSkipVerify: true} // the testbed's own certificate
+	if *keylog != "" {
+		kf, err := os.OpenFile(*keylog, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+		if err != nil {
+			log.Fatal(err)
+		}
+		defer kf.Close()
+		tlsConf.KeyLogWriter = &lockedWriter{w: kf}
+	}
 	if *rate > 0 {
-		open(*target, *seed, *n, *inflight, *rate, *duration, *variant, emit)
+		open(tlsConf, *target, *seed, *n, *inflight, *rate, *duration, *variant, emit)
 		if err := f.Close(); err != nil {
 			log.Fatal(err)
 		}
@@ -114,8 +129,7 @@ func main() {
 		wg.Add(1)
 		go func(w int) {
 			defer wg.Done()
-			tr := &http.Transport{MaxConnsPerHost: 1, MaxIdleConnsPerHost: 1, DisableCompression: true}
-			cl := &http.Client{Transport: tr, Timeout: 10 * time.Second}
+			cl := client(tlsConf)
 			wrng := rand.New(rand.NewPCG(*seed, uint64(1<<32+w)))
 			ord := 0
 			for {
@@ -147,15 +161,14 @@ func main() {
 // seed) until duration passed. Each arrival goes to the first of workers
 // keep-alive clients that is free (a request waits for one only when all
 // are busy); it returns when all were answered.
-func open(target string, seed uint64, n, workers int, rate float64, duration time.Duration, variant string, emit func(reqRec)) {
+func open(tlsConf *tls.Config, target string, seed uint64, n, workers int, rate float64, duration time.Duration, variant string, emit func(reqRec)) {
 	arrivals := make(chan int, n)
 	var wg sync.WaitGroup
 	for w := 0; w < workers; w++ {
 		wg.Add(1)
 		go func(w int) {
 			defer wg.Done()
-			tr := &http.Transport{MaxConnsPerHost: 1, MaxIdleConnsPerHost: 1, DisableCompression: true}
-			cl := &http.Client{Transport: tr, Timeout: 10 * time.Second}
+			cl := client(tlsConf)
 			ord := 0
 			for i := range arrivals {
 				rec := do(cl, target, seed, i, variant, func(reused bool, _ string) int {
@@ -181,6 +194,15 @@ func open(target string, seed uint64, n, workers int, rate float64, duration tim
 	}
 	close(arrivals)
 	wg.Wait()
+}
+
+// client is one worker's keep-alive client: one connection, HTTP/1.1
+// (over TLS with tlsConf for an https target).
+func client(tlsConf *tls.Config) *http.Client {
+	tr := &http.Transport{MaxConnsPerHost: 1, MaxIdleConnsPerHost: 1, DisableCompression: true,
+		TLSClientConfig: tlsConf, Protocols: new(http.Protocols)}
+	tr.Protocols.SetHTTP1(true)
+	return &http.Client{Transport: tr, Timeout: 10 * time.Second}
 }
 
 // do makes request i; ordinal gives the request's ordinal on the
@@ -216,4 +238,16 @@ func do(cl *http.Client, target string, seed uint64, i int, variant string, ordi
 	rec.RecvNS = time.Now().UnixNano()
 	rec.Status = resp.StatusCode
 	return rec
+}
+
+// lockedWriter serialises the workers' key log lines.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }

@@ -10,7 +10,7 @@
 //
 // Each base directory holds a testbed run (truth.jsonl, logs/client.jsonl)
 // and trace.tsv, the trace the result whatif read was inferred from; each
-// prediction file is `wirepath whatif --json --requests` on that result
+// prediction file is `wirepath whatif --format json --requests` on that result
 // (the i-th for the i-th base run; the scenario named, or the first). The
 // runs are the testbed runs made with the change. With -shim it also
 // reports the round trip the forwarder actually added (the runs' mean
@@ -82,7 +82,7 @@ type row struct {
 
 func main() {
 	bases := flag.String("base", "", "base run directories, comma-separated")
-	preds := flag.String("pred", "", "whatif --json --requests files, one per base run")
+	preds := flag.String("pred", "", "whatif --format json --requests files, one per base run")
 	runs := flag.String("runs", "", "runs made with the change, comma-separated")
 	scenario := flag.String("scenario", "", "the scenario to read from the prediction files (default the first)")
 	name := flag.String("name", "", "a label for the table")

@@ -58,7 +58,7 @@ every stage (packets in, duplicates, NAT mappings applied, messages,
 messages with both ends, patterns) and the warnings: sniffers whose clock
 offset is unknown, nodes seen on one side only, gaps in TCP streams,
 skipped input. Each engine's own flags are here with a prefix: --link-*,
---nest-*, --conv-* (as --window is in "wirepath link", --link-window here).
+--nest-*, --conv-* (as --max-delay is in "wirepath link", --link-max-delay here).
 
 With --engine all, text has a section per engine and one trailer, json is
 an envelope {"wirepath_analysis": 1, "engines": [...], "results": [...]}
@@ -101,6 +101,7 @@ func newCmd(ios *cmdutil.IOStreams, runF runFunc) *cobra.Command {
 	o.Pipeline.Register(fs)
 	o.Common.AddResultFlags(fs)
 	fs.StringVar(&o.Engine, "engine", engines.Auto, "engine to run: "+strings.Join(engineChoices, ", "))
+	cmdutil.Enum(fs, "engine", engineChoices...)
 	fs.IntVar(&o.Workers, "workers", 0, "goroutines each engine uses (0 = one per CPU)")
 	fs.StringVar(&o.SaveTrace, "save-trace", "", "also write the reconciled message trace to `FILE` (TSV; JSON Lines for .jsonl; .gz/.zst compress), for the engine commands and 'wirepath score --trace'")
 	fs.StringVar(&o.Title, "title", "", "HTML page title")
@@ -154,6 +155,7 @@ func (o *Options) Validate(ios *cmdutil.IOStreams) (engines.Options, error) {
 
 // Run runs the pipeline and the engines and writes the report.
 func Run(ctx context.Context, ios *cmdutil.IOStreams, o *Options, eo engines.Options) error {
+	o.Pipeline.Context = ctx
 	res, err := o.Pipeline.Run(ios)
 	if err != nil {
 		return err
@@ -172,7 +174,7 @@ func Run(ctx context.Context, ios *cmdutil.IOStreams, o *Options, eo engines.Opt
 	}
 	tr := res.Trace
 	if o.SaveTrace != "" {
-		if err := trace.WriteFile(o.SaveTrace, tr, trace.FormatAuto); err != nil {
+		if err := cmdutil.WriteTraceFile(o.SaveTrace, tr, trace.FormatAuto); err != nil {
 			return err
 		}
 	}
@@ -233,8 +235,6 @@ func (o *Options) write(ios *cmdutil.IOStreams, results []*causal.Result, tr *tr
 		top = 0
 	}
 	err = report.WriteAll(out, o.Common.Format, results, report.Options{Top: top, Title: o.Title, Trace: tr, Summary: true})
-	if cerr := out.Close(); err == nil {
-		err = cerr
-	}
+	err = out.Finish(err)
 	return err
 }

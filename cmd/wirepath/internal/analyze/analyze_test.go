@@ -71,10 +71,19 @@ func TestFlags(t *testing.T) {
 		{args: []string{"--conv-quantum", "5ms", "--conv-root", "client", "--conv-max-delay", "1s", "a"}, check: func(_ *Options, eo engines.Options) bool {
 			return eo.Convolution.Quantum == int64(5*time.Millisecond) && len(eo.Convolution.Roots) == 1 && eo.Convolution.MaxDelay == int64(time.Second)
 		}},
+		// The stages' tuning flags reach the pipeline's configuration.
+		{args: []string{"--min-score", "0.7", "--idle-timeout", "1m", "--settle", "2s", "--reorder-timeout", "3s", "--fingerprint-len", "32", "--nat-window", "1s", "-f", "tcp", "--start", "+1s", "a"}, check: func(o *Options, _ engines.Options) bool {
+			cfg, err := o.Pipeline.Config()
+			return err == nil && cfg.NAT.MinScore == 0.7 && cfg.Flows.IdleTimeout == time.Minute && cfg.Flows.Settle == 2*time.Second &&
+				cfg.Flows.ReorderTimeout == 3*time.Second && cfg.Flows.FingerprintLen == 32 && cfg.NAT.Window == time.Second &&
+				cfg.Capture.Filter != nil && cfg.Capture.Start.Relative
+		}},
+		{args: []string{"--fingerprint-len", "0", "a"}, wantErr: "--fingerprint-len"},
+		{args: []string{"--min-score", "2", "a"}, wantErr: "score"},
 		{args: []string{"--engine", "bogus", "a"}, wantErr: "--engine"},
 		{args: []string{"--format", "xml", "a"}, wantErr: "--format"},
 		{args: []string{"--naming", "pid", "a"}, wantErr: "--naming"},
-		{args: []string{"--window", "0", "a"}, wantErr: "--window"},
+		{args: []string{"--dedupe-window", "0", "a"}, wantErr: "--dedupe-window"},
 		{args: []string{"--nest-bins", "0", "a"}, wantErr: "--nest-bins"},
 		{args: []string{"--conv-quantum", "0", "a"}, wantErr: "--conv-quantum"},
 		{args: []string{"--link-try-both-low", "0.8", "a"}, wantErr: "try-both low"},

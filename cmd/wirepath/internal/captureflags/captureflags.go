@@ -9,6 +9,7 @@
 package captureflags
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/cmdutil"
 	"github.com/wirepath/wirepath/pcapio"
+	"github.com/wirepath/wirepath/pcapio/pcapfilter"
 	"github.com/wirepath/wirepath/pipeline"
 )
 
@@ -30,16 +32,25 @@ type Flags struct {
 	Offsets         []string // NAME=DURATION
 	NoOffsets       bool
 	NoDedupe        bool
+	Filter          string // -f: a capture filter expression
+	Start, End      string // --start, --end: absolute times or +DURATION
+	// Context is the command's (set by its RunE, not a flag): cancelled
+	// by SIGINT or SIGTERM, it stops the reading.
+	Context context.Context
 }
 
 // Register adds the flags to fs.
 func (f *Flags) Register(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.SplitInterfaces, "split-interfaces", false, "treat each pcapng interface as a sniffer of its own (default: each file is one sniffer)")
-	fs.DurationVar(&f.Window, "window", pcapio.DefaultWindow, "dedupe window: copies of a packet within it (after clock correction) are one packet; widened by the offset uncertainty")
+	fs.DurationVar(&f.Window, "dedupe-window", pcapio.DefaultWindow, "copies of a packet within this (after clock correction) are one packet; widened by the offset uncertainty")
+	cmdutil.DeprecatedAlias(fs, "window", "dedupe-window", func(fs *pflag.FlagSet, name string) { fs.DurationVar(&f.Window, name, pcapio.DefaultWindow, "") })
 	fs.StringVar(&f.Reference, "reference", "", "`NAME` of the sniffer whose clock is the reference (default: the first)")
 	fs.StringArrayVar(&f.Offsets, "offset", nil, "known clock offset `NAME=DURATION` of a sniffer against the reference (e.g. b.pcap=-2m17.25s); repeatable")
 	fs.BoolVar(&f.NoOffsets, "no-offsets", false, "do not estimate clock offsets (no first pass over the input)")
 	fs.BoolVar(&f.NoDedupe, "no-dedupe", false, "keep every observation as a packet of its own")
+	fs.StringVarP(&f.Filter, "filter", "f", "", "read only the packets the capture filter `EXPR` selects (tcpdump's syntax: 'tcp port 80 or udp port 53')")
+	fs.StringVar(&f.Start, "start", "", "leave out packets before `TIME` (RFC 3339 on the reference clock, e.g. 2026-11-21T20:02:25Z, or +DURATION after the first packet)")
+	fs.StringVar(&f.End, "end", "", "leave out packets from `TIME` on (as --start)")
 }
 
 // Options validates the flags and returns the pcapio options they give.
@@ -52,7 +63,21 @@ func (f *Flags) Options() (pcapio.Options, error) {
 		NoDedupe:        f.NoDedupe,
 	}
 	if f.Window <= 0 {
-		return o, cmdutil.UsageErrorf("--window must be positive, not %v", f.Window)
+		return o, cmdutil.UsageErrorf("--dedupe-window must be positive, not %v", f.Window)
+	}
+	if f.Filter != "" {
+		flt, err := pcapfilter.Compile(f.Filter)
+		if err != nil {
+			return o, cmdutil.UsageErrorf("-f: %v", err)
+		}
+		o.Filter = flt
+	}
+	var err error
+	if o.Start, err = parseBound("--start", f.Start); err != nil {
+		return o, err
+	}
+	if o.End, err = parseBound("--end", f.End); err != nil {
+		return o, err
 	}
 	for _, s := range f.Offsets {
 		name, dur, ok := strings.Cut(s, "=")
@@ -69,6 +94,26 @@ func (f *Flags) Options() (pcapio.Options, error) {
 		o.Offsets[name] = d
 	}
 	return o, nil
+}
+
+// parseBound reads a --start or --end value: "" (none), +DURATION after
+// the first packet, or an RFC 3339 time (nanoseconds allowed).
+func parseBound(flag, s string) (pcapio.TimeBound, error) {
+	switch {
+	case s == "":
+		return pcapio.TimeBound{}, nil
+	case strings.HasPrefix(s, "+"):
+		d, err := time.ParseDuration(s[1:])
+		if err != nil || d < 0 {
+			return pcapio.TimeBound{}, cmdutil.UsageErrorf("%s %q: want +DURATION (e.g. +1m30s) or an RFC 3339 time", flag, s)
+		}
+		return pcapio.TimeBound{Set: true, Relative: true, Offset: d}, nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return pcapio.TimeBound{}, cmdutil.UsageErrorf("%s %q: want an RFC 3339 time (2026-11-21T20:02:25Z) or +DURATION", flag, s)
+	}
+	return pcapio.TimeBound{Set: true, At: t.UnixNano()}, nil
 }
 
 // Open validates the flags and opens the captures with a progress display

@@ -1,12 +1,14 @@
 package captureflags
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/spf13/pflag"
 
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/cmdutil"
 	"github.com/wirepath/wirepath/flows"
+	"github.com/wirepath/wirepath/nat"
 	"github.com/wirepath/wirepath/pipeline"
 	rec "github.com/wirepath/wirepath/reconcile"
 )
@@ -25,6 +27,13 @@ type Pipeline struct {
 	SplitPause time.Duration
 	NoFraming  bool
 	Strict     bool
+	// The stages' tuning, as `wirepath messages` and `wirepath nat` take it.
+	Settle, ReorderTimeout, IdleTimeout time.Duration
+	FingerprintLen                      int
+	NAT                                 nat.Options
+	Protocols
+	// warnings are what Config found worth a warning (the key log).
+	warnings []string
 }
 
 // Register adds the flags to fs.
@@ -32,13 +41,37 @@ func (p *Pipeline) Register(fs *pflag.FlagSet) {
 	def := flows.DefaultConfig()
 	fs.StringArrayVar(&p.Preload, "preload", nil, "syscall trace `FILE` or directory of them (repeatable)")
 	fs.StringVar(&p.Naming, "naming", "host", "node names: host, role or process")
+	cmdutil.Enum(fs, "naming", "host", "role", "process")
 	fs.StringVar(&p.Roles, "roles", "", "`FILE` naming hosts and endpoints, one \"ADDRESS[:PORT] NAME\" per line")
 	fs.StringVar(&p.Boundaries, "boundaries", "fat", "message boundaries where a syscall trace shows the writes: fat (coalesce writes between direction changes) or writes")
-	fs.BoolVar(&p.NoNAT, "no-nat", false, "do not learn and undo address translations (one pass over the captures fewer)")
+	cmdutil.Enum(fs, "boundaries", "fat", "writes")
+	fs.BoolVar(&p.NoNAT, "no-nat", false, "do not learn and undo address translations")
 	fs.DurationVar(&p.SplitPause, "split-pause", def.SplitPause, "cut a sniffed message when its sender pauses this long (0: never)")
 	fs.BoolVar(&p.NoFraming, "no-framing", false, "do not cut sniffed messages at HTTP/DNS boundaries or pair calls by protocol")
 	fs.BoolVar(&p.Strict, "strict", false, "stop at the first bad line of a syscall trace instead of skipping it")
+	RegisterFlowsTuning(fs, &p.Settle, &p.ReorderTimeout, &p.IdleTimeout, &p.FingerprintLen)
+	RegisterNATTuning(fs, &p.NAT)
+	p.Protocols.Register(fs)
 	p.Flags.Register(fs)
+}
+
+// RegisterFlowsTuning adds flows' tuning flags (as messages has them).
+func RegisterFlowsTuning(fs *pflag.FlagSet, settle, reorder, idle *time.Duration, fpLen *int) {
+	def := flows.DefaultConfig()
+	fs.DurationVar(settle, "settle", def.Settle, "how long a finished message waits for copies seen by other sniffers")
+	fs.DurationVar(reorder, "reorder-timeout", def.ReorderTimeout, "how long out-of-order data waits for a missing segment")
+	fs.DurationVar(idle, "idle-timeout", def.IdleTimeout, "end a TCP connection idle this long")
+	fs.IntVar(fpLen, "fingerprint-len", def.FingerprintLen, fmt.Sprintf("leading bytes of a message its fingerprint covers (1-%d)", flows.MaxFingerprintLen))
+}
+
+// RegisterNATTuning adds the NAT learner's tuning flags (as nat has them).
+func RegisterNATTuning(fs *pflag.FlagSet, o *nat.Options) {
+	def := nat.DefaultOptions()
+	fs.DurationVar(&o.Window, "nat-window", def.Window, "how far apart in corrected time two copies of one packet may be")
+	fs.DurationVar(&o.IdleTimeout, "nat-idle-timeout", def.IdleTimeout, "a connection silent this long has ended")
+	fs.Float64Var(&o.MinEvidence, "min-evidence", def.MinEvidence, "weighted matches a mapping needs")
+	fs.IntVar(&o.MinData, "min-data", def.MinData, "matches of packets with a payload a mapping needs")
+	fs.Float64Var(&o.MinScore, "min-score", def.MinScore, "lowest score of an accepted mapping (0..1)")
 }
 
 // Validate checks the flags; its errors are usage errors.
@@ -51,6 +84,15 @@ func (p *Pipeline) Validate() error {
 	}
 	if p.SplitPause < 0 {
 		return cmdutil.UsageErrorf("--split-pause must not be negative")
+	}
+	if p.FingerprintLen < 1 || p.FingerprintLen > flows.MaxFingerprintLen {
+		return cmdutil.UsageErrorf("--fingerprint-len must be within 1-%d, not %d", flows.MaxFingerprintLen, p.FingerprintLen)
+	}
+	if err := p.NAT.Validate(); err != nil {
+		return cmdutil.UsageErrorf("%v", err)
+	}
+	if err := p.Protocols.Validate(); err != nil {
+		return err
 	}
 	_, err := p.Flags.Options()
 	return err
@@ -67,14 +109,24 @@ func (p *Pipeline) Config() (pipeline.Config, error) {
 	fc := flows.DefaultConfig()
 	fc.SplitPause = p.SplitPause
 	fc.Framing = !p.NoFraming
+	fc.Settle, fc.ReorderTimeout, fc.IdleTimeout = p.Settle, p.ReorderTimeout, p.IdleTimeout
+	fc.FingerprintLen = p.FingerprintLen
+	if p.warnings, err = p.Protocols.Apply(&fc); err != nil {
+		return pipeline.Config{}, err
+	}
 	cfg := pipeline.Config{
-		Captures: p.Captures, Capture: popts, NoNAT: p.NoNAT, Flows: fc,
+		Captures: p.Captures, Capture: popts, NoNAT: p.NoNAT, Flows: fc, NAT: p.NAT,
 		Preload: p.Preload,
 	}
 	cfg.PreloadOptions.Strict = p.Strict
 	cfg.Reconcile.Naming = naming
 	if p.Boundaries == "writes" {
 		cfg.Reconcile.Boundaries = rec.BoundWrites
+	}
+	// One cap for both: what the decoders take is what the trace keeps.
+	cfg.Reconcile.MaxTokens = fc.MaxTokens
+	if fc.MaxTokens == 0 || !fc.Evidence {
+		cfg.Reconcile.MaxTokens = -1
 	}
 	return cfg, nil
 }
@@ -87,6 +139,9 @@ func (p *Pipeline) Run(ios *cmdutil.IOStreams) (*pipeline.Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	for _, w := range p.warnings {
+		ios.Warnf("%s", w)
+	}
 	if p.Roles != "" {
 		if cfg.Reconcile.Roles, err = rec.ReadRoles(p.Roles); err != nil {
 			return nil, err
@@ -94,6 +149,7 @@ func (p *Pipeline) Run(ios *cmdutil.IOStreams) (*pipeline.Result, error) {
 	}
 	var done func()
 	cfg.Progress, done = StageProgress(ios)
+	cfg.Context = p.Context
 	res, err := pipeline.Run(cfg)
 	done()
 	return res, UsageOf(err)

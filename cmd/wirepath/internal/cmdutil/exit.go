@@ -15,6 +15,10 @@ const (
 	ExitError   = 1 // the command failed (I/O error, unreadable input, internal error)
 	ExitUsage   = 2 // bad flags or arguments
 	ExitPartial = 3 // finished, but some input was bad and was skipped (see the warnings)
+	// ExitInterrupted is the exit status after SIGINT or SIGTERM (128 +
+	// SIGINT, as shells report an interrupted command): the outputs in
+	// progress were removed.
+	ExitInterrupted = 130
 )
 
 // ExitCodesHelp is the exit-code section of the root command's help.
@@ -22,7 +26,8 @@ const ExitCodesHelp = `Exit codes:
   0  success
   1  the command failed (I/O error, unreadable input, internal error)
   2  bad flags or arguments
-  3  finished, but some input was bad and was skipped (see the warnings)`
+  3  finished, but some input was bad and was skipped (see the warnings)
+  130  interrupted (SIGINT, SIGTERM): outputs not finished were removed, existing files left as they were`
 
 // ErrUsage marks errors in how the command was called.
 var ErrUsage = errors.New("usage")
@@ -51,6 +56,8 @@ func ExitCode(err error) int {
 	switch {
 	case err == nil:
 		return ExitOK
+	case errors.Is(err, ErrInterrupted):
+		return ExitInterrupted
 	case errors.Is(err, ErrUsage):
 		return ExitUsage
 	case errors.As(err, &pe):

@@ -4,15 +4,17 @@ import (
 	"bufio"
 	"encoding/json"
 	"io"
-	"os"
+
+	"github.com/wirepath/wirepath/trace"
 )
 
-// Output is where a command writes its report: a file given with -o, or
-// standard output. Close flushes it and reports write errors.
+// Output is where a command writes its report: a file given with -o
+// (written atomically: see AtomicFile), or standard output. Close (or
+// Finish) flushes it and reports write errors.
 type Output struct {
 	io.Writer
 	bw   *bufio.Writer
-	file *os.File
+	file *AtomicFile
 }
 
 // OpenOutput opens path for writing, or wraps ios.Out when path is "" or "-".
@@ -21,7 +23,7 @@ func OpenOutput(ios *IOStreams, path string) (*Output, error) {
 	if path == "" || path == "-" {
 		o.bw = bufio.NewWriterSize(ios.Out, 64<<10)
 	} else {
-		f, err := os.Create(path)
+		f, err := CreateAtomic(path)
 		if err != nil {
 			return nil, err
 		}
@@ -32,12 +34,28 @@ func OpenOutput(ios *IOStreams, path string) (*Output, error) {
 	return o, nil
 }
 
-// Close flushes the output and closes the file, if any.
-func (o *Output) Close() error {
-	err := o.bw.Flush()
+// Close flushes the output and, for a file, puts it in place: it is
+// Finish(nil).
+func (o *Output) Close() error { return o.Finish(nil) }
+
+// Finish ends the output of a run that ended with err: with nil, it
+// flushes the output and puts a file in place, returning any write
+// error; otherwise a file is removed (what was there stays) and err is
+// returned.
+func (o *Output) Finish(err error) error {
+	if err != nil {
+		o.bw.Flush()
+		if o.file != nil {
+			o.file.Abort()
+		}
+		return err
+	}
+	err = o.bw.Flush()
 	if o.file != nil {
-		if cerr := o.file.Close(); err == nil {
-			err = cerr
+		if err != nil {
+			o.file.Abort()
+		} else {
+			err = o.file.Commit()
 		}
 	}
 	return err
@@ -49,4 +67,23 @@ func WriteJSON(w io.Writer, v any) error {
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
 	return enc.Encode(v)
+}
+
+// WriteTraceFile writes t to the file at path as trace.WriteFile does
+// (format and compression from the name unless f says), atomically.
+func WriteTraceFile(path string, t *trace.Trace, f trace.Format) error {
+	a, err := CreateAtomic(path)
+	if err != nil {
+		return err
+	}
+	bw := bufio.NewWriterSize(a, 1<<20)
+	err = trace.WriteNamed(bw, path, t, f)
+	if err == nil {
+		err = bw.Flush()
+	}
+	if err != nil {
+		a.Abort()
+		return err
+	}
+	return a.Commit()
 }

@@ -54,9 +54,11 @@ func (c *Common) AddResultFlags(fs *pflag.FlagSet) {
 		ranks[i] = string(r)
 	}
 	fs.StringVar(&c.Format, "format", "text", "output format: "+strings.Join(Formats, ", "))
+	cmdutil.Enum(fs, "format", Formats...)
 	fs.StringVarP(&c.Output, "output", "o", "", "write the result to `FILE` instead of stdout")
 	fs.IntVar(&c.Top, "top", 10, "patterns to show in text and HTML output (0 = all)")
 	fs.StringVar(&c.Rank, "rank", string(causal.RankExpected), "rank patterns by: "+strings.Join(ranks, ", "))
+	cmdutil.Enum(fs, "rank", ranks...)
 	fs.BoolVar(&c.NoClientAgg, "no-aggregate-clients", false, "keep client node names instead of aggregating them into CLIENT")
 	fs.BoolVar(&c.NoEphemeral, "keep-ephemeral-ports", false, "keep ephemeral port numbers instead of replacing them with *")
 	fs.IntVar(&c.MinPeers, "min-peers", trace.DefaultRoleOptions().MinPeers, "distinct peers that make a port fixed (a server port)")
@@ -141,9 +143,7 @@ func (c *Common) WriteResult(ios *cmdutil.IOStreams, res *causal.Result, t *trac
 		top = 0
 	}
 	err = report.Write(out, c.Format, res, report.Options{Top: top, Trace: t})
-	if cerr := out.Close(); err == nil {
-		err = cerr
-	}
+	err = out.Finish(err)
 	return err
 }
 

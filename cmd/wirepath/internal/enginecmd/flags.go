@@ -78,7 +78,8 @@ func (f *LinkingFlags) Register(fs *pflag.FlagSet, prefix string) {
 	def := linking.DefaultOptions()
 	f.prefix, f.fs = prefix, fs
 	p := prefix
-	fs.DurationVar(&f.Window, p+"window", def.Window, "x: longest causal delay; earlier messages are never parents")
+	fs.DurationVar(&f.Window, p+"max-delay", def.Window, "x: longest causal delay; earlier messages are never parents")
+	cmdutil.DeprecatedAlias(fs, p+"window", p+"max-delay", func(fs *pflag.FlagSet, name string) { fs.DurationVar(&f.Window, name, def.Window, "") })
 	fs.Float64Var(&f.Y, p+"spontaneous-factor", def.SpontaneousFactor, "y: a message is spontaneous with the weight of a link of delay y*d")
 	fs.IntVar(&f.Budget, p+"try-both-budget", def.TryBothBudget, "try-both decisions allowed along one path of a root's tree (at most 2^N instances per root)")
 	fs.Float64Var(&f.Low, p+"try-both-low", def.TryBothLow, "links less likely than this are probably false (unless the message's most likely cause)")
@@ -95,6 +96,7 @@ func (f *LinkingFlags) Register(fs *pflag.FlagSet, prefix string) {
 	fs.BoolVar(&f.LinkClients, name, !def.ClientRoots, "also look for the causes of messages sent by clients (by default they start paths)")
 	fs.BoolVar(&f.Calls, p+"calls", def.Calls, "use CALL/RETURN kinds and call ids: a RETURN joins its CALL's instance, parents must nest")
 	fs.StringVar(&f.DelayModel, p+"delay-model", string(def.DelayModel), "how a delay weighs a possible parent: exponential (WAP5) or empirical (learnt per kind of link)")
+	cmdutil.Enum(fs, p+"delay-model", "exponential", "empirical")
 	fs.BoolVar(&f.Normalize, p+"normalize-roots", def.NormalizeRoots, "scale the instances of one root to share its probability (and drop those under --min-link of its best)")
 	fs.BoolVar(&f.Reparent, p+"reparent", def.Reparent, "within an instance, hang every message under its most recent possible cause")
 	fs.BoolVar(&f.Pure, p+"pure-wap5", false, "run WAP5 section 5.1 exactly: no --"+p+"calls, exponential delays, --"+p+"iterations 0, no --"+p+"normalize-roots, no --"+p+"reparent")
@@ -206,7 +208,8 @@ func (f *ConvolutionFlags) Register(fs *pflag.FlagSet, prefix string) {
 	fs.DurationVar(&f.Quantum, p+"quantum", time.Duration(def.Quantum), "time quantum μ of the signals")
 	fs.Float64Var(&f.NSigma, p+"spike-sigma", def.NSigma, "N: a spike is at least this many standard deviations above the mean")
 	fs.Float64Var(&f.Dip, p+"dip-sigma", def.Dip, "S: spikes are separated by a point below this many standard deviations")
-	fs.DurationVar(&f.Window, p+"window", 0, "v: match messages within the delay ± this (0 = one quantum)")
+	fs.DurationVar(&f.Window, p+"tolerance", 0, "v: match messages within the delay ± this (0 = one quantum)")
+	cmdutil.DeprecatedAlias(fs, p+"window", p+"tolerance", func(fs *pflag.FlagSet, name string) { fs.DurationVar(&f.Window, name, 0, "") })
 	fs.DurationVar(&f.MaxDelay, p+"max-delay", 0, "largest delay searched (0 = 100 quanta)")
 	fs.IntVar(&f.MaxDepth, p+"max-depth", def.MaxDepth, "longest path, in hops")
 	fs.IntVar(&f.MinCount, p+"min-count", def.MinCount, "fewest messages an edge of a path, and each delay on it, must explain")

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/wirepath/wirepath/causal/gen"
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/cmdutil"
@@ -105,7 +106,8 @@ func newCmd(ios *cmdutil.IOStreams, runF func(*cmdutil.IOStreams, *Options) erro
 	f.StringVar(&opts.Truth, "truth", "", "write the ground truth to `FILE` (default: the -o name with .truth.tsv)")
 	f.Uint64Var(&opts.Seed, "seed", 0, "random seed (default: the configuration's)")
 	f.DurationVar(&opts.Duration, "duration", 0, "start instances for this long (overrides the configuration)")
-	f.IntVar(&opts.Instances, "instances", 0, "stop after `N` instances (overrides the configuration)")
+	f.IntVar(&opts.Instances, "max-instances", 0, "stop after `N` instances (overrides the configuration)")
+	cmdutil.DeprecatedAlias(f, "instances", "max-instances", func(f *pflag.FlagSet, name string) { f.IntVar(&opts.Instances, name, 0, "") })
 	f.IntVar(&opts.Clients, "clients", 0, "parallel clients (overrides the configuration)")
 	f.StringArrayVar(&opts.Skew, "skew", nil, "shift NODE's clock: `NODE=DURATION` (repeatable; CLIENT for all clients; negative for slow)")
 	f.Float64Var(&opts.DropRate, "drop-rate", 0, "sniffer capture rate in messages/s; messages that overflow its queue are lost (0 = no limit)")
@@ -196,11 +198,11 @@ func (o *Options) apply(c *gen.Config) {
 	}
 	if ch("duration") {
 		c.Duration = gen.Duration(o.Duration)
-		if !ch("instances") {
+		if !ch("max-instances") && !ch("instances") {
 			c.Instances = 0
 		}
 	}
-	if ch("instances") {
+	if ch("max-instances") || ch("instances") {
 		c.Instances = o.Instances
 		if !ch("duration") {
 			c.Duration = 0
@@ -289,9 +291,7 @@ func run(ios *cmdutil.IOStreams, o *Options) error {
 		return err
 	}
 	err = trace.WriteTSV(w, out.Trace)
-	if cerr := w.Close(); err == nil {
-		err = cerr
-	}
+	err = w.Finish(err)
 	if err != nil {
 		return err
 	}

@@ -4,8 +4,8 @@
 package merge
 
 import (
+	"context"
 	"io"
-	"os"
 
 	"github.com/spf13/cobra"
 
@@ -46,26 +46,18 @@ when the capture itself goes to standard output with -o -).`,
 			if o.Output == "" {
 				return cmdutil.UsageErrorf("merge needs -o FILE (or -o - for standard output)")
 			}
-			if o.Output != "-" {
-				if out, err := os.Stat(o.Output); err == nil {
-					for _, p := range args {
-						if in, err := os.Stat(p); err == nil && os.SameFile(in, out) {
-							return cmdutil.UsageErrorf("output %s is also an input", o.Output)
-						}
-					}
-				}
-			}
-			return run(ios, o)
+			return run(cmd.Context(), ios, o)
 		},
 	}
 	o.Register(cmd.Flags())
 	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "write the merged capture to `FILE` (- for standard output)")
 	cmd.Flags().BoolVar(&o.JSON, "json", false, "print the report as JSON")
+	cmdutil.FormatFlag(cmd.Flags(), &o.JSON)
 	cmd.Flags().BoolVar(&o.NoComments, "no-comments", false, "do not comment each packet with the sniffers that saw it")
 	return cmd
 }
 
-func run(ios *cmdutil.IOStreams, o *options) error {
+func run(ctx context.Context, ios *cmdutil.IOStreams, o *options) error {
 	m, finish, err := o.Open(ios, o.Paths)
 	if err != nil {
 		return err
@@ -74,36 +66,22 @@ func run(ios *cmdutil.IOStreams, o *options) error {
 
 	report := ios.Out
 	var dst io.Writer = ios.Out
-	var file *os.File
+	var file *cmdutil.AtomicFile
 	if o.Output == "-" {
 		report = ios.ErrOut
 	} else {
-		if file, err = os.Create(o.Output); err != nil {
+		if file, err = cmdutil.CreateAtomic(o.Output); err != nil {
 			return err
 		}
-		defer file.Close()
+		defer file.Abort() // unless committed
 		dst = file
 	}
-	mw, err := pcapio.NewMergeWriter(dst, m.Sniffers(), m.Offsets(), !o.NoComments)
+	n, err := writeMerged(ctx, dst, m, !o.NoComments)
 	if err != nil {
 		return err
 	}
-	var n int64
-	for {
-		p, err := m.Next()
-		if err == io.EOF {
-			break
-		}
-		if err := mw.Write(p); err != nil {
-			return err
-		}
-		n++
-	}
-	if err := mw.Flush(); err != nil {
-		return err
-	}
 	if file != nil {
-		if err := file.Close(); err != nil {
+		if err := file.Commit(); err != nil {
 			return err
 		}
 	}
@@ -120,4 +98,28 @@ func run(ios *cmdutil.IOStreams, o *options) error {
 		return err
 	}
 	return captureflags.Outcome(ios, m)
+}
+
+// writeMerged writes the merge's packets to dst as pcapng and returns how
+// many; it stops when ctx is cancelled.
+func writeMerged(ctx context.Context, dst io.Writer, m *pcapio.Merger, comments bool) (int64, error) {
+	mw, err := pcapio.NewMergeWriter(dst, m.Sniffers(), m.Offsets(), comments)
+	if err != nil {
+		return 0, err
+	}
+	var n int64
+	for {
+		p, err := m.Next()
+		if err == io.EOF {
+			break
+		}
+		if n%4096 == 0 && ctx.Err() != nil {
+			return n, ctx.Err()
+		}
+		if err := mw.Write(p); err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, mw.Flush()
 }

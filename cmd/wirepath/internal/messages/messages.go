@@ -14,6 +14,7 @@ import (
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/captureflags"
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/cmdutil"
 	"github.com/wirepath/wirepath/flows"
+	"github.com/wirepath/wirepath/nat"
 	"github.com/wirepath/wirepath/pcapio"
 	"github.com/wirepath/wirepath/pipeline"
 	"github.com/wirepath/wirepath/trace"
@@ -25,6 +26,7 @@ var Formats = []string{"tsv", "jsonl"}
 // Options are the command's flags and arguments.
 type Options struct {
 	captureflags.Flags
+	captureflags.Protocols
 	Captures       []string
 	Format         string
 	Output         string
@@ -37,6 +39,7 @@ type Options struct {
 	IdleTimeout    time.Duration
 	FingerprintLen int
 	NoNAT          bool
+	NAT            nat.Options
 }
 
 const long = `Read packet captures and print the write-level messages in them (WAP5
@@ -60,15 +63,26 @@ together.
 spirit of MSHN: handshake and call/return round trips, and the throughput
 of multi-segment messages measured from the first segment to the last.
 
+Each TCP connection's protocol is detected from its first bytes (or named
+for its port with --proto PORT=NAME): HTTP/2 and gRPC (one message per
+stream and direction, paired by stream id), TLS (decrypted with
+--tls-keylog, else one opaque message per run of records between direction
+changes, labelled with the server name), PostgreSQL, MySQL, Redis,
+memcached and Kafka (by port) are cut into the messages they really are by
+the proto decoders; other traffic as above. Messages carry the protocol's
+label, status, stream and the propagated request ids and content tokens it
+found (--tokens, --no-tokens, --no-evidence).
+
 The accounting (packets in, bytes in streams, retransmissions, gaps,
-messages out, and what was dropped and why) goes to stderr, or with --json
-to stdout as JSON instead of the messages (which then go only to -o FILE).
-The formats are documented in docs/formats.md.`
+messages out, and what was dropped and why, per protocol) goes to stderr,
+or with --format json to stdout as JSON instead of the messages (which then
+go only to -o FILE). The formats are documented in docs/formats.md.`
 
 const example = `  wirepath messages web.pcap db.pcapng > messages.tsv
   wirepath messages --format jsonl --split-pause 200ms capture.pcap.gz
   wirepath messages --conns capture.pcap
-  wirepath messages -o messages.tsv --json capture.pcap > accounting.json`
+  wirepath messages --tls-keylog keys.log --proto 9092=kafka capture.pcap
+  wirepath messages -o messages.tsv --format json capture.pcap > accounting.json`
 
 // NewCmd returns the messages command.
 func NewCmd(ios *cmdutil.IOStreams) *cobra.Command {
@@ -88,6 +102,7 @@ func newCmd(ios *cmdutil.IOStreams, runF func(*Options) error) *cobra.Command {
 		Args:    cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Captures = args
+			opts.Context = cmd.Context()
 			if err := opts.Validate(); err != nil {
 				return err
 			}
@@ -95,29 +110,39 @@ func newCmd(ios *cmdutil.IOStreams, runF func(*Options) error) *cobra.Command {
 		},
 	}
 	fs := cmd.Flags()
-	fs.StringVar(&opts.Format, "format", "tsv", "output format: "+strings.Join(Formats, ", "))
+	fs.StringVar(&opts.Format, "format", "tsv", "output format: "+strings.Join(Formats, ", ")+", or json: the accounting as JSON on stdout (messages only go to -o FILE)")
+	cmdutil.Enum(fs, "format", append(Formats, "json")...)
 	fs.StringVarP(&opts.Output, "output", "o", "", "write the messages (or connections) to `FILE` instead of stdout")
 	fs.BoolVar(&opts.Conns, "conns", false, "print connections with their round trips and throughput instead of messages")
 	fs.BoolVar(&opts.JSON, "json", false, "print the accounting as JSON on stdout (messages only go to -o FILE)")
+	fs.MarkHidden("json")
 	fs.DurationVar(&opts.SplitPause, "split-pause", def.SplitPause, "cut a message when its sender pauses this long (0: never)")
 	fs.BoolVar(&opts.NoFraming, "no-framing", false, "do not cut at HTTP/DNS message boundaries or pair calls by protocol")
-	fs.DurationVar(&opts.Settle, "settle", def.Settle, "how long a finished message waits for copies seen by other sniffers")
-	fs.DurationVar(&opts.ReorderTimeout, "reorder-timeout", def.ReorderTimeout, "how long out-of-order data waits for a missing segment")
-	fs.DurationVar(&opts.IdleTimeout, "idle-timeout", def.IdleTimeout, "end a TCP connection idle this long")
-	fs.IntVar(&opts.FingerprintLen, "fingerprint-len", def.FingerprintLen, fmt.Sprintf("leading bytes of a message its fingerprint covers (1-%d)", flows.MaxFingerprintLen))
-	fs.BoolVar(&opts.NoNAT, "no-nat", false, "do not learn and undo address translations (one pass over the captures fewer)")
+	captureflags.RegisterFlowsTuning(fs, &opts.Settle, &opts.ReorderTimeout, &opts.IdleTimeout, &opts.FingerprintLen)
+	fs.BoolVar(&opts.NoNAT, "no-nat", false, "do not learn and undo address translations")
+	captureflags.RegisterNATTuning(fs, &opts.NAT)
+	opts.Protocols.Register(fs)
 	opts.Flags.Register(fs)
 	return cmd
 }
 
 // Validate checks the options.
 func (o *Options) Validate() error {
+	if o.Format == "json" { // the accounting as JSON, as --json
+		o.Format, o.JSON = "tsv", true
+	}
 	if !slices.Contains(Formats, o.Format) {
 		return cmdutil.UsageErrorf("--format must be one of %s, not %q", strings.Join(Formats, ", "), o.Format)
 	}
 	cfg := o.Config()
 	if err := cfg.Validate(); err != nil {
 		return cmdutil.UsageErrorf("%v", err)
+	}
+	if err := o.NAT.Validate(); err != nil {
+		return cmdutil.UsageErrorf("%v", err)
+	}
+	if err := o.Protocols.Validate(); err != nil {
+		return err
 	}
 	_, err := o.Flags.Options()
 	return err
@@ -155,10 +180,18 @@ func Run(ios *cmdutil.IOStreams, o *Options) error {
 		return err
 	}
 	cfg := o.Config()
+	warns, err := o.Protocols.Apply(&cfg)
+	if err != nil {
+		w.close()
+		return err
+	}
+	for _, s := range warns {
+		ios.Warnf("%s", s)
+	}
 	if o.Conns {
 		cfg.OnConn = w.conn
 	}
-	pc := pipeline.Config{Captures: o.Captures, Capture: popts, NoNAT: o.NoNAT, Flows: cfg}
+	pc := pipeline.Config{Captures: o.Captures, Capture: popts, NoNAT: o.NoNAT, NAT: o.NAT, Flows: cfg, Context: o.Context}
 	var done func()
 	pc.Progress, done = captureflags.StageProgress(ios)
 	res, runErr := pipeline.Messages(pc, func(m *flows.Message) error {
@@ -168,7 +201,10 @@ func Run(ios *cmdutil.IOStreams, o *Options) error {
 		return w.err
 	})
 	done()
-	if err := w.close(); err != nil {
+	if runErr != nil && w.err == nil {
+		w.err = runErr // the output of a failed run is not put in place
+	}
+	if err := w.close(); err != nil && err != runErr {
 		return err
 	}
 	if runErr != nil {
@@ -232,6 +268,28 @@ func summary(ios *cmdutil.IOStreams, s *flows.Stats) {
 		s.TCPBytes, s.StreamBytes, s.RetransBytes, s.CopyBytes, dropped, s.GapsAcked+s.GapsTimeout+s.GapsLimit+s.GapsEnd, s.GapBytes, s.ConflictSegments)
 	ios.Infof("messages: %d out (%d TCP, %d UDP; %d calls, %d returns, %d incomplete) from %d connections and %d UDP flows",
 		s.Messages, s.TCPMessages, s.UDPMessages, s.Calls, s.Returns, s.Incomplete, s.TCPConns, s.UDPFlows)
+	var parts []string
+	for _, a := range flows.Apps() {
+		name := a.String()
+		p, ok := s.Protocols[name]
+		if !ok {
+			continue
+		}
+		if a == flows.AppNone {
+			name = "none"
+		}
+		part := fmt.Sprintf("%s %d conns, %d messages", name, p.Conns, p.Messages)
+		if p.ControlUnits > 0 {
+			part += fmt.Sprintf(" (%d control units not messages)", p.ControlUnits)
+		}
+		if name == "tls" {
+			part += fmt.Sprintf(" (%d decrypted, %d with SNI)", p.Decrypted, p.WithSNI)
+		}
+		parts = append(parts, part)
+	}
+	if len(parts) > 0 {
+		ios.Infof("protocols: %s", strings.Join(parts, "; "))
+	}
 }
 
 // writer writes messages or connections, remembering the first error.
@@ -251,9 +309,7 @@ func (w *writer) close() error {
 	if w.err == nil {
 		w.flush()
 	}
-	if cerr := w.out.Close(); w.err == nil {
-		w.err = cerr
-	}
+	w.err = w.out.Finish(w.err)
 	return w.err
 }
 

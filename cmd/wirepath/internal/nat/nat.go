@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/captureflags"
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/cmdutil"
@@ -38,7 +39,7 @@ a translation that the translated packets show (pcapio cannot relate
 sniffers that share no untranslated packet), and the accounting.`
 
 const example = `  wirepath nat outside.pcap inside.pcap
-  wirepath nat --json -o nat.json lan/*.pcapng dmz/*.pcap
+  wirepath nat --format json -o nat.json lan/*.pcapng dmz/*.pcap
   wirepath nat --all --nat-window 5s a.pcap b.pcap   # show rejected candidates too`
 
 // Options are the command's flags and arguments.
@@ -73,11 +74,6 @@ func newCmd(ios *cmdutil.IOStreams, runF func(*Options) error) *cobra.Command {
 		Args:    cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Captures = args
-			for _, d := range deprecated {
-				if cmd.Flags().Changed(d.old) {
-					ios.Warnf("--%s is deprecated: use --%s", d.old, d.now)
-				}
-			}
 			if err := o.Validate(); err != nil {
 				return err
 			}
@@ -86,6 +82,7 @@ func newCmd(ios *cmdutil.IOStreams, runF func(*Options) error) *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.BoolVar(&o.JSON, "json", false, "print the table as JSON")
+	cmdutil.FormatFlag(f, &o.JSON)
 	f.StringVarP(&o.Output, "output", "o", "", "write the table to `FILE` instead of stdout")
 	f.BoolVar(&o.All, "all", false, "also list the rejected candidates and why")
 	f.DurationVar(&o.Window, "nat-window", def.Window, "how far apart in corrected time two copies of one packet may be")
@@ -94,21 +91,11 @@ func newCmd(ios *cmdutil.IOStreams, runF func(*Options) error) *cobra.Command {
 	f.IntVar(&o.MinData, "min-data", def.MinData, "matches of packets with a payload a mapping needs")
 	f.Float64Var(&o.MinScore, "min-score", def.MinScore, "lowest score of an accepted mapping (0..1)")
 	o.Flags.Register(f)
-	// The names this command used before it shared the capture flags
-	// (--window is now the dedupe window, as in every command), hidden;
-	// using one warns on stderr (cobra's own notice would go to stdout).
-	f.DurationVar(&o.IdleTimeout, "idle-timeout", def.IdleTimeout, "same as --nat-idle-timeout (deprecated)")
-	f.BoolVar(&o.NoOffsets, "no-clock-offsets", false, "same as --no-offsets (deprecated)")
-	for _, d := range deprecated {
-		_ = f.MarkHidden(d.old)
-	}
+	// The name this command used before it shared the capture flags,
+	// hidden; using it warns on stderr. (Its old --idle-timeout, now
+	// --nat-idle-timeout, is gone: --idle-timeout is flows' everywhere.)
+	cmdutil.DeprecatedAlias(f, "no-clock-offsets", "no-offsets", func(f *pflag.FlagSet, name string) { f.BoolVar(&o.NoOffsets, name, false, "") })
 	return cmd
-}
-
-// deprecated lists the hidden old flag names and the ones to use.
-var deprecated = []struct{ old, now string }{
-	{"idle-timeout", "nat-idle-timeout"},
-	{"no-clock-offsets", "no-offsets"},
 }
 
 // NAT returns the learner's options the flags give.
@@ -166,9 +153,7 @@ func Run(ios *cmdutil.IOStreams, o *Options) error {
 	} else {
 		err = res.NAT.WriteText(out, o.All)
 	}
-	if cerr := out.Close(); err == nil {
-		err = cerr
-	}
+	err = out.Finish(err)
 	if err != nil {
 		return err
 	}

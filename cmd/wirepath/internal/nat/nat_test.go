@@ -29,20 +29,20 @@ func TestFlags(t *testing.T) {
 			return n.Window == 5*time.Second && n.IdleTimeout == time.Minute && n.MinScore == 0.7 && o.All && o.JSON && len(o.Captures) == 2
 		}},
 		// The shared capture flags mean what they mean everywhere.
-		{args: []string{"--window", "20ms", "--no-offsets", "--split-interfaces", "--reference", "b", "--offset", "b=1s", "a", "b"}, check: func(o *Options) bool {
+		{args: []string{"--dedupe-window", "20ms", "--no-offsets", "--split-interfaces", "--reference", "b", "--offset", "b=1s", "a", "b"}, check: func(o *Options) bool {
 			po, err := o.Flags.Options()
 			return err == nil && po.Window == 20*time.Millisecond && po.NoOffsets && po.SplitInterfaces && po.Reference == "b" &&
 				po.Offsets["b"] == time.Second && o.NAT().Window == 2*time.Second
 		}},
 		// The old names still work.
-		{args: []string{"--no-clock-offsets", "--idle-timeout", "3m", "a"}, check: func(o *Options) bool {
-			return o.NoOffsets && o.NAT().IdleTimeout == 3*time.Minute
+		{args: []string{"--no-clock-offsets", "--window", "7ms", "a"}, check: func(o *Options) bool {
+			return o.NoOffsets && o.Flags.Window == 7*time.Millisecond
 		}},
 		{args: []string{"--nat-window", "0s", "a"}, wantErr: "--nat-window"},
 		{args: []string{"--nat-window", "2m", "a"}, wantErr: "--nat-idle-timeout"},
 		{args: []string{"--min-data", "-1", "a"}, wantErr: "--min-data"},
 		{args: []string{"--min-score", "1.5", "a"}, wantErr: "--min-score"},
-		{args: []string{"--window", "0s", "a"}, wantErr: "--window"},
+		{args: []string{"--window", "0s", "a"}, wantErr: "--dedupe-window"},
 		{args: []string{"--offset", "b", "a"}, wantErr: "--offset"},
 	}
 	for _, tc := range tests {

@@ -128,8 +128,6 @@ func (f *flags) write(ios *cmdutil.IOStreams, c *enginecmd.Common, res *nesting.
 		}
 		err = report.Write(out, c.Format, res.Result, report.Options{Top: top})
 	}
-	if cerr := out.Close(); err == nil {
-		err = cerr
-	}
+	err = out.Finish(err)
 	return err
 }

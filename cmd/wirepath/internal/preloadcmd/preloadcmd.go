@@ -54,7 +54,7 @@ func newCmdSummarize(ios *cmdutil.IOStreams) *cobra.Command {
 		Long: `Summarize reads preload traces (files, or directories whose *.jsonl files are
 read; gzip and zstd compression is recognised) and prints, per process, each socket with its endpoints, how it came to
 be (socket, connect, accept, socketpair, inherited) and the messages and bytes
-it sent and received. --json prints the same as JSON.`,
+it sent and received. --format json prints the same as JSON.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Paths = args
@@ -62,6 +62,7 @@ it sent and received. --json prints the same as JSON.`,
 		},
 	}
 	cmd.Flags().BoolVar(&o.JSON, "json", false, "print JSON instead of text")
+	cmdutil.FormatFlag(cmd.Flags(), &o.JSON)
 	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "write to `FILE` instead of stdout")
 	cmd.Flags().BoolVar(&o.Strict, "strict", false, "stop at the first bad line instead of skipping it")
 	return cmd
@@ -157,9 +158,7 @@ func runSummarize(ios *cmdutil.IOStreams, o *summarizeOptions) error {
 	} else {
 		err = writeText(out, s)
 	}
-	if cerr := out.Close(); err == nil {
-		err = cerr
-	}
+	err = out.Finish(err)
 	if err == nil && t.Skipped > 0 {
 		err = &cmdutil.PartialError{Skipped: int(t.Skipped), What: "bad lines in the preload traces"}
 	}
@@ -281,9 +280,7 @@ func runStrace(ios *cmdutil.IOStreams, o *straceOptions) error {
 		return err
 	}
 	st, err := preload.ConvertStrace(in, name, preload.NewWriter(out), preload.StraceOptions{Host: o.Host, Strict: o.Strict})
-	if cerr := out.Close(); err == nil {
-		err = cerr
-	}
+	err = out.Finish(err)
 	if err != nil {
 		return err
 	}

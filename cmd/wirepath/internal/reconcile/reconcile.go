@@ -53,13 +53,13 @@ trip (MSHN); each node keeps one clock, and the trace's metadata gives each
 node's offset with its uncertainty.
 
 The trace goes to -o FILE (TSV, or JSON Lines for .jsonl; .gz and .zst
-compress) or stdout; the accounting to stderr, or with --json to stdout as
+compress) or stdout; the accounting to stderr, or with --format json to stdout as
 JSON (the trace then only to -o). Formats: docs/formats.md, docs/reconcile.md.`
 
 const example = `  wirepath reconcile client.pcap server.pcapng -o trace.tsv
   wirepath reconcile *.pcap --preload traces/ --naming process -o trace.jsonl
   wirepath reconcile outside.pcapng inside.pcapng.gz --roles hosts.txt --naming role -o t.tsv.gz
-  wirepath reconcile capture.pcap --json -o trace.tsv > accounting.json`
+  wirepath reconcile capture.pcap --format json -o trace.tsv > accounting.json`
 
 // NewCmd returns the reconcile command.
 func NewCmd(ios *cmdutil.IOStreams) *cobra.Command {
@@ -76,6 +76,7 @@ func newCmd(ios *cmdutil.IOStreams, runF func(*Options) error) *cobra.Command {
 		Args:    cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Captures = args
+			opts.Context = cmd.Context()
 			if err := opts.Validate(); err != nil {
 				return err
 			}
@@ -84,8 +85,10 @@ func newCmd(ios *cmdutil.IOStreams, runF func(*Options) error) *cobra.Command {
 	}
 	fs := cmd.Flags()
 	fs.StringVarP(&opts.Output, "output", "o", "", "write the trace to `FILE` (TSV; JSON Lines for .jsonl; .gz/.zst compress) instead of stdout")
-	fs.StringVar(&opts.Format, "format", "", "trace format: tsv or jsonl (default: from the -o name, tsv on stdout)")
+	fs.StringVar(&opts.Format, "format", "", "trace format: tsv or jsonl (default: from the -o name, tsv on stdout), or json: the accounting as JSON on stdout (the trace then only goes to -o FILE)")
+	cmdutil.Enum(fs, "format", "tsv", "jsonl", "json")
 	fs.BoolVar(&opts.JSON, "json", false, "print the accounting as JSON on stdout (the trace then only goes to -o FILE)")
+	fs.MarkHidden("json")
 	opts.Pipeline.Register(fs)
 	return cmd
 }
@@ -95,11 +98,14 @@ func (o *Options) Validate() error {
 	if err := o.Pipeline.Validate(); err != nil {
 		return err
 	}
+	if o.Format == "json" { // the accounting as JSON, as --json
+		o.Format, o.JSON = "", true
+	}
 	if o.Format != "" && o.Format != "tsv" && o.Format != "jsonl" {
 		return cmdutil.UsageErrorf("--format must be tsv or jsonl, not %q", o.Format)
 	}
 	if o.JSON && (o.Output == "" || o.Output == "-") {
-		return cmdutil.UsageErrorf("--json prints the accounting on stdout: give the trace a file with -o")
+		return cmdutil.UsageErrorf("--format json prints the accounting on stdout: give the trace a file with -o")
 	}
 	return nil
 }
@@ -146,7 +152,7 @@ func writeTrace(ios *cmdutil.IOStreams, o *Options, t *trace.Trace) error {
 		f = trace.FormatJSONL
 	}
 	if o.Output != "" && o.Output != "-" {
-		return trace.WriteFile(o.Output, t, f)
+		return cmdutil.WriteTraceFile(o.Output, t, f)
 	}
 	if f == trace.FormatAuto {
 		f = trace.FormatTSV
@@ -155,9 +161,5 @@ func writeTrace(ios *cmdutil.IOStreams, o *Options, t *trace.Trace) error {
 	if err != nil {
 		return err
 	}
-	if err := trace.Write(out, t, f); err != nil {
-		out.Close()
-		return err
-	}
-	return out.Close()
+	return out.Finish(trace.Write(out, t, f))
 }

@@ -83,6 +83,7 @@ each pattern's mean instance.`,
 	}
 	fs := cmd.Flags()
 	fs.StringVar(&opts.Format, "format", wpreport.FormatText, "output format: "+strings.Join(wpreport.Formats, ", "))
+	cmdutil.Enum(fs, "format", wpreport.Formats...)
 	fs.StringVarP(&opts.Output, "output", "o", "", "write to `FILE` instead of stdout")
 	fs.IntVar(&opts.Top, "top", 10, "patterns to show (0 = all; default 10 for text, 50 for html, all otherwise)")
 	fs.StringVar(&opts.Trace, "trace", "", "the `TRACE` the result came from, to export listed instances with their times")
@@ -108,8 +109,6 @@ func Run(opts *Options) error {
 		return err
 	}
 	err = wpreport.WriteAll(out, opts.Format, rs, wpreport.Options{Top: opts.Top, Title: opts.Title, Trace: t})
-	if cerr := out.Close(); err == nil {
-		err = cerr
-	}
+	err = out.Finish(err)
 	return err
 }

@@ -54,7 +54,12 @@ func NewCmdRoot(ios *cmdutil.IOStreams) *cobra.Command {
 	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return cmdutil.UsageErrorf("%v (see '%s --help')", err, c.CommandPath())
 	})
-	cmd.CompletionOptions.HiddenDefaultCmd = true
+	// `wirepath completion bash|zsh|fish|powershell`, listed among the
+	// commands; enum flags complete their values.
+	cmd.CompletionOptions.HiddenDefaultCmd = false
+	// No command writes over one of its inputs, or reads a capture as a
+	// trace or a result.
+	cmd.PersistentPreRunE = cmdutil.CheckArgs
 
 	cmd.AddGroup(
 		&cobra.Group{ID: "pipeline", Title: "Pipeline stages:"},
@@ -83,6 +88,7 @@ func NewCmdRoot(ios *cmdutil.IOStreams) *cobra.Command {
 	add("tools", gencmd.NewCmd(ios))
 	add("tools", scorecmd.NewCmd(ios))
 	add("pipeline", analyze.NewCmd(ios))
+	cmdutil.CompleteEnums(cmd)
 	return cmd
 }
 

@@ -67,9 +67,7 @@ func runRequests(ios *cmdutil.IOStreams, o *Options) error {
 	} else {
 		err = score.WriteRequestText(out, s)
 	}
-	if cerr := out.Close(); err == nil {
-		err = cerr
-	}
+	err = out.Finish(err)
 	if err != nil {
 		return fmt.Errorf("writing the score: %w", err)
 	}

@@ -60,7 +60,7 @@ tier, and the messages either side lacks (docs/testbed.md).`
 const example = `  wirepath gen multitier -o mt.tsv
   wirepath nest mt.tsv --format json --instances -1 -o nest.json
   wirepath score nest.json mt.truth.tsv
-  wirepath score nest.json mt.truth.tsv --json -o score.json
+  wirepath score nest.json mt.truth.tsv --format json -o score.json
   wirepath analyze OUT/*.pcap* --engine all --format json --instances -1 --save-trace t.tsv -o all.json
   wirepath score all.json OUT/truth.jsonl --trace t.tsv`
 
@@ -83,6 +83,7 @@ func NewCmd(ios *cmdutil.IOStreams) *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.BoolVar(&opts.JSON, "json", false, "print the score as JSON")
+	cmdutil.FormatFlag(f, &opts.JSON)
 	f.StringVarP(&opts.Output, "output", "o", "", "write the score to `FILE` instead of stdout")
 	f.Float64Var(&opts.Tolerance, "tolerance", score.DefaultTolerance, "top-N near-tie tolerance (fraction of the N-th inferred count)")
 	f.IntVar(&opts.MaxN, "max-n", 0, "largest N of the top-N curve (0 = the number of true patterns)")
@@ -168,8 +169,6 @@ func run(ios *cmdutil.IOStreams, o *Options) error {
 	} else {
 		err = score.WriteText(out, rep, score.TextOptions{Patterns: o.Patterns, Hops: o.Hops})
 	}
-	if cerr := out.Close(); err == nil {
-		err = cerr
-	}
+	err = out.Finish(err)
 	return err
 }

@@ -68,6 +68,7 @@ func newCmd(ios *cmdutil.IOStreams, runF func(*cmdutil.IOStreams, *Options) erro
 	f.BoolVar(&opts.Deskew, "deskew", false, "remove the trace's known node clock offsets instead")
 	f.StringVarP(&opts.Output, "output", "o", "", "write the trace to `FILE` (format from its name) instead of stdout")
 	f.StringVar(&opts.Format, "format", "", "output format: tsv or jsonl (default: from -o, else tsv)")
+	cmdutil.Enum(f, "format", "tsv", "jsonl")
 	f.BoolVar(&opts.Strict, "strict", false, "stop at the first bad trace line instead of skipping it")
 	return cmd
 }
@@ -127,16 +128,14 @@ func run(ios *cmdutil.IOStreams, o *Options) error {
 		format = trace.FormatAuto
 	}
 	if o.Output != "" && o.Output != "-" {
-		err = trace.WriteFile(o.Output, t, format)
+		err = cmdutil.WriteTraceFile(o.Output, t, format)
 	} else {
 		out, oerr := cmdutil.OpenOutput(ios, "")
 		if oerr != nil {
 			return oerr
 		}
 		err = trace.Write(out, t, format)
-		if cerr := out.Close(); err == nil {
-			err = cerr
-		}
+		err = out.Finish(err)
 	}
 	if err != nil {
 		return err

@@ -32,7 +32,7 @@ the reference sniffer, the packets each pair of sniffers both saw, and the
 accounting of every file (records read, decoded, non-IP, undecodable,
 truncated, dropped) with any problems found.`,
 		Example: `  wirepath stats client.pcap server.pcapng.gz
-  wirepath stats --json --split-interfaces multi.pcapng`,
+  wirepath stats --format json --split-interfaces multi.pcapng`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Paths = args
@@ -41,6 +41,7 @@ truncated, dropped) with any problems found.`,
 	}
 	o.Register(cmd.Flags())
 	cmd.Flags().BoolVar(&o.JSON, "json", false, "print the report as JSON")
+	cmdutil.FormatFlag(cmd.Flags(), &o.JSON)
 	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "write the report to `FILE` instead of standard output")
 	return cmd
 }
@@ -67,9 +68,7 @@ func run(ios *cmdutil.IOStreams, o *options) error {
 	} else {
 		err = s.WriteText(out)
 	}
-	if cerr := out.Close(); err == nil {
-		err = cerr
-	}
+	err = out.Finish(err)
 	if err != nil {
 		return err
 	}

@@ -13,7 +13,7 @@ import (
 	wpwhatif "github.com/wirepath/wirepath/whatif"
 )
 
-// inputsJSON is the model's inputs as --json prints them without changes.
+// inputsJSON is the model's inputs as --format json prints them without changes.
 type inputsJSON struct {
 	Requests   float64          `json:"requests"`
 	PerRequest bool             `json:"per_request"`

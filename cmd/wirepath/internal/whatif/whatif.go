@@ -82,13 +82,13 @@ means. Changes (each repeatable; node names as in the signatures):
   --faster 'app 2'                a node's service 2 times faster
   --scenario FILE                 scenarios, one change per line, [NAME] starts one
 
-The first version's form --link A->B --rtt 5ms --bandwidth 100Mbit/s
+The first version's form --link 'A->B' --rtt 5ms --bandwidth 100Mbit/s
 [--current-rtt D --current-bandwidth R] still works. See docs/whatif.md.`,
 		Example: `  wirepath whatif result.json --trace trace.tsv
   wirepath whatif result.json --trace trace.tsv --link 'app->store rtt=+5ms'
   wirepath whatif result.json --trace trace.tsv --host 'app rtt=+20ms' --link 'web1->app bandwidth=10Mbit/s'
-  wirepath whatif result.json --trace trace.tsv --load 2 --json
-  wirepath whatif result.json --link web->db --rtt 5ms --pattern 1`,
+  wirepath whatif result.json --trace trace.tsv --load 2 --format json
+  wirepath whatif result.json --link 'web->db' --rtt 5ms --pattern 1`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Result = args[0]
@@ -117,7 +117,8 @@ The first version's form --link A->B --rtt 5ms --bandwidth 100Mbit/s
 	fs.IntVar(&opts.Top, "top", 10, "request types and patterns to print (0 = all)")
 	fs.StringVar(&opts.By, "by", "both", "group predictions by `type`, pattern or both")
 	fs.BoolVar(&opts.JSON, "json", false, "print the inputs or predictions as JSON")
-	fs.BoolVar(&opts.Requests, "requests", false, "with --json: every request's prediction too (its root message's index in the trace)")
+	cmdutil.FormatFlag(fs, &opts.JSON)
+	fs.BoolVar(&opts.Requests, "requests", false, "with --format json: every request's prediction too (its root message's index in the trace)")
 	fs.StringVarP(&opts.Output, "output", "o", "", "write to `FILE` instead of stdout")
 	return cmd
 }
@@ -127,7 +128,7 @@ func (opts *Options) validate(cmd *cobra.Command) error {
 	old := opts.RTT != "" || opts.Bandwidth != "" || opts.curRTTSet || opts.CurrentBandwidth != ""
 	switch {
 	case old && (len(opts.Links) != 1 || strings.ContainsAny(strings.TrimSpace(opts.Links[0]), " \t")):
-		return cmdutil.UsageErrorf("--rtt, --bandwidth and --current-* need exactly one --link A->B (or write 'A->B rtt=... bandwidth=...')")
+		return cmdutil.UsageErrorf("--rtt, --bandwidth and --current-* need exactly one --link 'A->B' (or write 'A->B rtt=... bandwidth=...')")
 	case opts.curRTTSet && opts.CurrentRTT < 0:
 		return cmdutil.UsageErrorf("round-trip times must not be negative")
 	case opts.Pattern < 0, opts.Top < 0:
@@ -242,9 +243,7 @@ func Run(opts *Options) error {
 	} else {
 		err = predict(out, opts, opts.Result, model, scenarios)
 	}
-	if cerr := out.Close(); err == nil {
-		err = cerr
-	}
+	err = out.Finish(err)
 	return err
 }
 

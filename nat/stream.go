@@ -1,0 +1,254 @@
+package nat
+
+import (
+	"net/netip"
+	"time"
+
+	iring "github.com/wirepath/wirepath/internal/ring"
+	"github.com/wirepath/wirepath/pcapio"
+)
+
+// Snapshot returns the table as the Learner knows it now, without ending
+// learning: the rules judged on the matches so far, and the links applied
+// so far renaming their views; a view still active is renamed from the
+// start of its activity on, with no end. A Streamer renames with
+// snapshots while it learns. The Learner goes on observing; Finish later
+// gives the final table.
+func (l *Learner) Snapshot() *Table {
+	l.snapshot = true
+	defer func() { l.snapshot = false }()
+	saved := l.stats
+	t := l.table()
+	l.stats = saved
+	return t
+}
+
+// openActivity reports whether view key is active now (during a
+// Snapshot) on link L, and the start of its activity.
+func (l *Learner) openActivity(key connKey, L *link) (int64, bool) {
+	if !l.snapshot {
+		return 0, false
+	}
+	id, ok := l.viewByKey[key]
+	if !ok {
+		return 0, false
+	}
+	v := &l.views[id]
+	lid := l.linkByKey[L.key] + 1
+	if v.links[0] != lid && v.links[1] != lid && !containsID(v.moreLinks, lid) {
+		return 0, false
+	}
+	return v.first, true
+}
+
+func containsID(ids []uint32, id uint32) bool {
+	for _, x := range ids {
+		if x == id {
+			return true
+		}
+	}
+	return false
+}
+
+// DefaultMaxDelayBytes bounds the memory of the packets a Streamer holds
+// back (their frames and heldOverhead each).
+const DefaultMaxDelayBytes = 48 << 20
+
+// heldOverhead is what a held packet costs besides its frame.
+const heldOverhead = 300
+
+// StreamOptions configure a Streamer.
+type StreamOptions struct {
+	// Learn configures the Learner (the zero value means DefaultOptions).
+	Learn Options
+	// Delay is how long, in corrected capture time, a packet is held back
+	// before it is renamed and handed on: a translation learned within
+	// Delay of a connection's first packet renames all of it (0 means the
+	// learning window, Learn.Window).
+	Delay time.Duration
+	// MaxDelayBytes bounds the memory of the packets held back (their
+	// frames and 300 bytes each); past it the oldest packets leave early
+	// (0 means DefaultMaxDelayBytes).
+	MaxDelayBytes int64
+}
+
+// Streamer learns translations and renames packets in one pass over a
+// stream in corrected time order: every packet is observed at once, held
+// back for the delay, then renamed with what was learned by then (a
+// Snapshot, taken again as matches come in) and handed on. At the end of
+// the stream the rest are renamed with the final table. A packet whose
+// translation was learned too late to rename it is counted (ApplyStats
+// Late), as is one renamed by a snapshot that the final table renames
+// otherwise or not at all (Provisional): a two-pass run renames exactly
+// the final table's packets. It is not safe for concurrent use.
+type Streamer struct {
+	l         *Learner
+	delay     int64
+	maxBytes  int64
+	q         iring.Ring[*pcapio.Packet]
+	qBytes    int64
+	free      []*pcapio.Packet
+	out       *pcapio.Packet // the packet last handed on
+	newest    int64
+	c         Canonicalizer
+	snapMatch int64 // the Learner's matches at the last snapshot
+	sinceSnap int64 // packets handed on since
+	final     *Table
+	renamed   map[renameKey]int64
+	stats     ApplyStats
+}
+
+// renameKey is one view renamed to one pair of canonical names.
+type renameKey struct {
+	view  connKey
+	canon [2]netip.AddrPort
+}
+
+// NewStreamer returns a Streamer; invalid learning options are replaced
+// by the defaults (see NewLearner).
+func NewStreamer(o StreamOptions) *Streamer {
+	if o.Learn == (Options{}) {
+		o.Learn = DefaultOptions()
+	}
+	l := NewLearner(o.Learn)
+	s := &Streamer{l: l, delay: int64(o.Delay), maxBytes: o.MaxDelayBytes, renamed: map[renameKey]int64{}}
+	if s.delay <= 0 {
+		s.delay = l.window
+	}
+	if s.maxBytes <= 0 {
+		s.maxBytes = DefaultMaxDelayBytes
+	}
+	s.c.t = &Table{window: l.window, apply: map[connKey][]applyEntry{}}
+	return s
+}
+
+// Push observes p and holds a copy of it back. p is not kept.
+func (s *Streamer) Push(p *pcapio.Packet) {
+	s.l.Observe(p)
+	var c *pcapio.Packet
+	if n := len(s.free); n > 0 {
+		c, s.free = s.free[n-1], s.free[:n-1]
+	} else {
+		c = new(pcapio.Packet)
+	}
+	p.CopyTo(c)
+	s.q.Push(c)
+	s.qBytes += int64(len(c.Frame)) + heldOverhead
+	if s.q.Len() == 1 || c.TS() > s.newest {
+		s.newest = c.TS()
+	}
+}
+
+// Pop returns the next packet whose delay is over, renamed, or nil when
+// none is yet (with end set, once the stream has ended: every packet left,
+// renamed with the final table; nil when none is left). The packet is
+// valid until the next call.
+func (s *Streamer) Pop(end bool) *pcapio.Packet {
+	s.recycle()
+	if s.q.Len() == 0 {
+		return nil
+	}
+	front := *s.q.Front()
+	switch {
+	case end:
+		if s.final == nil {
+			s.finish()
+		}
+	case s.newest-front.TS() > s.delay:
+	case s.qBytes > s.maxBytes:
+		s.stats.Early++
+	default:
+		return nil
+	}
+	p := s.q.Pop()
+	s.qBytes -= int64(len(p.Frame)) + heldOverhead
+	if s.final == nil {
+		s.maybeSnapshot()
+	}
+	s.rewrite(p)
+	s.out = p
+	return p
+}
+
+// recycle takes back the packet last handed on.
+func (s *Streamer) recycle() {
+	if s.out != nil {
+		s.free = append(s.free, s.out)
+		s.out = nil
+	}
+}
+
+// maybeSnapshot takes a new snapshot when matches came in since the last
+// and enough packets went by to pay for it: a snapshot costs a walk over
+// the links, so at least an eighth of the links' count of packets.
+func (s *Streamer) maybeSnapshot() {
+	s.sinceSnap++
+	if s.l.stats.Matches == s.snapMatch || 8*s.sinceSnap < int64(len(s.l.links)) {
+		return
+	}
+	s.c.t = s.l.Snapshot()
+	s.snapMatch, s.sinceSnap = s.l.stats.Matches, 0
+}
+
+// rewrite renames p with the current table and notes how, while
+// learning goes on: a packet renamed, by its view and names; one left
+// unrenamed, on its view in the Learner (the final table counts those of
+// views it renames as renamed late).
+func (s *Streamer) rewrite(p *pcapio.Packet) {
+	before := s.c.stats.Untouched
+	renamed := s.c.Rewrite(p)
+	switch {
+	case s.final != nil:
+	case renamed:
+		s.renamed[renameKey{view: s.c.lastView, canon: s.c.lastCanon}]++
+	case s.c.stats.Untouched != before && p.Status == pcapio.StatusOK && len(p.Obs) > 0 && translatable(p):
+		key, _ := connOf(p)
+		if id, ok := s.l.viewByKey[key]; ok {
+			s.l.views[id].plain++
+		}
+	}
+}
+
+// finish ends learning: the final table renames the rest.
+func (s *Streamer) finish() {
+	s.final = s.l.Finish()
+	s.c.t = s.final
+}
+
+// Finish ends the stream (if Pop(true) has not) and returns the final
+// table, to be called once every packet was popped.
+func (s *Streamer) Finish() *Table {
+	if s.final == nil {
+		s.finish()
+	}
+	return s.final
+}
+
+// Stats returns the renaming counters. Once Finish was called, Late and
+// Provisional are set: Late is the final table's RenamedLate; of the
+// packets renamed while learning, those whose view the final table
+// renames to other names or not at all are Provisional.
+func (s *Streamer) Stats() ApplyStats {
+	st := s.c.Stats()
+	st.Early = s.stats.Early
+	if s.final == nil {
+		return st
+	}
+	var agreed, streamed int64
+	for _, n := range s.renamed {
+		streamed += n
+	}
+	for k, es := range s.final.apply {
+		seen := map[[2]netip.AddrPort]bool{}
+		for i := range es {
+			if !es[i].rewrites || seen[es[i].canon] {
+				continue
+			}
+			seen[es[i].canon] = true
+			agreed += s.renamed[renameKey{view: k, canon: es[i].canon}]
+		}
+	}
+	st.Provisional = streamed - agreed
+	st.Late = s.final.Stats.RenamedLate
+	return st
+}
