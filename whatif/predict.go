@@ -108,13 +108,16 @@ type Report struct {
 
 // RequestPrediction is one request's predicted latency.
 type RequestPrediction struct {
-	Root        int     `json:"root"`
-	Weight      float64 `json:"weight"`
-	Pattern     int     `json:"pattern"`
-	Type        string  `json:"type"`
-	LatencyUS   float64 `json:"latency_us"`
+	Root      int     `json:"root"`
+	Weight    float64 `json:"weight"`
+	Pattern   int     `json:"pattern"`
+	Type      string  `json:"type"`
+	LatencyUS float64 `json:"latency_us"`
+	// PredictedUS and ModelUS are 0 when Saturated: a node the request
+	// visits would be at or beyond its capacity.
 	PredictedUS float64 `json:"predicted_us"`
 	ModelUS     float64 `json:"model_us"`
+	Saturated   bool    `json:"saturated,omitempty"`
 }
 
 // ErrUnknownNode is returned for a change that names a node or link no
@@ -140,8 +143,11 @@ func (m *Model) Predict(s Scenario) (*Report, error) {
 	rep.Notes = append(slices.Clone(m.Notes), st.notes...)
 	for i := range m.Requests {
 		r := &m.Requests[i]
-		rep.Requests = append(rep.Requests, RequestPrediction{Root: r.Root, Weight: r.Weight, Pattern: r.Pattern, Type: r.Type,
-			LatencyUS: r.LatencyUS, PredictedUS: r.LatencyUS + deltas[i].replay, ModelUS: r.LatencyUS + deltas[i].model})
+		rp := RequestPrediction{Root: r.Root, Weight: r.Weight, Pattern: r.Pattern, Type: r.Type, LatencyUS: r.LatencyUS, Saturated: deltas[i].saturated}
+		if !rp.Saturated {
+			rp.PredictedUS, rp.ModelUS = r.LatencyUS+deltas[i].replay, r.LatencyUS+deltas[i].model
+		}
+		rep.Requests = append(rep.Requests, rp)
 	}
 	return rep, nil
 }

@@ -248,6 +248,11 @@ func TestPredictQueues(t *testing.T) {
 	if p := rep.Patterns[0]; !p.Saturated || p.PredictedUS != 0 || len(p.Nodes) != 2 || p.Nodes[0].Saturated || !p.Nodes[1].Saturated {
 		t.Errorf("load ×1000: %+v", p)
 	}
+	for _, r := range rep.Requests {
+		if !r.Saturated || r.PredictedUS != 0 || r.ModelUS != 0 {
+			t.Errorf("load ×1000: request %+v is not marked saturated (an infinity cannot be written as JSON)", r)
+		}
+	}
 }
 
 // TestPredictColocate: app–db's round trips (2 × 1 ms) and transfer times
