@@ -29,32 +29,33 @@ const (
 // them: its round trip γ and bandwidth ω now, where they come from and
 // how uncertain they are, and what its connections showed.
 type Link struct {
-	A, B string
+	A string `json:"a"`
+	B string `json:"b"`
 	// RTTUS is γ in µs; RTTSource where it comes from; RTTUncUS its
 	// uncertainty (one standard deviation).
-	RTTUS     float64
-	RTTSource Source
-	RTTUncUS  float64
+	RTTUS     float64 `json:"rtt_us"`
+	RTTSource Source  `json:"rtt_source"`
+	RTTUncUS  float64 `json:"rtt_unc_us"`
 	// RTTNote says how it was measured (the capture point, the method)
 	// or why it was not.
-	RTTNote string
+	RTTNote string `json:"rtt_note,omitempty"`
 	// BandwidthBPS is ω in bits per second, BWSource where it comes
 	// from.
-	BandwidthBPS float64
-	BWSource     Source
+	BandwidthBPS float64 `json:"bandwidth_bps"`
+	BWSource     Source  `json:"bandwidth_source"`
 	// MSS and Window are the link's segment size and the smaller of the
 	// largest receive windows either end advertised (bytes; 0 unknown).
-	MSS    int
-	Window int64
+	MSS    int   `json:"mss"`
+	Window int64 `json:"window"`
 	// HandshakesPerCall is the connections whose opening the captures saw
 	// per call on the link: the share of calls that wait for a handshake.
-	HandshakesPerCall float64
+	HandshakesPerCall float64 `json:"handshakes_per_call"`
 	// Local says both ends are one host; UDP that the captures showed
 	// only UDP on it (no TCP segments, handshakes or slow start).
-	Local bool
-	UDP   bool
+	Local bool `json:"local,omitempty"`
+	UDP   bool `json:"udp,omitempty"`
 	// Found says the captures showed the link (a trace.Link matched).
-	Found bool
+	Found bool `json:"found"`
 }
 
 // DefaultBandwidth is the bandwidth assumed for a link whose captures show
