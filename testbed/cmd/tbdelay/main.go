@@ -48,8 +48,10 @@ const (
 	spin = 60 * time.Microsecond
 )
 
-// frame is one frame on its way.
+// frame is one frame on its way; buf is its bytes in a pooled buffer
+// (*pb, kept to return it).
 type frame struct {
+	pb      *[]byte
 	buf     []byte
 	arrived int64 // monotonic ns when it was read
 	release int64 // monotonic ns when it may leave
@@ -137,7 +139,8 @@ func (d *direction) matches(b []byte) bool {
 // read copies frames from the input interface into the queues.
 func (d *direction) read() {
 	for {
-		buf := d.pool.Get().([]byte)[:maxFrame]
+		pb := d.pool.Get().(*[]byte)
+		buf := (*pb)[:maxFrame]
 		n, err := unix.Read(d.in, buf)
 		if err != nil {
 			if err == unix.EINTR {
@@ -146,11 +149,11 @@ func (d *direction) read() {
 			log.Fatalf("tbdelay: %s: read: %v", d.name, err)
 		}
 		if n < 14 {
-			d.pool.Put(buf)
+			d.pool.Put(pb)
 			continue
 		}
 		t := now()
-		f := frame{buf: buf[:n], arrived: t, release: t}
+		f := frame{pb: pb, buf: buf[:n], arrived: t, release: t}
 		d.mu.Lock()
 		d.st.Frames++
 		if d.matches(f.buf) && (d.delay > 0 || d.rate > 0) {
@@ -166,7 +169,7 @@ func (d *direction) read() {
 		if f.release == f.arrived {
 			_, err := unix.Write(d.out, f.buf)
 			d.sent(&f, now(), err)
-			d.pool.Put(buf)
+			d.pool.Put(pb)
 			continue
 		}
 		select {
@@ -175,7 +178,7 @@ func (d *direction) read() {
 			d.mu.Lock()
 			d.st.Dropped++
 			d.mu.Unlock()
-			d.pool.Put(buf)
+			d.pool.Put(pb)
 		}
 	}
 }
@@ -197,7 +200,7 @@ func (d *direction) writeHeld() {
 		}
 		_, err := unix.Write(d.out, f.buf)
 		d.sent(&f, now(), err)
-		d.pool.Put(f.buf[:cap(f.buf)])
+		d.pool.Put(f.pb)
 	}
 }
 
@@ -299,7 +302,7 @@ func main() {
 		}
 		d := &direction{name: c.name, in: c.in, out: c.out, delay: int64(c.delay), rate: r, match: m, hasM: hasM,
 			held: make(chan frame, maxQueued)}
-		d.pool.New = func() any { return make([]byte, maxFrame) }
+		d.pool.New = func() any { b := make([]byte, maxFrame); return &b }
 		dirs[i] = d
 		go d.read()
 		go d.writeHeld()
