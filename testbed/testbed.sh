@@ -27,6 +27,8 @@
 #                             store (the app's private link)
 #   SHIM_DELAY=DUR            one-way delay it adds each way (default 0: the
 #                             base run, which pays its cost too)
+#   SHIM_DIR=both|in|out      in: the delay only on frames toward HOST, out:
+#                             only on those from it (default both ways)
 #   SHIM_RATE=RATE            it serialises frames each way at RATE (10mbit)
 #   SHIM_MATCH=ADDR,ADDR      it holds only frames between these two addresses
 #                             (one link of a host that has several)
@@ -71,6 +73,7 @@ duration=${DURATION:-60s}
 seed=${SEED:-1}
 shim=${SHIM:-}
 shim_delay=${SHIM_DELAY:-0}
+shim_dir=${SHIM_DIR:-both}
 shim_rate=${SHIM_RATE:-}
 shim_match=${SHIM_MATCH:-}
 tbf=${TBF:-}
@@ -81,6 +84,7 @@ case $shim in
 '' | client | web1 | web2 | app | dns | tier2 | b1 | b2 | b3 | db | store) ;;
 *) echo "testbed.sh: SHIM must be one of client web1 web2 app dns tier2 b1 b2 b3 db store" >&2; exit 2 ;;
 esac
+case $shim_dir in both | in | out) ;; *) echo "testbed.sh: SHIM_DIR must be both, in or out" >&2; exit 2 ;; esac
 [ -z "$shim" ] || nss+=(shim)
 work=$(mktemp -d /tmp/wptb.XXXXXX)
 chmod 755 "$work" # nginx workers (nobody) read the static files
@@ -220,13 +224,17 @@ mirror out0 egress spo
 for h in "${hosts[@]}"; do mirror "p-${h%%:*}" ingress spi; done
 mirror br0 egress spi
 
-echo "testbed: $P variant=$variant tracing=$tracing rpc=$rpc inflight=$inflight rate=$rate requests=$requests seed=$seed shim=$shim delay=$shim_delay rate=$shim_rate match=$shim_match tbf=$tbf" >&2
+echo "testbed: $P variant=$variant tracing=$tracing rpc=$rpc inflight=$inflight rate=$rate requests=$requests seed=$seed shim=$shim delay=$shim_delay dir=$shim_dir rate=$shim_rate match=$shim_match tbf=$tbf" >&2
 
 # The shim: the delaying forwarder between the host and the rest, at a
 # real-time priority (it is the wire, not the system under test).
 offloads
 if [ -n "$shim" ]; then
-	shimargs=(-a sa -b sb -delay-ab "$shim_delay" -delay-ba "$shim_delay" -log "$out/shim.json")
+	# sa is on the host's side: frames from -a to -b leave the host.
+	dab=$shim_delay dba=$shim_delay
+	[ "$shim_dir" != in ] || dab=0
+	[ "$shim_dir" != out ] || dba=0
+	shimargs=(-a sa -b sb -delay-ab "$dab" -delay-ba "$dba" -log "$out/shim.json")
 	[ -z "$shim_rate" ] || shimargs+=(-rate-ab "$shim_rate" -rate-ba "$shim_rate")
 	[ -z "$shim_match" ] || shimargs+=(-match "$shim_match")
 	bgns shim chrt -f 20 "$bin/tbdelay" "${shimargs[@]}"
@@ -383,7 +391,7 @@ cp "$work/dnsmasq.log" "$out/dnsmasq.log" 2>/dev/null || true
 
 cat >"$out/testbed.json" <<JSON
 {"variant":"$variant","tracing":"$tracing","rpc":"$rpc","inflight":$inflight,"rate":$rate,"requests":$requests,"seed":$seed,
- "shim":"$shim","shim_delay":"$shim_delay","shim_rate":"$shim_rate","shim_match":"$shim_match","tbf":"$tbf",
+ "shim":"$shim","shim_delay":"$shim_delay","shim_dir":"$shim_dir","shim_rate":"$shim_rate","shim_match":"$shim_match","tbf":"$tbf",
  "window_start_ns":$start,"window_end_ns":$end,"vip":"198.51.100.100:443",
  "tiers":{"198.51.100.2":"client","203.0.113.11":"web","203.0.113.12":"web","203.0.113.21":"app",
   "192.0.2.1":"app","192.0.2.2:11211":"memcached","192.0.2.2:6379":"redis","203.0.113.31":"dns",
