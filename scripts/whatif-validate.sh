@@ -20,6 +20,11 @@
 #   LOAD_REQUESTS=1500  requests per load run
 #   SAT_INFLIGHT=32     the saturation run's closed-loop concurrency
 #   ANALYZE_ONLY=1      only analyse and tabulate the runs already in OUT_DIR
+#   BEFORE_WP=BIN       another wirepath (e.g. main's, before issue 16) whose
+#                       one-link whatif (--link A->B --current-rtt 0 --rtt D,
+#                       one call per link, the changes added by pattern) is
+#                       tabulated beside this one's; it predicts no change
+#                       for what it cannot express (load, bandwidth)
 #   QUIET_LOAD=2.5      before each run, wait (at most QUIET_WAIT=600 s) until
 #                       the 1-minute load average is below this: the machine
 #                       is shared, and other work's bursts are the runs' main noise
@@ -56,7 +61,7 @@ declare -A changes=(
 	[store]="store-1ms:SHIM_DELAY=500us store-5ms:SHIM_DELAY=2500us store-20ms:SHIM_DELAY=10ms store-10mbit:SHIM_RATE=10mbit"
 	[tier2]="tier2-5ms:SHIM_DELAY=2500us tier2-20ms:SHIM_DELAY=10ms"
 	[client]="client-5ms:SHIM_DELAY=2500us client-10mbit:SHIM_RATE=10mbit"
-	[app]="app-20ms:SHIM_DELAY=10ms"
+	[app]="app-5ms:SHIM_DELAY=5ms,SHIM_DIR=in app-20ms:SHIM_DELAY=20ms,SHIM_DIR=in"
 	[load]="load-x2:RATE=$((2 * load_rate)) sat:RATE=0,INFLIGHT=$sat_inflight,REQUESTS=$load_requests"
 )
 cat >"$out/scenarios.txt" <<'EOF'
@@ -77,9 +82,15 @@ link app->tier2 rtt=+20ms
 host CLIENT rtt=+5ms
 [client-10mbit]
 host CLIENT bandwidth=10Mbit/s
+# The forwarder sits on the app's bridge port and delays the frames toward
+# the app (SHIM_DIR=in): its links to the web tier, DNS and tier2 gain the
+# delay as round trip (not its private link to the store).
+[app-5ms]
+link web1->app rtt=+5ms
+link web2->app rtt=+5ms
+link app->dns rtt=+5ms
+link app->tier2 rtt=+5ms
 [app-20ms]
-# the forwarder sits on the app's bridge port: its links to the web tier,
-# DNS and tier2 (not its private link to the store)
 link web1->app rtt=+20ms
 link web2->app rtt=+20ms
 link app->dns rtt=+20ms
@@ -134,8 +145,32 @@ done
 analyze() {
 	local d=$1
 	[ -s "$d/result.json" ] && return 0
-	"$wp" -q analyze "$d"/*.pcap "$d"/*.pcapng --reference "$d/outside.pcapng" --roles "$d/roles.txt" \
+	local keylog=()
+	[ ! -s "$d/keylog.txt" ] || keylog=(--tls-keylog "$d/keylog.txt")
+	"$wp" -q analyze "$d"/*.pcap "$d"/*.pcapng --reference "$d/outside.pcapng" --roles "$d/roles.txt" "${keylog[@]}" \
 		--engine "$engine" --instances -1 --format json --save-trace "$d/trace.tsv" -o "$d/result.json" 2>>"$d.log"
+}
+
+# before_deltas BASE NAME writes BASE/before-NAME.json: per pattern rank,
+# the latency change BEFORE_WP's whatif predicts for scenario NAME's link
+# round-trip changes (one call per link, added up), 0 for the rest.
+before_deltas() {
+	local d=$1 name=$2 f=$1/before-$2.json parts=() line link delta i=0
+	while read -r line; do
+		[[ $line =~ ^link\ ([^ ]+)\ rtt=\+([0-9.]+[mu]?s)$ ]] || continue
+		link=${BASH_REMATCH[1]} delta=${BASH_REMATCH[2]}
+		i=$((i + 1))
+		if "$BEFORE_WP" -q whatif "$d/result.json" --link "$link" --current-rtt 0 --rtt "$delta" --format json \
+			-o "$d/before-$name-$i.json" 2>>"$d/before.log"; then
+			parts+=("$d/before-$name-$i.json")
+		fi
+	done < <(awk -v s="[$name]" '$0 == s {on = 1; next} /^\[/ {on = 0} on' "$out/scenarios.txt")
+	if [ ${#parts[@]} -eq 0 ]; then
+		echo '{}' >"$f"
+		return
+	fi
+	jq -s 'map(.[]) | group_by(.rank) | map({key: (.[0].rank | tostring), value: (map(.predicted_latency_us - .latency_us) | add)}) | from_entries' \
+		"${parts[@]}" >"$f"
 }
 
 md=$out/validation.md
@@ -161,9 +196,17 @@ for g in $groups; do
 		done
 		[ ${#runs[@]} -gt 0 ] || continue
 		b=$(IFS=,; echo "${bases[*]}") p=$(IFS=,; echo "${preds[*]}") rs=$(IFS=,; echo "${runs[*]}")
-		tput=()
+		tput=() before=()
 		[ "$name" != sat ] || tput=(-throughput)
-		"$bin/tbwhatif" -base "$b" -pred "$p" -runs "$rs" -scenario "$name" -name "$name" "${tput[@]}" >>"$md"
+		if [ -n "${BEFORE_WP:-}" ] && [ "$name" != sat ]; then
+			bf=()
+			for d in "${bases[@]}"; do
+				before_deltas "$d" "$name"
+				bf+=("$d/before-$name.json")
+			done
+			before=(-before "$(IFS=,; echo "${bf[*]}")")
+		fi
+		"$bin/tbwhatif" -base "$b" -pred "$p" -runs "$rs" -scenario "$name" -name "$name" "${tput[@]}" "${before[@]}" >>"$md"
 		echo >>"$md"
 	done
 done

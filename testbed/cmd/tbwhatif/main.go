@@ -12,10 +12,14 @@
 // and trace.tsv, the trace the result whatif read was inferred from; each
 // prediction file is `wirepath whatif --format json --requests` on that result
 // (the i-th for the i-th base run; the scenario named, or the first). The
-// runs are the testbed runs made with the change. With -shim it also
-// reports the round trip the forwarder actually added (the runs' mean
-// transit minus the base runs', both directions). It prints a Markdown
-// table, or with -json one object per kind.
+// runs are the testbed runs made with the change. When the base runs have
+// the forwarder's shim.json, it also reports the round trip the forwarder
+// actually added (the runs' mean transit minus the base runs', both
+// directions). With -before D1,D2 (one per base run: a JSON object of
+// pattern rank to latency change in µs, what another version of whatif
+// predicted for each pattern) it adds that version's prediction per kind:
+// each base request's latency plus its pattern's change. It prints a
+// Markdown table, or with -json one object per kind.
 package main
 
 import (
@@ -43,17 +47,20 @@ type report struct {
 	Requests   []struct {
 		Root        int     `json:"root"`
 		Weight      float64 `json:"weight"`
+		Pattern     int     `json:"pattern"`
 		LatencyUS   float64 `json:"latency_us"`
 		PredictedUS float64 `json:"predicted_us"`
 		ModelUS     float64 `json:"model_us"`
+		Saturated   bool    `json:"saturated"`
 	} `json:"requests"`
 	SaturationRPS float64 `json:"saturation_rps"`
 	SaturationUnc float64 `json:"saturation_unc_rps"`
 	ThroughputRPS float64 `json:"throughput_rps"`
 }
 
-// acc accumulates one kind's latencies, in ms, weighted.
-type acc struct{ n, s1, s2 float64 }
+// acc accumulates one kind's latencies, in ms, weighted; sat counts the
+// requests predicted saturated (no latency).
+type acc struct{ n, s1, s2, sat float64 }
 
 func (a *acc) add(v float64)     { a.addW(v, 1) }
 func (a *acc) addW(v, w float64) { a.n += w; a.s1 += w * v; a.s2 += w * v * v }
@@ -74,10 +81,15 @@ type row struct {
 	PredictedMS  float64 `json:"predicted_ms"`
 	PredictedSE  float64 `json:"predicted_se_ms"`
 	ModelMS      float64 `json:"model_ms"`
+	BeforeMS     float64 `json:"before_ms,omitempty"`
+	BeforeError  float64 `json:"before_error_percent,omitempty"`
 	MeasuredN    float64 `json:"measured_requests"`
 	MeasuredMS   float64 `json:"measured_ms"`
 	MeasuredSE   float64 `json:"measured_se_ms"`
 	ErrorPercent float64 `json:"error_percent"`
+	// Saturated is the base requests whatif predicted saturated (left
+	// out of the predicted mean).
+	Saturated float64 `json:"saturated,omitempty"`
 }
 
 func main() {
@@ -88,17 +100,22 @@ func main() {
 	name := flag.String("name", "", "a label for the table")
 	asJSON := flag.Bool("json", false, "print JSON")
 	tput := flag.Bool("throughput", false, "compare the runs' throughput with the predicted saturation instead")
+	before := flag.String("before", "", "per base run, a JSON file of pattern rank to predicted change (µs) by another version, comma-separated")
 	flag.Parse()
-	bs, ps, rs := split(*bases), split(*preds), split(*runs)
-	if len(bs) == 0 || len(bs) != len(ps) || len(rs) == 0 {
-		log.Fatal("tbwhatif: -base and -pred (as many) and -runs are required")
+	bs, ps, rs, bf := split(*bases), split(*preds), split(*runs), split(*before)
+	if len(bs) == 0 || len(bs) != len(ps) || len(rs) == 0 || (len(bf) > 0 && len(bf) != len(bs)) {
+		log.Fatal("tbwhatif: -base and -pred (as many) and -runs are required; -before, if given, as many as -base")
 	}
-	base, pred, model, unmapped, sat := map[string]*acc{}, map[string]*acc{}, map[string]*acc{}, 0, []report{}
+	base, pred, model, prev, unmapped, sat := map[string]*acc{}, map[string]*acc{}, map[string]*acc{}, map[string]*acc{}, 0, []report{}
 	for i := range bs {
 		rep := readReport(ps[i], *scenario)
 		sat = append(sat, rep)
+		var pd map[int]float64
+		if len(bf) > 0 {
+			pd = readDeltas(bf[i])
+		}
 		if !*tput {
-			unmapped += predicted(bs[i], rep, base, pred, model)
+			unmapped += predicted(bs[i], rep, pd, base, pred, model, prev)
 		}
 	}
 	if *tput {
@@ -109,7 +126,7 @@ func main() {
 	for _, r := range rs {
 		clientLatencies(r, meas)
 	}
-	rows := table(base, pred, model, meas)
+	rows := table(base, pred, model, prev, meas)
 	if *asJSON {
 		if err := json.NewEncoder(os.Stdout).Encode(map[string]any{"name": *name, "rows": rows, "unmapped": unmapped, "shim_rtt_change_us": shimChange(bs, rs)}); err != nil {
 			log.Fatal(err)
@@ -190,10 +207,24 @@ func readReport(path, scenario string) report {
 	return report{}
 }
 
+// readDeltas reads a JSON object of pattern rank to a latency change, µs.
+func readDeltas(path string) map[int]float64 {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		log.Fatal(err)
+	}
+	var m map[int]float64
+	if err := json.Unmarshal(b, &m); err != nil {
+		log.Fatalf("%s: %v", path, err)
+	}
+	return m
+}
+
 // predicted adds a base run's requests to the base and predicted means by
-// kind: the client's latency, and that plus whatif's change. It returns
-// how many of whatif's requests matched no true client request.
-func predicted(dir string, rep report, base, pred, model map[string]*acc) int {
+// kind: the client's latency, and that plus whatif's change (and, with
+// before, plus the change before gives its pattern). It returns how many
+// of whatif's requests matched no true client request.
+func predicted(dir string, rep report, before map[int]float64, base, pred, model, prev map[string]*acc) int {
 	tr, err := trace.ReadFile(filepath.Join(dir, "trace.tsv"), trace.ReadOptions{})
 	if err != nil {
 		log.Fatal(err)
@@ -230,9 +261,16 @@ func predicted(dir string, rep report, base, pred, model map[string]*acc) int {
 		if w <= 0 {
 			w = 1
 		}
+		if r.Saturated {
+			get(pred, req.Kind).sat += w
+			continue
+		}
 		get(base, req.Kind).addW(lat, w)
 		get(pred, req.Kind).addW(lat+(r.PredictedUS-r.LatencyUS)/1e3, w)
 		get(model, req.Kind).addW(lat+(r.ModelUS-r.LatencyUS)/1e3, w)
+		if before != nil {
+			get(prev, req.Kind).addW(lat+before[r.Pattern]/1e3, w)
+		}
 	}
 	return unmapped
 }
@@ -299,8 +337,8 @@ func clientLatencies(dir string, meas map[string]*acc) {
 	}
 }
 
-// table makes the rows, kinds in order, and an "all" row.
-func table(base, pred, model, meas map[string]*acc) []row {
+// table makes the rows, kinds in order.
+func table(base, pred, model, prev, meas map[string]*acc) []row {
 	var kinds []string
 	for k := range base {
 		kinds = append(kinds, k)
@@ -310,9 +348,15 @@ func table(base, pred, model, meas map[string]*acc) []row {
 	for _, k := range kinds {
 		b, p, md, m := base[k], pred[k], model[k], get(meas, k)
 		r := row{Kind: k, BaseN: b.n, BaseMS: b.mean(), PredictedMS: p.mean(), PredictedSE: p.se(), ModelMS: md.mean(),
-			MeasuredN: m.n, MeasuredMS: m.mean(), MeasuredSE: m.se()}
+			MeasuredN: m.n, MeasuredMS: m.mean(), MeasuredSE: m.se(), Saturated: p.sat}
 		if m.n > 0 {
 			r.ErrorPercent = (r.PredictedMS - r.MeasuredMS) / r.MeasuredMS * 100
+		}
+		if pv := prev[k]; pv != nil {
+			r.BeforeMS = pv.mean()
+			if m.n > 0 {
+				r.BeforeError = (r.BeforeMS - r.MeasuredMS) / r.MeasuredMS * 100
+			}
 		}
 		out = append(out, r)
 	}
@@ -366,14 +410,43 @@ func writeTable(name string, rows []row, unmapped int, shim float64, reps []repo
 		fmt.Println()
 		fmt.Println()
 	}
-	fmt.Println("| kind | base n | base ms | predicted ms | model ms | measured n | measured ms | error |")
-	fmt.Println("|---|---:|---:|---:|---:|---:|---:|---:|")
+	withBefore := slices.ContainsFunc(rows, func(r row) bool { return r.BeforeMS != 0 })
+	fmt.Print("| kind | base n | base ms | measured n | measured ms | measured change ms | predicted change ms | predicted ms | model ms | error | change error |")
+	if withBefore {
+		fmt.Print(" before: change ms | before: error | before: change error |")
+	}
+	fmt.Println()
+	fmt.Print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	if withBefore {
+		fmt.Print("---:|---:|---:|")
+	}
+	fmt.Println()
 	slices.SortStableFunc(rows, func(a, b row) int { return cmp.Compare(a.Kind, b.Kind) })
 	for _, r := range rows {
-		fmt.Printf("| %s | %.0f | %.2f | %.2f ±%.2f | %.2f | %.0f | %.2f ±%.2f | %+.1f %% |\n", r.Kind, r.BaseN, r.BaseMS,
-			r.PredictedMS, r.PredictedSE, r.ModelMS, r.MeasuredN, r.MeasuredMS, r.MeasuredSE, r.ErrorPercent)
+		fmt.Printf("| %s | %.0f | %.2f | %.0f | %.2f ±%.2f | %+.2f | %+.2f | %.2f ±%.2f | %.2f | %+.1f %% | %s |", r.Kind, r.BaseN, r.BaseMS,
+			r.MeasuredN, r.MeasuredMS, r.MeasuredSE, r.MeasuredMS-r.BaseMS, r.PredictedMS-r.BaseMS, r.PredictedMS, r.PredictedSE, r.ModelMS, r.ErrorPercent,
+			changeError(r.PredictedMS-r.BaseMS, r.MeasuredMS-r.BaseMS, r.MeasuredSE))
+		if withBefore {
+			fmt.Printf(" %+.2f | %+.1f %% | %s |", r.BeforeMS-r.BaseMS, r.BeforeError, changeError(r.BeforeMS-r.BaseMS, r.MeasuredMS-r.BaseMS, r.MeasuredSE))
+		}
+		fmt.Println()
+	}
+	for _, r := range rows {
+		if r.Saturated > 0 {
+			fmt.Printf("\n(%s: %.0f requests predicted saturated, left out of the predicted mean)\n", r.Kind, r.Saturated)
+		}
 	}
 	if unmapped > 0 {
 		fmt.Printf("\n(%d predicted requests matched no true client request and were left out)\n", unmapped)
 	}
+}
+
+// changeError is the predicted change's error relative to the measured
+// change, or "-" when the measured change is within two standard errors
+// of zero (no change to be relative to).
+func changeError(pred, meas, se float64) string {
+	if math.Abs(meas) <= 2*se || meas == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%+.0f %%", (pred-meas)/math.Abs(meas)*100)
 }
