@@ -46,6 +46,7 @@ type Options struct {
 	Pattern  int
 	Top      int
 	By       string
+	Queue    string
 	JSON     bool
 	Requests bool
 	Output   string
@@ -116,6 +117,8 @@ The first version's form --link 'A->B' --rtt 5ms --bandwidth 100Mbit/s
 	fs.IntVar(&opts.Pattern, "pattern", 0, "only the pattern of rank `N` (0 = every pattern)")
 	fs.IntVar(&opts.Top, "top", 10, "request types and patterns to print (0 = all)")
 	fs.StringVar(&opts.By, "by", "both", "group predictions by `type`, pattern or both")
+	fs.StringVar(&opts.Queue, "queue", "fcfs", "the nodes' queueing: `fcfs` (M/G/1, the paper's) or ps (processor sharing)")
+	cmdutil.Enum(fs, "queue", "fcfs", "ps")
 	fs.BoolVar(&opts.JSON, "json", false, "print the inputs or predictions as JSON")
 	cmdutil.FormatFlag(fs, &opts.JSON)
 	fs.BoolVar(&opts.Requests, "requests", false, "with --format json: every request's prediction too (its root message's index in the trace)")
@@ -137,6 +140,8 @@ func (opts *Options) validate(cmd *cobra.Command) error {
 		return cmdutil.UsageErrorf("--load must be positive")
 	case opts.By != "type" && opts.By != "pattern" && opts.By != "both":
 		return cmdutil.UsageErrorf("--by must be type, pattern or both")
+	case opts.Queue != string(wpwhatif.FCFS) && opts.Queue != string(wpwhatif.PS):
+		return cmdutil.UsageErrorf("--queue must be fcfs or ps")
 	}
 	if _, err := opts.changes(); err != nil {
 		return cmdutil.UsageErrorf("%v", err)
@@ -227,6 +232,7 @@ func Run(opts *Options) error {
 	if err != nil {
 		return err
 	}
+	model.Discipline = wpwhatif.Discipline(opts.Queue)
 	if opts.Trace != "" && !model.PerRequest {
 		opts.IO.Warnf("the result lists no instances: the model uses the patterns' means (run the engine with --instances -1)")
 	}
