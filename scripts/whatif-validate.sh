@@ -61,7 +61,7 @@ declare -A changes=(
 	[store]="store-1ms:SHIM_DELAY=500us store-5ms:SHIM_DELAY=2500us store-20ms:SHIM_DELAY=10ms store-10mbit:SHIM_RATE=10mbit"
 	[tier2]="tier2-5ms:SHIM_DELAY=2500us tier2-20ms:SHIM_DELAY=10ms"
 	[client]="client-5ms:SHIM_DELAY=2500us client-10mbit:SHIM_RATE=10mbit"
-	[app]="app-5ms:SHIM_DELAY=5ms,SHIM_DIR=in app-20ms:SHIM_DELAY=20ms,SHIM_DIR=in"
+	[app]="app-5ms:SHIM_DELAY=5ms,SHIM_DIR=in app-20ms:SHIM_DELAY=20ms,SHIM_DIR=in app-10mbit:SHIM_RATE=10mbit"
 	[load]="load-x2:RATE=$((2 * load_rate)) sat:RATE=0,INFLIGHT=$sat_inflight,REQUESTS=$load_requests"
 )
 cat >"$out/scenarios.txt" <<'EOF'
@@ -95,6 +95,11 @@ link web1->app rtt=+20ms
 link web2->app rtt=+20ms
 link app->dns rtt=+20ms
 link app->tier2 rtt=+20ms
+[app-10mbit]
+link web1->app bandwidth=10Mbit/s
+link web2->app bandwidth=10Mbit/s
+link app->dns bandwidth=10Mbit/s
+link app->tier2 bandwidth=10Mbit/s
 [load-x2]
 load 2
 [sat]

@@ -241,10 +241,10 @@ func predicted(dir string, rep report, before map[int]float64, base, pred, model
 		}
 	}
 	client := clientLog(dir)
-	unmapped := 0
+	missed := map[int]bool{} // roots (trace indices) counted as unmapped
 	for _, r := range rep.Requests {
 		if r.Root < 0 || r.Root >= len(mp.TraceToTruth) || mp.TraceToTruth[r.Root] < 0 {
-			unmapped++
+			missed[r.Root] = true
 			continue
 		}
 		msg := &f.Messages[mp.TraceToTruth[r.Root]]
@@ -254,7 +254,9 @@ func predicted(dir string, rep report, before map[int]float64, base, pred, model
 		case !ok && f.Requests[reqIndex(f, msg.Request)].Background:
 			continue // a background call's tree
 		case !ok || !seen:
-			unmapped++
+			// A message inside a client request: a tree the engine
+			// split, whose root is not the request's.
+			missed[r.Root] = true
 			continue
 		}
 		w := r.Weight
@@ -272,7 +274,7 @@ func predicted(dir string, rep report, before map[int]float64, base, pred, model
 			get(prev, req.Kind).addW(lat+before[r.Pattern]/1e3, w)
 		}
 	}
-	return unmapped
+	return len(missed)
 }
 
 func get(m map[string]*acc, k string) *acc {
@@ -437,7 +439,7 @@ func writeTable(name string, rows []row, unmapped int, shim float64, reps []repo
 		}
 	}
 	if unmapped > 0 {
-		fmt.Printf("\n(%d predicted requests matched no true client request and were left out)\n", unmapped)
+		fmt.Printf("\n(%d of whatif's requests (root messages) are no client request's root: trees the engine split or messages the truth lacks; left out)\n", unmapped)
 	}
 }
 
