@@ -4,6 +4,8 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/wirepath/wirepath/internal/fuzzseed"
 )
 
 func TestParseChange(t *testing.T) {
@@ -147,4 +149,39 @@ func TestTransfer(t *testing.T) {
 			t.Errorf("slowStartRounds(%v, 1448, %d) = %d, want %d", c.payload, c.window, got, c.rounds)
 		}
 	}
+}
+
+// FuzzReadScenarios checks that any scenario file reads or fails with an
+// error naming the file, without panicking, and that what reads has
+// changes in every scenario, each of which parses again from its text.
+func FuzzReadScenarios(f *testing.F) {
+	fuzzseed.Strings(f, "cmd/wirepath/testdata/whatif/*.txt")
+	for _, s := range []string{
+		"[app-20ms]\nlink web1->app rtt=+20ms\nlink app->dns rtt=+20ms # DNS too\n[load-x2]\nload 2\n",
+		"link a->b rtt=1ms\n",     // no section: one scenario named after the file
+		"[empty]\n[full]\nload 2", // a scenario without changes
+		"[x]\nlink a->b colour=red\n",
+		"\n\n# only comments\n",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		ss, err := ReadScenarios(strings.NewReader(s), "sc.txt")
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "sc.txt") {
+				t.Errorf("error %q does not name the file", err)
+			}
+			return
+		}
+		for _, sc := range ss {
+			if len(sc.Changes) == 0 {
+				t.Errorf("scenario %q read without changes", sc.Name)
+			}
+			for _, c := range sc.Changes {
+				if _, err := ParseChange(c.Text); err != nil {
+					t.Errorf("change %q read but does not parse again: %v", c.Text, err)
+				}
+			}
+		}
+	})
 }
