@@ -78,6 +78,7 @@ type row struct {
 	Kind         string  `json:"kind"`
 	BaseN        float64 `json:"base_requests"`
 	BaseMS       float64 `json:"base_ms"`
+	BaseSE       float64 `json:"base_se_ms"`
 	PredictedMS  float64 `json:"predicted_ms"`
 	PredictedSE  float64 `json:"predicted_se_ms"`
 	ModelMS      float64 `json:"model_ms"`
@@ -349,7 +350,7 @@ func table(base, pred, model, prev, meas map[string]*acc) []row {
 	var out []row
 	for _, k := range kinds {
 		b, p, md, m := base[k], pred[k], model[k], get(meas, k)
-		r := row{Kind: k, BaseN: b.n, BaseMS: b.mean(), PredictedMS: p.mean(), PredictedSE: p.se(), ModelMS: md.mean(),
+		r := row{Kind: k, BaseN: b.n, BaseMS: b.mean(), BaseSE: b.se(), PredictedMS: p.mean(), PredictedSE: p.se(), ModelMS: md.mean(),
 			MeasuredN: m.n, MeasuredMS: m.mean(), MeasuredSE: m.se(), Saturated: p.sat}
 		if m.n > 0 {
 			r.ErrorPercent = (r.PredictedMS - r.MeasuredMS) / r.MeasuredMS * 100
@@ -413,7 +414,7 @@ func writeTable(name string, rows []row, unmapped int, shim float64, reps []repo
 		fmt.Println()
 	}
 	withBefore := slices.ContainsFunc(rows, func(r row) bool { return r.BeforeMS != 0 })
-	fmt.Print("| kind | base n | base ms | measured n | measured ms | measured change ms | predicted change ms | predicted ms | model ms | error | change error |")
+	fmt.Print("| kind | base n | base ms | measured n | measured ms | measured change ms (±σ) | predicted change ms | predicted ms | model ms | error | change error |")
 	if withBefore {
 		fmt.Print(" before: change ms | before: error | before: change error |")
 	}
@@ -425,11 +426,12 @@ func writeTable(name string, rows []row, unmapped int, shim float64, reps []repo
 	fmt.Println()
 	slices.SortStableFunc(rows, func(a, b row) int { return cmp.Compare(a.Kind, b.Kind) })
 	for _, r := range rows {
-		fmt.Printf("| %s | %.0f | %.2f | %.0f | %.2f ±%.2f | %+.2f | %+.2f | %.2f ±%.2f | %.2f | %+.1f %% | %s |", r.Kind, r.BaseN, r.BaseMS,
-			r.MeasuredN, r.MeasuredMS, r.MeasuredSE, r.MeasuredMS-r.BaseMS, r.PredictedMS-r.BaseMS, r.PredictedMS, r.PredictedSE, r.ModelMS, r.ErrorPercent,
-			changeError(r.PredictedMS-r.BaseMS, r.MeasuredMS-r.BaseMS, r.MeasuredSE))
+		sd := math.Hypot(r.BaseSE, r.MeasuredSE) // of the measured change
+		fmt.Printf("| %s | %.0f | %.2f ±%.2f | %.0f | %.2f ±%.2f | %+.2f ±%.2f | %+.2f | %.2f ±%.2f | %.2f | %+.1f %% | %s |", r.Kind, r.BaseN, r.BaseMS, r.BaseSE,
+			r.MeasuredN, r.MeasuredMS, r.MeasuredSE, r.MeasuredMS-r.BaseMS, sd, r.PredictedMS-r.BaseMS, r.PredictedMS, r.PredictedSE, r.ModelMS, r.ErrorPercent,
+			changeError(r.PredictedMS-r.BaseMS, r.MeasuredMS-r.BaseMS, sd))
 		if withBefore {
-			fmt.Printf(" %+.2f | %+.1f %% | %s |", r.BeforeMS-r.BaseMS, r.BeforeError, changeError(r.BeforeMS-r.BaseMS, r.MeasuredMS-r.BaseMS, r.MeasuredSE))
+			fmt.Printf(" %+.2f | %+.1f %% | %s |", r.BeforeMS-r.BaseMS, r.BeforeError, changeError(r.BeforeMS-r.BaseMS, r.MeasuredMS-r.BaseMS, sd))
 		}
 		fmt.Println()
 	}
@@ -444,11 +446,16 @@ func writeTable(name string, rows []row, unmapped int, shim float64, reps []repo
 }
 
 // changeError is the predicted change's error relative to the measured
-// change, or "-" when the measured change is within two standard errors
-// of zero (no change to be relative to).
-func changeError(pred, meas, se float64) string {
-	if math.Abs(meas) <= 2*se || meas == 0 {
-		return "-"
+// change, and how many standard deviations sd of the measured change it
+// is off; only the latter when the measured change is within two of zero
+// (no change to be relative to).
+func changeError(pred, meas, sd float64) string {
+	z := "-"
+	if sd > 0 {
+		z = fmt.Sprintf("%.1fσ", math.Abs(pred-meas)/sd)
 	}
-	return fmt.Sprintf("%+.0f %%", (pred-meas)/math.Abs(meas)*100)
+	if math.Abs(meas) <= 2*sd || meas == 0 {
+		return "(" + z + ")"
+	}
+	return fmt.Sprintf("%+.0f %% (%s)", (pred-meas)/math.Abs(meas)*100, z)
 }
