@@ -28,6 +28,9 @@
 #   QUIET_LOAD=2.5      before each run, wait (at most QUIET_WAIT=600 s) until
 #                       the 1-minute load average is below this: the machine
 #                       is shared, and other work's bursts are the runs' main noise
+# A change named NAME-toggle is made in alternate 1 s windows of one run
+# (SHIM_TOGGLE): its requests with and without it are compared, under the
+# same load of the machine (scenario NAME gives the prediction).
 # It writes OUT_DIR/validation.md (the tables) and keeps every run.
 set -euo pipefail
 
@@ -61,7 +64,7 @@ declare -A changes=(
 	[store]="store-1ms:SHIM_DELAY=500us store-5ms:SHIM_DELAY=2500us store-20ms:SHIM_DELAY=10ms store-10mbit:SHIM_RATE=10mbit"
 	[tier2]="tier2-5ms:SHIM_DELAY=2500us tier2-20ms:SHIM_DELAY=10ms"
 	[client]="client-5ms:SHIM_DELAY=2500us client-10mbit:SHIM_RATE=10mbit"
-	[app]="app-5ms:SHIM_DELAY=5ms,SHIM_DIR=in app-20ms:SHIM_DELAY=20ms,SHIM_DIR=in app-10mbit:SHIM_RATE=10mbit"
+	[app]="app-5ms:SHIM_DELAY=5ms,SHIM_DIR=in app-20ms:SHIM_DELAY=20ms,SHIM_DIR=in app-10mbit:SHIM_RATE=10mbit app-1ms-toggle:SHIM_DELAY=1ms,SHIM_DIR=in,SHIM_TOGGLE=1s app-5ms-toggle:SHIM_DELAY=5ms,SHIM_DIR=in,SHIM_TOGGLE=1s"
 	[load]="load-x2:RATE=$((2 * load_rate)) sat:RATE=0,INFLIGHT=$sat_inflight,REQUESTS=$load_requests"
 )
 cat >"$out/scenarios.txt" <<'EOF'
@@ -85,6 +88,11 @@ host CLIENT bandwidth=10Mbit/s
 # The forwarder sits on the app's bridge port and delays the frames toward
 # the app (SHIM_DIR=in): its links to the web tier, DNS and tier2 gain the
 # delay as round trip (not its private link to the store).
+[app-1ms]
+link web1->app rtt=+1ms
+link web2->app rtt=+1ms
+link app->dns rtt=+1ms
+link app->tier2 rtt=+1ms
 [app-5ms]
 link web1->app rtt=+5ms
 link web2->app rtt=+5ms
@@ -201,17 +209,20 @@ for g in $groups; do
 		done
 		[ ${#runs[@]} -gt 0 ] || continue
 		b=$(IFS=,; echo "${bases[*]}") p=$(IFS=,; echo "${preds[*]}") rs=$(IFS=,; echo "${runs[*]}")
-		tput=() before=()
+		# A NAME-toggle run made scenario NAME's change in alternate 1 s
+		# windows (SHIM_TOGGLE): tbwhatif compares its own requests.
+		scen=${name%-toggle} tput=() before=() toggle=()
 		[ "$name" != sat ] || tput=(-throughput)
+		[ "$scen" = "$name" ] || toggle=(-toggle 1s)
 		if [ -n "${BEFORE_WP:-}" ] && [ "$name" != sat ]; then
 			bf=()
 			for d in "${bases[@]}"; do
-				before_deltas "$d" "$name"
-				bf+=("$d/before-$name.json")
+				before_deltas "$d" "$scen"
+				bf+=("$d/before-$scen.json")
 			done
 			before=(-before "$(IFS=,; echo "${bf[*]}")")
 		fi
-		"$bin/tbwhatif" -base "$b" -pred "$p" -runs "$rs" -scenario "$name" -name "$name" "${tput[@]}" "${before[@]}" >>"$md"
+		"$bin/tbwhatif" -base "$b" -pred "$p" -runs "$rs" -scenario "$scen" -name "$name" "${tput[@]}" "${before[@]}" "${toggle[@]}" >>"$md"
 		echo >>"$md"
 	done
 done

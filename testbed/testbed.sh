@@ -29,6 +29,9 @@
 #                             base run, which pays its cost too)
 #   SHIM_DIR=both|in|out      in: the delay only on frames toward HOST, out:
 #                             only on those from it (default both ways)
+#   SHIM_TOGGLE=DUR           the delay only in alternate windows of DUR of
+#                             the wall clock (Unix time / DUR odd): one run
+#                             with and without it under the same machine load
 #   SHIM_RATE=RATE            it serialises frames each way at RATE (10mbit)
 #   SHIM_MATCH=ADDR,ADDR      it holds only frames between these two addresses
 #                             (one link of a host that has several)
@@ -74,6 +77,7 @@ seed=${SEED:-1}
 shim=${SHIM:-}
 shim_delay=${SHIM_DELAY:-0}
 shim_dir=${SHIM_DIR:-both}
+shim_toggle=${SHIM_TOGGLE:-}
 shim_rate=${SHIM_RATE:-}
 shim_match=${SHIM_MATCH:-}
 tbf=${TBF:-}
@@ -224,7 +228,7 @@ mirror out0 egress spo
 for h in "${hosts[@]}"; do mirror "p-${h%%:*}" ingress spi; done
 mirror br0 egress spi
 
-echo "testbed: $P variant=$variant tracing=$tracing rpc=$rpc inflight=$inflight rate=$rate requests=$requests seed=$seed shim=$shim delay=$shim_delay dir=$shim_dir rate=$shim_rate match=$shim_match tbf=$tbf" >&2
+echo "testbed: $P variant=$variant tracing=$tracing rpc=$rpc inflight=$inflight rate=$rate requests=$requests seed=$seed shim=$shim delay=$shim_delay dir=$shim_dir toggle=$shim_toggle rate=$shim_rate match=$shim_match tbf=$tbf" >&2
 
 # The shim: the delaying forwarder between the host and the rest, at a
 # real-time priority (it is the wire, not the system under test).
@@ -237,6 +241,7 @@ if [ -n "$shim" ]; then
 	shimargs=(-a sa -b sb -delay-ab "$dab" -delay-ba "$dba" -log "$out/shim.json")
 	[ -z "$shim_rate" ] || shimargs+=(-rate-ab "$shim_rate" -rate-ba "$shim_rate")
 	[ -z "$shim_match" ] || shimargs+=(-match "$shim_match")
+	[ -z "$shim_toggle" ] || shimargs+=(-toggle "$shim_toggle")
 	bgns shim chrt -f 20 "$bin/tbdelay" "${shimargs[@]}"
 fi
 # Rate limits: tbf on the devices named.
@@ -391,7 +396,7 @@ cp "$work/dnsmasq.log" "$out/dnsmasq.log" 2>/dev/null || true
 
 cat >"$out/testbed.json" <<JSON
 {"variant":"$variant","tracing":"$tracing","rpc":"$rpc","inflight":$inflight,"rate":$rate,"requests":$requests,"seed":$seed,
- "shim":"$shim","shim_delay":"$shim_delay","shim_dir":"$shim_dir","shim_rate":"$shim_rate","shim_match":"$shim_match","tbf":"$tbf",
+ "shim":"$shim","shim_delay":"$shim_delay","shim_dir":"$shim_dir","shim_toggle":"$shim_toggle","shim_rate":"$shim_rate","shim_match":"$shim_match","tbf":"$tbf",
  "window_start_ns":$start,"window_end_ns":$end,"vip":"198.51.100.100:443",
  "tiers":{"198.51.100.2":"client","203.0.113.11":"web","203.0.113.12":"web","203.0.113.21":"app",
   "192.0.2.1":"app","192.0.2.2:11211":"memcached","192.0.2.2:6379":"redis","203.0.113.31":"dns",

@@ -11,7 +11,9 @@
 // frames between the two addresses given are held; the others pass at
 // once, so one link of a host with several can be slowed. The testbed
 // runs it with zero delay in the base run too, so that its own cost is in
-// both runs.
+// both runs. With -toggle it delays only in alternate windows of the wall
+// clock, so that one run holds both settings under the same load of the
+// machine (its requests are told apart by their times).
 //
 // On SIGTERM or SIGINT it writes what it did as one JSON line to -log (or
 // stderr): frames per direction, frames held, dropped, and the delay it
@@ -104,6 +106,10 @@ type direction struct {
 	rate    float64 // bits per second, 0 = unlimited
 	match   [2]netip.Addr
 	hasM    bool
+	// toggle, when positive, applies the delay only in alternate windows
+	// of that many ns of the wall clock: a frame read at Unix time t is
+	// delayed when t/toggle is odd.
+	toggle int64
 
 	held    chan frame
 	busyEnd int64 // when the serialised link finishes its last frame
@@ -156,14 +162,18 @@ func (d *direction) read() {
 		f := frame{pb: pb, buf: buf[:n], arrived: t, release: t}
 		d.mu.Lock()
 		d.st.Frames++
-		if d.matches(f.buf) && (d.delay > 0 || d.rate > 0) {
+		delay := d.delay
+		if d.toggle > 0 && !delayOn(time.Now().UnixNano(), d.toggle) {
+			delay = 0
+		}
+		if d.matches(f.buf) && (delay > 0 || d.rate > 0) {
 			d.st.Held++
 			start := t
 			if d.rate > 0 {
 				start = max(t, d.busyEnd) + int64(math.Round(float64(n*8)/d.rate*1e9))
 				d.busyEnd = start
 			}
-			f.release = start + d.delay
+			f.release = start + delay
 		}
 		d.mu.Unlock()
 		if f.release == f.arrived {
@@ -182,6 +192,10 @@ func (d *direction) read() {
 		}
 	}
 }
+
+// delayOn reports whether the delay applies at Unix time t (ns) with
+// windows of toggle ns: in the odd windows.
+func delayOn(t, toggle int64) bool { return (t/toggle)%2 == 1 }
 
 // writeHeld sends each held frame at its release time, sleeping in the
 // kernel (a Go timer shorter than a millisecond wakes a millisecond late)
@@ -266,6 +280,7 @@ func main() {
 	rateBA := flag.String("rate-ba", "", "serialisation rate from -b to -a")
 	match := flag.String("match", "", "ADDR,ADDR: hold only IPv4 frames between these two addresses")
 	logPath := flag.String("log", "", "write the counters here on exit (default stderr)")
+	toggle := flag.Duration("toggle", 0, "apply the delays only in alternate windows of this length of the wall clock (Unix time / toggle odd), so one run has both settings")
 	flag.Parse()
 	if *a == "" || *b == "" {
 		log.Fatal("tbdelay: -a and -b are required")
@@ -301,7 +316,7 @@ func main() {
 			log.Fatalf("tbdelay: %v", err)
 		}
 		d := &direction{name: c.name, in: c.in, out: c.out, delay: int64(c.delay), rate: r, match: m, hasM: hasM,
-			held: make(chan frame, maxQueued)}
+			toggle: int64(*toggle), held: make(chan frame, maxQueued)}
 		d.pool.New = func() any { b := make([]byte, maxFrame); return &b }
 		dirs[i] = d
 		go d.read()
@@ -310,7 +325,8 @@ func main() {
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
 	<-sig
-	out := map[string]any{"delay_ab_ns": int64(*delayAB), "delay_ba_ns": int64(*delayBA), "rate_ab": *rateAB, "rate_ba": *rateBA, "match": *match}
+	out := map[string]any{"delay_ab_ns": int64(*delayAB), "delay_ba_ns": int64(*delayBA), "rate_ab": *rateAB, "rate_ba": *rateBA, "match": *match,
+		"toggle_ns": int64(*toggle)}
 	for _, d := range dirs {
 		d.mu.Lock()
 		st := d.st

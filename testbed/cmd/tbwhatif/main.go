@@ -19,7 +19,11 @@
 // pattern rank to latency change in µs, what another version of whatif
 // predicted for each pattern) it adds that version's prediction per kind:
 // each base request's latency plus its pattern's change. It prints a
-// Markdown table, or with -json one object per kind.
+// Markdown table, or with -json one object per kind. With -toggle the runs
+// made the change only in alternate windows of the wall clock (the
+// testbed's SHIM_TOGGLE): the measured change is then, within those runs,
+// the mean latency of the requests made with it less that of those made
+// without, which the machine's changing load does not move.
 package main
 
 import (
@@ -101,6 +105,7 @@ func main() {
 	name := flag.String("name", "", "a label for the table")
 	asJSON := flag.Bool("json", false, "print JSON")
 	tput := flag.Bool("throughput", false, "compare the runs' throughput with the predicted saturation instead")
+	toggle := flag.Duration("toggle", 0, "the runs toggled the change in alternate windows of this length (SHIM_TOGGLE): compare their requests with and without it")
 	before := flag.String("before", "", "per base run, a JSON file of pattern rank to predicted change (µs) by another version, comma-separated")
 	flag.Parse()
 	bs, ps, rs, bf := split(*bases), split(*preds), split(*runs), split(*before)
@@ -121,6 +126,10 @@ func main() {
 	}
 	if *tput {
 		throughput(*name, sat, rs)
+		return
+	}
+	if *toggle > 0 {
+		toggled(*name, base, pred, prev, rs, int64(*toggle))
 		return
 	}
 	meas := map[string]*acc{}
@@ -321,6 +330,97 @@ func clientLog(dir string) map[int]float64 {
 		}
 		if json.Unmarshal([]byte(line), &r) == nil && r.Err == "" {
 			out[r.ID] = float64(r.RecvNS-r.SendNS) / 1e6
+		}
+	}
+	return out
+}
+
+// toggled compares, per kind, the latency change the runs measured between
+// their requests made with the change (sent and answered within windows
+// where the delay applied) and those made without it (within the other
+// windows), under the same load of the machine, with the change predicted
+// from the base runs (and before's).
+func toggled(name string, base, pred, prev map[string]*acc, runs []string, toggle int64) {
+	on, off := map[string]*acc{}, map[string]*acc{}
+	straddled := 0
+	for _, d := range runs {
+		f, err := truth.ReadFile(filepath.Join(d, "truth.jsonl"))
+		if err != nil {
+			log.Fatal(err)
+		}
+		kinds := kindsOf(f)
+		for _, c := range clientTimes(d) {
+			k, ok := kinds[c.id]
+			if !ok {
+				continue
+			}
+			a, b := (c.send/toggle)%2 == 1, (c.recv/toggle)%2 == 1
+			switch {
+			case c.recv/toggle != c.send/toggle:
+				straddled++
+			case a && b:
+				get(on, k).add(float64(c.recv-c.send) / 1e6)
+			default:
+				get(off, k).add(float64(c.recv-c.send) / 1e6)
+			}
+		}
+	}
+	fmt.Printf("**%s** (one run, the change toggled every %.1f s; %d requests spanning a switch left out)\n\n", name, float64(toggle)/1e9, straddled)
+	withBefore := len(prev) > 0
+	fmt.Print("| kind | without: n | without: ms | with: n | with: ms | measured change ms (±σ) | predicted change ms | change error |")
+	if withBefore {
+		fmt.Print(" before: change ms | before: change error |")
+	}
+	fmt.Println()
+	fmt.Print("|---|---:|---:|---:|---:|---:|---:|---:|")
+	if withBefore {
+		fmt.Print("---:|---:|")
+	}
+	fmt.Println()
+	var kinds []string
+	for k := range base {
+		kinds = append(kinds, k)
+	}
+	slices.Sort(kinds)
+	for _, k := range kinds {
+		b, p, n, f := base[k], get(pred, k), get(on, k), get(off, k)
+		if n.n == 0 || f.n == 0 {
+			continue
+		}
+		meas, sd := n.mean()-f.mean(), math.Hypot(n.se(), f.se())
+		fmt.Printf("| %s | %.0f | %.2f ±%.2f | %.0f | %.2f ±%.2f | %+.2f ±%.2f | %+.2f | %s |", k, f.n, f.mean(), f.se(), n.n, n.mean(), n.se(),
+			meas, sd, p.mean()-b.mean(), changeError(p.mean()-b.mean(), meas, sd))
+		if withBefore {
+			pv := get(prev, k)
+			fmt.Printf(" %+.2f | %s |", pv.mean()-b.mean(), changeError(pv.mean()-b.mean(), meas, sd))
+		}
+		fmt.Println()
+	}
+}
+
+// clientReq is one request of the client's log: its id and its send and
+// receive times (Unix ns).
+type clientReq struct {
+	id         int
+	send, recv int64
+}
+
+// clientTimes reads the client's answered requests.
+func clientTimes(dir string) []clientReq {
+	b, err := os.ReadFile(filepath.Join(dir, "logs", "client.jsonl"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	var out []clientReq
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var r struct {
+			ID     int    `json:"id"`
+			SendNS int64  `json:"send_ns"`
+			RecvNS int64  `json:"recv_ns"`
+			Err    string `json:"err"`
+		}
+		if json.Unmarshal([]byte(line), &r) == nil && r.Err == "" {
+			out = append(out, clientReq{r.ID, r.SendNS, r.RecvNS})
 		}
 	}
 	return out
