@@ -265,7 +265,7 @@ func parseRate(s string) (float64, error) {
 		mult, t = 1e9, t[:len(t)-1]
 	}
 	var v float64
-	if _, err := fmt.Sscan(t, &v); err != nil || v <= 0 {
+	if _, err := fmt.Sscan(t, &v); err != nil || !(v > 0) || math.IsInf(v, 1) {
 		return 0, fmt.Errorf("bad rate %q", s)
 	}
 	return v * mult, nil
