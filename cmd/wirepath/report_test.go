@@ -43,6 +43,7 @@ func TestReportCommandGolden(t *testing.T) {
 		{name: "whatif-scenarios", args: []string{"whatif", shopResult, "--trace", shopTrace, "--scenario", "testdata/whatif/scenarios.txt", "--by", "pattern"}},
 		{name: "whatif-load-json", args: []string{"whatif", shopResult, "--trace", shopTrace, "--load", "2", "--colocate", "10.0.0.1,10.0.0.3", "--json"}},
 		{name: "whatif-bad-change", args: []string{"whatif", shopResult, "--link", "10.0.0.1->10.0.0.2 colour=red"}, wantCode: 2},
+		{name: "whatif-profile-json", args: []string{"whatif", shopResult, "--top", "2", "--format", "json"}},
 		{name: "whatif-ps", args: []string{"whatif", shopResult, "--trace", shopTrace, "--load", "2", "--queue", "ps", "--by", "pattern"}},
 		{name: "whatif-bad-queue", args: []string{"whatif", shopResult, "--load", "2", "--queue", "lifo"}, wantCode: 2},
 		{name: "whatif-bad-scenario", args: []string{"whatif", shopResult, "--scenario", "testdata/whatif/nonexistent.txt"}, wantCode: 1},

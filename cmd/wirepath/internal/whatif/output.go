@@ -44,7 +44,11 @@ func writeInputs(w io.Writer, opts *Options, res *causal.Result, m *wpwhatif.Mod
 		in.Requests += m.Requests[i].Weight
 	}
 	for i := range pats {
-		in.Patterns = append(in.Patterns, profileJSON{Rank: pats[i].Rank, Signature: pats[i].Signature, Links: wpwhatif.LinkProfiles(&pats[i])})
+		ls := wpwhatif.LinkProfiles(&pats[i])
+		for j := range ls {
+			modelRTT(&ls[j], m.Link(ls[j].A, ls[j].B))
+		}
+		in.Patterns = append(in.Patterns, profileJSON{Rank: pats[i].Rank, Signature: pats[i].Signature, Links: ls})
 	}
 	if opts.JSON {
 		return cmdutil.WriteJSON(w, in)
@@ -73,6 +77,21 @@ func writeInputs(w io.Writer, opts *Options, res *causal.Result, m *wpwhatif.Mod
 	}
 	writeNotes(w, m.Notes)
 	return nil
+}
+
+// modelRTT gives a pattern's link profile the model's round trip for the
+// link (the captures' passive one where measured, else an estimate), and
+// marks it not known where the model has none: a link whose far end no
+// capture point saw never reports a measured 0.
+func modelRTT(lp *wpwhatif.LinkProfile, ml *wpwhatif.Link) {
+	if ml == nil {
+		return
+	}
+	if ml.RTTSource == wpwhatif.Missing {
+		lp.RTTUS, lp.RTTKnown, lp.RTTSource = 0, false, wpwhatif.Missing
+		return
+	}
+	lp.RTTUS, lp.RTTKnown, lp.RTTSource = ml.RTTUS, true, ml.RTTSource
 }
 
 // writeLinks prints every link's round trip and bandwidth.
