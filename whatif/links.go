@@ -36,6 +36,15 @@ type Link struct {
 	RTTUS     float64 `json:"rtt_us"`
 	RTTSource Source  `json:"rtt_source"`
 	RTTUncUS  float64 `json:"rtt_unc_us"`
+	// RTTP50US and RTTP90US are the median and 90th percentile of the
+	// link's own round-trip samples at the capture point (0 unless
+	// measured on the link itself): delayed acknowledgements and answers
+	// stretch them, so γ is the minimum.
+	RTTP50US float64 `json:"rtt_p50_us,omitempty"`
+	RTTP90US float64 `json:"rtt_p90_us,omitempty"`
+	// Position is where the capture point that measured γ is on the link:
+	// near A, near B or between (empty when unknown).
+	Position string `json:"position,omitempty"`
 	// RTTNote says how it was measured (the capture point, the method)
 	// or why it was not.
 	RTTNote string `json:"rtt_note,omitempty"`
@@ -197,6 +206,7 @@ func (l *Link) fill(tl []*trace.Link) {
 		l.RTTUS, l.RTTSource, l.RTTNote = 0, SameHost, "both ends are one host"
 	case best != nil:
 		l.setMeasuredRTT(&best.RTT)
+		l.Position = pointPosition(best)
 	default:
 		l.RTTSource, l.RTTNote = Missing, tl[0].RTT.Reason
 	}
@@ -218,7 +228,28 @@ func (l *Link) setMeasuredRTT(r *trace.LinkRTT) {
 		l.RTTSource = ViaHosts
 		l.RTTUncUS = l.RTTUS / 3
 	}
+	l.RTTP50US, l.RTTP90US = float64(r.P50NS)/1e3, float64(r.P90NS)/1e3
 	l.RTTNote = fmt.Sprintf("min of %d samples at %s", r.Samples, r.Point)
+}
+
+// pointPosition is the position on link t of the capture point that
+// measured its round trip: "near A", "near B" or "between" (the names of
+// its ends are in the note), or "" when the point listed none.
+func pointPosition(t *trace.Link) string {
+	for _, p := range t.Points {
+		if !strings.HasPrefix(t.RTT.Point, p.Point) && !strings.HasPrefix(p.Point, t.RTT.Point) {
+			continue
+		}
+		switch p.Position {
+		case "A":
+			return "near " + t.A
+		case "B":
+			return "near " + t.B
+		case "between":
+			return "between"
+		}
+	}
+	return ""
 }
 
 // estimateRTTs gives links whose round trip was not measured the median of

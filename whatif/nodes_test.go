@@ -3,6 +3,8 @@ package whatif
 import (
 	"math"
 	"testing"
+
+	"github.com/wirepath/wirepath/trace"
 )
 
 // TestNodeOutliers: a visit whose work is far beyond the others' (a
@@ -70,6 +72,24 @@ func TestPrimaryInstances(t *testing.T) {
 	for i := range want {
 		if got[i] != want[i] {
 			t.Errorf("request %d: primary %v, want %v", i, got[i], want[i])
+		}
+	}
+}
+
+// TestLinkFill: a measured link takes the minimum as γ, keeps its own
+// samples' median and 90th percentile, and says where the capture point
+// that measured it is.
+func TestLinkFill(t *testing.T) {
+	for _, c := range []struct {
+		pos, want string
+	}{{"A", "near app"}, {"B", "near db"}, {"between", "between"}, {"", ""}} {
+		tl := trace.Link{A: "app", B: "db", Proto: "tcp", Conns: 1, Calls: 4, WindowA: -1, WindowB: -1,
+			RTT:    trace.LinkRTT{Known: true, MinNS: 50e3, P50NS: 80e3, P90NS: 2e6, Samples: 30, Point: "s0", Method: "link"},
+			Points: []trace.LinkPoint{{Point: "s0/1", Position: c.pos}}}
+		l := &Link{A: "app", B: "db"}
+		l.fill([]*trace.Link{&tl})
+		if l.RTTUS != 50 || l.RTTP50US != 80 || l.RTTP90US != 2000 || l.RTTSource != Measured || l.Position != c.want {
+			t.Errorf("position %q: %+v", c.pos, l)
 		}
 	}
 }

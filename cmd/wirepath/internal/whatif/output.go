@@ -113,6 +113,12 @@ func writeLinks(w io.Writer, links []*wpwhatif.Link) {
 		if l.HandshakesPerCall > 0 {
 			fmt.Fprintf(w, ", %.2f handshakes per call", l.HandshakesPerCall)
 		}
+		if l.RTTP50US > 0 {
+			fmt.Fprintf(w, "; samples p50 %s p90 %s", report.FormatUS(l.RTTP50US), report.FormatUS(l.RTTP90US))
+		}
+		if l.Position != "" {
+			fmt.Fprintf(w, ", point %s", l.Position)
+		}
 		if l.RTTNote != "" {
 			fmt.Fprintf(w, "; %s", l.RTTNote)
 		}
