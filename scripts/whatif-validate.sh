@@ -29,8 +29,9 @@
 #                       the 1-minute load average is below this: the machine
 #                       is shared, and other work's bursts are the runs' main noise
 # A change named NAME-toggle is made in alternate 1 s windows of one run
-# (SHIM_TOGGLE): its requests with and without it are compared, under the
-# same load of the machine (scenario NAME gives the prediction).
+# (SHIM_TOGGLE, or RATE_TOGGLE for the load): its requests with and without
+# it are compared, under the same load of the machine (scenario NAME gives
+# the prediction).
 # It writes OUT_DIR/validation.md (the tables) and keeps every run.
 set -euo pipefail
 
@@ -65,7 +66,7 @@ declare -A changes=(
 	[tier2]="tier2-5ms:SHIM_DELAY=2500us tier2-20ms:SHIM_DELAY=10ms"
 	[client]="client-5ms:SHIM_DELAY=2500us client-10mbit:SHIM_RATE=10mbit"
 	[app]="app-5ms:SHIM_DELAY=5ms,SHIM_DIR=in app-20ms:SHIM_DELAY=20ms,SHIM_DIR=in app-10mbit:SHIM_RATE=10mbit app-1ms-toggle:SHIM_DELAY=1ms,SHIM_DIR=in,SHIM_TOGGLE=1s app-5ms-toggle:SHIM_DELAY=5ms,SHIM_DIR=in,SHIM_TOGGLE=1s"
-	[load]="load-x2:RATE=$((2 * load_rate)) sat:RATE=0,INFLIGHT=$sat_inflight,REQUESTS=$load_requests"
+	[load]="load-x2:RATE=$((2 * load_rate)) load-x2-toggle:RATE_HIGH=$((2 * load_rate)),RATE_TOGGLE=1s sat:RATE=0,INFLIGHT=$sat_inflight,REQUESTS=$load_requests"
 )
 cat >"$out/scenarios.txt" <<'EOF'
 # The changes the validation makes, as whatif reads them (docs/whatif.md).

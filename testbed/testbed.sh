@@ -20,6 +20,8 @@
 #   RATE=R                    open loop: requests arrive at R per second
 #                             (Poisson) whatever the latency, each taken by the
 #                             first free of INFLIGHT workers (default 64)
+#   RATE_HIGH=R2 RATE_TOGGLE=DUR  the open loop's rate is R2 in the odd windows
+#                             of DUR of the wall clock: one run, both loads
 #   SHIM=HOST                 put the delaying forwarder tbdelay (a namespace
 #                             $P-shim) between HOST's interface and the rest:
 #                             client (its link to the LB), web1, web2, app,
@@ -69,6 +71,8 @@ root=${WIREPATH_ROOT:-$(cd "$here/.." && pwd)}
 variant=${VARIANT:-ids}
 tracing=${TRACING:-sniffed}
 rate=${RATE:-0}
+rate_high=${RATE_HIGH:-0}
+rate_toggle=${RATE_TOGGLE:-0s}
 inflight=${INFLIGHT:-16}
 [ "$rate" = 0 ] || inflight=${INFLIGHT:-64}
 requests=${REQUESTS:-150}
@@ -366,6 +370,7 @@ sleep 0.3
 
 echo "testbed: load: $requests requests, $inflight in flight" >&2
 inns client "$bin/tbload" -target https://198.51.100.100 -keylog "$out/keylog.txt" -sni web.tb -n "$requests" -inflight "$inflight" -rate "$rate" \
+	-rate-high "$rate_high" -toggle "$rate_toggle" \
 	-duration "$duration" -seed "$seed" -variant "$variant" -log "$logs/client.jsonl"
 # Background calls go on: the truth has every call between start and end,
 # and the sniffers run from before start until well after end: libpcap
@@ -395,7 +400,7 @@ cp "$work/dnsmasq.log" "$out/dnsmasq.log" 2>/dev/null || true
 } >"$out/sniffers.jsonl"
 
 cat >"$out/testbed.json" <<JSON
-{"variant":"$variant","tracing":"$tracing","rpc":"$rpc","inflight":$inflight,"rate":$rate,"requests":$requests,"seed":$seed,
+{"variant":"$variant","tracing":"$tracing","rpc":"$rpc","inflight":$inflight,"rate":$rate,"rate_high":$rate_high,"rate_toggle":"$rate_toggle","requests":$requests,"seed":$seed,
  "shim":"$shim","shim_delay":"$shim_delay","shim_dir":"$shim_dir","shim_toggle":"$shim_toggle","shim_rate":"$shim_rate","shim_match":"$shim_match","tbf":"$tbf",
  "window_start_ns":$start,"window_end_ns":$end,"vip":"198.51.100.100:443",
  "tiers":{"198.51.100.2":"client","203.0.113.11":"web","203.0.113.12":"web","203.0.113.21":"app",

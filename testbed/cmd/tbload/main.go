@@ -19,7 +19,10 @@
 // With -rate R the load is open instead: requests arrive at R per second
 // (exponential gaps, a fixed function of -seed), whatever the latency (the
 // arrivals of the M/G/1 model, for the what-if validation, docs/whatif.md),
-// each taken by the first of the -inflight workers that is free.
+// each taken by the first of the -inflight workers that is free. With
+// -toggle D and -rate-high R2 the rate is R2 instead in the odd windows of
+// D of the wall clock (Unix time / D odd), so that one run holds both
+// loads under the same state of the machine.
 package main
 
 import (
@@ -87,6 +90,8 @@ func main() {
 	variant := flag.String("variant", "ids", "ids: send X-Request-ID and traceparent; opaque: neither")
 	logPath := flag.String("log", "", "JSON Lines log file (required)")
 	rate := flag.Float64("rate", 0, "open loop: requests per second, Poisson arrivals (0: -inflight closed-loop workers)")
+	rateHigh := flag.Float64("rate-high", 0, "open loop with -toggle: the rate in the odd windows")
+	toggle := flag.Duration("toggle", 0, "open loop: the rate is -rate-high in the odd windows of this length of the wall clock")
 	keylog := flag.String("keylog", "", "https: append the TLS secrets to this key log (SSLKEYLOGFILE format)")
 	sni := flag.String("sni", "web.tb", "https: the server name to ask for")
 	flag.Parse()
@@ -116,7 +121,16 @@ func main() {
 		tlsConf.KeyLogWriter = &lockedWriter{w: kf}
 	}
 	if *rate > 0 {
-		open(tlsConf, *target, *seed, *n, *inflight, *rate, *duration, *variant, emit)
+		rateAt := func(time.Time) float64 { return *rate }
+		if *toggle > 0 && *rateHigh > 0 {
+			rateAt = func(t time.Time) float64 {
+				if (t.UnixNano()/int64(*toggle))%2 == 1 {
+					return *rateHigh
+				}
+				return *rate
+			}
+		}
+		open(tlsConf, *target, *seed, *n, *inflight, rateAt, *duration, *variant, emit)
 		if err := f.Close(); err != nil {
 			log.Fatal(err)
 		}
@@ -157,11 +171,11 @@ func main() {
 	}
 }
 
-// open makes n requests arriving at rate per second (exponential gaps from
-// seed) until duration passed. Each arrival goes to the first of workers
+// open makes n requests arriving at rateAt(t) per second at time t
+// (exponential gaps from seed) until duration passed. Each arrival goes to the first of workers
 // keep-alive clients that is free (a request waits for one only when all
 // are busy); it returns when all were answered.
-func open(tlsConf *tls.Config, target string, seed uint64, n, workers int, rate float64, duration time.Duration, variant string, emit func(reqRec)) {
+func open(tlsConf *tls.Config, target string, seed uint64, n, workers int, rateAt func(time.Time) float64, duration time.Duration, variant string, emit func(reqRec)) {
 	arrivals := make(chan int, n)
 	var wg sync.WaitGroup
 	for w := 0; w < workers; w++ {
@@ -188,7 +202,7 @@ func open(tlsConf *tls.Config, target string, seed uint64, n, workers int, rate 
 	start := time.Now()
 	next := start
 	for i := 0; i < n && time.Since(start) < duration; i++ {
-		next = next.Add(time.Duration(arr.ExpFloat64() / rate * 1e9))
+		next = next.Add(time.Duration(arr.ExpFloat64() / rateAt(next) * 1e9))
 		time.Sleep(time.Until(next))
 		arrivals <- i
 	}
