@@ -65,7 +65,7 @@ declare -A changes=(
 	[store]="store-1ms:SHIM_DELAY=500us store-5ms:SHIM_DELAY=2500us store-20ms:SHIM_DELAY=10ms store-10mbit:SHIM_RATE=10mbit"
 	[tier2]="tier2-5ms:SHIM_DELAY=2500us tier2-20ms:SHIM_DELAY=10ms"
 	[client]="client-5ms:SHIM_DELAY=2500us client-10mbit:SHIM_RATE=10mbit"
-	[app]="app-5ms:SHIM_DELAY=5ms,SHIM_DIR=in app-20ms:SHIM_DELAY=20ms,SHIM_DIR=in app-10mbit:SHIM_RATE=10mbit app-1ms-toggle:SHIM_DELAY=1ms,SHIM_DIR=in,SHIM_TOGGLE=1s app-5ms-toggle:SHIM_DELAY=5ms,SHIM_DIR=in,SHIM_TOGGLE=1s"
+	[app]="app-5ms:SHIM_DELAY=5ms,SHIM_DIR=in app-20ms:SHIM_DELAY=20ms,SHIM_DIR=in app-10mbit:SHIM_RATE=10mbit app-1ms-toggle:SHIM_DELAY=1ms,SHIM_DIR=in,SHIM_TOGGLE=1s app-5ms-toggle:SHIM_DELAY=5ms,SHIM_DIR=in,SHIM_TOGGLE=1s app-20ms-toggle:SHIM_DELAY=20ms,SHIM_DIR=in,SHIM_TOGGLE=1s"
 	[load]="load-x2:RATE=$((2 * load_rate)) load-x2-toggle:RATE_HIGH=$((2 * load_rate)),RATE_TOGGLE=1s sat:RATE=0,INFLIGHT=$sat_inflight,REQUESTS=$load_requests"
 )
 cat >"$out/scenarios.txt" <<'EOF'
