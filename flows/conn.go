@@ -136,6 +136,7 @@ type conn struct {
 	hs    []hsPoint
 	calls [8]callRec
 	acc   connAcc
+	ps    passiveState
 
 	// list links (LRU of active connections, or the closed list)
 	prev, next *conn
@@ -159,10 +160,12 @@ func (c *conn) init(a *Assembler, id uint64, key connKey, proto uint8, now int64
 	unsealed.reset()
 	rtt, tp0, tp1 := c.acc.rtt[:0], c.acc.tput[0][:0], c.acc.tput[1][:0]
 	halves := c.half
-	pr := c.pr
+	ps, pr := c.ps, c.pr
+	ps.reset()
 	pr.reset()
 	*c = conn{pr: pr}
 	c.unsealed, c.dnsPending, c.hs = unsealed, dnsP, hs
+	c.ps = ps
 	c.acc.rtt, c.acc.tput[0], c.acc.tput[1] = rtt, tp0, tp1
 	c.id, c.key, c.proto, c.first, c.last = id, key, proto, now, now
 	c.ep[0], c.ep[1] = key.Endpoint(0), key.Endpoint(1)

@@ -149,6 +149,15 @@ type ConnStats struct {
 	// ServerThroughput that of the server's, in bytes per second.
 	ClientThroughput Rate `json:"client_throughput"`
 	ServerThroughput Rate `json:"server_throughput"`
+
+	// Points are the passive round trips each capture point measured of
+	// a TCP connection (handshake, data and acknowledgement, timestamp
+	// echoes: see PointRTT), and the packet-pair rates there.
+	Points []PointRTT `json:"points"`
+	// ClientWindow and ServerWindow are what each side's segments said
+	// about its receiving: MSS and the largest window it advertised.
+	ClientWindow Window `json:"client_window"`
+	ServerWindow Window `json:"server_window"`
 }
 
 // HandshakeRTT is the handshake as one capture point saw it. ToServerNS
@@ -182,8 +191,8 @@ type Rate struct {
 
 // connStats fills cs with c's figures.
 func (a *Assembler) connStats(c *conn, cs *ConnStats) {
-	hs := cs.Handshake[:0]
-	*cs = ConnStats{Conn: c.id, Proto: traceProto(c.proto).String(), Caller: c.callerFrom.String(),
+	hs, pts := cs.Handshake[:0], cs.Points[:0]
+	*cs = ConnStats{Points: pts, Conn: c.id, Proto: traceProto(c.proto).String(), Caller: c.callerFrom.String(),
 		MidStream: c.midStream, StartNS: c.first, EndNS: c.last, End: c.end.String()}
 	cli := 0
 	if c.caller >= 0 {
@@ -208,6 +217,7 @@ func (a *Assembler) connStats(c *conn, cs *ConnStats) {
 	if len(hs) == 0 {
 		cs.Handshake = hs[:0]
 	}
+	a.passiveStats(c, cs, cli)
 	cs.RTT = summarize(c.acc.rtt, c.acc.rttN)
 	// tput is indexed by direction relative to the client (0 = client's).
 	cs.ClientThroughput = rate(c.acc.tput[0], c.acc.tputN[0], c.acc.tputBytes[0], c.acc.tputNS[0])
