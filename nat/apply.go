@@ -52,6 +52,9 @@ func NewCanonicalizer(t *Table) *Canonicalizer { return &Canonicalizer{t: t} }
 // Stats returns the counters so far.
 func (c *Canonicalizer) Stats() ApplyStats { return c.stats }
 
+// Table returns the table c applies.
+func (c *Canonicalizer) Table() *Table { return c.t }
+
 // Rewrite renames p in place if it belongs to a translated connection at
 // its time and reports whether it changed anything. IP fragments are left
 // alone: flows reassembles them first and then asks Lookup.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/netip"
+	"os"
 	"strconv"
 	"strings"
 
@@ -77,6 +78,17 @@ func ReadTable(r io.Reader, file string) (*Given, error) {
 		return nil, &TableError{File: file, Line: lineAt(data, MaxTableBytes), Offset: MaxTableBytes, Err: fmt.Errorf("table larger than %d bytes", MaxTableBytes)}
 	}
 	return ParseTable(data, file)
+}
+
+// ReadTableFile reads the translation table in the file at path (see
+// ReadTable).
+func ReadTableFile(path string) (*Given, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return ReadTable(f, path)
 }
 
 // ParseTable parses a translation table (see ReadTable).
