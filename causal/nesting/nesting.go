@@ -188,17 +188,17 @@ type nestRun struct {
 	candTrip16 []uint16
 	candTrip32 []int32
 
-	hist    []float64 // scoreboard: nTrips histograms of opt.Bins bins (dense, with smoothing)
-	nTrips  int
+	hist   []float64 // scoreboard: nTrips histograms of opt.Bins bins (dense, with smoothing)
+	nTrips int
 	// The sparse scoreboard (without smoothing): a cell per histogram
 	// and bin some candidate falls in, and each candidate's cell; cellOf
 	// (kept for tests) maps trip*Bins+bin to the cell.
 	cell     []float64
 	candCell []int32
 	cellOf   map[uint64]int32
-	parent  []int32 // chosen parent pair, -1 for roots
-	counter nestCounters
-	keep    bool // keep pairs and parents to the end, for tests
+	parent   []int32 // chosen parent pair, -1 for roots
+	counter  nestCounters
+	keep     bool // keep pairs and parents to the end, for tests
 }
 
 type nestCounters struct {
