@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/wirepath/wirepath/causal"
@@ -42,6 +43,13 @@ type Options struct {
 	Bins    int
 	// Workers bounds the goroutines used; 0 means GOMAXPROCS.
 	Workers int
+	// Progress, when set, is called as the long steps advance: step is
+	// "candidates" (the call pairs swept for candidate parents, twice),
+	// "parents" (the call pairs given a parent) or "call paths" (the call
+	// paths aggregated), done of total units. A step's first call has
+	// done = 0 and its last done = total. Calls come from the engine's
+	// workers, one at a time.
+	Progress func(step string, done, total int)
 }
 
 // DefaultOptions returns the paper's parameters: x = 2, y = z = 0, no
@@ -818,7 +826,9 @@ func (r *nestRun) findCandidates(ctx context.Context, byCaller, byCallee groupCS
 	swept := func(s int) bool {
 		return len(byCaller.of(trace.Sym(s))) > 0 && len(byCallee.of(trace.Sym(s))) > 0
 	}
+	prog := r.startStep("candidates", 2*np)
 	parallel.Each(n, r.workers, func(s int) {
+		defer prog.add(len(byCaller.of(trace.Sym(s))))
 		if !swept(s) {
 			return
 		}
@@ -842,6 +852,7 @@ func (r *nestRun) findCandidates(ctx context.Context, byCaller, byCallee groupCS
 	// Fill with off[c] as child c's cursor (each child belongs to one
 	// node, so workers never share one), then shift the offsets back.
 	parallel.Each(n, r.workers, func(s int) {
+		defer prog.add(len(byCaller.of(trace.Sym(s))))
 		if !swept(s) {
 			return
 		}
@@ -852,6 +863,7 @@ func (r *nestRun) findCandidates(ctx context.Context, byCaller, byCallee groupCS
 			r.candBin[j] = uint16(r.bin(r.t1(c)-r.binT1(p), logBase))
 		})
 	})
+	prog.end()
 	copy(off[1:], off[:np])
 	off[0] = 0
 	r.candOff = off
@@ -1017,7 +1029,10 @@ func (r *nestRun) findNestedPairs(ctx context.Context, byCaller groupCSR) error 
 			r.nameID(r.callee(int32(i)))
 		}
 	}
+	prog := r.startStep("parents", np)
+	defer prog.end()
 	parallel.Each(r.tab.Syms.Len(), r.workers, func(s int) {
+		defer prog.add(len(byCaller.of(trace.Sym(s))))
 		for _, c := range byCaller.of(trace.Sym(s)) {
 			lo, hi := r.candOff[c], r.candOff[c+1]
 			if lo == hi {
@@ -1078,6 +1093,56 @@ func (r *nestRun) findNestedPairs(ctx context.Context, byCaller groupCSR) error 
 		}
 	})
 	return ctx.Err()
+}
+
+// stepProgress reports one step's progress to Options.Progress, from any
+// worker, one call at a time, at most every progressEvery units. A nil
+// *stepProgress (no Options.Progress) does nothing.
+type stepProgress struct {
+	fn          func(step string, done, total int)
+	step        string
+	mu          sync.Mutex
+	done, total int
+	last        int
+}
+
+// progressEvery is how many units go by between two progress reports.
+const progressEvery = 1 << 14
+
+// startStep starts reporting a step of total units.
+func (r *nestRun) startStep(step string, total int) *stepProgress {
+	if r.opt.Progress == nil {
+		return nil
+	}
+	r.opt.Progress(step, 0, total)
+	return &stepProgress{fn: r.opt.Progress, step: step, total: total}
+}
+
+// add records n more units done.
+func (p *stepProgress) add(n int) {
+	if p == nil || n == 0 {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.done = min(p.done+n, p.total)
+	if p.done-p.last >= progressEvery || p.done == p.total {
+		p.last = p.done
+		p.fn(p.step, p.done, p.total)
+	}
+}
+
+// end reports the step done, if the last report did not.
+func (p *stepProgress) end() {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.last != p.total {
+		p.done, p.last = p.total, p.total
+		p.fn(p.step, p.total, p.total)
+	}
 }
 
 // penalty is the factor a child penalty multiplies a score by when the

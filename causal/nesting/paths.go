@@ -82,15 +82,18 @@ func (r *nestRun) findCallPaths(ctx context.Context) (*Result, error) {
 	r.agg.Reserve(len(roots), 2*np)
 	ct := newCallTable(r, kidOff, kids, len(roots))
 	ib := nestInstances{r: r, kidOff: kidOff, kids: kids}
+	prog := r.startStep("call paths", len(roots))
 	for i, root := range roots {
 		if i&1023 == 0 {
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
+			prog.add(min(i, 1) * 1024) // the 1024 before this one
 		}
 		_ = r.agg.Add(ib.build(root)) // refusals are counted by the Aggregator
 		ct.add(root)                  // reorders the tree's children: after build
 	}
+	prog.end()
 	ct.kidOff, ct.kids = nil, nil
 	paths, over := ct.paths(r.opt.Aggregate.MaxPatterns)
 	if !r.keep {
