@@ -60,10 +60,12 @@ type TableError struct {
 	Err    error
 }
 
+// Error returns "FILE:LINE (byte OFFSET): what is wrong".
 func (e *TableError) Error() string {
 	return fmt.Sprintf("%s:%d (byte %d): %v", e.File, e.Line, e.Offset, e.Err)
 }
 
+// Unwrap returns what is wrong.
 func (e *TableError) Unwrap() error { return e.Err }
 
 // ReadTable reads a translation table (JSON or text, told apart by its

@@ -21,7 +21,9 @@
 // the packets go by and holds each packet back for the learning window
 // before renaming it with what it learned by then, and on into flows. The
 // phases: openCaptures, openSource, then flows (readMessages) and the
-// accounting (account).
+// accounting (account). With a given translation table (Config.NATTable)
+// the merge is renamed by the table instead, or by the table after the
+// Streamer with Config.NATLearn.
 //
 // Memory is bounded as each stage bounds it (pcapio by its read-ahead and
 // window, nat by the delay and the translated connections, flows by the
