@@ -86,5 +86,5 @@ func (p *Progress) Finish() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.cur.Finish()
-	p.cur, p.open = nil, false
+	p.cur, p.open, p.step = nil, false, ""
 }
