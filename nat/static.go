@@ -417,6 +417,9 @@ func newGiven(rows []Mapping) *Given {
 // whether a row renames it: an endpoint row first (of the protocol, then
 // one without a protocol), then an address row likewise.
 func (g *Given) rename(proto uint8, ap netip.AddrPort) (netip.AddrPort, bool) {
+	if ap.Addr().Is4In6() || ap.Addr().Zone() != "" {
+		return ap, false // rows name plain addresses; renaming would mix families
+	}
 	if hasPorts(proto) {
 		if in, ok := g.exact[givenKey{proto, ap}]; ok {
 			return in, true
@@ -442,7 +445,6 @@ func (g *Given) Lookup(proto uint8, src, dst netip.AddrPort) (csrc, cdst netip.A
 	if g == nil {
 		return src, dst, false
 	}
-	src, dst = netip.AddrPortFrom(src.Addr().Unmap(), src.Port()), netip.AddrPortFrom(dst.Addr().Unmap(), dst.Port())
 	s, ok1 := g.rename(proto, src)
 	d, ok2 := g.rename(proto, dst)
 	return s, d, ok1 || ok2

@@ -130,6 +130,7 @@ func TestGivenRewrite(t *testing.T) {
 		{pcapio.ProtoTCP, "10.0.0.5:1", "192.0.2.100:8443", "10.0.0.5:1", "192.0.2.100:8443", false},      // ambiguous
 		{pcapio.ProtoICMP, "10.0.0.5:0", "198.51.100.7:0", "10.0.0.5:0", "10.9.0.7:0", true},
 		{pcapio.ProtoTCP, "10.0.0.5:0", "198.51.100.7:80", "10.0.0.5:0", "198.51.100.7:80", false}, // icmp row only
+		{pcapio.ProtoTCP, "[::ffff:10.0.0.5]:1", "[::ffff:192.0.2.100]:80", "[::ffff:10.0.0.5]:1", "[::ffff:192.0.2.100]:80", false},
 	} {
 		tab := NewGivenTable(g)
 		c := NewCanonicalizer(tab)
