@@ -114,6 +114,10 @@ bench-merge: ## wirepath merge vs mergecap + editcap -D on 1.2 M generated recor
 fuzz: ## run every fuzz target for FUZZTIME (default 20s, about 15 minutes) and print executions per target
 	FUZZTIME=$(FUZZTIME) GO=$(GO) scripts/fuzz.sh
 
+.PHONY: hostile
+hostile: build ## rerun issue 13's hostile-input cases (crafted and cut captures, pipes, -o = input; about 2 minutes) under timeout and ulimit -v
+	WIREPATH=$(WIREPATH) scripts/hostile.sh
+
 .PHONY: demo
 demo: ## run wirepath analyze on the demo captures (testdata/demo); builds bin/wirepath only (no C compiler needed)
 	@mkdir -p $(BIN)

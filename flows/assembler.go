@@ -46,6 +46,10 @@ type Assembler struct {
 	now      int64
 	started  bool
 	flushing bool
+	// unitScratch is the Unit decoders' Next fill (drainUnits), one
+	// drain at a time (unitBusy).
+	unitScratch proto.Unit
+	unitBusy    bool
 
 	conns     map[connKey]*conn
 	activeTCP connList
