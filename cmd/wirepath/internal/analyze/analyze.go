@@ -90,6 +90,9 @@ func newCmd(ios *cmdutil.IOStreams, runF runFunc) *cobra.Command {
 		Args:    cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Captures = args
+			if err := o.Common.Resolve(cmd.Flags()); err != nil {
+				return err
+			}
 			eo, err := o.Validate(ios)
 			if err != nil {
 				return err
@@ -230,11 +233,7 @@ func (o *Options) write(ios *cmdutil.IOStreams, results []*causal.Result, tr *tr
 	if err != nil {
 		return err
 	}
-	top := o.Common.Top
-	if o.Common.Format != report.FormatText && o.Common.Format != report.FormatHTML {
-		top = 0
-	}
-	err = report.WriteAll(out, o.Common.Format, results, report.Options{Top: top, Title: o.Title, Trace: tr, Summary: true})
+	err = report.WriteAll(out, o.Common.Format, results, report.Options{Top: o.Common.ReportTop(), Title: o.Title, Trace: tr, Summary: true})
 	err = out.Finish(err)
 	return err
 }

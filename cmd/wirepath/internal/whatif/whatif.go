@@ -69,6 +69,9 @@ See docs/whatif.md.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Result = args[0]
+			if err := cmdutil.OutputFormat(cmd.Flags(), opts.Output, []string{"text", "json"}); err != nil {
+				return err
+			}
 			opts.rttSet = cmd.Flags().Changed("rtt")
 			opts.curRTTSet = cmd.Flags().Changed("current-rtt")
 			opts.curBWSet = cmd.Flags().Changed("current-bandwidth")
