@@ -144,7 +144,7 @@ func (d *htmlData) shared(rs []*causal.Result) {
 	for _, o := range head.Trace.Offsets {
 		r := offsetRow{O: o}
 		if o.Known {
-			r.Offset = fmtSigned(float64(o.OffsetNS) / 1e3)
+			r.Offset = fmtSigned(float64(o.OffsetNS+o.AppliedNS)/1e3) + appliedNote(o)
 			r.Unc = FormatUS(float64(o.UncertaintyNS) / 1e3)
 		}
 		d.Offsets = append(d.Offsets, r)

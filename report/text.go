@@ -385,7 +385,7 @@ func writeClocks(w *bufio.Writer, ts *causal.TraceSummary) {
 				fmt.Fprintf(w, "  %-*s  unknown (shares nothing with %s)\n", nw, o.Node, o.Reference)
 				continue
 			}
-			fmt.Fprintf(w, "  %-*s  %s ± %s against %s (%d samples)\n", nw, o.Node, fmtSigned(float64(o.OffsetNS)/1e3), FormatUS(float64(o.UncertaintyNS)/1e3), o.Reference, o.Samples)
+			fmt.Fprintf(w, "  %-*s  %s ± %s against %s (%d samples%s)\n", nw, o.Node, fmtSigned(float64(o.OffsetNS+o.AppliedNS)/1e3), FormatUS(float64(o.UncertaintyNS)/1e3), o.Reference, o.Samples, appliedNote(o))
 		}
 	}
 }
@@ -540,4 +540,13 @@ func fmtNum(v float64) string {
 // fmtTime formats ns since the epoch as UTC RFC 3339 with microseconds.
 func fmtTime(ns int64) string {
 	return time.Unix(0, ns).UTC().Format("2006-01-02 15:04:05.000000")
+}
+
+// appliedNote says that an offset was removed from the node's timestamps
+// (trace.Offset.AppliedNS): the trace is on the reference clock.
+func appliedNote(o trace.Offset) string {
+	if o.AppliedNS != 0 && o.OffsetNS == 0 {
+		return "; applied to the timestamps"
+	}
+	return ""
 }
