@@ -21,6 +21,8 @@ type TextOptions struct {
 	// Summary prints the accounting as one line per stage with its key
 	// figures (SummarizeAccounting) instead of every counter.
 	Summary bool
+	// agreement, for several results, is written before the trailer.
+	agreement *Agreement
 }
 
 // WriteText writes the top patterns of res, in rank order, as a tree per
@@ -65,6 +67,9 @@ func writeText(w io.Writer, rs []*causal.Result, opt TextOptions) error {
 		if n < len(res.Patterns) {
 			fmt.Fprintf(bw, "\n(%d more patterns; use --top 0 to show all)\n", len(res.Patterns)-n)
 		}
+	}
+	if opt.agreement != nil {
+		writeAgreement(bw, opt.agreement)
 	}
 	if len(rs) > 0 {
 		writeTrailer(bw, rs, opt.Summary)
@@ -651,4 +656,38 @@ func appliedNote(o trace.Offset) string {
 		return "; applied to the timestamps"
 	}
 	return ""
+}
+
+// writeAgreement writes how the engines agree on the requests' trees.
+func writeAgreement(w *bufio.Writer, a *Agreement) {
+	w.WriteString("\nagreement: of the requests two engines both built, how many they put in the same tree\n")
+	cw := 8
+	for _, e := range a.Engines {
+		cw = max(cw, utf8.RuneCountInString(e))
+	}
+	cell := func(s string) string { return fmt.Sprintf("  %-*s", max(cw, 18), s) }
+	w.WriteString(fmt.Sprintf("  %-*s", cw, ""))
+	for _, e := range a.Engines {
+		w.WriteString(cell(e))
+	}
+	w.WriteString("\n")
+	for i, e := range a.Engines {
+		fmt.Fprintf(w, "  %-*s", cw, e)
+		for j := range a.Engines {
+			w.WriteString(cell(agreeText(a.Same[i][j], a.Both[i][j])))
+		}
+		w.WriteString("\n")
+	}
+	fmt.Fprintf(w, "  all %d engines: %s of the requests they all built\n", len(a.Engines), agreeText(a.AllSame, a.All))
+	if len(a.Missing) > 0 {
+		fmt.Fprintf(w, "  not compared (no instances): %s\n", strings.Join(a.Missing, ", "))
+	}
+}
+
+// agreeText is "121 of 150 (81%)".
+func agreeText(same, both int) string {
+	if both == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%d of %d (%.0f%%)", same, both, 100*float64(same)/float64(both))
 }
