@@ -30,6 +30,9 @@ const (
 	smPad            = 30.0
 	smLineH          = 13.0 // one label line
 	smLabelPad       = 4.0
+	// maxLayoutTries bounds how often the rows and columns are spread
+	// for labels that found no free place.
+	maxLayoutTries = 10
 	// maxHostRunes is the longest host name shown whole in its box.
 	maxHostRunes = 17
 )
@@ -58,6 +61,9 @@ type smLayout struct {
 	Tries  int
 	Hosts  []string
 	Failed int // labels placed over something (none when every try failed but the last)
+	// padX is the left and right margin: a label centred on a line into
+	// the first or last column may reach past the hosts.
+	padX float64
 }
 
 // mapGraph collects the service map's hosts, edges and roots from the
@@ -111,14 +117,15 @@ func layoutMap(edges map[[2]string]*mapEdge, order [][2]string, roots []string) 
 	}
 	colW := max(240, smHostW+widest+40)
 	rowH := 80.0
+	l.padX = smPad + max(0, widest/2+smLabelPad-smHostW/2)
 	for l.Tries = 1; ; l.Tries++ {
 		l.place(cols, colW, rowH)
 		l.Pairs = pairs
-		if l.labels() == 0 || l.Tries == 6 {
+		if l.labels() == 0 || l.Tries == maxLayoutTries {
 			break
 		}
 		rowH *= 1.4
-		colW *= 1.15
+		colW *= 1.25
 	}
 	return l
 }
@@ -244,12 +251,12 @@ func (l *smLayout) place(cols [][]string, colW, rowH float64) {
 	for _, c := range cols {
 		rows = max(rows, len(c))
 	}
-	l.H = 2*smPad + smHostH + float64(max(rows-1, 0))*rowH + 4*smLineH
-	l.W = 2*smPad + smHostW + float64(max(len(cols)-1, 0))*colW
+	l.H = 2*smPad + smHostH + float64(max(rows-1, 0))*rowH + 6*smLineH
+	l.W = 2*l.padX + smHostW + float64(max(len(cols)-1, 0))*colW
 	for ci, c := range cols {
 		for ri, n := range c {
 			y := l.H/2 + (float64(ri)-float64(len(c)-1)/2)*rowH
-			l.Pos[n] = [2]float64{smPad + smHostW/2 + float64(ci)*colW, y}
+			l.Pos[n] = [2]float64{l.padX + smHostW/2 + float64(ci)*colW, y}
 			l.Hosts = append(l.Hosts, n)
 		}
 	}
@@ -276,7 +283,7 @@ func (l *smLayout) labels() int {
 		if pr.A == pr.B {
 			pr.Label = smRect{a[0], a[1] - smHostH/2 - hh - 6, hw, hh}
 		} else {
-			for _, t := range []float64{0.5, 0.4, 0.6, 0.3, 0.7, 0.2, 0.8} {
+			for _, t := range labelSpots {
 				r := smRect{a[0] + t*(b[0]-a[0]), a[1] + t*(b[1]-a[1]), hw, hh}
 				if !slices.ContainsFunc(taken, r.overlaps) && r.x-hw >= 0 && r.x+hw <= l.W && r.y-hh >= 0 && r.y+hh <= l.H {
 					pr.Label, pr.Placed = r, true
@@ -295,6 +302,16 @@ func (l *smLayout) labels() int {
 	l.Failed = failed
 	return failed
 }
+
+// labelSpots are the points along its line where a label is tried, the
+// middle first.
+var labelSpots = func() []float64 {
+	out := []float64{0.5}
+	for d := 0.05; d < 0.36; d += 0.05 {
+		out = append(out, 0.5-d, 0.5+d)
+	}
+	return out
+}()
 
 // serviceMapSVG draws the hosts and the lines between them over all
 // patterns (the layout above), each line labelled with the expected
