@@ -230,6 +230,14 @@ func TestHTMLInChromium(t *testing.T) {
 	if err := pg.eval(ctx, `document.querySelector("th[data-sort=rank] button").click()`, nil); err != nil {
 		t.Fatal(err)
 	}
+	// No two texts overlap: timelines, call trees, the service map.
+	var overlaps []string
+	if err := pg.eval(ctx, overlapProbe, &overlaps); err != nil {
+		t.Fatal(err)
+	}
+	if len(overlaps) > 0 {
+		t.Errorf("%d texts overlap:\n%s", len(overlaps), strings.Join(overlaps, "\n"))
+	}
 	pg.drain()
 	if len(pg.problems) > 0 {
 		t.Errorf("the page reported problems:\n%s", strings.Join(pg.problems, "\n"))

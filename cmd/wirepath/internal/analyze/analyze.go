@@ -140,7 +140,14 @@ func (o *Options) Validate(ios *cmdutil.IOStreams) (engines.Options, error) {
 			return eo, err
 		}
 	}
-	eo.SetCommon(o.Common.Options())
+	co := o.Common.Options()
+	if o.Engine == engines.All {
+		// The agreement table compares every engine's tree of each
+		// request: every instance is kept, and dropped after unless
+		// --instances asked for them.
+		co.Aggregate.KeepInstances, co.Aggregate.MaxKept = true, max(0, o.Common.Instances)
+	}
+	eo.SetCommon(co)
 	for _, f := range flags {
 		f.Apply(&eo)
 	}
@@ -201,7 +208,18 @@ func Run(ctx context.Context, ios *cmdutil.IOStreams, o *Options, eo engines.Opt
 	if err != nil {
 		return err
 	}
-	if err := o.write(ios, results, tr); err != nil {
+	var agree *report.Agreement
+	if len(results) > 1 {
+		agree = report.ComputeAgreement(results)
+		if o.Common.Instances == 0 {
+			for _, r := range results {
+				for i := range r.Patterns {
+					r.Patterns[i].Instances = nil
+				}
+			}
+		}
+	}
+	if err := o.write(ios, results, tr, agree); err != nil {
 		return err
 	}
 	// Text on stdout already ends with the warnings; otherwise they go to
@@ -228,12 +246,12 @@ func Run(ctx context.Context, ios *cmdutil.IOStreams, o *Options, eo engines.Opt
 }
 
 // write renders the results to stdout or -o.
-func (o *Options) write(ios *cmdutil.IOStreams, results []*causal.Result, tr *trace.Trace) error {
+func (o *Options) write(ios *cmdutil.IOStreams, results []*causal.Result, tr *trace.Trace, agree *report.Agreement) error {
 	out, err := cmdutil.OpenOutput(ios, o.Common.Output)
 	if err != nil {
 		return err
 	}
-	err = report.WriteAll(out, o.Common.Format, results, report.Options{Top: o.Common.ReportTop(), Title: o.Title, Trace: tr, Summary: true})
+	err = report.WriteAll(out, o.Common.Format, results, report.Options{Top: o.Common.ReportTop(), Title: o.Title, Trace: tr, Summary: true, Agreement: agree})
 	err = out.Finish(err)
 	return err
 }
