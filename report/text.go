@@ -123,6 +123,9 @@ func writeTypes(w *bufio.Writer, types []reqType) {
 	for _, t := range types {
 		var parts []string
 		for i, s := range t.Time {
+			if s.Share < minShare {
+				break
+			}
 			if i == 4 {
 				parts = append(parts, "…")
 				break
