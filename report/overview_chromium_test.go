@@ -25,7 +25,7 @@ const overlapProbe = `(() => {
   for (const svg of document.querySelectorAll("svg")) {
     const ts = Array.from(svg.querySelectorAll("text")).map(t => [t.textContent, t.getBoundingClientRect()]).filter(x => vis(x[1]));
     for (let i = 0; i < ts.length; i++) for (let j = i + 1; j < ts.length; j++)
-      if (over(ts[i][1], ts[j][1])) out.push(ts[i][0] + " | " + ts[j][0]);
+      if (over(ts[i][1], ts[j][1])) out.push((svg.getAttribute("class") || "svg") + " " + (svg.dataset.rank || "") + ": " + ts[i][0] + " | " + ts[j][0]);
   }
   for (const svg of document.querySelectorAll("svg.service-map")) {
     const hosts = Array.from(svg.querySelectorAll("g.host rect")).map(r => r.getBoundingClientRect());

@@ -51,7 +51,29 @@ func timelineSVG(p *causal.Pattern, tl *timeline) string {
 		total = 1
 	}
 	x := func(t float64) float64 { return padL + math.Max(0, t)/total*plotW }
-	y := func(lane int) float64 { return top + float64(lane)*laneH }
+	// Each lane is as tall as its labels: node names are stacked above
+	// its boxes, delays below, at as many levels as overlapping labels
+	// need (lanes of a fixed height let a tall stack reach into the lane
+	// above, and the first lane's past the top). A dry run of the
+	// placement, which depends on x only, counts the levels.
+	lanes := max(tl.Lanes, 1)
+	dry := lanePlacer{}
+	var scratch strings.Builder
+	visitsSVG(&scratch, p, tl, x, func(int) float64 { return 0 }, dry)
+	timelineMsgLabels(p, tl, x, dry)
+	ys := make([]float64, lanes)
+	cur := top - 15.0
+	for l := range lanes {
+		cur += 15 + 13*float64(max(len(dry[[2]int{l, 0}])-1, 0))
+		ys[l] = cur
+		cur += 23 + 12*float64(max(len(dry[[2]int{l, 1}])-1, 0)) + 18
+	}
+	y := func(lane int) float64 {
+		if lane < 0 || lane >= lanes {
+			return top + float64(lane)*laneH
+		}
+		return ys[lane]
+	}
 	width := padL + plotW + padR
 	var b strings.Builder
 	lp := lanePlacer{}
@@ -112,6 +134,26 @@ func timelineSVG(p *causal.Pattern, tl *timeline) string {
 		p.Rank, width, height, width, height, p.Rank) + b.String()
 }
 
+// timelineMsgLabels places the network-delay labels of a timeline's
+// messages in lp as timelineSVG does, without drawing them.
+func timelineMsgLabels(p *causal.Pattern, tl *timeline, x func(float64) float64, lp lanePlacer) {
+	for i := range p.Hops {
+		ht := tl.Hops[i]
+		sv, rv := &tl.Visits[tl.Sender[i]], &tl.Visits[tl.Recv[i]]
+		if !ht.netKnown || sv.Untraced || rv.Untraced {
+			continue
+		}
+		x0, x1 := x(ht.send), x(ht.arrive())
+		label := FormatUS(ht.net)
+		mx, w := (x0+x1)/2, textWidth(label)
+		lane := sv.Lane
+		if rv.Lane != sv.Lane {
+			lane = rv.Lane
+		}
+		lp.place(lane, 1, mx-w/2, mx+w/2)
+	}
+}
+
 // visitsSVG draws the visits of a timeline (boxes and diamonds with their
 // labels) into b.
 func visitsSVG(b *strings.Builder, p *causal.Pattern, tl *timeline, x func(float64) float64, y func(int) float64, lp lanePlacer) {
@@ -158,7 +200,7 @@ func visitsSVG(b *strings.Builder, p *causal.Pattern, tl *timeline, x func(float
 		} else {
 			fmt.Fprintf(b, `<rect class="node" x="%.1f" y="%.1f" width="%.1f" height="18" rx="2"/>`, x0, cy-9, x1-x0)
 		}
-		nw := textWidth(v.Node)
+		nw := textWidth(v.Node) * 1.2 // bold
 		lvl := lp.place(v.Lane, 0, x0, x0+nw)
 		fmt.Fprintf(b, `<text class="nlabel" x="%.1f" y="%.1f">%s</text>`, x0, cy-15-float64(lvl)*13, esc(v.Node))
 		if delay != "" {
@@ -200,9 +242,15 @@ func distText(d *causal.Dist) string {
 
 // treeSVG draws the Project 5 Figure 8/9 tree of a pattern top-down.
 func treeSVG(p *causal.Pattern, nodes []treeNode, mode string) string {
-	const (
-		slotW, levelH, pad = 170.0, 100.0, 20.0
-	)
+	const levelH, pad = 100.0, 20.0
+	// A slot is wide enough that the labels of two sibling edges, which
+	// start at their lines' midpoints (half a slot apart), do not meet.
+	slotW := 170.0
+	for i := range nodes {
+		for _, l := range nodes[i].EdgeLines {
+			slotW = max(slotW, 2*(textWidth(l)+16))
+		}
+	}
 	// Leaves get consecutive slots; a parent sits over its children.
 	xs := make([]float64, len(nodes))
 	depth := make([]int, len(nodes))
