@@ -31,15 +31,15 @@ type Result struct {
 	Params   map[string]any `json:"params,omitempty"`
 	Trace    TraceSummary   `json:"trace"`
 	Patterns []Pattern      `json:"patterns"`
+	// Accounting holds the engine's own counters (messages in, linked,
+	// spontaneous, discarded by reason, instances, patterns, ...).
+	Accounting []trace.Count `json:"accounting,omitempty"`
+	Warnings   []string      `json:"warnings,omitempty"`
 	// RequestTypes gathers the patterns' instances by request label
 	// (Pattern.Label), with their count and latency; absent when the
 	// trace has no labels or the engine lists no instances
 	// (convolution).
 	RequestTypes []RequestType `json:"request_types,omitempty"`
-	// Accounting holds the engine's own counters (messages in, linked,
-	// spontaneous, discarded by reason, instances, patterns, ...).
-	Accounting []trace.Count `json:"accounting,omitempty"`
-	Warnings   []string      `json:"warnings,omitempty"`
 }
 
 // TraceSummary describes the trace a result was inferred from.
