@@ -92,9 +92,10 @@ func htmlEngineOf(res *causal.Result, multi bool, top int) htmlEngine {
 		hp.TypeID = typeID[hp.Type]
 		hp.Search = searchText(hp.P)
 		hp.TrustText, hp.TrustV, _ = trust(res.Engine, hp.P)
-		hp.Open = i < openPatterns
+		hp.Pre = e.Pre
 		e.Patterns = append(e.Patterns, hp)
 	}
+	e.Groups = groupPatterns(e.Patterns, e.Types)
 	svg, nodes, edges := serviceMapSVG(res)
 	e.Map, e.MapNodes, e.MapEdges = template.HTML(svg), nodes, edges
 	for _, nh := range nodeDelays(res) {
@@ -212,6 +213,56 @@ type htmlEngine struct {
 	Nodes    []htmlNode
 	Types    []htmlType
 	Trust    string
+	// Groups are the detailed patterns by request type.
+	Groups []htmlGroup
+}
+
+// htmlGroup is one request type's detailed patterns.
+type htmlGroup struct {
+	Label, ID string
+	Count     int
+	Items     []*htmlPattern
+	// Head is false for the one group of a result without labels.
+	Head bool
+}
+
+// groupPatterns gathers the detailed patterns by request type, types in
+// their order (most requests first), patterns in rank order within each;
+// the first openPatterns of them are drawn open.
+func groupPatterns(ps []htmlPattern, types []htmlType) []htmlGroup {
+	var out []htmlGroup
+	idx := map[string]int{}
+	for _, t := range types {
+		idx[t.Label] = len(out)
+		out = append(out, htmlGroup{Label: t.Label, ID: t.ID, Count: t.Count})
+	}
+	for i := range ps {
+		p := &ps[i]
+		if !p.Detailed {
+			continue
+		}
+		k, ok := idx[p.Type]
+		if !ok {
+			k = len(out)
+			idx[p.Type] = k
+			out = append(out, htmlGroup{Label: p.Type, ID: fmt.Sprintf("%sgroup-%d", p.Pre, k+1)})
+		}
+		out[k].Items = append(out[k].Items, p)
+	}
+	var kept []htmlGroup
+	n := 0
+	for _, g := range out {
+		if len(g.Items) == 0 {
+			continue
+		}
+		for _, p := range g.Items {
+			p.Open = n < openPatterns
+			n++
+		}
+		g.Head = g.Label != noLabel || len(types) > 1
+		kept = append(kept, g)
+	}
+	return kept
 }
 
 type clockRow struct {
@@ -221,6 +272,7 @@ type clockRow struct {
 
 type htmlPattern struct {
 	P           *causal.Pattern
+	Pre         string
 	Type        string
 	TypeID      string
 	Search      string
@@ -544,8 +596,21 @@ details.acc > summary, details.pat > summary { cursor: pointer; font-weight: 600
 <td class="num">{{.P.Count}}</td><td class="num">{{num .P.Expected}}</td><td class="num">{{f2 .P.MaxProbability}}</td><td class="num">{{.TrustText}}</td><td class="num">{{.LatencyText}}</td><td class="num">{{len .P.Hops}}</td></tr>
 {{end}}</tbody>
 </table>
-{{range .Patterns}}{{if .Detailed}}{{$p := .}}
-<section class="pattern" id="{{$e.Pre}}p{{.P.Rank}}" data-type="{{.Type}}">
+{{range .Groups}}{{if .Head}}<h3 class="group" id="{{.ID}}-patterns">{{.Label}} <span class="caption">{{.Count}} requests; patterns drawn: {{len .Items}}</span></h3>{{end}}
+{{range .Items}}{{template "pattern" .}}{{end}}{{end}}
+
+<h2 id="{{.Pre}}node-delays">Node delays{{if .Pre}}: {{.Res.Engine}}{{end}}</h2>
+<p class="caption">The distribution of the delay at each node, from a message's arrival to the send it caused, over all patterns (WAP5 Figure 11; bars are the fraction of the node's samples, weighted by instance probability, on a log time axis).</p>
+{{if .Nodes}}<table id="{{.Pre}}node-table"><thead><tr><th>node</th><th class="num">mean delay</th><th class="num">p50</th><th class="num">p90</th><th class="num">samples</th></tr></thead><tbody>
+{{range .Nodes}}<tr><td>{{.H.Node}}</td><td class="num">{{.Mean}}</td><td class="num">{{.P50}}</td><td class="num">{{.P90}}</td><td class="num">{{.H.N}}</td></tr>
+{{end}}</tbody></table>
+<div class="caption">p50 and p90 are those of the node's busiest hop.</div>
+<div class="hists">{{range .Nodes}}<figure><figcaption>{{.H.Node}}</figcaption>{{.SVG}}</figure>{{end}}</div>
+{{else}}<p class="empty">No node delays were measured.</p>{{end}}
+
+{{end}}
+{{define "pattern"}}{{$p := .}}
+<section class="pattern" id="{{.Pre}}p{{.P.Rank}}" data-type="{{.Type}}">
 <details class="pat"{{if .Open}} open{{end}}><summary>#{{.P.Rank}} · {{.Type}} · {{.P.Count}} requests · {{.LatencyText}} · {{.TrustText}}</summary>
 <div class="sig">{{.P.Signature}}</div>
 <div class="stats">{{with .P.Label}}<span>request type <b>{{.}}</b> ({{$p.P.LabelCount}} of {{$p.P.Count}})</span>{{end}}<span>count <b>{{.P.Count}}</b></span><span>expected <b>{{num .P.Expected}}</b></span><span>max p <b>{{f2 .P.MaxProbability}}</b></span><span><b>{{.TrustText}}</b></span><span>latency <b>{{.LatencyText}}</b>{{with .LatencyP90}} (p90 {{.}}){{end}}</span></div>
@@ -563,18 +628,7 @@ details.acc > summary, details.pat > summary { cursor: pointer; font-weight: 600
 {{range .Links}}<tr><td><code>{{.Link}}</code></td><td class="num">{{.Messages}}</td><td class="num">{{printf "%.0f" .Bytes}}</td><td class="num">{{.RoundTrips}}</td><td class="num">{{rtt .}}</td></tr>
 {{end}}</tbody></table>
 </details>{{end}}
-</details></section>{{end}}{{end}}
-
-<h2 id="{{.Pre}}node-delays">Node delays{{if .Pre}}: {{.Res.Engine}}{{end}}</h2>
-<p class="caption">The distribution of the delay at each node, from a message's arrival to the send it caused, over all patterns (WAP5 Figure 11; bars are the fraction of the node's samples, weighted by instance probability, on a log time axis).</p>
-{{if .Nodes}}<table id="{{.Pre}}node-table"><thead><tr><th>node</th><th class="num">mean delay</th><th class="num">p50</th><th class="num">p90</th><th class="num">samples</th></tr></thead><tbody>
-{{range .Nodes}}<tr><td>{{.H.Node}}</td><td class="num">{{.Mean}}</td><td class="num">{{.P50}}</td><td class="num">{{.P90}}</td><td class="num">{{.H.N}}</td></tr>
-{{end}}</tbody></table>
-<div class="caption">p50 and p90 are those of the node's busiest hop.</div>
-<div class="hists">{{range .Nodes}}<figure><figcaption>{{.H.Node}}</figcaption>{{.SVG}}</figure>{{end}}</div>
-{{else}}<p class="empty">No node delays were measured.</p>{{end}}
-
-{{end}}`
+</details></section>{{end}}`
 
 // openPatterns is how many detailed patterns per engine are drawn open;
 // the others are folded (a result of --engine all on a large trace made
