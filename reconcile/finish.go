@@ -423,6 +423,9 @@ func (r *Reconciler) finishReport(st *state, rep *Report) {
 func (r *Reconciler) oneClock(st *state, rep *Report) {
 	tr := st.tr
 	tr.Meta.Offsets = rep.Offsets
+	if r.opts.LocalClocks {
+		return
+	}
 	changed, unknown := trace.ApplyOffsets(tr)
 	rep.OnReference = int64(changed)
 	if len(unknown) > 0 {
