@@ -208,18 +208,7 @@ func Run(ctx context.Context, ios *cmdutil.IOStreams, o *Options, eo engines.Opt
 	if err != nil {
 		return err
 	}
-	var agree *report.Agreement
-	if len(results) > 1 {
-		agree = report.ComputeAgreement(results)
-		if o.Common.Instances == 0 {
-			for _, r := range results {
-				for i := range r.Patterns {
-					r.Patterns[i].Instances = nil
-				}
-			}
-		}
-	}
-	if err := o.write(ios, results, tr, agree); err != nil {
+	if err := o.write(ios, results, tr, o.agreement(results)); err != nil {
 		return err
 	}
 	// Text on stdout already ends with the warnings; otherwise they go to
@@ -243,6 +232,24 @@ func Run(ctx context.Context, ios *cmdutil.IOStreams, o *Options, eo engines.Opt
 		return partial
 	}
 	return nil
+}
+
+// agreement compares the engines' trees of each request (nil for one
+// engine), then drops the instances kept for it unless --instances asked
+// for them.
+func (o *Options) agreement(results []*causal.Result) *report.Agreement {
+	if len(results) < 2 {
+		return nil
+	}
+	agree := report.ComputeAgreement(results)
+	if o.Common.Instances == 0 {
+		for _, r := range results {
+			for i := range r.Patterns {
+				r.Patterns[i].Instances = nil
+			}
+		}
+	}
+	return agree
 }
 
 // write renders the results to stdout or -o.
