@@ -15,6 +15,9 @@ type ApplyStats struct {
 	Canonical int64 // packets of translated connections that already carry the canonical names
 	Untouched int64 // packets of connections not translated, or outside a translation's time
 	Fragments int64 // IP fragments, left alone
+	// ByTable counts the packets (among Rewritten) renamed by the table
+	// the user gave (Given), not by a learned translation.
+	ByTable int64
 
 	// Set by a Streamer, which renames while it learns (see Streamer):
 	// Late counts packets the final table renames that were handed on
@@ -36,9 +39,11 @@ type ApplyStats struct {
 type Canonicalizer struct {
 	t     *Table
 	stats ApplyStats
-	// The view and the names of the last packet renamed (for Streamer).
+	// The view and the names of the last packet renamed (for Streamer),
+	// and whether the given table renamed it.
 	lastView  connKey
 	lastCanon [2]netip.AddrPort
+	lastGiven bool
 }
 
 // NewCanonicalizer returns a Canonicalizer that applies t.
@@ -46,6 +51,9 @@ func NewCanonicalizer(t *Table) *Canonicalizer { return &Canonicalizer{t: t} }
 
 // Stats returns the counters so far.
 func (c *Canonicalizer) Stats() ApplyStats { return c.stats }
+
+// Table returns the table c applies.
+func (c *Canonicalizer) Table() *Table { return c.t }
 
 // Rewrite renames p in place if it belongs to a translated connection at
 // its time and reports whether it changed anything. IP fragments are left
@@ -62,19 +70,35 @@ func (c *Canonicalizer) Rewrite(p *pcapio.Packet) bool {
 	}
 	key, srcSlot := connOf(p)
 	e := c.t.find(key, p.TS())
+	c.lastGiven = false
 	if e == nil {
-		c.stats.Untouched++
-		return false
+		return c.rewriteGiven(p)
 	}
 	if !e.rewrites {
 		c.stats.Canonical++
 		return false
 	}
 	c.lastView, c.lastCanon = key, e.canon
+	p.Orig = origOf(p)
 	src, dst := e.canon[srcSlot], e.canon[1-srcSlot]
 	p.Src, p.SrcPort = src.Addr(), src.Port()
 	p.Dst, p.DstPort = dst.Addr(), dst.Port()
 	c.stats.Rewritten++
+	return true
+}
+
+// rewriteGiven renames p with the given table, if any renames it.
+func (c *Canonicalizer) rewriteGiven(p *pcapio.Packet) bool {
+	src, dst, ok := c.t.given.Lookup(p.Proto, netip.AddrPortFrom(p.Src, p.SrcPort), netip.AddrPortFrom(p.Dst, p.DstPort))
+	if !ok {
+		c.stats.Untouched++
+		return false
+	}
+	p.Src, p.SrcPort = src.Addr(), src.Port()
+	p.Dst, p.DstPort = dst.Addr(), dst.Port()
+	c.stats.Rewritten++
+	c.stats.ByTable++
+	c.lastGiven = true
 	return true
 }
 
@@ -85,7 +109,8 @@ func (c *Canonicalizer) Lookup(proto uint8, src, dst netip.AddrPort, ts int64) (
 	return c.t.Lookup(proto, src, dst, ts)
 }
 
-// Lookup is Canonicalizer.Lookup without counters.
+// Lookup is Canonicalizer.Lookup without counters. The learned
+// translations come first, then the given table (SetGiven).
 func (t *Table) Lookup(proto uint8, src, dst netip.AddrPort, ts int64) (csrc, cdst netip.AddrPort, ok bool) {
 	if src.Addr().Is4() != dst.Addr().Is4() {
 		return src, dst, false
@@ -100,7 +125,7 @@ func (t *Table) Lookup(proto uint8, src, dst netip.AddrPort, ts int64) (csrc, cd
 	}
 	e := t.find(k, ts)
 	if e == nil {
-		return src, dst, false
+		return t.given.Lookup(proto, src, dst)
 	}
 	return e.canon[srcSlot], e.canon[1-srcSlot], true
 }
@@ -114,4 +139,17 @@ func (t *Table) find(k connKey, ts int64) *applyEntry {
 		}
 	}
 	return nil
+}
+
+// origOf returns pcapio.Packet.Orig for p before renaming: a hash of its
+// endpoints, never 0.
+func origOf(p *pcapio.Packet) uint64 {
+	s, d := p.Src.As16(), p.Dst.As16()
+	h := uint64(14695981039346656037)
+	for _, b := range [][]byte{s[:], d[:], {byte(p.SrcPort >> 8), byte(p.SrcPort), byte(p.DstPort >> 8), byte(p.DstPort)}} {
+		for _, c := range b {
+			h = (h ^ uint64(c)) * 1099511628211
+		}
+	}
+	return h | 1
 }

@@ -221,6 +221,9 @@ type Meta struct {
 	// (each sniffer's, each syscall-traced host's) against the reference
 	// clock; Offsets derive from them.
 	Clocks []Clock `json:"clocks,omitempty"`
+	// Links are the network between the nodes as the captures showed it:
+	// passive round trips, windows and rates per pair of nodes (see Link).
+	Links []Link `json:"links,omitempty"`
 }
 
 // Clock is the estimated offset of one clock that timestamps of a trace
@@ -275,6 +278,10 @@ type Offset struct {
 	OffsetNS      int64 `json:"offset_ns"`
 	UncertaintyNS int64 `json:"uncertainty_ns"`
 	Samples       int   `json:"samples"`
+	// AppliedNS is the offset already removed from the node's timestamps
+	// (ApplyOffsets): the trace is on the reference clock and OffsetNS is
+	// what is left (0). Zero when nothing was applied.
+	AppliedNS int64 `json:"applied_ns,omitempty"`
 }
 
 // Alias records that an endpoint was also seen under another name, for

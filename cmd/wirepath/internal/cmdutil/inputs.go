@@ -16,7 +16,7 @@ import (
 // of files (or directories of them) it reads besides its arguments.
 var (
 	OutputFlags = []string{"output", "save-trace", "truth"}
-	InputFlags  = []string{"preload", "roles", "trace", "nat-table"}
+	InputFlags  = []string{"preload", "roles", "trace", "nat-table", "scenario"}
 )
 
 // CheckOutputs refuses a command line whose output is one of its inputs
