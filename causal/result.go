@@ -7,10 +7,10 @@ import (
 )
 
 // ResultVersion is the version of the result schema (DESIGN.md, "Result
-// contract"). It changes only with a note in docs/formats.md. Version 2
-// keys Params by the engine commands' flag names; readers of results also
-// read version 1, which has the same shape.
-const ResultVersion = 2
+// contract"). It changes only with a note in docs/formats.md. Version 3
+// adds the requests (Result.Requests); version 2 keys Params by the engine
+// commands' flag names; readers of results also read versions 1 and 2.
+const ResultVersion = 3
 
 // Engine is a causal path inference engine.
 type Engine interface {
@@ -31,6 +31,10 @@ type Result struct {
 	Params   map[string]any `json:"params,omitempty"`
 	Trace    TraceSummary   `json:"trace"`
 	Patterns []Pattern      `json:"patterns"`
+	// Requests lists, for engines that assemble them (assembly), every
+	// request's tree of messages, and the trees of the calls no request
+	// made (Background).
+	Requests []Request `json:"requests,omitempty"`
 	// Accounting holds the engine's own counters (messages in, linked,
 	// spontaneous, discarded by reason, instances, patterns, ...).
 	Accounting []trace.Count `json:"accounting,omitempty"`
@@ -130,6 +134,78 @@ type DelayPeak struct {
 // the trace, in the order of the pattern's hops, with its probability.
 type InstanceRecord struct {
 	Messages    []int   `json:"messages"`
+	Probability float64 `json:"p"`
+}
+
+// Request is one request as an engine assembled it: the tree of its
+// messages, each with its index in the trace, the link to the message
+// that caused it, the call it belongs to and the evidence that decided
+// the link.
+type Request struct {
+	// ID numbers the requests from 0, in order of their roots' times.
+	ID int `json:"id"`
+	// Root is the trace index of the request's first message, -1 when
+	// that message was not seen.
+	Root int `json:"root"`
+	// Background marks the trees of calls that no request made (health
+	// checks, refreshes): their root call was made by a node that serves
+	// requests.
+	Background bool `json:"background,omitempty"`
+	// Label is the root message's label, when the trace has one.
+	Label string `json:"label,omitempty"`
+	// Kind names the root call's kind: its label, or its caller, callee
+	// and size class.
+	Kind string `json:"kind,omitempty"`
+	// Latency is the time from the root's send to its reply's arrival, in
+	// microseconds (absent when either was not seen).
+	Latency *float64 `json:"latency_us,omitempty"`
+	// Confidence is the product of the confidences of its links.
+	Confidence float64 `json:"confidence"`
+	// Unseen counts the messages of its calls that no capture saw.
+	Unseen int `json:"unseen,omitempty"`
+	// Messages are the request's messages, parents before children; the
+	// first is the root.
+	Messages []RequestMessage `json:"messages"`
+}
+
+// RequestMessage is one message of a request.
+type RequestMessage struct {
+	// Msg is the message's index in the trace, -1 for a message of one of
+	// the request's calls that was not seen.
+	Msg int `json:"msg"`
+	// Parent is the index in Messages of the message whose arrival caused
+	// this one (the result contract's hop parent), -1 for the root.
+	Parent int `json:"parent"`
+	// Call is the index in Messages of the CALL of the call the message
+	// belongs to (its own index for a CALL).
+	Call int `json:"call"`
+	// CallParent is the index in Messages of the CALL of the call its
+	// caller was serving when it made the message's call, -1 for the
+	// root call.
+	CallParent int `json:"call_parent"`
+	// Kind is CALL, RETURN or "-".
+	Kind string `json:"kind"`
+	// Label is the message's label, when the trace has one.
+	Label string `json:"label,omitempty"`
+	// Confidence is the probability of the link that placed the message:
+	// for a CALL, that its call belongs to its parent call; for a RETURN,
+	// that it answers its CALL.
+	Confidence float64 `json:"confidence"`
+	// Evidence says what decided the link: "root", "exact-id", "thread",
+	// "only-candidate", "joint-timing", "tokens" or "background" for a
+	// CALL; "call-id", "stream", "order" or "unseen" for a RETURN.
+	Evidence string `json:"evidence"`
+	// Alternatives are, for a CALL decided by the joint assignment, the
+	// next most probable parent calls.
+	Alternatives []Alternative `json:"alternatives,omitempty"`
+}
+
+// Alternative is another call a call may have been made for.
+type Alternative struct {
+	// Call is the trace index of the alternative parent call's CALL
+	// message, -1 for none (a background call).
+	Call int `json:"call"`
+	// Probability is its probability.
 	Probability float64 `json:"p"`
 }
 

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/wirepath/wirepath/causal"
+	"github.com/wirepath/wirepath/causal/assembly"
 	"github.com/wirepath/wirepath/trace"
 )
 
@@ -65,6 +67,7 @@ func TestJSONMatchesSchema(t *testing.T) {
 	z := resultOf(tr, insts, "linking", true, 3)
 	z.Patterns[0].Hops[1].NodeDelay = &causal.Dist{N: 1, Weight: 1, Hist: &causal.Histogram{Underflow: 1}}
 	cases["zero-hist"] = z
+	cases["assembly"] = assemblyResult(t, tr)
 	// The network between the nodes, every field set.
 	links, _ := shopResult()
 	half := trace.HalfDist{N: 3, Handshake: 1, Acks: 1, Echoes: 1, MinNS: 20000, P50NS: 30000, P90NS: 90000}
@@ -103,6 +106,26 @@ func TestJSONMatchesSchema(t *testing.T) {
 	}
 }
 
+// assemblyResult runs the assembly engine on tr, for a result that lists
+// requests.
+func assemblyResult(t *testing.T, tr *trace.Trace) *causal.Result {
+	t.Helper()
+	o := assembly.DefaultOptions()
+	o.Aggregate.KeepInstances = true
+	e, err := assembly.New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := e.Infer(context.Background(), tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Requests) == 0 {
+		t.Fatal("the assembly engine listed no requests")
+	}
+	return res
+}
+
 // TestSchemaRejects makes sure the schema is strict enough to catch
 // mistakes: each mutation of a valid result must fail validation.
 func TestSchemaRejects(t *testing.T) {
@@ -112,8 +135,26 @@ func TestSchemaRejects(t *testing.T) {
 	if err := WriteJSON(&buf, res); err != nil {
 		t.Fatal(err)
 	}
+	tr, _ := shopTrace()
+	var abuf bytes.Buffer
+	if err := WriteJSON(&abuf, assemblyResult(t, tr)); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct{ name, from, to string }{
-		{"version 3", `"version": 2`, `"version": 3`},
+		{"evidence outside the enum", `"evidence": "root"`, `"evidence": "guess"`},
+		{"request without messages", `"messages": [`, `"messages": [], "x": [`},
+		{"confidence above 1", `"confidence": 1,`, `"confidence": 1.5,`},
+	} {
+		s := abuf.String()
+		if !strings.Contains(s, c.from) {
+			t.Fatalf("%s: %q not in the output", c.name, c.from)
+		}
+		if err := validateJSON(t, sch, []byte(strings.Replace(s, c.from, c.to, 1))); err == nil {
+			t.Errorf("%s: the schema accepted it", c.name)
+		}
+	}
+	for _, c := range []struct{ name, from, to string }{
+		{"version 4", `"version": 3`, `"version": 4`},
 		{"unknown top-level field", `"engine": "linking",`, `"engine": "linking", "colour": "red",`},
 		{"kind outside the enum", `"kind": "CALL"`, `"kind": "call"`},
 		{"count as a string", `"count": 40,`, `"count": "40",`},

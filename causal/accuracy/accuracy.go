@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/wirepath/wirepath/causal"
+	"github.com/wirepath/wirepath/causal/assembly"
 	"github.com/wirepath/wirepath/causal/convolution"
 	"github.com/wirepath/wirepath/causal/gen"
 	"github.com/wirepath/wirepath/causal/linking"
@@ -52,6 +53,13 @@ func LinkingWAP5() Engine { return LinkingWith(linking.PureWAP5Options()) }
 func LinkingWith(o linking.Options) Engine {
 	o.Aggregate.KeepInstances = true
 	return fresh(func() (causal.Engine, error) { return linking.New(o) })
+}
+
+// Assembly returns the per-request assembly engine with its defaults.
+func Assembly() Engine {
+	o := assembly.DefaultOptions()
+	o.Aggregate.KeepInstances = true
+	return fresh(func() (causal.Engine, error) { return assembly.New(o) })
 }
 
 // Convolution returns the convolution engine with the paper's defaults

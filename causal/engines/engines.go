@@ -2,7 +2,7 @@
 // registry behind `wirepath analyze --engine` and the engine commands.
 //
 // Each engine lives in a package of its own under causal/ (linking,
-// nesting, convolution) with the same shape: Name, Options (embedding
+// nesting, convolution, assembly) with the same shape: Name, Options (embedding
 // causal.Options), DefaultOptions, New(Options) (*Engine, error) and an
 // Engine that implements causal.Engine. The engines import causal, so the
 // list of them lives here, in a package that imports them all: adding an
@@ -17,6 +17,7 @@ import (
 	"strings"
 
 	"github.com/wirepath/wirepath/causal"
+	"github.com/wirepath/wirepath/causal/assembly"
 	"github.com/wirepath/wirepath/causal/convolution"
 	"github.com/wirepath/wirepath/causal/linking"
 	"github.com/wirepath/wirepath/causal/nesting"
@@ -36,6 +37,7 @@ type Options struct {
 	Linking     linking.Options
 	Nesting     nesting.Options
 	Convolution convolution.Options
+	Assembly    assembly.Options
 }
 
 // entry is one engine of the registry: its name, how to build it from
@@ -64,6 +66,11 @@ var registry = []entry{
 		func(o *Options) (causal.Engine, error) { return convolution.New(o.Convolution) },
 		func(o *Options) (*causal.Options, *int) { return &o.Convolution.Options, &o.Convolution.Workers },
 	},
+	{
+		assembly.Name,
+		func(o *Options) (causal.Engine, error) { return assembly.New(o.Assembly) },
+		func(o *Options) (*causal.Options, *int) { return &o.Assembly.Options, &o.Assembly.Workers },
+	},
 }
 
 // Names lists the engines, in the order commands show them and Resolve
@@ -82,6 +89,7 @@ func DefaultOptions() Options {
 		Linking:     linking.DefaultOptions(),
 		Nesting:     nesting.DefaultOptions(),
 		Convolution: convolution.DefaultOptions(),
+		Assembly:    assembly.DefaultOptions(),
 	}
 }
 

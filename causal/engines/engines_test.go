@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/wirepath/wirepath/causal"
+	"github.com/wirepath/wirepath/causal/assembly"
 	"github.com/wirepath/wirepath/causal/convolution"
 	"github.com/wirepath/wirepath/causal/engines"
 	"github.com/wirepath/wirepath/causal/gen"
@@ -72,11 +73,12 @@ func TestResolve(t *testing.T) {
 		reason  bool
 		wantErr bool
 	}{
-		{"all", []string{"linking", "nesting", "convolution"}, false, false},
+		{"all", []string{"linking", "nesting", "convolution", "assembly"}, false, false},
 		{"auto", []string{"nesting"}, true, false},
 		{"", []string{"nesting"}, true, false},
 		{"linking", []string{"linking"}, false, false},
 		{"convolution", []string{"convolution"}, false, false},
+		{"assembly", []string{"assembly"}, false, false},
 		{"link", nil, false, true},
 	}
 	for _, tc := range tests {
@@ -92,7 +94,7 @@ func TestOptionsNew(t *testing.T) {
 	c := causal.DefaultOptions()
 	c.Rank = causal.RankCount
 	o.SetCommon(c)
-	if o.Linking.Rank != causal.RankCount || o.Nesting.Rank != causal.RankCount || o.Convolution.Rank != causal.RankCount {
+	if o.Linking.Rank != causal.RankCount || o.Nesting.Rank != causal.RankCount || o.Convolution.Rank != causal.RankCount || o.Assembly.Rank != causal.RankCount {
 		t.Errorf("SetCommon did not reach every engine: %+v", o)
 	}
 	if err := o.Validate(); err != nil {
@@ -111,7 +113,7 @@ func TestOptionsNew(t *testing.T) {
 		t.Errorf("New of an unknown engine: %v", err)
 	}
 	o.SetWorkers(3)
-	if o.Linking.Workers != 3 || o.Nesting.Workers != 3 || o.Convolution.Workers != 3 {
+	if o.Linking.Workers != 3 || o.Nesting.Workers != 3 || o.Convolution.Workers != 3 || o.Assembly.Workers != 3 {
 		t.Errorf("SetWorkers did not reach every engine: %+v", o)
 	}
 	// Each engine's own validation applies.
@@ -133,6 +135,11 @@ func TestOptionsNew(t *testing.T) {
 	bad.Linking.Window = -1
 	if _, err := bad.New(linking.Name); err == nil {
 		t.Error("New accepted a negative linking window")
+	}
+	bad = engines.DefaultOptions()
+	bad.Assembly.Beam = 0
+	if _, err := bad.New(assembly.Name); !errors.As(err, &oe) || oe.Option != "beam" {
+		t.Errorf("New with a zero beam: %v, want an *OptionError for beam", err)
 	}
 }
 
@@ -159,7 +166,7 @@ func TestInferAll(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(started, []int{0, 1, 2}) || len(res) != 3 {
+	if !slices.Equal(started, []int{0, 1, 2, 3}) || len(res) != 4 {
 		t.Fatalf("started %v, %d results", started, len(res))
 	}
 	for i, r := range res {

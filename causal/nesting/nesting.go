@@ -214,6 +214,7 @@ type nestCounters struct {
 	unmatchedCalls, unmatchedReturns                int64
 	candidates, withCandidates, roots, cyclesBroken int64
 	depthCut, openCalls, lostCalls, keptOut         int64
+	returnsBeforeCall                               int64
 }
 
 // Run runs the engine and returns the patterns and the call-path table.
@@ -399,7 +400,10 @@ func (r *nestRun) connections() (callConn, retConn []uint32) {
 // findCallPairs is FindCallPairs (section 5.1.1.1): it walks the messages in
 // time order and matches every RETURN with the earliest unmatched CALL of
 // the same connection and call id. Without call ids, or with ids that are
-// not unique, this is the paper's earliest-unmatched heuristic. Pairs are
+// not unique, this is the paper's earliest-unmatched heuristic. A call id
+// that appears on one CALL and one RETURN of a connection pairs them
+// whatever their timestamps say: a RETURN stamped before its CALL (clocks
+// that disagree) is counted in returns_before_call, not dropped. Pairs are
 // appended in the order of their returns.
 func (r *nestRun) findCallPairs() {
 	tab := r.tab
@@ -423,9 +427,22 @@ func (r *nestRun) findCallPairs() {
 	// queue with another call of its connection and id: which of them a
 	// lost return belonged to is not known, so none becomes an open call.
 	var shared []bool
+	mate := r.uniqueMates(callConn, retConn)
+	// For calls paired by a unique id: the rank of a CALL visited before
+	// its RETURN, the pair of a RETURN visited before its CALL.
+	rankOf := map[int32]int32{}
+	pairOf := map[int32]int32{}
 	visit := func(i int32) {
 		if tab.Time(int(i)) == trace.NoTime {
 			c.noTime++
+			return
+		}
+		if j, ok := mate[i]; ok {
+			if r.flows[tab.FlowID(int(i))].Kind == trace.KindCall {
+				rankMsg = append(rankMsg, i)
+				shared = append(shared, false)
+			}
+			r.visitMate(i, j, &byRank, rankOf, pairOf)
 			return
 		}
 		fid := tab.FlowID(int(i))
@@ -513,6 +530,84 @@ func (r *nestRun) findCallPairs() {
 			slices.Sort(r.byCall[lo:hi])
 		}
 		lo = hi
+	}
+}
+
+// uniqueMates returns, for every CALL and RETURN with a timestamp whose
+// connection and call id no other CALL or RETURN has, the other of the
+// pair.
+func (r *nestRun) uniqueMates(callConn, retConn []uint32) map[int32]int32 {
+	tab := r.tab
+	type seen struct {
+		calls, rets int32
+		call, ret   int32
+	}
+	keys := map[uint64]*seen{}
+	for i := range tab.Len() {
+		id := tab.CallID(i)
+		if id == 0 || tab.Time(i) == trace.NoTime {
+			continue
+		}
+		fid := tab.FlowID(i)
+		var k uint64
+		switch r.flows[fid].Kind {
+		case trace.KindCall:
+			k = uint64(callConn[fid])<<32 | uint64(id)
+		case trace.KindReturn:
+			k = uint64(retConn[fid])<<32 | uint64(id)
+		default:
+			continue
+		}
+		s := keys[k]
+		if s == nil {
+			s = &seen{call: -1, ret: -1}
+			keys[k] = s
+		}
+		if r.flows[fid].Kind == trace.KindCall {
+			s.calls++
+			s.call = int32(i)
+		} else {
+			s.rets++
+			s.ret = int32(i)
+		}
+	}
+	mate := map[int32]int32{}
+	for _, s := range keys {
+		if s.calls == 1 && s.rets == 1 {
+			mate[s.call], mate[s.ret] = s.ret, s.call
+		}
+	}
+	return mate
+}
+
+// visitMate visits message i, paired by a unique id with j, in the walk
+// of findCallPairs: the pair is made when its RETURN is visited (pairs are
+// in return order) and takes its CALL's rank among the calls.
+func (r *nestRun) visitMate(i, j int32, byRank *[]int32, rankOf, pairOf map[int32]int32) {
+	c := &r.counter
+	if r.flows[r.tab.FlowID(int(i))].Kind == trace.KindCall {
+		c.calls++
+		rank := int32(len(*byRank))
+		*byRank = append(*byRank, -1)
+		if p, ok := pairOf[i]; ok {
+			(*byRank)[rank] = p
+			delete(pairOf, i)
+		} else {
+			rankOf[i] = rank
+		}
+		return
+	}
+	c.returns++
+	p := int32(len(r.pairs))
+	r.pairs = append(r.pairs, callPair{call: j, ret: i, t1: r.msgTime(j), t4: r.msgTime(i)})
+	if r.pairs[p].t4 < r.pairs[p].t1 {
+		c.returnsBeforeCall++
+	}
+	if rank, ok := rankOf[j]; ok {
+		(*byRank)[rank] = p
+		delete(rankOf, j)
+	} else {
+		pairOf[j] = p
 	}
 }
 

@@ -54,8 +54,10 @@ func runRefNesting(t *trace.Trace, opt Options) *refNest {
 
 func (r *refNest) time(i int) int64 { return r.agg.CorrectedSend(&r.t.Messages[i]) }
 
-// findCallPairs: in time order, each RETURN takes the earliest open CALL of
-// the same connection and call id.
+// findCallPairs: a connection and call id held by exactly one CALL and
+// one RETURN pairs them, whatever the times; otherwise, in time order,
+// each RETURN takes the earliest open CALL of the same connection and call
+// id. Pairs are listed in the order of their returns.
 func (r *refNest) findCallPairs() {
 	var order []int
 	for i, m := range r.t.Messages {
@@ -64,12 +66,28 @@ func (r *refNest) findCallPairs() {
 		}
 	}
 	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(r.time(a), r.time(b)) })
+	calls, rets := map[refOpenKey][]int{}, map[refOpenKey][]int{}
+	for _, i := range order {
+		m := &r.t.Messages[i]
+		switch m.Kind {
+		case trace.KindCall:
+			calls[refCallKey(m)] = append(calls[refCallKey(m)], i)
+		case trace.KindReturn:
+			rets[refReturnKey(m)] = append(rets[refReturnKey(m)], i)
+		}
+	}
+	// A call id on one CALL and one RETURN of a connection pairs them
+	// whatever their timestamps say.
+	unique := func(k refOpenKey) bool { return k.id != 0 && len(calls[k]) == 1 && len(rets[k]) == 1 }
 	var open, orphans []int // CALL messages not yet matched, in time order; unmatched RETURNs with ids
 	shared := map[int]bool{}
 	for _, i := range order {
 		m := &r.t.Messages[i]
 		switch m.Kind {
 		case trace.KindCall:
+			if unique(refCallKey(m)) {
+				continue
+			}
 			shared[i] = m.CallID == 0
 			for _, c := range open {
 				if refCallKey(&r.t.Messages[c]) == refCallKey(m) {
@@ -78,6 +96,12 @@ func (r *refNest) findCallPairs() {
 			}
 			open = append(open, i)
 		case trace.KindReturn:
+			if k := refReturnKey(m); unique(k) {
+				c := calls[k][0]
+				cm := &r.t.Messages[c]
+				r.pairs = append(r.pairs, refPair{call: c, ret: i, t1: r.time(c), t4: r.time(i), binT1: r.time(c), caller: cm.SrcNode, callee: cm.DstNode})
+				continue
+			}
 			j := slices.IndexFunc(open, func(c int) bool { return refCallKey(&r.t.Messages[c]) == refReturnKey(m) })
 			if j < 0 {
 				if m.CallID != 0 {

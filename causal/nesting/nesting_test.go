@@ -259,6 +259,8 @@ func TestCallPairFallback(t *testing.T) {
 		want  []pair
 		unmC  int64
 		unmR  int64
+		open  int64
+		lost  int64
 	}{
 		{
 			name: "ids pair out of order",
@@ -307,6 +309,37 @@ func TestCallPairFallback(t *testing.T) {
 			unmC: 1,
 		},
 		{
+			// Regression (issue 11): a RETURN stamped before its CALL by
+			// clocks that disagree was dropped, and the CALL with it.
+			name: "unique ids pair whatever the timestamps",
+			build: func(b *p5) {
+				b.ret(4, "B", "A", "early")
+				b.call(5, "A", "B", "early")
+				b.call(6, "A", "B", "z")
+				b.ret(8, "B", "A", "z")
+			},
+			want: []pair{{5, 4}, {6, 8}},
+		},
+		{
+			// Both fixes at once: a RETURN stamped before its CALL pairs by
+			// its id while a call whose return was lost stays open and a
+			// return whose call was lost is an orphan (loss stays local).
+			name: "early return beside lost messages",
+			build: func(b *p5) {
+				b.call(0, "A", "B", "a")
+				b.ret(3, "B", "A", "a")
+				b.ret(4, "B", "A", "early")
+				b.call(5, "A", "B", "early")
+				b.call(6, "A", "B", "open")
+				b.ret(9, "B", "A", "orphan")
+			},
+			want: []pair{{0, 3}, {5, 4}},
+			unmC: 1,
+			unmR: 1,
+			open: 1,
+			lost: 1,
+		},
+		{
 			name: "dropped call and stray return",
 			build: func(b *p5) {
 				b.ret(3, "B", "A", "lost")
@@ -316,6 +349,7 @@ func TestCallPairFallback(t *testing.T) {
 			},
 			want: []pair{{5, 9}},
 			unmR: 2,
+			lost: 2, // both returns carry ids: lost calls
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -342,6 +376,12 @@ func TestCallPairFallback(t *testing.T) {
 			}
 			if u := enginetest.Count(res.Result, "unmatched_returns"); u != tc.unmR {
 				t.Errorf("unmatched returns %d, want %d", u, tc.unmR)
+			}
+			if n := enginetest.Count(res.Result, "open_calls"); n != tc.open {
+				t.Errorf("open calls %d, want %d", n, tc.open)
+			}
+			if n := enginetest.Count(res.Result, "lost_calls"); n != tc.lost {
+				t.Errorf("lost calls %d, want %d", n, tc.lost)
 			}
 			checkNestingBalance(t, res.Result)
 		})

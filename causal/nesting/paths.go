@@ -118,6 +118,7 @@ func (r *nestRun) findCallPaths(ctx context.Context) (*Result, error) {
 		{Stage: Name, Name: "call_pairs", Value: c.pairs},
 		{Stage: Name, Name: "unmatched_calls", Value: c.unmatchedCalls},
 		{Stage: Name, Name: "unmatched_returns", Value: c.unmatchedReturns},
+		{Stage: Name, Name: "returns_before_call", Value: c.returnsBeforeCall},
 		{Stage: Name, Name: "open_calls", Value: c.openCalls},
 		{Stage: Name, Name: "lost_calls", Value: c.lostCalls},
 		{Stage: Name, Name: "kept_out_of_lost_calls", Value: c.keptOut},
@@ -130,6 +131,9 @@ func (r *nestRun) findCallPaths(ctx context.Context) (*Result, error) {
 		{Stage: Name, Name: "instances_rejected", Value: int64(r.agg.Rejected())},
 		{Stage: Name, Name: "patterns", Value: int64(len(res.Patterns))},
 		{Stage: Name, Name: "call_path_patterns", Value: int64(len(paths))},
+	}
+	if c.returnsBeforeCall > 0 {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("%d returns are stamped before their calls (clocks disagree): paired by their call ids anyway", c.returnsBeforeCall))
 	}
 	_, found := r.agg.Len()
 	if over.patterns > 0 || found > len(res.Patterns) {

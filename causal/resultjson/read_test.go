@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"reflect"
 	"strings"
@@ -88,7 +89,7 @@ func TestReadOneErrors(t *testing.T) {
 		{"type", `{"version": "1"}`, "r.json: byte 15: json: cannot unmarshal string", nil},
 		{"truncated", good[:len(good)/2], "truncated", io.ErrUnexpectedEOF},
 		{"no version", `{"engine": "x", "patterns": []}`, "not a wirepath result", ErrNotResult},
-		{"newer", `{"version": 7, "engine": "x", "patterns": []}`, "version 7, this build reads up to 2", ErrNewerVersion},
+		{"newer", `{"version": 7, "engine": "x", "patterns": []}`, "version 7, this build reads up to 3", ErrNewerVersion},
 		{"trailing", `{"version": 1, "engine": "x", "patterns": []} {}`, "data after the result object", nil},
 		{"bad parent", strings.Replace(good, `"parent": 0`, `"parent": 3`, 1), "hop 1: parent 3 is not an earlier hop", nil},
 		{"wrong sender", strings.Replace(good, `"from": "web"`, `"from": "db"`, 1), `hop 1 is sent by "db" but its parent hop 0 went to "web"`, nil},
@@ -131,7 +132,7 @@ func TestReadAnalysisErrors(t *testing.T) {
 	badPattern.Results[1].Patterns[0].Hops[0].ID = 7
 	bp, _ := json.Marshal(badPattern)
 	newer := strings.Replace(string(good), `"wirepath_analysis":1`, `"wirepath_analysis":2`, 1)
-	newerResult := strings.Replace(string(good), `"version":2`, `"version":9`, 1)
+	newerResult := strings.Replace(string(good), fmt.Sprintf(`"version":%d`, causal.ResultVersion), `"version":9`, 1)
 	tests := []struct {
 		name, in string
 		want     string

@@ -13,8 +13,10 @@ import (
 // `wirepath score --json` prints for a testbed truth.
 type RequestReport struct {
 	Engine string `json:"engine"`
-	// Instances is false when the result lists no instance messages (run
-	// the engine with --instances -1): nothing else can be scored then.
+	// Instances is false when the result lists neither requests nor
+	// instance messages (run the engine with --instances -1): nothing else
+	// can be scored then. Requests, where listed, are scored instead of
+	// instances.
 	Instances bool `json:"instances"`
 	// Requests counts the requests (background calls excluded) and those
 	// whose whole call tree is exactly right: every call of the request has
@@ -118,8 +120,13 @@ type placement struct {
 	placed     bool
 }
 
-// placements reads every instance of res.
+// placements reads what res says about every trace message: from its
+// requests where it lists them (the assembly engine), else from every
+// instance of its patterns.
 func placements(res *causal.Result, t *trace.Trace) ([]placement, bool) {
+	if len(res.Requests) > 0 {
+		return requestPlacements(res, t), true
+	}
 	pl := make([]placement, len(t.Messages))
 	listed := false
 	for pi := range res.Patterns {
@@ -133,6 +140,31 @@ func placements(res *causal.Result, t *trace.Trace) ([]placement, bool) {
 		}
 	}
 	return pl, listed
+}
+
+// requestPlacements reads the requests of res: each message's parent
+// message, the CALL that opened its call and the CALL of its call's parent
+// call are listed. A message placed in several requests keeps the most
+// confident one.
+func requestPlacements(res *causal.Result, t *trace.Trace) []placement {
+	pl := make([]placement, len(t.Messages))
+	for qi := range res.Requests {
+		q := &res.Requests[qi]
+		msg := func(i int) int32 {
+			if i < 0 || i >= len(q.Messages) {
+				return -1
+			}
+			return int32(q.Messages[i].Msg)
+		}
+		for _, m := range q.Messages {
+			if m.Msg < 0 || m.Msg >= len(t.Messages) || pl[m.Msg].placed && pl[m.Msg].p >= q.Confidence {
+				continue
+			}
+			pl[m.Msg] = placement{p: q.Confidence, parent: msg(m.Parent), callOpener: msg(m.Call),
+				callParent: msg(m.CallParent), placed: true}
+		}
+	}
+	return pl
 }
 
 func placeInstance(pl []placement, pat *causal.Pattern, in causal.InstanceRecord, t *trace.Trace) {

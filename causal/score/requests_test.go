@@ -168,6 +168,40 @@ func treeResult(t *trace.Trace, of []int, parent map[int]int) *causal.Result {
 	return res
 }
 
+// requestResult lists the instances of res as requests (the assembly
+// engine's form): each message with its parent, and the call it belongs
+// to and its call's parent call, as the instances' call trees give them.
+func requestResult(t *trace.Trace, res *causal.Result) *causal.Result {
+	out := &causal.Result{Version: causal.ResultVersion, Engine: "requests"}
+	for _, pat := range res.Patterns {
+		for _, in := range pat.Instances {
+			ids := in.Messages
+			parent := func(i int) int {
+				if pat.Hops[i].Parent == nil {
+					return -1
+				}
+				return *pat.Hops[i].Parent
+			}
+			ct := buildCallTree(msgTree{n: len(ids), parent: parent,
+				kind: func(i int) trace.Kind { return t.Messages[ids[i]].Kind },
+				from: func(i int) string { return t.Str(t.Messages[ids[i]].Src) },
+				to:   func(i int) string { return t.Str(t.Messages[ids[i]].Dst) }})
+			q := causal.Request{ID: len(out.Requests), Root: ids[0], Confidence: in.Probability}
+			for i, id := range ids {
+				c := ct.of[i]
+				cp := -1
+				if pc := ct.parent[c]; pc >= 0 {
+					cp = int(ct.opener[pc])
+				}
+				q.Messages = append(q.Messages, causal.RequestMessage{Msg: id, Parent: parent(i), Call: int(ct.opener[c]),
+					CallParent: cp, Kind: t.Messages[id].Kind.String()})
+			}
+			out.Requests = append(out.Requests, q)
+		}
+	}
+	return out
+}
+
 func sortInts(a []int) []int {
 	b := append([]int(nil), a...)
 	for i := 1; i < len(b); i++ {
@@ -230,8 +264,11 @@ func TestScoreRequests(t *testing.T) {
 				tc.edit(p)
 			}
 			res := treeResult(tr, of, p)
-			s := NewRequestScores([]*causal.Result{res}, tr, x.f, DefaultMapOptions())
+			s := NewRequestScores([]*causal.Result{res, requestResult(tr, res)}, tr, x.f, DefaultMapOptions())
 			r := s.Engines[0]
+			if rq := s.Engines[1]; rq.Requests != r.Requests || rq.Messages != r.Messages || rq.Background != r.Background || rq.Unplaced != r.Unplaced {
+				t.Errorf("scored from requests: %+v %+v %+v; from instances: %+v %+v %+v", rq.Requests, rq.Messages, rq.Background, r.Requests, r.Messages, r.Background)
+			}
 			links := map[string]LinkCount{}
 			for _, l := range r.Links {
 				links[l.Link] = l

@@ -16,6 +16,7 @@
 package evidence
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"slices"
@@ -185,6 +186,37 @@ func (b *Builder) Token(v []byte) bool {
 		return false
 	}
 	return b.insert(farm.Fingerprint64(v))
+}
+
+// Key adds a cache or store key as a token and, when separators (':',
+// '/', '|', '#', ',', ';') join several parts in it, each part as a token
+// too: a key such as "cart:u14" or "user:42:profile" holds the values
+// ("u14", "42") that the request it was made for carried in its path or
+// query, which are tokens of their own there. It reports whether the
+// whole key is now in the set.
+func (b *Builder) Key(k []byte) bool {
+	ok := b.Token(k)
+	if bytes.IndexFunc(k, isKeySep) < 0 {
+		return ok
+	}
+	start := 0
+	for i, c := range k {
+		if isKeySep(rune(c)) {
+			b.Token(k[start:i])
+			start = i + 1
+		}
+	}
+	b.Token(k[start:])
+	return ok
+}
+
+// isKeySep reports whether r separates the parts of a key.
+func isKeySep(r rune) bool {
+	switch r {
+	case ':', '/', '|', '#', ',', ';':
+		return true
+	}
+	return false
 }
 
 // insert adds hash h to the sorted set.

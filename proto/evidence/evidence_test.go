@@ -349,3 +349,23 @@ func BenchmarkSQL(b *testing.B) {
 		b.Fatal(label)
 	}
 }
+
+func TestKey(t *testing.T) {
+	for _, tc := range []struct {
+		key  string
+		want []string
+	}{
+		{"plain", []string{"plain"}},
+		{"cart:u14", []string{"cart:u14", "cart", "u14"}},
+		{"user:42:profile", []string{"user:42:profile", "user", "42", "profile"}},
+		{"a/b|c#d,e;f", []string{"a/b|c#d,e;f", "a", "b", "c", "d", "e", "f"}},
+		{"k::x:", []string{"k::x:", "k", "x"}}, // empty parts are no tokens
+		{"host.example-1_2", []string{"host.example-1_2"}},
+		{"bad:\x01", []string{"bad"}}, // the binary whole and part are skipped, counted
+	} {
+		b := NewBuilder(Config{})
+		b.Reset()
+		b.Key([]byte(tc.key))
+		checkSet(t, b, tc.want...)
+	}
+}

@@ -765,10 +765,10 @@ func multiline(name string, args [][]byte) uint8 {
 	return rStats
 }
 
-// keyToken adds a key as a token.
+// keyToken adds a key as a token, and its parts (evidence.Builder.Key).
 func (d *Decoder) keyToken(k []byte) {
 	if ev := d.Ev[proto.FromClient]; ev != nil && len(k) <= maxKey {
-		ev.Token(k)
+		ev.Key(k)
 	}
 }
 
@@ -878,7 +878,7 @@ func (d *Decoder) packet(dir proto.Dir, end int64) {
 	keyLen := int(binary.BigEndian.Uint16(h[2:]))
 	d.open(dir)
 	if ev := d.Ev[dir]; ev != nil && !s.broken && keyLen > 0 && len(s.body) >= int(h[4])+keyLen {
-		ev.Token(s.body[h[4] : int(h[4])+keyLen])
+		ev.Key(s.body[h[4] : int(h[4])+keyLen])
 	}
 	if dir == proto.FromClient {
 		u := proto.Unit{Dir: dir, Kind: proto.KindRequest, Start: s.start, End: end, Label: opLabels[op]}

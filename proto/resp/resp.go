@@ -579,7 +579,7 @@ func (d *Decoder) arg(i int, v []byte, whole bool) {
 	}
 	ev := d.Ev[proto.FromClient]
 	if ev != nil && whole && isKey(d.kind, i, d.numkeys) {
-		ev.Token(v)
+		ev.Key(v)
 	}
 }
 

@@ -24,7 +24,7 @@ import (
 func main() {
 	dur := flag.Duration("duration", 1300*time.Second, "length of the multi-tier traces")
 	short := flag.Duration("short", 300*time.Second, "length of the sweep traces")
-	only := flag.String("only", "", "run only the experiments whose names contain this (topn, delay, clock, linking, linkdiag, patho, par, var, drop, skew, traceweaver, loss)")
+	only := flag.String("only", "", "run only the experiments whose names contain this (topn, delay, clock, linking, linkdiag, patho, assembly, par, var, drop, skew, traceweaver, loss, inflight)")
 	flag.Parse()
 	if err := run(os.Stdout, *dur, *short, *only); err != nil {
 		fmt.Fprintln(os.Stderr, "sweep:", err)
@@ -53,12 +53,14 @@ var experiments = []struct {
 	{[]string{"linking"}, linkingTables},
 	{[]string{"linkdiag"}, linkingDiagnosis},
 	{[]string{"patho"}, pathological},
+	{[]string{"assembly", "patho"}, assemblyCases},
 	{[]string{"par"}, parallelism},
 	{[]string{"var"}, variation},
 	{[]string{"drop"}, drop},
 	{[]string{"skew"}, skew},
 	{[]string{"traceweaver", "requests"}, traceWeaver},
 	{[]string{"loss"}, loss},
+	{[]string{"inflight", "requests"}, inflight},
 }
 
 // curveCases are the configurations the sweeps of nesting cover.
@@ -195,6 +197,31 @@ func pathological(ctx context.Context, w io.Writer, cfg config) error {
 			s.Patterns.Truth, s.Patterns.Inferred, s.Patterns.FalseNegatives,
 			pct(s.Instances.FalseNegativeRate), pct(s.Instances.FalsePositiveRate), pct(s.Messages.FalseNegativeRate),
 			r.Calls.Patterns.Inferred, pct(r.Calls.Instances.FalseNegativeRate))
+	}
+	fmt.Fprintln(w)
+	return nil
+}
+
+// assemblyCases writes the call trees the assembly engine, nesting and
+// linking get wrong on the multi-tier system and the pathological cases,
+// each engine on the same trace.
+func assemblyCases(ctx context.Context, w io.Writer, cfg config) error {
+	fmt.Fprintf(w, "### The assembly engine on Project 5's traces, %v: call trees wrong\n\n", cfg.short)
+	fmt.Fprintf(w, "| case | call parallelism | assembly | nesting | linking |\n|---|---|---|---|---|\n")
+	for _, name := range append([]string{"multitier"}, accuracy.Pathological...) {
+		out, err := accuracy.Case{Config: name, Duration: cfg.short}.Generate()
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "| %s | %.2f |", name, out.Stats.CallParallelism)
+		for _, eng := range []accuracy.Engine{accuracy.Assembly(), cfg.nest, accuracy.Linking()} {
+			r, err := accuracy.On(ctx, out, eng)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(w, " %s |", pct(r.Calls.Instances.FalseNegativeRate))
+		}
+		fmt.Fprintln(w)
 	}
 	fmt.Fprintln(w)
 	return nil
@@ -507,6 +534,49 @@ func traceWeaver(ctx context.Context, w io.Writer, _ config) error {
 				continue
 			}
 			fmt.Fprintf(w, " %s |", pct(float64(m.Score.CallsRight)/float64(max(1, m.Score.Calls))))
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintln(w)
+	return nil
+}
+
+// inflightLinks are the links of the in-flight tables, in order.
+var inflightLinks = []string{"web→app", "app→store", "app→cache", "app→tier2", "tier2→backend", "backend→db"}
+
+// inflight writes the requests exactly right and the calls attributed per
+// link on the testbed-shaped generated traces, for each evidence variant,
+// number of requests in flight and engine.
+func inflight(ctx context.Context, w io.Writer, cfg config) error {
+	engs := map[string]accuracy.Engine{"linking": accuracy.Linking(), "nesting": cfg.nest, "assembly": accuracy.Assembly()}
+	order := []string{"linking", "nesting", "assembly"}
+	pts, err := accuracy.InflightSweep(ctx, accuracy.InflightVariants, []int{1, 4, 16, 64}, 0, engs, order)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "### Requests in flight, testbed-shaped generated traces (causal/accuracy/testdata/inflight.yaml)\n\n")
+	fmt.Fprintf(w, "1,000 requests per trace (closed loop: the clients are the requests in flight, 1-3 ms think time). Requests exactly right by TraceWeaver's metric; child calls (not the requests' roots) given their true parent call, in all and per link.\n\n")
+	fmt.Fprintf(w, "| variant | in flight | requests in progress (mean) | engine | requests right | calls right |")
+	sep := "|---|---|---|---|---|---|"
+	for _, l := range inflightLinks {
+		fmt.Fprintf(w, " %s |", l)
+		sep += "---|"
+	}
+	fmt.Fprintf(w, "\n%s\n", sep)
+	for _, p := range pts {
+		right, all := 0, 0
+		for _, c := range p.Links {
+			right, all = right+c[0], all+c[1]
+		}
+		fmt.Fprintf(w, "| %s | %d | %.1f | %s | %s | %s |", p.Variant, p.Clients, p.Stats.Parallelism, p.Engine,
+			pct(p.Score.Share()), pct(float64(right)/float64(max(1, all))))
+		for _, l := range inflightLinks {
+			c := p.Links[l]
+			if c[1] == 0 {
+				fmt.Fprintf(w, " – |")
+				continue
+			}
+			fmt.Fprintf(w, " %s |", pct(float64(c[0])/float64(c[1])))
 		}
 		fmt.Fprintln(w)
 	}

@@ -31,6 +31,7 @@ type Options struct {
 	Linking     enginecmd.LinkingFlags
 	Nesting     enginecmd.NestingFlags
 	Convolution enginecmd.ConvolutionFlags
+	Assembly    enginecmd.AssemblyFlags
 	Workers     int
 	SaveTrace   string
 	Title       string
@@ -58,7 +59,8 @@ every stage (packets in, duplicates, NAT mappings applied, messages,
 messages with both ends, patterns) and the warnings: sniffers whose clock
 offset is unknown, nodes seen on one side only, gaps in TCP streams,
 skipped input. Each engine's own flags are here with a prefix: --link-*,
---nest-*, --conv-* (as --max-delay is in "wirepath link", --link-max-delay here).
+--nest-*, --conv-*, --asm-* (as --max-delay is in "wirepath link",
+--link-max-delay here).
 
 With --engine all, text has a section per engine and one trailer, json is
 an envelope {"wirepath_analysis": 1, "engines": [...], "results": [...]}
@@ -111,12 +113,13 @@ func newCmd(ios *cmdutil.IOStreams, runF runFunc) *cobra.Command {
 	o.Linking.Register(fs, "link-")
 	o.Nesting.Register(fs, "nest-")
 	o.Convolution.Register(fs, "conv-")
+	o.Assembly.Register(fs, "asm-")
 	return cmd
 }
 
 // engineFlags returns every engine's own flags.
 func (o *Options) engineFlags() []enginecmd.EngineFlags {
-	return []enginecmd.EngineFlags{&o.Linking, &o.Nesting, &o.Convolution}
+	return []enginecmd.EngineFlags{&o.Linking, &o.Nesting, &o.Convolution, &o.Assembly}
 }
 
 // Validate checks the flags and returns the engines' options.

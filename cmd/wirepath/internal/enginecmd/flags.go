@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/wirepath/wirepath/causal/assembly"
 	"github.com/wirepath/wirepath/causal/convolution"
 	"github.com/wirepath/wirepath/causal/engines"
 	"github.com/wirepath/wirepath/causal/linking"
@@ -243,4 +244,45 @@ func (f *ConvolutionFlags) Apply(eo *engines.Options) {
 	o.MinFraction = f.MinFraction
 	o.MaxVertices = f.MaxHops
 	o.Roots = f.Roots
+}
+
+// AssemblyFlags are the assembly engine's own flags.
+type AssemblyFlags struct {
+	prefixed
+	Tolerance    time.Duration
+	Beam         int
+	Passes       int
+	EM           string
+	Alternatives int
+	MaxOpen      time.Duration
+}
+
+// Engine returns "assembly".
+func (f *AssemblyFlags) Engine() string { return assembly.Name }
+
+// Register adds the flags to fs, each name preceded by prefix.
+func (f *AssemblyFlags) Register(fs *pflag.FlagSet, prefix string) {
+	def := assembly.DefaultOptions()
+	f.prefix = prefix
+	p := prefix
+	fs.DurationVar(&f.Tolerance, p+"tolerance", def.Tolerance, "clock error allowed between two timestamps compared at one node")
+	fs.IntVar(&f.Beam, p+"beam", def.Beam, "hypotheses kept per node by the search (a window that never needs more is solved exactly)")
+	fs.IntVar(&f.Passes, p+"passes", def.Passes, "search passes; the models are re-fitted between passes (EM)")
+	fs.StringVar(&f.EM, p+"em", string(def.EM), "how the models are re-fitted: hard (from the best assignment) or soft (weighted by confidence)")
+	fs.IntVar(&f.Alternatives, p+"alternatives", def.Alternatives, "alternative parents listed per link (K)")
+	fs.DurationVar(&f.MaxOpen, p+"max-open", def.MaxOpen, "longest a request whose arrival or reply was not seen is taken to have been open")
+}
+
+// Validate checks nothing: the engine's validation covers every flag.
+func (f *AssemblyFlags) Validate() error { return nil }
+
+// Apply sets the flags' values in the engine's options.
+func (f *AssemblyFlags) Apply(eo *engines.Options) {
+	o := &eo.Assembly
+	o.Tolerance = f.Tolerance
+	o.Beam = f.Beam
+	o.Passes = f.Passes
+	o.EM = assembly.EM(f.EM)
+	o.Alternatives = f.Alternatives
+	o.MaxOpen = f.MaxOpen
 }

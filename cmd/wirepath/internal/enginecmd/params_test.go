@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/wirepath/wirepath/causal/assembly"
 	"github.com/wirepath/wirepath/causal/convolution"
 	"github.com/wirepath/wirepath/causal/linking"
 	"github.com/wirepath/wirepath/causal/nesting"
@@ -17,6 +18,7 @@ func TestParamsAreFlags(t *testing.T) {
 	conv.Roots = []string{"mx1"}
 	link := linking.DefaultOptions()
 	nest := nesting.DefaultOptions()
+	asm := assembly.DefaultOptions()
 	for _, tc := range []struct {
 		engine   string
 		register func(fs *pflag.FlagSet)
@@ -25,6 +27,7 @@ func TestParamsAreFlags(t *testing.T) {
 		{linking.Name, func(fs *pflag.FlagSet) { new(LinkingFlags).Register(fs, "") }, link.Params()},
 		{nesting.Name, func(fs *pflag.FlagSet) { new(NestingFlags).Register(fs, "") }, nest.Params()},
 		{convolution.Name, func(fs *pflag.FlagSet) { new(ConvolutionFlags).Register(fs, "") }, conv.Params()},
+		{assembly.Name, func(fs *pflag.FlagSet) { new(AssemblyFlags).Register(fs, "") }, asm.Params()},
 	} {
 		fs := pflag.NewFlagSet(tc.engine, pflag.ContinueOnError)
 		new(Common).AddFlags(fs)

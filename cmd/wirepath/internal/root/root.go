@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/analyze"
+	"github.com/wirepath/wirepath/cmd/wirepath/internal/assemble"
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/cmdutil"
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/convolve"
 	gencmd "github.com/wirepath/wirepath/cmd/wirepath/internal/gen"
@@ -30,8 +31,9 @@ out of it, how often each path pattern runs, and where the time goes.
 It reads pcap/pcapng files from switch port mirrors and host sniffers (and,
 optionally, syscall traces from its LD_PRELOAD library), deduplicates packets
 seen by several sniffers, corrects the sniffers' clock offsets, undoes NAT,
-reassembles TCP into write-level messages and runs three inference engines:
-message linking (WAP5), nesting and convolution (Project 5).
+reassembles TCP into write-level messages and runs the inference engines:
+message linking (WAP5), nesting and convolution (Project 5), and the
+per-request assembly engine.
 
 Each stage is also a subcommand of its own.`
 
@@ -77,6 +79,7 @@ func NewCmdRoot(ios *cmdutil.IOStreams) *cobra.Command {
 	add("pipeline", messages.NewCmd(ios))
 	add("pipeline", nat.NewCmd(ios))
 	add("engines", link.NewCmd(ios))
+	add("engines", assemble.NewCmd(ios))
 	add("tools", newCmdVersion(ios))
 	add("tools", report.NewCmd(ios))
 	add("tools", whatif.NewCmd(ios))

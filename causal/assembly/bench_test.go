@@ -1,0 +1,77 @@
+package assembly
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/wirepath/wirepath/causal"
+	"github.com/wirepath/wirepath/causal/gen"
+	"github.com/wirepath/wirepath/trace"
+)
+
+// benchTrace generates the multi-tier system of Project 5 (causal/gen's
+// multitier configuration) for the given duration.
+func benchTrace(b *testing.B, d time.Duration) *trace.Trace {
+	b.Helper()
+	cfg, err := gen.LoadConfig("multitier")
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg.Duration = gen.Duration(d)
+	out, err := gen.Generate(cfg, gen.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return out.Trace
+}
+
+// BenchmarkAssemble measures the whole engine (the exact pass, the
+// passes of search, local search and fitting, the requests and their
+// patterns) on Project 5's multi-tier system.
+func BenchmarkAssemble(b *testing.B) {
+	tr := benchTrace(b, 300*time.Second)
+	e, err := New(DefaultOptions())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	var res int
+	for range b.N {
+		r, err := e.Infer(context.Background(), tr)
+		if err != nil {
+			b.Fatal(err)
+		}
+		res = len(r.Requests)
+	}
+	b.ReportMetric(float64(len(tr.Messages))*float64(b.N)/b.Elapsed().Seconds(), "msgs/s")
+	if res == 0 {
+		b.Fatal("no requests")
+	}
+}
+
+// BenchmarkExactPass measures what comes before any search: reading the
+// messages, pairing them into calls, kinds, and every node's candidates
+// and exact links.
+func BenchmarkExactPass(b *testing.B) {
+	tr := benchTrace(b, 300*time.Second)
+	o := DefaultOptions()
+	nm := causal.NewNamer(tr, o.Aggregate.Naming)
+	b.ReportAllocs()
+	b.ResetTimer()
+	calls := 0
+	for range b.N {
+		r := newRun(o, tr, nm)
+		for n := range r.parentsOf {
+			if len(r.parentsOf[n]) > 0 && len(r.childrenOf[n]) > 0 {
+				r.exactLinks(int32(n))
+			}
+		}
+		calls = len(r.calls)
+	}
+	b.ReportMetric(float64(len(tr.Messages))*float64(b.N)/b.Elapsed().Seconds(), "msgs/s")
+	if calls == 0 {
+		b.Fatal("no calls")
+	}
+}

@@ -1,0 +1,373 @@
+package assembly
+
+import (
+	"context"
+	"math"
+	"slices"
+
+	"github.com/wirepath/wirepath/causal"
+	"github.com/wirepath/wirepath/internal/parallel"
+	"github.com/wirepath/wirepath/trace"
+)
+
+// Engine is the per-request assembly engine.
+type Engine struct {
+	opt Options
+}
+
+// New returns an assembly engine with the given options, or the
+// *causal.OptionError of the first option out of range.
+func New(opt Options) (*Engine, error) {
+	if err := opt.Validate(); err != nil {
+		return nil, err
+	}
+	return &Engine{opt: opt}, nil
+}
+
+// Name returns "assembly".
+func (e *Engine) Name() string { return Name }
+
+// Options returns the engine's options.
+func (e *Engine) Options() Options { return e.opt }
+
+// Link evidence: what decided a call's request.
+const (
+	evNone       uint8 = iota
+	evRoot             // a call into the system: its caller receives no calls
+	evBackground       // no request made it
+	evExactID          // the only candidate request carrying its request id
+	evThread           // the thread that served the request sent it, and served no other
+	evOnly             // the only request it fits in
+	evJoint            // the joint assignment of the node's calls
+	evTokens           // the joint assignment, with shared content tokens deciding
+)
+
+// evidenceNames name the evidence in requests.
+var evidenceNames = [...]string{"", "root", "background", "exact-id", "thread", "only-candidate", "joint-timing", "tokens"}
+
+// alt is one alternative request of a call and its probability.
+type alt struct {
+	p    int32
+	prob float32
+}
+
+// run is one run of the engine.
+type run struct {
+	opt   Options
+	tol   int64
+	l     *loader
+	calls []call
+	kinds kinds
+	// by node: the calls it receives (by arrival) and makes (by send)
+	parentsOf  [][]int32
+	childrenOf [][]int32
+	spans      []int64
+	// per call: when the serial connection it left on was freed just
+	// before (handoffs), noTime if not
+	freed []int64
+	// per call, as a child
+	parent []int32
+	exact  []int32
+	evid   []uint8
+	conf   []float32
+	alts   []alt // opt.Alternatives per call
+	nCand  []int32
+	// content tokens and their IDF, when the trace has any; whether any
+	// message carries a request id or a thread
+	idf    map[uint64]float64
+	hasIDs bool
+	// counters by node
+	search []searchCounts
+	// models of the last pass, by node, and a hook after each pass, for
+	// tests
+	models []*nodeModel
+	onPass func(n int32, pass int)
+}
+
+func newRun(opt Options, ms trace.Messages, nm *causal.Namer) *run {
+	r := &run{opt: opt, tol: int64(opt.Tolerance)}
+	r.l = load(ms, r.tol, opt.Aggregate.Naming)
+	r.calls = r.l.calls
+	r.kinds = kinds{ids: make(map[kindKey]int32), syms: ms.Symbols()}
+	r.kinds.cluster(r.l, nm, r.calls)
+	for i := range r.calls {
+		c := &r.calls[i]
+		c.kind = r.kinds.kindOf(r.l, nm, c)
+		c.retClass = retClass(c.repBytes)
+	}
+	nn := len(r.l.nodeSym)
+	r.parentsOf = make([][]int32, nn)
+	r.childrenOf = make([][]int32, nn)
+	for i := range r.calls {
+		c := &r.calls[i]
+		r.parentsOf[c.callee] = append(r.parentsOf[c.callee], int32(i))
+		r.childrenOf[c.caller] = append(r.childrenOf[c.caller], int32(i))
+	}
+	for n := range nn {
+		slices.SortStableFunc(r.parentsOf[n], func(a, b int32) int { return cmpTime(r.calls[a].arr, r.calls[b].arr) })
+	}
+	n := len(r.calls)
+	r.parent = make([]int32, n)
+	r.exact = make([]int32, n)
+	r.evid = make([]uint8, n)
+	r.conf = make([]float32, n)
+	r.alts = make([]alt, n*opt.Alternatives)
+	r.nCand = make([]int32, n)
+	for i := range r.parent {
+		r.parent[i], r.exact[i] = -1, -1
+	}
+	for i := range r.alts {
+		r.alts[i].p = -1
+	}
+	r.freed = r.handoffs()
+	r.openSpans()
+	r.idf = tokenIDF(r.l)
+	r.hasIDs = r.hasIDsOrThreads()
+	r.search = make([]searchCounts, nn)
+	r.models = make([]*nodeModel, nn)
+	return r
+}
+
+func cmpTime(a, b int64) int {
+	if a == noTime || b == noTime {
+		return -cmpBool(a == noTime, b == noTime)
+	}
+	if a < b {
+		return -1
+	}
+	if a > b {
+		return 1
+	}
+	return 0
+}
+
+func cmpBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
+}
+
+// tokenIDF returns the inverse document frequency of every content token
+// of the trace's messages, or nil when no message has tokens.
+func tokenIDF(l *loader) map[uint64]float64 {
+	var df map[uint64]float64
+	n := 0
+	for i := range l.msgs {
+		toks := l.tokens(int32(i))
+		if len(toks) == 0 {
+			continue
+		}
+		if df == nil {
+			df = make(map[uint64]float64)
+		}
+		n++
+		for _, t := range toks {
+			df[t]++
+		}
+	}
+	for t, v := range df {
+		df[t] = math.Log(float64(n) / v)
+	}
+	return df
+}
+
+// solve assigns every call its request.
+func (r *run) solve(ctx context.Context) error {
+	nn := len(r.l.nodeSym)
+	var err error
+	parallel.Each(nn, parallel.Workers(r.opt.Workers), func(n int) {
+		if ctx.Err() != nil {
+			return
+		}
+		r.solveNode(int32(n))
+	})
+	if e := ctx.Err(); e != nil {
+		err = e
+	}
+	return err
+}
+
+// solveNode assigns the calls node n makes to the requests it receives.
+func (r *run) solveNode(n int32) {
+	kids := r.childrenOf[n]
+	if len(r.parentsOf[n]) == 0 {
+		for _, c := range kids {
+			r.evid[c] = evRoot
+			r.conf[c] = 1
+		}
+		return
+	}
+	if len(kids) == 0 {
+		return
+	}
+	r.exactLinks(n)
+	evs := r.timeline(n)
+	iso, _ := r.isolatedModel(n)
+	m := r.initialModel(n)
+	if iso != nil {
+		addTrans(m, iso)
+	}
+	for pass := 0; pass < r.opt.Passes; pass++ {
+		s := newSearch(r, n, m)
+		s.run(evs)
+		s.cnt.moves = r.improve(n, m, 20)
+		if r.onPass != nil {
+			r.onPass(n, pass)
+		}
+		if pass == r.opt.Passes-1 {
+			r.search[n] = s.cnt
+			break
+		}
+		m = r.fit(n)
+		if iso != nil {
+			addTrans(m, iso)
+		}
+	}
+	r.models[n] = m
+}
+
+// openSpan is how long a request of node n whose arrival or reply was not
+// seen is taken to have been open: half again the longest seen, at most
+// MaxOpen.
+func (r *run) openSpan(n int32) int64 { return r.spans[n] }
+
+// openSpans computes openSpan for every node.
+func (r *run) openSpans() {
+	r.spans = make([]int64, len(r.parentsOf))
+	for n, ps := range r.parentsOf {
+		longest := int64(0)
+		for _, p := range ps {
+			c := &r.calls[p]
+			if c.callMsg >= 0 && c.retMsg >= 0 && c.flags&flagOneWay == 0 {
+				longest = max(longest, c.rep-c.arr)
+			}
+		}
+		r.spans[n] = int64(r.opt.MaxOpen)
+		if longest > 0 {
+			r.spans[n] = min(int64(r.opt.MaxOpen), longest+longest/2)
+		}
+	}
+}
+
+// timeline returns node n's events in time order: arrivals and replies
+// of the requests it receives (widened by the tolerance), sends and
+// replies of the calls it makes.
+func (r *run) timeline(n int32) []event {
+	span := r.openSpan(n)
+	var evs []event
+	for _, p := range r.parentsOf[n] {
+		c := &r.calls[p]
+		a, rep := c.arr, c.rep
+		if c.callMsg < 0 {
+			a = rep - span
+		}
+		if c.retMsg < 0 || c.flags&flagOneWay != 0 {
+			rep = a + span
+		}
+		evs = append(evs, event{a - r.tol, evArr, p}, event{rep + r.tol, evRep, p})
+	}
+	for _, k := range r.childrenOf[n] {
+		c := &r.calls[k]
+		s := c.send
+		if c.callMsg < 0 {
+			s = c.back
+		}
+		evs = append(evs, event{s, evSend, k})
+		if c.callMsg >= 0 && c.retMsg >= 0 && c.flags&flagOneWay == 0 {
+			evs = append(evs, event{c.back, evBack, k})
+		}
+	}
+	slices.SortFunc(evs, func(a, b event) int {
+		at, ar := a.t, a.typ
+		if a.typ == evBack {
+			at, ar = backAt(r.calls[a.call].send, a.t)
+		}
+		bt, br := b.t, b.typ
+		if b.typ == evBack {
+			bt, br = backAt(r.calls[b.call].send, b.t)
+		}
+		return cmpEvent(at, bt, ar, br, a.call, b.call, a.typ == evBack, b.typ == evBack)
+	})
+	return evs
+}
+
+// assign records the decision for call c: request p (-1 none), with the
+// best final score per request among the hypotheses (marg) and the best
+// per request when c was sent (filt). A request pruned from the beam
+// keeps its score at the send, relative to p's, and no better than the
+// worst final one.
+func (r *run) assign(c, p int32, marg, filt []altScore) {
+	r.parent[c] = p
+	var sp float64
+	scores := make(map[int32]float64, len(marg)+len(filt))
+	for _, a := range marg {
+		scores[a.p] = a.score
+		if a.p == p {
+			sp = a.score
+		}
+	}
+	minMarg := sp
+	for _, a := range marg {
+		minMarg = min(minMarg, a.score)
+	}
+	fp := math.Inf(-1)
+	for _, a := range filt {
+		if a.p == p {
+			fp = a.score
+		}
+	}
+	for _, a := range filt {
+		if _, ok := scores[a.p]; ok || math.IsInf(fp, -1) {
+			continue
+		}
+		scores[a.p] = min(sp+a.score-fp, minMarg)
+	}
+	vals := make([]float64, 0, len(scores))
+	for _, v := range scores {
+		vals = append(vals, v)
+	}
+	lse := logSumExp(vals)
+	r.conf[c] = float32(math.Exp(sp - lse))
+	type qs struct {
+		q int32
+		v float64
+	}
+	others := make([]qs, 0, len(scores))
+	for q, v := range scores {
+		if q != p {
+			others = append(others, qs{q, v})
+		}
+	}
+	slices.SortFunc(others, func(a, b qs) int {
+		if a.v != b.v {
+			if a.v > b.v {
+				return -1
+			}
+			return 1
+		}
+		return int(a.q - b.q)
+	})
+	k := r.opt.Alternatives
+	for i := 0; i < k; i++ {
+		a := &r.alts[int(c)*k+i]
+		if i < len(others) {
+			*a = alt{others[i].q, float32(math.Exp(others[i].v - lse))}
+		} else {
+			*a = alt{-1, 0}
+		}
+	}
+	switch {
+	case r.exact[c] >= 0:
+		// evidence set by exactLinks
+	case p < 0:
+		r.evid[c] = evBackground
+	case r.nCand[c] == 1:
+		r.evid[c] = evOnly
+	default:
+		r.evid[c] = evJoint
+	}
+}

@@ -1,0 +1,276 @@
+package assembly
+
+import (
+	"slices"
+
+	"github.com/wirepath/wirepath/trace"
+)
+
+// window returns the times between which request p of node n was open,
+// widened by the tolerance; an unseen arrival or reply is taken span away
+// from the other end.
+func (r *run) window(p int32, span int64) (lo, hi int64) {
+	c := &r.calls[p]
+	lo, hi = c.arr, c.rep
+	if c.callMsg < 0 {
+		lo = hi - span
+	}
+	if c.retMsg < 0 || c.flags&flagOneWay != 0 {
+		hi = lo + span
+	}
+	return lo - r.tol, hi + r.tol
+}
+
+// sendOf is when call c left its caller (its reply's arrival when the
+// CALL was not seen).
+func (r *run) sendOf(c int32) int64 {
+	k := &r.calls[c]
+	if k.callMsg < 0 {
+		return k.back
+	}
+	return k.send
+}
+
+// sweep calls fn for every call node n makes, in order of send, with the
+// requests of n it can belong to (candidates, in order of arrival): those
+// open when it left and, where both are known, still open when its reply
+// came back (within the tolerance). cands is reused between calls.
+func (r *run) sweep(n int32, fn func(c int32, cands []int32)) {
+	span := r.openSpan(n)
+	parents := r.parentsOf[n]
+	type win struct {
+		p      int32
+		lo, hi int64
+	}
+	ws := make([]win, len(parents))
+	for i, p := range parents {
+		lo, hi := r.window(p, span)
+		ws[i] = win{p, lo, hi}
+	}
+	slices.SortStableFunc(ws, func(a, b win) int { return cmpTime(a.lo, b.lo) })
+	kids := slices.Clone(r.childrenOf[n])
+	slices.SortStableFunc(kids, func(a, b int32) int { return cmpTime(r.sendOf(a), r.sendOf(b)) })
+	var active []win
+	var cands []int32
+	pi := 0
+	for _, c := range kids {
+		t := r.sendOf(c)
+		for pi < len(ws) && ws[pi].lo <= t {
+			active = append(active, ws[pi])
+			pi++
+		}
+		active = slices.DeleteFunc(active, func(w win) bool { return w.hi < t })
+		cands = cands[:0]
+		for _, w := range active {
+			if r.fits(c, w.p) {
+				cands = append(cands, w.p)
+			}
+		}
+		fn(c, cands)
+	}
+}
+
+// fits reports whether call c, sent while request p was open, was also
+// answered before p's reply left (when both are known).
+func (r *run) fits(c, p int32) bool {
+	cc, pc := &r.calls[c], &r.calls[p]
+	if cc.retMsg < 0 || pc.retMsg < 0 || cc.flags&flagOneWay != 0 || pc.flags&flagOneWay != 0 {
+		return true
+	}
+	return cc.back <= pc.rep+r.tol
+}
+
+// exactLinks finds the calls of node n whose request the trace says
+// exactly: the only candidate request carrying the call's propagated
+// request id, or the only candidate request received by the thread that
+// sent the call, when that thread served no other request while it was
+// open (vPath). It also counts every call's candidates.
+func (r *run) exactLinks(n int32) {
+	excl := r.threadExclusive(n)
+	var match []int32
+	r.sweep(n, func(c int32, cands []int32) {
+		r.nCand[c] = int32(len(cands))
+		cm := r.callMessage(c)
+		if cm == nil || len(cands) == 0 {
+			return
+		}
+		if cm.ReqID != 0 {
+			match = match[:0]
+			for _, p := range cands {
+				if pm := r.callMessage(p); pm != nil && pm.ReqID == cm.ReqID {
+					match = append(match, p)
+				}
+			}
+			if len(match) == 1 {
+				r.exact[c], r.evid[c] = match[0], evExactID
+				return
+			}
+		}
+		if cm.Sender.Known() {
+			match = match[:0]
+			for _, p := range cands {
+				if r.servedBy(p, cm.Sender) {
+					match = append(match, p)
+				}
+			}
+			if len(match) == 1 && excl[match[0]] {
+				r.exact[c], r.evid[c] = match[0], evThread
+			}
+		}
+	})
+}
+
+// callMessage returns the CALL message of call c, nil when it was not
+// seen.
+func (r *run) callMessage(c int32) *trace.Message {
+	if m := r.calls[c].callMsg; m >= 0 {
+		return &r.l.msgs[m]
+	}
+	return nil
+}
+
+// servedBy reports whether request p was received (and, when seen,
+// answered) by thread t.
+func (r *run) servedBy(p int32, t trace.Task) bool {
+	c := &r.calls[p]
+	if c.callMsg >= 0 && r.l.msgs[c.callMsg].Receiver != t {
+		return false
+	}
+	if c.retMsg >= 0 {
+		if s := r.l.msgs[c.retMsg].Sender; s.Known() && s != t {
+			return false
+		}
+	}
+	return c.callMsg >= 0 || c.retMsg >= 0 && r.l.msgs[c.retMsg].Sender == t
+}
+
+// threadExclusive returns the requests of node n whose thread served no
+// other request while they were open; requests of unknown thread are not.
+func (r *run) threadExclusive(n int32) map[int32]bool {
+	span := r.openSpan(n)
+	byTask := map[trace.Task][]int32{}
+	for _, p := range r.parentsOf[n] {
+		if m := r.callMessage(p); m != nil && m.Receiver.Known() {
+			byTask[m.Receiver] = append(byTask[m.Receiver], p)
+		}
+	}
+	if len(byTask) == 0 {
+		return nil
+	}
+	excl := make(map[int32]bool)
+	for _, ps := range byTask {
+		// ps is in order of arrival: a request overlaps another when it
+		// starts before the latest end so far, or ends after the next start.
+		for i, p := range ps {
+			lo, hi := r.window(p, span)
+			ok := true
+			if i > 0 {
+				_, phi := r.window(ps[i-1], span)
+				ok = phi-r.tol <= lo+r.tol
+			}
+			if ok && i+1 < len(ps) {
+				nlo, _ := r.window(ps[i+1], span)
+				ok = hi-r.tol <= nlo+r.tol
+			}
+			excl[p] = ok
+		}
+	}
+	return excl
+}
+
+// tokens returns message i's content token hashes, sorted.
+func (l *loader) tokens(i int32) []uint64 {
+	if i < 0 || l.syms == nil {
+		return nil
+	}
+	return l.syms.Tokens(l.msgs[i].Tokens)
+}
+
+// sharedIDF returns the summed IDF of the tokens of a that appear in any
+// of pool (all sorted), counting each token once.
+func sharedIDF(idf map[uint64]float64, a []uint64, pool ...[]uint64) float64 {
+	sum := 0.0
+	for _, t := range a {
+		for _, p := range pool {
+			if _, ok := slices.BinarySearch(p, t); ok {
+				sum += idf[t]
+				break
+			}
+		}
+	}
+	return sum
+}
+
+// features returns the bins of the evidence a call c gives for request p
+// whose last call sent was lastKid and last answered lastRet: shared
+// content tokens, an equal request id, the same thread (each -1 when the
+// trace does not say).
+func (r *run) features(c, p, lastKid, lastRet int32) (tok, rid, thr int) {
+	tok, rid, thr = -1, -1, -1
+	cm, pm := r.callMessage(c), r.callMessage(p)
+	if cm == nil {
+		return
+	}
+	if r.idf != nil {
+		if ct := r.l.tokens(r.calls[c].callMsg); len(ct) > 0 {
+			var pool [3][]uint64
+			pool[0] = r.l.tokens(r.calls[p].callMsg)
+			if lastKid >= 0 {
+				pool[1] = r.l.tokens(r.calls[lastKid].callMsg)
+			}
+			if lastRet >= 0 {
+				pool[2] = r.l.tokens(r.calls[lastRet].retMsg)
+			}
+			if len(pool[0])+len(pool[1])+len(pool[2]) > 0 {
+				tok = tokBin(sharedIDF(r.idf, ct, pool[:]...))
+			}
+		}
+	}
+	if pm == nil {
+		return
+	}
+	if cm.ReqID != 0 && pm.ReqID != 0 {
+		rid = 0
+		if cm.ReqID == pm.ReqID {
+			rid = 1
+		}
+	}
+	if cm.Sender.Known() && pm.Receiver.Known() {
+		thr = 0
+		if cm.Sender == pm.Receiver {
+			thr = 1
+		}
+	}
+	return
+}
+
+// evidenceScore is the log likelihood ratio of the evidence call c gives
+// for the request in slot sl.
+func (r *run) evidenceScore(m *nodeModel, c int32, sl *slot) float64 {
+	if r.idf == nil && !r.hasIDs {
+		return 0
+	}
+	tok, rid, thr := r.features(c, sl.p, sl.lastKid, sl.lastRet)
+	sc := 0.0
+	if tok >= 0 {
+		sc += m.tok.logLR(tok)
+	}
+	if rid >= 0 {
+		sc += m.rid.logLR(rid)
+	}
+	if thr >= 0 {
+		sc += m.thr.logLR(thr)
+	}
+	return sc
+}
+
+// arrOf is when request p arrived (estimated, when its CALL was not
+// seen, as the search's timeline does).
+func (r *run) arrOf(p int32) int64 {
+	c := &r.calls[p]
+	if c.callMsg >= 0 {
+		return c.arr
+	}
+	lo, _ := r.window(p, r.openSpan(c.callee))
+	return lo + r.tol
+}

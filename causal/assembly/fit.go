@@ -1,0 +1,312 @@
+package assembly
+
+import (
+	"slices"
+)
+
+const undecided int32 = -2
+
+// initialModel fits node n's first model from what is known before any
+// search: the call graph and the delays deconvolved from the node's
+// timeline (deconvolve), and the evidence likelihoods and size relations
+// of the exact links and the calls that fit in one request only, learnt
+// on the requests whose every candidate call is so decided (so that their
+// sequences of calls are complete).
+func (r *run) initialModel(n int32) *nodeModel {
+	asg := make(map[int32]int32)
+	complete := make(map[int32]bool)
+	for _, p := range r.parentsOf[n] {
+		complete[p] = true
+	}
+	r.sweep(n, func(c int32, cands []int32) {
+		switch {
+		case r.exact[c] >= 0:
+			asg[c] = r.exact[c]
+		case len(cands) == 1:
+			asg[c] = cands[0]
+		default:
+			asg[c] = undecided
+			for _, p := range cands {
+				complete[p] = false
+			}
+		}
+	})
+	m := r.fitWith(n, func(c int32) int32 {
+		if a, ok := asg[c]; ok && (a < 0 || complete[a]) {
+			return a
+		}
+		return undecided
+	}, func(int32) float64 { return 1 }, one, func(p int32) bool { return complete[p] }, false)
+	// The complete requests are a biased sample where the node is busy
+	// (mostly those that made no call at all): keep their delays, not
+	// their call graph.
+	clear(m.trans)
+	clear(m.ov)
+	clear(m.gaps[anchorLast])
+	clear(m.gaps[anchorArrival])
+	r.deconvolve(n, m)
+	return m
+}
+
+// fit fits node n's model from the last pass's assignment, each link
+// weighted by its confidence with soft EM. The call graph is learnt from
+// the requests in proportion to how sure their calls are (trust).
+func (r *run) fit(n int32) *nodeModel {
+	w := func(int32) float64 { return 1 }
+	if r.opt.EM == EMSoft {
+		w = func(c int32) float64 { return float64(r.conf[c]) }
+	}
+	tw := r.trust(n)
+	trust := func(p int32) float64 {
+		if v, ok := tw[p]; ok {
+			return v
+		}
+		return 1
+	}
+	return r.fitWith(n, func(c int32) int32 { return r.parent[c] }, w, trust, func(int32) bool { return true }, true)
+}
+
+// one weighs every request alike.
+func one(int32) float64 { return 1 }
+
+// trust returns, for the requests node n served whose calls were in
+// doubt, how sure the last pass was of the calls they made and of those
+// they did not make: the least confidence of a call assigned to it and
+// the least 1 - p of a call it was an alternative of with probability p.
+// A request whose calls the search was unsure of would teach the call
+// graph the search's mistakes (a second query where one request took
+// another's, none where it lost it), and EM would keep them.
+func (r *run) trust(n int32) map[int32]float64 {
+	tw := map[int32]float64{}
+	lower := func(p int32, v float64) {
+		if old, ok := tw[p]; !ok || v < old {
+			tw[p] = v
+		}
+	}
+	k := r.opt.Alternatives
+	for _, c := range r.childrenOf[n] {
+		if r.exact[c] >= 0 {
+			continue
+		}
+		if p := r.parent[c]; p >= 0 {
+			lower(p, float64(r.conf[c]))
+		}
+		for _, a := range r.alts[int(c)*k : int(c)*k+k] {
+			if a.p >= 0 && a.p != r.parent[c] {
+				lower(a.p, 1-float64(a.prob))
+			}
+		}
+	}
+	return tw
+}
+
+// fitWith fits node n's model from the assignment asg (a call's request,
+// -1 for none, undecided to leave it out), weighting each call by w and
+// each request's call graph by trust, on the requests include accepts.
+// bg says whether calls of no request count as background.
+func (r *run) fitWith(n int32, asg func(c int32) int32, w, trust func(int32) float64, include func(p int32) bool, bg bool) *nodeModel {
+	kids := r.childrenOf[n]
+	kindSet := map[int32]bool{}
+	lo, hi := int64(0), int64(0)
+	for i, c := range kids {
+		cc := &r.calls[c]
+		kindSet[cc.kind] = true
+		t := r.sendOf(c)
+		if i == 0 || t < lo {
+			lo = t
+		}
+		hi = max(hi, t)
+	}
+	m := newNodeModel(len(kindSet), float64(hi-lo))
+	m.res = float64(r.l.res)
+	for _, c := range kids {
+		cc := &r.calls[c]
+		addSize(m.retSizes, cc.kind, cc.repBytes)
+		addSize(m.reqSizes, cc.kind, cc.reqBytes)
+	}
+	byParent := map[int32][]int32{}
+	for _, c := range kids {
+		a := asg(c)
+		switch {
+		case a >= 0 && include(a):
+			byParent[a] = append(byParent[a], c)
+		case a == -1 && bg:
+			m.bg[r.calls[c].kind] += w(c)
+		}
+	}
+	for _, p := range r.parentsOf[n] {
+		addSize(m.repSizes, r.calls[p].kind, r.calls[p].repBytes)
+	}
+	for _, p := range r.parentsOf[n] {
+		if !include(p) {
+			continue
+		}
+		ks := byParent[p]
+		slices.SortStableFunc(ks, func(a, b int32) int { return cmpTime(r.sendOf(a), r.sendOf(b)) })
+		r.observeRequest(m, p, ks, w, trust(p))
+	}
+	r.observeOthers(n, m, asg, byParent, w)
+	m.finishSizes()
+	m.finishAnchors()
+	return m
+}
+
+// observeRequest walks request p with its calls ks (in order of send) as
+// the search does and records each step in m.
+func (r *run) observeRequest(m *nodeModel, p int32, ks []int32, w func(int32) float64, wt float64) {
+	pc := &r.calls[p]
+	sl := slot{p: p, lastKid: -1, lastRet: -1, prev: noKind, last: pc.arr}
+	if pc.callMsg < 0 && len(ks) > 0 {
+		sl.last = r.sendOf(ks[0])
+	}
+	steps := r.steps(ks)
+	wp := 1.0
+	for _, st := range steps {
+		cc := &r.calls[st.c]
+		if st.back {
+			sl.out--
+			sl.last = max(sl.last, cc.back)
+			sl.lastRet, sl.ret = st.c, retClass(cc.repBytes)
+			continue
+		}
+		wc := w(st.c)
+		wp = min(wp, wc)
+		cx := ctxKey{pk: pc.kind, prev: sl.prev, pos: min(sl.pos, maxPos), ret: sl.ret}
+		gl, ga := r.observedGaps(st.c, sl.last, r.arrOf(p))
+		m.observe(cx, cc.kind, gl, ga, wc, wc*wt)
+		m.addOverlap(pc.kind, sl.out > 0, wc)
+		if sl.lastRet >= 0 {
+			if lr := &r.calls[sl.lastRet]; lr.repBytes >= 0 && cc.reqBytes >= 0 {
+				m.addSizeLink(lr.kind, cc.kind, pc.kind, cc.reqBytes-lr.repBytes, wc)
+			}
+		}
+		tok, rid, thr := r.features(st.c, p, sl.lastKid, sl.lastRet)
+		if tok >= 0 {
+			m.tok.addLink(tok, wc)
+		}
+		if rid >= 0 {
+			m.rid.addLink(rid, wc)
+		}
+		if thr >= 0 {
+			m.thr.addLink(thr, wc)
+		}
+		sl.pos++
+		sl.prev, sl.lastKid = cc.kind, st.c
+		if cc.retMsg >= 0 && cc.flags&flagOneWay == 0 {
+			sl.out++
+		}
+	}
+	if pc.retMsg < 0 || pc.flags&flagOneWay != 0 {
+		return
+	}
+	cx := ctxKey{pk: pc.kind, prev: sl.prev, pos: min(sl.pos, maxPos), ret: sl.ret}
+	m.observe(cx, endKind, pc.rep-sl.last, pc.rep-r.arrOf(p), wp, wp*wt)
+	if sl.lastRet >= 0 {
+		if lr := &r.calls[sl.lastRet]; lr.repBytes >= 0 && pc.repBytes >= 0 {
+			m.addSizeLink(lr.kind, endKind, pc.kind, pc.repBytes-lr.repBytes, wp)
+		}
+	}
+}
+
+// observeOthers records the evidence every call gives for the candidate
+// requests it was not assigned to, each in its state when the call left.
+func (r *run) observeOthers(n int32, m *nodeModel, asg func(int32) int32, byParent map[int32][]int32, w func(int32) float64) {
+	r.observeFIFO(n, m, asg, byParent, w)
+	if r.idf == nil && !r.hasIDs {
+		return
+	}
+	r.sweep(n, func(c int32, cands []int32) {
+		a := asg(c)
+		if a == undecided {
+			return
+		}
+		t := r.sendOf(c)
+		for _, q := range cands {
+			if q == a {
+				continue
+			}
+			lastKid, lastRet := r.stateAt(byParent[q], t)
+			tok, rid, thr := r.features(c, q, lastKid, lastRet)
+			wc := w(c)
+			if tok >= 0 {
+				m.tok.addOther(tok, wc)
+			}
+			if rid >= 0 {
+				m.rid.addOther(rid, wc)
+			}
+			if thr >= 0 {
+				m.thr.addOther(thr, wc)
+			}
+		}
+	})
+}
+
+// stateAt returns the last call sent and the last call answered before t
+// among ks (in order of send).
+func (r *run) stateAt(ks []int32, t int64) (lastKid, lastRet int32) {
+	lastKid, lastRet = -1, -1
+	var lastBack int64
+	for _, k := range ks {
+		if r.sendOf(k) >= t {
+			break
+		}
+		lastKid = k
+		if kc := &r.calls[k]; kc.retMsg >= 0 && kc.back <= t && (lastRet < 0 || kc.back > lastBack) {
+			lastRet, lastBack = k, kc.back
+		}
+	}
+	return lastKid, lastRet
+}
+
+// hasIDsOrThreads reports whether any message carries a request id or a
+// thread.
+func (r *run) hasIDsOrThreads() bool {
+	for i := range r.l.msgs {
+		m := &r.l.msgs[i]
+		if m.ReqID != 0 || m.Sender.Known() || m.Receiver.Known() {
+			return true
+		}
+	}
+	return false
+}
+
+// observeFIFO records the FIFO bins (search.fifoBins) of every call for
+// the request it was assigned to and for its other candidates, each in its
+// state when the call left.
+func (r *run) observeFIFO(n int32, m *nodeModel, asg func(int32) int32, byParent map[int32][]int32, w func(int32) float64) {
+	var es []int32
+	r.sweep(n, func(c int32, cands []int32) {
+		a := asg(c)
+		if a == undecided {
+			return
+		}
+		t, k := r.sendOf(c), r.calls[c].kind
+		es = es[:0]
+		for _, q := range cands {
+			made := false
+			for _, d := range byParent[q] {
+				if r.sendOf(d) >= t {
+					break
+				}
+				made = made || r.calls[d].kind == k
+			}
+			if !made {
+				es = append(es, q)
+			}
+		}
+		for _, e := range es {
+			nb := 0
+			for _, o := range es {
+				if o != e && r.arrivedBefore(o, e) {
+					nb++
+				}
+			}
+			b := min(nb, fifoBins-1)
+			if e == a {
+				m.fifo.addLink(b, w(c))
+			} else {
+				m.fifo.addOther(b, w(c))
+			}
+		}
+	})
+}

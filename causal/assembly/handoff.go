@@ -1,0 +1,93 @@
+package assembly
+
+import (
+	"cmp"
+	"math"
+	"slices"
+)
+
+// handoffMax is the longest time between the arrival of a call's reply and
+// the next call its caller sends on the same connection for the second
+// call to count as handed the connection: a call that waited for a pooled
+// connection (a database or cache pool all of whose connections were
+// busy) leaves as soon as the previous user's reply frees one, whatever
+// its own request was doing.
+const handoffMax = 300_000 // ns
+
+// handoffWeight is the prior probability that a call sent on a connection
+// just freed waited for it (rather than being sent then by chance).
+const handoffWeight = 0.5
+
+// handoffs returns, per call, when the serial connection it was sent on
+// was freed just before it (the arrival of the reply to the previous call
+// on that connection, within handoffMax before the send), or noTime. Calls
+// on multiplexed connections (a stream id) never wait for one another.
+func (r *run) handoffs() []int64 {
+	freed := make([]int64, len(r.calls))
+	type onConn struct {
+		conn uint32
+		c    int32
+	}
+	var cs []onConn
+	for i := range r.calls {
+		freed[i] = noTime
+		c := &r.calls[i]
+		if c.callMsg < 0 || c.send == noTime || c.flags&flagOneWay != 0 {
+			continue
+		}
+		m := &r.l.msgs[c.callMsg]
+		if m.Conn == 0 || m.Stream != 0 {
+			continue
+		}
+		cs = append(cs, onConn{m.Conn, int32(i)})
+	}
+	slices.SortStableFunc(cs, func(a, b onConn) int {
+		if x := cmp.Compare(a.conn, b.conn); x != 0 {
+			return x
+		}
+		return cmp.Compare(r.calls[a.c].send, r.calls[b.c].send)
+	})
+	for i := 1; i < len(cs); i++ {
+		if cs[i].conn != cs[i-1].conn {
+			continue
+		}
+		prev, cur := &r.calls[cs[i-1].c], &r.calls[cs[i].c]
+		if prev.retMsg < 0 || prev.back == noTime || prev.caller != cur.caller {
+			continue
+		}
+		if d := cur.send - prev.back; d >= -r.tol && d <= handoffMax {
+			freed[cs[i].c] = prev.back
+		}
+	}
+	return freed
+}
+
+// logHandoff is log(handoffWeight) and log(1-handoffWeight).
+var logHandoff = [2]float64{math.Log(handoffWeight), math.Log1p(-handoffWeight)}
+
+// callGap returns the log density of the timing of call c as the next
+// call of a request whose latest trigger was at last and which arrived at
+// arr. A call handed a connection freed after both may have waited for
+// it: its timing is then that of the handoff, measured from the freeing,
+// and the two readings are mixed.
+func (r *run) callGap(sc *scorer, c int32, last, arr int64) float64 {
+	send := r.calls[c].send
+	raw := sc.gap(send-last, send-arr)
+	f := r.freed[c]
+	if f == noTime || f <= last {
+		return raw
+	}
+	return logAdd(raw+logHandoff[1], sc.gap(send-f, send-max(arr, f))+logHandoff[0])
+}
+
+// observedGaps returns the gaps the models learn call c's timing from, as
+// the next call of a request whose latest trigger was at last and which
+// arrived at arr: measured from the connection's freeing when the call
+// was handed one freed after both (it waited), else from the anchors.
+func (r *run) observedGaps(c int32, last, arr int64) (gl, ga int64) {
+	send := r.calls[c].send
+	if f := r.freed[c]; f != noTime && f > last {
+		return send - f, send - max(arr, f)
+	}
+	return send - last, send - arr
+}

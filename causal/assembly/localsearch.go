@@ -1,0 +1,396 @@
+package assembly
+
+import (
+	"math"
+	"slices"
+)
+
+// The local search improves a node's assignment by exact moves, each
+// scored by replaying the requests it changes: a doubtful call (confidence
+// below sure) moved to one of its alternative requests (or to none), two calls of one kind swapped between
+// their requests, and the tails of two overlapping requests (every call
+// after some instant) exchanged, which undoes the crossing of two
+// interleaved sequences that a beam search, deciding call by call, makes.
+// It accepts improving moves until none is left (or maxSweeps).
+
+// local is the state of the local search of one node.
+type local struct {
+	r      *run
+	s      *search // for the scores
+	n      int32
+	kids   map[int32][]int32 // request -> calls, in order of send
+	ps     map[int32]float64 // request -> its replay score
+	cands  map[int32][]int32 // call -> candidate requests
+	buf    []int32
+	moves  int64
+	sweeps int
+	// the node's calls in the order the search takes their sends, and
+	// for each request the positions in order of the calls it can hold
+	order []int32
+	inv   map[int32][]int
+	span  int64
+}
+
+const improveEps = 1e-9
+
+func (r *run) improve(n int32, m *nodeModel, maxSweeps int) int64 {
+	ls := &local{r: r, s: &search{r: r, m: m}, n: n, kids: map[int32][]int32{}, ps: map[int32]float64{}, cands: map[int32][]int32{}}
+	r.sweep(n, func(c int32, cands []int32) { ls.cands[c] = slices.Clone(cands) })
+	for _, c := range r.childrenOf[n] {
+		if p := r.parent[c]; p >= 0 {
+			ls.kids[p] = append(ls.kids[p], c)
+		}
+	}
+	for _, p := range r.parentsOf[n] {
+		ks := ls.kids[p]
+		slices.SortStableFunc(ks, func(a, b int32) int { return cmpTime(r.sendOf(a), r.sendOf(b)) })
+		ls.ps[p] = r.replay(ls.s, p, ks)
+	}
+	ls.order = slices.Clone(r.childrenOf[n])
+	slices.SortFunc(ls.order, func(a, b int32) int { return ls.cmpSend(a, b) })
+	ls.inv = map[int32][]int{}
+	for i, c := range ls.order {
+		for _, p := range ls.cands[c] {
+			ls.inv[p] = append(ls.inv[p], i)
+		}
+	}
+	ls.span = r.openSpan(n)
+	for ls.sweeps = 0; ls.sweeps < maxSweeps; ls.sweeps++ {
+		before := ls.moves
+		ls.moveSweep()
+		ls.swapSweep()
+		ls.tailSweep()
+		if ls.moves == before {
+			break
+		}
+	}
+	return ls.moves
+}
+
+// with returns ks with c inserted in order of send (into ls.buf).
+func (ls *local) with(ks []int32, c int32) []int32 {
+	t := ls.r.sendOf(c)
+	out := ls.buf[:0]
+	done := false
+	for _, k := range ks {
+		if !done && ls.r.sendOf(k) > t {
+			out = append(out, c)
+			done = true
+		}
+		out = append(out, k)
+	}
+	if !done {
+		out = append(out, c)
+	}
+	ls.buf = out
+	return out
+}
+
+func without(ks []int32, c int32) []int32 {
+	out := make([]int32, 0, len(ks))
+	for _, k := range ks {
+		if k != c {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+func (ls *local) canMove(c int32) bool { return ls.r.exact[c] < 0 }
+
+// sure is the confidence from which the local search leaves a call where
+// the search put it: moving it would cost more than any move gains.
+const sure = 0.999
+
+// doubtful reports whether call c is worth moving.
+func (ls *local) doubtful(c int32) bool { return ls.canMove(c) && ls.r.conf[c] < sure }
+
+func (ls *local) fitsIn(c, p int32) bool { return slices.Contains(ls.cands[c], p) }
+
+// targets returns the requests a move of call c is tried to: its
+// alternatives (the search's next most probable requests) that it fits;
+// a move to a request the search found improbable is not worth scoring.
+func (ls *local) targets(c int32) []int32 {
+	k := ls.r.opt.Alternatives
+	var out []int32
+	for _, a := range ls.r.alts[int(c)*k : int(c)*k+k] {
+		if a.p >= 0 && a.prob > 0 && ls.fitsIn(c, a.p) {
+			out = append(out, a.p)
+		}
+	}
+	return out
+}
+
+// score of request p with calls ks (-Inf if infeasible); bg for p < 0.
+func (ls *local) score(p int32, ks []int32) float64 {
+	return ls.r.replay(ls.s, p, ks)
+}
+
+func (ls *local) bg(c int32) float64 { return ls.s.m.logBackground(ls.r.calls[c].kind) }
+
+func (ls *local) moveSweep() {
+	r := ls.r
+	for _, c := range r.childrenOf[ls.n] {
+		if !ls.doubtful(c) {
+			continue
+		}
+		a := r.parent[c]
+		kb := kindBit(r.calls[c].kind)
+		t := r.sendOf(c)
+		var aKids []int32
+		aNew := 0.0
+		if a >= 0 {
+			aKids = without(ls.kids[a], c)
+			aNew = ls.score(a, aKids)
+		}
+		for _, q := range ls.targets(c) {
+			if q == a {
+				continue
+			}
+			qk := slices.Clone(ls.with(ls.kids[q], c))
+			qs := ls.score(q, qk)
+			ps, ks, sc := []int32{q}, [][]int32{qk}, []float64{qs}
+			bgd := 0.0
+			if a >= 0 {
+				ps, ks, sc = append(ps, a), append(ks, aKids), append(sc, aNew)
+			} else {
+				bgd = -ls.bg(c)
+			}
+			if ls.try(ps, ks, sc, bgd, kb, t, []int32{c}) {
+				break
+			}
+		}
+		if a >= 0 && r.parent[c] == a {
+			ls.try([]int32{a}, [][]int32{aKids}, []float64{aNew}, ls.bg(c), kb, t, []int32{c})
+		}
+	}
+}
+
+func (ls *local) swapSweep() {
+	r := ls.r
+	for _, c := range r.childrenOf[ls.n] {
+		a := r.parent[c]
+		if a < 0 || !ls.doubtful(c) {
+			continue
+		}
+		kc := r.calls[c].kind
+	next:
+		for _, q := range ls.targets(c) {
+			if q == a {
+				continue
+			}
+			for _, d := range ls.kids[q] {
+				if d == c || r.calls[d].kind != kc || !ls.doubtful(d) || !ls.fitsIn(d, a) {
+					continue
+				}
+				ak := slices.Clone(ls.with(without(ls.kids[a], c), d))
+				qk := slices.Clone(ls.with(without(ls.kids[q], d), c))
+				lo := min(r.sendOf(c), r.sendOf(d))
+				if ls.try([]int32{a, q}, [][]int32{ak, qk}, []float64{ls.score(a, ak), ls.score(q, qk)}, 0, kindBit(kc), lo, []int32{c, d}) {
+					break next
+				}
+			}
+		}
+	}
+}
+
+// tailSweep exchanges, for pairs of requests that overlap, every call
+// after some instant.
+func (ls *local) tailSweep() {
+	r := ls.r
+	for _, p := range r.parentsOf[ls.n] {
+		// the instants at which p's calls left, as they were when the
+		// sweep came to p
+		for _, c := range slices.Clone(ls.kids[p]) {
+			if !ls.doubtful(c) {
+				continue
+			}
+			for _, q := range ls.targets(c) {
+				if q != p && ls.tailSwap(p, q, r.sendOf(c)) {
+					break
+				}
+			}
+		}
+	}
+}
+
+// tailSwap exchanges the calls of p and q sent at or after t, if that is
+// feasible and better.
+func (ls *local) tailSwap(p, q int32, t int64) bool {
+	r := ls.r
+	split := func(ks []int32) (head, tail []int32) {
+		i := slices.IndexFunc(ks, func(k int32) bool { return r.sendOf(k) >= t })
+		if i < 0 {
+			return ks, nil
+		}
+		return ks[:i], ks[i:]
+	}
+	ph, pt := split(ls.kids[p])
+	qh, qt := split(ls.kids[q])
+	if len(pt) == 0 && len(qt) == 0 {
+		return false
+	}
+	for _, k := range pt {
+		if !ls.canMove(k) || !ls.fitsIn(k, q) {
+			return false
+		}
+	}
+	for _, k := range qt {
+		if !ls.canMove(k) || !ls.fitsIn(k, p) {
+			return false
+		}
+	}
+	np := append(slices.Clone(ph), qt...)
+	nq := append(slices.Clone(qh), pt...)
+	slices.SortStableFunc(np, func(a, b int32) int { return cmpTime(r.sendOf(a), r.sendOf(b)) })
+	slices.SortStableFunc(nq, func(a, b int32) int { return cmpTime(r.sendOf(a), r.sendOf(b)) })
+	var kb uint64
+	for _, k := range append(slices.Clone(pt), qt...) {
+		kb |= kindBit(r.calls[k].kind)
+	}
+	return ls.try([]int32{p, q}, [][]int32{np, nq}, []float64{ls.score(p, np), ls.score(q, nq)}, 0, kb, t, append(slices.Clone(pt), qt...))
+}
+
+// cmpSend orders calls as the search takes their sends.
+func (ls *local) cmpSend(a, b int32) int {
+	return cmpEvent(ls.r.sendOf(a), ls.r.sendOf(b), evSend, evSend, a, b, false, false)
+}
+
+// made reports whether request q made a call of kind bit kb before call d.
+func (ls *local) made(q, d int32, kb uint64) bool {
+	for _, e := range ls.kids[q] {
+		if ls.cmpSend(e, d) >= 0 {
+			break
+		}
+		if kindBit(ls.r.calls[e].kind)&kb != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// maxAffected bounds how many calls' FIFO evidence a move may change for
+// the local search to weigh it; a move that would change more is not
+// tried (at high concurrency, where a request is open while many calls
+// leave).
+const maxAffected = 48
+
+// affected returns the positions in ls.order of the calls whose FIFO
+// evidence a change of the requests ps can change: those of the kinds kb
+// sent from lo on that one of ps could have held (and the moved calls),
+// in order; nil and false when there are more than maxAffected.
+func (ls *local) affected(ps, moved []int32, kb uint64, lo int64) ([]int, bool) {
+	r := ls.r
+	var out []int
+	add := func(i int) bool {
+		if k, found := slices.BinarySearch(out, i); !found {
+			out = slices.Insert(out, k, i)
+		}
+		return len(out) <= maxAffected
+	}
+	for _, p := range ps {
+		for _, i := range ls.inv[p] {
+			c := ls.order[i]
+			if r.sendOf(c) >= lo && kindBit(r.calls[c].kind)&kb != 0 && !add(i) {
+				return nil, false
+			}
+		}
+	}
+	for _, c := range moved {
+		i, _ := slices.BinarySearchFunc(ls.order, c, func(x, y int32) int { return ls.cmpSend(x, y) })
+		if !add(i) {
+			return nil, false
+		}
+	}
+	return out, true
+}
+
+// fifo is the FIFO evidence (search.fifoBins) of the calls at positions
+// at of ls.order, under the current assignment.
+func (ls *local) fifo(at []int) float64 {
+	r := ls.r
+	total := 0.0
+	for _, i := range at {
+		d := ls.order[i]
+		k := kindBit(r.calls[d].kind)
+		p := r.parent[d]
+		if p < 0 || ls.made(p, d, k) {
+			continue
+		}
+		nb := 0
+		for _, q := range ls.cands[d] {
+			if q != p && r.arrivedBefore(q, p) && !ls.made(q, d, k) {
+				nb++
+			}
+		}
+		total += ls.s.m.logFIFO(int8(min(nb, fifoBins-1)))
+	}
+	return total
+}
+
+// fifoSpread is how much one call's FIFO evidence can change.
+func (ls *local) fifoSpread() float64 {
+	best, worst := 0.0, 0.0
+	for b := range fifoBins {
+		v := ls.s.m.logFIFO(int8(b))
+		best, worst = max(best, v), min(worst, v)
+	}
+	return best - worst
+}
+
+// try applies the change of requests ps to calls ks (with their replay
+// scores sc; a request -1 stands for calls moved to none, scored in
+// bgDelta) if it improves the whole objective, FIFO evidence included,
+// and reports whether it did.
+func (ls *local) try(ps []int32, ks [][]int32, sc []float64, bgDelta float64, kb uint64, lo int64, moved []int32) bool {
+	d := bgDelta
+	for i, p := range ps {
+		d += sc[i] - ls.ps[p]
+	}
+	if math.IsInf(d, -1) || d+maxAffected*ls.fifoSpread() <= improveEps {
+		return false
+	}
+	var at []int
+	if ls.fifoSpread() > 0 {
+		var ok bool
+		if at, ok = ls.affected(ps, moved, kb, lo); !ok {
+			return false
+		}
+		if d+float64(len(at))*ls.fifoSpread() <= improveEps {
+			return false
+		}
+	}
+	before := ls.fifo(at)
+	old := make([][]int32, len(ps))
+	oldParent := make([]int32, len(moved))
+	for i, c := range moved {
+		oldParent[i] = ls.r.parent[c]
+	}
+	for i, p := range ps {
+		old[i] = ls.kids[p]
+		ls.kids[p] = ks[i]
+		for _, k := range ks[i] {
+			ls.r.parent[k] = p
+		}
+	}
+	for _, c := range moved {
+		if !slices.ContainsFunc(ks, func(x []int32) bool { return slices.Contains(x, c) }) {
+			ls.r.parent[c] = -1
+		}
+	}
+	after := ls.fifo(at)
+	if d+after-before > improveEps {
+		for i, p := range ps {
+			ls.ps[p] = sc[i]
+		}
+		ls.moves++
+		return true
+	}
+	for i, p := range ps {
+		ls.kids[p] = old[i]
+	}
+	for i, c := range moved {
+		ls.r.parent[c] = oldParent[i]
+	}
+	return false
+}

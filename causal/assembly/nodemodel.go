@@ -1,0 +1,499 @@
+package assembly
+
+import (
+	"math"
+)
+
+// endKind stands for a request's reply in the call-graph model: the
+// "child" after which a request makes no more calls.
+const endKind int32 = -2
+
+// noKind is the previous child of a request that made none yet.
+const noKind int32 = -1
+
+// ctxKey is what a request's next event depends on in the model: its
+// kind, how many calls it made so far, the kind of the last one and the
+// class of the last reply it received.
+type ctxKey struct {
+	pk   int32
+	prev int32
+	pos  uint8
+	ret  uint8
+}
+
+type tKey struct {
+	lvl      uint8
+	pk, prev int32
+	pos, ret uint8
+}
+
+type gKey struct {
+	lvl            uint8
+	pk, prev, next int32
+	ret            uint8
+}
+
+type sKey struct{ prev, next, pk int32 }
+
+type tcKey struct {
+	c    ctxKey
+	next int32
+}
+
+// sizeLink is the relation between the size of a request's last reply
+// received and the size of what it sends next (a value read and then
+// written, a body passed on): the histogram of their difference on links,
+// against what unrelated messages of those kinds give.
+type sizeLink struct {
+	link        map[int64]float64
+	n           float64
+	informative bool
+	cache       map[int64]float64
+}
+
+// nodeModel is everything learnt about one node: its call graph (which
+// kinds of calls each kind of request makes, in which order, serial or
+// parallel), the delays before each call and each reply, how often each
+// kind of call is made by no request, and the likelihood ratios of the
+// size, token, request-id and thread evidence.
+type nodeModel struct {
+	trans   map[tKey]*dist
+	gaps    [2]map[gKey]*hist // by anchor
+	anchorW map[gKey]float64  // weight of anchorLast by context
+	samples []gapSample
+	ov      map[int32]*[2]float64
+	bg      map[int32]float64
+	nKinds  int // distinct child kinds at the node, for the uniform prior
+	logSpan float64
+	res     float64 // the timestamps' resolution, ns
+
+	size     map[sKey]*sizeLink
+	retSizes map[int32]map[int64]float64 // child kind -> reply sizes
+	reqSizes map[int32]map[int64]float64 // child kind -> request sizes
+	repSizes map[int32]map[int64]float64 // parent kind -> reply sizes
+
+	tok, rid, thr, fifo lrTable
+
+	tcache  map[tcKey]float64
+	scorers map[uint64]*scorerEntry
+	gcache  [2]map[gKey]*[nGapBins]float64
+}
+
+func newNodeModel(nKinds int, span float64) *nodeModel {
+	return &nodeModel{
+		trans:    make(map[tKey]*dist),
+		gaps:     [2]map[gKey]*hist{make(map[gKey]*hist), make(map[gKey]*hist)},
+		ov:       make(map[int32]*[2]float64),
+		bg:       make(map[int32]float64),
+		nKinds:   nKinds,
+		logSpan:  math.Log(math.Max(span, 1e9)),
+		size:     make(map[sKey]*sizeLink),
+		retSizes: make(map[int32]map[int64]float64),
+		reqSizes: make(map[int32]map[int64]float64),
+		repSizes: make(map[int32]map[int64]float64),
+		tok:      newLR(tokBins),
+		rid:      newLR(2),
+		thr:      newLR(2),
+		fifo:     newLR(fifoBins),
+		tcache:   make(map[tcKey]float64),
+		scorers:  make(map[uint64]*scorerEntry),
+		gcache:   [2]map[gKey]*[nGapBins]float64{make(map[gKey]*[nGapBins]float64), make(map[gKey]*[nGapBins]float64)},
+	}
+}
+
+func (c ctxKey) transKeys() [5]tKey {
+	return [5]tKey{
+		{lvl: 0, pk: c.pk, prev: c.prev, pos: c.pos, ret: c.ret},
+		{lvl: 1, pk: c.pk, prev: c.prev, ret: c.ret},
+		{lvl: 6, prev: c.prev, ret: c.ret},
+		{lvl: 7, prev: c.prev},
+		{lvl: 8},
+	}
+}
+
+func (c ctxKey) gapKeys(next int32) [4]gKey {
+	return [4]gKey{
+		{lvl: 0, pk: c.pk, prev: c.prev, next: next, ret: c.ret},
+		{lvl: 1, prev: c.prev, next: next, ret: c.ret},
+		{lvl: 2, next: next},
+		{lvl: 3},
+	}
+}
+
+// A request's next message is timed from one of two anchors: the latest
+// event that can have triggered it (its arrival or the last reply it
+// received: a serial request) or its arrival (the calls of a parallel
+// fan-out, each sent a while after the request came in whatever the
+// others did). The delay from each is modelled, and their mixture weight
+// is learnt per context.
+const (
+	anchorLast = iota
+	anchorArrival
+)
+
+// gapSample is one observed delay, kept to learn the anchors' weights.
+type gapSample struct {
+	key    gKey
+	bl, ba int
+	w      float64
+}
+
+// observe records one event of a request: its next call (or endKind) in
+// context c after delays gl from its latest trigger and ga from its
+// arrival, with weight w for the delays and wt for the call graph.
+func (m *nodeModel) observe(c ctxKey, next int32, gl, ga int64, w, wt float64) {
+	for _, k := range c.transKeys() {
+		d := m.trans[k]
+		if d == nil {
+			d = &dist{}
+			m.trans[k] = d
+		}
+		d.add(next, wt)
+	}
+	keys := c.gapKeys(next)
+	m.addGap(anchorLast, keys[:], gapBin(gl), w)
+	m.addGap(anchorArrival, keys[:], gapBin(ga), w)
+	m.samples = append(m.samples, gapSample{keys[0], gapBin(gl), gapBin(ga), w})
+}
+
+func (m *nodeModel) addGap(anchor int, keys []gKey, b int, w float64) {
+	for _, k := range keys {
+		h := m.gaps[anchor][k]
+		if h == nil {
+			h = &hist{}
+			m.gaps[anchor][k] = h
+		}
+		h.add(b, w)
+	}
+}
+
+// gapDensity returns the log densities of the delays before next in
+// context keys from anchor.
+func (m *nodeModel) gapDensity(anchor int, keys *[4]gKey) *[nGapBins]float64 {
+	d := m.gcache[anchor][keys[0]]
+	if d == nil {
+		mass := priorMass
+		for i := len(keys) - 1; i >= 0; i-- {
+			mass = mixMass(m.gaps[anchor][keys[i]], &mass)
+		}
+		d = logDensity(&mass, m.res)
+		m.gcache[anchor][keys[0]] = d
+	}
+	return d
+}
+
+// finishAnchors learns, for every context seen, the weight of the
+// latest-trigger anchor against the arrival anchor (EM over the samples).
+func (m *nodeModel) finishAnchors() {
+	type pre struct {
+		k0, k1 gKey
+		fl, fa float64
+		w      float64
+	}
+	ps := make([]pre, len(m.samples))
+	for i, s := range m.samples {
+		keys := gapKeysOf(s.key)
+		ps[i] = pre{s.key, keys[1], math.Exp(m.gapDensity(anchorLast, &keys)[s.bl]),
+			math.Exp(m.gapDensity(anchorArrival, &keys)[s.ba]), s.w}
+	}
+	type acc struct{ r, n float64 }
+	w := map[gKey]float64{}
+	sum := map[gKey]*acc{}
+	for it := 0; it < 6; it++ {
+		for _, a := range sum {
+			*a = acc{}
+		}
+		for _, p := range ps {
+			wl := m.anchorWeight(w, p.k0)
+			r := wl * p.fl / (wl*p.fl + (1-wl)*p.fa)
+			for _, k := range [2]gKey{p.k0, p.k1} {
+				a := sum[k]
+				if a == nil {
+					a = &acc{}
+					sum[k] = a
+				}
+				a.r += p.w * r
+				a.n += p.w
+			}
+		}
+		for k, a := range sum {
+			w[k] = (a.r + 1) / (a.n + 2)
+		}
+	}
+	m.anchorW = w
+	m.samples = nil
+}
+
+// anchorWeight is the weight of the latest-trigger anchor in context key
+// (a level-0 gap key), backed off to its level-1 key, else even.
+func (m *nodeModel) anchorWeight(w map[gKey]float64, key gKey) float64 {
+	if v, ok := w[key]; ok {
+		return v
+	}
+	keys := gapKeysOf(key)
+	if v, ok := w[keys[1]]; ok {
+		return v
+	}
+	return 0.5
+}
+
+// gapKeysOf returns the backoff keys of a level-0 gap key.
+func gapKeysOf(k gKey) [4]gKey {
+	return ctxKey{pk: k.pk, prev: k.prev, ret: k.ret}.gapKeys(k.next)
+}
+
+// logTrans returns log P(next | c), backed off level by level to a
+// uniform choice among the node's kinds of call and the reply.
+func (m *nodeModel) logTrans(c ctxKey, next int32) float64 {
+	ck := tcKey{c, next}
+	if v, ok := m.tcache[ck]; ok {
+		return v
+	}
+	p := 1 / float64(m.nKinds+1)
+	keys := c.transKeys()
+	for i := len(keys) - 1; i >= 0; i-- {
+		d := m.trans[keys[i]]
+		if d == nil || d.n == 0 {
+			continue
+		}
+		p = (d.c[next] + kappaTrans*p) / (d.n + kappaTrans)
+	}
+	v := math.Log(p)
+	m.tcache[ck] = v
+	return v
+}
+
+// scorer is what the search needs to score one kind of message in one
+// context, looked up once: the call graph's log probability, the delay
+// densities from each anchor with the log of their weights added.
+type scorer struct {
+	logT   float64
+	dl, da [nGapBins]float64
+}
+
+// gap returns the log density of a message gl after its latest trigger
+// and ga after its request's arrival: the anchors' mixture.
+func (sc *scorer) gap(gl, ga int64) float64 {
+	return logAdd(sc.dl[gapBin(gl)], sc.da[gapBin(ga)])
+}
+
+// logAdd returns log(e^a + e^b), by a table of log(1 + e^-d).
+func logAdd(a, b float64) float64 {
+	hi, d := a, a-b
+	if b > a {
+		hi, d = b, b-a
+	}
+	if d >= softplusMax || math.IsNaN(d) {
+		return hi
+	}
+	return hi + softplus[int(d*softplusStep)]
+}
+
+const (
+	softplusMax  = 20
+	softplusStep = 100
+)
+
+// softplus[i] is log(1 + e^-(i+0.5)/softplusStep).
+var softplus = func() []float64 {
+	t := make([]float64, softplusMax*softplusStep)
+	for i := range t {
+		t[i] = math.Log1p(math.Exp(-(float64(i) + 0.5) / softplusStep))
+	}
+	return t
+}()
+
+// packKey packs a context and a next kind into one map key.
+func packKey(c ctxKey, next int32) uint64 {
+	return uint64(uint32(c.pk))<<40 ^ uint64(uint32(c.prev+2))<<20 ^ uint64(uint32(next+2)) ^
+		uint64(c.pos)<<60 ^ uint64(c.ret)<<53 ^ uint64(uint32(c.pk)>>24)<<56
+}
+
+// scorer returns (building it once) the scorer of next in context c.
+func (m *nodeModel) scorer(c ctxKey, next int32) *scorer {
+	k := packKey(c, next)
+	if sc, ok := m.scorers[k]; ok && sc.c == c && sc.next == next {
+		return &sc.scorer
+	}
+	keys := c.gapKeys(next)
+	wl := m.anchorWeight(m.anchorW, keys[0])
+	e := &scorerEntry{c: c, next: next}
+	e.logT = m.logTrans(c, next)
+	dl, da := m.gapDensity(anchorLast, &keys), m.gapDensity(anchorArrival, &keys)
+	lw, la := math.Log(wl), math.Log(1-wl)
+	for b := range e.dl {
+		e.dl[b] = dl[b] + lw
+		e.da[b] = da[b] + la
+	}
+	m.scorers[k] = e
+	return &e.scorer
+}
+
+type scorerEntry struct {
+	scorer
+	c    ctxKey
+	next int32
+}
+
+// logOverlap returns the log probability that a request of kind pk sends
+// a call while one of its calls is outstanding (busy) or not.
+func (m *nodeModel) logOverlap(pk int32, busy bool) float64 {
+	o := m.ov[pk]
+	if o == nil {
+		return math.Log(0.5)
+	}
+	if busy {
+		return math.Log((o[0] + 0.5) / (o[1] + 1))
+	}
+	return math.Log((o[1] - o[0] + 0.5) / (o[1] + 1))
+}
+
+func (m *nodeModel) addOverlap(pk int32, busy bool, w float64) {
+	o := m.ov[pk]
+	if o == nil {
+		o = new([2]float64)
+		m.ov[pk] = o
+	}
+	if busy {
+		o[0] += w
+	}
+	o[1] += w
+}
+
+// logBackground is the log rate (per nanosecond) of calls of kind ck that
+// no request makes.
+func (m *nodeModel) logBackground(ck int32) float64 {
+	return math.Log(m.bg[ck]+0.5) - m.logSpan
+}
+
+func addSize(mm map[int32]map[int64]float64, k int32, b int64) {
+	if b < 0 {
+		return
+	}
+	s := mm[k]
+	if s == nil {
+		s = make(map[int64]float64)
+		mm[k] = s
+	}
+	s[b]++
+}
+
+// randDelta is the probability of a difference delta between a reply of
+// kind prev and a message of the sizes next, for unrelated messages.
+func randDelta(prev, next map[int64]float64, delta int64) float64 {
+	var np, nn float64
+	for _, v := range prev {
+		np += v
+	}
+	for _, v := range next {
+		nn += v
+	}
+	if np == 0 || nn == 0 {
+		return 0
+	}
+	p := 0.0
+	for x, v := range prev {
+		p += v * next[x+delta]
+	}
+	return p / (np * nn)
+}
+
+func (m *nodeModel) sizeKey(prev, next, pk int32) sKey {
+	if next != endKind {
+		pk = 0
+	}
+	return sKey{prev, next, pk}
+}
+
+func (m *nodeModel) nextSizes(k sKey) map[int64]float64 {
+	if k.next == endKind {
+		return m.repSizes[k.pk]
+	}
+	return m.reqSizes[k.next]
+}
+
+// addSizeLink records the size difference of one link.
+func (m *nodeModel) addSizeLink(prev, next, pk int32, delta int64, w float64) {
+	k := m.sizeKey(prev, next, pk)
+	s := m.size[k]
+	if s == nil {
+		s = &sizeLink{link: make(map[int64]float64)}
+		m.size[k] = s
+	}
+	s.link[delta] += w
+	s.n += w
+}
+
+// finishSizes decides which size relations are informative: those whose
+// links gain on average more than 0.3 nats over unrelated messages.
+func (m *nodeModel) finishSizes() {
+	for k, s := range m.size {
+		s.cache = make(map[int64]float64)
+		if s.n < 5 {
+			continue
+		}
+		gain := 0.0
+		for d, v := range s.link {
+			gain += v * m.sizeLR(k, s, d)
+		}
+		s.informative = gain/s.n > 0.3
+	}
+}
+
+func (m *nodeModel) sizeLR(k sKey, s *sizeLink, delta int64) float64 {
+	if v, ok := s.cache[delta]; ok {
+		return v
+	}
+	r := randDelta(m.retSizes[k.prev], m.nextSizes(k), delta)
+	v := 0.0
+	if r > 0 {
+		const kappa = 2
+		v = math.Log((s.link[delta]+kappa*r)/(s.n+kappa)) - math.Log(r)
+	}
+	s.cache[delta] = v
+	return v
+}
+
+// logSize returns the log likelihood ratio of a size difference delta
+// between the last reply (of kind prev) a request received and its next
+// message (next, or its reply for endKind), 0 when the relation is not
+// informative.
+func (m *nodeModel) logSize(prev, next, pk int32, delta int64) float64 {
+	s := m.size[m.sizeKey(prev, next, pk)]
+	if s == nil || !s.informative {
+		return 0
+	}
+	return m.sizeLR(m.sizeKey(prev, next, pk), s, delta)
+}
+
+// The token evidence is binned by the IDF weight of the tokens a call
+// shares with its candidate request.
+const tokBins = 5
+
+func tokBin(score float64) int {
+	switch {
+	case score <= 0:
+		return 0
+	case score <= 3:
+		return 1
+	case score <= 6:
+		return 2
+	case score <= 10:
+		return 3
+	}
+	return 4
+}
+
+// fifoBins is the number of bins of the FIFO evidence (search.fifoBins).
+const fifoBins = 4
+
+// fifoInformative reports whether the FIFO evidence can change a score.
+func (m *nodeModel) fifoInformative() bool { return m.fifo.nl >= 1 && m.fifo.no >= 1 }
+
+// logFIFO is the log likelihood ratio of FIFO bin b (-1: none).
+func (m *nodeModel) logFIFO(b int8) float64 {
+	if b < 0 {
+		return 0
+	}
+	return m.fifo.logLR(int(b))
+}

@@ -1,0 +1,96 @@
+package assembly
+
+import (
+	"time"
+
+	"github.com/wirepath/wirepath/causal"
+)
+
+// Name is the assembly engine's name in results and on the command line.
+const Name = "assembly"
+
+// EM says how the models are re-fitted between passes.
+type EM string
+
+// The re-fitting modes.
+const (
+	// EMHard re-fits the models from the best assignment of the last pass.
+	EMHard EM = "hard"
+	// EMSoft re-fits them from every link weighted by its confidence.
+	EMSoft EM = "soft"
+)
+
+// Options are the parameters of the assembly engine.
+type Options struct {
+	causal.Options
+	// Tolerance is the clock error allowed when two timestamps compared at
+	// one node were taken by different capture points: a child may be sent
+	// up to Tolerance before its parent's arrival, and answered up to
+	// Tolerance after its parent's reply left.
+	Tolerance time.Duration
+	// Beam is the most hypotheses the search keeps per node; a window in
+	// which it never had to drop one is solved exactly.
+	Beam int
+	// Passes is the number of search passes; the models are re-fitted
+	// between passes (EM).
+	Passes int
+	// EM is how the models are re-fitted: hard or soft.
+	EM EM
+	// Alternatives is the number K of alternative parents listed per link.
+	Alternatives int
+	// MaxOpen bounds how long a request whose arrival or reply was not seen
+	// is taken to have been open.
+	MaxOpen time.Duration
+	// Workers bounds the goroutines used; 0 means GOMAXPROCS.
+	Workers int
+}
+
+// DefaultOptions returns the engine's defaults.
+func DefaultOptions() Options {
+	return Options{
+		Options:      causal.DefaultOptions(),
+		Tolerance:    100 * time.Microsecond,
+		Beam:         16,
+		Passes:       3,
+		EM:           EMHard,
+		Alternatives: 3,
+		MaxOpen:      10 * time.Second,
+	}
+}
+
+// Validate checks the options. The error is a *causal.OptionError naming
+// the first option out of range by its flag.
+func (o *Options) Validate() error {
+	bad := func(option, msg string) error { return causal.OptionErrorf(Name, option, "%s", msg) }
+	switch {
+	case o.Tolerance < 0 || o.Tolerance > time.Minute:
+		return bad("tolerance", "the clock tolerance must be between 0 and 1m")
+	case o.Beam < 1 || o.Beam > 1<<16:
+		return bad("beam", "the beam must be between 1 and 65536 hypotheses")
+	case o.Passes < 1 || o.Passes > 100:
+		return bad("passes", "the number of passes must be between 1 and 100")
+	case o.EM != EMHard && o.EM != EMSoft:
+		return bad("em", "em must be hard or soft")
+	case o.Alternatives < 0 || o.Alternatives > 100:
+		return bad("alternatives", "the number of alternatives must be between 0 and 100")
+	case o.MaxOpen <= 0:
+		return bad("max-open", "max-open must be positive")
+	case o.Workers < 0:
+		return bad("workers", "workers must not be negative")
+	}
+	return o.Options.Validate(Name)
+}
+
+// Params returns the options by the names of the assemble command's
+// flags, for Result.Params.
+func (o *Options) Params() map[string]any {
+	return map[string]any{
+		"tolerance":    o.Tolerance.String(),
+		"beam":         o.Beam,
+		"passes":       o.Passes,
+		"em":           string(o.EM),
+		"alternatives": o.Alternatives,
+		"max-open":     o.MaxOpen.String(),
+		"rank":         string(o.Rank),
+	}
+}

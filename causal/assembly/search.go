@@ -1,0 +1,796 @@
+package assembly
+
+import (
+	"cmp"
+	"math"
+	"slices"
+)
+
+// Event types of a node's timeline, in the order they are taken at one
+// instant: a request arrives, a call's reply comes back, a call leaves, a
+// request's reply leaves.
+const (
+	evArr uint8 = iota
+	evBack
+	evSend
+	evRep
+)
+
+// event is one point of a node's timeline.
+type event struct {
+	t    int64
+	typ  uint8
+	call int32
+}
+
+// backAt returns when call c's reply is taken in order: at its arrival,
+// among the replies that can trigger what is sent at that instant; or,
+// when it is stamped no later than the call's send (coarse timestamps),
+// right after the send.
+func backAt(send, back int64) (t int64, rank uint8) {
+	if back <= send {
+		return send, evSend
+	}
+	return back, evBack
+}
+
+// cmpEvent orders a node's events: by time; at one instant arrivals,
+// replies, sends and request replies in that order, by call; a reply
+// stamped with its call's send right after that send (rank says where an
+// event sorts, which for such a reply is evSend).
+func cmpEvent(at, bt int64, ar, br uint8, ac, bc int32, aBack, bBack bool) int {
+	switch {
+	case at != bt:
+		if at < bt {
+			return -1
+		}
+		return 1
+	case ar != br:
+		return int(ar) - int(br)
+	case ac != bc:
+		return int(ac - bc)
+	case aBack != bBack:
+		if aBack {
+			return 1
+		}
+		return -1
+	}
+	return 0
+}
+
+// slot is the state of one open request in a hypothesis: the request's
+// call, the time of the latest event that can have triggered its next
+// message (its arrival or the reply of one of its calls), its last call
+// sent and last call answered, how many calls it made and has
+// outstanding, and the class of the last reply it received.
+type slot struct {
+	p       int32
+	lastKid int32
+	lastRet int32
+	prev    int32  // kind of lastKid, noKind for none
+	kinds   uint64 // the kinds of call it made (bit kind%64)
+	last    int64
+	pos     uint8
+	out     uint8
+	ret     uint8
+}
+
+// own records which request a call in flight belongs to in a hypothesis.
+type own struct{ c, p int32 }
+
+// decision is one call's request in a hypothesis, in a list shared
+// between hypotheses (newest first).
+type decision struct {
+	c, p int32
+	seq  int32 // the call's position among the node's calls sent
+	prev *decision
+}
+
+// hyp is one hypothesis: the states of the node's open requests, the
+// requests of its calls in flight, its log likelihood and its decisions.
+type hyp struct {
+	slots []slot
+	owns  []own
+	score float64
+	hash  uint64
+	asg   *decision
+}
+
+func mix64(x uint64) uint64 {
+	x ^= x >> 33
+	x *= 0xff51afd7ed558ccd
+	x ^= x >> 33
+	x *= 0xc4ceb9fe1a85ec53
+	x ^= x >> 33
+	return x
+}
+
+func (s *slot) hash() uint64 {
+	h := mix64(uint64(uint32(s.p))<<32|uint64(uint32(s.lastKid))) ^ mix64(s.kinds)
+	h = mix64(h ^ uint64(uint32(s.lastRet))<<32 ^ uint64(s.pos)<<8 ^ uint64(s.out)<<16 ^ uint64(s.ret))
+	return mix64(h ^ uint64(s.last))
+}
+
+func (o own) hash() uint64 { return mix64(uint64(uint32(o.c))<<32|uint64(uint32(o.p))) ^ 0x5bd1e995 }
+
+// equal reports whether two hypotheses have the same state (their
+// futures score alike, so the worse can be dropped: Viterbi).
+func (h *hyp) equal(g *hyp) bool {
+	if len(h.slots) != len(g.slots) || len(h.owns) != len(g.owns) {
+		return false
+	}
+	for _, s := range h.slots {
+		i := slices.IndexFunc(g.slots, func(t slot) bool { return t.p == s.p })
+		if i < 0 || g.slots[i] != s {
+			return false
+		}
+	}
+	for _, o := range h.owns {
+		if !slices.Contains(g.owns, o) {
+			return false
+		}
+	}
+	return true
+}
+
+func (h *hyp) slotOf(p int32) int {
+	for i := range h.slots {
+		if h.slots[i].p == p {
+			return i
+		}
+	}
+	return -1
+}
+
+// cand is one way to extend a hypothesis at a call's send: give the call
+// to slot i (-1: to no request).
+type cand struct {
+	h     int32
+	slot  int32
+	score float64
+	hash  uint64
+}
+
+// altScore is a parent's best score for a call among the hypotheses, when
+// the call was sent.
+type altScore struct {
+	p     int32
+	score float64
+}
+
+// searchCounts are the counters of a node's search.
+type searchCounts struct {
+	windows, windowsExact     int64
+	decisions, decisionsExact int64
+	relaxed, forcedCommits    int64
+	pruned, moves             int64
+}
+
+// search is the time-ordered Viterbi search of one node in one pass.
+type search struct {
+	r     *run
+	node  int32
+	m     *nodeModel
+	beam  int
+	hyps  []*hyp
+	next  []*hyp
+	cands []cand
+	seen  map[uint64][]int32
+	// the calls sent since the last commit, in order, with their best
+	// score per parent when they were sent
+	pend    []int32
+	pendAlt map[int32][]altScore
+	seq     int32
+	// pruned says whether the current window lost a hypothesis.
+	pruned    bool
+	cnt       searchCounts
+	commitLag int
+	// memo holds, within one call's send, the link score of each slot
+	// state met; free holds hypotheses to reuse; decs is the slab that
+	// decisions are carved from.
+	memo   map[uint64]float64
+	scores []float64
+	fifo   []int8
+	elig   []int32
+	free   []*hyp
+	decs   []decision
+}
+
+func newSearch(r *run, node int32, m *nodeModel) *search {
+	return &search{
+		r: r, node: node, m: m, beam: r.opt.Beam,
+		hyps:      []*hyp{{}},
+		seen:      make(map[uint64][]int32),
+		pendAlt:   make(map[int32][]altScore),
+		commitLag: 256,
+		memo:      make(map[uint64]float64),
+	}
+}
+
+// ctx returns slot s's context.
+func (s *search) ctx(sl *slot) ctxKey {
+	return ctxKey{pk: s.r.calls[sl.p].kind, prev: sl.prev, pos: min(sl.pos, maxPos), ret: sl.ret}
+}
+
+// run solves the node's timeline.
+func (s *search) run(evs []event) {
+	for i := range evs {
+		e := &evs[i]
+		switch e.typ {
+		case evArr:
+			s.arrive(e.call, e.t)
+		case evSend:
+			s.send(e.call)
+		case evBack:
+			s.back(e.call)
+		case evRep:
+			s.reply(e.call)
+		}
+		if len(s.hyps) == 1 && len(s.hyps[0].slots) == 0 && len(s.hyps[0].owns) == 0 {
+			s.closeWindow()
+		} else if len(s.pend) >= 2*s.commitLag {
+			s.commit(s.commitLag, true)
+		}
+	}
+	s.closeWindow()
+}
+
+func (s *search) arrive(p int32, t int64) {
+	sl := slot{p: p, lastKid: -1, lastRet: -1, prev: noKind, last: t + s.r.tol}
+	if c := &s.r.calls[p]; c.arr != noTime {
+		sl.last = c.arr
+	}
+	hs := sl.hash()
+	for _, h := range s.hyps {
+		h.slots = append(h.slots, sl)
+		h.hash ^= hs
+	}
+}
+
+// feasible reports whether call c, sent while request p was open, can
+// belong to it (run.fits).
+func (s *search) feasible(c, p int32) bool { return s.r.fits(c, p) }
+
+// linkScore is the log likelihood of call c as the next call of the
+// request in slot sl.
+func (s *search) linkScore(c int32, sl *slot) float64 {
+	r := s.r
+	cc := &r.calls[c]
+	cx := s.ctx(sl)
+	scr := s.m.scorer(cx, cc.kind)
+	sc := scr.logT + r.callGap(scr, c, sl.last, r.arrOf(sl.p)) + s.m.logOverlap(cx.pk, sl.out > 0)
+	if sl.lastRet >= 0 && cc.reqBytes >= 0 {
+		lr := &r.calls[sl.lastRet]
+		if lr.repBytes >= 0 {
+			sc += s.m.logSize(lr.kind, cc.kind, cx.pk, cc.reqBytes-lr.repBytes)
+		}
+	}
+	return sc + r.evidenceScore(s.m, c, sl)
+}
+
+// endScore is the log likelihood of request p's reply after the state sl.
+func (s *search) endScore(sl *slot) float64 {
+	r := s.r
+	pc := &r.calls[sl.p]
+	if pc.retMsg < 0 || pc.flags&flagOneWay != 0 {
+		return 0
+	}
+	cx := s.ctx(sl)
+	scr := s.m.scorer(cx, endKind)
+	sc := scr.logT + scr.gap(pc.rep-sl.last, pc.rep-r.arrOf(sl.p))
+	if sl.lastRet >= 0 {
+		lr := &r.calls[sl.lastRet]
+		if lr.repBytes >= 0 && pc.repBytes >= 0 {
+			sc += s.m.logSize(lr.kind, endKind, cx.pk, pc.repBytes-lr.repBytes)
+		}
+	}
+	return sc
+}
+
+func (s *search) send(c int32) {
+	r := s.r
+	cc := &r.calls[c]
+	forced := r.exact[c]
+	s.cands = s.cands[:0]
+	bg := s.m.logBackground(cc.kind)
+	clear(s.memo)
+	kb := kindBit(cc.kind)
+	for hi, h := range s.hyps {
+		if forced < 0 {
+			s.cands = append(s.cands, cand{h: int32(hi), slot: -1, score: h.score + bg, hash: h.hash})
+		}
+		s.fifoBins(h, c, kb)
+		for i := range h.slots {
+			sl := &h.slots[i]
+			if forced >= 0 && sl.p != forced || !s.feasible(c, sl.p) {
+				continue
+			}
+			sh := sl.hash()
+			key := sh ^ uint64(s.fifo[i]+2)*0x9e3779b97f4a7c15
+			ls, ok := s.memo[key]
+			if !ok {
+				ls = s.linkScore(c, sl) + s.m.logFIFO(s.fifo[i])
+				s.memo[key] = ls
+			}
+			ns := s.extend(sl, c)
+			hh := h.hash ^ sh ^ ns.hash()
+			if cc.retMsg >= 0 && cc.flags&flagOneWay == 0 {
+				hh ^= own{c, sl.p}.hash()
+			}
+			s.cands = append(s.cands, cand{h: int32(hi), slot: int32(i), score: h.score + ls, hash: hh})
+		}
+	}
+	if len(s.cands) == 0 {
+		// The forced parent is open in no hypothesis: decide freely.
+		r.exact[c] = -1
+		s.send(c)
+		return
+	}
+	s.noteAlternatives(c)
+	s.select_(func(cd *cand) *hyp { return s.apply(cd, c) })
+	s.pend = append(s.pend, c)
+	s.seq++
+}
+
+// kindBit is the bit of kind k in a slot's kinds.
+func kindBit(k int32) uint64 { return 1 << (uint32(k) % 64) }
+
+// arrivedBefore reports whether request p arrived before request q: by
+// their arrival times, and at one instant (coarse timestamps) by their
+// order in the trace, which is the order the capture or the log saw them.
+func (r *run) arrivedBefore(p, q int32) bool {
+	a, b := r.arrOf(p), r.arrOf(q)
+	if a != b {
+		return a < b
+	}
+	return p < q
+}
+
+// fifoBins sets s.fifo[i], for each slot i of h, to the FIFO bin of call c
+// (kind bit kb) going to it: how many requests that arrived before it,
+// and could hold c, have made no call of c's kind yet (capped at
+// fifoBins-1); -1 when the slot already made one (a repeated call) or
+// cannot hold c. A node that serves its requests in order of arrival (an
+// event loop, a queue) gives a request's next call of a kind to the
+// earliest request that has not made it: bin 0.
+func (s *search) fifoBins(h *hyp, c int32, kb uint64) {
+	s.fifo = s.fifo[:0]
+	for range h.slots {
+		s.fifo = append(s.fifo, -1)
+	}
+	if !s.m.fifoInformative() {
+		return
+	}
+	// the slots that could take c and made no call of its kind, in order
+	// of arrival: a slot's bin is its rank
+	s.elig = s.elig[:0]
+	for i := range h.slots {
+		sl := &h.slots[i]
+		if sl.kinds&kb == 0 && s.feasible(c, sl.p) {
+			s.elig = append(s.elig, int32(i))
+		}
+	}
+	slices.SortFunc(s.elig, func(a, b int32) int {
+		pa, pb := h.slots[a].p, h.slots[b].p
+		switch {
+		case pa == pb:
+			return 0
+		case s.r.arrivedBefore(pa, pb):
+			return -1
+		}
+		return 1
+	})
+	for rank, i := range s.elig {
+		s.fifo[i] = int8(min(rank, fifoBins-1))
+	}
+}
+
+// extend returns slot sl after it sent call c.
+func (s *search) extend(sl *slot, c int32) slot {
+	cc := &s.r.calls[c]
+	ns := *sl
+	ns.pos++
+	ns.prev = cc.kind
+	ns.kinds |= kindBit(cc.kind)
+	ns.lastKid = c
+	if cc.retMsg >= 0 && cc.flags&flagOneWay == 0 {
+		ns.out++
+	}
+	return ns
+}
+
+// apply materialises candidate cd for call c.
+func (s *search) apply(cd *cand, c int32) *hyp {
+	h := s.hyps[cd.h]
+	nh := s.alloc()
+	nh.score, nh.hash = cd.score, cd.hash
+	nh.slots = append(nh.slots, h.slots...)
+	nh.owns = append(nh.owns, h.owns...)
+	p := int32(-1)
+	if cd.slot >= 0 {
+		sl := &nh.slots[cd.slot]
+		p = sl.p
+		*sl = s.extend(sl, c)
+		if cc := &s.r.calls[c]; cc.retMsg >= 0 && cc.flags&flagOneWay == 0 {
+			nh.owns = append(nh.owns, own{c, p})
+		}
+	}
+	nh.asg = s.decision(decision{c: c, p: p, seq: s.seq, prev: h.asg})
+	return nh
+}
+
+// alloc returns an empty hypothesis, reusing a dropped one.
+func (s *search) alloc() *hyp {
+	if n := len(s.free); n > 0 {
+		h := s.free[n-1]
+		s.free = s.free[:n-1]
+		h.slots, h.owns, h.asg = h.slots[:0], h.owns[:0], nil
+		return h
+	}
+	return &hyp{}
+}
+
+// release returns hypotheses no longer used.
+func (s *search) release(hs ...*hyp) {
+	for _, h := range hs {
+		h.asg = nil
+		s.free = append(s.free, h)
+	}
+}
+
+// decision returns d stored in the slab.
+func (s *search) decision(d decision) *decision {
+	if len(s.decs) == cap(s.decs) {
+		s.decs = make([]decision, 0, 1024)
+	}
+	s.decs = append(s.decs, d)
+	return &s.decs[len(s.decs)-1]
+}
+
+// noteAlternatives records, for call c, the best score of each parent
+// among the candidates.
+func (s *search) noteAlternatives(c int32) {
+	var alts []altScore
+	for _, cd := range s.cands {
+		p := int32(-1)
+		if cd.slot >= 0 {
+			p = s.hyps[cd.h].slots[cd.slot].p
+		}
+		i := slices.IndexFunc(alts, func(a altScore) bool { return a.p == p })
+		switch {
+		case i < 0:
+			alts = append(alts, altScore{p, cd.score})
+		case cd.score > alts[i].score:
+			alts[i].score = cd.score
+		}
+	}
+	slices.SortFunc(alts, func(a, b altScore) int {
+		if c := cmp.Compare(b.score, a.score); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.p, b.p)
+	})
+	if k := s.r.opt.Alternatives + 1; len(alts) > k {
+		alts = alts[:k]
+	}
+	s.pendAlt[c] = alts
+}
+
+// select_ keeps the best beam candidates, one per state (the best of
+// candidates that lead to the same state: Viterbi), materialised by mk.
+// Only the candidates that can make the beam are sorted: those at least
+// as good as the 2·beam-th best score, unless merging leaves the beam
+// short, when the rest follow.
+func (s *search) select_(mk func(*cand) *hyp) {
+	s.next = s.next[:0]
+	clear(s.seen)
+	cands := s.cands
+	pruned := false
+	for len(cands) > 0 {
+		head := cands
+		if len(cands) > 2*s.beam {
+			th := s.kth(cands, 2*s.beam)
+			head = partition(cands, th)
+		}
+		slices.SortFunc(head, func(a, b cand) int {
+			if c := cmp.Compare(b.score, a.score); c != 0 {
+				return c
+			}
+			if c := cmp.Compare(a.h, b.h); c != 0 {
+				return c
+			}
+			return cmp.Compare(a.slot, b.slot)
+		})
+		for i := range head {
+			cd := &head[i]
+			if s.dup(cd.hash, nil, mk, cd) {
+				continue
+			}
+			if len(s.next) == s.beam {
+				pruned = true
+				break
+			}
+			nh := mk(cd)
+			s.seen[cd.hash] = append(s.seen[cd.hash], int32(len(s.next)))
+			s.next = append(s.next, nh)
+		}
+		if len(s.next) == s.beam || len(head) == len(cands) {
+			pruned = pruned || len(head) < len(cands)
+			break
+		}
+		cands = cands[len(head):]
+	}
+	if pruned {
+		s.pruned = true
+		s.cnt.pruned++
+	}
+	s.release(s.hyps...)
+	s.hyps, s.next = s.next, s.hyps
+}
+
+// kth returns the k-th largest score among cands (k >= 1).
+func (s *search) kth(cands []cand, k int) float64 {
+	sc := s.scores[:0]
+	for i := range cands {
+		sc = append(sc, cands[i].score)
+	}
+	s.scores = sc
+	lo, hi := 0, len(sc)-1
+	k--
+	for lo < hi {
+		p := sc[(lo+hi)/2]
+		i, j := lo, hi
+		for i <= j {
+			for sc[i] > p {
+				i++
+			}
+			for sc[j] < p {
+				j--
+			}
+			if i <= j {
+				sc[i], sc[j] = sc[j], sc[i]
+				i++
+				j--
+			}
+		}
+		switch {
+		case k <= j:
+			hi = j
+		case k >= i:
+			lo = i
+		default:
+			return sc[k]
+		}
+	}
+	return sc[k]
+}
+
+// partition moves the candidates scoring at least th to the front of
+// cands and returns them.
+func partition(cands []cand, th float64) []cand {
+	n := 0
+	for i := range cands {
+		if cands[i].score >= th {
+			cands[i], cands[n] = cands[n], cands[i]
+			n++
+		}
+	}
+	return cands[:n]
+}
+
+// dup reports whether a hypothesis with the state of candidate cd (or of
+// h) is already kept. Equal hashes are compared state by state.
+func (s *search) dup(hash uint64, h *hyp, mk func(*cand) *hyp, cd *cand) bool {
+	idx, ok := s.seen[hash]
+	if !ok {
+		return false
+	}
+	if h == nil {
+		h = mk(cd)
+		defer s.release(h)
+	}
+	for _, j := range idx {
+		if s.next[j].equal(h) {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *search) back(c int32) {
+	cc := &s.r.calls[c]
+	for _, h := range s.hyps {
+		oi := slices.IndexFunc(h.owns, func(o own) bool { return o.c == c })
+		if oi < 0 {
+			continue
+		}
+		o := h.owns[oi]
+		h.owns = slices.Delete(h.owns, oi, oi+1)
+		h.hash ^= o.hash()
+		i := h.slotOf(o.p)
+		sl := &h.slots[i]
+		h.hash ^= sl.hash()
+		sl.out--
+		sl.last = max(sl.last, cc.back)
+		sl.lastRet = c
+		sl.ret = retClass(cc.repBytes)
+		h.hash ^= sl.hash()
+	}
+}
+
+func (s *search) reply(p int32) {
+	pc := &s.r.calls[p]
+	strict := pc.retMsg >= 0 && pc.flags&flagOneWay == 0
+	s.next = s.next[:0]
+	var relaxed []*hyp
+	for _, h := range s.hyps {
+		i := h.slotOf(p)
+		if i < 0 {
+			s.next = append(s.next, h)
+			continue
+		}
+		sl := h.slots[i]
+		h.hash ^= sl.hash()
+		h.slots = slices.Delete(h.slots, i, i+1)
+		h.score += s.endScore(&sl)
+		if sl.out > 0 {
+			// calls still in flight when the request closed (its reply
+			// not seen, and taken to leave when its span ends) are
+			// forgotten
+			s.dropOwns(h, p)
+		}
+		if strict && sl.out > 0 {
+			// A call of the request was answered after its reply left:
+			// not this hypothesis, unless no hypothesis can avoid it.
+			relaxed = append(relaxed, h)
+			continue
+		}
+		s.next = append(s.next, h)
+	}
+	if len(s.next) == 0 {
+		s.cnt.relaxed++
+		for _, h := range relaxed {
+			h.score -= 50
+			s.next = append(s.next, h)
+		}
+	}
+	s.hyps, s.next = s.next, s.hyps
+	s.dedupe()
+}
+
+// dropOwns forgets the calls in flight of request p in h.
+func (s *search) dropOwns(h *hyp, p int32) {
+	h.owns = slices.DeleteFunc(h.owns, func(o own) bool {
+		if o.p == p {
+			h.hash ^= o.hash()
+			return true
+		}
+		return false
+	})
+}
+
+// dedupe merges hypotheses of equal state, keeping the best.
+func (s *search) dedupe() {
+	if len(s.hyps) < 2 {
+		return
+	}
+	s.next = s.next[:0]
+	clear(s.seen)
+outer:
+	for _, h := range s.hyps {
+		for _, j := range s.seen[h.hash] {
+			if g := s.next[j]; g.equal(h) {
+				if h.score > g.score {
+					s.next[j] = h
+					s.release(g)
+				} else {
+					s.release(h)
+				}
+				continue outer
+			}
+		}
+		s.seen[h.hash] = append(s.seen[h.hash], int32(len(s.next)))
+		s.next = append(s.next, h)
+	}
+	s.hyps, s.next = s.next, s.hyps
+}
+
+// closeWindow commits every pending decision: the node has no open
+// request, so all hypotheses agree on the state.
+func (s *search) closeWindow() {
+	if len(s.pend) == 0 {
+		s.pruned = false
+		return
+	}
+	s.commit(len(s.pend), false)
+	s.cnt.windows++
+	if !s.pruned {
+		s.cnt.windowsExact++
+	}
+	s.pruned = false
+	best := s.hyps[0]
+	for _, h := range s.hyps[1:] {
+		if h.score > best.score {
+			best = h
+		}
+	}
+	best.asg = nil
+	s.hyps = append(s.hyps[:0], best)
+}
+
+// commit decides the n oldest pending calls by the best hypothesis, with
+// each call's confidence and alternatives from the hypotheses that are
+// left; forced commits (the window is still open) drop the hypotheses
+// that disagree.
+func (s *search) commit(n int, forced bool) {
+	r := s.r
+	slices.SortFunc(s.hyps, func(a, b *hyp) int { return cmp.Compare(b.score, a.score) })
+	set := s.pend[:n]
+	firstSeq := s.seq - int32(len(s.pend))
+	lastSeq := firstSeq + int32(n) - 1
+	// smoothed max-marginals: per committed call (by seq - firstSeq), the
+	// best final score per parent (parent -1: none)
+	marg := make([][]altScore, n)
+	choice := make([]int32, n)
+	keep := s.hyps[:0:0]
+	for hi, h := range s.hyps {
+		agree := true
+		for d := h.asg; d != nil && d.seq >= firstSeq; d = d.prev {
+			if d.seq > lastSeq {
+				continue
+			}
+			k := d.seq - firstSeq
+			if hi == 0 {
+				choice[k] = d.p
+			} else if choice[k] != d.p {
+				agree = false
+			}
+			mc := marg[k]
+			i := slices.IndexFunc(mc, func(a altScore) bool { return a.p == d.p })
+			switch {
+			case i < 0:
+				marg[k] = append(mc, altScore{d.p, h.score})
+			case h.score > mc[i].score:
+				mc[i].score = h.score
+			}
+			if d.seq == firstSeq {
+				d.prev = nil
+			}
+		}
+		if agree || !forced {
+			keep = append(keep, h)
+		}
+	}
+	if forced {
+		if len(keep) < len(s.hyps) {
+			s.pruned = true
+		}
+		s.hyps = keep
+		s.cnt.forcedCommits++
+	}
+	for k, c := range set {
+		r.assign(c, choice[k], marg[k], s.pendAlt[c])
+		delete(s.pendAlt, c)
+		s.cnt.decisions++
+		if !s.pruned {
+			s.cnt.decisionsExact++
+		}
+	}
+	s.pend = append(s.pend[:0], s.pend[n:]...)
+}
+
+// logSumExp returns log Σ exp(v).
+func logSumExp(v []float64) float64 {
+	m := math.Inf(-1)
+	for _, x := range v {
+		m = max(m, x)
+	}
+	if math.IsInf(m, -1) {
+		return m
+	}
+	s := 0.0
+	for _, x := range v {
+		s += math.Exp(x - m)
+	}
+	return m + math.Log(s)
+}
