@@ -244,7 +244,7 @@ func trust(engine string, p *causal.Pattern) (text string, v float64, ok bool) {
 func trustCaption(engine string) string {
 	switch engine {
 	case "assembly":
-		return "confidence: the mean confidence of the pattern's requests (the product of their links' probabilities, calibrated by the assembly engine)."
+		return "confidence: the mean confidence of the pattern's requests (the product of their links' probabilities as the assembly engine estimates them; exact links by request id or thread are near 1, timing-only ones are over-confident at high concurrency: see docs/accuracy.md)."
 	case "linking":
 		return "mean p: the mean probability linking gives the pattern's instances (WAP5 §5; the engine's own score, not a calibrated confidence)."
 	}

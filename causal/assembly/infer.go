@@ -39,6 +39,7 @@ func (e *Engine) inferHook(ctx context.Context, ms trace.Messages, hook func(r *
 		Patterns: agg.Patterns(e.opt.Rank),
 		Requests: reqs,
 	}
+	res.RequestTypes = agg.RequestTypes()
 	r.account(res, agg, tc)
 	return res, r, nil
 }
