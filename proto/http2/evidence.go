@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"slices"
 	"strings"
+	"unsafe"
 
 	farm "github.com/dgryski/go-farm"
 
@@ -117,7 +118,14 @@ func addToken(ev *proto.Evidence, t string) {
 	if t == "" {
 		return
 	}
-	ev.Tokens = append(ev.Tokens, farm.Fingerprint64([]byte(t)))
+	ev.Tokens = append(ev.Tokens, fingerprint(t))
+}
+
+// fingerprint returns go-farm's Fingerprint64 of t's bytes. It reads t in
+// place: converting t to a []byte would copy it to the heap, since the
+// compiler cannot prove that go-farm does not keep its argument.
+func fingerprint(t string) uint64 {
+	return farm.Fingerprint64(unsafe.Slice(unsafe.StringData(t), len(t)))
 }
 
 // finishEvidence sorts and deduplicates ev's tokens, keeps at most max
