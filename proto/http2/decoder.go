@@ -2,7 +2,7 @@ package http2
 
 import (
 	"bytes"
-	"io"
+	"encoding/binary"
 
 	xhttp2 "golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
@@ -173,8 +173,6 @@ type Decoder struct {
 	maxClient uint32 // highest client stream id seen
 	maxStream uint32 // highest stream id seen in either direction
 
-	fr     *xhttp2.Framer
-	rd     twoSlices
 	labels map[labelKey]string
 
 	out  []proto.Unit
@@ -205,9 +203,6 @@ func New(cfg Config) *Decoder {
 		cfg.MaxTokens = def.MaxTokens
 	}
 	d := &Decoder{cfg: cfg, streams: make(map[uint32]*stream)}
-	d.fr = xhttp2.NewFramer(nil, &d.rd)
-	d.fr.AllowIllegalReads = true // CONTINUATION order is checked here, with loss in mind
-	d.fr.SetMaxReadFrameSize(absoluteMax)
 	for i := range d.dirs {
 		s := &d.dirs[i]
 		s.dir = proto.Dir(i)
@@ -592,38 +587,38 @@ func (d *Decoder) frameDone(s *dirState, payload []byte) {
 	}
 }
 
-// parsed hands a held frame to x/net's Framer and acts on the result.
+// parsed reads a held frame and acts on it.
 func (d *Decoder) parsed(s *dirState, payload []byte, start, end int64) {
-	d.rd.a, d.rd.b = s.hdr[:], payload
-	f, err := d.fr.ReadFrame()
-	if err != nil {
+	fh := s.fh
+	f, ok := parseFrame(fh, payload)
+	if !ok {
 		d.stats.MalformedFrames++
-		d.lostFrame(s, s.fh)
+		d.lostFrame(s, fh)
 		return
 	}
-	switch f := f.(type) {
-	case *xhttp2.HeadersFrame:
-		d.headersFrame(s, f, start, end)
-	case *xhttp2.ContinuationFrame:
-		d.continuationFrame(s, f, start, end)
-	case *xhttp2.PushPromiseFrame:
-		d.pushPromise(s, f, start, end)
-	case *xhttp2.SettingsFrame:
-		d.settings(s, f, start, end)
-	case *xhttp2.PingFrame:
-		d.control(s, start, end, pick(f.IsAck(), "PING ACK", "PING"))
-	case *xhttp2.WindowUpdateFrame:
-		d.windowUpdate(s, f.StreamID, int64(f.Increment))
+	switch fh.typ {
+	case xhttp2.FrameHeaders:
+		d.headersFrame(s, fh, f.frag, start, end)
+	case xhttp2.FrameContinuation:
+		d.continuationFrame(s, fh, f.frag, start, end)
+	case xhttp2.FramePushPromise:
+		d.pushPromise(s, fh, f, start, end)
+	case xhttp2.FrameSettings:
+		d.settings(s, fh, f.settings, start, end)
+	case xhttp2.FramePing:
+		d.control(s, start, end, pick(fh.flags&fAck != 0, "PING ACK", "PING"))
+	case xhttp2.FrameWindowUpdate:
+		d.windowUpdate(s, fh.stream, int64(f.inc))
 		d.control(s, start, end, "WINDOW_UPDATE")
-	case *xhttp2.PriorityFrame:
+	case xhttp2.FramePriority:
 		d.control(s, start, end, "PRIORITY")
-	case *xhttp2.RSTStreamFrame:
+	case xhttp2.FrameRSTStream:
 		d.stats.Resets++
-		d.control(s, start, end, codeLabel(rstLabels, f.ErrCode))
-		d.reset(f.StreamID)
-	case *xhttp2.GoAwayFrame:
+		d.control(s, start, end, codeLabel(rstLabels, f.code))
+		d.reset(fh.stream)
+	case xhttp2.FrameGoAway:
 		d.stats.GoAways++
-		d.control(s, start, end, codeLabel(goawayLabels, f.ErrCode))
+		d.control(s, start, end, codeLabel(goawayLabels, f.code))
 	}
 }
 
@@ -640,48 +635,29 @@ func pick(c bool, a, b string) string {
 	return b
 }
 
-// settings applies a SETTINGS frame: what s's sender allows the other
-// direction's sender.
-func (d *Decoder) settings(s *dirState, f *xhttp2.SettingsFrame, start, end int64) {
-	if f.IsAck() {
+// settings applies a SETTINGS frame (its settings p, 6 bytes each): what
+// s's sender allows the other direction's sender.
+func (d *Decoder) settings(s *dirState, fh frameHeader, p []byte, start, end int64) {
+	if fh.flags&fAck != 0 {
 		d.control(s, start, end, "SETTINGS ACK")
 		return
 	}
 	o := &d.dirs[s.dir.Other()]
-	for i := 0; i < f.NumSettings(); i++ {
-		st := f.Setting(i)
-		switch st.ID {
+	for ; len(p) >= 6; p = p[6:] {
+		val := binary.BigEndian.Uint32(p[2:])
+		switch xhttp2.SettingID(binary.BigEndian.Uint16(p)) {
 		case xhttp2.SettingHeaderTableSize:
-			o.tableMax = min(st.Val, d.cfg.MaxHeaderTable)
+			o.tableMax = min(val, d.cfg.MaxHeaderTable)
 			o.hp.SetAllowedMaxDynamicTableSize(o.tableMax)
 		case xhttp2.SettingMaxFrameSize:
-			if st.Val >= defaultMax && st.Val <= absoluteMax {
-				o.maxFrame = st.Val
+			if val >= defaultMax && val <= absoluteMax {
+				o.maxFrame = val
 			}
 		case xhttp2.SettingInitialWindowSize:
-			d.initialWindow(o, int64(st.Val))
+			d.initialWindow(o, int64(val))
 		}
 	}
 	d.control(s, start, end, "SETTINGS")
-}
-
-// twoSlices reads a then b: a frame's header and its payload, wherever
-// they are held, for the Framer.
-type twoSlices struct{ a, b []byte }
-
-// Read implements io.Reader.
-func (r *twoSlices) Read(p []byte) (int, error) {
-	if len(r.a) > 0 {
-		n := copy(p, r.a)
-		r.a = r.a[n:]
-		return n, nil
-	}
-	if len(r.b) > 0 {
-		n := copy(p, r.b)
-		r.b = r.b[n:]
-		return n, nil
-	}
-	return 0, io.EOF
 }
 
 // beginCall starts a call that may report Units: once every Unit was taken,
