@@ -14,9 +14,9 @@ type msg struct {
 	Message
 	c          *conn
 	dir        int
-	protoStart bool     // the message began at an application message boundary
-	hkind      httpKind // what its HTTP headers said
-	prefix     [MaxFingerprintLen]byte
+	protoStart bool                     // the message began at an application message boundary
+	hkind      httpKind                 // what its HTTP headers said
+	prefix     *[MaxFingerprintLen]byte // its first bytes, until it is queued (then back to the pool)
 	prefixN    int
 	prefixDone bool
 	sincePSH   int64
@@ -33,6 +33,10 @@ type msg struct {
 
 	ev    proto.Evidence // the storage of Evidence
 	hasEv bool
+
+	// sight holds the first sighting, which most messages have alone,
+	// without an allocation: Sightings starts as sight[:0].
+	sight [1]Sighting
 }
 
 // Assembler is the flows stage in push form: Add packets in corrected time
@@ -54,7 +58,8 @@ type Assembler struct {
 	holey     []*conn
 	freeConns []*conn
 	freeMsgs  []*msg
-	queue     ring.Ring[*msg] // cut messages waiting for the settle time
+	prefixes  []*[MaxFingerprintLen]byte // free prefix buffers of messages
+	queue     ring.Ring[*msg]            // cut messages waiting for the settle time
 	pool      bufPool
 	frag      defragmenter
 	nextID    uint64

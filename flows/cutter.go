@@ -109,6 +109,13 @@ func (a *Assembler) newMsg(c *conn, d int) *msg {
 		m.Sightings, m.ev.IDs, m.ev.Tokens = sightings, ids, toks
 	} else {
 		m = &msg{}
+		m.Sightings = m.sight[:0]
+	}
+	if n := len(a.prefixes); n > 0 {
+		m.prefix = a.prefixes[n-1]
+		a.prefixes = a.prefixes[:n-1]
+	} else {
+		m.prefix = new([MaxFingerprintLen]byte)
 	}
 	m.c, m.dir = c, d
 	m.Conn, m.Index = c.id, c.nextIndex
@@ -270,6 +277,12 @@ func (a *Assembler) cut(c *conn, reason EndReason) {
 func (a *Assembler) queueMsg(m *msg) {
 	m.Fingerprint = farm.Fingerprint64(m.prefix[:m.prefixN])
 	m.FingerprintLen = m.prefixN
+	// The first bytes are not needed once the message is cut: only the
+	// open messages hold a buffer.
+	if len(a.prefixes) < maxPooled {
+		a.prefixes = append(a.prefixes, m.prefix)
+	}
+	m.prefix = nil
 	if m.GapBytes > 0 || m.TruncBytes > 0 {
 		m.Incomplete = true
 	}
