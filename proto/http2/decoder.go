@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 
 	xhttp2 "golang.org/x/net/http2"
-	"golang.org/x/net/http2/hpack"
 
 	"github.com/wirepath/wirepath/proto"
 )
@@ -136,7 +135,7 @@ type dirState struct {
 	contEnd    bool // END_STREAM came with the block's HEADERS
 
 	// HPACK.
-	hp       *hpack.Decoder
+	hp       *hpackDecoder
 	tableMax uint32 // dynamic table size the peer allows, capped
 	poisoned bool
 	first    bool // the next fragment starts a header block
@@ -174,6 +173,7 @@ type Decoder struct {
 	maxStream uint32 // highest stream id seen in either direction
 
 	labels map[labelKey]string
+	kept   map[string]string // the values of the fields halves keep, interned
 
 	out  []proto.Unit
 	head int
@@ -212,8 +212,7 @@ func New(cfg Config) *Decoder {
 		s.initWindow = 65535
 		s.connWindow = 65535
 		s.first = true
-		s.hp = hpack.NewDecoder(4096, s.emit)
-		s.hp.SetMaxStringLength(cfg.MaxHeaderList)
+		s.hp = newHPACK(4096, cfg.MaxHeaderList, s.emit)
 		s.mode = mFrames
 	}
 	d.dirs[proto.FromClient].mode = mPreface
@@ -648,7 +647,7 @@ func (d *Decoder) settings(s *dirState, fh frameHeader, p []byte, start, end int
 		switch xhttp2.SettingID(binary.BigEndian.Uint16(p)) {
 		case xhttp2.SettingHeaderTableSize:
 			o.tableMax = min(val, d.cfg.MaxHeaderTable)
-			o.hp.SetAllowedMaxDynamicTableSize(o.tableMax)
+			o.hp.setAllowedMaxDynamicTableSize(o.tableMax)
 		case xhttp2.SettingMaxFrameSize:
 			if val >= defaultMax && val <= absoluteMax {
 				o.maxFrame = val

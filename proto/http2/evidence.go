@@ -24,7 +24,8 @@ const (
 
 // headerEvidence adds what one header field says to ev: a propagated id
 // for the tracing and correlation headers, content tokens for the path
-// and the authority.
+// and the authority. name and value need not outlive the call: what ev
+// keeps of them is copied.
 func headerEvidence(ev *proto.Evidence, name, value string) {
 	switch name {
 	case ":path":
@@ -41,8 +42,23 @@ func headerEvidence(ev *proto.Evidence, name, value string) {
 	if len(v) > maxIDValue {
 		v = v[:maxIDValue]
 	}
-	ev.IDs = append(ev.IDs, proto.ID{Source: name, Value: v})
+	ev.IDs = append(ev.IDs, proto.ID{Source: idSource(name), Value: strings.Clone(v)})
 	addToken(ev, v)
+}
+
+// idSources are the names of the headers idValue reads ids from.
+var idSources = [...]string{"traceparent", "b3", "x-b3-traceid", "uber-trace-id", "sw8",
+	"x-amzn-trace-id", "grpc-trace-bin", "tracestate", "x-request-id", "x-correlation-id"}
+
+// idSource returns name, one of idSources, as a string that outlives the
+// header it came from.
+func idSource(name string) string {
+	for _, s := range idSources {
+		if s == name {
+			return s
+		}
+	}
+	return strings.Clone(name)
 }
 
 // idValue returns the normalised id a header carries, if it is one of
