@@ -142,6 +142,7 @@ type dirState struct {
 	cap      *half
 	list     int
 	over     bool
+	kept     [numKept]string // the values of the fields a half keeps, latest
 
 	// What the peer allows this direction's sender.
 	maxFrame   uint32

@@ -76,11 +76,30 @@ func (d *Decoder) recoverTable(s *dirState) {
 	}
 }
 
+// The fields a half keeps, by their index in dirState.kept.
+const (
+	keptMethod = iota
+	keptPath
+	keptStatus
+	keptCType
+	keptGRPCStatus
+	numKept
+)
+
 // keep returns a copy of v, a decoded field's value that is valid only
-// during emit, for a half to keep. Values are interned per connection (at
-// most maxLabels of them), so that calls of the same method cost no
-// allocation.
-func (d *Decoder) keep(v string) string {
+// during emit, for a half to keep as field i: the previous one if v is
+// the same (a map lookup saved), else an interned copy.
+func (s *dirState) keep(i int, v string) string {
+	if s.kept[i] != v {
+		s.kept[i] = s.d.intern(v)
+	}
+	return s.kept[i]
+}
+
+// intern returns a copy of v that outlives the header it came from.
+// Values are interned per connection (at most maxLabels of them), so
+// that calls of the same method cost no allocation.
+func (d *Decoder) intern(v string) string {
 	if k, ok := d.kept[v]; ok {
 		return k
 	}
@@ -109,15 +128,15 @@ func (s *dirState) emit(name, value string) {
 	}
 	switch name {
 	case ":method":
-		h.method = s.d.keep(value)
+		h.method = s.keep(keptMethod, value)
 	case ":path":
-		h.path = s.d.keep(value)
+		h.path = s.keep(keptPath, value)
 	case ":status":
-		h.status = s.d.keep(value)
+		h.status = s.keep(keptStatus, value)
 	case "content-type":
-		h.ctype = s.d.keep(value)
+		h.ctype = s.keep(keptCType, value)
 	case "grpc-status":
-		h.grpcStatus = s.d.keep(value)
+		h.grpcStatus = s.keep(keptGRPCStatus, value)
 	}
 	if s.d.cfg.Evidence {
 		if h.ev == nil {
