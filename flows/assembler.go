@@ -66,6 +66,7 @@ type Assembler struct {
 	holey     []*conn
 	freeConns []*conn
 	freeMsgs  []*msg
+	msgSlab   []msg                      // messages allocated and not yet used
 	prefixes  []*[MaxFingerprintLen]byte // free prefix buffers of messages
 	evBoxes   []*evBox                   // free evidence of messages
 	queue     ring.Ring[*msg]            // cut messages waiting for the settle time

@@ -2,6 +2,7 @@ package flows
 
 import (
 	"slices"
+	"unsafe"
 
 	farm "github.com/dgryski/go-farm"
 
@@ -101,6 +102,14 @@ func (a *Assembler) openMsg(c *conn, d int, seq seqnum.Value) {
 	c.open = m
 }
 
+// msgSlabLen is how many messages are allocated at once when the pool is
+// empty: as many as fit in 32 KiB, the largest small-object size, so that
+// a message costs neither an allocation of its own nor its size class's
+// rounding. Messages are never given back to the garbage collector (they
+// return to the pool when emitted), so a slab is never kept alive for one
+// message alone.
+const msgSlabLen = 32 << 10 / int(unsafe.Sizeof(msg{}))
+
 // newMsg takes a message from the pool and attaches it to c.
 func (a *Assembler) newMsg(c *conn, d int) *msg {
 	var m *msg
@@ -111,7 +120,11 @@ func (a *Assembler) newMsg(c *conn, d int) *msg {
 		*m = msg{}
 		m.Sightings = sightings
 	} else {
-		m = &msg{}
+		if len(a.msgSlab) == 0 {
+			a.msgSlab = make([]msg, msgSlabLen)
+		}
+		m = &a.msgSlab[0]
+		a.msgSlab = a.msgSlab[1:]
 		m.Sightings = m.sight[:0]
 	}
 	if n := len(a.prefixes); n > 0 {
