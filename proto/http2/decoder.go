@@ -514,7 +514,14 @@ func (d *Decoder) readHeader(s *dirState, b []byte) int {
 		s.fstart = s.next
 		s.fed = 0
 	}
-	n := copy(s.hdr[s.nhdr:], b)
+	var hdr []byte
+	var n int
+	if s.nhdr == 0 && len(b) >= headerLen {
+		hdr, n = b[:headerLen], headerLen // read in place
+	} else {
+		n = copy(s.hdr[s.nhdr:], b)
+		hdr = s.hdr[:]
+	}
 	s.nhdr += n
 	s.next += int64(n)
 	s.fed += int64(n)
@@ -522,10 +529,10 @@ func (d *Decoder) readHeader(s *dirState, b []byte) int {
 		return n
 	}
 	s.nhdr = 0
-	fh := parseHeader(s.hdr[:])
+	fh := parseHeader(hdr)
 	if s.checkFirst {
 		s.checkFirst = false
-		if !plausibleHeader(s.hdr[:], absoluteMax, 0) {
+		if !plausibleHeader(hdr, absoluteMax, 0) {
 			s.fed = 0
 			d.reject()
 			d.stats.Skipped += headerLen
