@@ -50,6 +50,16 @@ func headerEvidence(ev *proto.Evidence, name, value string) {
 var idSources = [...]string{"traceparent", "b3", "x-b3-traceid", "uber-trace-id", "sw8",
 	"x-amzn-trace-id", "grpc-trace-bin", "tracestate", "x-request-id", "x-correlation-id"}
 
+// isIDHeader reports whether name is one of idSources.
+func isIDHeader(name string) bool {
+	for _, s := range idSources {
+		if s == name {
+			return true
+		}
+	}
+	return false
+}
+
 // idSource returns name, one of idSources, as a string that outlives the
 // header it came from.
 func idSource(name string) string {
@@ -64,6 +74,9 @@ func idSource(name string) string {
 // idValue returns the normalised id a header carries, if it is one of
 // the propagation headers.
 func idValue(name, value string) (string, bool) {
+	if !isIDHeader(name) {
+		return "", false
+	}
 	value = strings.TrimSpace(value)
 	switch name {
 	case "traceparent": // version-traceid-spanid-flags

@@ -64,7 +64,9 @@ func (d *Decoder) open(dir proto.Dir, id uint32) *stream {
 	if st := d.streams[id]; st != nil {
 		return st
 	}
-	if d.recentlyClosed(id) || id%2 == 0 {
+	// Every odd stream id closed was opened here, so is at most
+	// maxClient: a new request's id, above it, needs no look in the ring.
+	if id%2 == 0 || id <= d.maxClient && d.recentlyClosed(id) {
 		d.stats.ClosedStreamFrames++
 		return nil
 	}
