@@ -1,7 +1,6 @@
 package http2
 
 import (
-	"bytes"
 	"errors"
 	"unsafe"
 
@@ -24,8 +23,8 @@ type hpackDecoder struct {
 	buf   []byte // the input being parsed
 	save  []byte // an incomplete field from the previous Write
 
-	huff bytes.Buffer // Huffman-decoded strings of the field being parsed
-	name []byte       // a copy of a name taken from the dynamic table
+	huff []byte // Huffman-decoded strings of the field being parsed
+	name []byte // a copy of a name taken from the dynamic table
 
 	// The dynamic table: ents[head:] oldest first, their bytes (name,
 	// then value) in data, contiguous from ents[head].off on.
@@ -188,8 +187,10 @@ func (h *hpackDecoder) literal(n byte, indexed bool) error {
 	}
 	// Room for both decoded strings, so that the second does not move
 	// the first (Huffman codes are at least 5 bits long).
-	h.huff.Reset()
-	h.huff.Grow((len(rawName)+len(rawValue))*8/5 + 2)
+	if need := (len(rawName)+len(rawValue))*8/5 + 2; cap(h.huff) < need {
+		h.huff = make([]byte, 0, max(need, 256))
+	}
+	h.huff = h.huff[:0]
 	if nameIdx == 0 {
 		if name, err = h.decodeString(rawName, nameHuff); err != nil {
 			return err
@@ -258,16 +259,18 @@ func (h *hpackDecoder) readString(p []byte) (b []byte, huff bool, rest []byte, e
 }
 
 // decodeString returns a string literal's text: b itself, or decoded
-// into h.huff (after what is there already).
+// into h.huff (after what is there already, which does not move: literal
+// made room for both of a field's strings).
 func (h *hpackDecoder) decodeString(b []byte, huff bool) (string, error) {
 	if !huff {
 		return view(b), nil
 	}
-	start := h.huff.Len()
-	if _, err := hpack.HuffmanDecode(&h.huff, b); err != nil {
+	start := len(h.huff)
+	var err error
+	if h.huff, err = appendHuffman(h.huff, b); err != nil {
 		return "", err
 	}
-	s := h.huff.Bytes()[start:]
+	s := h.huff[start:]
 	if h.maxStrLen != 0 && len(s) > h.maxStrLen {
 		return "", errHPACKLength
 	}

@@ -168,3 +168,24 @@ func TestHPACKNoAllocs(t *testing.T) {
 		t.Errorf("%.2f allocations per header block, want 0", allocs)
 	}
 }
+
+// FuzzHuffman checks our Huffman decoder against x/net's.
+func FuzzHuffman(f *testing.F) {
+	for _, s := range []string{"", "a", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+		"application/grpc", "\x00\xff\x80 ~!\"#", strings.Repeat("\xfe", 9)} {
+		f.Add(hpack.AppendHuffmanString(nil, s))
+	}
+	f.Add([]byte{0xff, 0xff, 0xff, 0xff}) // EOS
+	f.Add([]byte{0x1f, 0xff})             // padding longer than 7 bits
+	f.Add([]byte{0x00})                   // "0" and padding of zeros
+	f.Fuzz(func(t *testing.T, v []byte) {
+		want, wantErr := hpack.HuffmanDecodeToString(v)
+		got, err := appendHuffman([]byte("prefix"), v)
+		if (err != nil) != (wantErr != nil) {
+			t.Fatalf("%x: error %v, x/net's %v", v, err, wantErr)
+		}
+		if err == nil && string(got) != "prefix"+want {
+			t.Fatalf("%x: %q, x/net's %q", v, got[6:], want)
+		}
+	})
+}
