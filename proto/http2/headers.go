@@ -97,8 +97,9 @@ func (s *dirState) keep(i int, v string) string {
 }
 
 // intern returns a copy of v that outlives the header it came from.
-// Values are interned per connection (at most maxLabels of them), so
-// that calls of the same method cost no allocation.
+// Values of up to maxInterned bytes are interned per connection (at most
+// maxLabels of them, so at most 256 KiB), so that calls of the same
+// method cost no allocation.
 func (d *Decoder) intern(v string) string {
 	if k, ok := d.kept[v]; ok {
 		return k
@@ -107,11 +108,14 @@ func (d *Decoder) intern(v string) string {
 	if d.kept == nil {
 		d.kept = make(map[string]string)
 	}
-	if len(d.kept) < maxLabels {
+	if len(d.kept) < maxLabels && len(k) <= maxInterned {
 		d.kept[k] = k
 	}
 	return k
 }
+
+// maxInterned is the longest value intern remembers.
+const maxInterned = 256
 
 // emit receives one decoded header field; name and value are valid only
 // during the call.
