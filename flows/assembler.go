@@ -12,27 +12,39 @@ import (
 // msg is a message being built or waiting to be emitted.
 type msg struct {
 	Message
-	c          *conn
-	dir        int
-	protoStart bool     // the message began at an application message boundary
-	hkind      httpKind // what its HTTP headers said
-	prefix     [MaxFingerprintLen]byte
-	prefixN    int
-	prefixDone bool
-	sincePSH   int64
-	cutAt      int64
-	dnsOK      bool // UDP: a DNS header was parsed
-	dns        dnsHeader
+	c        *conn
+	dir      int
+	prefix   *[MaxFingerprintLen]byte // its first bytes, until it is queued (then back to the pool)
+	prefixN  int
+	sincePSH int64
+	cutAt    int64
+	ev       *evBox // the storage of Evidence, nil when it has none
 
 	// Messages made from a protocol decoder's Units.
-	decoded      bool  // made from Units: their bytes are the decoder's, not flows'
-	unit         bool  // timed from the log by its offsets [uStart, uEnd)
-	data         bool  // made of data Units (opaque records) between direction changes
 	uStart, uEnd int64 // stream offsets of its first byte and one past its last
 	lastTS       int64 // data: when its latest record was first seen
 
-	ev    proto.Evidence // the storage of Evidence
-	hasEv bool
+	dns        dnsHeader
+	dnsOK      bool     // UDP: a DNS header was parsed
+	protoStart bool     // the message began at an application message boundary
+	hkind      httpKind // what its HTTP headers said
+	prefixDone bool
+	decoded    bool // made from Units: their bytes are the decoder's, not flows'
+	unit       bool // timed from the log by its offsets [uStart, uEnd)
+	data       bool // made of data Units (opaque records) between direction changes
+
+	// sight holds the first sighting, which most messages have alone,
+	// without an allocation: Sightings starts as sight[:0].
+	sight [1]Sighting
+}
+
+// evBox is a message's Evidence with room for the few ids and tokens most
+// messages have, so that it costs one allocation, and only for messages
+// that have evidence; boxes are recycled when their message is emitted.
+type evBox struct {
+	proto.Evidence
+	ids  [1]proto.ID
+	toks [6]uint64
 }
 
 // Assembler is the flows stage in push form: Add packets in corrected time
@@ -58,7 +70,10 @@ type Assembler struct {
 	holey     []*conn
 	freeConns []*conn
 	freeMsgs  []*msg
-	queue     ring.Ring[*msg] // cut messages waiting for the settle time
+	msgSlab   []msg                      // messages allocated and not yet used
+	prefixes  []*[MaxFingerprintLen]byte // free prefix buffers of messages
+	evBoxes   []*evBox                   // free evidence of messages
+	queue     ring.Ring[*msg]            // cut messages waiting for the settle time
 	pool      bufPool
 	frag      defragmenter
 	nextID    uint64

@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/wirepath/wirepath/pcapio"
 	"github.com/wirepath/wirepath/tools/benchgen"
@@ -243,5 +244,50 @@ func TestGRPCCaptureIsClean(t *testing.T) {
 	}
 	if len(calls) != gen.Requests || st.UnpairedReturns != 0 || st.Protocols["h2"].UnframedBytes != 0 {
 		t.Errorf("%d calls of %d; stats %+v", len(calls), gen.Requests, *st)
+	}
+}
+
+// TestGRPCSteadyStateAllocs checks that framing gRPC traffic allocates
+// nothing per packet once the pools are warm (messages, their evidence
+// and the HTTP/2 decoders' state are reused after emission), but the copy
+// of each request's traceparent id its evidence keeps.
+func TestGRPCSteadyStateAllocs(t *testing.T) {
+	o := benchgen.DefaultGRPCOptions()
+	o.Conns, o.Batches = 2, 60
+	pkts, gen := grpcPackets(t, o)
+	for _, tc := range []struct {
+		evidence bool
+		perCall  float64
+	}{
+		{false, 0},
+		{true, 1},
+	} {
+		t.Run(fmt.Sprintf("evidence=%v", tc.evidence), func(t *testing.T) {
+			cfg := DefaultConfig()
+			cfg.Evidence = tc.evidence
+			cfg.Settle = 5 * time.Millisecond // messages leave within the capture
+			a, err := NewAssembler(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var m Message
+			i := 0
+			step := func() {
+				a.Add(pkts[i])
+				i++
+				for a.Next(&m) {
+				}
+			}
+			warm := len(pkts) / 2
+			for i < warm {
+				step()
+			}
+			allocs := testing.AllocsPerRun(len(pkts)-warm-1, step)
+			perCall := allocs * float64(len(pkts)) / float64(gen.Requests)
+			t.Logf("%.3f allocations per call, %d messages", perCall, a.Stats().Messages)
+			if perCall > tc.perCall {
+				t.Errorf("%.3f allocations per call (%.3f per packet), want at most %v", perCall, allocs, tc.perCall)
+			}
+		})
 	}
 }

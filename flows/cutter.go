@@ -2,6 +2,7 @@ package flows
 
 import (
 	"slices"
+	"unsafe"
 
 	farm "github.com/dgryski/go-farm"
 
@@ -71,7 +72,10 @@ func (a *Assembler) cutChunk(c *conn, d int, ch *chunk) {
 		}
 		if kind != httpNone && m.hkind == httpNone && m.protoStart {
 			m.hkind = kind
-			m.Label, m.Status, m.hasEv = a.ev.http(kind, h.fr.evHead, h.fr.evBody, &m.ev)
+			ev := a.newEv()
+			var ok bool
+			m.Label, m.Status, ok = a.ev.http(kind, h.fr.evHead, h.fr.evBody, &ev.Evidence)
+			a.keepEv(m, ev, ok)
 		}
 		if h.fr.lost != lost && !h.fr.dns {
 			a.httpLoss(c, m)
@@ -98,17 +102,36 @@ func (a *Assembler) openMsg(c *conn, d int, seq seqnum.Value) {
 	c.open = m
 }
 
+// msgSlabLen is how many messages are allocated at once when the pool is
+// empty: as many as fit in 32 KiB, the largest small-object size, so that
+// a message costs neither an allocation of its own nor its size class's
+// rounding. Messages are never given back to the garbage collector (they
+// return to the pool when emitted), so a slab is never kept alive for one
+// message alone.
+const msgSlabLen = 32 << 10 / int(unsafe.Sizeof(msg{}))
+
 // newMsg takes a message from the pool and attaches it to c.
 func (a *Assembler) newMsg(c *conn, d int) *msg {
 	var m *msg
 	if n := len(a.freeMsgs); n > 0 {
 		m = a.freeMsgs[n-1]
 		a.freeMsgs = a.freeMsgs[:n-1]
-		sightings, ids, toks := m.Sightings[:0], m.ev.IDs[:0], m.ev.Tokens[:0]
+		sightings := m.Sightings[:0]
 		*m = msg{}
-		m.Sightings, m.ev.IDs, m.ev.Tokens = sightings, ids, toks
+		m.Sightings = sightings
 	} else {
-		m = &msg{}
+		if len(a.msgSlab) == 0 {
+			a.msgSlab = make([]msg, msgSlabLen)
+		}
+		m = &a.msgSlab[0]
+		a.msgSlab = a.msgSlab[1:]
+		m.Sightings = m.sight[:0]
+	}
+	if n := len(a.prefixes); n > 0 {
+		m.prefix = a.prefixes[n-1]
+		a.prefixes = a.prefixes[:n-1]
+	} else {
+		m.prefix = new([MaxFingerprintLen]byte)
 	}
 	m.c, m.dir = c, d
 	m.Conn, m.Index = c.id, c.nextIndex
@@ -270,6 +293,12 @@ func (a *Assembler) cut(c *conn, reason EndReason) {
 func (a *Assembler) queueMsg(m *msg) {
 	m.Fingerprint = farm.Fingerprint64(m.prefix[:m.prefixN])
 	m.FingerprintLen = m.prefixN
+	// The first bytes are not needed once the message is cut: only the
+	// open messages hold a buffer.
+	if len(a.prefixes) < maxPooled {
+		a.prefixes = append(a.prefixes, m.prefix)
+	}
+	m.prefix = nil
 	if m.GapBytes > 0 || m.TruncBytes > 0 {
 		m.Incomplete = true
 	}
@@ -530,16 +559,52 @@ func (a *Assembler) seal(m *msg, out *Message) {
 	*out = m.Message
 	out.Sightings = sightings
 	out.Evidence = nil
-	if m.hasEv {
+	if m.ev != nil {
 		a.outEv.IDs = append(a.outEv.IDs[:0], m.ev.IDs...)
 		a.outEv.Tokens = append(a.outEv.Tokens[:0], m.ev.Tokens...)
 		out.Evidence = &a.outEv
+		a.freeEv(m.ev)
+		m.ev = nil
 	}
 
 	m.c = nil
 	a.freeMsgs = append(a.freeMsgs, m)
 	if c.removed && c.pendingMsgs == 0 && c.unsealed.len() == 0 {
 		a.finishConn(c)
+	}
+}
+
+// newEv returns an empty evidence box.
+func (a *Assembler) newEv() *evBox {
+	if n := len(a.evBoxes); n > 0 {
+		ev := a.evBoxes[n-1]
+		a.evBoxes = a.evBoxes[:n-1]
+		ev.IDs, ev.Tokens = ev.IDs[:0], ev.Tokens[:0]
+		return ev
+	}
+	ev := &evBox{}
+	ev.IDs, ev.Tokens = ev.ids[:0], ev.toks[:0]
+	return ev
+}
+
+// keepEv makes ev m's evidence if it holds any (ok), else returns it to
+// the pool.
+func (a *Assembler) keepEv(m *msg, ev *evBox, ok bool) {
+	if !ok {
+		a.freeEv(ev)
+		return
+	}
+	if m.ev != nil {
+		a.freeEv(m.ev)
+	}
+	m.ev = ev
+}
+
+// freeEv returns an evidence box to the pool.
+func (a *Assembler) freeEv(ev *evBox) {
+	if len(a.evBoxes) < maxPooled {
+		clear(ev.IDs) // drop the strings
+		a.evBoxes = append(a.evBoxes, ev)
 	}
 }
 
@@ -616,7 +681,7 @@ func (a *Assembler) accountProto(c *conn, m *msg) {
 	if m.Label != "" {
 		a.st.Labelled++
 	}
-	if m.hasEv {
+	if m.ev != nil {
 		a.st.EvidenceMessages++
 		a.st.EvidenceIDs += int64(len(m.ev.IDs))
 		a.st.EvidenceTokens += int64(len(m.ev.Tokens))
@@ -637,5 +702,6 @@ func (a *Assembler) dnsLabel(m *msg, b []byte) {
 	}
 	a.ev.b.Reset()
 	dns.AddEvidence(a.ev.b, dm)
-	m.hasEv = a.ev.fill(&m.ev)
+	ev := a.newEv()
+	a.keepEv(m, ev, a.ev.fill(&ev.Evidence))
 }

@@ -538,7 +538,10 @@ func (a *Assembler) unit(c *conn, u *proto.Unit, closing bool) {
 	m.Bytes = u.Bytes
 	m.Seq = uint32(c.seqAt(d, u.Start))
 	m.Label, m.Status = u.Label, u.Status
-	m.hasEv = copyEvidence(&m.ev, u.Evidence, &a.cfg)
+	if u.Evidence != nil && a.cfg.Evidence {
+		ev := a.newEv()
+		a.keepEv(m, ev, copyEvidence(&ev.Evidence, u.Evidence, &a.cfg))
+	}
 	m.Stream = streamOf(m.App, u.Key)
 	m.End = EndProtocol
 	if closing {

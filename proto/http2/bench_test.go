@@ -97,35 +97,45 @@ func BenchmarkGRPC(b *testing.B) {
 	b.ReportMetric(float64(total)/float64(64*32), "bytes/call")
 }
 
-// TestSteadyStateAllocs bounds what a call costs in allocations once a
-// connection is warm: the frames x/net's Framer returns for HEADERS
-// (one per header block) and the strings HPACK decodes, nothing per DATA
-// frame and nothing per byte.
+// TestSteadyStateAllocs checks what a call costs in allocations once a
+// connection is warm: nothing (no frame, no HPACK string, nothing per
+// DATA frame or byte), and with evidence only the copy of its
+// traceparent's id that the request's Evidence keeps.
 func TestSteadyStateAllocs(t *testing.T) {
-	c := newConv(true)
-	c.settings(proto.FromServer)
-	c.settings(proto.FromClient)
-	warm := grpcLoad(c, 1, 2)
-	d := New(DefaultConfig())
-	var off [2]int64
-	feedAll(d, warm, &off)
-	id := uint32(129)
-	var batches [][]event
-	for range 11 {
-		c.events = nil
-		batches = append(batches, grpcLoad(c, id, 1))
-		id += 64
-	}
-	i := 0
-	allocs := testing.AllocsPerRun(10, func() {
-		if n := feedAll(d, batches[i], &off); n != 64 {
-			t.Fatalf("%d application Units, want 64", n)
-		}
-		i++
-	})
-	perCall := allocs / 32
-	t.Logf("%.1f allocations per call", perCall)
-	if perCall > 8 {
-		t.Errorf("%.1f allocations per call, want at most 8", perCall)
+	for _, tc := range []struct {
+		evidence bool
+		perCall  float64
+	}{
+		{false, 0},
+		{true, 1},
+	} {
+		t.Run(fmt.Sprintf("evidence=%v", tc.evidence), func(t *testing.T) {
+			c := newConv(true)
+			c.settings(proto.FromServer)
+			c.settings(proto.FromClient)
+			warm := grpcLoad(c, 1, 2)
+			cfg := DefaultConfig()
+			cfg.Evidence = tc.evidence
+			d := New(cfg)
+			var off [2]int64
+			feedAll(d, warm, &off)
+			id := uint32(129)
+			var batches [][]event
+			for range 11 {
+				c.events = nil
+				batches = append(batches, grpcLoad(c, id, 1))
+				id += 64
+			}
+			i := 0
+			allocs := testing.AllocsPerRun(10, func() {
+				if n := feedAll(d, batches[i], &off); n != 64 {
+					t.Fatalf("%d application Units, want 64", n)
+				}
+				i++
+			})
+			if perCall := allocs / 32; perCall > tc.perCall {
+				t.Errorf("%.2f allocations per call, want at most %v", perCall, tc.perCall)
+			}
+		})
 	}
 }

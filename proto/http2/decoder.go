@@ -2,10 +2,9 @@ package http2
 
 import (
 	"bytes"
-	"io"
+	"encoding/binary"
 
 	xhttp2 "golang.org/x/net/http2"
-	"golang.org/x/net/http2/hpack"
 
 	"github.com/wirepath/wirepath/proto"
 )
@@ -136,13 +135,14 @@ type dirState struct {
 	contEnd    bool // END_STREAM came with the block's HEADERS
 
 	// HPACK.
-	hp       *hpack.Decoder
+	hp       *hpackDecoder
 	tableMax uint32 // dynamic table size the peer allows, capped
 	poisoned bool
 	first    bool // the next fragment starts a header block
 	cap      *half
 	list     int
 	over     bool
+	kept     [numKept]string // the values of the fields a half keeps, latest
 
 	// What the peer allows this direction's sender.
 	maxFrame   uint32
@@ -173,9 +173,8 @@ type Decoder struct {
 	maxClient uint32 // highest client stream id seen
 	maxStream uint32 // highest stream id seen in either direction
 
-	fr     *xhttp2.Framer
-	rd     twoSlices
 	labels map[labelKey]string
+	kept   map[string]string // the values of the fields halves keep, interned
 
 	out  []proto.Unit
 	head int
@@ -205,9 +204,6 @@ func New(cfg Config) *Decoder {
 		cfg.MaxTokens = def.MaxTokens
 	}
 	d := &Decoder{cfg: cfg, streams: make(map[uint32]*stream)}
-	d.fr = xhttp2.NewFramer(nil, &d.rd)
-	d.fr.AllowIllegalReads = true // CONTINUATION order is checked here, with loss in mind
-	d.fr.SetMaxReadFrameSize(absoluteMax)
 	for i := range d.dirs {
 		s := &d.dirs[i]
 		s.dir = proto.Dir(i)
@@ -217,8 +213,7 @@ func New(cfg Config) *Decoder {
 		s.initWindow = 65535
 		s.connWindow = 65535
 		s.first = true
-		s.hp = hpack.NewDecoder(4096, s.emit)
-		s.hp.SetMaxStringLength(cfg.MaxHeaderList)
+		s.hp = newHPACK(4096, cfg.MaxHeaderList, s.emit)
 		s.mode = mFrames
 	}
 	d.dirs[proto.FromClient].mode = mPreface
@@ -519,7 +514,14 @@ func (d *Decoder) readHeader(s *dirState, b []byte) int {
 		s.fstart = s.next
 		s.fed = 0
 	}
-	n := copy(s.hdr[s.nhdr:], b)
+	var hdr []byte
+	var n int
+	if s.nhdr == 0 && len(b) >= headerLen {
+		hdr, n = b[:headerLen], headerLen // read in place
+	} else {
+		n = copy(s.hdr[s.nhdr:], b)
+		hdr = s.hdr[:]
+	}
 	s.nhdr += n
 	s.next += int64(n)
 	s.fed += int64(n)
@@ -527,10 +529,10 @@ func (d *Decoder) readHeader(s *dirState, b []byte) int {
 		return n
 	}
 	s.nhdr = 0
-	fh := parseHeader(s.hdr[:])
+	fh := parseHeader(hdr)
 	if s.checkFirst {
 		s.checkFirst = false
-		if !plausibleHeader(s.hdr[:], absoluteMax, 0) {
+		if !plausibleHeader(hdr, absoluteMax, 0) {
 			s.fed = 0
 			d.reject()
 			d.stats.Skipped += headerLen
@@ -592,38 +594,38 @@ func (d *Decoder) frameDone(s *dirState, payload []byte) {
 	}
 }
 
-// parsed hands a held frame to x/net's Framer and acts on the result.
+// parsed reads a held frame and acts on it.
 func (d *Decoder) parsed(s *dirState, payload []byte, start, end int64) {
-	d.rd.a, d.rd.b = s.hdr[:], payload
-	f, err := d.fr.ReadFrame()
-	if err != nil {
+	fh := s.fh
+	f, ok := parseFrame(fh, payload)
+	if !ok {
 		d.stats.MalformedFrames++
-		d.lostFrame(s, s.fh)
+		d.lostFrame(s, fh)
 		return
 	}
-	switch f := f.(type) {
-	case *xhttp2.HeadersFrame:
-		d.headersFrame(s, f, start, end)
-	case *xhttp2.ContinuationFrame:
-		d.continuationFrame(s, f, start, end)
-	case *xhttp2.PushPromiseFrame:
-		d.pushPromise(s, f, start, end)
-	case *xhttp2.SettingsFrame:
-		d.settings(s, f, start, end)
-	case *xhttp2.PingFrame:
-		d.control(s, start, end, pick(f.IsAck(), "PING ACK", "PING"))
-	case *xhttp2.WindowUpdateFrame:
-		d.windowUpdate(s, f.StreamID, int64(f.Increment))
+	switch fh.typ {
+	case xhttp2.FrameHeaders:
+		d.headersFrame(s, fh, f.frag, start, end)
+	case xhttp2.FrameContinuation:
+		d.continuationFrame(s, fh, f.frag, start, end)
+	case xhttp2.FramePushPromise:
+		d.pushPromise(s, fh, f, start, end)
+	case xhttp2.FrameSettings:
+		d.settings(s, fh, f.settings, start, end)
+	case xhttp2.FramePing:
+		d.control(s, start, end, pick(fh.flags&fAck != 0, "PING ACK", "PING"))
+	case xhttp2.FrameWindowUpdate:
+		d.windowUpdate(s, fh.stream, int64(f.inc))
 		d.control(s, start, end, "WINDOW_UPDATE")
-	case *xhttp2.PriorityFrame:
+	case xhttp2.FramePriority:
 		d.control(s, start, end, "PRIORITY")
-	case *xhttp2.RSTStreamFrame:
+	case xhttp2.FrameRSTStream:
 		d.stats.Resets++
-		d.control(s, start, end, codeLabel(rstLabels, f.ErrCode))
-		d.reset(f.StreamID)
-	case *xhttp2.GoAwayFrame:
+		d.control(s, start, end, codeLabel(rstLabels, f.code))
+		d.reset(fh.stream)
+	case xhttp2.FrameGoAway:
 		d.stats.GoAways++
-		d.control(s, start, end, codeLabel(goawayLabels, f.ErrCode))
+		d.control(s, start, end, codeLabel(goawayLabels, f.code))
 	}
 }
 
@@ -640,48 +642,29 @@ func pick(c bool, a, b string) string {
 	return b
 }
 
-// settings applies a SETTINGS frame: what s's sender allows the other
-// direction's sender.
-func (d *Decoder) settings(s *dirState, f *xhttp2.SettingsFrame, start, end int64) {
-	if f.IsAck() {
+// settings applies a SETTINGS frame (its settings p, 6 bytes each): what
+// s's sender allows the other direction's sender.
+func (d *Decoder) settings(s *dirState, fh frameHeader, p []byte, start, end int64) {
+	if fh.flags&fAck != 0 {
 		d.control(s, start, end, "SETTINGS ACK")
 		return
 	}
 	o := &d.dirs[s.dir.Other()]
-	for i := 0; i < f.NumSettings(); i++ {
-		st := f.Setting(i)
-		switch st.ID {
+	for ; len(p) >= 6; p = p[6:] {
+		val := binary.BigEndian.Uint32(p[2:])
+		switch xhttp2.SettingID(binary.BigEndian.Uint16(p)) {
 		case xhttp2.SettingHeaderTableSize:
-			o.tableMax = min(st.Val, d.cfg.MaxHeaderTable)
-			o.hp.SetAllowedMaxDynamicTableSize(o.tableMax)
+			o.tableMax = min(val, d.cfg.MaxHeaderTable)
+			o.hp.setAllowedMaxDynamicTableSize(o.tableMax)
 		case xhttp2.SettingMaxFrameSize:
-			if st.Val >= defaultMax && st.Val <= absoluteMax {
-				o.maxFrame = st.Val
+			if val >= defaultMax && val <= absoluteMax {
+				o.maxFrame = val
 			}
 		case xhttp2.SettingInitialWindowSize:
-			d.initialWindow(o, int64(st.Val))
+			d.initialWindow(o, int64(val))
 		}
 	}
 	d.control(s, start, end, "SETTINGS")
-}
-
-// twoSlices reads a then b: a frame's header and its payload, wherever
-// they are held, for the Framer.
-type twoSlices struct{ a, b []byte }
-
-// Read implements io.Reader.
-func (r *twoSlices) Read(p []byte) (int, error) {
-	if len(r.a) > 0 {
-		n := copy(p, r.a)
-		r.a = r.a[n:]
-		return n, nil
-	}
-	if len(r.b) > 0 {
-		n := copy(p, r.b)
-		r.b = r.b[n:]
-		return n, nil
-	}
-	return 0, io.EOF
 }
 
 // beginCall starts a call that may report Units: once every Unit was taken,

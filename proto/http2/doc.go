@@ -27,8 +27,13 @@
 // A stream reset by RST_STREAM ends both its Units at the reset; their
 // labels end in " reset".
 //
-// HPACK: each direction has its own golang.org/x/net/http2/hpack Decoder,
-// with the dynamic table bounded by Config.MaxHeaderTable and the decoded
+// Frames: the payloads of the frames that are held are read in place
+// (parseFrame, which accepts what x/net's Framer accepts).
+//
+// HPACK: each direction has its own decoder (hpackDecoder: x/net's
+// hpack.Decoder's behaviour, checked by a differential fuzz test, with a
+// dynamic table that keeps its fields' bytes in one buffer and allocates
+// nothing once warm), with the dynamic table bounded by Config.MaxHeaderTable and the decoded
 // header list of a block bounded by Config.MaxHeaderList (fields past it
 // are decoded, to keep the table in step, but not looked at). A header
 // block that is lost or cannot be decoded poisons that direction's table:

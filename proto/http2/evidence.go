@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"slices"
 	"strings"
+	"unsafe"
 
 	farm "github.com/dgryski/go-farm"
 
@@ -23,7 +24,8 @@ const (
 
 // headerEvidence adds what one header field says to ev: a propagated id
 // for the tracing and correlation headers, content tokens for the path
-// and the authority.
+// and the authority. name and value need not outlive the call: what ev
+// keeps of them is copied.
 func headerEvidence(ev *proto.Evidence, name, value string) {
 	switch name {
 	case ":path":
@@ -40,13 +42,41 @@ func headerEvidence(ev *proto.Evidence, name, value string) {
 	if len(v) > maxIDValue {
 		v = v[:maxIDValue]
 	}
-	ev.IDs = append(ev.IDs, proto.ID{Source: name, Value: v})
+	ev.IDs = append(ev.IDs, proto.ID{Source: idSource(name), Value: strings.Clone(v)})
 	addToken(ev, v)
+}
+
+// idSources are the names of the headers idValue reads ids from.
+var idSources = [...]string{"traceparent", "b3", "x-b3-traceid", "uber-trace-id", "sw8",
+	"x-amzn-trace-id", "grpc-trace-bin", "tracestate", "x-request-id", "x-correlation-id"}
+
+// isIDHeader reports whether name is one of idSources.
+func isIDHeader(name string) bool {
+	for _, s := range idSources {
+		if s == name {
+			return true
+		}
+	}
+	return false
+}
+
+// idSource returns name, one of idSources, as a string that outlives the
+// header it came from.
+func idSource(name string) string {
+	for _, s := range idSources {
+		if s == name {
+			return s
+		}
+	}
+	return strings.Clone(name)
 }
 
 // idValue returns the normalised id a header carries, if it is one of
 // the propagation headers.
 func idValue(name, value string) (string, bool) {
+	if !isIDHeader(name) {
+		return "", false
+	}
 	value = strings.TrimSpace(value)
 	switch name {
 	case "traceparent": // version-traceid-spanid-flags
@@ -117,7 +147,14 @@ func addToken(ev *proto.Evidence, t string) {
 	if t == "" {
 		return
 	}
-	ev.Tokens = append(ev.Tokens, farm.Fingerprint64([]byte(t)))
+	ev.Tokens = append(ev.Tokens, fingerprint(t))
+}
+
+// fingerprint returns go-farm's Fingerprint64 of t's bytes. It reads t in
+// place: converting t to a []byte would copy it to the heap, since the
+// compiler cannot prove that go-farm does not keep its argument.
+func fingerprint(t string) uint64 {
+	return farm.Fingerprint64(unsafe.Slice(unsafe.StringData(t), len(t)))
 }
 
 // finishEvidence sorts and deduplicates ev's tokens, keeps at most max

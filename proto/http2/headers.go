@@ -3,8 +3,6 @@ package http2
 import (
 	"strconv"
 	"strings"
-
-	"golang.org/x/net/http2/hpack"
 )
 
 // beginBlock starts a header block whose fields go to h (nil: decoded
@@ -29,7 +27,7 @@ func (d *Decoder) writeBlock(s *dirState, frag []byte) {
 	if len(frag) == 0 {
 		return
 	}
-	if _, err := s.hp.Write(frag); err != nil {
+	if err := s.hp.Write(frag); err != nil {
 		d.stats.HPACKErrors++
 		d.poison(s)
 	}
@@ -70,8 +68,7 @@ func (d *Decoder) poison(s *dirState) {
 // recoverTable trusts s's table again: the block starts with a dynamic
 // table size update to 0, after which the encoder's table is empty.
 func (d *Decoder) recoverTable(s *dirState) {
-	s.hp = hpack.NewDecoder(s.tableMax, s.emit)
-	s.hp.SetMaxStringLength(d.cfg.MaxHeaderList)
+	s.hp.reset(s.tableMax)
 	s.poisoned = false
 	d.stats.HPACKRecovered++
 	if s.cap != nil {
@@ -79,35 +76,77 @@ func (d *Decoder) recoverTable(s *dirState) {
 	}
 }
 
-// emit receives one decoded header field.
-func (s *dirState) emit(f hpack.HeaderField) {
+// The fields a half keeps, by their index in dirState.kept.
+const (
+	keptMethod = iota
+	keptPath
+	keptStatus
+	keptCType
+	keptGRPCStatus
+	numKept
+)
+
+// keep returns a copy of v, a decoded field's value that is valid only
+// during emit, for a half to keep as field i: the previous one if v is
+// the same (a map lookup saved), else an interned copy.
+func (s *dirState) keep(i int, v string) string {
+	if s.kept[i] != v {
+		s.kept[i] = s.d.intern(v)
+	}
+	return s.kept[i]
+}
+
+// intern returns a copy of v that outlives the header it came from.
+// Values of up to maxInterned bytes are interned per connection (at most
+// maxLabels of them, so at most 256 KiB), so that calls of the same
+// method cost no allocation.
+func (d *Decoder) intern(v string) string {
+	if k, ok := d.kept[v]; ok {
+		return k
+	}
+	k := strings.Clone(v)
+	if d.kept == nil {
+		d.kept = make(map[string]string)
+	}
+	if len(d.kept) < maxLabels && len(k) <= maxInterned {
+		d.kept[k] = k
+	}
+	return k
+}
+
+// maxInterned is the longest value intern remembers.
+const maxInterned = 256
+
+// emit receives one decoded header field; name and value are valid only
+// during the call.
+func (s *dirState) emit(name, value string) {
 	h := s.cap
 	if h == nil || s.over {
 		return
 	}
-	s.list += len(f.Name) + len(f.Value) + 32
+	s.list += len(name) + len(value) + 32
 	if s.list > s.d.cfg.MaxHeaderList {
 		s.over = true
 		s.d.stats.HeaderListTooLarge++
 		return
 	}
-	switch f.Name {
+	switch name {
 	case ":method":
-		h.method = f.Value
+		h.method = s.keep(keptMethod, value)
 	case ":path":
-		h.path = f.Value
+		h.path = s.keep(keptPath, value)
 	case ":status":
-		h.status = f.Value
+		h.status = s.keep(keptStatus, value)
 	case "content-type":
-		h.ctype = f.Value
+		h.ctype = s.keep(keptCType, value)
 	case "grpc-status":
-		h.grpcStatus = f.Value
+		h.grpcStatus = s.keep(keptGRPCStatus, value)
 	}
 	if s.d.cfg.Evidence {
 		if h.ev == nil {
 			h.ev = s.d.newEvidence()
 		}
-		headerEvidence(h.ev, f.Name, f.Value)
+		headerEvidence(h.ev, name, value)
 	}
 }
 

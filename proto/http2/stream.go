@@ -1,10 +1,6 @@
 package http2
 
-import (
-	xhttp2 "golang.org/x/net/http2"
-
-	"github.com/wirepath/wirepath/proto"
-)
+import "github.com/wirepath/wirepath/proto"
 
 // halfState is where one direction of a stream is.
 type halfState uint8
@@ -68,7 +64,9 @@ func (d *Decoder) open(dir proto.Dir, id uint32) *stream {
 	if st := d.streams[id]; st != nil {
 		return st
 	}
-	if d.recentlyClosed(id) || id%2 == 0 {
+	// Every odd stream id closed was opened here, so is at most
+	// maxClient: a new request's id, above it, needs no look in the ring.
+	if id%2 == 0 || id <= d.maxClient && d.recentlyClosed(id) {
 		d.stats.ClosedStreamFrames++
 		return nil
 	}
@@ -244,9 +242,9 @@ func (d *Decoder) dataFrame(s *dirState, fh frameHeader, start, end int64) {
 }
 
 // headersFrame adds a HEADERS frame to its stream and decodes its block.
-func (d *Decoder) headersFrame(s *dirState, f *xhttp2.HeadersFrame, start, end int64) {
+func (d *Decoder) headersFrame(s *dirState, fh frameHeader, frag []byte, start, end int64) {
 	var h *half
-	st := d.open(s.dir, f.StreamID)
+	st := d.open(s.dir, fh.stream)
 	if st != nil {
 		h = d.begin(st, s.dir, start)
 	}
@@ -255,32 +253,33 @@ func (d *Decoder) headersFrame(s *dirState, f *xhttp2.HeadersFrame, start, end i
 		h.bytes += end - start
 	}
 	d.beginBlock(s, h)
-	d.writeBlock(s, f.HeaderBlockFragment())
-	if !f.HeadersEnded() {
-		s.contStream, s.contEnd = f.StreamID, f.StreamEnded()
+	d.writeBlock(s, frag)
+	endStream := fh.flags&fEndStream != 0
+	if fh.flags&fEndHeaders == 0 {
+		s.contStream, s.contEnd = fh.stream, endStream
 		return
 	}
 	d.endBlock(s)
-	if h != nil && f.StreamEnded() && h.state == hOpen {
+	if h != nil && endStream && h.state == hOpen {
 		d.endHalf(st, s.dir)
 	}
 }
 
 // continuationFrame adds a CONTINUATION frame to the block it continues.
-func (d *Decoder) continuationFrame(s *dirState, f *xhttp2.ContinuationFrame, start, end int64) {
+func (d *Decoder) continuationFrame(s *dirState, fh frameHeader, frag []byte, start, end int64) {
 	if s.contStream == 0 {
 		d.stats.ContinuationErrors++
 		return
 	}
-	st := d.streams[f.StreamID]
+	st := d.streams[fh.stream]
 	var h *half
 	if st != nil && st.h[s.dir].state == hOpen {
 		h = &st.h[s.dir]
 		h.end = end
 		h.bytes += end - start
 	}
-	d.writeBlock(s, f.HeaderBlockFragment())
-	if !f.HeadersEnded() {
+	d.writeBlock(s, frag)
+	if fh.flags&fEndHeaders == 0 {
 		return
 	}
 	endStream := s.contEnd
@@ -293,22 +292,22 @@ func (d *Decoder) continuationFrame(s *dirState, f *xhttp2.ContinuationFrame, st
 // pushPromise adds a PUSH_PROMISE frame to the response it belongs to,
 // makes the promised stream, and decodes the promised request's headers
 // (for the HPACK table only).
-func (d *Decoder) pushPromise(s *dirState, f *xhttp2.PushPromiseFrame, start, end int64) {
-	if st := d.streams[f.StreamID]; st != nil && st.h[s.dir].state == hOpen {
+func (d *Decoder) pushPromise(s *dirState, fh frameHeader, f frame, start, end int64) {
+	if st := d.streams[fh.stream]; st != nil && st.h[s.dir].state == hOpen {
 		h := &st.h[s.dir]
 		h.end = end
 		h.bytes += end - start
 	}
-	if s.dir == proto.FromServer && f.PromiseID%2 == 0 && d.streams[f.PromiseID] == nil {
-		ps := d.newStream(f.PromiseID)
+	if s.dir == proto.FromServer && f.promise%2 == 0 && d.streams[f.promise] == nil {
+		ps := d.newStream(f.promise)
 		ps.push = true
 		ps.h[proto.FromClient].state = hAbsent
-		d.maxStream = max(d.maxStream, f.PromiseID)
+		d.maxStream = max(d.maxStream, f.promise)
 	}
 	d.beginBlock(s, nil)
-	d.writeBlock(s, f.HeaderBlockFragment())
-	if !f.HeadersEnded() {
-		s.contStream, s.contEnd = f.StreamID, false
+	d.writeBlock(s, f.frag)
+	if fh.flags&fEndHeaders == 0 {
+		s.contStream, s.contEnd = fh.stream, false
 		return
 	}
 	d.endBlock(s)
