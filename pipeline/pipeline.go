@@ -106,6 +106,12 @@ type Config struct {
 	Reconcile reconcile.Options
 	// Progress, if set, is called as the stages advance.
 	Progress Progress
+	// OnOpen, if set, is called once the captures are open, with the
+	// sniffers and their offsets in the Result, before the first packet.
+	OnOpen func(*Result)
+	// OnPacket, if set, is called with every packet flows is handed (NAT
+	// undone), in order; the packet is reused after it returns.
+	OnPacket func(*pcapio.Packet)
 	// Context, if set, stops the run when it is cancelled: the reading
 	// ends and the run returns its error.
 	Context context.Context
@@ -258,12 +264,18 @@ func runMessagesHook(cfg *Config, res *Result, ready func() error, fn func(*flow
 		return err
 	}
 	defer m.Close()
+	if cfg.OnOpen != nil {
+		cfg.OnOpen(res)
+	}
 	if ready != nil {
 		if err := ready(); err != nil {
 			return err
 		}
 	}
 	ns, _ := src.(*natSource)
+	if cfg.OnPacket != nil {
+		src = &tapSource{Source: src, fn: cfg.OnPacket}
+	}
 	if cfg.Context != nil {
 		src = &ctxSource{Source: src, ctx: cfg.Context}
 	}
@@ -459,6 +471,20 @@ func (c *ctxSource) Next() (*pcapio.Packet, error) {
 		return nil, c.ctx.Err()
 	}
 	return c.Source.Next()
+}
+
+// tapSource hands every packet to fn on its way to flows.
+type tapSource struct {
+	flows.Source
+	fn func(*pcapio.Packet)
+}
+
+func (t *tapSource) Next() (*pcapio.Packet, error) {
+	p, err := t.Source.Next()
+	if err == nil {
+		t.fn(p)
+	}
+	return p, err
 }
 
 // natSource is what flows reads with NAT: the merge through a

@@ -20,6 +20,7 @@ import (
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/cmdutil"
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/enginecmd"
 	"github.com/wirepath/wirepath/report"
+	"github.com/wirepath/wirepath/tables"
 	"github.com/wirepath/wirepath/trace"
 )
 
@@ -68,7 +69,8 @@ one export with every engine's paths (docs/formats.md).`
 const example = `  wirepath analyze client.pcap server.pcapng
   wirepath analyze *.pcap* --roles roles.txt --naming role --format html -o report.html
   wirepath analyze *.pcap --engine all --format json -o results.json --save-trace trace.tsv
-  wirepath analyze outside.pcapng inside.pcapng.gz --reference outside.pcapng --preload traces/`
+  wirepath analyze outside.pcapng inside.pcapng.gz --reference outside.pcapng --preload traces/
+  wirepath analyze *.pcapng --parquet tables/   # observations, messages, connections, requests for SQL engines`
 
 // NewCmd returns the analyze command.
 func NewCmd(ios *cmdutil.IOStreams) *cobra.Command {
@@ -137,7 +139,13 @@ func (o *Options) Validate(ios *cmdutil.IOStreams) (engines.Options, error) {
 			return eo, err
 		}
 	}
-	eo.SetCommon(o.Common.Options())
+	common := o.Common.Options()
+	if o.Parquet.Dir != "" && o.Common.Instances == 0 {
+		// The requests table lists every instance; the result keeps
+		// none, as asked (Run drops them after writing the table).
+		common.Aggregate.KeepInstances, common.Aggregate.MaxKept = true, 0
+	}
+	eo.SetCommon(common)
 	for _, f := range flags {
 		f.Apply(&eo)
 	}
@@ -160,6 +168,7 @@ func Run(ctx context.Context, ios *cmdutil.IOStreams, o *Options, eo engines.Opt
 	if err != nil {
 		return err
 	}
+	defer o.Parquet.Finish(ios, errors.New("not finished")) // removes the tables unless writeTables put them in place
 	// Nothing readable: no report, the problems say why.
 	status := captureflags.PipelineStatus(res)
 	var partial *cmdutil.PartialError
@@ -196,6 +205,9 @@ func Run(ctx context.Context, ios *cmdutil.IOStreams, o *Options, eo engines.Opt
 	results, err := causal.InferAll(ctx, tr, engs, func(int, causal.Engine) { prog.Finish() })
 	prog.Finish()
 	if err != nil {
+		return err
+	}
+	if err := o.writeTables(ios, results, tr); err != nil {
 		return err
 	}
 	if err := o.write(ios, results, tr); err != nil {
@@ -237,4 +249,76 @@ func (o *Options) write(ios *cmdutil.IOStreams, results []*causal.Result, tr *tr
 	err = report.WriteAll(out, o.Common.Format, results, report.Options{Top: top, Title: o.Title, Trace: tr, Summary: true})
 	err = out.Finish(err)
 	return err
+}
+
+// writeTables writes, with --parquet, the trace's messages and every
+// instance of every result as requests, and puts the tables in place. The
+// instances leave the results unless --instances asked for them.
+func (o *Options) writeTables(ios *cmdutil.IOStreams, results []*causal.Result, tr *trace.Trace) error {
+	rec := o.Parquet.Recorder()
+	if rec == nil {
+		return nil
+	}
+	rec.TraceMessages(tr)
+	off := causal.NodeOffsets(tr)
+	at := func(t trace.Timestamp, node trace.Sym) int64 {
+		if int(node) < len(off) {
+			return int64(t) - off[node]
+		}
+		return int64(t)
+	}
+	name := func(s trace.Sym) string {
+		if s == 0 {
+			return ""
+		}
+		return tr.Syms.String(s)
+	}
+	for _, r := range results {
+		for pi := range r.Patterns {
+			p := &r.Patterns[pi]
+			for _, in := range p.Instances {
+				if len(in.Messages) == 0 {
+					continue
+				}
+				row := requestRow(tr, in.Messages, at)
+				root := &tr.Messages[in.Messages[0]]
+				row.Engine, row.Pattern, row.Signature, row.Probability = r.Engine, int32(p.Rank), p.Signature, in.Probability
+				row.Client, row.Server, row.Label = name(root.SrcNode), name(root.DstNode), name(root.Label)
+				rec.W.Request(&row)
+			}
+			if o.Common.Instances == 0 {
+				p.Instances = nil
+			}
+		}
+	}
+	return o.Parquet.Finish(ios, nil)
+}
+
+// requestRow returns the request of the instance of messages idx (parents
+// first): its root, messages and times, on the reference clock as the
+// result's latency_us (send of the root to the last receive).
+func requestRow(tr *trace.Trace, idx []int, at func(trace.Timestamp, trace.Sym) int64) tables.Request {
+	send := func(m *trace.Message) int64 {
+		if m.SendTS.Known() {
+			return at(m.SendTS, m.SrcNode)
+		}
+		return at(m.RecvTS, m.DstNode)
+	}
+	recv := func(m *trace.Message) int64 {
+		if m.RecvTS.Known() {
+			return at(m.RecvTS, m.DstNode)
+		}
+		return at(m.SendTS, m.SrcNode)
+	}
+	row := tables.Request{Root: int64(idx[0]), Messages: make([]int64, len(idx))}
+	row.Start = send(&tr.Messages[idx[0]])
+	row.End = row.Start
+	for k, i := range idx {
+		row.Messages[k] = int64(i)
+		if e := recv(&tr.Messages[i]); e > row.End {
+			row.End = e
+		}
+	}
+	row.LatencyUS = float64(row.End-row.Start) / 1e3
+	return row
 }

@@ -31,6 +31,10 @@ type Pipeline struct {
 	Settle, ReorderTimeout, IdleTimeout time.Duration
 	FingerprintLen                      int
 	NAT                                 nat.Options
+	// Parquet is --parquet: the command writes the trace's messages (and
+	// analyze the requests) with Parquet.Recorder and ends with
+	// Parquet.Finish.
+	Parquet Tables
 }
 
 // Register adds the flags to fs.
@@ -48,6 +52,7 @@ func (p *Pipeline) Register(fs *pflag.FlagSet) {
 	fs.BoolVar(&p.Strict, "strict", false, "stop at the first bad line of a syscall trace instead of skipping it")
 	RegisterFlowsTuning(fs, &p.Settle, &p.ReorderTimeout, &p.IdleTimeout, &p.FingerprintLen)
 	RegisterNATTuning(fs, &p.NAT)
+	p.Parquet.Register(fs)
 	p.Flags.Register(fs)
 }
 
@@ -130,11 +135,17 @@ func (p *Pipeline) Run(ios *cmdutil.IOStreams) (*pipeline.Result, error) {
 		}
 	}
 	var done func()
+	if err := p.Parquet.Install(&cfg); err != nil {
+		return nil, err
+	}
 	cfg.Progress, done = StageProgress(ios)
 	cfg.Context = p.Context
 	res, err := pipeline.Run(cfg)
 	done()
-	return res, UsageOf(err)
+	if err != nil {
+		return res, p.Parquet.Finish(ios, UsageOf(err))
+	}
+	return res, nil
 }
 
 // PipelineOutcome prints the problems in the input as warnings and returns
