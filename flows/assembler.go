@@ -5,6 +5,7 @@ import (
 
 	"github.com/wirepath/wirepath/internal/ring"
 	"github.com/wirepath/wirepath/pcapio"
+	"github.com/wirepath/wirepath/proto"
 	"github.com/wirepath/wirepath/trace"
 )
 
@@ -22,6 +23,16 @@ type msg struct {
 	cutAt      int64
 	dnsOK      bool // UDP: a DNS header was parsed
 	dns        dnsHeader
+
+	// Messages made from a protocol decoder's Units.
+	decoded      bool  // made from Units: their bytes are the decoder's, not flows'
+	unit         bool  // timed from the log by its offsets [uStart, uEnd)
+	data         bool  // made of data Units (opaque records) between direction changes
+	uStart, uEnd int64 // stream offsets of its first byte and one past its last
+	lastTS       int64 // data: when its latest record was first seen
+
+	ev    proto.Evidence // the storage of Evidence
+	hasEv bool
 }
 
 // Assembler is the flows stage in push form: Add packets in corrected time
@@ -57,6 +68,13 @@ type Assembler struct {
 	sweepTick int
 	cs        ConnStats // scratch for OnConn
 	pk        pkt       // scratch: the packet being processed
+
+	pst           [numApps]ProtoStats      // per protocol
+	decPool       [numApps][]proto.Decoder // decoders to reuse (Reset)
+	ev            *evTaker                 // labels and evidence of what flows frames itself
+	outEv         proto.Evidence           // the Evidence of the message Next filled
+	closingReason EndReason                // why the decoder being closed is
+	cur           curChunk                 // the chunk being decoded
 }
 
 // pkt is the transport view of a packet (or reassembled datagram).
@@ -78,6 +96,7 @@ func NewAssembler(cfg Config) (*Assembler, error) {
 		return nil, err
 	}
 	a := &Assembler{cfg: cfg, settle: int64(cfg.Settle), conns: make(map[connKey]*conn)}
+	a.ev = newEvTaker(&a.cfg)
 	a.frag.init(&a.cfg)
 	return a, nil
 }
@@ -192,7 +211,29 @@ func (a *Assembler) Stats() *Stats {
 	a.st.OpenMessages = a.openMsgs
 	a.st.FragPending = a.frag.pendingFrags
 	a.st.ConnsOpen = int64(a.activeTCP.n + a.activeUDP.n)
+	a.st.Protocols = make(map[string]*ProtoStats)
+	for app := range numApps {
+		if p := a.pst[app]; p != (ProtoStats{}) {
+			a.st.Protocols[app.String()] = &p
+		}
+	}
 	return &a.st
+}
+
+// cutApp is the protocol of a connection flows cut itself: DNS on its
+// port, HTTP when HTTP/1.x framing applied to one of its directions.
+func (c *conn) cutApp() App {
+	app := AppNone
+	for d := range c.half {
+		f := &c.half[d].fr
+		switch {
+		case f.dns:
+			return AppDNS
+		case f.mode == fmLost || f.mode == fmHTTP && !f.first:
+			app = AppHTTP
+		}
+	}
+	return app
 }
 
 // newConn starts tracking a connection, evicting the least recently active
@@ -264,6 +305,11 @@ func (a *Assembler) endConn(c *conn, reason EndReason) {
 			c.acc.gapBytes += gb
 		}
 	}
+	if c.pr.det == detHolding {
+		app, _ := sniffClient(c.pr.first)
+		a.decideHeld(c, app)
+	}
+	a.closeDecoder(c, reason)
 	if c.open != nil {
 		a.cut(c, reason)
 	}
@@ -311,7 +357,7 @@ func (a *Assembler) removeConn(c *conn, reason EndReason) {
 		}
 		c.holey = false
 	}
-	if c.pendingMsgs == 0 && len(c.unsealed) == 0 {
+	if c.pendingMsgs == 0 && c.unsealed.len() == 0 {
 		a.finishConn(c)
 	}
 }
@@ -324,6 +370,9 @@ func (a *Assembler) finishConn(c *conn) {
 	}
 	if c.callerFrom == callerUnknown {
 		a.st.CallerUnknown++
+	}
+	if c.proto == pcapio.ProtoTCP && !c.pr.app.decoded() {
+		a.pst[c.cutApp()].Conns++
 	}
 	if a.cfg.OnConn != nil {
 		a.connStats(c, &a.cs)

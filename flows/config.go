@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	ptls "github.com/wirepath/wirepath/proto/tls"
 )
 
 // Config holds the parameters of the flows stage. DefaultConfig gives
@@ -53,6 +55,28 @@ type Config struct {
 	FragTimeout  time.Duration
 	MaxFragBytes int
 
+	// Ports names the protocol spoken on a TCP port, by prior knowledge
+	// (--proto PORT=NAME): a connection with an endpoint on one of them
+	// (the server's, when both are) is decoded as that protocol, whatever
+	// its first bytes; AppNone turns framing off on the port. Without an
+	// entry, the protocol is detected from the connection's first bytes.
+	// Kafka is only decoded by port.
+	Ports map[uint16]App
+	// KeyLog holds TLS secrets (an SSLKEYLOGFILE) that decrypt TLS
+	// connections, whose HTTP/2 or HTTP/1.x is then framed; nil: TLS
+	// records are framed as opaque messages.
+	KeyLog *ptls.KeyLog
+	// Evidence takes, per message, the propagated request identifiers
+	// and content tokens its protocol's decoder finds (Message.Evidence).
+	// Labels and statuses are taken either way.
+	Evidence bool
+	// MaxTokens caps the content tokens of one message (0: none, the
+	// identifiers only); EvidenceBytes is how many leading bytes of a
+	// message's content (an HTTP body, an SQL text, a binary message) are
+	// looked at for them.
+	MaxTokens     int
+	EvidenceBytes int
+
 	// OnConn, when set, is called with each connection's passive figures
 	// (MSHN) once the connection has ended and all its messages have been
 	// emitted. The *ConnStats is only valid during the call.
@@ -82,8 +106,19 @@ func DefaultConfig() Config {
 		MaxBufferTotal:   512 << 20,
 		FragTimeout:      30 * time.Second,
 		MaxFragBytes:     64 << 20,
+		Evidence:         true,
+		MaxTokens:        DefaultMaxTokens,
+		EvidenceBytes:    DefaultEvidenceBytes,
 	}
 }
+
+// Defaults of the evidence caps (see proto/evidence).
+const (
+	DefaultMaxTokens     = 32
+	DefaultEvidenceBytes = 512
+	// MaxMaxTokens bounds Config.MaxTokens.
+	MaxMaxTokens = 1024
+)
 
 // Validate reports the first parameter that is out of range.
 func (c *Config) Validate() error {
@@ -105,5 +140,10 @@ func (c *Config) Validate() error {
 	check(c.MaxBufferTotal >= c.MaxBufferPerConn, "total buffer limit must be at least the per-connection limit")
 	check(c.FragTimeout > 0, "fragment timeout must be positive")
 	check(c.MaxFragBytes >= 65535, "fragment buffer limit must hold at least one largest datagram (65535 bytes)")
+	check(c.MaxTokens >= 0 && c.MaxTokens <= MaxMaxTokens, "token cap must be between 0 and %d, not %d", MaxMaxTokens, c.MaxTokens)
+	check(c.EvidenceBytes >= 0, "evidence bytes must not be negative")
+	for port, app := range c.Ports {
+		check(app < numApps, "port %d: unknown protocol %d", port, app)
+	}
 	return errors.Join(errs...)
 }

@@ -48,6 +48,20 @@ type half struct {
 	packets                   int64
 	bytes                     int64 // stream bytes delivered
 	msgs                      int64
+	// off is the stream offset of the next byte delivered (gaps
+	// included), from 0 at the stream's start (midStreamOffset when the
+	// connection was seen from its middle): the offsets protocol decoders
+	// and the log know bytes by.
+	off int64
+	// log maps a decoded direction's offsets to its packets' sightings.
+	log segLog
+	// nextOrd is the Ordinal of the direction's next message.
+	nextOrd uint32
+	// units are the direction's decoded messages cut and not yet
+	// emitted, in the order they ended; starts the minimum of their
+	// first offsets.
+	units  msgList
+	starts startMin
 }
 
 // halfSink passes a stream's output to the message cutter.
@@ -100,11 +114,12 @@ type conn struct {
 
 	half [2]half
 	http httpShared
+	pr   connProto
 
-	open        *msg   // the message being filled (TCP)
-	unsealed    []*msg // messages not yet emitted, oldest first (including open)
-	pendingMsgs int    // of which cut and waiting in the emit queue
-	nextIndex   uint32 // the next message index
+	open        *msg    // the message being filled (TCP)
+	unsealed    msgList // messages not yet emitted, oldest first (including open)
+	pendingMsgs int     // of which cut and waiting in the emit queue
+	nextIndex   uint32  // the next message index
 	nextCall    uint32
 	httpCalls   [maxPendingReqs]uint32
 	httpHead    int
@@ -140,10 +155,13 @@ const maxDNSPending = 64
 
 // init prepares a recycled conn for a new connection.
 func (c *conn) init(a *Assembler, id uint64, key connKey, proto uint8, now int64) {
-	unsealed, dnsP, hs := c.unsealed[:0], c.dnsPending[:0], c.hs[:0]
+	unsealed, dnsP, hs := c.unsealed, c.dnsPending[:0], c.hs[:0]
+	unsealed.reset()
 	rtt, tp0, tp1 := c.acc.rtt[:0], c.acc.tput[0][:0], c.acc.tput[1][:0]
 	halves := c.half
-	*c = conn{}
+	pr := c.pr
+	pr.reset()
+	*c = conn{pr: pr}
 	c.unsealed, c.dnsPending, c.hs = unsealed, dnsP, hs
 	c.acc.rtt, c.acc.tput[0], c.acc.tput[1] = rtt, tp0, tp1
 	c.id, c.key, c.proto, c.first, c.last = id, key, proto, now, now
@@ -153,7 +171,11 @@ func (c *conn) init(a *Assembler, id uint64, key connKey, proto uint8, now int64
 	dns := proto == pcapio.ProtoTCP && (key.Port(0) == 53 || key.Port(1) == 53)
 	for d := range c.half {
 		h := &c.half[d]
-		h.st, h.cov, h.fr = halves[d].st, halves[d].cov, halves[d].fr
+		h.st, h.cov, h.fr, h.log = halves[d].st, halves[d].cov, halves[d].fr, halves[d].log
+		h.units, h.starts = halves[d].units, halves[d].starts
+		h.units.reset()
+		h.starts.reset()
+		h.log.reset()
 		h.st.reset()
 		h.st.pool = &a.pool
 		h.cov.reset()

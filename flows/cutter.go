@@ -6,6 +6,7 @@ import (
 	farm "github.com/dgryski/go-farm"
 
 	"github.com/wirepath/wirepath/flows/internal/seqnum"
+	"github.com/wirepath/wirepath/proto/dns"
 	"github.com/wirepath/wirepath/trace"
 )
 
@@ -20,6 +21,28 @@ func (a *Assembler) deliver(c *conn, d int, ch *chunk) {
 		a.st.StreamBytes += int64(ch.n)
 		h.bytes += int64(ch.n)
 	}
+	off := h.off
+	h.off += int64(ch.n)
+	if c.pr.det != detDone && a.detect(c, d, ch, off) {
+		return
+	}
+	a.route(c, d, ch, off)
+}
+
+// route frames a chunk of half d at stream offset off: by the
+// connection's protocol decoder, or by flows' own cutting.
+func (a *Assembler) route(c *conn, d int, ch *chunk, off int64) {
+	if c.pr.dec != nil {
+		a.decode(c, d, ch, off)
+		return
+	}
+	a.cutChunk(c, d, ch)
+}
+
+// cutChunk cuts the bytes of a chunk into messages at direction changes,
+// pauses and HTTP/1.x and DNS boundaries.
+func (a *Assembler) cutChunk(c *conn, d int, ch *chunk) {
+	h := &c.half[d]
 	if m := c.open; m != nil {
 		switch {
 		case m.dir != d:
@@ -48,6 +71,7 @@ func (a *Assembler) deliver(c *conn, d int, ch *chunk) {
 		}
 		if kind != httpNone && m.hkind == httpNone && m.protoStart {
 			m.hkind = kind
+			m.Label, m.Status, m.hasEv = a.ev.http(kind, h.fr.evHead, h.fr.evBody, &m.ev)
 		}
 		if h.fr.lost != lost && !h.fr.dns {
 			a.httpLoss(c, m)
@@ -80,17 +104,19 @@ func (a *Assembler) newMsg(c *conn, d int) *msg {
 	if n := len(a.freeMsgs); n > 0 {
 		m = a.freeMsgs[n-1]
 		a.freeMsgs = a.freeMsgs[:n-1]
-		sightings := m.Sightings[:0]
+		sightings, ids, toks := m.Sightings[:0], m.ev.IDs[:0], m.ev.Tokens[:0]
 		*m = msg{}
-		m.Sightings = sightings
+		m.Sightings, m.ev.IDs, m.ev.Tokens = sightings, ids, toks
 	} else {
 		m = &msg{}
 	}
 	m.c, m.dir = c, d
 	m.Conn, m.Index = c.id, c.nextIndex
 	c.nextIndex++
+	c.half[d].nextOrd++
+	m.Ordinal = c.half[d].nextOrd
 	m.Src, m.Dst = c.ep[d], c.ep[1-d]
-	c.unsealed = append(c.unsealed, m)
+	c.unsealed.push(m)
 	a.openMsgs++
 	return m
 }
@@ -158,20 +184,47 @@ func (m *msg) sighting(o segObs) *Sighting {
 // late attributes a copy of already-delivered bytes [seq, seq+n) of
 // direction d to the messages that hold them and are not yet emitted.
 func (a *Assembler) late(c *conn, d int, seq seqnum.Value, n uint32, obs, newObs []segObs) {
-	for _, m := range c.unsealed {
-		if m.dir != d || m.Bytes == 0 {
+	h := &c.half[d]
+	lo := h.off - int64(seq.Size(h.st.next))
+	hi := lo + int64(n)
+	if c.pr.dec != nil {
+		h.log.late(lo, hi, newObs)
+	}
+	if len(c.pr.held) > 0 {
+		c.lateHeld(d, lo, hi, newObs)
+	}
+	msgs := c.unsealed.all()
+	if c.pr.dec != nil {
+		// Decoded messages end in offset order: those that may hold
+		// [lo, hi) ended after lo (the open one takes its sightings from
+		// the log when it is cut).
+		units := h.units.all()
+		i := len(units)
+		for i > 0 && units[i-1].uEnd > lo {
+			i--
+		}
+		msgs = units[i:]
+	}
+	for _, m := range msgs {
+		if m.dir != d || m.Bytes == 0 || m == c.open && m.unit {
 			continue
 		}
-		_, on := seqnum.Overlap(seq, seqnum.Size(n), seqnum.Value(m.Seq), seqnum.Size(m.Bytes))
-		if on == 0 {
+		var on int64
+		if m.unit {
+			on = min(hi, m.uEnd) - max(lo, m.uStart)
+		} else {
+			_, k := seqnum.Overlap(seq, seqnum.Size(n), seqnum.Value(m.Seq), seqnum.Size(m.Bytes))
+			on = int64(k)
+		}
+		if on <= 0 {
 			continue
 		}
 		for _, o := range newObs {
 			s := m.sighting(o)
 			if s.Segments == 0 {
-				s.FirstBytes = int64(on)
+				s.FirstBytes = min(on, m.Bytes)
 			}
-			s.Bytes += int64(on)
+			s.Bytes = min(s.Bytes+on, m.Bytes)
 			s.Segments++
 			a.st.LateSightings++
 		}
@@ -202,6 +255,9 @@ func (a *Assembler) cut(c *conn, reason EndReason) {
 		m.App = AppHTTP
 	case m.protoStart && h.fr.dns:
 		m.App = AppDNS
+		if m.prefixN > 2 {
+			a.dnsLabel(m, m.prefix[2:m.prefixN])
+		}
 	}
 	if reason >= EndFIN && h.fr.expectsMore() {
 		m.Incomplete = true
@@ -218,6 +274,11 @@ func (a *Assembler) queueMsg(m *msg) {
 		m.Incomplete = true
 	}
 	m.cutAt = a.now
+	if m.unit {
+		h := &m.c.half[m.dir]
+		h.units.push(m)
+		h.starts.push(m.uStart, m.Index)
+	}
 	m.c.pendingMsgs++
 	a.queue.Push(m)
 }
@@ -416,8 +477,11 @@ func (a *Assembler) httpLoss(c *conn, m *msg) {
 // the connection's figures and returns to the pool.
 func (a *Assembler) seal(m *msg, out *Message) {
 	c := m.c
-	if i := slices.Index(c.unsealed, m); i >= 0 {
-		c.unsealed = append(c.unsealed[:i], c.unsealed[i+1:]...)
+	c.unsealed.remove(m)
+	if m.unit {
+		h := &c.half[m.dir]
+		h.units.remove(m)
+		h.starts.pop(m.Index)
 	}
 	c.pendingMsgs--
 	a.openMsgs--
@@ -433,20 +497,13 @@ func (a *Assembler) seal(m *msg, out *Message) {
 	a.st.Messages++
 	if m.Proto == trace.ProtoTCP {
 		a.st.TCPMessages++
-		a.st.TCPMessageBytes += m.CapturedBytes()
-		a.openBytes -= m.CapturedBytes()
-		h := &c.half[m.dir]
-		base := seqnum.Value(m.Seq).Add(seqnum.Size(m.Bytes))
-		if h.st.started {
-			base = seqnum.Min(base, h.st.next)
+		if m.decoded {
+			a.st.DecodedMessages++
+		} else {
+			a.st.TCPMessageBytes += m.CapturedBytes()
+			a.openBytes -= m.CapturedBytes()
 		}
-		for _, o := range c.unsealed {
-			if o.dir == m.dir {
-				base = seqnum.Min(base, seqnum.Value(o.Seq))
-				break
-			}
-		}
-		h.cov.trim(base)
+		c.half[m.dir].cov.trim(a.coverBase(c, m))
 	} else {
 		a.st.UDPMessages++
 	}
@@ -467,14 +524,21 @@ func (a *Assembler) seal(m *msg, out *Message) {
 	}
 	c.half[m.dir].msgs++
 	a.accountMessage(c, m)
+	a.accountProto(c, m)
 
 	sightings := append(out.Sightings[:0], m.Sightings...)
 	*out = m.Message
 	out.Sightings = sightings
+	out.Evidence = nil
+	if m.hasEv {
+		a.outEv.IDs = append(a.outEv.IDs[:0], m.ev.IDs...)
+		a.outEv.Tokens = append(a.outEv.Tokens[:0], m.ev.Tokens...)
+		out.Evidence = &a.outEv
+	}
 
 	m.c = nil
 	a.freeMsgs = append(a.freeMsgs, m)
-	if c.removed && c.pendingMsgs == 0 && len(c.unsealed) == 0 {
+	if c.removed && c.pendingMsgs == 0 && c.unsealed.len() == 0 {
 		a.finishConn(c)
 	}
 }
@@ -488,4 +552,90 @@ func (c *conn) popHTTPCall() uint32 {
 		c.lastCallOK = false
 	}
 	return idx
+}
+
+// coverBase returns the sequence number below which direction m.dir of c
+// needs no record of which capture point saw which bytes once m is
+// emitted: late copies of bytes still in an unsealed message, in the
+// decoder's packet log or not yet delivered must still be told from
+// retransmissions.
+func (a *Assembler) coverBase(c *conn, m *msg) seqnum.Value {
+	h := &c.half[m.dir]
+	base := seqnum.Value(m.Seq).Add(seqnum.Size(m.Bytes))
+	if m.unit {
+		base = c.seqAt(m.dir, m.uEnd)
+	}
+	if h.st.started {
+		base = seqnum.Min(base, h.st.next)
+	}
+	if off, ok := h.log.first(); ok {
+		base = seqnum.Min(base, c.seqAt(m.dir, off))
+	}
+	if off, ok := h.starts.min(); ok {
+		base = seqnum.Min(base, c.seqAt(m.dir, off))
+	}
+	if o := c.open; o != nil && o.unit && o.dir == m.dir {
+		base = seqnum.Min(base, c.seqAt(m.dir, o.uStart))
+	}
+	if c.pr.app.decoded() && !c.pr.rejected {
+		return base // all its messages are decoded ones
+	}
+	for _, o := range c.unsealed.all() {
+		if o.dir == m.dir && !o.unit {
+			base = seqnum.Min(base, seqnum.Value(o.Seq))
+			break
+		}
+	}
+	return base
+}
+
+// accountProto counts an emitted message under its protocol: its
+// connection's decoded protocol, or for messages flows cut itself the
+// protocol whose framing cut it.
+func (a *Assembler) accountProto(c *conn, m *msg) {
+	row := m.App
+	if m.decoded {
+		row = c.pr.app
+	}
+	ps := &a.pst[row]
+	ps.Messages++
+	ps.MessageBytes += m.Bytes
+	if !m.decoded {
+		ps.Bytes += m.CapturedBytes()
+		ps.GapBytes += m.GapBytes
+	}
+	if m.data {
+		ps.DataMessages++
+	}
+	switch m.Kind {
+	case trace.KindCall:
+		ps.Calls++
+	case trace.KindReturn:
+		ps.Returns++
+	}
+	if m.Label != "" {
+		a.st.Labelled++
+	}
+	if m.hasEv {
+		a.st.EvidenceMessages++
+		a.st.EvidenceIDs += int64(len(m.ev.IDs))
+		a.st.EvidenceTokens += int64(len(m.ev.Tokens))
+	}
+}
+
+// dnsLabel takes a DNS message's label, status (a response's code) and
+// evidence (its question's name) from b, its captured start.
+func (a *Assembler) dnsLabel(m *msg, b []byte) {
+	dm, ok := dns.Parse(b, a.ev.dnsName[:0])
+	if !ok {
+		return
+	}
+	a.ev.dnsName = dm.Name[:0]
+	m.Label = dns.Label(dm, a.ev.scratch[:0])
+	if dm.Response {
+		m.Status = int(dm.Rcode)
+	}
+	a.ev.b.Reset()
+	dns.AddEvidence(a.ev.b, dm)
+	m.hasEv = a.ev.fill(&m.ev)
 }

@@ -18,15 +18,24 @@
 //     bytes for the first time that another point already delivered, such
 //     as the other side of a NAT) by tracking, per capture point, which
 //     bytes it has seen;
-//   - cuts each direction's bytes into messages at direction changes, at
-//     pauses longer than Config.SplitPause, and at HTTP/1.x and DNS
-//     message boundaries, coalescing the sender's writes into fat messages
-//     as WAP5 does; a UDP datagram is one message;
+//   - detects each TCP connection's application protocol from its first
+//     bytes (or Config.Ports) and frames HTTP/2 and gRPC, TLS (decrypted
+//     with Config.KeyLog), PostgreSQL, MySQL, Redis, memcached and Kafka
+//     with the decoders of package proto: one message per protocol
+//     message, even where several interleave on the connection (HTTP/2
+//     streams), timed by the packets that carried its first and last byte,
+//     with its label, status, stream and evidence;
+//   - cuts the other connections' bytes into messages at direction
+//     changes, at pauses longer than Config.SplitPause, and at HTTP/1.x and
+//     DNS message boundaries, coalescing the sender's writes into fat
+//     messages as WAP5 does; a UDP datagram is one message;
 //   - labels messages CALL or RETURN with a call id: on TCP the side that
 //     opened the connection calls (inferred from HTTP/DNS content or the
 //     ports when the handshake was not seen, unknown otherwise), HTTP
 //     pairs pipelined requests and responses in order, DNS by its
-//     transaction id;
+//     transaction id, the decoded protocols by their Units' Key (the
+//     HTTP/2 stream id, the Kafka correlation id, the order of a serial
+//     protocol's requests);
 //   - records for every message, at every capture point that saw it, when
 //     its first and last bytes passed (Sighting), so that reconcile can
 //     take the send time from the point nearest the sender and the receive

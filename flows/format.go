@@ -9,14 +9,14 @@ import (
 // The first lines of the messages and connections formats; they carry the
 // format version (see docs/formats.md).
 const (
-	MessagesMagic = "# wirepath-messages v1"
+	MessagesMagic = "# wirepath-messages v2"
 	ConnsMagic    = "# wirepath-conns v1"
 )
 
 // MessageColumns are the columns of the messages TSV format, in order.
 var MessageColumns = []string{"send_ts", "recv_ts", "src", "dst", "proto", "app", "kind", "call_id",
 	"bytes", "gap_bytes", "trunc_bytes", "incomplete", "segments", "writes", "end", "conn", "index", "seq",
-	"fingerprint", "fp_len", "sightings"}
+	"fingerprint", "fp_len", "sightings", "ordinal", "stream", "label", "status", "ids", "tokens"}
 
 // ConnColumns are the columns of the connections TSV format, in order.
 var ConnColumns = []string{"conn", "proto", "client", "server", "caller", "mid_stream", "start_ns", "end_ns", "end",
@@ -134,7 +134,50 @@ func AppendMessageTSV(b []byte, m *Message) []byte {
 		b = append(b, ':')
 		b = appendInt(b, int64(s.Repeats))
 	}
+	b = append(b, '\t')
+	b = strconv.AppendUint(b, uint64(m.Ordinal), 10)
+	b = append(b, '\t')
+	b = strconv.AppendUint(b, m.Stream, 10)
+	b = append(b, '\t')
+	b = appendText(b, m.Label)
+	b = append(b, '\t')
+	b = appendInt(b, int64(m.Status))
+	b = append(b, '\t')
+	var toks int
+	if ev := m.Evidence; ev != nil && len(ev.IDs) > 0 {
+		for i, id := range ev.IDs {
+			if i > 0 {
+				b = append(b, ' ')
+			}
+			b = appendText(b, id.Source)
+			b = append(b, '=')
+			b = appendText(b, id.Value)
+		}
+	} else {
+		b = append(b, '-')
+	}
+	if m.Evidence != nil {
+		toks = len(m.Evidence.Tokens)
+	}
+	b = append(b, '\t')
+	b = appendInt(b, int64(toks))
 	return append(b, '\n')
+}
+
+// appendText appends s for a TSV field: "-" when empty, control bytes
+// (tabs, line ends) as '?'.
+func appendText(b []byte, s string) []byte {
+	if s == "" {
+		return append(b, '-')
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < 0x20 || c == 0x7f {
+			c = '?'
+		}
+		b = append(b, c)
+	}
+	return b
 }
 
 func appendHex16(b []byte, v uint64) []byte {
@@ -182,6 +225,17 @@ type messageJSON struct {
 	Fingerprint string         `json:"fingerprint"`
 	FPLen       int            `json:"fp_len"`
 	Sightings   []sightingJSON `json:"sightings"`
+	Ordinal     uint32         `json:"ordinal"`
+	Stream      uint64         `json:"stream"`
+	Label       string         `json:"label"`
+	Status      int            `json:"status"`
+	IDs         []idJSON       `json:"ids,omitempty"`
+	Tokens      []string       `json:"tokens,omitempty"`
+}
+
+type idJSON struct {
+	Source string `json:"source"`
+	Value  string `json:"value"`
 }
 
 // MessageJSON writes m to w as one line of the messages JSON Lines format.
@@ -191,7 +245,16 @@ func MessageJSON(w io.Writer, m *Message) error {
 		TruncBytes: m.TruncBytes, Incomplete: m.Incomplete, Segments: m.Segments, Writes: m.Writes,
 		End: m.End.String(), Conn: m.Conn, Index: m.Index, Seq: m.Seq,
 		Fingerprint: string(appendHex16(nil, m.Fingerprint)), FPLen: m.FingerprintLen,
-		Sightings: make([]sightingJSON, len(m.Sightings))}
+		Sightings: make([]sightingJSON, len(m.Sightings)),
+		Ordinal:   m.Ordinal, Stream: m.Stream, Label: m.Label, Status: m.Status}
+	if ev := m.Evidence; ev != nil {
+		for _, id := range ev.IDs {
+			j.IDs = append(j.IDs, idJSON{id.Source, id.Value})
+		}
+		for _, t := range ev.Tokens {
+			j.Tokens = append(j.Tokens, string(appendHex16(nil, t)))
+		}
+	}
 	if s := m.SenderSide(); s != nil {
 		j.SendTS = &s.First
 	}

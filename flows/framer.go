@@ -99,6 +99,11 @@ type framer struct {
 	dnsHave int
 	lost    int64 // times framing was lost
 	dns     bool  // the direction is DNS over TCP
+	// evHead and evBody are, after a feed that parsed a header block, the
+	// block and the captured start of the body that followed it in the
+	// same bytes (valid until the next feed), for the message's label and
+	// evidence.
+	evHead, evBody []byte
 }
 
 // init prepares f for a new direction: DNS on port 53, else HTTP detection.
@@ -288,6 +293,7 @@ func (f *framer) headerBytes(avail []byte, used, n, dir int, sh *httpShared) (ne
 		f.giveUp()
 		return n, true, false, httpNone
 	}
+	f.evHead, f.evBody = block, f.bodyStart(avail[took:])
 	f.first = false
 	if f.hs == hHeaders {
 		return used, true, true, kind // a message without a body
@@ -332,6 +338,19 @@ func (f *framer) headerBlock(avail []byte, rem int) (block []byte, took int, ok 
 		return nil, 0, false
 	}
 	return nil, 0, true
+}
+
+// bodyStart returns the part of rest, the captured bytes after a header
+// block, that is the start of its body (none for chunked coding, whose
+// chunk lines would be taken for content).
+func (f *framer) bodyStart(rest []byte) []byte {
+	switch f.hs {
+	case hBody:
+		return rest[:min(int64(len(rest)), f.remain)]
+	case hUntilClose:
+		return rest
+	}
+	return nil
 }
 
 // chunkLine reads the bytes of a chunk-size line, the CRLF after chunk

@@ -54,19 +54,57 @@ type App uint8
 
 // The application protocols flows frames.
 const (
-	AppNone App = iota // no framing known: messages end at direction changes and pauses
-	AppHTTP            // HTTP/1.x: request and response framing, pipelining
-	AppDNS             // DNS over UDP, or over TCP with its 2-byte length prefix
+	AppNone     App = iota // no framing known: messages end at direction changes and pauses
+	AppHTTP                // HTTP/1.x: request and response framing, pipelining
+	AppDNS                 // DNS over UDP, or over TCP with its 2-byte length prefix
+	AppH2                  // HTTP/2 (and gRPC): one message per stream and direction
+	AppTLS                 // TLS records that were not decrypted: messages end at direction changes
+	AppPostgres            // PostgreSQL: a request is the client's messages up to Sync or Query
+	AppMySQL               // MySQL and MariaDB: one command and its response
+	AppRedis               // Redis RESP: one command, one reply, pipelined
+	AppMemcache            // memcached, text or binary
+	AppKafka               // Kafka: requests and responses paired by correlation id
+
+	numApps // the number of App values
 )
 
-var appNames = [...]string{"-", "http", "dns"}
+var appNames = [numApps]string{"-", "http", "dns", "h2", "tls", "pgsql", "mysql", "redis", "memcache", "kafka"}
 
-// String returns "-", "http" or "dns".
+// String returns the protocol's name: "-", "http", "dns", "h2", "tls",
+// "pgsql", "mysql", "redis", "memcache" or "kafka".
 func (a App) String() string {
-	if int(a) < len(appNames) {
+	if a < numApps {
 		return appNames[a]
 	}
 	return "-"
+}
+
+// Apps returns every App, in order.
+func Apps() []App {
+	out := make([]App, numApps)
+	for i := range out {
+		out[i] = App(i)
+	}
+	return out
+}
+
+// appAliases are the other names ParseApp accepts.
+var appAliases = map[string]App{
+	"none": AppNone, "http1": AppHTTP, "http/1.1": AppHTTP, "http2": AppH2, "grpc": AppH2,
+	"postgres": AppPostgres, "postgresql": AppPostgres, "pg": AppPostgres, "mariadb": AppMySQL,
+	"resp": AppRedis, "memcached": AppMemcache,
+}
+
+// ParseApp returns the protocol of a name (String's, or an alias such as
+// "grpc", "postgres", "resp", "memcached", "none").
+func ParseApp(name string) (App, bool) {
+	for i, n := range appNames {
+		if n == name && n != "-" {
+			return App(i), true
+		}
+	}
+	a, ok := appAliases[name]
+	return a, ok
 }
 
 // EndReason says why a message ended.

@@ -83,10 +83,21 @@ type Stats struct {
 	UDPCopyBytes    int64 `json:"udp_copy_bytes"`
 	UDPCopies       int64 `json:"udp_copies"`
 
+	// StreamBytes are cut into messages by flows itself (at direction
+	// changes, pauses and HTTP/1.x and DNS boundaries), handed to a
+	// protocol decoder (DecodedBytes, including bytes a snap length cut
+	// off; DecodedGapBytes are the gaps it was told of), or held while a
+	// connection's protocol is being detected (HeldBytes, 0 at the end).
+	DecodedBytes    int64 `json:"decoded_bytes"`
+	DecodedGapBytes int64 `json:"decoded_gap_bytes"`
+	HeldBytes       int64 `json:"held_bytes"`
+
 	// Messages is every message emitted: TCPMessages + UDPMessages.
-	// TCPMessageBytes sums their captured bytes (Bytes - GapBytes) and
-	// equals StreamBytes once everything is emitted; OpenMessages counts
-	// messages not yet emitted.
+	// TCPMessageBytes sums the captured bytes (Bytes - GapBytes) of the
+	// TCP messages flows cut itself, and equals StreamBytes -
+	// DecodedBytes once everything is emitted; OpenMessages counts
+	// messages not yet emitted. DecodedMessages were made from a protocol
+	// decoder's Units (their bytes are in Protocols).
 	Messages        int64 `json:"messages"`
 	TCPMessages     int64 `json:"tcp_messages"`
 	UDPMessages     int64 `json:"udp_messages"`
@@ -105,6 +116,33 @@ type Stats struct {
 	// whose responses the loss may have hidden, left without a RETURN.
 	PairingResyncs   int64 `json:"pairing_resyncs"`
 	UnansweredAtLoss int64 `json:"unanswered_at_loss"`
+	DecodedMessages  int64 `json:"decoded_messages"`
+	// ControlUnits are protocol machinery a decoder reported (TLS
+	// handshakes, HTTP/2 SETTINGS and PING frames, PostgreSQL start-up),
+	// counted, never made messages; ControlBytes their bytes.
+	ControlUnits int64 `json:"control_units"`
+	ControlBytes int64 `json:"control_bytes"`
+	// DetectRejected counts connections whose first bytes looked like a
+	// decoded protocol that its decoder then rejected: the bytes it had
+	// were not framed, the rest was cut at direction changes.
+	DetectRejected int64 `json:"detect_rejected"`
+	// The packet-time log of decoded connections (see Config): records
+	// dropped by its bound while a Unit might still need them, sightings
+	// of more capture points than a record keeps, Units whose first byte
+	// was older than the log (timed from the oldest record left).
+	LogRecordsDropped int64 `json:"log_records_dropped"`
+	LogObsDropped     int64 `json:"log_obs_dropped"`
+	UnitsClamped      int64 `json:"units_clamped"`
+	// PairingDropped counts requests forgotten unanswered (or responses
+	// unclaimed) because a connection had too many waiting.
+	PairingDropped int64 `json:"pairing_dropped"`
+	// Labelled counts messages with a label; EvidenceMessages those with
+	// evidence, which holds EvidenceIDs propagated identifiers and
+	// EvidenceTokens content tokens in all.
+	Labelled         int64 `json:"labelled_messages"`
+	EvidenceMessages int64 `json:"evidence_messages"`
+	EvidenceIDs      int64 `json:"evidence_ids"`
+	EvidenceTokens   int64 `json:"evidence_tokens"`
 
 	// Connections: started, ended by reason, and the table's peak size.
 	Conns         int64 `json:"conns"`
@@ -121,6 +159,10 @@ type Stats struct {
 	MidStream     int64 `json:"conns_mid_stream"`
 	CallerUnknown int64 `json:"conns_caller_unknown"`
 	SYNRetrans    int64 `json:"syn_retrans"`
+
+	// Protocols is the accounting of each application protocol that
+	// framed a connection, by name ("h2", "tls", "http", "-", ...).
+	Protocols map[string]*ProtoStats `json:"protocols"`
 }
 
 // Check verifies the accounting identities: packets in = packets by class,
@@ -139,23 +181,44 @@ func (s *Stats) Check() error {
 	eq("frag datagrams = tcp + udp + other", s.FragDatagrams, s.FragTCPDatagrams+s.FragUDPDatagrams+s.FragOtherDatagram)
 	eq("tcp bytes = stream + retrans + copies + dropped + buffered", s.TCPBytes,
 		s.StreamBytes+s.RetransBytes+s.CopyBytes+s.DroppedBeforeStart+s.DroppedAfterClose+s.DroppedOutOfWindow+s.DroppedLate+s.BufferedBytes)
-	eq("stream bytes = emitted + open message bytes", s.StreamBytes, s.TCPMessageBytes+s.OpenBytes)
+	eq("stream bytes = emitted + open message bytes + decoded + held", s.StreamBytes, s.TCPMessageBytes+s.OpenBytes+s.DecodedBytes+s.HeldBytes)
 	eq("udp bytes = message + copy bytes", s.UDPBytes, s.UDPMessageBytes+s.UDPCopyBytes)
 	eq("messages = tcp + udp", s.Messages, s.TCPMessages+s.UDPMessages)
 	eq("conns = tcp + udp", s.Conns, s.TCPConns+s.UDPFlows)
 	eq("conns = ended + open", s.Conns, s.ConnsFIN+s.ConnsRST+s.ConnsIdle+s.ConnsEvicted+s.ConnsEOF+s.ConnsReused+s.ConnsOpen)
+	var decoded, truncated, gaps, msgs int64
+	for a := App(0); a < numApps; a++ {
+		p := s.Protocols[a.String()]
+		if p == nil {
+			continue
+		}
+		if a.decoded() {
+			decoded += p.Bytes
+			truncated += p.TruncBytes
+			gaps += p.GapBytes
+			msgs += p.Messages
+			errs = append(errs, p.check(a.String(), s.OpenMessages)...)
+		}
+	}
+	eq("decoded bytes = bytes + truncated bytes handed to the decoders", s.DecodedBytes, decoded+truncated)
+	eq("decoded gap bytes = gaps told to the decoders", s.DecodedGapBytes, gaps)
+	eq("decoded messages = messages of the decoded protocols", s.DecodedMessages, msgs)
 	return errors.Join(errs...)
 }
 
-// Counts returns every counter as a trace.Count of stage trace.StageFlows, named
-// by its JSON name, in declaration order.
+// Counts returns every counter as a trace.Count of stage trace.StageFlows,
+// named by its JSON name, in declaration order, followed by the
+// protocols' non-zero counters as stage "protocols" (see ProtoStats).
 func (s *Stats) Counts() []trace.Count {
 	v := reflect.ValueOf(s).Elem()
 	t := v.Type()
 	out := make([]trace.Count, 0, t.NumField())
 	for i := 0; i < t.NumField(); i++ {
+		if t.Field(i).Type.Kind() != reflect.Int64 {
+			continue
+		}
 		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
 		out = append(out, trace.Count{Stage: trace.StageFlows, Name: name, Value: v.Field(i).Int()})
 	}
-	return out
+	return append(out, protoCounts(s.Protocols)...)
 }

@@ -34,6 +34,9 @@ func (a *Assembler) tcp(pk *pkt) {
 		if !syn {
 			c.midStream = true
 			a.st.MidStream++
+			for d := range c.half {
+				c.half[d].off = midStreamOffset
+			}
 		}
 	}
 	a.touch(c)

@@ -23,7 +23,7 @@ func (a *Assembler) udp(pk *pkt) {
 	fp := farm.Fingerprint64(pk.payload[:fpLen])
 
 	// Another point's copy of a datagram still waiting to be emitted?
-	for _, m := range c.unsealed {
+	for _, m := range c.unsealed.all() {
 		if m.dir != d || m.Bytes != int64(pk.n) || m.Fingerprint != fp || m.FingerprintLen != fpLen {
 			continue
 		}
@@ -65,6 +65,7 @@ func (a *Assembler) udp(pk *pkt) {
 	if a.cfg.Framing && (pk.sport == 53 || pk.dport == 53) {
 		if hd, ok := parseDNSHeader(pk.payload); ok {
 			m.App, m.dns, m.dnsOK = AppDNS, hd, true
+			a.dnsLabel(m, pk.payload)
 			if !c.callerDone {
 				if hd.response {
 					c.setCaller(1-d, callerDNS)

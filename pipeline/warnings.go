@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/wirepath/wirepath/flows"
 	"github.com/wirepath/wirepath/trace"
 )
 
@@ -35,6 +36,7 @@ func checkRun(cfg *Config, res *Result, tr *trace.Trace) []string {
 		if f.MidStream > 0 {
 			out = append(out, fmt.Sprintf("%d connections were already open when the capture started: who called whom on them is guessed from the ports", f.MidStream))
 		}
+		out = append(out, protocolWarnings(f)...)
 	}
 	return out
 }
@@ -106,6 +108,25 @@ func oneSided(tr *trace.Trace) []string {
 			what = "any of its messages"
 		}
 		out = append(out, fmt.Sprintf("node %s is seen on one side only: no capture point on its side saw %s (%d of %d); its own delays there are unknown (◇ in the patterns)", r.name, what, r.unseen, r.msgs))
+	}
+	return out
+}
+
+// protocolWarnings says what the protocols' framing could not do: TLS
+// connections not decrypted (their requests are opaque messages between
+// direction changes), decoders that rejected a connection detected as
+// theirs, requests a decoder saw no response to.
+func protocolWarnings(f *flows.Stats) []string {
+	var out []string
+	if p := f.Protocols["tls"]; p != nil && p.Decrypted < p.Conns {
+		why := "give their key log with --tls-keylog"
+		if p.NoKeyLog == 0 {
+			why = "the key log has no (or no good) secrets for them"
+		}
+		out = append(out, fmt.Sprintf("%d of %d TLS connections were not decrypted (%s): their messages are runs of records between direction changes, not the requests inside", p.Conns-p.Decrypted, p.Conns, why))
+	}
+	if f.DetectRejected > 0 {
+		out = append(out, fmt.Sprintf("%d connections looked like a protocol (or were named one with --proto) that its decoder then rejected: they are cut at direction changes", f.DetectRejected))
 	}
 	return out
 }

@@ -56,6 +56,14 @@ func TestCheckRun(t *testing.T) {
 		{"gaps and mid-stream", func(_ *trace.Trace, res *Result) {
 			res.Flows = &flows.Stats{GapsAcked: 1, GapsEnd: 2, GapBytes: 4000, MidStream: 5}
 		}, []string{"3 gaps in TCP streams (4000 bytes no sniffer saw)", "5 connections were already open"}},
+		{"TLS not decrypted, a rejected detection", func(_ *trace.Trace, res *Result) {
+			res.Flows = &flows.Stats{DetectRejected: 1, Protocols: map[string]*flows.ProtoStats{
+				"tls": {Conns: 3, Decrypted: 1, NoKeyLog: 2}, "h2": {Conns: 2}}}
+		}, []string{"2 of 3 TLS connections were not decrypted (give their key log with --tls-keylog)",
+			"1 connections looked like a protocol"}},
+		{"TLS decrypted", func(_ *trace.Trace, res *Result) {
+			res.Flows = &flows.Stats{Protocols: map[string]*flows.ProtoStats{"tls": {Conns: 3, Decrypted: 3}}}
+		}, nil},
 	}
 	for _, tc := range tests {
 		tr, res := clean(), &Result{Flows: &flows.Stats{}}

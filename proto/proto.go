@@ -109,6 +109,14 @@ type Unit struct {
 	// propagated identifiers and content tokens. Nil when the decoder
 	// was asked for none.
 	Evidence *Evidence
+	// Lost counts the Unit's bytes the capture missed, as far as the
+	// decoder knows (a gap inside one of its frames); Incomplete says that
+	// a loss may have cost it bytes the decoder cannot count (its
+	// direction lost its framing while it was open). A decoder whose
+	// Units' bytes are contiguous leaves both zero: the gaps between
+	// Start and End are the Unit's.
+	Lost       int64
+	Incomplete bool
 }
 
 // Evidence is what one message's content carries that can link it to the
@@ -145,4 +153,23 @@ type Decoder interface {
 	Gap(dir Dir, off, n int64)
 	Close()
 	Next(u *Unit) bool
+}
+
+// Summary is the part of a decoder's counters that every decoder has, for
+// a caller that accounts many protocols alike (flows). After Close, In +
+// GapBytes = Framed + Unframed + Lost (+ Pending, 0 after Close).
+type Summary struct {
+	In       int64 // bytes fed (overlaps excluded)
+	GapBytes int64 // bytes reported lost (Gap, or an offset jump)
+	Framed   int64 // bytes inside reported Units
+	Unframed int64 // bytes in no reported Unit: skipped, searched through, damaged, cut off by Close
+	Lost     int64 // lost bytes counted in neither Framed nor Unframed
+	Pending  int64 // bytes held, not yet decided
+
+	Malformed int64 // malformed input that lost sync or was skipped
+	Losses    int64 // times framing was lost
+	Resyncs   int64 // times it was found again
+	Unpaired  int64 // responses (or Units) that could not be paired
+	// Err is the decoder's own accounting check (nil when it balances).
+	Err error
 }

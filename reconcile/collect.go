@@ -27,6 +27,15 @@ type Reconciler struct {
 	points []flows.Point
 	ptIdx  map[flows.Point]uint16
 
+	// The evidence the protocol decoders gave the sniffed messages
+	// (smsg.ev), with the labels and request ids interned in syms, which
+	// become the trace's, and the token hashes in toks.
+	evs   []sev
+	toks  []uint64
+	syms  trace.Symbols
+	idBuf []byte
+	ev    evCounts
+
 	in       inCounts
 	finished bool
 }
@@ -41,6 +50,7 @@ type smsg struct {
 	gapBytes   int64
 	call       flows.CallID
 	sight      uint32 // first sighting in Reconciler.sights
+	ev         uint32 // 1 + index in Reconciler.evs, 0 if none
 	nsight     uint16
 	kind       trace.Kind
 	proto      trace.Proto
@@ -118,6 +128,7 @@ func (r *Reconciler) AddMessage(m *flows.Message) {
 		seq: m.Seq, bytes: m.Bytes, gapBytes: m.GapBytes,
 		call: m.Call, kind: m.Kind, proto: m.Proto, incomplete: m.Incomplete,
 		sight: uint32(len(r.sights)),
+		ev:    r.addEvidence(m),
 	}
 	captured := m.CapturedBytes()
 	for i := range m.Sightings {

@@ -78,8 +78,10 @@ type lmsg struct {
 	fa, fb         int32
 	faStart, fbEnd bool
 	// fFrom and fTo bound the positions in the connection's fmsgs[dir]
-	// of the sniffed messages it covers.
-	fFrom, fTo int32
+	// of the sniffed messages it covers, evFrom and evTo of those that
+	// start in it (whose evidence is its).
+	fFrom, fTo   int32
+	evFrom, evTo int32
 	// sa is the sender's write holding the first byte, rb the receiver's
 	// read holding the last.
 	sa, rb pref
@@ -413,6 +415,8 @@ func (r *Reconciler) emit(st *state, rc *rconn, d int, a, b int64, ds *dirSpans)
 	from, _ := slices.BinarySearchFunc(fs, a+1, func(s span, x int64) int { return cmp.Compare(s.b, x) })
 	to, _ := slices.BinarySearchFunc(fs, b, func(s span, x int64) int { return cmp.Compare(s.a, x) })
 	lm.fFrom, lm.fTo = int32(from), int32(max(from, to))
+	evFrom, _ := slices.BinarySearchFunc(fs, a, func(s span, x int64) int { return cmp.Compare(s.a, x) })
+	lm.evFrom, lm.evTo = int32(evFrom), int32(max(evFrom, to))
 	if i := ds.ss.find(a); i >= 0 {
 		lm.sa = pref{rc.pc[d], ds.ss[i].i}
 	}
@@ -564,7 +568,7 @@ func (r *Reconciler) datagrams(st *state, rc *rconn) {
 	}
 	for j, i := range rc.fmsgs[0] {
 		m := &r.msgs[i]
-		lm := lmsg{rc: rc.id, bytes: m.bytes, fa: i, fb: i, faStart: true, fbEnd: true, kind: m.kind, call: m.call, order: -1, off: int64(j), fFrom: int32(j), fTo: int32(j + 1)}
+		lm := lmsg{rc: rc.id, bytes: m.bytes, fa: i, fb: i, faStart: true, fbEnd: true, kind: m.kind, call: m.call, order: -1, off: int64(j), fFrom: int32(j), fTo: int32(j + 1), evFrom: int32(j), evTo: int32(j + 1)}
 		if s := fSend[j]; s >= 0 {
 			lm.sa = rc.sends[s]
 		}

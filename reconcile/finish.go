@@ -171,6 +171,7 @@ func (r *Reconciler) Finish() (*trace.Trace, *Report, error) {
 	}
 	r.finished = true
 	st := newState()
+	st.tr.Syms, r.syms = r.syms, trace.Symbols{} // the labels and request ids interned so far
 	rep := &Report{Naming: r.opts.Naming.String(), Boundaries: []string{"fat", "writes"}[r.opts.Boundaries], Calls: map[string]int64{}}
 	r.findHosts(st)
 	ranges := r.logicalMessages(st)
@@ -212,6 +213,7 @@ func (r *Reconciler) writeTrace(st *state, rep *Report) {
 		corr = append(corr, st.correctedTime(&m, st.ends[i]))
 		keep = append(keep, int32(i))
 		r.countMessage(rep, &m, lm)
+		r.countEvidence(&m)
 	}
 	st.sortTrace(corr, keep)
 }
@@ -224,6 +226,7 @@ type traceWriter struct {
 	rep     *Report
 	epSyms  []trace.Sym // by endpoint id, 0 until interned
 	callBuf []byte
+	toks    []uint64
 }
 
 // message returns logical message i with its times on its nodes' clocks.
@@ -245,6 +248,7 @@ func (w *traceWriter) message(i int) trace.Message {
 		}
 		m.CallID = st.tr.Syms.InternBytes(w.callBuf)
 	}
+	w.evidenceOf(lm, &m)
 	return m
 }
 
@@ -315,7 +319,8 @@ func (st *state) correctedTime(m *trace.Message, en msgEnds) int64 {
 }
 
 // sortTrace orders the trace's messages (logical messages keep, at times
-// corr) by corrected time; ties by connection, direction, position.
+// corr) by corrected time; ties by connection, direction, position. The
+// connections are numbered in that order (numberConns).
 func (st *state) sortTrace(corr []int64, keep []int32) {
 	tr := st.tr
 	idx := make([]int32, len(tr.Messages))
@@ -330,6 +335,7 @@ func (st *state) sortTrace(corr []int64, keep []int32) {
 	for i, j := range idx {
 		sorted[i] = tr.Messages[j]
 	}
+	st.numberConns(sorted, idx, keep)
 	tr.Messages = sorted
 }
 
@@ -395,6 +401,9 @@ func (r *Reconciler) finishReport(st *state, rep *Report) {
 		st.warns = append(st.warns[:r.opts.MaxWarnings], fmt.Sprintf("... and %d more warnings", n-r.opts.MaxWarnings))
 	}
 	rep.Warnings = st.warns
+	ev := &r.ev
+	rep.WithReqID, rep.WithTokens, rep.WithLabel, rep.WithTask = ev.withReqID, ev.withTokens, ev.withLabel, ev.withTask
+	rep.SkippedLong, rep.SkippedBinary, rep.TokensCut = ev.long, ev.binary, ev.tokensCut
 	tr := st.tr
 	tr.Meta.Warnings = append(tr.Meta.Warnings, st.warns...)
 	tr.Meta.Accounting = append(tr.Meta.Accounting, rep.Accounting()...)

@@ -128,6 +128,12 @@ type Options struct {
 	NoWellKnown bool
 	// MaxWarnings bounds the warnings kept (0 means 20).
 	MaxWarnings int
+	// MaxTokens caps the content tokens kept per message: 0 means
+	// DefaultMaxTokens (the protocol decoders' default), a negative
+	// value keeps none; at most trace.MaxTokens. A message's set is cut to
+	// its smallest hashes (a bottom-k sample: two messages cut alike still
+	// share what they shared among them).
+	MaxTokens int
 	// ClockFit tunes the fit of clock offsets, drifts and steps between
 	// clock domains (package clock; the zero value: its defaults).
 	ClockFit clock.FitOptions
@@ -147,6 +153,9 @@ func (o *Options) Validate() error {
 	}
 	if o.MinPeers < 0 {
 		return fmt.Errorf("reconcile: MinPeers must not be negative")
+	}
+	if o.MaxTokens > trace.MaxTokens {
+		return fmt.Errorf("reconcile: MaxTokens %d is more than a trace holds (%d)", o.MaxTokens, trace.MaxTokens)
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/wirepath/wirepath/pcapio"
 	"github.com/wirepath/wirepath/pipeline"
 	"github.com/wirepath/wirepath/preload"
+	"github.com/wirepath/wirepath/proto"
 	"github.com/wirepath/wirepath/reconcile"
 	"github.com/wirepath/wirepath/trace"
 )
@@ -133,7 +135,58 @@ func genRun(seed uint64) refInput {
 		}
 		opts.Roles = m
 	}
+	// What protocol decoders would say, from a generator of its own so
+	// that the rest of the run stays as it was.
+	erng := rand.New(rand.NewPCG(seed, 0xe71d))
+	for _, m := range g.msgs {
+		decorate(erng, m)
+	}
+	opts.MaxTokens = []int{0, 0, -1, 3}[erng.IntN(4)]
 	return refInput{opts: opts, msgs: g.msgs, conns: g.conns}
+}
+
+// decorate gives a sniffed message what a protocol decoder might say
+// about it: an ordinal, a stream, a label, request ids of several sources
+// in any order, content tokens; with labels and ids the trace cannot hold
+// (too long, not printable) among them, and more tokens than the cap.
+func decorate(rng *rand.Rand, m *flows.Message) {
+	if rng.IntN(3) == 0 {
+		return
+	}
+	pick := func(p float64) bool { return rng.Float64() < p }
+	if pick(0.7) {
+		m.Ordinal = uint32(1 + rng.IntN(9))
+	}
+	if pick(0.1) {
+		m.Stream = uint64(1 + rng.IntN(7))
+	}
+	if pick(0.6) {
+		m.Label = []string{"GET /item/{id}", "200", "redis GET", "SELECT users", strings.Repeat("L", trace.MaxLabel+1), "bad\x01label", "\xff\xfe", "ünïcode"}[rng.IntN(8)]
+	}
+	if !pick(0.7) {
+		return
+	}
+	ev := &proto.Evidence{}
+	sources := []string{"traceparent", "b3", "x-request-id", "x-correlation-id", "header:x-trace", "sw8", "uber-trace-id", "x-amzn-trace-id"}
+	for range rng.IntN(4) {
+		v := fmt.Sprintf("%016x", rng.Uint64N(4))
+		switch rng.IntN(8) {
+		case 0:
+			v = strings.Repeat("a", trace.MaxReqID)
+		case 1:
+			v = "has space"
+		}
+		ev.IDs = append(ev.IDs, proto.ID{Source: sources[rng.IntN(len(sources))], Value: v})
+	}
+	set := map[uint64]bool{}
+	for range rng.IntN(40) {
+		set[rng.Uint64N(50)] = true
+	}
+	for h := range set {
+		ev.Tokens = append(ev.Tokens, h)
+	}
+	slices.Sort(ev.Tokens)
+	m.Evidence = ev
 }
 
 // visible returns the sniffers that see traffic between sites a and b,
@@ -153,7 +206,8 @@ func (g *gen) visible(a, b int) (sn []int, dist []uint8) {
 }
 
 func (g *gen) rec(h *genHost, pid int, ts, dur int64, call preload.Call, fd int, ret int64, mod func(*preload.Record)) {
-	r := &preload.Record{Host: h.traced, PID: pid, TS: ts + h.clock, Dur: dur, Call: call, CallName: call.String(), FD: fd, FD2: -1, Len: ret, Ret: ret, HasRet: true}
+	// a few threads per process, one per call
+	r := &preload.Record{Host: h.traced, PID: pid, TID: pid*10 + int(ts/1000%3), TS: ts + h.clock, Dur: dur, Call: call, CallName: call.String(), FD: fd, FD2: -1, Len: ret, Ret: ret, HasRet: true}
 	if mod != nil {
 		mod(r)
 	}

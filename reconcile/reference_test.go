@@ -10,9 +10,11 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/wirepath/wirepath/flows"
 	"github.com/wirepath/wirepath/preload"
+	"github.com/wirepath/wirepath/proto"
 	"github.com/wirepath/wirepath/reconcile"
 	"github.com/wirepath/wirepath/trace"
 )
@@ -61,6 +63,7 @@ func refReconcile(in refInput) ([]string, *reconcile.Report, error) {
 	w.fixedPorts()
 	w.clocks()
 	lines := w.messages()
+	w.inputEvidence()
 	w.accounting()
 	return lines, w.rep, nil
 }
@@ -81,7 +84,152 @@ func refLine(tr *trace.Trace, m *trace.Message) string {
 		call = tr.Str(m.CallID)
 	}
 	return fmt.Sprintf("send %s recv %s %s->%s %s->%s %dB %v %v %s",
-		fmtTS(m.SendTS), fmtTS(m.RecvTS), tr.Str(m.Src), tr.Str(m.Dst), tr.Str(m.SrcNode), tr.Str(m.DstNode), m.Bytes, m.Kind, m.Proto, call)
+		fmtTS(m.SendTS), fmtTS(m.RecvTS), tr.Str(m.Src), tr.Str(m.Dst), tr.Str(m.SrcNode), tr.Str(m.DstNode), m.Bytes, m.Kind, m.Proto, call) +
+		refEvText(m.Conn, refEv{m.Seq, m.Stream, m.Sender, m.Receiver, tr.Str(m.ReqID), tr.Str(m.Label), tr.Syms.Tokens(m.Tokens)})
+}
+
+// refEv is a message's evidence besides its connection, with its strings.
+type refEv struct {
+	seq              uint32
+	stream           uint64
+	sender, receiver trace.Task
+	reqID, label     string
+	tokens           []uint64
+}
+
+// refEvText formats a message's evidence for comparison.
+func refEvText(conn uint32, e refEv) string {
+	return fmt.Sprintf(" conn %d seq %d stream %d tasks %v>%v id %q label %q tokens %x", conn, e.seq, e.stream, e.sender, e.receiver, e.reqID, e.label, e.tokens)
+}
+
+// refIDOrder are the sources of request ids by priority (docs/reconcile.md).
+var refIDOrder = []string{"traceparent", "traceresponse", "b3", "x-b3-traceid", "uber-trace-id", "sw8", "x-amzn-trace-id",
+	"x-cloud-trace-context", "grpc-trace-bin", "x-request-id", "request-id", "x-correlation-id", "correlation-id",
+	"x-amzn-requestid", "x-amz-request-id"}
+
+func refIDRank(src string) int {
+	if i := slices.Index(refIDOrder, src); i >= 0 {
+		return i
+	}
+	return len(refIDOrder) // "header:NAME" and any other source
+}
+
+// refLabelOK says whether a label can be in the trace, and if not whether
+// because it is too long.
+func refLabelOK(s string) (ok, long bool) {
+	if len(s) > trace.MaxLabel {
+		return false, true
+	}
+	for _, c := range s {
+		if c == utf8.RuneError || c < 0x20 || c == 0x7f || (c >= 0x80 && c < 0xa0) {
+			return false, false
+		}
+	}
+	return true, false
+}
+
+// refIDOK says whether an id can be a ReqID, and if not whether because
+// it is too long.
+func refIDOK(id proto.ID) (ok, long bool) {
+	if len(id.Source)+1+len(id.Value) > trace.MaxReqID {
+		return false, true
+	}
+	if id.Source == "" || id.Value == "" {
+		return false, false
+	}
+	for _, c := range []byte(id.Source + id.Value) {
+		if c <= ' ' || c >= 0x7f {
+			return false, false
+		}
+	}
+	return true, false
+}
+
+// refTokenCap is the cap on tokens per message the options ask for.
+func (w *refWorld) refTokenCap() int {
+	switch n := w.in.opts.MaxTokens; {
+	case n < 0:
+		return 0
+	case n == 0:
+		return 32
+	default:
+		return n
+	}
+}
+
+// evidence is logical message lm's evidence: the threads of the calls
+// that wrote its first byte and read its last; of the sniffed messages
+// that start in it, the ordinal, stream and label of the first that has
+// one of them, the id of highest priority (the first on a tie), and the
+// union of their tokens (each message's cut to the cap, then the union).
+func (w *refWorld) evidence(lm *refMsg) refEv {
+	var e refEv
+	if lm.sa.c != nil {
+		e.sender = trace.Task{PID: int32(lm.sa.c.PID), TID: int32(lm.sa.c.Msgs[lm.sa.i].TID)}
+	}
+	if lm.rb.c != nil {
+		e.receiver = trace.Task{PID: int32(lm.rb.c.PID), TID: int32(lm.rb.c.Msgs[lm.rb.i].TID)}
+	}
+	bestRank := math.MaxInt
+	cp := w.refTokenCap()
+	set := map[uint64]bool{}
+	for _, f := range lm.starts {
+		m := w.in.msgs[f]
+		label := m.Label
+		if ok, _ := refLabelOK(label); !ok {
+			label = ""
+		}
+		if e.seq == 0 && e.stream == 0 && e.label == "" {
+			e.seq, e.stream, e.label = m.Ordinal, m.Stream, label
+		}
+		if m.Evidence == nil {
+			continue
+		}
+		for _, id := range m.Evidence.IDs {
+			if ok, _ := refIDOK(id); ok && refIDRank(id.Source) < bestRank {
+				e.reqID, bestRank = id.Source+":"+id.Value, refIDRank(id.Source)
+			}
+		}
+		for _, h := range m.Evidence.Tokens[:min(len(m.Evidence.Tokens), cp)] {
+			set[h] = true
+		}
+	}
+	for h := range set {
+		e.tokens = append(e.tokens, h)
+	}
+	slices.Sort(e.tokens)
+	if len(e.tokens) > cp {
+		w.rep.TokensCut += int64(len(e.tokens) - cp)
+		e.tokens = e.tokens[:cp]
+	}
+	return e
+}
+
+// inputEvidence counts the evidence of the sniffed messages that cannot
+// be kept: labels and ids too long or not printable, tokens beyond the
+// cap.
+func (w *refWorld) inputEvidence() {
+	r := w.rep
+	for _, m := range w.in.msgs {
+		if m.Label != "" {
+			if ok, long := refLabelOK(m.Label); !ok && long {
+				r.SkippedLong++
+			} else if !ok {
+				r.SkippedBinary++
+			}
+		}
+		if m.Evidence == nil {
+			continue
+		}
+		for _, id := range m.Evidence.IDs {
+			if ok, long := refIDOK(id); !ok && long {
+				r.SkippedLong++
+			} else if !ok {
+				r.SkippedBinary++
+			}
+		}
+		r.TokensCut += int64(max(0, len(m.Evidence.Tokens)-w.refTokenCap()))
+	}
 }
 
 func fmtTS(t trace.Timestamp) string {
@@ -133,6 +281,7 @@ type refMsg struct {
 	fa, fb         int // sniffed messages with the first and last byte, -1 none
 	faStart, fbEnd bool
 	covered        []int // sniffed messages overlapping it
+	starts         []int // sniffed messages starting in it
 	sa, rb         refCall
 	kind           trace.Kind
 	call           flows.CallID
@@ -667,7 +816,7 @@ func (w *refWorld) logicalMessages() error {
 			for j, i := range c.fmsgs[0] {
 				m := w.in.msgs[i]
 				w.out = append(w.out, &refMsg{c: c, off: int64(j), bytes: m.Bytes, fa: i, fb: i, faStart: true, fbEnd: true,
-					covered: []int{i}, kind: m.Kind, call: m.Call, order: -1})
+					covered: []int{i}, starts: []int{i}, kind: m.Kind, call: m.Call, order: -1})
 			}
 			continue
 		}
@@ -796,6 +945,9 @@ func (w *refWorld) emit(c *refConn, d int, a, b int64, fs, ss, rs []refSpan) {
 	for _, f := range fs {
 		if f.a < b && a < f.b {
 			lm.covered = append(lm.covered, f.i)
+		}
+		if a <= f.a && f.a < b {
+			lm.starts = append(lm.starts, f.i)
 		}
 	}
 	if j := spanAt(ss, a); j >= 0 {
@@ -1423,6 +1575,7 @@ func (w *refWorld) messages() []string {
 		lm   *refMsg
 		line string
 		t    int64
+		ev   refEv
 	}
 	var ks []kept
 	w.usedFlow = map[int]int{}
@@ -1468,17 +1621,47 @@ func (w *refWorld) messages() []string {
 		}
 		line := fmt.Sprintf("send %s recv %s %s->%s %s->%s %dB %v %v %s",
 			fmtTS(st), fmtTS(rt), lm.c.ep[lm.dir], lm.c.ep[1-lm.dir], lm.sNode, lm.rNode, lm.bytes, lm.kind, proto, call)
-		ks = append(ks, kept{lm, line, t})
+		ev := w.evidence(lm)
+		ks = append(ks, kept{lm, line, t, ev})
 		w.count(st, rt, lm)
+		w.countEvidence(ev)
 	}
 	slices.SortStableFunc(ks, func(a, b kept) int {
 		return cmp.Or(cmp.Compare(a.t, b.t), cmp.Compare(a.lm.c.id, b.lm.c.id), cmp.Compare(a.lm.dir, b.lm.dir), cmp.Compare(a.lm.off, b.lm.off))
 	})
+	// Connections are numbered in the order of their first message; the
+	// two directions of datagrams between two endpoints are one.
+	conns := map[string]uint32{}
 	lines := make([]string, len(ks))
 	for i, k := range ks {
-		lines[i] = k.line
+		key := fmt.Sprint("conn ", k.lm.c.id)
+		if k.lm.c.udp {
+			eps := []string{k.lm.c.ep[0], k.lm.c.ep[1]}
+			slices.Sort(eps)
+			key = "udp " + eps[0] + " " + eps[1]
+		}
+		if conns[key] == 0 {
+			conns[key] = uint32(len(conns) + 1)
+		}
+		lines[i] = k.line + refEvText(conns[key], k.ev)
 	}
 	return lines
+}
+
+func (w *refWorld) countEvidence(e refEv) {
+	r := w.rep
+	if e.reqID != "" {
+		r.WithReqID++
+	}
+	if len(e.tokens) > 0 {
+		r.WithTokens++
+	}
+	if e.label != "" {
+		r.WithLabel++
+	}
+	if e.sender.Known() || e.receiver.Known() {
+		r.WithTask++
+	}
 }
 
 func (w *refWorld) count(st, rt trace.Timestamp, lm *refMsg) {

@@ -59,6 +59,19 @@ type Report struct {
 	// of theirs could be put on their nodes' clocks.
 	DroppedNoTime int64 `json:"dropped_no_timestamp"`
 
+	// Evidence: the messages with a request id, content tokens, a label,
+	// a traced thread at either end (WithTask); the values the protocol
+	// decoders gave that the trace cannot hold (too long, or not
+	// printable text), each counted once; the tokens beyond the cap
+	// (Options.MaxTokens).
+	WithReqID     int64 `json:"messages_with_req_id"`
+	WithTokens    int64 `json:"messages_with_tokens"`
+	WithLabel     int64 `json:"messages_with_label"`
+	WithTask      int64 `json:"messages_with_task"`
+	SkippedLong   int64 `json:"evidence_skipped_long"`
+	SkippedBinary int64 `json:"evidence_skipped_binary"`
+	TokensCut     int64 `json:"tokens_cut"`
+
 	// FlowsIn = FlowsUsed + FlowsDropped + FlowsUnplaced (0 unless a bug).
 	FlowsIn       int64 `json:"flows_messages_in"`
 	FlowsUsed     int64 `json:"flows_messages_used"`
@@ -150,6 +163,20 @@ func (r *Report) Accounting() []trace.Count {
 		c("messages_preload_only", r.PreloadOnly),
 		c("messages_process_names", r.ProcessEnds),
 		c("messages_dropped_no_timestamp", r.DroppedNoTime),
+		c("messages_with_req_id", r.WithReqID),
+		c("messages_with_tokens", r.WithTokens),
+		c("messages_with_label", r.WithLabel),
+		c("messages_with_task", r.WithTask),
+	)
+	for _, x := range [...]struct {
+		name string
+		v    int64
+	}{{"evidence_skipped_long", r.SkippedLong}, {"evidence_skipped_binary", r.SkippedBinary}, {"tokens_cut", r.TokensCut}} {
+		if x.v != 0 {
+			out = append(out, c(x.name, x.v))
+		}
+	}
+	out = append(out,
 		c("timestamps_converted", r.Converted),
 		c("nodes", int64(r.Nodes)),
 		c("nodes_servers", int64(r.Servers)),
@@ -181,6 +208,17 @@ func (r *Report) WriteText(w io.Writer) error {
 			}
 		}
 		fmt.Fprintf(&b, "; %d of %d traced connections sniffed\n", r.SniffedConns, r.PreloadConns)
+	}
+	if r.WithReqID+r.WithTokens+r.WithLabel+r.WithTask+r.SkippedLong+r.SkippedBinary+r.TokensCut > 0 {
+		fmt.Fprintf(&b, "evidence: %d messages with a request id, %d with content tokens, %d with a label, %d with a traced thread",
+			r.WithReqID, r.WithTokens, r.WithLabel, r.WithTask)
+		if n := r.SkippedLong + r.SkippedBinary; n > 0 {
+			fmt.Fprintf(&b, "; %d values skipped (%d too long, %d not printable)", n, r.SkippedLong, r.SkippedBinary)
+		}
+		if r.TokensCut > 0 {
+			fmt.Fprintf(&b, "; %d tokens beyond the cap", r.TokensCut)
+		}
+		b.WriteByte('\n')
 	}
 	if r.Converted > 0 || r.DroppedNoTime > 0 {
 		fmt.Fprintf(&b, "timestamps: %d moved onto their node's clock, %d messages dropped without one\n", r.Converted, r.DroppedNoTime)

@@ -358,6 +358,7 @@ func checkSystem(t *testing.T, dir string) {
 			t.Errorf("%d unexpected messages %s -> %s", len(ms), k[0], k[1])
 		}
 	}
+	checkSystemEvidence(t, tc, webNode)
 
 	// Accounting: every sniffed message used, every traced call accounted
 	// for, the cache link and the UNIX socket traced only.
@@ -366,6 +367,55 @@ func checkSystem(t *testing.T, dir string) {
 	}
 	if want := int64(len(tr.reqs)) * 8; rep.Messages != want || rep.BothEnds != want {
 		t.Errorf("%d messages (%d with both ends), want %d with both ends", rep.Messages, rep.BothEnds, want)
+	}
+}
+
+// checkSystemEvidence checks the evidence of the test system's trace:
+// every message a traced process wrote carries that process and a thread
+// as its sender, every one it read as its receiver, and no other message
+// does (all the traced calls of the system are matched or traced only);
+// the web tier, one thread, reads and writes on its main thread. Both
+// directions of a connection share a number that no other connection has.
+func checkSystemEvidence(t *testing.T, tc *trace.Trace, webNode string) {
+	t.Helper()
+	pidOf := func(node string) int32 {
+		i, j := strings.IndexByte(node, '['), strings.IndexByte(node, ']')
+		if i < 0 || j < i {
+			return 0
+		}
+		pid, _ := strconv.Atoi(node[i+1 : j])
+		return int32(pid)
+	}
+	conns := map[[2]string]uint32{}
+	for i := range tc.Messages {
+		m := &tc.Messages[i]
+		for _, end := range []struct {
+			node string
+			task trace.Task
+		}{{tc.Str(m.SrcNode), m.Sender}, {tc.Str(m.DstNode), m.Receiver}} {
+			pid := pidOf(end.node)
+			if end.task.PID != pid || (pid != 0) != (end.task.TID != 0) {
+				t.Errorf("%s -> %s: task %v at %s", tc.Str(m.Src), tc.Str(m.Dst), end.task, end.node)
+			}
+			if end.node == webNode && end.task.TID != pid {
+				t.Errorf("%s -> %s: web's thread %d, want its main thread %d", tc.Str(m.Src), tc.Str(m.Dst), end.task.TID, pid)
+			}
+		}
+		k := [2]string{tc.Str(m.Src), tc.Str(m.Dst)}
+		if k[0] > k[1] {
+			k[0], k[1] = k[1], k[0]
+		}
+		if c, ok := conns[k]; ok && c != m.Conn || m.Conn == 0 {
+			t.Errorf("%s -> %s: connection %d, earlier %d", tc.Str(m.Src), tc.Str(m.Dst), m.Conn, c)
+		}
+		conns[k] = m.Conn
+	}
+	seen := map[uint32][2]string{}
+	for k, c := range conns {
+		if o, ok := seen[c]; ok {
+			t.Errorf("connection %d is both %v and %v", c, o, k)
+		}
+		seen[c] = k
 	}
 }
 

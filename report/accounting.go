@@ -74,6 +74,8 @@ func SummarizeAccounting(cs []trace.Count) []StageSummary {
 				add("no gaps")
 			}
 			nonzero("unpaired_returns", "conns_mid_stream", "framing_lost", "frag_dropped_timeout", "frag_dropped_limit", "frag_dropped_invalid")
+		case stageProtocols:
+			parts = protocolParts(cs)
 		case trace.StagePreload:
 			add("%d files, %d records, %d data calls", v["files"], v["records"], v["data_calls"])
 			nonzero("skipped_lines", "unattributed")
@@ -86,7 +88,11 @@ func SummarizeAccounting(cs []trace.Count) []StageSummary {
 			if v["preload_calls"] > 0 {
 				add("%d traced calls, %d matched", v["preload_calls"], v["preload_calls_matched"])
 			}
-			nonzero("messages_dropped_no_timestamp")
+			if v["messages_with_req_id"]+v["messages_with_tokens"]+v["messages_with_label"]+v["messages_with_task"] > 0 {
+				add("evidence: %d with a request id, %d with tokens, %d with a label, %d with a traced thread",
+					v["messages_with_req_id"], v["messages_with_tokens"], v["messages_with_label"], v["messages_with_task"])
+			}
+			nonzero("messages_dropped_no_timestamp", "evidence_skipped_long", "evidence_skipped_binary", "tokens_cut")
 		case trace.StageTrace:
 			if v[trace.CountSkippedLines] == 0 {
 				continue // reading a trace file: nothing to report
@@ -114,4 +120,50 @@ func SummarizeAccounting(cs []trace.Count) []StageSummary {
 		out = append(out, StageSummary{Stage: st, Text: strings.Join(parts, "; ")})
 	}
 	return out
+}
+
+// stageProtocols is the stage of flows' per-protocol counters
+// (flows.ProtoStats).
+const stageProtocols = "protocols"
+
+// protocolParts condenses the per-protocol counters of flows (stage
+// "protocols", named "<protocol>_<counter>") into one part per protocol:
+// its connections and messages, and what a user must see (TLS
+// connections not decrypted, rejected detections, unpaired responses,
+// decoder errors).
+func protocolParts(cs []trace.Count) []string {
+	var order []string
+	by := map[string]map[string]int64{}
+	for _, c := range cs {
+		if c.Stage != stageProtocols {
+			continue
+		}
+		p, name, ok := strings.Cut(c.Name, "_")
+		if !ok {
+			continue
+		}
+		if by[p] == nil {
+			order = append(order, p)
+			by[p] = map[string]int64{}
+		}
+		by[p][name] += c.Value
+	}
+	var parts []string
+	for _, p := range order {
+		v := by[p]
+		s := fmt.Sprintf("%s: %d conns, %d messages", p, v["conns"], v["messages"])
+		if v["control_units"] > 0 {
+			s += fmt.Sprintf(", %d control units", v["control_units"])
+		}
+		if p == "tls" {
+			s += fmt.Sprintf(" (%d decrypted, %d with SNI)", v["decrypted"], v["with_sni"])
+		}
+		for _, n := range []string{"rejected", "unpaired", "unanswered", "units_clamped", "decoder_errors"} {
+			if v[n] != 0 {
+				s += fmt.Sprintf(", %d %s", v[n], strings.ReplaceAll(n, "_", " "))
+			}
+		}
+		parts = append(parts, s)
+	}
+	return parts
 }

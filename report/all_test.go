@@ -325,6 +325,7 @@ func TestSummarizeAccounting(t *testing.T) {
 		c("nat", "mappings", 3), c("nat", "rewrite_packets", 120), c("nat", "rewrite_rewritten", 40),
 		c("flows", "conns", 10), c("flows", "messages", 20), c("flows", "calls", 10), c("flows", "returns", 10), c("flows", "gaps_acked", 1), c("flows", "gap_bytes", 100),
 		c("reconcile", "messages", 20), c("reconcile", "messages_both_ends", 18), c("reconcile", "messages_send_only", 2), c("reconcile", "nodes", 4), c("reconcile", "nodes_servers", 3),
+		c("reconcile", "messages_with_req_id", 6), c("reconcile", "messages_with_tokens", 12), c("reconcile", "messages_with_label", 20), c("reconcile", "messages_with_task", 0), c("reconcile", "tokens_cut", 9),
 		c("trace", "messages_read", 20), c("trace", "skipped_lines", 0),
 		c("nesting", "messages_in", 20), c("nesting", "call_pairs", 10), c("nesting", "call_paths", 5), c("nesting", "patterns", 2),
 		c("custom", "widgets", 0), c("custom", "gizmos", 7),
@@ -333,7 +334,7 @@ func TestSummarizeAccounting(t *testing.T) {
 		{"pcapio", "300 records read, 120 packets after removing 180 duplicates; 2 truncated"},
 		{"nat", "3 mappings; 40 of 120 packets renamed to their real endpoints"},
 		{"flows", "10 connections, 20 messages (10 calls, 10 returns); 1 gaps (100 bytes no sniffer saw)"},
-		{"reconcile", "20 messages, 18 with both ends; 2 with one (2 send only, 0 receive only); 4 nodes (3 servers)"},
+		{"reconcile", "20 messages, 18 with both ends; 2 with one (2 send only, 0 receive only); 4 nodes (3 servers); evidence: 6 with a request id, 12 with tokens, 20 with a label, 0 with a traced thread; 9 tokens cut"},
 		{"nesting", "20 messages, 10 call pairs; 5 call paths, 2 patterns"},
 		{"custom", "7 gizmos"},
 	}

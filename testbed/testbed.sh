@@ -13,20 +13,26 @@
 #   TRACING=sniffed|preload   preload: the application runs under
 #                             bin/libwpcap.so and its links to memcached and
 #                             Redis are seen by no sniffer (default sniffed)
+#   RPC=grpc|http             grpc: tier2 calls the backends as gRPC over one
+#                             multiplexed HTTP/2 connection each; http: over
+#                             HTTP/1.1 keep-alive pools (default grpc)
 #   INFLIGHT=16 REQUESTS=150 DURATION=60s SEED=1
 #   TBBIN=DIR                 prebuilt tbload, tbtier, tbpcap, tbtruth (else built)
 #   WIREPATH_ROOT=DIR         the repository (default: this script's parent)
 #
 # The system (each box a namespace $P-NAME, P=wptb<pid>):
 #
-#   client 198.51.100.2 ──► lb: VIP 198.51.100.100:80, DNAT round robin
-#                           + MASQUERADE to 203.0.113.1 on the inside bridge
-#     ──► web1 .11 / web2 .12 (nginx, upstream keep-alive pool)
+#   client 198.51.100.2 ──► lb: VIP 198.51.100.100:443 (TLS; :80 for the
+#                           warm-up), DNAT round robin + MASQUERADE to
+#                           203.0.113.1 on the inside bridge
+#     ──► web1 .11 / web2 .12 (nginx, TLS, upstream keep-alive pool)
 #     ──► app .21:8080 (Python ThreadingHTTPServer, sequential calls)
 #           ├─► store 192.0.2.2: memcached :11211, Redis :6379 (shared
 #           │   pools; a private link app 192.0.2.1 ↔ store, off the bridge)
 #           ├─► dns .31:53 (dnsmasq, UDP)
-#           └─► tier2 .41:8081 (Go, parallel fan-out) ──► b1 .51, b2 .52, b3 .53 :9000
+#           └─► tier2 .41:8081 (Go, parallel fan-out: gRPC over one HTTP/2
+#               connection per backend) ──► b1 .51, b2 .52, b3 .53 :9000
+#                 └─► db .61:5432 (PostgreSQL, a pool of 2 per backend)
 #   (inside addresses 203.0.113.0/24)
 #
 # Sniffers (clocks and losses applied afterwards by tbpcap):
@@ -46,18 +52,26 @@ inflight=${INFLIGHT:-16}
 requests=${REQUESTS:-150}
 duration=${DURATION:-60s}
 seed=${SEED:-1}
+rpc=${RPC:-grpc}
 P=wptb$$
-nss=(client lb sniff web1 web2 app store dns tier2 b1 b2 b3)
+nss=(client lb sniff web1 web2 app store dns tier2 b1 b2 b3 db)
 work=$(mktemp -d /tmp/wptb.XXXXXX)
 chmod 755 "$work" # nginx workers (nobody) read the static files
 pids=()
 
 case $variant in ids | opaque) ;; *) echo "testbed.sh: VARIANT must be ids or opaque" >&2; exit 2 ;; esac
 case $tracing in sniffed | preload) ;; *) echo "testbed.sh: TRACING must be sniffed or preload" >&2; exit 2 ;; esac
+case $rpc in grpc | http) ;; *) echo "testbed.sh: RPC must be grpc or http" >&2; exit 2 ;; esac
 [ "$(id -u)" = 0 ] || { echo "testbed.sh: must run as root" >&2; exit 1; }
-for tool in ip iptables tc nginx redis-server memcached dnsmasq tcpdump dumpcap /usr/bin/python3 curl; do
+# (a program that "writes" an output to /dev/null by renaming a file over
+# it leaves a regular file there, and dnsmasq then reads it as its
+# configuration)
+[ -c /dev/null ] || { echo "testbed.sh: /dev/null is not a character device (something replaced it)" >&2; exit 1; }
+for tool in ip iptables tc nginx redis-server memcached dnsmasq tcpdump dumpcap /usr/bin/python3 curl openssl psql setpriv; do
 	command -v "$tool" >/dev/null || { echo "testbed.sh: $tool is missing (run make deps)" >&2; exit 1; }
 done
+pgbin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | tail -1)
+[ -x "$pgbin/postgres" ] || { echo "testbed.sh: PostgreSQL is missing (run make deps)" >&2; exit 1; }
 
 cleanup() {
 	local rc=$?
@@ -85,7 +99,7 @@ if [ "$tracing" = preload ]; then
 fi
 
 mkdir -p "$out"
-rm -rf "$out"/logs "$out"/preload "$out"/*.pcap "$out"/*.pcapng "$out"/truth.jsonl
+rm -rf "$out"/logs "$out"/preload "$out"/*.pcap "$out"/*.pcapng "$out"/truth.jsonl "$out"/keylog.txt
 mkdir -p "$out/logs"
 logs=$out/logs
 
@@ -107,7 +121,7 @@ inns lb ip link set out0 up
 inns lb ip link add br0 type bridge
 inns lb ip addr add 203.0.113.1/24 dev br0
 inns lb ip link set br0 up
-hosts=(web1:203.0.113.11 web2:203.0.113.12 app:203.0.113.21 dns:203.0.113.31 tier2:203.0.113.41 b1:203.0.113.51 b2:203.0.113.52 b3:203.0.113.53)
+hosts=(web1:203.0.113.11 web2:203.0.113.12 app:203.0.113.21 dns:203.0.113.31 tier2:203.0.113.41 b1:203.0.113.51 b2:203.0.113.52 b3:203.0.113.53 db:203.0.113.61)
 for h in "${hosts[@]}"; do
 	name=${h%%:*} addr=${h##*:}
 	ip link add eth0 netns "$P-$name" type veth peer name "p-$name" netns "$P-lb"
@@ -130,8 +144,10 @@ inns app ip link set be0 up
 inns store ip link set be0 up
 
 # NAT: round-robin DNAT of the VIP onto web1/web2, masquerading of clients.
-inns lb iptables -t nat -A PREROUTING -d 198.51.100.100 -p tcp --dport 80 -m statistic --mode nth --every 2 --packet 0 -j DNAT --to-destination 203.0.113.11:80
-inns lb iptables -t nat -A PREROUTING -d 198.51.100.100 -p tcp --dport 80 -j DNAT --to-destination 203.0.113.12:80
+for port in 80 443; do
+	inns lb iptables -t nat -A PREROUTING -d 198.51.100.100 -p tcp --dport $port -m statistic --mode nth --every 2 --packet 0 -j DNAT --to-destination 203.0.113.11:$port
+	inns lb iptables -t nat -A PREROUTING -d 198.51.100.100 -p tcp --dport $port -j DNAT --to-destination 203.0.113.12:$port
+done
 inns lb iptables -t nat -A POSTROUTING -o br0 -s 198.51.100.0/24 -j MASQUERADE
 
 # SPAN ports (tc mirred onto a veth whose far end is in the sniffer
@@ -149,20 +165,42 @@ mirror out0 egress spo
 for h in "${hosts[@]}"; do mirror "p-${h%%:*}" ingress spi; done
 mirror br0 egress spi
 
-echo "testbed: $P variant=$variant tracing=$tracing inflight=$inflight requests=$requests seed=$seed" >&2
+echo "testbed: $P variant=$variant tracing=$tracing rpc=$rpc inflight=$inflight requests=$requests seed=$seed" >&2
+
+# PostgreSQL, as nobody, with a table of prices the backends look up.
+mkdir -p "$work/pg"
+chown nobody "$work/pg"
+setpriv --reuid=nobody --regid=nogroup --clear-groups -- "$pgbin/initdb" -D "$work/pg/data" -A trust -U postgres --no-sync -E UTF8 >"$work/initdb.log" 2>&1 ||
+	{ cat "$work/initdb.log" >&2; exit 1; }
+echo "host all all 0.0.0.0/0 trust" >"$work/pg/data/pg_hba.conf"
+bgns db sh -c "exec setpriv --reuid=nobody --regid=nogroup --clear-groups -- '$pgbin/postgres' -D '$work/pg/data' -k '$work/pg' \
+	-c listen_addresses=203.0.113.61 -c fsync=off -c shared_buffers=16MB -c max_connections=40 2>>'$work/postgres.log'"
+for i in $(seq 100); do
+	inns db psql -X -q -h 203.0.113.61 -U postgres -c 'SELECT 1' >/dev/null 2>&1 && break
+	sleep 0.2
+done
+inns db psql -X -q -h 203.0.113.61 -U postgres -c "CREATE TABLE prices (k text PRIMARY KEY, price int);
+	INSERT INTO prices SELECT 'p' || i, 100 + i FROM generate_series(0, 999) i;" >/dev/null
+
+# A self-signed certificate for the web tier's TLS.
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 -subj /CN=web.tb \
+	-addext subjectAltName=DNS:web.tb -keyout "$work/tls.key" -out "$work/tls.crt" 2>/dev/null
 
 # Services.
 bgns store memcached -l 192.0.2.2 -p 11211 -U 0 -u nobody -m 64 -t 2
 bgns store redis-server --bind 192.0.2.2 --port 6379 --save '' --appendonly no --protected-mode no --daemonize no --logfile "$work/redis.log"
-bgns dns dnsmasq --keep-in-foreground --conf-file=/dev/null --no-resolv --no-hosts --user=root \
+: >"$work/dnsmasq.conf"
+bgns dns dnsmasq --keep-in-foreground --conf-file="$work/dnsmasq.conf" --no-resolv --no-hosts --user=root \
 	--listen-address=203.0.113.31 --bind-interfaces --port=53 --cache-size=0 \
 	--address=/pricing.svc.tb/203.0.113.41 --address=/search.svc.tb/203.0.113.41 \
 	--pid-file="$work/dnsmasq.pid" --log-facility="$work/dnsmasq.log"
 for i in 1 2 3; do
-	bgns b$i "$bin/tbtier" -mode backend -listen 203.0.113.5$i:9000 -seed $((seed * 10 + i)) -log "$logs/b$i.jsonl"
+	bgns b$i "$bin/tbtier" -mode backend -listen 203.0.113.5$i:9000 -seed $((seed * 10 + i)) -log "$logs/b$i.jsonl" \
+		-variant "$variant" -pg 203.0.113.61:5432 -pgpool 2
 done
-bgns tier2 "$bin/tbtier" -mode front -listen 203.0.113.41:8081 -variant "$variant" -seed "$seed" \
+bgns tier2 "$bin/tbtier" -mode front -listen 203.0.113.41:8081 -variant "$variant" -rpc "$rpc" -seed "$seed" \
 	-backends 203.0.113.51:9000,203.0.113.52:9000,203.0.113.53:9000 -log "$logs/tier2.jsonl"
+tiers=("${pids[@]: -4}") # b1 b2 b3 tier2
 sleep 0.5
 appenv=()
 if [ "$tracing" = preload ]; then
@@ -196,6 +234,10 @@ http {
 	}
 	server {
 		listen $addr:80;
+		listen $addr:443 ssl;
+		ssl_certificate $work/tls.crt;
+		ssl_certificate_key $work/tls.key;
+		ssl_protocols TLSv1.2 TLSv1.3;
 		keepalive_requests 10000;
 		location /static/ { root $work/$w; }
 		location / {
@@ -231,11 +273,16 @@ fi
 sniffers=("${pids[@]: -3}")
 [ "$tracing" = sniffed ] && sniffers=("${pids[@]: -4}")
 sleep 2 # the sniffers are capturing by now
+# tier2's HTTP/2 connections and the backends' PostgreSQL pools start
+# again, so that the captures see them begin (their protocols are told
+# by their first bytes); the other pools stay open from the warm-up.
+kill -USR1 "${tiers[@]}"
+sleep 0.5
 start=$(now)
 sleep 0.3
 
 echo "testbed: load: $requests requests, $inflight in flight" >&2
-inns client "$bin/tbload" -target http://198.51.100.100 -n "$requests" -inflight "$inflight" \
+inns client "$bin/tbload" -target https://198.51.100.100 -keylog "$out/keylog.txt" -sni web.tb -n "$requests" -inflight "$inflight" \
 	-duration "$duration" -seed "$seed" -variant "$variant" -log "$logs/client.jsonl"
 # Background calls go on: the truth has every call between start and end,
 # and the sniffers run from before start until well after end: libpcap
@@ -263,14 +310,15 @@ pids=()
 } >"$out/sniffers.jsonl"
 
 cat >"$out/testbed.json" <<JSON
-{"variant":"$variant","tracing":"$tracing","inflight":$inflight,"requests":$requests,"seed":$seed,
- "window_start_ns":$start,"window_end_ns":$end,"vip":"198.51.100.100:80",
+{"variant":"$variant","tracing":"$tracing","rpc":"$rpc","inflight":$inflight,"requests":$requests,"seed":$seed,
+ "window_start_ns":$start,"window_end_ns":$end,"vip":"198.51.100.100:443",
  "tiers":{"198.51.100.2":"client","203.0.113.11":"web","203.0.113.12":"web","203.0.113.21":"app",
   "192.0.2.1":"app","192.0.2.2:11211":"memcached","192.0.2.2:6379":"redis","203.0.113.31":"dns",
-  "203.0.113.41":"tier2","203.0.113.51":"backend","203.0.113.52":"backend","203.0.113.53":"backend"},
+  "203.0.113.41":"tier2","203.0.113.51":"backend","203.0.113.52":"backend","203.0.113.53":"backend",
+  "203.0.113.61":"postgres"},
  "hosts":{"198.51.100.2":"client","203.0.113.11":"web1","203.0.113.12":"web2","203.0.113.21":"app",
   "192.0.2.1":"app","192.0.2.2":"store","203.0.113.31":"dns","203.0.113.41":"tier2",
-  "203.0.113.51":"b1","203.0.113.52":"b2","203.0.113.53":"b3"}}
+  "203.0.113.51":"b1","203.0.113.52":"b2","203.0.113.53":"b3","203.0.113.61":"db"}}
 JSON
 # Host names for wirepath analyze --roles: the app has two addresses (its
 # front on the bridge, its back on the store link), one host.
@@ -287,6 +335,7 @@ cat >"$out/roles.txt" <<ROLES
 203.0.113.51 b1
 203.0.113.52 b2
 203.0.113.53 b3
+203.0.113.61 db
 ROLES
 "$bin/tbtruth" -config "$out/testbed.json" -logs "$logs" -sniffers "$out/sniffers.jsonl" -o "$out/truth.jsonl"
 ls -l "$out" >&2

@@ -23,8 +23,23 @@ func benchTrace(n int) *Trace {
 	return t
 }
 
-func benchInput(b *testing.B, f Format, n int) []byte {
-	t := benchTrace(n)
+// withEvidence gives the messages of t what reconcile gives a decoded
+// HTTP trace: a connection and ordinal, a label, a few tokens, and a
+// request id on the calls.
+func withEvidence(t *Trace) *Trace {
+	labels := []Sym{t.Intern("GET /item/{id}"), t.Intern("200"), t.Intern("redis GET")}
+	for i := range t.Messages {
+		m := &t.Messages[i]
+		m.Conn, m.Seq, m.Label = uint32(i%200+1), uint32(i/400+1), labels[i%3]
+		m.Tokens, _ = t.Syms.AddTokens([]uint64{uint64(i) * 0x9e3779b97f4a7c15, uint64(i%64) * 0xc2b2ae3d27d4eb4f, 0xfeed})
+		if m.Kind == KindCall {
+			m.ReqID = t.Intern(fmt.Sprintf("traceparent:%032x", i/2))
+		}
+	}
+	return t
+}
+
+func benchInputOf(b *testing.B, f Format, t *Trace) []byte {
 	var buf bytes.Buffer
 	switch f {
 	case FormatProject5:
@@ -45,9 +60,21 @@ func benchInput(b *testing.B, f Format, n int) []byte {
 
 func BenchmarkRead(b *testing.B) {
 	const n = 20000
-	for _, f := range []Format{FormatTSV, FormatJSONL, FormatProject5} {
-		b.Run(f.String(), func(b *testing.B) {
-			data := benchInput(b, f, n)
+	for _, tc := range []struct {
+		f  Format
+		ev bool
+	}{{FormatTSV, false}, {FormatJSONL, false}, {FormatProject5, false}, {FormatTSV, true}, {FormatJSONL, true}} {
+		name := tc.f.String()
+		if tc.ev {
+			name += "-evidence"
+		}
+		f := tc.f
+		b.Run(name, func(b *testing.B) {
+			t := benchTrace(n)
+			if tc.ev {
+				t = withEvidence(t)
+			}
+			data := benchInputOf(b, f, t)
 			b.SetBytes(int64(len(data)))
 			b.ReportAllocs()
 			b.ResetTimer()
@@ -99,8 +126,18 @@ func (w *countWriter) Write(p []byte) (int, error) { w.n += int64(len(p)); retur
 // BenchmarkReadTable reads a TSV trace into a compact Table (what the
 // nest command does), presized from the input's size.
 func BenchmarkReadTable(b *testing.B) {
-	const n = 20000
-	data := benchInput(b, FormatTSV, n)
+	benchReadTable(b, benchTrace(20000))
+}
+
+// BenchmarkReadTableEvidence is BenchmarkReadTable on a trace with
+// evidence on every message.
+func BenchmarkReadTableEvidence(b *testing.B) {
+	benchReadTable(b, withEvidence(benchTrace(20000)))
+}
+
+func benchReadTable(b *testing.B, t *Trace) {
+	n := len(t.Messages)
+	data := benchInputOf(b, FormatTSV, t)
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
 	var tab *Table
@@ -116,4 +153,5 @@ func BenchmarkReadTable(b *testing.B) {
 		b.Fatalf("read %d messages, want %d", tab.Len(), n)
 	}
 	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "msgs/s")
+	b.ReportMetric(float64(tab.Size()-tab.Syms.size())/float64(n), "table-B/msg")
 }

@@ -5,8 +5,10 @@
 // A Trace is a list of Messages, each one application write from a sender to
 // a receiver, with the time it left the sender and the time it reached the
 // receiver (either may be unknown), the endpoints and node names of both
-// ends, its size, whether it is a CALL, a RETURN or unknown, and a call id.
-// Strings are interned in the trace's Symbols table so that a message is a
+// ends, its size, whether it is a CALL, a RETURN or unknown, and a call id;
+// and, where the gathering stages knew it, its Evidence: the connection and
+// its place on it, the threads that wrote and read it, the request id it
+// carried, a label and a set of content-token hashes. Strings are interned in the trace's Symbols table so that a message is a
 // small comparable value and engines can index nodes by integer.
 //
 // Meta carries what the gathering stages learned about the trace as a whole:
@@ -15,14 +17,15 @@
 // came from.
 //
 // A Table holds the same messages compactly (20 bytes a message instead
-// of 48: what messages share is stored once as a Flow), for engines that
-// read millions of them; ReadTable and ReadFileTable read a trace straight
+// of 96, plus the evidence it has: what messages share is stored once as
+// a Flow), for engines that read millions of them; ReadTable and ReadFileTable read a trace straight
 // into one, and NewTable and Table.Trace convert both ways. Both implement
 // Messages, the read-only view the causal engines take.
 //
 // Traces are read and written in three formats, documented in
 // docs/formats.md: wirepath TSV and JSON Lines (read and written, both
-// versioned) and Project 5's "timestamp operation sender receiver id" layout
+// versioned: version 2 adds the evidence, version 1 is still read and
+// still written for traces without evidence) and Project 5's "timestamp operation sender receiver id" layout
 // (read). Reader streams any of them, detecting the format and gzip or zstd
 // compression from the content; ReadFile and Read load a whole trace;
 // WriteTSV, WriteJSONL and WriteFile write one.

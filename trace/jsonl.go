@@ -6,24 +6,31 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 
 	"github.com/wirepath/wirepath/internal/jsonl"
 )
 
 // JSONLVersion is the version of the JSON Lines trace format that
-// WriteJSONL writes and the reader accepts.
-const JSONLVersion = 1
+// WriteJSONL writes when the trace has evidence (version 2 added its
+// members); a trace without is written as version 1, which older readers
+// read. The reader accepts both.
+const JSONLVersion = 2
 
 // jsonlHeaderKey names the member that marks the header record.
 const jsonlHeaderKey = "wirepath_trace"
 
 // WriteJSONL writes t as a JSON Lines trace: a header record
-// {"wirepath_trace":1,"meta":{...}} and one object per message (see
-// AppendJSONL).
+// {"wirepath_trace":2,"meta":{...}} (version 1 when no message has
+// evidence) and one object per message (see AppendJSONL).
 func WriteJSONL(w io.Writer, t *Trace) error {
 	bw := bufio.NewWriterSize(w, 1<<20)
-	bw.WriteString(`{"` + jsonlHeaderKey + `":` + strconv.Itoa(JSONLVersion))
+	version := 1
+	if EvidenceColumnsOf(t.Messages) != 0 {
+		version = JSONLVersion
+	}
+	bw.WriteString(`{"` + jsonlHeaderKey + `":` + strconv.Itoa(version))
 	if !metaEmpty(&t.Meta) {
 		js, err := json.Marshal(&t.Meta)
 		if err != nil {
@@ -42,8 +49,8 @@ func WriteJSONL(w io.Writer, t *Trace) error {
 }
 
 // AppendJSONL appends one JSON Lines record (with its newline) for m to
-// buf. Unknown values (NoTime, empty Syms, unknown kind and protocol) are
-// left out.
+// buf. Unknown values (NoTime, empty Syms, unknown kind and protocol, zero
+// evidence) are left out.
 func AppendJSONL(buf []byte, t *Trace, m *Message) []byte {
 	buf = append(buf, '{')
 	sep := false
@@ -91,14 +98,76 @@ func AppendJSONL(buf []byte, t *Trace, m *Message) []byte {
 		buf = append(buf, m.Proto.String()...)
 		buf = append(buf, '"')
 	}
+	if m.Evidence != (Evidence{}) {
+		buf = appendJSONLEvidence(buf, t, &m.Evidence)
+	}
 	return append(buf, '}', '\n')
+}
+
+// appendJSONLEvidence appends the members of e's known fields, each after
+// a comma (the record has members before them).
+func appendJSONLEvidence(buf []byte, t *Trace, e *Evidence) []byte {
+	key := func(k string) {
+		buf = append(buf, ',', '"')
+		buf = append(buf, k...)
+		buf = append(buf, '"', ':')
+	}
+	for _, f := range [...]struct {
+		k string
+		v uint64
+	}{{"conn", uint64(e.Conn)}, {"seq", uint64(e.Seq)}, {"stream", e.Stream}} {
+		if f.v != 0 {
+			key(f.k)
+			buf = strconv.AppendUint(buf, f.v, 10)
+		}
+	}
+	for _, f := range [...]struct {
+		k string
+		v Task
+	}{{"send_task", e.Sender}, {"recv_task", e.Receiver}} {
+		if f.v.Known() {
+			key(f.k)
+			buf = append(buf, `{"pid":`...)
+			buf = strconv.AppendInt(buf, int64(f.v.PID), 10)
+			if f.v.TID != 0 {
+				buf = append(buf, `,"tid":`...)
+				buf = strconv.AppendInt(buf, int64(f.v.TID), 10)
+			}
+			buf = append(buf, '}')
+		}
+	}
+	if e.ReqID != 0 {
+		key("req_id")
+		buf = jsonl.AppendString(buf, t.Str(e.ReqID))
+	}
+	if e.Label != 0 {
+		key("label")
+		buf = jsonl.AppendString(buf, t.Str(e.Label))
+	}
+	if toks := t.Syms.Tokens(e.Tokens); len(toks) > 0 {
+		key("tokens")
+		buf = append(buf, '[')
+		for i, h := range toks {
+			if i > 0 {
+				buf = append(buf, ',')
+			}
+			buf = append(buf, '"')
+			buf = appendHash(buf, h)
+			buf = append(buf, '"')
+		}
+		buf = append(buf, ']')
+	}
+	return buf
 }
 
 // jsonlDecoder decodes the lines of a JSON Lines trace.
 type jsonlDecoder struct {
 	t    *Trace
+	ev   *evidenceState
 	obj  jsonl.Object
-	seen bool // a record was read
+	sub  jsonl.Object // a task's members
+	arr  jsonl.Elems  // the tokens
+	seen bool         // a record was read
 }
 
 func (d *jsonlDecoder) finish() error { return nil }
@@ -164,6 +233,24 @@ func (d *jsonlDecoder) member(k []byte, v jsonl.Value, m *Message, h *jsonlHeade
 		err = jsonKind(v, &m.Kind)
 	case "proto":
 		err = jsonProto(v, &m.Proto)
+	case "conn":
+		err = jsonUint32(v, &m.Conn)
+	case "seq":
+		err = jsonUint32(v, &m.Seq)
+	case "stream":
+		if v.Kind != jsonl.Null {
+			m.Stream, err = v.Uint()
+		}
+	case "send_task":
+		m.Sender, err = d.task(v)
+	case "recv_task":
+		m.Receiver, err = d.task(v)
+	case "req_id":
+		m.ReqID, err = d.boundedSym(v, MaxReqID)
+	case "label":
+		m.Label, err = d.boundedSym(v, MaxLabel)
+	case "tokens":
+		m.Tokens, err = d.tokens(v)
 	case jsonlHeaderKey:
 		h.is = true
 		h.version, err = v.Int()
@@ -179,8 +266,8 @@ func (d *jsonlDecoder) header(h *jsonlHeader, first bool) error {
 	if !first {
 		return colErr("", "header record after the first line")
 	}
-	if h.version != JSONLVersion {
-		return fatalErr(fmt.Errorf("unsupported JSON Lines trace version %d (this build reads %d)", h.version, JSONLVersion))
+	if h.version != 1 && h.version != JSONLVersion {
+		return fatalErr(fmt.Errorf("unsupported JSON Lines trace version %d (this build reads 1 and %d)", h.version, JSONLVersion))
 	}
 	if h.meta != nil {
 		if err := json.Unmarshal(h.meta, &d.t.Meta); err != nil {
@@ -235,6 +322,103 @@ func jsonTS(v jsonl.Value) (Timestamp, error) {
 		return NoTime, errors.New("timestamp out of range")
 	}
 	return Timestamp(n), nil
+}
+
+// jsonUint32 decodes a number of at most 2^32-1 (null leaves *n as it is).
+func jsonUint32(v jsonl.Value, n *uint32) error {
+	if v.Kind == jsonl.Null {
+		return nil
+	}
+	x, err := v.Uint()
+	if err == nil && x > math.MaxUint32 {
+		err = jsonl.ErrRange
+	}
+	*n = uint32(x)
+	return err
+}
+
+// task decodes a task object {"pid":N,"tid":N} (null for none; other
+// members are ignored).
+func (d *jsonlDecoder) task(v jsonl.Value) (Task, error) {
+	if v.Kind == jsonl.Null {
+		return Task{}, nil
+	}
+	if v.Kind != jsonl.ObjectKind {
+		return Task{}, jsonl.ErrType
+	}
+	var t Task
+	if err := d.sub.Reset(v.Raw()); err != nil {
+		return Task{}, err
+	}
+	for {
+		k, x, ok := d.sub.Next()
+		if !ok {
+			break
+		}
+		var id *int32
+		switch string(k) {
+		case "pid":
+			id = &t.PID
+		case "tid":
+			id = &t.TID
+		default:
+			continue
+		}
+		n, err := x.Int()
+		if err == nil && (n < 0 || n > math.MaxInt32) {
+			err = jsonl.ErrRange
+		}
+		if err != nil {
+			return Task{}, fmt.Errorf("%s: %w", k, err)
+		}
+		*id = int32(n)
+	}
+	return t, d.sub.Err()
+}
+
+// tokens decodes an array of hashes, each a string of 1 to 16 hex digits
+// (null for none), cut to MaxTokens.
+func (d *jsonlDecoder) tokens(v jsonl.Value) (TokenRef, error) {
+	if v.Kind == jsonl.Null {
+		return 0, nil
+	}
+	if err := d.arr.Reset(v); err != nil {
+		return 0, err
+	}
+	s := d.ev
+	s.toks = s.toks[:0]
+	for {
+		x, ok := d.arr.Next()
+		if !ok {
+			break
+		}
+		b, err := x.Bytes()
+		if err == nil && b == nil {
+			err = jsonl.ErrType
+		}
+		if err != nil {
+			return 0, err
+		}
+		h, err := parseHash(b)
+		if err != nil {
+			return 0, err
+		}
+		s.toks = append(s.toks, h)
+	}
+	if err := d.arr.Err(); err != nil {
+		return 0, err
+	}
+	return s.addTokens(&d.t.Syms)
+}
+
+// boundedSym decodes a label or request id (null for none); one longer
+// than limit is dropped and counted.
+func (d *jsonlDecoder) boundedSym(v jsonl.Value, limit int) (Sym, error) {
+	b, err := v.Bytes()
+	if err != nil {
+		return 0, err
+	}
+	return d.ev.bounded(&d.t.Syms, b, limit), nil
 }
 
 func (d *jsonlDecoder) sym(v jsonl.Value) (Sym, error) {

@@ -65,6 +65,7 @@ type Reader struct {
 	dec     lineDecoder
 	format  Format
 	msg     Message
+	ev      evidenceState
 	err     error
 	n       int64
 	closers []func() error
@@ -159,10 +160,10 @@ func (r *Reader) start() error {
 	}
 	switch r.format {
 	case FormatTSV:
-		d := newTSVDecoder(r.t)
+		d := newTSVDecoder(r.t, &r.ev)
 		r.dec = &d
 	case FormatJSONL:
-		r.dec = &jsonlDecoder{t: r.t}
+		r.dec = &jsonlDecoder{t: r.t, ev: &r.ev}
 	case FormatProject5:
 		r.dec = &p5Decoder{t: r.t}
 		r.t.Meta.SingleClock = true
@@ -209,18 +210,24 @@ func (r *Reader) decodeLine(line []byte) bool {
 	r.msg = Message{SendTS: NoTime, RecvTS: NoTime}
 	ok, err := r.dec.decode(line, &r.msg)
 	if err != nil {
-		if !r.sc.Skip(err) {
-			r.err = r.sc.Err()
-		} else if p := r.sc.Problems(); int64(len(p)) == r.sc.Skipped() {
-			// The first skipped lines are warnings of the trace.
-			r.t.Meta.Warnings = append(r.t.Meta.Warnings, "skipped "+p[len(p)-1].Error())
-		}
+		r.badLine(err)
 		return false
 	}
 	if ok {
 		r.n++
 	}
 	return ok
+}
+
+// badLine skips and counts the line that err is about, or, when Strict or
+// fatal, sets r.err.
+func (r *Reader) badLine(err error) {
+	if !r.sc.Skip(err) {
+		r.err = r.sc.Err()
+	} else if p := r.sc.Problems(); int64(len(p)) == r.sc.Skipped() {
+		// The first skipped lines are warnings of the trace.
+		r.t.Meta.Warnings = append(r.t.Meta.Warnings, "skipped "+p[len(p)-1].Error())
+	}
 }
 
 // end finishes the input once the scanner stops: it sets r.err, or marks
@@ -246,6 +253,9 @@ func (r *Reader) end() {
 	}
 	m.SetCount(StageTrace, CountMessagesRead, r.n)
 	m.SetCount(StageTrace, CountSkippedLines, skipped)
+	if r.ev.oversized > 0 {
+		m.SetCount(StageTrace, CountOversized, r.ev.oversized)
+	}
 	if m.Source == "" {
 		m.Source = r.file
 	}
@@ -306,9 +316,10 @@ func (r *Reader) ReadTable() (*Table, error) {
 		if d == nil || !d.canonical || line[0] == '#' || !r.appendCanonical(d, tab, line) {
 			if r.decodeLine(line) {
 				tab.Append(&r.msg)
-			} else if r.err != nil {
-				return nil, r.err
 			}
+		}
+		if r.err != nil {
+			return nil, r.err
 		}
 	}
 	r.end()
@@ -320,23 +331,29 @@ func (r *Reader) ReadTable() (*Table, error) {
 
 // appendCanonical decodes a line of a canonical TSV trace straight into a
 // row of tab. It reports false, having added nothing, when the line is not
-// in the usual form (parseCanonical gives up on it).
+// in the usual form (parseCanonical gives up on it); a bad value in an
+// evidence column is handled as decodeLine handles bad lines.
 func (r *Reader) appendCanonical(d *tsvDecoder, tab *Table, line []byte) bool {
 	m := Message{SendTS: NoTime, RecvTS: NoTime}
 	d.lastSpan = nil
-	if !d.parseCanonical(line, &m) {
+	ok, err := d.parseCanonical(line, &m)
+	if err != nil {
+		r.badLine(err)
+		return true
+	}
+	if !ok {
 		return false
 	}
 	r.n++
-	// The span cache remembers the flow the span had last, with its kind
-	// and protocol.
+	// The span cache remembers the flow the span had last, with its kind,
+	// protocol and connection.
 	var fid uint32
-	if e := d.lastSpan; e != nil && e.flowSet && e.kind == m.Kind && e.proto == m.Proto {
+	if e := d.lastSpan; e != nil && e.flowSet && e.kind == m.Kind && e.proto == m.Proto && e.conn == m.Conn {
 		fid = e.flow
 	} else {
-		fid = tab.flowOf(Flow{Src: m.Src, Dst: m.Dst, SrcNode: m.SrcNode, DstNode: m.DstNode, Kind: m.Kind, Proto: m.Proto})
+		fid = tab.flowOf(flowOfMessage(&m))
 		if e != nil {
-			e.flow, e.kind, e.proto, e.flowSet = fid, m.Kind, m.Proto, true
+			e.flow, e.kind, e.proto, e.conn, e.flowSet = fid, m.Kind, m.Proto, m.Conn, true
 		}
 	}
 	tab.appendRow(&m, fid)

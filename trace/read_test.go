@@ -35,14 +35,36 @@ func flatten(t *Trace) []flat {
 	return out
 }
 
+// flatEv is a message's evidence with its strings and tokens resolved.
+type flatEv struct {
+	Conn, Seq        uint32
+	Stream           uint64
+	Sender, Receiver Task
+	ReqID, Label     string
+	Tokens           string // the hashes in hex, comma-separated
+}
+
+func flattenEv(t *Trace) []flatEv {
+	out := make([]flatEv, len(t.Messages))
+	for i, m := range t.Messages {
+		e := &m.Evidence
+		out[i] = flatEv{e.Conn, e.Seq, e.Stream, e.Sender, e.Receiver, t.Str(e.ReqID), t.Str(e.Label), string(appendTokens(nil, t.Syms.Tokens(e.Tokens)))}
+	}
+	return out
+}
+
 func equalTraces(a, b *Trace) error {
 	fa, fb := flatten(a), flatten(b)
 	if len(fa) != len(fb) {
 		return fmt.Errorf("%d messages, %d messages", len(fa), len(fb))
 	}
+	ea, eb := flattenEv(a), flattenEv(b)
 	for i := range fa {
 		if fa[i] != fb[i] {
 			return fmt.Errorf("message %d: %+v != %+v", i, fa[i], fb[i])
+		}
+		if ea[i] != eb[i] {
+			return fmt.Errorf("message %d: evidence %+v != %+v", i, ea[i], eb[i])
 		}
 	}
 	return nil
@@ -158,11 +180,11 @@ func TestReadErrors(t *testing.T) {
 	}{
 		{"tsv bad number", "send_ts\tbytes\n1\t2\n1\tx\n", 3, "bytes", `"x" is not a valid number`, true},
 		{"tsv no header", "# wirepath-trace v1\n", 1, "", "no header line", false},
-		{"tsv version", "# wirepath-trace v2\nsend_ts\n1\n", 1, "", "unsupported TSV trace version", false},
+		{"tsv version", "# wirepath-trace v3\nsend_ts\n1\n", 1, "", "unsupported TSV trace version", false},
 		{"jsonl bad json", "{\"send_ts\":1}\n{\"send_ts\":2,}\n", 2, "", "byte 14", true},
 		{"jsonl type", "{\"send_ts\":1}\n{\"send_ts\":\"2\"}\n", 2, "send_ts", "wrong JSON type", true},
 		{"jsonl no time", "{\"send_ts\":1}\n{\"bytes\":5}\n", 2, "", "neither send_ts nor recv_ts", true},
-		{"jsonl version", "{\"wirepath_trace\":2}\n{\"send_ts\":1}\n", 1, "", "unsupported JSON Lines trace version 2", false},
+		{"jsonl version", "{\"wirepath_trace\":3}\n{\"send_ts\":1}\n", 1, "", "unsupported JSON Lines trace version 3", false},
 		{"jsonl late header", "{\"send_ts\":1}\n{\"wirepath_trace\":1}\n", 2, "", "header record after the first line", true},
 		{"jsonl kind", "{\"send_ts\":1,\"kind\":\"POKE\"}\n", 1, "kind", "unknown message kind", true},
 		{"p5 fields", "1.5 CALL_SENT a b id extra\n", 1, "", "6 fields", true},
@@ -281,6 +303,10 @@ func TestReaderNoAllocs(t *testing.T) {
 		{"jsonl", `{"wirepath_trace":1}` + "\n",
 			`{"send_ts":1700000000000000000,"recv_ts":null,"src":"10.0.0.9:51000","dst":"10.0.1.11:80","src_node":"cl\u00e9ent","dst_node":"web","bytes":320,"kind":"CALL","call_id":"c1","proto":"tcp"}` + "\n"},
 		{"project5", "", "1047680084.482205\tCALL_SENT\tnodeA\tnodeB\tid37\n"},
+		{"tsv evidence", strings.Join(TSVColumns, "\t") + "\t" + strings.Join(EvidenceColumnNames, "\t") + "\n",
+			"1700000000000000000\t1700000000000031000\t10.0.0.9:51000\t10.0.1.11:80\tclient\tweb\t320\tCALL\tc1\ttcp\t7\t3\t-\t812/815\t-\tx-request-id:7f3a9c\tGET /item/{id}\t00000000000000ff,8a3c1e0f5b7d2c49\n"},
+		{"jsonl evidence", `{"wirepath_trace":2}` + "\n",
+			`{"send_ts":1700000000000000000,"src":"10.0.0.9:51000","bytes":320,"conn":7,"seq":3,"send_task":{"pid":812,"tid":815},"req_id":"x-request-id:7f3a9c","label":"GET /item/{id}","tokens":["00000000000000ff","8a3c1e0f5b7d2c49"]}` + "\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := NewReader(repeat(tc.head, tc.body, 5000), tc.name, ReadOptions{Strict: true})
@@ -357,9 +383,10 @@ func FuzzReadTSV(f *testing.F) {
 	// Seeds from the repository's test data (internal/fuzzseed).
 	fuzzseed.Files(f, "cmd/wirepath/testdata/traces/*.tsv", "trace/testdata/*.tsv")
 	addSeeds(f, "small.tsv", "plain.tsv")
-	f.Add([]byte("send_ts\tsrc\n1\t\"a\\x00b\"\n"))            // quoted field with an escape
-	f.Add([]byte("recv_ts\tsend_ts\n-\t-\n2\t-\n"))            // neither time known, then one
-	f.Add([]byte("send_ts\tbytes\n-9223372036854775808\t1\n")) // NoTime itself
+	f.Add([]byte("send_ts\tsrc\n1\t\"a\\x00b\"\n"))                   // quoted field with an escape
+	f.Add([]byte("send_ts\ttokens\tlabel\n1\tff,0\t-\n2\tx\t\"\"\n")) // evidence columns out of the usual order, a bad token
+	f.Add([]byte("recv_ts\tsend_ts\n-\t-\n2\t-\n"))                   // neither time known, then one
+	f.Add([]byte("send_ts\tbytes\n-9223372036854775808\t1\n"))        // NoTime itself
 	f.Fuzz(func(t *testing.T, data []byte) {
 		tr, err := Read(bytes.NewReader(data), "f", ReadOptions{Format: FormatTSV})
 		if err != nil {
@@ -375,9 +402,10 @@ func FuzzReadJSONL(f *testing.F) {
 	// Seeds from the repository's test data (internal/fuzzseed).
 	fuzzseed.Files(f, "trace/testdata/*.jsonl*", "preload/testdata/sample.jsonl")
 	addSeeds(f, "small.jsonl")
-	f.Add([]byte(`{"send_ts":1,"src":"\ud800"}`))             // lone surrogate
-	f.Add([]byte(`{"wirepath_trace":1,"meta":{"source":1}}`)) // bad meta
-	f.Add([]byte("{\"send_ts\":1}\n\xff\n{\"recv_ts\":2}"))   // garbage line between records
+	f.Add([]byte(`{"send_ts":1,"src":"\ud800"}`))                                 // lone surrogate
+	f.Add([]byte(`{"send_ts":1,"tokens":["f",1],"send_task":{"pid":1,"pid":2}}`)) // a bad token, a duplicate member
+	f.Add([]byte(`{"wirepath_trace":1,"meta":{"source":1}}`))                     // bad meta
+	f.Add([]byte("{\"send_ts\":1}\n\xff\n{\"recv_ts\":2}"))                       // garbage line between records
 	f.Fuzz(func(t *testing.T, data []byte) {
 		tr, err := Read(bytes.NewReader(data), "f", ReadOptions{Format: FormatJSONL})
 		if err != nil {

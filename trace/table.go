@@ -7,7 +7,7 @@ import (
 )
 
 // Table is a trace kept compactly, for engines that read millions of
-// messages: 20 bytes a message where a []Message takes 48. What many
+// messages: 20 bytes a message where a []Message takes 96. What many
 // messages share — endpoints, nodes, kind and protocol, a Flow — is stored
 // once; a message keeps one timestamp as a 48-bit offset from the trace's
 // first, the other as a 32-bit difference, its call id and its size in 16
@@ -34,15 +34,24 @@ type Table struct {
 	base  Timestamp // the first known timestamp; rows keep offsets from it
 	based bool
 	// the values that do not fit in their rows
-	wideTS, wideRecv, wideSize aside
+	wideTS, wideRecv, wideSize aside[int64]
+	// ev holds the evidence besides Conn; nil until a message has some.
+	ev *tableEvidence
 }
 
 // Flow is what a Table stores once for all the messages that share it:
-// both endpoints and nodes, the kind and the protocol.
+// both endpoints and nodes, the kind, the protocol and the connection
+// (Evidence.Conn).
 type Flow struct {
 	Src, Dst, SrcNode, DstNode Sym
 	Kind                       Kind
 	Proto                      Proto
+	Conn                       uint32
+}
+
+// flowOfMessage returns m's Flow.
+func flowOfMessage(m *Message) Flow {
+	return Flow{Src: m.Src, Dst: m.Dst, SrcNode: m.SrcNode, DstNode: m.DstNode, Kind: m.Kind, Proto: m.Proto, Conn: m.Conn}
 }
 
 // row is one message of a Table: ts is SendTS, or RecvTS when the send
@@ -67,15 +76,15 @@ const (
 	sizeWide = math.MaxUint16
 )
 
-// aside holds values of rows that do not fit in them: a map while they
-// are few, a column for every row once they are common. Only the rows
-// marked as having their value aside are ever looked up.
-type aside struct {
-	m   map[int32]int64
-	col []int64
+// aside holds values of rows that do not fit in them (or that few rows
+// have): a map while they are few, a column for every row once they are
+// common. A row without a value reads as the zero value.
+type aside[T any] struct {
+	m   map[int32]T
+	col []T
 }
 
-func (a *aside) get(i int) int64 {
+func (a *aside[T]) get(i int) T {
 	if a.col != nil {
 		return a.col[i]
 	}
@@ -84,18 +93,18 @@ func (a *aside) get(i int) int64 {
 
 // set records v for row i, the last row of a table of rows rows (with
 // capacity capacity).
-func (a *aside) set(i int, v int64, capacity int) {
+func (a *aside[T]) set(i int, v T, capacity int) {
 	if a.col != nil {
 		a.pad(i)
 		a.col[i] = v
 		return
 	}
 	if a.m == nil {
-		a.m = make(map[int32]int64)
+		a.m = make(map[int32]T)
 	}
 	a.m[int32(i)] = v
 	if len(a.m) >= 4096 && len(a.m) > (i+1)/32 {
-		a.col = make([]int64, i+1, max(capacity, i+1))
+		a.col = make([]T, i+1, max(capacity, i+1))
 		for j, v := range a.m {
 			a.col[j] = v
 		}
@@ -104,10 +113,128 @@ func (a *aside) set(i int, v int64, capacity int) {
 }
 
 // pad keeps a column as long as the table when row i is added.
-func (a *aside) pad(i int) {
+func (a *aside[T]) pad(i int) {
 	if a.col != nil && len(a.col) <= i {
-		a.col = append(a.col, 0)
+		var zero T
+		a.col = append(a.col, zero)
 	}
+}
+
+// size returns about how many bytes a holds.
+func (a *aside[T]) size() int64 {
+	var zero T
+	return int64(cap(a.col))*int64(unsafe.Sizeof(zero)) + int64(len(a.m))*(8+int64(unsafe.Sizeof(zero)))
+}
+
+// tableEvidence is the evidence of a Table's messages besides Conn: a bit
+// per row saying whether the row has any, and a sparse column per field.
+type tableEvidence struct {
+	rows   []uint64 // bit i%64 of rows[i/64]: row i has evidence
+	fields EvidenceColumns
+	seq    aside[uint32]
+	stream aside[uint64]
+	reqID  aside[Sym]
+	label  aside[Sym]
+	tokens aside[TokenRef]
+	// tasks holds 1 + the index in taskPairs of the row's (Sender,
+	// Receiver): a traced thread sends and receives many messages.
+	tasks     aside[uint32]
+	taskPairs [][2]Task
+	taskIdx   map[[2]Task]uint32
+}
+
+// has reports whether row i has evidence besides Conn.
+func (e *tableEvidence) has(i int) bool {
+	return i>>6 < len(e.rows) && e.rows[i>>6]&(1<<(i&63)) != 0
+}
+
+// read sets the fields of ev besides Conn to row i's.
+func (e *tableEvidence) read(i int, ev *Evidence) {
+	if !e.has(i) {
+		return
+	}
+	f := e.fields
+	if f&ColSeq != 0 {
+		ev.Seq = e.seq.get(i)
+	}
+	if f&ColStream != 0 {
+		ev.Stream = e.stream.get(i)
+	}
+	if f&(ColSendTask|ColRecvTask) != 0 {
+		if k := e.tasks.get(i); k != 0 {
+			p := e.taskPairs[k-1]
+			ev.Sender, ev.Receiver = p[0], p[1]
+		}
+	}
+	if f&ColReqID != 0 {
+		ev.ReqID = e.reqID.get(i)
+	}
+	if f&ColLabel != 0 {
+		ev.Label = e.label.get(i)
+	}
+	if f&ColTokens != 0 {
+		ev.Tokens = e.tokens.get(i)
+	}
+}
+
+// add records ev's fields besides Conn for row i (the last row, of a table
+// with capacity capacity), or only keeps the columns as long as the table
+// when ev has none.
+func (e *tableEvidence) add(i int, ev *Evidence, capacity int) {
+	for len(e.rows) <= i>>6 {
+		e.rows = append(e.rows, 0)
+	}
+	e.seq.pad(i)
+	e.stream.pad(i)
+	e.tasks.pad(i)
+	e.reqID.pad(i)
+	e.label.pad(i)
+	e.tokens.pad(i)
+	f := ev.columnsOf() &^ ColConn
+	if f == 0 {
+		return
+	}
+	e.rows[i>>6] |= 1 << (i & 63)
+	e.fields |= f
+	if ev.Seq != 0 {
+		e.seq.set(i, ev.Seq, capacity)
+	}
+	if ev.Stream != 0 {
+		e.stream.set(i, ev.Stream, capacity)
+	}
+	if f&(ColSendTask|ColRecvTask) != 0 {
+		e.tasks.set(i, e.taskPair(ev.Sender, ev.Receiver), capacity)
+	}
+	if ev.ReqID != 0 {
+		e.reqID.set(i, ev.ReqID, capacity)
+	}
+	if ev.Label != 0 {
+		e.label.set(i, ev.Label, capacity)
+	}
+	if ev.Tokens != 0 {
+		e.tokens.set(i, ev.Tokens, capacity)
+	}
+}
+
+// taskPair returns 1 + the index of the pair (s, r), adding it if new.
+func (e *tableEvidence) taskPair(s, r Task) uint32 {
+	k := [2]Task{s, r}
+	if id, ok := e.taskIdx[k]; ok {
+		return id
+	}
+	if e.taskIdx == nil {
+		e.taskIdx = make(map[[2]Task]uint32)
+	}
+	e.taskPairs = append(e.taskPairs, k)
+	id := uint32(len(e.taskPairs))
+	e.taskIdx[k] = id
+	return id
+}
+
+// size returns about how many bytes e holds.
+func (e *tableEvidence) size() int64 {
+	n := int64(cap(e.rows))*8 + int64(cap(e.taskPairs))*16 + int64(len(e.taskIdx))*24
+	return n + e.seq.size() + e.stream.size() + e.tasks.size() + e.reqID.size() + e.label.size() + e.tokens.size()
 }
 
 // Len returns the number of messages.
@@ -117,8 +244,11 @@ func (t *Table) Len() int { return len(t.rows) }
 // (with the room made for more), flows, values kept aside and symbols.
 func (t *Table) Size() int64 {
 	n := int64(cap(t.rows))*int64(unsafe.Sizeof(row{})) + int64(cap(t.flows))*int64(unsafe.Sizeof(Flow{})) + int64(cap(t.flowIdx))*4
-	for _, a := range []*aside{&t.wideTS, &t.wideRecv, &t.wideSize} {
-		n += int64(cap(a.col))*8 + int64(len(a.m))*16
+	for _, a := range []*aside[int64]{&t.wideTS, &t.wideRecv, &t.wideSize} {
+		n += a.size()
+	}
+	if t.ev != nil {
+		n += t.ev.size()
 	}
 	return n + t.Syms.size()
 }
@@ -188,6 +318,30 @@ func (t *Table) RecvTS(i int) Timestamp {
 // CallID returns message i's call id.
 func (t *Table) CallID(i int) Sym { return t.rows[i].call }
 
+// Evidence returns message i's evidence.
+func (t *Table) Evidence(i int) Evidence {
+	ev := Evidence{Conn: t.flows[t.rows[i].flow].Conn}
+	if t.ev != nil {
+		t.ev.read(i, &ev)
+	}
+	return ev
+}
+
+// EvidenceColumns returns the evidence fields some message of the table
+// has (the columns WriteTSV writes for it).
+func (t *Table) EvidenceColumns() EvidenceColumns {
+	var c EvidenceColumns
+	if t.ev != nil {
+		c = t.ev.fields
+	}
+	for i := range t.flows {
+		if t.flows[i].Conn != 0 {
+			return c | ColConn
+		}
+	}
+	return c
+}
+
 // Bytes returns message i's size.
 func (t *Table) Bytes(i int) int64 {
 	if b := t.rows[i].size; b != sizeWide {
@@ -209,35 +363,34 @@ func (t *Table) Read(i int, m *Message) {
 	m.Src, m.Dst, m.SrcNode, m.DstNode = f.Src, f.Dst, f.SrcNode, f.DstNode
 	m.CallID, m.Kind, m.Proto = r.call, f.Kind, f.Proto
 	m.Bytes = int64(r.size)
-	m.Evidence = Evidence{}
+	m.Evidence = Evidence{Conn: f.Conn}
+	if t.ev != nil {
+		t.ev.read(i, &m.Evidence)
+	}
 }
 
 // At returns message i.
 func (t *Table) At(i int) Message {
-	r := &t.rows[i]
-	if r.dt < dtMin || r.tsHi == tsWide || r.size == sizeWide {
-		return t.atSlow(i)
-	}
-	f := &t.flows[r.flow]
-	ts := t.base + Timestamp(int64(r.tsHi)<<32|int64(r.tsLo))
-	return Message{
-		SendTS: ts, RecvTS: ts + Timestamp(r.dt),
-		Src: f.Src, Dst: f.Dst, SrcNode: f.SrcNode, DstNode: f.DstNode,
-		CallID: r.call, Kind: f.Kind, Proto: f.Proto,
-		Bytes: int64(r.size),
-	}
+	var m Message
+	t.Read(i, &m)
+	return m
 }
 
 // atSlow is At for the messages with a time or a size kept aside.
 func (t *Table) atSlow(i int) Message {
 	r := &t.rows[i]
 	f := &t.flows[r.flow]
-	return Message{
+	m := Message{
 		SendTS: t.SendTS(i), RecvTS: t.RecvTS(i),
 		Src: f.Src, Dst: f.Dst, SrcNode: f.SrcNode, DstNode: f.DstNode,
 		CallID: r.call, Kind: f.Kind, Proto: f.Proto,
 		Bytes: t.Bytes(i),
 	}
+	m.Conn = f.Conn
+	if t.ev != nil {
+		t.ev.read(i, &m.Evidence)
+	}
+	return m
 }
 
 // Str returns the string a Sym of this table stands for.
@@ -279,9 +432,9 @@ func (t *Table) TimeRange() (first, last Timestamp, ok bool) {
 	return first, last, first != NoTime
 }
 
-// Append adds m, whose Syms must be the table's.
+// Append adds m, whose Syms and TokenRef must be the table's.
 func (t *Table) Append(m *Message) {
-	t.appendRow(m, t.flowOf(Flow{Src: m.Src, Dst: m.Dst, SrcNode: m.SrcNode, DstNode: m.DstNode, Kind: m.Kind, Proto: m.Proto}))
+	t.appendRow(m, t.flowOf(flowOfMessage(m)))
 }
 
 // appendRow adds m, whose flow is flow.
@@ -327,6 +480,12 @@ func (t *Table) appendRow(m *Message, flow uint32) {
 	t.wideTS.pad(i)
 	t.wideRecv.pad(i)
 	t.wideSize.pad(i)
+	if t.ev != nil || m.Evidence.columnsOf()&^ColConn != 0 {
+		if t.ev == nil {
+			t.ev = &tableEvidence{}
+		}
+		t.ev.add(i, &m.Evidence, cap(t.rows))
+	}
 	t.rows = append(t.rows, r)
 }
 
@@ -340,8 +499,7 @@ func (t *Table) flowOf(f Flow) uint32 {
 			if id == 0 {
 				break
 			}
-			if g := &t.flows[id-1]; g.Src == f.Src && g.Dst == f.Dst && g.SrcNode == f.SrcNode &&
-				g.DstNode == f.DstNode && g.Kind == f.Kind && g.Proto == f.Proto {
+			if t.flows[id-1] == f {
 				return id - 1
 			}
 		}
@@ -362,7 +520,7 @@ func (t *Table) flowOf(f Flow) uint32 {
 func flowHash(f Flow) uint64 {
 	h := uint64(f.Src)*0x9e3779b97f4a7c15 ^ uint64(f.Dst)*0xc2b2ae3d27d4eb4f ^
 		uint64(f.SrcNode)*0x165667b19e3779f9 ^ uint64(f.DstNode)*0xd6e8feb86659fd93 ^
-		uint64(f.Kind)<<40 ^ uint64(f.Proto)<<48
+		uint64(f.Kind)<<40 ^ uint64(f.Proto)<<48 ^ uint64(f.Conn)*0x94d049bb133111eb
 	h ^= h >> 29
 	h *= 0xbf58476d1ce4e5b9
 	h ^= h >> 32

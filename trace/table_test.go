@@ -60,8 +60,49 @@ func randomMessages(t *Trace, n int, wideShare float64, seed uint64) {
 			Src: eps[rng.IntN(len(eps))], Dst: eps[rng.IntN(len(eps))],
 			SrcNode: nodes[rng.IntN(len(nodes))], DstNode: nodes[rng.IntN(len(nodes))],
 			CallID: t.Intern(fmt.Sprint("c", rng.IntN(100))), Kind: Kind(rng.IntN(3)), Proto: Proto(rng.IntN(5)),
+			Evidence: randomEvidence(t, rng),
 		})
 	}
+}
+
+// randomEvidence makes the evidence of a message: none for about half,
+// else each field with some probability, with the largest values each can
+// hold among them.
+func randomEvidence(t *Trace, rng *rand.Rand) Evidence {
+	var e Evidence
+	if rng.IntN(2) == 0 {
+		return e
+	}
+	pick := func(p float64) bool { return rng.Float64() < p }
+	if pick(0.8) {
+		e.Conn = []uint32{1, 2, 3, math.MaxUint32}[rng.IntN(4)]
+	}
+	if pick(0.5) {
+		e.Seq = uint32(rng.IntN(20)) + 1
+	}
+	if pick(0.05) {
+		e.Stream = []uint64{1, 1<<32 | 7, math.MaxUint64}[rng.IntN(3)]
+	}
+	task := func() Task {
+		return []Task{{}, {PID: 812}, {PID: 812, TID: 815}, {PID: math.MaxInt32, TID: math.MaxInt32}}[rng.IntN(4)]
+	}
+	if pick(0.2) {
+		e.Sender, e.Receiver = task(), task()
+	}
+	if pick(0.1) {
+		e.ReqID = t.Intern(fmt.Sprintf("x-request-id:%08x", rng.Uint32()))
+	}
+	if pick(0.5) {
+		e.Label = t.Intern([]string{"GET /item/{id}", "200", "redis GET", "tab\there", "-"}[rng.IntN(5)])
+	}
+	if pick(0.3) {
+		toks := make([]uint64, rng.IntN(5))
+		for i := range toks {
+			toks[i] = []uint64{0, 1, math.MaxUint64, rng.Uint64()}[rng.IntN(4)]
+		}
+		e.Tokens, _ = t.Syms.AddTokens(toks)
+	}
+	return e
 }
 
 // TestTableRoundTrip: a Table gives back exactly the messages appended,
@@ -91,7 +132,7 @@ func TestTableRoundTrip(t *testing.T) {
 				f := tab.Flow(i)
 				if tab.SendTS(i) != m.SendTS || tab.RecvTS(i) != m.RecvTS || tab.Time(i) != m.Time() ||
 					tab.Bytes(i) != m.Bytes || tab.CallID(i) != m.CallID ||
-					*f != (Flow{m.Src, m.Dst, m.SrcNode, m.DstNode, m.Kind, m.Proto}) || f != &tab.Flows()[tab.FlowID(i)] {
+					*f != (Flow{m.Src, m.Dst, m.SrcNode, m.DstNode, m.Kind, m.Proto, m.Conn}) || tab.Evidence(i) != m.Evidence || f != &tab.Flows()[tab.FlowID(i)] {
 					t.Fatalf("accessors of message %d disagree with %+v", i, m)
 				}
 				for _, ts := range []Timestamp{m.SendTS, m.RecvTS} {
@@ -117,6 +158,9 @@ func TestTableRoundTrip(t *testing.T) {
 			}
 			if tc.n > 100 && len(tab.Flows()) >= tc.n {
 				t.Errorf("%d flows for %d messages: flows are not shared", len(tab.Flows()), tc.n)
+			}
+			if tc.n > 0 && tab.EvidenceColumns() != EvidenceColumnsOf(tr.Messages) {
+				t.Errorf("EvidenceColumns = %08b, want %08b", tab.EvidenceColumns(), EvidenceColumnsOf(tr.Messages))
 			}
 			if err := equalTraces(tab.Trace(), tr); err != nil {
 				t.Error(err)
@@ -216,22 +260,70 @@ func TestClassifyTableRolesMatches(t *testing.T) {
 }
 
 // TestTableAppendNoAllocs: appending a message of a known flow to a table
-// with room allocates nothing.
+// with room allocates nothing, without evidence and with evidence in
+// columns (once many messages have it); reading allocates nothing.
 func TestTableAppendNoAllocs(t *testing.T) {
+	for _, withEv := range []bool{false, true} {
+		tr := &Trace{}
+		randomMessages(tr, 100, 0, 1)
+		m := tr.Messages[0]
+		m.Bytes, m.SendTS, m.RecvTS = 10, 100, 200
+		m.Evidence = Evidence{Conn: 3}
+		if withEv {
+			tok, _ := tr.Syms.AddTokens([]uint64{7, 8})
+			m.Evidence = Evidence{Conn: 3, Seq: 4, Stream: 5, Sender: Task{1, 2}, Receiver: Task{3, 4}, ReqID: tr.Intern("x-request-id:1"), Label: tr.Intern("GET /"), Tokens: tok}
+			for i := 0; i < 5000; i++ { // enough to put every field in a column
+				tr.Messages = append(tr.Messages, m)
+			}
+		}
+		tab := NewTable(tr)
+		tab.Grow(1000)
+		if n := testing.AllocsPerRun(500, func() { tab.Append(&m) }); n != 0 {
+			t.Errorf("evidence %v: Append allocates %v times", withEv, n)
+		}
+		if n := testing.AllocsPerRun(500, func() { _ = tab.At(5) }); n != 0 {
+			t.Errorf("evidence %v: At allocates %v times", withEv, n)
+		}
+		var got Message
+		if n := testing.AllocsPerRun(500, func() { tab.Read(tab.Len()-1, &got) }); n != 0 {
+			t.Errorf("evidence %v: Read allocates %v times", withEv, n)
+		}
+		if got != m {
+			t.Errorf("evidence %v: read back %+v, want %+v", withEv, got, m)
+		}
+	}
+}
+
+// TestTableEvidenceCostsNothingWithout: a table of messages without
+// evidence (a connection number aside) keeps none, and one where few
+// messages have it keeps them aside rather than in columns.
+func TestTableEvidenceCostsNothingWithout(t *testing.T) {
 	tr := &Trace{}
-	randomMessages(tr, 100, 0, 1)
+	randomMessages(tr, 20000, 0, 5)
+	for i := range tr.Messages {
+		tr.Messages[i].Evidence = Evidence{Conn: uint32(i%50 + 1)}
+	}
 	tab := NewTable(tr)
-	tab.Grow(1000)
-	m := tr.Messages[0]
-	m.Bytes, m.SendTS, m.RecvTS = 10, 100, 200
-	if n := testing.AllocsPerRun(500, func() { tab.Append(&m) }); n != 0 {
-		t.Errorf("Append allocates %v times", n)
+	if tab.ev != nil {
+		t.Error("a table without evidence keeps evidence columns")
 	}
-	if n := testing.AllocsPerRun(500, func() { _ = tab.At(5) }); n != 0 {
-		t.Errorf("At allocates %v times", n)
+	for i, m := range tr.Messages {
+		if tab.At(i) != m {
+			t.Fatalf("message %d: %+v, want %+v", i, tab.At(i), m)
+		}
 	}
-	if n := testing.AllocsPerRun(500, func() { tab.Read(5, &m) }); n != 0 {
-		t.Errorf("Read allocates %v times", n)
+	// One message in a thousand with a label: kept in a map.
+	for i := 0; i < len(tr.Messages); i += 1000 {
+		tr.Messages[i].Label = tr.Intern("GET /")
+	}
+	tab = NewTable(tr)
+	if tab.ev == nil || tab.ev.label.col != nil || len(tab.ev.label.m) != 20 || tab.ev.seq.m != nil || tab.ev.seq.col != nil {
+		t.Errorf("sparse labels not kept aside: %+v", tab.ev)
+	}
+	for i, m := range tr.Messages {
+		if tab.At(i) != m {
+			t.Fatalf("message %d: %+v, want %+v", i, tab.At(i), m)
+		}
 	}
 }
 

@@ -17,12 +17,22 @@ import (
 	"github.com/wirepath/wirepath/internal/lines"
 )
 
-// TSVColumns are the columns WriteTSV writes, in order.
+// TSVColumns are the columns of version 1, which WriteTSV always writes,
+// in order; the evidence columns of version 2 (EvidenceColumnNames) follow
+// them where the trace has evidence.
 var TSVColumns = []string{"send_ts", "recv_ts", "src", "dst", "src_node", "dst_node", "bytes", "kind", "call_id", "proto"}
 
+// allColumns are the names of every column a reader knows, by column id:
+// TSVColumns, then EvidenceColumnNames.
+var allColumns = append(append([]string(nil), TSVColumns...), EvidenceColumnNames...)
+
 // TSVMagic is the first line of a trace written by WriteTSV; it carries the
-// format version.
-const TSVMagic = "# wirepath-trace v1"
+// format version: 2 when the trace has evidence columns, else TSVMagicV1
+// (such a trace is a version-1 trace, which older readers read).
+const (
+	TSVMagic   = "# wirepath-trace v2"
+	TSVMagicV1 = "# wirepath-trace v1"
+)
 
 // ParseError reports a bad line of a trace file: the file, the line, the
 // byte offset of the line's start and the error, which is a *ColumnError
@@ -53,10 +63,17 @@ var ErrTooLarge = errors.New("trace too large: more than 2^31-1 messages or 2^32
 
 // WriteTSV writes t as a TSV trace: the magic line, a "#meta" line with the
 // trace's Meta as JSON (when it has any), the header line and one line per
-// message. Unknown values are written as "-".
+// message. The header names TSVColumns and the evidence columns some
+// message has a value for (EvidenceColumnsOf); the version is 2 when there
+// are any, 1 otherwise. Unknown values are written as "-".
 func WriteTSV(w io.Writer, t *Trace) error {
 	bw := bufio.NewWriterSize(w, 1<<20)
-	bw.WriteString(TSVMagic + "\n")
+	cols := EvidenceColumnsOf(t.Messages)
+	if cols != 0 {
+		bw.WriteString(TSVMagic + "\n")
+	} else {
+		bw.WriteString(TSVMagicV1 + "\n")
+	}
 	if !metaEmpty(&t.Meta) {
 		js, err := json.Marshal(&t.Meta)
 		if err != nil {
@@ -67,10 +84,14 @@ func WriteTSV(w io.Writer, t *Trace) error {
 		bw.WriteByte('\n')
 	}
 	bw.WriteString(strings.Join(TSVColumns, "\t"))
+	for _, n := range cols.Names() {
+		bw.WriteByte('\t')
+		bw.WriteString(n)
+	}
 	bw.WriteByte('\n')
 	var buf []byte
 	for i := range t.Messages {
-		buf = AppendTSV(buf[:0], t, &t.Messages[i])
+		buf = AppendTSVWith(buf[:0], t, &t.Messages[i], cols)
 		bw.Write(buf)
 	}
 	return bw.Flush()
@@ -80,8 +101,16 @@ func metaEmpty(m *Meta) bool {
 	return m.Source == "" && !m.SingleClock && len(m.Offsets) == 0 && len(m.Clocks) == 0 && len(m.Aliases) == 0 && len(m.Accounting) == 0 && len(m.Warnings) == 0
 }
 
-// AppendTSV appends one TSV line (with its newline) for m to buf.
+// AppendTSV appends one TSV line of the columns TSVColumns (with its
+// newline) for m to buf.
 func AppendTSV(buf []byte, t *Trace, m *Message) []byte {
+	return AppendTSVWith(buf, t, m, 0)
+}
+
+// AppendTSVWith appends one TSV line (with its newline) for m to buf: the
+// columns TSVColumns, then the evidence columns cols, in the order of
+// EvidenceColumnNames.
+func AppendTSVWith(buf []byte, t *Trace, m *Message, cols EvidenceColumns) []byte {
 	buf = appendTS(buf, m.SendTS)
 	buf = append(buf, '\t')
 	buf = appendTS(buf, m.RecvTS)
@@ -97,7 +126,48 @@ func AppendTSV(buf []byte, t *Trace, m *Message) []byte {
 	buf = appendField(buf, t.Str(m.CallID))
 	buf = append(buf, '\t')
 	buf = append(buf, m.Proto.String()...)
+	if cols != 0 {
+		buf = appendTSVEvidence(buf, t, &m.Evidence, cols)
+	}
 	return append(buf, '\n')
+}
+
+// appendTSVEvidence appends the evidence columns cols of e, each after a
+// tab.
+func appendTSVEvidence(buf []byte, t *Trace, e *Evidence, cols EvidenceColumns) []byte {
+	num := func(v uint64) {
+		buf = append(buf, '\t')
+		if v == 0 {
+			buf = append(buf, '-')
+		} else {
+			buf = strconv.AppendUint(buf, v, 10)
+		}
+	}
+	if cols&ColConn != 0 {
+		num(uint64(e.Conn))
+	}
+	if cols&ColSeq != 0 {
+		num(uint64(e.Seq))
+	}
+	if cols&ColStream != 0 {
+		num(e.Stream)
+	}
+	if cols&ColSendTask != 0 {
+		buf = appendTask(append(buf, '\t'), e.Sender)
+	}
+	if cols&ColRecvTask != 0 {
+		buf = appendTask(append(buf, '\t'), e.Receiver)
+	}
+	if cols&ColReqID != 0 {
+		buf = appendField(append(buf, '\t'), t.Str(e.ReqID))
+	}
+	if cols&ColLabel != 0 {
+		buf = appendField(append(buf, '\t'), t.Str(e.Label))
+	}
+	if cols&ColTokens != 0 {
+		buf = appendTokens(append(buf, '\t'), t.Syms.Tokens(e.Tokens))
+	}
+	return buf
 }
 
 func appendTS(buf []byte, ts Timestamp) []byte {
@@ -138,12 +208,20 @@ const (
 	colKind
 	colCallID
 	colProto
+	colConn // the evidence columns, in the order of EvidenceColumnNames
+	colSeq
+	colStream
+	colSendTask
+	colRecvTask
+	colReqID
+	colLabel
+	colTokens
 )
 
 // NewTSVReader returns a reader of the TSV trace in r that interns strings
 // into t and reads t.Meta from a "#meta" line. file names r in errors.
 func NewTSVReader(r io.Reader, file string, t *Trace) *TSVReader {
-	return &TSVReader{sc: lines.NewScanner(r, file, lines.Options{}), dec: newTSVDecoder(t)}
+	return &TSVReader{sc: lines.NewScanner(r, file, lines.Options{}), dec: newTSVDecoder(t, &evidenceState{})}
 }
 
 // Next reads the next message. It returns io.EOF at the end. A *ParseError
@@ -174,6 +252,7 @@ const tsvMagicPrefix = "# wirepath-trace"
 // tsvDecoder decodes the lines of a TSV trace.
 type tsvDecoder struct {
 	t    *Trace
+	ev   *evidenceState
 	cols []int // column index -> field id, -1 to ignore
 	// span is the column index of src when src, dst, src_node and
 	// dst_node follow each other (as WriteTSV writes them), else -1: the
@@ -181,10 +260,12 @@ type tsvDecoder struct {
 	// cacheAfter on).
 	span  int
 	cache *spanCache
-	// canonical is set when the columns are TSVColumns in order (as
-	// WriteTSV writes them): parseCanonical then reads the usual lines,
-	// interning names through recent.
+	// canonical is set when the columns start with TSVColumns in order
+	// (as WriteTSV writes them): parseCanonical then reads the usual
+	// lines, interning names through recent. extra are the ids of the
+	// columns after them (the evidence columns WriteTSV writes).
 	canonical bool
+	extra     []int
 	recent    *recentSyms
 	lastSpan  *spanEntry // the span cache entry parseCanonical used
 	lines     int        // data lines decoded
@@ -193,7 +274,9 @@ type tsvDecoder struct {
 // cacheAfter is the data line from which a decoder uses its caches.
 const cacheAfter = 1024
 
-func newTSVDecoder(t *Trace) tsvDecoder { return tsvDecoder{t: t, span: -1} }
+func newTSVDecoder(t *Trace, ev *evidenceState) tsvDecoder {
+	return tsvDecoder{t: t, ev: ev, span: -1}
+}
 
 // colErr is the error of a bad value in column col, or of the whole line
 // when col is "".
@@ -213,8 +296,8 @@ func (d *tsvDecoder) decode(line []byte, m *Message) (bool, error) {
 	if line[0] == '#' {
 		if rest, ok := bytes.CutPrefix(line, []byte(tsvMagicPrefix)); ok {
 			v := string(bytes.TrimSpace(rest))
-			if v != "v1" {
-				return false, fatalErr(fmt.Errorf("unsupported TSV trace version %q (this build reads v1)", v))
+			if v != "v1" && v != "v2" {
+				return false, fatalErr(fmt.Errorf("unsupported TSV trace version %q (this build reads v1 and v2)", v))
 			}
 		} else if rest, ok := bytes.CutPrefix(line, []byte("#meta ")); ok {
 			if err := json.Unmarshal(rest, &d.t.Meta); err != nil {
@@ -227,8 +310,8 @@ func (d *tsvDecoder) decode(line []byte, m *Message) (bool, error) {
 		return false, d.header(line)
 	}
 	if d.canonical {
-		if d.parseCanonical(line, m) {
-			return true, nil
+		if ok, err := d.parseCanonical(line, m); ok || err != nil {
+			return true, err
 		}
 		*m = Message{SendTS: NoTime, RecvTS: NoTime}
 	}
@@ -248,7 +331,7 @@ func (d *tsvDecoder) header(line []byte) error {
 	seen := make(map[int]bool)
 	for i, n := range names {
 		d.cols[i] = -1
-		for id, c := range TSVColumns {
+		for id, c := range allColumns {
 			if strings.EqualFold(strings.TrimSpace(n), c) {
 				if seen[id] {
 					d.cols = nil
@@ -264,7 +347,12 @@ func (d *tsvDecoder) header(line []byte) error {
 		return fatalErr(fmt.Errorf("%w: the header must name send_ts or recv_ts (got %q)", ErrNoHeader, line))
 	}
 	d.span = -1
-	d.canonical = slices.Equal(d.cols, []int{colSend, colRecv, colSrc, colDst, colSrcNode, colDstNode, colBytes, colKind, colCallID, colProto})
+	d.canonical = len(d.cols) >= len(TSVColumns) &&
+		slices.Equal(d.cols[:len(TSVColumns)], []int{colSend, colRecv, colSrc, colDst, colSrcNode, colDstNode, colBytes, colKind, colCallID, colProto})
+	d.extra = nil
+	if d.canonical {
+		d.extra = d.cols[len(TSVColumns):]
+	}
 	for i := 0; i+3 < len(d.cols); i++ {
 		if d.cols[i] == colSrc && d.cols[i+1] == colDst && d.cols[i+2] == colSrcNode && d.cols[i+3] == colDstNode {
 			d.span = i
@@ -309,7 +397,7 @@ func (d *tsvDecoder) parse(line []byte, m *Message) error {
 		}
 		if id := d.cols[i]; id >= 0 {
 			if err := d.field(id, f, m); err != nil {
-				return colErr(TSVColumns[id], "%v", err)
+				return colErr(allColumns[id], "%v", err)
 			}
 		}
 		if j < 0 {
@@ -325,43 +413,73 @@ func (d *tsvDecoder) parse(line []byte, m *Message) error {
 
 // parseCanonical parses a line of the canonical columns in one pass, for
 // lines written the usual way: numbers without signs, names without
-// quotes, kinds and protocols as WriteTSV writes them. It reports false,
-// having maybe changed m, for any other line, which parse then reads (and
-// reports the errors of).
-func (d *tsvDecoder) parseCanonical(line []byte, m *Message) bool {
+// quotes, kinds and protocols as WriteTSV writes them, then the extra
+// (evidence) columns. It reports false, having maybe changed m, for any
+// other line, which parse then reads (and reports the errors of); an
+// error in an extra column is the line's error, as parse would report it
+// (the extra columns may have interned a token set by then, which must not
+// be done twice).
+func (d *tsvDecoder) parseCanonical(line []byte, m *Message) (bool, error) {
 	d.counted()
 	var ok bool
 	var f []byte
 	if f, line, ok = nextField(line, 19); !ok {
-		return false
+		return false, nil
 	}
 	if m.SendTS, ok = plainTS(f); !ok {
-		return false
+		return false, nil
 	}
 	if f, line, ok = nextField(line, 19); !ok {
-		return false
+		return false, nil
 	}
 	if m.RecvTS, ok = plainTS(f); !ok || m.SendTS == NoTime && m.RecvTS == NoTime {
-		return false
+		return false, nil
 	}
 	if line, ok = d.canonicalNames(line, m); !ok {
-		return false
+		return false, nil
 	}
 	if f, line, ok = nextField(line, 0); !ok || !canonicalBytes(f, m) {
-		return false
+		return false, nil
 	}
 	if line, ok = canonicalKind(line, m); !ok {
-		return false
+		return false, nil
 	}
 	if f, line, ok = nextField(line, 0); !ok {
-		return false
+		return false, nil
 	}
 	if m.CallID, ok = d.plainSym(f); !ok {
-		return false
+		return false, nil
 	}
-	// the rest of the line is the protocol, with no tab in it
-	m.Proto, ok = canonicalProto(line)
-	return ok
+	if len(d.extra) == 0 {
+		// the rest of the line is the protocol, with no tab in it
+		m.Proto, ok = canonicalProto(line)
+		return ok, nil
+	}
+	if f, line, ok = nextField(line, 0); !ok {
+		return false, nil
+	}
+	if m.Proto, ok = canonicalProto(f); !ok || bytes.Count(line, []byte{'\t'}) != len(d.extra)-1 {
+		return false, nil
+	}
+	return true, d.extraFields(line, m)
+}
+
+// extraFields parses the extra columns of a canonical line: line holds
+// exactly their fields.
+func (d *tsvDecoder) extraFields(line []byte, m *Message) error {
+	for k, id := range d.extra {
+		f := line
+		if k < len(d.extra)-1 {
+			f, line, _ = nextField(line, 0)
+		}
+		if id < 0 {
+			continue
+		}
+		if err := d.field(id, f, m); err != nil {
+			return colErr(allColumns[id], "%v", err)
+		}
+	}
+	return nil
 }
 
 // canonicalNames reads src, dst, src_node and dst_node, through the span
@@ -538,8 +656,62 @@ func (d *tsvDecoder) field(id int, f []byte, m *Message) error {
 		m.Kind, err = kindFromBytes(f)
 	case colProto:
 		m.Proto, err = protoFromBytes(f)
+	default:
+		return d.evidenceField(id, f, &m.Evidence)
 	}
 	return err
+}
+
+// evidenceField parses field f of evidence column id into e.
+func (d *tsvDecoder) evidenceField(id int, f []byte, e *Evidence) error {
+	var err error
+	switch id {
+	case colConn:
+		var v uint64
+		v, err = optUint(f, math.MaxUint32)
+		e.Conn = uint32(v)
+	case colSeq:
+		var v uint64
+		v, err = optUint(f, math.MaxUint32)
+		e.Seq = uint32(v)
+	case colStream:
+		e.Stream, err = optUint(f, math.MaxUint64)
+	case colSendTask:
+		e.Sender, err = parseTask(f)
+	case colRecvTask:
+		e.Receiver, err = parseTask(f)
+	case colReqID:
+		e.ReqID, err = d.boundedSym(f, MaxReqID)
+	case colLabel:
+		e.Label, err = d.boundedSym(f, MaxLabel)
+	case colTokens:
+		e.Tokens, err = d.ev.tokens(&d.t.Syms, f)
+	}
+	return err
+}
+
+// optUint parses a number of at most lim, or "-" for 0.
+func optUint(f []byte, lim uint64) (uint64, error) {
+	if isDash(f) {
+		return 0, nil
+	}
+	return parseUint(f, lim)
+}
+
+// boundedSym interns a name (Go-quoted or not, "-" for none) of at most
+// limit bytes; a longer one is dropped and counted.
+func (d *tsvDecoder) boundedSym(f []byte, limit int) (Sym, error) {
+	if isDash(f) || len(f) == 0 {
+		return 0, nil
+	}
+	if f[0] == '"' {
+		s, err := strconv.Unquote(string(f))
+		if err != nil {
+			return 0, fmt.Errorf("bad quoted field %s", f)
+		}
+		f = []byte(s)
+	}
+	return d.ev.bounded(&d.t.Syms, f, limit), nil
 }
 
 // spanSyms reads the four fields src, dst, src_node and dst_node at the
@@ -619,9 +791,10 @@ type spanEntry struct {
 	h      uint64
 	off, n uint32 // the span is text[off:off+n]
 	syms   [4]Sym
-	// the flow ReadTable last found for the span, with its kind and
-	// protocol
+	// the flow ReadTable last found for the span, with its kind,
+	// protocol and connection
 	flow    uint32
+	conn    uint32
 	kind    Kind
 	proto   Proto
 	flowSet bool

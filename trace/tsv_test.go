@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -105,7 +106,7 @@ func TestSpanCache(t *testing.T) {
 	}
 	read := func(cache bool) (*Trace, *tsvDecoder) {
 		tr := &Trace{}
-		d := newTSVDecoder(tr)
+		d := newTSVDecoder(tr, &evidenceState{})
 		for _, line := range strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n") {
 			m := Message{SendTS: NoTime, RecvTS: NoTime}
 			ok, err := d.decode([]byte(line), &m)
@@ -131,7 +132,10 @@ func TestSpanCache(t *testing.T) {
 }
 
 // FuzzParseCanonical: the one-pass parser of the usual columns accepts
-// only lines the general parser accepts, and reads them the same.
+// only lines the general parser accepts, and reads them the same; an
+// error it reports in an evidence column is the general parser's error.
+// Odd cases run with the evidence columns WriteTSV writes after the usual
+// ones, even ones without.
 func FuzzParseCanonical(f *testing.F) {
 	// Seeds from the repository's test data (internal/fuzzseed).
 	for _, l := range fuzzseed.Lines(f, 64, "cmd/wirepath/testdata/traces/*.tsv", "trace/testdata/*.tsv") {
@@ -145,6 +149,13 @@ func FuzzParseCanonical(f *testing.F) {
 		"1\t2\t\"q\\tx\"\tb\tc\td\t1\t-\t-\tudp",         // quoted name: general path
 		"1\t2\ta\tb\tc\td\t1\tCALL\tx\ttcp\textra",       // a field too many
 		"1\t2\ta\tb\tc\td\t1\tcall\tx\tTCP",              // lower-case kind
+		// with the evidence columns:
+		"1\t2\ta\tb\tc\td\t1\tCALL\tx\ttcp\t7\t3\t-\t812/813\t-\ttraceparent:4bf9\tGET /a\t00000000000000ff,0000000000000100", // every kind of value
+		"1\t2\ta\tb\tc\td\t1\tCALL\tx\ttcp\t-\t-\t-\t-\t-\t-\t-\t-",                                                           // every dash
+		"1\t2\ta\tb\tc\td\t1\tCALL\tx\ttcp\t4294967296\t-\t-\t-\t-\t-\t-\t-",                                                  // conn out of range: an error
+		"1\t2\ta\tb\tc\td\t1\tCALL\tx\ttcp\t1\t1\t1\t1/x\t-\t-\t-\t-",                                                         // bad task
+		"1\t2\ta\tb\tc\td\t1\tCALL\tx\ttcp\t1\t1\t1\t-\t-\t\"q\\tr\"\t\"l\"\tff,",                                             // quoted names, a list ending in a comma
+		"1\t2\ta\tb\tc\td\t1\tCALL\tx\ttcp\t1\t1\t1\t-\t-\t-\t-",                                                              // a field too few
 	} {
 		f.Add([]byte(seed))
 	}
@@ -152,21 +163,38 @@ func FuzzParseCanonical(f *testing.F) {
 		if len(line) == 0 || bytes.ContainsAny(line, "\r\n") || line[0] == '#' {
 			return
 		}
+		header := strings.Join(TSVColumns, "\t")
+		if len(line)%2 == 1 {
+			header += "\t" + strings.Join(EvidenceColumnNames, "\t")
+		}
 		tr := &Trace{}
-		d := newTSVDecoder(tr)
-		if _, err := d.decode([]byte(strings.Join(TSVColumns, "\t")), nil); err != nil || !d.canonical {
+		d := newTSVDecoder(tr, &evidenceState{})
+		if _, err := d.decode([]byte(header), nil); err != nil || !d.canonical {
 			t.Fatal("canonical header not recognised", err)
 		}
 		d.lines = cacheAfter - 1 // with the caches on
 
 		fast := Message{SendTS: NoTime, RecvTS: NoTime}
-		if !d.parseCanonical(line, &fast) {
+		ok, ferr := d.parseCanonical(line, &fast)
+		if !ok && ferr == nil {
 			return
 		}
 		slow := Message{SendTS: NoTime, RecvTS: NoTime}
-		if err := d.parse(line, &slow); err != nil {
-			t.Fatalf("%q: fast path accepted what the parser rejects: %v", line, err)
+		serr := d.parse(line, &slow)
+		if ferr != nil {
+			if serr == nil || serr.Error() != ferr.Error() {
+				t.Fatalf("%q: fast path error %v, parser %v", line, ferr, serr)
+			}
+			return
 		}
+		if serr != nil {
+			t.Fatalf("%q: fast path accepted what the parser rejects: %v", line, serr)
+		}
+		// Each reading interned its own copy of the token set.
+		if !slices.Equal(tr.Syms.Tokens(fast.Tokens), tr.Syms.Tokens(slow.Tokens)) {
+			t.Fatalf("%q: fast tokens %x, parser %x", line, tr.Syms.Tokens(fast.Tokens), tr.Syms.Tokens(slow.Tokens))
+		}
+		fast.Tokens, slow.Tokens = 0, 0
 		if fast != slow {
 			t.Fatalf("%q: fast %+v, parser %+v", line, fast, slow)
 		}

@@ -43,6 +43,9 @@ type MappingStats struct {
 	// time alignment of a connection whose counts differ.
 	ByOrdinal   int `json:"by_ordinal"`
 	ByAlignment int `json:"by_alignment"`
+	// ByStream were matched by the multiplexing key (an HTTP/2 stream id)
+	// both the trace and the truth give them, whatever their order.
+	ByStream int `json:"by_stream,omitempty"`
 	// Trace messages matched to nothing: whose endpoints name no true
 	// connection, that a connection had too many of, or that lie outside
 	// the truth's window (traffic before or after the recorded run).
@@ -61,6 +64,12 @@ type MappingStats struct {
 	TimeErrorP50US float64 `json:"time_error_p50_us"`
 	TimeErrorP99US float64 `json:"time_error_p99_us"`
 	TimeErrorMaxUS float64 `json:"time_error_max_us"`
+	// Calls counts the true calls both of whose messages are in the
+	// trace; PairsRight those the trace pairs exactly (a CALL and a RETURN
+	// with one call id), by link in PairsByLink ([right, all]).
+	Calls       int               `json:"calls"`
+	PairsRight  int               `json:"pairs_right"`
+	PairsByLink map[string][2]int `json:"pairs_by_link,omitempty"`
 }
 
 type mapKey struct {
@@ -123,8 +132,8 @@ func MapTrace(t *trace.Trace, f *truth.File, opt MapOptions) *Mapping {
 		want[k] = append(want[k], int32(i))
 	}
 	for k, tr := range groups {
+		tr, tw := m.byStream(t, f, tr, want[k])
 		sort.SliceStable(tr, func(a, b int) bool { return t.Messages[tr[a]].Time() < t.Messages[tr[b]].Time() })
-		tw := want[k]
 		sort.Slice(tw, func(a, b int) bool { return f.Messages[tw[a]].Ordinal < f.Messages[tw[b]].Ordinal })
 		m.align(t, f, tr, tw, opt)
 	}
@@ -139,6 +148,7 @@ func MapTrace(t *trace.Trace, f *truth.File, opt MapOptions) *Mapping {
 		d := float64(int64(t.Messages[j].Time()) - f.Messages[i].Time())
 		errs = append(errs, math.Abs(d)/1e3)
 	}
+	m.pairs(t, f)
 	if len(errs) > 0 {
 		sort.Float64s(errs)
 		m.Stats.TimeErrorP50US = errs[len(errs)/2]
@@ -146,6 +156,65 @@ func MapTrace(t *trace.Trace, f *truth.File, opt MapOptions) *Mapping {
 		m.Stats.TimeErrorMaxUS = errs[len(errs)-1]
 	}
 	return m
+}
+
+// byStream matches, on one connection and direction, the trace messages
+// and true messages that carry the same multiplexing key (the stream ids
+// of calls multiplexed over HTTP/2: their order on the wire says nothing
+// of which is which), and returns the others.
+func (m *Mapping) byStream(t *trace.Trace, f *truth.File, tr, tw []int32) ([]int32, []int32) {
+	streams := map[uint64]int32{}
+	for _, j := range tw {
+		if s := f.Messages[j].Stream; s != 0 {
+			streams[s] = j
+		}
+	}
+	if len(streams) == 0 {
+		return tr, tw
+	}
+	restTr := tr[:0:0]
+	for _, i := range tr {
+		j, ok := streams[t.Messages[i].Stream]
+		if !ok || t.Messages[i].Stream == 0 || m.TruthToTrace[j] >= 0 {
+			restTr = append(restTr, i)
+			continue
+		}
+		m.link(i, j)
+		m.Stats.ByStream++
+	}
+	restTw := tw[:0:0]
+	for _, j := range tw {
+		if m.TruthToTrace[j] < 0 {
+			restTw = append(restTw, j)
+		}
+	}
+	return restTr, restTw
+}
+
+// pairs counts the true calls the trace pairs exactly: their CALL and
+// RETURN are a trace CALL and RETURN with the same call id.
+func (m *Mapping) pairs(t *trace.Trace, f *truth.File) {
+	m.Stats.PairsByLink = map[string][2]int{}
+	for i := range f.Messages {
+		fm := &f.Messages[i]
+		if fm.Dir != truth.Return {
+			continue
+		}
+		tc, tr := m.TruthToTrace[fm.Call], m.TruthToTrace[i]
+		if tc < 0 || tr < 0 {
+			continue
+		}
+		c, r := &t.Messages[tc], &t.Messages[tr]
+		link := linkOf(fm)
+		p := m.Stats.PairsByLink[link]
+		p[1]++
+		m.Stats.Calls++
+		if c.Kind == trace.KindCall && r.Kind == trace.KindReturn && c.CallID != 0 && c.CallID == r.CallID {
+			p[0]++
+			m.Stats.PairsRight++
+		}
+		m.Stats.PairsByLink[link] = p
+	}
 }
 
 // linkOf names the link of a message as caller→callee.

@@ -41,8 +41,9 @@ func WriteRequestText(w io.Writer, s *RequestScores) error {
 	t, mp := s.Truth, s.Mapping
 	ew.printf("truth: %s, %s, %d in flight: %d requests, %d background calls, %d messages\n",
 		t.Variant, t.Tracing, t.InFlight, t.Requests, t.Background, t.Messages)
-	ew.printf("mapping: %d of %d trace messages matched (%d by ordinal, %d by time alignment); unmatched: %d name no true connection, %d surplus, %d outside the window\n",
-		mp.Matched, mp.TraceMessages, mp.ByOrdinal, mp.ByAlignment, mp.TraceNoConn, mp.TraceSurplus, mp.TraceOutsideWindow)
+	ew.printf("mapping: %d of %d trace messages matched (%d by ordinal, %d by stream, %d by time alignment); unmatched: %d name no true connection, %d surplus, %d outside the window\n",
+		mp.Matched, mp.TraceMessages, mp.ByOrdinal, mp.ByStream, mp.ByAlignment, mp.TraceNoConn, mp.TraceSurplus, mp.TraceOutsideWindow)
+	ew.printf("pairing: %d of the %d true calls in the trace are a CALL and its RETURN there\n", mp.PairsRight, mp.Calls)
 	ew.printf("matched times differ by %.0f µs (median), %.0f µs (99th percentile), %.0f µs (most)\n",
 		mp.TimeErrorP50US, mp.TimeErrorP99US, mp.TimeErrorMaxUS)
 	ew.printf("true messages not in the trace: %d", mp.TruthUnmatched)

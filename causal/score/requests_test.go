@@ -294,3 +294,39 @@ func TestScoreRequestsNoInstances(t *testing.T) {
 		t.Errorf("a result without instances scored: %+v", r.Requests)
 	}
 }
+
+// TestMapTraceStreams: three calls multiplexed on one connection whose
+// responses arrive in another order than their requests, and whose trace
+// messages' times tie: matched by their stream ids, not their order.
+func TestMapTraceStreams(t *testing.T) {
+	x := &fixture{f: &truth.File{Meta: truth.Meta{Variant: "ids", Tracing: "sniffed", InFlight: 3,
+		WindowStartNS: t0, WindowEndNS: t0 + 10_000_000}}, inside: map[int]bool{}}
+	c := x.conn("tcp", "203.0.113.41:40000", "203.0.113.51:9000", "", "", "tier2", "backend")
+	retOrd := []int{2, 0, 1} // the first call's response arrives last
+	for i := range 3 {
+		req := x.request("bg-health", true)
+		x.call(req, -1, -1, c, i, int64(10*i), nil)
+		n := len(x.f.Messages)
+		x.f.Messages[n-2].Stream, x.f.Messages[n-1].Stream = uint64(2*i+1), uint64(2*i+1)
+		x.f.Messages[n-1].Ordinal = retOrd[i]
+	}
+	if err := x.f.Check(); err != nil {
+		t.Fatal(err)
+	}
+	tr, of := x.traceOf(nil, -1)
+	for i := range tr.Messages {
+		tr.Messages[i].Stream = x.f.Messages[of[i]].Stream
+		if tr.Messages[i].Kind == trace.KindReturn {
+			tr.Messages[i].SendTS = trace.Timestamp(t0 + 500_000) // in one packet
+		}
+	}
+	m := MapTrace(tr, x.f, DefaultMapOptions())
+	for ti, fi := range of {
+		if got := m.TraceToTruth[ti]; got != int32(fi) {
+			t.Errorf("trace message %d matched %d, want %d", ti, got, fi)
+		}
+	}
+	if m.Stats.ByStream != 6 || m.Stats.Matched != 6 {
+		t.Errorf("stats %+v", m.Stats)
+	}
+}

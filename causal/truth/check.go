@@ -98,8 +98,8 @@ func (f *File) checkCall(i int, bad func(string, ...any) error) error {
 	if m.Dir == Call && m.Call != i {
 		return bad("a CALL's call must be itself")
 	}
-	if c.Dir != Call || c.Request != m.Request || c.Conn != m.Conn || c.Ordinal != m.Ordinal {
-		return bad("call %d is not the CALL of this message's connection and ordinal", m.Call)
+	if c.Dir != Call || c.Request != m.Request || c.Conn != m.Conn || c.Stream != m.Stream || c.Stream == 0 && c.Ordinal != m.Ordinal {
+		return bad("call %d is not the CALL of this message's connection and ordinal (or stream)", m.Call)
 	}
 	if m.Dir == Return && m.CallParent != c.CallParent {
 		return bad("call parent %d differs from its CALL's %d", m.CallParent, c.CallParent)

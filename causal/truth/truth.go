@@ -21,8 +21,10 @@ import (
 	"os"
 )
 
-// Version is the version of the format this package reads and writes.
-const Version = 1
+// Version is the version of the format this package writes; it reads
+// versions 1 and 2 (version 2 adds Message.Stream: calls multiplexed on
+// their connection).
+const Version = 2
 
 // The directions of a message.
 const (
@@ -124,8 +126,15 @@ type Message struct {
 	Request int `json:"request"`
 	Conn    int `json:"conn"`
 	// Ordinal is the message's position on its connection in its
-	// direction, from 0: the n-th CALL and its RETURN share n.
+	// direction, from 0: the n-th CALL and its RETURN share n, unless the
+	// connection multiplexes calls (Stream is set): then the CALLs are
+	// numbered in the order they were sent and the RETURNs in the order
+	// they arrived.
 	Ordinal int `json:"ordinal"`
+	// Stream is the multiplexing key a CALL and its RETURN share on a
+	// connection that carries several calls at once (the HTTP/2 stream
+	// id); 0 on serial connections.
+	Stream uint64 `json:"stream,omitempty"`
 	// Dir is CALL (client to server) or RETURN.
 	Dir string `json:"dir"`
 	// Label is a human label (GET /item/{n}, redis GET, dns A, ...).
@@ -266,8 +275,8 @@ func Read(r io.Reader, name string) (*File, error) {
 			if err := json.Unmarshal(b, &h); err != nil || h.Version == nil {
 				return nil, bad("no header line {\"wirepath_testbed_truth\": %d, ...}", Version)
 			}
-			if *h.Version != Version {
-				return nil, bad("version %d, this build reads %d", *h.Version, Version)
+			if *h.Version != 1 && *h.Version != Version {
+				return nil, bad("version %d, this build reads 1 to %d", *h.Version, Version)
 			}
 			f.Meta = h.Meta
 			continue

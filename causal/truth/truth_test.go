@@ -58,6 +58,12 @@ func TestCheck(t *testing.T) {
 		want string // "" = valid
 	}{
 		{"valid", func(f *File) {}, ""},
+		{"multiplexed: the RETURN shares the stream, not the ordinal", func(f *File) {
+			f.Messages[1].Stream, f.Messages[2].Stream, f.Messages[2].Ordinal = 5, 5, 3
+		}, ""},
+		{"multiplexed: another stream", func(f *File) {
+			f.Messages[1].Stream, f.Messages[2].Stream, f.Messages[2].Ordinal = 5, 7, 3
+		}, "is not the CALL of this message's connection and ordinal (or stream)"},
 		{"conn id", func(f *File) { f.Conns[1].ID = 5 }, "conn 1 has id 5"},
 		{"proto", func(f *File) { f.Conns[1].Proto = "sctp" }, `proto "sctp"`},
 		{"request id", func(f *File) { f.Requests[1].ID = 0 }, "request 1 has id 0"},
@@ -105,7 +111,7 @@ func TestReadErrors(t *testing.T) {
 	}{
 		{"empty", "", "f:0: bad testbed truth: empty file"},
 		{"no header", lines[1], "f:1: bad testbed truth: no header line"},
-		{"other version", `{"wirepath_testbed_truth":2,"meta":{}}` + "\n", "f:1: bad testbed truth: version 2, this build reads 1"},
+		{"other version", `{"wirepath_testbed_truth":3,"meta":{}}` + "\n", "f:1: bad testbed truth: version 3, this build reads 1 to 2"},
 		{"bad json", lines[0] + "{\"type\":\n", "f:2: bad testbed truth"},
 		{"bad member", lines[0] + `{"type":"msg","id":"x"}` + "\n", "f:2: bad testbed truth"},
 		{"inconsistent", strings.Join(lines[:len(lines)-3], ""), "f: bad testbed truth: request 1: root 4"},

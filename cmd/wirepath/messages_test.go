@@ -42,7 +42,7 @@ func TestMessagesGolden(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}
 	b, err := os.ReadFile(out)
-	if err != nil || !bytes.HasPrefix(b, []byte("# wirepath-messages v1\n")) || !strings.Contains(stdout.String(), `"stream_bytes": 204624`) {
+	if err != nil || !bytes.HasPrefix(b, []byte("# wirepath-messages v2\n")) || !strings.Contains(stdout.String(), `"stream_bytes": 204624`) {
 		t.Errorf("file %q..., stdout %q...", b[:min(len(b), 40)], stdout.String()[:min(stdout.Len(), 80)])
 	}
 }

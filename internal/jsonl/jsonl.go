@@ -513,6 +513,36 @@ func (v Value) Int() (int64, error) {
 	return int64(n), nil
 }
 
+// Uint returns a non-negative integer number value up to 2^64-1, which
+// Int cannot hold. A minus sign (even "-0", as encoding/json has it for
+// unsigned integers) is ErrRange; fractions and exponents are ErrNotInt.
+func (v Value) Uint() (uint64, error) {
+	if v.Kind != Number {
+		return 0, ErrType
+	}
+	b := v.Raw()
+	if b[0] == '-' {
+		for _, c := range b[1:] {
+			if c < '0' || c > '9' {
+				return 0, ErrNotInt
+			}
+		}
+		return 0, ErrRange
+	}
+	var n uint64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, ErrNotInt
+		}
+		d := uint64(c - '0')
+		if n > (1<<64-1-d)/10 {
+			return 0, ErrRange
+		}
+		n = n*10 + d
+	}
+	return n, nil
+}
+
 // Bool returns a true or false value.
 func (v Value) Bool() (bool, error) {
 	switch v.Kind {
@@ -523,3 +553,55 @@ func (v Value) Bool() (bool, error) {
 	}
 	return false, ErrType
 }
+
+// Elems iterates over the elements of an array value in place, as Object
+// does over members; the zero value is ready for Reset. Values it returns
+// stay valid until the next call to Next.
+type Elems struct {
+	o Object
+}
+
+// Reset starts iterating over the elements of v, which must be an array
+// (ErrType otherwise). The Elems must not outlive the line v is from.
+func (e *Elems) Reset(v Value) error {
+	if v.Kind != Array {
+		e.o = Object{done: true, err: ErrType}
+		return ErrType
+	}
+	e.o.b, e.o.i, e.o.first, e.o.done, e.o.err = v.Raw(), 1, true, false, nil
+	return nil
+}
+
+// Next returns the next element. It returns ok=false at the end of the
+// array or on an error (see Err).
+func (e *Elems) Next() (v Value, ok bool) {
+	o := &e.o
+	if o.done {
+		return Value{}, false
+	}
+	o.skipWS()
+	if o.i >= len(o.b) {
+		return Value{}, o.fail(ErrSyntax)
+	}
+	if o.b[o.i] == ']' {
+		o.done = true
+		return Value{}, false
+	}
+	if !o.first {
+		if o.b[o.i] != ',' {
+			return Value{}, o.fail(errors.New("expected , or ]"))
+		}
+		o.i++
+		o.skipWS()
+	}
+	o.first = false
+	start := o.i
+	kind, err := o.value(0)
+	if err != nil {
+		return Value{}, o.fail(err)
+	}
+	return Value{Kind: kind, o: o, start: start, end: o.i}, true
+}
+
+// Err returns the first error Next met, or nil.
+func (e *Elems) Err() error { return e.o.err }

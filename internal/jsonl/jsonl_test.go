@@ -93,6 +93,89 @@ func TestInt(t *testing.T) {
 	}
 }
 
+func TestUint(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want uint64
+		err  error
+	}{
+		{"0", 0, nil}, {"-0", 0, ErrRange}, {"18446744073709551615", 1<<64 - 1, nil},
+		{"18446744073709551616", 0, ErrRange}, {"-1", 0, ErrRange}, {"1.5", 0, ErrNotInt},
+		{"-1.5", 0, ErrNotInt}, {"1e3", 0, ErrNotInt},
+	} {
+		_, vals, _, err := walk([]byte(`{"n":` + c.in + `}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := vals[0].Uint()
+		if !errors.Is(err, c.err) || got != c.want {
+			t.Errorf("%s: %d, %v; want %d, %v", c.in, got, err, c.want, c.err)
+		}
+	}
+}
+
+// elems returns the elements of array value v: their raw text and, for
+// strings, the decoded string.
+func elems(v Value) (raw, strs []string, err error) {
+	var e Elems
+	if err := e.Reset(v); err != nil {
+		return nil, nil, err
+	}
+	for {
+		x, ok := e.Next()
+		if !ok {
+			break
+		}
+		raw = append(raw, string(x.Raw()))
+		s := ""
+		if x.Kind == String {
+			b, err := x.Bytes()
+			if err != nil {
+				return nil, nil, err
+			}
+			s = string(b)
+		}
+		strs = append(strs, s)
+	}
+	return raw, strs, e.Err()
+}
+
+func TestElems(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want []string
+	}{
+		{`[]`, nil},
+		{` [ 1 , "a\u0041" ,{"b":[2]}, [] ,null] `, []string{"1", `"a\u0041"`, `{"b":[2]}`, "[]", "null"}},
+		{`["x"]`, []string{`"x"`}},
+	} {
+		_, vals, _, err := walk([]byte(`{"a":` + c.in + `}`))
+		if err != nil {
+			t.Fatal(c.in, err)
+		}
+		raw, strs, err := elems(vals[0])
+		if err != nil || len(raw) != len(c.want) {
+			t.Fatalf("%s: %q, %v; want %q", c.in, raw, err, c.want)
+		}
+		for i := range raw {
+			if raw[i] != c.want[i] {
+				t.Errorf("%s: element %d is %s, want %s", c.in, i, raw[i], c.want[i])
+			}
+		}
+		if c.in == `["x"]` && strs[0] != "x" {
+			t.Errorf("string element decoded as %q", strs[0])
+		}
+	}
+	_, vals, _, _ := walk([]byte(`{"a":1}`))
+	var e Elems
+	if err := e.Reset(vals[0]); !errors.Is(err, ErrType) {
+		t.Errorf("Reset of a number: %v, want ErrType", err)
+	}
+	if _, ok := e.Next(); ok {
+		t.Error("Next after a failed Reset returned an element")
+	}
+}
+
 func TestNoAllocs(t *testing.T) {
 	line := []byte(`{"send_ts":1700000000000000000,"src":"10.0.0.1:80","kind":"CALL","x":{"y":[1,2]}}`)
 	var o Object
@@ -130,6 +213,7 @@ func FuzzObject(f *testing.F) {
 		`{"a":1,"a":2}`,                     // duplicate keys
 		`{"a" : "b" } `,                     // white space
 		`{"a":"`,                            // truncated
+		`{"a":["x\u0041",1,["y"]]}`,         // array elements, escaped
 	} {
 		f.Add([]byte(s))
 	}
@@ -167,6 +251,14 @@ func FuzzObject(f *testing.F) {
 				if err == nil && strconv.FormatInt(n, 10) != string(v.Raw()) && string(v.Raw()) != "-0" {
 					t.Fatalf("%q: int %d does not print as %s", line, n, v.Raw())
 				}
+				u, err := v.Uint()
+				var ju uint64
+				jerr = json.Unmarshal(v.Raw(), &ju)
+				if (err == nil) != (jerr == nil) || u != ju {
+					t.Fatalf("%q: uint %d (%v), encoding/json %d (%v)", line, u, err, ju, jerr)
+				}
+			case Array:
+				checkElems(t, line, v)
 			}
 		}
 	})
@@ -199,4 +291,23 @@ func FuzzAppendString(f *testing.F) {
 			t.Fatalf("%s: lexer %q, %v", out, strs, err)
 		}
 	})
+}
+
+// checkElems compares Elems over array v with encoding/json's reading.
+func checkElems(t *testing.T, line []byte, v Value) {
+	t.Helper()
+	raw, strs, err := elems(v)
+	if err != nil {
+		t.Fatalf("%q: elements of a valid array: %v", line, err)
+	}
+	var want []json.RawMessage
+	if err := json.Unmarshal(v.Raw(), &want); err != nil || len(want) != len(raw) {
+		t.Fatalf("%q: %d elements, encoding/json %d (%v)", line, len(raw), len(want), err)
+	}
+	for i := range raw {
+		var s string
+		if json.Unmarshal(want[i], &s) == nil && s != strs[i] {
+			t.Fatalf("%q: element %d is %q, encoding/json %q", line, i, strs[i], s)
+		}
+	}
 }

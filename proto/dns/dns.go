@@ -454,3 +454,9 @@ func (d *Decoder) response(u *proto.Unit, m Message) {
 	delete(d.waiting, m.ID)
 	u.Key = 1<<16 | uint64(m.ID)
 }
+
+// Summary returns the counters every decoder shares (see proto.Summary).
+func (d *Decoder) Summary() proto.Summary {
+	st := d.Stats()
+	return st.Stats.Summary(st.Malformed)
+}

@@ -179,6 +179,8 @@ type Decoder struct {
 
 	out  []proto.Unit
 	head int
+	// Evidence storage: free, and handed out with Units not all taken.
+	evFree, evUsed []*proto.Evidence
 
 	stats Stats
 }
@@ -300,6 +302,7 @@ func (d *Decoder) Feed(dir proto.Dir, off int64, b []byte) {
 	if dir > proto.FromServer || len(b) == 0 {
 		return
 	}
+	d.beginCall()
 	s := &d.dirs[dir]
 	if off < s.next {
 		if off+int64(len(b)) <= s.next {
@@ -679,4 +682,25 @@ func (r *twoSlices) Read(p []byte) (int, error) {
 		return n, nil
 	}
 	return 0, io.EOF
+}
+
+// beginCall starts a call that may report Units: once every Unit was taken,
+// the Evidence handed out with them is reused.
+func (d *Decoder) beginCall() {
+	if d.head == len(d.out) && len(d.evUsed) > 0 {
+		d.evFree = append(d.evFree, d.evUsed...)
+		clear(d.evUsed)
+		d.evUsed = d.evUsed[:0]
+	}
+}
+
+// newEvidence returns an empty Evidence for a stream half.
+func (d *Decoder) newEvidence() *proto.Evidence {
+	if n := len(d.evFree); n > 0 {
+		ev := d.evFree[n-1]
+		d.evFree = d.evFree[:n-1]
+		ev.IDs, ev.Tokens = ev.IDs[:0], ev.Tokens[:0]
+		return ev
+	}
+	return new(proto.Evidence)
 }

@@ -50,8 +50,10 @@ func idValue(name, value string) (string, bool) {
 	value = strings.TrimSpace(value)
 	switch name {
 	case "traceparent": // version-traceid-spanid-flags
-		if p := strings.Split(value, "-"); len(p) >= 4 && len(p[1]) == 32 {
-			return strings.ToLower(p[1]), true
+		if _, rest, ok := strings.Cut(value, "-"); ok {
+			if id, rest, ok := strings.Cut(rest, "-"); ok && len(id) == 32 && strings.Count(rest, "-") >= 1 {
+				return lowerASCII(id), true
+			}
 		}
 		return value, true
 	case "b3": // traceid-spanid[-sampled[-parent]], or a sampling flag alone
@@ -73,7 +75,7 @@ func idValue(name, value string) (string, bool) {
 		}
 		return value, true
 	case "x-amzn-trace-id": // Root=1-...;Parent=...;Sampled=1
-		for _, f := range strings.Split(value, ";") {
+		for f := range strings.SplitSeq(value, ";") {
 			if r, ok := strings.CutPrefix(strings.TrimSpace(f), "Root="); ok {
 				return r, true
 			}
@@ -100,10 +102,10 @@ func grpcTraceID(value string) string {
 // pathTokens adds the segments and query values of a path.
 func pathTokens(ev *proto.Evidence, p string) {
 	path, query, _ := strings.Cut(p, "?")
-	for _, s := range strings.Split(path, "/") {
+	for s := range strings.SplitSeq(path, "/") {
 		addToken(ev, s)
 	}
-	for _, kv := range strings.Split(query, "&") {
+	for kv := range strings.SplitSeq(query, "&") {
 		if _, v, ok := strings.Cut(kv, "="); ok {
 			addToken(ev, v)
 		}
@@ -131,4 +133,15 @@ func finishEvidence(ev *proto.Evidence, max int) *proto.Evidence {
 		return nil
 	}
 	return ev
+}
+
+// lowerASCII returns s in lower case, s itself (no copy) when it has no
+// upper-case letter.
+func lowerASCII(s string) string {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c >= 'A' && c <= 'Z' {
+			return strings.ToLower(s)
+		}
+	}
+	return s
 }

@@ -5,8 +5,6 @@ import (
 	"strings"
 
 	"golang.org/x/net/http2/hpack"
-
-	"github.com/wirepath/wirepath/proto"
 )
 
 // beginBlock starts a header block whose fields go to h (nil: decoded
@@ -107,7 +105,7 @@ func (s *dirState) emit(f hpack.HeaderField) {
 	}
 	if s.d.cfg.Evidence {
 		if h.ev == nil {
-			h.ev = new(proto.Evidence)
+			h.ev = s.d.newEvidence()
 		}
 		headerEvidence(h.ev, f.Name, f.Value)
 	}

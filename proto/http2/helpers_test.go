@@ -10,6 +10,7 @@ import (
 	"golang.org/x/net/http2/hpack"
 
 	"github.com/wirepath/wirepath/proto"
+	"github.com/wirepath/wirepath/proto/evidence"
 )
 
 // event is one write of one direction, in the order both happened.
@@ -137,7 +138,7 @@ func decode(t testing.TB, cfg Config, events []event, chunk int) ([]proto.Unit, 
 func drain(d *Decoder, units []proto.Unit) []proto.Unit {
 	var u proto.Unit
 	for d.Next(&u) {
-		units = append(units, u)
+		units = append(units, keep(u))
 	}
 	return units
 }
@@ -147,7 +148,7 @@ func appUnits(units []proto.Unit) []proto.Unit {
 	var out []proto.Unit
 	for _, u := range units {
 		if u.Kind != proto.KindControl {
-			out = append(out, u)
+			out = append(out, keep(u))
 		}
 	}
 	return out
@@ -172,4 +173,11 @@ func format(units []proto.Unit) string {
 // brief prints an application Unit as "dir kind key label status".
 func brief(u proto.Unit) string {
 	return fmt.Sprintf("%s %s %d %q %d", u.Dir, u.Kind, u.Key, u.Label, u.Status)
+}
+
+// keep returns u with a copy of its Evidence: a decoder reuses the
+// Evidence of the Units taken once it is fed again.
+func keep(u proto.Unit) proto.Unit {
+	u.Evidence = evidence.Clone(u.Evidence)
+	return u
 }

@@ -12,6 +12,7 @@ import (
 // Gap tells the Decoder that the n bytes of dir's stream from offset off
 // were lost. See the package doc for what a loss costs.
 func (d *Decoder) Gap(dir proto.Dir, off, n int64) {
+	d.beginCall()
 	if dir > proto.FromServer || n <= 0 {
 		return
 	}
@@ -58,6 +59,9 @@ func (d *Decoder) Gap(dir proto.Dir, off, n int64) {
 // payloadGap handles n bytes lost inside the payload of the frame being
 // read: only the payload of a DATA frame, the whole of any other frame.
 func (d *Decoder) payloadGap(s *dirState, n int64) {
+	if st := d.streams[s.fh.stream]; st != nil && s.fh.stream != 0 {
+		st.h[s.dir].lost += n
+	}
 	if s.fh.typ == xhttp2.FrameData {
 		d.stats.DataBytesLost += n
 	} else {
@@ -198,6 +202,7 @@ func (d *Decoder) search(s *dirState) int {
 // framing (lost), and bytes of unfinished frames are counted as
 // truncated.
 func (d *Decoder) Close() {
+	d.beginCall()
 	for i := range d.dirs {
 		s := &d.dirs[i]
 		if s.inFrame || s.nhdr > 0 {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	xhttp2 "golang.org/x/net/http2"
+
+	"github.com/wirepath/wirepath/proto"
 )
 
 // Stats are a Decoder's counters. Every byte fed is, at any moment, in
@@ -66,4 +68,14 @@ func (st Stats) Check() error {
 			st.In, st.Framed, st.Damaged, st.Skipped, st.Truncated, st.Pending, sum)
 	}
 	return nil
+}
+
+// Summary returns the counters every decoder shares (see proto.Summary):
+// lost bytes are the gaps, which no frame's byte count includes.
+func (d *Decoder) Summary() proto.Summary {
+	st := d.Stats()
+	return proto.Summary{In: st.In, GapBytes: st.GapBytes, Framed: st.Framed,
+		Unframed: st.Damaged + st.Skipped + st.Truncated, Lost: st.GapBytes, Pending: st.Pending,
+		Malformed: st.MalformedFrames + st.TooLargeFrames + st.ContinuationErrors + st.HPACKErrors,
+		Losses:    st.FramingLost, Resyncs: st.Resyncs, Unpaired: st.ResponsesWithoutRequest, Err: st.Check()}
 }

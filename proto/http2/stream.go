@@ -26,6 +26,7 @@ type half struct {
 	stall      bool
 	start, end int64
 	bytes      int64
+	lost       int64 // bytes of its frames the capture missed
 	window     int64 // flow-control window of this half's sender
 
 	method, path, status, grpcStatus, ctype string
@@ -182,8 +183,10 @@ func (d *Decoder) finishHalf(st *stream, dir proto.Dir) {
 	if h.reset {
 		u.Label = resetLabel(u.Label)
 	}
+	u.Lost, u.Incomplete = h.lost, h.crossed || h.lost > 0
 	if h.ev != nil {
 		u.Evidence = finishEvidence(h.ev, d.cfg.MaxTokens)
+		d.evUsed = append(d.evUsed, h.ev)
 		h.ev = nil
 	}
 	d.emitUnit(u)

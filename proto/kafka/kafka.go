@@ -577,3 +577,9 @@ func (r *reader) taggedFields() {
 		r.skip(int(min(r.uvarint(), 1<<30)))
 	}
 }
+
+// Summary returns the counters every decoder shares (see proto.Summary).
+func (d *Decoder) Summary() proto.Summary {
+	st := d.Stats()
+	return st.Stats.Summary(st.Malformed)
+}

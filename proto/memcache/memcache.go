@@ -983,3 +983,9 @@ func binaryStart(dir proto.Dir) func([]byte) dec.Verdict {
 		return dec.No
 	}
 }
+
+// Summary returns the counters every decoder shares (see proto.Summary).
+func (d *Decoder) Summary() proto.Summary {
+	st := d.Stats()
+	return st.Stats.Summary(st.Malformed)
+}

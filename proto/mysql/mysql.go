@@ -988,3 +988,9 @@ func leInt(b []byte, unsigned bool) int64 {
 	shift := 64 - 8*len(b)
 	return int64(u<<shift) >> shift
 }
+
+// Summary returns the counters every decoder shares (see proto.Summary).
+func (d *Decoder) Summary() proto.Summary {
+	st := d.Stats()
+	return st.Stats.Summary(st.Malformed)
+}

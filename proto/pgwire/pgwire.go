@@ -777,3 +777,9 @@ func indexByte(b []byte, c byte) int {
 	}
 	return -1
 }
+
+// Summary returns the counters every decoder shares (see proto.Summary).
+func (d *Decoder) Summary() proto.Summary {
+	st := d.Stats()
+	return st.Stats.Summary(st.Malformed)
+}

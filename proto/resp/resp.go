@@ -903,3 +903,9 @@ func lineVerdict(c byte, line []byte) dec.Verdict {
 	}
 	return dec.No
 }
+
+// Summary returns the counters every decoder shares (see proto.Summary).
+func (d *Decoder) Summary() proto.Summary {
+	st := d.Stats()
+	return st.Stats.Summary(st.Malformed)
+}

@@ -4,8 +4,8 @@ import (
 	"testing"
 
 	"github.com/wirepath/wirepath/proto"
+	"github.com/wirepath/wirepath/proto/grpctest"
 	"github.com/wirepath/wirepath/proto/http2"
-	"github.com/wirepath/wirepath/proto/internal/grpctest"
 )
 
 // benchTLS decodes a recorded TLS 1.3 connection of 129 gRPC-shaped

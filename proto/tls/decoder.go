@@ -2,6 +2,7 @@ package tls
 
 import (
 	"encoding/binary"
+	"sort"
 
 	"github.com/wirepath/wirepath/proto"
 )
@@ -208,6 +209,11 @@ type Decoder struct {
 	out     []proto.Unit
 	head    int
 	scratch proto.Unit
+	// evs holds copies of the inner Units' Evidence, valid as long as
+	// the Units in out (the inner decoder reuses its own storage as soon
+	// as its Units were taken, before the caller took them from out).
+	evs  []*proto.Evidence
+	nevs int
 
 	stats Stats
 }
@@ -273,6 +279,7 @@ func (d *Decoder) Feed(dir proto.Dir, off int64, b []byte) {
 	if dir > proto.FromServer || len(b) == 0 {
 		return
 	}
+	d.begin()
 	s := &d.dirs[dir]
 	if off < s.next {
 		if off+int64(len(b)) <= s.next {
@@ -453,4 +460,61 @@ func (d *Decoder) readHeader(s *dirState, b []byte) int {
 	s.remain = s.rh.length
 	s.skip = s.rh.typ == ctApplicationData && s.cur == nil
 	return n
+}
+
+// Low returns an offset of dir's stream below which no Unit will start
+// that was not reported yet: the start of the record being read, of a
+// record held back (a possible close_notify), of the bytes held while
+// detecting or resynchronising, or of the record that carried the oldest
+// plaintext byte at which the inner decoder (if it has a Low method, as
+// proto/http2's has) may still start a Unit. A caller that keeps
+// per-offset state (flows' packet times) forgets what lies before it.
+func (d *Decoder) Low(dir proto.Dir) int64 {
+	if dir > proto.FromServer {
+		return 0
+	}
+	s := &d.dirs[dir]
+	low := s.next - int64(len(s.hold)+len(s.scan)+len(s.replay))
+	if s.inRec || s.nhdr > 0 {
+		low = min(low, s.rstart)
+	}
+	if s.havePend {
+		low = min(low, s.pendAlert.Start)
+	}
+	if d.inner != nil && len(s.rmap) > 0 {
+		x := s.rmap[0].inner
+		if d.innerLow != nil {
+			x = d.innerLow.Low(dir)
+		}
+		if x < s.innerOff {
+			m := s.rmap
+			i := max(sort.Search(len(m), func(i int) bool { return m[i].inner > x })-1, 0)
+			low = min(low, m[i].start)
+		}
+	}
+	return low
+}
+
+// begin starts a call that may queue Units: once the caller took every
+// Unit, the copies of their Evidence are reused.
+func (d *Decoder) begin() {
+	if d.head == len(d.out) {
+		d.nevs = 0
+	}
+}
+
+// keepEvidence returns a copy of ev that stays valid as long as the Unit
+// queued with it.
+func (d *Decoder) keepEvidence(ev *proto.Evidence) *proto.Evidence {
+	if ev == nil {
+		return nil
+	}
+	if d.nevs == len(d.evs) {
+		d.evs = append(d.evs, &proto.Evidence{})
+	}
+	c := d.evs[d.nevs]
+	d.nevs++
+	c.IDs = append(c.IDs[:0], ev.IDs...)
+	c.Tokens = append(c.Tokens[:0], ev.Tokens...)
+	return c
 }

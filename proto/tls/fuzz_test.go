@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/wirepath/wirepath/proto"
-	"github.com/wirepath/wirepath/proto/internal/grpctest"
+	"github.com/wirepath/wirepath/proto/grpctest"
 
 	"github.com/wirepath/wirepath/internal/fuzzseed"
 )
@@ -106,7 +106,7 @@ func checkUnits(t *testing.T, d *Decoder, units []proto.Unit, off [2]int64) []pr
 	n := len(units)
 	var u proto.Unit
 	for d.Next(&u) {
-		units = append(units, u)
+		units = append(units, keep(u))
 	}
 	for _, u := range units[n:] {
 		if u.Dir > proto.FromServer || u.Start < 0 || u.Start >= u.End || u.End > off[u.Dir] ||

@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"github.com/wirepath/wirepath/proto"
-	"github.com/wirepath/wirepath/proto/internal/grpctest"
+	"github.com/wirepath/wirepath/proto/grpctest"
 )
 
 var update = flag.Bool("update", false, "record the fixtures again and rewrite the golden files under testdata/")

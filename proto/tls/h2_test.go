@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	"github.com/wirepath/wirepath/proto"
+	"github.com/wirepath/wirepath/proto/grpctest"
 	"github.com/wirepath/wirepath/proto/http2"
-	"github.com/wirepath/wirepath/proto/internal/grpctest"
 )
 
 // TestGRPCOverTLS: 32 concurrent gRPC-shaped calls over one TLS
@@ -44,12 +44,12 @@ func TestGRPCOverTLS(t *testing.T) {
 				b = b[n:]
 			}
 			for d.Next(&u) {
-				units = append(units, u)
+				units = append(units, keep(u))
 			}
 		}
 		d.Close()
 		for d.Next(&u) {
-			units = append(units, u)
+			units = append(units, keep(u))
 		}
 		if alpn != "h2" || d.Info().SNI != serverName || d.Info().Version != tls.VersionTLS13 {
 			t.Fatalf("alpn %q, info %+v", alpn, d.Info())
@@ -57,7 +57,7 @@ func TestGRPCOverTLS(t *testing.T) {
 		var app []proto.Unit
 		for _, u := range units {
 			if u.Kind == proto.KindRequest || u.Kind == proto.KindResponse {
-				app = append(app, u)
+				app = append(app, keep(u))
 				if u.Start < 0 || u.End > off[u.Dir] || u.Start >= u.End {
 					t.Fatalf("Unit outside the stream (%d bytes): %s", off[u.Dir], format([]proto.Unit{u}))
 				}

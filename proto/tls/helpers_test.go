@@ -16,7 +16,8 @@ import (
 	"time"
 
 	"github.com/wirepath/wirepath/proto"
-	"github.com/wirepath/wirepath/proto/internal/grpctest"
+	"github.com/wirepath/wirepath/proto/evidence"
+	"github.com/wirepath/wirepath/proto/grpctest"
 )
 
 // serverName is the name the test certificates are for.
@@ -103,12 +104,12 @@ func decode(t testing.TB, kl *KeyLog, events []grpctest.Event, chunk int) result
 			b = b[n:]
 		}
 		for d.Next(&u) {
-			units = append(units, u)
+			units = append(units, keep(u))
 		}
 	}
 	d.Close()
 	for d.Next(&u) {
-		units = append(units, u)
+		units = append(units, keep(u))
 	}
 	st := d.Stats()
 	if err := st.Check(); err != nil {
@@ -148,4 +149,11 @@ func readKeyLog(t testing.TB, b []byte) *KeyLog {
 		t.Fatalf("key log: %+v", st)
 	}
 	return kl
+}
+
+// keep returns u with a copy of its Evidence: a decoder reuses the
+// Evidence of the Units taken once it is fed again.
+func keep(u proto.Unit) proto.Unit {
+	u.Evidence = evidence.Clone(u.Evidence)
+	return u
 }

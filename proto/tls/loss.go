@@ -10,6 +10,7 @@ func (d *Decoder) Gap(dir proto.Dir, off, n int64) {
 	if dir > proto.FromServer || n <= 0 {
 		return
 	}
+	d.begin()
 	s := &d.dirs[dir]
 	end := off + n
 	if end <= s.next {
@@ -151,6 +152,7 @@ func (d *Decoder) search(s *dirState) int {
 // truncated, a held-back 19-byte record is reported as an alert, and the
 // inner decoder is closed.
 func (d *Decoder) Close() {
+	d.begin()
 	for i := range d.dirs {
 		s := &d.dirs[i]
 		if s.inRec || s.nhdr > 0 {

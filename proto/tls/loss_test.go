@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/wirepath/wirepath/proto"
-	"github.com/wirepath/wirepath/proto/internal/grpctest"
+	"github.com/wirepath/wirepath/proto/grpctest"
 )
 
 // decodeCut is decode with the bytes [from, from+n) of dir's stream
@@ -38,12 +38,12 @@ func decodeCut(t *testing.T, kl *KeyLog, events []grpctest.Event, dir proto.Dir,
 			}
 		}
 		for d.Next(&u) {
-			units = append(units, u)
+			units = append(units, keep(u))
 		}
 	}
 	d.Close()
 	for d.Next(&u) {
-		units = append(units, u)
+		units = append(units, keep(u))
 	}
 	st := d.Stats()
 	if err := st.Check(); err != nil {

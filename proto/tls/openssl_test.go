@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/wirepath/wirepath/proto"
-	"github.com/wirepath/wirepath/proto/internal/grpctest"
+	"github.com/wirepath/wirepath/proto/grpctest"
 )
 
 // serverRecorder records a server's connection: reads are the client's

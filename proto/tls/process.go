@@ -395,6 +395,7 @@ func (d *Decoder) drainInner() {
 		if u.Bytes > u.End-u.Start {
 			u.Bytes = u.End - u.Start
 		}
+		u.Evidence = d.keepEvidence(u.Evidence)
 		d.emit(*u)
 	}
 }

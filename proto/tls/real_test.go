@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/wirepath/wirepath/proto"
-	"github.com/wirepath/wirepath/proto/internal/grpctest"
+	"github.com/wirepath/wirepath/proto/grpctest"
 )
 
 // echo runs a TLS connection between Go's client and server on loopback:

@@ -1,6 +1,10 @@
 package tls
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/wirepath/wirepath/proto"
+)
 
 // Stats are a Decoder's counters. Every byte fed is, at any moment, in
 // exactly one of Framed, Damaged, Skipped, Truncated and Pending (Check).
@@ -55,4 +59,15 @@ func (st Stats) Check() error {
 			st.In, st.Framed, st.Damaged, st.Skipped, st.Truncated, st.Pending, sum)
 	}
 	return nil
+}
+
+// Summary returns the counters every decoder shares (see proto.Summary):
+// lost bytes are the gaps, which no record's byte count includes. Those of
+// the inner decoder of the plaintext are its own.
+func (d *Decoder) Summary() proto.Summary {
+	st := d.Stats()
+	return proto.Summary{In: st.In, GapBytes: st.GapBytes, Framed: st.Framed,
+		Unframed: st.Damaged + st.Skipped + st.Truncated, Lost: st.GapBytes, Pending: st.Pending,
+		Malformed: st.MalformedRecords + st.MalformedHellos,
+		Losses:    st.FramingLost, Resyncs: st.Resyncs, Err: st.Check()}
 }

@@ -69,14 +69,7 @@ type Stats struct {
 // Write writes a classic pcap (nanosecond timestamps, Ethernet) to w.
 func Write(w io.Writer, o Options) (Stats, error) {
 	var st Stats
-	bw := bufio.NewWriterSize(w, 1<<20)
-	var hdr [24]byte
-	binary.LittleEndian.PutUint32(hdr[0:], 0xa1b23c4d) // nanosecond pcap
-	binary.LittleEndian.PutUint16(hdr[4:], 2)
-	binary.LittleEndian.PutUint16(hdr[6:], 4)
-	binary.LittleEndian.PutUint32(hdr[16:], 65535)
-	binary.LittleEndian.PutUint32(hdr[20:], 1) // Ethernet
-	bw.Write(hdr[:])
+	bw := newPcap(w)
 
 	r := rand.New(rand.NewPCG(o.Seed, 99))
 	newConn := func() *conn {
@@ -114,7 +107,6 @@ func Write(w io.Writer, o Options) (Stats, error) {
 		body[i] = byte('a' + i%26)
 	}
 	ts := o.StartNS
-	var rec [16]byte
 	for st.Packets < o.Packets {
 		i := r.IntN(len(conns))
 		c := conns[i]
@@ -145,18 +137,10 @@ func Write(w io.Writer, o Options) (Stats, error) {
 		if s.flags&ack == 0 {
 			an = 0
 		}
-		frame = append(frame[:0], 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 0x08, 0x00)
-		ipLen := 20 + 20 + len(data)
-		id := uint16(st.Packets)
-		frame = append(frame, 0x45, 0, byte(ipLen>>8), byte(ipLen), byte(id>>8), byte(id), 0x40, 0, 64, 6, 0, 0)
-		frame = append(frame, src[:]...)
-		frame = append(frame, dst[:]...)
-		frame = binary.BigEndian.AppendUint16(frame, sp)
-		frame = binary.BigEndian.AppendUint16(frame, dp)
-		frame = binary.BigEndian.AppendUint32(frame, seq)
-		frame = binary.BigEndian.AppendUint32(frame, an)
-		frame = append(frame, 0x50, s.flags, 0xff, 0xff, 0, 0, 0, 0)
-		frame = append(frame, data...)
+		var err error
+		if frame, err = writeTCP(bw, frame, ts, uint16(st.Packets), src, dst, sp, dp, seq, an, s.flags, data); err != nil {
+			return st, err
+		}
 		adv := uint32(len(data))
 		if s.flags&(syn|fin) != 0 {
 			adv++ // SYN and FIN take a sequence number
@@ -165,14 +149,6 @@ func Write(w io.Writer, o Options) (Stats, error) {
 			c.cseq += adv
 		} else {
 			c.sseq += adv
-		}
-		binary.LittleEndian.PutUint32(rec[0:], uint32(ts/1e9))
-		binary.LittleEndian.PutUint32(rec[4:], uint32(ts%1e9))
-		binary.LittleEndian.PutUint32(rec[8:], uint32(len(frame)))
-		binary.LittleEndian.PutUint32(rec[12:], uint32(len(frame)))
-		bw.Write(rec[:])
-		if _, err := bw.Write(frame); err != nil {
-			return st, err
 		}
 		st.Packets++
 		st.Payload += int64(len(data))
@@ -185,4 +161,41 @@ func Write(w io.Writer, o Options) (Stats, error) {
 		ts += o.GapNS
 	}
 	return st, bw.Flush()
+}
+
+// newPcap starts a classic pcap (nanosecond timestamps, Ethernet) on w.
+func newPcap(w io.Writer) *bufio.Writer {
+	bw := bufio.NewWriterSize(w, 1<<20)
+	var hdr [24]byte
+	binary.LittleEndian.PutUint32(hdr[0:], 0xa1b23c4d) // nanosecond pcap
+	binary.LittleEndian.PutUint16(hdr[4:], 2)
+	binary.LittleEndian.PutUint16(hdr[6:], 4)
+	binary.LittleEndian.PutUint32(hdr[16:], 65535)
+	binary.LittleEndian.PutUint32(hdr[20:], 1) // Ethernet
+	bw.Write(hdr[:])
+	return bw
+}
+
+// writeTCP writes one IPv4 TCP packet record at ts, building it in frame
+// (returned for reuse).
+func writeTCP(bw *bufio.Writer, frame []byte, ts int64, id uint16, src, dst [4]byte, sp, dp uint16, seq, an uint32, flags uint8, data []byte) ([]byte, error) {
+	frame = append(frame[:0], 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 0x08, 0x00)
+	ipLen := 20 + 20 + len(data)
+	frame = append(frame, 0x45, 0, byte(ipLen>>8), byte(ipLen), byte(id>>8), byte(id), 0x40, 0, 64, 6, 0, 0)
+	frame = append(frame, src[:]...)
+	frame = append(frame, dst[:]...)
+	frame = binary.BigEndian.AppendUint16(frame, sp)
+	frame = binary.BigEndian.AppendUint16(frame, dp)
+	frame = binary.BigEndian.AppendUint32(frame, seq)
+	frame = binary.BigEndian.AppendUint32(frame, an)
+	frame = append(frame, 0x50, flags, 0xff, 0xff, 0, 0, 0, 0)
+	frame = append(frame, data...)
+	var rec [16]byte
+	binary.LittleEndian.PutUint32(rec[0:], uint32(ts/1e9))
+	binary.LittleEndian.PutUint32(rec[4:], uint32(ts%1e9))
+	binary.LittleEndian.PutUint32(rec[8:], uint32(len(frame)))
+	binary.LittleEndian.PutUint32(rec[12:], uint32(len(frame)))
+	bw.Write(rec[:])
+	_, err := bw.Write(frame)
+	return frame, err
 }

@@ -196,3 +196,23 @@ func (b *Base) BeginMsg(dir proto.Dir) {
 		b.Ev[dir].Reset()
 	}
 }
+
+// Summary returns the counters every decoder shares, with the decoder's
+// own count of malformed input; its Err is Check's (meaningful after
+// Close).
+func (s *Stats) Summary(malformed int64) proto.Summary {
+	var sum proto.Summary
+	for _, d := range s.Dir {
+		sum.In += d.Bytes
+		sum.GapBytes += d.GapBytes
+		sum.Framed += d.UnitBytes
+		sum.Unframed += d.Skipped
+		sum.Losses += d.Losses
+		sum.Resyncs += d.Resyncs
+	}
+	sum.Pending = sum.In + sum.GapBytes - sum.Framed - sum.Unframed
+	sum.Malformed = malformed
+	sum.Unpaired = s.Unpaired
+	sum.Err = s.Check()
+	return sum
+}

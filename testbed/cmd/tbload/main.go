@@ -11,11 +11,15 @@
 // or miss), carts, searches, malformed items that the application rejects
 // at once, and static files that nginx serves alone. Each worker keeps its
 // connection alive and closes it after a random number of requests.
-// With -variant ids the requests carry X-Request-ID and traceparent.
+// With -variant ids the requests carry X-Request-ID and traceparent. With
+// an https target it speaks HTTP/1.1 over TLS (server name -sni, the
+// testbed's self-signed certificate accepted) and writes the sessions'
+// secrets to -keylog in the SSLKEYLOGFILE format, as curl and browsers do.
 package main
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -77,6 +81,8 @@ func main() {
 	seed := flag.Uint64("seed", 1, "random seed")
 	variant := flag.String("variant", "ids", "ids: send X-Request-ID and traceparent; opaque: neither")
 	logPath := flag.String("log", "", "JSON Lines log file (required)")
+	keylog := flag.String("keylog", "", "https: append the TLS secrets to this key log (SSLKEYLOGFILE format)")
+	sni := flag.String("sni", "web.tb", "https: the server name to ask for")
 	flag.Parse()
 	if *logPath == "" || *inflight < 1 || *n < 0 {
 		log.Fatal("tbload: -log is required, -inflight must be at least 1")
@@ -87,6 +93,15 @@ func main() {
 	}
 	var mu sync.Mutex
 	enc := json.NewEncoder(f)
+	tlsConf := &tls.Config{ServerName: *sni, InsecureSkipVerify: true} // the testbed's own certificate
+	if *keylog != "" {
+		kf, err := os.OpenFile(*keylog, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+		if err != nil {
+			log.Fatal(err)
+		}
+		defer kf.Close()
+		tlsConf.KeyLogWriter = &lockedWriter{w: kf}
+	}
 	var next atomic.Int64
 	deadline := time.Now().Add(*duration)
 	var wg sync.WaitGroup
@@ -94,7 +109,9 @@ func main() {
 		wg.Add(1)
 		go func(w int) {
 			defer wg.Done()
-			tr := &http.Transport{MaxConnsPerHost: 1, MaxIdleConnsPerHost: 1, DisableCompression: true}
+			tr := &http.Transport{MaxConnsPerHost: 1, MaxIdleConnsPerHost: 1, DisableCompression: true,
+				TLSClientConfig: tlsConf, Protocols: new(http.Protocols)}
+			tr.Protocols.SetHTTP1(true)
 			cl := &http.Client{Transport: tr, Timeout: 10 * time.Second}
 			wrng := rand.New(rand.NewPCG(*seed, uint64(1<<32+w)))
 			ord := 0
@@ -158,4 +175,16 @@ func do(cl *http.Client, target string, seed uint64, i int, variant string, ord 
 	rec.RecvNS = time.Now().UnixNano()
 	rec.Status = resp.StatusCode
 	return rec
+}
+
+// lockedWriter serialises the workers' key log lines.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }

@@ -21,6 +21,7 @@ type placed struct {
 	callerHost   string
 	calleeHost   string
 	connAssigned int
+	mux          bool // the connection multiplexes calls: ordinals are by stream
 }
 
 // spec describes one call to add.
@@ -28,6 +29,8 @@ type spec struct {
 	proto, client, server      string
 	clientInside, serverInside string
 	ord                        int
+	retOrd                     int    // the RETURN's ordinal, when it differs (multiplexed)
+	stream                     uint64 // the multiplexing key (HTTP/2 stream id), 0 on serial connections
 	label                      string
 	callSend, callRecv         int64
 	retSend, retRecv           int64
@@ -80,7 +83,7 @@ func (b *builder) call(req, parent, callParent int, s spec, inside func(call int
 	}
 	fs.Messages = append(fs.Messages, truth.Message{ID: id, Request: req, Ordinal: s.ord, Dir: truth.Call,
 		Label: s.label, From: from, To: to, SendNS: s.callSend, RecvNS: s.callRecv,
-		Parent: parent, Call: id, CallParent: callParent})
+		Parent: parent, Call: id, CallParent: callParent, Stream: s.stream})
 	fs.Requests[req].Calls++
 	retParent := -1
 	if inside != nil {
@@ -90,12 +93,16 @@ func (b *builder) call(req, parent, callParent int, s spec, inside func(call int
 		retParent = id
 	}
 	ret := len(fs.Messages)
-	fs.Messages = append(fs.Messages, truth.Message{ID: ret, Request: req, Ordinal: s.ord, Dir: truth.Return,
+	retOrd := s.ord
+	if s.stream != 0 {
+		retOrd = s.retOrd
+	}
+	fs.Messages = append(fs.Messages, truth.Message{ID: ret, Request: req, Ordinal: retOrd, Dir: truth.Return,
 		Label: s.label, From: to, To: from, SendNS: s.retSend, RecvNS: s.retRecv,
-		Parent: retParent, Call: id, CallParent: callParent})
+		Parent: retParent, Call: id, CallParent: callParent, Stream: s.stream})
 	p := &placed{key: connKey{s.proto, s.client, s.server}, inside: [2]string{s.clientInside, s.serverInside},
 		ord: s.ord, t: fs.Messages[id].Time(), call: id, ret: ret, caller: from, callee: to,
-		callerHost: b.host(s.client), calleeHost: b.host(s.server)}
+		callerHost: b.host(s.client), calleeHost: b.host(s.server), mux: s.stream != 0}
 	if s.serverInside != "" {
 		p.calleeHost = b.host(s.serverInside)
 	}
@@ -199,7 +206,8 @@ func (b *builder) fanOut(in *logsIn, req, in2 int, t2 *serverRec) int {
 	last, lastT := -1, int64(0)
 	for i := range t2.Calls {
 		c := &t2.Calls[i]
-		_, ret := b.call(req, in2, in2, b.backendSpec(in, c), nil)
+		s, inside := b.backendSpec(in, req, c)
+		_, ret := b.call(req, in2, in2, s, inside)
 		if c.RecvNS >= lastT {
 			last, lastT = ret, c.RecvNS
 		}
@@ -207,22 +215,44 @@ func (b *builder) fanOut(in *logsIn, req, in2 int, t2 *serverRec) int {
 	return last
 }
 
-// backendSpec is a call from tier2 to a backend, with the backend's times.
-func (b *builder) backendSpec(in *logsIn, c *callRec) spec {
+// backendSpec is a call from tier2 to a backend, with the backend's times,
+// and what the backend did while serving it (its queries to PostgreSQL).
+func (b *builder) backendSpec(in *logsIn, req int, c *callRec) (spec, func(int) int) {
 	s := b.callSpec(c)
 	be := in.backends[c.Hop]
-	if b.check("tier2_call_reached_backend", be != nil) {
-		be.used = true
-		b.sameEnds("backend", c, be)
-		s.callRecv, s.retSend = be.RecvNS, be.SendNS
+	if !b.check("tier2_call_reached_backend", be != nil) {
+		return s, nil
 	}
-	return s
+	be.used = true
+	b.sameEnds("backend", c, be)
+	s.callRecv, s.retSend = be.RecvNS, be.SendNS
+	if len(be.Calls) == 0 {
+		return s, nil
+	}
+	return s, func(in3 int) int { return b.sequential(req, in3, be.Calls) }
+}
+
+// sequential adds the calls a server made one after the other while
+// serving the CALL in (calls no other tier logs the other end of); it
+// returns the message that caused the reply.
+func (b *builder) sequential(req, in int, calls []callRec) int {
+	prev := in
+	for i := range calls {
+		_, prev = b.call(req, prev, in, b.callSpec(&calls[i]), nil)
+	}
+	return prev
 }
 
 // sameEnds checks that the callee named the connection and the ordinal as
-// the caller did.
+// the caller did (over HTTP/2 the callee cannot see the stream: it logs
+// ordinal -1, and the caller's stream and response ordinal are checked
+// present instead).
 func (b *builder) sameEnds(what string, c *callRec, srv *serverRec) {
 	b.check(what+"_endpoints_agree", srv.Peer == c.Local && srv.Local == c.Remote)
+	if c.Stream != 0 {
+		b.check(what+"_stream_known", c.ROrd != nil && srv.Ord == -1)
+		return
+	}
 	b.check(what+"_ordinal_agrees", srv.Ord == c.Ord)
 }
 
@@ -231,8 +261,12 @@ func (b *builder) callSpec(c *callRec) spec {
 	if c.Svc == "tier2" || c.Svc == "backend" {
 		lbl = label(c.Op, c.Key)
 	}
-	return spec{proto: c.Proto, client: c.Local, server: c.Remote, ord: c.Ord, label: lbl,
-		callSend: c.SendNS, retRecv: c.RecvNS}
+	s := spec{proto: c.Proto, client: c.Local, server: c.Remote, ord: c.Ord, label: lbl,
+		callSend: c.SendNS, retRecv: c.RecvNS, stream: c.Stream}
+	if c.ROrd != nil {
+		s.retOrd = *c.ROrd
+	}
+	return s
 }
 
 // background adds one background job's call if it lies in the window.
@@ -252,10 +286,11 @@ func (b *builder) background(in *logsIn, r *serverRec) {
 	}
 	req := b.newRequest("bg-"+r.Job, c.Key, 0, true)
 	s := b.callSpec(c)
+	var inside func(int) int
 	if c.Svc == "backend" {
-		s = b.backendSpec(in, c)
+		s, inside = b.backendSpec(in, req, c)
 	}
-	b.call(req, -1, -1, s, nil)
+	b.call(req, -1, -1, s, inside)
 }
 
 // orphans checks that every request a server logged in the window belongs
@@ -284,6 +319,11 @@ func (b *builder) numberConns() {
 	var firsts []*placed
 	for _, ps := range byKey {
 		sort.Slice(ps, func(i, j int) bool {
+			if ps[i].mux && ps[j].mux {
+				// concurrent calls: their send times need not follow
+				// their streams' order
+				return ps[i].ord < ps[j].ord
+			}
 			if ps[i].t != ps[j].t {
 				return ps[i].t < ps[j].t
 			}
@@ -295,7 +335,9 @@ func (b *builder) numberConns() {
 				p.connAssigned = -1
 				continue
 			}
-			b.check("ordinals_consecutive", p.ord == ps[i-1].ord+1)
+			// (a multiplexed connection's background call that straddles
+			// the window's edge leaves a hole among the streams)
+			b.check("ordinals_consecutive", p.ord == ps[i-1].ord+1 || p.mux && p.ord > ps[i-1].ord)
 			b.check("nat_names_agree", p.inside == ps[i-1].inside)
 			p.connAssigned = -2 // same as the previous
 		}

@@ -82,6 +82,9 @@ type callRec struct {
 	RecvNS int64  `json:"recv_ns"`
 	Hop    string `json:"hop"`
 	Hit    *bool  `json:"hit"`
+	// ROrd and Stream: a call multiplexed over HTTP/2 (tbtier -rpc grpc).
+	ROrd   *int   `json:"rord"`
+	Stream uint64 `json:"stream"`
 }
 
 // serverRec is a request a service served (t=req) or a background job (t=bg).

@@ -35,6 +35,9 @@ type Pipeline struct {
 	// analyze the requests) with Parquet.Recorder and ends with
 	// Parquet.Finish.
 	Parquet Tables
+	Protocols
+	// warnings are what Config found worth a warning (the key log).
+	warnings []string
 }
 
 // Register adds the flags to fs.
@@ -53,6 +56,7 @@ func (p *Pipeline) Register(fs *pflag.FlagSet) {
 	RegisterFlowsTuning(fs, &p.Settle, &p.ReorderTimeout, &p.IdleTimeout, &p.FingerprintLen)
 	RegisterNATTuning(fs, &p.NAT)
 	p.Parquet.Register(fs)
+	p.Protocols.Register(fs)
 	p.Flags.Register(fs)
 }
 
@@ -92,6 +96,9 @@ func (p *Pipeline) Validate() error {
 	if err := p.NAT.Validate(); err != nil {
 		return cmdutil.UsageErrorf("%v", err)
 	}
+	if err := p.Protocols.Validate(); err != nil {
+		return err
+	}
 	_, err := p.Flags.Options()
 	return err
 }
@@ -109,6 +116,9 @@ func (p *Pipeline) Config() (pipeline.Config, error) {
 	fc.Framing = !p.NoFraming
 	fc.Settle, fc.ReorderTimeout, fc.IdleTimeout = p.Settle, p.ReorderTimeout, p.IdleTimeout
 	fc.FingerprintLen = p.FingerprintLen
+	if p.warnings, err = p.Protocols.Apply(&fc); err != nil {
+		return pipeline.Config{}, err
+	}
 	cfg := pipeline.Config{
 		Captures: p.Captures, Capture: popts, NoNAT: p.NoNAT, Flows: fc, NAT: p.NAT,
 		Preload: p.Preload,
@@ -117,6 +127,11 @@ func (p *Pipeline) Config() (pipeline.Config, error) {
 	cfg.Reconcile.Naming = naming
 	if p.Boundaries == "writes" {
 		cfg.Reconcile.Boundaries = rec.BoundWrites
+	}
+	// One cap for both: what the decoders take is what the trace keeps.
+	cfg.Reconcile.MaxTokens = fc.MaxTokens
+	if fc.MaxTokens == 0 || !fc.Evidence {
+		cfg.Reconcile.MaxTokens = -1
 	}
 	return cfg, nil
 }
@@ -128,6 +143,9 @@ func (p *Pipeline) Run(ios *cmdutil.IOStreams) (*pipeline.Result, error) {
 	cfg, err := p.Config()
 	if err != nil {
 		return nil, err
+	}
+	for _, w := range p.warnings {
+		ios.Warnf("%s", w)
 	}
 	if p.Roles != "" {
 		if cfg.Reconcile.Roles, err = rec.ReadRoles(p.Roles); err != nil {

@@ -19,6 +19,9 @@ type AtomicFile struct {
 	*os.File
 	path string
 	done bool
+	// direct: the path names no regular file (a device such as
+	// /dev/null, a FIFO): it is written in place, never replaced.
+	direct bool
 }
 
 // temporaries are the temporary files of the AtomicFiles in progress.
@@ -38,6 +41,13 @@ func CreateAtomic(path string) (*AtomicFile, error) {
 	}
 	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
 		return nil, &fs.PathError{Op: "create", Path: path, Err: syscall.EISDIR}
+	} else if err == nil && !fi.Mode().IsRegular() {
+		// Renaming a file over /dev/null would replace the device.
+		f, err := os.OpenFile(path, os.O_WRONLY, 0)
+		if err != nil {
+			return nil, err
+		}
+		return &AtomicFile{File: f, path: path, direct: true}, nil
 	}
 	f, err := os.CreateTemp(dir, "."+base+".*.tmp")
 	if err != nil {
@@ -68,6 +78,9 @@ func (a *AtomicFile) Commit() error {
 		return nil
 	}
 	a.done = true
+	if a.direct {
+		return a.File.Close()
+	}
 	tmp := a.File.Name()
 	err := a.File.Close()
 	if err == nil {
@@ -95,6 +108,10 @@ func (a *AtomicFile) Abort() {
 		return
 	}
 	a.done = true
+	if a.direct {
+		a.File.Close()
+		return
+	}
 	tmp := a.File.Name()
 	a.File.Close()
 	os.Remove(tmp)

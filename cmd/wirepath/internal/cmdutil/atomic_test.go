@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 )
 
@@ -68,5 +69,40 @@ func TestRemoveTemporaries(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
 		t.Errorf("%d files left", len(entries))
+	}
+}
+
+// TestOutputToADevice: an output that names no regular file (a FIFO here,
+// /dev/null in practice) is written in place, never replaced by a renamed
+// file (which turned /dev/null into a regular file for the whole machine).
+func TestOutputToADevice(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "pipe")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	got := make(chan []byte)
+	go func() {
+		b, _ := os.ReadFile(fifo)
+		got <- b
+	}()
+	ios := &IOStreams{Out: io.Discard, ErrOut: io.Discard}
+	out, err := OpenOutput(ios, fifo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.WriteString(out, "through the pipe\n")
+	if err := out.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if b := <-got; string(b) != "through the pipe\n" {
+		t.Errorf("read %q", b)
+	}
+	if fi, err := os.Lstat(fifo); err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
+		t.Errorf("the FIFO was replaced: %v %v", fi.Mode(), err)
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 {
+		t.Errorf("files left: %v", entries)
 	}
 }

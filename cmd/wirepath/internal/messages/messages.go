@@ -4,6 +4,7 @@
 package messages
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -25,6 +26,7 @@ var Formats = []string{"tsv", "jsonl"}
 // Options are the command's flags and arguments.
 type Options struct {
 	captureflags.Flags
+	captureflags.Protocols
 	Captures       []string
 	Format         string
 	Output         string
@@ -62,14 +64,25 @@ together.
 spirit of MSHN: handshake and call/return round trips, and the throughput
 of multi-segment messages measured from the first segment to the last.
 
+Each TCP connection's protocol is detected from its first bytes (or named
+for its port with --proto PORT=NAME): HTTP/2 and gRPC (one message per
+stream and direction, paired by stream id), TLS (decrypted with
+--tls-keylog, else one opaque message per run of records between direction
+changes, labelled with the server name), PostgreSQL, MySQL, Redis,
+memcached and Kafka (by port) are cut into the messages they really are by
+the proto decoders; other traffic as above. Messages carry the protocol's
+label, status, stream and the propagated request ids and content tokens it
+found (--tokens, --no-tokens, --no-evidence).
+
 The accounting (packets in, bytes in streams, retransmissions, gaps,
-messages out, and what was dropped and why) goes to stderr, or with --format json
-to stdout as JSON instead of the messages (which then go only to -o FILE).
-The formats are documented in docs/formats.md.`
+messages out, and what was dropped and why, per protocol) goes to stderr,
+or with --format json to stdout as JSON instead of the messages (which then
+go only to -o FILE). The formats are documented in docs/formats.md.`
 
 const example = `  wirepath messages web.pcap db.pcapng > messages.tsv
   wirepath messages --format jsonl --split-pause 200ms capture.pcap.gz
   wirepath messages --conns capture.pcap
+  wirepath messages --tls-keylog keys.log --proto 9092=kafka capture.pcap
   wirepath messages -o messages.tsv --format json capture.pcap > accounting.json
   wirepath messages -o /dev/null --parquet tables/ capture.pcap`
 
@@ -111,6 +124,7 @@ func newCmd(ios *cmdutil.IOStreams, runF func(*Options) error) *cobra.Command {
 	fs.BoolVar(&opts.NoNAT, "no-nat", false, "do not learn and undo address translations")
 	captureflags.RegisterNATTuning(fs, &opts.NAT)
 	opts.Parquet.Register(fs)
+	opts.Protocols.Register(fs)
 	opts.Flags.Register(fs)
 	return cmd
 }
@@ -129,6 +143,9 @@ func (o *Options) Validate() error {
 	}
 	if err := o.NAT.Validate(); err != nil {
 		return cmdutil.UsageErrorf("%v", err)
+	}
+	if err := o.Protocols.Validate(); err != nil {
+		return err
 	}
 	_, err := o.Flags.Options()
 	return err
@@ -166,6 +183,14 @@ func Run(ios *cmdutil.IOStreams, o *Options) error {
 		return err
 	}
 	cfg := o.Config()
+	warns, err := o.Protocols.Apply(&cfg)
+	if err != nil {
+		w.close()
+		return err
+	}
+	for _, s := range warns {
+		ios.Warnf("%s", s)
+	}
 	if o.Conns {
 		cfg.OnConn = w.conn
 	}
@@ -259,6 +284,28 @@ func summary(ios *cmdutil.IOStreams, s *flows.Stats) {
 		s.TCPBytes, s.StreamBytes, s.RetransBytes, s.CopyBytes, dropped, s.GapsAcked+s.GapsTimeout+s.GapsLimit+s.GapsEnd, s.GapBytes, s.ConflictSegments)
 	ios.Infof("messages: %d out (%d TCP, %d UDP; %d calls, %d returns, %d incomplete) from %d connections and %d UDP flows",
 		s.Messages, s.TCPMessages, s.UDPMessages, s.Calls, s.Returns, s.Incomplete, s.TCPConns, s.UDPFlows)
+	var parts []string
+	for _, a := range flows.Apps() {
+		name := a.String()
+		p, ok := s.Protocols[name]
+		if !ok {
+			continue
+		}
+		if a == flows.AppNone {
+			name = "none"
+		}
+		part := fmt.Sprintf("%s %d conns, %d messages", name, p.Conns, p.Messages)
+		if p.ControlUnits > 0 {
+			part += fmt.Sprintf(" (%d control units not messages)", p.ControlUnits)
+		}
+		if name == "tls" {
+			part += fmt.Sprintf(" (%d decrypted, %d with SNI)", p.Decrypted, p.WithSNI)
+		}
+		parts = append(parts, part)
+	}
+	if len(parts) > 0 {
+		ios.Infof("protocols: %s", strings.Join(parts, "; "))
+	}
 }
 
 // writer writes messages or connections, remembering the first error.

@@ -1,5 +1,6 @@
-// Command benchgen writes the synthetic capture of the flows benchmark
+// Command benchgen writes the synthetic captures of the flows benchmarks
 // (see scripts/bench-flows.sh): go run ./tools/benchgen/cmd/benchgen -o big.pcap
+// for HTTP/1.1, -grpc for gRPC over HTTP/2 (scripts/bench-grpc.sh).
 package main
 
 import (
@@ -17,12 +18,23 @@ func main() {
 	flag.IntVar(&o.Packets, "packets", o.Packets, "packets to write")
 	flag.IntVar(&o.Concurrent, "concurrent", o.Concurrent, "connections open at once")
 	flag.Uint64Var(&o.Seed, "seed", o.Seed, "random seed")
+	g := benchgen.DefaultGRPCOptions()
+	grpc := flag.Bool("grpc", false, "write gRPC over HTTP/2 (-conns connections of -batches batches of -batch concurrent calls) instead")
+	flag.IntVar(&g.Conns, "conns", g.Conns, "gRPC: connections")
+	flag.IntVar(&g.Batches, "batches", g.Batches, "gRPC: batches of calls per connection")
+	flag.IntVar(&g.Batch, "batch", g.Batch, "gRPC: concurrent calls per batch")
 	flag.Parse()
 	f, err := os.Create(*out)
 	if err != nil {
 		log.Fatal(err)
 	}
-	st, err := benchgen.Write(f, o)
+	var st benchgen.Stats
+	if *grpc {
+		g.Seed = o.Seed
+		st, err = benchgen.WriteGRPC(f, g)
+	} else {
+		st, err = benchgen.Write(f, o)
+	}
 	if err == nil {
 		err = f.Close()
 	}

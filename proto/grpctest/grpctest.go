@@ -1,8 +1,10 @@
-// Package grpctest runs gRPC-shaped calls over net/http's HTTP/2 on
-// loopback and records the client's connection, for the tests of the
-// protocol decoders (proto/http2, and proto/tls with HTTP/2 inside). It
-// is plain HTTP/2 with gRPC's framing (length-prefixed messages,
-// grpc-status in the trailers), so the tests need no gRPC library.
+// Package grpctest runs gRPC-shaped calls over net/http's HTTP/2 (h2c, or
+// TLS with a key log) on loopback and records the client's connection, for
+// the tests of the protocol decoders (proto/http2, and proto/tls with
+// HTTP/2 inside), of flows and of the command on real captures. It is
+// plain HTTP/2 with gRPC's framing (length-prefixed messages, grpc-status
+// in the trailers), so the tests need no gRPC library. Only tests import
+// it.
 package grpctest
 
 import (

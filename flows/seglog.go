@@ -1,0 +1,205 @@
+package flows
+
+import "sort"
+
+// maxRecObs is how many capture points one log record remembers; the
+// sightings of further points of the same bytes are dropped and counted
+// (Stats.LogObsDropped).
+const maxRecObs = 4
+
+// maxLogRecords bounds the records one direction's log keeps; beyond it
+// the oldest are dropped (Stats.LogRecordsDropped), and a Unit that began
+// in them is timed from the oldest record left (Stats.UnitsClamped).
+const maxLogRecords = 4096
+
+// segRec is one run of in-order stream bytes of one direction, as
+// delivered (one segment's new bytes, or a gap), with the capture points
+// that saw it. Offsets are stream offsets (see half.off).
+type segRec struct {
+	off  int64
+	n    int32
+	capt int32 // bytes captured (the rest were cut by the snap length)
+	gap  bool
+	psh  bool
+	nobs uint8
+	obs  [maxRecObs]segObs
+}
+
+func (r *segRec) end() int64 { return r.off + int64(r.n) }
+
+// addObs records that o's point saw the record, widening its times if the
+// point is there already. It reports false when the record is full.
+func (r *segRec) addObs(o segObs) bool {
+	for i := range r.obs[:r.nobs] {
+		p := &r.obs[i]
+		if p.pt == o.pt {
+			p.first = min(p.first, o.first)
+			p.last = max(p.last, o.last)
+			return true
+		}
+	}
+	if int(r.nobs) == maxRecObs {
+		return false
+	}
+	r.obs[r.nobs] = o
+	r.nobs++
+	return true
+}
+
+// segLog maps the stream offsets of one direction of a decoded connection
+// to the packets that carried them, for as long as a protocol Unit that is
+// not yet reported may need them: a Unit is timed by the records of its
+// first and last byte. It is a queue of records sorted by offset, trimmed
+// from the front (trim) below the oldest offset the decoder may still
+// start a Unit at, and bounded by maxLogRecords.
+type segLog struct {
+	recs []segRec
+	head int
+	// dropped counts records dropped by the bound while still needed.
+	dropped int64
+	// obsDropped counts sightings a full record could not keep.
+	obsDropped int64
+}
+
+// len returns the number of records held.
+func (l *segLog) len() int { return len(l.recs) - l.head }
+
+// add appends the record of a delivered chunk at offset off.
+func (l *segLog) add(off int64, ch *chunk) {
+	if l.len() >= maxLogRecords {
+		l.head++
+		l.dropped++
+	}
+	if l.head > 0 && l.head >= len(l.recs)/2 {
+		n := copy(l.recs, l.recs[l.head:])
+		l.recs = l.recs[:n]
+		l.head = 0
+	}
+	l.recs = append(l.recs, segRec{off: off, n: int32(ch.n), capt: int32(min(len(ch.data), int(ch.n))), gap: ch.gap, psh: ch.psh})
+	r := &l.recs[len(l.recs)-1]
+	for _, o := range ch.obs {
+		if !r.addObs(o) {
+			l.obsDropped++
+		}
+	}
+}
+
+// trim forgets the records that end at or before low.
+func (l *segLog) trim(low int64) {
+	for l.head < len(l.recs) && l.recs[l.head].end() <= low {
+		l.head++
+	}
+	if l.head == len(l.recs) {
+		l.recs, l.head = l.recs[:0], 0
+	}
+}
+
+// first returns the offset of the oldest byte held, and false when the
+// log is empty.
+func (l *segLog) first() (int64, bool) {
+	if l.head == len(l.recs) {
+		return 0, false
+	}
+	return l.recs[l.head].off, true
+}
+
+// find returns the index of the first record that ends after off.
+func (l *segLog) find(off int64) int {
+	r := l.recs[l.head:]
+	return l.head + sort.Search(len(r), func(i int) bool { return r[i].end() > off })
+}
+
+// late records that the points of newObs saw the bytes [lo, hi) again
+// for the first time.
+func (l *segLog) late(lo, hi int64, newObs []segObs) {
+	if len(newObs) == 0 {
+		return
+	}
+	for i := l.find(lo); i < len(l.recs) && l.recs[i].off < hi; i++ {
+		for _, o := range newObs {
+			if !l.recs[i].addObs(o) {
+				l.obsDropped++
+			}
+		}
+	}
+}
+
+// span is what the records of the bytes [start, end) say: per capture
+// point, when it saw them (m's Sightings, created or widened), and the
+// segments, writes, gap and truncated bytes among them. clamped reports
+// that start was older than the log.
+type span struct {
+	segments, writes int32
+	gapBytes, trunc  int64
+	clamped, empty   bool
+}
+
+// fill adds the sightings of the bytes [start, end) to m and returns what
+// else the records say. Each point's Bytes count the span's bytes it saw,
+// at most limit (the message's own bytes, when other messages' bytes
+// interleave in the span).
+func (l *segLog) fill(m *msg, start, end, limit int64) span {
+	var sp span
+	if l.len() == 0 {
+		sp.empty = true
+		return sp
+	}
+	if l.recs[l.head].off > start {
+		sp.clamped = true
+	}
+	for i := l.find(start); i < len(l.recs) && l.recs[i].off < end; i++ {
+		r := &l.recs[i]
+		k := min(end, r.end()) - max(start, r.off)
+		if k <= 0 {
+			continue
+		}
+		sp.segments++
+		if r.psh && r.end() <= end {
+			sp.writes++
+		}
+		if r.gap {
+			sp.gapBytes += k
+			continue
+		}
+		if c := r.off + int64(r.capt); c < r.end() {
+			sp.trunc += max(min(r.end(), end)-max(c, start), 0)
+		}
+		for _, o := range r.obs[:r.nobs] {
+			s := m.sighting(o)
+			if s.Segments == 0 {
+				s.FirstBytes = min(k, limit)
+			}
+			s.Bytes = min(s.Bytes+k, limit)
+			s.Segments++
+		}
+	}
+	if sp.segments == 0 {
+		sp.empty = true
+	}
+	return sp
+}
+
+// timeAt returns when the byte at off was first seen (the earliest
+// sighting of its record), and false when the log does not hold it or
+// no point saw it.
+func (l *segLog) timeAt(off int64) (int64, bool) {
+	if l.len() == 0 {
+		return 0, false
+	}
+	i := l.find(off)
+	if i == len(l.recs) || l.recs[i].off > off || l.recs[i].nobs == 0 {
+		return 0, false
+	}
+	r := &l.recs[i]
+	t := r.obs[0].first
+	for _, o := range r.obs[1:r.nobs] {
+		t = min(t, o.first)
+	}
+	return t, true
+}
+
+// reset empties the log, keeping its memory.
+func (l *segLog) reset() {
+	l.recs, l.head = l.recs[:0], 0
+	l.dropped, l.obsDropped = 0, 0
+}
