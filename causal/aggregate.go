@@ -43,6 +43,18 @@ type AggregateOptions struct {
 	// patterns (by the ranking metric) from Patterns; the others are
 	// counted but not summarised.
 	MaxPatterns int
+	// RootFrom and RootTo, when RootTo is above RootFrom, keep only the
+	// instances whose root message was sent in [RootFrom, RootTo)
+	// (nanoseconds on the reference clock, CorrectedSend); the others are
+	// counted (Outside) and left out. A windowed run (pipeline.RunWindows)
+	// reconciles each window with a margin on both sides, so that the trees
+	// that cross its edges are whole, and counts each tree in the window
+	// its root is sent in.
+	RootFrom, RootTo int64
+	// Sketches keeps, with every distribution, the mergeable summary of
+	// its samples (a DistBuilder: exact up to 4096 samples, 1% bins
+	// beyond), so that ResultMerger can merge the patterns of windows.
+	Sketches bool
 }
 
 // RankMetric orders patterns (WAP5 section 6.6).
@@ -88,6 +100,7 @@ type Aggregator struct {
 	instPat  []int32
 	instProb []float64
 	bad      int
+	outside  int
 
 	// scratch, reused across Add calls
 	mbuf   []trace.Message
@@ -180,6 +193,10 @@ func (a *Aggregator) Namer() *Namer { return a.namer }
 // Rejected returns how many instances Add refused.
 func (a *Aggregator) Rejected() int { return a.bad }
 
+// Outside returns how many instances Add left out because their root was
+// sent outside [RootFrom, RootTo).
+func (a *Aggregator) Outside() int { return a.outside }
+
 // Len returns the number of instances added and the number of patterns
 // they form.
 func (a *Aggregator) Len() (instances, patterns int) { return len(a.instPat), len(a.pats) }
@@ -243,6 +260,12 @@ func (a *Aggregator) Add(inst Instance) error {
 	}
 	p := clampProb(inst.Prob)
 	msgs := a.load(inst.Nodes)
+	if a.opt.RootTo > a.opt.RootFrom {
+		if t := a.CorrectedSend(&msgs[0]); t < a.opt.RootFrom || t >= a.opt.RootTo {
+			a.outside++
+			return nil
+		}
+	}
 	a.hashTree(inst.Nodes, msgs)
 	a.walkCanonical(len(inst.Nodes))
 	pi := a.patternOf(inst.Nodes, msgs)
@@ -760,6 +783,28 @@ func (sc *aggScratch) summary(vals, ws []float64, hist bool) *Dist {
 	return summarize(sc.pts, hist)
 }
 
+// summary is sc.summary, with the distribution's mergeable sketch
+// attached when the options ask for it (AggregateOptions.Sketches).
+func (a *Aggregator) summary(sc *aggScratch, vals, ws []float64, hist bool) *Dist {
+	if !a.opt.Sketches || len(vals) == 0 {
+		return sc.summary(vals, ws, hist)
+	}
+	b := &DistBuilder{}
+	for i, v := range vals {
+		w := 1.0
+		if ws != nil {
+			w = ws[i]
+		}
+		b.Add(v, w)
+	}
+	b.compact()
+	d := sc.summary(vals, ws, hist)
+	if d != nil {
+		d.sketch = b
+	}
+	return d
+}
+
 // newPattern returns pattern pi without its hops' distributions, and its
 // shape, from the samples of its first group of hops.
 func (a *Aggregator) newPattern(ps *patSamples, sc *aggScratch) (Pattern, patShape) {
@@ -772,7 +817,7 @@ func (a *Aggregator) newPattern(ps *patSamples, sc *aggScratch) (Pattern, patSha
 		MaxProbability: pa.maxProb,
 		Hops:           make([]Hop, pa.n),
 	}
-	p.Latency = sc.summary(ps.latency, ps.latW, false)
+	p.Latency = a.summary(sc, ps.latency, ps.latW, false)
 	return p, sh
 }
 
@@ -798,10 +843,10 @@ func (a *Aggregator) setHops(p *Pattern, sh *patShape, ps *patSamples, sc *aggSc
 			To:         name(h.label.to),
 			ToEndpoint: name(h.label.ep),
 			Kind:       h.label.kind.String(),
-			Start:      sc.summary(ps.vals[b+distStart], d(distStart), hist),
-			NodeDelay:  sc.summary(ps.vals[b+distNode], d(distNode), hist),
-			NetDelay:   sc.summary(ps.vals[b+distNet], d(distNet), hist),
-			Bytes:      sc.summary(ps.vals[b+distBytes], d(distBytes), false),
+			Start:      a.summary(sc, ps.vals[b+distStart], d(distStart), hist),
+			NodeDelay:  a.summary(sc, ps.vals[b+distNode], d(distNode), hist),
+			NetDelay:   a.summary(sc, ps.vals[b+distNet], d(distNet), hist),
+			Bytes:      a.summary(sc, ps.vals[b+distBytes], d(distBytes), false),
 		}
 		if h.label.mixedKind {
 			hop.Kind = trace.KindUnknown.String()

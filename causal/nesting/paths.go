@@ -126,6 +126,9 @@ func (r *nestRun) findCallPaths(ctx context.Context) (*Result, error) {
 		{Stage: Name, Name: "patterns", Value: int64(len(res.Patterns))},
 		{Stage: Name, Name: "call_path_patterns", Value: int64(len(paths))},
 	}
+	if r.opt.Aggregate.RootTo > r.opt.Aggregate.RootFrom {
+		res.Accounting = append(res.Accounting, trace.Count{Stage: Name, Name: "instances_outside_window", Value: int64(r.agg.Outside())})
+	}
 	if c.pairs == 0 && c.in > 0 {
 		res.Warnings = append(res.Warnings, "no CALL was matched with a RETURN: the nesting engine needs messages marked CALL and RETURN")
 	}

@@ -1,0 +1,4 @@
+package causal
+
+// StructureOf exports structureOf to the tests of package causal_test.
+var StructureOf = structureOf
