@@ -115,6 +115,10 @@ type Config struct {
 	// Context, if set, stops the run when it is cancelled: the reading
 	// ends and the run returns its error.
 	Context context.Context
+
+	// onSource, if set, is told the NAT source before the first message
+	// (RunWindows reads the translations learned so far from it).
+	onSource func(*natSource)
 }
 
 // Result is what a run produced besides the messages or the trace.
@@ -273,6 +277,9 @@ func runMessagesHook(cfg *Config, res *Result, ready func() error, fn func(*flow
 		}
 	}
 	ns, _ := src.(*natSource)
+	if cfg.onSource != nil && ns != nil {
+		cfg.onSource(ns)
+	}
 	if cfg.OnPacket != nil {
 		src = &tapSource{Source: src, fn: cfg.OnPacket}
 	}
