@@ -10,6 +10,7 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -35,6 +36,12 @@ type Options struct {
 	Workers     int
 	SaveTrace   string
 	Title       string
+	// Window and WindowMargin are --window and --window-margin: analyse
+	// in windows of capture time, in bounded memory (window.go).
+	Window, WindowMargin time.Duration
+	// MemoryMiB is --memory-limit: Go's soft memory limit with
+	// --windowed, in MiB (window.go).
+	MemoryMiB int
 }
 
 // Engine selections (--engine): an engine's name, all or auto.
@@ -107,6 +114,9 @@ func newCmd(ios *cmdutil.IOStreams, runF runFunc) *cobra.Command {
 	fs.IntVar(&o.Workers, "workers", 0, "goroutines each engine uses (0 = one per CPU)")
 	fs.StringVar(&o.SaveTrace, "save-trace", "", "also write the reconciled message trace to `FILE` (TSV; JSON Lines for .jsonl; .gz/.zst compress), for the engine commands and 'wirepath score --trace'")
 	fs.StringVar(&o.Title, "title", "", "HTML page title")
+	fs.DurationVar(&o.Window, "windowed", 0, "analyse in windows of this much capture time, in memory bounded by one window's trace, merging each engine's patterns (0 = the whole run at once; docs/performance.md)")
+	fs.IntVar(&o.MemoryMiB, "memory-limit", 768, "with --windowed, the Go runtime's soft memory limit in `MiB` (the garbage collector works harder near it; 0 = none; the GOMEMLIMIT environment variable overrides it)")
+	fs.DurationVar(&o.WindowMargin, "windowed-margin", 3*time.Second, "with --windowed, how much before and after its own time each window also reconciles, so that requests crossing its edges are whole (at least the causal window)")
 	o.Linking.Register(fs, "link-")
 	o.Nesting.Register(fs, "nest-")
 	o.Convolution.Register(fs, "conv-")
@@ -129,6 +139,9 @@ func (o *Options) Validate(ios *cmdutil.IOStreams) (engines.Options, error) {
 	}
 	if !slices.Contains(engineChoices, o.Engine) {
 		return eo, cmdutil.UsageErrorf("--engine must be one of %s, not %q", strings.Join(engineChoices, ", "), o.Engine)
+	}
+	if err := o.validateWindow(); err != nil {
+		return eo, err
 	}
 	if o.Workers < 0 {
 		return eo, cmdutil.UsageErrorf("--workers must not be negative")
@@ -163,6 +176,9 @@ func (o *Options) Validate(ios *cmdutil.IOStreams) (engines.Options, error) {
 
 // Run runs the pipeline and the engines and writes the report.
 func Run(ctx context.Context, ios *cmdutil.IOStreams, o *Options, eo engines.Options) error {
+	if o.Window > 0 {
+		return runWindowed(ctx, ios, o, eo)
+	}
 	o.Pipeline.Context = ctx
 	res, err := o.Pipeline.Run(ios)
 	if err != nil {

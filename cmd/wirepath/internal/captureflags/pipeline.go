@@ -166,6 +166,29 @@ func (p *Pipeline) Run(ios *cmdutil.IOStreams) (*pipeline.Result, error) {
 	return res, nil
 }
 
+// RunWindows is Run in windows of capture time (pipeline.RunWindows):
+// fn gets each window's trace. The Parquet tables are not written.
+func (p *Pipeline) RunWindows(ios *cmdutil.IOStreams, w pipeline.Windows, fn func(*pipeline.Window) error) (*pipeline.Result, pipeline.WindowStats, error) {
+	cfg, err := p.Config()
+	if err != nil {
+		return nil, pipeline.WindowStats{}, err
+	}
+	for _, w := range p.warnings {
+		ios.Warnf("%s", w)
+	}
+	if p.Roles != "" {
+		if cfg.Reconcile.Roles, err = rec.ReadRoles(p.Roles); err != nil {
+			return nil, pipeline.WindowStats{}, err
+		}
+	}
+	var done func()
+	cfg.Progress, done = StageProgress(ios)
+	cfg.Context = p.Context
+	res, st, err := pipeline.RunWindows(cfg, w, fn)
+	done()
+	return res, st, UsageOf(err)
+}
+
 // PipelineOutcome prints the problems in the input as warnings and returns
 // the exit status of a pipeline run: a *cmdutil.PartialError when some
 // input (a capture record, a syscall-trace line) was bad and skipped.
