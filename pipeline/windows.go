@@ -3,7 +3,6 @@ package pipeline
 import (
 	"errors"
 	"fmt"
-	"net/netip"
 	"slices"
 	"time"
 
@@ -86,12 +85,26 @@ type windower struct {
 	newRec func() (*reconcile.Reconciler, error)
 	emit   func(k int64, rec *reconcile.Reconciler) error
 	stats  WindowStats
+	// pending delivers the outcome of the window being reconciled and
+	// handed on (nil when none is)
+	pending chan error
+}
+
+// wait waits for the window being handed on, and returns its error.
+func (wd *windower) wait() error {
+	if wd.pending == nil {
+		return nil
+	}
+	err := <-wd.pending
+	wd.pending = nil
+	return err
 }
 
 // RunWindows is Run in bounded memory: the messages are reconciled in
 // windows of capture time (w.Length plus w.Margin on each side), each
 // window's trace handed to fn as soon as no later message can belong to
-// it, then dropped. Home points, fixed ports and clock offsets are
+// it, then dropped. fn runs in a goroutine of its own while the next
+// window is read, one window at a time, in order. Home points, fixed ports and clock offsets are
 // estimated per window; a connection that ends after its window closed
 // does not tell that window who opened it (reconcile then guesses from the
 // ports and the kinds, as it does without flows' connection reports). The
@@ -122,38 +135,49 @@ func RunWindows(cfg Config, w Windows, fn func(*Window) error) (*Result, WindowS
 	}
 	ropts := cfg.Reconcile
 	ready := func() error {
+		// No syscall traces, so no traced endpoint for reconcile to
+		// rename (Options.Canonical): flows' packets are renamed already.
 		ropts.Sniffers = sniffersFor(res.Sniffers, res.Offsets)
-		if !cfg.NoNAT {
-			ropts.Canonical = func(proto uint8, src, dst netip.AddrPort, ts int64) (netip.AddrPort, netip.AddrPort, bool) {
-				if t := ns.table(); t != nil {
-					return t.Lookup(proto, src, dst, ts)
-				}
-				return src, dst, false
-			}
-		}
 		_, err := reconcile.New(ropts) // the options are checked before the first message
 		return err
 	}
 	wd.newRec = func() (*reconcile.Reconciler, error) { return reconcile.New(ropts) }
 	index := 0
 	wd.emit = func(k int64, rec *reconcile.Reconciler) error {
-		tr, rep, err := rec.Finish()
-		if err != nil {
-			return err
-		}
+		var aliases []trace.Alias
 		if t := ns.table(); t != nil {
-			tr.Meta.Aliases = t.Aliases()
+			aliases = t.Aliases()
 		}
-		win := &Window{Index: index, From: k * wd.l, To: (k + 1) * wd.l, Trace: tr, Report: rep}
+		win := &Window{Index: index, From: k * wd.l, To: (k + 1) * wd.l}
 		index++
 		wd.stats.Windows++
-		progress(cfg.Progress, StageReconcile, int64(len(tr.Messages)), int64(len(tr.Messages)))
-		return fn(win)
+		// The window is reconciled and handed on in a goroutine of its
+		// own while the next is read (the second core), one at a time
+		// and in order.
+		if err := wd.wait(); err != nil {
+			return err
+		}
+		done := make(chan error, 1)
+		wd.pending = done
+		go func() {
+			tr, rep, err := rec.Finish()
+			if err == nil {
+				tr.Meta.Aliases = aliases
+				win.Trace, win.Report = tr, rep
+				progress(cfg.Progress, StageReconcile, int64(len(tr.Messages)), int64(len(tr.Messages)))
+				err = fn(win)
+			}
+			done <- err
+		}()
+		return nil
 	}
 	cfg.onSource = func(s *natSource) { ns = s }
 	err := runMessagesHook(&cfg, res, ready, wd.add)
 	if err == nil {
 		err = wd.flush()
+	}
+	if werr := wd.wait(); err == nil {
+		err = werr
 	}
 	res.Accounting = append(res.Accounting, wd.stats.Counts()...)
 	return res, wd.stats, err
