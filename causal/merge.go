@@ -1,6 +1,7 @@
 package causal
 
 import (
+	"fmt"
 	"math"
 	"slices"
 	"strconv"
@@ -29,7 +30,17 @@ type ResultMerger struct {
 	warned      map[string]bool
 	hist        bool
 	windows     int
+	// over counts the patterns, and their instances, that came after
+	// MaxMergedPatterns were held, and were left out.
+	overPatterns, overInstances int64
+	limit                       int // MaxMergedPatterns (tests lower it)
 }
+
+// MaxMergedPatterns bounds the patterns a ResultMerger holds, so that its
+// memory is bounded however long the run: a pattern first seen once this
+// many are held is left out and counted (accounting
+// patterns_over_merge_limit, instances_over_merge_limit, and a warning).
+const MaxMergedPatterns = 20000
 
 // countKey names one counter.
 type countKey struct{ stage, name string }
@@ -61,7 +72,7 @@ type distAcc struct {
 // metric and keeps the best maxPatterns of them (all when 0).
 func NewResultMerger(metric RankMetric, maxPatterns int) *ResultMerger {
 	return &ResultMerger{
-		metric: metric, maxPatterns: maxPatterns,
+		metric: metric, maxPatterns: maxPatterns, limit: MaxMergedPatterns,
 		pats: make(map[string]int), acc: make(map[countKey]int), warned: make(map[string]bool),
 	}
 }
@@ -135,6 +146,11 @@ func (m *ResultMerger) mergeSummary(t *TraceSummary) {
 func (m *ResultMerger) addPattern(p *Pattern) {
 	key, order := structureOf(p)
 	i, ok := m.pats[key]
+	if !ok && len(m.merged) >= m.limit {
+		m.overPatterns++
+		m.overInstances += int64(p.Count)
+		return
+	}
 	if !ok {
 		i = len(m.merged)
 		m.pats[key] = i
@@ -278,6 +294,12 @@ func (m *ResultMerger) Result() *Result {
 		return nil
 	}
 	out := *m.res
+	if m.overPatterns > 0 {
+		out.Accounting = append(slices.Clone(out.Accounting),
+			trace.Count{Stage: out.Engine, Name: "patterns_over_merge_limit", Value: m.overPatterns},
+			trace.Count{Stage: out.Engine, Name: "instances_over_merge_limit", Value: m.overInstances})
+		out.Warnings = append(slices.Clone(out.Warnings), fmt.Sprintf("%d patterns (%d instances) first seen after %d were held were left out of the merged windows", m.overPatterns, m.overInstances, m.limit))
+	}
 	out.Patterns = make([]Pattern, 0, len(m.merged))
 	for i := range m.merged {
 		mp := &m.merged[i]

@@ -144,3 +144,42 @@ func compareDist(t *testing.T, what string, got, want *causal.Dist) {
 		}
 	}
 }
+
+// TestMergeLimit checks that a merger holds at most its limit of
+// patterns and counts the rest: patterns, instances and a warning.
+func TestMergeLimit(t *testing.T) {
+	tr, _, err := genfix.Generate(genfix.RPC{Clients: 8, Messages: 4000, Seed: 6}.Config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	eo := engines.DefaultOptions()
+	eo.SetWorkers(1)
+	eo.SetWindow(-1<<62, 1<<62)
+	e, err := eo.New("linking")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := e.Infer(context.Background(), tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Patterns) < 10 {
+		t.Fatalf("only %d patterns", len(r.Patterns))
+	}
+	total := 0
+	for _, p := range r.Patterns {
+		total += p.Count
+	}
+	m := causal.NewResultMerger(causal.RankExpected, 0)
+	causal.SetMergeLimit(m, 5)
+	m.Add(r)
+	got := m.Result()
+	kept := 0
+	for _, p := range got.Patterns {
+		kept += p.Count
+	}
+	if len(got.Patterns) != 5 || countOf(got, "patterns_over_merge_limit") != int64(len(r.Patterns)-5) ||
+		int64(kept)+countOf(got, "instances_over_merge_limit") != int64(total) || len(got.Warnings) == 0 {
+		t.Errorf("%d patterns kept (%d instances), accounting %v, warnings %q; %d patterns, %d instances in", len(got.Patterns), kept, got.Accounting, got.Warnings, len(r.Patterns), total)
+	}
+}
