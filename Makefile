@@ -37,10 +37,12 @@ CYCLO_SKIP = _test\.go$$|(^|/)testdata/$(if $(GENERATED),|^($(GENERATED))$$)
 # (proto/...; setpriv is in util-linux; openssl for TLS suites Go cannot make),
 # libpcap0.8: the capture filters (-f) are compiled by libpcap, loaded at
 # run time (no cgo, no headers); ethtool turns offloads off around the
-# testbed's delaying forwarder (SHIM=).
+# testbed's delaying forwarder (SHIM=); g++ (libstdc++) for the DuckDB
+# library that tables/sqltest links through cgo to read the --parquet
+# tables back (wirepath itself builds without cgo).
 DEB_PKGS   := tcpdump tshark iproute2 iptables nftables gcc libc6-dev make strace curl zstd chromium graphviz \
 	nginx redis-server redis-tools memcached dnsmasq-base python3 \
-	postgresql mariadb-server mariadb-client util-linux openssl libpcap0.8 ethtool
+	postgresql mariadb-server mariadb-client util-linux openssl libpcap0.8 ethtool g++
 
 .PHONY: help
 help: ## list the targets

@@ -43,6 +43,18 @@ type AggregateOptions struct {
 	// patterns (by the ranking metric) from Patterns; the others are
 	// counted but not summarised.
 	MaxPatterns int
+	// RootFrom and RootTo, when RootTo is above RootFrom, keep only the
+	// instances whose root message was sent in [RootFrom, RootTo)
+	// (nanoseconds on the reference clock, CorrectedSend); the others are
+	// counted (Outside) and left out. A windowed run (pipeline.RunWindows)
+	// reconciles each window with a margin on both sides, so that the trees
+	// that cross its edges are whole, and counts each tree in the window
+	// its root is sent in.
+	RootFrom, RootTo int64
+	// Sketches keeps, with every distribution, the mergeable summary of
+	// its samples (a DistBuilder: exact up to 4096 samples, 1% bins
+	// beyond), so that ResultMerger can merge the patterns of windows.
+	Sketches bool
 }
 
 // RankMetric orders patterns (WAP5 section 6.6).
@@ -89,6 +101,7 @@ type Aggregator struct {
 	instProb []float64
 	bad      int
 	types    []RequestType // of the last Patterns call
+	outside  int
 
 	// scratch, reused across Add calls
 	mbuf   []trace.Message
@@ -207,6 +220,10 @@ func (a *Aggregator) Namer() *Namer { return a.namer }
 // Rejected returns how many instances Add refused.
 func (a *Aggregator) Rejected() int { return a.bad }
 
+// Outside returns how many instances Add left out because their root was
+// sent outside [RootFrom, RootTo).
+func (a *Aggregator) Outside() int { return a.outside }
+
 // Len returns the number of instances added and the number of patterns
 // they form.
 func (a *Aggregator) Len() (instances, patterns int) { return len(a.instPat), len(a.pats) }
@@ -270,6 +287,12 @@ func (a *Aggregator) Add(inst Instance) error {
 	}
 	p := clampProb(inst.Prob)
 	msgs := a.load(inst.Nodes)
+	if a.opt.RootTo > a.opt.RootFrom {
+		if t := a.CorrectedSend(&msgs[0]); t < a.opt.RootFrom || t >= a.opt.RootTo {
+			a.outside++
+			return nil
+		}
+	}
 	a.hashTree(inst.Nodes, msgs)
 	a.walkCanonical(len(inst.Nodes))
 	pi := a.patternOf(inst.Nodes, msgs)
@@ -824,6 +847,28 @@ func (sc *aggScratch) summary(vals, ws []float64, hist bool) *Dist {
 	return summarize(sc.pts, hist)
 }
 
+// summary is sc.summary, with the distribution's mergeable sketch
+// attached when the options ask for it (AggregateOptions.Sketches).
+func (a *Aggregator) summary(sc *aggScratch, vals, ws []float64, hist bool) *Dist {
+	if !a.opt.Sketches || len(vals) == 0 {
+		return sc.summary(vals, ws, hist)
+	}
+	b := &DistBuilder{}
+	for i, v := range vals {
+		w := 1.0
+		if ws != nil {
+			w = ws[i]
+		}
+		b.Add(v, w)
+	}
+	b.compact()
+	d := sc.summary(vals, ws, hist)
+	if d != nil {
+		d.sketch = b
+	}
+	return d
+}
+
 // newPattern returns pattern pi without its hops' distributions, and its
 // shape, from the samples of its first group of hops.
 func (a *Aggregator) newPattern(ps *patSamples, sc *aggScratch) (Pattern, patShape, []typeSample) {
@@ -837,7 +882,7 @@ func (a *Aggregator) newPattern(ps *patSamples, sc *aggScratch) (Pattern, patSha
 		Hops:           make([]Hop, pa.n),
 	}
 	ts := a.typeSamples(ps)
-	p.Latency = sc.summary(ps.latency, ps.latW, false)
+	p.Latency = a.summary(sc, ps.latency, ps.latW, false)
 	p.Label, p.LabelCount = ps.roots.top(func(k [2]trace.Sym) string {
 		return RequestLabel(a.str(k[0]), a.str(k[1]))
 	})
@@ -866,10 +911,10 @@ func (a *Aggregator) setHops(p *Pattern, sh *patShape, ps *patSamples, sc *aggSc
 			To:         name(h.label.to),
 			ToEndpoint: name(h.label.ep),
 			Kind:       h.label.kind.String(),
-			Start:      sc.summary(ps.vals[b+distStart], d(distStart), hist),
-			NodeDelay:  sc.summary(ps.vals[b+distNode], d(distNode), hist),
-			NetDelay:   sc.summary(ps.vals[b+distNet], d(distNet), hist),
-			Bytes:      sc.summary(ps.vals[b+distBytes], d(distBytes), false),
+			Start:      a.summary(sc, ps.vals[b+distStart], d(distStart), hist),
+			NodeDelay:  a.summary(sc, ps.vals[b+distNode], d(distNode), hist),
+			NetDelay:   a.summary(sc, ps.vals[b+distNet], d(distNet), hist),
+			Bytes:      a.summary(sc, ps.vals[b+distBytes], d(distBytes), false),
 		}
 		hop.Label, _ = ps.labels[k-ps.lo].top(func(l [2]trace.Sym) string { return a.str(l[0]) })
 		if h.label.mixedKind {

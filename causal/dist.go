@@ -19,6 +19,10 @@ type Dist struct {
 	P99    float64    `json:"p99"`
 	Max    float64    `json:"max"`
 	Hist   *Histogram `json:"hist,omitempty"`
+
+	// sketch, when AggregateOptions.Sketches asked for it, holds the
+	// samples in mergeable form (ResultMerger).
+	sketch *DistBuilder
 }
 
 // Histogram is a weighted histogram on log-spaced bins (five per decade).
@@ -82,6 +86,24 @@ func (d *DistBuilder) Add(v, w float64) {
 		return
 	}
 	d.bins[binOf(v)] += w
+}
+
+// sketchExact is how many samples a sketch (AggregateOptions.Sketches,
+// ResultMerger) keeps exactly before binning them: a sketch lives as long
+// as its pattern, so it keeps fewer than a DistBuilder does.
+const sketchExact = 256
+
+// compact bins d's samples once there are more than sketchExact of them.
+func (d *DistBuilder) compact() {
+	if d.overflowed || len(d.samples) <= sketchExact {
+		return
+	}
+	d.overflowed = true
+	d.bins = make(map[int32]float64)
+	for _, s := range d.samples {
+		d.bins[binOf(s.v)] += s.w
+	}
+	d.samples = nil
 }
 
 // Merge adds all of o's samples to d.

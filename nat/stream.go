@@ -230,6 +230,11 @@ func (s *Streamer) Finish() *Table {
 	return s.final
 }
 
+// Table returns the translations learned so far (the final table once
+// learning ended), for lookups while the stream goes on; nil before the
+// first snapshot.
+func (s *Streamer) Table() *Table { return s.c.t }
+
 // Stats returns the renaming counters. Once Finish was called, Late and
 // Provisional are set: Late is the final table's RenamedLate; of the
 // packets renamed while learning, those whose view the final table

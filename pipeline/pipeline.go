@@ -114,9 +114,19 @@ type Config struct {
 	Reconcile reconcile.Options
 	// Progress, if set, is called as the stages advance.
 	Progress Progress
+	// OnOpen, if set, is called once the captures are open, with the
+	// sniffers and their offsets in the Result, before the first packet.
+	OnOpen func(*Result)
+	// OnPacket, if set, is called with every packet flows is handed (NAT
+	// undone), in order; the packet is reused after it returns.
+	OnPacket func(*pcapio.Packet)
 	// Context, if set, stops the run when it is cancelled: the reading
 	// ends and the run returns its error.
 	Context context.Context
+
+	// onSource, if set, is told the NAT source before the first message
+	// (RunWindows reads the translations learned so far from it).
+	onSource func(*natSource)
 }
 
 // Result is what a run produced besides the messages or the trace.
@@ -266,12 +276,21 @@ func runMessagesHook(cfg *Config, res *Result, ready func() error, fn func(*flow
 		return err
 	}
 	defer m.Close()
+	if cfg.OnOpen != nil {
+		cfg.OnOpen(res)
+	}
 	if ready != nil {
 		if err := ready(); err != nil {
 			return err
 		}
 	}
 	ns, _ := src.(natStage)
+	if s, ok := src.(*natSource); ok && cfg.onSource != nil {
+		cfg.onSource(s)
+	}
+	if cfg.OnPacket != nil {
+		src = &tapSource{Source: src, fn: cfg.OnPacket}
+	}
 	if cfg.Context != nil {
 		src = &ctxSource{Source: src, ctx: cfg.Context}
 	}
@@ -502,6 +521,20 @@ func (g *givenSource) Next() (*pcapio.Packet, error) {
 
 func (g *givenSource) finish() (*nat.Table, nat.ApplyStats) {
 	return g.c.Table(), g.c.Stats()
+}
+
+// tapSource hands every packet to fn on its way to flows.
+type tapSource struct {
+	flows.Source
+	fn func(*pcapio.Packet)
+}
+
+func (t *tapSource) Next() (*pcapio.Packet, error) {
+	p, err := t.Source.Next()
+	if err == nil {
+		t.fn(p)
+	}
+	return p, err
 }
 
 // natSource is what flows reads with NAT: the merge through a

@@ -110,6 +110,31 @@ func (o *Options) SetWorkers(n int) {
 	}
 }
 
+// SetWindow makes every engine infer one window of a windowed run
+// (pipeline.RunWindows): only the instances whose root was sent in
+// [from, to) count, every pattern is returned (MaxPatterns 0) and every
+// distribution keeps its mergeable sketch, for a causal.ResultMerger.
+func (o *Options) SetWindow(from, to int64) {
+	for _, e := range registry {
+		c, _ := e.common(o)
+		c.Aggregate.RootFrom, c.Aggregate.RootTo = from, to
+		c.Aggregate.Sketches = true
+		c.Aggregate.MaxPatterns = 0
+	}
+}
+
+// Common returns the options engine name shares with the others (nil
+// for a name that is no engine's).
+func (o *Options) Common(name string) *causal.Options {
+	for _, e := range registry {
+		if e.name == name {
+			c, _ := e.common(o)
+			return c
+		}
+	}
+	return nil
+}
+
 // Validate checks every engine's options, in the order of Names. The
 // error is the first engine's *causal.OptionError.
 func (o *Options) Validate() error {

@@ -276,6 +276,9 @@ func (l *Engine) Infer(ctx context.Context, ms trace.Messages) (*causal.Result, 
 	count("instances_truncated", st.truncated)
 	count("instances_pruned", st.pruned)
 	count("instances_rejected", agg.Rejected())
+	if l.opt.Aggregate.RootTo > l.opt.Aggregate.RootFrom {
+		count("instances_outside_window", agg.Outside())
+	}
 	_, nPatterns := agg.Len()
 	count("patterns", nPatterns)
 	count("patterns_reported", len(res.Patterns))

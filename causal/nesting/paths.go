@@ -145,6 +145,9 @@ func (r *nestRun) findCallPaths(ctx context.Context) (*Result, error) {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("%d call-path patterns (%d call paths, %d of them seen once) and %d message-tree patterns beyond --max-patterns %d were counted, not kept",
 			over.patterns, over.paths, over.once, found-len(res.Patterns), r.opt.Aggregate.MaxPatterns))
 	}
+	if r.opt.Aggregate.RootTo > r.opt.Aggregate.RootFrom {
+		res.Accounting = append(res.Accounting, trace.Count{Stage: Name, Name: "instances_outside_window", Value: int64(r.agg.Outside())})
+	}
 	if c.pairs == 0 && c.in > 0 {
 		res.Warnings = append(res.Warnings, "no CALL was matched with a RETURN: the nesting engine needs messages marked CALL and RETURN")
 	}

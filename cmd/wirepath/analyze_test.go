@@ -23,5 +23,10 @@ func TestAnalyzeGolden(t *testing.T) {
 		{name: "analyze-bad-engine", args: args("--engine", "tracing"), wantCode: 2},
 		{name: "analyze-bad-engine-flag", args: args("--nest-bins", "0"), wantCode: 2},
 		{name: "analyze-no-args", args: []string{"analyze"}, wantCode: 2},
+		// Windows of 100 ms with 30 ms margins: the same patterns and
+		// counts as the whole run, the window accounting in the report.
+		{name: "analyze-windowed", args: args("--windowed", "100ms", "--windowed-margin", "30ms", "--top", "2"), wantCode: 0},
+		{name: "analyze-windowed-conv", args: args("--windowed", "1m", "--engine", "convolution"), wantCode: 2},
+		{name: "analyze-windowed-margin", args: args("--windowed", "1s", "--windowed-margin", "1s"), wantCode: 2},
 	})
 }

@@ -44,6 +44,9 @@ func run(ctx context.Context, ios *cmdutil.IOStreams, args []string) int {
 	cmd.SetArgs(args)
 	cmd.SetContext(ctx)
 	err := cmdutil.Execute(cmd)
+	if perr := root.StopProfile(); perr != nil && err == nil {
+		err = perr
+	}
 	if ctx.Err() != nil {
 		cmdutil.RemoveTemporaries()
 		err = cmdutil.ErrInterrupted

@@ -159,6 +159,9 @@ func rules(g graph) []rule {
 		{"preload knows syscall traces only: it imports trace and internal/", func(pkg, dep string) bool {
 			return !under(pkg, "preload") || underAny(dep, "preload", "trace", "internal")
 		}},
+		{"tables writes the front half's records: it imports only pcapio, flows, trace and internal/", func(pkg, dep string) bool {
+			return pkg != "tables" || underAny(dep, "pcapio", "flows", "trace", "internal")
+		}},
 		{"reconcile reads messages and syscall traces, not packets or NAT", func(pkg, dep string) bool {
 			return !under(pkg, "reconcile") || underAny(dep, "reconcile", "clock", "flows", "preload", "trace", "internal")
 		}},
@@ -242,6 +245,7 @@ func TestRulesCatch(t *testing.T) {
 		{"cmd/wirepath/internal/whatif", "cmd/wirepath/internal/report", "a command imports no other command"},
 		{"causal/score", "cmd/wirepath/internal/cmdutil", "nothing but cmd/"},
 		{"pcapio", "tools/benchgen", "the product imports no tool"},
+		{"tables", "causal", "tables writes the front half's records"},
 	}
 	rs := rules(g)
 	for _, b := range bad {

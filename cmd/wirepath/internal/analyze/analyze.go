@@ -10,6 +10,7 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -20,6 +21,7 @@ import (
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/cmdutil"
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/enginecmd"
 	"github.com/wirepath/wirepath/report"
+	"github.com/wirepath/wirepath/tables"
 	"github.com/wirepath/wirepath/trace"
 )
 
@@ -35,6 +37,12 @@ type Options struct {
 	Workers     int
 	SaveTrace   string
 	Title       string
+	// Window and WindowMargin are --window and --window-margin: analyse
+	// in windows of capture time, in bounded memory (window.go).
+	Window, WindowMargin time.Duration
+	// MemoryMiB is --memory-limit: Go's soft memory limit with
+	// --windowed, in MiB (window.go).
+	MemoryMiB int
 }
 
 // Engine selections (--engine): an engine's name, all or auto.
@@ -70,7 +78,8 @@ one export with every engine's paths (docs/formats.md).`
 const example = `  wirepath analyze client.pcap server.pcapng
   wirepath analyze *.pcap* --roles roles.txt --naming role --format html -o report.html
   wirepath analyze *.pcap --engine all --format json -o results.json --save-trace trace.tsv
-  wirepath analyze outside.pcapng inside.pcapng.gz --reference outside.pcapng --preload traces/`
+  wirepath analyze outside.pcapng inside.pcapng.gz --reference outside.pcapng --preload traces/
+  wirepath analyze *.pcapng --parquet tables/   # observations, messages, connections, requests for SQL engines`
 
 // NewCmd returns the analyze command.
 func NewCmd(ios *cmdutil.IOStreams) *cobra.Command {
@@ -110,6 +119,9 @@ func newCmd(ios *cmdutil.IOStreams, runF runFunc) *cobra.Command {
 	fs.IntVar(&o.Workers, "workers", 0, "goroutines each engine uses (0 = one per CPU)")
 	fs.StringVar(&o.SaveTrace, "save-trace", "", "also write the reconciled message trace to `FILE` (TSV; JSON Lines for .jsonl; .gz/.zst compress), for the engine commands and 'wirepath score --trace'")
 	fs.StringVar(&o.Title, "title", "", "HTML page title")
+	fs.DurationVar(&o.Window, "windowed", 0, "analyse in windows of this much capture time, in memory bounded by one window's trace, merging each engine's patterns (0 = the whole run at once; docs/performance.md)")
+	fs.IntVar(&o.MemoryMiB, "memory-limit", 768, "with --windowed, the Go runtime's soft memory limit in `MiB` (the garbage collector works harder near it; 0 = none; the GOMEMLIMIT environment variable overrides it)")
+	fs.DurationVar(&o.WindowMargin, "windowed-margin", 3*time.Second, "with --windowed, how much before and after its own time each window also reconciles, so that requests crossing its edges are whole (at least the causal window)")
 	o.Linking.Register(fs, "link-")
 	o.Nesting.Register(fs, "nest-")
 	o.Convolution.Register(fs, "conv-")
@@ -134,6 +146,9 @@ func (o *Options) Validate(ios *cmdutil.IOStreams) (engines.Options, error) {
 	if !slices.Contains(engineChoices, o.Engine) {
 		return eo, cmdutil.UsageErrorf("--engine must be one of %s, not %q", strings.Join(engineChoices, ", "), o.Engine)
 	}
+	if err := o.validateWindow(); err != nil {
+		return eo, err
+	}
 	if o.Workers < 0 {
 		return eo, cmdutil.UsageErrorf("--workers must not be negative")
 	}
@@ -149,6 +164,11 @@ func (o *Options) Validate(ios *cmdutil.IOStreams) (engines.Options, error) {
 		// request: every instance is kept, and dropped after unless
 		// --instances asked for them.
 		co.Aggregate.KeepInstances, co.Aggregate.MaxKept = true, max(0, o.Common.Instances)
+	}
+	if o.Parquet.Dir != "" && o.Common.Instances == 0 {
+		// The requests table lists every instance; the result keeps
+		// none, as asked (Run drops them after writing the table).
+		co.Aggregate.KeepInstances, co.Aggregate.MaxKept = true, 0
 	}
 	eo.SetCommon(co)
 	for _, f := range flags {
@@ -168,11 +188,15 @@ func (o *Options) Validate(ios *cmdutil.IOStreams) (engines.Options, error) {
 
 // Run runs the pipeline and the engines and writes the report.
 func Run(ctx context.Context, ios *cmdutil.IOStreams, o *Options, eo engines.Options) error {
+	if o.Window > 0 {
+		return runWindowed(ctx, ios, o, eo)
+	}
 	o.Pipeline.Context = ctx
 	res, err := o.Pipeline.Run(ios)
 	if err != nil {
 		return err
 	}
+	defer o.Parquet.Finish(ios, errors.New("not finished")) // removes the tables unless writeTables put them in place
 	// Nothing readable: no report, the problems say why.
 	status := captureflags.PipelineStatus(res)
 	var partial *cmdutil.PartialError
@@ -209,6 +233,9 @@ func Run(ctx context.Context, ios *cmdutil.IOStreams, o *Options, eo engines.Opt
 	results, err := causal.InferAll(ctx, tr, engs, func(int, causal.Engine) { prog.Finish() })
 	prog.Finish()
 	if err != nil {
+		return err
+	}
+	if err := o.writeTables(ios, results, tr); err != nil {
 		return err
 	}
 	if err := o.write(ios, results, tr, o.agreement(results)); err != nil {
@@ -264,4 +291,76 @@ func (o *Options) write(ios *cmdutil.IOStreams, results []*causal.Result, tr *tr
 	err = report.WriteAll(out, o.Common.Format, results, report.Options{Top: o.Common.ReportTop(), Title: o.Title, Trace: tr, Summary: true, Agreement: agree})
 	err = out.Finish(err)
 	return err
+}
+
+// writeTables writes, with --parquet, the trace's messages and every
+// instance of every result as requests, and puts the tables in place. The
+// instances leave the results unless --instances asked for them.
+func (o *Options) writeTables(ios *cmdutil.IOStreams, results []*causal.Result, tr *trace.Trace) error {
+	rec := o.Parquet.Recorder()
+	if rec == nil {
+		return nil
+	}
+	rec.TraceMessages(tr)
+	off := causal.NodeOffsets(tr)
+	at := func(t trace.Timestamp, node trace.Sym) int64 {
+		if int(node) < len(off) {
+			return int64(t) - off[node]
+		}
+		return int64(t)
+	}
+	name := func(s trace.Sym) string {
+		if s == 0 {
+			return ""
+		}
+		return tr.Syms.String(s)
+	}
+	for _, r := range results {
+		for pi := range r.Patterns {
+			p := &r.Patterns[pi]
+			for _, in := range p.Instances {
+				if len(in.Messages) == 0 {
+					continue
+				}
+				row := requestRow(tr, in.Messages, at)
+				root := &tr.Messages[in.Messages[0]]
+				row.Engine, row.Pattern, row.Signature, row.Probability = r.Engine, int32(p.Rank), p.Signature, in.Probability
+				row.Client, row.Server, row.Label = name(root.SrcNode), name(root.DstNode), name(root.Label)
+				rec.W.Request(&row)
+			}
+			if o.Common.Instances == 0 {
+				p.Instances = nil
+			}
+		}
+	}
+	return o.Parquet.Finish(ios, nil)
+}
+
+// requestRow returns the request of the instance of messages idx (parents
+// first): its root, messages and times, on the reference clock as the
+// result's latency_us (send of the root to the last receive).
+func requestRow(tr *trace.Trace, idx []int, at func(trace.Timestamp, trace.Sym) int64) tables.Request {
+	send := func(m *trace.Message) int64 {
+		if m.SendTS.Known() {
+			return at(m.SendTS, m.SrcNode)
+		}
+		return at(m.RecvTS, m.DstNode)
+	}
+	recv := func(m *trace.Message) int64 {
+		if m.RecvTS.Known() {
+			return at(m.RecvTS, m.DstNode)
+		}
+		return at(m.SendTS, m.SrcNode)
+	}
+	row := tables.Request{Root: int64(idx[0]), Messages: make([]int64, len(idx))}
+	row.Start = send(&tr.Messages[idx[0]])
+	row.End = row.Start
+	for k, i := range idx {
+		row.Messages[k] = int64(i)
+		if e := recv(&tr.Messages[i]); e > row.End {
+			row.End = e
+		}
+	}
+	row.LatencyUS = float64(row.End-row.Start) / 1e3
+	return row
 }

@@ -32,6 +32,10 @@ type Pipeline struct {
 	Settle, ReorderTimeout, IdleTimeout time.Duration
 	FingerprintLen                      int
 	NAT                                 nat.Options
+	// Parquet is --parquet: the command writes the trace's messages (and
+	// analyze the requests) with Parquet.Recorder and ends with
+	// Parquet.Finish.
+	Parquet Tables
 	Protocols
 	// warnings are what Config found worth a warning (the key log).
 	warnings []string
@@ -53,6 +57,7 @@ func (p *Pipeline) Register(fs *pflag.FlagSet) {
 	fs.BoolVar(&p.Strict, "strict", false, "stop at the first bad line of a syscall trace instead of skipping it")
 	RegisterFlowsTuning(fs, &p.Settle, &p.ReorderTimeout, &p.IdleTimeout, &p.FingerprintLen)
 	RegisterNATTuning(fs, &p.NAT)
+	p.Parquet.Register(fs)
 	p.Protocols.Register(fs)
 	p.Flags.Register(fs)
 }
@@ -192,11 +197,40 @@ func (p *Pipeline) Run(ios *cmdutil.IOStreams) (*pipeline.Result, error) {
 		}
 	}
 	var done func()
+	if err := p.Parquet.Install(&cfg); err != nil {
+		return nil, err
+	}
 	cfg.Progress, done = StageProgress(ios)
 	cfg.Context = p.Context
 	res, err := pipeline.Run(cfg)
 	done()
-	return res, UsageOf(err)
+	if err != nil {
+		return res, p.Parquet.Finish(ios, UsageOf(err))
+	}
+	return res, nil
+}
+
+// RunWindows is Run in windows of capture time (pipeline.RunWindows):
+// fn gets each window's trace. The Parquet tables are not written.
+func (p *Pipeline) RunWindows(ios *cmdutil.IOStreams, w pipeline.Windows, fn func(*pipeline.Window) error) (*pipeline.Result, pipeline.WindowStats, error) {
+	cfg, err := p.Config()
+	if err != nil {
+		return nil, pipeline.WindowStats{}, err
+	}
+	for _, w := range p.warnings {
+		ios.Warnf("%s", w)
+	}
+	if p.Roles != "" {
+		if cfg.Reconcile.Roles, err = rec.ReadRoles(p.Roles); err != nil {
+			return nil, pipeline.WindowStats{}, err
+		}
+	}
+	var done func()
+	cfg.Progress, done = StageProgress(ios)
+	cfg.Context = p.Context
+	res, st, err := pipeline.RunWindows(cfg, w, fn)
+	done()
+	return res, st, UsageOf(err)
 }
 
 // PipelineOutcome prints the problems in the input as warnings and returns

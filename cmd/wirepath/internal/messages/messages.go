@@ -41,6 +41,7 @@ type Options struct {
 	NoNAT          bool
 	NATTable       captureflags.NATTable
 	NAT            nat.Options
+	Parquet        captureflags.Tables
 }
 
 const long = `Read packet captures and print the write-level messages in them (WAP5
@@ -83,7 +84,8 @@ const example = `  wirepath messages web.pcap db.pcapng > messages.tsv
   wirepath messages --format jsonl --split-pause 200ms capture.pcap.gz
   wirepath messages --conns capture.pcap
   wirepath messages --tls-keylog keys.log --proto 9092=kafka capture.pcap
-  wirepath messages -o messages.tsv --format json capture.pcap > accounting.json`
+  wirepath messages -o messages.tsv --format json capture.pcap > accounting.json
+  wirepath messages -o /dev/null --parquet tables/ capture.pcap`
 
 // NewCmd returns the messages command.
 func NewCmd(ios *cmdutil.IOStreams) *cobra.Command {
@@ -123,6 +125,7 @@ func newCmd(ios *cmdutil.IOStreams, runF func(*Options) error) *cobra.Command {
 	fs.BoolVar(&opts.NoNAT, "no-nat", false, "do not learn and undo address translations")
 	opts.NATTable.Register(fs)
 	captureflags.RegisterNATTuning(fs, &opts.NAT)
+	opts.Parquet.Register(fs)
 	opts.Protocols.Register(fs)
 	opts.Flags.Register(fs)
 	return cmd
@@ -203,11 +206,20 @@ func Run(ios *cmdutil.IOStreams, o *Options) error {
 	}
 	pc := pipeline.Config{Captures: o.Captures, Capture: popts, NoNAT: o.NoNAT, NAT: o.NAT, Flows: cfg, Context: o.Context,
 		NATTable: table, NATLearn: o.NATTable.Learn}
+	if err := o.Parquet.Install(&pc); err != nil {
+		w.err = err
+		w.close()
+		return err
+	}
+	rec := o.Parquet.Recorder()
 	var done func()
 	pc.Progress, done = captureflags.StageProgress(ios)
 	res, runErr := pipeline.Messages(pc, func(m *flows.Message) error {
 		if !o.Conns {
 			w.message(m)
+		}
+		if rec != nil {
+			rec.FlowMessage(m)
 		}
 		return w.err
 	})
@@ -215,7 +227,11 @@ func Run(ios *cmdutil.IOStreams, o *Options) error {
 	if runErr != nil && w.err == nil {
 		w.err = runErr // the output of a failed run is not put in place
 	}
-	if err := w.close(); err != nil && err != runErr {
+	err = w.close()
+	if perr := o.Parquet.Finish(ios, err); err == nil && perr != nil {
+		err = perr
+	}
+	if err != nil && err != runErr {
 		return err
 	}
 	if runErr != nil {

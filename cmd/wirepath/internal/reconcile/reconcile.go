@@ -59,7 +59,8 @@ JSON (the trace then only to -o). Formats: docs/formats.md, docs/reconcile.md.`
 const example = `  wirepath reconcile client.pcap server.pcapng -o trace.tsv
   wirepath reconcile *.pcap --preload traces/ --naming process -o trace.jsonl
   wirepath reconcile outside.pcapng inside.pcapng.gz --roles hosts.txt --naming role -o t.tsv.gz
-  wirepath reconcile capture.pcap --format json -o trace.tsv > accounting.json`
+  wirepath reconcile capture.pcap --format json -o trace.tsv > accounting.json
+  wirepath reconcile *.pcap -o trace.tsv --parquet tables/   # then: duckdb -c "select count(*) from 'tables/messages/*/*/*.parquet'"`
 
 // NewCmd returns the reconcile command.
 func NewCmd(ios *cmdutil.IOStreams) *cobra.Command {
@@ -116,7 +117,11 @@ func Run(ios *cmdutil.IOStreams, o *Options) error {
 	if err != nil {
 		return err
 	}
-	if err := writeTrace(ios, o, res.Trace); err != nil {
+	err = writeTrace(ios, o, res.Trace)
+	if r := o.Parquet.Recorder(); r != nil && err == nil {
+		r.TraceMessages(res.Trace)
+	}
+	if err := o.Parquet.Finish(ios, err); err != nil {
 		return err
 	}
 	if err := res.Report.Check(); err != nil {

@@ -3,6 +3,8 @@
 package root
 
 import (
+	"sync"
+
 	"github.com/spf13/cobra"
 
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/analyze"
@@ -37,6 +39,26 @@ per-request assembly engine.
 
 Each stage is also a subcommand of its own.`
 
+// active is the profile the running command started, which StopProfile
+// ends.
+var (
+	profiling sync.Mutex
+	active    *cmdutil.Profile
+)
+
+// StopProfile ends the profiles the hidden --cpuprofile and --memprofile
+// flags started, if any, writing them out.
+func StopProfile() error {
+	profiling.Lock()
+	p := active
+	active = nil
+	profiling.Unlock()
+	if p == nil {
+		return nil
+	}
+	return p.Stop()
+}
+
 // NewCmdRoot returns the wirepath command with all subcommands registered.
 func NewCmdRoot(ios *cmdutil.IOStreams) *cobra.Command {
 	cmd := &cobra.Command{
@@ -61,7 +83,19 @@ func NewCmdRoot(ios *cmdutil.IOStreams) *cobra.Command {
 	cmd.CompletionOptions.HiddenDefaultCmd = false
 	// No command writes over one of its inputs, or reads a capture as a
 	// trace or a result.
-	cmd.PersistentPreRunE = cmdutil.CheckArgs
+	// The hidden --cpuprofile and --memprofile flags profile the command
+	// (main stops them with StopProfile, whatever the outcome).
+	prof := &cmdutil.Profile{}
+	prof.Register(cmd.PersistentFlags())
+	cmd.PersistentPreRunE = func(c *cobra.Command, args []string) error {
+		if err := cmdutil.CheckArgs(c, args); err != nil {
+			return err
+		}
+		profiling.Lock()
+		active = prof
+		profiling.Unlock()
+		return prof.Start()
+	}
 
 	cmd.AddGroup(
 		&cobra.Group{ID: "pipeline", Title: "Pipeline stages:"},

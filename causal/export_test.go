@@ -1,0 +1,7 @@
+package causal
+
+// StructureOf exports structureOf to the tests of package causal_test.
+var StructureOf = structureOf
+
+// SetMergeLimit lowers a ResultMerger's MaxMergedPatterns for a test.
+func SetMergeLimit(m *ResultMerger, n int) { m.limit = n }

@@ -1,0 +1,325 @@
+package causal
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/wirepath/wirepath/trace"
+)
+
+// ResultMerger merges the results one engine gave on the windows of one
+// run (pipeline.RunWindows) into the result of the whole run, keeping only
+// summaries: per pattern (by signature) the counts and, for every
+// distribution, its mergeable sketch (AggregateOptions.Sketches), so its
+// memory grows with the patterns and not with the input. Counts, expected
+// counts, means and extremes are exact; percentiles are exact up to 4096
+// samples and within 1% beyond. A distribution without a sketch (an engine
+// run without Sketches) is merged from its summary: its percentiles are
+// then the weighted mean of the windows' (an approximation). Instances are
+// not kept (they name messages of the windows' traces).
+type ResultMerger struct {
+	metric      RankMetric
+	maxPatterns int
+	res         *Result
+	pats        map[string]int // structure key (structureOf) -> index in merged
+	merged      []mergedPattern
+	acc         map[countKey]int
+	warned      map[string]bool
+	hist        bool
+	windows     int
+	// over counts the patterns, and their instances, that came after
+	// MaxMergedPatterns were held, and were left out.
+	overPatterns, overInstances int64
+	limit                       int // MaxMergedPatterns (tests lower it)
+}
+
+// MaxMergedPatterns bounds the patterns a ResultMerger holds, so that its
+// memory is bounded however long the run: a pattern first seen once this
+// many are held is left out and counted (accounting
+// patterns_over_merge_limit, instances_over_merge_limit, and a warning).
+const MaxMergedPatterns = 20000
+
+// countKey names one counter.
+type countKey struct{ stage, name string }
+
+// mergedPattern is one pattern of the merged result, its distributions
+// as sketches.
+type mergedPattern struct {
+	p       Pattern
+	latency distAcc
+	// per hop in the structure's canonical order: Start, NodeDelay,
+	// NetDelay, Bytes
+	hops [][4]distAcc
+	// pos maps the canonical order to p.Hops (the first window's)
+	pos []int
+}
+
+// distAcc accumulates one distribution across windows.
+type distAcc struct {
+	b *DistBuilder // the merged sketch
+	// for distributions without a sketch: exact totals, weighted
+	// percentiles
+	n                   int
+	w, sum, lo, hi      float64
+	p50, p90, p99       float64
+	unsketched, present bool
+}
+
+// NewResultMerger returns a merger that ranks the merged patterns by
+// metric and keeps the best maxPatterns of them (all when 0).
+func NewResultMerger(metric RankMetric, maxPatterns int) *ResultMerger {
+	return &ResultMerger{
+		metric: metric, maxPatterns: maxPatterns, limit: MaxMergedPatterns,
+		pats: make(map[string]int), acc: make(map[countKey]int), warned: make(map[string]bool),
+	}
+}
+
+// Add merges one window's result; r is not kept.
+func (m *ResultMerger) Add(r *Result) {
+	m.windows++
+	if m.res == nil {
+		m.res = &Result{Version: r.Version, Engine: r.Engine, Params: r.Params}
+		m.res.Trace = r.Trace
+		m.res.Trace.Accounting, m.res.Trace.Warnings = nil, nil
+	}
+	m.mergeSummary(&r.Trace)
+	for _, c := range r.Accounting {
+		m.count(&m.res.Accounting, c)
+	}
+	for _, w := range r.Warnings {
+		if !m.warned[w] {
+			m.warned[w] = true
+			m.res.Warnings = append(m.res.Warnings, w)
+		}
+	}
+	for i := range r.Patterns {
+		m.addPattern(&r.Patterns[i])
+	}
+}
+
+// count adds c to the counter of its name in *to.
+func (m *ResultMerger) count(to *[]trace.Count, c trace.Count) {
+	k := countKey{c.Stage, c.Name}
+	i, ok := m.acc[k]
+	if !ok || i >= len(*to) || (*to)[i].Stage != c.Stage || (*to)[i].Name != c.Name {
+		m.acc[k] = len(*to)
+		*to = append(*to, c)
+		return
+	}
+	(*to)[i].Value += c.Value
+}
+
+// mergeSummary merges one window's trace summary: time range, the
+// largest node count, the latest clocks; messages add up (those in the
+// windows' margins count in each window that reconciled them).
+func (m *ResultMerger) mergeSummary(t *TraceSummary) {
+	s := &m.res.Trace
+	if m.windows > 1 {
+		s.Messages += t.Messages
+		if t.StartNS != 0 && (s.StartNS == 0 || t.StartNS < s.StartNS) {
+			s.StartNS = t.StartNS
+		}
+		s.EndNS = max(s.EndNS, t.EndNS)
+		s.Nodes = max(s.Nodes, t.Nodes)
+		if len(t.Offsets) > 0 {
+			s.Offsets, s.Clocks = t.Offsets, t.Clocks
+		}
+		if len(t.Aliases) > 0 {
+			s.Aliases = t.Aliases
+		}
+	}
+	for _, w := range t.Warnings {
+		if !m.warned[w] {
+			m.warned[w] = true
+			s.Warnings = append(s.Warnings, w)
+		}
+	}
+}
+
+// addPattern merges one window's pattern into the pattern of the same
+// structure (structureOf: the same hops by name, whatever their order in
+// each window's result; the signature string orders siblings by the
+// window's timings, so it is not the key).
+func (m *ResultMerger) addPattern(p *Pattern) {
+	key, order := structureOf(p)
+	i, ok := m.pats[key]
+	if !ok && len(m.merged) >= m.limit {
+		m.overPatterns++
+		m.overInstances += int64(p.Count)
+		return
+	}
+	if !ok {
+		i = len(m.merged)
+		m.pats[key] = i
+		mp := mergedPattern{p: *p, hops: make([][4]distAcc, len(p.Hops)), pos: order}
+		mp.p.Instances, mp.p.Latency = nil, nil
+		mp.p.Hops = make([]Hop, len(p.Hops))
+		copy(mp.p.Hops, p.Hops)
+		for h := range mp.p.Hops {
+			// the distributions live on as sketches (mp.hops), not as
+			// this window's summaries
+			hp := &mp.p.Hops[h]
+			hp.Start, hp.NodeDelay, hp.NetDelay, hp.Bytes = nil, nil, nil, nil
+		}
+		m.merged = append(m.merged, mp)
+	} else {
+		mp := &m.merged[i]
+		mp.p.Count += p.Count
+		mp.p.Expected += p.Expected
+		mp.p.MaxProbability = math.Max(mp.p.MaxProbability, p.MaxProbability)
+	}
+	mp := &m.merged[i]
+	mp.latency.add(p.Latency)
+	for k, h := range order {
+		hp := &p.Hops[h]
+		if k < len(mp.pos) {
+			// an endpoint or kind that differs across windows is mixed,
+			// as within one (Hop.ToEndpoint, Hop.Kind)
+			mh := &mp.p.Hops[mp.pos[k]]
+			if mh.ToEndpoint != hp.ToEndpoint {
+				mh.ToEndpoint = "*"
+			}
+			if mh.Kind != hp.Kind {
+				mh.Kind = trace.KindUnknown.String()
+			}
+		}
+		if hp.Start != nil && hp.Start.Hist != nil {
+			m.hist = true
+		}
+		for j, d := range [4]*Dist{hp.Start, hp.NodeDelay, hp.NetDelay, hp.Bytes} {
+			mp.hops[k][j].add(d)
+		}
+	}
+}
+
+// structureOf returns a key naming p's tree of hops by their nodes (from
+// and to, which is what makes a pattern: the Aggregator's identity),
+// siblings in the order of their subtrees'
+// keys, and the hops' indices in that canonical order (pre-order). Equal
+// sibling subtrees keep their order in p.
+func structureOf(p *Pattern) (string, []int) {
+	kids := make([][]int, len(p.Hops))
+	root := -1
+	for i := range p.Hops {
+		if par := p.Hops[i].Parent; par != nil && *par >= 0 && *par < len(p.Hops) && *par != i {
+			kids[*par] = append(kids[*par], i)
+		} else if root < 0 {
+			root = i
+		}
+	}
+	if root < 0 {
+		return "", nil
+	}
+	var walk func(i int) (string, []int)
+	walk = func(i int) (string, []int) {
+		h := &p.Hops[i]
+		type sub struct {
+			key   string
+			order []int
+		}
+		subs := make([]sub, len(kids[i]))
+		for j, c := range kids[i] {
+			subs[j].key, subs[j].order = walk(c)
+		}
+		slices.SortStableFunc(subs, func(a, b sub) int { return strings.Compare(a.key, b.key) })
+		var b strings.Builder
+		b.WriteString(strconv.Quote(h.From + "\x00" + h.To))
+		b.WriteByte('(')
+		out := []int{i}
+		for _, sb := range subs {
+			b.WriteString(sb.key)
+			out = append(out, sb.order...)
+		}
+		b.WriteByte(')')
+		return b.String(), out
+	}
+	key, order := walk(root)
+	return key, order
+}
+
+// add merges d.
+func (a *distAcc) add(d *Dist) {
+	if d == nil || d.N == 0 {
+		return
+	}
+	if d.sketch != nil && !a.unsketched {
+		if a.b == nil {
+			a.b = &DistBuilder{}
+		}
+		a.b.Merge(d.sketch)
+		a.b.compact()
+	} else {
+		a.unsketched = true
+	}
+	if !a.present || d.Min < a.lo {
+		a.lo = d.Min
+	}
+	if !a.present || d.Max > a.hi {
+		a.hi = d.Max
+	}
+	a.present = true
+	a.n += d.N
+	a.w += d.Weight
+	a.sum += d.Mean * d.Weight
+	a.p50 += d.P50 * d.Weight
+	a.p90 += d.P90 * d.Weight
+	a.p99 += d.P99 * d.Weight
+}
+
+// dist returns the merged distribution (nil if none was added).
+func (a *distAcc) dist(hist bool) *Dist {
+	if !a.present {
+		return nil
+	}
+	if a.b != nil && !a.unsketched {
+		return a.b.Dist(hist)
+	}
+	d := &Dist{N: a.n, Weight: a.w, Min: a.lo, Max: a.hi}
+	if a.w > 0 {
+		d.Mean, d.P50, d.P90, d.P99 = a.sum/a.w, a.p50/a.w, a.p90/a.w, a.p99/a.w
+	}
+	return d
+}
+
+// Windows returns how many results were merged.
+func (m *ResultMerger) Windows() int { return m.windows }
+
+// Result returns the merged result, its patterns ranked; nil when nothing
+// was added.
+func (m *ResultMerger) Result() *Result {
+	if m.res == nil {
+		return nil
+	}
+	out := *m.res
+	if m.overPatterns > 0 {
+		out.Accounting = append(slices.Clone(out.Accounting),
+			trace.Count{Stage: out.Engine, Name: "patterns_over_merge_limit", Value: m.overPatterns},
+			trace.Count{Stage: out.Engine, Name: "instances_over_merge_limit", Value: m.overInstances})
+		out.Warnings = append(slices.Clone(out.Warnings), fmt.Sprintf("%d patterns (%d instances) first seen after %d were held were left out of the merged windows", m.overPatterns, m.overInstances, m.limit))
+	}
+	out.Patterns = make([]Pattern, 0, len(m.merged))
+	for i := range m.merged {
+		mp := &m.merged[i]
+		p := mp.p
+		p.Latency = mp.latency.dist(false)
+		p.Hops = make([]Hop, len(mp.p.Hops))
+		copy(p.Hops, mp.p.Hops)
+		for k, h := range mp.pos {
+			hp := &p.Hops[h]
+			acc := &mp.hops[k]
+			hp.Start, hp.NodeDelay, hp.NetDelay, hp.Bytes = acc[0].dist(m.hist), acc[1].dist(m.hist), acc[2].dist(m.hist), acc[3].dist(false)
+		}
+		out.Patterns = append(out.Patterns, p)
+	}
+	RankPatterns(out.Patterns, m.metric)
+	if m.maxPatterns > 0 && len(out.Patterns) > m.maxPatterns {
+		out.Patterns = out.Patterns[:m.maxPatterns]
+	}
+	for i := range out.Patterns {
+		out.Patterns[i].Rank = i + 1
+	}
+	return &out
+}

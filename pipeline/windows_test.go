@@ -1,0 +1,123 @@
+package pipeline
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wirepath/wirepath/trace"
+)
+
+// TestRunWindowsOneWindow checks that a window longer than the capture
+// gives Run's trace: one window, every message owned, none copied or late.
+func TestRunWindowsOneWindow(t *testing.T) {
+	whole, err := Run(Config{Captures: natPaths()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wins []*trace.Trace
+	res, st, err := RunWindows(Config{Captures: natPaths()}, Windows{Length: 1000 * time.Hour, Margin: time.Second}, func(w *Window) error {
+		if err := w.Report.Check(); err != nil {
+			t.Error(err)
+		}
+		wins = append(wins, w.Trace)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(wins) != 1 || st.Windows != 1 {
+		t.Fatalf("%d windows (%d counted), want 1", len(wins), st.Windows)
+	}
+	if got, want := len(wins[0].Messages), len(whole.Trace.Messages); got != want {
+		t.Errorf("the window has %d messages, the whole run %d", got, want)
+	}
+	if st.Owned != res.Flows.Messages || st.Copies != 0 || st.Late != 0 {
+		t.Errorf("window counts %+v, flows gave %d messages", st, res.Flows.Messages)
+	}
+	if res.Trace != nil || res.Report != nil {
+		t.Error("a windowed run's Result has a trace")
+	}
+}
+
+// TestRunWindowsSplits checks windows shorter than the capture: in time
+// order, each of the given length, every message owned by one window or
+// counted late, the margins' copies inside the neighbours' margins, and
+// reconcile's accounting balancing in each.
+func TestRunWindowsSplits(t *testing.T) {
+	whole, err := Run(Config{Captures: natPaths()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, last, _ := trace.TimeRange(whole.Trace)
+	length := time.Duration(int64(last)-int64(first)) / 4
+	margin := length / 5
+	var prev *Window
+	n := 0
+	res, st, err := RunWindows(Config{Captures: natPaths()}, Windows{Length: length, Margin: margin}, func(w *Window) error {
+		if err := w.Report.Check(); err != nil {
+			t.Error(err)
+		}
+		if w.To-w.From != int64(length) || w.Index != n || (prev != nil && w.From < prev.To) {
+			t.Errorf("window %d [%d, %d) after [%d, %d)", w.Index, w.From, w.To, prev.From, prev.To)
+		}
+		for i := range w.Trace.Messages {
+			m := &w.Trace.Messages[i]
+			ts := m.SendTS
+			if !ts.Known() {
+				ts = m.RecvTS
+			}
+			// reconcile's times are corrected by the clock offsets, which
+			// are within a second here
+			if int64(ts) < w.From-int64(margin)-int64(time.Second) || int64(ts) >= w.To+int64(margin)+int64(time.Second)+int64(5*time.Second) {
+				t.Errorf("window %d [%d, %d): message at %d", w.Index, w.From, w.To, ts)
+				break
+			}
+		}
+		n++
+		cp := *w
+		prev = &cp
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n < 3 || st.Windows != int64(n) {
+		t.Errorf("%d windows (%d counted), want at least 3", n, st.Windows)
+	}
+	if st.Owned+st.Late != res.Flows.Messages {
+		t.Errorf("owned %d + late %d != %d messages from flows", st.Owned, st.Late, res.Flows.Messages)
+	}
+	if st.Copies == 0 {
+		t.Error("no message was copied into a neighbour's margin")
+	}
+	found := false
+	for _, c := range res.Accounting {
+		found = found || (c.Stage == "window" && c.Name == "messages_owned" && c.Value == st.Owned)
+	}
+	if !found {
+		t.Errorf("no window accounting in %v", res.Accounting)
+	}
+}
+
+// TestWindowsValidate checks the windows' options.
+func TestWindowsValidate(t *testing.T) {
+	for _, c := range []struct {
+		w    Windows
+		want string
+	}{
+		{Windows{Length: time.Minute, Margin: time.Second}, ""},
+		{Windows{Length: time.Minute}, ""},
+		{Windows{}, "positive"},
+		{Windows{Length: time.Second, Margin: -1}, "negative"},
+		{Windows{Length: time.Second, Margin: time.Second}, "shorter"},
+	} {
+		err := c.w.Validate()
+		if (err == nil) != (c.want == "") || (err != nil && !strings.Contains(err.Error(), c.want)) {
+			t.Errorf("%+v: %v, want %q", c.w, err, c.want)
+		}
+	}
+	if _, _, err := RunWindows(Config{Captures: natPaths(), Preload: []string{"x.jsonl"}}, Windows{Length: time.Minute}, func(*Window) error { return nil }); err == nil {
+		t.Error("a windowed run read syscall traces")
+	}
+}
