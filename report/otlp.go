@@ -128,8 +128,6 @@ func spanID(tid [16]byte, visit int) string {
 	return hex.EncodeToString(sum[:8])
 }
 
-
-
 // WriteOTLP writes res as OpenTelemetry OTLP/JSON traces (the body of an
 // OTLP/HTTP export request, also what file exporters write): every request
 // is a trace (the engine's requests where the result has them, else each
