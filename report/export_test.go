@@ -15,6 +15,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/wirepath/wirepath/causal"
+	"github.com/wirepath/wirepath/trace"
 )
 
 var (
@@ -498,6 +499,52 @@ func TestPerfettoInstances(t *testing.T) {
 	}
 }
 
+// TestPerfettoOverlapping exports two requests that overlap in time, one
+// of them from a client whose clock runs 5 ms ahead (so that its corrected
+// start lies before the trace's first timestamp): no ts is negative, and
+// every track carries the slices of one instance only.
+func TestPerfettoOverlapping(t *testing.T) {
+	f := &fixture{t: &trace.Trace{}}
+	f.t.Meta.Offsets = []trace.Offset{{Node: "10.0.9.1", Reference: "10.0.0.1", Known: true, OffsetNS: 5_000_000}}
+	for i, c := range []string{"10.0.9.1:40000", "10.0.9.2:40001"} {
+		t0 := float64(100 * i)
+		m0 := f.msg(t0, t0+200, c, "10.0.0.1:80", 100, trace.KindCall)
+		m1 := f.msg(t0+700, t0+900, "10.0.0.1:80", c, 100, trace.KindReturn)
+		f.inst(1, node(m0, -1), node(m1, 0))
+	}
+	res := resultOf(f.t, f.insts, "nesting", false, -1)
+	var buf bytes.Buffer
+	if err := WritePerfetto(&buf, res, ExportOptions{Trace: f.t}); err != nil {
+		t.Fatal(err)
+	}
+	evs := checkTraceEvents(t, buf.Bytes()) // fails on a negative ts
+	type thread struct{ pid, tid string }
+	insts := map[thread]map[string]bool{}
+	paths := 0
+	for _, e := range evs {
+		if e["ph"] != "X" {
+			continue
+		}
+		args, _ := e["args"].(map[string]any)
+		th := thread{fmt.Sprint(e["pid"]), fmt.Sprint(e["tid"])}
+		if insts[th] == nil {
+			insts[th] = map[string]bool{}
+		}
+		insts[th][fmt.Sprint(args["instance"])] = true
+		if e["cat"] == "path" {
+			paths++
+		}
+	}
+	if paths != 2 {
+		t.Fatalf("%d path slices, want 2", paths)
+	}
+	for th, in := range insts {
+		if len(in) != 1 {
+			t.Errorf("thread %v carries the slices of instances %v, want one", th, in)
+		}
+	}
+}
+
 // TestTraceEventCheckerCatches makes sure the checker fails on broken
 // documents, so that passing it means something.
 func TestTraceEventCheckerCatches(t *testing.T) {
@@ -505,6 +552,7 @@ func TestTraceEventCheckerCatches(t *testing.T) {
 		"partial overlap": `{"displayTimeUnit":"ns","traceEvents":[{"name":"thread_name","ph":"M","pid":1,"tid":1,"args":{"name":"a"}},{"name":"process_name","ph":"M","pid":1,"tid":0,"args":{"name":"p"}},{"name":"a","ph":"X","ts":0,"dur":10,"pid":1,"tid":1},{"name":"b","ph":"X","ts":5,"dur":10,"pid":1,"tid":1}]}`,
 		"dangling flow":   `{"displayTimeUnit":"ns","traceEvents":[{"name":"m","cat":"c","ph":"s","id":"1","ts":0,"pid":1,"tid":1}]}`,
 		"negative dur":    `{"displayTimeUnit":"ns","traceEvents":[{"name":"a","ph":"X","ts":0,"dur":-1,"pid":1,"tid":1}]}`,
+		"negative ts":     `{"displayTimeUnit":"ns","traceEvents":[{"name":"thread_name","ph":"M","pid":1,"tid":1,"args":{"name":"a"}},{"name":"process_name","ph":"M","pid":1,"tid":0,"args":{"name":"p"}},{"name":"a","ph":"X","ts":-5,"dur":1,"pid":1,"tid":1}]}`,
 	} {
 		c := &complaints{}
 		func() {
