@@ -34,6 +34,9 @@ type Options struct {
 	Workers     int
 	SaveTrace   string
 	Title       string
+	// OTLPEndpoint, when set, is the OTLP/HTTP receiver the OTLP export
+	// is also sent to (--otlp-endpoint).
+	OTLPEndpoint string
 }
 
 // Engine selections (--engine): an engine's name, all or auto.
@@ -105,6 +108,7 @@ func newCmd(ios *cmdutil.IOStreams, runF runFunc) *cobra.Command {
 	fs.IntVar(&o.Workers, "workers", 0, "goroutines each engine uses (0 = one per CPU)")
 	fs.StringVar(&o.SaveTrace, "save-trace", "", "also write the reconciled message trace to `FILE` (TSV; JSON Lines for .jsonl; .gz/.zst compress), for the engine commands and 'wirepath score --trace'")
 	fs.StringVar(&o.Title, "title", "", "HTML page title")
+	cmdutil.OTLPEndpointFlag(fs, &o.OTLPEndpoint)
 	o.Linking.Register(fs, "link-")
 	o.Nesting.Register(fs, "nest-")
 	o.Convolution.Register(fs, "conv-")
@@ -146,6 +150,11 @@ func (o *Options) Validate(ios *cmdutil.IOStreams) (engines.Options, error) {
 	// mistake even when auto picks another engine.
 	if err := eo.Validate(); err != nil {
 		return eo, enginecmd.OptionUsageError(err, flags...)
+	}
+	if o.OTLPEndpoint != "" {
+		if _, err := cmdutil.TracesURL(o.OTLPEndpoint); err != nil {
+			return eo, err
+		}
 	}
 	if o.Common.Instances != 0 && o.Engine == convolution.Name {
 		ios.Warnf("--instances has no effect: the convolution engine finds edges and delays, not instances")
@@ -200,6 +209,11 @@ func Run(ctx context.Context, ios *cmdutil.IOStreams, o *Options, eo engines.Opt
 	}
 	if err := o.write(ios, results, tr); err != nil {
 		return err
+	}
+	if o.OTLPEndpoint != "" {
+		if err := cmdutil.ExportOTLP(ctx, ios, o.OTLPEndpoint, results, tr); err != nil {
+			return err
+		}
 	}
 	// Text on stdout already ends with the warnings; otherwise they go to
 	// stderr.
