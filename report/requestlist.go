@@ -96,6 +96,14 @@ func RequestRows(rs []*causal.Result, t *trace.Trace) ([]RequestRow, error) {
 		}
 	}
 	sortRows(rows)
+	// An instance's number is its place in its engine's list by start.
+	next := map[string]int{}
+	for i := range rows {
+		if rows[i].Instance >= 0 {
+			rows[i].Request = next[rows[i].Engine]
+			next[rows[i].Engine]++
+		}
+	}
 	return rows, nil
 }
 

@@ -37,6 +37,9 @@ type Options struct {
 	// OTLPEndpoint, when set, is the OTLP/HTTP receiver the OTLP export
 	// is also sent to (--otlp-endpoint).
 	OTLPEndpoint string
+	// PcapOut, when set, is where the merged capture is also written
+	// (--pcap-out), for `wirepath requests --pcap`.
+	PcapOut string
 }
 
 // Engine selections (--engine): an engine's name, all or auto.
@@ -109,6 +112,7 @@ func newCmd(ios *cmdutil.IOStreams, runF runFunc) *cobra.Command {
 	fs.StringVar(&o.SaveTrace, "save-trace", "", "also write the reconciled message trace to `FILE` (TSV; JSON Lines for .jsonl; .gz/.zst compress), for the engine commands and 'wirepath score --trace'")
 	fs.StringVar(&o.Title, "title", "", "HTML page title")
 	cmdutil.OTLPEndpointFlag(fs, &o.OTLPEndpoint)
+	fs.StringVar(&o.PcapOut, "pcap-out", "", "also write the merged capture to `FILE` (pcapng, as 'wirepath merge' writes it), for Wireshark and 'wirepath requests --pcap'")
 	o.Linking.Register(fs, "link-")
 	o.Nesting.Register(fs, "nest-")
 	o.Convolution.Register(fs, "conv-")
@@ -182,6 +186,13 @@ func Run(ctx context.Context, ios *cmdutil.IOStreams, o *Options, eo engines.Opt
 		ios.Warnf("%v (a bug)", err)
 	}
 	tr := res.Trace
+	if o.PcapOut != "" {
+		n, err := o.Pipeline.Flags.WriteMergedFile(ctx, ios, o.Captures, o.PcapOut)
+		if err != nil {
+			return err
+		}
+		ios.Infof("merged capture (%d packets) written to %s", n, o.PcapOut)
+	}
 	if o.SaveTrace != "" {
 		if err := cmdutil.WriteTraceFile(o.SaveTrace, tr, trace.FormatAuto); err != nil {
 			return err
