@@ -194,12 +194,24 @@ func fillFromTrace(ms []reqMsg, idx []int, t *trace.Trace) error {
 		return o
 	}
 	for i, mi := range idx {
-		if mi < 0 || mi >= len(t.Messages) {
+		m := &ms[i]
+		if mi < 0 {
+			// A message no capture saw (a request's unseen reply): its
+			// ends are its call's, the other way round.
+			m.Msg, m.Untraced = -1, true
+			if c := m.Call; c >= 0 && c < i && m.From == "" {
+				m.From, m.To, m.Src, m.Dst = ms[c].To, ms[c].From, ms[c].Dst, ms[c].Src
+			}
+			continue
+		}
+		if mi >= len(t.Messages) {
 			return fmt.Errorf("%w: message %d is outside it", ErrTraceMismatch, mi)
 		}
 		tm := &t.Messages[mi]
-		m := &ms[i]
 		m.Msg = mi
+		if m.From == "" && m.To == "" {
+			m.From, m.To = t.Str(tm.SrcNode), t.Str(tm.DstNode)
+		}
 		if tm.SendTS.Known() {
 			m.Send = int64(tm.SendTS) - off(tm.SrcNode)
 		}
