@@ -100,7 +100,7 @@ tools: ## install the pinned linters (staticcheck, gocyclo) and Jaeger into bin/
 			GOBIN=$(TOOLS) $(GO) install $$pv || exit 1; \
 		fi; \
 	done
-	@have=$$($(GO) version -m $(TOOLS)/jaeger 2>/dev/null | awk '$$1 == "dep" && $$2 == "github.com/jaegertracing/jaeger" { print $$3; exit }'); \
+	@have=$$($(GO) version -m $(TOOLS)/jaeger 2>/dev/null | awk '($$1 == "mod" || $$1 == "dep") && $$2 == "github.com/jaegertracing/jaeger" { print $$3; exit }'); \
 	if [ "$$have" != "$(JAEGER_VERSION)" ]; then \
 		grep -qE 'github.com/jaegertracing/jaeger $(JAEGER_VERSION)( |$$)' tools/jaeger/go.mod || { echo "tools/jaeger/go.mod does not pin Jaeger $(JAEGER_VERSION)"; exit 1; }; \
 		echo "building Jaeger $(JAEGER_VERSION) into $(TOOLS) (minutes the first time)"; \
