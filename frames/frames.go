@@ -68,9 +68,10 @@ type window struct {
 	lo, hi int64 // the message's own window, ns
 }
 
-// flowKey is a direction of a connection as the trace names it.
+// flowKey is a direction of a connection as the trace names it: a
+// comparable value, so that matching a packet allocates nothing.
 type flowKey struct {
-	src, dst string
+	src, dst netip.AddrPort
 	proto    trace.Proto
 }
 
@@ -88,17 +89,9 @@ func BuildFile(path string, t *trace.Trace, opt Options) (*Index, error) {
 // Records the reader cannot read are skipped and counted; an I/O error
 // or a capture that ends inside a record stops it.
 func Build(r *pcapio.Reader, t *trace.Trace, opt Options) (*Index, error) {
-	tol := opt.Tolerance
-	if tol <= 0 {
-		tol = DefaultTolerance
-	}
-	tol += maxOffset(t)
-	flows := windows(t)
-	al := newAliases(t.Meta.Aliases)
+	mt := newMatcher(t, opt)
 	x := &Index{frames: map[int][]int64{}}
 	var rec pcapio.Record
-	var p pcapio.Packet
-	var keys []flowKey
 	for {
 		err := r.ReadRecord(&rec)
 		if err == io.EOF {
@@ -112,22 +105,17 @@ func Build(r *pcapio.Reader, t *trace.Trace, opt Options) (*Index, error) {
 			continue
 		}
 		x.Stats.Frames++
-		pcapio.Decode(&p, rec.LinkType, rec.Data, rec.WireLen)
-		proto, ok := transport(&p)
-		if !ok {
-			x.Stats.Undecoded++
-			continue
-		}
-		if p.PayloadLen == 0 && proto == trace.ProtoTCP {
-			x.Stats.NoPayload++
-			continue
-		}
-		keys = al.keys(keys[:0], &p, proto)
-		if m := nearest(flows, keys, rec.TS, tol); m >= 0 {
+		m, class := mt.match(&rec)
+		switch class {
+		case matched:
 			x.frames[m] = append(x.frames[m], rec.Number)
 			x.Stats.Matched++
-		} else {
+		case unmatched:
 			x.Stats.Unmatched++
+		case noPayload:
+			x.Stats.NoPayload++
+		default:
+			x.Stats.Undecoded++
 		}
 	}
 	for m, fs := range x.frames {
@@ -136,6 +124,49 @@ func Build(r *pcapio.Reader, t *trace.Trace, opt Options) (*Index, error) {
 	}
 	x.Stats.Messages = len(x.frames)
 	return x, nil
+}
+
+// What match found of a record.
+const (
+	matched = iota
+	unmatched
+	noPayload
+	undecoded
+)
+
+// matcher finds the message of a record; it allocates nothing per record.
+type matcher struct {
+	flows map[flowKey][]window
+	al    *aliases
+	tol   int64
+	p     pcapio.Packet
+	keys  []flowKey
+}
+
+func newMatcher(t *trace.Trace, opt Options) *matcher {
+	tol := opt.Tolerance
+	if tol <= 0 {
+		tol = DefaultTolerance
+	}
+	return &matcher{flows: windows(t), al: newAliases(t.Meta.Aliases), tol: tol + maxOffset(t)}
+}
+
+// match decodes rec and returns the message it carries and how it was
+// classed (matched, unmatched, noPayload, undecoded).
+func (mt *matcher) match(rec *pcapio.Record) (int, int) {
+	pcapio.Decode(&mt.p, rec.LinkType, rec.Data, rec.WireLen)
+	proto, ok := transport(&mt.p)
+	if !ok {
+		return -1, undecoded
+	}
+	if mt.p.PayloadLen == 0 && proto == trace.ProtoTCP {
+		return -1, noPayload
+	}
+	mt.keys = mt.al.keys(mt.keys[:0], &mt.p, proto)
+	if m := nearest(mt.flows, mt.keys, rec.TS, mt.tol); m >= 0 {
+		return m, matched
+	}
+	return -1, unmatched
 }
 
 // maxOffset is the largest known clock offset of the trace's nodes, ns.
@@ -165,11 +196,25 @@ func transport(p *pcapio.Packet) (trace.Proto, bool) {
 }
 
 // windows groups the messages of t by direction of their connection, each
-// group in time order.
+// group in time order. Messages whose endpoints are not IP addresses and
+// ports (UNIX sockets, names) are left out: no packet carries them.
 func windows(t *trace.Trace) map[flowKey][]window {
 	out := map[flowKey][]window{}
+	eps := map[trace.Sym]netip.AddrPort{}
+	ep := func(s trace.Sym) netip.AddrPort {
+		a, ok := eps[s]
+		if !ok {
+			a, _ = netip.ParseAddrPort(t.Str(s))
+			eps[s] = a
+		}
+		return a
+	}
 	for i := range t.Messages {
 		m := &t.Messages[i]
+		src, dst := ep(m.Src), ep(m.Dst)
+		if !src.IsValid() || !dst.IsValid() {
+			continue
+		}
 		lo, hi := m.SendTS, m.RecvTS
 		if !lo.Known() {
 			lo = hi
@@ -180,7 +225,7 @@ func windows(t *trace.Trace) map[flowKey][]window {
 		if hi < lo {
 			lo, hi = hi, lo
 		}
-		k := flowKey{t.Str(m.Src), t.Str(m.Dst), m.Proto}
+		k := flowKey{src, dst, m.Proto}
 		out[k] = append(out[k], window{msg: i, lo: int64(lo), hi: int64(hi)})
 	}
 	for _, ws := range out {
@@ -239,46 +284,57 @@ func nearest(flows map[flowKey][]window, keys []flowKey, ts, tol int64) int {
 
 // aliases maps a wire endpoint to the endpoints the trace may name it by.
 type aliases struct {
-	// exact maps "addr:port" to its inside names; wild maps an address
-	// whose every port translates ("10.20.0.1:*") to inside addresses.
-	exact map[string][]string
-	wild  map[string][]string
+	// exact maps an endpoint to its other names; wild maps an address
+	// whose every port translates ("10.20.0.1:*") to other addresses.
+	exact map[netip.AddrPort][]netip.AddrPort
+	wild  map[netip.Addr][]netip.Addr
+	// Scratch space of keys, reused from packet to packet.
+	srcs, dsts []netip.AddrPort
 }
 
 func newAliases(as []trace.Alias) *aliases {
-	a := &aliases{exact: map[string][]string{}, wild: map[string][]string{}}
+	a := &aliases{exact: map[netip.AddrPort][]netip.AddrPort{}, wild: map[netip.Addr][]netip.Addr{}}
 	for _, x := range as {
-		if h, ok := strings.CutSuffix(x.Outside, ":*"); ok {
-			in, _ := strings.CutSuffix(x.Inside, ":*")
-			a.wild[strings.Trim(h, "[]")] = append(a.wild[strings.Trim(h, "[]")], in)
+		oh, owild := strings.CutSuffix(x.Outside, ":*")
+		ih, iwild := strings.CutSuffix(x.Inside, ":*")
+		if owild && iwild {
+			o, err1 := netip.ParseAddr(strings.Trim(oh, "[]"))
+			i, err2 := netip.ParseAddr(strings.Trim(ih, "[]"))
+			if err1 == nil && err2 == nil {
+				a.wild[o] = append(a.wild[o], i)
+			}
 			continue
 		}
-		a.exact[x.Outside] = append(a.exact[x.Outside], x.Inside)
+		o, err1 := netip.ParseAddrPort(x.Outside)
+		i, err2 := netip.ParseAddrPort(x.Inside)
+		if err1 != nil || err2 != nil {
+			continue
+		}
+		a.exact[o] = append(a.exact[o], i)
 		// A translation is seen from both sides: the inside name may
 		// stand for the outside one in a trace that kept it.
-		a.exact[x.Inside] = append(a.exact[x.Inside], x.Outside)
+		a.exact[i] = append(a.exact[i], o)
 	}
 	return a
 }
 
-// names returns the endpoint addr:port and the names it stands for.
-func (a *aliases) names(dst []string, addr netip.Addr, port uint16) []string {
-	ep := netip.AddrPortFrom(addr, port).String()
+// names appends the endpoint addr:port and the names it stands for.
+func (a *aliases) names(dst []netip.AddrPort, addr netip.Addr, port uint16) []netip.AddrPort {
+	ep := netip.AddrPortFrom(addr, port)
 	dst = append(dst, ep)
 	dst = append(dst, a.exact[ep]...)
-	for _, in := range a.wild[addr.String()] {
-		dst = append(dst, trace.JoinEndpoint(strings.Trim(in, "[]"), strconv.Itoa(int(port))))
+	for _, in := range a.wild[addr] {
+		dst = append(dst, netip.AddrPortFrom(in, port))
 	}
 	return dst
 }
 
-// keys returns the flow keys packet p may belong to.
+// keys returns the flow keys packet p may belong to, in dst.
 func (a *aliases) keys(dst []flowKey, p *pcapio.Packet, proto trace.Proto) []flowKey {
-	var sb, db [4]string
-	srcs := a.names(sb[:0], p.Src, p.SrcPort)
-	dsts := a.names(db[:0], p.Dst, p.DstPort)
-	for _, s := range srcs {
-		for _, d := range dsts {
+	a.srcs = a.names(a.srcs[:0], p.Src, p.SrcPort)
+	a.dsts = a.names(a.dsts[:0], p.Dst, p.DstPort)
+	for _, s := range a.srcs {
+		for _, d := range a.dsts {
 			dst = append(dst, flowKey{s, d, proto})
 		}
 	}

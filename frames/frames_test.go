@@ -49,7 +49,7 @@ var demo struct {
 
 var demoCaptures = []string{"outside.pcapng", "inside.pcapng.gz", "lb-any.pcap.gz"}
 
-func demoTrace(t *testing.T) (*trace.Trace, string) {
+func demoTrace(t testing.TB) (*trace.Trace, string) {
 	t.Helper()
 	demo.once.Do(func() {
 		dir := filepath.Join("..", "testdata", "demo")
@@ -210,4 +210,58 @@ func TestMain(m *testing.M) {
 		os.Remove(demo.merged)
 	}
 	os.Exit(code)
+}
+
+// TestMatchAllocs checks that matching a record to its message allocates
+// nothing: frames reads every packet of a capture.
+func TestMatchAllocs(t *testing.T) {
+	tr, merged := demoTrace(t)
+	r, err := pcapio.OpenFile(merged)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var recs []pcapio.Record
+	var rec pcapio.Record
+	for len(recs) < 200 && r.ReadRecord(&rec) == nil {
+		c := rec
+		c.Data = bytes.Clone(rec.Data)
+		recs = append(recs, c)
+	}
+	mt := frames.NewMatcherForTest(tr)
+	for i := range recs {
+		mt.Match(&recs[i]) // grow the scratch space
+	}
+	i := 0
+	if n := testing.AllocsPerRun(1000, func() {
+		mt.Match(&recs[i%len(recs)])
+		i++
+	}); n != 0 {
+		t.Errorf("%v allocations per record, want 0", n)
+	}
+}
+
+// BenchmarkBuild maps the demo's 1,036 messages to the 7,435 frames of its
+// merged capture.
+func BenchmarkBuild(b *testing.B) {
+	tr, merged := demoTrace(b)
+	raw, err := os.ReadFile(merged)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(raw)))
+	b.ReportAllocs()
+	var x *frames.Index
+	for b.Loop() {
+		r, err := pcapio.NewReader(bytes.NewReader(raw), merged)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if x, err = frames.Build(r, tr, frames.Options{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if x.Stats.Messages != len(tr.Messages) {
+		b.Errorf("%d of %d messages found", x.Stats.Messages, len(tr.Messages))
+	}
 }
