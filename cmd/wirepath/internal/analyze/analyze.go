@@ -34,9 +34,6 @@ type Options struct {
 	Workers     int
 	SaveTrace   string
 	Title       string
-	// OTLPEndpoint, when set, is the OTLP/HTTP receiver the OTLP export
-	// is also sent to (--otlp-endpoint).
-	OTLPEndpoint string
 	// PcapOut, when set, is where the merged capture is also written
 	// (--pcap-out), for `wirepath requests --pcap`.
 	PcapOut string
@@ -111,7 +108,6 @@ func newCmd(ios *cmdutil.IOStreams, runF runFunc) *cobra.Command {
 	fs.IntVar(&o.Workers, "workers", 0, "goroutines each engine uses (0 = one per CPU)")
 	fs.StringVar(&o.SaveTrace, "save-trace", "", "also write the reconciled message trace to `FILE` (TSV; JSON Lines for .jsonl; .gz/.zst compress), for the engine commands and 'wirepath score --trace'")
 	fs.StringVar(&o.Title, "title", "", "HTML page title")
-	cmdutil.OTLPEndpointFlag(fs, &o.OTLPEndpoint)
 	fs.StringVar(&o.PcapOut, "pcap-out", "", "also write the merged capture to `FILE` (pcapng, as 'wirepath merge' writes it), for Wireshark and 'wirepath requests --pcap'")
 	o.Linking.Register(fs, "link-")
 	o.Nesting.Register(fs, "nest-")
@@ -154,11 +150,6 @@ func (o *Options) Validate(ios *cmdutil.IOStreams) (engines.Options, error) {
 	// mistake even when auto picks another engine.
 	if err := eo.Validate(); err != nil {
 		return eo, enginecmd.OptionUsageError(err, flags...)
-	}
-	if o.OTLPEndpoint != "" {
-		if _, err := cmdutil.TracesURL(o.OTLPEndpoint); err != nil {
-			return eo, err
-		}
 	}
 	if o.Common.Instances != 0 && o.Engine == convolution.Name {
 		ios.Warnf("--instances has no effect: the convolution engine finds edges and delays, not instances")
@@ -221,8 +212,8 @@ func Run(ctx context.Context, ios *cmdutil.IOStreams, o *Options, eo engines.Opt
 	if err := o.write(ios, results, tr); err != nil {
 		return err
 	}
-	if o.OTLPEndpoint != "" {
-		if err := cmdutil.ExportOTLP(ctx, ios, o.OTLPEndpoint, results, tr); err != nil {
+	if o.Common.OTLPEndpoint != "" {
+		if err := cmdutil.ExportOTLP(ctx, ios, o.Common.OTLPEndpoint, results, tr); err != nil {
 			return err
 		}
 	}
