@@ -9,7 +9,7 @@ import (
 
 // The OpenTelemetry semantic conventions (v1.26 and later) the OTLP
 // export sets from what the protocol decoders put in a message's label
-// (docs/protocols.md, docs/protocols-db.md): "GET /item/{id}",
+// (docs/protocols.md): "GET /item/{id}",
 // "grpc /pkg.Service/Method", "redis GET", "memcache get", "SELECT users",
 // "dns A example.com", "kafka Produce"; a response's label "200" is an
 // HTTP status.
