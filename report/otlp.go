@@ -130,9 +130,8 @@ func spanID(tid [16]byte, visit int) string {
 
 // WriteOTLP writes res as OpenTelemetry OTLP/JSON traces (the body of an
 // OTLP/HTTP export request, also what file exporters write): every request
-// is a trace (the engine's requests where the result has them, else each
-// pattern's listed instances with their measured times, else its mean
-// instance), every call in it two spans: a CLIENT span on the caller from
+// is a trace (each pattern's listed instances with their measured times,
+// else its mean instance), every call in it two spans: a CLIENT span on the caller from
 // the request's send to the response's receipt, and a SERVER span on the
 // callee from the request's receipt to the response's send, the client
 // span the child of the server span its caller was serving. A message of

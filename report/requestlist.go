@@ -66,8 +66,8 @@ type RequestRow struct {
 // no engine requests, and no instances with a trace to time them.
 var ErrNoRequests = errors.New("the result lists no requests or instances (run the engine with --instances -1 and give the trace)")
 
-// RequestRows returns the requests of the results: each engine's requests
-// where it has them, else every listed instance of every pattern, timed
+// RequestRows returns the requests of the results: every listed instance
+// of every pattern, timed
 // and labelled from the trace t (which must be the one the results were
 // inferred from), in order of their start.
 func RequestRows(rs []*causal.Result, t *trace.Trace) ([]RequestRow, error) {

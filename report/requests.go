@@ -12,9 +12,9 @@ import (
 const noNS = math.MinInt64
 
 // request is one request as the exports see it: the tree of its messages
-// with the call each belongs to, from an engine's requests where the
-// result has them (the assembly engine) and from a pattern's instances
-// otherwise. Its shape follows causal.Request of result version 3.
+// with the call each belongs to, built from a pattern's instance. Its shape
+// is that of the requests an engine assembles itself (causal.Request of
+// result version 3, the assembly engine's), so that those export alike.
 type request struct {
 	// Engine is the engine that found it.
 	Engine string

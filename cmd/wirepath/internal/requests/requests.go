@@ -46,10 +46,9 @@ started, its latency, the pattern it took, the engine's confidence, its
 number of calls, its label (the root message's: "GET /item/{id}") and its
 status (the reply's label: "200").
 
-The requests are the engine's own where the result has them (the assembly
-engine); otherwise every instance the result lists (engine flag
---instances -1), timed and labelled from --trace, the trace the result was
-inferred from (analyze --save-trace).
+The requests are the instances the result lists (engine flag --instances
+-1), timed and labelled from --trace, the trace the result was inferred
+from (analyze --save-trace).
 
 With --pcap, the merged capture of the same captures (wirepath merge, or
 analyze --pcap-out), each request also lists the numbers of the frames
