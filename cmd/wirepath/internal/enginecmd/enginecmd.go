@@ -27,6 +27,10 @@ var Formats = report.Formats
 
 // Common holds the flags every engine command shares.
 type Common struct {
+	// OTLPEndpoint, when set, is the OTLP/HTTP receiver the OTLP export
+	// is also sent to (--otlp-endpoint).
+	OTLPEndpoint string
+
 	Format      string
 	Output      string
 	Top         int
@@ -37,9 +41,6 @@ type Common struct {
 	Histograms  bool
 	Instances   int
 	Strict      bool
-	// OTLPEndpoint, when set, is the OTLP/HTTP receiver the OTLP export
-	// is also sent to (--otlp-endpoint).
-	OTLPEndpoint string
 }
 
 // AddFlags registers the shared flags on fs.
@@ -66,8 +67,8 @@ func (c *Common) AddResultFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&c.NoEphemeral, "keep-ephemeral-ports", false, "keep ephemeral port numbers instead of replacing them with *")
 	fs.IntVar(&c.MinPeers, "min-peers", trace.DefaultRoleOptions().MinPeers, "distinct peers that make a port fixed (a server port)")
 	fs.BoolVar(&c.Histograms, "histograms", false, "include delay histograms in JSON output")
-	fs.IntVar(&c.Instances, "instances", 0, "list the messages of up to `N` instances per pattern in JSON output (-1 = all)")
 	cmdutil.OTLPEndpointFlag(fs, &c.OTLPEndpoint)
+	fs.IntVar(&c.Instances, "instances", 0, "list the messages of up to `N` instances per pattern in JSON output (-1 = all)")
 }
 
 // Validate checks the shared flags.
