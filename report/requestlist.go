@@ -2,6 +2,7 @@ package report
 
 import (
 	"encoding/csv"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -54,8 +55,11 @@ type RequestRow struct {
 	LatencyUS  float64 `json:"latency_us"`
 	Confidence float64 `json:"confidence"`
 	// Calls counts the request's calls (a CALL and its RETURN are one).
-	Calls    int   `json:"calls"`
-	Messages []int `json:"messages"`
+	Calls int `json:"calls"`
+	// TraceID is the id of the request's trace in the OTLP export (32
+	// hex digits): where Jaeger shows it (/trace/TRACEID).
+	TraceID  string `json:"trace_id"`
+	Messages []int  `json:"messages"`
 	// Frames are the frame numbers of the messages in the merged capture;
 	// Filter the display filter that selects them.
 	Frames []int64 `json:"frames,omitempty"`
@@ -122,6 +126,8 @@ func anyListed(rs []*causal.Result) error {
 func requestRow(r *request, n int) RequestRow {
 	row := RequestRow{Engine: r.Engine, Request: n, Pattern: r.Pattern, Signature: r.Signature, Instance: r.Instance,
 		Label: r.Label(), StartNS: r.Start(), LatencyUS: r.Latency(), Confidence: r.Confidence}
+	tid := traceID(r)
+	row.TraceID = hex.EncodeToString(tid[:])
 	if r.Pattern == 0 {
 		row.Request, row.Instance = r.ID, -1
 	}
@@ -227,7 +233,7 @@ func WriteRequests(w io.Writer, format string, rows []RequestRow) error {
 
 // requestColumns are the CSV columns, in order.
 var requestColumns = []string{"engine", "request", "pattern", "instance", "label", "status", "start", "start_ns",
-	"latency_us", "confidence", "calls", "messages", "frames", "filter"}
+	"latency_us", "confidence", "calls", "trace_id", "messages", "frames", "filter"}
 
 func writeRequestsCSV(w io.Writer, rows []RequestRow) error {
 	cw := csv.NewWriter(w)
@@ -239,7 +245,7 @@ func writeRequestsCSV(w io.Writer, rows []RequestRow) error {
 		rec := []string{r.Engine, strconv.Itoa(r.Request), strconv.Itoa(r.Pattern), strconv.Itoa(r.Instance),
 			r.Label, r.Status, startText(r.StartNS), strconv.FormatInt(r.StartNS, 10),
 			strconv.FormatFloat(r.LatencyUS, 'f', 3, 64), strconv.FormatFloat(r.Confidence, 'g', 6, 64),
-			strconv.Itoa(r.Calls), joinInts(r.Messages), joinInts(r.Frames), r.Filter}
+			strconv.Itoa(r.Calls), r.TraceID, joinInts(r.Messages), joinInts(r.Frames), r.Filter}
 		if err := cw.Write(rec); err != nil {
 			return err
 		}

@@ -298,6 +298,27 @@ func TestJaeger(t *testing.T) {
 	if len(got) != len(want) {
 		t.Errorf("Jaeger returned %d spans, %d were exported", len(got), len(want))
 	}
+	// The request list names each request's trace as Jaeger shows it.
+	stdout.Reset()
+	if code := runArgs(&stdout, &stderr, "requests", "-q", res, "--trace", tr, "--format", "jsonl"); code != 0 {
+		t.Fatalf("requests: exit %d: %s", code, stderr.String())
+	}
+	listed := 0
+	for _, l := range strings.Split(strings.TrimSpace(stdout.String()), "\n")[1:] {
+		var row struct {
+			TraceID string `json:"trace_id"`
+		}
+		if err := json.Unmarshal([]byte(l), &row); err != nil {
+			t.Fatal(err)
+		}
+		if traces[row.TraceID] == 0 {
+			t.Errorf("the request list names trace %q, which is not in Jaeger", row.TraceID)
+		}
+		listed++
+	}
+	if listed != len(traces) {
+		t.Errorf("%d requests listed, %d traces in Jaeger", listed, len(traces))
+	}
 	// Jaeger's dependency graph: one edge per caller and callee, counting
 	// the calls.
 	var deps struct {

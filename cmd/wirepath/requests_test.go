@@ -80,7 +80,7 @@ func TestRequestsFiltersInTshark(t *testing.T) {
 		t.Fatalf("%d records (%v), want a header and 3 requests:\n%s", len(recs), err, stdout.String())
 	}
 	for _, f := range recs[1:] {
-		flt := f[13]
+		flt := f[14]
 		out, err := exec.Command("tshark", "-r", merged, "-Y", flt, "-T", "fields", "-e", "frame.number", "-e", "tcp.len").Output()
 		if err != nil {
 			t.Fatalf("tshark -Y %q: %v", flt, err)
@@ -93,7 +93,7 @@ func TestRequestsFiltersInTshark(t *testing.T) {
 			}
 			got = append(got, nl[0])
 		}
-		if want := strings.Fields(f[12]); strings.Join(got, " ") != strings.Join(want, " ") {
+		if want := strings.Fields(f[13]); strings.Join(got, " ") != strings.Join(want, " ") {
 			t.Errorf("tshark -Y %q selects %v, want %v", flt, got, want)
 		}
 	}
