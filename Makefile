@@ -41,11 +41,12 @@ CYCLO_SKIP = _test\.go$$|(^|/)testdata/$(if $(GENERATED),|^($(GENERATED))$$)
 # services (testbed/: nginx, Redis, memcached, dnsmasq, Python 3), and the
 # real servers and clients the protocol decoders are tested against
 # (proto/...; setpriv is in util-linux; openssl for TLS suites Go cannot make),
-# and libpcap0.8: the capture filters (-f) are compiled by libpcap, loaded at
-# run time (no cgo, no headers).
+# libpcap0.8: the capture filters (-f) are compiled by libpcap, loaded at
+# run time (no cgo, no headers); ethtool turns offloads off around the
+# testbed's delaying forwarder (SHIM=).
 DEB_PKGS   := tcpdump tshark iproute2 iptables nftables gcc libc6-dev make strace curl zstd chromium graphviz \
 	nginx redis-server redis-tools memcached dnsmasq-base python3 \
-	postgresql mariadb-server mariadb-client util-linux openssl libpcap0.8
+	postgresql mariadb-server mariadb-client util-linux openssl libpcap0.8 ethtool
 
 .PHONY: help
 help: ## list the targets
@@ -124,6 +125,10 @@ bench-merge: ## wirepath merge vs mergecap + editcap -D on 1.2 M generated recor
 .PHONY: fuzz
 fuzz: ## run every fuzz target for FUZZTIME (default 20s, about 15 minutes) and print executions per target
 	FUZZTIME=$(FUZZTIME) GO=$(GO) scripts/fuzz.sh
+
+.PHONY: hostile
+hostile: build ## rerun issue 13's hostile-input cases (crafted and cut captures, pipes, -o = input; about 2 minutes) under timeout and ulimit -v
+	WIREPATH=$(WIREPATH) scripts/hostile.sh
 
 .PHONY: demo
 demo: ## run wirepath analyze on the demo captures (testdata/demo); builds bin/wirepath only (no C compiler needed)

@@ -53,6 +53,9 @@ type TraceSummary struct {
 	// Accounting carries the counters of the stages that produced the trace.
 	Accounting []trace.Count `json:"accounting,omitempty"`
 	Warnings   []string      `json:"warnings,omitempty"`
+	// Links are the network between the nodes as the captures showed it
+	// (the trace's Meta.Links): what the what-if model reads.
+	Links []trace.Link `json:"links,omitempty"`
 }
 
 // Pattern is one aggregated causal path: a tree of hops.
@@ -134,6 +137,7 @@ func Summarize(ms trace.Messages) TraceSummary {
 		Aliases:    meta.Aliases,
 		Accounting: meta.Accounting,
 		Warnings:   meta.Warnings,
+		Links:      meta.Links,
 		Nodes:      countNodes(ms),
 	}
 	if first, last, ok := trace.TimeRange(ms); ok {

@@ -46,6 +46,10 @@ type Assembler struct {
 	now      int64
 	started  bool
 	flushing bool
+	// unitScratch is the Unit decoders' Next fill (drainUnits), one
+	// drain at a time (unitBusy).
+	unitScratch proto.Unit
+	unitBusy    bool
 
 	conns     map[connKey]*conn
 	activeTCP connList
@@ -84,6 +88,8 @@ type pkt struct {
 	proto        uint8
 	seq, ack     uint32
 	flags        uint8
+	win          uint16
+	opts         pcapio.TCPOptions
 	payload      []byte // captured payload
 	n            int    // payload length on the wire
 	obs          []segObs
@@ -140,7 +146,7 @@ func (a *Assembler) Add(p *pcapio.Packet) {
 		case pcapio.ProtoTCP, pcapio.ProtoUDP:
 			pk := &a.pk
 			*pk = pkt{src: p.Src, dst: p.Dst, sport: p.SrcPort, dport: p.DstPort, proto: p.Proto,
-				seq: p.Seq, ack: p.Ack, flags: p.TCPFlags, payload: p.Payload, n: p.PayloadLen, obs: a.obs, ts: ts}
+				seq: p.Seq, ack: p.Ack, flags: p.TCPFlags, win: p.Window, opts: p.TCPOpts, payload: p.Payload, n: p.PayloadLen, obs: a.obs, ts: ts}
 			if pk.n < len(pk.payload) {
 				pk.n = len(pk.payload)
 			}

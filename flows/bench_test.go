@@ -74,9 +74,18 @@ func BenchmarkAssembler(b *testing.B) {
 
 // TestNoAllocsPerPacket guards the hot path: once a connection is open and
 // the pools are warm, in-order request/response traffic (messages cut,
-// kinds assigned, messages emitted) allocates nothing per packet.
+// kinds assigned, messages emitted) allocates nothing per packet, with and
+// without the passive round-trip sampler (OnConn set).
 func TestNoAllocsPerPacket(t *testing.T) {
-	a, err := NewAssembler(DefaultConfig())
+	for _, onConn := range []func(*ConnStats){nil, func(*ConnStats) {}} {
+		cfg := DefaultConfig()
+		cfg.OnConn = onConn
+		noAllocs(t, cfg)
+	}
+}
+
+func noAllocs(t *testing.T, cfg Config) {
+	a, err := NewAssembler(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

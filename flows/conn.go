@@ -98,15 +98,15 @@ type conn struct {
 	id    uint64
 	key   connKey
 	ep    [2]netip.AddrPort
-	proto uint8
 	first int64
 	last  int64
 
-	closed    bool
 	closedAt  int64
+	closed    bool
 	removed   bool
-	end       EndReason
 	midStream bool
+	proto     uint8
+	end       EndReason
 
 	caller     int8 // direction of the caller, -1 unknown
 	callerFrom callerSource
@@ -126,21 +126,23 @@ type conn struct {
 	httpN       int
 	lastCall    uint32
 	lastCallOK  bool
-	dnsPending  []dnsCall
 
 	// httpPipelined: a request was sent while another waited;
 	// httpUnpaired: after a loss on such a connection, responses are
 	// paired no more (httpLoss).
 	httpPipelined, httpUnpaired bool
+	holey                       bool // on the list of connections with out-of-order data
 
-	hs    []hsPoint
-	calls [8]callRec
-	acc   connAcc
+	dnsPending []dnsCall
+
+	hs   []hsPoint
+	acc  connAcc
+	figs *connFigs // made with the first call or throughput sample (fig)
+	ps   passiveState
 
 	// list links (LRU of active connections, or the closed list)
 	prev, next *conn
 	list       *connList
-	holey      bool // on the list of connections with out-of-order data
 }
 
 // dnsCall is a DNS query waiting for its response.
@@ -157,13 +159,17 @@ const maxDNSPending = 64
 func (c *conn) init(a *Assembler, id uint64, key connKey, proto uint8, now int64) {
 	unsealed, dnsP, hs := c.unsealed, c.dnsPending[:0], c.hs[:0]
 	unsealed.reset()
-	rtt, tp0, tp1 := c.acc.rtt[:0], c.acc.tput[0][:0], c.acc.tput[1][:0]
+	figs := c.figs
+	if figs != nil {
+		figs.reset()
+	}
 	halves := c.half
-	pr := c.pr
+	ps, pr := c.ps, c.pr
+	ps.reset()
 	pr.reset()
-	*c = conn{pr: pr}
+	*c = conn{pr: pr, figs: figs}
 	c.unsealed, c.dnsPending, c.hs = unsealed, dnsP, hs
-	c.acc.rtt, c.acc.tput[0], c.acc.tput[1] = rtt, tp0, tp1
+	c.ps = ps
 	c.id, c.key, c.proto, c.first, c.last = id, key, proto, now, now
 	c.ep[0], c.ep[1] = key.Endpoint(0), key.Endpoint(1)
 	c.caller = -1

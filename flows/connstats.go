@@ -12,16 +12,42 @@ import (
 // connection (the counts go on).
 const maxSamples = 1024
 
-// connAcc accumulates a connection's passive figures.
+// connAcc accumulates a connection's loss counters.
 type connAcc struct {
 	gaps, gapBytes      int64
 	retxSegs, retxBytes int64
-	rtt                 []int64
-	rttN                int64
-	tput                [2][]float64 // bytes/s per message, by direction
-	tputN               [2]int64
-	tputBytes           [2]int64
-	tputNS              [2]int64
+}
+
+// connFigs are a connection's figures from its messages: the calls
+// waiting for their returns, the round-trip and throughput samples. A
+// connection gets them with its first call or multi-segment message
+// (conn.fig), so that one that never carries any (a half-open one of a
+// SYN flood) does not pay their 700 bytes.
+type connFigs struct {
+	calls     [8]callRec
+	rtt       []int64
+	rttN      int64
+	tput      [2][]float64 // bytes/s per message, by direction
+	tputN     [2]int64
+	tputBytes [2]int64
+	tputNS    [2]int64
+}
+
+// noFigs stands for the figures of a connection that has none.
+var noFigs connFigs
+
+// fig returns c's figures, made on first use.
+func (c *conn) fig() *connFigs {
+	if c.figs == nil {
+		c.figs = new(connFigs)
+	}
+	return c.figs
+}
+
+// reset prepares f for a new connection, keeping its sample buffers.
+func (f *connFigs) reset() {
+	rtt, tp0, tp1 := f.rtt[:0], f.tput[0][:0], f.tput[1][:0]
+	*f = connFigs{rtt: rtt, tput: [2][]float64{tp0, tp1}}
 }
 
 // accountMessage feeds an emitted message into its connection's figures:
@@ -39,7 +65,8 @@ func (a *Assembler) accountMessage(c *conn, m *msg) {
 
 // noteCall remembers where and when a CALL was seen, for its RETURN.
 func (c *conn) noteCall(m *msg) {
-	r := &c.calls[m.Call.Index%uint32(len(c.calls))]
+	f := c.fig()
+	r := &f.calls[m.Call.Index%uint32(len(f.calls))]
 	*r = callRec{idx: m.Call.Index, valid: true}
 	for i := range m.Sightings {
 		if int(r.n) == len(r.pts) {
@@ -55,7 +82,11 @@ func (c *conn) noteCall(m *msg) {
 // nearest the caller that saw both: from the last byte of the call to the
 // first byte of the return.
 func (c *conn) sampleRTT(m *msg) {
-	r := &c.calls[m.Call.Index%uint32(len(c.calls))]
+	f := c.figs
+	if f == nil {
+		return // no call noted
+	}
+	r := &f.calls[m.Call.Index%uint32(len(f.calls))]
 	if !r.valid || r.idx != m.Call.Index {
 		return
 	}
@@ -74,9 +105,9 @@ func (c *conn) sampleRTT(m *msg) {
 		}
 	}
 	if best >= 0 && sample >= 0 {
-		c.acc.rttN++
-		if len(c.acc.rtt) < maxSamples {
-			c.acc.rtt = append(c.acc.rtt, sample)
+		f.rttN++
+		if len(f.rtt) < maxSamples {
+			f.rtt = append(f.rtt, sample)
 		}
 	}
 }
@@ -98,7 +129,7 @@ func (c *conn) sampleThroughput(m *msg) {
 	if rs == nil {
 		return
 	}
-	acc := &c.acc
+	acc := c.fig()
 	d := m.dir
 	if c.caller >= 0 && int(c.caller) != 0 {
 		d = 1 - d // index by client/server direction
@@ -149,6 +180,15 @@ type ConnStats struct {
 	// ServerThroughput that of the server's, in bytes per second.
 	ClientThroughput Rate `json:"client_throughput"`
 	ServerThroughput Rate `json:"server_throughput"`
+
+	// Points are the passive round trips each capture point measured of
+	// a TCP connection (handshake, data and acknowledgement, timestamp
+	// echoes: see PointRTT), and the packet-pair rates there.
+	Points []PointRTT `json:"points"`
+	// ClientWindow and ServerWindow are what each side's segments said
+	// about its receiving: MSS and the largest window it advertised.
+	ClientWindow Window `json:"client_window"`
+	ServerWindow Window `json:"server_window"`
 }
 
 // HandshakeRTT is the handshake as one capture point saw it. ToServerNS
@@ -182,8 +222,8 @@ type Rate struct {
 
 // connStats fills cs with c's figures.
 func (a *Assembler) connStats(c *conn, cs *ConnStats) {
-	hs := cs.Handshake[:0]
-	*cs = ConnStats{Conn: c.id, Proto: traceProto(c.proto).String(), Caller: c.callerFrom.String(),
+	hs, pts := cs.Handshake[:0], cs.Points[:0]
+	*cs = ConnStats{Points: pts, Conn: c.id, Proto: traceProto(c.proto).String(), Caller: c.callerFrom.String(),
 		MidStream: c.midStream, StartNS: c.first, EndNS: c.last, End: c.end.String()}
 	cli := 0
 	if c.caller >= 0 {
@@ -208,10 +248,15 @@ func (a *Assembler) connStats(c *conn, cs *ConnStats) {
 	if len(hs) == 0 {
 		cs.Handshake = hs[:0]
 	}
-	cs.RTT = summarize(c.acc.rtt, c.acc.rttN)
+	a.passiveStats(c, cs, cli)
+	f := c.figs
+	if f == nil {
+		f = &noFigs
+	}
+	cs.RTT = summarize(f.rtt, f.rttN)
 	// tput is indexed by direction relative to the client (0 = client's).
-	cs.ClientThroughput = rate(c.acc.tput[0], c.acc.tputN[0], c.acc.tputBytes[0], c.acc.tputNS[0])
-	cs.ServerThroughput = rate(c.acc.tput[1], c.acc.tputN[1], c.acc.tputBytes[1], c.acc.tputNS[1])
+	cs.ClientThroughput = rate(f.tput[0], f.tputN[0], f.tputBytes[0], f.tputNS[0])
+	cs.ServerThroughput = rate(f.tput[1], f.tputN[1], f.tputBytes[1], f.tputNS[1])
 }
 
 func summarize(s []int64, n int64) Summary {

@@ -74,7 +74,6 @@ type connProto struct {
 	// (greets).
 	first, greeting []byte
 	greets          bool
-	u               proto.Unit // scratch for Next (a field: a local would escape)
 }
 
 // reset prepares p for a new connection, keeping its memory.
@@ -350,8 +349,15 @@ func (a *Assembler) decode(c *conn, d int, ch *chunk, off int64) {
 // drainUnits turns the Units the decoder completed into messages.
 func (a *Assembler) drainUnits(c *conn, closing bool) {
 	pr := &c.pr
-	for pr.dec.Next(&pr.u) {
-		a.unit(c, &pr.u, closing)
+	u := &a.unitScratch
+	if a.unitBusy {
+		u = new(proto.Unit) // a drain under way (never seen): a Unit of its own
+	} else {
+		a.unitBusy = true
+		defer func() { a.unitBusy = false }()
+	}
+	for pr.dec.Next(u) {
+		a.unit(c, u, closing)
 	}
 }
 

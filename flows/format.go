@@ -10,7 +10,7 @@ import (
 // format version (see docs/formats.md).
 const (
 	MessagesMagic = "# wirepath-messages v2"
-	ConnsMagic    = "# wirepath-conns v1"
+	ConnsMagic    = "# wirepath-conns v2"
 )
 
 // MessageColumns are the columns of the messages TSV format, in order.
@@ -24,7 +24,10 @@ var ConnColumns = []string{"conn", "proto", "client", "server", "caller", "mid_s
 	"gaps", "gap_bytes", "retrans_segments", "retrans_bytes", "handshake_rtt_ns",
 	"rtt_n", "rtt_min_ns", "rtt_p50_ns", "rtt_max_ns",
 	"client_tput_n", "client_tput_p50_bps", "client_tput_max_bps", "client_tput_agg_bps",
-	"server_tput_n", "server_tput_p50_bps", "server_tput_max_bps", "server_tput_agg_bps"}
+	"server_tput_n", "server_tput_p50_bps", "server_tput_max_bps", "server_tput_agg_bps",
+	"rtt_point", "passive_rtt_ns", "to_client_n", "to_client_min_ns", "to_client_p50_ns",
+	"to_server_n", "to_server_min_ns", "to_server_p50_ns",
+	"client_mss", "client_window", "server_mss", "server_window"}
 
 // appendHeader appends the magic line and the tab-separated column names.
 func appendHeader(b []byte, magic string, cols []string) []byte {
@@ -328,7 +331,55 @@ func AppendConnTSV(b []byte, cs *ConnStats) []byte {
 			}
 		}
 	}
+	b = appendPassive(b, cs)
 	return append(b, '\n')
+}
+
+// appendPassive appends the passive round trips of the point that
+// measured both halves with the most samples (or, if none did, the most
+// samples), and the windows.
+func appendPassive(b []byte, cs *ConnStats) []byte {
+	tab := func() { b = append(b, '\t') }
+	dash := func() { tab(); b = append(b, '-') }
+	p := BestPoint(cs.Points)
+	if p == nil {
+		for range 8 {
+			dash()
+		}
+	} else {
+		tab()
+		b = append(b, p.Point...)
+		tab()
+		if rtt, ok := p.RTT(); ok {
+			b = appendInt(b, rtt)
+		} else {
+			b = append(b, '-')
+		}
+		for _, h := range []*HalfRTT{&p.ToClient, &p.ToServer} {
+			tab()
+			b = appendInt(b, h.N)
+			if h.N == 0 {
+				dash()
+				dash()
+				continue
+			}
+			tab()
+			b = appendInt(b, h.MinNS)
+			tab()
+			b = appendInt(b, h.P50NS)
+		}
+	}
+	for _, w := range []Window{cs.ClientWindow, cs.ServerWindow} {
+		tab()
+		b = appendInt(b, int64(w.MSS))
+		tab()
+		if w.MaxBytes < 0 {
+			b = append(b, '-')
+		} else {
+			b = appendInt(b, w.MaxBytes)
+		}
+	}
+	return b
 }
 
 // ConnJSON writes cs to w as one line of the connections JSON Lines format.
@@ -336,6 +387,9 @@ func ConnJSON(w io.Writer, cs *ConnStats) error {
 	c := *cs
 	if c.Handshake == nil {
 		c.Handshake = []HandshakeRTT{} // always an array in the format
+	}
+	if c.Points == nil {
+		c.Points = []PointRTT{}
 	}
 	return json.NewEncoder(w).Encode(&c)
 }

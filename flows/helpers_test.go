@@ -67,6 +67,7 @@ func run(t testing.TB, cfg Config, pkts ...*pcapio.Packet) ([]*Message, []ConnSt
 	cfg.OnConn = func(cs *ConnStats) {
 		c := *cs
 		c.Handshake = append([]HandshakeRTT(nil), cs.Handshake...)
+		c.Points = append([]PointRTT(nil), cs.Points...)
 		conns = append(conns, c)
 	}
 	r, err := NewReader(&SliceSource{Packets: pkts}, cfg)

@@ -7,6 +7,29 @@ type bufPool struct {
 	classes  [4][][]byte // free byte buffers of 256 B, 2 KiB, 16 KiB, 64 KiB
 	obs      [][]segObs
 	buffered int64 // stream bytes buffered out of order, all connections
+	// ch is the chunk a stream delivers (chunk), shared by the streams:
+	// one is delivered at a time. chBusy guards it: a delivery made
+	// while another is under way gets a chunk of its own.
+	ch     chunk
+	chBusy bool
+}
+
+// chunk returns the scratch chunk for a delivery, or a new one if a
+// delivery is under way.
+func (p *bufPool) chunk() *chunk {
+	if p.chBusy {
+		return new(chunk)
+	}
+	p.chBusy = true
+	return &p.ch
+}
+
+// releaseChunk ends the delivery of c.
+func (p *bufPool) releaseChunk(c *chunk) {
+	*c = chunk{}
+	if c == &p.ch {
+		p.chBusy = false
+	}
 }
 
 var classSizes = [4]int{256, 2 << 10, 16 << 10, 64 << 10}

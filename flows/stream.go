@@ -106,9 +106,6 @@ type stream struct {
 	pool  *bufPool
 	// scratch for the pieces of a segment not covered by buffered data.
 	pieces []seqRange
-	// ch is the chunk being delivered (a field, so that handing it to the
-	// sink does not allocate).
-	ch chunk
 }
 
 // start sets the stream's origin: the first byte to deliver.
@@ -165,9 +162,8 @@ func (s *stream) insert(seq seqnum.Value, n uint32, data []byte, obs, newObs, re
 			p := pieces[pi]
 			pn := uint32(p.lo.Size(p.hi))
 			off := seq.Size(p.lo)
-			s.ch = chunk{seq: p.lo, n: pn, data: sub(data, int(off), int(pn)), obs: obs, ts: ts,
-				psh: psh && p.hi == seq.Add(seqnum.Size(n))}
-			s.emit(sink)
+			s.emit(sink, chunk{seq: p.lo, n: pn, data: sub(data, int(off), int(pn)), obs: obs, ts: ts,
+				psh: psh && p.hi == seq.Add(seqnum.Size(n))})
 			res.fresh += pn
 			pi++
 			continue
@@ -269,8 +265,7 @@ func (s *stream) add(b bufSeg) {
 // popFront delivers the first buffered segment, which starts at next.
 func (s *stream) popFront(sink chunkSink) {
 	b := s.buf[0]
-	s.ch = chunk{seq: b.seq, n: b.n, data: b.data, obs: b.obs, ts: b.ts, psh: b.psh}
-	s.emit(sink)
+	s.emit(sink, chunk{seq: b.seq, n: b.n, data: b.data, obs: b.obs, ts: b.ts, psh: b.psh})
 	s.bufBytes -= int(b.n)
 	s.pool.buffered -= int64(b.n)
 	s.pool.freeBytes(b.data)
@@ -280,16 +275,19 @@ func (s *stream) popFront(sink chunkSink) {
 	s.buf = s.buf[:len(s.buf)-1]
 }
 
-// emit delivers s.ch and advances the cursor.
-func (s *stream) emit(sink chunkSink) {
-	c := &s.ch
+// emit delivers ch and advances the cursor. The chunk handed to the
+// sink is the pool's scratch (so that delivering does not allocate and a
+// stream does not carry one of its own).
+func (s *stream) emit(sink chunkSink, ch chunk) {
+	c := s.pool.chunk()
+	defer s.pool.releaseChunk(c)
+	*c = ch
 	if !c.gap {
 		s.recent[s.recentN%len(s.recent)] = digest{seq: c.seq, n: c.n, capt: uint32(len(c.data)), sum: digestOf(c.data)}
 		s.recentN++
 	}
 	s.next = c.seq.Add(seqnum.Size(c.n))
 	sink.deliver(c)
-	*c = chunk{}
 }
 
 // conflictsWithRecent reports whether a copy of [seq, seq+k) (of a segment
@@ -336,8 +334,7 @@ func (s *stream) skipTo(limit seqnum.Value, now int64, sink chunkSink) (gaps int
 			if len(s.buf) > 0 && s.buf[0].seq == target {
 				ts = s.buf[0].ts
 			}
-			s.ch = chunk{seq: s.next, n: uint32(n), gap: true, ts: ts}
-			s.emit(sink)
+			s.emit(sink, chunk{seq: s.next, n: uint32(n), gap: true, ts: ts})
 			gaps++
 			gapBytes += int64(n)
 		}

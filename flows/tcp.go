@@ -56,6 +56,7 @@ func (a *Assembler) tcp(pk *pkt) {
 	if ack {
 		a.onAck(c, 1-d, seqnum.Value(pk.ack))
 	}
+	a.passive(c, d, pk, dataSeq)
 	if pk.n > 0 {
 		a.tcpData(c, d, pk, dataSeq)
 	}

@@ -15,6 +15,9 @@ type ApplyStats struct {
 	Canonical int64 // packets of translated connections that already carry the canonical names
 	Untouched int64 // packets of connections not translated, or outside a translation's time
 	Fragments int64 // IP fragments, left alone
+	// ByTable counts the packets (among Rewritten) renamed by the table
+	// the user gave (Given), not by a learned translation.
+	ByTable int64
 
 	// Set by a Streamer, which renames while it learns (see Streamer):
 	// Late counts packets the final table renames that were handed on
@@ -36,9 +39,11 @@ type ApplyStats struct {
 type Canonicalizer struct {
 	t     *Table
 	stats ApplyStats
-	// The view and the names of the last packet renamed (for Streamer).
+	// The view and the names of the last packet renamed (for Streamer),
+	// and whether the given table renamed it.
 	lastView  connKey
 	lastCanon [2]netip.AddrPort
+	lastGiven bool
 }
 
 // NewCanonicalizer returns a Canonicalizer that applies t.
@@ -46,6 +51,9 @@ func NewCanonicalizer(t *Table) *Canonicalizer { return &Canonicalizer{t: t} }
 
 // Stats returns the counters so far.
 func (c *Canonicalizer) Stats() ApplyStats { return c.stats }
+
+// Table returns the table c applies.
+func (c *Canonicalizer) Table() *Table { return c.t }
 
 // Rewrite renames p in place if it belongs to a translated connection at
 // its time and reports whether it changed anything. IP fragments are left
@@ -62,9 +70,9 @@ func (c *Canonicalizer) Rewrite(p *pcapio.Packet) bool {
 	}
 	key, srcSlot := connOf(p)
 	e := c.t.find(key, p.TS())
+	c.lastGiven = false
 	if e == nil {
-		c.stats.Untouched++
-		return false
+		return c.rewriteGiven(p)
 	}
 	if !e.rewrites {
 		c.stats.Canonical++
@@ -78,6 +86,21 @@ func (c *Canonicalizer) Rewrite(p *pcapio.Packet) bool {
 	return true
 }
 
+// rewriteGiven renames p with the given table, if any renames it.
+func (c *Canonicalizer) rewriteGiven(p *pcapio.Packet) bool {
+	src, dst, ok := c.t.given.Lookup(p.Proto, netip.AddrPortFrom(p.Src, p.SrcPort), netip.AddrPortFrom(p.Dst, p.DstPort))
+	if !ok {
+		c.stats.Untouched++
+		return false
+	}
+	p.Src, p.SrcPort = src.Addr(), src.Port()
+	p.Dst, p.DstPort = dst.Addr(), dst.Port()
+	c.stats.Rewritten++
+	c.stats.ByTable++
+	c.lastGiven = true
+	return true
+}
+
 // Lookup returns the canonical names of a packet of protocol proto from src
 // to dst at corrected time ts, and whether the connection was translated
 // then. It is for callers that assemble packets themselves (fragments).
@@ -85,7 +108,8 @@ func (c *Canonicalizer) Lookup(proto uint8, src, dst netip.AddrPort, ts int64) (
 	return c.t.Lookup(proto, src, dst, ts)
 }
 
-// Lookup is Canonicalizer.Lookup without counters.
+// Lookup is Canonicalizer.Lookup without counters. The learned
+// translations come first, then the given table (SetGiven).
 func (t *Table) Lookup(proto uint8, src, dst netip.AddrPort, ts int64) (csrc, cdst netip.AddrPort, ok bool) {
 	if src.Addr().Is4() != dst.Addr().Is4() {
 		return src, dst, false
@@ -100,7 +124,7 @@ func (t *Table) Lookup(proto uint8, src, dst netip.AddrPort, ts int64) (csrc, cd
 	}
 	e := t.find(k, ts)
 	if e == nil {
-		return src, dst, false
+		return t.given.Lookup(proto, src, dst)
 	}
 	return e.canon[srcSlot], e.canon[1-srcSlot], true
 }

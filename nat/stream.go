@@ -70,6 +70,8 @@ type StreamOptions struct {
 	// frames and 300 bytes each); past it the oldest packets leave early
 	// (0 means DefaultMaxDelayBytes).
 	MaxDelayBytes int64
+	// Given, if set, renames what learning does not (SetGiven).
+	Given *Given
 }
 
 // Streamer learns translations and renames packets in one pass over a
@@ -94,6 +96,7 @@ type Streamer struct {
 	snapMatch int64 // the Learner's matches at the last snapshot
 	sinceSnap int64 // packets handed on since
 	final     *Table
+	given     *Given
 	renamed   map[renameKey]int64
 	stats     ApplyStats
 }
@@ -111,14 +114,14 @@ func NewStreamer(o StreamOptions) *Streamer {
 		o.Learn = DefaultOptions()
 	}
 	l := NewLearner(o.Learn)
-	s := &Streamer{l: l, delay: int64(o.Delay), maxBytes: o.MaxDelayBytes, renamed: map[renameKey]int64{}}
+	s := &Streamer{l: l, delay: int64(o.Delay), maxBytes: o.MaxDelayBytes, given: o.Given, renamed: map[renameKey]int64{}}
 	if s.delay <= 0 {
 		s.delay = l.window
 	}
 	if s.maxBytes <= 0 {
 		s.maxBytes = DefaultMaxDelayBytes
 	}
-	s.c.t = &Table{window: l.window, apply: map[connKey][]applyEntry{}}
+	s.c.t = &Table{window: l.window, apply: map[connKey][]applyEntry{}, given: o.Given}
 	return s
 }
 
@@ -187,6 +190,7 @@ func (s *Streamer) maybeSnapshot() {
 		return
 	}
 	s.c.t = s.l.Snapshot()
+	s.c.t.given = s.given
 	s.snapMatch, s.sinceSnap = s.l.stats.Matches, 0
 }
 
@@ -199,6 +203,7 @@ func (s *Streamer) rewrite(p *pcapio.Packet) {
 	renamed := s.c.Rewrite(p)
 	switch {
 	case s.final != nil:
+	case renamed && s.c.lastGiven: // the given table's, not provisional
 	case renamed:
 		s.renamed[renameKey{view: s.c.lastView, canon: s.c.lastCanon}]++
 	case s.c.stats.Untouched != before && p.Status == pcapio.StatusOK && len(p.Obs) > 0 && translatable(p):
@@ -212,6 +217,7 @@ func (s *Streamer) rewrite(p *pcapio.Packet) {
 // finish ends learning: the final table renames the rest.
 func (s *Streamer) finish() {
 	s.final = s.l.Finish()
+	s.final.given = s.given
 	s.c.t = s.final
 }
 

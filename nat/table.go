@@ -118,7 +118,7 @@ func (m *Mapping) OutsideString() string { return m.nameString(m.Outside) }
 func (m *Mapping) InsideString() string { return m.nameString(m.Inside) }
 
 func (m *Mapping) nameString(ap netip.AddrPort) string {
-	if !hasPorts(m.Proto) {
+	if m.Proto != 0 && !hasPorts(m.Proto) { // 0: a given row for every protocol
 		return ap.Addr().String()
 	}
 	return endpointString(ap, m.AnyPort)
@@ -159,6 +159,9 @@ type Table struct {
 	names []string
 
 	window int64
+	// given is the table the user gave (NewGivenTable, SetGiven): it
+	// renames what apply does not.
+	given *Given
 	// apply maps every name of a translated connection to its canonical
 	// names, by time.
 	apply map[connKey][]applyEntry
@@ -200,11 +203,30 @@ func (t *Table) snifferName(id pcapio.SnifferID) string {
 	return fmt.Sprintf("sniffer %d", id)
 }
 
-// Aliases returns the accepted mappings as trace aliases.
+// NewGivenTable returns a Table that renames with the given table alone
+// (no learning): its Mappings are the given rows applied.
+func NewGivenTable(g *Given) *Table {
+	return &Table{given: g, apply: map[connKey][]applyEntry{}}
+}
+
+// SetGiven makes t rename, besides what it learned, what g renames (the
+// learned renames first).
+func (t *Table) SetGiven(g *Given) { t.given = g }
+
+// Given returns the table given by the user, nil if none.
+func (t *Table) Given() *Given { return t.given }
+
+// Aliases returns the accepted mappings, then the given table's rows
+// applied, as trace aliases.
 func (t *Table) Aliases() []trace.Alias {
-	out := make([]trace.Alias, len(t.Mappings))
+	out := make([]trace.Alias, 0, len(t.Mappings))
 	for i := range t.Mappings {
-		out[i] = t.Mappings[i].Alias()
+		out = append(out, t.Mappings[i].Alias())
+	}
+	if t.given != nil {
+		for i := range t.given.Applied {
+			out = append(out, t.given.Applied[i].Alias())
+		}
 	}
 	return out
 }
@@ -215,7 +237,7 @@ func (t *Table) Accounting() []trace.Count {
 	c := func(name string, v int64) trace.Count {
 		return trace.Count{Stage: trace.StageNAT, Name: name, Value: v}
 	}
-	return []trace.Count{
+	out := []trace.Count{
 		c("packets_examined", s.Packets),
 		c("skipped_not_ip", s.NotIP),
 		c("skipped_fragment", s.Fragments),
@@ -235,4 +257,9 @@ func (t *Table) Accounting() []trace.Count {
 		c("mappings_rejected", s.Rejected),
 		c("packets_to_rewrite", s.PacketsToRewrite),
 	}
+	if g := t.given; g != nil {
+		out = append(out, c("table_rows", int64(len(g.Rows))), c("table_rows_applied", int64(len(g.Applied))),
+			c("table_rows_ambiguous", int64(g.Ambiguous)), c("table_rows_port_unknown", int64(g.PortUnknown)))
+	}
+	return out
 }

@@ -395,6 +395,7 @@ func (d *decoder) transport() {
 			p.Ack = be.Uint32(seg[8:12])
 			p.TCPFlags = seg[13]
 			p.Window = be.Uint16(seg[14:16])
+			p.TCPOpts = ParseTCPOptions(seg[20:doff])
 			d.l4Hdr = doff
 		case ProtoUDP:
 			if segLen < 8 {

@@ -239,3 +239,28 @@ func readStats(t *testing.T, paths []string, o Options) Stats {
 		}
 	}
 }
+
+// TestRecordOverTrustedSnap: a snapshot length over 16 MiB is not trusted,
+// so a record longer than libpcap's 262,144 bytes is refused; the error
+// said it exceeded the snapshot length, which it did not.
+func TestRecordOverTrustedSnap(t *testing.T) {
+	for _, tc := range []struct {
+		snap uint32
+		n    int
+		want string
+	}{
+		{32 << 20, 300_000, "captured length 300000 exceeds 262144 bytes, the most read of one record when the snapshot length (33554432) is over 16777216"},
+		{1000, 300_000, "captured length 300000 exceeds the snapshot length 1000"},
+	} {
+		data := pcapFile(binary.LittleEndian, false, LinkTypeEthernet, tc.snap, []testPkt{{ts: 1e9, data: make([]byte, tc.n)}})
+		r, err := NewReader(bytes.NewReader(data), "big.pcap")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rec Record
+		err = r.ReadRecord(&rec)
+		if !errors.Is(err, ErrBadLength) || !bytes.Contains([]byte(err.Error()), []byte(tc.want)) {
+			t.Errorf("snap %d, record %d: %v, want %q", tc.snap, tc.n, err, tc.want)
+		}
+	}
+}

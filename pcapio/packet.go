@@ -107,6 +107,9 @@ type Packet struct {
 	Seq, Ack uint32
 	TCPFlags uint8
 	Window   uint16
+	// TCPOpts are the TCP options the pipeline reads (maximum segment
+	// size, window scale, timestamps), decoded from the header.
+	TCPOpts TCPOptions
 
 	// Payload is the captured transport payload (the IP payload for
 	// protocols other than TCP and UDP). It may be shorter than PayloadLen
@@ -145,6 +148,23 @@ type Packet struct {
 	num    int64
 	stream int32
 	keyBuf *keyScratch // Decode's scratch, kept across reuse
+}
+
+// TCPOptions are the TCP header options passive round-trip and window
+// measurements need (RFC 9293 section 3.1, RFC 7323). Options that are
+// absent, malformed or cut off by the snap length are left unset; an
+// option list that runs past the header stops there.
+type TCPOptions struct {
+	// MSS is the maximum segment size option (SYN segments), 0 if absent.
+	MSS uint16
+	// WScale is the window scale shift (SYN segments); HasWScale says
+	// whether the option was present.
+	WScale    uint8
+	HasWScale bool
+	// TSVal and TSEcr are the timestamp option's value and echo reply;
+	// HasTS says whether the option was present.
+	TSVal, TSEcr uint32
+	HasTS        bool
 }
 
 // TS returns the packet's corrected time: that of its first observation.

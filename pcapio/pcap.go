@@ -67,7 +67,10 @@ func (r *Reader) readPcapRecord(rec *Record) error {
 	caplen := r.u32(h[8:12])
 	wirelen := r.u32(h[12:16])
 	r.num = num
-	if caplen > r.pcapMaxCap() {
+	if most := r.pcapMaxCap(); caplen > most {
+		if caplen <= r.pcapSnap { // a snapshot length over maxRecordLen is not trusted
+			return r.errAt(num, start, fmt.Errorf("%w: captured length %d exceeds %d bytes, the most read of one record when the snapshot length (%d) is over %d", ErrBadLength, caplen, most, r.pcapSnap, maxRecordLen))
+		}
 		return r.errAt(num, start, fmt.Errorf("%w: captured length %d exceeds the snapshot length %d", ErrBadLength, caplen, r.pcapSnap))
 	}
 	if caplen > wirelen {

@@ -21,7 +21,9 @@
 // the packets go by and holds each packet back for the learning window
 // before renaming it with what it learned by then, and on into flows. The
 // phases: openCaptures, openSource, then flows (readMessages) and the
-// accounting (account).
+// accounting (account). With a given translation table (Config.NATTable)
+// the merge is renamed by the table instead, or by the table after the
+// Streamer with Config.NATLearn.
 //
 // Memory is bounded as each stage bounds it (pcapio by its read-ahead and
 // window, nat by the delay and the translated connections, flows by the
@@ -87,6 +89,12 @@ type Config struct {
 	Capture pcapio.Options
 	// NoNAT skips NAT learning and rewriting.
 	NoNAT bool
+	// NATTable is a translation table given by the user: with it the
+	// packets are renamed by the table alone, unless NATLearn is set too
+	// (then the learned translations come first and the table renames
+	// the rest). Without it, translations are learned unless NoNAT.
+	NATTable *nat.Given
+	NATLearn bool
 	// NAT configures the learner; the zero value means nat.DefaultOptions.
 	NAT nat.Options
 	// NATDelay is how long each packet is held back, in capture time,
@@ -263,7 +271,7 @@ func runMessagesHook(cfg *Config, res *Result, ready func() error, fn func(*flow
 			return err
 		}
 	}
-	ns, _ := src.(*natSource)
+	ns, _ := src.(natStage)
 	if cfg.Context != nil {
 		src = &ctxSource{Source: src, ctx: cfg.Context}
 	}
@@ -275,9 +283,8 @@ func runMessagesHook(cfg *Config, res *Result, ready func() error, fn func(*flow
 		return err
 	}
 	if ns != nil {
-		res.NAT = ns.s.Finish()
+		res.NAT, res.NATApply = ns.finish()
 		res.NAT.SetSnifferNames(snifferNames(res.Sniffers))
-		res.NATApply = ns.s.Stats()
 	}
 	account(res, m, r)
 	return nil
@@ -323,6 +330,13 @@ func openSource(cfg *Config, res *Result) (flows.Source, *pcapio.Merger, error) 
 		m, err := openCaptures(cfg, res, StageMessages, nil)
 		return m, m, err
 	}
+	if cfg.NATTable != nil && !cfg.NATLearn {
+		m, err := openCaptures(cfg, res, StageMessages, nil)
+		if err != nil {
+			return nil, nil, err
+		}
+		return &givenSource{m: m, c: nat.NewCanonicalizer(nat.NewGivenTable(cfg.NATTable))}, m, nil
+	}
 	o, err := natOptions(cfg.NAT)
 	if err != nil {
 		return nil, nil, err
@@ -331,7 +345,7 @@ func openSource(cfg *Config, res *Result) (flows.Source, *pcapio.Merger, error) 
 	if err != nil {
 		return nil, nil, err
 	}
-	s := nat.NewStreamer(nat.StreamOptions{Learn: o, Delay: cfg.NATDelay})
+	s := nat.NewStreamer(nat.StreamOptions{Learn: o, Delay: cfg.NATDelay, Given: cfg.NATTable})
 	return &natSource{m: m, s: s}, m, nil
 }
 
@@ -442,6 +456,9 @@ func account(res *Result, m *pcapio.Merger, r *flows.Reader) {
 		res.Accounting = append(res.Accounting, c("rewrite_packets", a.Packets), c("rewrite_rewritten", a.Rewritten),
 			c("rewrite_canonical", a.Canonical), c("rewrite_untouched", a.Untouched), c("rewrite_fragments", a.Fragments),
 			c("rewrite_late", a.Late), c("rewrite_provisional", a.Provisional), c("delay_left_early", a.Early))
+		if res.NAT.Given() != nil {
+			res.Accounting = append(res.Accounting, c("rewrite_by_table", a.ByTable))
+		}
 	}
 	res.Accounting = append(res.Accounting, res.Flows.Counts()...)
 }
@@ -461,12 +478,43 @@ func (c *ctxSource) Next() (*pcapio.Packet, error) {
 	return c.Source.Next()
 }
 
+// natStage is a source that renames packets: what it renamed them with,
+// and its counters, once the source has ended.
+type natStage interface {
+	finish() (*nat.Table, nat.ApplyStats)
+}
+
+// givenSource is what flows reads with a given translation table and no
+// learning: the merge renamed by the table as it goes.
+type givenSource struct {
+	m *pcapio.Merger
+	c *nat.Canonicalizer
+}
+
+func (g *givenSource) Next() (*pcapio.Packet, error) {
+	p, err := g.m.Next()
+	if err != nil {
+		return nil, err
+	}
+	g.c.Rewrite(p)
+	return p, nil
+}
+
+func (g *givenSource) finish() (*nat.Table, nat.ApplyStats) {
+	return g.c.Table(), g.c.Stats()
+}
+
 // natSource is what flows reads with NAT: the merge through a
 // nat.Streamer (observed, held back, renamed).
 type natSource struct {
 	m     *pcapio.Merger
 	s     *nat.Streamer
 	ended bool
+}
+
+func (w *natSource) finish() (*nat.Table, nat.ApplyStats) {
+	t := w.s.Finish()
+	return t, w.s.Stats()
 }
 
 func (w *natSource) Next() (*pcapio.Packet, error) {

@@ -26,6 +26,10 @@ type Reconciler struct {
 	conns  map[uint64]*connInfo
 	points []flows.Point
 	ptIdx  map[flows.Point]uint16
+	// pools and hostHalves are the connections' passive figures, for
+	// the trace's Links (links.go).
+	pools      map[poolKey]*linkPool
+	hostHalves map[hostHalfKey]int64
 
 	// The evidence the protocol decoders gave the sniffed messages
 	// (smsg.ev), with the labels and request ids interned in syms, which
@@ -94,6 +98,7 @@ func New(opts Options) (*Reconciler, error) {
 		epIdx: make(map[netip.AddrPort]uint32),
 		conns: make(map[uint64]*connInfo),
 		ptIdx: make(map[flows.Point]uint16),
+		pools: make(map[poolKey]*linkPool), hostHalves: make(map[hostHalfKey]int64),
 	}, nil
 }
 
@@ -146,11 +151,14 @@ func (r *Reconciler) AddMessage(m *flows.Message) {
 }
 
 // AddConn adds what flows says about a connection when it ends
-// (flows.Config.OnConn): which side opened it. It is optional; without it
-// the fixed ports come from the messages' kinds, the peers and the
-// syscall traces.
+// (flows.Config.OnConn): which side opened it, and its passive round
+// trips, windows and rates, which Finish pools per pair of nodes into the
+// trace's Meta.Links. It is optional; without it the fixed ports come from
+// the messages' kinds, the peers and the syscall traces, and the trace
+// has no links.
 func (r *Reconciler) AddConn(cs *flows.ConnStats) {
 	r.in.conns++
+	r.poolConn(cs)
 	r.conns[cs.Conn] = &connInfo{
 		client: cs.Client, server: cs.Server,
 		callerKnown: cs.Caller != "unknown" && cs.Caller != "",

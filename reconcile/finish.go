@@ -180,6 +180,7 @@ func (r *Reconciler) Finish() (*trace.Trace, *Report, error) {
 	r.estimateClocks(st)
 	r.nodeClocks(st)
 	r.writeTrace(st, rep)
+	r.links(st)
 	r.accountInputs(st, rep)
 	r.clockReport(st, rep)
 	r.hostReport(st, rep)

@@ -78,7 +78,7 @@ func htmlEngineOf(res *causal.Result, multi bool, top int) htmlEngine {
 	}
 	e.Detailed = n
 	for i := range res.Patterns {
-		e.Patterns = append(e.Patterns, htmlPatternOf(&res.Patterns[i], i < n))
+		e.Patterns = append(e.Patterns, htmlPatternOf(&res.Patterns[i], i < n, res.Trace.Links))
 	}
 	svg, nodes, edges := serviceMapSVG(res)
 	e.Map, e.MapNodes, e.MapEdges = template.HTML(svg), nodes, edges
@@ -97,7 +97,7 @@ var treeModes = map[string]string{
 
 // htmlPatternOf is one pattern's entry: its row in the list and, when
 // detailed, its timeline, tree, hop table and link profiles.
-func htmlPatternOf(p *causal.Pattern, detailed bool) htmlPattern {
+func htmlPatternOf(p *causal.Pattern, detailed bool, links []trace.Link) htmlPattern {
 	hp := htmlPattern{P: p, Latency: -1, LatencyText: "–", Detailed: detailed}
 	if p.Latency != nil {
 		hp.Latency = p.Latency.Mean
@@ -119,6 +119,7 @@ func htmlPatternOf(p *causal.Pattern, detailed bool) htmlPattern {
 			hp.HasDelays = hp.HasDelays || len(p.Hops[hi].Delays) > 0
 		}
 		hp.Links = whatif.LinkProfiles(p)
+		whatif.CaptureRTTs(p, hp.Links, links)
 	}
 	return hp
 }
@@ -273,6 +274,9 @@ var pageTmpl = template.Must(template.New("page").Funcs(template.FuncMap{
 	"rtt": func(l whatif.LinkProfile) string {
 		if !l.RTTKnown {
 			return "–"
+		}
+		if l.RTTSource == whatif.Estimated {
+			return FormatUS(l.RTTUS) + " (est.)"
 		}
 		return FormatUS(l.RTTUS)
 	},

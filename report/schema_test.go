@@ -65,6 +65,16 @@ func TestJSONMatchesSchema(t *testing.T) {
 	z := resultOf(tr, insts, "linking", true, 3)
 	z.Patterns[0].Hops[1].NodeDelay = &causal.Dist{N: 1, Weight: 1, Hist: &causal.Histogram{Underflow: 1}}
 	cases["zero-hist"] = z
+	// The network between the nodes, every field set.
+	links, _ := shopResult()
+	half := trace.HalfDist{N: 3, Handshake: 1, Acks: 1, Echoes: 1, MinNS: 20000, P50NS: 30000, P90NS: 90000}
+	rate := trace.LinkRate{N: 2, P50: 1.2e8, Max: 1.25e8}
+	links.Trace.Links = []trace.Link{{A: "web", B: "db", Proto: "tcp", SameHost: true, Conns: 2, Opened: 1, Calls: 9,
+		RTT:     trace.LinkRTT{Known: true, MinNS: 40000, P50NS: 60000, P90NS: 180000, Samples: 6, Point: "s0", Method: "hosts"},
+		Points:  []trace.LinkPoint{{Point: "s0", Position: "between", ToA: half, ToB: half}},
+		WindowA: 65535, WindowB: -1, MSS: 1460, PairsAB: rate, PairsBA: rate, ThroughputAB: rate, ThroughputBA: trace.LinkRate{}},
+		{A: "web", B: "dns:53", Proto: "udp", RTT: trace.LinkRTT{Reason: "no round trip"}, WindowA: -1, WindowB: -1}}
+	cases["links"] = links
 	for name, res := range cases {
 		var buf bytes.Buffer
 		if err := WriteJSON(&buf, res); err != nil {

@@ -17,7 +17,29 @@
 #                             multiplexed HTTP/2 connection each; http: over
 #                             HTTP/1.1 keep-alive pools (default grpc)
 #   INFLIGHT=16 REQUESTS=150 DURATION=60s SEED=1
-#   TBBIN=DIR                 prebuilt tbload, tbtier, tbpcap, tbtruth (else built)
+#   RATE=R                    open loop: requests arrive at R per second
+#                             (Poisson) whatever the latency, each taken by the
+#                             first free of INFLIGHT workers (default 64)
+#   RATE_HIGH=R2 RATE_TOGGLE=DUR  the open loop's rate is R2 in the odd windows
+#                             of DUR of the wall clock: one run, both loads
+#   SHIM=HOST                 put the delaying forwarder tbdelay (a namespace
+#                             $P-shim) between HOST's interface and the rest:
+#                             client (its link to the LB), web1, web2, app,
+#                             dns, tier2, b1, b2, b3, db (their bridge ports) or
+#                             store (the app's private link)
+#   SHIM_DELAY=DUR            one-way delay it adds each way (default 0: the
+#                             base run, which pays its cost too)
+#   SHIM_DIR=both|in|out      in: the delay only on frames toward HOST, out:
+#                             only on those from it (default both ways)
+#   SHIM_TOGGLE=DUR           the delay only in alternate windows of DUR of
+#                             the wall clock (Unix time / DUR odd): one run
+#                             with and without it under the same machine load
+#   SHIM_RATE=RATE            it serialises frames each way at RATE (10mbit)
+#   SHIM_MATCH=ADDR,ADDR      it holds only frames between these two addresses
+#                             (one link of a host that has several)
+#   TBF=NS:DEV:RATE[,...]     a tbf qdisc (rate RATE, burst 1600 bytes) on
+#                             device DEV of namespace NS (lb, client, app, ...)
+#   TBBIN=DIR                 prebuilt tbload, tbtier, tbpcap, tbtruth, tbdelay (else built)
 #   WIREPATH_ROOT=DIR         the repository (default: this script's parent)
 #
 # The system (each box a namespace $P-NAME, P=wptb<pid>):
@@ -48,13 +70,30 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=${WIREPATH_ROOT:-$(cd "$here/.." && pwd)}
 variant=${VARIANT:-ids}
 tracing=${TRACING:-sniffed}
+rate=${RATE:-0}
+rate_high=${RATE_HIGH:-0}
+rate_toggle=${RATE_TOGGLE:-0s}
 inflight=${INFLIGHT:-16}
+[ "$rate" = 0 ] || inflight=${INFLIGHT:-64}
 requests=${REQUESTS:-150}
 duration=${DURATION:-60s}
 seed=${SEED:-1}
+shim=${SHIM:-}
+shim_delay=${SHIM_DELAY:-0}
+shim_dir=${SHIM_DIR:-both}
+shim_toggle=${SHIM_TOGGLE:-}
+shim_rate=${SHIM_RATE:-}
+shim_match=${SHIM_MATCH:-}
+tbf=${TBF:-}
 rpc=${RPC:-grpc}
 P=wptb$$
 nss=(client lb sniff web1 web2 app store dns tier2 b1 b2 b3 db)
+case $shim in
+'' | client | web1 | web2 | app | dns | tier2 | b1 | b2 | b3 | db | store) ;;
+*) echo "testbed.sh: SHIM must be one of client web1 web2 app dns tier2 b1 b2 b3 db store" >&2; exit 2 ;;
+esac
+case $shim_dir in both | in | out) ;; *) echo "testbed.sh: SHIM_DIR must be both, in or out" >&2; exit 2 ;; esac
+[ -z "$shim" ] || nss+=(shim)
 work=$(mktemp -d /tmp/wptb.XXXXXX)
 chmod 755 "$work" # nginx workers (nobody) read the static files
 pids=()
@@ -67,7 +106,9 @@ case $rpc in grpc | http) ;; *) echo "testbed.sh: RPC must be grpc or http" >&2;
 # it leaves a regular file there, and dnsmasq then reads it as its
 # configuration)
 [ -c /dev/null ] || { echo "testbed.sh: /dev/null is not a character device (something replaced it)" >&2; exit 1; }
-for tool in ip iptables tc nginx redis-server memcached dnsmasq tcpdump dumpcap /usr/bin/python3 curl openssl psql setpriv; do
+tools=(ip iptables tc nginx redis-server memcached dnsmasq tcpdump dumpcap /usr/bin/python3 curl openssl psql setpriv)
+[ -z "$shim" ] || tools+=(ethtool chrt)
+for tool in "${tools[@]}"; do
 	command -v "$tool" >/dev/null || { echo "testbed.sh: $tool is missing (run make deps)" >&2; exit 1; }
 done
 pgbin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | tail -1)
@@ -92,14 +133,14 @@ now() { date +%s%N; }
 bin=${TBBIN:-}
 if [ -z "$bin" ]; then
 	bin=$work/bin
-	(cd "$root" && for c in tbload tbtier tbpcap tbtruth; do go build -o "$bin/$c" ./testbed/cmd/$c; done)
+	(cd "$root" && for c in tbload tbtier tbpcap tbtruth tbdelay; do go build -o "$bin/$c" ./testbed/cmd/$c; done)
 fi
 if [ "$tracing" = preload ]; then
 	[ -f "$root/bin/libwpcap.so" ] || (cd "$root" && make -s preload)
 fi
 
 mkdir -p "$out"
-rm -rf "$out"/logs "$out"/preload "$out"/*.pcap "$out"/*.pcapng "$out"/truth.jsonl "$out"/keylog.txt
+rm -rf "$out"/logs "$out"/preload "$out"/*.pcap "$out"/*.pcapng "$out"/truth.jsonl "$out"/keylog.txt "$out"/shim.json
 mkdir -p "$out/logs"
 logs=$out/logs
 
@@ -108,8 +149,34 @@ for ns in "${nss[@]}"; do
 	inns "$ns" ip link set lo up
 done
 
+# wire NAME NS_A DEV_A NS_B DEV_B joins DEV_A in NS_A and DEV_B in NS_B by
+# a veth pair; for the host the shim is in front of (NAME), by two pairs
+# through the shim's namespace (sa on A's side, sb on B's), offloads off
+# so that every frame the forwarder copies is a real, checksummed one.
+wire() {
+	local name=$1 nsa=$2 deva=$3 nsb=$4 devb=$5
+	if [ "$name" != "$shim" ]; then
+		ip link add "$deva" netns "$P-$nsa" type veth peer name "$devb" netns "$P-$nsb"
+		return
+	fi
+	ip link add "$deva" netns "$P-$nsa" type veth peer name sa netns "$P-shim"
+	ip link add sb netns "$P-shim" type veth peer name "$devb" netns "$P-$nsb"
+	for d in sa sb; do inns shim ip link set "$d" up; done
+}
+
+# offloads turns segmentation and checksum offloads off on every interface
+# of the namespaces (with a shim: frames cross it as they would a wire).
+offloads() {
+	[ -n "$shim" ] || return 0
+	for ns in "${nss[@]}"; do
+		for dev in $(inns "$ns" ls /sys/class/net); do
+			[ "$dev" = lo ] || inns "$ns" ethtool -K "$dev" tso off gso off gro off tx off rx off >/dev/null 2>&1 || true
+		done
+	done
+}
+
 # Outside link: client <-> lb.
-ip link add cl0 netns "$P-client" type veth peer name out0 netns "$P-lb"
+wire client client cl0 lb out0
 inns client ip addr add 198.51.100.2/24 dev cl0
 inns client ip link set cl0 up
 inns client ip route add default via 198.51.100.1
@@ -124,7 +191,7 @@ inns lb ip link set br0 up
 hosts=(web1:203.0.113.11 web2:203.0.113.12 app:203.0.113.21 dns:203.0.113.31 tier2:203.0.113.41 b1:203.0.113.51 b2:203.0.113.52 b3:203.0.113.53 db:203.0.113.61)
 for h in "${hosts[@]}"; do
 	name=${h%%:*} addr=${h##*:}
-	ip link add eth0 netns "$P-$name" type veth peer name "p-$name" netns "$P-lb"
+	wire "$name" "$name" eth0 lb "p-$name"
 	inns "$name" ip addr add "$addr/24" dev eth0
 	inns "$name" ip link set eth0 up
 	inns "$name" ip route add default via 203.0.113.1
@@ -137,7 +204,7 @@ if inns lb test -e /proc/sys/net/bridge/bridge-nf-call-iptables; then
 fi
 
 # The app's private link to the store: no bridge, no SPAN.
-ip link add be0 netns "$P-app" type veth peer name be0 netns "$P-store"
+wire store app be0 store be0
 inns app ip addr add 192.0.2.1/24 dev be0
 inns store ip addr add 192.0.2.2/24 dev be0
 inns app ip link set be0 up
@@ -165,7 +232,27 @@ mirror out0 egress spo
 for h in "${hosts[@]}"; do mirror "p-${h%%:*}" ingress spi; done
 mirror br0 egress spi
 
-echo "testbed: $P variant=$variant tracing=$tracing rpc=$rpc inflight=$inflight requests=$requests seed=$seed" >&2
+echo "testbed: $P variant=$variant tracing=$tracing rpc=$rpc inflight=$inflight rate=$rate requests=$requests seed=$seed shim=$shim delay=$shim_delay dir=$shim_dir toggle=$shim_toggle rate=$shim_rate match=$shim_match tbf=$tbf" >&2
+
+# The shim: the delaying forwarder between the host and the rest, at a
+# real-time priority (it is the wire, not the system under test).
+offloads
+if [ -n "$shim" ]; then
+	# sa is on the host's side: frames from -a to -b leave the host.
+	dab=$shim_delay dba=$shim_delay
+	[ "$shim_dir" != in ] || dab=0
+	[ "$shim_dir" != out ] || dba=0
+	shimargs=(-a sa -b sb -delay-ab "$dab" -delay-ba "$dba" -log "$out/shim.json")
+	[ -z "$shim_rate" ] || shimargs+=(-rate-ab "$shim_rate" -rate-ba "$shim_rate")
+	[ -z "$shim_match" ] || shimargs+=(-match "$shim_match")
+	[ -z "$shim_toggle" ] || shimargs+=(-toggle "$shim_toggle")
+	bgns shim chrt -f 20 "$bin/tbdelay" "${shimargs[@]}"
+fi
+# Rate limits: tbf on the devices named.
+for spec in ${tbf//,/ }; do
+	IFS=: read -r tns tdev trate <<<"$spec"
+	inns "$tns" tc qdisc replace dev "$tdev" root tbf rate "$trate" burst 1600 latency 400ms
+done
 
 # PostgreSQL, as nobody, with a table of prices the backends look up.
 mkdir -p "$work/pg"
@@ -189,7 +276,7 @@ openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 
 # Services.
 bgns store memcached -l 192.0.2.2 -p 11211 -U 0 -u nobody -m 64 -t 2
 bgns store redis-server --bind 192.0.2.2 --port 6379 --save '' --appendonly no --protected-mode no --daemonize no --logfile "$work/redis.log"
-: >"$work/dnsmasq.conf"
+: >"$work/dnsmasq.conf" # an empty configuration (not /dev/null: a broken one would be read)
 bgns dns dnsmasq --keep-in-foreground --conf-file="$work/dnsmasq.conf" --no-resolv --no-hosts --user=root \
 	--listen-address=203.0.113.31 --bind-interfaces --port=53 --cache-size=0 \
 	--address=/pricing.svc.tb/203.0.113.41 --address=/search.svc.tb/203.0.113.41 \
@@ -255,7 +342,7 @@ done
 
 # Wait for the app, then warm the pools up (before the capture and the logs).
 for i in $(seq 100); do
-	inns client curl -s -o /dev/null --max-time 1 "http://198.51.100.100/item/1" && break
+	inns client curl -sf -o /dev/null --max-time 1 "http://198.51.100.100/item/1" && break
 	sleep 0.2
 done
 for i in $(seq 6); do inns client curl -s -o /dev/null --max-time 2 "http://198.51.100.100/search?q=warm" || true; done
@@ -282,7 +369,8 @@ start=$(now)
 sleep 0.3
 
 echo "testbed: load: $requests requests, $inflight in flight" >&2
-inns client "$bin/tbload" -target https://198.51.100.100 -keylog "$out/keylog.txt" -sni web.tb -n "$requests" -inflight "$inflight" \
+inns client "$bin/tbload" -target https://198.51.100.100 -keylog "$out/keylog.txt" -sni web.tb -n "$requests" -inflight "$inflight" -rate "$rate" \
+	-rate-high "$rate_high" -toggle "$rate_toggle" \
 	-duration "$duration" -seed "$seed" -variant "$variant" -log "$logs/client.jsonl"
 # Background calls go on: the truth has every call between start and end,
 # and the sniffers run from before start until well after end: libpcap
@@ -297,6 +385,8 @@ for p in "${sniffers[@]}"; do wait "$p" 2>/dev/null || true; done
 for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
 for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
 pids=()
+for w in web1 web2; do cp "$work/$w/error.log" "$out/$w-error.log" 2>/dev/null || true; done
+cp "$work/dnsmasq.log" "$out/dnsmasq.log" 2>/dev/null || true
 
 # Clocks and losses.
 {
@@ -310,7 +400,8 @@ pids=()
 } >"$out/sniffers.jsonl"
 
 cat >"$out/testbed.json" <<JSON
-{"variant":"$variant","tracing":"$tracing","rpc":"$rpc","inflight":$inflight,"requests":$requests,"seed":$seed,
+{"variant":"$variant","tracing":"$tracing","rpc":"$rpc","inflight":$inflight,"rate":$rate,"rate_high":$rate_high,"rate_toggle":"$rate_toggle","requests":$requests,"seed":$seed,
+ "shim":"$shim","shim_delay":"$shim_delay","shim_dir":"$shim_dir","shim_toggle":"$shim_toggle","shim_rate":"$shim_rate","shim_match":"$shim_match","tbf":"$tbf",
  "window_start_ns":$start,"window_end_ns":$end,"vip":"198.51.100.100:443",
  "tiers":{"198.51.100.2":"client","203.0.113.11":"web","203.0.113.12":"web","203.0.113.21":"app",
   "192.0.2.1":"app","192.0.2.2:11211":"memcached","192.0.2.2:6379":"redis","203.0.113.31":"dns",

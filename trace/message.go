@@ -221,6 +221,9 @@ type Meta struct {
 	// (each sniffer's, each syscall-traced host's) against the reference
 	// clock; Offsets derive from them.
 	Clocks []Clock `json:"clocks,omitempty"`
+	// Links are the network between the nodes as the captures showed it:
+	// passive round trips, windows and rates per pair of nodes (see Link).
+	Links []Link `json:"links,omitempty"`
 }
 
 // Clock is the estimated offset of one clock that timestamps of a trace

@@ -4,146 +4,232 @@ import (
 	"errors"
 	"fmt"
 	"math"
-
-	"github.com/wirepath/wirepath/causal"
+	"slices"
+	"strings"
 )
 
-// WhatIf describes a change to one link.
-type WhatIf struct {
-	// Link names the link as "A->B"; either direction matches.
-	Link string
-	// RTTUS is the new round-trip time in µs; NaN leaves it unchanged.
-	RTTUS float64
-	// CurrentRTTUS overrides the measured round-trip time; NaN uses the
-	// measurement.
-	CurrentRTTUS float64
-	// Bandwidth is the new bandwidth in bits per second; NaN leaves it
-	// unchanged.
-	Bandwidth float64
-	// CurrentBandwidth is the link's bandwidth now, in bits per second,
-	// needed when Bandwidth is set.
-	CurrentBandwidth float64
-}
-
-// NoChange returns a WhatIf on link that changes nothing yet.
-func NoChange(link string) WhatIf {
-	return WhatIf{Link: link, RTTUS: math.NaN(), CurrentRTTUS: math.NaN(), Bandwidth: math.NaN(), CurrentBandwidth: DefaultBandwidth}
-}
-
-// DefaultBandwidth is the current bandwidth assumed when none is given:
-// 1 Gbit/s, a common LAN link.
-const DefaultBandwidth = 1e9
-
-// Prediction is the predicted latency of one pattern after a WhatIf.
+// Prediction is the predicted mean latency of one group of requests (a
+// request type or a pattern) after a scenario, with its inputs and an
+// uncertainty (one standard deviation) from their measured spread.
 type Prediction struct {
-	Rank    int         `json:"rank"`
-	Pattern string      `json:"signature"`
-	Profile LinkProfile `json:"link_profile"`
-	// RTTUS and NewRTTUS are γ before and after, µs.
-	RTTUS    float64 `json:"rtt_us"`
-	NewRTTUS float64 `json:"new_rtt_us"`
-	// Bandwidth and NewBandwidth are ω before and after, bits per second.
-	Bandwidth    float64 `json:"bandwidth_bps"`
-	NewBandwidth float64 `json:"new_bandwidth_bps"`
-	// LinkDelayUS and NewLinkDelayUS are the link's term of Γ, κ·γ + ν/ω,
-	// before and after, µs.
-	LinkDelayUS    float64 `json:"link_delay_us"`
-	NewLinkDelayUS float64 `json:"new_link_delay_us"`
-	// LatencyUS is the pattern's measured mean latency. ModelUS adds the
-	// change of the link's term of Γ to it (the paper's model, which sums
-	// round trips as if they were sequential).
+	// Group is "type" or "pattern"; Key the type's label or the pattern's
+	// signature, Pattern its rank (0 for a type).
+	Group   string  `json:"group"`
+	Key     string  `json:"key"`
+	Pattern int     `json:"pattern,omitempty"`
+	N       float64 `json:"requests"`
+	// LatencyUS is the measured mean latency, LatencySEUS its standard
+	// error.
+	LatencyUS   float64 `json:"latency_us"`
+	LatencySEUS float64 `json:"latency_se_us"`
+	// PredictedUS replays every request's timeline with the changes
+	// (parallel branches off the critical path do not add up);
+	// ModelUS adds the paper's sum over links of κ·Δγ + Δ(ν/ω) and the
+	// queueing changes to the measured latency.
+	PredictedUS float64 `json:"predicted_us"`
+	ModelUS     float64 `json:"model_us"`
+	// UncertaintyUS combines the spread of the requests' predictions (the
+	// standard error of their mean) with that of the inputs the change
+	// depends on.
+	UncertaintyUS float64 `json:"uncertainty_us"`
+	// Saturated says a node the group visits would be at or beyond its
+	// capacity: the latency grows without bound, and the predicted
+	// figures are 0.
+	Saturated bool `json:"saturated,omitempty"`
+	// Links and Nodes are the inputs, for the links and nodes the
+	// scenario changes that the group uses.
+	Links []LinkInput `json:"links,omitempty"`
+	Nodes []NodeInput `json:"nodes,omitempty"`
+	// Notes say which inputs were missing, estimated or assumed.
+	Notes []string `json:"notes,omitempty"`
+}
+
+// LinkInput is what a prediction used of one link: per request of the
+// group, the blocking round trips κ (with the handshakes of connections
+// opened within the request, and slow-start rounds), the bytes ν both
+// ways with headers, the round trip γ and bandwidth ω before and after.
+type LinkInput struct {
+	Link         string  `json:"link"`
+	Kappa        float64 `json:"kappa"`
+	KappaSD      float64 `json:"kappa_sd"`
+	Handshakes   float64 `json:"handshakes"`
+	SlowStart    float64 `json:"slow_start_rounds"`
+	Bytes        float64 `json:"bytes"`
+	WireBytes    float64 `json:"wire_bytes"`
+	RTTUS        float64 `json:"rtt_us"`
+	RTTUncUS     float64 `json:"rtt_unc_us"`
+	RTTSource    Source  `json:"rtt_source"`
+	NewRTTUS     float64 `json:"new_rtt_us"`
+	BandwidthBPS float64 `json:"bandwidth_bps"`
+	BWSource     Source  `json:"bandwidth_source"`
+	// NewBWBPS is the new bandwidth, 0 when NewLocal: the link became
+	// local (co-location), no transmission time.
+	NewBWBPS float64 `json:"new_bandwidth_bps"`
+	NewLocal bool    `json:"new_local,omitempty"`
+}
+
+// NodeInput is what a prediction used of one node: its utilisation and
+// mean service time before and after, and its M/G/1 wait before and
+// after.
+type NodeInput struct {
+	Node           string  `json:"node"`
+	Utilisation    float64 `json:"utilisation"`
+	UtilUnc        float64 `json:"utilisation_unc"`
+	NewUtilisation float64 `json:"new_utilisation"`
+	ServiceUS      float64 `json:"service_us"`
+	NewServiceUS   float64 `json:"new_service_us"`
+	C2             float64 `json:"c2"`
+	WaitUS         float64 `json:"wait_us"`
+	// NewWaitUS is the wait after, 0 when Saturated.
+	NewWaitUS float64 `json:"new_wait_us"`
+	Saturated bool    `json:"saturated,omitempty"`
+	Source    Source  `json:"source"`
+}
+
+// Report is the predictions of one scenario.
+type Report struct {
+	Scenario string       `json:"scenario"`
+	Changes  []string     `json:"changes"`
+	Types    []Prediction `json:"types"`
+	Patterns []Prediction `json:"patterns"`
+	// ThroughputRPS is the request rate in the capture, and
+	// SaturationRPS the rate at which the busiest node (Bottleneck)
+	// would be saturated after the changes, with its uncertainty.
+	ThroughputRPS float64  `json:"throughput_rps"`
+	SaturationRPS float64  `json:"saturation_rps"`
+	SaturationUnc float64  `json:"saturation_unc_rps"`
+	Bottleneck    string   `json:"bottleneck,omitempty"`
+	PerRequest    bool     `json:"per_request"`
+	Notes         []string `json:"notes,omitempty"`
+	// Requests are the predictions request by request (Model.PerRequest),
+	// in the model's order.
+	Requests []RequestPrediction `json:"-"`
+}
+
+// RequestPrediction is one request's predicted latency.
+type RequestPrediction struct {
+	Root      int     `json:"root"`
+	Weight    float64 `json:"weight"`
+	Pattern   int     `json:"pattern"`
+	Type      string  `json:"type"`
 	LatencyUS float64 `json:"latency_us"`
-	ModelUS   float64 `json:"predicted_latency_us"`
-	// CriticalPathUS instead replays the pattern's mean timeline with every
-	// message on the link slowed by half the RTT change plus its own
-	// transmission-time change, so parallel branches off the critical path
-	// do not add up.
-	CriticalPathUS float64 `json:"critical_path_latency_us"`
+	// PredictedUS and ModelUS are 0 when Saturated: a node the request
+	// visits would be at or beyond its capacity.
+	PredictedUS float64 `json:"predicted_us"`
+	ModelUS     float64 `json:"model_us"`
+	Saturated   bool    `json:"saturated,omitempty"`
 }
 
-// ErrNoLink is returned by Predict when the pattern does not use the link.
-var ErrNoLink = errors.New("pattern does not use the link")
+// ErrUnknownNode is returned for a change that names a node or link no
+// request uses.
+var ErrUnknownNode = errors.New("no request uses it")
 
-// ErrRTTUnknown is returned by Predict for an RTT change on a link whose
-// round-trip time was not measured and not given.
-var ErrRTTUnknown = errors.New("round-trip time not measured (an end was not seen); give the current RTT")
-
-// Predict predicts the mean latency of pattern p after the change w.
-func Predict(p *causal.Pattern, w WhatIf) (Prediction, error) {
-	a, b, err := ParseLink(w.Link)
+// Predict predicts every request type's and pattern's mean latency after
+// scenario s.
+func (m *Model) Predict(s Scenario) (*Report, error) {
+	st, err := m.resolve(s)
 	if err != nil {
-		return Prediction{}, err
+		return nil, err
 	}
-	var prof *LinkProfile
-	profiles := LinkProfiles(p)
-	for i := range profiles {
-		l := &profiles[i]
-		if l.A == a && l.B == b || l.A == b && l.B == a {
-			prof = l
+	rep := &Report{Scenario: s.Name, ThroughputRPS: m.RateRPS, PerRequest: m.PerRequest}
+	for _, c := range s.Changes {
+		rep.Changes = append(rep.Changes, c.String())
+	}
+	rep.SaturationRPS, rep.SaturationUnc, rep.Bottleneck = st.saturation(m)
+	deltas := st.requestDeltas(m)
+	unc := st.inputUncertainty(m)
+	rep.Types = m.groups("type", func(r *Request) string { return r.Type }, st, deltas, unc)
+	rep.Patterns = m.groups("pattern", func(r *Request) string { return fmt.Sprintf("#%d", r.Pattern) }, st, deltas, unc)
+	rep.Notes = append(slices.Clone(m.Notes), st.notes...)
+	for i := range m.Requests {
+		r := &m.Requests[i]
+		rp := RequestPrediction{Root: r.Root, Weight: r.Weight, Pattern: r.Pattern, Type: r.Type, LatencyUS: r.LatencyUS, Saturated: deltas[i].saturated}
+		if !rp.Saturated {
+			rp.PredictedUS, rp.ModelUS = r.LatencyUS+deltas[i].replay, r.LatencyUS+deltas[i].model
 		}
+		rep.Requests = append(rep.Requests, rp)
 	}
-	if prof == nil {
-		return Prediction{}, fmt.Errorf("%s: %w", w.Link, ErrNoLink)
-	}
-	pr := Prediction{Rank: p.Rank, Pattern: p.Signature, Profile: *prof}
-	pr.RTTUS = prof.RTTUS
-	if !math.IsNaN(w.CurrentRTTUS) {
-		pr.RTTUS = w.CurrentRTTUS
-	} else if !prof.RTTKnown && !math.IsNaN(w.RTTUS) {
-		return Prediction{}, fmt.Errorf("%s in pattern #%d: %w", w.Link, p.Rank, ErrRTTUnknown)
-	}
-	pr.NewRTTUS = pr.RTTUS
-	if !math.IsNaN(w.RTTUS) {
-		pr.NewRTTUS = w.RTTUS
-	}
-	pr.Bandwidth = w.CurrentBandwidth
-	if !(pr.Bandwidth > 0) {
-		pr.Bandwidth = DefaultBandwidth
-	}
-	pr.NewBandwidth = pr.Bandwidth
-	if !math.IsNaN(w.Bandwidth) {
-		if !(w.Bandwidth > 0) {
-			return Prediction{}, fmt.Errorf("bandwidth must be positive")
-		}
-		pr.NewBandwidth = w.Bandwidth
-	}
-	// Γ_l = κ·γ + ν/ω, with ν in bytes and ω in bits per second.
-	term := func(rtt, bw float64) float64 {
-		return float64(prof.RoundTrips)*rtt + prof.Bytes*8/bw*1e6
-	}
-	pr.LinkDelayUS = term(pr.RTTUS, pr.Bandwidth)
-	pr.NewLinkDelayUS = term(pr.NewRTTUS, pr.NewBandwidth)
-	ht := meanTimes(p)
-	pr.LatencyUS = replay(p, ht, nil)
-	if p.Latency != nil {
-		pr.LatencyUS = p.Latency.Mean
-	}
-	pr.ModelUS = pr.LatencyUS + pr.NewLinkDelayUS - pr.LinkDelayUS
-	// Per-message change of the one-way delay.
-	delta := make([]float64, len(p.Hops))
-	for _, h := range prof.Hops {
-		delta[h] = (pr.NewRTTUS-pr.RTTUS)/2 + ht[h].bytes*8*(1/pr.NewBandwidth-1/pr.Bandwidth)*1e6
-	}
-	pr.CriticalPathUS = pr.LatencyUS + replay(p, ht, delta) - replay(p, ht, nil)
-	return pr, nil
+	return rep, nil
 }
 
-// replay recomputes the end of the pattern's mean timeline with the
-// network delay of every hop h increased by delta[h] (nil: unchanged): each
-// hop is sent as long after its parent's arrival as it was measured to be.
-func replay(p *causal.Pattern, ht []hopMeans, delta []float64) float64 {
-	arrive := make([]float64, len(p.Hops))
-	end := 0.0
-	for i := range p.Hops {
-		send := ht[i].send
-		if par := p.Hops[i].Parent; par != nil {
-			send = arrive[*par] + (ht[i].send - ht[*par].arrive())
+// groups makes a prediction per group of requests.
+func (m *Model) groups(kind string, key func(*Request) string, st *state, deltas []delta, unc [][]float64) []Prediction {
+	idx := map[string]int{}
+	var out []Prediction
+	var members [][]int
+	for i := range m.Requests {
+		r := &m.Requests[i]
+		k := key(r)
+		gi, ok := idx[k]
+		if !ok {
+			gi = len(out)
+			idx[k] = gi
+			p := Prediction{Group: kind, Key: r.Type}
+			if kind == "pattern" {
+				p.Key, p.Pattern = r.Signature, r.Pattern
+			}
+			out = append(out, p)
+			members = append(members, nil)
 		}
-		arrive[i] = ht[i].arrive() - ht[i].send + send
-		if delta != nil {
-			arrive[i] += delta[i]
-		}
-		end = math.Max(end, math.Max(send, arrive[i]))
+		members[gi] = append(members[gi], i)
 	}
-	return end
+	for gi := range out {
+		st.fill(m, &out[gi], members[gi], deltas, unc)
+	}
+	slices.SortStableFunc(out, func(a, b Prediction) int {
+		switch {
+		case a.N > b.N:
+			return -1
+		case a.N < b.N:
+			return 1
+		}
+		return strings.Compare(a.Key, b.Key)
+	})
+	return out
+}
+
+// fill computes the prediction of the requests ids.
+func (st *state) fill(m *Model, p *Prediction, ids []int, deltas []delta, unc [][]float64) {
+	var w, lat, lat2, pred, pred2, model float64
+	for _, i := range ids {
+		r := &m.Requests[i]
+		d := deltas[i]
+		w += r.Weight
+		lat += r.Weight * r.LatencyUS
+		lat2 += r.Weight * r.LatencyUS * r.LatencyUS
+		v := r.LatencyUS + d.replay
+		pred += r.Weight * v
+		pred2 += r.Weight * v * v
+		model += r.Weight * (r.LatencyUS + d.model)
+		p.Saturated = p.Saturated || d.saturated
+	}
+	p.N = w
+	p.LatencyUS, p.PredictedUS, p.ModelUS = lat/w, pred/w, model/w
+	p.LatencySEUS = stderr(lat, lat2, w, len(ids))
+	se := stderr(pred, pred2, w, len(ids))
+	// Inputs: the group's mean change under each input's perturbation.
+	in := 0.0
+	for _, u := range unc {
+		var s float64
+		for _, i := range ids {
+			s += m.Requests[i].Weight * u[i]
+		}
+		in += (s / w) * (s / w)
+	}
+	p.UncertaintyUS = math.Sqrt(se*se + in)
+	if p.Saturated {
+		p.PredictedUS, p.ModelUS, p.UncertaintyUS = 0, 0, 0
+	}
+	p.Links, p.Nodes, p.Notes = st.inputs(m, ids)
+}
+
+// stderr is the standard error of a weighted mean from sums of weight w
+// of n samples (0 for fewer than two).
+func stderr(s1, s2, w float64, n int) float64 {
+	if n < 2 || w <= 0 {
+		return 0
+	}
+	mean := s1 / w
+	v := max(s2/w-mean*mean, 0) * float64(n) / float64(n-1)
+	return math.Sqrt(v / float64(n))
 }

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/wirepath/wirepath/causal"
+	"github.com/wirepath/wirepath/trace"
 )
 
 // LinkProfile is what one request of a pattern does on one inter-node link,
@@ -27,13 +28,45 @@ type LinkProfile struct {
 	// trips that overlap in time counted once (the paper counts write-read
 	// pairs closer than one round-trip time as one).
 	RoundTrips int `json:"round_trips"`
-	// RTTUS is γ, the measured mean round-trip time of the link's round
-	// trips in µs (the network delays of both messages); RTTKnown is false
-	// when no round trip had both network delays measured.
-	RTTUS    float64 `json:"rtt_us"`
-	RTTKnown bool    `json:"rtt_known"`
+	// RTTUS is γ in µs: from the captures' passive round trips where
+	// CaptureRTTs found them (RTTSource Measured), else the mean over the
+	// link's round trips of their two messages' network delays (one way
+	// each, clock-corrected: Estimated), which is no round trip when one
+	// capture point saw both ends (then 0 and not known). RTTKnown is
+	// false when neither gave one.
+	RTTUS     float64 `json:"rtt_us"`
+	RTTKnown  bool    `json:"rtt_known"`
+	RTTSource Source  `json:"rtt_source,omitempty"`
 	// Hops are the pattern's hops on the link.
 	Hops []int `json:"hops"`
+}
+
+// CaptureRTTs sets the round trips of pattern p's link profiles ps from
+// the captures' (a result's Trace.Links) where one matches a link and was
+// measured: the passive round trips of flows and reconcile, not the
+// messages' network delays.
+func CaptureRTTs(p *causal.Pattern, ps []LinkProfile, links []trace.Link) {
+	nodes := map[string]bool{}
+	for _, h := range p.Hops {
+		nodes[h.From], nodes[h.To] = true, true
+	}
+	for i := range ps {
+		l := &Link{A: ps[i].A, B: ps[i].B}
+		var match []*trace.Link
+		for j := range links {
+			a, b := patternName(links[j].A, nil, nodes), patternName(links[j].B, nil, nodes)
+			if linkKey(a, b) == linkKey(l.A, l.B) {
+				match = append(match, &links[j])
+			}
+		}
+		if len(match) == 0 {
+			continue
+		}
+		l.fill(match)
+		if l.RTTSource == Measured || l.RTTSource == ViaHosts || l.RTTSource == SameHost {
+			ps[i].RTTUS, ps[i].RTTKnown, ps[i].RTTSource = l.RTTUS, true, l.RTTSource
+		}
+	}
 }
 
 // roundTrip is one blocking round trip: hop Out one way, hop Back the first
@@ -86,8 +119,8 @@ func LinkProfiles(p *causal.Pattern) []LinkProfile {
 				n++
 			}
 		}
-		if n > 0 {
-			l.RTTUS, l.RTTKnown = sum/float64(n), true
+		if n > 0 && sum > 0 {
+			l.RTTUS, l.RTTKnown, l.RTTSource = sum/float64(n), true, Estimated
 		}
 	}
 	return links

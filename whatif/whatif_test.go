@@ -1,7 +1,6 @@
 package whatif
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"testing"
@@ -25,12 +24,21 @@ func shopResult(t testing.TB) *causal.Result {
 	return rs[0]
 }
 
-// rpcPattern builds one instance, repeated n times, of a client calling app
-// (1 ms each way), app making two calls to db (0.5 ms each way, db busy
-// 2 ms, app 100 µs before each send) and answering. With parallel the two
-// db calls are made at once; otherwise one after the other. Calls carry 100
-// bytes, answers 1000. It returns the aggregated pattern.
+// rpcPattern builds one instance, repeated 5 times a second apart, of a
+// client calling app (1 ms each way), app making two calls to db (0.5 ms
+// each way, db busy 2 ms, app 100 µs before each send) and answering. With
+// parallel the two db calls are made at once; otherwise one after the
+// other. Calls carry 100 bytes, answers 1000. It returns the aggregated
+// pattern.
 func rpcPattern(t *testing.T, parallel bool) *causal.Pattern {
+	t.Helper()
+	res, _ := rpcSystem(t, parallel)
+	return &res.Patterns[0]
+}
+
+// rpcSystem is rpcPattern's system: the result (its pattern lists its
+// instances) and the trace.
+func rpcSystem(t *testing.T, parallel bool) (*causal.Result, *trace.Trace) {
 	t.Helper()
 	tr := &trace.Trace{}
 	var insts []causal.Instance
@@ -69,7 +77,7 @@ func rpcPattern(t *testing.T, parallel bool) *causal.Pattern {
 		}
 		insts = append(insts, causal.Instance{Prob: 1, Nodes: n})
 	}
-	a := causal.NewAggregator(tr, causal.AggregateOptions{Naming: causal.DefaultNaming()})
+	a := causal.NewAggregator(tr, causal.AggregateOptions{Naming: causal.DefaultNaming(), KeepInstances: true})
 	for _, in := range insts {
 		if err := a.Add(in); err != nil {
 			t.Fatal(err)
@@ -79,7 +87,9 @@ func rpcPattern(t *testing.T, parallel bool) *causal.Pattern {
 	if len(ps) != 1 {
 		t.Fatalf("%d patterns, want 1", len(ps))
 	}
-	return &ps[0]
+	ps[0].Rank = 1
+	res := &causal.Result{Version: causal.ResultVersion, Engine: "linking", Patterns: ps, Trace: causal.Summarize(tr)}
+	return res, tr
 }
 
 func near(a, b float64) bool { return math.Abs(a-b) < 1e-6*math.Max(1, math.Abs(b)) }
@@ -110,88 +120,6 @@ func TestLinkProfiles(t *testing.T) {
 		if cl.Messages != 2 || !near(cl.Bytes, 1100) || cl.RoundTrips != 1 || !near(cl.RTTUS, 2000) {
 			t.Errorf("parallel=%v: CLIENT->app %+v, want 2 messages, 1100 bytes, κ=1, γ=2000 µs", c.parallel, *cl)
 		}
-	}
-}
-
-func TestPredict(t *testing.T) {
-	seq := rpcPattern(t, false)
-	par := rpcPattern(t, true)
-	// Sequential: 1000 + 2×(100+500+2000+500) + 100 + 1000 µs.
-	const seqLatency = 8300.0
-	// Parallel: 1000 + 100+500+2000+500 + 100 + 1000 µs.
-	const parLatency = 5200.0
-	for _, c := range []struct {
-		name          string
-		p             *causal.Pattern
-		w             WhatIf
-		model, crit   float64
-		before, after float64 // the link term of Γ
-	}{
-		// γ 1 ms -> 3 ms on two sequential round trips: +2×2 ms.
-		{"seq rtt", seq, WhatIf{Link: "app->db", RTTUS: 3000}, seqLatency + 4000, seqLatency + 4000, 2*1000 + 2200*8/1e9*1e6, 2*3000 + 2200*8/1e9*1e6},
-		// Either direction names the link.
-		{"seq rtt reversed", seq, WhatIf{Link: "db->app", RTTUS: 500}, seqLatency - 1000, seqLatency - 1000, 2*1000 + 17.6, 2*500 + 17.6},
-		// 1 Gbit/s -> 10 Mbit/s: 2200 bytes take 1760 µs instead of 17.6 µs.
-		{"seq bandwidth", seq, WhatIf{Link: "app->db", Bandwidth: 10e6, CurrentBandwidth: 1e9}, seqLatency + 1742.4, seqLatency + 1742.4, 2000 + 17.6, 2000 + 1760},
-		// Parallel round trips overlap: κ=1, so +2 ms once; the critical
-		// path agrees.
-		{"par rtt", par, WhatIf{Link: "app->db", RTTUS: 3000}, parLatency + 2000, parLatency + 2000, 1000 + 17.6, 3000 + 17.6},
-		// Parallel transfers: the model adds all 2200 bytes (one shared
-		// link), the critical path only one branch's 1100.
-		{"par bandwidth", par, WhatIf{Link: "app->db", Bandwidth: 10e6, CurrentBandwidth: 1e9}, parLatency + 1742.4, parLatency + 871.2, 1000 + 17.6, 1000 + 1760},
-		// A given current RTT overrides the measured one.
-		{"current rtt", seq, WhatIf{Link: "app->db", RTTUS: 3000, CurrentRTTUS: 2000}, seqLatency + 2000, seqLatency + 2000, 2*2000 + 17.6, 2*3000 + 17.6},
-	} {
-		w := NoChange(c.w.Link)
-		if c.w.RTTUS != 0 {
-			w.RTTUS = c.w.RTTUS
-		}
-		if c.w.CurrentRTTUS != 0 {
-			w.CurrentRTTUS = c.w.CurrentRTTUS
-		}
-		if c.w.Bandwidth != 0 {
-			w.Bandwidth, w.CurrentBandwidth = c.w.Bandwidth, c.w.CurrentBandwidth
-		}
-		pr, err := Predict(c.p, w)
-		if err != nil {
-			t.Errorf("%s: %v", c.name, err)
-			continue
-		}
-		if !near(pr.ModelUS, c.model) || !near(pr.CriticalPathUS, c.crit) || !near(pr.LinkDelayUS, c.before) || !near(pr.NewLinkDelayUS, c.after) {
-			t.Errorf("%s: model %.1f critical %.1f term %.1f -> %.1f; want %.1f %.1f %.1f -> %.1f",
-				c.name, pr.ModelUS, pr.CriticalPathUS, pr.LinkDelayUS, pr.NewLinkDelayUS, c.model, c.crit, c.before, c.after)
-		}
-		if !near(pr.LatencyUS, c.p.Latency.Mean) {
-			t.Errorf("%s: latency %v, want the measured %v", c.name, pr.LatencyUS, c.p.Latency.Mean)
-		}
-	}
-}
-
-func TestPredictErrors(t *testing.T) {
-	p := rpcPattern(t, false)
-	w := NoChange("app->cache")
-	w.RTTUS = 10
-	if _, err := Predict(p, w); !errors.Is(err, ErrNoLink) {
-		t.Errorf("unknown link: %v, want ErrNoLink", err)
-	}
-	w.Link = "app"
-	if _, err := Predict(p, w); err == nil {
-		t.Error("a link without -> was accepted")
-	}
-	// The DNS server of the shop was not traced: its RTT is unknown.
-	res := shopResult(t)
-	w = NoChange("10.0.0.1->10.0.0.53")
-	w.RTTUS = 100
-	if _, err := Predict(&res.Patterns[1], w); !errors.Is(err, ErrRTTUnknown) {
-		t.Errorf("untraced link: %v, want ErrRTTUnknown", err)
-	}
-	w.CurrentRTTUS = 1500
-	pr, err := Predict(&res.Patterns[1], w)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if pr.Profile.RoundTrips != 1 || !near(pr.ModelUS, pr.LatencyUS-1400) {
-		t.Errorf("untraced link with a given RTT: %+v", pr)
 	}
 }
 

@@ -61,3 +61,19 @@ func mustNew(opt Options) *Engine {
 	}
 	return e
 }
+
+// histogram returns scoreboard histogram trip, dense or rebuilt from the
+// sparse cells.
+func (r *nestRun) histogram(trip int) []float64 {
+	bins := r.opt.Bins
+	if r.hist != nil {
+		return r.hist[trip*bins : (trip+1)*bins]
+	}
+	h := make([]float64, bins)
+	for k, cell := range r.cellOf {
+		if int(k)/bins == trip {
+			h[int(k)%bins] = r.cell[cell]
+		}
+	}
+	return h
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/wirepath/wirepath/causal"
@@ -42,6 +43,13 @@ type Options struct {
 	Bins    int
 	// Workers bounds the goroutines used; 0 means GOMAXPROCS.
 	Workers int
+	// Progress, when set, is called as the long steps advance: step is
+	// "candidates" (the call pairs swept for candidate parents, twice),
+	// "parents" (the call pairs given a parent) or "call paths" (the call
+	// paths aggregated), done of total units. A step's first call has
+	// done = 0 and its last done = total. Calls come from the engine's
+	// workers, one at a time.
+	Progress func(step string, done, total int)
 }
 
 // DefaultOptions returns the paper's parameters: x = 2, y = z = 0, no
@@ -97,6 +105,7 @@ func (o *Options) Params() map[string]any {
 		"bin-min":         time.Duration(o.BinMin).String(),
 		"bins":            o.Bins,
 		"rank":            string(o.Rank),
+		"max-patterns":    o.Aggregate.MaxPatterns,
 	}
 }
 
@@ -187,11 +196,17 @@ type nestRun struct {
 	candTrip16 []uint16
 	candTrip32 []int32
 
-	hist    []float64 // scoreboard: nTrips histograms of opt.Bins bins
-	nTrips  int
-	parent  []int32 // chosen parent pair, -1 for roots
-	counter nestCounters
-	keep    bool // keep pairs and parents to the end, for tests
+	hist   []float64 // scoreboard: nTrips histograms of opt.Bins bins (dense, with smoothing)
+	nTrips int
+	// The sparse scoreboard (without smoothing): a cell per histogram
+	// and bin some candidate falls in, and each candidate's cell; cellOf
+	// (kept for tests) maps trip*Bins+bin to the cell.
+	cell     []float64
+	candCell []int32
+	cellOf   map[uint64]int32
+	parent   []int32 // chosen parent pair, -1 for roots
+	counter  nestCounters
+	keep     bool // keep pairs and parents to the end, for tests
 }
 
 type nestCounters struct {
@@ -243,7 +258,7 @@ func (n *Engine) runTable(ctx context.Context, t *trace.Table, keep bool) (*nest
 	if err := r.findNestedPairs(ctx, byCaller); err != nil {
 		return nil, nil, err
 	}
-	r.cand, r.candBin, r.candTrip16, r.candTrip32, r.candOff = nil, nil, nil, nil, nil
+	r.cand, r.candBin, r.candTrip16, r.candTrip32, r.candOff, r.candCell = nil, nil, nil, nil, nil, nil
 	r.keepOut()
 	r.breakCycles()
 	res, err := r.findCallPaths(ctx)
@@ -811,7 +826,9 @@ func (r *nestRun) findCandidates(ctx context.Context, byCaller, byCallee groupCS
 	swept := func(s int) bool {
 		return len(byCaller.of(trace.Sym(s))) > 0 && len(byCallee.of(trace.Sym(s))) > 0
 	}
+	prog := r.startStep("candidates", 2*np)
 	parallel.Each(n, r.workers, func(s int) {
+		defer prog.add(len(byCaller.of(trace.Sym(s))))
 		if !swept(s) {
 			return
 		}
@@ -835,6 +852,7 @@ func (r *nestRun) findCandidates(ctx context.Context, byCaller, byCallee groupCS
 	// Fill with off[c] as child c's cursor (each child belongs to one
 	// node, so workers never share one), then shift the offsets back.
 	parallel.Each(n, r.workers, func(s int) {
+		defer prog.add(len(byCaller.of(trace.Sym(s))))
 		if !swept(s) {
 			return
 		}
@@ -845,6 +863,7 @@ func (r *nestRun) findCandidates(ctx context.Context, byCaller, byCallee groupCS
 			r.candBin[j] = uint16(r.bin(r.t1(c)-r.binT1(p), logBase))
 		})
 	})
+	prog.end()
 	copy(off[1:], off[:np])
 	off[0] = 0
 	r.candOff = off
@@ -883,10 +902,20 @@ func (r *nestRun) trip(j int32) int {
 // scoreNestings is ScoreNestings (section 5.1.1.2): every candidate nesting
 // of child (B, C) in parent (A, B) adds 1/|parents| to bin(t2 - t1) of the
 // (A, B, C) histogram. Nodes are keyed by their pattern-level names.
-// Histograms are then optionally smoothed.
+// Histograms are then optionally smoothed. Without smoothing only the
+// bins some candidate falls in are kept (sparse: a cell per (histogram,
+// bin) used, 12 bytes and a map entry while scoring); smoothing needs the
+// dense histograms (Bins float64s each, 2.7 KB with the paper's 340), which
+// a trace of many distinct node names makes by the hundred thousand.
 func (r *nestRun) scoreNestings() {
-	r.candTrip16 = make([]uint16, len(r.cand))
+	sparse := r.opt.Smooth == 0
+	if !sparse {
+		r.candTrip16 = make([]uint16, len(r.cand))
+	} else {
+		r.candCell = make([]int32, len(r.cand))
+	}
 	trips := make(map[uint64]int32)
+	cells := make(map[uint64]int32)
 	bins := r.opt.Bins
 	for c := range r.pairs {
 		lo, hi := r.candOff[c], r.candOff[c+1]
@@ -901,27 +930,60 @@ func (r *nestRun) scoreNestings() {
 			if !ok {
 				tr = int32(len(trips))
 				trips[key] = tr
-				r.hist = append(r.hist, make([]float64, bins)...)
-				if tr == math.MaxUint16+1 {
-					r.candTrip32 = make([]int32, len(r.cand))
-					for i, v := range r.candTrip16[:j] {
-						r.candTrip32[i] = int32(v)
-					}
-					r.candTrip16 = nil
+			}
+			if sparse {
+				ck := uint64(tr)*uint64(bins) + uint64(r.candBin[j])
+				cell, ok := cells[ck]
+				if !ok {
+					cell = int32(len(r.cell))
+					cells[ck] = cell
+					r.cell = append(r.cell, 0)
 				}
+				r.candCell[j] = cell
+				r.cell[cell] += wgt
+				continue
 			}
-			if r.candTrip32 != nil {
-				r.candTrip32[j] = tr
-			} else {
-				r.candTrip16[j] = uint16(tr)
-			}
-			r.hist[int(tr)*bins+int(r.candBin[j])] += wgt
+			r.denseAdd(j, tr, ok, wgt)
 		}
 	}
 	r.nTrips = len(trips)
+	if r.keep && sparse {
+		r.cellOf = cells
+	}
 	if r.opt.Smooth > 0 {
 		smoothHistograms(r.hist, bins, r.opt.Smooth)
 	}
+}
+
+// denseAdd adds wgt to candidate j's bin of dense histogram tr (made if
+// not seen before).
+func (r *nestRun) denseAdd(j int32, tr int32, seen bool, wgt float64) {
+	bins := r.opt.Bins
+	if !seen {
+		r.hist = append(r.hist, make([]float64, bins)...)
+		if tr == math.MaxUint16+1 {
+			r.candTrip32 = make([]int32, len(r.cand))
+			for i, v := range r.candTrip16[:j] {
+				r.candTrip32[i] = int32(v)
+			}
+			r.candTrip16 = nil
+		}
+	}
+	if r.candTrip32 != nil {
+		r.candTrip32[j] = tr
+	} else {
+		r.candTrip16[j] = uint16(tr)
+	}
+	r.hist[int(tr)*bins+int(r.candBin[j])] += wgt
+}
+
+// score returns the scoreboard value of candidate j: its bin of its
+// histogram.
+func (r *nestRun) score(j int32) float64 {
+	if r.candCell != nil {
+		return r.cell[r.candCell[j]]
+	}
+	return r.hist[r.trip(j)*r.opt.Bins+int(r.candBin[j])]
 }
 
 // smoothHistograms convolves each histogram of h (consecutive runs of bins
@@ -967,8 +1029,10 @@ func (r *nestRun) findNestedPairs(ctx context.Context, byCaller groupCSR) error 
 			r.nameID(r.callee(int32(i)))
 		}
 	}
-	bins := r.opt.Bins
+	prog := r.startStep("parents", np)
+	defer prog.end()
 	parallel.Each(r.tab.Syms.Len(), r.workers, func(s int) {
+		defer prog.add(len(byCaller.of(trace.Sym(s))))
 		for _, c := range byCaller.of(trace.Sym(s)) {
 			lo, hi := r.candOff[c], r.candOff[c+1]
 			if lo == hi {
@@ -982,7 +1046,7 @@ func (r *nestRun) findNestedPairs(ctx context.Context, byCaller groupCSR) error 
 			best, bestScore := int32(-1), 0.0
 			for j := lo; j < hi; j++ {
 				p := r.cand[j]
-				score := r.hist[r.trip(j)*bins+int(r.candBin[j])]
+				score := r.score(j)
 				if x != 0 {
 					// children of p overlapping c; p's children were assigned
 					// in return order, open calls last, so scan back (past
@@ -1029,6 +1093,56 @@ func (r *nestRun) findNestedPairs(ctx context.Context, byCaller groupCSR) error 
 		}
 	})
 	return ctx.Err()
+}
+
+// stepProgress reports one step's progress to Options.Progress, from any
+// worker, one call at a time, at most every progressEvery units. A nil
+// *stepProgress (no Options.Progress) does nothing.
+type stepProgress struct {
+	fn          func(step string, done, total int)
+	step        string
+	mu          sync.Mutex
+	done, total int
+	last        int
+}
+
+// progressEvery is how many units go by between two progress reports.
+const progressEvery = 1 << 14
+
+// startStep starts reporting a step of total units.
+func (r *nestRun) startStep(step string, total int) *stepProgress {
+	if r.opt.Progress == nil {
+		return nil
+	}
+	r.opt.Progress(step, 0, total)
+	return &stepProgress{fn: r.opt.Progress, step: step, total: total}
+}
+
+// add records n more units done.
+func (p *stepProgress) add(n int) {
+	if p == nil || n == 0 {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.done = min(p.done+n, p.total)
+	if p.done-p.last >= progressEvery || p.done == p.total {
+		p.last = p.done
+		p.fn(p.step, p.done, p.total)
+	}
+}
+
+// end reports the step done, if the last report did not.
+func (p *stepProgress) end() {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.last != p.total {
+		p.done, p.last = p.total, p.total
+		p.fn(p.step, p.total, p.total)
+	}
 }
 
 // penalty is the factor a child penalty multiplies a score by when the

@@ -123,7 +123,7 @@ func TestNestingFigure5(t *testing.T) {
 		t.Fatalf("%d scoreboard histograms, want 1 (A,B,C)", r.nTrips)
 	}
 	logBase := math.Log(1.05)
-	h := r.hist[:r.opt.Bins]
+	h := r.histogram(0)
 	for _, c := range []struct {
 		delayMS float64
 		want    float64
@@ -456,7 +456,7 @@ func TestNestingSmoothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := r.hist[:opt.Bins]
+	h := r.histogram(0)
 	sum := 0.0
 	nonzero := 0
 	for _, v := range h {

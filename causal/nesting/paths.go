@@ -3,6 +3,7 @@ package nesting
 import (
 	"cmp"
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 
@@ -81,17 +82,20 @@ func (r *nestRun) findCallPaths(ctx context.Context) (*Result, error) {
 	r.agg.Reserve(len(roots), 2*np)
 	ct := newCallTable(r, kidOff, kids, len(roots))
 	ib := nestInstances{r: r, kidOff: kidOff, kids: kids}
+	prog := r.startStep("call paths", len(roots))
 	for i, root := range roots {
 		if i&1023 == 0 {
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
+			prog.add(min(i, 1) * 1024) // the 1024 before this one
 		}
 		_ = r.agg.Add(ib.build(root)) // refusals are counted by the Aggregator
 		ct.add(root)                  // reorders the tree's children: after build
 	}
+	prog.end()
 	ct.kidOff, ct.kids = nil, nil
-	paths := ct.paths()
+	paths, over := ct.paths(r.opt.Aggregate.MaxPatterns)
 	if !r.keep {
 		// what is left needs only the Aggregator's records
 		r.pairs, r.parent = nil, nil
@@ -125,6 +129,16 @@ func (r *nestRun) findCallPaths(ctx context.Context) (*Result, error) {
 		{Stage: Name, Name: "instances_rejected", Value: int64(r.agg.Rejected())},
 		{Stage: Name, Name: "patterns", Value: int64(len(res.Patterns))},
 		{Stage: Name, Name: "call_path_patterns", Value: int64(len(paths))},
+	}
+	_, found := r.agg.Len()
+	if over.patterns > 0 || found > len(res.Patterns) {
+		// Only with --max-patterns at work: the rest are counted.
+		res.Accounting = append(res.Accounting,
+			trace.Count{Stage: Name, Name: "patterns_not_kept", Value: int64(found - len(res.Patterns))},
+			trace.Count{Stage: Name, Name: "call_path_patterns_not_kept", Value: int64(over.patterns)},
+			trace.Count{Stage: Name, Name: "call_paths_not_kept", Value: int64(over.paths)})
+		res.Warnings = append(res.Warnings, fmt.Sprintf("%d call-path patterns (%d call paths, %d of them seen once) and %d message-tree patterns beyond --max-patterns %d were counted, not kept",
+			over.patterns, over.paths, over.once, found-len(res.Patterns), r.opt.Aggregate.MaxPatterns))
 	}
 	if c.pairs == 0 && c.in > 0 {
 		res.Warnings = append(res.Warnings, "no CALL was matched with a RETURN: the nesting engine needs messages marked CALL and RETURN")
@@ -360,9 +374,41 @@ func (ct *callTable) add(root int32) {
 	ct.pathPat = append(ct.pathPat, pi)
 }
 
+// notKept summarises the call-path patterns beyond the bound: how many,
+// their call paths, and how many of those patterns were seen once.
+type notKept struct{ patterns, paths, once int }
+
+// keep returns the patterns kept under a bound of limit (0: all): the most
+// frequent, ties by first seen, in pattern order; and what the others
+// were. Only the kept ones are summarised (paths), so the memory of the
+// table's result is bounded by limit however many names the trace has.
+func (ct *callTable) keep(limit int) ([]int32, notKept) {
+	idx := make([]int32, len(ct.pats))
+	for i := range idx {
+		idx[i] = int32(i)
+	}
+	var over notKept
+	if limit <= 0 || len(idx) <= limit {
+		return idx, over
+	}
+	slices.SortStableFunc(idx, func(a, b int32) int { return ct.pats[b].count - ct.pats[a].count })
+	for _, pi := range idx[limit:] {
+		over.patterns++
+		over.paths += ct.pats[pi].count
+		if ct.pats[pi].count == 1 {
+			over.once++
+		}
+	}
+	idx = idx[:limit]
+	slices.Sort(idx)
+	return idx, over
+}
+
 // paths returns the call-path patterns, most frequent first, with every
-// call's children in order of mean call delay. Distributions are exact.
-func (ct *callTable) paths() []CallPath {
+// call's children in order of mean call delay; at most limit of them (see
+// keep). Distributions are exact.
+func (ct *callTable) paths(limit int) ([]CallPath, notKept) {
+	kept, over := ct.keep(limit)
 	r := ct.r
 	names := make([]string, r.nNames)
 	for n, id := range r.names {
@@ -387,8 +433,8 @@ func (ct *callTable) paths() []CallPath {
 		off += int32(len(ct.pats[pi].hops))
 	}
 	var vals []float64
-	out := make([]CallPath, 0, np)
-	for pi := range ct.pats {
+	out := make([]CallPath, 0, len(kept))
+	for _, pi := range kept {
 		pat := &ct.pats[pi]
 		paths := byPat[first[pi]:first[pi+1]]
 		n := len(pat.hops)
@@ -467,7 +513,7 @@ func (ct *callTable) paths() []CallPath {
 	for i := range out {
 		out[i].Rank = i + 1
 	}
-	return out
+	return out, over
 }
 
 // mix combines hash h with x (the Aggregator's mixing function): the

@@ -174,8 +174,8 @@ func rules(g graph) []rule {
 		{"causal/resultjson reads the contract: it imports only causal", func(pkg, dep string) bool {
 			return pkg != "causal/resultjson" || dep == "causal"
 		}},
-		{"whatif models patterns: it imports only causal", func(pkg, dep string) bool {
-			return !under(pkg, "whatif") || dep == "causal"
+		{"whatif models patterns and the trace's requests: it imports only causal and trace", func(pkg, dep string) bool {
+			return !under(pkg, "whatif") || dep == "causal" || under(dep, "trace")
 		}},
 		{"report renders results: it imports no engine, stage or command", func(pkg, dep string) bool {
 			return !under(pkg, "report") || underAny(dep, "causal/resultjson", "trace", "whatif", "internal") || dep == "causal"

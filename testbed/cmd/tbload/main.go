@@ -15,6 +15,14 @@
 // an https target it speaks HTTP/1.1 over TLS (server name -sni, the
 // testbed's self-signed certificate accepted) and writes the sessions'
 // secrets to -keylog in the SSLKEYLOGFILE format, as curl and browsers do.
+//
+// With -rate R the load is open instead: requests arrive at R per second
+// (exponential gaps, a fixed function of -seed), whatever the latency (the
+// arrivals of the M/G/1 model, for the what-if validation, docs/whatif.md),
+// each taken by the first of the -inflight workers that is free. With
+// -toggle D and -rate-high R2 the rate is R2 instead in the odd windows of
+// D of the wall clock (Unix time / D odd), so that one run holds both
+// loads under the same state of the machine.
 package main
 
 import (
@@ -81,6 +89,9 @@ func main() {
 	seed := flag.Uint64("seed", 1, "random seed")
 	variant := flag.String("variant", "ids", "ids: send X-Request-ID and traceparent; opaque: neither")
 	logPath := flag.String("log", "", "JSON Lines log file (required)")
+	rate := flag.Float64("rate", 0, "open loop: requests per second, Poisson arrivals (0: -inflight closed-loop workers)")
+	rateHigh := flag.Float64("rate-high", 0, "open loop with -toggle: the rate in the odd windows")
+	toggle := flag.Duration("toggle", 0, "open loop: the rate is -rate-high in the odd windows of this length of the wall clock")
 	keylog := flag.String("keylog", "", "https: append the TLS secrets to this key log (SSLKEYLOGFILE format)")
 	sni := flag.String("sni", "web.tb", "https: the server name to ask for")
 	flag.Parse()
@@ -93,6 +104,13 @@ func main() {
 	}
 	var mu sync.Mutex
 	enc := json.NewEncoder(f)
+	emit := func(rec reqRec) {
+		mu.Lock()
+		defer mu.Unlock()
+		if err := enc.Encode(rec); err != nil {
+			log.Fatal(err)
+		}
+	}
 	tlsConf := &tls.Config{ServerName: *sni, InsecureSkipVerify: true} // the testbed's own certificate
 	if *keylog != "" {
 		kf, err := os.OpenFile(*keylog, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
@@ -102,6 +120,22 @@ func main() {
 		defer kf.Close()
 		tlsConf.KeyLogWriter = &lockedWriter{w: kf}
 	}
+	if *rate > 0 {
+		rateAt := func(time.Time) float64 { return *rate }
+		if *toggle > 0 && *rateHigh > 0 {
+			rateAt = func(t time.Time) float64 {
+				if (t.UnixNano()/int64(*toggle))%2 == 1 {
+					return *rateHigh
+				}
+				return *rate
+			}
+		}
+		open(tlsConf, *target, *seed, *n, *inflight, rateAt, *duration, *variant, emit)
+		if err := f.Close(); err != nil {
+			log.Fatal(err)
+		}
+		return
+	}
 	var next atomic.Int64
 	deadline := time.Now().Add(*duration)
 	var wg sync.WaitGroup
@@ -109,10 +143,7 @@ func main() {
 		wg.Add(1)
 		go func(w int) {
 			defer wg.Done()
-			tr := &http.Transport{MaxConnsPerHost: 1, MaxIdleConnsPerHost: 1, DisableCompression: true,
-				TLSClientConfig: tlsConf, Protocols: new(http.Protocols)}
-			tr.Protocols.SetHTTP1(true)
-			cl := &http.Client{Transport: tr, Timeout: 10 * time.Second}
+			cl := client(tlsConf)
 			wrng := rand.New(rand.NewPCG(*seed, uint64(1<<32+w)))
 			ord := 0
 			for {
@@ -121,13 +152,16 @@ func main() {
 					return
 				}
 				time.Sleep(time.Duration(wrng.ExpFloat64() * float64(*think)))
-				rec := do(cl, *target, *seed, i, *variant, &ord)
+				rec := do(cl, *target, *seed, i, *variant, func(reused bool, _ string) int {
+					if reused {
+						ord++
+					} else {
+						ord = 0
+					}
+					return ord
+				})
 				rec.Worker = w
-				mu.Lock()
-				if err := enc.Encode(rec); err != nil {
-					log.Fatal(err)
-				}
-				mu.Unlock()
+				emit(rec)
 			}
 		}(w)
 	}
@@ -137,20 +171,63 @@ func main() {
 	}
 }
 
-// do makes request i; ord is the worker's count of requests on its current
-// connection.
-func do(cl *http.Client, target string, seed uint64, i int, variant string, ord *int) reqRec {
+// open makes n requests arriving at rateAt(t) per second at time t
+// (exponential gaps from seed) until duration passed. Each arrival goes to the first of workers
+// keep-alive clients that is free (a request waits for one only when all
+// are busy); it returns when all were answered.
+func open(tlsConf *tls.Config, target string, seed uint64, n, workers int, rateAt func(time.Time) float64, duration time.Duration, variant string, emit func(reqRec)) {
+	arrivals := make(chan int, n)
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			cl := client(tlsConf)
+			ord := 0
+			for i := range arrivals {
+				rec := do(cl, target, seed, i, variant, func(reused bool, _ string) int {
+					if reused {
+						ord++
+					} else {
+						ord = 0
+					}
+					return ord
+				})
+				rec.Worker = w
+				emit(rec)
+			}
+		}(w)
+	}
+	arr := rand.New(rand.NewPCG(seed, 1<<40))
+	start := time.Now()
+	next := start
+	for i := 0; i < n && time.Since(start) < duration; i++ {
+		next = next.Add(time.Duration(arr.ExpFloat64() / rateAt(next) * 1e9))
+		time.Sleep(time.Until(next))
+		arrivals <- i
+	}
+	close(arrivals)
+	wg.Wait()
+}
+
+// client is one worker's keep-alive client: one connection, HTTP/1.1
+// (over TLS with tlsConf for an https target).
+func client(tlsConf *tls.Config) *http.Client {
+	tr := &http.Transport{MaxConnsPerHost: 1, MaxIdleConnsPerHost: 1, DisableCompression: true,
+		TLSClientConfig: tlsConf, Protocols: new(http.Protocols)}
+	tr.Protocols.SetHTTP1(true)
+	return &http.Client{Transport: tr, Timeout: 10 * time.Second}
+}
+
+// do makes request i; ordinal gives the request's ordinal on the
+// connection it got (reused or not, and its local endpoint).
+func do(cl *http.Client, target string, seed uint64, i int, variant string, ordinal func(reused bool, local string) int) reqRec {
 	kind, path, closeAfter, rng := plan(seed, i)
 	rec := reqRec{T: "req", ID: i, Kind: kind, Path: path, Hop: fmt.Sprintf("%016x", rng.Uint64())}
 	trace := &httptrace.ClientTrace{GotConn: func(ci httptrace.GotConnInfo) {
 		rec.Local = ci.Conn.LocalAddr().String()
 		rec.Remote = ci.Conn.RemoteAddr().String()
-		if ci.Reused {
-			*ord++
-		} else {
-			*ord = 0
-		}
-		rec.Ord = *ord
+		rec.Ord = ordinal(ci.Reused, rec.Local)
 		rec.SendNS = time.Now().UnixNano()
 	}}
 	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(context.Background(), trace), "GET", target+path, nil)

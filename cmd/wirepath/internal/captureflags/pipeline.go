@@ -24,6 +24,7 @@ type Pipeline struct {
 	Roles      string
 	Boundaries string
 	NoNAT      bool
+	NATTable   NATTable
 	SplitPause time.Duration
 	NoFraming  bool
 	Strict     bool
@@ -46,6 +47,7 @@ func (p *Pipeline) Register(fs *pflag.FlagSet) {
 	fs.StringVar(&p.Boundaries, "boundaries", "fat", "message boundaries where a syscall trace shows the writes: fat (coalesce writes between direction changes) or writes")
 	cmdutil.Enum(fs, "boundaries", "fat", "writes")
 	fs.BoolVar(&p.NoNAT, "no-nat", false, "do not learn and undo address translations")
+	p.NATTable.Register(fs)
 	fs.DurationVar(&p.SplitPause, "split-pause", def.SplitPause, "cut a sniffed message when its sender pauses this long (0: never)")
 	fs.BoolVar(&p.NoFraming, "no-framing", false, "do not cut sniffed messages at HTTP/DNS boundaries or pair calls by protocol")
 	fs.BoolVar(&p.Strict, "strict", false, "stop at the first bad line of a syscall trace instead of skipping it")
@@ -62,6 +64,42 @@ func RegisterFlowsTuning(fs *pflag.FlagSet, settle, reorder, idle *time.Duration
 	fs.DurationVar(reorder, "reorder-timeout", def.ReorderTimeout, "how long out-of-order data waits for a missing segment")
 	fs.DurationVar(idle, "idle-timeout", def.IdleTimeout, "end a TCP connection idle this long")
 	fs.IntVar(fpLen, "fingerprint-len", def.FingerprintLen, fmt.Sprintf("leading bytes of a message its fingerprint covers (1-%d)", flows.MaxFingerprintLen))
+}
+
+// NATTable holds --nat-table and --nat-learn.
+type NATTable struct {
+	File  string
+	Learn bool
+}
+
+// Register adds --nat-table and --nat-learn to fs.
+func (t *NATTable) Register(fs *pflag.FlagSet) {
+	fs.StringVar(&t.File, "nat-table", "", "undo the translations in `FILE` (the JSON of wirepath nat --format json, or \"[PROTO] OUTSIDE INSIDE\" lines) instead of learning them")
+	fs.BoolVar(&t.Learn, "nat-learn", false, "with --nat-table, learn translations too: the learned ones first, the table renames the rest")
+}
+
+// Validate checks the flags against --no-nat; its errors are usage errors.
+func (t *NATTable) Validate(noNAT bool) error {
+	switch {
+	case t.File != "" && noNAT:
+		return cmdutil.UsageErrorf("--nat-table and --no-nat exclude each other")
+	case t.Learn && t.File == "":
+		return cmdutil.UsageErrorf("--nat-learn only goes with --nat-table (without a table, translations are learned unless --no-nat)")
+	}
+	return nil
+}
+
+// Apply reads the table, if one was given, into cfg.
+func (t *NATTable) Apply(cfg *pipeline.Config) error {
+	if t.File == "" {
+		return nil
+	}
+	g, err := nat.ReadTableFile(t.File)
+	if err != nil {
+		return err
+	}
+	cfg.NATTable, cfg.NATLearn = g, t.Learn
+	return nil
 }
 
 // RegisterNATTuning adds the NAT learner's tuning flags (as nat has them).
@@ -91,6 +129,9 @@ func (p *Pipeline) Validate() error {
 	if err := p.NAT.Validate(); err != nil {
 		return cmdutil.UsageErrorf("%v", err)
 	}
+	if err := p.NATTable.Validate(p.NoNAT); err != nil {
+		return err
+	}
 	if err := p.Protocols.Validate(); err != nil {
 		return err
 	}
@@ -117,6 +158,9 @@ func (p *Pipeline) Config() (pipeline.Config, error) {
 	cfg := pipeline.Config{
 		Captures: p.Captures, Capture: popts, NoNAT: p.NoNAT, Flows: fc, NAT: p.NAT,
 		Preload: p.Preload,
+	}
+	if err := p.NATTable.Apply(&cfg); err != nil {
+		return pipeline.Config{}, err
 	}
 	cfg.PreloadOptions.Strict = p.Strict
 	cfg.Reconcile.Naming = naming

@@ -16,7 +16,7 @@ import (
 // of files (or directories of them) it reads besides its arguments.
 var (
 	OutputFlags = []string{"output", "save-trace", "truth", "pcap-out"}
-	InputFlags  = []string{"preload", "roles", "trace", "nat-table", "pcap"}
+	InputFlags  = []string{"preload", "roles", "trace", "nat-table", "scenario", "pcap"}
 )
 
 // CheckOutputs refuses a command line whose output is one of its inputs

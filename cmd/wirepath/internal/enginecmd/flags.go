@@ -148,6 +148,8 @@ type NestingFlags struct {
 	BinBase float64
 	BinMin  time.Duration
 	Bins    int
+	// MaxPatterns bounds the patterns and the call-path patterns kept.
+	MaxPatterns int
 }
 
 // Engine returns "nesting".
@@ -166,10 +168,16 @@ func (f *NestingFlags) Register(fs *pflag.FlagSet, prefix string) {
 	fs.Float64Var(&f.BinBase, p+"bin-base", def.BinBase, "ratio between successive scoreboard bins")
 	fs.DurationVar(&f.BinMin, p+"bin-min", time.Duration(def.BinMin), "lower edge of the first scoreboard bin")
 	fs.IntVar(&f.Bins, p+"bins", def.Bins, "scoreboard bins per histogram")
+	fs.IntVar(&f.MaxPatterns, p+"max-patterns", 10000, "keep only the N most frequent patterns and call-path patterns in the result, counting the rest (0 = all)")
 }
 
-// Validate checks nothing: the engine's validation covers every flag.
-func (f *NestingFlags) Validate() error { return nil }
+// Validate checks what the engine's own validation does not.
+func (f *NestingFlags) Validate() error {
+	if f.MaxPatterns < 0 {
+		return cmdutil.UsageErrorf("--%smax-patterns must not be negative", f.prefix)
+	}
+	return nil
+}
 
 // Apply sets the flags' values in the engine's options.
 func (f *NestingFlags) Apply(eo *engines.Options) {
@@ -180,6 +188,7 @@ func (f *NestingFlags) Apply(eo *engines.Options) {
 	o.BinBase = f.BinBase
 	o.BinMin = int64(f.BinMin)
 	o.Bins = f.Bins
+	o.Aggregate.MaxPatterns = f.MaxPatterns
 }
 
 // ConvolutionFlags are the convolution engine's own flags.

@@ -39,6 +39,7 @@ type Options struct {
 	IdleTimeout    time.Duration
 	FingerprintLen int
 	NoNAT          bool
+	NATTable       captureflags.NATTable
 	NAT            nat.Options
 }
 
@@ -120,6 +121,7 @@ func newCmd(ios *cmdutil.IOStreams, runF func(*Options) error) *cobra.Command {
 	fs.BoolVar(&opts.NoFraming, "no-framing", false, "do not cut at HTTP/DNS message boundaries or pair calls by protocol")
 	captureflags.RegisterFlowsTuning(fs, &opts.Settle, &opts.ReorderTimeout, &opts.IdleTimeout, &opts.FingerprintLen)
 	fs.BoolVar(&opts.NoNAT, "no-nat", false, "do not learn and undo address translations")
+	opts.NATTable.Register(fs)
 	captureflags.RegisterNATTuning(fs, &opts.NAT)
 	opts.Protocols.Register(fs)
 	opts.Flags.Register(fs)
@@ -140,6 +142,9 @@ func (o *Options) Validate() error {
 	}
 	if err := o.NAT.Validate(); err != nil {
 		return cmdutil.UsageErrorf("%v", err)
+	}
+	if err := o.NATTable.Validate(o.NoNAT); err != nil {
+		return err
 	}
 	if err := o.Protocols.Validate(); err != nil {
 		return err
@@ -175,6 +180,11 @@ func Run(ios *cmdutil.IOStreams, o *Options) error {
 	if err != nil {
 		return err
 	}
+	var tcfg pipeline.Config // the table, read before the output is opened
+	if err := o.NATTable.Apply(&tcfg); err != nil {
+		return err
+	}
+	table := tcfg.NATTable
 	w, err := o.openWriter(ios)
 	if err != nil {
 		return err
@@ -191,7 +201,8 @@ func Run(ios *cmdutil.IOStreams, o *Options) error {
 	if o.Conns {
 		cfg.OnConn = w.conn
 	}
-	pc := pipeline.Config{Captures: o.Captures, Capture: popts, NoNAT: o.NoNAT, NAT: o.NAT, Flows: cfg, Context: o.Context}
+	pc := pipeline.Config{Captures: o.Captures, Capture: popts, NoNAT: o.NoNAT, NAT: o.NAT, Flows: cfg, Context: o.Context,
+		NATTable: table, NATLearn: o.NATTable.Learn}
 	var done func()
 	pc.Progress, done = captureflags.StageProgress(ios)
 	res, runErr := pipeline.Messages(pc, func(m *flows.Message) error {

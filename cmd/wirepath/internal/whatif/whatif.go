@@ -1,269 +1,307 @@
-// Package whatif is the "wirepath whatif" command: the per-link profile of
-// each pattern (bytes and blocking round trips per request) and the
-// predicted latency of a pattern if a link's round-trip time or bandwidth
-// changed, after the profile-driven performance model of Stewart and Shen
-// (NSDI 2005, section 3.2): Γ = Σ κ·γ + ν/ω.
+// Package whatif is the "wirepath whatif" command: the inputs of the
+// profile-driven performance model of Stewart and Shen (NSDI 2005) as the
+// captures showed them — per link the blocking round trips κ and bytes ν
+// of each request, the round trip γ and bandwidth ω; per node its
+// utilisation and service time — and the predicted latency of every
+// request type and pattern after changes to links, placement, load or a
+// node's speed, each with its inputs and an uncertainty.
 package whatif
 
 import (
 	"errors"
 	"fmt"
-	"io"
-	"math"
+	"os"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
 	"github.com/wirepath/wirepath/causal"
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/cmdutil"
-	"github.com/wirepath/wirepath/report"
+	"github.com/wirepath/wirepath/trace"
 	wpwhatif "github.com/wirepath/wirepath/whatif"
 )
 
 // Options are the command's flags and argument.
 type Options struct {
-	IO               *cmdutil.IOStreams
-	Result           string
-	Link             string
-	RTT              time.Duration
+	IO     *cmdutil.IOStreams
+	Result string
+	Trace  string
+	Engine string
+
+	Links     []string
+	Hosts     []string
+	Colocate  []string
+	Separate  []string
+	Faster    []string
+	Load      float64
+	Scenarios []string
+
+	// The one-link form: --link A->B --rtt ... (the first version's).
+	RTT              string
 	CurrentRTT       time.Duration
 	Bandwidth        string
 	CurrentBandwidth string
-	Pattern          int
-	Top              int
-	JSON             bool
-	Output           string
 
-	rttSet, curRTTSet, curBWSet bool
+	Pattern  int
+	Top      int
+	By       string
+	Queue    string
+	JSON     bool
+	Requests bool
+	Output   string
+
+	curRTTSet bool
 }
 
 // NewCmd returns the whatif command.
 func NewCmd(ios *cmdutil.IOStreams) *cobra.Command {
 	opts := &Options{IO: ios}
 	cmd := &cobra.Command{
-		Use:   "whatif RESULT.json [--link 'A->B' --rtt DURATION | --bandwidth RATE] [--pattern N]",
-		Short: "Predict a pattern's latency if a link's round-trip time or bandwidth changed",
-		Long: `Without --link, print for each pattern the profile of every link it uses
-(a link joins two nodes and carries messages both ways): messages, bytes ν
-and blocking round trips κ per request, and the measured round-trip time γ.
+		Use:   "whatif RESULT.json [--trace TRACE] [CHANGES...] [--scenario FILE]",
+		Short: "Predict latency per request type and pattern after changes to links, placement, load or a node's speed",
+		Long: `Without changes, print the model's inputs: per link the round trip γ and
+bandwidth ω as the captures showed them (passive round trips per capture
+point, packet pairs), per node its utilisation and service time, and per
+pattern the blocking round trips κ and bytes ν of a request on each link.
 
-With --link 'A->B' and --rtt and/or --bandwidth, predict the mean latency of
-every pattern that uses the link (or of --pattern N) after the change, with
-the network delay model of Stewart and Shen (NSDI 2005, section 3.2):
+With changes, predict the mean latency of every request type (the root
+message's label) and pattern after them, each with its inputs and an
+uncertainty from their measured spread, after the profile-driven model of
+Stewart and Shen (NSDI 2005): the network term Γ = Σ κ·γ + ν/ω per link
+and an M/G/1 queue per node. With --trace (the trace the result was
+inferred from, and a result with --instances -1) the model works request
+by request and replays each request's timeline; else from the patterns'
+means. Changes (each repeatable; node names as in the signatures):
 
-  Γ = Σ over links of κ·γ + ν/ω
+  --link 'A->B rtt=+5ms'          a link's round trip: a change (+5ms) or a value (5ms)
+  --link 'A->B bandwidth=10Mbit/s' its bandwidth (current: measured, or current-bandwidth=)
+  --host 'app rtt=+20ms'          every link of a node
+  --colocate A,B                  two nodes on one host: a local link, one server
+  --separate 'A B rtt=1ms'        two nodes of one host apart
+  --load 2                        the request rate times 2
+  --faster 'app 2'                a node's service 2 times faster
+  --scenario FILE                 scenarios, one change per line, [NAME] starts one
 
-The prediction adds the change of the link's term to the measured latency,
-and also replays the pattern's mean timeline along its critical path, where
-parallel round trips do not add up. The current RTT is measured from the
-network delays of the link's round trips (--current-rtt overrides it; it
-is needed when an end of the link was not seen); the current bandwidth is
-not measurable from captures and defaults to 1 Gbit/s (--current-bandwidth).
-See docs/whatif.md.`,
-		Example: `  wirepath whatif result.json
-  wirepath whatif result.json --link 'web->db' --rtt 5ms
-  wirepath whatif result.json --link 'web->db' --bandwidth 100Mbit/s --current-bandwidth 1Gbit/s --pattern 1
-  wirepath whatif result.json --link 'web->db' --rtt 2ms --format json`,
+The first version's form --link 'A->B' --rtt 5ms --bandwidth 100Mbit/s
+[--current-rtt D --current-bandwidth R] still works. See docs/whatif.md.`,
+		Example: `  wirepath whatif result.json --trace trace.tsv
+  wirepath whatif result.json --trace trace.tsv --link 'app->store rtt=+5ms'
+  wirepath whatif result.json --trace trace.tsv --host 'app rtt=+20ms' --link 'web1->app bandwidth=10Mbit/s'
+  wirepath whatif result.json --trace trace.tsv --load 2 --format json
+  wirepath whatif result.json --link 'web->db' --rtt 5ms --pattern 1`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Result = args[0]
-			opts.rttSet = cmd.Flags().Changed("rtt")
 			opts.curRTTSet = cmd.Flags().Changed("current-rtt")
-			opts.curBWSet = cmd.Flags().Changed("current-bandwidth")
-			change := opts.rttSet || opts.Bandwidth != ""
-			switch {
-			case opts.Link == "" && (change || opts.curRTTSet || cmd.Flags().Changed("current-bandwidth")):
-				return cmdutil.UsageErrorf("--rtt, --bandwidth and --current-* need --link 'A->B'")
-			case opts.Link != "" && !change:
-				return cmdutil.UsageErrorf("--link needs --rtt and/or --bandwidth")
-			case opts.rttSet && opts.RTT < 0, opts.curRTTSet && opts.CurrentRTT < 0:
-				return cmdutil.UsageErrorf("round-trip times must not be negative")
-			case opts.Pattern < 0, opts.Top < 0:
-				return cmdutil.UsageErrorf("--pattern and --top must not be negative")
-			}
-			if opts.Link != "" {
-				if _, _, err := wpwhatif.ParseLink(opts.Link); err != nil {
-					return cmdutil.UsageErrorf("%v", err)
-				}
-			}
-			for _, b := range []string{opts.Bandwidth, opts.CurrentBandwidth} {
-				if b == "" {
-					continue
-				}
-				if _, err := wpwhatif.ParseBandwidth(b); err != nil {
-					return cmdutil.UsageErrorf("%v", err)
-				}
+			if err := opts.validate(cmd); err != nil {
+				return err
 			}
 			return Run(opts)
 		},
 	}
 	fs := cmd.Flags()
-	fs.StringVar(&opts.Link, "link", "", "the link `A->B` to change (node names as in the signatures; either direction)")
-	fs.DurationVar(&opts.RTT, "rtt", 0, "new round-trip time of the link, e.g. 5ms or 250us")
-	fs.DurationVar(&opts.CurrentRTT, "current-rtt", 0, "current round-trip time, instead of the measured one")
-	fs.StringVar(&opts.Bandwidth, "bandwidth", "", "new bandwidth of the link, e.g. 100Mbit/s, 1Gbps, 10MB/s")
-	fs.StringVar(&opts.CurrentBandwidth, "current-bandwidth", "1Gbit/s", "current bandwidth of the link")
+	fs.StringVar(&opts.Trace, "trace", "", "the trace the result was inferred from (with --instances -1: request by request)")
+	fs.StringVar(&opts.Engine, "engine", "", "the engine's result to read from a file of several (analyze --engine all)")
+	fs.StringArrayVar(&opts.Links, "link", nil, "a link change `'A->B rtt=+5ms bandwidth=10Mbit/s'` (repeatable), or A->B with --rtt/--bandwidth")
+	fs.StringArrayVar(&opts.Hosts, "host", nil, "change every link of a node: `'NODE rtt=+20ms'` (repeatable)")
+	fs.StringArrayVar(&opts.Colocate, "colocate", nil, "put two nodes on one host: `A,B` (repeatable)")
+	fs.StringArrayVar(&opts.Separate, "separate", nil, "move two nodes of one host apart: `'A B rtt=1ms'` (repeatable)")
+	fs.StringArrayVar(&opts.Faster, "faster", nil, "a node's service faster: `'NODE FACTOR'` (repeatable)")
+	fs.Float64Var(&opts.Load, "load", 0, "scale the request rate by `FACTOR`")
+	fs.StringArrayVar(&opts.Scenarios, "scenario", nil, "scenarios from `FILE` (one change per line, [NAME] starts a scenario)")
+	fs.StringVar(&opts.RTT, "rtt", "", "with one --link A->B: its new round trip, or a change (+5ms)")
+	fs.DurationVar(&opts.CurrentRTT, "current-rtt", 0, "with one --link A->B: its current round trip, instead of the measured one")
+	fs.StringVar(&opts.Bandwidth, "bandwidth", "", "with one --link A->B: its new bandwidth, e.g. 100Mbit/s")
+	fs.StringVar(&opts.CurrentBandwidth, "current-bandwidth", "", "with one --link A->B: its current bandwidth, instead of the measured or assumed one")
 	fs.IntVar(&opts.Pattern, "pattern", 0, "only the pattern of rank `N` (0 = every pattern)")
-	fs.IntVar(&opts.Top, "top", 10, "patterns to profile without --link (0 = all)")
-	fs.BoolVar(&opts.JSON, "json", false, "print the profiles or predictions as JSON")
+	fs.IntVar(&opts.Top, "top", 10, "request types and patterns to print (0 = all)")
+	fs.StringVar(&opts.By, "by", "both", "group predictions by `type`, pattern or both")
+	fs.StringVar(&opts.Queue, "queue", "fcfs", "the nodes' queueing: `fcfs` (M/G/1, the paper's) or ps (processor sharing)")
+	cmdutil.Enum(fs, "queue", "fcfs", "ps")
+	fs.BoolVar(&opts.JSON, "json", false, "print the inputs or predictions as JSON")
 	cmdutil.FormatFlag(fs, &opts.JSON)
+	fs.BoolVar(&opts.Requests, "requests", false, "with --format json: every request's prediction too (its root message's index in the trace)")
 	fs.StringVarP(&opts.Output, "output", "o", "", "write to `FILE` instead of stdout")
 	return cmd
+}
+
+// validate checks the flags.
+func (opts *Options) validate(cmd *cobra.Command) error {
+	old := opts.RTT != "" || opts.Bandwidth != "" || opts.curRTTSet || opts.CurrentBandwidth != ""
+	switch {
+	case old && (len(opts.Links) != 1 || strings.ContainsAny(strings.TrimSpace(opts.Links[0]), " \t")):
+		return cmdutil.UsageErrorf("--rtt, --bandwidth and --current-* need exactly one --link 'A->B' (or write 'A->B rtt=... bandwidth=...')")
+	case opts.curRTTSet && opts.CurrentRTT < 0:
+		return cmdutil.UsageErrorf("round-trip times must not be negative")
+	case opts.Pattern < 0, opts.Top < 0:
+		return cmdutil.UsageErrorf("--pattern and --top must not be negative")
+	case cmd.Flags().Changed("load") && !(opts.Load > 0):
+		return cmdutil.UsageErrorf("--load must be positive")
+	case opts.By != "type" && opts.By != "pattern" && opts.By != "both":
+		return cmdutil.UsageErrorf("--by must be type, pattern or both")
+	case opts.Queue != string(wpwhatif.FCFS) && opts.Queue != string(wpwhatif.PS):
+		return cmdutil.UsageErrorf("--queue must be fcfs or ps")
+	}
+	if _, err := opts.changes(); err != nil {
+		return cmdutil.UsageErrorf("%v", err)
+	}
+	return nil
+}
+
+// changes turns the change flags into the changes of one scenario.
+func (opts *Options) changes() ([]wpwhatif.Change, error) {
+	var lines []string
+	for _, l := range opts.Links {
+		if s := strings.TrimSpace(l); !strings.ContainsAny(s, " \t") {
+			lines = append(lines, "link "+s+opts.oneLinkKeys())
+			continue
+		}
+		lines = append(lines, "link "+l)
+	}
+	for _, h := range opts.Hosts {
+		lines = append(lines, "host "+h)
+	}
+	for _, c := range opts.Colocate {
+		lines = append(lines, "colocate "+strings.Replace(c, ",", " ", 1))
+	}
+	for _, s := range opts.Separate {
+		lines = append(lines, "separate "+strings.Replace(s, ",", " ", 1))
+	}
+	for _, f := range opts.Faster {
+		lines = append(lines, "faster "+f)
+	}
+	if opts.Load > 0 {
+		lines = append(lines, fmt.Sprintf("load %g", opts.Load))
+	}
+	var out []wpwhatif.Change
+	for _, l := range lines {
+		c, err := wpwhatif.ParseChange(l)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// oneLinkKeys writes the first version's flags as keys of a link change.
+func (opts *Options) oneLinkKeys() string {
+	var b strings.Builder
+	if opts.RTT != "" {
+		b.WriteString(" rtt=" + opts.RTT)
+	}
+	if opts.Bandwidth != "" {
+		b.WriteString(" bandwidth=" + opts.Bandwidth)
+	}
+	if opts.curRTTSet {
+		b.WriteString(" current-rtt=" + opts.CurrentRTT.String())
+	}
+	if opts.CurrentBandwidth != "" {
+		b.WriteString(" current-bandwidth=" + opts.CurrentBandwidth)
+	}
+	return b.String()
 }
 
 // ErrNoPattern is returned when --pattern names no pattern.
 var ErrNoPattern = errors.New("no such pattern")
 
-// ErrNoLink is returned when no pattern uses the link.
+// ErrNoLink is returned when a change names a link or node no request
+// uses.
 var ErrNoLink = errors.New("unknown link")
 
-// Run reads the result and prints profiles or predictions.
+// Run reads the result (and the trace), builds the model and prints its
+// inputs or the predictions of every scenario.
 func Run(opts *Options) error {
-	res, err := cmdutil.ReadResult(opts.IO, opts.Result)
+	res, err := opts.readResult()
 	if err != nil {
 		return err
 	}
-	var pats []*causal.Pattern
-	for i := range res.Patterns {
-		p := &res.Patterns[i]
-		if opts.Pattern == 0 || p.Rank == opts.Pattern {
-			pats = append(pats, p)
+	if opts.Pattern > 0 {
+		if err := keepPattern(res, opts.Pattern); err != nil {
+			return err
 		}
 	}
-	if opts.Pattern > 0 && len(pats) == 0 {
-		return fmt.Errorf("%w: the result has no pattern of rank %d", ErrNoPattern, opts.Pattern)
+	var tr *trace.Trace
+	if opts.Trace != "" {
+		if tr, err = trace.ReadFile(opts.Trace, trace.ReadOptions{}); err != nil {
+			return err
+		}
+	}
+	model, err := wpwhatif.Build(res, wpwhatif.BuildOptions{Trace: tr})
+	if err != nil {
+		return err
+	}
+	model.Discipline = wpwhatif.Discipline(opts.Queue)
+	if opts.Trace != "" && !model.PerRequest {
+		opts.IO.Warnf("the result lists no instances: the model uses the patterns' means (run the engine with --instances -1)")
+	}
+	scenarios, err := opts.scenarios()
+	if err != nil {
+		return err
 	}
 	out, err := cmdutil.OpenOutput(opts.IO, opts.Output)
 	if err != nil {
 		return err
 	}
-	if opts.Link == "" {
-		if opts.Pattern == 0 && opts.Top > 0 && opts.Top < len(pats) {
-			pats = pats[:opts.Top]
-		}
-		err = profiles(out, opts, pats)
+	if len(scenarios) == 0 {
+		err = writeInputs(out, opts, res, model)
 	} else {
-		err = predict(out, opts, pats)
+		err = predict(out, opts, opts.Result, model, scenarios)
 	}
 	err = out.Finish(err)
 	return err
 }
 
-type profileJSON struct {
-	Rank      int                    `json:"rank"`
-	Signature string                 `json:"signature"`
-	Links     []wpwhatif.LinkProfile `json:"links"`
+// readResult reads the result, taking --engine's from a file of several.
+func (opts *Options) readResult() (*causal.Result, error) {
+	if opts.Engine == "" {
+		return cmdutil.ReadResult(opts.IO, opts.Result)
+	}
+	rs, err := cmdutil.ReadResults(opts.IO, opts.Result)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range rs {
+		if r.Engine == opts.Engine {
+			return r, nil
+		}
+	}
+	return nil, fmt.Errorf("%s holds no result of the engine %q", opts.Result, opts.Engine)
 }
 
-func profiles(w io.Writer, opts *Options, pats []*causal.Pattern) error {
-	if opts.JSON {
-		list := make([]profileJSON, 0, len(pats))
-		for _, p := range pats {
-			list = append(list, profileJSON{Rank: p.Rank, Signature: p.Signature, Links: wpwhatif.LinkProfiles(p)})
-		}
-		return cmdutil.WriteJSON(w, list)
-	}
-	for i, p := range pats {
-		if i > 0 {
-			fmt.Fprintln(w)
-		}
-		fmt.Fprintf(w, "#%d  %s\n", p.Rank, p.Signature)
-		ls := wpwhatif.LinkProfiles(p)
-		lw := len("link")
-		for _, l := range ls {
-			lw = max(lw, len(l.Link))
-		}
-		fmt.Fprintf(w, "    %-*s  %8s  %s  %s  %s\n", lw, "link", "messages", lpad("bytes ν", 10), lpad("round trips κ", 13), lpad("RTT γ", 10))
-		for _, l := range ls {
-			rtt := "-"
-			if l.RTTKnown {
-				rtt = report.FormatUS(l.RTTUS)
-			}
-			fmt.Fprintf(w, "    %-*s  %8d  %10.0f  %13d  %s\n", lw, l.Link, l.Messages, l.Bytes, l.RoundTrips, lpad(rtt, 10))
+// keepPattern keeps only the pattern of rank n.
+func keepPattern(res *causal.Result, n int) error {
+	for i := range res.Patterns {
+		if res.Patterns[i].Rank == n {
+			res.Patterns = res.Patterns[i : i+1]
+			return nil
 		}
 	}
-	return nil
+	return fmt.Errorf("%w: the result has no pattern of rank %d", ErrNoPattern, n)
 }
 
-func predict(w io.Writer, opts *Options, pats []*causal.Pattern) error {
-	wi := wpwhatif.NoChange(opts.Link)
-	if opts.rttSet {
-		wi.RTTUS = float64(opts.RTT) / 1e3
+// scenarios are the flags' changes (one scenario) and the files'.
+func (opts *Options) scenarios() ([]wpwhatif.Scenario, error) {
+	var out []wpwhatif.Scenario
+	cs, err := opts.changes()
+	if err != nil {
+		return nil, err
 	}
-	if opts.curRTTSet {
-		wi.CurrentRTTUS = float64(opts.CurrentRTT) / 1e3
+	if len(cs) > 0 {
+		out = append(out, wpwhatif.Scenario{Name: "command line", Changes: cs})
 	}
-	if opts.Bandwidth != "" {
-		wi.Bandwidth, _ = wpwhatif.ParseBandwidth(opts.Bandwidth)
-	}
-	wi.CurrentBandwidth, _ = wpwhatif.ParseBandwidth(opts.CurrentBandwidth)
-	var preds []wpwhatif.Prediction
-	skipped := 0
-	for _, p := range pats {
-		pr, err := wpwhatif.Predict(p, wi)
-		switch {
-		case errors.Is(err, wpwhatif.ErrNoLink) && opts.Pattern == 0:
-			continue
-		case errors.Is(err, wpwhatif.ErrRTTUnknown) && opts.Pattern == 0:
-			opts.IO.Warnf("pattern #%d skipped: the round-trip time of %s was not measured (an end was not seen); pass --current-rtt", p.Rank, opts.Link)
-			skipped++
-			continue
-		case err != nil:
-			return err
+	for _, path := range opts.Scenarios {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, err
 		}
-		preds = append(preds, pr)
-	}
-	switch {
-	case len(preds) == 0 && skipped > 0:
-		return fmt.Errorf("no prediction: the round-trip time of %s is unknown in every pattern that uses it; pass --current-rtt", opts.Link)
-	case len(preds) == 0:
-		return fmt.Errorf("%w: no pattern uses the link %s (run 'wirepath whatif %s' to list the links)", ErrNoLink, opts.Link, opts.Result)
-	}
-	if opts.JSON {
-		return cmdutil.WriteJSON(w, preds)
-	}
-	var change []string
-	if !math.IsNaN(wi.RTTUS) {
-		change = append(change, "an RTT of "+report.FormatUS(wi.RTTUS))
-	}
-	if !math.IsNaN(wi.Bandwidth) {
-		change = append(change, "a bandwidth of "+wpwhatif.FormatBandwidth(wi.Bandwidth))
-	}
-	fmt.Fprintf(w, "what if %s had %s?\n", opts.Link, strings.Join(change, " and "))
-	for _, pr := range preds {
-		l := &pr.Profile
-		fmt.Fprintf(w, "\n#%d  %s\n", pr.Rank, pr.Pattern)
-		fmt.Fprintf(w, "    link %s: %d messages, ν %.0f bytes, κ %d round trips per request\n", l.Link, l.Messages, l.Bytes, l.RoundTrips)
-		rttNote := "measured"
-		if opts.curRTTSet {
-			rttNote = "given"
+		ss, err := wpwhatif.ReadScenarios(f, path)
+		f.Close()
+		if err != nil {
+			return nil, err
 		}
-		bwNote := " (assumed)"
-		if opts.curBWSet {
-			bwNote = ""
-		}
-		fmt.Fprintf(w, "    γ %s (%s) → %s; ω %s%s", report.FormatUS(pr.RTTUS), rttNote, report.FormatUS(pr.NewRTTUS), wpwhatif.FormatBandwidth(pr.Bandwidth), bwNote)
-		if opts.Bandwidth != "" {
-			fmt.Fprintf(w, " → %s", wpwhatif.FormatBandwidth(pr.NewBandwidth))
-		}
-		fmt.Fprintln(w)
-		fmt.Fprintf(w, "    link term κ·γ + ν/ω: %s → %s\n", report.FormatUS(pr.LinkDelayUS), report.FormatUS(pr.NewLinkDelayUS))
-		fmt.Fprintf(w, "    latency %s → %s (model, %s); %s along the critical path\n",
-			report.FormatUS(pr.LatencyUS), report.FormatUS(pr.ModelUS), signed(pr.ModelUS-pr.LatencyUS), report.FormatUS(pr.CriticalPathUS))
+		out = append(out, ss...)
 	}
-	return nil
-}
-
-// lpad right-aligns s in n columns, counting runes (µ, ν, κ, γ are one).
-func lpad(s string, n int) string {
-	return strings.Repeat(" ", max(0, n-utf8.RuneCountInString(s))) + s
-}
-
-func signed(us float64) string {
-	if us >= 0 {
-		return "+" + report.FormatUS(us)
-	}
-	return report.FormatUS(us)
+	return out, nil
 }

@@ -1,6 +1,7 @@
 // Command benchgen writes the synthetic captures of the flows benchmarks
 // (see scripts/bench-flows.sh): go run ./tools/benchgen/cmd/benchgen -o big.pcap
-// for HTTP/1.1, -grpc for gRPC over HTTP/2 (scripts/bench-grpc.sh).
+// for HTTP/1.1, -grpc for gRPC over HTTP/2 (scripts/bench-grpc.sh),
+// -synflood N for a SYN flood (docs/performance.md).
 package main
 
 import (
@@ -23,16 +24,20 @@ func main() {
 	flag.IntVar(&g.Conns, "conns", g.Conns, "gRPC: connections")
 	flag.IntVar(&g.Batches, "batches", g.Batches, "gRPC: batches of calls per connection")
 	flag.IntVar(&g.Batch, "batch", g.Batch, "gRPC: concurrent calls per batch")
+	flood := flag.Int("synflood", 0, "write a SYN flood of `N` half-open connections instead")
 	flag.Parse()
 	f, err := os.Create(*out)
 	if err != nil {
 		log.Fatal(err)
 	}
 	var st benchgen.Stats
-	if *grpc {
+	switch {
+	case *flood > 0:
+		st, err = benchgen.WriteSYNFlood(f, *flood, o.Seed)
+	case *grpc:
 		g.Seed = o.Seed
 		st, err = benchgen.WriteGRPC(f, g)
-	} else {
+	default:
 		st, err = benchgen.Write(f, o)
 	}
 	if err == nil {

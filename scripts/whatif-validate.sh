@@ -1,0 +1,231 @@
+#!/usr/bin/env bash
+# whatif-validate.sh checks wirepath whatif's predictions against the
+# testbed with the changes really made (docs/whatif.md): the same requests
+# run again with round trip added (the testbed's delaying forwarder,
+# tbdelay, whose zero-delay cost the base runs pay too) and links slowed to
+# 10 Mbit/s (the forwarder serialising frames), on chosen links, and with
+# the request rate doubled; the predictions are made from the unchanged
+# runs, and tbwhatif compares them per request kind with the latencies the
+# client measured. Run as root (the testbed's requirement).
+#
+#   scripts/whatif-validate.sh OUT_DIR
+#
+# Settings (environment):
+#   REPS=3              repetitions of every base and changed run (alternated)
+#   REQUESTS=600        requests per run (one in flight, closed loop)
+#   ENGINE=nesting      the engine whose requests whatif reads (on these runs
+#                       the most accurate: 89 % of requests exactly right, linking 77 %)
+#   EXPERIMENTS="store tier2 client app load"   which experiments to run
+#   LOAD_RATE=100       the load experiment's base rate (requests per second,
+#                       open loop); the changed runs double it
+#   LOAD_REQUESTS=1500  requests per load run
+#   SAT_INFLIGHT=32     the saturation run's closed-loop concurrency
+#   ANALYZE_ONLY=1      only analyse and tabulate the runs already in OUT_DIR
+#   BEFORE_WP=BIN       another wirepath (e.g. main's, before issue 16) whose
+#                       one-link whatif (--link A->B --current-rtt 0 --rtt D,
+#                       one call per link, the changes added by pattern) is
+#                       tabulated beside this one's; it predicts no change
+#                       for what it cannot express (load, bandwidth)
+#   QUIET_LOAD=2.5      before each run, wait (at most QUIET_WAIT=600 s) until
+#                       the 1-minute load average is below this: the machine
+#                       is shared, and other work's bursts are the runs' main noise
+# A change named NAME-toggle is made in alternate 1 s windows of one run
+# (SHIM_TOGGLE, or RATE_TOGGLE for the load): its requests with and without
+# it are compared, under the same load of the machine (scenario NAME gives
+# the prediction).
+# It writes OUT_DIR/validation.md (the tables) and keeps every run.
+set -euo pipefail
+
+out=${1:?usage: whatif-validate.sh OUT_DIR}
+here=$(cd "$(dirname "$0")/.." && pwd)
+reps=${REPS:-3}
+requests=${REQUESTS:-600}
+engine=${ENGINE:-nesting}
+groups=${EXPERIMENTS:-store tier2 client app load}
+load_rate=${LOAD_RATE:-100}
+load_requests=${LOAD_REQUESTS:-1500}
+sat_inflight=${SAT_INFLIGHT:-32}
+mkdir -p "$out/bin"
+out=$(cd "$out" && pwd)
+bin=$out/bin
+(cd "$here" && go build -o "$bin/" ./cmd/wirepath ./testbed/cmd/...)
+wp=$bin/wirepath
+
+# The experiments: per group the shim's settings of the base run, then
+# per change NAME:ENV (a run with those settings) and its scenario line(s)
+# in the scenario file below.
+app=203.0.113.21 tier2=203.0.113.41
+declare -A base_env=(
+	[store]="SHIM=store"
+	[tier2]="SHIM=tier2 SHIM_MATCH=$app,$tier2"
+	[client]="SHIM=client"
+	[app]="SHIM=app"
+	[load]="RATE=$load_rate INFLIGHT=64 REQUESTS=$load_requests"
+)
+declare -A changes=(
+	[store]="store-1ms:SHIM_DELAY=500us store-5ms:SHIM_DELAY=2500us store-20ms:SHIM_DELAY=10ms store-10mbit:SHIM_RATE=10mbit"
+	[tier2]="tier2-5ms:SHIM_DELAY=2500us tier2-20ms:SHIM_DELAY=10ms"
+	[client]="client-5ms:SHIM_DELAY=2500us client-10mbit:SHIM_RATE=10mbit"
+	[app]="app-5ms:SHIM_DELAY=5ms,SHIM_DIR=in app-20ms:SHIM_DELAY=20ms,SHIM_DIR=in app-10mbit:SHIM_RATE=10mbit app-1ms-toggle:SHIM_DELAY=1ms,SHIM_DIR=in,SHIM_TOGGLE=1s app-5ms-toggle:SHIM_DELAY=5ms,SHIM_DIR=in,SHIM_TOGGLE=1s app-20ms-toggle:SHIM_DELAY=20ms,SHIM_DIR=in,SHIM_TOGGLE=1s"
+	[load]="load-x2:RATE=$((2 * load_rate)) load-x2-toggle:RATE_HIGH=$((2 * load_rate)),RATE_TOGGLE=1s sat:RATE=0,INFLIGHT=$sat_inflight,REQUESTS=$load_requests"
+)
+cat >"$out/scenarios.txt" <<'EOF'
+# The changes the validation makes, as whatif reads them (docs/whatif.md).
+[store-1ms]
+link app->store rtt=+1ms
+[store-5ms]
+link app->store rtt=+5ms
+[store-20ms]
+link app->store rtt=+20ms
+[store-10mbit]
+link app->store bandwidth=10Mbit/s
+[tier2-5ms]
+link app->tier2 rtt=+5ms
+[tier2-20ms]
+link app->tier2 rtt=+20ms
+[client-5ms]
+host CLIENT rtt=+5ms
+[client-10mbit]
+host CLIENT bandwidth=10Mbit/s
+# The forwarder sits on the app's bridge port and delays the frames toward
+# the app (SHIM_DIR=in): its links to the web tier, DNS and tier2 gain the
+# delay as round trip (not its private link to the store).
+[app-1ms]
+link web1->app rtt=+1ms
+link web2->app rtt=+1ms
+link app->dns rtt=+1ms
+link app->tier2 rtt=+1ms
+[app-5ms]
+link web1->app rtt=+5ms
+link web2->app rtt=+5ms
+link app->dns rtt=+5ms
+link app->tier2 rtt=+5ms
+[app-20ms]
+link web1->app rtt=+20ms
+link web2->app rtt=+20ms
+link app->dns rtt=+20ms
+link app->tier2 rtt=+20ms
+[app-10mbit]
+link web1->app bandwidth=10Mbit/s
+link web2->app bandwidth=10Mbit/s
+link app->dns bandwidth=10Mbit/s
+link app->tier2 bandwidth=10Mbit/s
+[load-x2]
+load 2
+[sat]
+load 1
+EOF
+
+# quiet waits until the machine's 1-minute load average is below
+# QUIET_LOAD, at most QUIET_WAIT seconds.
+quiet() {
+	local limit=${QUIET_LOAD:-2.5} waited=0
+	while awk -v l="$limit" '{exit !($1 >= l)}' /proc/loadavg && [ "$waited" -lt "${QUIET_WAIT:-600}" ]; do
+		sleep 10
+		waited=$((waited + 10))
+	done
+	echo "load $(cut -d' ' -f1 /proc/loadavg) after waiting ${waited}s" >&2
+}
+
+# run NAME ENV... runs the testbed once into OUT/NAME (kept when it exists).
+run() {
+	local name=$1
+	shift
+	if [ ! -c /dev/null ]; then
+		echo "whatif-validate: /dev/null is not a device (something replaced it): restore it (mknod -m 666 /dev/null c 1 3)" >&2
+		return 1
+	fi
+	[ -s "$out/$name/truth.jsonl" ] && return 0
+	[ -z "${ANALYZE_ONLY:-}" ] || return 0
+	echo "== $name: $*" >&2
+	quiet
+	cut -d' ' -f1 /proc/loadavg >"$out/$name.load"
+	env REQUESTS="$requests" INFLIGHT=1 TBBIN="$bin" "$@" "$here/testbed/testbed.sh" "$out/$name" >"$out/$name.log" 2>&1 ||
+		{ echo "whatif-validate: run $name failed (see $out/$name.log)" >&2; tail -5 "$out/$name.log" >&2; return 1; }
+}
+
+for r in $(seq "$reps"); do
+	for g in $groups; do
+		# shellcheck disable=SC2086
+		run "$g-base-$r" ${base_env[$g]}
+		for c in ${changes[$g]}; do
+			name=${c%%:*} envs=${c#*:}
+			# shellcheck disable=SC2086
+			run "$name-$r" ${base_env[$g]} ${envs//,/ }
+		done
+	done
+done
+
+# analyze DIR makes DIR's trace and the engine's result (once).
+analyze() {
+	local d=$1
+	[ -s "$d/result.json" ] && return 0
+	local keylog=()
+	[ ! -s "$d/keylog.txt" ] || keylog=(--tls-keylog "$d/keylog.txt")
+	"$wp" -q analyze "$d"/*.pcap "$d"/*.pcapng --reference "$d/outside.pcapng" --roles "$d/roles.txt" "${keylog[@]}" \
+		--engine "$engine" --instances -1 --format json --save-trace "$d/trace.tsv" -o "$d/result.json" 2>>"$d.log"
+}
+
+# before_deltas BASE NAME writes BASE/before-NAME.json: per pattern rank,
+# the latency change BEFORE_WP's whatif predicts for scenario NAME's link
+# round-trip changes (one call per link, added up), 0 for the rest.
+before_deltas() {
+	local d=$1 name=$2 f=$1/before-$2.json parts=() line link delta i=0
+	while read -r line; do
+		[[ $line =~ ^link\ ([^ ]+)\ rtt=\+([0-9.]+[mu]?s)$ ]] || continue
+		link=${BASH_REMATCH[1]} delta=${BASH_REMATCH[2]}
+		i=$((i + 1))
+		if "$BEFORE_WP" -q whatif "$d/result.json" --link "$link" --current-rtt 0 --rtt "$delta" --format json \
+			-o "$d/before-$name-$i.json" 2>>"$d/before.log"; then
+			parts+=("$d/before-$name-$i.json")
+		fi
+	done < <(awk -v s="[$name]" '$0 == s {on = 1; next} /^\[/ {on = 0} on' "$out/scenarios.txt")
+	if [ ${#parts[@]} -eq 0 ]; then
+		echo '{}' >"$f"
+		return
+	fi
+	jq -s 'map(.[]) | group_by(.rank) | map({key: (.[0].rank | tostring), value: (map(.predicted_latency_us - .latency_us) | add)}) | from_entries' \
+		"${parts[@]}" >"$f"
+}
+
+md=$out/validation.md
+{
+	echo "# whatif validation ($(date -u +%Y-%m-%d), engine $engine, $reps repetitions, $requests requests per run)"
+	echo
+} >"$md"
+for g in $groups; do
+	bases=() preds=()
+	for r in $(seq "$reps"); do
+		d=$out/$g-base-$r
+		[ -s "$d/truth.jsonl" ] || continue
+		analyze "$d"
+		"$wp" -q whatif "$d/result.json" --trace "$d/trace.tsv" --scenario "$out/scenarios.txt" --format json --requests -o "$d/predictions.json"
+		bases+=("$d") preds+=("$d/predictions.json")
+	done
+	[ ${#bases[@]} -gt 0 ] || continue
+	for c in ${changes[$g]}; do
+		name=${c%%:*}
+		runs=()
+		for r in $(seq "$reps"); do
+			[ -s "$out/$name-$r/truth.jsonl" ] && runs+=("$out/$name-$r")
+		done
+		[ ${#runs[@]} -gt 0 ] || continue
+		b=$(IFS=,; echo "${bases[*]}") p=$(IFS=,; echo "${preds[*]}") rs=$(IFS=,; echo "${runs[*]}")
+		# A NAME-toggle run made scenario NAME's change in alternate 1 s
+		# windows (SHIM_TOGGLE): tbwhatif compares its own requests.
+		scen=${name%-toggle} tput=() before=() toggle=()
+		[ "$name" != sat ] || tput=(-throughput)
+		[ "$scen" = "$name" ] || toggle=(-toggle 1s)
+		if [ -n "${BEFORE_WP:-}" ] && [ "$name" != sat ]; then
+			bf=()
+			for d in "${bases[@]}"; do
+				before_deltas "$d" "$scen"
+				bf+=("$d/before-$scen.json")
+			done
+			before=(-before "$(IFS=,; echo "${bf[*]}")")
+		fi
+		"$bin/tbwhatif" -base "$b" -pred "$p" -runs "$rs" -scenario "$scen" -name "$name" "${tput[@]}" "${before[@]}" "${toggle[@]}" >>"$md"
+		echo >>"$md"
+	done
+done
+echo "whatif-validate: $md" >&2
