@@ -88,6 +88,7 @@ type Aggregator struct {
 	instPat  []int32
 	instProb []float64
 	bad      int
+	types    []RequestType // of the last Patterns call
 
 	// scratch, reused across Add calls
 	mbuf   []trace.Message
@@ -152,6 +153,32 @@ func (a *Aggregator) read(i int32, m *trace.Message) {
 	default:
 		a.msgs.Read(int(i), m)
 	}
+}
+
+// str returns the string of a label symbol, "" for none and for "-".
+func (a *Aggregator) str(s trace.Sym) string {
+	if s == 0 {
+		return ""
+	}
+	if v := a.msgs.Symbols().String(s); v != "-" {
+		return v
+	}
+	return ""
+}
+
+// rootReturn returns the index of the hop that answers a pattern's root
+// call (the first RETURN from the root's receiver to its sender), or -1.
+func rootReturn(hops []hopInfo) int {
+	if len(hops) == 0 || hops[0].label.kind != trace.KindCall {
+		return -1
+	}
+	r := hops[0].label
+	for k := 1; k < len(hops); k++ {
+		if l := hops[k].label; l.kind == trace.KindReturn && l.from == r.to && l.to == r.from {
+			return k
+		}
+	}
+	return -1
 }
 
 // NodeOffsets returns the known clock offsets of the nodes of ms, in
@@ -459,12 +486,26 @@ func (a *Aggregator) Patterns(metric RankMetric) []Pattern {
 	ranked = ranked[:keep]
 	out := make([]Pattern, len(ranked))
 	scratch := make([]aggScratch, aggWorkers())
+	ts := make([][]typeSample, len(ranked))
 	aggParallelW(len(ranked), func(w, i int) {
 		pi := ranked[i].idx
-		out[i] = a.finish(pi, byPat[first[pi]:first[pi+1]], &scratch[w])
+		out[i], ts[i] = a.finish(pi, byPat[first[pi]:first[pi+1]], &scratch[w])
 		out[i].Rank = i + 1
 	})
+	a.types = requestTypes(out, ts, a.opt.Histograms)
 	return out
+}
+
+// RequestTypes returns the request types of the patterns the last call
+// of Patterns returned: their instances gathered by request label, most
+// instances first. It is nil when no instance had a label.
+func (a *Aggregator) RequestTypes() []RequestType {
+	for _, t := range a.types {
+		if t.Label != "" {
+			return a.types
+		}
+	}
+	return nil
 }
 
 // instRef locates one instance: its messages are msgArena[off:off+n] (n
@@ -641,6 +682,12 @@ type patSamples struct {
 	latency  []float64
 	latW     []float64
 	after    []float64
+	// labels counts each hop's labels (hops lo..hi-1); roots counts the
+	// root call's label with its reply's (the RETURN hop ret, -1 if none).
+	labels  []labelCounts
+	roots   labelCounts
+	rootIdx []int32
+	ret     int
 }
 
 // aggSampleBudget bounds the samples a worker holds at once (8 MB): a
@@ -676,7 +723,18 @@ func (sc *aggScratch) carve(off *int, n int, weighted bool) (vals, ws []float64)
 func (a *Aggregator) startSamples(ps *patSamples, sc *aggScratch, off *int, pi, lo, hi int) {
 	pa := &a.pats[pi]
 	c := pa.count
-	*ps = patSamples{pi: pi, lo: lo, hi: hi, weighted: pa.weighted, vals: ps.vals[:0], ws: ps.ws[:0]}
+	labels := ps.labels[:0]
+	for i := range hi - lo {
+		if i < cap(labels) {
+			labels = labels[:i+1]
+			labels[i].reset()
+		} else {
+			labels = append(labels, labelCounts{})
+		}
+	}
+	ps.roots.reset()
+	*ps = patSamples{pi: pi, lo: lo, hi: hi, weighted: pa.weighted, vals: ps.vals[:0], ws: ps.ws[:0],
+		labels: labels, roots: ps.roots, rootIdx: ps.rootIdx[:0], ret: rootReturn(a.hopArena[pa.hop : pa.hop+pa.n])}
 	for range nDists * (hi - lo) {
 		v, w := sc.carve(off, c, pa.weighted)
 		ps.vals = append(ps.vals, v)
@@ -711,12 +769,18 @@ func (a *Aggregator) addSamples(ps *patSamples, hops []hopInfo, msgs []trace.Mes
 			}
 		}
 		ps.latency = append(ps.latency, float64(end-root)/1e3)
+		var reply trace.Sym
+		if ps.ret > 0 {
+			reply = msgs[ps.ret].Label
+		}
+		ps.rootIdx = append(ps.rootIdx, ps.roots.add(msgs[0].Label, reply))
 		if ps.weighted {
 			ps.latW = append(ps.latW, w)
 		}
 	}
 	for k := ps.lo; k < ps.hi; k++ {
 		m := &msgs[k]
+		ps.labels[k-ps.lo].add(m.Label, 0)
 		d := ps.vals[nDists*(k-ps.lo) : nDists*(k-ps.lo+1)]
 		d[distStart] = append(d[distStart], float64(a.CorrectedSend(m)-root)/1e3)
 		d[distBytes] = append(d[distBytes], float64(m.Bytes))
@@ -762,7 +826,7 @@ func (sc *aggScratch) summary(vals, ws []float64, hist bool) *Dist {
 
 // newPattern returns pattern pi without its hops' distributions, and its
 // shape, from the samples of its first group of hops.
-func (a *Aggregator) newPattern(ps *patSamples, sc *aggScratch) (Pattern, patShape) {
+func (a *Aggregator) newPattern(ps *patSamples, sc *aggScratch) (Pattern, patShape, []typeSample) {
 	pa := &a.pats[ps.pi]
 	sh := a.shapeOf(ps.pi, ps.after)
 	p := Pattern{
@@ -772,8 +836,12 @@ func (a *Aggregator) newPattern(ps *patSamples, sc *aggScratch) (Pattern, patSha
 		MaxProbability: pa.maxProb,
 		Hops:           make([]Hop, pa.n),
 	}
+	ts := a.typeSamples(ps)
 	p.Latency = sc.summary(ps.latency, ps.latW, false)
-	return p, sh
+	p.Label, p.LabelCount = ps.roots.top(func(k [2]trace.Sym) string {
+		return RequestLabel(a.str(k[0]), a.str(k[1]))
+	})
+	return p, sh, ts
 }
 
 // setHops fills in the hops ps has the samples of.
@@ -803,6 +871,7 @@ func (a *Aggregator) setHops(p *Pattern, sh *patShape, ps *patSamples, sc *aggSc
 			NetDelay:   sc.summary(ps.vals[b+distNet], d(distNet), hist),
 			Bytes:      sc.summary(ps.vals[b+distBytes], d(distBytes), false),
 		}
+		hop.Label, _ = ps.labels[k-ps.lo].top(func(l [2]trace.Sym) string { return a.str(l[0]) })
 		if h.label.mixedKind {
 			hop.Kind = trace.KindUnknown.String()
 		}
@@ -838,7 +907,7 @@ func (a *Aggregator) loadInstance(msgs []trace.Message, hops []hopInfo, in instR
 
 // finish summarises pattern pi, with instances insts, alone: a group of
 // hops at a time when its samples exceed the budget.
-func (a *Aggregator) finish(pi int, insts []instRef, sc *aggScratch) Pattern {
+func (a *Aggregator) finish(pi int, insts []instRef, sc *aggScratch) (Pattern, []typeSample) {
 	pa := &a.pats[pi]
 	n := int(pa.n)
 	hops := a.hopArena[pa.hop : pa.hop+pa.n]
@@ -853,6 +922,7 @@ func (a *Aggregator) finish(pi int, insts []instRef, sc *aggScratch) Pattern {
 	ps := &sc.ps
 	var p Pattern
 	var sh patShape
+	var ts []typeSample
 	for lo := 0; lo < n; lo += group {
 		hi := min(n, lo+group)
 		sc.grow(a.samplesOf(pi, lo, hi), pa.weighted)
@@ -863,12 +933,12 @@ func (a *Aggregator) finish(pi int, insts []instRef, sc *aggScratch) Pattern {
 			a.addSamples(ps, hops, msgs, instWeight(a.prob(in.i)))
 		}
 		if lo == 0 {
-			p, sh = a.newPattern(ps, sc)
+			p, sh, ts = a.newPattern(ps, sc)
 		}
 		a.setHops(&p, &sh, ps, sc)
 	}
 	a.keepInstances(&p, &sh, pi, insts)
-	return p
+	return p, ts
 }
 
 // keepInstances lists the messages of pattern p's first instances, in the

@@ -35,6 +35,11 @@ type Result struct {
 	// spontaneous, discarded by reason, instances, patterns, ...).
 	Accounting []trace.Count `json:"accounting,omitempty"`
 	Warnings   []string      `json:"warnings,omitempty"`
+	// RequestTypes gathers the patterns' instances by request label
+	// (Pattern.Label), with their count and latency; absent when the
+	// trace has no labels or the engine lists no instances
+	// (convolution).
+	RequestTypes []RequestType `json:"request_types,omitempty"`
 }
 
 // TraceSummary describes the trace a result was inferred from.
@@ -67,6 +72,12 @@ type Pattern struct {
 	// Expected is the sum of the instances' probabilities.
 	Expected       float64 `json:"expected"`
 	MaxProbability float64 `json:"max_probability"`
+	// Label names the pattern's request type: its root call's label and
+	// the class of the reply's ("GET /item/{id} 2xx", "redis GET", "SELECT
+	// users"), the most frequent over its instances; LabelCount is how
+	// many instances carried it. Absent when the trace has no labels.
+	Label      string `json:"label,omitempty"`
+	LabelCount int    `json:"label_count,omitempty"`
 	// Latency is the time from the root's send to the last event of an
 	// instance, in microseconds.
 	Latency *Dist `json:"latency_us,omitempty"`
@@ -88,6 +99,10 @@ type Hop struct {
 	ToEndpoint string `json:"to_endpoint,omitempty"`
 	// Kind is CALL, RETURN or "-".
 	Kind string `json:"kind"`
+	// Label is the message's label most frequent over the pattern's
+	// instances ("GET /item/{id}", "200", "redis GET"); absent when none
+	// had one.
+	Label string `json:"label,omitempty"`
 	// Start is the send time relative to the root's send.
 	Start *Dist `json:"start_us"`
 	// NodeDelay is the time at From between the parent's arrival and this

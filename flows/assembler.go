@@ -133,7 +133,7 @@ func (a *Assembler) Add(p *pcapio.Packet) {
 			a.st.RepeatObservations++
 			continue
 		}
-		a.obs = append(a.obs, segObs{pt: pt, ttl: o.TTL, first: o.Corrected, last: o.Corrected})
+		a.obs = append(a.obs, segObs{pt: pt, ttl: o.TTL, view: p.Orig, first: o.Corrected, last: o.Corrected})
 	}
 	if p.IsFragment() {
 		a.st.Fragments++

@@ -80,7 +80,11 @@ func (s *halfSink) late(seq seqnum.Value, n uint32, obs, newObs []segObs) {
 type hsPoint struct {
 	pt               Point
 	syn, synack, ack int64
-	synRetx, ackRetx bool
+	// The TTLs (0 unknown) and NAT views (segObs.view) of the first SYN
+	// and SYN-ACK seen here.
+	synTTL, synackTTL   uint8
+	synView, synackView uint64
+	synRetx, ackRetx    bool
 }
 
 // callRec remembers an emitted CALL until its RETURN, for round trips.

@@ -14,7 +14,13 @@ const maxCoverRanges = 16
 // one direction of a connection.
 type pointCover struct {
 	pt Point
-	r  []seqRange // sorted, disjoint, non-adjacent
+	// ttl and view are the TTL (hop limit; 0 if unknown) and the NAT
+	// view (segObs.view) of the point's first sighting: a copy seen again
+	// at the point with another TTL or view passed a router or NAT in
+	// between (a twin, when one sniffer sees both sides).
+	ttl  uint8
+	view uint64
+	r    []seqRange // sorted, disjoint, non-adjacent
 }
 
 // coverage tracks, per capture point, which bytes of one direction each
@@ -30,23 +36,37 @@ type coverage struct {
 	merges  int64 // ranges merged because of maxCoverRanges
 }
 
-// add records that pt saw [s, s+n) and reports whether some of those
-// bytes were new to pt and whether pt had seen some of them before. Bytes
-// before the base count as already seen.
-func (c *coverage) add(pt Point, s seqnum.Value, n uint32) (isNew, seen bool) {
+// add records that o's point saw [s, s+n) and reports whether some of
+// those bytes were new to it and whether it had seen some of them before:
+// with the TTL and NAT view of its first sighting (seen: a
+// retransmission), or with another (twin: the same segment on the other
+// side of a router or NAT that this one sniffer also sees, as "tcpdump -i
+// any" on a load balancer does; not a retransmission). Bytes before the
+// base count as already seen.
+func (c *coverage) add(o *segObs, s seqnum.Value, n uint32) (isNew, seen, twin bool) {
+	isNew, seen, pc := c.addRange(o, s, n)
+	if seen && pc != nil && (pc.view != o.view || pc.ttl != 0 && o.ttl != 0 && pc.ttl != o.ttl) {
+		return isNew, false, true
+	}
+	return isNew, seen, false
+}
+
+// addRange is add without telling twins apart; it returns pt's coverage
+// (nil when the bytes were all before the base).
+func (c *coverage) addRange(o *segObs, s seqnum.Value, n uint32) (isNew, seen bool, pc *pointCover) {
+	pt := o.pt
 	if n == 0 {
-		return false, false
+		return false, false, nil
 	}
 	e := s.Add(seqnum.Size(n))
 	if c.hasBase {
 		if e.LessThanEq(c.base) {
-			return false, true
+			return false, true, nil
 		}
 		if s.LessThan(c.base) {
 			s, seen = c.base, true
 		}
 	}
-	var pc *pointCover
 	for i := range c.pts {
 		if c.pts[i].pt == pt {
 			pc = &c.pts[i]
@@ -55,6 +75,7 @@ func (c *coverage) add(pt Point, s seqnum.Value, n uint32) (isNew, seen bool) {
 	}
 	if pc == nil {
 		pc = c.newPoint(pt)
+		pc.ttl, pc.view = o.ttl, o.view
 	}
 	r := pc.r
 	// Fast path: in-order data extends the last range or starts a new one
@@ -62,15 +83,15 @@ func (c *coverage) add(pt Point, s seqnum.Value, n uint32) (isNew, seen bool) {
 	if k := len(r); k == 0 || r[k-1].hi.LessThan(s) {
 		pc.r = append(r, seqRange{s, e})
 		c.bound(pc)
-		return true, seen
+		return true, seen, pc
 	} else if r[k-1].hi == s {
 		r[k-1].hi = e
-		return true, seen
+		return true, seen, pc
 	} else if r[k-1].lo.LessThanEq(s) && e.LessThanEq(r[k-1].hi) {
-		return false, true // a repeat of the latest bytes: the common retransmission
+		return false, true, pc // a repeat of the latest bytes: the common retransmission
 	}
 	isNew, before := c.merge(pc, s, e)
-	return isNew, seen || before
+	return isNew, seen || before, pc
 }
 
 // newPoint adds an empty cover for pt, reusing the memory of one reset

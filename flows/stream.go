@@ -10,8 +10,11 @@ import (
 // segObs is one capture point's sighting of a segment: when the point saw
 // it (first and last differ only for reassembled fragments) and the TTL.
 type segObs struct {
-	pt    Point
-	ttl   uint8
+	pt  Point
+	ttl uint8
+	// view is the packet's pcapio.Packet.Orig: which side of a NAT the
+	// point saw it on (0: as sent).
+	view  uint64
 	first int64
 	last  int64
 }

@@ -98,16 +98,21 @@ func (a *Assembler) onSYN(c *conn, d int, pk *pkt, ack bool) {
 	}
 	for _, o := range pk.obs {
 		p := c.hsAt(o.pt)
-		t := &p.syn
+		t, ttl, view := &p.syn, &p.synTTL, &p.synView
 		if ack {
-			t = &p.synack
+			t, ttl, view = &p.synack, &p.synackTTL, &p.synackView
 		}
 		if *t != 0 {
-			p.synRetx = true
-			a.st.SYNRetrans++
+			// The same SYN with another TTL or NAT view at this point is
+			// its copy on the other side of a router or NAT (a twin), not
+			// a retransmission.
+			if *view == o.view && (*ttl == 0 || o.ttl == 0 || *ttl == o.ttl) {
+				p.synRetx = true
+				a.st.SYNRetrans++
+			}
 			continue
 		}
-		*t = o.first
+		*t, *ttl, *view = o.first, o.ttl, o.view
 	}
 }
 
@@ -188,46 +193,51 @@ func (a *Assembler) tcpData(c *conn, d int, pk *pkt, seq seqnum.Value) {
 			return
 		}
 	}
-	repeats := a.sightings(h, pk.obs, seq, n)
+	repeats, twins := a.sightings(h, pk.obs, seq, n)
 	psh := pk.flags&pcapio.FlagPSH != 0
 	res := h.st.insert(seq, n, data, pk.obs, a.newObs, a.restObs, pk.ts, a.now, psh, &h.sink)
-	a.accountInsert(c, h, &res, repeats)
+	a.accountInsert(c, h, &res, repeats, twins)
 }
 
 // sightings finds the capture points that see the n bytes at seq for the
 // first time (a.newObs for the part before the stream's cursor, already
 // delivered, a.restObs for the rest, so that a point's sighting joins the
-// right bytes) and returns how many points had seen some of them before.
-func (a *Assembler) sightings(h *half, obs []segObs, seq seqnum.Value, n uint32) int {
+// right bytes) and returns how many points had seen some of them before
+// (repeats), and how many had seen them with another TTL (twins: the
+// segment's copy on the other side of a router the same sniffer sees).
+func (a *Assembler) sightings(h *half, obs []segObs, seq seqnum.Value, n uint32) (repeats, twins int) {
 	k := uint32(0)
 	if seq.LessThan(h.st.next) {
 		k = min(uint32(seq.Size(h.st.next)), n)
 	}
 	a.newObs, a.restObs = a.newObs[:0], a.restObs[:0]
-	repeats := 0
-	for _, o := range obs {
-		newLate, seenLate := h.cov.add(o.pt, seq, k)
-		newRest, seenRest := h.cov.add(o.pt, seq.Add(seqnum.Size(k)), n-k)
+	for i := range obs {
+		o := &obs[i]
+		newLate, seenLate, twinLate := h.cov.add(o, seq, k)
+		newRest, seenRest, twinRest := h.cov.add(o, seq.Add(seqnum.Size(k)), n-k)
 		if newLate {
-			a.newObs = append(a.newObs, o)
+			a.newObs = append(a.newObs, *o)
 		}
 		if newRest {
-			a.restObs = append(a.restObs, o)
+			a.restObs = append(a.restObs, *o)
 		}
-		if seenLate || seenRest {
+		switch {
+		case seenLate || seenRest:
 			repeats++
+		case twinLate || twinRest:
+			twins++
 		}
 	}
-	return repeats
+	return repeats, twins
 }
 
 // accountInsert counts what inserting a segment did: retransmitted bytes
 // (a point saw them again) or copies from other sniffers, overlaps,
 // conflicts, and out-of-order data, which puts the connection on the list
 // of those holding holes.
-func (a *Assembler) accountInsert(c *conn, h *half, res *insertResult, repeats int) {
+func (a *Assembler) accountInsert(c *conn, h *half, res *insertResult, repeats, twins int) {
 	if res.dup > 0 || res.late > 0 {
-		retx := repeats > 0 || (len(a.newObs) == 0 && len(a.restObs) == 0)
+		retx := repeats > 0 || (len(a.newObs) == 0 && len(a.restObs) == 0 && twins == 0)
 		a.accountRepeat(c, res, retx)
 	}
 	if res.conflict {

@@ -79,6 +79,7 @@ func (c *Canonicalizer) Rewrite(p *pcapio.Packet) bool {
 		return false
 	}
 	c.lastView, c.lastCanon = key, e.canon
+	p.Orig = origOf(p)
 	src, dst := e.canon[srcSlot], e.canon[1-srcSlot]
 	p.Src, p.SrcPort = src.Addr(), src.Port()
 	p.Dst, p.DstPort = dst.Addr(), dst.Port()
@@ -138,4 +139,17 @@ func (t *Table) find(k connKey, ts int64) *applyEntry {
 		}
 	}
 	return nil
+}
+
+// origOf returns pcapio.Packet.Orig for p before renaming: a hash of its
+// endpoints, never 0.
+func origOf(p *pcapio.Packet) uint64 {
+	s, d := p.Src.As16(), p.Dst.As16()
+	h := uint64(14695981039346656037)
+	for _, b := range [][]byte{s[:], d[:], {byte(p.SrcPort >> 8), byte(p.SrcPort), byte(p.DstPort >> 8), byte(p.DstPort)}} {
+		for _, c := range b {
+			h = (h ^ uint64(c)) * 1099511628211
+		}
+	}
+	return h | 1
 }

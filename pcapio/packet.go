@@ -101,6 +101,13 @@ type Packet struct {
 	// DontFragment is the IPv4 DF bit.
 	DontFragment bool
 
+	// Orig identifies the addresses and ports the packet had on the wire
+	// when a later stage renamed them (nat undoing a translation): a hash
+	// of the original endpoints, 0 for a packet not renamed. Two copies of
+	// one TCP segment at one capture point with different Orig are the
+	// two sides of a NAT that capture point sees, not a retransmission.
+	Orig uint64
+
 	// SrcPort and DstPort are the TCP or UDP ports.
 	SrcPort, DstPort uint16
 	// Seq, Ack, TCPFlags and Window are the TCP header fields.

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/netip"
 	"slices"
+	"strings"
+	"time"
 
 	"github.com/wirepath/wirepath/clock"
 	"github.com/wirepath/wirepath/preload"
@@ -401,6 +403,7 @@ func (r *Reconciler) finishReport(st *state, rep *Report) {
 	if n := len(st.warns); n > r.opts.MaxWarnings {
 		st.warns = append(st.warns[:r.opts.MaxWarnings], fmt.Sprintf("... and %d more warnings", n-r.opts.MaxWarnings))
 	}
+	r.oneClock(st, rep)
 	rep.Warnings = st.warns
 	ev := &r.ev
 	rep.WithReqID, rep.WithTokens, rep.WithLabel, rep.WithTask = ev.withReqID, ev.withTokens, ev.withLabel, ev.withTask
@@ -409,7 +412,39 @@ func (r *Reconciler) finishReport(st *state, rep *Report) {
 	tr.Meta.Warnings = append(tr.Meta.Warnings, st.warns...)
 	tr.Meta.Accounting = append(tr.Meta.Accounting, rep.Accounting()...)
 	tr.Meta.Clocks = rep.Clocks
+}
+
+// oneClock puts the trace on the reference clock: every known node
+// offset is removed from its node's timestamps (trace.ApplyOffsets; the
+// offsets keep what was applied), so that no engine or report sees a
+// message received before it was sent because the two ends' clocks
+// differ. What the offsets' own error leaves (a receive a few
+// microseconds before the send) is clamped to the send and counted; a
+// node whose offset is unknown keeps its clock, and a warning says so.
+func (r *Reconciler) oneClock(st *state, rep *Report) {
+	tr := st.tr
 	tr.Meta.Offsets = rep.Offsets
+	if r.opts.LocalClocks {
+		return
+	}
+	changed, unknown := trace.ApplyOffsets(tr)
+	rep.OnReference = int64(changed)
+	if len(unknown) > 0 {
+		st.warns = append(st.warns, fmt.Sprintf("%d node(s) share no message with the reference and keep their own clocks (%s): their network delays are not measured", len(unknown), strings.Join(firstN(unknown, 5), ", ")))
+	}
+	n, worst := trace.ClampReceives(tr)
+	rep.RecvClamped, rep.RecvClampedMaxNS = int64(n), int64(worst)
+	if n > 0 {
+		st.warns = append(st.warns, fmt.Sprintf("%d message(s) arrived before they were sent, by up to %v, after the clock offsets were applied (the offsets' error): their receive times were set to their send times", n, time.Duration(worst)))
+	}
+}
+
+// firstN returns the first n of s, with "..." for the rest.
+func firstN(s []string, n int) []string {
+	if len(s) <= n {
+		return s
+	}
+	return append(slices.Clone(s[:n]), "...")
 }
 
 // countMessage adds one output message to the report.

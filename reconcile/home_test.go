@@ -1,6 +1,8 @@
 package reconcile
 
 import (
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/wirepath/wirepath/pcapio"
@@ -100,7 +102,8 @@ func TestHomeChoice(t *testing.T) {
 			for i, r := range tt.rounds {
 				msgs = append(msgs, exchange(1, uint32(i), int64(i+1)*1e6, r...)...)
 			}
-			tr, rep := run(t, Options{Sniffers: sniffers(3)}, msgs)
+			// Local clocks: the times are compared with the sightings.
+			tr, rep := run(t, Options{Sniffers: sniffers(3), LocalClocks: true}, msgs)
 			homes := map[string]string{}
 			for _, h := range rep.Hosts {
 				homes[h.Host] = h.Home
@@ -166,3 +169,52 @@ func TestSideFallback(t *testing.T) {
 }
 
 func pcapioID(i uint16) pcapio.SnifferID { return pcapio.SnifferID(i) }
+
+// TestTraceOnOneClock: without LocalClocks the trace's timestamps are on
+// the reference clock: the node offsets are applied (kept as applied_ns),
+// and a receive still before its send (here the router's two sides, whose
+// sightings are 5 ns apart the wrong way) is set to the send, counted.
+func TestTraceOnOneClock(t *testing.T) {
+	var msgs []*flows.Message
+	for i, r := range [][]seen{
+		{{1, 63, 64, false}, {0, 64, 63, false}},
+		{{1, 63, 64, false}, {0, 64, 63, false}},
+	} {
+		msgs = append(msgs, exchange(1, uint32(i), int64(i+1)*1e6, r...)...)
+	}
+	local, _ := run(t, Options{Sniffers: sniffers(3), LocalClocks: true}, msgs)
+	tr, rep := run(t, Options{Sniffers: sniffers(3)}, msgs)
+	applied := map[string]int64{}
+	for _, o := range tr.Meta.Offsets {
+		if o.OffsetNS != 0 {
+			t.Errorf("node %s: offset %d left", o.Node, o.OffsetNS)
+		}
+		applied[o.Node] = o.AppliedNS
+	}
+	moved, clamped, worst := 0, 0, trace.Timestamp(0)
+	for i := range tr.Messages {
+		m, l := &tr.Messages[i], &local.Messages[i]
+		ws := l.SendTS - trace.Timestamp(applied[tr.Str(m.SrcNode)])
+		wr := l.RecvTS - trace.Timestamp(applied[tr.Str(m.DstNode)])
+		if ws != l.SendTS || wr != l.RecvTS {
+			moved++
+		}
+		if wr < ws {
+			clamped++
+			worst = max(worst, ws-wr)
+			wr = ws
+		}
+		if m.SendTS != ws || m.RecvTS != wr {
+			t.Errorf("message %d: %d → %d, want %d → %d", i, m.SendTS, m.RecvTS, ws, wr)
+		}
+	}
+	if clamped == 0 {
+		t.Fatal("no receive before its send: the test means nothing")
+	}
+	if int64(moved) != rep.OnReference || int64(clamped) != rep.RecvClamped || int64(worst) != rep.RecvClampedMaxNS {
+		t.Errorf("report: %d moved, %d clamped by up to %d; want %d, %d, %d", rep.OnReference, rep.RecvClamped, rep.RecvClampedMaxNS, moved, clamped, worst)
+	}
+	if !slices.ContainsFunc(tr.Meta.Warnings, func(w string) bool { return strings.Contains(w, "arrived before they were sent") }) {
+		t.Errorf("no warning about the clamped receives: %q", tr.Meta.Warnings)
+	}
+}

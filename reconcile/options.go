@@ -141,6 +141,11 @@ type Options struct {
 	// inconsistent or very uncertain (warning about it), instead of
 	// comparing it with no offset (see estimateClocks).
 	TrustClockFits bool
+	// LocalClocks keeps every timestamp on its node's own clock, the
+	// offsets in Meta.Offsets only, as traces were before reconcile put
+	// them on the reference clock (the reference implementation of the
+	// tests compares those).
+	LocalClocks bool
 }
 
 // Validate checks the options.

@@ -401,6 +401,9 @@ func runReal(t *testing.T, in refInput) ([]string, *reconcile.Report) {
 	// clock's tests check those).
 	in.opts.ClockFit = clock.FitOptions{MinDriftSpan: math.MaxInt64, MaxSegments: 1, OutlierFloor: -1}
 	in.opts.TrustClockFits = true
+	// The reference keeps every node's clock; putting the trace on one
+	// clock is trace.ApplyOffsets, tested on its own.
+	in.opts.LocalClocks = true
 	r, err := reconcile.New(in.opts)
 	if err != nil {
 		t.Fatal(err)

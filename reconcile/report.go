@@ -58,6 +58,14 @@ type Report struct {
 	// DroppedNoTime counts logical messages dropped because no timestamp
 	// of theirs could be put on their nodes' clocks.
 	DroppedNoTime int64 `json:"dropped_no_timestamp"`
+	// OnReference counts the messages whose timestamps moved onto the
+	// reference clock by their nodes' offsets (the trace is on one clock);
+	// RecvClamped those that still arrived before they were sent (by less
+	// than the offsets' error, as a rule) and now arrive when sent, and
+	// RecvClampedMaxNS the largest such correction.
+	OnReference      int64 `json:"messages_on_reference_clock"`
+	RecvClamped      int64 `json:"recv_before_send_clamped"`
+	RecvClampedMaxNS int64 `json:"recv_before_send_max_ns"`
 
 	// Evidence: the messages with a request id, content tokens, a label,
 	// a traced thread at either end (WithTask); the values the protocol
@@ -178,6 +186,9 @@ func (r *Report) Accounting() []trace.Count {
 	}
 	out = append(out,
 		c("timestamps_converted", r.Converted),
+		c("messages_on_reference_clock", r.OnReference),
+		c("recv_before_send_clamped", r.RecvClamped),
+		c("recv_before_send_max_ns", r.RecvClampedMaxNS),
 		c("nodes", int64(r.Nodes)),
 		c("nodes_servers", int64(r.Servers)),
 	)
@@ -236,7 +247,11 @@ func (r *Report) WriteText(w io.Writer) error {
 	if len(r.Offsets) > 0 {
 		fmt.Fprintf(&b, "node clock offsets against %s:\n", r.Reference)
 		for _, o := range r.Offsets {
-			fmt.Fprintf(&b, "  %-32s %s\n", o.Node, fmtOffset(o.Known, o.OffsetNS, o.UncertaintyNS, o.Samples, ""))
+			line := fmtOffset(o.Known, o.OffsetNS+o.AppliedNS, o.UncertaintyNS, o.Samples, "")
+			if o.AppliedNS != 0 && o.OffsetNS == 0 {
+				line += ", applied to the timestamps"
+			}
+			fmt.Fprintf(&b, "  %-32s %s\n", o.Node, line)
 		}
 	}
 	_, err := io.WriteString(w, b.String())

@@ -232,7 +232,12 @@ func checkSystem(t *testing.T, dir string) {
 			t.Errorf("node %s has no offset; offsets %+v", node, tc.Meta.Offsets)
 			continue
 		}
-		near("node "+node, trace.Clock{Known: o.Known, OffsetNS: o.OffsetNS, UncertaintyNS: o.UncertaintyNS}, want, 10*time.Microsecond)
+		// The trace is on the reference clock: the offset was applied to
+		// the node's timestamps, and the trace keeps it (AppliedNS).
+		if o.Known && o.OffsetNS != 0 {
+			t.Errorf("node %s: offset %v left after reconcile put the trace on one clock", node, time.Duration(o.OffsetNS))
+		}
+		near("node "+node, trace.Clock{Known: o.Known, OffsetNS: o.OffsetNS + o.AppliedNS, UncertaintyNS: o.UncertaintyNS}, want, 10*time.Microsecond)
 	}
 
 	// Message by message. The requests on one connection come in order.

@@ -29,15 +29,18 @@ func WriteAll(w io.Writer, format string, rs []*causal.Result, opt Options) erro
 	if len(rs) == 1 {
 		return Write(w, format, rs[0], opt)
 	}
+	if opt.Agreement == nil && (format == FormatText || format == FormatHTML) {
+		opt.Agreement = ComputeAgreement(rs)
+	}
 	switch format {
 	case FormatText:
-		return writeText(w, rs, TextOptions{Top: opt.Top, Summary: opt.Summary})
+		return writeText(w, rs, TextOptions{Top: opt.Top, Summary: opt.Summary, agreement: opt.Agreement})
 	case FormatJSON:
 		return resultjson.WriteAnalysis(w, rs)
 	case FormatDOT:
 		return writeDOT(w, rs, DOTOptions{Top: opt.Top})
 	case FormatHTML:
-		return writeHTML(w, rs, HTMLOptions{Top: opt.Top, Title: opt.Title})
+		return writeHTML(w, rs, HTMLOptions{Top: opt.Top, Title: opt.Title, agreement: opt.Agreement})
 	case FormatOTLP:
 		return writeOTLP(w, rs, ExportOptions{Top: opt.Top, Trace: opt.Trace})
 	case FormatPerfetto:

@@ -35,7 +35,9 @@ func ExampleWriteText() {
 	// Output:
 	// engine linking: 20 messages, 2 nodes, 1 patterns
 	//
-	// #1  count 10  expected 9.5  max p 1.00  latency 900 µs (p50 900 µs, p90 900 µs)
+	// mean p: the mean probability linking gives the pattern's instances (WAP5 §5; the engine's own score, not a calibrated confidence).
+	//
+	// #1  count 10  expected 9.5  mean p 0.95 (max 1.00)  latency 900 µs (p50 900 µs, p90 900 µs)
 	//     CLIENT->web(web->CLIENT)
 	//     hop                       at sender     network       start
 	//     CLIENT → web:80 CALL              -      200 µs       +0 µs
@@ -54,7 +56,9 @@ func ExampleWriteAll() {
 	// Output:
 	// engine linking: 20 messages, 2 nodes, 1 patterns
 	//
-	// #1  count 10  expected 9.5  max p 1.00  latency 900 µs (p50 900 µs, p90 900 µs)
+	// mean p: the mean probability linking gives the pattern's instances (WAP5 §5; the engine's own score, not a calibrated confidence).
+	//
+	// #1  count 10  expected 9.5  mean p 0.95 (max 1.00)  latency 900 µs (p50 900 µs, p90 900 µs)
 	//     CLIENT->web(web->CLIENT)
 	//     hop                       at sender     network       start
 	//     CLIENT → web:80 CALL              -      200 µs       +0 µs
@@ -62,7 +66,9 @@ func ExampleWriteAll() {
 	//
 	// engine nesting: 20 messages, 2 nodes, 1 patterns
 	//
-	// #1  count 10  expected 9.5  max p 1.00  latency 900 µs (p50 900 µs, p90 900 µs)
+	// confidence: nesting does not estimate one (every path counts with probability 1); compare engines with --engine all.
+	//
+	// #1  count 10  expected 9.5  mean p 0.95 (max 1.00)  latency 900 µs (p50 900 µs, p90 900 µs)
 	//     CLIENT->web(web->CLIENT)
 	//     hop                       at sender     network       start
 	//     CLIENT → web:80 CALL              -      200 µs       +0 µs

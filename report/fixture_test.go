@@ -189,7 +189,38 @@ func resultOf(t *trace.Trace, insts []causal.Instance, engine string, hist bool,
 		},
 		Warnings: []string{engine + ": 2 messages linked to nothing"},
 	}
+	res.RequestTypes = a.RequestTypes()
 	return res
+}
+
+// labelledShopResult is shopResult with the labels the protocol decoders
+// give: page and hit requests are "GET /page/{id}", lookups "GET
+// /search" (every fifth answered 404), the database calls "SELECT items",
+// the cache's "memcached get".
+func labelledShopResult() *causal.Result {
+	t, insts := shopTrace()
+	lab := func(i int32, l string) { t.Messages[i].Label = t.Intern(l) }
+	for k, in := range insts {
+		root, ret := in.Nodes[0].Msg, in.Nodes[len(in.Nodes)-1].Msg
+		switch {
+		case k < shopPageN:
+			lab(root, "GET /page/{id}")
+			lab(in.Nodes[1].Msg, "memcached get")
+			lab(in.Nodes[3].Msg, "SELECT items")
+			lab(ret, "200")
+		case k < shopPageN+shopLookupN:
+			lab(root, "GET /search")
+			lab(in.Nodes[3].Msg, "SELECT items")
+			lab(ret, "200")
+			if k%5 == 0 {
+				lab(ret, "404")
+			}
+		default:
+			lab(root, "GET /page/{id}")
+			lab(ret, "200")
+		}
+	}
+	return resultOf(t, insts, "linking", true, -1)
 }
 
 // shopResult is the shop trace aggregated with histograms.

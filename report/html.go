@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/wirepath/wirepath/causal"
 	"github.com/wirepath/wirepath/trace"
@@ -19,6 +20,8 @@ type HTMLOptions struct {
 	Top int
 	// Title is the page title ("wirepath report" when empty).
 	Title string
+	// agreement, for several results, is shown at the top.
+	agreement *Agreement
 }
 
 // WriteHTML writes res as one self-contained HTML page: inline CSS, a few
@@ -40,7 +43,7 @@ func WriteHTML(w io.Writer, res *causal.Result, opt HTMLOptions) error {
 // start with its name and a hyphen.
 func writeHTML(w io.Writer, rs []*causal.Result, opt HTMLOptions) error {
 	head := rs[0]
-	d := htmlData{Res: head, Title: opt.Title, Multi: len(rs) > 1}
+	d := htmlData{Res: head, Title: opt.Title, Multi: len(rs) > 1, Agreement: htmlAgreementOf(opt.agreement), Page: patternPage}
 	if d.Title == "" {
 		d.Title = "wirepath report"
 	}
@@ -77,9 +80,22 @@ func htmlEngineOf(res *causal.Result, multi bool, top int) htmlEngine {
 		n = top
 	}
 	e.Detailed = n
-	for i := range res.Patterns {
-		e.Patterns = append(e.Patterns, htmlPatternOf(&res.Patterns[i], i < n, res.Trace.Links))
+	e.Types = htmlTypesOf(res, e.Pre)
+	e.Trust = trustCaption(res.Engine)
+	typeID := map[string]string{}
+	for _, t := range e.Types {
+		typeID[t.Label] = t.ID
 	}
+	for i := range res.Patterns {
+		hp := htmlPatternOf(&res.Patterns[i], i < n, res.Trace.Links)
+		hp.Type = patternType(hp.P)
+		hp.TypeID = typeID[hp.Type]
+		hp.Search = searchText(hp.P)
+		hp.TrustText, hp.TrustV, _ = trust(res.Engine, hp.P)
+		hp.Pre = e.Pre
+		e.Patterns = append(e.Patterns, hp)
+	}
+	e.Groups = groupPatterns(e.Patterns, e.Types)
 	svg, nodes, edges := serviceMapSVG(res)
 	e.Map, e.MapNodes, e.MapEdges = template.HTML(svg), nodes, edges
 	for _, nh := range nodeDelays(res) {
@@ -128,6 +144,7 @@ func htmlPatternOf(p *causal.Pattern, detailed bool, links []trace.Link) htmlPat
 // every stage and engine, the warnings, the clocks, offsets and NAT table.
 func (d *htmlData) shared(rs []*causal.Result) {
 	head := rs[0]
+	defer func() { d.AccGroups, d.AccZero = accountingGroups(d.Accounting) }()
 	d.Accounting = append([]trace.Count(nil), head.Trace.Accounting...)
 	d.Warnings = append([]string(nil), head.Trace.Warnings...)
 	for _, res := range rs {
@@ -145,7 +162,7 @@ func (d *htmlData) shared(rs []*causal.Result) {
 	for _, o := range head.Trace.Offsets {
 		r := offsetRow{O: o}
 		if o.Known {
-			r.Offset = fmtSigned(float64(o.OffsetNS) / 1e3)
+			r.Offset = fmtSigned(float64(o.OffsetNS+o.AppliedNS)/1e3) + appliedNote(o)
 			r.Unc = FormatUS(float64(o.UncertaintyNS) / 1e3)
 		}
 		d.Offsets = append(d.Offsets, r)
@@ -175,7 +192,12 @@ type htmlData struct {
 	Offsets    []offsetRow
 	Aliases    []aliasRow
 	Accounting []trace.Count
+	AccGroups  []accGroup
+	AccZero    int
 	Warnings   []string
+	Agreement  *htmlAgreement
+	// Page is how many rows of a pattern list a page shows.
+	Page int
 }
 
 // htmlEngine is one engine's part of the page.
@@ -190,6 +212,58 @@ type htmlEngine struct {
 	MapNodes int
 	MapEdges int
 	Nodes    []htmlNode
+	Types    []htmlType
+	Trust    string
+	// Groups are the detailed patterns by request type.
+	Groups []htmlGroup
+}
+
+// htmlGroup is one request type's detailed patterns.
+type htmlGroup struct {
+	Label, ID string
+	Count     int
+	Items     []*htmlPattern
+	// Head is false for the one group of a result without labels.
+	Head bool
+}
+
+// groupPatterns gathers the detailed patterns by request type, types in
+// their order (most requests first), patterns in rank order within each;
+// the first openPatterns of them are drawn open.
+func groupPatterns(ps []htmlPattern, types []htmlType) []htmlGroup {
+	var out []htmlGroup
+	idx := map[string]int{}
+	for _, t := range types {
+		idx[t.Label] = len(out)
+		out = append(out, htmlGroup{Label: t.Label, ID: t.ID, Count: t.Count})
+	}
+	for i := range ps {
+		p := &ps[i]
+		if !p.Detailed {
+			continue
+		}
+		k, ok := idx[p.Type]
+		if !ok {
+			k = len(out)
+			idx[p.Type] = k
+			out = append(out, htmlGroup{Label: p.Type, ID: fmt.Sprintf("%sgroup-%d", p.Pre, k+1)})
+		}
+		out[k].Items = append(out[k].Items, p)
+	}
+	var kept []htmlGroup
+	n := 0
+	for _, g := range out {
+		if len(g.Items) == 0 {
+			continue
+		}
+		for _, p := range g.Items {
+			p.Open = n < openPatterns
+			n++
+		}
+		g.Head = g.Label != noLabel || len(types) > 1
+		kept = append(kept, g)
+	}
+	return kept
 }
 
 type clockRow struct {
@@ -199,6 +273,13 @@ type clockRow struct {
 
 type htmlPattern struct {
 	P           *causal.Pattern
+	Pre         string
+	Type        string
+	TypeID      string
+	Search      string
+	TrustText   string
+	TrustV      float64
+	Open        bool
 	Latency     float64
 	LatencyText string
 	LatencyP90  string
@@ -213,12 +294,12 @@ type htmlPattern struct {
 }
 
 type hopRow struct {
-	ID, Parent, From, To, Kind, Start, Node, Net, Bytes, Delays string
-	Diamond                                                     bool
+	ID, Parent, From, To, Kind, Label, Start, Node, Net, Bytes, Delays string
+	Diamond                                                            bool
 }
 
 func hopRowOf(h *causal.Hop, tl *timeline) hopRow {
-	r := hopRow{ID: fmt.Sprint(h.ID), Parent: "–", From: h.From, To: hopTarget(h), Kind: h.Kind, Node: "–", Net: "–", Bytes: "–"}
+	r := hopRow{ID: fmt.Sprint(h.ID), Parent: "–", From: h.From, To: hopTarget(h), Kind: h.Kind, Label: h.Label, Node: "–", Net: "–", Bytes: "–"}
 	if h.Parent != nil {
 		r.Parent = fmt.Sprint(*h.Parent)
 	}
@@ -325,6 +406,7 @@ svg polygon.diamond { fill: var(--dia); stroke: var(--dia-s); stroke-width: 1.2;
 svg .axis line { stroke: #9aa5b1; }
 svg .axis text { fill: var(--muted); font-size: 10px; }
 svg .host rect { fill: var(--node); stroke: var(--node-s); }
+svg rect.lbg { fill: #fff; fill-opacity: 0.92; stroke: var(--line); stroke-width: 0.8; }
 svg .host.untraced rect { fill: var(--dia); stroke: var(--dia-s); stroke-dasharray: 4 3; }
 svg rect.bar { fill: var(--node-s); }
 svg .note { fill: var(--muted); }
@@ -334,6 +416,23 @@ svg .note { fill: var(--muted); }
 .dia { color: var(--dia-s); }
 .warn li { color: #8a4b00; }
 .empty { color: var(--muted); }
+.types td.label, .shares td.what { font-weight: 600; }
+.shares { min-width: 720px; }
+.shares td.bar { width: 360px; }
+.bar { height: 14px; background: var(--alt); border-radius: 3px; overflow: hidden; }
+.bar span { display: block; height: 100%; background: var(--node-s); }
+.bar span.net { background: #8fa9c6; }
+.wf { border-collapse: collapse; min-width: 900px; }
+.wf td { padding: 2px 8px; border-bottom: 1px solid var(--alt); white-space: nowrap; }
+.wf td.name { max-width: 380px; overflow: hidden; text-overflow: ellipsis; }
+.wf td.track { width: 420px; min-width: 420px; position: relative; }
+.wf .span { position: relative; height: 12px; background: var(--node-s); border-radius: 2px; min-width: 2px; }
+.wf .span.untraced { background: var(--dia-s); }
+.wf .lbl { color: var(--muted); }
+.controls { display: flex; flex-wrap: wrap; gap: 12px; align-items: center; margin: 8px 0; }
+.controls input[type=search] { width: 320px; padding: 4px 6px; }
+.pager button { font: inherit; margin: 0 4px; }
+details.acc > summary, details.pat > summary { cursor: pointer; font-weight: 600; }
 </style>
 </head>
 <body>
@@ -346,8 +445,15 @@ svg .note { fill: var(--muted); }
 {{else}}{{with index .Engines 0}}<div class="meta">engine <b id="engine">{{.Res.Engine}}</b> · {{.Res.Trace.Messages}} messages · {{.Res.Trace.Nodes}} nodes · {{len .Res.Patterns}} patterns{{with $.Span}} · trace {{.}}{{end}}{{with $.StartTime}} from {{.}} UTC{{end}}{{with .Res.Trace.Source}} · source <code>{{.}}</code>{{end}}</div>
 {{with .Params}}<div class="meta">parameters: {{range .}}<code>{{.}}</code> {{end}}</div>{{end}}{{end}}{{end}}
 </header>
-<nav>{{if .Multi}}{{range .Engines}}<a href="#{{.Pre}}patterns">{{.Res.Engine}}</a>{{end}}{{else}}<a href="#patterns">Patterns</a><a href="#service-map">Service map</a><a href="#node-delays">Node delays</a>{{end}}<a href="#offsets">Clocks</a><a href="#nat">NAT</a><a href="#accounting">Accounting</a><a href="#warnings">Warnings{{with .Warnings}} ({{len .}}){{end}}</a></nav>
+<nav>{{if .Multi}}{{if .Agreement}}<a href="#agreement">Agreement</a>{{end}}{{range .Engines}}<a href="#{{.Pre}}requests">{{.Res.Engine}}</a>{{end}}{{else}}<a href="#requests">Requests</a><a href="#time">Where the time goes</a><a href="#service-map">Service map</a><a href="#waterfalls">Typical and slow</a><a href="#patterns">Patterns</a><a href="#node-delays">Node delays</a>{{end}}<a href="#offsets">Clocks</a><a href="#nat">NAT</a><a href="#accounting">Accounting</a><a href="#warnings">Warnings{{with .Warnings}} ({{len .}}){{end}}</a></nav>
 <main>
+{{with .Agreement}}<h2 id="agreement">Agreement between the engines</h2>
+<p class="caption">Of the requests two engines both built a tree for (by the request's first message), how many they put in the same tree (the same messages). Where engines disagree, at most one is right: trust a pattern less the fewer engines find its requests.</p>
+<table id="agreement-table"><thead><tr><th></th>{{range .Engines}}<th>{{.}}</th>{{end}}</tr></thead><tbody>
+{{range .Rows}}<tr><th>{{.Engine}}</th>{{range .Cells}}<td class="num">{{.}}</td>{{end}}</tr>
+{{end}}</tbody></table>
+<p>All {{.N}} engines: <b>{{.All}}</b> of the requests they all built in the same tree.{{with .Missing}} Not compared (no instances): {{.}}.{{end}}</p>
+{{end}}
 {{range .Engines}}{{template "engine" .}}{{end}}
 <h2 id="offsets">Clocks</h2>
 {{if .Clocks}}<table id="clock-table"><thead><tr><th>clock</th><th>kind</th><th>offset against the reference</th></tr></thead><tbody>
@@ -367,9 +473,12 @@ svg .note { fill: var(--muted); }
 {{else}}<p class="empty">No address translation found.</p>{{end}}
 
 <h2 id="accounting">Accounting</h2>
-{{if .Accounting}}<table id="accounting-table"><thead><tr><th>stage</th><th>counter</th><th class="num">value</th></tr></thead><tbody>
-{{range .Accounting}}<tr><td>{{.Stage}}</td><td>{{.Name}}</td><td class="num">{{.Value}}</td></tr>
-{{end}}</tbody></table>
+{{if .Accounting}}<details class="acc" id="accounting-details"><summary>{{len .Accounting}} counters of {{len .AccGroups}} stages{{if .AccZero}}; the {{.AccZero}} that are zero are not shown{{end}}</summary>
+<table id="accounting-table"><thead><tr><th>stage</th><th>counter</th><th class="num">value</th></tr></thead><tbody>
+{{range .AccGroups}}{{$g := .}}{{range .Counts}}<tr><td>{{.Stage}}</td><td>{{.Name}}</td><td class="num">{{.Value}}</td></tr>
+{{end}}{{end}}</tbody></table>
+<p class="caption">Every stage's counters balance: what came in equals what went out plus what was dropped, by reason (docs/analyze.md). Zero counters by stage: {{range $i, $g := .AccGroups}}{{if $i}}, {{end}}{{$g.Stage}} {{$g.Zero}}{{end}}.</p>
+</details>
 {{else}}<p class="empty">No counters in the result.</p>{{end}}
 
 <h2 id="warnings">Warnings</h2>
@@ -378,6 +487,7 @@ svg .note { fill: var(--muted); }
 <script>
 (function () {
   "use strict";
+  var PAGE = {{.Page}};
   function sortable(table) {
     var body = table.tBodies[0];
     var heads = table.querySelectorAll("th[data-sort]");
@@ -394,6 +504,7 @@ svg .note { fill: var(--muted); }
         return d || parseFloat(a.getAttribute("data-rank")) - parseFloat(b.getAttribute("data-rank"));
       });
       for (var j = 0; j < rows.length; j++) body.appendChild(rows[j]);
+      table.dispatchEvent(new Event("wp-sorted"));
     }
     for (var i = 0; i < heads.length; i++) {
       (function (th) {
@@ -401,57 +512,96 @@ svg .note { fill: var(--muted); }
       })(heads[i]);
     }
   }
+  // The pattern list: search, filter by request type, pages of PAGE rows
+  // (a result of several engines on a large trace has thousands).
+  function pager(ctl) {
+    var table = document.getElementById(ctl.getAttribute("data-list"));
+    if (!table) return;
+    var body = table.tBodies[0], size = PAGE, page = 0;
+    var search = ctl.querySelector(".search"), sel = ctl.querySelector(".typefilter");
+    var info = ctl.querySelector(".pageinfo"), n = 0;
+    function apply() {
+      var q = search.value.trim().toLowerCase(), ty = sel.value, match = [];
+      for (var i = 0; i < body.rows.length; i++) {
+        var r = body.rows[i];
+        r.hidden = true;
+        if ((!ty || r.getAttribute("data-type") === ty) && (!q || r.getAttribute("data-text").indexOf(q) >= 0)) match.push(r);
+      }
+      n = match.length;
+      var pages = Math.max(1, Math.ceil(n / size));
+      if (page >= pages) page = pages - 1;
+      var lo = page * size, hi = Math.min(n, lo + size);
+      for (var j = lo; j < hi; j++) match[j].hidden = false;
+      info.textContent = n ? " " + (lo + 1) + "–" + hi + " of " + n + " " : " no pattern matches ";
+      table.setAttribute("data-shown", String(hi - lo));
+    }
+    search.addEventListener("input", function () { page = 0; apply(); });
+    sel.addEventListener("change", function () { page = 0; apply(); });
+    ctl.querySelector(".prev").addEventListener("click", function () { if (page > 0) { page--; apply(); } });
+    ctl.querySelector(".next").addEventListener("click", function () { if ((page + 1) * size < n) { page++; apply(); } });
+    table.addEventListener("wp-sorted", apply);
+    apply();
+  }
   var tables = document.querySelectorAll("table.pattern-list");
   for (var t = 0; t < tables.length; t++) sortable(tables[t]);
+  var ctls = document.querySelectorAll("div.controls");
+  for (var c = 0; c < ctls.length; c++) pager(ctls[c]);
   document.documentElement.setAttribute("data-ready", "1");
 })();
 </script>
 </body>
 </html>
 {{define "engine"}}{{$e := .}}
+<h2 id="{{.Pre}}requests">Requests{{if .Pre}}: {{.Res.Engine}}{{end}}</h2>
+{{if .Types}}<table id="{{.Pre}}type-table" class="types"><thead><tr><th>request type</th><th class="num">requests</th><th class="num">share</th><th class="num">p50</th><th class="num">p90</th><th class="num">p99</th><th class="num">mean</th><th class="num">max</th><th>patterns</th></tr></thead><tbody>
+{{range .Types}}<tr data-type="{{.Label}}"><td class="label"><a href="#{{.ID}}">{{.Label}}</a></td><td class="num">{{.Count}}</td><td class="num">{{.Share}}</td><td class="num">{{.P50}}</td><td class="num">{{.P90}}</td><td class="num">{{.P99}}</td><td class="num">{{.Mean}}</td><td class="num">{{.Max}}</td><td class="sig">{{.Ranks}}</td></tr>
+{{end}}</tbody></table>
+<p class="caption">A request type is the label of a request's first call with the class of its reply (HTTP method and route, RESP or memcached command, DNS query, SQL verb and table), from the protocol decoders; latency is from the request's send to the last event of its path.</p>
+<h2 id="{{.Pre}}time">Where the time goes{{if .Pre}}: {{.Res.Engine}}{{end}}</h2>
+<p class="caption">Mean time per request of each type: at a node (from a message's arrival to the send it caused; dark bars) and on the network between two nodes (light bars). A <span class="dia">◇</span> node was not traced: its time includes the network on both sides.</p>
+{{range .Types}}<h3 id="{{.ID}}">{{.Label}} <span class="caption">{{.Count}} requests, mean {{.Mean}}</span></h3>
+{{if .Time}}<table class="shares" data-type="{{.Label}}"><tbody>
+{{range .Time}}<tr><td class="what">{{.What}}</td><td class="bar"><div class="bar"><span class="{{if .Network}}net{{else}}node{{end}}" style="width:{{printf "%.1f" .Width}}%"></span></div></td><td class="num">{{.US}}</td><td class="num">{{.Pct}}</td></tr>
+{{end}}</tbody></table>{{else}}<p class="empty">No delays measured.</p>{{end}}
+{{end}}{{else}}<p class="empty">No request labels in the trace: the patterns below are by structure only.</p>{{end}}
+
+<h2 id="{{.Pre}}service-map">Service map{{if .Pre}}: {{.Res.Engine}}{{end}}</h2>
+<p class="caption">Hosts and the messages between them over all patterns: a line per pair of hosts, labelled with the expected number of messages each way and their mean network delay. Hosts are in columns by their distance from the requests' first sender. Dashed hosts were not traced in some paths.</p>
+<div class="figs">{{.Map}}</div>
+
+<h2 id="{{.Pre}}waterfalls">Typical and slow requests{{if .Pre}}: {{.Res.Engine}}{{end}}</h2>
+<p class="caption">Per request type, the mean request of its most frequent pattern and of its slowest, as spans nested by causality (a call inside the call its sender was serving), each from the node's entry to its leaving, on the request's time axis (as Jaeger draws a trace).</p>
+{{range .Types}}{{$t := .}}{{range .Waterfalls}}<div class="figs"><div class="caption"><b>{{$t.Label}}</b> — {{.Title}}, {{.Total}}</div>
+<table class="wf" data-rank="{{.Rank}}"><tbody>
+{{range .Rows}}<tr><td class="name" style="padding-left:{{.Indent}}px" title="{{.Node}} {{.Label}}">{{if .Untraced}}<span class="dia">◇ </span>{{end}}{{.Node}} <span class="lbl">{{.Label}}</span></td><td class="track"><div class="span{{if .Untraced}} untraced{{end}}" style="left:{{printf "%.2f" .Left}}%;width:{{printf "%.2f" .Width}}%"></div></td><td class="num">{{.Start}}</td><td class="num">{{.Dur}}</td></tr>
+{{end}}</tbody></table></div>
+{{end}}{{end}}
+
 <h2 id="{{.Pre}}patterns">Path patterns{{if .Pre}}: {{.Res.Engine}}{{end}}</h2>
 {{if .Pre}}<p class="caption">{{len .Res.Patterns}} patterns{{with .Params}} · parameters: {{range .}}<code>{{.}}</code> {{end}}{{end}}</p>{{end}}
-<p class="caption">Click a column to sort. Expected count is the sum of the instances' probabilities (WAP5 §6.6). {{if lt .Detailed (len .Patterns)}}The first {{.Detailed}} patterns are drawn below.{{end}}</p>
+<p class="caption">Click a column to sort; search by label, node or signature; filter by request type. Expected count is the sum of the instances' probabilities (WAP5 §6.6). {{.Trust}} {{if lt .Detailed (len .Patterns)}}The first {{.Detailed}} patterns are drawn below.{{end}}</p>
+<div class="controls" data-list="{{.Pre}}pattern-list"><input type="search" class="search" placeholder="search patterns (label, node, signature)" aria-label="search patterns">
+<select class="typefilter" aria-label="request type"><option value="">every request type</option>{{range .Types}}<option value="{{.Label}}">{{.Label}}</option>{{end}}</select>
+<span class="pager"><button type="button" class="prev">◀</button><span class="pageinfo"></span><button type="button" class="next">▶</button></span></div>
 <table id="{{.Pre}}pattern-list" class="pattern-list">
 <thead><tr>
 <th class="num" data-sort="rank" aria-sort="ascending"><button type="button">rank</button></th>
-<th>signature</th>
+<th>request type</th><th>signature</th>
 <th class="num" data-sort="count"><button type="button">count</button></th>
 <th class="num" data-sort="expected"><button type="button">expected</button></th>
 <th class="num" data-sort="maxp"><button type="button">max p</button></th>
+<th class="num" data-sort="trust"><button type="button">trust</button></th>
 <th class="num" data-sort="latency"><button type="button">latency</button></th>
 <th class="num">hops</th>
 </tr></thead>
 <tbody>
-{{range .Patterns}}<tr data-rank="{{.P.Rank}}" data-count="{{.P.Count}}" data-expected="{{sortv .P.Expected}}" data-maxp="{{sortv .P.MaxProbability}}" data-latency="{{sortv .Latency}}">
-<td class="num">{{.P.Rank}}</td><td class="sig">{{if .Detailed}}<a href="#{{$e.Pre}}p{{.P.Rank}}">{{.P.Signature}}</a>{{else}}{{.P.Signature}}{{end}}</td>
-<td class="num">{{.P.Count}}</td><td class="num">{{num .P.Expected}}</td><td class="num">{{f2 .P.MaxProbability}}</td><td class="num">{{.LatencyText}}</td><td class="num">{{len .P.Hops}}</td></tr>
+{{range .Patterns}}<tr data-rank="{{.P.Rank}}" data-count="{{.P.Count}}" data-expected="{{sortv .P.Expected}}" data-maxp="{{sortv .P.MaxProbability}}" data-trust="{{sortv .TrustV}}" data-latency="{{sortv .Latency}}" data-type="{{.Type}}" data-text="{{.Search}}">
+<td class="num">{{.P.Rank}}</td><td>{{.Type}}</td><td class="sig">{{if .Detailed}}<a href="#{{$e.Pre}}p{{.P.Rank}}">{{.P.Signature}}</a>{{else}}{{.P.Signature}}{{end}}</td>
+<td class="num">{{.P.Count}}</td><td class="num">{{num .P.Expected}}</td><td class="num">{{f2 .P.MaxProbability}}</td><td class="num">{{.TrustText}}</td><td class="num">{{.LatencyText}}</td><td class="num">{{len .P.Hops}}</td></tr>
 {{end}}</tbody>
 </table>
-{{range .Patterns}}{{if .Detailed}}{{$p := .}}
-<section class="pattern" id="{{$e.Pre}}p{{.P.Rank}}">
-<h3>#{{.P.Rank}}</h3>
-<div class="sig">{{.P.Signature}}</div>
-<div class="stats"><span>count <b>{{.P.Count}}</b></span><span>expected <b>{{num .P.Expected}}</b></span><span>max p <b>{{f2 .P.MaxProbability}}</b></span><span>latency <b>{{.LatencyText}}</b>{{with .LatencyP90}} (p90 {{.}}){{end}}</span></div>
-{{if .Malformed}}<p class="empty">This pattern's hops are not a tree in parent-first order; it cannot be drawn.</p>{{else}}
-<div class="caption">Timeline (WAP5 §6.1): time flows left to right; boxes are nodes labelled with their delay, lines are messages labelled with the network delay; a <span class="dia">◇ diamond</span> is a node nobody traced, labelled with its delay plus the network on both sides.</div>
-<div class="figs">{{.Timeline}}</div>
-<div class="caption">{{.Mode}}. Nodes show the mean latency of the node and its children; edges the delay from entering the parent to entering the child.</div>
-<div class="figs">{{.Tree}}</div>
-<details><summary>hops and links</summary>
-<table class="hops"><thead><tr><th class="num">hop</th><th class="num">parent</th><th>from</th><th>to</th><th>kind</th><th class="num">start</th><th class="num">node delay mean (p50 / p90)</th><th class="num">network mean (p50 / p90)</th><th class="num">bytes</th>{{if .HasDelays}}<th>delays</th>{{end}}</tr></thead><tbody>
-{{range .Hops}}<tr><td class="num">{{.ID}}</td><td class="num">{{.Parent}}</td><td>{{.From}}</td><td>{{.To}}</td><td>{{.Kind}}</td><td class="num">{{.Start}}</td><td class="num{{if .Diamond}} dia{{end}}">{{.Node}}</td><td class="num">{{.Net}}</td><td class="num">{{.Bytes}}</td>{{if $p.HasDelays}}<td>{{.Delays}}</td>{{end}}</tr>
-{{end}}</tbody></table>
-<div class="caption">Per link and request (profile-driven model, NSDI 2005 §2.3): bytes ν both ways, blocking round trips κ, measured round-trip time γ. <code>wirepath whatif</code> predicts the latency for another γ or bandwidth.</div>
-<table class="links"><thead><tr><th>link</th><th class="num">messages</th><th class="num">bytes ν</th><th class="num">round trips κ</th><th class="num">RTT γ</th></tr></thead><tbody>
-{{range .Links}}<tr><td><code>{{.Link}}</code></td><td class="num">{{.Messages}}</td><td class="num">{{printf "%.0f" .Bytes}}</td><td class="num">{{.RoundTrips}}</td><td class="num">{{rtt .}}</td></tr>
-{{end}}</tbody></table>
-</details>{{end}}
-</section>{{end}}{{end}}
-
-<h2 id="{{.Pre}}service-map">Service map{{if .Pre}}: {{.Res.Engine}}{{end}}</h2>
-<p class="caption">Hosts and the messages between them over all patterns, with the expected number of messages and the mean network delay. Dashed hosts were not traced in some paths.</p>
-<div class="figs">{{.Map}}</div>
+{{range .Groups}}{{if .Head}}<h3 class="group" id="{{.ID}}-patterns">{{.Label}} <span class="caption">{{.Count}} requests; patterns drawn: {{len .Items}}</span></h3>{{end}}
+{{range .Items}}{{template "pattern" .}}{{end}}{{end}}
 
 <h2 id="{{.Pre}}node-delays">Node delays{{if .Pre}}: {{.Res.Engine}}{{end}}</h2>
 <p class="caption">The distribution of the delay at each node, from a message's arrival to the send it caused, over all patterns (WAP5 Figure 11; bars are the fraction of the node's samples, weighted by instance probability, on a log time axis).</p>
@@ -462,4 +612,61 @@ svg .note { fill: var(--muted); }
 <div class="hists">{{range .Nodes}}<figure><figcaption>{{.H.Node}}</figcaption>{{.SVG}}</figure>{{end}}</div>
 {{else}}<p class="empty">No node delays were measured.</p>{{end}}
 
-{{end}}`
+{{end}}
+{{define "pattern"}}{{$p := .}}
+<section class="pattern" id="{{.Pre}}p{{.P.Rank}}" data-type="{{.Type}}">
+<details class="pat"{{if .Open}} open{{end}}><summary>#{{.P.Rank}} · {{.Type}} · {{.P.Count}} requests · {{.LatencyText}} · {{.TrustText}}</summary>
+<div class="sig">{{.P.Signature}}</div>
+<div class="stats">{{with .P.Label}}<span>request type <b>{{.}}</b> ({{$p.P.LabelCount}} of {{$p.P.Count}})</span>{{end}}<span>count <b>{{.P.Count}}</b></span><span>expected <b>{{num .P.Expected}}</b></span><span>max p <b>{{f2 .P.MaxProbability}}</b></span><span><b>{{.TrustText}}</b></span><span>latency <b>{{.LatencyText}}</b>{{with .LatencyP90}} (p90 {{.}}){{end}}</span></div>
+{{if .Malformed}}<p class="empty">This pattern's hops are not a tree in parent-first order; it cannot be drawn.</p>{{else}}
+<div class="caption">Timeline (WAP5 §6.1): time flows left to right; boxes are nodes labelled with their delay, lines are messages labelled with the network delay; a <span class="dia">◇ diamond</span> is a node nobody traced, labelled with its delay plus the network on both sides.</div>
+<div class="figs">{{.Timeline}}</div>
+<div class="caption">{{.Mode}}. Nodes show the mean latency of the node and its children; edges the delay from entering the parent to entering the child.</div>
+<div class="figs">{{.Tree}}</div>
+<details><summary>hops and links</summary>
+<table class="hops"><thead><tr><th class="num">hop</th><th class="num">parent</th><th>from</th><th>to</th><th>kind</th><th>label</th><th class="num">start</th><th class="num">node delay mean (p50 / p90)</th><th class="num">network mean (p50 / p90)</th><th class="num">bytes</th>{{if .HasDelays}}<th>delays</th>{{end}}</tr></thead><tbody>
+{{range .Hops}}<tr><td class="num">{{.ID}}</td><td class="num">{{.Parent}}</td><td>{{.From}}</td><td>{{.To}}</td><td>{{.Kind}}</td><td>{{.Label}}</td><td class="num">{{.Start}}</td><td class="num{{if .Diamond}} dia{{end}}">{{.Node}}</td><td class="num">{{.Net}}</td><td class="num">{{.Bytes}}</td>{{if $p.HasDelays}}<td>{{.Delays}}</td>{{end}}</tr>
+{{end}}</tbody></table>
+<div class="caption">Per link and request (profile-driven model, NSDI 2005 §2.3): bytes ν both ways, blocking round trips κ, measured round-trip time γ. <code>wirepath whatif</code> predicts the latency for another γ or bandwidth.</div>
+<table class="links"><thead><tr><th>link</th><th class="num">messages</th><th class="num">bytes ν</th><th class="num">round trips κ</th><th class="num">RTT γ</th></tr></thead><tbody>
+{{range .Links}}<tr><td><code>{{.Link}}</code></td><td class="num">{{.Messages}}</td><td class="num">{{printf "%.0f" .Bytes}}</td><td class="num">{{.RoundTrips}}</td><td class="num">{{rtt .}}</td></tr>
+{{end}}</tbody></table>
+</details>{{end}}
+</details></section>{{end}}`
+
+// openPatterns is how many detailed patterns per engine are drawn open;
+// the others are folded (a result of --engine all on a large trace made
+// a page 141,000 px tall).
+const openPatterns = 5
+
+// patternPage is how many rows of the pattern list a page shows.
+const patternPage = 50
+
+// htmlAgreement is the agreement table of several engines.
+type htmlAgreement struct {
+	Engines []string
+	Rows    []agreeRow
+	All     string
+	N       int
+	Missing string
+}
+
+type agreeRow struct {
+	Engine string
+	Cells  []string
+}
+
+func htmlAgreementOf(a *Agreement) *htmlAgreement {
+	if a == nil {
+		return nil
+	}
+	h := &htmlAgreement{Engines: a.Engines, All: agreeText(a.AllSame, a.All), N: len(a.Engines), Missing: strings.Join(a.Missing, ", ")}
+	for i, e := range a.Engines {
+		r := agreeRow{Engine: e}
+		for j := range a.Engines {
+			r.Cells = append(r.Cells, agreeText(a.Same[i][j], a.Both[i][j]))
+		}
+		h.Rows = append(h.Rows, r)
+	}
+	return h
+}

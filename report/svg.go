@@ -51,7 +51,29 @@ func timelineSVG(p *causal.Pattern, tl *timeline) string {
 		total = 1
 	}
 	x := func(t float64) float64 { return padL + math.Max(0, t)/total*plotW }
-	y := func(lane int) float64 { return top + float64(lane)*laneH }
+	// Each lane is as tall as its labels: node names are stacked above
+	// its boxes, delays below, at as many levels as overlapping labels
+	// need (lanes of a fixed height let a tall stack reach into the lane
+	// above, and the first lane's past the top). A dry run of the
+	// placement, which depends on x only, counts the levels.
+	lanes := max(tl.Lanes, 1)
+	dry := lanePlacer{}
+	var scratch strings.Builder
+	visitsSVG(&scratch, p, tl, x, func(int) float64 { return 0 }, dry)
+	timelineMsgLabels(p, tl, x, dry)
+	ys := make([]float64, lanes)
+	cur := top - 15.0
+	for l := range lanes {
+		cur += 15 + 13*float64(max(len(dry[[2]int{l, 0}])-1, 0))
+		ys[l] = cur
+		cur += 23 + 12*float64(max(len(dry[[2]int{l, 1}])-1, 0)) + 18
+	}
+	y := func(lane int) float64 {
+		if lane < 0 || lane >= lanes {
+			return top + float64(lane)*laneH
+		}
+		return ys[lane]
+	}
 	width := padL + plotW + padR
 	var b strings.Builder
 	lp := lanePlacer{}
@@ -112,6 +134,26 @@ func timelineSVG(p *causal.Pattern, tl *timeline) string {
 		p.Rank, width, height, width, height, p.Rank) + b.String()
 }
 
+// timelineMsgLabels places the network-delay labels of a timeline's
+// messages in lp as timelineSVG does, without drawing them.
+func timelineMsgLabels(p *causal.Pattern, tl *timeline, x func(float64) float64, lp lanePlacer) {
+	for i := range p.Hops {
+		ht := tl.Hops[i]
+		sv, rv := &tl.Visits[tl.Sender[i]], &tl.Visits[tl.Recv[i]]
+		if !ht.netKnown || sv.Untraced || rv.Untraced {
+			continue
+		}
+		x0, x1 := x(ht.send), x(ht.arrive())
+		label := FormatUS(ht.net)
+		mx, w := (x0+x1)/2, textWidth(label)
+		lane := sv.Lane
+		if rv.Lane != sv.Lane {
+			lane = rv.Lane
+		}
+		lp.place(lane, 1, mx-w/2, mx+w/2)
+	}
+}
+
 // visitsSVG draws the visits of a timeline (boxes and diamonds with their
 // labels) into b.
 func visitsSVG(b *strings.Builder, p *causal.Pattern, tl *timeline, x func(float64) float64, y func(int) float64, lp lanePlacer) {
@@ -158,7 +200,7 @@ func visitsSVG(b *strings.Builder, p *causal.Pattern, tl *timeline, x func(float
 		} else {
 			fmt.Fprintf(b, `<rect class="node" x="%.1f" y="%.1f" width="%.1f" height="18" rx="2"/>`, x0, cy-9, x1-x0)
 		}
-		nw := textWidth(v.Node)
+		nw := textWidth(v.Node) * 1.2 // bold
 		lvl := lp.place(v.Lane, 0, x0, x0+nw)
 		fmt.Fprintf(b, `<text class="nlabel" x="%.1f" y="%.1f">%s</text>`, x0, cy-15-float64(lvl)*13, esc(v.Node))
 		if delay != "" {
@@ -200,9 +242,15 @@ func distText(d *causal.Dist) string {
 
 // treeSVG draws the Project 5 Figure 8/9 tree of a pattern top-down.
 func treeSVG(p *causal.Pattern, nodes []treeNode, mode string) string {
-	const (
-		slotW, levelH, pad = 170.0, 100.0, 20.0
-	)
+	const levelH, pad = 100.0, 20.0
+	// A slot is wide enough that the labels of two sibling edges, which
+	// start at their lines' midpoints (half a slot apart), do not meet.
+	slotW := 170.0
+	for i := range nodes {
+		for _, l := range nodes[i].EdgeLines {
+			slotW = max(slotW, 2*(textWidth(l)+16))
+		}
+	}
 	// Leaves get consecutive slots; a parent sits over its children.
 	xs := make([]float64, len(nodes))
 	depth := make([]int, len(nodes))
@@ -278,144 +326,6 @@ type mapEdge struct {
 	Count    int
 	netSum   float64
 	netW     float64
-}
-
-// serviceMapSVG draws the hosts and the edges between them over all
-// patterns, hosts in columns by the earliest depth at which a path reaches
-// them, edges labelled with the expected number of messages and the mean
-// network delay.
-func serviceMapSVG(res *causal.Result) (string, int, int) {
-	untraced := map[string]bool{}
-	edges := map[[2]string]*mapEdge{}
-	var order [][2]string
-	var roots []string
-	adj := map[string][]string{}
-	for pi := range res.Patterns {
-		p := &res.Patterns[pi]
-		if !p.WellFormed() {
-			continue
-		}
-		tl := buildTimeline(p, meanTimes(p))
-		roots = append(roots, p.Hops[0].From)
-		for i := range p.Hops {
-			h := &p.Hops[i]
-			if tl.Visits[tl.Recv[i]].Untraced {
-				untraced[h.To] = true
-			}
-			k := [2]string{h.From, h.To}
-			e := edges[k]
-			if e == nil {
-				e = &mapEdge{From: h.From, To: h.To}
-				edges[k] = e
-				order = append(order, k)
-				adj[h.From] = append(adj[h.From], h.To)
-			}
-			e.Expected += p.Expected
-			e.Count += p.Count
-			if h.NetDelay != nil {
-				e.netSum += h.NetDelay.Mean * h.NetDelay.Weight
-				e.netW += h.NetDelay.Weight
-			}
-		}
-		if tl.Visits[0].Untraced {
-			untraced[p.Hops[0].From] = true
-		}
-	}
-	// Columns: the hop distance from the nearest path root.
-	depth := map[string]int{}
-	queue := []string{}
-	for _, r := range roots {
-		if _, ok := depth[r]; !ok {
-			depth[r] = 0
-			queue = append(queue, r)
-		}
-	}
-	for len(queue) > 0 {
-		n := queue[0]
-		queue = queue[1:]
-		for _, m := range adj[n] {
-			if _, ok := depth[m]; !ok {
-				depth[m] = depth[n] + 1
-				queue = append(queue, m)
-			}
-		}
-	}
-	cols := map[int][]string{}
-	maxCol := 0
-	for n, d := range depth {
-		cols[d] = append(cols[d], n)
-		maxCol = max(maxCol, d)
-	}
-	const colW, rowH, pad = 300.0, 96.0, 40.0
-	pos := map[string][2]float64{}
-	maxRows := 0
-	for c := 0; c <= maxCol; c++ {
-		slices.Sort(cols[c])
-		maxRows = max(maxRows, len(cols[c]))
-		for r, n := range cols[c] {
-			pos[n] = [2]float64{pad + 70 + float64(c)*colW, pad + 20 + float64(r)*rowH}
-		}
-	}
-	width := 2*pad + 140 + float64(maxCol)*colW
-	height := 2*pad + 40 + float64(max(maxRows-1, 0))*rowH
-	var b strings.Builder
-	fmt.Fprintf(&b, `<svg class="service-map" width="%.0f" height="%.0f" viewBox="0 0 %.0f %.0f" role="img" aria-label="service map">`, width, height, width, height)
-	for _, k := range order {
-		e := edges[k]
-		a, c := pos[e.From], pos[e.To]
-		label := fmt.Sprintf("%s msgs", fmtNum(e.Expected))
-		if e.netW > 0 {
-			label += " · " + FormatUS(e.netSum/e.netW)
-		}
-		tip := fmt.Sprintf("%s → %s\nexpected %s, count %d", e.From, e.To, fmtNum(e.Expected), e.Count)
-		if e.From == e.To {
-			fmt.Fprintf(&b, `<g class="edge" data-from="%s" data-to="%s"><title>%s</title><path d="M%.1f,%.1f c40,-50 80,-10 0,16" marker-end="url(#wp-arrow)"/><text class="elabel" x="%.1f" y="%.1f">%s</text></g>`,
-				esc(e.From), esc(e.To), esc(tip), a[0]+30, a[1]-8, a[0]+70, a[1]-30, esc(label))
-			continue
-		}
-		// Curve every edge to its left so that A→B and B→A separate; start
-		// and end on the host boxes' borders.
-		dx, dy := c[0]-a[0], c[1]-a[1]
-		l := math.Hypot(dx, dy)
-		ux, uy := dx/l, dy/l
-		nx, ny := -uy, ux
-		border := func(q [2]float64, sx, sy float64) (float64, float64) {
-			t := math.Min(58/math.Max(math.Abs(sx), 1e-9), 16/math.Max(math.Abs(sy), 1e-9))
-			return q[0] + sx*t, q[1] + sy*t
-		}
-		const bend = 16.0
-		sx, sy := border(a, ux, uy)
-		ex, ey := border(c, -ux, -uy)
-		sx, sy = sx+nx*bend*0.6, sy+ny*bend*0.6
-		ex, ey = ex+nx*bend*0.6, ey+ny*bend*0.6
-		mx, my := (sx+ex)/2+nx*bend, (sy+ey)/2+ny*bend
-		// The label sits beside the middle of the curve, on its side.
-		lx, ly := (sx+ex)/2+nx*(bend+8), (sy+ey)/2+ny*(bend+8)+4
-		anchor := "middle"
-		if math.Abs(ny) > 0.35 {
-			anchor = map[bool]string{true: "start", false: "end"}[nx > 0]
-		}
-		fmt.Fprintf(&b, `<g class="edge" data-from="%s" data-to="%s"><title>%s</title><path d="M%.1f,%.1f Q%.1f,%.1f %.1f,%.1f" marker-end="url(#wp-arrow)"/><text class="elabel" x="%.1f" y="%.1f" text-anchor="%s">%s</text></g>`,
-			esc(e.From), esc(e.To), esc(tip), sx, sy, mx, my, ex, ey, lx, ly, anchor, esc(label))
-	}
-	names := make([]string, 0, len(pos))
-	for n := range pos {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	for _, n := range names {
-		q := pos[n]
-		cls := "host"
-		tip := n
-		if untraced[n] {
-			cls += " untraced"
-			tip += "\nnot traced in some paths (diamonds)"
-		}
-		fmt.Fprintf(&b, `<g class="%s" data-node="%s"><title>%s</title><rect x="%.1f" y="%.1f" width="116" height="32" rx="8"/><text x="%.1f" y="%.1f" text-anchor="middle">%s</text></g>`,
-			cls, esc(n), esc(tip), q[0]-58, q[1]-16, q[0], q[1]+4, esc(n))
-	}
-	b.WriteString(`</svg>`)
-	return b.String(), len(names), len(order)
 }
 
 // nodeHist is the merged node-delay distribution of one node.

@@ -21,6 +21,8 @@ type TextOptions struct {
 	// Summary prints the accounting as one line per stage with its key
 	// figures (SummarizeAccounting) instead of every counter.
 	Summary bool
+	// agreement, for several results, is written before the trailer.
+	agreement *Agreement
 }
 
 // WriteText writes the top patterns of res, in rank order, as a tree per
@@ -52,16 +54,22 @@ func writeText(w io.Writer, rs []*causal.Result, opt TextOptions) error {
 			fmt.Fprintf(bw, " from %s", res.Trace.Source)
 		}
 		bw.WriteString("\n")
+		types := requestTypes(res)
+		writeTypes(bw, types)
 		n := len(res.Patterns)
 		if opt.Top > 0 && opt.Top < n {
 			n = opt.Top
 		}
-		for i := 0; i < n; i++ {
-			writePattern(bw, &res.Patterns[i])
+		if n > 0 {
+			fmt.Fprintf(bw, "\n%s\n", trustCaption(res.Engine))
 		}
+		writeGrouped(bw, res, types, n)
 		if n < len(res.Patterns) {
 			fmt.Fprintf(bw, "\n(%d more patterns; use --top 0 to show all)\n", len(res.Patterns)-n)
 		}
+	}
+	if opt.agreement != nil {
+		writeAgreement(bw, opt.agreement)
 	}
 	if len(rs) > 0 {
 		writeTrailer(bw, rs, opt.Summary)
@@ -86,8 +94,107 @@ const (
 	maxUntracedNotes = 16
 )
 
-func writePattern(w *bufio.Writer, p *causal.Pattern) {
-	fmt.Fprintf(w, "\n#%d  count %d  expected %s  max p %.2f", p.Rank, p.Count, fmtNum(p.Expected), p.MaxProbability)
+// writeTypes writes the request types (requests, share, latency
+// percentiles) and, per type, where its time goes.
+func writeTypes(w *bufio.Writer, types []reqType) {
+	if len(types) == 0 || len(types) == 1 && types[0].Label == noLabel {
+		return
+	}
+	total := 0
+	lw := utf8.RuneCountInString("request type")
+	for _, t := range types {
+		total += t.Count
+		lw = max(lw, utf8.RuneCountInString(t.Label))
+	}
+	pad := func(s string, n int) string { return s + strings.Repeat(" ", max(0, n-utf8.RuneCountInString(s))) }
+	fmt.Fprintf(w, "\n%d requests of %d types:\n", total, len(types))
+	fmt.Fprintf(w, "  %s  %8s  %5s  %10s  %10s  %10s  %10s  patterns\n", pad("request type", lw), "requests", "share", "p50", "p90", "p99", "mean")
+	for _, t := range types {
+		p50, p90, p99, mean := "-", "-", "-", "-"
+		if d := t.Latency; d != nil {
+			mean = FormatUS(d.Mean)
+			if t.Exact {
+				p50, p90, p99 = FormatUS(d.P50), FormatUS(d.P90), FormatUS(d.P99)
+			}
+		}
+		fmt.Fprintf(w, "  %s  %8d  %4.0f%%  %10s  %10s  %10s  %10s  %s\n", pad(t.Label, lw), t.Count, 100*t.Share, p50, p90, p99, mean, rankList(t.Ranks, 8))
+	}
+	w.WriteString("\nwhere the time goes (mean per request; node: from a message's arrival to the send it caused; a → b: the network):\n")
+	for _, t := range types {
+		var parts []string
+		for i, s := range t.Time {
+			if s.Share < minShare {
+				break
+			}
+			if i == 4 {
+				parts = append(parts, "…")
+				break
+			}
+			parts = append(parts, fmt.Sprintf("%s %s (%.0f%%)", s.What, FormatUS(s.US), 100*s.Share))
+		}
+		if len(parts) == 0 {
+			parts = []string{"not measured"}
+		}
+		fmt.Fprintf(w, "  %s  %s\n", pad(t.Label, lw), strings.Join(parts, ", "))
+	}
+}
+
+// rankList is "#1 #2 #5", at most n ranks and how many more.
+func rankList(ranks []int, n int) string {
+	var b strings.Builder
+	for i, r := range ranks {
+		if i == n {
+			fmt.Fprintf(&b, " (+%d)", len(ranks)-n)
+			break
+		}
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		fmt.Fprintf(&b, "#%d", r)
+	}
+	return b.String()
+}
+
+// writeGrouped writes the first n patterns of res grouped by request
+// type (types in their order, patterns in rank order within each).
+func writeGrouped(w *bufio.Writer, res *causal.Result, types []reqType, n int) {
+	shown := res.Patterns[:n]
+	groups := len(types) > 1 || len(types) == 1 && types[0].Label != noLabel
+	if !groups {
+		for i := range shown {
+			writePattern(w, res.Engine, &shown[i])
+		}
+		return
+	}
+	done := make([]bool, len(shown))
+	for _, t := range types {
+		head := false
+		for i := range shown {
+			if done[i] || patternType(&shown[i]) != t.Label {
+				continue
+			}
+			if !head {
+				fmt.Fprintf(w, "\n== %s: %d requests ==\n", t.Label, t.Count)
+				head = true
+			}
+			done[i] = true
+			writePattern(w, res.Engine, &shown[i])
+		}
+	}
+	for i := range shown {
+		if !done[i] {
+			writePattern(w, res.Engine, &shown[i])
+		}
+	}
+}
+
+func writePattern(w *bufio.Writer, engine string, p *causal.Pattern) {
+	tr, _, _ := trust(engine, p)
+	fmt.Fprintf(w, "\n#%d", p.Rank)
+	if p.Label != "" {
+		fmt.Fprintf(w, "  %s (%d of %d)", p.Label, p.LabelCount, p.Count)
+	}
+	fmt.Fprintf(w, "  count %d  expected %s  %s", p.Count, fmtNum(p.Expected), tr)
 	if p.Latency != nil {
 		fmt.Fprintf(w, "  latency %s (p50 %s, p90 %s)", FormatUS(p.Latency.Mean), FormatUS(p.Latency.P50), FormatUS(p.Latency.P90))
 	}
@@ -151,6 +258,9 @@ func textHopRow(h *causal.Hop, tl *timeline, id int, prefix string, root bool) t
 	r := textRow{label: prefix + h.From + " → " + hopTarget(h)}
 	if h.Kind != "-" && h.Kind != "" {
 		r.label += " " + h.Kind
+	}
+	if h.Label != "" {
+		r.label += " " + h.Label
 	}
 	sv := &tl.Visits[tl.Sender[id]]
 	switch {
@@ -385,7 +495,7 @@ func writeClocks(w *bufio.Writer, ts *causal.TraceSummary) {
 				fmt.Fprintf(w, "  %-*s  unknown (shares nothing with %s)\n", nw, o.Node, o.Reference)
 				continue
 			}
-			fmt.Fprintf(w, "  %-*s  %s ± %s against %s (%d samples)\n", nw, o.Node, fmtSigned(float64(o.OffsetNS)/1e3), FormatUS(float64(o.UncertaintyNS)/1e3), o.Reference, o.Samples)
+			fmt.Fprintf(w, "  %-*s  %s ± %s against %s (%d samples%s)\n", nw, o.Node, fmtSigned(float64(o.OffsetNS+o.AppliedNS)/1e3), FormatUS(float64(o.UncertaintyNS)/1e3), o.Reference, o.Samples, appliedNote(o))
 		}
 	}
 }
@@ -540,4 +650,47 @@ func fmtNum(v float64) string {
 // fmtTime formats ns since the epoch as UTC RFC 3339 with microseconds.
 func fmtTime(ns int64) string {
 	return time.Unix(0, ns).UTC().Format("2006-01-02 15:04:05.000000")
+}
+
+// appliedNote says that an offset was removed from the node's timestamps
+// (trace.Offset.AppliedNS): the trace is on the reference clock.
+func appliedNote(o trace.Offset) string {
+	if o.AppliedNS != 0 && o.OffsetNS == 0 {
+		return "; applied to the timestamps"
+	}
+	return ""
+}
+
+// writeAgreement writes how the engines agree on the requests' trees.
+func writeAgreement(w *bufio.Writer, a *Agreement) {
+	w.WriteString("\nagreement: of the requests two engines both built, how many they put in the same tree\n")
+	cw := 8
+	for _, e := range a.Engines {
+		cw = max(cw, utf8.RuneCountInString(e))
+	}
+	cell := func(s string) string { return fmt.Sprintf("  %-*s", max(cw, 18), s) }
+	w.WriteString(fmt.Sprintf("  %-*s", cw, ""))
+	for _, e := range a.Engines {
+		w.WriteString(cell(e))
+	}
+	w.WriteString("\n")
+	for i, e := range a.Engines {
+		fmt.Fprintf(w, "  %-*s", cw, e)
+		for j := range a.Engines {
+			w.WriteString(cell(agreeText(a.Same[i][j], a.Both[i][j])))
+		}
+		w.WriteString("\n")
+	}
+	fmt.Fprintf(w, "  all %d engines: %s of the requests they all built\n", len(a.Engines), agreeText(a.AllSame, a.All))
+	if len(a.Missing) > 0 {
+		fmt.Fprintf(w, "  not compared (no instances): %s\n", strings.Join(a.Missing, ", "))
+	}
+}
+
+// agreeText is "121 of 150 (81%)".
+func agreeText(same, both int) string {
+	if both == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%d of %d (%.0f%%)", same, both, 100*float64(same)/float64(both))
 }

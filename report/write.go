@@ -35,6 +35,10 @@ type Options struct {
 	// Summary, for text, prints the accounting as one line per stage
 	// (TextOptions.Summary).
 	Summary bool
+	// Agreement, for text and HTML of several results, is how the engines
+	// agree on the requests' trees; WriteAll computes it from the
+	// results' instances when it is nil.
+	Agreement *Agreement
 }
 
 // Write renders res in format to w.

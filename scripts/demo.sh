@@ -27,8 +27,12 @@ bin/wirepath analyze "${captures[@]}" "${flags[@]}" -q --histograms --format htm
 	--title "wirepath demo: the captures of testdata/demo" -o "$out/report.html"
 cat <<EOF
 
-How to read it: a pattern is a tree of messages (a hop's parent is the
-message whose arrival caused it), counted over the requests that took it;
+How to read it: first the three request types of the demo system (from
+the HTTP labels in the captures) with their counts and latencies, and
+where each type's time goes (per node and network hop). Then the
+patterns, grouped by request type: a pattern is a tree of messages (a
+hop's parent is the message whose arrival caused it), counted over the
+requests that took it;
 "at sender" is the time the sender spent before sending (in #4, auth, which
 waits 20 ms before it answers, took 30.7 ms on the recording machine),
 "network" the time on the wire. /item requests go web → app → redis, /cart
@@ -39,7 +43,8 @@ still get the right kind of path). Then: the sniffers' clock offsets found,
 the NAT the balancer did (undone before the engines ran) and every stage's
 accounting.
 
-HTML report (every pattern, timelines, call trees, delay histograms, service map):
+HTML report (request types, where the time goes, service map, a waterfall of a
+typical and a slow request per type, then every pattern, searchable):
   $out/report.html
 More: wirepath analyze --help (--engine all compares the three engines), docs/analyze.md
 EOF

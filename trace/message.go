@@ -278,6 +278,10 @@ type Offset struct {
 	OffsetNS      int64 `json:"offset_ns"`
 	UncertaintyNS int64 `json:"uncertainty_ns"`
 	Samples       int   `json:"samples"`
+	// AppliedNS is the offset already removed from the node's timestamps
+	// (ApplyOffsets): the trace is on the reference clock and OffsetNS is
+	// what is left (0). Zero when nothing was applied.
+	AppliedNS int64 `json:"applied_ns,omitempty"`
 }
 
 // Alias records that an endpoint was also seen under another name, for

@@ -88,6 +88,18 @@ func Skew(t *Trace, shifts map[string]int64) (int, error) {
 // returns how many messages changed and the nodes whose offset was unknown,
 // which keep their own clocks.
 func Deskew(t *Trace) (changed int, unknown []string) {
+	changed, unknown = ApplyOffsets(t)
+	if changed > 0 {
+		t.Meta.Warnings = append(t.Meta.Warnings, "timestamps moved onto the reference clock by the known node offsets (wirepath skew --deskew)")
+	}
+	return changed, unknown
+}
+
+// ApplyOffsets is Deskew without its warning, for producers that put
+// their traces on one clock as they make them (reconcile): each known
+// offset removed is added to its AppliedNS, so the trace still says what
+// the node's clock was.
+func ApplyOffsets(t *Trace) (changed int, unknown []string) {
 	by := make([]int64, t.Syms.Len())
 	for i := range t.Meta.Offsets {
 		o := &t.Meta.Offsets[i]
@@ -100,13 +112,30 @@ func Deskew(t *Trace) (changed int, unknown []string) {
 			continue
 		}
 		by[s] = -o.OffsetNS
+		o.AppliedNS += o.OffsetNS
 		o.OffsetNS = 0
 	}
-	changed = shiftBy(t, by)
-	if changed > 0 {
-		t.Meta.Warnings = append(t.Meta.Warnings, "timestamps moved onto the reference clock by the known node offsets (wirepath skew --deskew)")
+	return shiftBy(t, by), unknown
+}
+
+// ClampReceives sets the receive time of every message of t that arrives
+// before it was sent (on a trace on one clock: what the clock offsets'
+// error leaves) to its send time, and returns how many it changed and the
+// largest correction. A trace with one timestamp per message is left
+// alone.
+func ClampReceives(t *Trace) (clamped int, worst Timestamp) {
+	if t.Meta.SingleClock {
+		return 0, 0
 	}
-	return changed, unknown
+	for i := range t.Messages {
+		m := &t.Messages[i]
+		if m.SendTS.Known() && m.RecvTS.Known() && m.RecvTS < m.SendTS {
+			worst = max(worst, m.SendTS-m.RecvTS)
+			m.RecvTS = m.SendTS
+			clamped++
+		}
+	}
+	return clamped, worst
 }
 
 // shiftBy moves the timestamps of t by the per-node shifts by (indexed by

@@ -132,3 +132,41 @@ func TestSkewReferenceNode(t *testing.T) {
 		t.Errorf("deskew moved %d messages; c1's first send %d, want 100 again", n, tr.Messages[0].SendTS)
 	}
 }
+
+// TestApplyOffsetsKeepsThemAndClamps: ApplyOffsets moves the timestamps
+// onto the reference clock as Deskew does, without a warning, and keeps
+// each offset it removed in AppliedNS; ClampReceives then sets a receive
+// left before its send (the offsets' error) to the send, and leaves the
+// rest alone.
+func TestApplyOffsetsKeepsThemAndClamps(t *testing.T) {
+	tr := &Trace{}
+	a, b := tr.Intern("a"), tr.Intern("b")
+	tr.Messages = []Message{
+		{SendTS: 1000, RecvTS: 1010, SrcNode: a, DstNode: b}, // b's clock 20 behind: 10 before the send
+		{SendTS: 2000, RecvTS: 2100, SrcNode: a, DstNode: b}, // fine either way
+		{SendTS: 3000, RecvTS: NoTime, SrcNode: b, DstNode: a},
+	}
+	tr.Meta.Offsets = []Offset{{Node: "b", Reference: "a", Known: true, OffsetNS: 30, UncertaintyNS: 5}}
+	n, unknown := ApplyOffsets(tr)
+	if n != 3 || len(unknown) != 0 || len(tr.Meta.Warnings) != 0 {
+		t.Errorf("changed %d, unknown %v, warnings %v; want 3, none, none", n, unknown, tr.Meta.Warnings)
+	}
+	if o := tr.Meta.Offsets[0]; o.OffsetNS != 0 || o.AppliedNS != 30 || o.UncertaintyNS != 5 {
+		t.Errorf("offset after applying %+v, want 0 with 30 applied", o)
+	}
+	if m := tr.Messages[0]; m.RecvTS != 980 {
+		t.Errorf("receive %d, want 980 (1010 − 30)", m.RecvTS)
+	}
+	if m := tr.Messages[2]; m.SendTS != 2970 || m.RecvTS.Known() {
+		t.Errorf("b's send %d, receive %v; want 2970 and unknown", m.SendTS, m.RecvTS)
+	}
+	clamped, worst := ClampReceives(tr)
+	if clamped != 1 || worst != 20 || tr.Messages[0].RecvTS != 1000 || tr.Messages[1].RecvTS != 2070 {
+		t.Errorf("clamped %d by up to %d; receives %d, %d; want 1, 20, 1000, 2070", clamped, worst, tr.Messages[0].RecvTS, tr.Messages[1].RecvTS)
+	}
+	tr.Meta.SingleClock = true
+	tr.Messages[0].RecvTS = 900
+	if n, _ := ClampReceives(tr); n != 0 {
+		t.Errorf("a one-timestamp trace had %d receives clamped", n)
+	}
+}

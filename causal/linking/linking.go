@@ -251,6 +251,7 @@ func (l *Engine) Infer(ctx context.Context, ms trace.Messages) (*causal.Result, 
 		Trace:    causal.Summarize(ms),
 		Patterns: agg.Patterns(l.opt.Rank),
 	}
+	res.RequestTypes = agg.RequestTypes()
 	count := func(name string, v int) {
 		res.Accounting = append(res.Accounting, trace.Count{Stage: Name, Name: name, Value: int64(v)})
 	}

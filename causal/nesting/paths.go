@@ -107,6 +107,7 @@ func (r *nestRun) findCallPaths(ctx context.Context) (*Result, error) {
 		Trace:    causal.Summarize(r.tab),
 		Patterns: r.agg.Patterns(r.opt.Rank),
 	}
+	res.RequestTypes = r.agg.RequestTypes()
 	c := &r.counter
 	res.Accounting = []trace.Count{
 		{Stage: Name, Name: "messages_in", Value: c.in},

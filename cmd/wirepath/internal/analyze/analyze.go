@@ -93,6 +93,9 @@ func newCmd(ios *cmdutil.IOStreams, runF runFunc) *cobra.Command {
 		Args:    cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Captures = args
+			if err := o.Common.Resolve(cmd.Flags()); err != nil {
+				return err
+			}
 			eo, err := o.Validate(ios)
 			if err != nil {
 				return err
@@ -141,7 +144,14 @@ func (o *Options) Validate(ios *cmdutil.IOStreams) (engines.Options, error) {
 			return eo, err
 		}
 	}
-	eo.SetCommon(o.Common.Options())
+	co := o.Common.Options()
+	if o.Engine == engines.All {
+		// The agreement table compares every engine's tree of each
+		// request: every instance is kept, and dropped after unless
+		// --instances asked for them.
+		co.Aggregate.KeepInstances, co.Aggregate.MaxKept = true, max(0, o.Common.Instances)
+	}
+	eo.SetCommon(co)
 	for _, f := range flags {
 		f.Apply(&eo)
 	}
@@ -209,7 +219,7 @@ func Run(ctx context.Context, ios *cmdutil.IOStreams, o *Options, eo engines.Opt
 	if err != nil {
 		return err
 	}
-	if err := o.write(ios, results, tr); err != nil {
+	if err := o.write(ios, results, tr, o.agreement(results)); err != nil {
 		return err
 	}
 	if o.Common.OTLPEndpoint != "" {
@@ -240,17 +250,31 @@ func Run(ctx context.Context, ios *cmdutil.IOStreams, o *Options, eo engines.Opt
 	return nil
 }
 
+// agreement compares the engines' trees of each request (nil for one
+// engine), then drops the instances kept for it unless --instances asked
+// for them.
+func (o *Options) agreement(results []*causal.Result) *report.Agreement {
+	if len(results) < 2 {
+		return nil
+	}
+	agree := report.ComputeAgreement(results)
+	if o.Common.Instances == 0 {
+		for _, r := range results {
+			for i := range r.Patterns {
+				r.Patterns[i].Instances = nil
+			}
+		}
+	}
+	return agree
+}
+
 // write renders the results to stdout or -o.
-func (o *Options) write(ios *cmdutil.IOStreams, results []*causal.Result, tr *trace.Trace) error {
+func (o *Options) write(ios *cmdutil.IOStreams, results []*causal.Result, tr *trace.Trace, agree *report.Agreement) error {
 	out, err := cmdutil.OpenOutput(ios, o.Common.Output)
 	if err != nil {
 		return err
 	}
-	top := o.Common.Top
-	if o.Common.Format != report.FormatText && o.Common.Format != report.FormatHTML {
-		top = 0
-	}
-	err = report.WriteAll(out, o.Common.Format, results, report.Options{Top: top, Title: o.Title, Trace: tr, Summary: true})
+	err = report.WriteAll(out, o.Common.Format, results, report.Options{Top: o.Common.ReportTop(), Title: o.Title, Trace: tr, Summary: true, Agreement: agree})
 	err = out.Finish(err)
 	return err
 }

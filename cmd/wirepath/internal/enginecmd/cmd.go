@@ -53,6 +53,9 @@ func NewCmd(ios *cmdutil.IOStreams, spec Spec, runF RunFunc) *cobra.Command {
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Path = args[0]
+			if err := o.Common.Resolve(cmd.Flags()); err != nil {
+				return err
+			}
 			eng, err := o.engine(ios, &spec)
 			if err != nil {
 				return err

@@ -41,6 +41,9 @@ type Common struct {
 	Histograms  bool
 	Instances   int
 	Strict      bool
+	// topSet records that --top was given (Resolve): the formats whose
+	// default is every pattern (dot) then honour it.
+	topSet bool
 }
 
 // AddFlags registers the shared flags on fs.
@@ -59,8 +62,8 @@ func (c *Common) AddResultFlags(fs *pflag.FlagSet) {
 	}
 	fs.StringVar(&c.Format, "format", "text", "output format: "+strings.Join(Formats, ", "))
 	cmdutil.Enum(fs, "format", Formats...)
-	fs.StringVarP(&c.Output, "output", "o", "", "write the result to `FILE` instead of stdout")
-	fs.IntVar(&c.Top, "top", 10, "patterns to show in text and HTML output (0 = all)")
+	fs.StringVarP(&c.Output, "output", "o", "", "write the result to `FILE` instead of stdout; its extension (.html, .json, .dot, .txt) picks --format, and a --format it contradicts is refused")
+	fs.IntVar(&c.Top, "top", 10, "patterns to show in text, HTML and (when given) DOT output (0 = all)")
 	fs.StringVar(&c.Rank, "rank", string(causal.RankExpected), "rank patterns by: "+strings.Join(ranks, ", "))
 	cmdutil.Enum(fs, "rank", ranks...)
 	fs.BoolVar(&c.NoClientAgg, "no-aggregate-clients", false, "keep client node names instead of aggregating them into CLIENT")
@@ -69,6 +72,31 @@ func (c *Common) AddResultFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&c.Histograms, "histograms", false, "include delay histograms in JSON output")
 	cmdutil.OTLPEndpointFlag(fs, &c.OTLPEndpoint)
 	fs.IntVar(&c.Instances, "instances", 0, "list the messages of up to `N` instances per pattern in JSON output (-1 = all)")
+}
+
+// Resolve settles what depends on which flags were given (it runs
+// before Validate): the format from the -o file's extension (or a usage
+// error for a mismatch, cmdutil.OutputFormat), and whether --top was
+// given.
+func (c *Common) Resolve(fs *pflag.FlagSet) error {
+	if f := fs.Lookup("top"); f != nil {
+		c.topSet = f.Changed
+	}
+	return cmdutil.OutputFormat(fs, c.Output, Formats)
+}
+
+// ReportTop is the --top the chosen format gets: text and html take it
+// (their defaults are 10 and the top drawn in detail), dot takes it when
+// it was given (else every pattern), the JSON result and the exports
+// always have every pattern.
+func (c *Common) ReportTop() int {
+	switch {
+	case c.Format == report.FormatText || c.Format == report.FormatHTML:
+		return c.Top
+	case c.Format == report.FormatDOT && c.topSet:
+		return c.Top
+	}
+	return 0
 }
 
 // Validate checks the shared flags.
@@ -148,11 +176,7 @@ func (c *Common) WriteResult(ios *cmdutil.IOStreams, res *causal.Result, t *trac
 	if err != nil {
 		return err
 	}
-	top := c.Top
-	if c.Format != report.FormatText && c.Format != report.FormatHTML {
-		top = 0
-	}
-	err = report.Write(out, c.Format, res, report.Options{Top: top, Trace: t})
+	err = report.Write(out, c.Format, res, report.Options{Top: c.ReportTop(), Trace: t})
 	err = out.Finish(err)
 	return err
 }

@@ -127,11 +127,7 @@ func (f *flags) write(ios *cmdutil.IOStreams, c *enginecmd.Common, res *nesting.
 			err = writeCallPaths(out, res.CallPaths, f.callPaths)
 		}
 	default:
-		top := 0
-		if c.Format == report.FormatHTML {
-			top = c.Top
-		}
-		err = report.Write(out, c.Format, res.Result, report.Options{Top: top})
+		err = report.Write(out, c.Format, res.Result, report.Options{Top: c.ReportTop()})
 	}
 	err = out.Finish(err)
 	return err

@@ -66,6 +66,9 @@ each pattern's mean instance.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Result = args[0]
+			if err := cmdutil.OutputFormat(cmd.Flags(), opts.Output, wpreport.Formats); err != nil {
+				return err
+			}
 			if !slices.Contains(wpreport.Formats, opts.Format) {
 				return cmdutil.UsageErrorf("--format must be one of %s, not %q", strings.Join(wpreport.Formats, ", "), opts.Format)
 			}
@@ -95,7 +98,7 @@ each pattern's mean instance.`,
 	fs := cmd.Flags()
 	fs.StringVar(&opts.Format, "format", wpreport.FormatText, "output format: "+strings.Join(wpreport.Formats, ", "))
 	cmdutil.Enum(fs, "format", wpreport.Formats...)
-	fs.StringVarP(&opts.Output, "output", "o", "", "write to `FILE` instead of stdout")
+	fs.StringVarP(&opts.Output, "output", "o", "", "write to `FILE` instead of stdout; its extension (.html, .json, .dot, .txt) picks --format, and a --format it contradicts is refused")
 	fs.IntVar(&opts.Top, "top", 10, "patterns to show (0 = all; default 10 for text, 50 for html, all otherwise)")
 	fs.StringVar(&opts.Trace, "trace", "", "the `TRACE` the result came from, to export listed instances with their times")
 	fs.StringVar(&opts.Title, "title", "", "HTML page title")

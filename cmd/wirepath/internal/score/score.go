@@ -75,6 +75,9 @@ func NewCmd(ios *cmdutil.IOStreams) *cobra.Command {
 		Args:    cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Result, opts.Truth = args[0], args[1]
+			if err := cmdutil.OutputFormat(cmd.Flags(), opts.Output, []string{"text", "json"}); err != nil {
+				return err
+			}
 			if err := opts.validate(); err != nil {
 				return err
 			}

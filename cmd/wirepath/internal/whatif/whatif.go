@@ -93,6 +93,9 @@ The first version's form --link 'A->B' --rtt 5ms --bandwidth 100Mbit/s
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Result = args[0]
+			if err := cmdutil.OutputFormat(cmd.Flags(), opts.Output, []string{"text", "json"}); err != nil {
+				return err
+			}
 			opts.curRTTSet = cmd.Flags().Changed("current-rtt")
 			if err := opts.validate(cmd); err != nil {
 				return err
