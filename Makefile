@@ -18,6 +18,12 @@ RACE_PKGS  ?= ./...
 TOOLS      := $(CURDIR)/$(BIN)/tools
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 GOCYCLO     := github.com/fzipp/gocyclo/cmd/gocyclo@v0.6.0
+# Jaeger all-in-one, for the test of the OTLP export against a real Jaeger
+# (cmd/wirepath/jaeger_test.go). Its module has replace directives, so it is
+# built from a module of its own (tools/jaeger/go.mod, a `tool` directive
+# pinning the version) into bin/tools, and only when missing or of another
+# version: the first build takes minutes, later ones come from the build cache.
+JAEGER_VERSION := v1.76.0
 # The size rule of docs/architecture.md ("Small functions"): no function
 # outside tests, testdata and generated code above cyclomatic complexity
 # CYCLO_MAX or FUNC_LINES lines, and at most CYCLO_FEW above CYCLO_WARN.
@@ -88,7 +94,7 @@ complexity: tools ## the function-size rule: gocyclo and tools/funclen (no funct
 	@$(GO) run ./tools/funclen -over $(FUNC_LINES) . || { echo "functions above $(FUNC_LINES) lines (above)"; exit 1; }
 
 .PHONY: tools
-tools: ## install the pinned linters (staticcheck, gocyclo) into bin/tools when missing or of another version
+tools: ## install the pinned linters (staticcheck, gocyclo) and Jaeger into bin/tools when missing or of another version
 	@for pv in $(STATICCHECK) $(GOCYCLO); do \
 		pkg=$${pv%@*}; ver=$${pv#*@}; bin=$(TOOLS)/$${pkg##*/}; \
 		have=$$($(GO) version -m $$bin 2>/dev/null | awk '$$1 == "mod" { print $$3; exit }'); \
@@ -97,6 +103,12 @@ tools: ## install the pinned linters (staticcheck, gocyclo) into bin/tools when 
 			GOBIN=$(TOOLS) $(GO) install $$pv || exit 1; \
 		fi; \
 	done
+	@have=$$($(GO) version -m $(TOOLS)/jaeger 2>/dev/null | awk '($$1 == "mod" || $$1 == "dep") && $$2 == "github.com/jaegertracing/jaeger" { print $$3; exit }'); \
+	if [ "$$have" != "$(JAEGER_VERSION)" ]; then \
+		grep -qE 'github.com/jaegertracing/jaeger $(JAEGER_VERSION)( |$$)' tools/jaeger/go.mod || { echo "tools/jaeger/go.mod does not pin Jaeger $(JAEGER_VERSION)"; exit 1; }; \
+		echo "building Jaeger $(JAEGER_VERSION) into $(TOOLS) (minutes the first time)"; \
+		cd tools/jaeger && $(GO) build -o $(TOOLS)/jaeger github.com/jaegertracing/jaeger/cmd/jaeger || exit 1; \
+	fi
 
 .PHONY: test
 test: deps build vet ## vet, all tests, race tests, benchmark smoke run

@@ -15,6 +15,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/wirepath/wirepath/causal"
+	"github.com/wirepath/wirepath/trace"
 )
 
 var (
@@ -53,8 +54,8 @@ func otlpSpans(t *testing.T, raw []byte) map[string][]otlpSpan {
 		}
 		for si, s := range rs.ScopeSpans[0].Spans {
 			ps := pb.GetResourceSpans()[ri].GetScopeSpans()[0].GetSpans()[si]
-			if s.Name != svc || ps.GetName() != svc {
-				t.Errorf("span %q in the resource of %q", s.Name, svc)
+			if s.Name == "" || ps.GetName() != s.Name {
+				t.Errorf("span %q in the resource of %q has no name", s.Name, svc)
 			}
 			if !hex32.MatchString(s.TraceID) || !hex16.MatchString(s.SpanID) || s.ParentSpanID != "" && !hex16.MatchString(s.ParentSpanID) {
 				t.Errorf("bad ids: trace %q span %q parent %q", s.TraceID, s.SpanID, s.ParentSpanID)
@@ -119,6 +120,17 @@ func attrI(s otlpSpan, key string) int64 {
 
 func ns(s string) int64 { n, _ := strconv.ParseInt(s, 10, 64); return n }
 
+// otlpKinds counts spans by kind.
+func otlpKinds(spans []otlpSpan) map[int]int {
+	k := map[int]int{}
+	for _, s := range spans {
+		k[s.Kind]++
+	}
+	return k
+}
+
+// TestOTLPMeanInstances exports each pattern's mean instance: one trace per
+// pattern, a CLIENT and a SERVER span per call.
 func TestOTLPMeanInstances(t *testing.T) {
 	res, _ := shopResult()
 	var buf bytes.Buffer
@@ -132,56 +144,44 @@ func TestOTLPMeanInstances(t *testing.T) {
 	for _, spans := range byTrace {
 		rank := attrI(spans[0], "wirepath.pattern.rank")
 		p := &res.Patterns[rank-1]
-		if len(spans) != len(p.Hops)+1 {
-			t.Errorf("pattern %d: %d spans, want a visit per hop plus the root (%d)", rank, len(spans), len(p.Hops)+1)
+		calls := 0
+		for _, h := range p.Hops {
+			if h.Kind == "CALL" {
+				calls++
+			}
+		}
+		if k := otlpKinds(spans); k[spanKindClient] != calls || k[spanKindServer] != calls || len(spans) != 2*calls {
+			t.Errorf("pattern %d: spans by kind %v, want %d CLIENT and %d SERVER", rank, k, calls, calls)
 		}
 		for _, s := range spans {
-			if got, want := attrF(s, "wirepath.probability"), p.Expected/float64(p.Count); math.Abs(got-want) > 1e-9 {
-				t.Errorf("pattern %d: probability %v, want %v", rank, got, want)
+			if got, want := attrF(s, "wirepath.request.confidence"), p.Expected/float64(p.Count); math.Abs(got-want) > 1e-9 {
+				t.Errorf("pattern %d: confidence %v, want %v", rank, got, want)
 			}
 			if v, _ := attr(s, "wirepath.instance"); v.StringValue == nil || *v.StringValue != "mean" {
 				t.Errorf("pattern %d: instance attribute %+v", rank, v)
 			}
 		}
 		if rank == 3 {
-			// The cache hit: web holds the request from 200 µs to 700 µs.
+			// The cache hit: web serves the request for 500 µs, the
+			// client waits 900 µs.
 			for _, s := range spans {
-				if s.Name == "10.0.0.1" {
-					if st := ns(s.StartTimeUnixNano) - res.Trace.StartNS; st != int64(shopNetUS*1e3) {
-						t.Errorf("web span starts %d ns after the root, want %v", st, shopNetUS*1e3)
-					}
-					if d := ns(s.EndTimeUnixNano) - ns(s.StartTimeUnixNano); d != int64(shopWebOutUS*1e3) {
-						t.Errorf("web span lasts %d ns, want %v", d, shopWebOutUS*1e3)
-					}
-					if got := attrF(s, "wirepath.node_delay_us"); math.Abs(got-shopWebOutUS) > 1e-6 {
-						t.Errorf("web node delay %v, want %v", got, shopWebOutUS)
-					}
+				d := ns(s.EndTimeUnixNano) - ns(s.StartTimeUnixNano)
+				want := int64((shopWebOutUS + 2*shopNetUS) * 1e3)
+				if s.Kind == spanKindServer {
+					want = int64(shopWebOutUS * 1e3)
 				}
-			}
-		}
-		if rank == 2 {
-			found := false
-			for _, s := range spans {
-				if s.Name == "10.0.0.53" {
-					found = true
-					if v, _ := attr(s, "wirepath.untraced"); v.BoolValue == nil || !*v.BoolValue {
-						t.Error("the DNS span is not marked untraced")
-					}
-					if got := attrF(s, "wirepath.combined_delay_us"); math.Abs(got-shopDNSTotalUS) > 1e-6 {
-						t.Errorf("DNS combined delay %v, want %v", got, shopDNSTotalUS)
-					}
+				if d != want {
+					t.Errorf("hit: span of kind %d lasts %d ns, want %d", s.Kind, d, want)
 				}
-			}
-			if !found {
-				t.Error("no span for the untraced DNS server")
 			}
 		}
 	}
 }
 
-// TestOTLPInstances exports every listed instance with its own times,
-// corrected by the database's 3 ms clock offset.
-func TestOTLPInstances(t *testing.T) {
+// TestOTLPCalls exports every listed instance with its own times,
+// corrected by the database's 3 ms clock offset: each call is a CLIENT span
+// on the caller and a SERVER span on the callee, nested by causality.
+func TestOTLPCalls(t *testing.T) {
 	tr, insts := shopTrace()
 	res := resultOf(tr, insts, "linking", false, -1)
 	var buf bytes.Buffer
@@ -194,30 +194,52 @@ func TestOTLPInstances(t *testing.T) {
 	}
 	slow := 0
 	for _, spans := range byTrace {
+		byID := map[string]otlpSpan{}
+		for _, s := range spans {
+			byID[s.SpanID] = s
+		}
+		for _, s := range spans {
+			par, ok := byID[s.ParentSpanID]
+			switch {
+			case s.ParentSpanID == "":
+				if s.Kind != spanKindClient {
+					t.Errorf("root span of kind %d, want CLIENT", s.Kind)
+				}
+			case s.Kind == spanKindServer && (!ok || par.Kind != spanKindClient || par.Name != s.Name):
+				t.Errorf("SERVER span %q has parent %+v, want its call's CLIENT span", s.Name, par)
+			case s.Kind == spanKindClient && (!ok || par.Kind != spanKindServer):
+				t.Errorf("CLIENT span %q has parent %+v, want the SERVER span its caller was serving", s.Name, par)
+			}
+			if ok && (ns(s.StartTimeUnixNano) < ns(par.StartTimeUnixNano) || ns(s.EndTimeUnixNano) > ns(par.EndTimeUnixNano)) {
+				t.Errorf("span %q [%s,%s] is not within its parent [%s,%s]", s.Name, s.StartTimeUnixNano, s.EndTimeUnixNano, par.StartTimeUnixNano, par.EndTimeUnixNano)
+			}
+		}
 		if attrI(spans[0], "wirepath.pattern.rank") != 1 {
 			continue
 		}
-		var root, db otlpSpan
+		var dbClient, dbServer otlpSpan
 		for _, s := range spans {
-			switch {
-			case s.ParentSpanID == "":
-				root = s
-			case s.Name == "10.0.0.2":
-				db = s
+			if v, _ := attr(s, "server.port"); v.IntValue != nil && *v.IntValue == "5432" {
+				if s.Kind == spanKindClient {
+					dbClient = s
+				} else {
+					dbServer = s
+				}
 			}
 		}
-		// The query reaches the db 1050 µs after the request was sent,
-		// on the reference clock.
-		wantStart := int64((shopNetUS + shopWebInUS + shopLANUS + shopCacheUS + shopLANUS + shopWebMidUS + shopLANUS) * 1e3)
-		if got := ns(db.StartTimeUnixNano) - ns(root.StartTimeUnixNano); got != wantStart {
-			t.Errorf("db span starts %d ns after the root, want %d", got, wantStart)
-		}
-		switch d := attrF(db, "wirepath.node_delay_us"); d {
+		d := float64(ns(dbServer.EndTimeUnixNano)-ns(dbServer.StartTimeUnixNano)) / 1e3
+		switch d {
 		case shopDBSlowUS:
 			slow++
 		case shopDBFastUS:
 		default:
-			t.Errorf("db node delay %v, want %v or %v", d, shopDBFastUS, shopDBSlowUS)
+			t.Errorf("db SERVER span lasts %v µs, want %v or %v", d, shopDBFastUS, shopDBSlowUS)
+		}
+		if c := float64(ns(dbClient.EndTimeUnixNano)-ns(dbClient.StartTimeUnixNano)) / 1e3; c != d+2*shopLANUS {
+			t.Errorf("db CLIENT span lasts %v µs, want the server's %v and the network's %v", c, d, 2*shopLANUS)
+		}
+		if v, _ := attr(dbServer, "client.address"); v.StringValue == nil || *v.StringValue != shopNodes["web"] {
+			t.Errorf("db SERVER span's client.address %+v, want web", v)
 		}
 	}
 	if want := shopPageN / 4; slow != want {
@@ -227,6 +249,40 @@ func TestOTLPInstances(t *testing.T) {
 	tr.Messages = tr.Messages[:10]
 	if err := WriteOTLP(&buf, res, ExportOptions{Trace: tr}); !errors.Is(err, ErrTraceMismatch) {
 		t.Errorf("mismatched trace: err %v, want ErrTraceMismatch", err)
+	}
+}
+
+// TestLabelAttrs maps the decoders' labels to semantic-convention
+// attributes.
+func TestLabelAttrs(t *testing.T) {
+	for _, tc := range []struct {
+		label, dst string
+		want       map[string]string
+	}{
+		{"GET /item/{id}", "10.0.0.1:80", map[string]string{"http.request.method": "GET", "http.route": "/item/{id}"}},
+		{"grpc /shop.Cart/Add", "", map[string]string{"rpc.system": "grpc", "rpc.service": "shop.Cart", "rpc.method": "Add"}},
+		{"redis GET", "", map[string]string{"db.system": "redis", "db.operation.name": "GET"}},
+		{"memcache get", "", map[string]string{"db.system": "memcached", "db.operation.name": "get"}},
+		{"SELECT users", "10.0.0.2:5432", map[string]string{"db.system": "postgresql", "db.operation.name": "SELECT", "db.collection.name": "users"}},
+		{"INSERT orders", "10.0.0.2:3306", map[string]string{"db.system": "mysql", "db.collection.name": "orders"}},
+		{"SELECT", "10.0.0.2:9999", map[string]string{"db.system": "other_sql", "db.operation.name": "SELECT"}},
+		{"dns A example.com", "", map[string]string{"dns.question.name": "example.com"}},
+		{"kafka Produce", "", map[string]string{"messaging.system": "kafka", "messaging.operation.name": "Produce"}},
+		{"tls sni=a alpn=h2", "", map[string]string{}},
+		{"", "", map[string]string{}},
+	} {
+		got := map[string]string{}
+		for _, a := range labelAttrs(&reqMsg{Label: tc.label, Dst: tc.dst}) {
+			got[a.Key] = *a.Value.StringValue
+		}
+		for k, v := range tc.want {
+			if got[k] != v {
+				t.Errorf("%q: %s = %q, want %q (all: %v)", tc.label, k, got[k], v, got)
+			}
+		}
+		if len(tc.want) == 0 && len(got) != 0 {
+			t.Errorf("%q: attributes %v, want none", tc.label, got)
+		}
 	}
 }
 
@@ -443,6 +499,52 @@ func TestPerfettoInstances(t *testing.T) {
 	}
 }
 
+// TestPerfettoOverlapping exports two requests that overlap in time, one
+// of them from a client whose clock runs 5 ms ahead (so that its corrected
+// start lies before the trace's first timestamp): no ts is negative, and
+// every track carries the slices of one instance only.
+func TestPerfettoOverlapping(t *testing.T) {
+	f := &fixture{t: &trace.Trace{}}
+	f.t.Meta.Offsets = []trace.Offset{{Node: "10.0.9.1", Reference: "10.0.0.1", Known: true, OffsetNS: 5_000_000}}
+	for i, c := range []string{"10.0.9.1:40000", "10.0.9.2:40001"} {
+		t0 := float64(100 * i)
+		m0 := f.msg(t0, t0+200, c, "10.0.0.1:80", 100, trace.KindCall)
+		m1 := f.msg(t0+700, t0+900, "10.0.0.1:80", c, 100, trace.KindReturn)
+		f.inst(1, node(m0, -1), node(m1, 0))
+	}
+	res := resultOf(f.t, f.insts, "nesting", false, -1)
+	var buf bytes.Buffer
+	if err := WritePerfetto(&buf, res, ExportOptions{Trace: f.t}); err != nil {
+		t.Fatal(err)
+	}
+	evs := checkTraceEvents(t, buf.Bytes()) // fails on a negative ts
+	type thread struct{ pid, tid string }
+	insts := map[thread]map[string]bool{}
+	paths := 0
+	for _, e := range evs {
+		if e["ph"] != "X" {
+			continue
+		}
+		args, _ := e["args"].(map[string]any)
+		th := thread{fmt.Sprint(e["pid"]), fmt.Sprint(e["tid"])}
+		if insts[th] == nil {
+			insts[th] = map[string]bool{}
+		}
+		insts[th][fmt.Sprint(args["instance"])] = true
+		if e["cat"] == "path" {
+			paths++
+		}
+	}
+	if paths != 2 {
+		t.Fatalf("%d path slices, want 2", paths)
+	}
+	for th, in := range insts {
+		if len(in) != 1 {
+			t.Errorf("thread %v carries the slices of instances %v, want one", th, in)
+		}
+	}
+}
+
 // TestTraceEventCheckerCatches makes sure the checker fails on broken
 // documents, so that passing it means something.
 func TestTraceEventCheckerCatches(t *testing.T) {
@@ -450,6 +552,7 @@ func TestTraceEventCheckerCatches(t *testing.T) {
 		"partial overlap": `{"displayTimeUnit":"ns","traceEvents":[{"name":"thread_name","ph":"M","pid":1,"tid":1,"args":{"name":"a"}},{"name":"process_name","ph":"M","pid":1,"tid":0,"args":{"name":"p"}},{"name":"a","ph":"X","ts":0,"dur":10,"pid":1,"tid":1},{"name":"b","ph":"X","ts":5,"dur":10,"pid":1,"tid":1}]}`,
 		"dangling flow":   `{"displayTimeUnit":"ns","traceEvents":[{"name":"m","cat":"c","ph":"s","id":"1","ts":0,"pid":1,"tid":1}]}`,
 		"negative dur":    `{"displayTimeUnit":"ns","traceEvents":[{"name":"a","ph":"X","ts":0,"dur":-1,"pid":1,"tid":1}]}`,
+		"negative ts":     `{"displayTimeUnit":"ns","traceEvents":[{"name":"thread_name","ph":"M","pid":1,"tid":1,"args":{"name":"a"}},{"name":"process_name","ph":"M","pid":1,"tid":0,"args":{"name":"p"}},{"name":"a","ph":"X","ts":-5,"dur":1,"pid":1,"tid":1}]}`,
 	} {
 		c := &complaints{}
 		func() {

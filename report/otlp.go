@@ -60,6 +60,12 @@ type otlpSpan struct {
 	EndTimeUnixNano   string      `json:"endTimeUnixNano"`
 	Attributes        []otlpKV    `json:"attributes,omitempty"`
 	Events            []otlpEvent `json:"events,omitempty"`
+	Status            *otlpStatus `json:"status,omitempty"`
+}
+
+// otlpStatus is a span's status; code 2 is ERROR.
+type otlpStatus struct {
+	Code int `json:"code,omitempty"`
 }
 
 type otlpEvent struct {
@@ -82,9 +88,10 @@ type otlpAnyV struct {
 
 // OTLP span kinds.
 const (
-	spanKindInternal = 1
 	spanKindServer   = 2
 	spanKindClient   = 3
+	spanKindProducer = 4
+	spanKindConsumer = 5
 )
 
 func kvS(k, v string) otlpKV      { return otlpKV{Key: k, Value: otlpAnyV{StringValue: &v}} }
@@ -100,10 +107,14 @@ func kvF(k string, v float64) otlpKV {
 	return otlpKV{Key: k, Value: otlpAnyV{DoubleValue: &v}}
 }
 
-// ids derives stable trace and span ids from what identifies an instance,
-// so that exporting the same result twice gives the same ids.
-func traceID(engine string, p *causal.Pattern, index int) [16]byte {
-	sum := sha256.Sum256([]byte(fmt.Sprintf("wirepath\x00%s\x00%d\x00%s\x00%d", engine, p.Rank, p.Signature, index)))
+// traceID derives a stable trace id from what identifies a request, so
+// that exporting the same result twice gives the same ids.
+func traceID(r *request) [16]byte {
+	n := r.ID
+	if r.Pattern > 0 {
+		n = -1 // an instance is named by its pattern and index alone
+	}
+	sum := sha256.Sum256([]byte(fmt.Sprintf("wirepath\x00%s\x00%d\x00%s\x00%d\x00%d", r.Engine, r.Pattern, r.Signature, r.Instance, n)))
 	var id [16]byte
 	copy(id[:], sum[:16])
 	return id
@@ -117,16 +128,17 @@ func spanID(tid [16]byte, visit int) string {
 	return hex.EncodeToString(sum[:8])
 }
 
-func nanos(base int64, us float64) string {
-	return strconv.FormatInt(base+int64(math.Round(us*1e3)), 10)
-}
-
 // WriteOTLP writes res as OpenTelemetry OTLP/JSON traces (the body of an
-// OTLP/HTTP export request, also what file exporters write): every path
-// instance is a trace, every node visit a span with the measured delays,
-// the spans grouped by node into resources whose service.name is the node.
-// Span attributes carry the pattern, its rank and counts and the
-// instance's probability.
+// OTLP/HTTP export request, also what file exporters write): every request
+// is a trace (each pattern's listed instances with their measured times,
+// else its mean instance), every call in it two spans: a CLIENT span on the caller from
+// the request's send to the response's receipt, and a SERVER span on the
+// callee from the request's receipt to the response's send, the client
+// span the child of the server span its caller was serving. A message of
+// unknown kind is a PRODUCER span on its sender and a CONSUMER span on its
+// receiver. Spans carry OpenTelemetry's semantic-convention attributes
+// where the messages' labels and endpoints give them, and the link's
+// confidence; each node is a resource whose service.name is the node.
 func WriteOTLP(w io.Writer, res *causal.Result, opt ExportOptions) error {
 	return writeOTLP(w, []*causal.Result{res}, opt)
 }
@@ -135,109 +147,208 @@ func WriteOTLP(w io.Writer, res *causal.Result, opt ExportOptions) error {
 // (one run, several engines): a node's spans share one resource, and the
 // engines' traces have distinct ids since the engine is part of them.
 func writeOTLP(w io.Writer, rs []*causal.Result, opt ExportOptions) error {
-	byNode := map[string]int{}
-	var doc otlpTraces
-	for _, res := range rs {
-		if err := appendOTLP(&doc, byNode, res, opt); err != nil {
-			return err
-		}
-	}
-	if doc.ResourceSpans == nil {
-		doc.ResourceSpans = []otlpResourceSpans{}
-	}
-	enc := json.NewEncoder(w)
-	return enc.Encode(&doc)
-}
-
-// appendOTLP adds res's spans to doc; byNode indexes doc's resources by
-// node.
-func appendOTLP(doc *otlpTraces, byNode map[string]int, res *causal.Result, opt ExportOptions) error {
-	insts, err := exportInstances(res, opt.Trace, opt.Top)
+	doc, err := buildOTLP(rs, opt)
 	if err != nil {
 		return err
 	}
-	scope := otlpScope{Name: "wirepath", Version: fmt.Sprintf("result-v%d", res.Version)}
-	add := func(node string, s otlpSpan) {
-		i, ok := byNode[node]
-		if !ok {
-			i = len(doc.ResourceSpans)
-			byNode[node] = i
-			doc.ResourceSpans = append(doc.ResourceSpans, otlpResourceSpans{
-				Resource:   otlpResource{Attributes: []otlpKV{kvS("service.name", node), kvS("wirepath.node", node)}},
-				ScopeSpans: []otlpScopeSpans{{Scope: scope}},
-			})
+	return json.NewEncoder(w).Encode(doc)
+}
+
+// buildOTLP returns the export request of the results' requests.
+func buildOTLP(rs []*causal.Result, opt ExportOptions) (*otlpTraces, error) {
+	b := otlpBuilder{byNode: map[string]int{}}
+	for _, res := range rs {
+		reqs, err := exportRequests(res, opt.Trace, opt.Top)
+		if err != nil {
+			return nil, err
 		}
-		ss := &doc.ResourceSpans[i].ScopeSpans[0]
-		ss.Spans = append(ss.Spans, s)
+		scope := otlpScope{Name: "wirepath", Version: fmt.Sprintf("result-v%d", res.Version)}
+		for i := range reqs {
+			b.request(&reqs[i], scope)
+		}
 	}
-	for _, in := range insts {
-		p, tl := in.P, in.TL
-		tid := traceID(res.Engine, p, in.Index)
-		thex := hex.EncodeToString(tid[:])
-		common := []otlpKV{
-			kvS("wirepath.engine", res.Engine),
-			kvI("wirepath.pattern.rank", int64(p.Rank)),
-			kvS("wirepath.pattern.signature", p.Signature),
-			kvI("wirepath.pattern.count", int64(p.Count)),
-			kvF("wirepath.pattern.expected", p.Expected),
-			kvF("wirepath.probability", in.Prob),
-		}
-		if in.Index < 0 {
+	if b.doc.ResourceSpans == nil {
+		b.doc.ResourceSpans = []otlpResourceSpans{}
+	}
+	return &b.doc, nil
+}
+
+// otlpBuilder collects spans into resources, one per node.
+type otlpBuilder struct {
+	doc    otlpTraces
+	byNode map[string]int
+}
+
+func (b *otlpBuilder) add(node string, scope otlpScope, s otlpSpan) {
+	i, ok := b.byNode[node]
+	if !ok {
+		i = len(b.doc.ResourceSpans)
+		b.byNode[node] = i
+		b.doc.ResourceSpans = append(b.doc.ResourceSpans, otlpResourceSpans{
+			Resource:   otlpResource{Attributes: []otlpKV{kvS("service.name", node), kvS("wirepath.node", node)}},
+			ScopeSpans: []otlpScopeSpans{{Scope: scope}},
+		})
+	}
+	ss := &b.doc.ResourceSpans[i].ScopeSpans[0]
+	ss.Spans = append(ss.Spans, s)
+}
+
+// callSpans are the two spans of one call: the caller's and the callee's.
+type callSpans struct {
+	client, server string // span ids
+}
+
+// request adds the spans of one request.
+func (b *otlpBuilder) request(r *request, scope otlpScope) {
+	tid := traceID(r)
+	thex := hex.EncodeToString(tid[:])
+	common := []otlpKV{kvS("wirepath.engine", r.Engine), kvF("wirepath.request.confidence", r.Confidence)}
+	if r.Pattern > 0 {
+		common = append(common, kvI("wirepath.pattern.rank", int64(r.Pattern)), kvS("wirepath.pattern.signature", r.Signature))
+		if r.Instance < 0 {
 			common = append(common, kvS("wirepath.instance", "mean"))
 		} else {
-			common = append(common, kvI("wirepath.instance", int64(in.Index)))
+			common = append(common, kvI("wirepath.instance", int64(r.Instance)))
 		}
-		for vi := range tl.Visits {
-			v := &tl.Visits[vi]
-			s := otlpSpan{TraceID: thex, SpanID: spanID(tid, vi), Name: v.Node, Kind: spanKindInternal}
-			start, end := v.Start, v.End
-			attrs := append([]otlpKV(nil), common...)
-			attrs = append(attrs, kvS("wirepath.node", v.Node), kvB("wirepath.untraced", v.Untraced))
-			if v.In < 0 {
-				s.Kind = spanKindClient
-				start, end = 0, tl.Total
-				attrs = append(attrs, kvF("wirepath.latency_us", tl.Total))
-				if p.Latency != nil && in.Index < 0 {
-					attrs = append(attrs, kvF("wirepath.latency_p50_us", p.Latency.P50), kvF("wirepath.latency_p90_us", p.Latency.P90))
-				}
-			} else {
-				h := &p.Hops[v.In]
-				s.ParentSpanID = spanID(tid, tl.Sender[v.In])
-				if h.Kind == "CALL" {
-					s.Kind = spanKindServer
-				}
-				attrs = append(attrs, kvI("wirepath.hop", int64(v.In)), kvS("wirepath.from", h.From), kvS("wirepath.kind", h.Kind))
-				if h.ToEndpoint != "" {
-					attrs = append(attrs, kvS("wirepath.to_endpoint", h.ToEndpoint))
-				}
-				if ht := tl.Hops[v.In]; ht.netKnown {
-					attrs = append(attrs, kvF("wirepath.net_delay_us", ht.net))
-				}
-				if v.Untraced && !v.Unseen {
-					attrs = append(attrs, kvF("wirepath.combined_delay_us", v.End-v.Start))
-				} else if len(v.Sends) > 0 {
-					attrs = append(attrs, kvF("wirepath.node_delay_us", v.Delay))
-				}
-			}
-			for _, h := range v.Sends {
-				ht := tl.Hops[h]
-				start = math.Min(start, ht.send)
-				end = math.Max(end, ht.send)
-				ev := otlpEvent{TimeUnixNano: nanos(in.BaseNS, ht.send), Name: "send to " + p.Hops[h].To,
-					Attributes: []otlpKV{kvI("wirepath.hop", int64(h)), kvS("wirepath.kind", p.Hops[h].Kind)}}
-				if ht.nodeKnown {
-					ev.Attributes = append(ev.Attributes, kvF("wirepath.node_delay_us", ht.node))
-				}
-				if ht.bytes > 0 {
-					ev.Attributes = append(ev.Attributes, kvF("wirepath.bytes", ht.bytes))
-				}
-				s.Events = append(s.Events, ev)
-			}
-			s.StartTimeUnixNano = nanos(in.BaseNS, start)
-			s.EndTimeUnixNano = nanos(in.BaseNS, math.Max(end, start))
-			s.Attributes = attrs
-			add(v.Node, s)
+	} else {
+		common = append(common, kvI("wirepath.request", int64(r.ID)))
+	}
+	ret := returnsOf(r)
+	ids := make([]callSpans, len(r.Msgs))
+	for i := range r.Msgs {
+		m := &r.Msgs[i]
+		if m.Call != i {
+			continue // a RETURN: part of its call's spans
+		}
+		ids[i] = callSpans{client: spanID(tid, 2*i), server: spanID(tid, 2*i+1)}
+		parent := ""
+		if m.CallParent >= 0 && m.CallParent < i {
+			parent = ids[m.CallParent].server
+		}
+		var rm *reqMsg
+		if ret[i] >= 0 {
+			rm = &r.Msgs[ret[i]]
+		}
+		cs, ss := callPair(m, rm)
+		cs.TraceID, ss.TraceID = thex, thex
+		cs.SpanID, ss.SpanID = ids[i].client, ids[i].server
+		cs.ParentSpanID, ss.ParentSpanID = parent, ids[i].client
+		cs.Attributes = append(append(append([]otlpKV(nil), common...), cs.Attributes...), msgAttrs(m, rm)...)
+		ss.Attributes = append(append(append([]otlpKV(nil), common...), ss.Attributes...), msgAttrs(m, rm)...)
+		b.add(m.From, scope, cs)
+		b.add(m.To, scope, ss)
+	}
+}
+
+// returnsOf returns, for each CALL of r, the index of its RETURN (-1 if
+// none).
+func returnsOf(r *request) []int {
+	ret := make([]int, len(r.Msgs))
+	for i := range ret {
+		ret[i] = -1
+	}
+	for i := range r.Msgs {
+		m := &r.Msgs[i]
+		if m.Kind == "RETURN" && m.Call != i && m.Call >= 0 && m.Call < len(ret) && ret[m.Call] < 0 {
+			ret[m.Call] = i
 		}
 	}
-	return nil
+	return ret
+}
+
+// callPair returns the caller's and the callee's span of the call made by
+// message c and answered by r (nil when the call has no RETURN), with
+// their names, kinds, times and the attributes that differ between them.
+func callPair(c, r *reqMsg) (client, server otlpSpan) {
+	name := c.Label
+	if name == "" {
+		name = c.To
+		if c.Dst != "" {
+			name = c.Dst
+		}
+	}
+	client.Name, server.Name = name, name
+	client.Kind, server.Kind = spanKindClient, spanKindServer
+	cs, ce := c.start(), c.start()
+	ss, se := c.end(), c.end()
+	if c.Kind != "CALL" && r == nil {
+		// A message of unknown kind: the sender produced it, the
+		// receiver consumed it.
+		client.Kind, server.Kind = spanKindProducer, spanKindConsumer
+	}
+	if r != nil {
+		ce, se = r.end(), r.start()
+	}
+	ce, se = max(ce, cs), max(se, ss)
+	client.StartTimeUnixNano, client.EndTimeUnixNano = strconv.FormatInt(cs, 10), strconv.FormatInt(ce, 10)
+	server.StartTimeUnixNano, server.EndTimeUnixNano = strconv.FormatInt(ss, 10), strconv.FormatInt(se, 10)
+	if host, port, ok := splitHostPort(c.Dst); ok {
+		client.Attributes = append(client.Attributes, kvS("server.address", host), kvS("network.peer.address", host))
+		server.Attributes = append(server.Attributes, kvS("server.address", host))
+		if port >= 0 {
+			client.Attributes = append(client.Attributes, kvI("server.port", int64(port)), kvI("network.peer.port", int64(port)))
+			server.Attributes = append(server.Attributes, kvI("server.port", int64(port)))
+		}
+	}
+	if host, port, ok := splitHostPort(c.Src); ok {
+		server.Attributes = append(server.Attributes, kvS("client.address", host), kvS("network.peer.address", host))
+		if port >= 0 {
+			server.Attributes = append(server.Attributes, kvI("client.port", int64(port)), kvI("network.peer.port", int64(port)))
+		}
+	}
+	client.Attributes = append(client.Attributes, kvS("wirepath.peer", c.To))
+	server.Attributes = append(server.Attributes, kvS("wirepath.peer", c.From))
+	if st, ok := httpStatus(r); ok {
+		client.Attributes = append(client.Attributes, kvI("http.response.status_code", int64(st)))
+		server.Attributes = append(server.Attributes, kvI("http.response.status_code", int64(st)))
+		// OpenTelemetry's HTTP conventions: 4xx is an error of the
+		// client's span only, 5xx of both.
+		if st >= 400 {
+			client.Status = &otlpStatus{Code: 2}
+		}
+		if st >= 500 {
+			server.Status = &otlpStatus{Code: 2}
+		}
+	}
+	return client, server
+}
+
+// msgAttrs returns the attributes both spans of a call share: what its
+// request's label says (method and route, database system and operation,
+// RPC method, DNS question), its transport, the link's confidence and the
+// trace indices of its messages.
+func msgAttrs(c, r *reqMsg) []otlpKV {
+	var a []otlpKV
+	a = append(a, labelAttrs(c)...)
+	if c.Proto != "" && c.Proto != "-" {
+		a = append(a, kvS("network.transport", c.Proto))
+	}
+	a = append(a, kvF("wirepath.link.confidence", c.Confidence), kvS("wirepath.kind", c.Kind))
+	if c.Label != "" {
+		a = append(a, kvS("wirepath.label", c.Label))
+	}
+	if c.Msg >= 0 {
+		a = append(a, kvI("wirepath.message", int64(c.Msg)))
+	}
+	if c.Bytes > 0 {
+		a = append(a, kvI("wirepath.request.bytes", c.Bytes))
+	}
+	if c.Untraced {
+		a = append(a, kvB("wirepath.untraced", true))
+	}
+	if r != nil {
+		if r.Msg >= 0 {
+			a = append(a, kvI("wirepath.return.message", int64(r.Msg)))
+		}
+		if r.Label != "" {
+			a = append(a, kvS("wirepath.return.label", r.Label))
+		}
+		if r.Bytes > 0 {
+			a = append(a, kvI("wirepath.response.bytes", r.Bytes))
+		}
+		if r.Untraced {
+			a = append(a, kvB("wirepath.return.untraced", true))
+		}
+	}
+	return a
 }

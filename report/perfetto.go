@@ -70,6 +70,9 @@ func writePerfetto(w io.Writer, rs []*causal.Result, opt ExportOptions) error {
 	if doc.TraceEvents == nil {
 		doc.TraceEvents = []traceEvent{}
 	}
+	if d := shiftNonNegative(&doc); d > 0 {
+		doc.OtherData["ts_shift_us"] = d
+	}
 	return json.NewEncoder(w).Encode(&doc)
 }
 
@@ -85,36 +88,17 @@ func appendPerfetto(doc *traceEventDoc, res *causal.Result, opt ExportOptions, b
 	if err != nil {
 		return err
 	}
-	type laneKey struct {
-		pid  int
-		node string
-	}
-	type lane struct {
-		tid int
-		end float64
-	}
-	lanes := map[laneKey][]lane{}
+	tidOf := map[[2]int]int{} // (inst, visit) -> tid, with the pid implied
 	nextTID := map[int]int{}
 	named := map[int]bool{}
-	type slot struct {
-		in    int // index in insts
-		visit int
-		start float64
-		end   float64
-	}
-	// Group instances by pattern (one process each), visits in time order.
-	byPID := map[int][]slot{}
-	var pids []int
 	for ii := range insts {
 		in := &insts[ii]
 		pid := base + in.P.Rank
 		if !named[pid] {
 			named[pid] = true
-			pids = append(pids, pid)
 			doc.TraceEvents = append(doc.TraceEvents,
 				traceEvent{Name: "process_name", Ph: "M", PID: pid, Args: map[string]any{"name": fmt.Sprintf("%s#%d %s", prefix, in.P.Rank, in.P.Signature)}},
 				traceEvent{Name: "process_sort_index", Ph: "M", PID: pid, Args: map[string]any{"sort_index": pid}},
-				traceEvent{Name: "thread_name", Ph: "M", PID: pid, TID: 0, Args: map[string]any{"name": "path"}},
 			)
 			nextTID[pid] = 1
 		}
@@ -122,69 +106,41 @@ func appendPerfetto(doc *traceEventDoc, res *causal.Result, opt ExportOptions, b
 		if in.Index >= 0 {
 			shift = float64(in.BaseNS-res.Trace.StartNS) / 1e3
 		}
-		for vi := range in.TL.Visits {
-			s, e := visitSpan(in.TL, vi)
-			byPID[pid] = append(byPID[pid], slot{ii, vi, s + shift, e + shift})
-		}
-		args := map[string]any{"pattern": in.P.Rank, "signature": in.P.Signature, "probability": in.Prob, "latency_us": in.TL.Total}
 		name := fmt.Sprintf("#%d mean instance", in.P.Rank)
 		if in.Index >= 0 {
 			name = fmt.Sprintf("#%d instance %d", in.P.Rank, in.Index)
-			args["instance"] = in.Index
 		}
-		doc.TraceEvents = append(doc.TraceEvents, traceEvent{Name: name, Cat: "path", Ph: "X", TS: f64(shift), Dur: f64(in.TL.Total), PID: pid, TID: 0, Args: args})
-	}
-	tidOf := map[[3]int]int{} // (inst, visit) -> tid, with the pid implied
-	for _, pid := range pids {
-		slots := byPID[pid]
-		slices.SortStableFunc(slots, func(a, b slot) int {
-			if c := cmpF(a.start, b.start); c != 0 {
-				return c
+		// The instance's slices, on tracks of its own: the path slice,
+		// then every visit, each on the first of the instance's tracks
+		// where it nests.
+		slots := []perfettoSlot{{visit: -1, start: shift, end: shift + math.Max(in.TL.Total, 0)}}
+		for vi := range in.TL.Visits {
+			s, e := visitSpan(in.TL, vi)
+			slots = append(slots, perfettoSlot{visit: vi, start: s + shift, end: e + shift})
+		}
+		tids := packTracks(slots, func(n int) int {
+			tid := nextTID[pid]
+			nextTID[pid]++
+			tn := name
+			if n > 0 {
+				tn = fmt.Sprintf("%s (%d)", name, n+1)
 			}
-			return cmpF(b.end, a.end)
+			doc.TraceEvents = append(doc.TraceEvents,
+				traceEvent{Name: "thread_name", Ph: "M", PID: pid, TID: tid, Args: map[string]any{"name": tn}},
+				traceEvent{Name: "thread_sort_index", Ph: "M", PID: pid, TID: tid, Args: map[string]any{"sort_index": tid}})
+			return tid
 		})
-		for _, s := range slots {
-			in := &insts[s.in]
-			v := &in.TL.Visits[s.visit]
-			k := laneKey{pid, v.Node}
-			li := -1
-			for i, l := range lanes[k] {
-				if s.start >= l.end {
-					li = i
-					break
+		for k, sl := range slots {
+			if sl.visit < 0 {
+				args := map[string]any{"pattern": in.P.Rank, "signature": in.P.Signature, "probability": in.Prob, "latency_us": in.TL.Total}
+				if in.Index >= 0 {
+					args["instance"] = in.Index
 				}
+				doc.TraceEvents = append(doc.TraceEvents, traceEvent{Name: name, Cat: "path", Ph: "X", TS: f64(sl.start), Dur: f64(sl.end - sl.start), PID: pid, TID: tids[k], Args: args})
+				continue
 			}
-			if li < 0 {
-				tid := nextTID[pid]
-				nextTID[pid]++
-				name := v.Node
-				if n := len(lanes[k]); n > 0 {
-					name = fmt.Sprintf("%s (%d)", v.Node, n+1)
-				}
-				lanes[k] = append(lanes[k], lane{tid: tid})
-				li = len(lanes[k]) - 1
-				doc.TraceEvents = append(doc.TraceEvents, traceEvent{Name: "thread_name", Ph: "M", PID: pid, TID: tid, Args: map[string]any{"name": name}})
-			}
-			lanes[k][li].end = s.end
-			tid := lanes[k][li].tid
-			tidOf[[3]int{s.in, s.visit, 0}] = tid
-			args := map[string]any{"node": v.Node, "untraced": v.Untraced}
-			if v.In >= 0 {
-				h := &in.P.Hops[v.In]
-				args["hop"] = v.In
-				args["from"] = h.From
-				args["kind"] = h.Kind
-				if ht := in.TL.Hops[v.In]; ht.netKnown {
-					args["net_delay_us"] = ht.net
-				}
-			}
-			switch {
-			case v.Untraced && !v.Unseen && v.In >= 0:
-				args["combined_delay_us"] = v.End - v.Start
-			case len(v.Sends) > 0 && v.In >= 0:
-				args["node_delay_us"] = v.Delay
-			}
-			doc.TraceEvents = append(doc.TraceEvents, traceEvent{Name: v.Node, Cat: "visit", Ph: "X", TS: f64(s.start), Dur: f64(s.end - s.start), PID: pid, TID: tid, Args: args})
+			tidOf[[2]int{ii, sl.visit}] = tids[k]
+			doc.TraceEvents = append(doc.TraceEvents, visitEvent(in, sl, pid, tids[k]))
 		}
 	}
 	// Flow arrows, one per message.
@@ -202,8 +158,8 @@ func appendPerfetto(doc *traceEventDoc, res *causal.Result, opt ExportOptions, b
 			name := in.P.Hops[h].From + " → " + hopTarget(&in.P.Hops[h])
 			id := fmt.Sprintf("%d", *flow)
 			doc.TraceEvents = append(doc.TraceEvents,
-				traceEvent{Name: name, Cat: "message", Ph: "s", TS: f64(ht.send + shift), PID: base + in.P.Rank, TID: tidOf[[3]int{ii, sv, 0}], ID: id},
-				traceEvent{Name: name, Cat: "message", Ph: "f", BP: "e", TS: f64(math.Max(rs, ht.send) + shift), PID: base + in.P.Rank, TID: tidOf[[3]int{ii, rv, 0}], ID: id},
+				traceEvent{Name: name, Cat: "message", Ph: "s", TS: f64(ht.send + shift), PID: base + in.P.Rank, TID: tidOf[[2]int{ii, sv}], ID: id},
+				traceEvent{Name: name, Cat: "message", Ph: "f", BP: "e", TS: f64(math.Max(rs, ht.send) + shift), PID: base + in.P.Rank, TID: tidOf[[2]int{ii, rv}], ID: id},
 			)
 		}
 	}
@@ -220,4 +176,100 @@ func visitSpan(tl *timeline, vi int) (start, end float64) {
 		end = math.Max(end, tl.Hops[h].send)
 	}
 	return start, math.Max(end, start)
+}
+
+// perfettoSlot is one slice of an instance: its path slice (visit -1) or
+// a visit, µs on the document's time line.
+type perfettoSlot struct {
+	visit      int
+	start, end float64
+}
+
+// packTracks assigns the slots of one instance to tracks so that the
+// slices of a track nest (the trace-event format draws nothing else
+// right): each slot goes to the first track where it fits inside the
+// slice still open there, or where nothing is open; newTrack makes the
+// n-th track (from 0) and returns its thread id. It returns the thread id
+// of each slot, in the order of slots; slots are sorted in place by start,
+// longest first.
+func packTracks(slots []perfettoSlot, newTrack func(n int) int) []int {
+	slices.SortStableFunc(slots, func(a, b perfettoSlot) int {
+		if c := cmpF(a.start, b.start); c != 0 {
+			return c
+		}
+		return cmpF(b.end, a.end)
+	})
+	const eps = 1e-6
+	type track struct {
+		tid  int
+		open []float64 // ends of the slices open on it, innermost last
+	}
+	var tracks []track
+	out := make([]int, len(slots))
+	for k, s := range slots {
+		ti := -1
+		for i := range tracks {
+			t := &tracks[i]
+			for len(t.open) > 0 && t.open[len(t.open)-1] <= s.start && !(s.end == s.start && t.open[len(t.open)-1] == s.start) {
+				t.open = t.open[:len(t.open)-1]
+			}
+			if len(t.open) == 0 || s.end <= t.open[len(t.open)-1]+eps {
+				ti = i
+				break
+			}
+		}
+		if ti < 0 {
+			tracks = append(tracks, track{tid: newTrack(len(tracks))})
+			ti = len(tracks) - 1
+		}
+		tracks[ti].open = append(tracks[ti].open, s.end)
+		out[k] = tracks[ti].tid
+	}
+	return out
+}
+
+// visitEvent is the slice of one visit of an instance, with its delays.
+func visitEvent(in *pathInstance, sl perfettoSlot, pid, tid int) traceEvent {
+	v := &in.TL.Visits[sl.visit]
+	args := map[string]any{"node": v.Node, "untraced": v.Untraced, "pattern": in.P.Rank}
+	if in.Index >= 0 {
+		args["instance"] = in.Index
+	}
+	if v.In >= 0 {
+		h := &in.P.Hops[v.In]
+		args["hop"] = v.In
+		args["from"] = h.From
+		args["kind"] = h.Kind
+		if ht := in.TL.Hops[v.In]; ht.netKnown {
+			args["net_delay_us"] = ht.net
+		}
+	}
+	switch {
+	case v.Untraced && !v.Unseen && v.In >= 0:
+		args["combined_delay_us"] = v.End - v.Start
+	case len(v.Sends) > 0 && v.In >= 0:
+		args["node_delay_us"] = v.Delay
+	}
+	return traceEvent{Name: v.Node, Cat: "visit", Ph: "X", TS: f64(sl.start), Dur: f64(sl.end - sl.start), PID: pid, TID: tid, Args: args}
+}
+
+// shiftNonNegative moves every event of doc later by the same amount so
+// that none has a negative ts (mean times and clock corrections can put an
+// event before the time line's origin), and returns the amount in µs.
+func shiftNonNegative(doc *traceEventDoc) float64 {
+	lo := 0.0
+	for i := range doc.TraceEvents {
+		if ts := doc.TraceEvents[i].TS; ts != nil && *ts < lo {
+			lo = *ts
+		}
+	}
+	if lo == 0 {
+		return 0
+	}
+	for i := range doc.TraceEvents {
+		if ts := doc.TraceEvents[i].TS; ts != nil {
+			*ts -= lo
+		}
+	}
+	return -lo
 }

@@ -48,3 +48,23 @@ typical and a slow request per type, then every pattern, searchable):
   $out/report.html
 More: wirepath analyze --help (--engine all compares the three engines), docs/analyze.md
 EOF
+
+# Back to the packets: every request with its latency and the Wireshark
+# filter of its frames in the merged capture (docs/report.md#requests).
+bin/wirepath analyze "${captures[@]}" "${flags[@]}" -q --instances -1 --format json -o "$out/result.json" \
+	--save-trace "$out/trace.tsv" --pcap-out "$out/merged.pcapng"
+cat <<'EOF'
+
+The slowest /cart requests, and the frames of each in the merged capture:
+$ wirepath analyze ... --instances -1 --format json -o result.json --save-trace trace.tsv --pcap-out merged.pcapng
+$ wirepath requests result.json --trace trace.tsv --pcap merged.pcapng --label '^GET /cart' --slowest --limit 3
+EOF
+bin/wirepath requests -q "$out/result.json" --trace "$out/trace.tsv" --pcap "$out/merged.pcapng" --label '^GET /cart' --slowest --limit 3
+cat <<EOF
+
+Open $out/merged.pcapng in Wireshark and paste a filter into its display
+filter bar (or: tshark -r $out/merged.pcapng -Y 'FILTER'). The requests as
+OpenTelemetry traces, a CLIENT and a SERVER span per call, for Jaeger:
+  wirepath report $out/result.json --trace $out/trace.tsv --format otlp -o traces.json
+  (or --otlp-endpoint http://localhost:4318 to send them)
+EOF

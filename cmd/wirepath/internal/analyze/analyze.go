@@ -43,6 +43,9 @@ type Options struct {
 	// MemoryMiB is --memory-limit: Go's soft memory limit with
 	// --windowed, in MiB (window.go).
 	MemoryMiB int
+	// PcapOut, when set, is where the merged capture is also written
+	// (--pcap-out), for `wirepath requests --pcap`.
+	PcapOut string
 }
 
 // Engine selections (--engine): an engine's name, all or auto.
@@ -122,6 +125,7 @@ func newCmd(ios *cmdutil.IOStreams, runF runFunc) *cobra.Command {
 	fs.DurationVar(&o.Window, "windowed", 0, "analyse in windows of this much capture time, in memory bounded by one window's trace, merging each engine's patterns (0 = the whole run at once; docs/performance.md)")
 	fs.IntVar(&o.MemoryMiB, "memory-limit", 768, "with --windowed, the Go runtime's soft memory limit in `MiB` (the garbage collector works harder near it; 0 = none; the GOMEMLIMIT environment variable overrides it)")
 	fs.DurationVar(&o.WindowMargin, "windowed-margin", 3*time.Second, "with --windowed, how much before and after its own time each window also reconciles, so that requests crossing its edges are whole (at least the causal window)")
+	fs.StringVar(&o.PcapOut, "pcap-out", "", "also write the merged capture to `FILE` (pcapng, as 'wirepath merge' writes it), for Wireshark and 'wirepath requests --pcap'")
 	o.Linking.Register(fs, "link-")
 	o.Nesting.Register(fs, "nest-")
 	o.Convolution.Register(fs, "conv-")
@@ -210,6 +214,13 @@ func Run(ctx context.Context, ios *cmdutil.IOStreams, o *Options, eo engines.Opt
 		ios.Warnf("%v (a bug)", err)
 	}
 	tr := res.Trace
+	if o.PcapOut != "" {
+		n, err := o.Pipeline.Flags.WriteMergedFile(ctx, ios, o.Captures, o.PcapOut)
+		if err != nil {
+			return err
+		}
+		ios.Infof("merged capture (%d packets) written to %s", n, o.PcapOut)
+	}
 	if o.SaveTrace != "" {
 		if err := cmdutil.WriteTraceFile(o.SaveTrace, tr, trace.FormatAuto); err != nil {
 			return err
@@ -240,6 +251,11 @@ func Run(ctx context.Context, ios *cmdutil.IOStreams, o *Options, eo engines.Opt
 	}
 	if err := o.write(ios, results, tr, o.agreement(results)); err != nil {
 		return err
+	}
+	if o.Common.OTLPEndpoint != "" {
+		if err := cmdutil.ExportOTLP(ctx, ios, o.Common.OTLPEndpoint, results, tr); err != nil {
+			return err
+		}
 	}
 	// Text on stdout already ends with the warnings; otherwise they go to
 	// stderr.

@@ -40,6 +40,8 @@ func (o *Options) validateWindow() error {
 		return cmdutil.UsageErrorf("--windowed does not write Parquet tables yet (--parquet)")
 	case o.Common.Instances != 0:
 		return cmdutil.UsageErrorf("--windowed keeps no instances (--instances)")
+	case o.PcapOut != "":
+		return cmdutil.UsageErrorf("--windowed does not write the merged capture (--pcap-out: use 'wirepath merge')")
 	}
 	return nil
 }

@@ -15,8 +15,8 @@ import (
 // OutputFlags name the flags of a file a command writes, InputFlags those
 // of files (or directories of them) it reads besides its arguments.
 var (
-	OutputFlags = []string{"output", "save-trace", "truth"}
-	InputFlags  = []string{"preload", "roles", "trace", "nat-table", "scenario"}
+	OutputFlags = []string{"output", "save-trace", "truth", "pcap-out"}
+	InputFlags  = []string{"preload", "roles", "trace", "nat-table", "scenario", "pcap"}
 )
 
 // CheckOutputs refuses a command line whose output is one of its inputs

@@ -27,6 +27,10 @@ var Formats = report.Formats
 
 // Common holds the flags every engine command shares.
 type Common struct {
+	// OTLPEndpoint, when set, is the OTLP/HTTP receiver the OTLP export
+	// is also sent to (--otlp-endpoint).
+	OTLPEndpoint string
+
 	Format      string
 	Output      string
 	Top         int
@@ -66,6 +70,7 @@ func (c *Common) AddResultFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&c.NoEphemeral, "keep-ephemeral-ports", false, "keep ephemeral port numbers instead of replacing them with *")
 	fs.IntVar(&c.MinPeers, "min-peers", trace.DefaultRoleOptions().MinPeers, "distinct peers that make a port fixed (a server port)")
 	fs.BoolVar(&c.Histograms, "histograms", false, "include delay histograms in JSON output")
+	cmdutil.OTLPEndpointFlag(fs, &c.OTLPEndpoint)
 	fs.IntVar(&c.Instances, "instances", 0, "list the messages of up to `N` instances per pattern in JSON output (-1 = all)")
 }
 
@@ -104,6 +109,11 @@ func (c *Common) Validate() error {
 	}
 	if c.MinPeers < 1 {
 		return cmdutil.UsageErrorf("--min-peers must be at least 1")
+	}
+	if c.OTLPEndpoint != "" {
+		if _, err := cmdutil.TracesURL(c.OTLPEndpoint); err != nil {
+			return err
+		}
 	}
 	if c.Top < 0 {
 		return cmdutil.UsageErrorf("--top must not be negative")
@@ -171,6 +181,15 @@ func (c *Common) WriteResult(ios *cmdutil.IOStreams, res *causal.Result, t *trac
 	return err
 }
 
+// SendOTLP sends the OTLP export of res to --otlp-endpoint, when given;
+// t, when not nil, gives listed instances their own times.
+func (c *Common) SendOTLP(ctx context.Context, ios *cmdutil.IOStreams, res *causal.Result, t *trace.Trace) error {
+	if c.OTLPEndpoint == "" {
+		return nil
+	}
+	return cmdutil.ExportOTLP(ctx, ios, c.OTLPEndpoint, []*causal.Result{res}, t)
+}
+
 // Run is the work of an engine command: it reads the trace at o.Path,
 // gives the reader's garbage back to the system before the engine's
 // arrays come, runs eng on the trace, prints the result's warnings on
@@ -189,6 +208,9 @@ func Run(ctx context.Context, ios *cmdutil.IOStreams, o *Options, eng causal.Eng
 	}
 	Warn(ios, res)
 	if err := o.Common.WriteResult(ios, res, t); err != nil {
+		return err
+	}
+	if err := o.Common.SendOTLP(ctx, ios, res, t); err != nil {
 		return err
 	}
 	return Skipped(skipped, o.Path)

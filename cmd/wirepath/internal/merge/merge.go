@@ -76,7 +76,7 @@ func run(ctx context.Context, ios *cmdutil.IOStreams, o *options) error {
 		defer file.Abort() // unless committed
 		dst = file
 	}
-	n, err := writeMerged(ctx, dst, m, !o.NoComments)
+	n, err := captureflags.WriteMerged(ctx, dst, m, !o.NoComments)
 	if err != nil {
 		return err
 	}
@@ -98,28 +98,4 @@ func run(ctx context.Context, ios *cmdutil.IOStreams, o *options) error {
 		return err
 	}
 	return captureflags.Outcome(ios, m)
-}
-
-// writeMerged writes the merge's packets to dst as pcapng and returns how
-// many; it stops when ctx is cancelled.
-func writeMerged(ctx context.Context, dst io.Writer, m *pcapio.Merger, comments bool) (int64, error) {
-	mw, err := pcapio.NewMergeWriter(dst, m.Sniffers(), m.Offsets(), comments)
-	if err != nil {
-		return 0, err
-	}
-	var n int64
-	for {
-		p, err := m.Next()
-		if err == io.EOF {
-			break
-		}
-		if n%4096 == 0 && ctx.Err() != nil {
-			return n, ctx.Err()
-		}
-		if err := mw.Write(p); err != nil {
-			return n, err
-		}
-		n++
-	}
-	return n, mw.Flush()
 }

@@ -102,6 +102,11 @@ func (f *flags) run(ctx context.Context, ios *cmdutil.IOStreams, o *enginecmd.Op
 	if err := f.write(ios, &o.Common, res); err != nil {
 		return err
 	}
+	// The trace is a Table, which the exports do not read: the OTLP
+	// export has each pattern's mean instance.
+	if err := o.Common.SendOTLP(ctx, ios, res.Result, nil); err != nil {
+		return err
+	}
 	return enginecmd.Skipped(skipped, o.Path)
 }
 

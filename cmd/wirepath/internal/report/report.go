@@ -3,6 +3,7 @@
 package report
 
 import (
+	"context"
 	"slices"
 	"strings"
 
@@ -22,6 +23,9 @@ type Options struct {
 	Top    int
 	Trace  string
 	Title  string
+	// OTLPEndpoint, when set, is the OTLP/HTTP receiver the OTLP export
+	// is also sent to (--otlp-endpoint).
+	OTLPEndpoint string
 }
 
 // NewCmd returns the report command.
@@ -43,7 +47,8 @@ Formats:
   dot       Graphviz: call trees (Project 5 Figure 8), convolution paths (Figure 9)
   html      one self-contained page: sortable pattern list, timelines, call
             trees, histograms, service map, offsets, NAT, accounting, warnings
-  otlp      OpenTelemetry OTLP/JSON traces, a trace per path instance
+  otlp      OpenTelemetry OTLP/JSON traces, a trace per request (path
+            instance), a CLIENT and a SERVER span per call
   perfetto  Chrome/Perfetto trace-event JSON
 
 --top limits the patterns shown; it defaults to 10 for text, to 50 drawn
@@ -56,7 +61,8 @@ each pattern's mean instance.`,
   wirepath report result.json
   wirepath report result.json --format html -o report.html
   wirepath report result.json --format dot | dot -Tsvg > paths.svg
-  wirepath report result.json --format otlp --trace trace.tsv -o traces.json`,
+  wirepath report result.json --format otlp --trace trace.tsv -o traces.json
+  wirepath report result.json --trace trace.tsv --otlp-endpoint http://localhost:4318 -o /dev/null`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Result = args[0]
@@ -69,8 +75,13 @@ each pattern's mean instance.`,
 			if opts.Top < 0 {
 				return cmdutil.UsageErrorf("--top must not be negative")
 			}
-			if opts.Trace != "" && opts.Format != wpreport.FormatOTLP && opts.Format != wpreport.FormatPerfetto {
-				return cmdutil.UsageErrorf("--trace is used only by --format otlp and perfetto")
+			if opts.Trace != "" && opts.Format != wpreport.FormatOTLP && opts.Format != wpreport.FormatPerfetto && opts.OTLPEndpoint == "" {
+				return cmdutil.UsageErrorf("--trace is used only by --format otlp and perfetto and by --otlp-endpoint")
+			}
+			if opts.OTLPEndpoint != "" {
+				if _, err := cmdutil.TracesURL(opts.OTLPEndpoint); err != nil {
+					return err
+				}
 			}
 			if !cmd.Flags().Changed("top") {
 				switch opts.Format {
@@ -81,7 +92,7 @@ each pattern's mean instance.`,
 					opts.Top = 0
 				}
 			}
-			return Run(opts)
+			return Run(cmd.Context(), opts)
 		},
 	}
 	fs := cmd.Flags()
@@ -91,11 +102,12 @@ each pattern's mean instance.`,
 	fs.IntVar(&opts.Top, "top", 10, "patterns to show (0 = all; default 10 for text, 50 for html, all otherwise)")
 	fs.StringVar(&opts.Trace, "trace", "", "the `TRACE` the result came from, to export listed instances with their times")
 	fs.StringVar(&opts.Title, "title", "", "HTML page title")
+	cmdutil.OTLPEndpointFlag(fs, &opts.OTLPEndpoint)
 	return cmd
 }
 
 // Run reads the result and writes it in the chosen format.
-func Run(opts *Options) error {
+func Run(ctx context.Context, opts *Options) error {
 	rs, err := cmdutil.ReadResults(opts.IO, opts.Result)
 	if err != nil {
 		return err
@@ -112,6 +124,8 @@ func Run(opts *Options) error {
 		return err
 	}
 	err = wpreport.WriteAll(out, opts.Format, rs, wpreport.Options{Top: opts.Top, Title: opts.Title, Trace: t})
-	err = out.Finish(err)
-	return err
+	if err = out.Finish(err); err != nil || opts.OTLPEndpoint == "" {
+		return err
+	}
+	return cmdutil.ExportOTLP(ctx, opts.IO, opts.OTLPEndpoint, rs, t)
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/preloadcmd"
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/reconcile"
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/report"
+	"github.com/wirepath/wirepath/cmd/wirepath/internal/requests"
 	scorecmd "github.com/wirepath/wirepath/cmd/wirepath/internal/score"
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/skew"
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/stats"
@@ -117,6 +118,7 @@ func NewCmdRoot(ios *cmdutil.IOStreams) *cobra.Command {
 	add("tools", newCmdVersion(ios))
 	add("tools", report.NewCmd(ios))
 	add("tools", whatif.NewCmd(ios))
+	add("tools", requests.NewCmd(ios))
 	add("pipeline", preloadcmd.NewCmd(ios))
 	add("pipeline", reconcile.NewCmd(ios))
 	add("pipeline", merge.NewCmd(ios))
