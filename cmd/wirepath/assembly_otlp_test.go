@@ -3,8 +3,10 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"html"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -237,4 +239,64 @@ func TestRequestsAssemblyGolden(t *testing.T) {
 		{name: "requests-assembly-slowest", args: []string{"requests", "-q", res, "--trace", tr, "--pcap", merged, "--slowest", "--limit", "6"}},
 		{name: "requests-assembly-csv", args: []string{"requests", "-q", res, "--trace", tr, "--label", "redis|static", "--format", "csv"}},
 	})
+}
+
+// TestHTMLRequestFilters checks the HTML report's request list against
+// the request list: analyze --format html --pcap-out, and report of the
+// saved result with --trace and --pcap, give every request the Wireshark
+// filter `wirepath requests --pcap` gives it (by OTLP trace id); --pcap
+// without --trace, or for another format, is refused.
+func TestHTMLRequestFilters(t *testing.T) {
+	res, tr, merged := assemblyDemo(t)
+	var stdout, stderr bytes.Buffer
+	if code := runArgs(&stdout, &stderr, "requests", "-q", res, "--trace", tr, "--pcap", merged, "--format", "jsonl"); code != 0 {
+		t.Fatalf("requests: exit %d: %s", code, stderr.String())
+	}
+	want := map[string]string{}
+	for _, l := range strings.Split(strings.TrimSpace(stdout.String()), "\n")[1:] {
+		var row struct {
+			TraceID string `json:"trace_id"`
+			Filter  string `json:"filter"`
+		}
+		if err := json.Unmarshal([]byte(l), &row); err != nil {
+			t.Fatal(err)
+		}
+		want[row.TraceID] = row.Filter
+	}
+	dir := t.TempDir()
+	demo := filepath.Join("..", "..", "testdata", "demo")
+	fromAnalyze, fromReport := filepath.Join(dir, "analyze.html"), filepath.Join(dir, "report.html")
+	if code := runArgs(&stdout, &stderr, "analyze", "-q",
+		filepath.Join(demo, "outside.pcapng"), filepath.Join(demo, "inside.pcapng.gz"), filepath.Join(demo, "lb-any.pcap.gz"),
+		"--roles", filepath.Join(demo, "roles.txt"), "--no-aggregate-clients", "--engine", "assembly",
+		"-o", fromAnalyze, "--pcap-out", filepath.Join(dir, "merged.pcapng")); code != 0 {
+		t.Fatalf("analyze -o report.html: exit %d: %s", code, stderr.String())
+	}
+	if code := runArgs(&stdout, &stderr, "report", "-q", res, "--trace", tr, "--pcap", merged, "-o", fromReport); code != 0 {
+		t.Fatalf("report --pcap: exit %d: %s", code, stderr.String())
+	}
+	row := regexp.MustCompile(`<td class="tid"><code>([0-9a-f]{32})</code></td><td class="flt"><code class="flt">([^<]*)</code>`)
+	for _, page := range []string{fromAnalyze, fromReport} {
+		raw, err := os.ReadFile(page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := row.FindAllStringSubmatch(string(raw), -1)
+		if len(got) != len(want) {
+			t.Errorf("%s: %d requests with a filter, want %d", filepath.Base(page), len(got), len(want))
+		}
+		for _, g := range got {
+			if w := want[g[1]]; html.UnescapeString(g[2]) != w {
+				t.Errorf("%s: request %s: filter %q, the request list's %q", filepath.Base(page), g[1], g[2], w)
+			}
+		}
+	}
+	for _, args := range [][]string{
+		{"report", res, "--pcap", merged, "-o", fromReport},
+		{"report", res, "--trace", tr, "--pcap", merged, "--format", "otlp"},
+	} {
+		if code := runArgs(&stdout, &stderr, args...); code != 2 {
+			t.Errorf("%v: exit %d, want 2 (usage)", args, code)
+		}
+	}
 }

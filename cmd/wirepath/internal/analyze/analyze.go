@@ -125,7 +125,7 @@ func newCmd(ios *cmdutil.IOStreams, runF runFunc) *cobra.Command {
 	fs.DurationVar(&o.Window, "windowed", 0, "analyse in windows of this much capture time, in memory bounded by one window's trace, merging each engine's patterns (0 = the whole run at once; docs/performance.md)")
 	fs.IntVar(&o.MemoryMiB, "memory-limit", 768, "with --windowed, the Go runtime's soft memory limit in `MiB` (the garbage collector works harder near it; 0 = none; the GOMEMLIMIT environment variable overrides it)")
 	fs.DurationVar(&o.WindowMargin, "windowed-margin", 3*time.Second, "with --windowed, how much before and after its own time each window also reconciles, so that requests crossing its edges are whole (at least the causal window)")
-	fs.StringVar(&o.PcapOut, "pcap-out", "", "also write the merged capture to `FILE` (pcapng, as 'wirepath merge' writes it), for Wireshark and 'wirepath requests --pcap'")
+	fs.StringVar(&o.PcapOut, "pcap-out", "", "also write the merged capture to `FILE` (pcapng, as 'wirepath merge' writes it), for Wireshark and 'wirepath requests --pcap'; the HTML report's request list then gives each request's Wireshark filter")
 	o.Linking.Register(fs, "link-")
 	o.Nesting.Register(fs, "nest-")
 	o.Convolution.Register(fs, "conv-")
@@ -168,6 +168,11 @@ func (o *Options) Validate(ios *cmdutil.IOStreams) (engines.Options, error) {
 		// request: every instance is kept, and dropped after unless
 		// --instances asked for them.
 		co.Aggregate.KeepInstances, co.Aggregate.MaxKept = true, max(0, o.Common.Instances)
+	}
+	if o.Common.Format == report.FormatHTML && o.Common.Instances == 0 {
+		// The HTML report lists the slowest requests: every instance is
+		// kept for it (the page itself holds at most 1,000).
+		co.Aggregate.KeepInstances, co.Aggregate.MaxKept = true, 0
 	}
 	if o.Parquet.Dir != "" && o.Common.Instances == 0 {
 		// The requests table lists every instance; the result keeps
@@ -249,7 +254,16 @@ func Run(ctx context.Context, ios *cmdutil.IOStreams, o *Options, eo engines.Opt
 	if err := o.writeTables(ios, results, tr); err != nil {
 		return err
 	}
-	if err := o.write(ios, results, tr, o.agreement(results)); err != nil {
+	var fx report.FrameIndex
+	if o.PcapOut != "" && o.Common.Format == report.FormatHTML {
+		// The report's request list gives each request's frames.
+		x, err := cmdutil.BuildFrames(ios, o.PcapOut, tr)
+		if err != nil {
+			return err
+		}
+		fx = x
+	}
+	if err := o.write(ios, results, tr, o.agreement(results), fx); err != nil {
 		return err
 	}
 	if o.Common.OTLPEndpoint != "" {
@@ -282,13 +296,13 @@ func Run(ctx context.Context, ios *cmdutil.IOStreams, o *Options, eo engines.Opt
 
 // agreement compares the engines' trees of each request (nil for one
 // engine), then drops the instances kept for it unless --instances asked
-// for them.
+// for them or the HTML report lists them.
 func (o *Options) agreement(results []*causal.Result) *report.Agreement {
 	if len(results) < 2 {
 		return nil
 	}
 	agree := report.ComputeAgreement(results)
-	if o.Common.Instances == 0 {
+	if o.Common.Instances == 0 && o.Common.Format != report.FormatHTML {
 		for _, r := range results {
 			for i := range r.Patterns {
 				r.Patterns[i].Instances = nil
@@ -298,13 +312,14 @@ func (o *Options) agreement(results []*causal.Result) *report.Agreement {
 	return agree
 }
 
-// write renders the results to stdout or -o.
-func (o *Options) write(ios *cmdutil.IOStreams, results []*causal.Result, tr *trace.Trace, agree *report.Agreement) error {
+// write renders the results to stdout or -o; fx, when set, gives the HTML
+// report's requests their frames.
+func (o *Options) write(ios *cmdutil.IOStreams, results []*causal.Result, tr *trace.Trace, agree *report.Agreement, fx report.FrameIndex) error {
 	out, err := cmdutil.OpenOutput(ios, o.Common.Output)
 	if err != nil {
 		return err
 	}
-	err = report.WriteAll(out, o.Common.Format, results, report.Options{Top: o.Common.ReportTop(), Title: o.Title, Trace: tr, Summary: true, Agreement: agree})
+	err = report.WriteAll(out, o.Common.Format, results, report.Options{Top: o.Common.ReportTop(), Title: o.Title, Trace: tr, Summary: true, Agreement: agree, Frames: fx})
 	err = out.Finish(err)
 	return err
 }
