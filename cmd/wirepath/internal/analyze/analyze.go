@@ -169,9 +169,10 @@ func (o *Options) Validate(ios *cmdutil.IOStreams) (engines.Options, error) {
 		// --instances asked for them.
 		co.Aggregate.KeepInstances, co.Aggregate.MaxKept = true, max(0, o.Common.Instances)
 	}
-	if o.Common.Format == report.FormatHTML && o.Common.Instances == 0 {
+	if o.Common.Format == report.FormatHTML && o.Common.Instances == 0 && o.Window == 0 {
 		// The HTML report lists the slowest requests: every instance is
-		// kept for it (the page itself holds at most 1,000).
+		// kept for it (the page itself holds at most 1,000; --windowed
+		// keeps none).
 		co.Aggregate.KeepInstances, co.Aggregate.MaxKept = true, 0
 	}
 	if o.Parquet.Dir != "" && o.Common.Instances == 0 {
