@@ -220,12 +220,9 @@ func Run(ctx context.Context, ios *cmdutil.IOStreams, o *Options, eo engines.Opt
 		ios.Warnf("%v (a bug)", err)
 	}
 	tr := res.Trace
-	if o.PcapOut != "" {
-		n, err := o.Pipeline.Flags.WriteMergedFile(ctx, ios, o.Captures, o.PcapOut)
-		if err != nil {
-			return err
-		}
-		ios.Infof("merged capture (%d packets) written to %s", n, o.PcapOut)
+	fx, err := o.mergedCapture(ctx, ios, tr)
+	if err != nil {
+		return err
 	}
 	if o.SaveTrace != "" {
 		if err := cmdutil.WriteTraceFile(o.SaveTrace, tr, trace.FormatAuto); err != nil {
@@ -254,15 +251,6 @@ func Run(ctx context.Context, ios *cmdutil.IOStreams, o *Options, eo engines.Opt
 	}
 	if err := o.writeTables(ios, results, tr); err != nil {
 		return err
-	}
-	var fx report.FrameIndex
-	if o.PcapOut != "" && o.Common.Format == report.FormatHTML {
-		// The report's request list gives each request's frames.
-		x, err := cmdutil.BuildFrames(ios, o.PcapOut, tr)
-		if err != nil {
-			return err
-		}
-		fx = x
 	}
 	if err := o.write(ios, results, tr, o.agreement(results), fx); err != nil {
 		return err
@@ -293,6 +281,28 @@ func Run(ctx context.Context, ios *cmdutil.IOStreams, o *Options, eo engines.Opt
 		return partial
 	}
 	return nil
+}
+
+// mergedCapture writes, with --pcap-out, the merged capture and, for the
+// HTML report, returns its frames of the trace's messages (nil otherwise):
+// the report's request list gives each request's Wireshark filter.
+func (o *Options) mergedCapture(ctx context.Context, ios *cmdutil.IOStreams, tr *trace.Trace) (report.FrameIndex, error) {
+	if o.PcapOut == "" {
+		return nil, nil
+	}
+	n, err := o.Pipeline.Flags.WriteMergedFile(ctx, ios, o.Captures, o.PcapOut)
+	if err != nil {
+		return nil, err
+	}
+	ios.Infof("merged capture (%d packets) written to %s", n, o.PcapOut)
+	if o.Common.Format != report.FormatHTML {
+		return nil, nil
+	}
+	x, err := cmdutil.BuildFrames(ios, o.PcapOut, tr)
+	if err != nil {
+		return nil, err
+	}
+	return x, nil
 }
 
 // agreement compares the engines' trees of each request (nil for one
