@@ -7,16 +7,18 @@ import (
 	"strings"
 
 	"github.com/wirepath/wirepath/causal"
-	"github.com/wirepath/wirepath/frames"
 	"github.com/wirepath/wirepath/trace"
 )
 
 // FrameIndex maps a trace's messages to the frames of the merged capture
-// that carried them (*frames.Index).
+// that carried them (*frames.Index, which report does not import).
 type FrameIndex interface {
 	// FramesOf returns the frame numbers of the messages msgs (trace
 	// indices), ascending, without duplicates.
 	FramesOf(msgs []int) []int64
+	// DisplayFilter returns the Wireshark display filter that selects
+	// the frames fs, "" for none.
+	DisplayFilter(fs []int64) string
 }
 
 // maxHTMLRequests is how many requests, the slowest, an engine's request
@@ -81,7 +83,7 @@ func htmlRequestsOf(res *causal.Result, t *trace.Trace, fx FrameIndex, detailed 
 		r := rows[i]
 		if fx != nil {
 			r.Frames = fx.FramesOf(r.Messages)
-			r.Filter, _ = frames.Filter(r.Frames)
+			r.Filter = fx.DisplayFilter(r.Frames)
 			h.Frames = true
 		}
 		hr := htmlRequestRow{R: r, Pos: i, Latency: FormatUS(r.LatencyUS), Start: "–"}

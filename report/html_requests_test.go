@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -11,12 +12,19 @@ import (
 	"time"
 
 	"github.com/wirepath/wirepath/causal"
-	"github.com/wirepath/wirepath/frames"
 	"github.com/wirepath/wirepath/trace"
 )
 
-// fakeFrames puts message m in frames 2m+1 and 2m+2.
+// fakeFrames puts message m in frames 2m+1 and 2m+2; its filter lists
+// them.
 type fakeFrames struct{}
+
+func (fakeFrames) DisplayFilter(fs []int64) string {
+	if len(fs) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("frame.number in {%s}", strings.Trim(fmt.Sprint(fs), "[]"))
+}
 
 func (fakeFrames) FramesOf(msgs []int) []int64 {
 	var out []int64
@@ -151,8 +159,7 @@ func TestHTMLRequestsInChromium(t *testing.T) {
 	}
 	filterOf := map[int]string{} // by request
 	for _, r := range rows {
-		f, _ := frames.Filter(fakeFrames{}.FramesOf(r.Messages))
-		filterOf[r.Request] = f
+		filterOf[r.Request] = fakeFrames{}.DisplayFilter(fakeFrames{}.FramesOf(r.Messages))
 	}
 	b := startBrowser(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
