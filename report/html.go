@@ -446,8 +446,9 @@ svg .note { fill: var(--muted); }
 .controls input[type=search] { width: 320px; padding: 4px 6px; }
 .pager button { font: inherit; margin: 0 4px; }
 details.acc > summary, details.pat > summary { cursor: pointer; font-weight: 600; }
-.request-list td.flt { max-width: 420px; }
-.request-list code.flt { user-select: all; white-space: normal; }
+.request-list td { white-space: nowrap; }
+.request-list td.flt { max-width: 420px; white-space: normal; }
+.request-list code.flt { user-select: all; word-break: normal; }
 .request-list td.tid code { white-space: nowrap; }
 </style>
 </head>

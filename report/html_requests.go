@@ -60,6 +60,9 @@ type htmlRequestRow struct {
 func htmlRequestsOf(res *causal.Result, t *trace.Trace, fx FrameIndex, detailed func(rank int) bool, pre string) htmlRequests {
 	var h htmlRequests
 	var rows []RequestRow
+	if t != nil && len(t.Messages) == 0 {
+		t = nil // a summary of a trace (analyze --windowed), no messages
+	}
 	switch {
 	case t != nil:
 		var err error
