@@ -64,7 +64,7 @@ func (o *Options) Validate() error {
 	bad := func(option, msg string) error { return causal.OptionErrorf(Name, option, "%s", msg) }
 	switch {
 	case o.Tolerance < 0 || o.Tolerance > time.Minute:
-		return bad("tolerance", "the clock tolerance must be between 0 and 1m")
+		return bad("clock-error", "the clock error must be between 0 and 1m")
 	case o.Beam < 1 || o.Beam > 1<<16:
 		return bad("beam", "the beam must be between 1 and 65536 hypotheses")
 	case o.Passes < 1 || o.Passes > 100:
@@ -85,7 +85,7 @@ func (o *Options) Validate() error {
 // flags, for Result.Params.
 func (o *Options) Params() map[string]any {
 	return map[string]any{
-		"tolerance":    o.Tolerance.String(),
+		"clock-error":  o.Tolerance.String(),
 		"beam":         o.Beam,
 		"passes":       o.Passes,
 		"em":           string(o.EM),

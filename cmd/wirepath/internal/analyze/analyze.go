@@ -59,11 +59,14 @@ merged, deduplicated and clock-corrected ("wirepath merge"), address
 translations are learned and undone ("wirepath nat"), TCP and UDP are cut
 into write-level messages ("wirepath messages"), and each message gets
 both ends' times and node names ("wirepath reconcile"). Then the engines
-infer the paths: linking (WAP5), nesting or convolution (Project 5), or
-all three (--engine all). The default, auto, runs nesting on RPC traffic
-(most messages are paired calls and returns, as reassembled TCP
-request/response traffic is), which was the most accurate engine on every
-RPC trace measured, and linking otherwise (docs/analyze.md).
+infer the paths: linking (WAP5), nesting or convolution (Project 5), the
+per-request assembly engine (--engine assembly: every request's tree,
+using request ids, threads and content tokens where the trace has them),
+or all of them (--engine all). The default, auto, runs nesting on RPC
+traffic (most messages are paired calls and returns, as reassembled TCP
+request/response traffic is) and linking otherwise (docs/analyze.md); on
+the testbed the assembly engine got the most requests exactly right in
+31 of 32 runs (docs/accuracy.md).
 
 The report ends with the clocks found, the NAT table, the accounting of
 every stage (packets in, duplicates, NAT mappings applied, messages,

@@ -265,7 +265,7 @@ func (f *AssemblyFlags) Register(fs *pflag.FlagSet, prefix string) {
 	def := assembly.DefaultOptions()
 	f.prefix = prefix
 	p := prefix
-	fs.DurationVar(&f.Tolerance, p+"tolerance", def.Tolerance, "clock error allowed between two timestamps compared at one node")
+	fs.DurationVar(&f.Tolerance, p+"clock-error", def.Tolerance, "clock error allowed between two timestamps compared at one node")
 	fs.IntVar(&f.Beam, p+"beam", def.Beam, "hypotheses kept per node by the search (a window that never needs more is solved exactly)")
 	fs.IntVar(&f.Passes, p+"passes", def.Passes, "search passes; the models are re-fitted between passes (EM)")
 	fs.StringVar(&f.EM, p+"em", string(def.EM), "how the models are re-fitted: hard (from the best assignment) or soft (weighted by confidence)")
