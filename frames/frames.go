@@ -62,6 +62,13 @@ func (x *Index) FramesOf(msgs []int) []int64 {
 	return slices.Compact(out)
 }
 
+// DisplayFilter returns the Wireshark display filter that selects the
+// frames fs (Filter), "" when there are none.
+func (x *Index) DisplayFilter(fs []int64) string {
+	f, _ := Filter(fs)
+	return f
+}
+
 // window is one message's place in time on its connection.
 type window struct {
 	msg    int

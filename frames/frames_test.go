@@ -32,9 +32,15 @@ func TestFilter(t *testing.T) {
 		if err != nil || got != tc.want {
 			t.Errorf("Filter(%v) = %q, %v; want %q", tc.in, got, err, tc.want)
 		}
+		if got := (&frames.Index{}).DisplayFilter(tc.in); got != tc.want {
+			t.Errorf("DisplayFilter(%v) = %q, want %q", tc.in, got, tc.want)
+		}
 	}
 	if _, err := frames.Filter(nil); err != frames.ErrNoFrames {
 		t.Errorf("Filter(nil): err %v, want ErrNoFrames", err)
+	}
+	if got := (&frames.Index{}).DisplayFilter(nil); got != "" {
+		t.Errorf("DisplayFilter(nil) = %q, want none", got)
 	}
 }
 

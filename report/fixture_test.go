@@ -199,6 +199,13 @@ func resultOf(t *trace.Trace, insts []causal.Instance, engine string, hist bool,
 // the cache's "memcached get".
 func labelledShopResult() *causal.Result {
 	t, insts := shopTrace()
+	labelShop(t, insts)
+	return resultOf(t, insts, "linking", true, -1)
+}
+
+// labelShop gives the shop trace's messages the labels of
+// labelledShopResult.
+func labelShop(t *trace.Trace, insts []causal.Instance) {
 	lab := func(i int32, l string) { t.Messages[i].Label = t.Intern(l) }
 	for k, in := range insts {
 		root, ret := in.Nodes[0].Msg, in.Nodes[len(in.Nodes)-1].Msg
@@ -220,7 +227,6 @@ func labelledShopResult() *causal.Result {
 			lab(ret, "200")
 		}
 	}
-	return resultOf(t, insts, "linking", true, -1)
 }
 
 // shopResult is the shop trace aggregated with histograms.

@@ -20,6 +20,12 @@ type HTMLOptions struct {
 	Top int
 	// Title is the page title ("wirepath report" when empty).
 	Title string
+	// Trace, the trace the result was inferred from, times and labels
+	// the requests of the request list.
+	Trace *trace.Trace
+	// Frames, the merged capture's frames of the trace's messages, gives
+	// each listed request the Wireshark display filter of its frames.
+	Frames FrameIndex
 	// agreement, for several results, is shown at the top.
 	agreement *Agreement
 }
@@ -53,7 +59,7 @@ func writeHTML(w io.Writer, rs []*causal.Result, opt HTMLOptions) error {
 	}
 	for _, res := range rs {
 		d.Names = append(d.Names, res.Engine)
-		d.Engines = append(d.Engines, htmlEngineOf(res, d.Multi, opt.Top))
+		d.Engines = append(d.Engines, htmlEngineOf(res, d.Multi, opt))
 	}
 	d.shared(rs)
 	return pageTmpl.Execute(w, d)
@@ -62,7 +68,8 @@ func writeHTML(w io.Writer, rs []*causal.Result, opt HTMLOptions) error {
 // htmlEngineOf is one engine's section: its parameters, its patterns (the
 // top ones drawn in detail), its service map and node delays. multi
 // prefixes its element ids with the engine's name.
-func htmlEngineOf(res *causal.Result, multi bool, top int) htmlEngine {
+func htmlEngineOf(res *causal.Result, multi bool, opt HTMLOptions) htmlEngine {
+	top := opt.Top
 	e := htmlEngine{Res: res}
 	if multi {
 		e.Pre = res.Engine + "-"
@@ -96,6 +103,8 @@ func htmlEngineOf(res *causal.Result, multi bool, top int) htmlEngine {
 		e.Patterns = append(e.Patterns, hp)
 	}
 	e.Groups = groupPatterns(e.Patterns, e.Types)
+	e.Requests = htmlRequestsOf(res, opt.Trace, opt.Frames, func(rank int) bool { return rank >= 1 && rank <= n }, e.Pre)
+	e.RequestPage = requestPage
 	svg, nodes, edges := serviceMapSVG(res)
 	e.Map, e.MapNodes, e.MapEdges = template.HTML(svg), nodes, edges
 	for _, nh := range nodeDelays(res) {
@@ -216,6 +225,10 @@ type htmlEngine struct {
 	Trust    string
 	// Groups are the detailed patterns by request type.
 	Groups []htmlGroup
+	// Requests are the slowest requests; RequestPage how many a page of
+	// their list shows.
+	Requests    htmlRequests
+	RequestPage int
 }
 
 // htmlGroup is one request type's detailed patterns.
@@ -433,6 +446,10 @@ svg .note { fill: var(--muted); }
 .controls input[type=search] { width: 320px; padding: 4px 6px; }
 .pager button { font: inherit; margin: 0 4px; }
 details.acc > summary, details.pat > summary { cursor: pointer; font-weight: 600; }
+.request-list td { white-space: nowrap; }
+.request-list td.flt { max-width: 420px; white-space: normal; }
+.request-list code.flt { user-select: all; word-break: normal; }
+.request-list td.tid code { white-space: nowrap; }
 </style>
 </head>
 <body>
@@ -445,7 +462,7 @@ details.acc > summary, details.pat > summary { cursor: pointer; font-weight: 600
 {{else}}{{with index .Engines 0}}<div class="meta">engine <b id="engine">{{.Res.Engine}}</b> · {{.Res.Trace.Messages}} messages · {{.Res.Trace.Nodes}} nodes · {{len .Res.Patterns}} patterns{{with $.Span}} · trace {{.}}{{end}}{{with $.StartTime}} from {{.}} UTC{{end}}{{with .Res.Trace.Source}} · source <code>{{.}}</code>{{end}}</div>
 {{with .Params}}<div class="meta">parameters: {{range .}}<code>{{.}}</code> {{end}}</div>{{end}}{{end}}{{end}}
 </header>
-<nav>{{if .Multi}}{{if .Agreement}}<a href="#agreement">Agreement</a>{{end}}{{range .Engines}}<a href="#{{.Pre}}requests">{{.Res.Engine}}</a>{{end}}{{else}}<a href="#requests">Requests</a><a href="#time">Where the time goes</a><a href="#service-map">Service map</a><a href="#waterfalls">Typical and slow</a><a href="#patterns">Patterns</a><a href="#node-delays">Node delays</a>{{end}}<a href="#offsets">Clocks</a><a href="#nat">NAT</a><a href="#accounting">Accounting</a><a href="#warnings">Warnings{{with .Warnings}} ({{len .}}){{end}}</a></nav>
+<nav>{{if .Multi}}{{if .Agreement}}<a href="#agreement">Agreement</a>{{end}}{{range .Engines}}<a href="#{{.Pre}}requests">{{.Res.Engine}}</a>{{end}}{{else}}<a href="#requests">Requests</a><a href="#time">Where the time goes</a><a href="#service-map">Service map</a><a href="#waterfalls">Typical and slow</a><a href="#slowest">Slowest requests</a><a href="#patterns">Patterns</a><a href="#node-delays">Node delays</a>{{end}}<a href="#offsets">Clocks</a><a href="#nat">NAT</a><a href="#accounting">Accounting</a><a href="#warnings">Warnings{{with .Warnings}} ({{len .}}){{end}}</a></nav>
 <main>
 {{with .Agreement}}<h2 id="agreement">Agreement between the engines</h2>
 <p class="caption">Of the requests two engines both built a tree for (by the request's first message), how many they put in the same tree (the same messages). Where engines disagree, at most one is right: trust a pattern less the fewer engines find its requests.</p>
@@ -517,11 +534,11 @@ details.acc > summary, details.pat > summary { cursor: pointer; font-weight: 600
   function pager(ctl) {
     var table = document.getElementById(ctl.getAttribute("data-list"));
     if (!table) return;
-    var body = table.tBodies[0], size = PAGE, page = 0;
+    var body = table.tBodies[0], size = +(ctl.getAttribute("data-page") || PAGE), page = 0;
     var search = ctl.querySelector(".search"), sel = ctl.querySelector(".typefilter");
-    var info = ctl.querySelector(".pageinfo"), n = 0;
+    var info = ctl.querySelector(".pageinfo"), n = 0, noun = ctl.getAttribute("data-noun") || "pattern";
     function apply() {
-      var q = search.value.trim().toLowerCase(), ty = sel.value, match = [];
+      var q = search.value.trim().toLowerCase(), ty = sel ? sel.value : "", match = [];
       for (var i = 0; i < body.rows.length; i++) {
         var r = body.rows[i];
         r.hidden = true;
@@ -532,17 +549,17 @@ details.acc > summary, details.pat > summary { cursor: pointer; font-weight: 600
       if (page >= pages) page = pages - 1;
       var lo = page * size, hi = Math.min(n, lo + size);
       for (var j = lo; j < hi; j++) match[j].hidden = false;
-      info.textContent = n ? " " + (lo + 1) + "–" + hi + " of " + n + " " : " no pattern matches ";
+      info.textContent = n ? " " + (lo + 1) + "–" + hi + " of " + n + " " : " no " + noun + " matches ";
       table.setAttribute("data-shown", String(hi - lo));
     }
     search.addEventListener("input", function () { page = 0; apply(); });
-    sel.addEventListener("change", function () { page = 0; apply(); });
+    if (sel) sel.addEventListener("change", function () { page = 0; apply(); });
     ctl.querySelector(".prev").addEventListener("click", function () { if (page > 0) { page--; apply(); } });
     ctl.querySelector(".next").addEventListener("click", function () { if ((page + 1) * size < n) { page++; apply(); } });
     table.addEventListener("wp-sorted", apply);
     apply();
   }
-  var tables = document.querySelectorAll("table.pattern-list");
+  var tables = document.querySelectorAll("table.pattern-list, table.request-list");
   for (var t = 0; t < tables.length; t++) sortable(tables[t]);
   var ctls = document.querySelectorAll("div.controls");
   for (var c = 0; c < ctls.length; c++) pager(ctls[c]);
@@ -576,6 +593,18 @@ details.acc > summary, details.pat > summary { cursor: pointer; font-weight: 600
 {{range .Rows}}<tr><td class="name" style="padding-left:{{.Indent}}px" title="{{.Node}} {{.Label}}">{{if .Untraced}}<span class="dia">◇ </span>{{end}}{{.Node}} <span class="lbl">{{.Label}}</span></td><td class="track"><div class="span{{if .Untraced}} untraced{{end}}" style="left:{{printf "%.2f" .Left}}%;width:{{printf "%.2f" .Width}}%"></div></td><td class="num">{{.Start}}</td><td class="num">{{.Dur}}</td></tr>
 {{end}}</tbody></table></div>
 {{end}}{{end}}
+
+<h2 id="{{.Pre}}slowest">Slowest requests{{if .Pre}}: {{.Res.Engine}}{{end}}</h2>
+{{with .Requests}}{{if .Rows}}<p class="caption">{{if lt (len .Rows) .Total}}The {{len .Rows}} slowest of {{.Total}} requests{{else}}{{.Total}} requests{{end}}, slowest first ('wirepath requests' lists them all); search by label or status; click a column to sort. Confidence is the product of the confidences of the links that placed the request's messages (an instance's probability for engines that do not assemble requests). The trace id is the request's trace in the OTLP export (Jaeger: /trace/ID).{{if .Frames}} The filter selects the request's frames in the merged capture: paste it into Wireshark's filter bar, or <code>tshark -r MERGED -Y FILTER</code>.{{else}} Give the merged capture (analyze --pcap-out, or 'wirepath report --pcap') for each request's Wireshark filter.{{end}}</p>
+<div class="controls" data-list="{{$e.Pre}}request-list" data-page="{{$e.RequestPage}}" data-noun="request"><input type="search" class="search" placeholder="search requests (label, status)" aria-label="search requests">
+<span class="pager"><button type="button" class="prev">◀</button><span class="pageinfo"></span><button type="button" class="next">▶</button></span></div>
+<table id="{{$e.Pre}}request-list" class="request-list">
+<thead><tr><th class="num">request</th><th>label</th><th>status</th><th class="num" data-sort="start"><button type="button">start</button></th><th class="num" data-sort="latency" aria-sort="descending"><button type="button">latency</button></th><th class="num" data-sort="confidence"><button type="button">confidence</button></th><th class="num">calls</th><th class="num">pattern</th><th>trace id</th>{{if .Frames}}<th>Wireshark filter</th>{{end}}</tr></thead>
+<tbody>
+{{range .Rows}}<tr data-rank="{{.Pos}}" data-request="{{.R.Request}}" data-start="{{.R.StartNS}}" data-latency="{{sortv .R.LatencyUS}}" data-confidence="{{sortv .R.Confidence}}" data-text="{{.Search}}">
+<td class="num">{{.R.Request}}</td><td>{{.R.Label}}{{if .R.Background}} <span class="caption">(background)</span>{{end}}</td><td>{{.R.Status}}</td><td class="num">{{.Start}}</td><td class="num">{{.Latency}}</td><td class="num">{{f2 .R.Confidence}}</td><td class="num">{{.R.Calls}}</td><td class="num">{{if .PatternLink}}<a href="#{{.PatternLink}}">#{{.R.Pattern}}</a>{{else if .R.Pattern}}#{{.R.Pattern}}{{else}}–{{end}}</td><td class="tid"><code>{{.R.TraceID}}</code></td>{{if $e.Requests.Frames}}<td class="flt">{{with .R.Filter}}<code class="flt">{{.}}</code>{{else}}<span class="empty">no frames found</span>{{end}}</td>{{end}}</tr>
+{{end}}</tbody></table>
+{{else}}<p class="empty">{{.Why}}</p>{{end}}{{end}}
 
 <h2 id="{{.Pre}}patterns">Path patterns{{if .Pre}}: {{.Res.Engine}}{{end}}</h2>
 {{if .Pre}}<p class="caption">{{len .Res.Patterns}} patterns{{with .Params}} · parameters: {{range .}}<code>{{.}}</code> {{end}}{{end}}</p>{{end}}

@@ -110,11 +110,19 @@ func kvF(k string, v float64) otlpKV {
 // traceID derives a stable trace id from what identifies a request, so
 // that exporting the same result twice gives the same ids.
 func traceID(r *request) [16]byte {
+	if r.Own {
+		// An engine's own request is named by its id alone.
+		return hashID(r.Engine, 0, "", -1, r.ID)
+	}
 	n := r.ID
 	if r.Pattern > 0 {
 		n = -1 // an instance is named by its pattern and index alone
 	}
-	sum := sha256.Sum256([]byte(fmt.Sprintf("wirepath\x00%s\x00%d\x00%s\x00%d\x00%d", r.Engine, r.Pattern, r.Signature, r.Instance, n)))
+	return hashID(r.Engine, r.Pattern, r.Signature, r.Instance, n)
+}
+
+func hashID(engine string, pattern int, sig string, instance, n int) [16]byte {
+	sum := sha256.Sum256([]byte(fmt.Sprintf("wirepath\x00%s\x00%d\x00%s\x00%d\x00%d", engine, pattern, sig, instance, n)))
 	var id [16]byte
 	copy(id[:], sum[:16])
 	return id
@@ -203,7 +211,15 @@ func (b *otlpBuilder) request(r *request, scope otlpScope) {
 	tid := traceID(r)
 	thex := hex.EncodeToString(tid[:])
 	common := []otlpKV{kvS("wirepath.engine", r.Engine), kvF("wirepath.request.confidence", r.Confidence)}
-	if r.Pattern > 0 {
+	if r.Own {
+		common = append(common, kvI("wirepath.request", int64(r.ID)))
+		if r.Background {
+			common = append(common, kvB("wirepath.request.background", true))
+		}
+		if r.Pattern > 0 {
+			common = append(common, kvI("wirepath.pattern.rank", int64(r.Pattern)), kvS("wirepath.pattern.signature", r.Signature))
+		}
+	} else if r.Pattern > 0 {
 		common = append(common, kvI("wirepath.pattern.rank", int64(r.Pattern)), kvS("wirepath.pattern.signature", r.Signature))
 		if r.Instance < 0 {
 			common = append(common, kvS("wirepath.instance", "mean"))
@@ -229,7 +245,7 @@ func (b *otlpBuilder) request(r *request, scope otlpScope) {
 		if ret[i] >= 0 {
 			rm = &r.Msgs[ret[i]]
 		}
-		cs, ss := callPair(m, rm)
+		cs, ss := callPair(m, rm, r.Start())
 		cs.TraceID, ss.TraceID = thex, thex
 		cs.SpanID, ss.SpanID = ids[i].client, ids[i].server
 		cs.ParentSpanID, ss.ParentSpanID = parent, ids[i].client
@@ -259,7 +275,9 @@ func returnsOf(r *request) []int {
 // callPair returns the caller's and the callee's span of the call made by
 // message c and answered by r (nil when the call has no RETURN), with
 // their names, kinds, times and the attributes that differ between them.
-func callPair(c, r *reqMsg) (client, server otlpSpan) {
+// A call whose CALL nobody saw starts when its RETURN was sent (else at
+// from, the request's start).
+func callPair(c, r *reqMsg, from int64) (client, server otlpSpan) {
 	name := c.Label
 	if name == "" {
 		name = c.To
@@ -269,8 +287,14 @@ func callPair(c, r *reqMsg) (client, server otlpSpan) {
 	}
 	client.Name, server.Name = name, name
 	client.Kind, server.Kind = spanKindClient, spanKindServer
-	cs, ce := c.start(), c.start()
-	ss, se := c.end(), c.end()
+	cs, ss := c.start(), c.end()
+	if cs == noNS && r != nil {
+		cs, ss = r.start(), r.start()
+	}
+	if cs == noNS {
+		cs, ss = from, from
+	}
+	ce, se := cs, ss
 	if c.Kind != "CALL" && r == nil {
 		// A message of unknown kind: the sender produced it, the
 		// receiver consumed it.
@@ -324,6 +348,9 @@ func msgAttrs(c, r *reqMsg) []otlpKV {
 		a = append(a, kvS("network.transport", c.Proto))
 	}
 	a = append(a, kvF("wirepath.link.confidence", c.Confidence), kvS("wirepath.kind", c.Kind))
+	if c.Evidence != "" {
+		a = append(a, kvS("wirepath.link.evidence", c.Evidence))
+	}
 	if c.Label != "" {
 		a = append(a, kvS("wirepath.label", c.Label))
 	}
@@ -342,6 +369,9 @@ func msgAttrs(c, r *reqMsg) []otlpKV {
 		}
 		if r.Label != "" {
 			a = append(a, kvS("wirepath.return.label", r.Label))
+		}
+		if r.Evidence != "" {
+			a = append(a, kvF("wirepath.return.confidence", r.Confidence), kvS("wirepath.return.evidence", r.Evidence))
 		}
 		if r.Bytes > 0 {
 			a = append(a, kvI("wirepath.response.bytes", r.Bytes))

@@ -113,8 +113,8 @@ func TestHTMLOverviewInChromium(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The answers first: requests, where the time goes, the service map,
-	// the waterfalls, then the patterns.
-	if want := []string{"requests", "time", "service-map", "waterfalls", "patterns"}; len(st.Order) < 5 || !slices.Equal(st.Order[:5], want) {
+	// the waterfalls, the slowest requests, then the patterns.
+	if want := []string{"requests", "time", "service-map", "waterfalls", "slowest", "patterns"}; len(st.Order) < 6 || !slices.Equal(st.Order[:6], want) {
 		t.Errorf("sections %v, want %v first", st.Order, want)
 	}
 	// 40 page and 10 hit requests are GET /page/{id}; 30 lookups GET

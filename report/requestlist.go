@@ -20,7 +20,8 @@ import (
 
 // RequestListVersion is the version of the request list's JSON Lines
 // (docs/formats.md, "Request list").
-const RequestListVersion = 1
+// Version 2 adds background.
+const RequestListVersion = 2
 
 // The formats WriteRequests knows.
 const (
@@ -56,6 +57,9 @@ type RequestRow struct {
 	Confidence float64 `json:"confidence"`
 	// Calls counts the request's calls (a CALL and its RETURN are one).
 	Calls int `json:"calls"`
+	// Background marks an engine's tree of calls that no request made
+	// (causal.Request.Background).
+	Background bool `json:"background,omitempty"`
 	// TraceID is the id of the request's trace in the OTLP export (32
 	// hex digits): where Jaeger shows it (/trace/TRACEID).
 	TraceID  string `json:"trace_id"`
@@ -68,12 +72,13 @@ type RequestRow struct {
 
 // ErrNoRequests is returned for a result whose requests cannot be listed:
 // no engine requests, and no instances with a trace to time them.
-var ErrNoRequests = errors.New("the result lists no requests or instances (run the engine with --instances -1 and give the trace)")
+var ErrNoRequests = errors.New("the result lists no requests or instances (run the assembly engine, or another with --instances -1, and give the trace)")
 
-// RequestRows returns the requests of the results: every listed instance
-// of every pattern, timed
-// and labelled from the trace t (which must be the one the results were
-// inferred from), in order of their start.
+// RequestRows returns the requests of the results: the requests an engine
+// assembled itself (Result.Requests) where the result has them, else
+// every listed instance of every pattern, timed and labelled from the
+// trace t (which must be the one the results were inferred from), in
+// order of their start.
 func RequestRows(rs []*causal.Result, t *trace.Trace) ([]RequestRow, error) {
 	if t == nil {
 		return nil, ErrNoRequests
@@ -87,7 +92,7 @@ func RequestRows(rs []*causal.Result, t *trace.Trace) ([]RequestRow, error) {
 		n := 0
 		for i := range reqs {
 			r := &reqs[i]
-			if r.Instance < 0 && r.Pattern > 0 {
+			if !r.Own && r.Instance < 0 && r.Pattern > 0 {
 				continue // a mean instance is no request
 			}
 			rows = append(rows, requestRow(r, n))
@@ -114,6 +119,9 @@ func RequestRows(rs []*causal.Result, t *trace.Trace) ([]RequestRow, error) {
 // anyListed returns ErrNoRequests when no result lists an instance.
 func anyListed(rs []*causal.Result) error {
 	for _, res := range rs {
+		if len(res.Requests) > 0 {
+			return nil
+		}
 		for i := range res.Patterns {
 			if len(res.Patterns[i].Instances) > 0 {
 				return nil
@@ -125,10 +133,10 @@ func anyListed(rs []*causal.Result) error {
 
 func requestRow(r *request, n int) RequestRow {
 	row := RequestRow{Engine: r.Engine, Request: n, Pattern: r.Pattern, Signature: r.Signature, Instance: r.Instance,
-		Label: r.Label(), StartNS: r.Start(), LatencyUS: r.Latency(), Confidence: r.Confidence}
+		Label: r.Label(), StartNS: r.Start(), LatencyUS: r.Latency(), Confidence: r.Confidence, Background: r.Background}
 	tid := traceID(r)
 	row.TraceID = hex.EncodeToString(tid[:])
-	if r.Pattern == 0 {
+	if r.Own || r.Pattern == 0 {
 		row.Request, row.Instance = r.ID, -1
 	}
 	ret := returnsOf(r)
@@ -233,7 +241,7 @@ func WriteRequests(w io.Writer, format string, rows []RequestRow) error {
 
 // requestColumns are the CSV columns, in order.
 var requestColumns = []string{"engine", "request", "pattern", "instance", "label", "status", "start", "start_ns",
-	"latency_us", "confidence", "calls", "trace_id", "messages", "frames", "filter"}
+	"latency_us", "confidence", "calls", "trace_id", "messages", "frames", "filter", "background"}
 
 func writeRequestsCSV(w io.Writer, rows []RequestRow) error {
 	cw := csv.NewWriter(w)
@@ -245,7 +253,7 @@ func writeRequestsCSV(w io.Writer, rows []RequestRow) error {
 		rec := []string{r.Engine, strconv.Itoa(r.Request), strconv.Itoa(r.Pattern), strconv.Itoa(r.Instance),
 			r.Label, r.Status, startText(r.StartNS), strconv.FormatInt(r.StartNS, 10),
 			strconv.FormatFloat(r.LatencyUS, 'f', 3, 64), strconv.FormatFloat(r.Confidence, 'g', 6, 64),
-			strconv.Itoa(r.Calls), r.TraceID, joinInts(r.Messages), joinInts(r.Frames), r.Filter}
+			strconv.Itoa(r.Calls), r.TraceID, joinInts(r.Messages), joinInts(r.Frames), r.Filter, strconv.FormatBool(r.Background)}
 		if err := cw.Write(rec); err != nil {
 			return err
 		}
@@ -272,8 +280,12 @@ func writeRequestsText(w io.Writer, rows []RequestRow) error {
 	fmt.Fprintln(tw, head)
 	for i := range rows {
 		r := &rows[i]
+		label := dash(r.Label)
+		if r.Background {
+			label += " (background)"
+		}
 		line := fmt.Sprintf("%s\t%s\t%s\t%.2f\t%d\t%s\t%s", startText(r.StartNS), FormatUS(r.LatencyUS), patternText(r),
-			r.Confidence, r.Calls, dash(r.Label), dash(r.Status))
+			r.Confidence, r.Calls, label, dash(r.Status))
 		if len(engines) > 1 {
 			line = r.Engine + "\t" + line
 		}

@@ -105,7 +105,7 @@ func TestWriteRequests(t *testing.T) {
 		switch f {
 		case RequestsJSONL:
 			lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
-			if lines[0] != `{"wirepath_requests":1}` || len(lines) != len(rows)+1 {
+			if lines[0] != `{"wirepath_requests":2}` || len(lines) != len(rows)+1 {
 				t.Errorf("jsonl: header %q, %d lines", lines[0], len(lines))
 			}
 			var back RequestRow

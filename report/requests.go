@@ -31,6 +31,13 @@ type request struct {
 	// Confidence is the request's probability (an instance's p, the
 	// product of a request's link confidences).
 	Confidence float64
+	// Own is set for a request the engine assembled itself
+	// (causal.Result.Requests): ID is its id, Instance is -1, and Pattern
+	// is the rank of the pattern its root's instance went to (0 when the
+	// result lists no instances).
+	Own bool
+	// Background marks an engine's tree of calls no request made.
+	Background bool
 	// Msgs are the messages, parents before children; Msgs[0] is the root.
 	Msgs []reqMsg
 }
@@ -51,8 +58,11 @@ type reqMsg struct {
 	Src, Dst string
 	Proto    string
 	Label    string
-	// Confidence is the probability of the link that placed the message.
+	// Confidence is the probability of the link that placed the message;
+	// Evidence, for an engine's own request, what decided that link
+	// (causal.RequestMessage.Evidence).
 	Confidence float64
+	Evidence   string
 	// Send and Recv are ns since the epoch on the reference clock, noNS
 	// when not seen.
 	Send, Recv int64
@@ -111,11 +121,16 @@ func (r *request) Label() string {
 	return r.Msgs[0].Label
 }
 
-// exportRequests returns the requests to export: with a trace and
-// instances listed in the result, every listed instance with its measured
+// exportRequests returns the requests to export: with a trace, the
+// requests the engine assembled itself (Result.Requests, the assembly
+// engine's) when the result has them; else, with a trace and instances
+// listed in the result, every listed instance with its measured
 // times and what the trace says of its messages; otherwise each pattern's
 // mean instance. At most top patterns are used (0 = all).
 func exportRequests(res *causal.Result, t *trace.Trace, top int) ([]request, error) {
+	if t != nil && len(res.Requests) > 0 {
+		return ownRequests(res, t, top)
+	}
 	insts, err := exportInstances(res, t, top)
 	if err != nil {
 		return nil, err
@@ -239,5 +254,82 @@ func fillFromTimeline(ms []reqMsg, in *pathInstance) {
 		ms[i].Recv = ns(ht.arrive())
 		ms[i].Untraced = !ht.netKnown
 		ms[i].Bytes = int64(math.Round(ht.bytes))
+	}
+}
+
+// ownRequests returns the requests the engine assembled (res.Requests),
+// timed, placed and labelled from the trace t, each link with its own
+// confidence and evidence. With top > 0, a request whose pattern is known
+// (the result lists instances) is kept only when that pattern is among
+// the top ones.
+func ownRequests(res *causal.Result, t *trace.Trace, top int) ([]request, error) {
+	if len(t.Messages) != res.Trace.Messages {
+		return nil, fmt.Errorf("%w: it has %d messages, the result's had %d", ErrTraceMismatch, len(t.Messages), res.Trace.Messages)
+	}
+	rank, byRank := instanceRanks(res)
+	out := make([]request, 0, len(res.Requests))
+	var idx []int
+	for k := range res.Requests {
+		q := &res.Requests[k]
+		r := request{Engine: res.Engine, ID: q.ID, Instance: -1, Confidence: q.Confidence, Own: true, Background: q.Background}
+		idx = idx[:0]
+		first := -1
+		for _, m := range q.Messages {
+			if first < 0 && m.Msg >= 0 {
+				first = m.Msg
+			}
+			idx = append(idx, m.Msg)
+		}
+		// The instance the engine made of the request starts at its first
+		// seen message.
+		r.Pattern = rank[first]
+		if top > 0 && r.Pattern > top {
+			continue
+		}
+		r.Msgs = make([]reqMsg, len(q.Messages))
+		for i, m := range q.Messages {
+			r.Msgs[i] = reqMsg{Msg: m.Msg, Parent: m.Parent, Call: m.Call, CallParent: m.CallParent, Kind: m.Kind,
+				Label: m.Label, Confidence: m.Confidence, Evidence: m.Evidence, Send: noNS, Recv: noNS}
+		}
+		if err := fillFromTrace(r.Msgs, idx, t); err != nil {
+			return nil, fmt.Errorf("request %d: %w", q.ID, err)
+		}
+		unseenCalls(r.Msgs)
+		if p := byRank[r.Pattern]; p != nil {
+			r.Signature = p.Signature
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// instanceRanks maps the first message of every listed instance to its
+// pattern's rank, and every rank to its pattern.
+func instanceRanks(res *causal.Result) (map[int]int, map[int]*causal.Pattern) {
+	rank := map[int]int{}
+	byRank := map[int]*causal.Pattern{}
+	for i := range res.Patterns {
+		p := &res.Patterns[i]
+		byRank[p.Rank] = p
+		for _, in := range p.Instances {
+			if len(in.Messages) > 0 && in.Messages[0] >= 0 {
+				rank[in.Messages[0]] = p.Rank
+			}
+		}
+	}
+	return rank, byRank
+}
+
+// unseenCalls gives an unseen CALL whose RETURN was seen that RETURN's
+// ends, the other way round (fillFromTrace takes an unseen RETURN's from
+// its CALL).
+func unseenCalls(ms []reqMsg) {
+	for i := range ms {
+		r := &ms[i]
+		c := r.Call
+		if r.Msg < 0 || c < 0 || c >= len(ms) || c == i || ms[c].Msg >= 0 || ms[c].From != "" {
+			continue
+		}
+		ms[c].From, ms[c].To, ms[c].Src, ms[c].Dst = r.To, r.From, r.Dst, r.Src
 	}
 }

@@ -30,8 +30,12 @@ type Options struct {
 	// Title is the HTML page title.
 	Title string
 	// Trace, for the otlp and perfetto exports, lets listed instances be
-	// exported with their real times (see ExportOptions).
+	// exported with their real times (see ExportOptions); for html, it
+	// times the request list (HTMLOptions.Trace).
 	Trace *trace.Trace
+	// Frames, for html, gives each listed request its frames' Wireshark
+	// display filter (HTMLOptions.Frames).
+	Frames FrameIndex
 	// Summary, for text, prints the accounting as one line per stage
 	// (TextOptions.Summary).
 	Summary bool
@@ -51,7 +55,7 @@ func Write(w io.Writer, format string, res *causal.Result, opt Options) error {
 	case FormatDOT:
 		return WriteDOT(w, res, DOTOptions{Top: opt.Top})
 	case FormatHTML:
-		return WriteHTML(w, res, HTMLOptions{Top: opt.Top, Title: opt.Title})
+		return WriteHTML(w, res, HTMLOptions{Top: opt.Top, Title: opt.Title, Trace: opt.Trace, Frames: opt.Frames})
 	case FormatOTLP:
 		return WriteOTLP(w, res, ExportOptions{Top: opt.Top, Trace: opt.Trace})
 	case FormatPerfetto:

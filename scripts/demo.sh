@@ -24,7 +24,7 @@ $ wirepath analyze outside.pcapng inside.pcapng.gz lb-any.pcap.gz --roles roles.
 EOF
 bin/wirepath analyze "${captures[@]}" "${flags[@]}" --top 5
 bin/wirepath analyze "${captures[@]}" "${flags[@]}" -q --histograms --format html \
-	--title "wirepath demo: the captures of testdata/demo" -o "$out/report.html"
+	--title "wirepath demo: the captures of testdata/demo" -o "$out/report.html" --pcap-out "$out/merged.pcapng"
 cat <<EOF
 
 How to read it: first the three request types of the demo system (from
@@ -44,7 +44,8 @@ the NAT the balancer did (undone before the engines ran) and every stage's
 accounting.
 
 HTML report (request types, where the time goes, service map, a waterfall of a
-typical and a slow request per type, then every pattern, searchable):
+typical and a slow request per type, the slowest requests with the Wireshark
+filter of their frames in $out/merged.pcapng, then every pattern, searchable):
   $out/report.html
 More: wirepath analyze --help (--engine all compares the three engines), docs/analyze.md
 EOF

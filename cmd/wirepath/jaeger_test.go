@@ -253,7 +253,57 @@ func TestJaeger(t *testing.T) {
 	if got, want := strings.Join(edges, " "), "app->auth app->redis client->web1 client->web2 web1->app web2->app"; got != want {
 		t.Errorf("the export's call graph is %s, want %s", got, want)
 	}
-	// Every trace comes back whole.
+	checkJaegerTraces(t, query, want, traces)
+	// The request list names each request's trace as Jaeger shows it.
+	stdout.Reset()
+	if code := runArgs(&stdout, &stderr, "requests", "-q", res, "--trace", tr, "--format", "jsonl"); code != 0 {
+		t.Fatalf("requests: exit %d: %s", code, stderr.String())
+	}
+	listed := 0
+	for _, l := range strings.Split(strings.TrimSpace(stdout.String()), "\n")[1:] {
+		var row struct {
+			TraceID string `json:"trace_id"`
+		}
+		if err := json.Unmarshal([]byte(l), &row); err != nil {
+			t.Fatal(err)
+		}
+		if traces[row.TraceID] == 0 {
+			t.Errorf("the request list names trace %q, which is not in Jaeger", row.TraceID)
+		}
+		listed++
+	}
+	if listed != len(traces) {
+		t.Errorf("%d requests listed, %d traces in Jaeger", listed, len(traces))
+	}
+	// Jaeger's dependency graph: one edge per caller and callee, counting
+	// the calls.
+	var deps struct {
+		Data []struct {
+			Parent    string `json:"parent"`
+			Child     string `json:"child"`
+			CallCount int    `json:"callCount"`
+		} `json:"data"`
+	}
+	now := time.Now().UnixMilli()
+	if _, err := getJSON(fmt.Sprintf("%s/api/dependencies?endTs=%d&lookback=%d", query, now, now), &deps); err != nil {
+		t.Fatal(err)
+	}
+	gotDeps := map[string]int{}
+	for _, d := range deps.Data {
+		gotDeps[d.Parent+"->"+d.Child] += d.CallCount
+	}
+	if fmt.Sprint(gotDeps) != fmt.Sprint(wantDeps) {
+		t.Errorf("Jaeger's dependencies %v, want %v", gotDeps, wantDeps)
+	}
+	t.Logf("%d traces, %d spans, dependencies %v", len(traces), len(want), gotDeps)
+}
+
+// checkJaegerTraces reads every exported trace (traces: its span count by
+// trace id) back from Jaeger's query API and checks that each comes back
+// whole: every span exported and no other, with its parent, service,
+// operation, start and duration.
+func checkJaegerTraces(t *testing.T, query string, want map[string]exportedSpan, traces map[string]int) {
+	t.Helper()
 	got := map[string]bool{}
 	for tid, n := range traces {
 		var body struct {
@@ -298,46 +348,4 @@ func TestJaeger(t *testing.T) {
 	if len(got) != len(want) {
 		t.Errorf("Jaeger returned %d spans, %d were exported", len(got), len(want))
 	}
-	// The request list names each request's trace as Jaeger shows it.
-	stdout.Reset()
-	if code := runArgs(&stdout, &stderr, "requests", "-q", res, "--trace", tr, "--format", "jsonl"); code != 0 {
-		t.Fatalf("requests: exit %d: %s", code, stderr.String())
-	}
-	listed := 0
-	for _, l := range strings.Split(strings.TrimSpace(stdout.String()), "\n")[1:] {
-		var row struct {
-			TraceID string `json:"trace_id"`
-		}
-		if err := json.Unmarshal([]byte(l), &row); err != nil {
-			t.Fatal(err)
-		}
-		if traces[row.TraceID] == 0 {
-			t.Errorf("the request list names trace %q, which is not in Jaeger", row.TraceID)
-		}
-		listed++
-	}
-	if listed != len(traces) {
-		t.Errorf("%d requests listed, %d traces in Jaeger", listed, len(traces))
-	}
-	// Jaeger's dependency graph: one edge per caller and callee, counting
-	// the calls.
-	var deps struct {
-		Data []struct {
-			Parent    string `json:"parent"`
-			Child     string `json:"child"`
-			CallCount int    `json:"callCount"`
-		} `json:"data"`
-	}
-	now := time.Now().UnixMilli()
-	if _, err := getJSON(fmt.Sprintf("%s/api/dependencies?endTs=%d&lookback=%d", query, now, now), &deps); err != nil {
-		t.Fatal(err)
-	}
-	gotDeps := map[string]int{}
-	for _, d := range deps.Data {
-		gotDeps[d.Parent+"->"+d.Child] += d.CallCount
-	}
-	if fmt.Sprint(gotDeps) != fmt.Sprint(wantDeps) {
-		t.Errorf("Jaeger's dependencies %v, want %v", gotDeps, wantDeps)
-	}
-	t.Logf("%d traces, %d spans, dependencies %v", len(traces), len(want), gotDeps)
 }

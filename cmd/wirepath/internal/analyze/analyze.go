@@ -128,7 +128,7 @@ func newCmd(ios *cmdutil.IOStreams, runF runFunc) *cobra.Command {
 	fs.DurationVar(&o.Window, "windowed", 0, "analyse in windows of this much capture time, in memory bounded by one window's trace, merging each engine's patterns (0 = the whole run at once; docs/performance.md)")
 	fs.IntVar(&o.MemoryMiB, "memory-limit", 768, "with --windowed, the Go runtime's soft memory limit in `MiB` (the garbage collector works harder near it; 0 = none; the GOMEMLIMIT environment variable overrides it)")
 	fs.DurationVar(&o.WindowMargin, "windowed-margin", 3*time.Second, "with --windowed, how much before and after its own time each window also reconciles, so that requests crossing its edges are whole (at least the causal window)")
-	fs.StringVar(&o.PcapOut, "pcap-out", "", "also write the merged capture to `FILE` (pcapng, as 'wirepath merge' writes it), for Wireshark and 'wirepath requests --pcap'")
+	fs.StringVar(&o.PcapOut, "pcap-out", "", "also write the merged capture to `FILE` (pcapng, as 'wirepath merge' writes it), for Wireshark and 'wirepath requests --pcap'; the HTML report's request list then gives each request's Wireshark filter")
 	o.Linking.Register(fs, "link-")
 	o.Nesting.Register(fs, "nest-")
 	o.Convolution.Register(fs, "conv-")
@@ -171,6 +171,12 @@ func (o *Options) Validate(ios *cmdutil.IOStreams) (engines.Options, error) {
 		// request: every instance is kept, and dropped after unless
 		// --instances asked for them.
 		co.Aggregate.KeepInstances, co.Aggregate.MaxKept = true, max(0, o.Common.Instances)
+	}
+	if o.Common.Format == report.FormatHTML && o.Common.Instances == 0 && o.Window == 0 {
+		// The HTML report lists the slowest requests: every instance is
+		// kept for it (the page itself holds at most 1,000; --windowed
+		// keeps none).
+		co.Aggregate.KeepInstances, co.Aggregate.MaxKept = true, 0
 	}
 	if o.Parquet.Dir != "" && o.Common.Instances == 0 {
 		// The requests table lists every instance; the result keeps
@@ -217,12 +223,9 @@ func Run(ctx context.Context, ios *cmdutil.IOStreams, o *Options, eo engines.Opt
 		ios.Warnf("%v (a bug)", err)
 	}
 	tr := res.Trace
-	if o.PcapOut != "" {
-		n, err := o.Pipeline.Flags.WriteMergedFile(ctx, ios, o.Captures, o.PcapOut)
-		if err != nil {
-			return err
-		}
-		ios.Infof("merged capture (%d packets) written to %s", n, o.PcapOut)
+	fx, err := o.mergedCapture(ctx, ios, tr)
+	if err != nil {
+		return err
 	}
 	if o.SaveTrace != "" {
 		if err := cmdutil.WriteTraceFile(o.SaveTrace, tr, trace.FormatAuto); err != nil {
@@ -252,7 +255,7 @@ func Run(ctx context.Context, ios *cmdutil.IOStreams, o *Options, eo engines.Opt
 	if err := o.writeTables(ios, results, tr); err != nil {
 		return err
 	}
-	if err := o.write(ios, results, tr, o.agreement(results)); err != nil {
+	if err := o.write(ios, results, tr, o.agreement(results), fx); err != nil {
 		return err
 	}
 	if o.Common.OTLPEndpoint != "" {
@@ -283,15 +286,37 @@ func Run(ctx context.Context, ios *cmdutil.IOStreams, o *Options, eo engines.Opt
 	return nil
 }
 
+// mergedCapture writes, with --pcap-out, the merged capture and, for the
+// HTML report, returns its frames of the trace's messages (nil otherwise):
+// the report's request list gives each request's Wireshark filter.
+func (o *Options) mergedCapture(ctx context.Context, ios *cmdutil.IOStreams, tr *trace.Trace) (report.FrameIndex, error) {
+	if o.PcapOut == "" {
+		return nil, nil
+	}
+	n, err := o.Pipeline.Flags.WriteMergedFile(ctx, ios, o.Captures, o.PcapOut)
+	if err != nil {
+		return nil, err
+	}
+	ios.Infof("merged capture (%d packets) written to %s", n, o.PcapOut)
+	if o.Common.Format != report.FormatHTML {
+		return nil, nil
+	}
+	x, err := cmdutil.BuildFrames(ios, o.PcapOut, tr)
+	if err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
 // agreement compares the engines' trees of each request (nil for one
 // engine), then drops the instances kept for it unless --instances asked
-// for them.
+// for them or the HTML report lists them.
 func (o *Options) agreement(results []*causal.Result) *report.Agreement {
 	if len(results) < 2 {
 		return nil
 	}
 	agree := report.ComputeAgreement(results)
-	if o.Common.Instances == 0 {
+	if o.Common.Instances == 0 && o.Common.Format != report.FormatHTML {
 		for _, r := range results {
 			for i := range r.Patterns {
 				r.Patterns[i].Instances = nil
@@ -301,13 +326,14 @@ func (o *Options) agreement(results []*causal.Result) *report.Agreement {
 	return agree
 }
 
-// write renders the results to stdout or -o.
-func (o *Options) write(ios *cmdutil.IOStreams, results []*causal.Result, tr *trace.Trace, agree *report.Agreement) error {
+// write renders the results to stdout or -o; fx, when set, gives the HTML
+// report's requests their frames.
+func (o *Options) write(ios *cmdutil.IOStreams, results []*causal.Result, tr *trace.Trace, agree *report.Agreement, fx report.FrameIndex) error {
 	out, err := cmdutil.OpenOutput(ios, o.Common.Output)
 	if err != nil {
 		return err
 	}
-	err = report.WriteAll(out, o.Common.Format, results, report.Options{Top: o.Common.ReportTop(), Title: o.Title, Trace: tr, Summary: true, Agreement: agree})
+	err = report.WriteAll(out, o.Common.Format, results, report.Options{Top: o.Common.ReportTop(), Title: o.Title, Trace: tr, Summary: true, Agreement: agree, Frames: fx})
 	err = out.Finish(err)
 	return err
 }

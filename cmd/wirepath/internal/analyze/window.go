@@ -96,7 +96,7 @@ func runWindowed(ctx context.Context, ios *cmdutil.IOStreams, o *Options, eo eng
 	for _, r := range results {
 		r.Trace.Accounting, r.Trace.Warnings = tr.Meta.Accounting, tr.Meta.Warnings
 	}
-	if err := o.write(ios, results, tr, nil); err != nil { // no agreement: windows keep no instances
+	if err := o.write(ios, results, tr, nil, nil); err != nil { // no agreement: windows keep no instances
 		return err
 	}
 	wr.warnAfter(results, tr)

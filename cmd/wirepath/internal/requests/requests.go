@@ -46,9 +46,11 @@ started, its latency, the pattern it took, the engine's confidence, its
 number of calls, its label (the root message's: "GET /item/{id}") and its
 status (the reply's label: "200").
 
-The requests are the instances the result lists (engine flag --instances
--1), timed and labelled from --trace, the trace the result was inferred
-from (analyze --save-trace).
+The requests are those the engine assembled itself (the assembly
+engine's, with the confidence of each request), else the instances the
+result lists (engine flag --instances -1), timed and labelled from
+--trace, the trace the result was inferred from (analyze --save-trace).
+An engine's trees of calls that no request made are marked background.
 
 With --pcap, the merged capture of the same captures (wirepath merge, or
 analyze --pcap-out), each request also lists the numbers of the frames
@@ -203,18 +205,13 @@ func Run(o *Options) error {
 
 // addFrames finds the rows' frames in the merged capture.
 func addFrames(o *Options, rows []wpreport.RequestRow, tr *trace.Trace) error {
-	x, err := frames.BuildFile(o.Pcap, tr, frames.Options{})
+	x, err := cmdutil.BuildFrames(o.IO, o.Pcap, tr)
 	if err != nil {
 		return err
 	}
 	for i := range rows {
 		rows[i].Frames = x.FramesOf(rows[i].Messages)
 		rows[i].Filter, _ = frames.Filter(rows[i].Frames)
-	}
-	s := x.Stats
-	o.IO.Infof("%s: %d frames, %d with a message's payload, %d of %d messages found", o.Pcap, s.Frames, s.Matched, s.Messages, len(tr.Messages))
-	if s.Skipped > 0 {
-		o.IO.Warnf("%s: %d bad records skipped", o.Pcap, s.Skipped)
 	}
 	return nil
 }
