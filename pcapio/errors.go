@@ -30,7 +30,8 @@ var (
 	// Interface Description Block defined. The packet is skipped.
 	ErrUnknownInterface = errors.New("packet on an undefined interface")
 	// ErrBadTimestamp: a pcapng packet's timestamp does not fit in int64
-	// nanoseconds (after 2262): the record is skipped and counted as bad.
+	// nanoseconds (after 2262), or a pcap record's fraction of a second is
+	// a second or more: the record is skipped and counted as bad.
 	ErrBadTimestamp = errors.New("timestamp out of range")
 	// ErrUnknownLinkType: an interface's link type is one this package does
 	// not decode. Its packets are passed through as StatusUndecodable; the

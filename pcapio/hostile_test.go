@@ -99,6 +99,49 @@ func TestPendingStaysBounded(t *testing.T) {
 	}
 }
 
+// TestPcapFractionOverflow: a pcap record whose microseconds (or
+// nanoseconds) field holds a second or more (it used to be added as it
+// was, dating the packet later, silently) is a positioned problem; the
+// record is skipped and counted as bad, the file read on.
+func TestPcapFractionOverflow(t *testing.T) {
+	frame := eth(0x0800, ipv4(v4{src: "10.0.0.1", dst: "10.0.0.2", ttl: 64, proto: ProtoUDP}, udpDgram(1, 2, []byte("x"))))
+	for _, nano := range []bool{false, true} {
+		data := pcapFile(binary.LittleEndian, nano, LinkTypeEthernet, 65535, []testPkt{
+			{ts: 1_700_000_000e9, data: frame}, {ts: 1_700_000_001e9, data: frame}, {ts: 1_700_000_002e9, data: frame}})
+		// The second record's fraction: 1,500,000 µs or 1,500,000,000 ns.
+		frac := uint32(1_500_000)
+		if nano {
+			frac = 1_500_000_000
+		}
+		binary.LittleEndian.PutUint32(data[24+16+len(frame)+4:], frac)
+		path := filepath.Join(t.TempDir(), "frac.pcap")
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		m, err := Open([]string{path}, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for {
+			_, err := m.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			n++
+		}
+		m.Close()
+		st, probs := m.Stats(), m.Problems()
+		var pe *ParseError
+		if n != 2 || st.Total.BadRecords != 1 || len(probs) != 1 || !errors.Is(probs[0], ErrBadTimestamp) || !errors.As(probs[0], &pe) || pe.Packet != 2 || pe.Offset != int64(24+16+len(frame)) {
+			t.Errorf("nano %v: %d packets, %d bad, problems %v", nano, n, st.Total.BadRecords, probs)
+		}
+	}
+}
+
 // TestTimestampOverflow: a pcapng timestamp whose nanoseconds overflow
 // (it used to date the packet 1969, silently) is a positioned problem;
 // the record is skipped and counted as bad, the file read on.

@@ -82,6 +82,14 @@ func (r *Reader) readPcapRecord(rec *Record) error {
 	if err != nil {
 		return r.errAt(num, start, err)
 	}
+	if int64(frac)*r.pcapScale >= 1e9 {
+		// The record is read past; it is skipped and counted as bad.
+		unit := "microseconds"
+		if r.pcapScale == 1 {
+			unit = "nanoseconds"
+		}
+		return r.errAt(num, start, fmt.Errorf("%w: %d %s of a second", ErrBadTimestamp, frac, unit))
+	}
 	*rec = Record{
 		Data:     data,
 		TS:       int64(sec)*1e9 + int64(frac)*r.pcapScale,
