@@ -229,6 +229,19 @@ func (t *Table) closeFD(p *Process, fd int, ts int64) {
 	if c == nil {
 		return
 	}
+	if c.Opened > ts {
+		// A close made before the call that reused its descriptor but
+		// logged after it (another thread's buffer reached the file
+		// later): it ended the previous occupant, which the reuse
+		// already ended at its own time; the earlier time is the true one.
+		if sp := p.spanBefore(fd, c, ts); sp != nil {
+			if sp.c.Closed == sp.to {
+				sp.c.Closed = ts
+			}
+			sp.to = ts
+		}
+		return
+	}
 	delete(p.fds, fd)
 	for i := len(p.spans) - 1; i >= 0; i-- {
 		if p.spans[i].fd == fd && p.spans[i].to == 0 {
@@ -240,6 +253,18 @@ func (t *Table) closeFD(p *Process, fd int, ts int64) {
 	if c.refs <= 0 {
 		c.Closed = ts
 	}
+}
+
+// spanBefore returns the latest span of descriptor fd held by another
+// connection than cur that was open at ts (ended at ts or after), or nil.
+func (p *Process) spanBefore(fd int, cur *Conn, ts int64) *fdSpan {
+	for i := len(p.spans) - 1; i >= 0; i-- {
+		sp := &p.spans[i]
+		if sp.fd == fd && sp.c != cur && sp.from <= ts && (sp.to == 0 || sp.to >= ts) {
+			return sp
+		}
+	}
+	return nil
 }
 
 // describe copies what r says about its descriptor into c.
@@ -390,6 +415,14 @@ func (t *Table) dup(p *Process, r *Record) {
 
 func (t *Table) addData(p *Process, r *Record) {
 	c := p.fds[r.FD]
+	if c != nil && c.Opened > r.TS {
+		// A call made before the descriptor was reused, logged after the
+		// reuse (another thread's buffer): it belongs to the previous
+		// occupant.
+		if sp := p.spanBefore(r.FD, c, r.TS); sp != nil {
+			c = sp.c
+		}
+	}
 	if c == nil {
 		o := OriginInherited
 		if r.Sock == SockUnknown && r.Local == "" && r.Remote == "" {
