@@ -1199,7 +1199,11 @@ func pathBase(p string) string {
 // process that created it (socket, socketpair, accept).
 func (c *straceConv) learnInodes(in io.Reader) {
 	sc := lines.NewScanner(in, c.file, lines.Options{})
-	tgid := map[int]int{}
+	// Every thread's process, learnt here before the conversion reads a
+	// line: a new thread's first calls often come before the clone that
+	// made it returns, and would otherwise be taken for a process's.
+	tgid := c.tgid
+	cloning := map[int]bool{} // a CLONE_THREAD clone not yet resumed, by caller
 	for sc.Scan() {
 		line := sc.Bytes()
 		if !bytes.Contains(line, []byte("UNIX")) && !bytes.Contains(line, []byte("clone")) && !bytes.Contains(line, []byte("set_tid_address")) {
@@ -1218,6 +1222,17 @@ func (c *straceConv) learnInodes(in io.Reader) {
 		if child, known, thread := threadOf(rest); thread {
 			if known {
 				tgid[child] = pid
+			} else {
+				cloning[pid] = true
+			}
+			continue
+		}
+		if cloning[pid] && (strings.HasPrefix(rest, "<... clone resumed>") || strings.HasPrefix(rest, "<... clone3 resumed>")) {
+			delete(cloning, pid)
+			if _, ret, ok := strings.Cut(rest, ") = "); ok {
+				if child, err := strconv.Atoi(strings.TrimSpace(ret)); err == nil && child > 0 {
+					tgid[child] = pid
+				}
 			}
 			continue
 		}
