@@ -2,7 +2,6 @@ package report
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -263,16 +262,8 @@ func TestWriteAllHTMLInChromium(t *testing.T) {
 	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	b := startBrowser(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel, pg := openPage(t, path, 60*time.Second)
 	defer cancel()
-	pg, err := b.newPage(ctx, 1280, 1000)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := pg.navigate(ctx, "file://"+path); err != nil {
-		t.Fatal(err)
-	}
 	var st struct {
 		Ready    string `json:"ready"`
 		Linking  []int  `json:"linking"`

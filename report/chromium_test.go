@@ -314,3 +314,21 @@ func (p *page) screenshot(ctx context.Context) ([]byte, error) {
 	}
 	return base64.StdEncoding.DecodeString(r.Data)
 }
+
+// openPage starts the browser and opens the file at path in a 1280×1000
+// page; the context, which the caller cancels, bounds the whole test.
+func openPage(t *testing.T, path string, limit time.Duration) (context.Context, context.CancelFunc, *page) {
+	t.Helper()
+	b := startBrowser(t)
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	pg, err := b.newPage(ctx, 1280, 1000)
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	if err := pg.navigate(ctx, "file://"+path); err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	return ctx, cancel, pg
+}

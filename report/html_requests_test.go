@@ -2,7 +2,6 @@ package report
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -161,16 +160,8 @@ func TestHTMLRequestsInChromium(t *testing.T) {
 	for _, r := range rows {
 		filterOf[r.Request] = fakeFrames{}.DisplayFilter(fakeFrames{}.FramesOf(r.Messages))
 	}
-	b := startBrowser(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	ctx, cancel, pg := openPage(t, path, 90*time.Second)
 	defer cancel()
-	pg, err := b.newPage(ctx, 1280, 1000)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := pg.navigate(ctx, "file://"+path); err != nil {
-		t.Fatal(err)
-	}
 	var st requestState
 	read := func(expr string) {
 		t.Helper()

@@ -105,16 +105,8 @@ func TestHTMLInChromium(t *testing.T) {
 	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	b := startBrowser(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	ctx, cancel, pg := openPage(t, path, 90*time.Second)
 	defer cancel()
-	pg, err := b.newPage(ctx, 1280, 1000)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := pg.navigate(ctx, "file://"+path); err != nil {
-		t.Fatal(err)
-	}
 	var st domState
 	if err := pg.eval(ctx, domProbe, &st); err != nil {
 		t.Fatal(err)

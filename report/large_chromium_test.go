@@ -63,16 +63,8 @@ func TestHTMLSeveralEnginesInChromium(t *testing.T) {
 	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	b := startBrowser(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	ctx, cancel, pg := openPage(t, path, 120*time.Second)
 	defer cancel()
-	pg, err := b.newPage(ctx, 1280, 1000)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := pg.navigate(ctx, "file://"+path); err != nil {
-		t.Fatal(err)
-	}
 	var st struct {
 		Rows []int `json:"rows"`
 		Open []int `json:"open"`

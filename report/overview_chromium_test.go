@@ -2,7 +2,6 @@ package report
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -98,16 +97,8 @@ func TestHTMLOverviewInChromium(t *testing.T) {
 	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	b := startBrowser(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	ctx, cancel, pg := openPage(t, path, 90*time.Second)
 	defer cancel()
-	pg, err := b.newPage(ctx, 1280, 1000)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := pg.navigate(ctx, "file://"+path); err != nil {
-		t.Fatal(err)
-	}
 	var st overviewState
 	if err := pg.eval(ctx, overviewProbe, &st); err != nil {
 		t.Fatal(err)
