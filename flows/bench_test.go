@@ -21,24 +21,7 @@ func benchPackets(tb testing.TB, o benchgen.Options) ([]*pcapio.Packet, int64) {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	r, err := pcapio.NewReader(&buf, "bench")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	var pkts []*pcapio.Packet
-	var rec pcapio.Record
-	for {
-		if err := r.ReadRecord(&rec); err == io.EOF {
-			break
-		} else if err != nil {
-			tb.Fatal(err)
-		}
-		p := &pcapio.Packet{}
-		pcapio.Decode(p, rec.LinkType, rec.Data, rec.WireLen)
-		p.Obs[0].TS, p.Obs[0].Corrected = rec.TS, rec.TS
-		pkts = append(pkts, p.Clone())
-	}
-	return pkts, st.Payload
+	return decodeAll(tb, &buf), st.Payload
 }
 
 // BenchmarkAssembler measures the flows stage alone on decoded packets:
@@ -159,15 +142,11 @@ func TestBenchCaptureIsClean(t *testing.T) {
 	}
 }
 
-// grpcPackets decodes a synthetic all-gRPC capture into memory.
-func grpcPackets(tb testing.TB, o benchgen.GRPCOptions) ([]*pcapio.Packet, benchgen.Stats) {
+// decodeAll decodes every packet of a capture into memory, each on its
+// sniffer's clock.
+func decodeAll(tb testing.TB, in io.Reader) []*pcapio.Packet {
 	tb.Helper()
-	var buf bytes.Buffer
-	st, err := benchgen.WriteGRPC(&buf, o)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	r, err := pcapio.NewReader(&buf, "bench")
+	r, err := pcapio.NewReader(in, "bench")
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -184,7 +163,18 @@ func grpcPackets(tb testing.TB, o benchgen.GRPCOptions) ([]*pcapio.Packet, bench
 		p.Obs[0].TS, p.Obs[0].Corrected = rec.TS, rec.TS
 		pkts = append(pkts, p.Clone())
 	}
-	return pkts, st
+	return pkts
+}
+
+// grpcPackets decodes a synthetic all-gRPC capture into memory.
+func grpcPackets(tb testing.TB, o benchgen.GRPCOptions) ([]*pcapio.Packet, benchgen.Stats) {
+	tb.Helper()
+	var buf bytes.Buffer
+	st, err := benchgen.WriteGRPC(&buf, o)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return decodeAll(tb, &buf), st
 }
 
 // BenchmarkGRPC measures the flows stage on an all-gRPC capture (8
