@@ -305,6 +305,7 @@ func (a *Assembler) queueMsg(m *msg) {
 	m.cutAt = a.now
 	if m.unit {
 		h := &m.c.half[m.dir]
+		m.endSeq = uint32(m.c.seqAt(m.dir, m.uEnd))
 		h.units.push(m)
 		h.starts.push(m.uStart, m.Index)
 	}
