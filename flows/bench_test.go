@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"net/netip"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/wirepath/wirepath/pcapio"
+	"github.com/wirepath/wirepath/proto"
 	"github.com/wirepath/wirepath/tools/benchgen"
 	"github.com/wirepath/wirepath/trace"
 )
@@ -280,4 +282,22 @@ func TestGRPCSteadyStateAllocs(t *testing.T) {
 			}
 		})
 	}
+}
+
+// BenchmarkAppendMessageTSV measures writing one line of the messages
+// format: a decoded gRPC request seen by one capture point.
+func BenchmarkAppendMessageTSV(b *testing.B) {
+	m := &Message{Conn: 7, Index: 1234, Proto: trace.ProtoTCP, App: AppH2,
+		Src: netip.MustParseAddrPort("10.1.0.7:40312"), Dst: netip.MustParseAddrPort("10.1.0.9:50051"),
+		Kind: trace.KindCall, Call: CallID{7, 617}, Seq: 123456789, Bytes: 497, Segments: 1, Writes: 1,
+		End: EndProtocol, Fingerprint: 0x0123456789abcdef, FingerprintLen: 64, Ordinal: 618, Stream: 1235,
+		Label:     "grpc /hotel.Search/Nearby",
+		Sightings: []Sighting{{TTL: 64, First: 1_700_000_000_123_456_789, Last: 1_700_000_000_123_466_789, FirstBytes: 497, Bytes: 497, Segments: 1}},
+		Evidence:  &proto.Evidence{IDs: []proto.ID{{Source: "traceparent", Value: "4bf92f3577b34da6a3ce929d0e0e4736"}}, Tokens: []uint64{1, 2, 3, 4}}}
+	var buf []byte
+	b.ReportAllocs()
+	for b.Loop() {
+		buf = AppendMessageTSV(buf[:0], m)
+	}
+	b.SetBytes(int64(len(buf)))
 }

@@ -65,14 +65,17 @@ func appendBool(b []byte, v bool) []byte {
 // lists every point as point:ttl:first:last:bytes:segments:repeats,
 // comma-separated.
 func AppendMessageTSV(b []byte, m *Message) []byte {
+	// The two times are written again in the sightings (where a message
+	// has one, they are its First and Last): their text is copied.
+	var send, recv tsText
 	if s := m.SenderSide(); s != nil {
-		b = appendInt(b, s.First)
+		b = send.append(b, s.First)
 	} else {
 		b = append(b, '-')
 	}
 	b = append(b, '\t')
 	if s := m.ReceiverSide(); s != nil {
-		b = appendInt(b, s.Last)
+		b = recv.append(b, s.Last)
 	} else {
 		b = append(b, '-')
 	}
@@ -127,9 +130,9 @@ func AppendMessageTSV(b []byte, m *Message) []byte {
 		b = append(b, ':')
 		b = strconv.AppendUint(b, uint64(s.TTL), 10)
 		b = append(b, ':')
-		b = appendInt(b, s.First)
+		b = send.again(b, s.First)
 		b = append(b, ':')
-		b = appendInt(b, s.Last)
+		b = recv.again(b, s.Last)
 		b = append(b, ':')
 		b = appendInt(b, s.Bytes)
 		b = append(b, ':')
@@ -165,6 +168,30 @@ func AppendMessageTSV(b []byte, m *Message) []byte {
 	b = append(b, '\t')
 	b = appendInt(b, int64(toks))
 	return append(b, '\n')
+}
+
+// tsText remembers where a time was written in a line, so that the same
+// time is copied rather than formatted again (19 digits).
+type tsText struct {
+	v      int64
+	lo, hi int
+	ok     bool
+}
+
+// append appends v in decimal and remembers where.
+func (t *tsText) append(b []byte, v int64) []byte {
+	t.v, t.lo, t.ok = v, len(b), true
+	b = appendInt(b, v)
+	t.hi = len(b)
+	return b
+}
+
+// again appends v: a copy of the remembered text if it is the same time.
+func (t *tsText) again(b []byte, v int64) []byte {
+	if t.ok && v == t.v {
+		return append(b, b[t.lo:t.hi]...)
+	}
+	return appendInt(b, v)
 }
 
 // appendText appends s for a TSV field: "-" when empty, control bytes
