@@ -35,48 +35,54 @@ func headerEvidence(ev *proto.Evidence, name, value string) {
 		addToken(ev, value)
 		return
 	}
-	v, ok := idValue(name, value)
+	src, ok := idSource(name)
+	if !ok {
+		return
+	}
+	v, ok := idValue(src, value)
 	if !ok || v == "" || len(ev.IDs) >= maxIDs {
 		return
 	}
 	if len(v) > maxIDValue {
 		v = v[:maxIDValue]
 	}
-	ev.IDs = append(ev.IDs, proto.ID{Source: idSource(name), Value: strings.Clone(v)})
+	ev.IDs = append(ev.IDs, proto.ID{Source: src, Value: strings.Clone(v)})
 	addToken(ev, v)
 }
 
-// idSources are the names of the headers idValue reads ids from.
-var idSources = [...]string{"traceparent", "b3", "x-b3-traceid", "uber-trace-id", "sw8",
-	"x-amzn-trace-id", "grpc-trace-bin", "tracestate", "x-request-id", "x-correlation-id"}
-
-// isIDHeader reports whether name is one of idSources.
-func isIDHeader(name string) bool {
-	for _, s := range idSources {
-		if s == name {
-			return true
-		}
+// idSource returns name as a string that outlives the header it came
+// from, if it is one of the propagation headers idValue reads ids from
+// (a switch, which the compiler makes a search by length and bytes:
+// every field of every header block passes here).
+func idSource(name string) (string, bool) {
+	switch name {
+	case "traceparent":
+		return "traceparent", true
+	case "b3":
+		return "b3", true
+	case "x-b3-traceid":
+		return "x-b3-traceid", true
+	case "uber-trace-id":
+		return "uber-trace-id", true
+	case "sw8":
+		return "sw8", true
+	case "x-amzn-trace-id":
+		return "x-amzn-trace-id", true
+	case "grpc-trace-bin":
+		return "grpc-trace-bin", true
+	case "tracestate":
+		return "tracestate", true
+	case "x-request-id":
+		return "x-request-id", true
+	case "x-correlation-id":
+		return "x-correlation-id", true
 	}
-	return false
-}
-
-// idSource returns name, one of idSources, as a string that outlives the
-// header it came from.
-func idSource(name string) string {
-	for _, s := range idSources {
-		if s == name {
-			return s
-		}
-	}
-	return strings.Clone(name)
+	return "", false
 }
 
 // idValue returns the normalised id a header carries, if it is one of
 // the propagation headers.
 func idValue(name, value string) (string, bool) {
-	if !isIDHeader(name) {
-		return "", false
-	}
 	value = strings.TrimSpace(value)
 	switch name {
 	case "traceparent": // version-traceid-spanid-flags
