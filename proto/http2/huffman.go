@@ -1,6 +1,7 @@
 package http2
 
 import (
+	"encoding/binary"
 	"slices"
 
 	"golang.org/x/net/http2/hpack"
@@ -94,8 +95,8 @@ const hufFastBits = 12
 // hufFast maps the next hufFastBits bits to the one or two symbols whose
 // codes they hold whole: sym1 | sym2<<8 | count<<16 | bits<<20; count 0
 // when the first code is longer than the window.
-var hufFast = func() []uint32 {
-	fast := make([]uint32, 1<<hufFastBits)
+var hufFast = func() *[1 << hufFastBits]uint32 {
+	fast := new([1 << hufFastBits]uint32)
 	// first returns the symbol and code length at the top of the w
 	// valid bits of x (a code that fits in them), if any.
 	first := func(x uint32, w uint) (sym byte, n uint, ok bool) {
@@ -145,20 +146,29 @@ func appendHuffman(dst, v []byte) ([]byte, error) {
 	n := len(dst)
 	out := slices.Grow(dst, len(v)*8/5+2)
 	out = out[:cap(out)]
-	fast := hufFast // locals: the loop does not reload the globals
+	fast := hufFast // a local: the loop does not reload the global
 	var acc uint64
 	var nbits uint // bits of acc not yet decoded
 	i := 0
 	for {
-		for nbits < hufFastBits && i < len(v) {
-			acc = acc<<8 | uint64(v[i])
-			i++
-			nbits += 8
-		}
 		if nbits < hufFastBits {
-			break
+			if i+4 <= len(v) {
+				// Four bytes at once: acc keeps at most 43 bits.
+				acc = acc<<32 | uint64(binary.BigEndian.Uint32(v[i:]))
+				i += 4
+				nbits += 32
+			} else {
+				for nbits < hufFastBits && i < len(v) {
+					acc = acc<<8 | uint64(v[i])
+					i++
+					nbits += 8
+				}
+				if nbits < hufFastBits {
+					break
+				}
+			}
 		}
-		e := fast[acc>>(nbits-hufFastBits)&(1<<hufFastBits-1)]
+		e := fast[acc>>((nbits-hufFastBits)&63)&(1<<hufFastBits-1)]
 		c := e >> 16 & 3
 		if c == 0 {
 			break
