@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"math"
+	"math/rand/v2"
 	"net/netip"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -300,4 +303,30 @@ func BenchmarkAppendMessageTSV(b *testing.B) {
 		buf = AppendMessageTSV(buf[:0], m)
 	}
 	b.SetBytes(int64(len(buf)))
+}
+
+// TestAppendDecimal checks appendUint and appendInt against strconv on
+// every power of ten and its neighbours, the extremes and random values.
+func TestAppendDecimal(t *testing.T) {
+	vals := []uint64{0, 1, 9, 10, 11, 99, 100, 101, math.MaxUint64, math.MaxInt64, 1<<63 + 1}
+	for p := uint64(1); p <= 1e19; p *= 10 {
+		vals = append(vals, p-1, p, p+1)
+		if p > math.MaxUint64/10 {
+			break
+		}
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 10000 {
+		vals = append(vals, r.Uint64()>>r.IntN(64))
+	}
+	for _, v := range vals {
+		if got, want := string(appendUint([]byte("x"), v)), "x"+strconv.FormatUint(v, 10); got != want {
+			t.Fatalf("appendUint(%d) = %q, want %q", v, got, want)
+		}
+		for _, s := range []int64{int64(v), -int64(v)} {
+			if got, want := string(appendInt(nil, s)), strconv.FormatInt(s, 10); got != want {
+				t.Fatalf("appendInt(%d) = %q, want %q", s, got, want)
+			}
+		}
+	}
 }

@@ -50,7 +50,13 @@ func AppendMessagesHeader(b []byte) []byte { return appendHeader(b, MessagesMagi
 // TSV format.
 func AppendConnsHeader(b []byte) []byte { return appendHeader(b, ConnsMagic, ConnColumns) }
 
-func appendInt(b []byte, v int64) []byte { return strconv.AppendInt(b, v, 10) }
+// appendInt appends v in decimal.
+func appendInt(b []byte, v int64) []byte {
+	if v < 0 {
+		return strconv.AppendInt(b, v, 10)
+	}
+	return appendUint(b, uint64(v))
+}
 
 func appendBool(b []byte, v bool) []byte {
 	if v {
@@ -106,11 +112,11 @@ func AppendMessageTSV(b []byte, m *Message) []byte {
 	b = append(b, '\t')
 	b = append(b, m.End.String()...)
 	b = append(b, '\t')
-	b = strconv.AppendUint(b, m.Conn, 10)
+	b = appendUint(b, m.Conn)
 	b = append(b, '\t')
-	b = strconv.AppendUint(b, uint64(m.Index), 10)
+	b = appendUint(b, uint64(m.Index))
 	b = append(b, '\t')
-	b = strconv.AppendUint(b, uint64(m.Seq), 10)
+	b = appendUint(b, uint64(m.Seq))
 	b = append(b, '\t')
 	b = appendHex16(b, m.Fingerprint)
 	b = append(b, '\t')
@@ -124,11 +130,11 @@ func AppendMessageTSV(b []byte, m *Message) []byte {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = strconv.AppendUint(b, uint64(s.Point.Sniffer), 10)
+		b = appendUint(b, uint64(s.Point.Sniffer))
 		b = append(b, '/')
-		b = strconv.AppendUint(b, uint64(s.Point.Interface), 10)
+		b = appendUint(b, uint64(s.Point.Interface))
 		b = append(b, ':')
-		b = strconv.AppendUint(b, uint64(s.TTL), 10)
+		b = appendUint(b, uint64(s.TTL))
 		b = append(b, ':')
 		b = send.again(b, s.First)
 		b = append(b, ':')
@@ -141,9 +147,9 @@ func AppendMessageTSV(b []byte, m *Message) []byte {
 		b = appendInt(b, int64(s.Repeats))
 	}
 	b = append(b, '\t')
-	b = strconv.AppendUint(b, uint64(m.Ordinal), 10)
+	b = appendUint(b, uint64(m.Ordinal))
 	b = append(b, '\t')
-	b = strconv.AppendUint(b, m.Stream, 10)
+	b = appendUint(b, m.Stream)
 	b = append(b, '\t')
 	b = appendText(b, m.Label)
 	b = append(b, '\t')
@@ -304,7 +310,7 @@ func MessageJSON(w io.Writer, m *Message) error {
 // points ("-" when none saw a complete handshake).
 func AppendConnTSV(b []byte, cs *ConnStats) []byte {
 	tab := func() { b = append(b, '\t') }
-	b = strconv.AppendUint(b, cs.Conn, 10)
+	b = appendUint(b, cs.Conn)
 	tab()
 	b = append(b, cs.Proto...)
 	tab()
