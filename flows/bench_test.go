@@ -330,3 +330,44 @@ func TestAppendDecimal(t *testing.T) {
 		}
 	}
 }
+
+// TestPrintable checks the eight-bytes-at-a-time test of appendText
+// against a byte loop: random strings rich in the bytes around the
+// limits, and every byte value at every position of strings of up to 19
+// bytes.
+func TestPrintable(t *testing.T) {
+	slow := func(s string) bool {
+		for i := 0; i < len(s); i++ {
+			if s[i] < 0x20 || s[i] == 0x7f {
+				return false
+			}
+		}
+		return true
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	edges := []byte{0, 0x1f, 0x20, 0x21, 0x7e, 0x7f, 0x80, 0x9f, 0xa0, 0xff}
+	for range 20000 {
+		b := make([]byte, r.IntN(40))
+		for i := range b {
+			if r.IntN(8) == 0 {
+				b[i] = edges[r.IntN(len(edges))]
+			} else {
+				b[i] = byte(0x20 + r.IntN(0x5f))
+			}
+		}
+		if got, want := printable(string(b)), slow(string(b)); got != want {
+			t.Fatalf("printable(%q) = %v, want %v", b, got, want)
+		}
+	}
+	for n := 1; n < 20; n++ {
+		for pos := range n {
+			for c := range 256 {
+				b := []byte(strings.Repeat("a", n))
+				b[pos] = byte(c)
+				if got, want := printable(string(b)), slow(string(b)); got != want {
+					t.Fatalf("printable(%q) = %v, want %v", b, got, want)
+				}
+			}
+		}
+	}
+}

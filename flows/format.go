@@ -206,6 +206,9 @@ func appendText(b []byte, s string) []byte {
 	if s == "" {
 		return append(b, '-')
 	}
+	if printable(s) {
+		return append(b, s...) // the common case, in one copy
+	}
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		if c < 0x20 || c == 0x7f {
@@ -216,12 +219,36 @@ func appendText(b []byte, s string) []byte {
 	return b
 }
 
+// printable reports whether s has no control byte (below 0x20, or 0x7f),
+// looking at eight bytes at a time: a byte below 0x20 makes
+// x - 0x20202020... borrow into its top bit where x's top bit is clear
+// (Bit Twiddling Hacks' hasless), and one equal to 0x7f is a zero byte of
+// x ^ 0x7f7f7f7f....
+func printable(s string) bool {
+	const ones, tops = 0x0101010101010101, 0x8080808080808080
+	for ; len(s) >= 8; s = s[8:] {
+		x := uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+			uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+		y := x ^ 0x7f*ones
+		if (x-0x20*ones)&^x&tops != 0 || (y-ones)&^y&tops != 0 {
+			return false
+		}
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
 func appendHex16(b []byte, v uint64) []byte {
 	const hex = "0123456789abcdef"
-	for i := 60; i >= 0; i -= 4 {
-		b = append(b, hex[(v>>uint(i))&0xf])
+	var t [16]byte
+	for i := range t {
+		t[i] = hex[v>>(60-4*uint(i))&0xf]
 	}
-	return b
+	return append(b, t[:]...)
 }
 
 // sightingJSON and messageJSON are the JSON Lines form of a message.
