@@ -181,10 +181,30 @@ func finishEvidence(ev *proto.Evidence, max int) *proto.Evidence {
 // lowerASCII returns s in lower case, s itself (no copy) when it has no
 // upper-case letter.
 func lowerASCII(s string) string {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c >= 'A' && c <= 'Z' {
-			return strings.ToLower(s)
-		}
+	if hasUpper(s) {
+		return strings.ToLower(s)
 	}
 	return s
+}
+
+// hasUpper reports whether s has a byte 'A' to 'Z', looking at eight
+// bytes at a time: with the top bits cleared (x7), adding 0x3f to a byte
+// sets its top bit when it is at least 'A', adding 0x25 when it is past
+// 'Z', and no sum carries into the next byte.
+func hasUpper(s string) bool {
+	const ones, tops = 0x0101010101010101, 0x8080808080808080
+	for ; len(s) >= 8; s = s[8:] {
+		x := uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+			uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+		x7 := x &^ tops
+		if (x7+0x3f*ones)&^(x7+0x25*ones)&^x&tops != 0 {
+			return true
+		}
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c >= 'A' && c <= 'Z' {
+			return true
+		}
+	}
+	return false
 }
