@@ -3,6 +3,7 @@ package flows
 import (
 	"encoding/json"
 	"io"
+	"net/netip"
 	"strconv"
 )
 
@@ -70,7 +71,50 @@ func appendBool(b []byte, v bool) []byte {
 // one nearest the receiver ("-" when no point saw the message); sightings
 // lists every point as point:ttl:first:last:bytes:segments:repeats,
 // comma-separated.
-func AppendMessageTSV(b []byte, m *Message) []byte {
+func AppendMessageTSV(b []byte, m *Message) []byte { return appendMessageTSV(b, m, nil) }
+
+// MessageTSV writes lines of the messages TSV format as AppendMessageTSV
+// does, remembering the text of the endpoints it wrote last (a
+// connection's messages name the same two), which it then copies rather
+// than formats. The zero value is ready to use; it is not safe for
+// concurrent use.
+type MessageTSV struct {
+	eps [64]endpointText
+}
+
+// endpointText is the text of one endpoint, "10.0.0.1:80" or
+// "[fe80::1]:53", when it fits.
+type endpointText struct {
+	ap   netip.AddrPort
+	n    uint8
+	text [55]byte
+}
+
+// Append appends m as one line of the messages TSV format.
+func (w *MessageTSV) Append(b []byte, m *Message) []byte { return appendMessageTSV(b, m, w) }
+
+// endpoint appends ap's text, from the cache when it holds it.
+func (w *MessageTSV) endpoint(b []byte, ap netip.AddrPort) []byte {
+	if w == nil {
+		return ap.AppendTo(b)
+	}
+	a := ap.Addr().As16()
+	e := &w.eps[(uint(ap.Port())^uint(a[15])<<3^uint(a[14])<<5)%uint(len(w.eps))]
+	if e.n > 0 && e.ap == ap {
+		return append(b, e.text[:e.n]...)
+	}
+	start := len(b)
+	b = ap.AppendTo(b)
+	if n := len(b) - start; n <= len(e.text) {
+		e.ap, e.n = ap, uint8(n)
+		copy(e.text[:], b[start:])
+	}
+	return b
+}
+
+// appendMessageTSV is AppendMessageTSV, with w's endpoint cache when w is
+// not nil.
+func appendMessageTSV(b []byte, m *Message, w *MessageTSV) []byte {
 	// The two times are written again in the sightings (where a message
 	// has one, they are its First and Last): their text is copied.
 	var send, recv tsText
@@ -81,14 +125,14 @@ func AppendMessageTSV(b []byte, m *Message) []byte {
 	}
 	b = append(b, '\t')
 	if s := m.ReceiverSide(); s != nil {
-		b = recv.append(b, s.Last)
+		b = recv.appendLike(b, s.Last, &send)
 	} else {
 		b = append(b, '-')
 	}
 	b = append(b, '\t')
-	b = m.Src.AppendTo(b)
+	b = w.endpoint(b, m.Src)
 	b = append(b, '\t')
-	b = m.Dst.AppendTo(b)
+	b = w.endpoint(b, m.Dst)
 	b = append(b, '\t')
 	b = append(b, m.Proto.String()...)
 	b = append(b, '\t')
@@ -190,6 +234,18 @@ func (t *tsText) append(b []byte, v int64) []byte {
 	b = appendInt(b, v)
 	t.hi = len(b)
 	return b
+}
+
+// appendLike is append, copying like's text when v is its time (a
+// message in one segment seen at one point arrived when it left).
+func (t *tsText) appendLike(b []byte, v int64, like *tsText) []byte {
+	if like.ok && v == like.v {
+		t.v, t.lo, t.ok = v, len(b), true
+		b = append(b, b[like.lo:like.hi]...)
+		t.hi = len(b)
+		return b
+	}
+	return t.append(b, v)
 }
 
 // again appends v: a copy of the remembered text if it is the same time.
