@@ -56,8 +56,13 @@ type builder struct {
 	r      *run
 	kids   [][]int32
 	retIdx []int32 // per call, the index of its RETURN entry in msgs
-	msgs   []causal.RequestMessage
-	cnt    treeCounts
+	// keep is, per call, the probability that no call given elsewhere
+	// belongs to it: the product of 1 − p over the calls that list it as
+	// an alternative with probability p (a request is exactly right only
+	// if it lost none of its calls, as well as its own links being right)
+	keep []float64
+	msgs []causal.RequestMessage
+	cnt  treeCounts
 }
 
 // requests builds every request and background tree, in order of their
@@ -76,6 +81,7 @@ func (r *run) requests(agg *causal.Aggregator) ([]causal.Request, treeCounts) {
 	for p := range b.kids {
 		slices.SortStableFunc(b.kids[p], func(x, y int32) int { return cmpTime(r.sendOf(x), r.sendOf(y)) })
 	}
+	b.keep = r.keepProbs()
 	var out []causal.Request
 	var stack []int32
 	for c := range r.calls {
@@ -94,6 +100,25 @@ func (r *run) requests(agg *causal.Aggregator) ([]causal.Request, treeCounts) {
 		}
 	}
 	return out, b.cnt
+}
+
+// keepProbs returns, per call, the probability that none of the calls
+// assigned elsewhere (to another request, or none) belongs to it, from
+// their alternatives (builder.keep).
+func (r *run) keepProbs() []float64 {
+	keep := make([]float64, len(r.calls))
+	for i := range keep {
+		keep[i] = 1
+	}
+	k := r.opt.Alternatives
+	for c := range r.calls {
+		for _, a := range r.alts[c*k : c*k+k] {
+			if a.p >= 0 && a.prob > 0 && a.p != r.parent[c] {
+				keep[a.p] *= 1 - float64(a.prob)
+			}
+		}
+	}
+	return keep
 }
 
 // build returns the request rooted at call root, and the calls cut from
@@ -216,7 +241,7 @@ func (b *builder) open(c int32, parentIdx, callParentIdx, depth int, req *causal
 	idx := len(b.msgs)
 	e.Call = idx
 	b.msgs = append(b.msgs, e)
-	req.Confidence *= e.Confidence
+	req.Confidence *= e.Confidence * b.keep[c]
 	return frame{c: c, callIdx: idx, depth: depth}
 }
 
