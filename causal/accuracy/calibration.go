@@ -24,7 +24,7 @@ func Calibrate(out *gen.Output, res *causal.Result) (c score.Calibration, ok boo
 	t := out.Trace
 	parents := score.TruthCallParents(tr)
 	byObs := tr.ByObserved()
-	var links, joint, reqs score.ReliabilityCounter
+	var links, joint score.ReliabilityCounter
 	// reqConf is, per trace message, the confidence of the result's
 	// request that holds it
 	reqConf := make([]float64, len(t.Messages))
@@ -56,7 +56,18 @@ func Calibrate(out *gen.Output, res *causal.Result) (c score.Calibration, ok boo
 			}
 		}
 	}
-	a, _ := EngineAssignment(res, t)
+	reqs := requestReliability(out, res, reqConf, parents)
+	return score.Calibration{Links: links.Reliability(), JointLinks: joint.Reliability(), Requests: reqs}, true
+}
+
+// requestReliability is Calibrate's figure for requests: per instance of
+// the truth that is no background work, the confidence of the result's
+// request holding its root call (reqConf, by trace message) against
+// TraceWeaver's verdict.
+func requestReliability(out *gen.Output, res *causal.Result, reqConf []float64, parents []int32) score.Reliability {
+	tr := out.Truth
+	var reqs score.ReliabilityCounter
+	a, _ := EngineAssignment(res, out.Trace)
 	_, wrong := exactVerdicts(out, a)
 	bg := map[int]bool{}
 	for i, name := range tr.Meta.Tracelets {
@@ -75,5 +86,5 @@ func Calibrate(out *gen.Output, res *causal.Result) (c score.Calibration, ok boo
 			reqs.Add(reqConf[o], !wrong[inst])
 		}
 	}
-	return score.Calibration{Links: links.Reliability(), JointLinks: joint.Reliability(), Requests: reqs.Reliability()}, true
+	return reqs.Reliability()
 }
