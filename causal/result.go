@@ -40,9 +40,10 @@ type Result struct {
 	Accounting []trace.Count `json:"accounting,omitempty"`
 	Warnings   []string      `json:"warnings,omitempty"`
 	// RequestTypes gathers the patterns' instances by request label
-	// (Pattern.Label), with their count and latency; absent when the
-	// trace has no labels or the engine lists no instances
-	// (convolution).
+	// (Pattern.Label), with their count and latency, leaving out the
+	// background trees (work no request caused: Request.Background);
+	// absent when the trace has no labels or the engine lists no
+	// instances (convolution).
 	RequestTypes []RequestType `json:"request_types,omitempty"`
 }
 

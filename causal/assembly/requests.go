@@ -300,7 +300,7 @@ func (b *builder) instance(agg *causal.Aggregator, req *causal.Request) {
 	}
 	for _, nodes := range frags {
 		b.cnt.inRequests += int64(len(nodes))
-		if err := agg.Add(causal.Instance{Nodes: nodes, Prob: req.Confidence}); err != nil {
+		if err := agg.Add(causal.Instance{Nodes: nodes, Prob: req.Confidence, Background: req.Background}); err != nil {
 			b.cnt.rejected++
 		}
 	}
