@@ -104,10 +104,10 @@ type Aggregator struct {
 	instPat  []int32
 	instProb []float64
 	// instBg marks the background instances (Instance.Background)
-	instBg map[int32]bool
-	bad      int
-	types    []RequestType // of the last Patterns call
-	outside  int
+	instBg  map[int32]bool
+	bad     int
+	types   []RequestType // of the last Patterns call
+	outside int
 
 	// scratch, reused across Add calls
 	mbuf   []trace.Message

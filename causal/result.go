@@ -160,6 +160,15 @@ type Request struct {
 	// Latency is the time from the root's send to its reply's arrival, in
 	// microseconds (absent when either was not seen).
 	Latency *float64 `json:"latency_us,omitempty"`
+	// StartNS is when the root call was sent (its reply's arrival when
+	// its CALL was not seen), in nanoseconds since the epoch on the
+	// trace's reference clock; 0 when unknown.
+	StartNS int64 `json:"start_ns,omitempty"`
+	// Window is, in the merged result of a windowed run, the index of the
+	// window whose trace the request's message indices (Msg, Root, the
+	// alternatives' Call) refer to; nil otherwise (they refer to the
+	// run's trace).
+	Window *int `json:"window,omitempty"`
 	// Confidence is the product of the confidences of its links.
 	Confidence float64 `json:"confidence"`
 	// Unseen counts the messages of its calls that no capture saw.

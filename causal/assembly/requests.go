@@ -18,6 +18,9 @@ type treeCounts struct {
 	cyclesBroken, depthCut           int64
 	requests, background, unseenMsgs int64
 	inRequests, rejected, cut        int64
+	// outside counts the trees not listed: their root was sent outside
+	// the window of root times (AggregateOptions.RootFrom, RootTo)
+	outside int64
 }
 
 // breakCycles makes the parent links a forest: a call found on its own
@@ -82,6 +85,7 @@ func (r *run) requests(agg *causal.Aggregator) ([]causal.Request, treeCounts) {
 		slices.SortStableFunc(b.kids[p], func(x, y int32) int { return cmpTime(r.sendOf(x), r.sendOf(y)) })
 	}
 	b.keep = r.keepProbs()
+	from, to := r.opt.Aggregate.RootFrom, r.opt.Aggregate.RootTo
 	var out []causal.Request
 	var stack []int32
 	for c := range r.calls {
@@ -94,9 +98,14 @@ func (r *run) requests(agg *causal.Aggregator) ([]causal.Request, treeCounts) {
 			stack = stack[:len(stack)-1]
 			req, cut := b.build(root)
 			stack = append(stack, cut...)
+			b.instance(agg, &req)
+			if to > from && (req.StartNS < from || req.StartNS >= to) {
+				// a windowed run lists it in the window its root is in
+				b.cnt.outside++
+				continue
+			}
 			req.ID = len(out)
 			out = append(out, req)
-			b.instance(agg, &req)
 		}
 	}
 	return out, b.cnt
@@ -139,6 +148,9 @@ func (b *builder) build(root int32) (causal.Request, []int32) {
 	if rc.callMsg >= 0 && rc.retMsg >= 0 && rc.flags&flagOneWay == 0 {
 		lat := float64(rc.back-rc.send) / 1e3
 		req.Latency = &lat
+	}
+	if t := r.sendOf(root); t != noTime {
+		req.StartNS = t
 	}
 	cut := b.addCall(root, -1, -1, &req)
 	req.Messages = slices.Clone(b.msgs)
