@@ -24,6 +24,10 @@ type InstanceNode struct {
 type Instance struct {
 	Nodes []InstanceNode
 	Prob  float64
+	// Background marks an instance of work no request caused (a health
+	// check, a refresh: the assembly engine's background trees): it
+	// counts in its pattern, not in the request types (RequestTypes).
+	Background bool
 }
 
 // ErrBadInstance is returned by Aggregator.Add for an instance that is not a
@@ -99,9 +103,11 @@ type Aggregator struct {
 	// each other in msgArena), and its probability when not all are 1.
 	instPat  []int32
 	instProb []float64
-	bad      int
-	types    []RequestType // of the last Patterns call
-	outside  int
+	// instBg marks the background instances (Instance.Background)
+	instBg  map[int32]bool
+	bad     int
+	types   []RequestType // of the last Patterns call
+	outside int
 
 	// scratch, reused across Add calls
 	mbuf   []trace.Message
@@ -297,6 +303,12 @@ func (a *Aggregator) Add(inst Instance) error {
 	a.walkCanonical(len(inst.Nodes))
 	pi := a.patternOf(inst.Nodes, msgs)
 	a.record(pi, inst.Nodes, msgs, p)
+	if inst.Background {
+		if a.instBg == nil {
+			a.instBg = make(map[int32]bool)
+		}
+		a.instBg[int32(len(a.instPat)-1)] = true
+	}
 	return nil
 }
 
@@ -521,7 +533,8 @@ func (a *Aggregator) Patterns(metric RankMetric) []Pattern {
 
 // RequestTypes returns the request types of the patterns the last call
 // of Patterns returned: their instances gathered by request label, most
-// instances first. It is nil when no instance had a label.
+// instances first, background instances (Instance.Background) left out.
+// It is nil when no instance had a label.
 func (a *Aggregator) RequestTypes() []RequestType {
 	for _, t := range a.types {
 		if t.Label != "" {
@@ -979,6 +992,11 @@ func (a *Aggregator) finish(pi int, insts []instRef, sc *aggScratch) (Pattern, [
 		}
 		if lo == 0 {
 			p, sh, ts = a.newPattern(ps, sc)
+			for j, in := range insts {
+				if j < len(ts) {
+					ts[j].bg = a.instBg[in.i]
+				}
+			}
 		}
 		a.setHops(&p, &sh, ps, sc)
 	}

@@ -5,3 +5,7 @@ var StructureOf = structureOf
 
 // SetMergeLimit lowers a ResultMerger's MaxMergedPatterns for a test.
 func SetMergeLimit(m *ResultMerger, n int) { m.limit = n }
+
+// SetMergeRequestLimit lowers a ResultMerger's MaxMergedRequests for a
+// test.
+func SetMergeRequestLimit(m *ResultMerger, n int) { m.reqLimit = n }

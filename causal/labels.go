@@ -107,6 +107,7 @@ type RequestType struct {
 type typeSample struct {
 	label  string
 	lat, w float64
+	bg     bool // a background instance, of no request type
 }
 
 // typeSamples returns the request label and latency of every instance
@@ -135,6 +136,9 @@ func requestTypes(ps []Pattern, ts [][]typeSample, hist bool) []RequestType {
 	var pts [][]sample
 	for i := range ps {
 		for _, s := range ts[i] {
+			if s.bg {
+				continue
+			}
 			k, ok := idx[s.label]
 			if !ok {
 				k = len(types)

@@ -121,3 +121,27 @@ func TestRequestTypesNilWithoutLabels(t *testing.T) {
 		t.Errorf("request types %+v on a trace without labels", types)
 	}
 }
+
+// TestRequestTypesLeaveOutBackground checks that a background instance
+// (work no request caused) counts in its pattern but in no request type.
+func TestRequestTypesLeaveOutBackground(t *testing.T) {
+	tr, insts := rpcTrace(4)
+	get, ok := tr.Intern("GET /item/{id}"), tr.Intern("200")
+	for _, in := range insts {
+		tr.Messages[in.Nodes[0].Msg].Label, tr.Messages[in.Nodes[3].Msg].Label = get, ok
+	}
+	insts[3].Background = true
+	a := NewAggregator(tr, AggregateOptions{Naming: DefaultNaming()})
+	for _, in := range insts {
+		if err := a.Add(in); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if ps := a.Patterns(RankCount); len(ps) != 1 || ps[0].Count != 4 {
+		t.Fatalf("patterns %+v, want one of 4 instances", ps)
+	}
+	types := a.RequestTypes()
+	if len(types) != 1 || types[0].Count != 3 || types[0].Latency == nil || types[0].Latency.N != 3 {
+		t.Errorf("request types %+v, want one of 3 requests", types)
+	}
+}

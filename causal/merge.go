@@ -1,6 +1,7 @@
 package causal
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -19,7 +20,11 @@ import (
 // samples and within 1% beyond. A distribution without a sketch (an engine
 // run without Sketches) is merged from its summary: its percentiles are
 // then the weighted mean of the windows' (an approximation). Instances are
-// not kept (they name messages of the windows' traces).
+// not kept (they name messages of the windows' traces). An engine's own
+// requests (Result.Requests: the assembly engine's) are kept, each once,
+// from the window whose span holds its root (the engines list only
+// those under SetWindow), up to MaxMergedRequests; their message
+// indices refer to their window's trace (Request.Window).
 type ResultMerger struct {
 	metric      RankMetric
 	maxPatterns int
@@ -34,7 +39,18 @@ type ResultMerger struct {
 	// MaxMergedPatterns were held, and were left out.
 	overPatterns, overInstances int64
 	limit                       int // MaxMergedPatterns (tests lower it)
+	// requests are the windows' requests; overRequests counts those left
+	// out past reqLimit (MaxMergedRequests)
+	requests     []Request
+	overRequests int64
+	reqLimit     int
 }
+
+// MaxMergedRequests bounds the requests a ResultMerger holds (about a
+// kilobyte each), so that a windowed run's memory stays bounded: the
+// requests of windows merged once this many are held are left out and
+// counted (accounting requests_over_merge_limit, and a warning).
+const MaxMergedRequests = 1_000_000
 
 // MaxMergedPatterns bounds the patterns a ResultMerger holds, so that its
 // memory is bounded however long the run: a pattern first seen once this
@@ -72,7 +88,7 @@ type distAcc struct {
 // metric and keeps the best maxPatterns of them (all when 0).
 func NewResultMerger(metric RankMetric, maxPatterns int) *ResultMerger {
 	return &ResultMerger{
-		metric: metric, maxPatterns: maxPatterns, limit: MaxMergedPatterns,
+		metric: metric, maxPatterns: maxPatterns, limit: MaxMergedPatterns, reqLimit: MaxMergedRequests,
 		pats: make(map[string]int), acc: make(map[countKey]int), warned: make(map[string]bool),
 	}
 }
@@ -98,6 +114,41 @@ func (m *ResultMerger) Add(r *Result) {
 	for i := range r.Patterns {
 		m.addPattern(&r.Patterns[i])
 	}
+	m.addRequests(r.Requests)
+}
+
+// addRequests keeps one window's requests (Request.Window says which
+// window's trace they index; the caller sets it).
+func (m *ResultMerger) addRequests(rs []Request) {
+	room := max(0, m.reqLimit-len(m.requests))
+	if len(rs) > room {
+		m.overRequests += int64(len(rs) - room)
+		rs = rs[:room]
+	}
+	m.requests = append(m.requests, rs...)
+}
+
+// mergedRequests returns the windows' requests as one run's: requests in
+// order of their roots' times, then the background trees, numbered
+// from 0.
+func (m *ResultMerger) mergedRequests() []Request {
+	if len(m.requests) == 0 {
+		return nil
+	}
+	out := slices.Clone(m.requests)
+	slices.SortStableFunc(out, func(a, b Request) int {
+		if a.Background != b.Background {
+			if a.Background {
+				return 1
+			}
+			return -1
+		}
+		return cmp.Compare(a.StartNS, b.StartNS)
+	})
+	for i := range out {
+		out[i].ID = i
+	}
+	return out
 }
 
 // count adds c to the counter of its name in *to.
@@ -300,6 +351,11 @@ func (m *ResultMerger) Result() *Result {
 			trace.Count{Stage: out.Engine, Name: "instances_over_merge_limit", Value: m.overInstances})
 		out.Warnings = append(slices.Clone(out.Warnings), fmt.Sprintf("%d patterns (%d instances) first seen after %d were held were left out of the merged windows", m.overPatterns, m.overInstances, m.limit))
 	}
+	if m.overRequests > 0 {
+		out.Accounting = append(slices.Clone(out.Accounting), trace.Count{Stage: out.Engine, Name: "requests_over_merge_limit", Value: m.overRequests})
+		out.Warnings = append(slices.Clone(out.Warnings), fmt.Sprintf("%d requests of windows merged after %d were held were left out", m.overRequests, m.reqLimit))
+	}
+	out.Requests = m.mergedRequests()
 	out.Patterns = make([]Pattern, 0, len(m.merged))
 	for i := range m.merged {
 		mp := &m.merged[i]

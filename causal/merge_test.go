@@ -2,6 +2,7 @@ package causal_test
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"testing"
 
@@ -181,5 +182,46 @@ func TestMergeLimit(t *testing.T) {
 	if len(got.Patterns) != 5 || countOf(got, "patterns_over_merge_limit") != int64(len(r.Patterns)-5) ||
 		int64(kept)+countOf(got, "instances_over_merge_limit") != int64(total) || len(got.Warnings) == 0 {
 		t.Errorf("%d patterns kept (%d instances), accounting %v, warnings %q; %d patterns, %d instances in", len(got.Patterns), kept, got.Accounting, got.Warnings, len(r.Patterns), total)
+	}
+}
+
+// TestMergeRequests checks that a ResultMerger keeps the windows'
+// requests: in order of their roots' times, background trees last,
+// numbered from 0, each with its window; past the limit they are left
+// out and counted.
+func TestMergeRequests(t *testing.T) {
+	win := func(i int) *int { return &i }
+	w0 := []causal.Request{{ID: 0, StartNS: 10, Window: win(0)}, {ID: 1, StartNS: 30, Window: win(0)}, {ID: 2, StartNS: 5, Background: true, Window: win(0)}}
+	w1 := []causal.Request{{ID: 0, StartNS: 20, Window: win(1)}, {ID: 1, StartNS: 40, Window: win(1)}}
+	cases := []struct {
+		name   string
+		limit  int
+		starts []int64
+		over   int64
+	}{
+		{"all", 0, []int64{10, 20, 30, 40, 5}, 0},
+		{"limit 4", 4, []int64{10, 20, 30, 5}, 1},
+		{"limit 1", 1, []int64{10}, 4},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			m := causal.NewResultMerger(causal.RankCount, 0)
+			if tc.limit > 0 {
+				causal.SetMergeRequestLimit(m, tc.limit)
+			}
+			m.Add(&causal.Result{Version: causal.ResultVersion, Engine: "assembly", Requests: w0})
+			m.Add(&causal.Result{Version: causal.ResultVersion, Engine: "assembly", Requests: w1})
+			got := m.Result()
+			var starts []int64
+			for i, q := range got.Requests {
+				starts = append(starts, q.StartNS)
+				if q.ID != i || q.Window == nil {
+					t.Errorf("request %d: id %d window %v", i, q.ID, q.Window)
+				}
+			}
+			if fmt.Sprint(starts) != fmt.Sprint(tc.starts) || countOf(got, "requests_over_merge_limit") != tc.over {
+				t.Errorf("starts %v, over %d; want %v, %d", starts, countOf(got, "requests_over_merge_limit"), tc.starts, tc.over)
+			}
+		})
 	}
 }

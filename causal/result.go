@@ -40,9 +40,10 @@ type Result struct {
 	Accounting []trace.Count `json:"accounting,omitempty"`
 	Warnings   []string      `json:"warnings,omitempty"`
 	// RequestTypes gathers the patterns' instances by request label
-	// (Pattern.Label), with their count and latency; absent when the
-	// trace has no labels or the engine lists no instances
-	// (convolution).
+	// (Pattern.Label), with their count and latency, leaving out the
+	// background trees (work no request caused: Request.Background);
+	// absent when the trace has no labels or the engine lists no
+	// instances (convolution).
 	RequestTypes []RequestType `json:"request_types,omitempty"`
 }
 
@@ -159,6 +160,15 @@ type Request struct {
 	// Latency is the time from the root's send to its reply's arrival, in
 	// microseconds (absent when either was not seen).
 	Latency *float64 `json:"latency_us,omitempty"`
+	// StartNS is when the root call was sent (its reply's arrival when
+	// its CALL was not seen), in nanoseconds since the epoch on the
+	// trace's reference clock; 0 when unknown.
+	StartNS int64 `json:"start_ns,omitempty"`
+	// Window is, in the merged result of a windowed run, the index of the
+	// window whose trace the request's message indices (Msg, Root, the
+	// alternatives' Call) refer to; nil otherwise (they refer to the
+	// run's trace).
+	Window *int `json:"window,omitempty"`
 	// Confidence is the product of the confidences of its links.
 	Confidence float64 `json:"confidence"`
 	// Unseen counts the messages of its calls that no capture saw.

@@ -244,7 +244,7 @@ func trust(engine string, p *causal.Pattern) (text string, v float64, ok bool) {
 func trustCaption(engine string) string {
 	switch engine {
 	case "assembly":
-		return "confidence: the mean confidence of the pattern's requests (the product of their links' probabilities as the assembly engine estimates them; exact links by request id or thread are near 1, timing-only ones are over-confident at high concurrency: see docs/accuracy.md)."
+		return "confidence: the mean confidence of the pattern's requests (the product of their links' probabilities as the assembly engine estimates them, and of the chances that no call given elsewhere was theirs; exact links by request id or thread are near 1; how far timing-only ones hold is measured against the truth in docs/accuracy.md, Calibration)."
 	case "linking":
 		return "mean p: the mean probability linking gives the pattern's instances (WAP5 §5; the engine's own score, not a calibrated confidence)."
 	}

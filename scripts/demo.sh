@@ -33,21 +33,25 @@ where each type's time goes (per node and network hop). Then the
 patterns, grouped by request type: a pattern is a tree of messages (a
 hop's parent is the message whose arrival caused it), counted over the
 requests that took it;
-"at sender" is the time the sender spent before sending (in #4, auth, which
-waits 20 ms before it answers, took 30.7 ms on the recording machine),
+"at sender" is the time the sender spent before sending (in #3, auth, which
+waits 20 ms before it answers, took 24.8 ms on the recording machine),
 "network" the time on the wire. /item requests go web → app → redis, /cart
-ones also call auth, static files stay at nginx. When requests overlap at
-app, timing alone cannot always tell whose Redis call is whose: #3 are
-/item requests whose call went to a neighbour (146 of the 150 requests
-still get the right kind of path). Then: the sniffers' clock offsets found,
-the NAT the balancer did (undone before the engines ran) and every stage's
-accounting.
+ones also call auth, static files stay at nginx. The assembly engine (the
+default on such traffic) builds each request's tree and says how sure it
+is ("confidence": timing alone cannot always tell whose Redis call is
+whose when requests overlap at app). Two calls that came late (web2's
+first forward, 1.9 ms after its request; a Redis GET 63 ms after its
+/item request) were taken for work no request made ("2 background trees"
+in the accounting): their requests miss that call (the /item request in
+#5), and 148 of the 150 requests get the right kind of path. Then: the
+sniffers' clock offsets found, the NAT the balancer did (undone before
+the engines ran) and every stage's accounting.
 
 HTML report (request types, where the time goes, service map, a waterfall of a
 typical and a slow request per type, the slowest requests with the Wireshark
 filter of their frames in $out/merged.pcapng, then every pattern, searchable):
   $out/report.html
-More: wirepath analyze --help (--engine all compares the three engines), docs/analyze.md
+More: wirepath analyze --help (--engine all compares the engines side by side), docs/analyze.md
 EOF
 
 # Back to the packets: every request with its latency and the Wireshark

@@ -58,6 +58,13 @@ func rate(a, b int) float64 {
 // ExactRequests scores a against the truth of the generated trace it
 // was made on.
 func ExactRequests(out *gen.Output, a Assignment) ExactScore {
+	s, _ := exactVerdicts(out, a)
+	return s
+}
+
+// exactVerdicts is ExactRequests with, per instance of the truth, whether
+// a got it wrong.
+func exactVerdicts(out *gen.Output, a Assignment) (ExactScore, []bool) {
 	tr := out.Truth
 	ms := tr.Trace.Messages
 	parents := score.TruthCallParents(tr)
@@ -116,7 +123,7 @@ func ExactRequests(out *gen.Output, a Assignment) ExactScore {
 			s.Right++
 		}
 	}
-	return s
+	return s, wrong
 }
 
 // EngineAssignment reads an engine's result, inferred from t, as an

@@ -71,6 +71,9 @@ type run struct {
 	evid   []uint8
 	conf   []float32
 	alts   []alt // opt.Alternatives per call
+	// picked is the search's request for each call (before the local
+	// search), which conf and alts were computed for
+	picked []int32
 	nCand  []int32
 	// content tokens and their IDF, when the trace has any; whether any
 	// message carries a request id or a thread
@@ -111,6 +114,7 @@ func newRun(opt Options, ms trace.Messages, nm *causal.Namer) *run {
 	r.exact = make([]int32, n)
 	r.evid = make([]uint8, n)
 	r.conf = make([]float32, n)
+	r.picked = make([]int32, n)
 	r.alts = make([]alt, n*opt.Alternatives)
 	r.nCand = make([]int32, n)
 	for i := range r.parent {
@@ -213,6 +217,7 @@ func (r *run) solveNode(n int32) {
 	}
 	for pass := 0; pass < r.opt.Passes; pass++ {
 		s := newSearch(r, n, m)
+		s.sum = pass == r.opt.Passes-1
 		s.run(evs)
 		s.cnt.moves = r.improve(n, m, 20)
 		if r.onPass != nil {
@@ -220,6 +225,7 @@ func (r *run) solveNode(n int32) {
 		}
 		if pass == r.opt.Passes-1 {
 			r.search[n] = s.cnt
+			r.posterior(n)
 			break
 		}
 		m = r.fit(n)
@@ -302,6 +308,7 @@ func (r *run) timeline(n int32) []event {
 // worst final one.
 func (r *run) assign(c, p int32, marg, filt []altScore) {
 	r.parent[c] = p
+	r.picked[c] = p
 	var sp float64
 	scores := make(map[int32]float64, len(marg)+len(filt))
 	for _, a := range marg {

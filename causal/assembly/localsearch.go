@@ -33,7 +33,9 @@ type local struct {
 
 const improveEps = 1e-9
 
-func (r *run) improve(n int32, m *nodeModel, maxSweeps int) int64 {
+// newLocal returns the local search state of node n under its current
+// assignment.
+func newLocal(r *run, n int32, m *nodeModel) *local {
 	ls := &local{r: r, s: &search{r: r, m: m}, n: n, kids: map[int32][]int32{}, ps: map[int32]float64{}, cands: map[int32][]int32{}}
 	r.sweep(n, func(c int32, cands []int32) { ls.cands[c] = slices.Clone(cands) })
 	for _, c := range r.childrenOf[n] {
@@ -55,6 +57,11 @@ func (r *run) improve(n int32, m *nodeModel, maxSweeps int) int64 {
 		}
 	}
 	ls.span = r.openSpan(n)
+	return ls
+}
+
+func (r *run) improve(n int32, m *nodeModel, maxSweeps int) int64 {
+	ls := newLocal(r, n, m)
 	for ls.sweeps = 0; ls.sweeps < maxSweeps; ls.sweeps++ {
 		before := ls.moves
 		ls.moveSweep()

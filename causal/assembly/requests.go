@@ -18,6 +18,9 @@ type treeCounts struct {
 	cyclesBroken, depthCut           int64
 	requests, background, unseenMsgs int64
 	inRequests, rejected, cut        int64
+	// outside counts the trees not listed: their root was sent outside
+	// the window of root times (AggregateOptions.RootFrom, RootTo)
+	outside int64
 }
 
 // breakCycles makes the parent links a forest: a call found on its own
@@ -56,8 +59,13 @@ type builder struct {
 	r      *run
 	kids   [][]int32
 	retIdx []int32 // per call, the index of its RETURN entry in msgs
-	msgs   []causal.RequestMessage
-	cnt    treeCounts
+	// keep is, per call, the probability that no call given elsewhere
+	// belongs to it: the product of 1 − p over the calls that list it as
+	// an alternative with probability p (a request is exactly right only
+	// if it lost none of its calls, as well as its own links being right)
+	keep []float64
+	msgs []causal.RequestMessage
+	cnt  treeCounts
 }
 
 // requests builds every request and background tree, in order of their
@@ -76,6 +84,8 @@ func (r *run) requests(agg *causal.Aggregator) ([]causal.Request, treeCounts) {
 	for p := range b.kids {
 		slices.SortStableFunc(b.kids[p], func(x, y int32) int { return cmpTime(r.sendOf(x), r.sendOf(y)) })
 	}
+	b.keep = r.keepProbs()
+	from, to := r.opt.Aggregate.RootFrom, r.opt.Aggregate.RootTo
 	var out []causal.Request
 	var stack []int32
 	for c := range r.calls {
@@ -88,12 +98,36 @@ func (r *run) requests(agg *causal.Aggregator) ([]causal.Request, treeCounts) {
 			stack = stack[:len(stack)-1]
 			req, cut := b.build(root)
 			stack = append(stack, cut...)
+			b.instance(agg, &req)
+			if to > from && (req.StartNS < from || req.StartNS >= to) {
+				// a windowed run lists it in the window its root is in
+				b.cnt.outside++
+				continue
+			}
 			req.ID = len(out)
 			out = append(out, req)
-			b.instance(agg, &req)
 		}
 	}
 	return out, b.cnt
+}
+
+// keepProbs returns, per call, the probability that none of the calls
+// assigned elsewhere (to another request, or none) belongs to it, from
+// their alternatives (builder.keep).
+func (r *run) keepProbs() []float64 {
+	keep := make([]float64, len(r.calls))
+	for i := range keep {
+		keep[i] = 1
+	}
+	k := r.opt.Alternatives
+	for c := range r.calls {
+		for _, a := range r.alts[c*k : c*k+k] {
+			if a.p >= 0 && a.prob > 0 && a.p != r.parent[c] {
+				keep[a.p] *= 1 - float64(a.prob)
+			}
+		}
+	}
+	return keep
 }
 
 // build returns the request rooted at call root, and the calls cut from
@@ -114,6 +148,9 @@ func (b *builder) build(root int32) (causal.Request, []int32) {
 	if rc.callMsg >= 0 && rc.retMsg >= 0 && rc.flags&flagOneWay == 0 {
 		lat := float64(rc.back-rc.send) / 1e3
 		req.Latency = &lat
+	}
+	if t := r.sendOf(root); t != noTime {
+		req.StartNS = t
 	}
 	cut := b.addCall(root, -1, -1, &req)
 	req.Messages = slices.Clone(b.msgs)
@@ -216,7 +253,7 @@ func (b *builder) open(c int32, parentIdx, callParentIdx, depth int, req *causal
 	idx := len(b.msgs)
 	e.Call = idx
 	b.msgs = append(b.msgs, e)
-	req.Confidence *= e.Confidence
+	req.Confidence *= e.Confidence * b.keep[c]
 	return frame{c: c, callIdx: idx, depth: depth}
 }
 
@@ -275,7 +312,7 @@ func (b *builder) instance(agg *causal.Aggregator, req *causal.Request) {
 	}
 	for _, nodes := range frags {
 		b.cnt.inRequests += int64(len(nodes))
-		if err := agg.Add(causal.Instance{Nodes: nodes, Prob: req.Confidence}); err != nil {
+		if err := agg.Add(causal.Instance{Nodes: nodes, Prob: req.Confidence, Background: req.Background}); err != nil {
 			b.cnt.rejected++
 		}
 	}

@@ -182,7 +182,11 @@ type search struct {
 	pendAlt map[int32][]altScore
 	seq     int32
 	// pruned says whether the current window lost a hypothesis.
-	pruned    bool
+	pruned bool
+	// sum makes each call's score per request the sum over the
+	// hypotheses giving it that request (a marginal over the beam), not
+	// the best of them (a max-marginal): run.posterior's search.
+	sum       bool
 	cnt       searchCounts
 	commitLag int
 	// memo holds, within one call's send, the link score of each slot
@@ -460,6 +464,8 @@ func (s *search) noteAlternatives(c int32) {
 		switch {
 		case i < 0:
 			alts = append(alts, altScore{p, cd.score})
+		case s.sum:
+			alts[i].score = logAddExact(alts[i].score, cd.score)
 		case cd.score > alts[i].score:
 			alts[i].score = cd.score
 		}
@@ -750,6 +756,8 @@ func (s *search) commit(n int, forced bool) {
 			switch {
 			case i < 0:
 				marg[k] = append(mc, altScore{d.p, h.score})
+			case s.sum:
+				mc[i].score = logAddExact(mc[i].score, h.score)
 			case h.score > mc[i].score:
 				mc[i].score = h.score
 			}
@@ -793,4 +801,15 @@ func logSumExp(v []float64) float64 {
 		s += math.Exp(x - m)
 	}
 	return m + math.Log(s)
+}
+
+// logAddExact returns log(e^a + e^b).
+func logAddExact(a, b float64) float64 {
+	if a < b {
+		a, b = b, a
+	}
+	if math.IsInf(b, -1) {
+		return a
+	}
+	return a + math.Log1p(math.Exp(b-a))
 }

@@ -49,7 +49,7 @@ func TestChoose(t *testing.T) {
 		share float64
 		want  string
 	}{
-		{"multitier (RPC)", rpc, 1, nesting.Name},
+		{"multitier (RPC)", rpc, 1, assembly.Name},
 		{"relay (no kinds)", relay, 0, linking.Name},
 		{"calls only", calls, 0, linking.Name},
 		{"empty", &trace.Trace{}, 0, linking.Name},
@@ -74,8 +74,8 @@ func TestResolve(t *testing.T) {
 		wantErr bool
 	}{
 		{"all", []string{"linking", "nesting", "convolution", "assembly"}, false, false},
-		{"auto", []string{"nesting"}, true, false},
-		{"", []string{"nesting"}, true, false},
+		{"auto", []string{"assembly"}, true, false},
+		{"", []string{"assembly"}, true, false},
 		{"linking", []string{"linking"}, false, false},
 		{"convolution", []string{"convolution"}, false, false},
 		{"assembly", []string{"assembly"}, false, false},

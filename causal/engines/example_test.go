@@ -51,6 +51,6 @@ func Example() {
 		fmt.Println(p.Count, p.Signature)
 	}
 	// Output:
-	// [nesting] because 100% of the messages are paired calls and returns
+	// [assembly] because 100% of the messages are paired calls and returns
 	// 2 client->web(web->db(db->web(web->client)))
 }

@@ -79,6 +79,9 @@ func WriteRequestText(w io.Writer, s *RequestScores) error {
 			fmt.Fprintf(tw, "%s\t%d\t%.1f\t%.1f\t%s\t%d\t\n", n.Node, n.N, n.MeanTrueUS, n.MeanAbsErrorUS, rpct(n.RelError), n.NoParent)
 		}
 		_ = tw.Flush()
+		if r.Calibration != nil {
+			writeCalibration(ew, r.Calibration)
+		}
 	}
 	return ew.err
 }
@@ -124,4 +127,49 @@ func NewRequestScores(results []*causal.Result, t *trace.Trace, f *truth.File, o
 		s.Engines = append(s.Engines, ScoreRequests(res, t, f, m))
 	}
 	return s
+}
+
+// writeCalibration writes the calibration figures and the reliability
+// table of the joint links and the requests.
+func writeCalibration(ew *errWriter, c *Calibration) {
+	ew.printf("calibration (stated confidence against share right):\n")
+	for _, x := range []struct {
+		name string
+		r    Reliability
+	}{{"links", c.Links}, {"joint links", c.JointLinks}, {"requests", c.Requests}} {
+		ew.printf("  %s: %d, stated %s, right %s; Brier %.3f, ECE %.3f, over-confidence %.3f\n",
+			x.name, x.r.N, rpct(x.r.MeanConfidence), rpct(x.r.Share), x.r.Brier, x.r.ECE, x.r.Overconfidence)
+	}
+	tw := tabwriter.NewWriter(ew, 2, 8, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "confidence\tjoint links\tstated\tright\trequests\tstated\tright\t\n")
+	for b := 0; b+1 < len(ReliabilityEdges); b++ {
+		lo, hi := ReliabilityEdges[b], ReliabilityEdges[b+1]
+		l, lok := binAt(c.JointLinks, lo)
+		q, qok := binAt(c.Requests, lo)
+		if !lok && !qok {
+			continue
+		}
+		name := fmt.Sprintf("[%.2f, %.2f)", lo, hi)
+		if b+2 == len(ReliabilityEdges) {
+			name = "1"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t\n", name, binCells(l, lok), binCells(q, qok))
+	}
+	_ = tw.Flush()
+}
+
+func binAt(r Reliability, lo float64) (ReliabilityBin, bool) {
+	for _, b := range r.Bins {
+		if b.Lo == lo {
+			return b, true
+		}
+	}
+	return ReliabilityBin{}, false
+}
+
+func binCells(b ReliabilityBin, ok bool) string {
+	if !ok {
+		return "\t\t"
+	}
+	return fmt.Sprintf("%d\t%s\t%s", b.N, rpct(b.MeanConfidence), rpct(b.Share))
 }

@@ -43,6 +43,10 @@ type RequestReport struct {
 	Nodes []NodeDelay `json:"nodes"`
 	// Unplaced counts observed true messages in no instance of the result.
 	Unplaced int `json:"unplaced"`
+	// Calibration compares the result's stated confidences with what it
+	// got right; absent when the result states none per link (it lists
+	// no requests of its own).
+	Calibration *Calibration `json:"calibration,omitempty"`
 	// Verdicts says, per request of the truth (background ones included,
 	// in the truth's order), whether the trace held its every message and
 	// whether its call tree is exactly right: what comparing two runs
@@ -118,6 +122,11 @@ type placement struct {
 	callOpener int32 // trace index of the message that opened its call
 	callParent int32 // trace index of the opener of the parent call, -1 none
 	placed     bool
+	// conf is the confidence of the link that placed the message (an
+	// engine's own requests only), joint whether the joint assignment
+	// decided it.
+	conf  float64
+	joint bool
 }
 
 // placements reads what res says about every trace message: from its
@@ -161,7 +170,8 @@ func requestPlacements(res *causal.Result, t *trace.Trace) []placement {
 				continue
 			}
 			pl[m.Msg] = placement{p: q.Confidence, parent: msg(m.Parent), callOpener: msg(m.Call),
-				callParent: msg(m.CallParent), placed: true}
+				callParent: msg(m.CallParent), placed: true, conf: m.Confidence,
+				joint: m.Evidence == "joint-timing" || m.Evidence == "tokens"}
 		}
 	}
 	return pl
@@ -227,6 +237,9 @@ func ScoreRequests(res *causal.Result, t *trace.Trace, f *truth.File, m *Mapping
 	s.callParents()
 	r.scoreCalls(s)
 	r.scoreMessages(s)
+	if len(res.Requests) > 0 {
+		r.Calibration = s.calibration(r.Verdicts)
+	}
 	return r
 }
 
@@ -496,4 +509,36 @@ func (r *RequestReport) scoreMessages(s *reqScorer) {
 		r.Nodes = append(r.Nodes, nd)
 	}
 	sort.Slice(r.Nodes, func(a, b int) bool { return linkRank(r.Nodes[a].Node) < linkRank(r.Nodes[b].Node) })
+}
+
+// calibration compares the confidences of the result's links and
+// requests with their verdicts (per true request, in the truth's order).
+func (s *reqScorer) calibration(verdicts []RequestVerdict) *Calibration {
+	f := s.f
+	var links, joint, reqs ReliabilityCounter
+	for i := range f.Messages {
+		fm := &f.Messages[i]
+		ti := s.m.TruthToTrace[i]
+		if fm.Dir != truth.Call || ti < 0 {
+			continue
+		}
+		q := s.pl[ti]
+		if !q.placed || q.callOpener != ti || q.callParent < 0 {
+			continue
+		}
+		right := s.inferred[i] == fm.CallParent
+		links.Add(q.conf, right)
+		if q.joint {
+			joint.Add(q.conf, right)
+		}
+	}
+	for i, q := range f.Requests {
+		if q.Background || i >= len(verdicts) || !verdicts[i].Observed {
+			continue
+		}
+		if ti := s.m.TruthToTrace[q.Root]; ti >= 0 && s.pl[ti].placed {
+			reqs.Add(s.pl[ti].p, verdicts[i].Right)
+		}
+	}
+	return &Calibration{Links: links.Reliability(), JointLinks: joint.Reliability(), Requests: reqs.Reliability()}
 }

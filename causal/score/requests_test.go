@@ -269,6 +269,10 @@ func TestScoreRequests(t *testing.T) {
 			if rq := s.Engines[1]; rq.Requests != r.Requests || rq.Messages != r.Messages || rq.Background != r.Background || rq.Unplaced != r.Unplaced {
 				t.Errorf("scored from requests: %+v %+v %+v; from instances: %+v %+v %+v", rq.Requests, rq.Messages, rq.Background, r.Requests, r.Messages, r.Background)
 			}
+			if c := s.Engines[1].Calibration; r.Calibration != nil || c == nil ||
+				c.Requests.N != r.Requests.Observed || c.Requests.Right != r.Requests.Right || c.JointLinks.N != 0 {
+				t.Errorf("calibration from instances %+v, from requests %+v (requests %+v)", r.Calibration, c, r.Requests)
+			}
 			links := map[string]LinkCount{}
 			for _, l := range r.Links {
 				links[l.Link] = l

@@ -62,11 +62,12 @@ both ends' times and node names ("wirepath reconcile"). Then the engines
 infer the paths: linking (WAP5), nesting or convolution (Project 5), the
 per-request assembly engine (--engine assembly: every request's tree,
 using request ids, threads and content tokens where the trace has them),
-or all of them (--engine all). The default, auto, runs nesting on RPC
-traffic (most messages are paired calls and returns, as reassembled TCP
-request/response traffic is) and linking otherwise (docs/analyze.md); on
-the testbed the assembly engine got the most requests exactly right in
-31 of 32 runs (docs/accuracy.md).
+or all of them side by side with their agreement (--engine all). The
+default, auto, runs the assembly engine on RPC traffic (most messages
+are paired calls and returns, as reassembled TCP request/response
+traffic is) and linking otherwise (docs/analyze.md): on the testbed the
+assembly engine got the most requests exactly right in 31 of 32 runs,
+one request of 1,000 behind nesting in the other (docs/accuracy.md).
 
 The report ends with the clocks found, the NAT table, the accounting of
 every stage (packets in, duplicates, NAT mappings applied, messages,
@@ -100,7 +101,7 @@ type runFunc func(ctx context.Context, o *Options, eo engines.Options) error
 func newCmd(ios *cmdutil.IOStreams, runF runFunc) *cobra.Command {
 	o := &Options{}
 	cmd := &cobra.Command{
-		Use:     "analyze CAPTURE... [--preload TRACE...] [--engine auto|linking|nesting|convolution|all] [--format FORMAT] [-o FILE]",
+		Use:     "analyze CAPTURE... [--preload TRACE...] [--engine auto|linking|nesting|convolution|assembly|all] [--format FORMAT] [-o FILE]",
 		Short:   "Run the whole pipeline: captures to causal paths, delays and accounting",
 		Long:    long,
 		Example: example,

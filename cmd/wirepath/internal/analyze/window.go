@@ -145,7 +145,12 @@ func (wr *windowRun) window(ctx context.Context, win *pipeline.Window) error {
 	if err != nil {
 		return err
 	}
+	index := win.Index
 	for i, r := range results {
+		for k := range r.Requests {
+			// the requests' message indices are the window's trace's
+			r.Requests[k].Window = &index
+		}
 		wr.mergers[i].Add(r)
 	}
 	return nil

@@ -1,0 +1,97 @@
+package assembly
+
+import (
+	"cmp"
+	"slices"
+)
+
+// The confidence of a joint link is the posterior probability of the
+// call's request under the model: the last pass's search sums, for each
+// request a call can go to, over the hypotheses of the beam that give it
+// that request (search.sum: a marginal; the other passes keep the best
+// hypothesis per request, a max-marginal, which leaves the rest of the
+// beam's mass out). The local search then moves some calls; a moved
+// call's confidence is that of its new request in the search's
+// posterior (it kept the one of the request it left), the probability
+// the posterior leaves to unlisted requests shared among them
+// (posterior).
+
+// posterior sets the confidence and alternatives of node n's joint links
+// to the search's posterior of each call's final request.
+func (r *run) posterior(n int32) {
+	k := r.opt.Alternatives
+	var post []alt
+	r.sweep(n, func(c int32, cands []int32) {
+		a := r.parent[c]
+		if a < 0 || r.exact[c] >= 0 || r.nCand[c] < 2 || a == r.picked[c] {
+			return
+		}
+		post = append(post[:0], alt{r.picked[c], r.conf[c]})
+		for _, al := range r.alts[int(c)*k : int(c)*k+k] {
+			if al.prob > 0 {
+				post = append(post, al)
+			}
+		}
+		r.repost(c, a, post, cands)
+	})
+}
+
+// probOf returns the probability of request e in posterior post; a
+// request it does not list shares what the listed ones leave with the
+// other unlisted candidates (of nCand, and none).
+func probOf(post []alt, e int32, nCand int) float64 {
+	left := 1.0
+	for _, a := range post {
+		if a.p == e {
+			return float64(a.prob)
+		}
+		left -= float64(a.prob)
+	}
+	unlisted := nCand + 1 - len(post)
+	if left <= 0 || unlisted <= 0 {
+		return 0
+	}
+	return left / float64(unlisted)
+}
+
+// repost sets call c's confidence in request a and its alternatives
+// from the posterior post over its candidate requests cands and none.
+func (r *run) repost(c, a int32, post []alt, cands []int32) {
+	type qv struct {
+		q int32
+		p float64
+	}
+	all := make([]qv, 0, len(cands)+1)
+	sum := 0.0
+	for _, q := range append([]int32{-1}, cands...) {
+		p := probOf(post, q, len(cands))
+		if p > 0 || q == a {
+			all = append(all, qv{q, p})
+			sum += p
+		}
+	}
+	slices.SortFunc(all, func(x, y qv) int {
+		if c := cmp.Compare(y.p, x.p); c != 0 {
+			return c
+		}
+		return cmp.Compare(x.q, y.q)
+	})
+	if sum <= 0 {
+		sum = 1
+	}
+	k := r.opt.Alternatives
+	i := 0
+	for _, x := range all {
+		if x.q == a {
+			r.conf[c] = float32(x.p / sum)
+			continue
+		}
+		if i < k {
+			r.alts[int(c)*k+i] = alt{x.q, float32(x.p / sum)}
+			i++
+		}
+	}
+	for ; i < k; i++ {
+		r.alts[int(c)*k+i] = alt{-1, 0}
+	}
+}

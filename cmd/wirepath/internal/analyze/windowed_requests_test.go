@@ -1,0 +1,94 @@
+package analyze
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/wirepath/wirepath/causal"
+	"github.com/wirepath/wirepath/causal/assembly"
+	"github.com/wirepath/wirepath/causal/gen"
+	"github.com/wirepath/wirepath/causal/resultjson"
+)
+
+// TestWindowedRequests checks that analyze --windowed keeps the assembly
+// engine's requests: on generated captures of the multi-tier system (30
+// s, three sniffers with clocks seconds off) analysed in windows of 5 s
+// with 3 s margins, every request of the whole run is listed once, by the
+// window whose own span holds its root (none twice from a neighbour's
+// margin), with its window's index, and nearly every one with the same
+// tree (the windows' engines see the same messages around it, but learn
+// their models from their own windows).
+func TestWindowedRequests(t *testing.T) {
+	cfg, err := gen.LoadConfig("testdata/multitier-sniffers.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, _ := genCaptures(t, cfg)
+	caps := []string{filepath.Join(dir, "front.pcapng"), filepath.Join(dir, "mid.pcapng"), filepath.Join(dir, "db.pcapng")}
+	rs, _ := analyzeJSON(t, append(caps, "--engine", assembly.Name)...)
+	whole := byEngine(t, rs, assembly.Name)
+	out := filepath.Join(t.TempDir(), "windowed.json")
+	if _, stderr, code := runAnalyze(t, append(caps, "--engine", assembly.Name, "--windowed", "5s", "--windowed-margin", "3s",
+		"--format", "json", "-o", out)...); code != 0 {
+		t.Fatalf("analyze --windowed exited %d:\n%s", code, stderr)
+	}
+	ws, err := resultjson.ReadResultsFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	windowed := byEngine(t, ws, assembly.Name)
+
+	type key struct {
+		start int64
+		label string
+	}
+	requests := func(r *causal.Result) map[key]causal.Request {
+		m := map[key]causal.Request{}
+		for _, q := range r.Requests {
+			if q.Background {
+				continue
+			}
+			k := key{q.StartNS, q.Label}
+			if _, dup := m[k]; dup {
+				t.Errorf("%s: request at %d (%s) listed twice", r.Engine, q.StartNS, q.Label)
+			}
+			m[k] = q
+		}
+		return m
+	}
+	wr, gr := requests(whole), requests(windowed)
+	if len(wr) < 100 {
+		t.Fatalf("%d requests in the whole run", len(wr))
+	}
+	same, windows := 0, map[int]bool{}
+	for k, q := range gr {
+		if q.Window == nil {
+			t.Errorf("request at %d: no window", k.start)
+		} else {
+			windows[*q.Window] = true
+		}
+		w, ok := wr[k]
+		if !ok {
+			t.Errorf("windowed request at %d (%s) is none of the whole run's", k.start, k.label)
+			continue
+		}
+		if len(w.Messages) == len(q.Messages) && w.Kind == q.Kind {
+			same++
+		}
+	}
+	for k := range wr {
+		if _, ok := gr[k]; !ok {
+			t.Errorf("request at %d (%s) of the whole run is in no window", k.start, k.label)
+		}
+	}
+	t.Logf("%d requests whole, %d windowed from %d windows, %d with the same number of messages", len(wr), len(gr), len(windows), same)
+	if len(windows) < 5 {
+		t.Errorf("requests from %d windows, want at least 5 of a 30 s run in 5 s windows", len(windows))
+	}
+	if same < len(wr)*95/100 {
+		t.Errorf("%d of %d windowed requests have the whole run's number of messages, want 95 %%", same, len(wr))
+	}
+	if whole.Requests[0].Window != nil {
+		t.Errorf("a whole run's request names window %d", *whole.Requests[0].Window)
+	}
+}
