@@ -119,6 +119,10 @@ func (r *run) fitWith(n int32, asg func(c int32) int32, w, trust func(int32) flo
 	}
 	m := newNodeModel(len(kindSet), float64(hi-lo))
 	m.res = float64(r.l.res)
+	if r.l.sendSp != nil {
+		// spread times (spreadTicks) are read at their finest spacing
+		m.res = float64(r.l.spacing)
+	}
 	for _, c := range kids {
 		cc := &r.calls[c]
 		addSize(m.retSizes, cc.kind, cc.repBytes)
