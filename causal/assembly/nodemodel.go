@@ -259,6 +259,17 @@ func (m *nodeModel) logTrans(c ctxKey, next int32) float64 {
 		p = (d.c[next] + kappaTrans*p) / (d.n + kappaTrans)
 	}
 	v := math.Log(p)
+	// Each level backs off to the one above it with the weight
+	// kappaTrans/(n+kappaTrans), so a call never seen in any context
+	// shrinks once per level, by the same observations counted again at
+	// each: to e^-38 for a kind of call every request of the node's
+	// thousand could make. That is no probability anyone believes, and it
+	// left a rare kind of request's calls (a login among thousands of
+	// searches) to background once a pass had put them there. No event is
+	// taken to be rarer than one in the node's observations.
+	if d := m.trans[keys[len(keys)-1]]; d != nil && d.n > 0 {
+		v = max(v, -math.Log(d.n+1))
+	}
 	m.tcache[ck] = v
 	return v
 }
