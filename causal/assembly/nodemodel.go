@@ -72,7 +72,7 @@ type nodeModel struct {
 	reqSizes map[int32]map[int64]float64 // child kind -> request sizes
 	repSizes map[int32]map[int64]float64 // parent kind -> reply sizes
 
-	tok, rid, thr, fifo lrTable
+	tok, rid, thr, fifo, rep lrTable
 
 	tcache  map[tcKey]float64
 	scorers map[uint64]*scorerEntry
@@ -95,6 +95,7 @@ func newNodeModel(nKinds int, span float64) *nodeModel {
 		rid:      newLR(2),
 		thr:      newLR(2),
 		fifo:     newLR(fifoBins),
+		rep:      newLR(2),
 		tcache:   make(map[tcKey]float64),
 		scorers:  make(map[uint64]*scorerEntry),
 		gcache:   [2]map[gKey]*[nGapBins]float64{make(map[gKey]*[nGapBins]float64), make(map[gKey]*[nGapBins]float64)},
