@@ -35,10 +35,12 @@ import (
 const spreadMinRes = 10_000
 
 // tickEvent is one timestamp of a host's clock: message msg's send or
-// receipt, and the key that orders it within its tick.
+// receipt at tick, and the key that orders it within its tick.
 type tickEvent struct {
 	msg  int32
+	node trace.Sym
 	recv bool
+	tick int64
 	key  int64
 }
 
@@ -53,38 +55,39 @@ func spreadTicks(msgs []trace.Message, res int64) (send, recv []int64, spacing i
 	arrival := arrivalEstimates(msgs, res)
 	send = make([]int64, len(msgs))
 	recv = make([]int64, len(msgs))
-	type key struct {
-		node trace.Sym
-		tick int64
-	}
-	byTick := make(map[key][]tickEvent)
+	evs := make([]tickEvent, 0, 2*len(msgs))
 	for i := range msgs {
 		m := &msgs[i]
 		send[i], recv[i] = int64(m.SendTS), int64(m.RecvTS)
 		if m.SendTS.Known() {
-			k := key{m.SrcNode, int64(m.SendTS)}
-			byTick[k] = append(byTick[k], tickEvent{int32(i), false, int64(i)})
+			evs = append(evs, tickEvent{int32(i), m.SrcNode, false, int64(m.SendTS), int64(i)})
 		}
 		if m.RecvTS.Known() {
-			k := key{m.DstNode, int64(m.RecvTS)}
-			byTick[k] = append(byTick[k], tickEvent{int32(i), true, arrival[i]})
+			evs = append(evs, tickEvent{int32(i), m.DstNode, true, int64(m.RecvTS), arrival[i]})
 		}
 	}
+	// By host and tick, then in the tick's order.
+	slices.SortFunc(evs, func(a, b tickEvent) int {
+		return cmp.Or(cmp.Compare(a.node, b.node), cmp.Compare(a.tick, b.tick),
+			-cmpBool(a.recv, b.recv), cmp.Compare(a.key, b.key), cmp.Compare(a.msg, b.msg))
+	})
 	most := 1
-	for k, evs := range byTick {
-		slices.SortFunc(evs, func(a, b tickEvent) int {
-			return cmp.Or(-cmpBool(a.recv, b.recv), cmp.Compare(a.key, b.key), cmp.Compare(a.msg, b.msg))
-		})
-		n := int64(len(evs))
-		most = max(most, len(evs))
-		for j, e := range evs {
-			t := k.tick + res*int64(j+1)/(n+1)
+	for lo := 0; lo < len(evs); {
+		hi := lo + 1
+		for hi < len(evs) && evs[hi].node == evs[lo].node && evs[hi].tick == evs[lo].tick {
+			hi++
+		}
+		n := int64(hi - lo)
+		most = max(most, hi-lo)
+		for j, e := range evs[lo:hi] {
+			t := e.tick + res*int64(j+1)/(n+1)
 			if e.recv {
 				recv[e.msg] = t
 			} else {
 				send[e.msg] = t
 			}
 		}
+		lo = hi
 	}
 	return send, recv, max(res/int64(most+1), 1)
 }
