@@ -43,6 +43,26 @@ func TestAssemblyPathological(t *testing.T) {
 	}
 }
 
+// TestAssemblyHighParallelism: the multi-tier system with 64 clients
+// (per-node call parallelism 6.3, where nesting gets 63 % of the
+// instances wrong) keeps the assembly engine's wrong call trees under the
+// issue's 20 % (18.8 % on this 120 s trace, 18.2 % on a 300 s one).
+func TestAssemblyHighParallelism(t *testing.T) {
+	skipUnderRace(t)
+	r, err := Do(ctx, Case{Config: "multitier", Duration: 120 * time.Second, Edit: func(c *gen.Config) { c.Clients = 64 }}, Assembly())
+	if err != nil {
+		t.Fatal(err)
+	}
+	fn := r.Calls.Instances.FalseNegativeRate
+	t.Logf("call parallelism %.2f: %.1f%% of call trees wrong", r.Out.Stats.CallParallelism, 100*fn)
+	if r.Out.Stats.CallParallelism < 5.5 {
+		t.Errorf("call parallelism %.2f, want about 6", r.Out.Stats.CallParallelism)
+	}
+	if fn > 0.2 {
+		t.Errorf("%.1f%% of call trees wrong, want ≤ 20%%", 100*fn)
+	}
+}
+
 // TestAssemblyNeedsNoClockSync: the engine compares timestamps of one node
 // only (a request's arrival with the calls it makes and their replies), so
 // clock offsets of seconds change nothing.

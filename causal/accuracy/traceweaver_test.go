@@ -194,18 +194,22 @@ func TestFCFS(t *testing.T) {
 // these traces: at 1 ms resolution linking loses its delays (on the node
 // trace 85% with microseconds, a third with milliseconds), and nesting,
 // which compares timestamps of different hosts, does not survive clocks
-// 2 ms apart.
+// 2 ms apart. The assembly engine's bounds sit a few points under what it
+// gets on these 300-request traces (node 90 %, hotel 88 %, media 71 %,
+// hotel ×4 66 %; before the ticks were spread, media 30 % and ×4 56 %,
+// and media 65 % before the repeat evidence).
 func TestTraceWeaverComparison(t *testing.T) {
 	skipUnderRace(t)
 	for _, tc := range []struct {
 		c              TWCase
 		fcfs, fcfsRank [2]float64 // bounds on requests exactly right
 		linking        float64    // at least
+		assembly       float64    // at least
 	}{
-		{TWCase{"node", 150, 1, 300, false}, [2]float64{0.8, 1}, [2]float64{0.8, 1}, 0.2},
-		{TWCase{"hotel", 150, 1, 300, false}, [2]float64{0.35, 0.7}, [2]float64{0, 0.05}, 0.1},
-		{TWCase{"media", 150, 1, 300, false}, [2]float64{0.3, 0.65}, [2]float64{0, 0.05}, 0},
-		{TWCase{"hotel", 150, 4, 300, false}, [2]float64{0, 0.15}, [2]float64{0, 0.05}, 0},
+		{TWCase{"node", 150, 1, 300, false}, [2]float64{0.8, 1}, [2]float64{0.8, 1}, 0.2, 0.86},
+		{TWCase{"hotel", 150, 1, 300, false}, [2]float64{0.35, 0.7}, [2]float64{0, 0.05}, 0.1, 0.85},
+		{TWCase{"media", 150, 1, 300, false}, [2]float64{0.3, 0.65}, [2]float64{0, 0.05}, 0, 0.68},
+		{TWCase{"hotel", 150, 4, 300, false}, [2]float64{0, 0.15}, [2]float64{0, 0.05}, 0, 0.6},
 	} {
 		r, err := RunTraceWeaver(ctx, tc.c, nil)
 		if err != nil {
@@ -234,6 +238,7 @@ func TestTraceWeaverComparison(t *testing.T) {
 		check(MethodFCFS, tc.fcfs[0], tc.fcfs[1])
 		check(MethodFCFSRank, tc.fcfsRank[0], tc.fcfsRank[1])
 		check("linking", tc.linking, 1)
+		check("assembly", tc.assembly, 1)
 		if m, _ := r.Method(MethodFCFS); m.Score.Requests != tc.c.Instances {
 			t.Errorf("%s: %d requests scored, generated %d", tc.c.Label(), m.Score.Requests, tc.c.Instances)
 		}

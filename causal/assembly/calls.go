@@ -81,6 +81,11 @@ type loader struct {
 	// res is the timestamps' resolution: the largest power of ten of
 	// nanoseconds (up to a second) that divides them all.
 	res int64
+	// sendSp and recvSp are the messages' raw times spread within their
+	// ticks (spreadTicks), nil when the timestamps are fine; spacing is
+	// the finest spacing of two spread times.
+	sendSp, recvSp []int64
+	spacing        int64
 }
 
 // resolution returns the largest power of ten of nanoseconds, up to a
@@ -115,6 +120,9 @@ func (l *loader) sendTime(i int32) int64 {
 	if !m.SendTS.Known() {
 		return noTime
 	}
+	if l.sendSp != nil {
+		return l.sendSp[i] - l.off(m.SrcNode)
+	}
 	return int64(m.SendTS) - l.off(m.SrcNode)
 }
 
@@ -122,6 +130,9 @@ func (l *loader) recvTime(i int32) int64 {
 	m := &l.msgs[i]
 	if !m.RecvTS.Known() {
 		return noTime
+	}
+	if l.recvSp != nil {
+		return l.recvSp[i] - l.off(m.DstNode)
 	}
 	return int64(m.RecvTS) - l.off(m.DstNode)
 }
@@ -166,6 +177,7 @@ func load(ms trace.Messages, tol int64, naming causal.Naming) *loader {
 	l.cnt.messages = int64(len(l.msgs))
 	l.res = resolution(l.msgs)
 	l.inferKinds(ms, naming)
+	l.sendSp, l.recvSp, l.spacing = spreadTicks(l.msgs, l.res)
 	l.pair()
 	return l
 }
@@ -464,8 +476,15 @@ func (l *loader) addCall(c, r int32, how uint8) {
 	if c >= 0 && r >= 0 {
 		k.caller, k.callee = l.node(l.msgs[c].SrcNode), l.node(l.msgs[c].DstNode)
 		if k.rep < k.arr || k.back < k.send {
-			k.flags |= flagReturnFirst
-			l.cnt.returnFirst++
+			if l.measured(k.rep, r) < l.measured(k.arr, c) || l.measured(k.back, r) < l.measured(k.send, c) {
+				k.flags |= flagReturnFirst
+				l.cnt.returnFirst++
+			} else {
+				// A reply received in the tick its call left in, spread
+				// before it (spreadTicks puts receipts first): it came
+				// right after.
+				k.rep, k.back = max(k.rep, k.arr), max(k.back, k.send)
+			}
 		}
 	}
 	l.calls = append(l.calls, k)

@@ -119,6 +119,10 @@ func (r *run) fitWith(n int32, asg func(c int32) int32, w, trust func(int32) flo
 	}
 	m := newNodeModel(len(kindSet), float64(hi-lo))
 	m.res = float64(r.l.res)
+	if r.l.sendSp != nil {
+		// spread times (spreadTicks) are read at their finest spacing
+		m.res = float64(r.l.spacing)
+	}
 	for _, c := range kids {
 		cc := &r.calls[c]
 		addSize(m.retSizes, cc.kind, cc.repBytes)
@@ -161,6 +165,7 @@ func (r *run) observeRequest(m *nodeModel, p int32, ks []int32, w func(int32) fl
 	}
 	steps := r.steps(ks)
 	wp := 1.0
+	var made uint64
 	for _, st := range steps {
 		cc := &r.calls[st.c]
 		if st.back {
@@ -175,6 +180,8 @@ func (r *run) observeRequest(m *nodeModel, p int32, ks []int32, w func(int32) fl
 		gl, ga := r.observedGaps(st.c, sl.last, r.arrOf(p))
 		m.observe(cx, cc.kind, gl, ga, wc, wc*wt)
 		m.addOverlap(pc.kind, sl.out > 0, wc)
+		m.rep.addLink(repeatBin(made, kindBit(cc.kind)), wc)
+		made |= kindBit(cc.kind)
 		if sl.lastRet >= 0 {
 			if lr := &r.calls[sl.lastRet]; lr.repBytes >= 0 && cc.reqBytes >= 0 {
 				m.addSizeLink(lr.kind, cc.kind, pc.kind, cc.reqBytes-lr.repBytes, wc)
@@ -284,14 +291,19 @@ func (r *run) observeFIFO(n int32, m *nodeModel, asg func(int32) int32, byParent
 		es = es[:0]
 		for _, q := range cands {
 			made := false
+			var kinds uint64
 			for _, d := range byParent[q] {
 				if r.sendOf(d) >= t {
 					break
 				}
 				made = made || r.calls[d].kind == k
+				kinds |= kindBit(r.calls[d].kind)
 			}
 			if !made {
 				es = append(es, q)
+			}
+			if q != a {
+				m.rep.addOther(repeatBin(kinds, kindBit(k)), w(c))
 			}
 		}
 		for _, e := range es {

@@ -48,3 +48,29 @@ func TestLogAdd(t *testing.T) {
 		}
 	}
 }
+
+// TestLogTransFloor: a kind of call never seen after a context is
+// improbable, but not rarer than one in the node's observations: the
+// back-off, which shrinks it once per level by the same observations, is
+// floored there. A call seen in a context keeps the probability the
+// counts give it.
+func TestLogTransFloor(t *testing.T) {
+	const search, login, profile = 1, 2, 3
+	m := newNodeModel(3, 1e9)
+	first := ctxKey{pk: 0, prev: noKind}
+	for i := range 1000 {
+		next := int32(search)
+		if i%3 == 0 {
+			next = profile
+		}
+		m.observe(first, next, 1e5, 1e5, 1, 1)
+		m.observe(ctxKey{pk: 0, prev: next, pos: 1}, endKind, 1e5, 2e5, 1, 1)
+	}
+	n := 2000.0 // every observation, at the node's coarsest level
+	if got, floor := m.logTrans(first, login), -math.Log(n+1); got < floor-1e-9 || got > floor+1e-9 {
+		t.Errorf("log P(login first) = %.2f, want the floor %.2f", got, floor)
+	}
+	if got, want := m.logTrans(first, search), math.Log(2.0/3); math.Abs(got-want) > 0.01 {
+		t.Errorf("log P(search first) = %.3f, want about %.3f", got, want)
+	}
+}

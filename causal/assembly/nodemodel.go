@@ -72,7 +72,7 @@ type nodeModel struct {
 	reqSizes map[int32]map[int64]float64 // child kind -> request sizes
 	repSizes map[int32]map[int64]float64 // parent kind -> reply sizes
 
-	tok, rid, thr, fifo lrTable
+	tok, rid, thr, fifo, rep lrTable
 
 	tcache  map[tcKey]float64
 	scorers map[uint64]*scorerEntry
@@ -95,6 +95,7 @@ func newNodeModel(nKinds int, span float64) *nodeModel {
 		rid:      newLR(2),
 		thr:      newLR(2),
 		fifo:     newLR(fifoBins),
+		rep:      newLR(2),
 		tcache:   make(map[tcKey]float64),
 		scorers:  make(map[uint64]*scorerEntry),
 		gcache:   [2]map[gKey]*[nGapBins]float64{make(map[gKey]*[nGapBins]float64), make(map[gKey]*[nGapBins]float64)},
@@ -259,6 +260,17 @@ func (m *nodeModel) logTrans(c ctxKey, next int32) float64 {
 		p = (d.c[next] + kappaTrans*p) / (d.n + kappaTrans)
 	}
 	v := math.Log(p)
+	// Each level backs off to the one above it with the weight
+	// kappaTrans/(n+kappaTrans), so a call never seen in any context
+	// shrinks once per level, by the same observations counted again at
+	// each: to e^-38 for a kind of call every request of the node's
+	// thousand could make. That is no probability anyone believes, and it
+	// left a rare kind of request's calls (a login among thousands of
+	// searches) to background once a pass had put them there. No event is
+	// taken to be rarer than one in the node's observations.
+	if d := m.trans[keys[len(keys)-1]]; d != nil && d.n > 0 {
+		v = max(v, -math.Log(d.n+1))
+	}
 	m.tcache[ck] = v
 	return v
 }

@@ -146,7 +146,7 @@ func (b *builder) build(root int32) (causal.Request, []int32) {
 		req.Label = r.l.syms.String(m.Label)
 	}
 	if rc.callMsg >= 0 && rc.retMsg >= 0 && rc.flags&flagOneWay == 0 {
-		lat := float64(rc.back-rc.send) / 1e3
+		lat := float64(r.l.measured(rc.back, rc.retMsg)-r.l.measured(rc.send, rc.callMsg)) / 1e3
 		req.Latency = &lat
 	}
 	if t := r.sendOf(root); t != noTime {

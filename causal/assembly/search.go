@@ -263,6 +263,7 @@ func (s *search) linkScore(c int32, sl *slot) float64 {
 	cx := s.ctx(sl)
 	scr := s.m.scorer(cx, cc.kind)
 	sc := scr.logT + r.callGap(scr, c, sl.last, r.arrOf(sl.p)) + s.m.logOverlap(cx.pk, sl.out > 0)
+	sc += s.m.logRepeat(sl.kinds, kindBit(cc.kind))
 	if sl.lastRet >= 0 && cc.reqBytes >= 0 {
 		lr := &r.calls[sl.lastRet]
 		if lr.repBytes >= 0 {
