@@ -21,7 +21,7 @@
 // windows and decisions were exact.
 //
 // Requests are the trees of calls grown from the calls into the system
-// (made by nodes that receive none); each link has a confidence and the
+// (made by nodes that serve no request); each link has a confidence and the
 // best alternatives, each request a confidence, and the path patterns are
 // aggregated from the requests (causal.Aggregator), so expected counts and
 // maximum probabilities are the requests'. The result lists the requests

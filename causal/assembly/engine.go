@@ -33,7 +33,7 @@ func (e *Engine) Options() Options { return e.opt }
 // Link evidence: what decided a call's request.
 const (
 	evNone       uint8 = iota
-	evRoot             // a call into the system: its caller receives no calls
+	evRoot             // a call into the system: its caller serves no request (entryNodes)
 	evBackground       // no request made it
 	evExactID          // the only candidate request carrying its request id
 	evThread           // the thread that served the request sent it, and served no other
@@ -61,7 +61,10 @@ type run struct {
 	// by node: the calls it receives (by arrival) and makes (by send)
 	parentsOf  [][]int32
 	childrenOf [][]int32
-	spans      []int64
+	// entry[n]: node n serves no request, so the calls it makes enter the
+	// system (solveNode)
+	entry []bool
+	spans []int64
 	// per call: when the serial connection it left on was freed just
 	// before (handoffs), noTime if not
 	freed []int64
@@ -109,6 +112,7 @@ func newRun(opt Options, ms trace.Messages, nm *causal.Namer) *run {
 	for n := range nn {
 		slices.SortStableFunc(r.parentsOf[n], func(a, b int32) int { return cmpTime(r.calls[a].arr, r.calls[b].arr) })
 	}
+	r.entry = entryNodes(r.calls, r.parentsOf)
 	n := len(r.calls)
 	r.parent = make([]int32, n)
 	r.exact = make([]int32, n)
@@ -195,10 +199,37 @@ func (r *run) solve(ctx context.Context) error {
 	return err
 }
 
+// entryNodes returns, by node, whether the node serves no request: it
+// receives no call at all, or, when the trace has calls with replies, only
+// one-way messages (a client that also exchanges datagrams with a server:
+// the datagrams do not make its calls part of another request; they are
+// leaves of their senders' trees).
+func entryNodes(calls []call, parentsOf [][]int32) []bool {
+	twoWay := func(c *call) bool { return c.flags&flagOneWay == 0 }
+	anyTwoWay := false
+	for i := range calls {
+		if twoWay(&calls[i]) {
+			anyTwoWay = true
+			break
+		}
+	}
+	entry := make([]bool, len(parentsOf))
+	for n, ps := range parentsOf {
+		entry[n] = true
+		for _, p := range ps {
+			if !anyTwoWay || twoWay(&calls[p]) {
+				entry[n] = false
+				break
+			}
+		}
+	}
+	return entry
+}
+
 // solveNode assigns the calls node n makes to the requests it receives.
 func (r *run) solveNode(n int32) {
 	kids := r.childrenOf[n]
-	if len(r.parentsOf[n]) == 0 {
+	if r.entry[n] {
 		for _, c := range kids {
 			r.evid[c] = evRoot
 			r.conf[c] = 1
