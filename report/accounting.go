@@ -8,12 +8,13 @@ import (
 )
 
 // The stages of the engines, which count under their own names
-// (linking.Name, nesting.Name, convolution.Name; report imports no engine,
-// a test checks that these are the same).
+// (linking.Name, nesting.Name, convolution.Name, assembly.Name; report
+// imports no engine, a test checks that these are the same).
 const (
 	stageLinking     = "linking"
 	stageNesting     = "nesting"
 	stageConvolution = "convolution"
+	stageAssembly    = "assembly"
 )
 
 // StageSummary is one line of the short accounting: a stage and its key
@@ -93,6 +94,7 @@ var stageSummarizers = map[string]func(*stageLine) bool{
 	stageLinking:         (*stageLine).linking,
 	stageNesting:         (*stageLine).nesting,
 	stageConvolution:     (*stageLine).convolution,
+	stageAssembly:        (*stageLine).assembly,
 }
 
 func (l *stageLine) pcapio() bool {
@@ -180,6 +182,23 @@ func (l *stageLine) convolution() bool {
 	v := l.v
 	l.add("%d messages, %d explained by a pattern; %d edges, %d patterns", v["messages_in"], v["messages_in_patterns"], v["edges"], v["patterns"])
 	l.nonzero("skipped_no_timestamp", "hop_limit_reached")
+	return true
+}
+
+// assembly says how many requests the assembly engine built and on what
+// evidence its calls were linked: roots, exact links (request id, thread,
+// the only candidate), joint decisions (and how many of those were exact),
+// background.
+func (l *stageLine) assembly() bool {
+	v := l.v
+	l.add("%d messages, %d in requests; %d requests, %d background trees, %d patterns", v["messages"], v["messages_in_requests"], v["requests"], v["background_trees"], v["patterns"])
+	l.add("%d calls: %d roots, %d by request id, %d by thread, %d only candidate, %d joint, %d background",
+		v["calls"], v["calls_root"], v["links_exact_id"], v["links_thread"], v["links_only_candidate"], v["links_joint"], v["calls_background"])
+	if v["decisions"] > 0 {
+		l.add("%d of %d joint decisions exact", v["decisions_exact"], v["decisions"])
+	}
+	l.nonzero("messages_no_timestamp", "unpaired_calls", "unpaired_returns", "returns_before_call", "requests_outside_window",
+		"unseen_messages", "instances_cut_at_unseen", "instances_rejected", "cycles_broken", "depth_cut")
 	return true
 }
 
