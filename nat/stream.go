@@ -125,7 +125,8 @@ func NewStreamer(o StreamOptions) *Streamer {
 	return s
 }
 
-// Push observes p and holds a copy of it back. p is not kept.
+// Push observes p and holds a copy of it back (sized to the frame: the
+// readers' buffers are larger). p is not kept.
 func (s *Streamer) Push(p *pcapio.Packet) {
 	s.l.Observe(p)
 	var c *pcapio.Packet
@@ -176,10 +177,18 @@ func (s *Streamer) Pop(end bool) *pcapio.Packet {
 // recycle takes back the packet last handed on.
 func (s *Streamer) recycle() {
 	if s.out != nil {
-		s.free = append(s.free, s.out)
+		s.Recycle(s.out)
 		s.out = nil
 	}
 }
+
+// Keep makes the packet Pop returned last the caller's: the next Pop does
+// not take it back. The caller gives it back with Recycle (a packet never
+// given back is left to the garbage collector).
+func (s *Streamer) Keep() { s.out = nil }
+
+// Recycle gives back a packet kept with Keep, for reuse.
+func (s *Streamer) Recycle(p *pcapio.Packet) { s.free = append(s.free, p) }
 
 // maybeSnapshot takes a new snapshot when matches came in since the last
 // and enough packets went by to pay for it: a snapshot costs a walk over

@@ -123,10 +123,17 @@ type Config struct {
 	// Context, if set, stops the run when it is cancelled: the reading
 	// ends and the run returns its error.
 	Context context.Context
+	// Serial runs the merge, NAT, flows and what follows on one goroutine
+	// (the captures are still read and decoded on one goroutine each).
+	// By default the merge and NAT run on a goroutine of their own and
+	// hand their packets to flows in batches: the same packets in the
+	// same order, so the results are identical (a test compares them).
+	Serial bool
 
-	// onSource, if set, is told the NAT source before the first message
-	// (RunWindows reads the translations learned so far from it).
-	onSource func(*natSource)
+	// onSource, if set, is told before the first message what tells the
+	// translations the packet flows read last was renamed with (nil
+	// without NAT): RunWindows' aliases.
+	onSource func(tabler)
 }
 
 // Result is what a run produced besides the messages or the trace.
@@ -271,6 +278,7 @@ func runMessages(cfg *Config, res *Result, fn func(*flows.Message) error) error 
 // runMessagesHook is Messages with a hook called once the sniffers and
 // offsets are known, before the first message.
 func runMessagesHook(cfg *Config, res *Result, ready func() error, fn func(*flows.Message) error) error {
+	var src holder
 	src, m, err := openSource(cfg, res)
 	if err != nil {
 		return err
@@ -285,21 +293,36 @@ func runMessagesHook(cfg *Config, res *Result, ready func() error, fn func(*flow
 		}
 	}
 	ns, _ := src.(natStage)
-	if s, ok := src.(*natSource); ok && cfg.onSource != nil {
-		cfg.onSource(s)
+	tab, _ := src.(tabler)
+	var pp *pipe
+	var fsrc flows.Source = src
+	if cfg.Serial {
+		if cfg.Context != nil {
+			fsrc = &ctxSource{Source: src, ctx: cfg.Context}
+		}
+	} else {
+		pp = newPipe(src, tab, cfg.Context)
+		defer pp.stop()
+		fsrc = pp
+		if tab != nil {
+			tab = pp
+		}
+	}
+	if cfg.onSource != nil {
+		cfg.onSource(tab)
 	}
 	if cfg.OnPacket != nil {
-		src = &tapSource{Source: src, fn: cfg.OnPacket}
+		fsrc = &tapSource{Source: fsrc, fn: cfg.OnPacket}
 	}
-	if cfg.Context != nil {
-		src = &ctxSource{Source: src, ctx: cfg.Context}
-	}
-	r, err := flows.NewReader(src, flowsConfig(cfg.Flows))
+	r, err := flows.NewReader(fsrc, flowsConfig(cfg.Flows))
 	if err != nil {
 		return err
 	}
 	if err := readMessages(r, fn); err != nil {
 		return err
+	}
+	if pp != nil {
+		pp.stop() // the source is this goroutine's again
 	}
 	if ns != nil {
 		res.NAT, res.NATApply = ns.finish()
@@ -344,10 +367,10 @@ func LearnNAT(cfg Config) (*Result, error) {
 // merge under it: pcapio's merge; or with NAT, the merge through a
 // nat.Streamer, the offsets completed across translations from the
 // read-ahead (refine).
-func openSource(cfg *Config, res *Result) (flows.Source, *pcapio.Merger, error) {
+func openSource(cfg *Config, res *Result) (holder, *pcapio.Merger, error) {
 	if cfg.NoNAT {
 		m, err := openCaptures(cfg, res, StageMessages, nil)
-		return m, m, err
+		return mergeSource{m}, m, err
 	}
 	if cfg.NATTable != nil && !cfg.NATLearn {
 		m, err := openCaptures(cfg, res, StageMessages, nil)
@@ -523,6 +546,12 @@ func (g *givenSource) finish() (*nat.Table, nat.ApplyStats) {
 	return g.c.Table(), g.c.Stats()
 }
 
+func (g *givenSource) keep()                    { g.m.Keep() }
+func (g *givenSource) release(p *pcapio.Packet) { g.m.Release(p) }
+
+// table is the given table: its aliases are the rows applied.
+func (g *givenSource) table() *nat.Table { return g.c.Table() }
+
 // tapSource hands every packet to fn on its way to flows.
 type tapSource struct {
 	flows.Source
@@ -569,6 +598,9 @@ func (w *natSource) Next() (*pcapio.Packet, error) {
 		w.s.Push(p)
 	}
 }
+
+func (w *natSource) keep()                    { w.s.Keep() }
+func (w *natSource) release(p *pcapio.Packet) { w.s.Recycle(p) }
 
 // completeOffsets gives sniffers pcapio could not relate to the reference
 // the offsets nat measured across translations: chained (clock.Chain) from
