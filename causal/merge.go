@@ -19,7 +19,10 @@ import (
 // samples and within 1% beyond. A distribution without a sketch (an engine
 // run without Sketches) is merged from its summary: its percentiles are
 // then the weighted mean of the windows' (an approximation). Instances are
-// not kept (they name messages of the windows' traces).
+// not kept (they name messages of the windows' traces). Request types
+// (Result.RequestTypes) merge by label: counts add up, latencies merge as
+// the patterns' do, and each lists the merged patterns its windows'
+// types listed.
 type ResultMerger struct {
 	metric      RankMetric
 	maxPatterns int
@@ -34,6 +37,14 @@ type ResultMerger struct {
 	// MaxMergedPatterns were held, and were left out.
 	overPatterns, overInstances int64
 	limit                       int // MaxMergedPatterns (tests lower it)
+	types                       map[string]*mergedType
+}
+
+// mergedType is one request type of the merged result.
+type mergedType struct {
+	t       RequestType // Label, Count, Expected
+	latency distAcc
+	pats    map[int]bool // indices in merged
 }
 
 // MaxMergedPatterns bounds the patterns a ResultMerger holds, so that its
@@ -74,6 +85,7 @@ func NewResultMerger(metric RankMetric, maxPatterns int) *ResultMerger {
 	return &ResultMerger{
 		metric: metric, maxPatterns: maxPatterns, limit: MaxMergedPatterns,
 		pats: make(map[string]int), acc: make(map[countKey]int), warned: make(map[string]bool),
+		types: make(map[string]*mergedType),
 	}
 }
 
@@ -95,9 +107,61 @@ func (m *ResultMerger) Add(r *Result) {
 			m.res.Warnings = append(m.res.Warnings, w)
 		}
 	}
+	byRank := make(map[int]int, len(r.Patterns)) // the window's rank -> index in merged
 	for i := range r.Patterns {
-		m.addPattern(&r.Patterns[i])
+		if k := m.addPattern(&r.Patterns[i]); k >= 0 {
+			byRank[r.Patterns[i].Rank] = k
+		}
 	}
+	for i := range r.RequestTypes {
+		m.addType(&r.RequestTypes[i], byRank)
+	}
+}
+
+// addType merges one window's request type, its patterns named by their
+// index in merged (byRank).
+func (m *ResultMerger) addType(t *RequestType, byRank map[int]int) {
+	mt := m.types[t.Label]
+	if mt == nil {
+		mt = &mergedType{t: RequestType{Label: t.Label}, pats: map[int]bool{}}
+		m.types[t.Label] = mt
+	}
+	mt.t.Count += t.Count
+	mt.t.Expected += t.Expected
+	mt.latency.add(t.Latency)
+	if t.Latency != nil && t.Latency.Hist != nil {
+		m.hist = true
+	}
+	for _, r := range t.Patterns {
+		if k, ok := byRank[r]; ok {
+			mt.pats[k] = true
+		}
+	}
+}
+
+// requestTypes returns the merged request types, most instances first
+// (then by label), each with its patterns' ranks in out (the merged
+// patterns ranked; rank of merged index k: rank[k], 0 when left out).
+func (m *ResultMerger) requestTypes(rank []int) []RequestType {
+	out := make([]RequestType, 0, len(m.types))
+	for _, mt := range m.types {
+		t := mt.t
+		t.Latency = mt.latency.dist(m.hist)
+		for k := range mt.pats {
+			if rank[k] > 0 {
+				t.Patterns = append(t.Patterns, rank[k])
+			}
+		}
+		slices.Sort(t.Patterns)
+		out = append(out, t)
+	}
+	slices.SortFunc(out, func(x, y RequestType) int {
+		if x.Count != y.Count {
+			return y.Count - x.Count
+		}
+		return strings.Compare(x.Label, y.Label)
+	})
+	return out
 }
 
 // count adds c to the counter of its name in *to.
@@ -142,14 +206,15 @@ func (m *ResultMerger) mergeSummary(t *TraceSummary) {
 // addPattern merges one window's pattern into the pattern of the same
 // structure (structureOf: the same hops by name, whatever their order in
 // each window's result; the signature string orders siblings by the
-// window's timings, so it is not the key).
-func (m *ResultMerger) addPattern(p *Pattern) {
+// window's timings, so it is not the key). It returns the pattern's index
+// in merged, -1 when it was left out (MaxMergedPatterns).
+func (m *ResultMerger) addPattern(p *Pattern) int {
 	key, order := structureOf(p)
 	i, ok := m.pats[key]
 	if !ok && len(m.merged) >= m.limit {
 		m.overPatterns++
 		m.overInstances += int64(p.Count)
-		return
+		return -1
 	}
 	if !ok {
 		i = len(m.merged)
@@ -193,6 +258,7 @@ func (m *ResultMerger) addPattern(p *Pattern) {
 			mp.hops[k][j].add(d)
 		}
 	}
+	return i
 }
 
 // structureOf returns a key naming p's tree of hops by their nodes (from
@@ -318,8 +384,14 @@ func (m *ResultMerger) Result() *Result {
 	if m.maxPatterns > 0 && len(out.Patterns) > m.maxPatterns {
 		out.Patterns = out.Patterns[:m.maxPatterns]
 	}
+	rank := make([]int, len(m.merged)) // merged index -> rank (0: left out)
 	for i := range out.Patterns {
 		out.Patterns[i].Rank = i + 1
+		key, _ := structureOf(&out.Patterns[i])
+		rank[m.pats[key]] = i + 1
+	}
+	if len(m.types) > 0 {
+		out.RequestTypes = m.requestTypes(rank)
 	}
 	return &out
 }
