@@ -90,7 +90,7 @@ type Streamer struct {
 	q         iring.Ring[*pcapio.Packet]
 	qBytes    int64
 	free      [len(sizeClasses)][]*pcapio.Packet // recycled copies by buffer size
-	out       *pcapio.Packet // the packet last handed on
+	out       *pcapio.Packet                     // the packet last handed on
 	newest    int64
 	c         Canonicalizer
 	snapMatch int64 // the Learner's matches at the last snapshot
