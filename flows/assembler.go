@@ -430,6 +430,7 @@ func (a *Assembler) finishConn(c *conn) {
 	}
 	c.removed = false
 	c.holey = false
+	c.trim()
 	a.freeConns = append(a.freeConns, c)
 }
 
