@@ -21,8 +21,9 @@ type msg struct {
 	ev       *evBox // the storage of Evidence, nil when it has none
 
 	// Messages made from a protocol decoder's Units.
-	uStart, uEnd int64 // stream offsets of its first byte and one past its last
-	lastTS       int64 // data: when its latest record was first seen
+	uStart, uEnd int64  // stream offsets of its first byte and one past its last
+	endSeq       uint32 // the sequence number one past its last byte, once cut
+	lastTS       int64  // data: when its latest record was first seen
 
 	dns        dnsHeader
 	dnsOK      bool     // UDP: a DNS header was parsed
@@ -58,6 +59,11 @@ type Assembler struct {
 	now      int64
 	started  bool
 	flushing bool
+	// The capture point of the packets so far, and whether there was
+	// more than one (early release, release.go).
+	point      Point
+	havePoint  bool
+	multiPoint bool
 	// unitScratch is the Unit decoders' Next fill (drainUnits), one
 	// drain at a time (unitBusy).
 	unitScratch proto.Unit
@@ -144,6 +150,7 @@ func (a *Assembler) Add(p *pcapio.Packet) {
 	a.obs = a.obs[:0]
 	for _, o := range p.Obs {
 		pt := Point{o.Sniffer, o.Interface}
+		a.notePoint(pt)
 		if hasPoint(a.obs, pt) {
 			// pcapio grouped a copy with identical bytes seen again by the
 			// same capture point (a retransmission) into this packet: the
@@ -213,13 +220,14 @@ func (a *Assembler) Flush() {
 // Next fills m with the next message that is ready, reusing m's
 // Sightings, and reports whether there was one. Messages come out in the
 // order they ended, each Config.Settle after it ended (at once after
-// Flush).
+// Flush; a whole decoded message on a single-point capture as soon as its
+// receiver acknowledged it, see release.go).
 func (a *Assembler) Next(m *Message) bool {
 	if a.queue.Len() == 0 {
 		return false
 	}
 	head := *a.queue.Front()
-	if !a.flushing && head.cutAt+a.settle > a.now {
+	if !a.flushing && head.cutAt+a.settle > a.now && !a.releasable(head) {
 		return false
 	}
 	a.queue.Pop()

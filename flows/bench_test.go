@@ -4,11 +4,16 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"math"
+	"math/rand/v2"
+	"net/netip"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/wirepath/wirepath/pcapio"
+	"github.com/wirepath/wirepath/proto"
 	"github.com/wirepath/wirepath/tools/benchgen"
 	"github.com/wirepath/wirepath/trace"
 )
@@ -279,5 +284,146 @@ func TestGRPCSteadyStateAllocs(t *testing.T) {
 				t.Errorf("%.3f allocations per call (%.3f per packet), want at most %v", perCall, allocs, tc.perCall)
 			}
 		})
+	}
+}
+
+// BenchmarkAppendMessageTSV measures writing one line of the messages
+// format: a decoded gRPC request seen by one capture point.
+func BenchmarkAppendMessageTSV(b *testing.B) {
+	m := &Message{Conn: 7, Index: 1234, Proto: trace.ProtoTCP, App: AppH2,
+		Src: netip.MustParseAddrPort("10.1.0.7:40312"), Dst: netip.MustParseAddrPort("10.1.0.9:50051"),
+		Kind: trace.KindCall, Call: CallID{7, 617}, Seq: 123456789, Bytes: 497, Segments: 1, Writes: 1,
+		End: EndProtocol, Fingerprint: 0x0123456789abcdef, FingerprintLen: 64, Ordinal: 618, Stream: 1235,
+		Label:     "grpc /hotel.Search/Nearby",
+		Sightings: []Sighting{{TTL: 64, First: 1_700_000_000_123_456_789, Last: 1_700_000_000_123_466_789, FirstBytes: 497, Bytes: 497, Segments: 1}},
+		Evidence:  &proto.Evidence{IDs: []proto.ID{{Source: "traceparent", Value: "4bf92f3577b34da6a3ce929d0e0e4736"}}, Tokens: []uint64{1, 2, 3, 4}}}
+	var buf []byte
+	b.ReportAllocs()
+	for b.Loop() {
+		buf = AppendMessageTSV(buf[:0], m)
+	}
+	b.SetBytes(int64(len(buf)))
+}
+
+// BenchmarkMessageTSV is BenchmarkAppendMessageTSV through a MessageTSV,
+// which copies the text of the endpoints it wrote before.
+func BenchmarkMessageTSV(b *testing.B) {
+	m := &Message{Conn: 7, Index: 1234, Proto: trace.ProtoTCP, App: AppH2,
+		Src: netip.MustParseAddrPort("10.1.0.7:40312"), Dst: netip.MustParseAddrPort("10.1.0.9:50051"),
+		Kind: trace.KindCall, Call: CallID{7, 617}, Seq: 123456789, Bytes: 497, Segments: 1, Writes: 1,
+		End: EndProtocol, Fingerprint: 0x0123456789abcdef, FingerprintLen: 64, Ordinal: 618, Stream: 1235,
+		Label:     "grpc /hotel.Search/Nearby",
+		Sightings: []Sighting{{TTL: 64, First: 1_700_000_000_123_456_789, Last: 1_700_000_000_123_466_789, FirstBytes: 497, Bytes: 497, Segments: 1}},
+		Evidence:  &proto.Evidence{IDs: []proto.ID{{Source: "traceparent", Value: "4bf92f3577b34da6a3ce929d0e0e4736"}}, Tokens: []uint64{1, 2, 3, 4}}}
+	var w MessageTSV
+	var buf []byte
+	b.ReportAllocs()
+	for b.Loop() {
+		buf = w.Append(buf[:0], m)
+	}
+	b.SetBytes(int64(len(buf)))
+}
+
+// TestAppendDecimal checks appendUint and appendInt against strconv on
+// every power of ten and its neighbours, the extremes and random values.
+func TestAppendDecimal(t *testing.T) {
+	vals := []uint64{0, 1, 9, 10, 11, 99, 100, 101, math.MaxUint64, math.MaxInt64, 1<<63 + 1}
+	for p := uint64(1); p <= 1e19; p *= 10 {
+		vals = append(vals, p-1, p, p+1)
+		if p > math.MaxUint64/10 {
+			break
+		}
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 10000 {
+		vals = append(vals, r.Uint64()>>r.IntN(64))
+	}
+	for _, v := range vals {
+		if got, want := string(appendUint([]byte("x"), v)), "x"+strconv.FormatUint(v, 10); got != want {
+			t.Fatalf("appendUint(%d) = %q, want %q", v, got, want)
+		}
+		for _, s := range []int64{int64(v), -int64(v)} {
+			if got, want := string(appendInt(nil, s)), strconv.FormatInt(s, 10); got != want {
+				t.Fatalf("appendInt(%d) = %q, want %q", s, got, want)
+			}
+		}
+	}
+}
+
+// TestPrintable checks the eight-bytes-at-a-time test of appendText
+// against a byte loop: random strings rich in the bytes around the
+// limits, and every byte value at every position of strings of up to 19
+// bytes.
+func TestPrintable(t *testing.T) {
+	slow := func(s string) bool {
+		for i := 0; i < len(s); i++ {
+			if s[i] < 0x20 || s[i] == 0x7f {
+				return false
+			}
+		}
+		return true
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	edges := []byte{0, 0x1f, 0x20, 0x21, 0x7e, 0x7f, 0x80, 0x9f, 0xa0, 0xff}
+	for range 20000 {
+		b := make([]byte, r.IntN(40))
+		for i := range b {
+			if r.IntN(8) == 0 {
+				b[i] = edges[r.IntN(len(edges))]
+			} else {
+				b[i] = byte(0x20 + r.IntN(0x5f))
+			}
+		}
+		if got, want := printable(string(b)), slow(string(b)); got != want {
+			t.Fatalf("printable(%q) = %v, want %v", b, got, want)
+		}
+	}
+	for n := 1; n < 20; n++ {
+		for pos := range n {
+			for c := range 256 {
+				b := []byte(strings.Repeat("a", n))
+				b[pos] = byte(c)
+				if got, want := printable(string(b)), slow(string(b)); got != want {
+					t.Fatalf("printable(%q) = %v, want %v", b, got, want)
+				}
+			}
+		}
+	}
+}
+
+// TestMessageTSVMatches checks that MessageTSV, which copies the text of
+// endpoints it wrote before, writes what AppendMessageTSV writes: over
+// messages between random endpoints of a pool (IPv4, IPv6, a zone, a
+// text too long to remember) that collide in its cache, with times that
+// repeat and differ.
+func TestMessageTSVMatches(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	var pool []netip.AddrPort
+	for i := range 300 {
+		var a netip.Addr
+		switch i % 4 {
+		case 0, 1:
+			a = netip.AddrFrom4([4]byte{10, byte(r.IntN(3)), byte(r.IntN(4)), byte(r.IntN(256))})
+		case 2:
+			a = netip.MustParseAddr(fmt.Sprintf("2001:db8::%x:%x", r.IntN(65536), r.IntN(65536)))
+		default:
+			a = netip.MustParseAddr(fmt.Sprintf("fe80::%x%%%s", r.IntN(65536), strings.Repeat("z", 1+r.IntN(40))))
+		}
+		pool = append(pool, netip.AddrPortFrom(a, []uint16{80, 443, 50051, uint16(r.IntN(65536))}[r.IntN(4)]))
+	}
+	var w MessageTSV
+	var got, want []byte
+	for range 20000 {
+		first := int64(1_700_000_000_000_000_000 + r.IntN(1000))
+		m := &Message{Src: pool[r.IntN(len(pool))], Dst: pool[r.IntN(len(pool))], Proto: trace.ProtoTCP,
+			Bytes: int64(r.IntN(5000)), Label: "GET /x", Status: r.IntN(600),
+			Sightings: []Sighting{{TTL: 64, First: first, Last: first + int64(r.IntN(2))*int64(r.IntN(1e9))}}}
+		if r.IntN(4) == 0 {
+			m.Sightings = append(m.Sightings, Sighting{Point: Point{Sniffer: 1}, TTL: 63, First: first + 5, Last: first + 7})
+		}
+		got, want = w.Append(got[:0], m), AppendMessageTSV(want[:0], m)
+		if !bytes.Equal(got, want) {
+			t.Fatalf("MessageTSV:\n%s\nAppendMessageTSV:\n%s", got, want)
+		}
 	}
 }

@@ -26,7 +26,9 @@ type Config struct {
 	// Settle is how long a finished message waits for more sightings
 	// (copies of its segments seen by other capture points, such as the
 	// other side of a NAT, or retransmissions reaching a receiver-side
-	// sniffer) before it is emitted.
+	// sniffer) before it is emitted. A whole message a protocol decoder
+	// framed leaves earlier on a single-point capture, once its receiver
+	// acknowledged it (release.go).
 	Settle time.Duration
 	// ReorderTimeout is how long out-of-order data waits for a missing
 	// segment before the hole is recorded as a gap and the stream goes on.

@@ -43,11 +43,15 @@ type half struct {
 
 	synSeen, finSeen, finDone bool
 	isn, finSeq               seqnum.Value
-	hasData                   bool
-	lastData                  int64 // time of the last data delivered, for pause splitting
-	packets                   int64
-	bytes                     int64 // stream bytes delivered
-	msgs                      int64
+	// acked is the highest acknowledgement the peer sent for this
+	// direction's bytes (ackSeen: one was seen), for early release.
+	acked    seqnum.Value
+	ackSeen  bool
+	hasData  bool
+	lastData int64 // time of the last data delivered, for pause splitting
+	packets  int64
+	bytes    int64 // stream bytes delivered
+	msgs     int64
 	// off is the stream offset of the next byte delivered (gaps
 	// included), from 0 at the stream's start (midStreamOffset when the
 	// connection was seen from its middle): the offsets protocol decoders

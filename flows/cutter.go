@@ -305,6 +305,7 @@ func (a *Assembler) queueMsg(m *msg) {
 	m.cutAt = a.now
 	if m.unit {
 		h := &m.c.half[m.dir]
+		m.endSeq = uint32(m.c.seqAt(m.dir, m.uEnd))
 		h.units.push(m)
 		h.starts.push(m.uStart, m.Index)
 	}
@@ -514,15 +515,9 @@ func (a *Assembler) seal(m *msg, out *Message) {
 	}
 	c.pendingMsgs--
 	a.openMsgs--
-	slices.SortFunc(m.Sightings, func(x, y Sighting) int {
-		switch {
-		case x.First < y.First:
-			return -1
-		case x.First > y.First:
-			return 1
-		}
-		return int(x.Point.Sniffer) - int(y.Point.Sniffer)
-	})
+	if len(m.Sightings) > 1 {
+		sortSightings(m.Sightings)
+	}
 	a.st.Messages++
 	if m.Proto == trace.ProtoTCP {
 		a.st.TCPMessages++
@@ -572,6 +567,19 @@ func (a *Assembler) seal(m *msg, out *Message) {
 	if c.removed && c.pendingMsgs == 0 && c.unsealed.len() == 0 {
 		a.finishConn(c)
 	}
+}
+
+// sortSightings orders a message's sightings by First, then sniffer.
+func sortSightings(s []Sighting) {
+	slices.SortFunc(s, func(x, y Sighting) int {
+		switch {
+		case x.First < y.First:
+			return -1
+		case x.First > y.First:
+			return 1
+		}
+		return int(x.Point.Sniffer) - int(y.Point.Sniffer)
+	})
 }
 
 // newEv returns an empty evidence box.

@@ -51,7 +51,8 @@
 //
 // The stage is pull-style (Reader.Next) on top of a push-style Assembler.
 // Messages come out in the order they ended, each after Config.Settle so
-// that late sightings can still join it.
+// that late sightings can still join it (a whole decoded message of a
+// single-point capture as soon as its receiver acknowledged it).
 //
 // flows must not know about node names or causality.
 package flows

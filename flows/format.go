@@ -3,6 +3,7 @@ package flows
 import (
 	"encoding/json"
 	"io"
+	"net/netip"
 	"strconv"
 )
 
@@ -50,7 +51,13 @@ func AppendMessagesHeader(b []byte) []byte { return appendHeader(b, MessagesMagi
 // TSV format.
 func AppendConnsHeader(b []byte) []byte { return appendHeader(b, ConnsMagic, ConnColumns) }
 
-func appendInt(b []byte, v int64) []byte { return strconv.AppendInt(b, v, 10) }
+// appendInt appends v in decimal.
+func appendInt(b []byte, v int64) []byte {
+	if v < 0 {
+		return strconv.AppendInt(b, v, 10)
+	}
+	return appendUint(b, uint64(v))
+}
 
 func appendBool(b []byte, v bool) []byte {
 	if v {
@@ -64,22 +71,68 @@ func appendBool(b []byte, v bool) []byte {
 // one nearest the receiver ("-" when no point saw the message); sightings
 // lists every point as point:ttl:first:last:bytes:segments:repeats,
 // comma-separated.
-func AppendMessageTSV(b []byte, m *Message) []byte {
+func AppendMessageTSV(b []byte, m *Message) []byte { return appendMessageTSV(b, m, nil) }
+
+// MessageTSV writes lines of the messages TSV format as AppendMessageTSV
+// does, remembering the text of the endpoints it wrote last (a
+// connection's messages name the same two), which it then copies rather
+// than formats. The zero value is ready to use; it is not safe for
+// concurrent use.
+type MessageTSV struct {
+	eps [64]endpointText
+}
+
+// endpointText is the text of one endpoint, "10.0.0.1:80" or
+// "[fe80::1]:53", when it fits.
+type endpointText struct {
+	ap   netip.AddrPort
+	n    uint8
+	text [55]byte
+}
+
+// Append appends m as one line of the messages TSV format.
+func (w *MessageTSV) Append(b []byte, m *Message) []byte { return appendMessageTSV(b, m, w) }
+
+// endpoint appends ap's text, from the cache when it holds it.
+func (w *MessageTSV) endpoint(b []byte, ap netip.AddrPort) []byte {
+	if w == nil {
+		return ap.AppendTo(b)
+	}
+	a := ap.Addr().As16()
+	e := &w.eps[(uint(ap.Port())^uint(a[15])<<3^uint(a[14])<<5)%uint(len(w.eps))]
+	if e.n > 0 && e.ap == ap {
+		return append(b, e.text[:e.n]...)
+	}
+	start := len(b)
+	b = ap.AppendTo(b)
+	if n := len(b) - start; n <= len(e.text) {
+		e.ap, e.n = ap, uint8(n)
+		copy(e.text[:], b[start:])
+	}
+	return b
+}
+
+// appendMessageTSV is AppendMessageTSV, with w's endpoint cache when w is
+// not nil.
+func appendMessageTSV(b []byte, m *Message, w *MessageTSV) []byte {
+	// The two times are written again in the sightings (where a message
+	// has one, they are its First and Last): their text is copied.
+	var send, recv tsText
 	if s := m.SenderSide(); s != nil {
-		b = appendInt(b, s.First)
+		b = send.append(b, s.First)
 	} else {
 		b = append(b, '-')
 	}
 	b = append(b, '\t')
 	if s := m.ReceiverSide(); s != nil {
-		b = appendInt(b, s.Last)
+		b = recv.appendLike(b, s.Last, &send)
 	} else {
 		b = append(b, '-')
 	}
 	b = append(b, '\t')
-	b = m.Src.AppendTo(b)
+	b = w.endpoint(b, m.Src)
 	b = append(b, '\t')
-	b = m.Dst.AppendTo(b)
+	b = w.endpoint(b, m.Dst)
 	b = append(b, '\t')
 	b = append(b, m.Proto.String()...)
 	b = append(b, '\t')
@@ -103,11 +156,11 @@ func AppendMessageTSV(b []byte, m *Message) []byte {
 	b = append(b, '\t')
 	b = append(b, m.End.String()...)
 	b = append(b, '\t')
-	b = strconv.AppendUint(b, m.Conn, 10)
+	b = appendUint(b, m.Conn)
 	b = append(b, '\t')
-	b = strconv.AppendUint(b, uint64(m.Index), 10)
+	b = appendUint(b, uint64(m.Index))
 	b = append(b, '\t')
-	b = strconv.AppendUint(b, uint64(m.Seq), 10)
+	b = appendUint(b, uint64(m.Seq))
 	b = append(b, '\t')
 	b = appendHex16(b, m.Fingerprint)
 	b = append(b, '\t')
@@ -121,15 +174,15 @@ func AppendMessageTSV(b []byte, m *Message) []byte {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = strconv.AppendUint(b, uint64(s.Point.Sniffer), 10)
+		b = appendUint(b, uint64(s.Point.Sniffer))
 		b = append(b, '/')
-		b = strconv.AppendUint(b, uint64(s.Point.Interface), 10)
+		b = appendUint(b, uint64(s.Point.Interface))
 		b = append(b, ':')
-		b = strconv.AppendUint(b, uint64(s.TTL), 10)
+		b = appendUint(b, uint64(s.TTL))
 		b = append(b, ':')
-		b = appendInt(b, s.First)
+		b = send.again(b, s.First)
 		b = append(b, ':')
-		b = appendInt(b, s.Last)
+		b = recv.again(b, s.Last)
 		b = append(b, ':')
 		b = appendInt(b, s.Bytes)
 		b = append(b, ':')
@@ -138,9 +191,9 @@ func AppendMessageTSV(b []byte, m *Message) []byte {
 		b = appendInt(b, int64(s.Repeats))
 	}
 	b = append(b, '\t')
-	b = strconv.AppendUint(b, uint64(m.Ordinal), 10)
+	b = appendUint(b, uint64(m.Ordinal))
 	b = append(b, '\t')
-	b = strconv.AppendUint(b, m.Stream, 10)
+	b = appendUint(b, m.Stream)
 	b = append(b, '\t')
 	b = appendText(b, m.Label)
 	b = append(b, '\t')
@@ -167,11 +220,50 @@ func AppendMessageTSV(b []byte, m *Message) []byte {
 	return append(b, '\n')
 }
 
+// tsText remembers where a time was written in a line, so that the same
+// time is copied rather than formatted again (19 digits).
+type tsText struct {
+	v      int64
+	lo, hi int
+	ok     bool
+}
+
+// append appends v in decimal and remembers where.
+func (t *tsText) append(b []byte, v int64) []byte {
+	t.v, t.lo, t.ok = v, len(b), true
+	b = appendInt(b, v)
+	t.hi = len(b)
+	return b
+}
+
+// appendLike is append, copying like's text when v is its time (a
+// message in one segment seen at one point arrived when it left).
+func (t *tsText) appendLike(b []byte, v int64, like *tsText) []byte {
+	if like.ok && v == like.v {
+		t.v, t.lo, t.ok = v, len(b), true
+		b = append(b, b[like.lo:like.hi]...)
+		t.hi = len(b)
+		return b
+	}
+	return t.append(b, v)
+}
+
+// again appends v: a copy of the remembered text if it is the same time.
+func (t *tsText) again(b []byte, v int64) []byte {
+	if t.ok && v == t.v {
+		return append(b, b[t.lo:t.hi]...)
+	}
+	return appendInt(b, v)
+}
+
 // appendText appends s for a TSV field: "-" when empty, control bytes
 // (tabs, line ends) as '?'.
 func appendText(b []byte, s string) []byte {
 	if s == "" {
 		return append(b, '-')
+	}
+	if printable(s) {
+		return append(b, s...) // the common case, in one copy
 	}
 	for i := 0; i < len(s); i++ {
 		c := s[i]
@@ -183,12 +275,36 @@ func appendText(b []byte, s string) []byte {
 	return b
 }
 
+// printable reports whether s has no control byte (below 0x20, or 0x7f),
+// looking at eight bytes at a time: a byte below 0x20 makes
+// x - 0x20202020... borrow into its top bit where x's top bit is clear
+// (Bit Twiddling Hacks' hasless), and one equal to 0x7f is a zero byte of
+// x ^ 0x7f7f7f7f....
+func printable(s string) bool {
+	const ones, tops = 0x0101010101010101, 0x8080808080808080
+	for ; len(s) >= 8; s = s[8:] {
+		x := uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+			uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+		y := x ^ 0x7f*ones
+		if (x-0x20*ones)&^x&tops != 0 || (y-ones)&^y&tops != 0 {
+			return false
+		}
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
 func appendHex16(b []byte, v uint64) []byte {
 	const hex = "0123456789abcdef"
-	for i := 60; i >= 0; i -= 4 {
-		b = append(b, hex[(v>>uint(i))&0xf])
+	var t [16]byte
+	for i := range t {
+		t[i] = hex[v>>(60-4*uint(i))&0xf]
 	}
-	return b
+	return append(b, t[:]...)
 }
 
 // sightingJSON and messageJSON are the JSON Lines form of a message.
@@ -277,7 +393,7 @@ func MessageJSON(w io.Writer, m *Message) error {
 // points ("-" when none saw a complete handshake).
 func AppendConnTSV(b []byte, cs *ConnStats) []byte {
 	tab := func() { b = append(b, '\t') }
-	b = strconv.AppendUint(b, cs.Conn, 10)
+	b = appendUint(b, cs.Conn)
 	tab()
 	b = append(b, cs.Proto...)
 	tab()

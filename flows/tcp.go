@@ -55,6 +55,7 @@ func (a *Assembler) tcp(pk *pkt) {
 	}
 	if ack {
 		a.onAck(c, 1-d, seqnum.Value(pk.ack))
+		a.noteAck(&c.half[1-d], seqnum.Value(pk.ack))
 	}
 	a.passive(c, d, pk, dataSeq)
 	if pk.n > 0 {

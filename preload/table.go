@@ -117,11 +117,24 @@ type Process struct {
 	Execs    []string // programs exec'd (failed attempts left out)
 	Records  int64
 	Conns    []*Conn
-	fds      map[int]*Conn
+	fds      map[int]fdRef
 	spans    []fdSpan
 }
 
+// fdRef is what an open descriptor refers to, and when the call that gave
+// it returned (0: before the trace began). A call on the descriptor
+// entered before then was made on a previous occupant of the number: the
+// application could not know the new descriptor yet.
+type fdRef struct {
+	c     *Conn
+	ready int64
+}
+
+// conn returns the connection descriptor fd refers to, or nil.
+func (p *Process) conn(fd int) *Conn { return p.fds[fd].c }
+
 // fdSpan is the time a descriptor referred to a connection: [from, to),
+// from the return of the call that gave it,
 // to = 0 while open.
 type fdSpan struct {
 	fd       int
@@ -193,7 +206,7 @@ func (t *Table) proc(host string, pid int) *Process {
 	k := ProcKey{host, pid}
 	p := t.procs[k]
 	if p == nil {
-		p = &Process{Host: host, PID: pid, fds: make(map[int]*Conn)}
+		p = &Process{Host: host, PID: pid, fds: make(map[int]fdRef)}
 		t.procs[k] = p
 	}
 	return p
@@ -215,24 +228,25 @@ func (t *Table) Processes() []*Process {
 func (t *Table) Process(k ProcKey) *Process { return t.procs[k] }
 
 func (t *Table) newConn(p *Process, fd int, r *Record, o Origin) *Conn {
-	t.closeFD(p, fd, r.TS) // a new socket on an fd still open: the old one went unseen
+	t.closeFD(p, fd, r.End()) // a new socket on an fd still open: its close went unseen, or is logged later
 	c := &Conn{ID: len(t.Conns), Host: p.Host, PID: p.PID, Process: p.Name, FD: fd, FDs: []int{fd}, Origin: o, Opened: r.TS, refs: 1}
 	t.Conns = append(t.Conns, c)
 	p.Conns = append(p.Conns, c)
-	p.fds[fd] = c
-	p.spans = append(p.spans, fdSpan{fd: fd, c: c, from: r.TS})
+	p.fds[fd] = fdRef{c: c, ready: r.End()}
+	p.spans = append(p.spans, fdSpan{fd: fd, c: c, from: r.End()})
 	return c
 }
 
 func (t *Table) closeFD(p *Process, fd int, ts int64) {
-	c := p.fds[fd]
+	ref := p.fds[fd]
+	c := ref.c
 	if c == nil {
 		return
 	}
-	if c.Opened > ts {
-		// A close made before the call that reused its descriptor but
-		// logged after it (another thread's buffer reached the file
-		// later): it ended the previous occupant, which the reuse
+	if ref.ready > ts {
+		// A close entered before the call that reused its descriptor
+		// returned, logged after it (another thread's buffer reached the
+		// file later): it ended the previous occupant, which the reuse
 		// already ended at its own time; the earlier time is the true one.
 		if sp := p.spanBefore(fd, c, ts); sp != nil {
 			if sp.c.Closed == sp.to {
@@ -315,12 +329,12 @@ func (t *Table) addFailed(p *Process, r *Record) {
 	if r.Call == CallExec && len(p.Execs) > 0 {
 		p.Execs = p.Execs[:len(p.Execs)-1]
 	}
-	if c := p.fds[r.FD]; c != nil && r.FD >= 0 {
+	if c := p.conn(r.FD); c != nil && r.FD >= 0 {
 		c.Failed++
 	}
 	// A connect in progress has bound its local name already.
 	if r.Call == CallConnect && r.Errno == "EINPROGRESS" {
-		if c := p.fds[r.FD]; c != nil {
+		if c := p.conn(r.FD); c != nil {
 			describe(c, r)
 			c.Origin = OriginConnect
 		} else if r.FD >= 0 {
@@ -362,21 +376,21 @@ func (t *Table) addSocketCall(p *Process, r *Record) {
 			describe(b, r)
 		}
 	case CallConnect:
-		c := p.fds[r.FD]
+		c := p.conn(r.FD)
 		if c == nil {
 			c = t.newConn(p, r.FD, r, OriginConnect)
 		}
 		c.Origin = OriginConnect
 		describe(c, r)
 	case CallAccept, CallAccept4:
-		if l := p.fds[r.FD]; l != nil {
+		if l := p.conn(r.FD); l != nil {
 			l.Listening = true
 		}
 		if r.Ret >= 0 {
 			describe(t.newConn(p, int(r.Ret), r, OriginAccept), r)
 		}
 	case CallBind, CallListen:
-		c := p.fds[r.FD]
+		c := p.conn(r.FD)
 		if c == nil {
 			c = t.newConn(p, r.FD, r, OriginInherited)
 		}
@@ -387,7 +401,7 @@ func (t *Table) addSocketCall(p *Process, r *Record) {
 	case CallClose:
 		t.closeFD(p, r.FD, r.TS)
 	case CallShutdown:
-		if c := p.fds[r.FD]; c != nil && (r.How == 1 || r.How == 2) {
+		if c := p.conn(r.FD); c != nil && (r.How == 1 || r.How == 2) {
 			c.ShutWrite = true
 		}
 	case CallDup, CallDup2, CallDup3:
@@ -403,9 +417,9 @@ func (t *Table) dup(p *Process, r *Record) {
 		return
 	}
 	t.closeFD(p, nfd, r.TS)
-	if c := p.fds[r.FD]; c != nil {
-		p.fds[nfd] = c
-		p.spans = append(p.spans, fdSpan{fd: nfd, c: c, from: r.TS})
+	if c := p.conn(r.FD); c != nil {
+		p.fds[nfd] = fdRef{c: c, ready: r.End()}
+		p.spans = append(p.spans, fdSpan{fd: nfd, c: c, from: r.End()})
 		c.refs++
 		if !slices.Contains(c.FDs, nfd) {
 			c.FDs = append(c.FDs, nfd)
@@ -414,11 +428,12 @@ func (t *Table) dup(p *Process, r *Record) {
 }
 
 func (t *Table) addData(p *Process, r *Record) {
-	c := p.fds[r.FD]
-	if c != nil && c.Opened > r.TS {
-		// A call made before the descriptor was reused, logged after the
-		// reuse (another thread's buffer): it belongs to the previous
-		// occupant.
+	ref := p.fds[r.FD]
+	c := ref.c
+	if c != nil && ref.ready > r.TS {
+		// A call entered before the call that reused the descriptor
+		// returned, logged after the reuse (another thread's buffer): it
+		// belongs to the previous occupant.
 		if sp := p.spanBefore(r.FD, c, r.TS); sp != nil {
 			c = sp.c
 		}
@@ -430,6 +445,7 @@ func (t *Table) addData(p *Process, r *Record) {
 		}
 		c = t.newConn(p, r.FD, r, o)
 		c.Opened = 0
+		p.fds[r.FD] = fdRef{c: c} // it was there before this call
 	}
 	describe(c, r)
 	if c.Origin == OriginUnknown && c.Sock == SockUnknown && c.Local == "" && c.Remote == "" {

@@ -31,95 +31,170 @@ type StageSummary struct {
 // complete counters stay in the JSON output.
 func SummarizeAccounting(cs []trace.Count) []StageSummary {
 	var order []string
-	by := map[string]map[string]int64{}
-	has := map[string]map[string]bool{}
+	lines := map[string]*stageLine{}
 	for _, c := range cs {
-		if by[c.Stage] == nil {
+		l := lines[c.Stage]
+		if l == nil {
 			order = append(order, c.Stage)
-			by[c.Stage] = map[string]int64{}
-			has[c.Stage] = map[string]bool{}
+			l = &stageLine{stage: c.Stage, all: cs, v: map[string]int64{}, has: map[string]bool{}}
+			lines[c.Stage] = l
 		}
-		by[c.Stage][c.Name] += c.Value
-		has[c.Stage][c.Name] = true
+		l.v[c.Name] += c.Value
+		l.has[c.Name] = true
 	}
 	var out []StageSummary
 	for _, st := range order {
-		v := by[st]
-		var parts []string
-		add := func(format string, args ...any) { parts = append(parts, fmt.Sprintf(format, args...)) }
-		// nonzero adds "n name" for each counter that is not zero.
-		nonzero := func(names ...string) {
-			for _, n := range names {
-				if v[n] != 0 {
-					add("%d %s", v[n], strings.ReplaceAll(n, "_", " "))
-				}
-			}
+		l := lines[st]
+		summarize, ok := stageSummarizers[st]
+		if !ok {
+			summarize = (*stageLine).unknown
 		}
-		switch st {
-		case trace.StagePcapio:
-			add("%d records read, %d packets after removing %d duplicates", v["records"], v["packets"], v["duplicates"])
-			nonzero("non_ip", "undecodable", "truncated", "bad_records", "cut_records", "out_of_order")
-		case trace.StageNAT:
-			add("%d mappings", v["mappings"])
-			if has[st]["rewrite_rewritten"] {
-				add("%d of %d packets renamed to their real endpoints", v["rewrite_rewritten"], v["rewrite_packets"])
-			}
-			nonzero("mappings_rejected", "connection_pairs_conflicting")
-		case trace.StageFlows:
-			add("%d connections, %d messages (%d calls, %d returns)", v["conns"], v["messages"], v["calls"], v["returns"])
-			gaps := v["gaps_acked"] + v["gaps_timeout"] + v["gaps_limit"] + v["gaps_end"]
-			if gaps > 0 {
-				add("%d gaps (%d bytes no sniffer saw)", gaps, v["gap_bytes"])
-			} else {
-				add("no gaps")
-			}
-			nonzero("unpaired_returns", "conns_mid_stream", "framing_lost", "frag_dropped_timeout", "frag_dropped_limit", "frag_dropped_invalid")
-		case stageProtocols:
-			parts = protocolParts(cs)
-		case trace.StagePreload:
-			add("%d files, %d records, %d data calls", v["files"], v["records"], v["data_calls"])
-			nonzero("skipped_lines", "unattributed")
-		case trace.StageReconcile:
-			add("%d messages, %d with both ends", v["messages"], v["messages_both_ends"])
-			if n := v["messages_send_only"] + v["messages_recv_only"]; n > 0 {
-				add("%d with one (%d send only, %d receive only)", n, v["messages_send_only"], v["messages_recv_only"])
-			}
-			add("%d nodes (%d servers)", v["nodes"], v["nodes_servers"])
-			if v["preload_calls"] > 0 {
-				add("%d traced calls, %d matched", v["preload_calls"], v["preload_calls_matched"])
-			}
-			if v["messages_with_req_id"]+v["messages_with_tokens"]+v["messages_with_label"]+v["messages_with_task"] > 0 {
-				add("evidence: %d with a request id, %d with tokens, %d with a label, %d with a traced thread",
-					v["messages_with_req_id"], v["messages_with_tokens"], v["messages_with_label"], v["messages_with_task"])
-			}
-			nonzero("messages_dropped_no_timestamp", "evidence_skipped_long", "evidence_skipped_binary", "tokens_cut")
-		case trace.StageTrace:
-			if v[trace.CountSkippedLines] == 0 {
-				continue // reading a trace file: nothing to report
-			}
-			add("%d lines read, %d skipped", v[trace.CountMessagesRead], v[trace.CountSkippedLines])
-		case stageLinking:
-			add("%d messages, %d in instances; %d instances, %d patterns", v["messages"], v["messages_in_instances"], v["instances"], v["patterns"])
-			nonzero("no_timestamp", "instances_truncated")
-		case stageNesting:
-			add("%d messages, %d call pairs; %d call paths, %d patterns", v["messages_in"], v["call_pairs"], v["call_paths"], v["patterns"])
-			nonzero("skipped_no_timestamp", "skipped_not_call_or_return", "unmatched_calls", "unmatched_returns", "instances_rejected")
-		case stageConvolution:
-			add("%d messages, %d explained by a pattern; %d edges, %d patterns", v["messages_in"], v["messages_in_patterns"], v["edges"], v["patterns"])
-			nonzero("skipped_no_timestamp", "hop_limit_reached")
-		default:
-			for _, c := range cs {
-				if c.Stage == st && c.Value != 0 {
-					add("%d %s", c.Value, strings.ReplaceAll(c.Name, "_", " "))
-				}
-			}
-			if len(parts) == 0 {
-				add("all counters 0")
-			}
+		if !summarize(l) {
+			continue
 		}
-		out = append(out, StageSummary{Stage: st, Text: strings.Join(parts, "; ")})
+		out = append(out, StageSummary{Stage: st, Text: strings.Join(l.parts, "; ")})
 	}
 	return out
+}
+
+// stageLine gathers one stage's counters and the parts of its summary.
+type stageLine struct {
+	stage string
+	all   []trace.Count // every stage's counters, in order
+	v     map[string]int64
+	has   map[string]bool
+	parts []string
+}
+
+// add appends one formatted part.
+func (l *stageLine) add(format string, args ...any) {
+	l.parts = append(l.parts, fmt.Sprintf(format, args...))
+}
+
+// nonzero adds "n name" for each counter that is not zero.
+func (l *stageLine) nonzero(names ...string) {
+	for _, n := range names {
+		if l.v[n] != 0 {
+			l.add("%d %s", l.v[n], strings.ReplaceAll(n, "_", " "))
+		}
+	}
+}
+
+// stageSummarizers write the summary of the stages the report knows; each
+// returns false when its stage has nothing to say.
+var stageSummarizers = map[string]func(*stageLine) bool{
+	trace.StagePcapio:    (*stageLine).pcapio,
+	trace.StageNAT:       (*stageLine).nat,
+	trace.StageFlows:     (*stageLine).flows,
+	stageProtocols:       (*stageLine).protocols,
+	trace.StagePreload:   (*stageLine).preload,
+	trace.StageReconcile: (*stageLine).reconcile,
+	trace.StageTrace:     (*stageLine).trace,
+	stageLinking:         (*stageLine).linking,
+	stageNesting:         (*stageLine).nesting,
+	stageConvolution:     (*stageLine).convolution,
+}
+
+func (l *stageLine) pcapio() bool {
+	v := l.v
+	l.add("%d records read, %d packets after removing %d duplicates", v["records"], v["packets"], v["duplicates"])
+	l.nonzero("non_ip", "undecodable", "truncated", "bad_records", "cut_records", "out_of_order")
+	return true
+}
+
+func (l *stageLine) nat() bool {
+	l.add("%d mappings", l.v["mappings"])
+	if l.has["rewrite_rewritten"] {
+		l.add("%d of %d packets renamed to their real endpoints", l.v["rewrite_rewritten"], l.v["rewrite_packets"])
+	}
+	l.nonzero("mappings_rejected", "connection_pairs_conflicting")
+	return true
+}
+
+func (l *stageLine) flows() bool {
+	v := l.v
+	l.add("%d connections, %d messages (%d calls, %d returns)", v["conns"], v["messages"], v["calls"], v["returns"])
+	if gaps := v["gaps_acked"] + v["gaps_timeout"] + v["gaps_limit"] + v["gaps_end"]; gaps > 0 {
+		l.add("%d gaps (%d bytes no sniffer saw)", gaps, v["gap_bytes"])
+	} else {
+		l.add("no gaps")
+	}
+	l.nonzero("unpaired_returns", "conns_mid_stream", "framing_lost", "frag_dropped_timeout", "frag_dropped_limit", "frag_dropped_invalid")
+	return true
+}
+
+func (l *stageLine) protocols() bool {
+	l.parts = protocolParts(l.all)
+	return true
+}
+
+func (l *stageLine) preload() bool {
+	l.add("%d files, %d records, %d data calls", l.v["files"], l.v["records"], l.v["data_calls"])
+	l.nonzero("skipped_lines", "unattributed")
+	return true
+}
+
+func (l *stageLine) reconcile() bool {
+	v := l.v
+	l.add("%d messages, %d with both ends", v["messages"], v["messages_both_ends"])
+	if n := v["messages_send_only"] + v["messages_recv_only"]; n > 0 {
+		l.add("%d with one (%d send only, %d receive only)", n, v["messages_send_only"], v["messages_recv_only"])
+	}
+	l.add("%d nodes (%d servers)", v["nodes"], v["nodes_servers"])
+	if v["preload_calls"] > 0 {
+		l.add("%d traced calls, %d matched", v["preload_calls"], v["preload_calls_matched"])
+	}
+	if v["messages_with_req_id"]+v["messages_with_tokens"]+v["messages_with_label"]+v["messages_with_task"] > 0 {
+		l.add("evidence: %d with a request id, %d with tokens, %d with a label, %d with a traced thread",
+			v["messages_with_req_id"], v["messages_with_tokens"], v["messages_with_label"], v["messages_with_task"])
+	}
+	l.nonzero("messages_dropped_no_timestamp", "evidence_skipped_long", "evidence_skipped_binary", "tokens_cut")
+	return true
+}
+
+// trace reports the lines a trace file's reader skipped; reading a trace
+// file is otherwise nothing to report.
+func (l *stageLine) trace() bool {
+	if l.v[trace.CountSkippedLines] == 0 {
+		return false
+	}
+	l.add("%d lines read, %d skipped", l.v[trace.CountMessagesRead], l.v[trace.CountSkippedLines])
+	return true
+}
+
+func (l *stageLine) linking() bool {
+	v := l.v
+	l.add("%d messages, %d in instances; %d instances, %d patterns", v["messages"], v["messages_in_instances"], v["instances"], v["patterns"])
+	l.nonzero("no_timestamp", "instances_truncated")
+	return true
+}
+
+func (l *stageLine) nesting() bool {
+	v := l.v
+	l.add("%d messages, %d call pairs; %d call paths, %d patterns", v["messages_in"], v["call_pairs"], v["call_paths"], v["patterns"])
+	l.nonzero("skipped_no_timestamp", "skipped_not_call_or_return", "unmatched_calls", "unmatched_returns", "instances_rejected")
+	return true
+}
+
+func (l *stageLine) convolution() bool {
+	v := l.v
+	l.add("%d messages, %d explained by a pattern; %d edges, %d patterns", v["messages_in"], v["messages_in_patterns"], v["edges"], v["patterns"])
+	l.nonzero("skipped_no_timestamp", "hop_limit_reached")
+	return true
+}
+
+// unknown lists the non-zero counters of a stage the report does not know,
+// in their order.
+func (l *stageLine) unknown() bool {
+	for _, c := range l.all {
+		if c.Stage == l.stage && c.Value != 0 {
+			l.add("%d %s", c.Value, strings.ReplaceAll(c.Name, "_", " "))
+		}
+	}
+	if len(l.parts) == 0 {
+		l.add("all counters 0")
+	}
+	return true
 }
 
 // stageProtocols is the stage of flows' per-protocol counters

@@ -406,112 +406,145 @@ func (r *nestRun) connections() (callConn, retConn []uint32) {
 // that disagree) is counted in returns_before_call, not dropped. Pairs are
 // appended in the order of their returns.
 func (r *nestRun) findCallPairs() {
-	tab := r.tab
-	nm := tab.Len()
+	nm := r.tab.Len()
 	c := &r.counter
 	c.in = int64(nm)
 	order := r.timeOrder()
-	callConn, retConn := r.connections()
-	// T_opencalls: a FIFO of pending calls per connection and call id,
-	// linked through pending.
-	var open openCalls
-	type pend struct{ msg, next, rank int32 }
-	var pending []pend
-	var free []int32
+	sc := &callScan{r: r, rankOf: map[int32]int32{}, pairOf: map[int32]int32{}}
+	sc.callConn, sc.retConn = r.connections()
+	sc.mate = r.uniqueMates(sc.callConn, sc.retConn)
 	r.pairs = make([]callPair, 0, nm/2)
-	// byRank[k] is the pair of the k-th call visited (-1 for calls never
-	// returned): calls are visited in time order, so it gives the pairs in
-	// order of call time.
-	var byRank, rankMsg, orphans []int32
-	// shared[k]: the k-th call visited had no call id, or shared its
-	// queue with another call of its connection and id: which of them a
-	// lost return belonged to is not known, so none becomes an open call.
-	var shared []bool
-	mate := r.uniqueMates(callConn, retConn)
-	// For calls paired by a unique id: the rank of a CALL visited before
-	// its RETURN, the pair of a RETURN visited before its CALL.
-	rankOf := map[int32]int32{}
-	pairOf := map[int32]int32{}
-	visit := func(i int32) {
-		if tab.Time(int(i)) == trace.NoTime {
-			c.noTime++
-			return
-		}
-		if j, ok := mate[i]; ok {
-			if r.flows[tab.FlowID(int(i))].Kind == trace.KindCall {
-				rankMsg = append(rankMsg, i)
-				shared = append(shared, false)
-			}
-			r.visitMate(i, j, &byRank, rankOf, pairOf)
-			return
-		}
-		fid := tab.FlowID(int(i))
-		switch r.flows[fid].Kind {
-		case trace.KindCall:
-			c.calls++
-			pd := pend{msg: i, next: -1, rank: int32(len(byRank))}
-			byRank = append(byRank, -1)
-			rankMsg = append(rankMsg, i)
-			shared = append(shared, tab.CallID(int(i)) == 0)
-			var slot int32
-			if n := len(free); n > 0 {
-				slot = free[n-1]
-				free = free[:n-1]
-				pending[slot] = pd
-			} else {
-				slot = int32(len(pending))
-				pending = append(pending, pd)
-			}
-			q := open.get(uint64(callConn[fid])<<32 | uint64(tab.CallID(int(i))))
-			if q.head >= 0 {
-				pending[q.tail].next = slot
-				q.tail = slot
-				for k := q.head; k >= 0; k = pending[k].next {
-					shared[pending[k].rank] = true
-				}
-			} else {
-				q.head, q.tail = slot, slot
-			}
-		case trace.KindReturn:
-			c.returns++
-			k := uint64(retConn[fid])<<32 | uint64(tab.CallID(int(i)))
-			q := open.find(k)
-			if q == nil {
-				c.unmatchedReturns++
-				if tab.CallID(int(i)) != 0 {
-					orphans = append(orphans, i)
-				}
-				return
-			}
-			p := pending[q.head]
-			free = append(free, q.head)
-			if p.next < 0 {
-				open.remove(k)
-			} else {
-				q.head = p.next
-			}
-			byRank[p.rank] = int32(len(r.pairs))
-			r.pairs = append(r.pairs, callPair{call: p.msg, ret: i, t1: r.msgTime(p.msg), t4: r.msgTime(i)})
-		default:
-			c.notRPC++
-		}
-	}
 	if order == nil {
 		for i := range nm {
-			visit(int32(i))
+			sc.visit(int32(i))
 		}
 	} else {
 		for _, i := range order {
-			visit(i)
+			sc.visit(i)
 		}
 	}
 	c.pairs = int64(len(r.pairs))
 	c.unmatchedCalls = c.calls - c.pairs
 	r.nFull = int32(len(r.pairs))
 	lat := r.latencies()
-	r.openCalls(byRank, rankMsg, shared, lat)
+	r.openCalls(sc.byRank, sc.rankMsg, sc.shared, lat)
 	r.nOpen = int32(len(r.pairs))
-	r.lostCalls(orphans, lat)
+	r.lostCalls(sc.orphans, lat)
+	r.orderByCall(sc.byRank)
+}
+
+// callScan is findCallPairs' state while it visits the messages in time
+// order: T_opencalls, a FIFO of pending calls per connection and call id
+// linked through pending, and what the later steps need of the calls
+// visited.
+type callScan struct {
+	r                 *nestRun
+	callConn, retConn []uint32
+	open              openCalls
+	pending           []pendingCall
+	free              []int32
+	// byRank[k] is the pair of the k-th call visited (-1 for calls never
+	// returned): calls are visited in time order, so it gives the pairs in
+	// order of call time.
+	byRank, rankMsg, orphans []int32
+	// shared[k]: the k-th call visited had no call id, or shared its
+	// queue with another call of its connection and id: which of them a
+	// lost return belonged to is not known, so none becomes an open call.
+	shared []bool
+	// mate pairs the calls with a unique id; for them, rankOf is the rank
+	// of a CALL visited before its RETURN, pairOf the pair of a RETURN
+	// visited before its CALL.
+	mate           map[int32]int32
+	rankOf, pairOf map[int32]int32
+}
+
+// pendingCall is a call waiting in T_opencalls for its return.
+type pendingCall struct{ msg, next, rank int32 }
+
+// visit takes message i, the next in time order.
+func (sc *callScan) visit(i int32) {
+	r, tab := sc.r, sc.r.tab
+	if tab.Time(int(i)) == trace.NoTime {
+		r.counter.noTime++
+		return
+	}
+	fid := tab.FlowID(int(i))
+	if j, ok := sc.mate[i]; ok {
+		if r.flows[fid].Kind == trace.KindCall {
+			sc.rankMsg = append(sc.rankMsg, i)
+			sc.shared = append(sc.shared, false)
+		}
+		r.visitMate(i, j, &sc.byRank, sc.rankOf, sc.pairOf)
+		return
+	}
+	switch r.flows[fid].Kind {
+	case trace.KindCall:
+		sc.call(i, fid)
+	case trace.KindReturn:
+		sc.ret(i, fid)
+	default:
+		r.counter.notRPC++
+	}
+}
+
+// call queues CALL i, sent on flow fid, in T_opencalls.
+func (sc *callScan) call(i int32, fid uint32) {
+	tab := sc.r.tab
+	sc.r.counter.calls++
+	pd := pendingCall{msg: i, next: -1, rank: int32(len(sc.byRank))}
+	sc.byRank = append(sc.byRank, -1)
+	sc.rankMsg = append(sc.rankMsg, i)
+	sc.shared = append(sc.shared, tab.CallID(int(i)) == 0)
+	var slot int32
+	if n := len(sc.free); n > 0 {
+		slot = sc.free[n-1]
+		sc.free = sc.free[:n-1]
+		sc.pending[slot] = pd
+	} else {
+		slot = int32(len(sc.pending))
+		sc.pending = append(sc.pending, pd)
+	}
+	q := sc.open.get(uint64(sc.callConn[fid])<<32 | uint64(tab.CallID(int(i))))
+	if q.head < 0 {
+		q.head, q.tail = slot, slot
+		return
+	}
+	sc.pending[q.tail].next = slot
+	q.tail = slot
+	for k := q.head; k >= 0; k = sc.pending[k].next {
+		sc.shared[sc.pending[k].rank] = true
+	}
+}
+
+// ret pairs RETURN i, received on flow fid, with the oldest open call of
+// its connection and call id.
+func (sc *callScan) ret(i int32, fid uint32) {
+	r, tab := sc.r, sc.r.tab
+	r.counter.returns++
+	k := uint64(sc.retConn[fid])<<32 | uint64(tab.CallID(int(i)))
+	q := sc.open.find(k)
+	if q == nil {
+		r.counter.unmatchedReturns++
+		if tab.CallID(int(i)) != 0 {
+			sc.orphans = append(sc.orphans, i)
+		}
+		return
+	}
+	p := sc.pending[q.head]
+	sc.free = append(sc.free, q.head)
+	if p.next < 0 {
+		sc.open.remove(k)
+	} else {
+		q.head = p.next
+	}
+	sc.byRank[p.rank] = int32(len(r.pairs))
+	r.pairs = append(r.pairs, callPair{call: p.msg, ret: i, t1: r.msgTime(p.msg), t4: r.msgTime(i)})
+}
+
+// orderByCall sets byCall, the pairs in order of call time: byRank's
+// returned calls, then the open and lost calls added after them, sorted in;
+// calls at the same time, visited in message order, by pair index.
+func (r *nestRun) orderByCall(byRank []int32) {
 	r.byCall = slices.DeleteFunc(byRank, func(p int32) bool { return p < 0 })
 	if r.nOpen < int32(len(r.pairs)) {
 		for p := r.nOpen; p < int32(len(r.pairs)); p++ {
@@ -519,8 +552,6 @@ func (r *nestRun) findCallPairs() {
 		}
 		slices.SortStableFunc(r.byCall, func(a, b int32) int { return cmp.Compare(r.t1(a), r.t1(b)) })
 	}
-	// Calls at the same time were visited in message order; the engine
-	// orders them by pair index.
 	for lo := 0; lo < len(r.byCall); {
 		hi := lo + 1
 		for hi < len(r.byCall) && r.t1(r.byCall[hi]) == r.t1(r.byCall[lo]) {

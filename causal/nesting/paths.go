@@ -45,41 +45,14 @@ type CallHop struct {
 // parent roots a call path; the path is added to the call-path table and,
 // converted into a tree of messages, to the Aggregator.
 func (r *nestRun) findCallPaths(ctx context.Context) (*Result, error) {
-	np := len(r.pairs)
-	kidOff := make([]int32, np+1)
-	nRoots := 0
-	for c, p := range r.parent {
-		if p >= 0 {
-			kidOff[p+1]++
-		} else if !r.lost(int32(c)) {
-			nRoots++
-		}
-	}
-	for i := 1; i <= np; i++ {
-		kidOff[i] += kidOff[i-1]
-	}
-	// Fill in order of call time (ties by pair index), with kidOff[p] as
-	// the cursor of p's children, then shift it back: every list comes out
-	// sorted, and so do the roots.
-	kids := make([]int32, kidOff[np])
-	roots := make([]int32, 0, nRoots)
-	for _, c := range r.byCall {
-		if p := r.parent[c]; p >= 0 {
-			kids[kidOff[p]] = c
-			kidOff[p]++
-		} else if !r.lost(c) {
-			roots = append(roots, c)
-		}
-	}
-	copy(kidOff[1:], kidOff[:np])
-	kidOff[0] = 0
+	kidOff, kids, roots := r.childLists()
 	if !r.keep {
 		r.byCall = nil
 	}
 	r.counter.roots = int64(len(roots))
 
 	// Every pair is in exactly one call path: two messages each.
-	r.agg.Reserve(len(roots), 2*np)
+	r.agg.Reserve(len(roots), 2*len(r.pairs))
 	ct := newCallTable(r, kidOff, kids, len(roots))
 	ib := nestInstances{r: r, kidOff: kidOff, kids: kids}
 	prog := r.startStep("call paths", len(roots))
@@ -100,6 +73,48 @@ func (r *nestRun) findCallPaths(ctx context.Context) (*Result, error) {
 		// what is left needs only the Aggregator's records
 		r.pairs, r.parent = nil, nil
 	}
+	return &Result{Result: r.result(len(paths), over), CallPaths: paths}, nil
+}
+
+// childLists returns every pair's children (kids[kidOff[p]:kidOff[p+1]])
+// and the roots, each in order of call time (ties by pair index); lost
+// calls are no roots.
+func (r *nestRun) childLists() (kidOff, kids, roots []int32) {
+	np := len(r.pairs)
+	kidOff = make([]int32, np+1)
+	nRoots := 0
+	for c, p := range r.parent {
+		if p >= 0 {
+			kidOff[p+1]++
+		} else if !r.lost(int32(c)) {
+			nRoots++
+		}
+	}
+	for i := 1; i <= np; i++ {
+		kidOff[i] += kidOff[i-1]
+	}
+	// Fill in order of call time, with kidOff[p] as the cursor of p's
+	// children, then shift it back: every list comes out sorted, and so
+	// do the roots.
+	kids = make([]int32, kidOff[np])
+	roots = make([]int32, 0, nRoots)
+	for _, c := range r.byCall {
+		if p := r.parent[c]; p >= 0 {
+			kids[kidOff[p]] = c
+			kidOff[p]++
+		} else if !r.lost(c) {
+			roots = append(roots, c)
+		}
+	}
+	copy(kidOff[1:], kidOff[:np])
+	kidOff[0] = 0
+	return kidOff, kids, roots
+}
+
+// result is the engine's result once the call paths are aggregated: the
+// patterns, the accounting and the warnings (nPaths call-path patterns
+// kept, over the ones counted, not kept).
+func (r *nestRun) result(nPaths int, over notKept) *causal.Result {
 	res := &causal.Result{
 		Version:  causal.ResultVersion,
 		Engine:   Name,
@@ -130,7 +145,7 @@ func (r *nestRun) findCallPaths(ctx context.Context) (*Result, error) {
 		{Stage: Name, Name: "call_paths", Value: c.roots},
 		{Stage: Name, Name: "instances_rejected", Value: int64(r.agg.Rejected())},
 		{Stage: Name, Name: "patterns", Value: int64(len(res.Patterns))},
-		{Stage: Name, Name: "call_path_patterns", Value: int64(len(paths))},
+		{Stage: Name, Name: "call_path_patterns", Value: int64(nPaths)},
 	}
 	if c.returnsBeforeCall > 0 {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("%d returns are stamped before their calls (clocks disagree): paired by their call ids anyway", c.returnsBeforeCall))
@@ -151,7 +166,7 @@ func (r *nestRun) findCallPaths(ctx context.Context) (*Result, error) {
 	if c.pairs == 0 && c.in > 0 {
 		res.Warnings = append(res.Warnings, "no CALL was matched with a RETURN: the nesting engine needs messages marked CALL and RETURN")
 	}
-	return &Result{Result: res, CallPaths: paths}, nil
+	return res
 }
 
 // nestInstances converts call paths into trees of messages. A call's
@@ -422,95 +437,13 @@ func (ct *callTable) paths(limit int) ([]CallPath, notKept) {
 	for n, id := range r.names {
 		names[id] = n
 	}
-	hist := r.opt.Aggregate.Histograms
-	// Group the recorded paths by pattern, with their offsets in the arena.
-	np := len(ct.pats)
-	first := make([]int32, np+1)
-	for _, pi := range ct.pathPat {
-		first[pi+1]++
-	}
-	for i := 0; i < np; i++ {
-		first[i+1] += first[i]
-	}
-	byPat := make([]int32, len(ct.pathPat)) // arena offset of each path, by pattern
-	next := slices.Clone(first[:np])
-	off := int32(0)
-	for _, pi := range ct.pathPat {
-		byPat[next[pi]] = off
-		next[pi]++
-		off += int32(len(ct.pats[pi].hops))
-	}
-	var vals []float64
+	first, byPat := ct.byPattern()
 	out := make([]CallPath, 0, len(kept))
 	for _, pi := range kept {
 		pat := &ct.pats[pi]
-		paths := byPat[first[pi]:first[pi+1]]
-		n := len(pat.hops)
-		latency := make([]*causal.Dist, n)
-		delay := make([]*causal.Dist, n)
-		mean := make([]float64, n)
-		kids := make([][]int, n)
-		for i, h := range pat.hops {
-			vals = vals[:0]
-			for _, o := range paths {
-				if p := ct.arena[o+int32(i)]; p < r.nFull {
-					vals = append(vals, float64(r.t4(p)-r.t1(p))/1e3)
-				}
-			}
-			latency[i] = causal.DistOf(vals, hist)
-			if h.parent < 0 {
-				continue
-			}
-			kids[h.parent] = append(kids[h.parent], i)
-			vals = vals[:0]
-			for _, o := range paths {
-				p, par := ct.arena[o+int32(i)], ct.arena[o+h.parent]
-				vals = append(vals, float64(r.t1(p)-r.t1(par))/1e3)
-			}
-			delay[i] = causal.DistOf(vals, hist)
-			if delay[i] != nil {
-				mean[i] = delay[i].Mean
-			}
-		}
-		for _, ks := range kids {
-			slices.SortStableFunc(ks, func(a, b int) int {
-				if mean[a] != mean[b] {
-					if mean[a] < mean[b] {
-						return -1
-					}
-					return 1
-				}
-				return strings.Compare(names[pat.hops[a].to], names[pat.hops[b].to])
-			})
-		}
-		cp := CallPath{Count: pat.count, Calls: make([]CallHop, 0, n)}
-		newID := make([]int, n)
-		var sig func(i int) *causal.SigNode
-		sig = func(i int) *causal.SigNode {
-			h := &pat.hops[i]
-			id := len(cp.Calls)
-			newID[i] = id
-			hop := CallHop{
-				ID:         id,
-				From:       names[h.from],
-				To:         names[h.to],
-				ToEndpoint: h.ep,
-				Latency:    latency[i],
-				CallDelay:  delay[i],
-			}
-			if h.parent >= 0 {
-				par := newID[h.parent]
-				hop.Parent = &par
-			}
-			cp.Calls = append(cp.Calls, hop)
-			s := &causal.SigNode{From: hop.From, To: hop.To}
-			for _, k := range kids[i] {
-				s.Children = append(s.Children, sig(k))
-			}
-			return s
-		}
-		cp.Signature = sig(0).String()
-		out = append(out, cp)
+		h := ct.hopFigures(pat, byPat[first[pi]:first[pi+1]])
+		h.sortChildren(pat, names)
+		out = append(out, h.callPath(pat, names))
 	}
 	slices.SortStableFunc(out, func(a, b CallPath) int {
 		if a.Count != b.Count {
@@ -522,6 +455,115 @@ func (ct *callTable) paths(limit int) ([]CallPath, notKept) {
 		out[i].Rank = i + 1
 	}
 	return out, over
+}
+
+// byPattern groups the recorded paths by pattern: byPat[first[p]:first[p+1]]
+// are the arena offsets of pattern p's paths.
+func (ct *callTable) byPattern() (first, byPat []int32) {
+	np := len(ct.pats)
+	first = make([]int32, np+1)
+	for _, pi := range ct.pathPat {
+		first[pi+1]++
+	}
+	for i := 0; i < np; i++ {
+		first[i+1] += first[i]
+	}
+	byPat = make([]int32, len(ct.pathPat))
+	next := slices.Clone(first[:np])
+	off := int32(0)
+	for _, pi := range ct.pathPat {
+		byPat[next[pi]] = off
+		next[pi]++
+		off += int32(len(ct.pats[pi].hops))
+	}
+	return first, byPat
+}
+
+// hopFigures are one call-path pattern's figures per hop: latency and
+// call-delay distributions, the mean delay and each hop's children.
+type hopFigures struct {
+	latency, delay []*causal.Dist
+	mean           []float64
+	kids           [][]int
+}
+
+// hopFigures measures pattern pat's hops over its paths (their arena
+// offsets).
+func (ct *callTable) hopFigures(pat *callPat, paths []int32) hopFigures {
+	r := ct.r
+	hist := r.opt.Aggregate.Histograms
+	n := len(pat.hops)
+	f := hopFigures{latency: make([]*causal.Dist, n), delay: make([]*causal.Dist, n), mean: make([]float64, n), kids: make([][]int, n)}
+	var vals []float64
+	for i, h := range pat.hops {
+		vals = vals[:0]
+		for _, o := range paths {
+			if p := ct.arena[o+int32(i)]; p < r.nFull {
+				vals = append(vals, float64(r.t4(p)-r.t1(p))/1e3)
+			}
+		}
+		f.latency[i] = causal.DistOf(vals, hist)
+		if h.parent < 0 {
+			continue
+		}
+		f.kids[h.parent] = append(f.kids[h.parent], i)
+		vals = vals[:0]
+		for _, o := range paths {
+			p, par := ct.arena[o+int32(i)], ct.arena[o+h.parent]
+			vals = append(vals, float64(r.t1(p)-r.t1(par))/1e3)
+		}
+		f.delay[i] = causal.DistOf(vals, hist)
+		if f.delay[i] != nil {
+			f.mean[i] = f.delay[i].Mean
+		}
+	}
+	return f
+}
+
+// sortChildren orders every hop's children by mean call delay, then by
+// callee name.
+func (f hopFigures) sortChildren(pat *callPat, names []string) {
+	for _, ks := range f.kids {
+		slices.SortStableFunc(ks, func(a, b int) int {
+			if c := cmp.Compare(f.mean[a], f.mean[b]); c != 0 {
+				return c
+			}
+			return strings.Compare(names[pat.hops[a].to], names[pat.hops[b].to])
+		})
+	}
+}
+
+// callPath writes pattern pat as a CallPath, hops numbered depth first.
+func (f hopFigures) callPath(pat *callPat, names []string) CallPath {
+	n := len(pat.hops)
+	cp := CallPath{Count: pat.count, Calls: make([]CallHop, 0, n)}
+	newID := make([]int, n)
+	var sig func(i int) *causal.SigNode
+	sig = func(i int) *causal.SigNode {
+		h := &pat.hops[i]
+		id := len(cp.Calls)
+		newID[i] = id
+		hop := CallHop{
+			ID:         id,
+			From:       names[h.from],
+			To:         names[h.to],
+			ToEndpoint: h.ep,
+			Latency:    f.latency[i],
+			CallDelay:  f.delay[i],
+		}
+		if h.parent >= 0 {
+			par := newID[h.parent]
+			hop.Parent = &par
+		}
+		cp.Calls = append(cp.Calls, hop)
+		s := &causal.SigNode{From: hop.From, To: hop.To}
+		for _, k := range f.kids[i] {
+			s.Children = append(s.Children, sig(k))
+		}
+		return s
+	}
+	cp.Signature = sig(0).String()
+	return cp
 }
 
 // mix combines hash h with x (the Aggregator's mixing function): the

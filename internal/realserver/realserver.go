@@ -19,8 +19,11 @@ import (
 	"time"
 )
 
-// startTimeout bounds how long a server may take to accept connections.
-const startTimeout = 60 * time.Second
+// startTimeout bounds how long a server may take to accept connections: a
+// guard against a server that never comes up, not a timing check. Under
+// make test's parallel packages on two shared cores a cold PostgreSQL once
+// took more than a minute.
+const startTimeout = 3 * time.Minute
 
 // LookPath finds the first of names in PATH or in dirs, or skips t.
 func LookPath(t testing.TB, names []string, dirs ...string) string {
@@ -195,15 +198,16 @@ func Postgres(t testing.TB) *Server {
 	addr := "127.0.0.1:" + strconv.Itoa(port)
 	srv := start(t, addr, dir, user, postgres, "-D", data, "-k", dir, "-p", strconv.Itoa(port),
 		"-c", "listen_addresses=127.0.0.1", "-c", "fsync=off", "-c", "shared_buffers=16MB", "-c", "max_connections=20")
-	waitPostgres(t, addr)
+	waitPostgres(t, srv)
 	return srv
 }
 
 // waitPostgres waits until the server accepts a start-up packet: it listens
 // before it is ready, and answers "the database system is starting up"
 // until then.
-func waitPostgres(t testing.TB, addr string) {
+func waitPostgres(t testing.TB, srv *Server) {
 	t.Helper()
+	addr := srv.Addr
 	startup := []byte("\x00\x00\x00\x29\x00\x03\x00\x00user\x00postgres\x00database\x00postgres\x00\x00")
 	deadline := time.Now().Add(startTimeout)
 	for time.Now().Before(deadline) {
@@ -222,7 +226,7 @@ func waitPostgres(t testing.TB, addr string) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	t.Fatalf("PostgreSQL on %s did not become ready", addr)
+	t.Fatalf("PostgreSQL on %s did not become ready within %v", addr, startTimeout)
 }
 
 // MariaDB installs a data directory and starts mariadbd on a free loopback

@@ -1125,6 +1125,7 @@ __attribute__((destructor)) static void wpcap_fini(void)
 EXPORT int socket(int domain, int type, int protocol)
 {
 	RESOLVE(socket);
+	unsigned long long t0 = ACTIVE() ? now_ns() : 0;
 	int r = REAL(socket)(domain, type, protocol);
 	int e = errno;
 	enum sock_kind k = kind_of(domain, type);
@@ -1134,7 +1135,7 @@ EXPORT int socket(int domain, int type, int protocol)
 		in_hook = 1;
 		unsigned long long t = now_ns();
 		struct line l;
-		l_start(&l, t, t, "socket");
+		l_start(&l, t0 ? t0 : t, t, "socket");
 		l_ret(&l, r, e);
 		l_kstr(&l, "sock", kind_names[k]);
 		emit(&l, t);
@@ -1147,6 +1148,7 @@ EXPORT int socket(int domain, int type, int protocol)
 EXPORT int socketpair(int domain, int type, int protocol, int sv[2])
 {
 	RESOLVE(socketpair);
+	unsigned long long t0 = ACTIVE() ? now_ns() : 0;
 	int r = REAL(socketpair)(domain, type, protocol, sv);
 	int e = errno;
 	enum sock_kind k = kind_of(domain, type);
@@ -1158,7 +1160,7 @@ EXPORT int socketpair(int domain, int type, int protocol, int sv[2])
 		in_hook = 1;
 		unsigned long long t = now_ns();
 		struct line l;
-		l_start(&l, t, t, "socketpair");
+		l_start(&l, t0 ? t0 : t, t, "socketpair");
 		l_ret(&l, r, e);
 		l_kstr(&l, "sock", kind_names[k]);
 		if (r == 0) {
@@ -1641,12 +1643,16 @@ EXPORT ssize_t splice(int in, off64_t *inoff, int out, off64_t *outoff, size_t n
 
 /* ---- interposed functions: descriptors and processes --------------------- */
 
-static void log_fd_call(const char *call, int fd, long long r, int e, const char *k2, long long v2)
+/* log_fd_call logs a call on a descriptor entered at t0 (0: at its
+ * return). Calls that end a descriptor (close, shutdown) pass the time
+ * they were entered: another thread may reuse the number as soon as the
+ * kernel freed it, and the reader orders a close before a reuse by it. */
+static void log_fd_call(const char *call, int fd, long long r, int e, const char *k2, long long v2, unsigned long long t0)
 {
 	in_hook = 1;
 	unsigned long long t = now_ns();
 	struct line l;
-	l_start(&l, t, t, call);
+	l_start(&l, t0 ? t0 : t, t, call);
 	l_kint(&l, "fd", fd);
 	l_ret(&l, r, e);
 	if (k2)
@@ -1662,11 +1668,12 @@ EXPORT int close(int fd)
 	/* The application closes our log (daemons close every fd): flush,
 	 * let it go, and reopen it on the next flush. */
 	log_release(fd);
+	unsigned long long t0 = traced(st) ? now_ns() : 0;
 	int r = REAL(close)(fd);
 	int e = errno;
 	set_fd(fd, 0);
 	if (traced(st))
-		log_fd_call("close", fd, r, e, NULL, 0);
+		log_fd_call("close", fd, r, e, NULL, 0, t0);
 	errno = e;
 	return r;
 }
@@ -1681,12 +1688,12 @@ static void before_close_range(unsigned int lo, unsigned int hi)
 }
 
 /* after_close_range forgets the descriptors lo to hi, logging the close of
- * the traced sockets among them. */
-static void after_close_range(unsigned int lo, unsigned int hi)
+ * the traced sockets among them, entered at t0. */
+static void after_close_range(unsigned int lo, unsigned int hi, unsigned long long t0)
 {
 	for (unsigned int fd = lo; fd <= hi && fd < FD_CACHE; fd++) {
 		if (ACTIVE() && traced(fdstate[fd]))
-			log_fd_call("close", (int)fd, 0, 0, NULL, 0);
+			log_fd_call("close", (int)fd, 0, 0, NULL, 0, t0);
 		set_fd((int)fd, 0);
 	}
 }
@@ -1697,10 +1704,11 @@ EXPORT int close_range(unsigned int lo, unsigned int hi, int flags)
 	if (flags & CLOSE_RANGE_CLOEXEC) /* nothing is closed now (the log is close-on-exec already) */
 		return REAL(close_range)(lo, hi, flags);
 	before_close_range(lo, hi);
+	unsigned long long t0 = now_ns();
 	int r = REAL(close_range)(lo, hi, flags);
 	int e = errno;
 	if (r == 0)
-		after_close_range(lo, hi);
+		after_close_range(lo, hi, t0);
 	errno = e;
 	return r;
 }
@@ -1713,8 +1721,9 @@ EXPORT void closefrom(int lowfd)
 	unsigned int lo = lowfd < 0 ? 0 : (unsigned int)lowfd;
 	before_close_range(lo, ~0U);
 	int e = errno;
+	unsigned long long t0 = now_ns();
 	REAL(closefrom)(lowfd);
-	after_close_range(lo, ~0U);
+	after_close_range(lo, ~0U, t0);
 	errno = e;
 }
 
@@ -1722,10 +1731,11 @@ EXPORT int shutdown(int fd, int how)
 {
 	RESOLVE(shutdown);
 	unsigned st = ACTIVE() ? fd_state(fd) : 0;
+	unsigned long long t0 = traced(st) ? now_ns() : 0;
 	int r = REAL(shutdown)(fd, how);
 	int e = errno;
 	if (traced(st))
-		log_fd_call("shutdown", fd, r, e, "how", how);
+		log_fd_call("shutdown", fd, r, e, "how", how, t0);
 	errno = e;
 	return r;
 }
@@ -1741,7 +1751,7 @@ static int after_dup(const char *call, int oldfd, int newfd_before, int r, int e
 			set_fd(r, 0);
 	}
 	if (traced(st) || traced(old_new))
-		log_fd_call(call, oldfd, r, e, NULL, 0);
+		log_fd_call(call, oldfd, r, e, NULL, 0, 0);
 	return r;
 }
 
@@ -1769,7 +1779,7 @@ EXPORT int dup2(int fd, int fd2)
 	if (r >= 0 && fd != fd2)
 		set_fd(fd2, st);
 	if ((traced(st) || traced(before)) && ACTIVE())
-		log_fd_call("dup2", fd, r, e, NULL, 0);
+		log_fd_call("dup2", fd, r, e, NULL, 0, 0);
 	errno = e;
 	return r;
 }
@@ -1788,7 +1798,7 @@ EXPORT int dup3(int fd, int fd2, int flags)
 	if (r >= 0)
 		set_fd(fd2, st);
 	if ((traced(st) || traced(before)) && ACTIVE())
-		log_fd_call("dup3", fd, r, e, NULL, 0);
+		log_fd_call("dup3", fd, r, e, NULL, 0, 0);
 	errno = e;
 	return r;
 }

@@ -73,7 +73,19 @@ func feedAll(d *Decoder, events []event, off *[2]int64) int {
 
 // BenchmarkGRPC decodes a connection of 32-call batches of unary gRPC
 // calls; bytes/s is the decoder's throughput on both directions.
-func BenchmarkGRPC(b *testing.B) {
+func BenchmarkGRPC(b *testing.B) { benchGRPC(b, DefaultConfig()) }
+
+// BenchmarkGRPCEvidence is BenchmarkGRPC taking evidence, as flows does
+// by default: each request's traceparent id and its path's and
+// authority's tokens.
+func BenchmarkGRPCEvidence(b *testing.B) {
+	cfg := DefaultConfig()
+	cfg.Evidence = true
+	benchGRPC(b, cfg)
+}
+
+// benchGRPC is BenchmarkGRPC with a decoder configuration.
+func benchGRPC(b *testing.B, cfg Config) {
 	c := newConv(true)
 	c.settings(proto.FromServer)
 	c.settings(proto.FromClient)
@@ -86,7 +98,7 @@ func BenchmarkGRPC(b *testing.B) {
 	b.ReportAllocs()
 	var units int
 	for b.Loop() {
-		d := New(DefaultConfig())
+		d := New(cfg)
 		var off [2]int64
 		units = feedAll(d, events, &off)
 		d.Close()

@@ -35,48 +35,54 @@ func headerEvidence(ev *proto.Evidence, name, value string) {
 		addToken(ev, value)
 		return
 	}
-	v, ok := idValue(name, value)
+	src, ok := idSource(name)
+	if !ok {
+		return
+	}
+	v, ok := idValue(src, value)
 	if !ok || v == "" || len(ev.IDs) >= maxIDs {
 		return
 	}
 	if len(v) > maxIDValue {
 		v = v[:maxIDValue]
 	}
-	ev.IDs = append(ev.IDs, proto.ID{Source: idSource(name), Value: strings.Clone(v)})
+	ev.IDs = append(ev.IDs, proto.ID{Source: src, Value: strings.Clone(v)})
 	addToken(ev, v)
 }
 
-// idSources are the names of the headers idValue reads ids from.
-var idSources = [...]string{"traceparent", "b3", "x-b3-traceid", "uber-trace-id", "sw8",
-	"x-amzn-trace-id", "grpc-trace-bin", "tracestate", "x-request-id", "x-correlation-id"}
-
-// isIDHeader reports whether name is one of idSources.
-func isIDHeader(name string) bool {
-	for _, s := range idSources {
-		if s == name {
-			return true
-		}
+// idSource returns name as a string that outlives the header it came
+// from, if it is one of the propagation headers idValue reads ids from
+// (a switch, which the compiler makes a search by length and bytes:
+// every field of every header block passes here).
+func idSource(name string) (string, bool) {
+	switch name {
+	case "traceparent":
+		return "traceparent", true
+	case "b3":
+		return "b3", true
+	case "x-b3-traceid":
+		return "x-b3-traceid", true
+	case "uber-trace-id":
+		return "uber-trace-id", true
+	case "sw8":
+		return "sw8", true
+	case "x-amzn-trace-id":
+		return "x-amzn-trace-id", true
+	case "grpc-trace-bin":
+		return "grpc-trace-bin", true
+	case "tracestate":
+		return "tracestate", true
+	case "x-request-id":
+		return "x-request-id", true
+	case "x-correlation-id":
+		return "x-correlation-id", true
 	}
-	return false
-}
-
-// idSource returns name, one of idSources, as a string that outlives the
-// header it came from.
-func idSource(name string) string {
-	for _, s := range idSources {
-		if s == name {
-			return s
-		}
-	}
-	return strings.Clone(name)
+	return "", false
 }
 
 // idValue returns the normalised id a header carries, if it is one of
 // the propagation headers.
 func idValue(name, value string) (string, bool) {
-	if !isIDHeader(name) {
-		return "", false
-	}
 	value = strings.TrimSpace(value)
 	switch name {
 	case "traceparent": // version-traceid-spanid-flags
@@ -175,10 +181,30 @@ func finishEvidence(ev *proto.Evidence, max int) *proto.Evidence {
 // lowerASCII returns s in lower case, s itself (no copy) when it has no
 // upper-case letter.
 func lowerASCII(s string) string {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c >= 'A' && c <= 'Z' {
-			return strings.ToLower(s)
-		}
+	if hasUpper(s) {
+		return strings.ToLower(s)
 	}
 	return s
+}
+
+// hasUpper reports whether s has a byte 'A' to 'Z', looking at eight
+// bytes at a time: with the top bits cleared (x7), adding 0x3f to a byte
+// sets its top bit when it is at least 'A', adding 0x25 when it is past
+// 'Z', and no sum carries into the next byte.
+func hasUpper(s string) bool {
+	const ones, tops = 0x0101010101010101, 0x8080808080808080
+	for ; len(s) >= 8; s = s[8:] {
+		x := uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+			uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+		x7 := x &^ tops
+		if (x7+0x3f*ones)&^(x7+0x25*ones)&^x&tops != 0 {
+			return true
+		}
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c >= 'A' && c <= 'Z' {
+			return true
+		}
+	}
+	return false
 }

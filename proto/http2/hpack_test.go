@@ -189,3 +189,39 @@ func FuzzHuffman(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkHuffman decodes a Huffman-coded traceparent value, the one
+// literal a gRPC client's request adds to the table on every call.
+func BenchmarkHuffman(b *testing.B) {
+	v := hpack.AppendHuffmanString(nil, "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")
+	dst := make([]byte, 0, 256)
+	b.SetBytes(int64(len(v)))
+	for b.Loop() {
+		dst, _ = appendHuffman(dst[:0], v)
+	}
+}
+
+// TestHuffmanMatchesXNet decodes every string of two symbols, and
+// longer ones of every symbol around a run of hex digits (the fast
+// path's two-symbol entries), as x/net does; the truncations of each
+// encoding must fail or succeed as x/net's do.
+func TestHuffmanMatchesXNet(t *testing.T) {
+	var strs []string
+	for a := range 256 {
+		for b := range 256 {
+			strs = append(strs, string([]byte{byte(a), byte(b)}))
+		}
+		strs = append(strs, "4bf92f35"+string([]byte{byte(a)})+"-00f067aa0b", string([]byte{byte(a), byte(a), byte(a)})+"e3")
+	}
+	for _, s := range strs {
+		enc := hpack.AppendHuffmanString(nil, s)
+		for k := len(enc); k >= len(enc)-1 && k >= 0; k-- {
+			v := enc[:k]
+			want, wantErr := hpack.HuffmanDecodeToString(v)
+			got, err := appendHuffman(nil, v)
+			if (err != nil) != (wantErr != nil) || err == nil && string(got) != want {
+				t.Fatalf("%x: %q, %v; x/net: %q, %v", v, got, err, want, wantErr)
+			}
+		}
+	}
+}

@@ -1,6 +1,9 @@
 package http2
 
 import (
+	"encoding/binary"
+	"slices"
+
 	"golang.org/x/net/http2/hpack"
 )
 
@@ -64,46 +67,167 @@ func buildHuffman() [][256]hufEntry {
 	return tables
 }
 
-// appendHuffman appends the Huffman-coded string v, decoded, to dst. It
-// rejects what x/net's hpack.HuffmanDecode rejects: EOS, and padding
-// longer than 7 bits or not all ones.
-func appendHuffman(dst, v []byte) ([]byte, error) {
-	var acc uint64
-	var nbits, sbits uint // bits in acc not yet decoded; of them, since the last symbol
-	t := 0
-	for _, b := range v {
-		acc = acc<<8 | uint64(b)
-		nbits += 8
-		sbits += 8
-		for nbits >= 8 {
-			e := hufTables[t][byte(acc>>(nbits-8))]
+// hufFlat is hufTables packed for the decoding loop: the entry for
+// table t and byte i is hufFlat[t<<8|i], a leaf as sym | length<<8 |
+// hufLeaf<<16, a link as (next table)<<8 << 16 | hufNext<<16 (the next
+// table's base index in the upper half), an invalid code as 0.
+var hufFlat = func() []uint32 {
+	flat := make([]uint32, 256*len(hufTables))
+	for t := range hufTables {
+		for i, e := range hufTables[t] {
+			var v uint32
 			switch e.kind {
 			case hufLeaf:
-				dst = append(dst, e.sym)
-				nbits -= uint(e.length)
+				v = uint32(e.sym) | uint32(e.length)<<8 | hufLeaf<<16
+			case hufNext:
+				v = uint32(e.next)<<8<<16 | hufNext<<16
+			}
+			flat[t<<8|i] = v
+		}
+	}
+	return flat
+}()
+
+// hufFastBits is the window of the fast table: two codes of up to 6
+// bits (digits, lower-case hex, '-', most lower-case letters) fit in it.
+const hufFastBits = 12
+
+// hufFast maps the next hufFastBits bits to the one or two symbols whose
+// codes they hold whole: sym1 | sym2<<8 | count<<16 | bits<<20; count 0
+// when the first code is longer than the window.
+var hufFast = func() *[1 << hufFastBits]uint32 {
+	fast := new([1 << hufFastBits]uint32)
+	// first returns the symbol and code length at the top of the w
+	// valid bits of x (a code that fits in them), if any.
+	first := func(x uint32, w uint) (sym byte, n uint, ok bool) {
+		if w < 5 {
+			return 0, 0, false
+		}
+		b := byte(x << 8 >> w) // the top 8 of the w bits, zero-padded
+		if w >= 8 {
+			b = byte(x >> (w - 8))
+		}
+		e := hufTables[0][b]
+		switch {
+		case e.kind == hufLeaf && uint(e.length) <= w:
+			return e.sym, uint(e.length), true
+		case e.kind == hufNext && w > 8:
+			r := w - 8 // the bits after the first byte
+			e2 := hufTables[e.next][byte(x<<(8-r))&byte(0xff<<(8-r))]
+			if e2.kind == hufLeaf && uint(e2.length) <= r {
+				return e2.sym, 8 + uint(e2.length), true
+			}
+		}
+		return 0, 0, false
+	}
+	for x := range uint32(1 << hufFastBits) {
+		s1, n1, ok := first(x, hufFastBits)
+		if !ok {
+			continue
+		}
+		r := hufFastBits - n1
+		if s2, n2, ok := first(x&(1<<r-1), r); ok {
+			fast[x] = uint32(s1) | uint32(s2)<<8 | 2<<16 | uint32(n1+n2)<<20
+		} else {
+			fast[x] = uint32(s1) | 1<<16 | uint32(n1)<<20
+		}
+	}
+	return fast
+}()
+
+// appendHuffman appends the Huffman-coded string v, decoded, to dst. It
+// rejects what x/net's hpack.HuffmanDecode rejects: EOS, and padding
+// longer than 7 bits or not all ones. It decodes one or two symbols at a
+// time through hufFast while their codes fit in its window, and hands
+// the rest, from a code boundary, to hufSlow.
+func appendHuffman(dst, v []byte) ([]byte, error) {
+	// Symbols are written into room made first (a code is at least 5
+	// bits long): no call in the loop, whose variables stay in registers.
+	n := len(dst)
+	out := slices.Grow(dst, len(v)*8/5+2)
+	out = out[:cap(out)]
+	fast := hufFast // a local: the loop does not reload the global
+	var acc uint64
+	var nbits uint // bits of acc not yet decoded
+	i := 0
+	for {
+		if nbits < hufFastBits {
+			if i+4 <= len(v) {
+				// Four bytes at once: acc keeps at most 43 bits.
+				acc = acc<<32 | uint64(binary.BigEndian.Uint32(v[i:]))
+				i += 4
+				nbits += 32
+			} else {
+				for nbits < hufFastBits && i < len(v) {
+					acc = acc<<8 | uint64(v[i])
+					i++
+					nbits += 8
+				}
+				if nbits < hufFastBits {
+					break
+				}
+			}
+		}
+		e := fast[acc>>((nbits-hufFastBits)&63)&(1<<hufFastBits-1)]
+		c := e >> 16 & 3
+		if c == 0 {
+			break
+		}
+		out[n] = byte(e)
+		out[n+1] = byte(e >> 8) // a byte to spare when c is 1: overwritten next
+		n += int(c)
+		nbits -= uint(e >> 20)
+	}
+	return hufSlow(out, n, v[i:], acc, nbits)
+}
+
+// hufSlow decodes the rest of a Huffman-coded string a byte of input at
+// a time through hufFlat: acc holds nbits bits not yet decoded, which
+// start at a code boundary, and v the bytes after them. Symbols go to
+// out[n:] (out has room for them); it returns out[:n] at the end.
+func hufSlow(out []byte, n int, v []byte, acc uint64, nbits uint) ([]byte, error) {
+	flat := hufFlat
+	sbits := nbits // bits since the last symbol
+	var t uint32   // base index of the table of the code being read
+	for i := 0; ; i++ {
+		for nbits >= 8 {
+			e := flat[t|uint32(byte(acc>>(nbits-8)))]
+			switch e >> 16 & 3 {
+			case hufLeaf:
+				out[n] = byte(e)
+				n++
+				nbits -= uint(e >> 8 & 0xff)
 				t, sbits = 0, nbits
 			case hufNext:
 				nbits -= 8
-				t = int(e.next)
+				t = e >> 16 &^ 3
 			default:
-				return dst, errInvalidHuffman
+				return out[:n], errInvalidHuffman
 			}
 		}
-	}
-	for nbits > 0 {
-		e := hufTables[t][byte(acc<<(8-nbits))]
-		if e.kind != hufLeaf || uint(e.length) > nbits {
+		if i == len(v) {
 			break
 		}
-		dst = append(dst, e.sym)
-		nbits -= uint(e.length)
+		acc = acc<<8 | uint64(v[i])
+		nbits += 8
+		sbits += 8
+	}
+	for nbits > 0 {
+		e := flat[t|uint32(byte(acc<<(8-nbits)))]
+		if e>>16&3 != hufLeaf || uint(e>>8&0xff) > nbits {
+			break
+		}
+		out[n] = byte(e)
+		n++
+		nbits -= uint(e >> 8 & 0xff)
 		t, sbits = 0, nbits
 	}
+	out = out[:n]
 	if sbits > 7 {
-		return dst, errInvalidHuffman
+		return out, errInvalidHuffman
 	}
 	if mask := uint64(1)<<nbits - 1; acc&mask != mask {
-		return dst, errInvalidHuffman
+		return out, errInvalidHuffman
 	}
-	return dst, nil
+	return out, nil
 }

@@ -48,7 +48,10 @@ here=$(cd "$(dirname "$0")" && pwd)
 out=${OUT:-$here}
 work=$(mktemp -d)
 pids=()
-nss=(wpn-lb wpn-c1 wpn-c2 wpn-ext wpn-s1 wpn-s2 wpn-s3)
+# P prefixes the namespaces, unique per run so that concurrent runs on one
+# machine (two CI jobs, a test beside a manual run) do not collide.
+P=${NSPREFIX:-wpn$$-}
+nss=(${P}lb ${P}c1 ${P}c2 ${P}ext ${P}s1 ${P}s2 ${P}s3)
 
 cleanup() {
 	local rc=$?
@@ -91,48 +94,48 @@ for ns in "${nss[@]}"; do
 	nsx "$ns" ip link set lo up
 	nsx "$ns" sysctl -qw net.ipv6.conf.all.accept_dad=0 net.ipv6.conf.default.accept_dad=0
 done
-nsx wpn-lb sysctl -qw net.ipv4.ip_forward=1 net.ipv6.conf.all.forwarding=1
+nsx ${P}lb sysctl -qw net.ipv4.ip_forward=1 net.ipv6.conf.all.forwarding=1
 brnf=${BRNF:-0}
 if [ "$brnf" = 1 ]; then
 	modprobe br_netfilter 2>/dev/null || true
 fi
-if nsx wpn-lb test -e /proc/sys/net/bridge/bridge-nf-call-iptables; then
-	nsx wpn-lb sysctl -qw net.bridge.bridge-nf-call-iptables="$brnf" net.bridge.bridge-nf-call-ip6tables="$brnf"
+if nsx ${P}lb test -e /proc/sys/net/bridge/bridge-nf-call-iptables; then
+	nsx ${P}lb sysctl -qw net.bridge.bridge-nf-call-iptables="$brnf" net.bridge.bridge-nf-call-ip6tables="$brnf"
 elif [ "$brnf" = 1 ]; then
 	echo "make.sh: BRNF=1 needs the br_netfilter module" >&2
 	exit 1
 fi
-nsx wpn-lb ip link add name brout type bridge
-nsx wpn-lb ip link add name brin type bridge
-nsx wpn-lb ip link set brout up
-nsx wpn-lb ip link set brin up
-nsx wpn-lb ip addr add 192.0.2.1/24 dev brout
-nsx wpn-lb ip addr add 192.0.2.100/32 dev brout
-nsx wpn-lb ip addr add 2001:db8:1::1/64 dev brout nodad
-nsx wpn-lb ip addr add 2001:db8:1::100/128 dev brout nodad preferred_lft 0
-nsx wpn-lb ip addr add 10.1.0.1/24 dev brin
-nsx wpn-lb ip addr add fd00:1::1/64 dev brin nodad
+nsx ${P}lb ip link add name brout type bridge
+nsx ${P}lb ip link add name brin type bridge
+nsx ${P}lb ip link set brout up
+nsx ${P}lb ip link set brin up
+nsx ${P}lb ip addr add 192.0.2.1/24 dev brout
+nsx ${P}lb ip addr add 192.0.2.100/32 dev brout
+nsx ${P}lb ip addr add 2001:db8:1::1/64 dev brout nodad
+nsx ${P}lb ip addr add 2001:db8:1::100/128 dev brout nodad preferred_lft 0
+nsx ${P}lb ip addr add 10.1.0.1/24 dev brin
+nsx ${P}lb ip addr add fd00:1::1/64 dev brin nodad
 
 # host NS BRIDGE V4 V6 GW4 GW6: connect NS to a bridge in wpn-lb.
 host() {
-	local ns=$1 br=$2 v4=$3 v6=$4 gw4=$5 gw6=$6 port=p-${1#wpn-}
-	ip link add eth0 netns "$ns" type veth peer name "$port" netns wpn-lb
-	nsx wpn-lb ip link set "$port" master "$br" up
+	local ns=$1 br=$2 v4=$3 v6=$4 gw4=$5 gw6=$6 port=p-${1#"$P"}
+	ip link add eth0 netns "$ns" type veth peer name "$port" netns ${P}lb
+	nsx ${P}lb ip link set "$port" master "$br" up
 	nsx "$ns" ip addr add "$v4" dev eth0
 	nsx "$ns" ip addr add "$v6" dev eth0 nodad
 	nsx "$ns" ip link set eth0 up
 	nsx "$ns" ip route add default via "$gw4"
 	nsx "$ns" ip -6 route add default via "$gw6"
 }
-host wpn-c1 brout 192.0.2.11/24 2001:db8:1::11/64 192.0.2.1 2001:db8:1::1
-host wpn-c2 brout 192.0.2.12/24 2001:db8:1::12/64 192.0.2.1 2001:db8:1::1
-host wpn-ext brout 192.0.2.50/24 2001:db8:1::50/64 192.0.2.1 2001:db8:1::1
-host wpn-s1 brin 10.1.0.11/24 fd00:1::11/64 10.1.0.1 fd00:1::1
-host wpn-s2 brin 10.1.0.12/24 fd00:1::12/64 10.1.0.1 fd00:1::1
-host wpn-s3 brin 10.1.0.13/24 fd00:1::13/64 10.1.0.1 fd00:1::1
+host ${P}c1 brout 192.0.2.11/24 2001:db8:1::11/64 192.0.2.1 2001:db8:1::1
+host ${P}c2 brout 192.0.2.12/24 2001:db8:1::12/64 192.0.2.1 2001:db8:1::1
+host ${P}ext brout 192.0.2.50/24 2001:db8:1::50/64 192.0.2.1 2001:db8:1::1
+host ${P}s1 brin 10.1.0.11/24 fd00:1::11/64 10.1.0.1 fd00:1::1
+host ${P}s2 brin 10.1.0.12/24 fd00:1::12/64 10.1.0.1 fd00:1::1
+host ${P}s3 brin 10.1.0.13/24 fd00:1::13/64 10.1.0.1 fd00:1::1
 
-ipt() { nsx wpn-lb iptables -t nat "$@"; }
-ip6t() { nsx wpn-lb ip6tables -t nat "$@"; }
+ipt() { nsx ${P}lb iptables -t nat "$@"; }
+ip6t() { nsx ${P}lb ip6tables -t nat "$@"; }
 vip=192.0.2.100
 ipt -A PREROUTING -d $vip -p tcp --dport 80 -m statistic --mode nth --every 3 --packet 0 -j DNAT --to-destination 10.1.0.11:8080
 ipt -A PREROUTING -d $vip -p tcp --dport 80 -m statistic --mode nth --every 2 --packet 0 -j DNAT --to-destination 10.1.0.12:8080
@@ -148,19 +151,19 @@ ip6t -A POSTROUTING -s fd00:1::/64 -o brout -j MASQUERADE
 
 # Servers.
 for s in 1 2 3; do
-	bg wpn-s$s "$work/natsrv" -name s$s -http :8080 -udp :5353
+	bg ${P}s$s "$work/natsrv" -name s$s -http :8080 -udp :5353
 done
-bg wpn-ext "$work/natsrv" -name ext -http :80 -udp :7
+bg ${P}ext "$work/natsrv" -name ext -http :80 -udp :7
 
 # Sniffers.
-bg wpn-lb tcpdump -q -U -s 0 -i brout --time-stamp-precision=nano -w "$work/outside.pcap"
-bg wpn-lb tcpdump -q -U -s 0 -i brin --time-stamp-precision=nano -w "$work/inside.pcap"
-bg wpn-s1 tcpdump -q -U -s 0 -i eth0 -w "$work/s1.pcap"
-bg wpn-c1 dumpcap -q -i eth0 -w "$work/c1.pcapng"
+bg ${P}lb tcpdump -q -U -s 0 -i brout --time-stamp-precision=nano -w "$work/outside.pcap"
+bg ${P}lb tcpdump -q -U -s 0 -i brin --time-stamp-precision=nano -w "$work/inside.pcap"
+bg ${P}s1 tcpdump -q -U -s 0 -i eth0 -w "$work/s1.pcap"
+bg ${P}c1 dumpcap -q -i eth0 -w "$work/c1.pcapng"
 
 # Wait for the servers and sniffers to come up.
 for i in $(seq 50); do
-	if nsx wpn-c1 curl -s -o /dev/null --max-time 1 http://192.0.2.50/ready 2>/dev/null &&
+	if nsx ${P}c1 curl -s -o /dev/null --max-time 1 http://192.0.2.50/ready 2>/dev/null &&
 		[ -s "$work/c1.pcapng" ]; then
 		break
 	fi
@@ -176,25 +179,25 @@ get() { # get NS URL: one HTTP request
 # 1. Load-balanced HTTP: six connections, round robin over s1, s2, s3
 # (ROUNDS times six for a larger capture to benchmark with).
 for i in $(seq $((3 * ${ROUNDS:-1}))); do
-	get wpn-c1 "http://$vip/c1/$i"
-	get wpn-c2 "http://$vip/c2/$i"
+	get ${P}c1 "http://$vip/c1/$i"
+	get ${P}c2 "http://$vip/c2/$i"
 done
 # 2. IPv6 load-balanced HTTP: two connections, to s1 and s2.
-get wpn-c1 "http://[2001:db8:1::100]/v6/1"
-get wpn-c2 "http://[2001:db8:1::100]/v6/2"
+get ${P}c1 "http://[2001:db8:1::100]/v6/1"
+get ${P}c2 "http://[2001:db8:1::100]/v6/2"
 # 3. UDP through DNAT: one socket, five datagrams and their echoes.
-nsx wpn-c2 "$work/natsrv" -to $vip:53 -n 5 -name c2
+nsx ${P}c2 "$work/natsrv" -to $vip:53 -n 5 -name c2
 # 4. Port-only translation: 10.1.0.12:8888 -> 10.1.0.12:8080.
-get wpn-c1 "http://10.1.0.12:8888/port/1"
-get wpn-c1 "http://10.1.0.12:8888/port/2"
+get ${P}c1 "http://10.1.0.12:8888/port/1"
+get ${P}c1 "http://10.1.0.12:8888/port/2"
 # 5. Full NAT: 192.0.2.100:81 -> 10.1.0.13:8080 with source 10.1.0.1.
-get wpn-c2 "http://$vip:81/full/1"
-get wpn-c2 "http://$vip:81/full/2"
+get ${P}c2 "http://$vip:81/full/1"
+get ${P}c2 "http://$vip:81/full/2"
 # 6. Masquerade of outbound traffic.
-get wpn-s2 "http://192.0.2.50/out/1"
-get wpn-s2 "http://192.0.2.50/out/2"
-nsx wpn-s3 "$work/natsrv" -to 192.0.2.50:7 -n 5 -name s3
-get wpn-s3 "http://[2001:db8:1::50]/out6/1"
+get ${P}s2 "http://192.0.2.50/out/1"
+get ${P}s2 "http://192.0.2.50/out/2"
+nsx ${P}s3 "$work/natsrv" -to 192.0.2.50:7 -n 5 -name s3
+get ${P}s3 "http://[2001:db8:1::50]/out6/1"
 
 sleep 1
 # Stop everything. SIGTERM, not SIGINT: a non-interactive shell starts

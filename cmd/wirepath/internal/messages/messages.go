@@ -325,6 +325,7 @@ type writer struct {
 	jsonl bool
 	buf   []byte
 	err   error
+	tsv   flows.MessageTSV
 }
 
 // close writes what is buffered and closes the output; it returns the
@@ -355,7 +356,7 @@ func (w *writer) message(m *flows.Message) {
 		w.err = flows.MessageJSON(w.out, m)
 		return
 	}
-	w.buf = flows.AppendMessageTSV(w.buf, m)
+	w.buf = w.tsv.Append(w.buf, m)
 	if len(w.buf) > 64<<10 {
 		w.flush()
 	}
