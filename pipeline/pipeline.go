@@ -20,8 +20,11 @@
 // merge then streams through a nat.Streamer, which learns translations as
 // the packets go by and holds each packet back for the learning window
 // before renaming it with what it learned by then, and on into flows. The
-// phases: openCaptures, openSource, then flows (readMessages) and the
-// accounting (account). With a given translation table (Config.NATTable)
+// merge and NAT run on a goroutine of their own and hand their packets to
+// flows, on the caller's goroutine, in batches (pipe; Config.Serial runs
+// them on one): the same packets in the same order, so the results do not
+// depend on it. The phases: openCaptures, openSource, then flows
+// (readMessages) and the accounting (account). With a given translation table (Config.NATTable)
 // the merge is renamed by the table instead, or by the table after the
 // Streamer with Config.NATLearn.
 //
@@ -278,7 +281,6 @@ func runMessages(cfg *Config, res *Result, fn func(*flows.Message) error) error 
 // runMessagesHook is Messages with a hook called once the sniffers and
 // offsets are known, before the first message.
 func runMessagesHook(cfg *Config, res *Result, ready func() error, fn func(*flows.Message) error) error {
-	var src holder
 	src, m, err := openSource(cfg, res)
 	if err != nil {
 		return err
