@@ -527,7 +527,7 @@ func (a *Aggregator) Patterns(metric RankMetric) []Pattern {
 		out[i], ts[i] = a.finish(pi, byPat[first[pi]:first[pi+1]], &scratch[w])
 		out[i].Rank = i + 1
 	})
-	a.types = requestTypes(out, ts, a.opt.Histograms)
+	a.types = requestTypes(out, ts, a.opt.Histograms, a.opt.Sketches)
 	return out
 }
 

@@ -129,8 +129,9 @@ func (a *Aggregator) typeSamples(ps *patSamples) []typeSample {
 }
 
 // requestTypes gathers the instances of the patterns ps (their samples
-// in ts, by position) by request label, most instances first.
-func requestTypes(ps []Pattern, ts [][]typeSample, hist bool) []RequestType {
+// in ts, by position) by request label, most instances first; with
+// sketch, each latency carries its mergeable sketch (ResultMerger).
+func requestTypes(ps []Pattern, ts [][]typeSample, hist, sketch bool) []RequestType {
 	idx := make(map[string]int)
 	var types []RequestType
 	var pts [][]sample
@@ -156,7 +157,18 @@ func requestTypes(ps []Pattern, ts [][]typeSample, hist bool) []RequestType {
 		}
 	}
 	for k := range types {
+		var b *DistBuilder
+		if sketch {
+			b = &DistBuilder{}
+			for _, s := range pts[k] {
+				b.Add(s.v, s.w)
+			}
+			b.compact()
+		}
 		types[k].Latency = summarize(pts[k], hist)
+		if types[k].Latency != nil {
+			types[k].Latency.sketch = b
+		}
 	}
 	slices.SortStableFunc(types, func(x, y RequestType) int {
 		if x.Count != y.Count {

@@ -24,7 +24,10 @@ import (
 // requests (Result.Requests: the assembly engine's) are kept, each once,
 // from the window whose span holds its root (the engines list only
 // those under SetWindow), up to MaxMergedRequests; their message
-// indices refer to their window's trace (Request.Window).
+// indices refer to their window's trace (Request.Window). Request types
+// (Result.RequestTypes) merge by label: counts add up, latencies merge as
+// the patterns' do, and each lists the merged patterns its windows'
+// types listed.
 type ResultMerger struct {
 	metric      RankMetric
 	maxPatterns int
@@ -44,6 +47,14 @@ type ResultMerger struct {
 	requests     []Request
 	overRequests int64
 	reqLimit     int
+	types        map[string]*mergedType
+}
+
+// mergedType is one request type of the merged result.
+type mergedType struct {
+	t       RequestType // Label, Count, Expected
+	latency distAcc
+	pats    map[int]bool // indices in merged
 }
 
 // MaxMergedRequests bounds the requests a ResultMerger holds (about a
@@ -90,6 +101,7 @@ func NewResultMerger(metric RankMetric, maxPatterns int) *ResultMerger {
 	return &ResultMerger{
 		metric: metric, maxPatterns: maxPatterns, limit: MaxMergedPatterns, reqLimit: MaxMergedRequests,
 		pats: make(map[string]int), acc: make(map[countKey]int), warned: make(map[string]bool),
+		types: make(map[string]*mergedType),
 	}
 }
 
@@ -111,10 +123,16 @@ func (m *ResultMerger) Add(r *Result) {
 			m.res.Warnings = append(m.res.Warnings, w)
 		}
 	}
+	byRank := make(map[int]int, len(r.Patterns)) // the window's rank -> index in merged
 	for i := range r.Patterns {
-		m.addPattern(&r.Patterns[i])
+		if k := m.addPattern(&r.Patterns[i]); k >= 0 {
+			byRank[r.Patterns[i].Rank] = k
+		}
 	}
 	m.addRequests(r.Requests)
+	for i := range r.RequestTypes {
+		m.addType(&r.RequestTypes[i], byRank)
+	}
 }
 
 // addRequests keeps one window's requests (Request.Window says which
@@ -148,6 +166,52 @@ func (m *ResultMerger) mergedRequests() []Request {
 	for i := range out {
 		out[i].ID = i
 	}
+	return out
+}
+
+// addType merges one window's request type, its patterns named by their
+// index in merged (byRank).
+func (m *ResultMerger) addType(t *RequestType, byRank map[int]int) {
+	mt := m.types[t.Label]
+	if mt == nil {
+		mt = &mergedType{t: RequestType{Label: t.Label}, pats: map[int]bool{}}
+		m.types[t.Label] = mt
+	}
+	mt.t.Count += t.Count
+	mt.t.Expected += t.Expected
+	mt.latency.add(t.Latency)
+	if t.Latency != nil && t.Latency.Hist != nil {
+		m.hist = true
+	}
+	for _, r := range t.Patterns {
+		if k, ok := byRank[r]; ok {
+			mt.pats[k] = true
+		}
+	}
+}
+
+// requestTypes returns the merged request types, most instances first
+// (then by label), each with its patterns' ranks in out (the merged
+// patterns ranked; rank of merged index k: rank[k], 0 when left out).
+func (m *ResultMerger) requestTypes(rank []int) []RequestType {
+	out := make([]RequestType, 0, len(m.types))
+	for _, mt := range m.types {
+		t := mt.t
+		t.Latency = mt.latency.dist(m.hist)
+		for k := range mt.pats {
+			if rank[k] > 0 {
+				t.Patterns = append(t.Patterns, rank[k])
+			}
+		}
+		slices.Sort(t.Patterns)
+		out = append(out, t)
+	}
+	slices.SortFunc(out, func(x, y RequestType) int {
+		if x.Count != y.Count {
+			return y.Count - x.Count
+		}
+		return strings.Compare(x.Label, y.Label)
+	})
 	return out
 }
 
@@ -193,14 +257,15 @@ func (m *ResultMerger) mergeSummary(t *TraceSummary) {
 // addPattern merges one window's pattern into the pattern of the same
 // structure (structureOf: the same hops by name, whatever their order in
 // each window's result; the signature string orders siblings by the
-// window's timings, so it is not the key).
-func (m *ResultMerger) addPattern(p *Pattern) {
+// window's timings, so it is not the key). It returns the pattern's index
+// in merged, -1 when it was left out (MaxMergedPatterns).
+func (m *ResultMerger) addPattern(p *Pattern) int {
 	key, order := structureOf(p)
 	i, ok := m.pats[key]
 	if !ok && len(m.merged) >= m.limit {
 		m.overPatterns++
 		m.overInstances += int64(p.Count)
-		return
+		return -1
 	}
 	if !ok {
 		i = len(m.merged)
@@ -244,6 +309,7 @@ func (m *ResultMerger) addPattern(p *Pattern) {
 			mp.hops[k][j].add(d)
 		}
 	}
+	return i
 }
 
 // structureOf returns a key naming p's tree of hops by their nodes (from
@@ -374,8 +440,14 @@ func (m *ResultMerger) Result() *Result {
 	if m.maxPatterns > 0 && len(out.Patterns) > m.maxPatterns {
 		out.Patterns = out.Patterns[:m.maxPatterns]
 	}
+	rank := make([]int, len(m.merged)) // merged index -> rank (0: left out)
 	for i := range out.Patterns {
 		out.Patterns[i].Rank = i + 1
+		key, _ := structureOf(&out.Patterns[i])
+		rank[m.pats[key]] = i + 1
+	}
+	if len(m.types) > 0 {
+		out.RequestTypes = m.requestTypes(rank)
 	}
 	return &out
 }

@@ -3,6 +3,7 @@ package causal_test
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"testing"
 
@@ -22,6 +23,12 @@ func TestWindowsMergeToWhole(t *testing.T) {
 	tr, _, err := genfix.Generate(genfix.RPC{Clients: 8, Messages: 8000, Seed: 5}.Config())
 	if err != nil {
 		t.Fatal(err)
+	}
+	// Request labels, so that the results have request types: three,
+	// by message index.
+	labels := []trace.Sym{tr.Intern("GET /a"), tr.Intern("GET /b"), tr.Intern("POST /c")}
+	for i := range tr.Messages {
+		tr.Messages[i].Label = labels[i%3]
 	}
 	first, last, _ := trace.TimeRange(tr)
 	for _, name := range []string{"linking", "nesting"} {
@@ -69,6 +76,40 @@ func TestWindowsMergeToWhole(t *testing.T) {
 				t.Errorf("%s/%d: no instance counted outside its window", name, windows)
 			}
 			comparePatterns(t, name, windows, whole.Patterns, got.Patterns)
+			compareTypes(t, name, windows, whole, got)
+		}
+	}
+}
+
+// compareTypes checks the merged request types against the whole run's:
+// the same labels in the same order, counts, expected counts, latencies
+// (compareDist: percentiles too, where windows used to give none) and
+// patterns (by structure).
+func compareTypes(t *testing.T, name string, windows int, want, got *causal.Result) {
+	t.Helper()
+	if len(want.RequestTypes) == 0 {
+		t.Fatalf("%s/%d: the whole run has no request types", name, windows)
+	}
+	if len(got.RequestTypes) != len(want.RequestTypes) {
+		t.Fatalf("%s/%d: %d request types, want %d", name, windows, len(got.RequestTypes), len(want.RequestTypes))
+	}
+	keys := func(r *causal.Result, ranks []int) map[string]bool {
+		out := map[string]bool{}
+		for _, rk := range ranks {
+			k, _ := causal.StructureOf(&r.Patterns[rk-1])
+			out[k] = true
+		}
+		return out
+	}
+	for i := range want.RequestTypes {
+		w, g := &want.RequestTypes[i], &got.RequestTypes[i]
+		if g.Label != w.Label || g.Count != w.Count || math.Abs(g.Expected-w.Expected) > 1e-6*w.Expected {
+			t.Errorf("%s/%d: type %d: %q %d %g, want %q %d %g", name, windows, i, g.Label, g.Count, g.Expected, w.Label, w.Count, w.Expected)
+			continue
+		}
+		compareDist(t, fmt.Sprintf("%s/%d: type %q latency", name, windows, w.Label), g.Latency, w.Latency)
+		if gk, wk := keys(got, g.Patterns), keys(want, w.Patterns); !maps.Equal(gk, wk) {
+			t.Errorf("%s/%d: type %q: patterns %v, want %v", name, windows, w.Label, g.Patterns, w.Patterns)
 		}
 	}
 }

@@ -72,6 +72,9 @@ type Assembler struct {
 	conns     map[connKey]*conn
 	activeTCP connList
 	activeUDP connList
+	// answeredUDP are the UDP flows answered one for one so far, which
+	// end after Config.UDPAnsweredTimeout (placeUDP).
+	answeredUDP connList
 	closed    connList
 	holey     []*conn
 	freeConns []*conn
@@ -205,7 +208,7 @@ func (a *Assembler) transport(pk *pkt) {
 // a gap, incomplete fragments are dropped, and every message becomes ready
 // for Next without waiting for the settle time.
 func (a *Assembler) Flush() {
-	for _, l := range []*connList{&a.activeTCP, &a.activeUDP, &a.closed} {
+	for _, l := range []*connList{&a.activeTCP, &a.activeUDP, &a.answeredUDP, &a.closed} {
 		for l.tail != nil {
 			a.removeConn(l.tail, EndEOF)
 		}
@@ -239,7 +242,7 @@ func (a *Assembler) Stats() *Stats {
 	a.st.OpenBytes = a.openBytes
 	a.st.OpenMessages = a.openMsgs
 	a.st.FragPending = a.frag.pendingFrags
-	a.st.ConnsOpen = int64(a.activeTCP.n + a.activeUDP.n)
+	a.st.ConnsOpen = int64(a.activeTCP.n + a.activeUDP.n + a.answeredUDP.n)
 	a.st.Protocols = make(map[string]*ProtoStats)
 	for app := range numApps {
 		if p := a.pst[app]; p != (ProtoStats{}) {
@@ -302,13 +305,39 @@ func (a *Assembler) evictOne() {
 		a.removeConn(a.closed.tail, EndEvicted)
 		return
 	}
-	t, u := a.activeTCP.tail, a.activeUDP.tail
-	victim := t
-	if victim == nil || (u != nil && u.last < t.last) {
-		victim = u
+	victim := a.activeTCP.tail
+	for _, u := range []*conn{a.activeUDP.tail, a.answeredUDP.tail} {
+		if victim == nil || (u != nil && u.last < victim.last) {
+			victim = u
+		}
 	}
 	if victim != nil {
 		a.removeConn(victim, EndEvicted)
+	}
+}
+
+// udpAnswered is how long an answered UDP flow lives silent, in ns.
+func (a *Assembler) udpAnswered() int64 {
+	if a.cfg.UDPAnsweredTimeout > 0 {
+		return int64(min(a.cfg.UDPAnsweredTimeout, a.cfg.UDPTimeout))
+	}
+	return int64(a.cfg.UDPTimeout)
+}
+
+// placeUDP puts an open UDP flow on the list of its timeout, at the
+// front: answeredUDP while its datagrams were answered one for one (as
+// many each way), else activeUDP.
+func (a *Assembler) placeUDP(c *conn) {
+	if c.closed || c.list == nil {
+		return
+	}
+	want := &a.activeUDP
+	if n := c.half[0].packets; n > 0 && n == c.half[1].packets {
+		want = &a.answeredUDP
+	}
+	if c.list != want {
+		c.list.remove(c)
+		want.pushFront(c)
 	}
 }
 
@@ -409,6 +438,7 @@ func (a *Assembler) finishConn(c *conn) {
 	}
 	c.removed = false
 	c.holey = false
+	c.trim()
 	a.freeConns = append(a.freeConns, c)
 }
 
@@ -421,6 +451,9 @@ func (a *Assembler) sweep() {
 		a.removeConn(c, EndIdle)
 	}
 	for c := a.activeUDP.tail; c != nil && a.now-c.last > int64(a.cfg.UDPTimeout); c = a.activeUDP.tail {
+		a.removeConn(c, EndIdle)
+	}
+	for c := a.answeredUDP.tail; c != nil && a.now-c.last > a.udpAnswered(); c = a.answeredUDP.tail {
 		a.removeConn(c, EndIdle)
 	}
 	for c := a.closed.tail; c != nil && a.now-c.closedAt > int64(a.cfg.CloseLinger); c = a.closed.tail {

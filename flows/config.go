@@ -40,6 +40,15 @@ type Config struct {
 	IdleTimeout time.Duration
 	UDPTimeout  time.Duration
 	CloseLinger time.Duration
+	// UDPAnsweredTimeout ends sooner a UDP flow whose datagrams so far
+	// were answered one for one (both ways, as many each way: a DNS
+	// lookup, or a few on one socket), which rarely carries more: silent
+	// this long, it ends (EndIdle) instead of living UDPTimeout, so that
+	// the connection table does not hold a minute of lookups, each on a
+	// port of its own. 0 means UDPTimeout. It should exceed Settle, so
+	// that another capture point's copy of the answer still finds its
+	// flow.
+	UDPAnsweredTimeout time.Duration
 
 	// MaxConns bounds the connections and flows tracked at once; beyond it
 	// the least recently active one is ended (Stats.ConnsEvicted).
@@ -95,22 +104,23 @@ const maxWindow = 1 << 30
 // DefaultConfig returns the default parameters.
 func DefaultConfig() Config {
 	return Config{
-		SplitPause:       500 * time.Millisecond,
-		Framing:          true,
-		FingerprintLen:   64,
-		Settle:           time.Second,
-		ReorderTimeout:   2 * time.Second,
-		IdleTimeout:      5 * time.Minute,
-		UDPTimeout:       time.Minute,
-		CloseLinger:      2 * time.Second,
-		MaxConns:         1 << 18,
-		MaxBufferPerConn: 4 << 20,
-		MaxBufferTotal:   512 << 20,
-		FragTimeout:      30 * time.Second,
-		MaxFragBytes:     64 << 20,
-		Evidence:         true,
-		MaxTokens:        DefaultMaxTokens,
-		EvidenceBytes:    DefaultEvidenceBytes,
+		SplitPause:         500 * time.Millisecond,
+		Framing:            true,
+		FingerprintLen:     64,
+		Settle:             time.Second,
+		ReorderTimeout:     2 * time.Second,
+		IdleTimeout:        5 * time.Minute,
+		UDPTimeout:         time.Minute,
+		UDPAnsweredTimeout: 10 * time.Second,
+		CloseLinger:        2 * time.Second,
+		MaxConns:           1 << 18,
+		MaxBufferPerConn:   4 << 20,
+		MaxBufferTotal:     512 << 20,
+		FragTimeout:        30 * time.Second,
+		MaxFragBytes:       64 << 20,
+		Evidence:           true,
+		MaxTokens:          DefaultMaxTokens,
+		EvidenceBytes:      DefaultEvidenceBytes,
 	}
 }
 
@@ -136,6 +146,7 @@ func (c *Config) Validate() error {
 	check(c.ReorderTimeout > 0, "reorder timeout must be positive")
 	check(c.IdleTimeout > 0, "idle timeout must be positive")
 	check(c.UDPTimeout > 0, "UDP timeout must be positive")
+	check(c.UDPAnsweredTimeout >= 0, "answered UDP timeout must not be negative")
 	check(c.CloseLinger >= 0, "close linger must not be negative")
 	check(c.MaxConns >= 1, "connection limit must be at least 1")
 	check(c.MaxBufferPerConn >= 1, "per-connection buffer limit must be at least 1 byte")

@@ -2,6 +2,7 @@ package flows
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -791,4 +792,61 @@ func TestSamePointTwiceInOnePacket(t *testing.T) {
 	if len(msgs) != 1 || len(msgs[0].Sightings) != 1 || msgs[0].Sightings[0].Last != p.Obs[0].TS || st.RepeatObservations != 1 {
 		t.Errorf("messages %v, repeats %d", msgs, st.RepeatObservations)
 	}
+}
+
+// TestUDPAnsweredTimeout: a UDP flow answered one for one (a lookup)
+// ends after UDPAnsweredTimeout of silence, so a later datagram on its
+// ports opens another flow; one not answered (more one way) lives
+// UDPTimeout; a third datagram takes an answered flow back to the long
+// timeout until it is answered again; 0 means UDPTimeout for all.
+func TestUDPAnsweredTimeout(t *testing.T) {
+	const (
+		cli, ns   = "10.0.0.1:4000", "10.0.0.53:53"
+		cli2, srv = "10.0.0.1:4001", "10.0.0.9:9"
+		cli3      = "10.0.0.1:4002"
+	)
+	q := []byte("query")
+	pkts := []*pcapio.Packet{
+		udpP(cli, ns, q, at(t0)),                              // answered one for one
+		udpP(ns, cli, q, at(t0+1*ms)),                         // ...
+		udpP(cli2, srv, q, at(t0+2*ms)),                       // never answered
+		udpP(cli3, srv, q, at(t0+3*ms)),                       // answered, then asked again
+		udpP(srv, cli3, q, at(t0+4*ms)),                       // ...
+		udpP(cli3, srv, q, at(t0+5*ms)),                       // ...
+		udpP("10.0.0.7:1", "10.0.0.8:2", q, at(t0+20_000*ms)), // time goes by
+		udpP(cli, ns, q, at(t0+21_000*ms)),                    // the lookup's ports again
+	}
+	for _, tt := range []struct {
+		timeout time.Duration
+		flows   int64
+		idle    []string // the clients of the flows that ended idle
+	}{
+		{10 * time.Second, 5, []string{cli}},
+		{0, 4, nil},
+	} {
+		cfg := DefaultConfig()
+		cfg.UDPAnsweredTimeout = tt.timeout
+		_, conns, st := run(t, cfg, clonePkts(pkts)...)
+		if st.UDPFlows != tt.flows {
+			t.Errorf("timeout %v: %d UDP flows, want %d", tt.timeout, st.UDPFlows, tt.flows)
+		}
+		var idle []string
+		for _, c := range conns {
+			if c.End == EndIdle.String() {
+				idle = append(idle, c.Client.String())
+			}
+		}
+		if !slices.Equal(idle, tt.idle) {
+			t.Errorf("timeout %v: flows of %v ended idle, want %v", tt.timeout, idle, tt.idle)
+		}
+	}
+}
+
+// clonePkts deep-copies packets, for a second run over them.
+func clonePkts(pkts []*pcapio.Packet) []*pcapio.Packet {
+	out := make([]*pcapio.Packet, len(pkts))
+	for i, p := range pkts {
+		out[i] = p.Clone()
+	}
+	return out
 }

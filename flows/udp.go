@@ -19,6 +19,7 @@ func (a *Assembler) udp(pk *pkt) {
 	}
 	a.touch(c)
 	c.half[d].packets++
+	a.placeUDP(c)
 	fpLen := min(a.cfg.FingerprintLen, len(pk.payload))
 	fp := farm.Fingerprint64(pk.payload[:fpLen])
 

@@ -110,19 +110,19 @@ func (r *ring) pop() {
 // Window of corrected time, its recent copies. Its size is bounded by the
 // packets of one window.
 type bodyIndex struct {
-	byKey   map[uint64]uint32
+	byKey   keyTable
 	entries []bodyEntry
 	free    []uint32
 	q       ring
 }
 
 func newBodyIndex() bodyIndex {
-	return bodyIndex{byKey: make(map[uint64]uint32)}
+	return bodyIndex{}
 }
 
 // entry returns the entry of key, creating it if needed.
 func (b *bodyIndex) entry(key uint64) uint32 {
-	if id, ok := b.byKey[key]; ok {
+	if id, ok := b.byKey.get(key); ok {
 		return id
 	}
 	var id uint32
@@ -134,7 +134,7 @@ func (b *bodyIndex) entry(key uint64) uint32 {
 		id = uint32(len(b.entries))
 		b.entries = append(b.entries, bodyEntry{key: key})
 	}
-	b.byKey[key] = id
+	b.byKey.put(key, id)
 	return id
 }
 
@@ -153,7 +153,7 @@ func (b *bodyIndex) expire(cutoff int64) {
 		e := &b.entries[id]
 		e.refs--
 		if e.refs == 0 {
-			delete(b.byKey, e.key)
+			b.byKey.del(e.key)
 			b.free = append(b.free, id)
 		}
 	}

@@ -80,14 +80,8 @@ func connOf(p *pcapio.Packet) (connKey, uint8) {
 // is IPv6 neighbour discovery and multicast listener signalling, and their
 // bodies repeat across hosts.
 func translatable(p *pcapio.Packet) bool {
-	for _, a := range [2]netip.Addr{p.Src, p.Dst} {
-		if !a.IsValid() || a.IsUnspecified() || a.IsMulticast() ||
-			a.IsLinkLocalUnicast() || a.IsLinkLocalMulticast() || a.IsLoopback() {
-			return false
-		}
-		if a.Is4() && a.As4() == [4]byte{255, 255, 255, 255} {
-			return false
-		}
+	if !translatableAddr(p.Src) || !translatableAddr(p.Dst) {
+		return false
 	}
 	if p.Proto == pcapio.ProtoICMPv6 && len(p.Payload) > 0 {
 		switch p.Payload[0] {
@@ -97,6 +91,25 @@ func translatable(p *pcapio.Packet) bool {
 		}
 	}
 	return true
+}
+
+// translatableAddr reports whether a can be a translated address: not
+// invalid, unspecified, multicast, link-local, loopback or the IPv4
+// broadcast. IPv4 is decided from its octets (every observed packet asks,
+// twice).
+func translatableAddr(a netip.Addr) bool {
+	if a.Is4() {
+		b := a.As4()
+		switch {
+		case b == [4]byte{} || b == [4]byte{255, 255, 255, 255}: // unspecified, broadcast
+			return false
+		case b[0] == 127 || b[0]&0xf0 == 0xe0 || b[0] == 169 && b[1] == 254: // loopback, multicast, link-local
+			return false
+		}
+		return true
+	}
+	return a.IsValid() && !a.IsUnspecified() && !a.IsMulticast() &&
+		!a.IsLinkLocalUnicast() && !a.IsLinkLocalMulticast() && !a.IsLoopback()
 }
 
 // mix64 is the splitmix64 finaliser, used to sign sets of capture points.

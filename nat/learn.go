@@ -34,6 +34,12 @@ type Options struct {
 	MinData int
 	// MinScore is the lowest Score of an accepted mapping, in [0,1].
 	MinScore float64
+	// AnsweredTimeout ends sooner the activity of a connection other than
+	// TCP whose packets so far were answered one for one (as many each
+	// way: a DNS lookup, each on a port of its own): silent this long, it
+	// has ended, as a closed TCP connection does after two windows. 0
+	// means two windows; negative, IdleTimeout.
+	AnsweredTimeout time.Duration
 }
 
 // DefaultOptions returns the defaults: a 2 s window, a 2 min idle timeout,
@@ -107,6 +113,7 @@ type view struct {
 	synSeq      uint32
 	hasSyn      bool
 	closing     bool      // FIN or RST seen
+	sent        [2]uint32 // packets from each endpoint (srcSlot), in this activity period
 	nrecent     uint8     // filled entries of recent
 	rpos        uint8     // next position to overwrite
 	recent      [8]uint64 // recent non-TCP body keys, to spot repeats
@@ -201,6 +208,9 @@ type Learner struct {
 	opts   Options
 	window int64
 	idle   int64
+	// answered is how long a connection other than TCP answered one for
+	// one lives silent (Options.AnsweredTimeout).
+	answered int64
 
 	now       int64
 	lastSweep int64
@@ -222,6 +232,18 @@ type Learner struct {
 	snapshot bool // a Snapshot is being built: active views' renames have no end
 }
 
+// answeredTimeout is Options.AnsweredTimeout in ns, its zero and negative
+// values resolved.
+func answeredTimeout(o Options) int64 {
+	switch {
+	case o.AnsweredTimeout < 0:
+		return int64(o.IdleTimeout)
+	case o.AnsweredTimeout == 0:
+		return 2 * int64(o.Window)
+	}
+	return int64(min(o.AnsweredTimeout, o.IdleTimeout))
+}
+
 // NewLearner returns a Learner; invalid options are replaced by the defaults.
 func NewLearner(opts Options) *Learner {
 	if opts.Validate() != nil {
@@ -231,6 +253,7 @@ func NewLearner(opts Options) *Learner {
 		opts:      opts,
 		window:    int64(opts.Window),
 		idle:      int64(opts.IdleTimeout),
+		answered:  answeredTimeout(opts),
 		idx:       newBodyIndex(),
 		viewByKey: make(map[connKey]uint32),
 		linkByKey: make(map[linkKey]uint32),
@@ -314,6 +337,7 @@ func (l *Learner) Observe(p *pcapio.Packet) {
 	vid := l.viewFor(key, p, ts)
 	v := &l.views[vid]
 	v.count++
+	v.sent[srcSlot]++
 	v.sinceMatch++
 	v.last = max(v.last, ts)
 	if p.Proto == pcapio.ProtoTCP && p.TCPFlags&(pcapio.FlagFIN|pcapio.FlagRST) != 0 {
@@ -424,14 +448,19 @@ func (l *Learner) viewFor(key connKey, p *pcapio.Packet, ts int64) uint32 {
 }
 
 // sweep ends the views that have been idle for the idle timeout (two
-// windows for closed TCP connections).
+// windows for closed TCP connections, and for other flows answered one for
+// one so far, such as DNS lookups, each on a port of its own: a later
+// packet on the view starts another activity period).
 func (l *Learner) sweep() {
 	l.lastSweep = l.now
 	for key, id := range l.viewByKey {
 		v := &l.views[id]
 		idle := l.idle
-		if v.closing {
+		switch {
+		case v.closing:
 			idle = 2 * l.window
+		case v.key.proto != pcapio.ProtoTCP && v.sent[0] > 0 && v.sent[0] == v.sent[1]:
+			idle = l.answered
 		}
 		if v.last < l.now-idle {
 			l.closeView(id)

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/wirepath/wirepath/pcapio"
 )
@@ -400,4 +401,48 @@ func TestSkippedPackets(t *testing.T) {
 		t.Errorf("stats %+v", s)
 	}
 	checkStats(t, tb)
+}
+
+// TestAnsweredTimeout: views of lookups answered one for one (a query and
+// its answer, each lookup on a port of its own, one a second) end after
+// AnsweredTimeout, so a minute of them does not hold a minute of views;
+// with a negative AnsweredTimeout they live IdleTimeout, as does a flow
+// asked twice and answered once.
+func TestAnsweredTimeout(t *testing.T) {
+	lookups := func(answers int) []pcapio.Packet {
+		var pkts []pcapio.Packet
+		srv := ap("10.0.0.53:53")
+		for i := range 60 {
+			cli := ap(fmt.Sprintf("10.0.1.1:%d", 20000+i))
+			ts := int64(1e18) + int64(i)*1e9
+			q := seg{proto: pcapio.ProtoUDP, src: cli, dst: srv, payload: fmt.Appendf(nil, "query %d", i)}
+			pkts = append(pkts, mkPacket(&q, sight{ttl: 64, ts: ts}), mkPacket(&q, sight{ttl: 64, ts: ts + 1e6}))
+			pkts[len(pkts)-1].Payload = fmt.Appendf(nil, "again %d", i)
+			for range answers {
+				a := seg{proto: pcapio.ProtoUDP, src: srv, dst: cli, payload: fmt.Appendf(nil, "answer %d", i)}
+				pkts = append(pkts, mkPacket(&a, sight{ttl: 64, ts: ts + 2e6}))
+			}
+		}
+		return pkts
+	}
+	for _, tt := range []struct {
+		name     string
+		answers  int
+		answered time.Duration
+		maxPeak  int
+	}{
+		{"answered", 2, 0, 8},
+		{"answered, no shorter timeout", 2, -1, 60},
+		{"asked twice, answered once", 1, 0, 60},
+	} {
+		o := DefaultOptions()
+		o.AnsweredTimeout = tt.answered
+		l := NewLearner(o)
+		for _, p := range lookups(tt.answers) {
+			l.Observe(&p)
+		}
+		if peak := l.Finish().Stats.PeakConnections; peak > tt.maxPeak || tt.maxPeak == 60 && peak != 60 {
+			t.Errorf("%s: %d connections at once, want at most %d", tt.name, peak, tt.maxPeak)
+		}
+	}
 }

@@ -51,7 +51,7 @@ func containsID(ids []uint32, id uint32) bool {
 }
 
 // DefaultMaxDelayBytes bounds the memory of the packets a Streamer holds
-// back (their frames and heldOverhead each).
+// back (their buffers' capacity and heldOverhead each).
 const DefaultMaxDelayBytes = 48 << 20
 
 // heldOverhead is what a held packet costs besides its frame.
@@ -67,8 +67,8 @@ type StreamOptions struct {
 	// learning window, Learn.Window).
 	Delay time.Duration
 	// MaxDelayBytes bounds the memory of the packets held back (their
-	// frames and 300 bytes each); past it the oldest packets leave early
-	// (0 means DefaultMaxDelayBytes).
+	// buffers' capacity and 300 bytes each); past it the oldest packets
+	// leave early (0 means DefaultMaxDelayBytes).
 	MaxDelayBytes int64
 	// Given, if set, renames what learning does not (SetGiven).
 	Given *Given
@@ -89,8 +89,8 @@ type Streamer struct {
 	maxBytes  int64
 	q         iring.Ring[*pcapio.Packet]
 	qBytes    int64
-	free      []*pcapio.Packet
-	out       *pcapio.Packet // the packet last handed on
+	free      [len(sizeClasses)][]*pcapio.Packet // recycled copies by buffer size
+	out       *pcapio.Packet                     // the packet last handed on
 	newest    int64
 	c         Canonicalizer
 	snapMatch int64 // the Learner's matches at the last snapshot
@@ -125,18 +125,35 @@ func NewStreamer(o StreamOptions) *Streamer {
 	return s
 }
 
-// Push observes p and holds a copy of it back. p is not kept.
+// sizeClasses are the largest buffers of the recycled copies' classes: a
+// copy is made in a buffer of its frame's class, so that a small frame
+// does not hold a buffer a large one grew (each reused buffer would
+// otherwise grow to the largest frame it ever held).
+var sizeClasses = [...]int{128, 512, 2048, 1 << 30}
+
+// sizeClass is the class of a buffer of n bytes.
+func sizeClass(n int) int {
+	k := 0
+	for k < len(sizeClasses)-1 && n > sizeClasses[k] {
+		k++
+	}
+	return k
+}
+
+// Push observes p and holds a copy of it back, in a buffer of its size's
+// class. p is not kept.
 func (s *Streamer) Push(p *pcapio.Packet) {
 	s.l.Observe(p)
 	var c *pcapio.Packet
-	if n := len(s.free); n > 0 {
-		c, s.free = s.free[n-1], s.free[:n-1]
+	k := sizeClass(p.CopySize())
+	if n := len(s.free[k]); n > 0 {
+		c, s.free[k] = s.free[k][n-1], s.free[k][:n-1]
 	} else {
 		c = new(pcapio.Packet)
 	}
 	p.CopyTo(c)
 	s.q.Push(c)
-	s.qBytes += int64(len(c.Frame)) + heldOverhead
+	s.qBytes += int64(c.BufferCap()) + heldOverhead
 	if s.q.Len() == 1 || c.TS() > s.newest {
 		s.newest = c.TS()
 	}
@@ -164,7 +181,7 @@ func (s *Streamer) Pop(end bool) *pcapio.Packet {
 		return nil
 	}
 	p := s.q.Pop()
-	s.qBytes -= int64(len(p.Frame)) + heldOverhead
+	s.qBytes -= int64(p.BufferCap()) + heldOverhead
 	if s.final == nil {
 		s.maybeSnapshot()
 	}
@@ -176,9 +193,20 @@ func (s *Streamer) Pop(end bool) *pcapio.Packet {
 // recycle takes back the packet last handed on.
 func (s *Streamer) recycle() {
 	if s.out != nil {
-		s.free = append(s.free, s.out)
+		s.Recycle(s.out)
 		s.out = nil
 	}
+}
+
+// Keep makes the packet Pop returned last the caller's: the next Pop does
+// not take it back. The caller gives it back with Recycle (a packet never
+// given back is left to the garbage collector).
+func (s *Streamer) Keep() { s.out = nil }
+
+// Recycle gives back a packet kept with Keep, for reuse.
+func (s *Streamer) Recycle(p *pcapio.Packet) {
+	k := sizeClass(p.BufferCap())
+	s.free[k] = append(s.free[k], p)
 }
 
 // maybeSnapshot takes a new snapshot when matches came in since the last

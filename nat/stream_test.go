@@ -125,3 +125,49 @@ func TestStreamerNoAllocs(t *testing.T) {
 		t.Errorf("%.1f allocations per packet", allocs)
 	}
 }
+
+// TestStreamerBufferClasses: a held copy's buffer fits its frame's size
+// class, however large the frames the recycled copies held before (a
+// reused buffer would otherwise keep the largest frame's size), and the
+// memory counted against MaxDelayBytes is the buffers' capacity, so it
+// is what the held packets cost. Kept packets (Keep) come back through
+// Recycle into their class.
+func TestStreamerBufferClasses(t *testing.T) {
+	pkts := readCaptures(t, ".")
+	var small *pcapio.Packet
+	for i := range pkts {
+		if pkts[i].CopySize() <= 128 {
+			small = &pkts[i]
+			break
+		}
+	}
+	if small == nil {
+		t.Fatal("the captures lack a small frame")
+	}
+	large := small.Clone() // a full-sized frame
+	large.Frame = append(large.Frame, make([]byte, 1400)...)
+	large.Payload = nil
+	s := NewStreamer(StreamOptions{Delay: time.Hour}) // nothing leaves before the end
+	for range 100 {
+		s.Push(large)
+	}
+	for q := s.Pop(true); q != nil; q = s.Pop(true) {
+		s.Keep()
+		s.Recycle(q)
+	}
+	s = &Streamer{l: s.l, delay: s.delay, maxBytes: s.maxBytes, free: s.free, c: s.c, renamed: map[renameKey]int64{}}
+	for range 100 {
+		s.Push(small)
+	}
+	if s.qBytes > 100*(128+heldOverhead) {
+		t.Errorf("100 small packets held count %d bytes, want at most %d", s.qBytes, 100*(128+heldOverhead))
+	}
+	if n := len(s.free[sizeClass(large.CopySize())]); n != 100 {
+		t.Errorf("%d large copies left for reuse, want the 100", n)
+	}
+	for q := s.Pop(true); q != nil; q = s.Pop(true) {
+		if q.BufferCap() > 128 {
+			t.Fatalf("a %d-byte frame held in a buffer of %d", q.CopySize(), q.BufferCap())
+		}
+	}
+}

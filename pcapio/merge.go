@@ -763,6 +763,17 @@ func (m *Merger) Next() (*Packet, error) {
 	}
 }
 
+// Keep makes the packet Next returned last the caller's: the Merger does
+// not reuse it at the next call. Release gives it back once the caller is
+// done with it (a packet never given back is left to the garbage
+// collector). A stage that holds packets (nat's delay, a hand-over to
+// another goroutine) keeps them this way instead of copying them.
+func (m *Merger) Keep() { m.last = nil }
+
+// Release gives back a packet kept with Keep, for the readers to reuse. It
+// must not be called concurrently with Next.
+func (m *Merger) Release(p *Packet) { m.recycle(p) }
+
 // order counts observations that come out of time order.
 func (m *Merger) order(p *Packet) {
 	if t := p.Obs[0].Corrected; t < m.lastT {

@@ -1,6 +1,7 @@
 package pcapio
 
 import (
+	"maps"
 	"math"
 	"net/netip"
 	"slices"
@@ -273,7 +274,11 @@ func sharedSamples(a, b *sampler) (map[uint64]*[2]clock.Pair, int) {
 	}
 	dirs := make(map[uint64]*[2]clock.Pair)
 	n := 0
-	for k, s := range small.m {
+	// In key order: the fits add the samples up in floating point, so
+	// map order would make the last digits of the estimates vary from run
+	// to run.
+	for _, k := range slices.Sorted(maps.Keys(small.m)) {
+		s := small.m[k]
 		if k&mask != 0 || s.bad {
 			continue
 		}

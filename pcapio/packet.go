@@ -211,6 +211,20 @@ func subsliceOffset(buf, sub []byte) (int, bool) {
 	return off, true
 }
 
+// BufferCap is the capacity of the storage p holds its bytes in (CopyTo's
+// copy, or the reader's buffer): what it costs in memory besides the
+// Packet and its observations, whatever the frame's length.
+func (p *Packet) BufferCap() int { return cap(p.buf) }
+
+// CopySize is how many bytes CopyTo copies: the frame, and the payload
+// when it does not lie in the frame (a reassembled datagram).
+func (p *Packet) CopySize() int {
+	if _, in := subsliceOffset(p.Frame, p.Payload); p.Payload != nil && !in {
+		return len(p.Frame) + len(p.Payload)
+	}
+	return len(p.Frame)
+}
+
 // CopyTo makes dst a deep copy of p that shares no buffer with it,
 // reusing dst's storage: once dst has held a packet as large, it
 // allocates nothing (for holding packets back without a Clone each).

@@ -20,8 +20,11 @@
 // merge then streams through a nat.Streamer, which learns translations as
 // the packets go by and holds each packet back for the learning window
 // before renaming it with what it learned by then, and on into flows. The
-// phases: openCaptures, openSource, then flows (readMessages) and the
-// accounting (account). With a given translation table (Config.NATTable)
+// merge and NAT run on a goroutine of their own and hand their packets to
+// flows, on the caller's goroutine, in batches (pipe; Config.Serial runs
+// them on one): the same packets in the same order, so the results do not
+// depend on it. The phases: openCaptures, openSource, then flows
+// (readMessages) and the accounting (account). With a given translation table (Config.NATTable)
 // the merge is renamed by the table instead, or by the table after the
 // Streamer with Config.NATLearn.
 //
@@ -123,10 +126,17 @@ type Config struct {
 	// Context, if set, stops the run when it is cancelled: the reading
 	// ends and the run returns its error.
 	Context context.Context
+	// Serial runs the merge, NAT, flows and what follows on one goroutine
+	// (the captures are still read and decoded on one goroutine each).
+	// By default the merge and NAT run on a goroutine of their own and
+	// hand their packets to flows in batches: the same packets in the
+	// same order, so the results are identical (a test compares them).
+	Serial bool
 
-	// onSource, if set, is told the NAT source before the first message
-	// (RunWindows reads the translations learned so far from it).
-	onSource func(*natSource)
+	// onSource, if set, is told before the first message what tells the
+	// translations the packet flows read last was renamed with (nil
+	// without NAT): RunWindows' aliases.
+	onSource func(tabler)
 }
 
 // Result is what a run produced besides the messages or the trace.
@@ -285,21 +295,36 @@ func runMessagesHook(cfg *Config, res *Result, ready func() error, fn func(*flow
 		}
 	}
 	ns, _ := src.(natStage)
-	if s, ok := src.(*natSource); ok && cfg.onSource != nil {
-		cfg.onSource(s)
+	tab, _ := src.(tabler)
+	var pp *pipe
+	var fsrc flows.Source = src
+	if cfg.Serial {
+		if cfg.Context != nil {
+			fsrc = &ctxSource{Source: src, ctx: cfg.Context}
+		}
+	} else {
+		pp = newPipe(src, tab, cfg.Context)
+		defer pp.stop()
+		fsrc = pp
+		if tab != nil {
+			tab = pp
+		}
+	}
+	if cfg.onSource != nil {
+		cfg.onSource(tab)
 	}
 	if cfg.OnPacket != nil {
-		src = &tapSource{Source: src, fn: cfg.OnPacket}
+		fsrc = &tapSource{Source: fsrc, fn: cfg.OnPacket}
 	}
-	if cfg.Context != nil {
-		src = &ctxSource{Source: src, ctx: cfg.Context}
-	}
-	r, err := flows.NewReader(src, flowsConfig(cfg.Flows))
+	r, err := flows.NewReader(fsrc, flowsConfig(cfg.Flows))
 	if err != nil {
 		return err
 	}
 	if err := readMessages(r, fn); err != nil {
 		return err
+	}
+	if pp != nil {
+		pp.stop() // the source is this goroutine's again
 	}
 	if ns != nil {
 		res.NAT, res.NATApply = ns.finish()
@@ -344,10 +369,10 @@ func LearnNAT(cfg Config) (*Result, error) {
 // merge under it: pcapio's merge; or with NAT, the merge through a
 // nat.Streamer, the offsets completed across translations from the
 // read-ahead (refine).
-func openSource(cfg *Config, res *Result) (flows.Source, *pcapio.Merger, error) {
+func openSource(cfg *Config, res *Result) (holder, *pcapio.Merger, error) {
 	if cfg.NoNAT {
 		m, err := openCaptures(cfg, res, StageMessages, nil)
-		return m, m, err
+		return mergeSource{m}, m, err
 	}
 	if cfg.NATTable != nil && !cfg.NATLearn {
 		m, err := openCaptures(cfg, res, StageMessages, nil)
@@ -523,6 +548,12 @@ func (g *givenSource) finish() (*nat.Table, nat.ApplyStats) {
 	return g.c.Table(), g.c.Stats()
 }
 
+func (g *givenSource) keep()                    { g.m.Keep() }
+func (g *givenSource) release(p *pcapio.Packet) { g.m.Release(p) }
+
+// table is the given table: its aliases are the rows applied.
+func (g *givenSource) table() *nat.Table { return g.c.Table() }
+
 // tapSource hands every packet to fn on its way to flows.
 type tapSource struct {
 	flows.Source
@@ -569,6 +600,9 @@ func (w *natSource) Next() (*pcapio.Packet, error) {
 		w.s.Push(p)
 	}
 }
+
+func (w *natSource) keep()                    { w.s.Keep() }
+func (w *natSource) release(p *pcapio.Packet) { w.s.Recycle(p) }
 
 // completeOffsets gives sniffers pcapio could not relate to the reference
 // the offsets nat measured across translations: chained (clock.Chain) from

@@ -123,7 +123,7 @@ func RunWindows(cfg Config, w Windows, fn func(*Window) error) (*Result, WindowS
 	}
 	fc := flowsConfig(cfg.Flows)
 	wd := &windower{w: w, l: int64(w.Length), mg: int64(w.Margin), lag: int64(fc.Settle + fc.ReorderTimeout)}
-	var ns *natSource
+	var ns tabler
 	userOnConn := cfg.Flows.OnConn
 	cfg.Flows.OnConn = func(cs *flows.ConnStats) {
 		for _, ow := range wd.open {
@@ -145,7 +145,11 @@ func RunWindows(cfg Config, w Windows, fn func(*Window) error) (*Result, WindowS
 	index := 0
 	wd.emit = func(k int64, rec *reconcile.Reconciler) error {
 		var aliases []trace.Alias
-		if t := ns.table(); t != nil {
+		var t *nat.Table
+		if ns != nil {
+			t = ns.table()
+		}
+		if t != nil {
 			aliases = t.Aliases()
 		}
 		win := &Window{Index: index, From: k * wd.l, To: (k + 1) * wd.l}
@@ -171,7 +175,7 @@ func RunWindows(cfg Config, w Windows, fn func(*Window) error) (*Result, WindowS
 		}()
 		return nil
 	}
-	cfg.onSource = func(s *natSource) { ns = s }
+	cfg.onSource = func(s tabler) { ns = s }
 	err := runMessagesHook(&cfg, res, ready, wd.add)
 	if err == nil {
 		err = wd.flush()
@@ -299,11 +303,5 @@ func cmpI64(a, b int64) int {
 	return 0
 }
 
-// table returns the translations learned so far (nil before any, or
-// without NAT).
-func (w *natSource) table() *nat.Table {
-	if w == nil {
-		return nil
-	}
-	return w.s.Table()
-}
+// table returns the translations learned so far (nil before any).
+func (w *natSource) table() *nat.Table { return w.s.Table() }

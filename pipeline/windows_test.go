@@ -1,10 +1,12 @@
 package pipeline
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/wirepath/wirepath/nat"
 	"github.com/wirepath/wirepath/trace"
 )
 
@@ -119,5 +121,30 @@ func TestWindowsValidate(t *testing.T) {
 	}
 	if _, _, err := RunWindows(Config{Captures: natPaths(), Preload: []string{"x.jsonl"}}, Windows{Length: time.Minute}, func(*Window) error { return nil }); err == nil {
 		t.Error("a windowed run read syscall traces")
+	}
+}
+
+// TestRunWindowsGivenAliases checks that a given translation table's rows
+// reach every window's trace as aliases, as they reach Run's, with and
+// without learning.
+func TestRunWindowsGivenAliases(t *testing.T) {
+	g, err := nat.ParseTable([]byte("tcp 192.0.2.100:81 10.1.0.13:8080\n"), "table.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, learn := range []bool{false, true} {
+		n := 0
+		_, _, err := RunWindows(Config{Captures: natPaths(), NATTable: g, NATLearn: learn}, Windows{Length: time.Hour, Margin: time.Second}, func(w *Window) error {
+			n++
+			if !slices.ContainsFunc(w.Trace.Meta.Aliases, func(a trace.Alias) bool {
+				return a.Outside == "192.0.2.100:81" && a.Inside == "10.1.0.13:8080"
+			}) {
+				t.Errorf("learn %v: window %d's aliases %v lack the given row", learn, w.Index, w.Trace.Meta.Aliases)
+			}
+			return nil
+		})
+		if err != nil || n == 0 {
+			t.Fatalf("learn %v: %d windows, %v", learn, n, err)
+		}
 	}
 }
