@@ -136,6 +136,7 @@ func (r *run) fitWith(n int32, asg func(c int32) int32, w, trust func(int32) flo
 	}
 	for _, p := range r.parentsOf[n] {
 		addSize(m.repSizes, r.calls[p].kind, r.calls[p].repBytes)
+		addSize(m.arrSizes, r.calls[p].kind, r.calls[p].reqBytes)
 	}
 	for _, p := range r.parentsOf[n] {
 		if !include(p) {
@@ -147,6 +148,7 @@ func (r *run) fitWith(n int32, asg func(c int32) int32, w, trust func(int32) flo
 	}
 	r.observeOthers(n, m, asg, byParent, w)
 	m.finishSizes()
+	m.finishOrigin()
 	m.finishAnchors()
 	return m
 }
@@ -180,6 +182,7 @@ func (r *run) observeRequest(m *nodeModel, p int32, ks []int32, w func(int32) fl
 				m.addSizeLink(lr.kind, cc.kind, pc.kind, cc.reqBytes-lr.repBytes, wc)
 			}
 		}
+		m.observeOrigin(pc, cc.kind, cc.reqBytes, wc)
 		tok, rid, thr := r.features(st.c, p, sl.lastKid, sl.lastRet)
 		if tok >= 0 {
 			m.tok.addLink(tok, wc)
@@ -201,6 +204,7 @@ func (r *run) observeRequest(m *nodeModel, p int32, ks []int32, w func(int32) fl
 	}
 	cx := ctxKey{pk: pc.kind, prev: sl.prev, pos: min(sl.pos, maxPos), ret: sl.ret}
 	m.observe(cx, endKind, pc.rep-sl.last, pc.rep-r.arrOf(p), wp, wp*wt)
+	m.observeOrigin(pc, endKind, pc.repBytes, wp)
 	if sl.lastRet >= 0 {
 		if lr := &r.calls[sl.lastRet]; lr.repBytes >= 0 && pc.repBytes >= 0 {
 			m.addSizeLink(lr.kind, endKind, pc.kind, pc.repBytes-lr.repBytes, wp)

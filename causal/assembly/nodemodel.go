@@ -71,6 +71,8 @@ type nodeModel struct {
 	retSizes map[int32]map[int64]float64 // child kind -> reply sizes
 	reqSizes map[int32]map[int64]float64 // child kind -> request sizes
 	repSizes map[int32]map[int64]float64 // parent kind -> reply sizes
+	arrSizes map[int32]map[int64]float64 // parent kind -> request sizes
+	origin   map[oKey]*sizeLink          // request size against what it sends (origin.go)
 
 	tok, rid, thr, fifo lrTable
 
@@ -91,6 +93,8 @@ func newNodeModel(nKinds int, span float64) *nodeModel {
 		retSizes: make(map[int32]map[int64]float64),
 		reqSizes: make(map[int32]map[int64]float64),
 		repSizes: make(map[int32]map[int64]float64),
+		arrSizes: make(map[int32]map[int64]float64),
+		origin:   make(map[oKey]*sizeLink),
 		tok:      newLR(tokBins),
 		rid:      newLR(2),
 		thr:      newLR(2),

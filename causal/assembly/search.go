@@ -265,6 +265,7 @@ func (s *search) linkScore(c int32, sl *slot) float64 {
 			sc += s.m.logSize(lr.kind, cc.kind, cx.pk, cc.reqBytes-lr.repBytes)
 		}
 	}
+	sc += s.m.logOrigin(cx.pk, cc.kind, r.calls[sl.p].reqBytes, cc.reqBytes)
 	return sc + r.evidenceScore(s.m, c, sl)
 }
 
@@ -284,7 +285,7 @@ func (s *search) endScore(sl *slot) float64 {
 			sc += s.m.logSize(lr.kind, endKind, cx.pk, pc.repBytes-lr.repBytes)
 		}
 	}
-	return sc
+	return sc + s.m.logOrigin(cx.pk, endKind, pc.reqBytes, pc.repBytes)
 }
 
 func (s *search) send(c int32) {
