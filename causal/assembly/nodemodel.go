@@ -177,9 +177,14 @@ func (m *nodeModel) gapDensity(anchor int, keys *[4]gKey) *[nGapBins]float64 {
 	d := m.gcache[anchor][keys[0]]
 	if d == nil {
 		mass := priorMass
+		var node [nGapBins]float64
 		for i := len(keys) - 1; i >= 0; i-- {
 			mass = mixMass(m.gaps[anchor][keys[i]], &mass)
+			if i == len(keys)-1 {
+				node = mass
+			}
 		}
+		robustMix(&mass, &node)
 		d = logDensity(&mass, m.res)
 		m.gcache[anchor][keys[0]] = d
 	}
