@@ -52,6 +52,11 @@ func (r *run) initialModel(n int32) *nodeModel {
 // weighted by its confidence with soft EM. The call graph is learnt from
 // the requests in proportion to how sure their calls are (trust).
 func (r *run) fit(n int32) *nodeModel {
+	return r.fitOn(n, func(int32) bool { return true })
+}
+
+// fitOn is fit on the requests include accepts.
+func (r *run) fitOn(n int32, include func(p int32) bool) *nodeModel {
 	w := func(int32) float64 { return 1 }
 	if r.opt.EM == EMSoft {
 		w = func(c int32) float64 { return float64(r.conf[c]) }
@@ -63,7 +68,7 @@ func (r *run) fit(n int32) *nodeModel {
 		}
 		return 1
 	}
-	return r.fitWith(n, func(c int32) int32 { return r.parent[c] }, w, trust, func(int32) bool { return true }, true)
+	return r.fitWith(n, func(c int32) int32 { return r.parent[c] }, w, trust, include, true)
 }
 
 // one weighs every request alike.

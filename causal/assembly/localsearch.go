@@ -17,6 +17,8 @@ import (
 type local struct {
 	r      *run
 	s      *search // for the scores
+	m      *nodeModel
+	x      *crossFit // the cross-fitted models, if any (crossfit.go)
 	n      int32
 	kids   map[int32][]int32 // request -> calls, in order of send
 	ps     map[int32]float64 // request -> its replay score
@@ -33,8 +35,11 @@ type local struct {
 
 const improveEps = 1e-9
 
-func (r *run) improve(n int32, m *nodeModel, maxSweeps int) int64 {
-	ls := &local{r: r, s: &search{r: r, m: m}, n: n, kids: map[int32][]int32{}, ps: map[int32]float64{}, cands: map[int32][]int32{}}
+func (r *run) improve(n int32, m *nodeModel, x *crossFit, maxSweeps int) int64 {
+	if x != nil {
+		m = x.ms[0]
+	}
+	ls := &local{r: r, s: &search{r: r, m: m}, m: m, x: x, n: n, kids: map[int32][]int32{}, ps: map[int32]float64{}, cands: map[int32][]int32{}}
 	r.sweep(n, func(c int32, cands []int32) { ls.cands[c] = slices.Clone(cands) })
 	for _, c := range r.childrenOf[n] {
 		if p := r.parent[c]; p >= 0 {
@@ -123,10 +128,11 @@ func (ls *local) targets(c int32) []int32 {
 
 // score of request p with calls ks (-Inf if infeasible); bg for p < 0.
 func (ls *local) score(p int32, ks []int32) float64 {
+	ls.s.m = ls.requestModel(p)
 	return ls.r.replay(ls.s, p, ks)
 }
 
-func (ls *local) bg(c int32) float64 { return ls.s.m.logBackground(ls.r.calls[c].kind) }
+func (ls *local) bg(c int32) float64 { return ls.callModel(c).logBackground(ls.r.calls[c].kind) }
 
 func (ls *local) moveSweep() {
 	r := ls.r
@@ -323,7 +329,7 @@ func (ls *local) fifo(at []int) float64 {
 				nb++
 			}
 		}
-		total += ls.s.m.logFIFO(int8(min(nb, fifoBins-1)))
+		total += ls.m.logFIFO(int8(min(nb, fifoBins-1)))
 	}
 	return total
 }
@@ -332,7 +338,7 @@ func (ls *local) fifo(at []int) float64 {
 func (ls *local) fifoSpread() float64 {
 	best, worst := 0.0, 0.0
 	for b := range fifoBins {
-		v := ls.s.m.logFIFO(int8(b))
+		v := ls.m.logFIFO(int8(b))
 		best, worst = max(best, v), min(worst, v)
 	}
 	return best - worst

@@ -168,9 +168,12 @@ type searchCounts struct {
 
 // search is the time-ordered Viterbi search of one node in one pass.
 type search struct {
-	r     *run
-	node  int32
-	m     *nodeModel
+	r    *run
+	node int32
+	m    *nodeModel
+	// x, when set, holds the cross-fitted models: m is then the one that
+	// scores the current event (crossfit.go)
+	x     *crossFit
 	beam  int
 	hyps  []*hyp
 	next  []*hyp
@@ -216,6 +219,7 @@ func (s *search) ctx(sl *slot) ctxKey {
 func (s *search) run(evs []event) {
 	for i := range evs {
 		e := &evs[i]
+		s.m = s.modelAt(e.t)
 		switch e.typ {
 		case evArr:
 			s.arrive(e.call, e.t)
