@@ -49,7 +49,7 @@ func (r *run) improve(n int32, m *nodeModel, x *crossFit, maxSweeps int) int64 {
 	for _, p := range r.parentsOf[n] {
 		ks := ls.kids[p]
 		slices.SortStableFunc(ks, func(a, b int32) int { return cmpTime(r.sendOf(a), r.sendOf(b)) })
-		ls.ps[p] = r.replay(ls.s, p, ks)
+		ls.ps[p] = ls.score(p, ks)
 	}
 	ls.order = slices.Clone(r.childrenOf[n])
 	slices.SortFunc(ls.order, func(a, b int32) int { return ls.cmpSend(a, b) })
