@@ -31,9 +31,6 @@ const (
 	crossMinBlocks = 2
 )
 
-// crossFitting turns cross-fitting on; tests turn it off to compare.
-var crossFitting = true
-
 // crossFit is a node's pair of cross-fitted models.
 type crossFit struct {
 	// starts are the arrival times of the first request of each block,
@@ -72,7 +69,7 @@ func (x *crossFit) scoring(t int64) *nodeModel { return x.ms[1-x.block(t)%2] }
 // few requests.
 func (r *run) crossFitModels(n int32, iso, full *nodeModel) *crossFit {
 	starts := r.blocks(n)
-	if starts == nil || !crossFitting {
+	if starts == nil {
 		return nil
 	}
 	x := &crossFit{starts: starts}

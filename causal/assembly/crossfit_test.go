@@ -2,7 +2,7 @@ package assembly
 
 import (
 	"fmt"
-	"math/rand/v2"
+	"math"
 	"testing"
 )
 
@@ -46,46 +46,51 @@ func TestCrossFitBlocks(t *testing.T) {
 	}
 }
 
-// TestCrossFitSequential: a threaded server with a few requests in
-// flight, each making a cache call and then a database call, one after
-// the other, each after a processing time of at least 0.3 ms. With hard
-// EM a model fitted on the engine's own assignment learns its mistakes
-// (delays shorter than any true one) and keeps them; cross-fitted, each
-// link is scored by a model not fitted on it.
-func TestCrossFitSequential(t *testing.T) {
-	right := func() (int, int) {
-		b := newTB()
-		rng := rand.New(rand.NewPCG(7, 8))
-		type req struct{ call, a, d int32 }
-		var reqs []req
-		at := 0.0
-		for i := range 600 {
-			sa := at + 0.3 + 3*rng.Float64()
-			ba := sa + 0.1 + 0.2*rng.Float64()
-			sd := ba + 0.3 + 1.5*rng.Float64()
-			bd := sd + 0.2 + 0.5*rng.Float64()
-			rep := bd + 0.3 + 1.5*rng.Float64()
-			c, _ := b.rpc(at, rep, "web", fmt.Sprintf("w:%d", i), "app", "a:80", fmt.Sprintf("q%d", i), 200)
-			a, _ := b.rpc(sa, ba-0.1, "app", fmt.Sprintf("a:%d", 1000+i), "cache", "c:11211", fmt.Sprintf("a%d", i), 20)
-			d, _ := b.rpc(sd, bd-0.1, "app", fmt.Sprintf("a:%d", 5000+i), "db", "d:5432", fmt.Sprintf("d%d", i), 60)
-			reqs = append(reqs, req{c, a, d})
-			at += 0.5 + 2*rng.Float64()
-		}
-		_, r := runOn(t, b, DefaultOptions())
-		n := 0
-		for _, q := range reqs {
-			if r.parentMsg(q.a) == q.call && r.parentMsg(q.d) == q.call {
-				n++
+// TestCrossFitHoldsOut: the model that scores a block's events was
+// fitted on the other blocks' requests only, and the evidence's likelihood
+// ratios are the full model's. Each request makes one call inside its
+// own time (no other request open), so the assignment is exact and every
+// request adds two events to the call graph (its call and its reply;
+// weighed by how sure the engine was of them, all but 1).
+func TestCrossFitHoldsOut(t *testing.T) {
+	cases := []int{2 * crossMinBlocks * crossBlock, 5*crossBlock + 17}
+	for _, nreq := range cases {
+		t.Run(fmt.Sprint(nreq), func(t *testing.T) {
+			b := newTB()
+			for i := range nreq {
+				at := 2 * float64(i)
+				b.rpc(at, at+1, "web", fmt.Sprintf("w:%d", i), "app", "a:80", fmt.Sprintf("q%d", i), 100)
+				b.rpc(at+0.3, at+0.6, "app", fmt.Sprintf("a:%d", 1000+i), "db", "d:5432", fmt.Sprintf("k%d", i), 40)
 			}
-		}
-		return n, len(reqs)
-	}
-	with, all := right()
-	crossFitting = false
-	without, _ := right()
-	crossFitting = true
-	t.Logf("requests right: %d of %d cross-fitted, %d not", with, all, without)
-	if with < without+all/50 {
-		t.Errorf("cross-fitted %d of %d requests right, want at least 2 %% of them more than without (%d)", with, all, without)
+			_, r := runOn(t, b, DefaultOptions())
+			app := r.calls[r.callOf(0)].callee
+			full := r.models[app]
+			x := r.crossFitModels(app, nil, full)
+			if x == nil {
+				t.Fatal("not cross-fitted")
+			}
+			ps := r.parentsOf[app]
+			inParity := [2]float64{}
+			for i := range ps {
+				inParity[(i/crossBlock)%2] += 2
+			}
+			all := tKey{lvl: 8}
+			for i, p := range ps {
+				own := (i / crossBlock) % 2
+				m := x.scoring(r.arrOf(p))
+				if got := m.trans[all].n; math.Abs(got-inParity[1-own]) > 0.5 {
+					t.Fatalf("request %d (block parity %d) scored by a model of %v events, want the other parity's %v", i, own, got, inParity[1-own])
+				}
+				if m.fifo.nl != full.fifo.nl || m.fifo.no != full.fifo.no || m.tok.nl != full.tok.nl {
+					t.Fatalf("request %d: the likelihood ratios are not the full model's", i)
+				}
+			}
+			s := &search{m: full, x: x}
+			for _, p := range ps[:3*crossBlock] {
+				if s.modelAt(r.arrOf(p)) != x.scoring(r.arrOf(p)) {
+					t.Fatal("the search scores an event with another model than its block's")
+				}
+			}
+		})
 	}
 }
