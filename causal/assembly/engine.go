@@ -246,11 +246,13 @@ func (r *run) solveNode(n int32) {
 	if iso != nil {
 		addTrans(m, iso)
 	}
+	var x *crossFit
 	for pass := 0; pass < r.opt.Passes; pass++ {
 		s := newSearch(r, n, m)
 		s.sum = pass == r.opt.Passes-1
+		s.x = x
 		s.run(evs)
-		s.cnt.moves = r.improve(n, m, 20)
+		s.cnt.moves = r.improve(n, m, x, 20)
 		if r.onPass != nil {
 			r.onPass(n, pass)
 		}
@@ -263,6 +265,7 @@ func (r *run) solveNode(n int32) {
 		if iso != nil {
 			addTrans(m, iso)
 		}
+		x = r.crossFitModels(n, iso, m)
 	}
 	r.models[n] = m
 }

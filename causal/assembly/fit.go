@@ -52,6 +52,11 @@ func (r *run) initialModel(n int32) *nodeModel {
 // weighted by its confidence with soft EM. The call graph is learnt from
 // the requests in proportion to how sure their calls are (trust).
 func (r *run) fit(n int32) *nodeModel {
+	return r.fitOn(n, func(int32) bool { return true })
+}
+
+// fitOn is fit on the requests include accepts.
+func (r *run) fitOn(n int32, include func(p int32) bool) *nodeModel {
 	w := func(int32) float64 { return 1 }
 	if r.opt.EM == EMSoft {
 		w = func(c int32) float64 { return float64(r.conf[c]) }
@@ -63,7 +68,7 @@ func (r *run) fit(n int32) *nodeModel {
 		}
 		return 1
 	}
-	return r.fitWith(n, func(c int32) int32 { return r.parent[c] }, w, trust, func(int32) bool { return true }, true)
+	return r.fitWith(n, func(c int32) int32 { return r.parent[c] }, w, trust, include, true)
 }
 
 // one weighs every request alike.
@@ -140,6 +145,7 @@ func (r *run) fitWith(n int32, asg func(c int32) int32, w, trust func(int32) flo
 	}
 	for _, p := range r.parentsOf[n] {
 		addSize(m.repSizes, r.calls[p].kind, r.calls[p].repBytes)
+		addSize(m.arrSizes, r.calls[p].kind, r.calls[p].reqBytes)
 	}
 	for _, p := range r.parentsOf[n] {
 		if !include(p) {
@@ -151,6 +157,7 @@ func (r *run) fitWith(n int32, asg func(c int32) int32, w, trust func(int32) flo
 	}
 	r.observeOthers(n, m, asg, byParent, w)
 	m.finishSizes()
+	m.finishOrigin()
 	m.finishAnchors()
 	return m
 }
@@ -187,6 +194,7 @@ func (r *run) observeRequest(m *nodeModel, p int32, ks []int32, w func(int32) fl
 				m.addSizeLink(lr.kind, cc.kind, pc.kind, cc.reqBytes-lr.repBytes, wc)
 			}
 		}
+		m.observeOrigin(pc, cc.kind, cc.reqBytes, wc)
 		tok, rid, thr := r.features(st.c, p, sl.lastKid, sl.lastRet)
 		if tok >= 0 {
 			m.tok.addLink(tok, wc)
@@ -208,6 +216,7 @@ func (r *run) observeRequest(m *nodeModel, p int32, ks []int32, w func(int32) fl
 	}
 	cx := ctxKey{pk: pc.kind, prev: sl.prev, pos: min(sl.pos, maxPos), ret: sl.ret}
 	m.observe(cx, endKind, pc.rep-sl.last, pc.rep-r.arrOf(p), wp, wp*wt)
+	m.observeOrigin(pc, endKind, pc.repBytes, wp)
 	if sl.lastRet >= 0 {
 		if lr := &r.calls[sl.lastRet]; lr.repBytes >= 0 && pc.repBytes >= 0 {
 			m.addSizeLink(lr.kind, endKind, pc.kind, pc.repBytes-lr.repBytes, wp)

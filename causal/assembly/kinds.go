@@ -28,6 +28,16 @@ type kinds struct {
 	// clusters maps the request sizes of calls from one caller to one
 	// callee endpoint to their size cluster (sizeClusters).
 	clusters map[[2]string]map[int64]int32
+	// rare holds the labels too rare to learn a kind from (rareLabels):
+	// their calls are kinds by signature.
+	rare map[labelKey]bool
+}
+
+// labelKey is a label of the calls from one caller to one callee
+// endpoint.
+type labelKey struct {
+	names [2]string
+	label trace.Sym
 }
 
 // retClass is the coarse class of a reply of b bytes (0: not seen): its
@@ -61,13 +71,17 @@ func names(l *loader, nm *causal.Namer, c *call) [2]string {
 // sizes close together one kind (a value of varying size); a cluster with
 // very few calls joins its nearest neighbour.
 func (k *kinds) cluster(l *loader, nm *causal.Namer, calls []call) {
+	k.rare = rareLabels(l, nm, calls)
 	sizes := map[[2]string]map[int64]int{}
 	for i := range calls {
 		c := &calls[i]
-		if c.callMsg < 0 || l.msgs[c.callMsg].Label != 0 {
+		if c.callMsg < 0 {
 			continue
 		}
 		key := names(l, nm, c)
+		if lb := l.msgs[c.callMsg].Label; lb != 0 && !k.rare[labelKey{key, lb}] {
+			continue
+		}
 		if sizes[key] == nil {
 			sizes[key] = map[int64]int{}
 		}
@@ -136,6 +150,9 @@ func (k *kinds) kindOf(l *loader, nm *causal.Namer, c *call) int32 {
 		n := names(l, nm, c)
 		key.caller, key.callee = n[0], n[1]
 		key.label = m.Label
+		if key.label != 0 && k.rare[labelKey{n, key.label}] {
+			key.label = 0
+		}
 		if key.label == 0 {
 			key.size = k.clusters[n][m.Bytes]
 		}
@@ -175,3 +192,38 @@ func (k *kinds) name(id int32) string {
 	}
 	return fmt.Sprintf("%s->%s %d-%dB", key.caller, key.callee, lo, hi)
 }
+
+// rareLabels returns the labels of calls (from one caller to one callee
+// endpoint) too rare to learn a kind from: fewer than minLabelCalls calls,
+// or than 1 % of those between the two. A label that carries an
+// identifier its route was not normalised from (GET /item/x85, one per
+// value) makes a kind per request: the model of such a kind is learnt
+// from one request's own assignment, which it then confirms (EM's fixed
+// point), whatever the request did. Their calls are kinds by signature
+// instead (size clusters), as unlabelled calls are, so that they are
+// learnt together.
+func rareLabels(l *loader, nm *causal.Namer, calls []call) map[labelKey]bool {
+	counts := map[labelKey]int{}
+	totals := map[[2]string]int{}
+	for i := range calls {
+		c := &calls[i]
+		if c.callMsg < 0 {
+			continue
+		}
+		key := names(l, nm, c)
+		totals[key]++
+		if lb := l.msgs[c.callMsg].Label; lb != 0 {
+			counts[labelKey{key, lb}]++
+		}
+	}
+	rare := map[labelKey]bool{}
+	for lk, n := range counts {
+		if n < minLabelCalls || n*100 < totals[lk.names] {
+			rare[lk] = true
+		}
+	}
+	return rare
+}
+
+// minLabelCalls is the fewest calls a label needs to be a kind of its own.
+const minLabelCalls = 5

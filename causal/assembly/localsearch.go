@@ -17,6 +17,8 @@ import (
 type local struct {
 	r      *run
 	s      *search // for the scores
+	m      *nodeModel
+	x      *crossFit // the cross-fitted models, if any (crossfit.go)
 	n      int32
 	kids   map[int32][]int32 // request -> calls, in order of send
 	ps     map[int32]float64 // request -> its replay score
@@ -34,9 +36,13 @@ type local struct {
 const improveEps = 1e-9
 
 // newLocal returns the local search state of node n under its current
-// assignment.
-func newLocal(r *run, n int32, m *nodeModel) *local {
-	ls := &local{r: r, s: &search{r: r, m: m}, n: n, kids: map[int32][]int32{}, ps: map[int32]float64{}, cands: map[int32][]int32{}}
+// assignment, scored with model m, or with the cross-fitted models x when
+// not nil.
+func newLocal(r *run, n int32, m *nodeModel, x *crossFit) *local {
+	if x != nil {
+		m = x.ms[0]
+	}
+	ls := &local{r: r, s: &search{r: r, m: m}, m: m, x: x, n: n, kids: map[int32][]int32{}, ps: map[int32]float64{}, cands: map[int32][]int32{}}
 	r.sweep(n, func(c int32, cands []int32) { ls.cands[c] = slices.Clone(cands) })
 	for _, c := range r.childrenOf[n] {
 		if p := r.parent[c]; p >= 0 {
@@ -46,7 +52,7 @@ func newLocal(r *run, n int32, m *nodeModel) *local {
 	for _, p := range r.parentsOf[n] {
 		ks := ls.kids[p]
 		slices.SortStableFunc(ks, func(a, b int32) int { return cmpTime(r.sendOf(a), r.sendOf(b)) })
-		ls.ps[p] = r.replay(ls.s, p, ks)
+		ls.ps[p] = ls.score(p, ks)
 	}
 	ls.order = slices.Clone(r.childrenOf[n])
 	slices.SortFunc(ls.order, func(a, b int32) int { return ls.cmpSend(a, b) })
@@ -60,8 +66,8 @@ func newLocal(r *run, n int32, m *nodeModel) *local {
 	return ls
 }
 
-func (r *run) improve(n int32, m *nodeModel, maxSweeps int) int64 {
-	ls := newLocal(r, n, m)
+func (r *run) improve(n int32, m *nodeModel, x *crossFit, maxSweeps int) int64 {
+	ls := newLocal(r, n, m, x)
 	for ls.sweeps = 0; ls.sweeps < maxSweeps; ls.sweeps++ {
 		before := ls.moves
 		ls.moveSweep()
@@ -130,10 +136,11 @@ func (ls *local) targets(c int32) []int32 {
 
 // score of request p with calls ks (-Inf if infeasible); bg for p < 0.
 func (ls *local) score(p int32, ks []int32) float64 {
+	ls.s.m = ls.requestModel(p)
 	return ls.r.replay(ls.s, p, ks)
 }
 
-func (ls *local) bg(c int32) float64 { return ls.s.m.logBackground(ls.r.calls[c].kind) }
+func (ls *local) bg(c int32) float64 { return ls.callModel(c).logBackground(ls.r.calls[c].kind) }
 
 func (ls *local) moveSweep() {
 	r := ls.r
@@ -330,7 +337,7 @@ func (ls *local) fifo(at []int) float64 {
 				nb++
 			}
 		}
-		total += ls.s.m.logFIFO(int8(min(nb, fifoBins-1)))
+		total += ls.m.logFIFO(int8(min(nb, fifoBins-1)))
 	}
 	return total
 }
@@ -339,7 +346,7 @@ func (ls *local) fifo(at []int) float64 {
 func (ls *local) fifoSpread() float64 {
 	best, worst := 0.0, 0.0
 	for b := range fifoBins {
-		v := ls.s.m.logFIFO(int8(b))
+		v := ls.m.logFIFO(int8(b))
 		best, worst = max(best, v), min(worst, v)
 	}
 	return best - worst

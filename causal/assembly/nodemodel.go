@@ -71,6 +71,8 @@ type nodeModel struct {
 	retSizes map[int32]map[int64]float64 // child kind -> reply sizes
 	reqSizes map[int32]map[int64]float64 // child kind -> request sizes
 	repSizes map[int32]map[int64]float64 // parent kind -> reply sizes
+	arrSizes map[int32]map[int64]float64 // parent kind -> request sizes
+	origin   map[oKey]*sizeLink          // request size against what it sends (origin.go)
 
 	tok, rid, thr, fifo, rep lrTable
 
@@ -91,6 +93,8 @@ func newNodeModel(nKinds int, span float64) *nodeModel {
 		retSizes: make(map[int32]map[int64]float64),
 		reqSizes: make(map[int32]map[int64]float64),
 		repSizes: make(map[int32]map[int64]float64),
+		arrSizes: make(map[int32]map[int64]float64),
+		origin:   make(map[oKey]*sizeLink),
 		tok:      newLR(tokBins),
 		rid:      newLR(2),
 		thr:      newLR(2),
@@ -174,9 +178,14 @@ func (m *nodeModel) gapDensity(anchor int, keys *[4]gKey) *[nGapBins]float64 {
 	d := m.gcache[anchor][keys[0]]
 	if d == nil {
 		mass := priorMass
+		var node [nGapBins]float64
 		for i := len(keys) - 1; i >= 0; i-- {
 			mass = mixMass(m.gaps[anchor][keys[i]], &mass)
+			if i == len(keys)-1 {
+				node = mass
+			}
 		}
+		robustMix(&mass, &node)
 		d = logDensity(&mass, m.res)
 		m.gcache[anchor][keys[0]] = d
 	}

@@ -168,9 +168,12 @@ type searchCounts struct {
 
 // search is the time-ordered Viterbi search of one node in one pass.
 type search struct {
-	r     *run
-	node  int32
-	m     *nodeModel
+	r    *run
+	node int32
+	m    *nodeModel
+	// x, when set, holds the cross-fitted models: m is then the one that
+	// scores the current event (crossfit.go)
+	x     *crossFit
 	beam  int
 	hyps  []*hyp
 	next  []*hyp
@@ -220,6 +223,7 @@ func (s *search) ctx(sl *slot) ctxKey {
 func (s *search) run(evs []event) {
 	for i := range evs {
 		e := &evs[i]
+		s.m = s.modelAt(e.t)
 		switch e.typ {
 		case evArr:
 			s.arrive(e.call, e.t)
@@ -270,6 +274,7 @@ func (s *search) linkScore(c int32, sl *slot) float64 {
 			sc += s.m.logSize(lr.kind, cc.kind, cx.pk, cc.reqBytes-lr.repBytes)
 		}
 	}
+	sc += s.m.logOrigin(cx.pk, cc.kind, r.calls[sl.p].reqBytes, cc.reqBytes)
 	return sc + r.evidenceScore(s.m, c, sl)
 }
 
@@ -289,7 +294,7 @@ func (s *search) endScore(sl *slot) float64 {
 			sc += s.m.logSize(lr.kind, endKind, cx.pk, pc.repBytes-lr.repBytes)
 		}
 	}
-	return sc
+	return sc + s.m.logOrigin(cx.pk, endKind, pc.reqBytes, pc.repBytes)
 }
 
 func (s *search) send(c int32) {

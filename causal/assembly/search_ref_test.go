@@ -97,7 +97,7 @@ func TestSearchMatchesBruteForce(t *testing.T) {
 				t.Errorf("case %d (%d requests, %d calls): search %.6f, brute force %.6f", it, len(r.parentsOf[n]), len(r.childrenOf[n]), got, want)
 			}
 		}
-		r.improve(n, m, 20)
+		r.improve(n, m, nil, 20)
 		if after := r.objective(n, m, func(c int32) int32 { return r.parent[c] }); after < got-1e-9 {
 			t.Errorf("case %d: local search made it worse: %.6f -> %.6f", it, got, after)
 		}
