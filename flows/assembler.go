@@ -75,19 +75,19 @@ type Assembler struct {
 	// answeredUDP are the UDP flows answered one for one so far, which
 	// end after Config.UDPAnsweredTimeout (placeUDP).
 	answeredUDP connList
-	closed    connList
-	holey     []*conn
-	freeConns []*conn
-	freeMsgs  []*msg
-	msgSlab   []msg                      // messages allocated and not yet used
-	prefixes  []*[MaxFingerprintLen]byte // free prefix buffers of messages
-	evBoxes   []*evBox                   // free evidence of messages
-	queue     ring.Ring[*msg]            // cut messages waiting for the settle time
-	pool      bufPool
-	frag      defragmenter
-	nextID    uint64
-	openBytes int64
-	openMsgs  int64
+	closed      connList
+	holey       []*conn
+	freeConns   []*conn
+	freeMsgs    []*msg
+	msgSlab     []msg                      // messages allocated and not yet used
+	prefixes    []*[MaxFingerprintLen]byte // free prefix buffers of messages
+	evBoxes     []*evBox                   // free evidence of messages
+	queue       ring.Ring[*msg]            // cut messages waiting for the settle time
+	pool        bufPool
+	frag        defragmenter
+	nextID      uint64
+	openBytes   int64
+	openMsgs    int64
 
 	obs       []segObs // scratch: the packet's sightings
 	newObs    []segObs // scratch: those new to their capture point (delivered part)
