@@ -39,7 +39,7 @@ func BenchmarkAnalyzeDemo(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	if !bytes.Contains(out.Bytes(), []byte("engine nesting: 1036 messages")) {
+	if !bytes.Contains(out.Bytes(), []byte("engine assembly: 1036 messages")) {
 		b.Fatalf("unexpected report:\n%s", out.Bytes())
 	}
 }
