@@ -233,9 +233,25 @@ func Run(ctx context.Context, ios *cmdutil.IOStreams, o *Options, eo engines.Opt
 			return err
 		}
 	}
+	results, err := o.infer(ctx, ios, eo, tr)
+	if err != nil {
+		return err
+	}
+	if err := o.output(ctx, ios, results, tr, fx); err != nil {
+		return err
+	}
+	if partial != nil {
+		partial.What = "the warnings say what was skipped"
+		return partial
+	}
+	return nil
+}
+
+// infer runs the engines --engine names on the trace.
+func (o *Options) infer(ctx context.Context, ios *cmdutil.IOStreams, eo engines.Options, tr *trace.Trace) ([]*causal.Result, error) {
 	names, why, err := engines.Resolve(o.Engine, tr)
 	if err != nil {
-		return cmdutil.UsageErrorf("%v", err)
+		return nil, cmdutil.UsageErrorf("%v", err)
 	}
 	if why != "" {
 		ios.Infof("engine %s: %s (--engine chooses another)", names[0], why)
@@ -245,14 +261,17 @@ func Run(ctx context.Context, ios *cmdutil.IOStreams, o *Options, eo engines.Opt
 	engs := make([]causal.Engine, len(names))
 	for i, n := range names {
 		if engs[i], err = eo.New(n); err != nil {
-			return enginecmd.OptionUsageError(err, o.engineFlags()...)
+			return nil, enginecmd.OptionUsageError(err, o.engineFlags()...)
 		}
 	}
 	results, err := causal.InferAll(ctx, tr, engs, func(int, causal.Engine) { prog.Finish() })
 	prog.Finish()
-	if err != nil {
-		return err
-	}
+	return results, err
+}
+
+// output writes the results: the tables, the report, the OTLP export, and
+// the warnings on stderr when the report does not end with them.
+func (o *Options) output(ctx context.Context, ios *cmdutil.IOStreams, results []*causal.Result, tr *trace.Trace, fx report.FrameIndex) error {
 	if err := o.writeTables(ios, results, tr); err != nil {
 		return err
 	}
@@ -279,10 +298,6 @@ func Run(ctx context.Context, ios *cmdutil.IOStreams, o *Options, eo engines.Opt
 	}
 	if toFile {
 		ios.Infof("%s report written to %s", o.Common.Format, o.Common.Output)
-	}
-	if partial != nil {
-		partial.What = "the warnings say what was skipped"
-		return partial
 	}
 	return nil
 }
