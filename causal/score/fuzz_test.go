@@ -58,3 +58,30 @@ func FuzzScore(f *testing.F) {
 		}
 	})
 }
+
+// FuzzScoreRequests scores arbitrary results' requests against a testbed
+// fixture's truth: whatever a result file says (indices out of range, a
+// call whose CALL was not seen, cycles), the scorer must not panic and its
+// counts must add up.
+func FuzzScoreRequests(f *testing.F) {
+	x := newFixture()
+	tr, of := x.traceOf(nil, -1)
+	good, _ := json.Marshal(requestResult(tr, treeResult(tr, of, trueParents(x.f))))
+	f.Add(string(good))
+	f.Add(strings.Replace(string(good), `"msg":1,`, `"msg":-1,`, 1))               // a CALL not seen
+	f.Add(strings.Replace(string(good), `"call":1,`, `"call":99,`, 1))             // a call out of range
+	f.Add(strings.Replace(string(good), `"parent":0,`, `"parent":-7,`, 1))         // a parent out of range
+	f.Add(strings.Replace(string(good), `"call_parent":-1`, `"call_parent":3`, 1)) // a root given a caller
+	f.Fuzz(func(t *testing.T, in string) {
+		var res causal.Result
+		if json.Unmarshal([]byte(in), &res) != nil {
+			return
+		}
+		s := NewRequestScores([]*causal.Result{&res}, tr, x.f, DefaultMapOptions())
+		for _, r := range s.Engines {
+			if r.Requests.Right > r.Requests.Observed || r.Requests.Observed > r.Requests.All {
+				t.Fatalf("requests do not add up: %+v", r.Requests)
+			}
+		}
+	})
+}

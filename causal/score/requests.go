@@ -309,8 +309,10 @@ func (s *reqScorer) callParents() {
 			if p := s.truthCall(q.callParent); p >= 0 {
 				host = f.Messages[p].Request
 			}
-		} else if o := s.m.TraceToTruth[q.callOpener]; o >= 0 {
-			host = f.Messages[o].Request
+		} else if q.callOpener >= 0 { // -1: its call's CALL was not seen
+			if o := s.m.TraceToTruth[q.callOpener]; o >= 0 {
+				host = f.Messages[o].Request
+			}
 		}
 		if host < 0 {
 			continue

@@ -371,3 +371,33 @@ func TestMapTraceStreams(t *testing.T) {
 		t.Errorf("stats %+v", m.Stats)
 	}
 }
+
+// TestScoreRequestsUnseenCall: a request may list a call whose CALL no
+// sniffer saw (its entry's msg is -1) and whose RETURN was; the RETURN's
+// call then names no trace message. The scorer counts the request and
+// does not read outside the mapping (it panicked on an index of -1).
+func TestScoreRequestsUnseenCall(t *testing.T) {
+	x := newFixture()
+	tr, of := x.traceOf(nil, -1)
+	res := treeResult(tr, of, trueParents(x.f))
+	rq := requestResult(tr, res)
+	cut := 0
+	for qi := range rq.Requests {
+		ms := rq.Requests[qi].Messages
+		for i := range ms {
+			if c := ms[i].Call; ms[i].Kind == "RETURN" && c >= 0 && c != i && ms[c].Msg >= 0 {
+				ms[c].Msg = -1
+				cut++
+				break
+			}
+		}
+	}
+	if cut == 0 {
+		t.Fatal("the fixture has no call to cut")
+	}
+	s := NewRequestScores([]*causal.Result{rq}, tr, x.f, DefaultMapOptions())
+	r := s.Engines[0]
+	if r.Requests.All != 2 || r.Requests.Right > r.Requests.Observed {
+		t.Errorf("requests %+v", r.Requests)
+	}
+}
