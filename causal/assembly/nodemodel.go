@@ -465,7 +465,13 @@ func (m *nodeModel) sizeLR(k sKey, s *sizeLink, delta int64) float64 {
 	if v, ok := s.cache[delta]; ok {
 		return v
 	}
-	r := randDelta(m.retSizes[k.prev], m.nextSizes(k), delta)
+	return s.lr(delta, randDelta(m.retSizes[k.prev], m.nextSizes(k), delta))
+}
+
+// lr caches and returns the log likelihood ratio of difference delta on
+// the relation's links against its probability r between unrelated
+// messages (0 when r is 0), smoothed towards r.
+func (s *sizeLink) lr(delta int64, r float64) float64 {
 	v := 0.0
 	if r > 0 {
 		const kappa = 2

@@ -1,7 +1,5 @@
 package assembly
 
-import "math"
-
 // The origin relation: the size of a request's own message (its CALL as
 // it arrived at the node) against the size of each message it sends (a
 // call, or its reply). A service that passes part of its request on (a
@@ -47,14 +45,7 @@ func (m *nodeModel) originLR(k oKey, s *sizeLink, delta int64) float64 {
 	if v, ok := s.cache[delta]; ok {
 		return v
 	}
-	r := randDelta(m.arrSizes[k.pk], m.originNext(k), delta)
-	v := 0.0
-	if r > 0 {
-		const kappa = 2
-		v = math.Log((s.link[delta]+kappa*r)/(s.n+kappa)) - math.Log(r)
-	}
-	s.cache[delta] = v
-	return v
+	return s.lr(delta, randDelta(m.arrSizes[k.pk], m.originNext(k), delta))
 }
 
 // finishOrigin decides which origin relations are informative, as
