@@ -183,6 +183,7 @@ type search struct {
 	// score per parent when they were sent
 	pend    []int32
 	pendAlt map[int32][]altScore
+	altAt   map[int32]int // noteAlternatives' index of each request in its list
 	seq     int32
 	// pruned says whether the current window lost a hypothesis.
 	pruned bool
@@ -461,14 +462,21 @@ func (s *search) decision(d decision) *decision {
 // among the candidates.
 func (s *search) noteAlternatives(c int32) {
 	var alts []altScore
+	if s.altAt == nil {
+		s.altAt = make(map[int32]int)
+	}
+	clear(s.altAt)
 	for _, cd := range s.cands {
 		p := int32(-1)
 		if cd.slot >= 0 {
 			p = s.hyps[cd.h].slots[cd.slot].p
 		}
-		i := slices.IndexFunc(alts, func(a altScore) bool { return a.p == p })
+		// a map, not a scan of alts: a node with thousands of open
+		// requests has as many alternatives for each call
+		i, ok := s.altAt[p]
 		switch {
-		case i < 0:
+		case !ok:
+			s.altAt[p] = len(alts)
 			alts = append(alts, altScore{p, cd.score})
 		case s.sum:
 			alts[i].score = logAddExact(alts[i].score, cd.score)
