@@ -271,24 +271,36 @@ func (r *run) solveNode(n int32) {
 }
 
 // openSpan is how long a request of node n whose arrival or reply was not
-// seen is taken to have been open: half again the longest seen, at most
-// MaxOpen.
+// seen (or a one-way message) is taken to have been open: half again the
+// longest seen at the node, else at any node, at most MaxOpen.
 func (r *run) openSpan(n int32) int64 { return r.spans[n] }
 
-// openSpans computes openSpan for every node.
+// openSpans computes openSpan for every node. A node that was never seen
+// to serve a whole request (a DNS server whose datagrams are one-way
+// messages, with one cut TCP call) takes the longest request of the
+// trace: held open for MaxOpen, thousands of its datagrams were open at
+// once and every call it made weighed them all.
 func (r *run) openSpans() {
 	r.spans = make([]int64, len(r.parentsOf))
+	longest := make([]int64, len(r.parentsOf))
+	anywhere := int64(0)
 	for n, ps := range r.parentsOf {
-		longest := int64(0)
 		for _, p := range ps {
 			c := &r.calls[p]
 			if c.callMsg >= 0 && c.retMsg >= 0 && c.flags&flagOneWay == 0 {
-				longest = max(longest, c.rep-c.arr)
+				longest[n] = max(longest[n], c.rep-c.arr)
 			}
 		}
+		anywhere = max(anywhere, longest[n])
+	}
+	for n := range r.spans {
+		l := longest[n]
+		if l <= 0 {
+			l = anywhere
+		}
 		r.spans[n] = int64(r.opt.MaxOpen)
-		if longest > 0 {
-			r.spans[n] = min(int64(r.opt.MaxOpen), longest+longest/2)
+		if l > 0 {
+			r.spans[n] = min(int64(r.opt.MaxOpen), l+l/2)
 		}
 	}
 }
