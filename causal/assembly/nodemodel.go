@@ -449,16 +449,23 @@ func (m *nodeModel) addSizeLink(prev, next, pk int32, delta int64, w float64) {
 // links gain on average more than 0.3 nats over unrelated messages.
 func (m *nodeModel) finishSizes() {
 	for k, s := range m.size {
-		s.cache = make(map[int64]float64)
-		if s.n < 5 {
-			continue
-		}
-		gain := 0.0
-		for d, v := range s.link {
-			gain += v * m.sizeLR(k, s, d)
-		}
-		s.informative = gain/s.n > 0.3
+		s.decide(func(d int64) float64 { return m.sizeLR(k, s, d) })
 	}
+}
+
+// decide resets the relation's cache and marks it informative when it
+// has at least 5 links and they gain on average more than 0.3 nats (lr:
+// a difference's log likelihood ratio) over unrelated messages.
+func (s *sizeLink) decide(lr func(delta int64) float64) {
+	s.cache = make(map[int64]float64)
+	if s.n < 5 {
+		return
+	}
+	gain := 0.0
+	for d, v := range s.link {
+		gain += v * lr(d)
+	}
+	s.informative = gain/s.n > 0.3
 }
 
 func (m *nodeModel) sizeLR(k sKey, s *sizeLink, delta int64) float64 {

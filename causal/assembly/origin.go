@@ -52,15 +52,7 @@ func (m *nodeModel) originLR(k oKey, s *sizeLink, delta int64) float64 {
 // finishSizes does.
 func (m *nodeModel) finishOrigin() {
 	for k, s := range m.origin {
-		s.cache = make(map[int64]float64)
-		if s.n < 5 {
-			continue
-		}
-		gain := 0.0
-		for d, v := range s.link {
-			gain += v * m.originLR(k, s, d)
-		}
-		s.informative = gain/s.n > 0.3
+		s.decide(func(d int64) float64 { return m.originLR(k, s, d) })
 	}
 }
 
