@@ -287,16 +287,22 @@ func TestGRPCSteadyStateAllocs(t *testing.T) {
 	}
 }
 
-// BenchmarkAppendMessageTSV measures writing one line of the messages
-// format: a decoded gRPC request seen by one capture point.
-func BenchmarkAppendMessageTSV(b *testing.B) {
-	m := &Message{Conn: 7, Index: 1234, Proto: trace.ProtoTCP, App: AppH2,
+// tsvBenchMessage is the message the TSV benchmarks write: a decoded gRPC
+// request seen by one capture point.
+func tsvBenchMessage() *Message {
+	return &Message{Conn: 7, Index: 1234, Proto: trace.ProtoTCP, App: AppH2,
 		Src: netip.MustParseAddrPort("10.1.0.7:40312"), Dst: netip.MustParseAddrPort("10.1.0.9:50051"),
 		Kind: trace.KindCall, Call: CallID{7, 617}, Seq: 123456789, Bytes: 497, Segments: 1, Writes: 1,
 		End: EndProtocol, Fingerprint: 0x0123456789abcdef, FingerprintLen: 64, Ordinal: 618, Stream: 1235,
 		Label:     "grpc /hotel.Search/Nearby",
 		Sightings: []Sighting{{TTL: 64, First: 1_700_000_000_123_456_789, Last: 1_700_000_000_123_466_789, FirstBytes: 497, Bytes: 497, Segments: 1}},
 		Evidence:  &proto.Evidence{IDs: []proto.ID{{Source: "traceparent", Value: "4bf92f3577b34da6a3ce929d0e0e4736"}}, Tokens: []uint64{1, 2, 3, 4}}}
+}
+
+// BenchmarkAppendMessageTSV measures writing one line of the messages
+// format: a decoded gRPC request seen by one capture point.
+func BenchmarkAppendMessageTSV(b *testing.B) {
+	m := tsvBenchMessage()
 	var buf []byte
 	b.ReportAllocs()
 	for b.Loop() {
@@ -308,13 +314,7 @@ func BenchmarkAppendMessageTSV(b *testing.B) {
 // BenchmarkMessageTSV is BenchmarkAppendMessageTSV through a MessageTSV,
 // which copies the text of the endpoints it wrote before.
 func BenchmarkMessageTSV(b *testing.B) {
-	m := &Message{Conn: 7, Index: 1234, Proto: trace.ProtoTCP, App: AppH2,
-		Src: netip.MustParseAddrPort("10.1.0.7:40312"), Dst: netip.MustParseAddrPort("10.1.0.9:50051"),
-		Kind: trace.KindCall, Call: CallID{7, 617}, Seq: 123456789, Bytes: 497, Segments: 1, Writes: 1,
-		End: EndProtocol, Fingerprint: 0x0123456789abcdef, FingerprintLen: 64, Ordinal: 618, Stream: 1235,
-		Label:     "grpc /hotel.Search/Nearby",
-		Sightings: []Sighting{{TTL: 64, First: 1_700_000_000_123_456_789, Last: 1_700_000_000_123_466_789, FirstBytes: 497, Bytes: 497, Segments: 1}},
-		Evidence:  &proto.Evidence{IDs: []proto.ID{{Source: "traceparent", Value: "4bf92f3577b34da6a3ce929d0e0e4736"}}, Tokens: []uint64{1, 2, 3, 4}}}
+	m := tsvBenchMessage()
 	var w MessageTSV
 	var buf []byte
 	b.ReportAllocs()
