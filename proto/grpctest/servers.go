@@ -32,8 +32,12 @@ func H2CServer(h http.Handler) *httptest.Server {
 
 // H2CClient returns a net/http client speaking unencrypted HTTP/2 by
 // prior knowledge, its connections recorded by rec when rec is not nil.
+// It dials one connection at a time: net/http hands a new HTTP/2
+// connection to the request that dialled it before sharing it, so
+// requests made meanwhile would each dial one more (closed unused, or
+// after a TLS handshake) and the calls would not all share one.
 func H2CClient(rec *Recorder) (*http.Client, *http.Transport) {
-	tr := &http.Transport{Protocols: new(http.Protocols), DialContext: dialer(rec)}
+	tr := &http.Transport{Protocols: new(http.Protocols), DialContext: dialer(rec), MaxConnsPerHost: 1}
 	tr.Protocols.SetUnencryptedHTTP2(true)
 	return &http.Client{Transport: tr}, tr
 }
@@ -92,6 +96,7 @@ func TLSClient(rec *Recorder, pool *x509.CertPool, keylog io.Writer, h2 bool) (*
 		TLSClientConfig: &tls.Config{RootCAs: pool, ServerName: ServerName, KeyLogWriter: keylog}}
 	if h2 {
 		tr.Protocols.SetHTTP2(true)
+		tr.MaxConnsPerHost = 1
 	} else {
 		tr.Protocols.SetHTTP1(true)
 	}

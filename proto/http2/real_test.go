@@ -1,12 +1,9 @@
 package http2
 
 import (
-	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -19,38 +16,14 @@ import (
 // favour). A recorder below the client's HTTP/2 layer keeps both
 // directions' bytes in the order the client wrote and read them.
 
-// h2cClient returns a net/http client speaking unencrypted HTTP/2 by
-// prior knowledge through rec.
-func h2cClient(rec *grpctest.Recorder) (*http.Client, *http.Transport) {
-	tr := &http.Transport{Protocols: new(http.Protocols),
-		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-			c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
-			if err != nil {
-				return nil, err
-			}
-			return rec.Wrap(c), nil
-		}}
-	tr.Protocols.SetUnencryptedHTTP2(true)
-	return &http.Client{Transport: tr}, tr
-}
-
-// h2cServer starts net/http's server speaking unencrypted HTTP/2.
-func h2cServer(h http.Handler) *httptest.Server {
-	srv := httptest.NewUnstartedServer(h)
-	srv.Config.Protocols = new(http.Protocols)
-	srv.Config.Protocols.SetUnencryptedHTTP2(true)
-	srv.Start()
-	return srv
-}
-
 // TestGRPCh2c: 32 concurrent gRPC-shaped calls over one h2c connection
 // between net/http's client and server. (proto/tls runs the same over
 // TLS, decrypting with the key log.)
 func TestGRPCh2c(t *testing.T) {
-	srv := h2cServer(http.HandlerFunc(grpctest.Handler))
+	srv := grpctest.H2CServer(http.HandlerFunc(grpctest.Handler))
 	defer srv.Close()
 	rec := &grpctest.Recorder{}
-	client, tr := h2cClient(rec)
+	client, tr := grpctest.H2CClient(rec)
 	defer tr.CloseIdleConnections()
 	if err := grpctest.Run(client, srv.URL, 32); err != nil {
 		t.Fatal(err)
@@ -73,7 +46,7 @@ func TestGRPCh2c(t *testing.T) {
 // TestPlainRequests: plain HTTP requests, one after the other, over one
 // h2c connection.
 func TestPlainRequests(t *testing.T) {
-	srv := h2cServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := grpctest.H2CServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if strings.HasSuffix(r.URL.Path, "/7") {
 			http.NotFound(w, r)
 			return
@@ -82,7 +55,7 @@ func TestPlainRequests(t *testing.T) {
 	}))
 	defer srv.Close()
 	rec := &grpctest.Recorder{}
-	client, tr := h2cClient(rec)
+	client, tr := grpctest.H2CClient(rec)
 	defer tr.CloseIdleConnections()
 	for i := range 10 {
 		resp, err := client.Get(fmt.Sprintf("%s/item/%d", srv.URL, i))
@@ -127,10 +100,10 @@ func events(rec *grpctest.Recorder) []event {
 // and the responses whose headers or trailers come after the cut are
 // framed but unlabelled (the table is poisoned).
 func TestGRPCLoss(t *testing.T) {
-	srv := h2cServer(http.HandlerFunc(grpctest.Handler))
+	srv := grpctest.H2CServer(http.HandlerFunc(grpctest.Handler))
 	defer srv.Close()
 	rec := &grpctest.Recorder{}
-	client, tr := h2cClient(rec)
+	client, tr := grpctest.H2CClient(rec)
 	defer tr.CloseIdleConnections()
 	if err := grpctest.Run(client, srv.URL, 32); err != nil {
 		t.Fatal(err)

@@ -89,7 +89,7 @@ func grpcOverTLS(t testing.TB, calls int) ([]grpctest.Event, []byte) {
 	defer srv.Close()
 	rec := &grpctest.Recorder{}
 	var keylog bytes.Buffer
-	tr := &http.Transport{ForceAttemptHTTP2: true,
+	tr := &http.Transport{ForceAttemptHTTP2: true, MaxConnsPerHost: 1, // see grpctest.H2CClient
 		TLSClientConfig: &tls.Config{RootCAs: pool, ServerName: serverName, KeyLogWriter: &keylog},
 		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
 			c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
