@@ -167,6 +167,10 @@ func (s *Serial[T]) Lose() {
 	s.Close()
 }
 
+// Suspend suspends pairing without a loss: a connection seen from its
+// middle, where responses may be owed to requests never seen.
+func (s *Serial[T]) Suspend() { s.suspended = true }
+
 // Suspended reports whether pairing is suspended.
 func (s *Serial[T]) Suspended() bool { return s.suspended }
 
