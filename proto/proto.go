@@ -182,10 +182,10 @@ type Resumer interface {
 	// its middle, past any start-up exchange. A direction whose sync is
 	// true is fed from a message boundary the caller found; the other
 	// searches for one as after a loss (not counted as a loss). Pairing
-	// starts suspended, as after a loss, unless paired says the first
-	// request fed is the connection's next one and no response is owed
-	// to an earlier one.
-	Resume(sync [2]bool, paired bool)
+	// starts suspended, as after a loss (responses may be owed to
+	// requests never seen): it resumes at a request sent while none
+	// waits and the server is between messages.
+	Resume(sync [2]bool)
 	// Losses returns how many times dir lost its framing.
 	Losses(dir Dir) int64
 	// Starts says whether a message of dir plausibly starts at b[0]:

@@ -158,8 +158,8 @@ func (d *Decoder) Reset() {
 // Resume prepares d, not yet fed, for a connection seen from its middle
 // (proto.Resumer): start-up is taken as over (both directions typed), a
 // direction not in sync searches for a message header as after a loss,
-// and pairing starts suspended unless paired.
-func (d *Decoder) Resume(sync [2]bool, paired bool) {
+// and pairing starts suspended.
+func (d *Decoder) Resume(sync [2]bool) {
 	d.ready = true
 	for dir := range d.s {
 		s := &d.s[dir]
@@ -168,9 +168,7 @@ func (d *Decoder) Resume(sync [2]bool, paired bool) {
 			s.st = stLost
 		}
 	}
-	if !paired {
-		d.pair.Suspend()
-	}
+	d.pair.Suspend()
 }
 
 // Starts says whether a message of dir plausibly starts at b[0]
