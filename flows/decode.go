@@ -21,6 +21,7 @@ type detState uint8
 const (
 	detPending detState = iota // no byte delivered yet
 	detHolding                 // the server spoke first: its bytes wait for the client's
+	detMid                     // seen from its middle: its bytes wait for a message boundary (detectMid)
 	detDone                    // decided
 )
 
@@ -74,6 +75,8 @@ type connProto struct {
 	// (greets).
 	first, greeting []byte
 	greets          bool
+	// mid is the search of a connection seen from its middle.
+	mid midState
 }
 
 // reset prepares p for a new connection, keeping its memory.
@@ -107,16 +110,24 @@ func (p *connProto) dirOf(d int) proto.Dir {
 func (a *Assembler) detect(c *conn, d int, ch *chunk, off int64) bool {
 	pr := &c.pr
 	if pr.det == detPending {
-		if app, ok := a.portApp(c); ok {
+		mid := a.cfg.Framing && c.midStream
+		if app, ok := a.portApp(c); ok && !(mid && midResumable(app)) {
 			a.decide(c, app, true)
 			return false
 		}
-		if !a.cfg.Framing || c.midStream || c.caller < 0 {
+		if mid {
+			pr.det = detMid
+		} else if !a.cfg.Framing || c.midStream || c.caller < 0 {
 			a.decide(c, AppNone, false)
 			return false
 		}
-		pr.det = detHolding
-		pr.greets = d != int(c.caller)
+		if pr.det == detPending {
+			pr.det = detHolding
+			pr.greets = d != int(c.caller)
+		}
+	}
+	if pr.det == detMid {
+		return a.detectMid(c, d, ch, off)
 	}
 	if d != int(c.caller) && pr.greets && len(pr.first) == 0 && !ch.gap {
 		// A server that speaks first: a MySQL greeting?

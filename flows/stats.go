@@ -157,6 +157,14 @@ type Stats struct {
 	ConnsOpen     int64 `json:"conns_open"`
 	PeakConns     int64 `json:"peak_conns"`
 	MidStream     int64 `json:"conns_mid_stream"`
+	// MidStreamDecoded counts the connections seen from their middle
+	// that were taken up by a protocol decoder at a confirmed message
+	// boundary, MidStreamUndecoded those left to flows' own cutting
+	// (no protocol confirmed: HTTP/1.x, opaque or unknown traffic), and
+	// MidSkippedBytes the bytes before the boundaries, in no message.
+	MidStreamDecoded   int64 `json:"conns_mid_stream_decoded"`
+	MidStreamUndecoded int64 `json:"conns_mid_stream_undecoded"`
+	MidSkippedBytes    int64 `json:"mid_stream_skipped_bytes"`
 	CallerUnknown int64 `json:"conns_caller_unknown"`
 	SYNRetrans    int64 `json:"syn_retrans"`
 
