@@ -1,6 +1,8 @@
 package flows
 
 import (
+	"bytes"
+
 	"github.com/wirepath/wirepath/flows/internal/seqnum"
 	"github.com/wirepath/wirepath/proto"
 	"github.com/wirepath/wirepath/proto/memcache"
@@ -132,19 +134,15 @@ func (a *Assembler) midNone(c *conn) {
 // midHTTP reports whether a chunk of a connection seen from its middle
 // holds an HTTP/1.x start line at a line start: flows' framer frames it.
 func (a *Assembler) midHTTP(c *conn, d int, b []byte) bool {
-	for i := 0; i < len(b); {
-		if i == 0 || b[i-1] == '\n' {
-			j := i
-			for j < len(b) && b[j] != '\n' && j-i < maxLineBytes {
-				j++
-			}
-			if j < len(b) && b[j] == '\n' && validStartLine(b[i:j]) {
-				return true
-			}
-			i = j
-			continue
+	for len(b) > 0 {
+		nl := bytes.IndexByte(b, '\n')
+		if nl < 0 {
+			return false
 		}
-		i++
+		if nl <= maxLineBytes && validStartLine(b[:nl]) {
+			return true
+		}
+		b = b[nl+1:]
 	}
 	return false
 }
@@ -168,7 +166,8 @@ func (a *Assembler) midSearch(c *conn, final bool) bool {
 				}
 			}
 			client, bd, ok := midRoles(&pr.mid.scan[i])
-			if !ok {
+			if !ok || serverSide(c.key.Port(0), c.key.Port(1)) == client {
+				// No roles yet, or a client on the well-known port.
 				continue
 			}
 			both := bd[0] >= 0 && bd[1] >= 0
@@ -300,21 +299,30 @@ func midCandidate(dec proto.Resumer, app App, role proto.Dir, b []byte, p int) i
 }
 
 // midConfirm reads b, from a candidate boundary, with a scratch decoder
-// as role: StartYes when it holds at least midConfirmUnits messages, each
-// starting where the protocol's test passes, and nothing malformed;
-// StartNo when it does not; StartMore when b ends first.
+// as role: StartYes when it holds at least midConfirmUnits messages, one
+// after the other with no byte between them, each starting where the
+// protocol's test passes, and nothing malformed; StartNo when it does
+// not; StartMore when b ends first.
 func (a *Assembler) midConfirm(dec proto.Resumer, role proto.Dir, b []byte) proto.Verdict {
 	dec.(interface{ Reset() }).Reset()
-	dec.Resume([2]bool{true, true})
+	dec.Resume([2]bool{true, true}, true)
 	dec.Feed(role, 0, b)
-	units := 0
+	units, next := 0, int64(0)
 	bad := dec.Losses(role) > 0
 	u := &a.midUnit
 	for dec.Next(u) {
-		if u.Dir != role || u.Kind == proto.KindControl || bad {
+		switch {
+		case bad || u.Dir != role:
+			continue
+		case u.Start != next || u.End > int64(len(b)):
+			bad = true // bytes between messages: skipped, not framed
 			continue
 		}
-		if u.Start < 0 || u.Start >= int64(len(b)) || dec.Starts(role, b[u.Start:]) != proto.StartYes {
+		next = u.End
+		if u.Kind == proto.KindControl {
+			continue
+		}
+		if dec.Starts(role, b[u.Start:]) != proto.StartYes {
 			bad = true
 			continue
 		}
@@ -370,7 +378,12 @@ func (a *Assembler) midDecide(c *conn, app App, client int, bd, start [2]int64) 
 			at[h] = start[h] + bd[h]
 		}
 	}
-	res.Resume(sync)
+	// The client's first held byte starts a request and the server's
+	// bytes are in sync (or none came): no response is owed to a request
+	// the decoder will not see, unless the client pipelined across the
+	// capture's start.
+	paired := bd[client] == 0 && (bd[1-client] >= 0 || start[1-client] < 0)
+	res.Resume(sync, paired)
 	ps := &a.pst[app]
 	ps.MidStream++
 	a.st.MidStreamDecoded++

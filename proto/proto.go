@@ -181,11 +181,13 @@ type Resumer interface {
 	// Resume prepares a decoder not yet fed for a connection seen from
 	// its middle, past any start-up exchange. A direction whose sync is
 	// true is fed from a message boundary the caller found; the other
-	// searches for one as after a loss (not counted as a loss). Pairing
-	// starts suspended, as after a loss (responses may be owed to
-	// requests never seen): it resumes at a request sent while none
-	// waits and the server is between messages.
-	Resume(sync [2]bool)
+	// searches for one as after a loss (not counted as a loss). With
+	// paired, the caller knows no response is owed to a request the
+	// decoder will not see: pairing starts at the first request.
+	// Otherwise it starts suspended (responses may be owed to requests
+	// never seen) and resumes at a request sent while none waits, once a
+	// response was seen and the server is between messages.
+	Resume(sync [2]bool, paired bool)
 	// Losses returns how many times dir lost its framing.
 	Losses(dir Dir) int64
 	// Starts says whether a message of dir plausibly starts at b[0]:

@@ -161,8 +161,8 @@ func (d *Decoder) Reset() {
 // (proto.Resumer): a direction not in sync searches for a line starting
 // with a command or response word as after a loss (the text protocol is
 // assumed when the client's direction is not in sync: its first byte
-// cannot tell); pairing starts suspended.
-func (d *Decoder) Resume(sync [2]bool) {
+// cannot tell); pairing starts suspended unless paired.
+func (d *Decoder) Resume(sync [2]bool, paired bool) {
 	if !sync[proto.FromClient] {
 		d.known = true
 	}
@@ -171,7 +171,9 @@ func (d *Decoder) Resume(sync [2]bool) {
 			d.s[dir].st = stLost
 		}
 	}
-	d.pair.Suspend()
+	if !paired {
+		d.pair.Suspend()
+	}
 }
 
 // Starts says whether a message of dir plausibly starts at b[0]

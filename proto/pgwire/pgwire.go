@@ -158,8 +158,8 @@ func (d *Decoder) Reset() {
 // Resume prepares d, not yet fed, for a connection seen from its middle
 // (proto.Resumer): start-up is taken as over (both directions typed), a
 // direction not in sync searches for a message header as after a loss,
-// and pairing starts suspended.
-func (d *Decoder) Resume(sync [2]bool) {
+// and pairing starts suspended unless paired.
+func (d *Decoder) Resume(sync [2]bool, paired bool) {
 	d.ready = true
 	for dir := range d.s {
 		s := &d.s[dir]
@@ -168,7 +168,9 @@ func (d *Decoder) Resume(sync [2]bool) {
 			s.st = stLost
 		}
 	}
-	d.pair.Suspend()
+	if !paired {
+		d.pair.Suspend()
+	}
 }
 
 // Starts says whether a message of dir plausibly starts at b[0]

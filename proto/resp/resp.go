@@ -171,14 +171,16 @@ func (d *Decoder) Reset() {
 
 // Resume prepares d, not yet fed, for a connection seen from its middle
 // (proto.Resumer): a direction not in sync searches for a message start
-// as after a loss; pairing starts suspended.
-func (d *Decoder) Resume(sync [2]bool) {
+// as after a loss; pairing starts suspended unless paired.
+func (d *Decoder) Resume(sync [2]bool, paired bool) {
 	for dir := range d.s {
 		if !sync[dir] {
 			d.s[dir].st = stLost
 		}
 	}
-	d.pair.Suspend()
+	if !paired {
+		d.pair.Suspend()
+	}
 }
 
 // Starts says whether a message of dir plausibly starts at b[0]
