@@ -42,7 +42,7 @@ const (
 	midMaxTries = 64
 	// midBudget bounds the bytes the scratch decoders read per
 	// connection while searching.
-	midBudget = 8 << 20
+	midBudget = 2 << 20
 	// midSettle is how many chunks are held before a connection with
 	// one confirmed direction is decided without the other.
 	midSettle = 16

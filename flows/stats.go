@@ -145,18 +145,18 @@ type Stats struct {
 	EvidenceTokens   int64 `json:"evidence_tokens"`
 
 	// Connections: started, ended by reason, and the table's peak size.
-	Conns         int64 `json:"conns"`
-	TCPConns      int64 `json:"tcp_conns"`
-	UDPFlows      int64 `json:"udp_flows"`
-	ConnsFIN      int64 `json:"conns_fin"`
-	ConnsRST      int64 `json:"conns_rst"`
-	ConnsIdle     int64 `json:"conns_idle"`
-	ConnsEvicted  int64 `json:"conns_evicted"`
-	ConnsEOF      int64 `json:"conns_eof"`
-	ConnsReused   int64 `json:"conns_reused"`
-	ConnsOpen     int64 `json:"conns_open"`
-	PeakConns     int64 `json:"peak_conns"`
-	MidStream     int64 `json:"conns_mid_stream"`
+	Conns        int64 `json:"conns"`
+	TCPConns     int64 `json:"tcp_conns"`
+	UDPFlows     int64 `json:"udp_flows"`
+	ConnsFIN     int64 `json:"conns_fin"`
+	ConnsRST     int64 `json:"conns_rst"`
+	ConnsIdle    int64 `json:"conns_idle"`
+	ConnsEvicted int64 `json:"conns_evicted"`
+	ConnsEOF     int64 `json:"conns_eof"`
+	ConnsReused  int64 `json:"conns_reused"`
+	ConnsOpen    int64 `json:"conns_open"`
+	PeakConns    int64 `json:"peak_conns"`
+	MidStream    int64 `json:"conns_mid_stream"`
 	// MidStreamDecoded counts the connections seen from their middle
 	// that were taken up by a protocol decoder at a confirmed message
 	// boundary, MidStreamUndecoded those left to flows' own cutting
@@ -165,8 +165,8 @@ type Stats struct {
 	MidStreamDecoded   int64 `json:"conns_mid_stream_decoded"`
 	MidStreamUndecoded int64 `json:"conns_mid_stream_undecoded"`
 	MidSkippedBytes    int64 `json:"mid_stream_skipped_bytes"`
-	CallerUnknown int64 `json:"conns_caller_unknown"`
-	SYNRetrans    int64 `json:"syn_retrans"`
+	CallerUnknown      int64 `json:"conns_caller_unknown"`
+	SYNRetrans         int64 `json:"syn_retrans"`
 
 	// Protocols is the accounting of each application protocol that
 	// framed a connection, by name ("h2", "tls", "http", "-", ...).
