@@ -110,7 +110,8 @@ func (a *Assembler) detectMid(c *conn, d int, ch *chunk, off int64) bool {
 		return true
 	}
 	if a.midHTTP(c, d, ch.data) {
-		a.midNone(c)
+		a.st.MidStreamHTTP++
+		a.decideHeld(c, AppNone)
 		return true
 	}
 	a.midSearch(c, false)

@@ -127,7 +127,7 @@ func checkMid(t *testing.T, msgs []*Message, st *Stats, w midWant) {
 		t.Errorf("conns_mid_stream %d", st.MidStream)
 	}
 	decoded := w.app != AppNone
-	if (st.MidStreamDecoded == 1) != decoded || st.MidStreamDecoded+st.MidStreamUndecoded != 1 {
+	if (st.MidStreamDecoded == 1) != decoded || st.MidStreamDecoded+st.MidStreamHTTP+st.MidStreamUndecoded != 1 {
 		t.Errorf("decoded %d, undecoded %d; want %v", st.MidStreamDecoded, st.MidStreamUndecoded, w.app)
 	}
 	if st.MidSkippedBytes != w.skipped {
@@ -229,7 +229,7 @@ func FuzzMidStream(f *testing.F) {
 		c.ack(true).ack(false).close()
 		msgs, _, st := runQuiet(t, DefaultConfig(), c.pkts...)
 		checkFuzzMsgs(t, msgs)
-		if st.MidStreamDecoded+st.MidStreamUndecoded > st.MidStream {
+		if st.MidStreamDecoded+st.MidStreamHTTP+st.MidStreamUndecoded > st.MidStream {
 			t.Fatalf("mid-stream: %d decoded + %d undecoded > %d", st.MidStreamDecoded, st.MidStreamUndecoded, st.MidStream)
 		}
 	})

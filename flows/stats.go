@@ -159,10 +159,12 @@ type Stats struct {
 	MidStream    int64 `json:"conns_mid_stream"`
 	// MidStreamDecoded counts the connections seen from their middle
 	// that were taken up by a protocol decoder at a confirmed message
-	// boundary, MidStreamUndecoded those left to flows' own cutting
-	// (no protocol confirmed: HTTP/1.x, opaque or unknown traffic), and
-	// MidSkippedBytes the bytes before the boundaries, in no message.
+	// boundary, MidStreamHTTP those where an HTTP/1.x start line was
+	// found (framed by flows), MidStreamUndecoded the others (opaque or
+	// unknown traffic, cut at direction changes), and MidSkippedBytes
+	// the bytes before the decoders' boundaries, in no message.
 	MidStreamDecoded   int64 `json:"conns_mid_stream_decoded"`
+	MidStreamHTTP      int64 `json:"conns_mid_stream_http"`
 	MidStreamUndecoded int64 `json:"conns_mid_stream_undecoded"`
 	MidSkippedBytes    int64 `json:"mid_stream_skipped_bytes"`
 	CallerUnknown      int64 `json:"conns_caller_unknown"`
