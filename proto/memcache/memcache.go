@@ -286,9 +286,7 @@ func (d *Decoder) consume(dir proto.Dir, off int64, data []byte) {
 	if !d.known && len(data) > 0 && dir == proto.FromClient {
 		d.known = true
 		if data[0] == 0x80 {
-			d.binary = true
-			d.st.Binary++
-			d.s[0].st, d.s[1].st = stHead, stHead
+			d.toBinary()
 		}
 	}
 	for len(data) > 0 {
@@ -312,6 +310,25 @@ func (d *Decoder) consume(dir proto.Dir, off int64, data []byte) {
 		}
 		data, off = data[n:], off+int64(n)
 	}
+}
+
+// toBinary turns d to the binary protocol at the client's first byte. What
+// a server that spoke first sent until then, read as text, is skipped.
+func (d *Decoder) toBinary() {
+	d.binary = true
+	d.st.Binary++
+	sv := &d.s[proto.FromServer]
+	end := d.Offset(proto.FromServer)
+	switch {
+	case sv.st == stLost:
+		d.Skip(proto.FromServer, int64(sv.rs.Drop()))
+	case sv.open:
+		d.Skip(proto.FromServer, end-sv.start)
+	case len(sv.line) > 0 || sv.st == stBlock:
+		d.Skip(proto.FromServer, end-sv.msgOff)
+	}
+	sv.open, sv.line, sv.remain, sv.broken, sv.lineEnd = false, sv.line[:0], 0, false, false
+	d.s[0].st, sv.st = stHead, stHead
 }
 
 func (d *Decoder) resync(dir proto.Dir, off int64, data []byte) {
