@@ -24,9 +24,12 @@ import (
 // the other stays silent or unconfirmed past midSettle held chunks. The
 // decoder then resumes there (Resume): a confirmed direction's bytes
 // before its boundary are skipped and counted (MidSkippedBytes), an
-// unconfirmed one searches as after a loss, and pairing starts suspended.
-// HTTP/1.x is left to flows' framer, which on such connections seeks a
-// start line at each message instead of giving up at the first.
+// unconfirmed one searches as after a loss, and pairing starts at the
+// first request only when the client's first held byte starts one and
+// the server's direction is in sync (or silent), else suspended.
+// HTTP/1.x (a chunk that begins with a start line) is left to flows'
+// framer, which on such connections seeks a start line at each message
+// instead of giving up at the first.
 
 // midApps are the protocols a connection seen from its middle is tried
 // as, after the one its port suggests (midPortApp).
@@ -109,7 +112,7 @@ func (a *Assembler) detectMid(c *conn, d int, ch *chunk, off int64) bool {
 		a.midEnd(c)
 		return true
 	}
-	if a.midHTTP(c, d, ch.data) {
+	if midHTTP(ch.data) {
 		a.st.MidStreamHTTP++
 		a.decideHeld(c, AppNone)
 		return true
@@ -133,19 +136,13 @@ func (a *Assembler) midNone(c *conn) {
 }
 
 // midHTTP reports whether a chunk of a connection seen from its middle
-// holds an HTTP/1.x start line at a line start: flows' framer frames it.
-func (a *Assembler) midHTTP(c *conn, d int, b []byte) bool {
-	for len(b) > 0 {
-		nl := bytes.IndexByte(b, '\n')
-		if nl < 0 {
-			return false
-		}
-		if nl <= maxLineBytes && validStartLine(b[:nl]) {
-			return true
-		}
-		b = b[nl+1:]
-	}
-	return false
+// begins with an HTTP/1.x request or status line: flows' framer frames
+// the connection. Only a chunk's first line counts (a new message begins
+// a new write), so that HTTP carried inside another protocol's value (a
+// cached page) does not pass.
+func midHTTP(b []byte) bool {
+	nl := bytes.IndexByte(b[:min(len(b), maxLineBytes)], '\n')
+	return nl >= 0 && validStartLine(b[:nl])
 }
 
 // midSearch advances the search of c's held bytes for each protocol and

@@ -95,6 +95,10 @@ func TestMidStream(t *testing.T) {
 			cl("GET /item/1 HTTP/1.1\r\nHost: a\r\n\r\n"), sv("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"),
 			cl("GET /item/2 HTTP/1.1\r\nHost: a\r\n\r\n"), sv("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"),
 		}, want: midWant{app: AppNone, labelled: 4, paired: 2}},
+		{name: "memcached with a cached HTTP response as its value", srv: "10.0.0.2:11211", steps: []step{
+			cl("get page:1\r\n"), sv("VALUE page:1 0 19\r\nHTTP/1.1 200 OK\r\n\r\n\r\nEND\r\n"),
+			cl("get page:2\r\n"), sv("END\r\n"),
+		}, want: midWant{app: AppMemcache, labelled: 4, paired: 2}},
 		{name: "one message only: not confirmed", srv: "10.0.0.2:6379", steps: []step{
 			cl(resp3("GET", "a")), sv("$1\r\nx\r\n"),
 		}, want: midWant{app: AppNone}},
