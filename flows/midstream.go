@@ -122,11 +122,22 @@ func (a *Assembler) detectMid(c *conn, d int, ch *chunk, off int64) bool {
 }
 
 // midEnd decides a connection seen from its middle with what its held
-// bytes confirmed (at a gap, the bounds of holding, or its end).
+// bytes confirmed (at a gap, the bounds of holding, or its end). Where
+// nothing was confirmed but Config.Ports names the protocol, its decoder
+// takes the connection up searching in both directions, as after a loss.
 func (a *Assembler) midEnd(c *conn) {
-	if !a.midSearch(c, true) {
-		a.midNone(c)
+	if a.midSearch(c, true) {
+		return
 	}
+	if app, ok := a.portApp(c); ok && c.caller >= 0 {
+		a.decide(c, app, true)
+		if r, ok := c.pr.dec.(proto.Resumer); ok {
+			r.Resume([2]bool{}, false)
+		}
+		a.releaseHeld(c)
+		return
+	}
+	a.midNone(c)
 }
 
 // midNone gives a connection seen from its middle to flows' own cutting.

@@ -35,6 +35,8 @@ type midWant struct {
 	paired   int   // calls with both a CALL and a RETURN, at least
 	// wrong: labels no CALL may carry (a resync taken inside a value).
 	wrong string
+	// byPort: decoded by the port's protocol without a confirmed boundary.
+	byPort bool
 }
 
 // TestMidStream joins conversations of each protocol in their middle:
@@ -50,6 +52,7 @@ func TestMidStream(t *testing.T) {
 		name  string
 		srv   string
 		steps []step
+		ports map[uint16]App
 		want  midWant
 	}{
 		{name: "redis inside a reply value", srv: "10.0.0.2:6379", steps: []step{
@@ -102,6 +105,10 @@ func TestMidStream(t *testing.T) {
 		{name: "one message only: not confirmed", srv: "10.0.0.2:6379", steps: []step{
 			cl(resp3("GET", "a")), sv("$1\r\nx\r\n"),
 		}, want: midWant{app: AppNone}},
+		// Named by port: taken up searching, although nothing confirmed.
+		{name: "one message only, port named redis", srv: "10.0.0.2:7000", ports: map[uint16]App{7000: AppRedis}, steps: []step{
+			cl(resp3("GET", "a")), sv("$1\r\nx\r\n"),
+		}, want: midWant{app: AppRedis, labelled: 1, byPort: true}},
 		{name: "opaque bytes", srv: "10.0.0.2:7000", steps: []step{
 			cl("\x00\x01\x02*3\r\n"), sv("+\x00\xff"), cl("hello"), sv("there"),
 		}, want: midWant{app: AppNone}},
@@ -110,7 +117,9 @@ func TestMidStream(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var whole string
 			for _, mss := range []int{1448, 5} {
-				msgs, _, st := run(t, DefaultConfig(), midConverse(tt.srv, tt.steps, mss).pkts...)
+				cfg := DefaultConfig()
+				cfg.Ports = tt.ports
+				msgs, _, st := run(t, cfg, midConverse(tt.srv, tt.steps, mss).pkts...)
 				got := describe(msgs)
 				if mss == 1448 {
 					whole = got
@@ -131,7 +140,11 @@ func checkMid(t *testing.T, msgs []*Message, st *Stats, w midWant) {
 		t.Errorf("conns_mid_stream %d", st.MidStream)
 	}
 	decoded := w.app != AppNone
-	if (st.MidStreamDecoded == 1) != decoded || st.MidStreamDecoded+st.MidStreamHTTP+st.MidStreamUndecoded != 1 {
+	taken := int64(1)
+	if w.byPort {
+		taken = 0
+	}
+	if (st.MidStreamDecoded == 1) != (decoded && !w.byPort) || st.MidStreamDecoded+st.MidStreamHTTP+st.MidStreamUndecoded != taken {
 		t.Errorf("decoded %d, undecoded %d; want %v", st.MidStreamDecoded, st.MidStreamUndecoded, w.app)
 	}
 	if st.MidSkippedBytes != w.skipped {
@@ -139,7 +152,7 @@ func checkMid(t *testing.T, msgs []*Message, st *Stats, w midWant) {
 	}
 	if decoded {
 		ps := st.Protocols[w.app.String()]
-		if ps == nil || ps.MidStream != 1 || ps.MidSkippedBytes != w.skipped {
+		if ps == nil || ps.MidStream != taken || ps.MidSkippedBytes != w.skipped {
 			t.Errorf("%v counters %+v", w.app, ps)
 		}
 	}
