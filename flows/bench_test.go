@@ -69,19 +69,39 @@ func TestNoAllocsPerPacket(t *testing.T) {
 	for _, onConn := range []func(*ConnStats){nil, func(*ConnStats) {}} {
 		cfg := DefaultConfig()
 		cfg.OnConn = onConn
-		noAllocs(t, cfg)
+		noAllocs(t, cfg, exchange{cli, srv, get1, resp, true})
 	}
 }
 
-func noAllocs(t *testing.T, cfg Config) {
+// TestNoAllocsMidStream: on a memcached connection taken up in its middle
+// (no handshake), the traffic after the pickup allocates nothing either.
+func TestNoAllocsMidStream(t *testing.T) {
+	a := noAllocs(t, DefaultConfig(), exchange{cli, "10.0.0.2:11211", "get item:1\r\n", "END\r\n", false})
+	if st := a.Stats(); st.MidStreamDecoded != 1 || st.Protocols["memcache"] == nil {
+		t.Errorf("not taken up as memcached: %+v", st)
+	}
+}
+
+// exchange is the traffic of noAllocs: a request and its response between
+// cli and srv, on a connection whose handshake is seen or not.
+type exchange struct {
+	cli, srv, req, resp string
+	handshake           bool
+}
+
+func noAllocs(t *testing.T, cfg Config, x exchange) *Assembler {
 	a, err := NewAssembler(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := newConv(cli, srv, 1, 1).handshake()
+	c := newConv(x.cli, x.srv, 1, 1)
+	if x.handshake {
+		c.handshake()
+	}
 	for _, p := range c.pkts {
 		a.Add(p)
 	}
+	cli, srv, get1, resp := x.cli, x.srv, x.req, x.resp
 	req := tcpP(cli, srv, fPA, 0, 0, get1, at(0))
 	rsp := tcpP(srv, cli, fPA, 0, 0, resp, at(0))
 	ack := tcpP(cli, srv, fA, 0, 0, "", at(0))
@@ -112,6 +132,7 @@ func noAllocs(t *testing.T, cfg Config) {
 	if m.Kind != trace.KindReturn || m.Bytes != int64(len(resp)) {
 		t.Errorf("last message %+v", m)
 	}
+	return a
 }
 
 // TestBenchCaptureIsClean runs the benchmark's generator and checks flows
