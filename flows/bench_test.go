@@ -350,6 +350,43 @@ func TestAppendDecimal(t *testing.T) {
 	}
 }
 
+// TestAppendHex16 checks appendHex16 against fmt.
+func TestAppendHex16(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, v := range []uint64{0, 1, 0xf, 0x10, 0x0123456789abcdef, math.MaxUint64, r.Uint64(), r.Uint64()} {
+		if got, want := string(appendHex16([]byte("x"), v)), fmt.Sprintf("x%016x", v); got != want {
+			t.Fatalf("appendHex16(%#x) = %q, want %q", v, got, want)
+		}
+	}
+}
+
+// TestLastTime checks the times a MessageTSV copies from the last one
+// against strconv: runs of equal times, times that differ in their last
+// six digits or more, and small, negative and growing ones.
+func TestLastTime(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	var l lastTime
+	v := int64(1_700_000_000_000_000_000)
+	for i := range 100000 {
+		switch r.IntN(6) {
+		case 0: // the same
+		case 1:
+			v += int64(r.IntN(1000))
+		case 2:
+			v += int64(r.IntN(10_000_000))
+		case 3:
+			v = int64(r.Uint64() >> r.IntN(64))
+		case 4:
+			v = -int64(r.IntN(3_000_000))
+		case 5:
+			v = int64(r.IntN(3_000_000))
+		}
+		if got, want := string(l.append([]byte("x"), v)), "x"+strconv.FormatInt(v, 10); got != want {
+			t.Fatalf("time %d: lastTime.append(%d) = %q, want %q", i, v, got, want)
+		}
+	}
+}
+
 // TestPrintable checks the eight-bytes-at-a-time test of appendText
 // against a byte loop: random strings rich in the bytes around the
 // limits, and every byte value at every position of strings of up to 19

@@ -75,11 +75,12 @@ func AppendMessageTSV(b []byte, m *Message) []byte { return appendMessageTSV(b, 
 
 // MessageTSV writes lines of the messages TSV format as AppendMessageTSV
 // does, remembering the text of the endpoints it wrote last (a
-// connection's messages name the same two), which it then copies rather
-// than formats. The zero value is ready to use; it is not safe for
+// connection's messages name the same two) and of the last time, which it
+// then copies rather than formats. The zero value is ready to use; it is not safe for
 // concurrent use.
 type MessageTSV struct {
 	eps [64]endpointText
+	ts  lastTime
 }
 
 // endpointText is the text of one endpoint, "10.0.0.1:80" or
@@ -119,13 +120,13 @@ func appendMessageTSV(b []byte, m *Message, w *MessageTSV) []byte {
 	// has one, they are its First and Last): their text is copied.
 	var send, recv tsText
 	if s := m.SenderSide(); s != nil {
-		b = send.append(b, s.First)
+		b = send.append(b, s.First, w)
 	} else {
 		b = append(b, '-')
 	}
 	b = append(b, '\t')
 	if s := m.ReceiverSide(); s != nil {
-		b = recv.appendLike(b, s.Last, &send)
+		b = recv.appendLike(b, s.Last, &send, w)
 	} else {
 		b = append(b, '-')
 	}
@@ -228,24 +229,62 @@ type tsText struct {
 	ok     bool
 }
 
-// append appends v in decimal and remembers where.
-func (t *tsText) append(b []byte, v int64) []byte {
+// append appends v in decimal (through w's memory of the time it wrote
+// last when w is not nil) and remembers where.
+func (t *tsText) append(b []byte, v int64, w *MessageTSV) []byte {
 	t.v, t.lo, t.ok = v, len(b), true
-	b = appendInt(b, v)
+	if w != nil {
+		b = w.ts.append(b, v)
+	} else {
+		b = appendInt(b, v)
+	}
 	t.hi = len(b)
 	return b
 }
 
 // appendLike is append, copying like's text when v is its time (a
 // message in one segment seen at one point arrived when it left).
-func (t *tsText) appendLike(b []byte, v int64, like *tsText) []byte {
+func (t *tsText) appendLike(b []byte, v int64, like *tsText, w *MessageTSV) []byte {
 	if like.ok && v == like.v {
 		t.v, t.lo, t.ok = v, len(b), true
 		b = append(b, b[like.lo:like.hi]...)
 		t.hi = len(b)
 		return b
 	}
-	return t.append(b, v)
+	return t.append(b, v, w)
+}
+
+// lastTime is the text of the time a MessageTSV wrote last. Consecutive
+// lines' times are mostly the same or differ in their last digits (the
+// messages a packet ends have its time), so a time is copied from it,
+// whole or but its last six digits.
+type lastTime struct {
+	v    int64
+	n    int // length of text; 0: none yet
+	text [20]byte
+}
+
+// append appends v in decimal, copying what it can of the last time.
+func (l *lastTime) append(b []byte, v int64) []byte {
+	const low = 1e6 // the part of a time formatted again when the rest is the same
+	if v < low {
+		return appendInt(b, v)
+	}
+	if l.n > 0 {
+		if v == l.v {
+			return append(b, l.text[:l.n]...)
+		}
+		if v/low == l.v/low { // so as many digits as l.v (both at least low)
+			k := l.n - 6
+			put6Digits(l.text[k:l.n], uint32(v%low))
+			l.v = v
+			return append(b, l.text[:l.n]...)
+		}
+	}
+	start := len(b)
+	b = appendInt(b, v)
+	l.v, l.n = v, copy(l.text[:], b[start:])
+	return b
 }
 
 // again appends v: a copy of the remembered text if it is the same time.
@@ -298,14 +337,26 @@ func printable(s string) bool {
 	return true
 }
 
+// appendHex16 appends v as 16 lower-case hex digits, a byte (two digits)
+// at a time.
 func appendHex16(b []byte, v uint64) []byte {
-	const hex = "0123456789abcdef"
 	var t [16]byte
-	for i := range t {
-		t[i] = hex[v>>(60-4*uint(i))&0xf]
+	for i := 0; i < 16; i += 2 {
+		x := v >> (56 - 4*uint(i)) & 0xff
+		t[i], t[i+1] = hexPairs[2*x], hexPairs[2*x+1]
 	}
 	return append(b, t[:]...)
 }
+
+// hexPairs holds "00" to "ff".
+var hexPairs = func() string {
+	const hex = "0123456789abcdef"
+	var t [512]byte
+	for i := range 256 {
+		t[2*i], t[2*i+1] = hex[i>>4], hex[i&0xf]
+	}
+	return string(t[:])
+}()
 
 // sightingJSON and messageJSON are the JSON Lines form of a message.
 type sightingJSON struct {
