@@ -142,7 +142,8 @@ type dirState struct {
 	cap      *half
 	list     int
 	over     bool
-	kept     [numKept]string // the values of the fields a half keeps, latest
+	kept     [numKept]string       // the values of the fields a half keeps, latest
+	memo     *[memoSlots]fieldMemo // what emit made of table entries' fields, made on first use
 
 	// What the peer allows this direction's sender.
 	maxFrame   uint32

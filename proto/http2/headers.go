@@ -118,8 +118,11 @@ func (d *Decoder) intern(v string) string {
 const maxInterned = 256
 
 // emit receives one decoded header field; name and value are valid only
-// during the call.
-func (s *dirState) emit(name, value string) {
+// during the call. ref names the HPACK table entry it was read from (0:
+// a literal): what emit makes of a field depends on its name and value
+// alone (but for the ids of propagation headers), so it is remembered per
+// entry, and a field indexed again replays it.
+func (s *dirState) emit(name, value string, ref uint64) {
 	h := s.cap
 	if h == nil || s.over {
 		return
@@ -130,23 +133,109 @@ func (s *dirState) emit(name, value string) {
 		s.d.stats.HeaderListTooLarge++
 		return
 	}
+	if ref != 0 && s.memo != nil {
+		if m := &s.memo[memoSlot(ref)]; m.ref == ref {
+			s.replayMemo(h, m)
+			return
+		}
+	}
+	slot := keptSlot(name)
+	var kept string
+	if slot >= 0 {
+		kept = s.keep(slot, value)
+		h.setKept(slot, kept)
+	}
+	if !s.d.cfg.Evidence {
+		if ref != 0 {
+			s.remember(ref, slot, kept, nil)
+		}
+		return
+	}
+	if h.ev == nil {
+		h.ev = s.d.newEvidence()
+	}
+	n := len(h.ev.Tokens)
+	headerEvidence(h.ev, name, value)
+	if _, id := idSource(name); ref != 0 && !id && len(h.ev.Tokens)-n <= maxMemoTokens {
+		s.remember(ref, slot, kept, h.ev.Tokens[n:])
+	}
+}
+
+// keptSlot returns the index in dirState.kept of a field a half keeps,
+// or -1.
+func keptSlot(name string) int {
 	switch name {
 	case ":method":
-		h.method = s.keep(keptMethod, value)
+		return keptMethod
 	case ":path":
-		h.path = s.keep(keptPath, value)
+		return keptPath
 	case ":status":
-		h.status = s.keep(keptStatus, value)
+		return keptStatus
 	case "content-type":
-		h.ctype = s.keep(keptCType, value)
+		return keptCType
 	case "grpc-status":
-		h.grpcStatus = s.keep(keptGRPCStatus, value)
+		return keptGRPCStatus
+	}
+	return -1
+}
+
+// setKept sets the field of h that slot names.
+func (h *half) setKept(slot int, v string) {
+	switch slot {
+	case keptMethod:
+		h.method = v
+	case keptPath:
+		h.path = v
+	case keptStatus:
+		h.status = v
+	case keptCType:
+		h.ctype = v
+	case keptGRPCStatus:
+		h.grpcStatus = v
+	}
+}
+
+// fieldMemo is what emit made of the field of one HPACK table entry: the
+// value a half keeps (slot >= 0) and the evidence tokens it adds.
+type fieldMemo struct {
+	ref  uint64 // 0: empty
+	kept string
+	slot int8
+	ntok uint8
+	toks [maxMemoTokens]uint64
+}
+
+// maxMemoTokens is the most tokens of a field remembered (a path of up
+// to three segments); fields with more are not remembered.
+const maxMemoTokens = 4
+
+// memoSlots is the size of a direction's memo, a direct-mapped cache of
+// table entries (a table of 4 KiB holds some 40 to 100 fields).
+const memoSlots = 64
+
+// memoSlot returns the slot of s.memo that may hold ref.
+func memoSlot(ref uint64) int { return int(ref * 0x9e3779b97f4a7c15 >> 58) }
+
+// remember records what emit made of the field of table entry ref.
+func (s *dirState) remember(ref uint64, slot int, kept string, toks []uint64) {
+	if s.memo == nil {
+		s.memo = new([memoSlots]fieldMemo)
+	}
+	m := &s.memo[memoSlot(ref)]
+	m.ref, m.kept, m.slot, m.ntok = ref, kept, int8(slot), uint8(copy(m.toks[:], toks))
+}
+
+// replayMemo does to h what emit did with the field m remembers.
+func (s *dirState) replayMemo(h *half, m *fieldMemo) {
+	if m.slot >= 0 {
+		s.kept[m.slot] = m.kept
+		h.setKept(int(m.slot), m.kept)
 	}
 	if s.d.cfg.Evidence {
 		if h.ev == nil {
 			h.ev = s.d.newEvidence()
 		}
-		headerEvidence(h.ev, name, value)
+		h.ev.Tokens = append(h.ev.Tokens, m.toks[:m.ntok]...)
 	}
 }
 

@@ -16,7 +16,7 @@ import (
 // (FuzzHPACK checks it), whose API it copies: Write a header block's
 // fragments, Close it.
 type hpackDecoder struct {
-	emit      func(name, value string)
+	emit      func(name, value string, ref uint64)
 	maxStrLen int // longest string accepted (0: no limit)
 
 	first bool   // the next field is the block's first
@@ -30,6 +30,7 @@ type hpackDecoder struct {
 	// then value) in data, contiguous from ents[head].off on.
 	ents           []hpackEntry
 	head           int
+	seq            uint64 // entries added so far, ever (see fieldRef)
 	data           []byte
 	size           uint32 // RFC 7541 size: bytes + 32 per entry
 	maxSize        uint32
@@ -37,10 +38,19 @@ type hpackDecoder struct {
 }
 
 // hpackEntry is a dynamic table entry: its name and value are
-// data[off:off+nlen] and data[off+nlen:off+nlen+vlen].
+// data[off:off+nlen] and data[off+nlen:off+nlen+vlen]; seq numbers it
+// among all the entries the decoder ever added.
 type hpackEntry struct {
 	off, nlen, vlen int
+	seq             uint64
 }
+
+// A field's ref, which emit receives, names the table entry an indexed
+// field was read from, so that what a receiver makes of a field can be
+// remembered per entry: 1 to 61 for the static table, firstDynamicRef
+// plus the entry's seq for the dynamic table (never reused, even across
+// resets), 0 for a literal.
+const firstDynamicRef = 64
 
 // entryOverhead is what RFC 7541 adds to an entry's bytes for its size.
 const entryOverhead = 32
@@ -73,7 +83,7 @@ var staticTable = func() (t [61]hpack.HeaderField) {
 }()
 
 // newHPACK returns a decoder whose dynamic table may take maxSize bytes.
-func newHPACK(maxSize uint32, maxStrLen int, emit func(name, value string)) *hpackDecoder {
+func newHPACK(maxSize uint32, maxStrLen int, emit func(name, value string, ref uint64)) *hpackDecoder {
 	h := &hpackDecoder{emit: emit, maxStrLen: maxStrLen}
 	h.reset(maxSize)
 	return h
@@ -160,7 +170,11 @@ func (h *hpackDecoder) indexed() error {
 		return errHPACKIndex
 	}
 	h.buf = rest
-	return h.callEmit(name, value)
+	ref := idx
+	if idx > uint64(len(staticTable)) {
+		ref = firstDynamicRef + h.ents[len(h.ents)-int(idx-uint64(len(staticTable)))].seq
+	}
+	return h.callEmit(name, value, ref)
 }
 
 // literal decodes a literal field with an n-bit name index, added to the
@@ -209,7 +223,7 @@ func (h *hpackDecoder) literal(n byte, indexed bool) error {
 		}
 		h.add(name, value)
 	}
-	return h.callEmit(name, value)
+	return h.callEmit(name, value, 0)
 }
 
 // sizeUpdate decodes a dynamic table size update.
@@ -231,11 +245,11 @@ func (h *hpackDecoder) sizeUpdate() error {
 }
 
 // callEmit hands a field to emit, if its strings are within the limit.
-func (h *hpackDecoder) callEmit(name, value string) error {
+func (h *hpackDecoder) callEmit(name, value string, ref uint64) error {
 	if h.maxStrLen != 0 && (len(name) > h.maxStrLen || len(value) > h.maxStrLen) {
 		return errHPACKLength
 	}
-	h.emit(name, value)
+	h.emit(name, value, ref)
 	return nil
 }
 
@@ -316,7 +330,8 @@ func (h *hpackDecoder) add(name, value string) {
 		k := copy(h.ents, h.ents[h.head:])
 		h.ents, h.head = h.ents[:k], 0
 	}
-	h.ents = append(h.ents, hpackEntry{off: off, nlen: len(name), vlen: len(value)})
+	h.ents = append(h.ents, hpackEntry{off: off, nlen: len(name), vlen: len(value), seq: h.seq})
+	h.seq++
 	h.size += uint32(n) + entryOverhead
 	h.evict()
 }
