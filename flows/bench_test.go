@@ -350,6 +350,39 @@ func TestAppendDecimal(t *testing.T) {
 	}
 }
 
+// TestMessageTSVMatchesAppend checks that a MessageTSV, which copies
+// what it remembers of the lines before (endpoints, times, labels and id
+// sources found printable), writes what AppendMessageTSV writes: labels
+// that share memory with a remembered one but not its length, control
+// bytes after a printable label, times that do and do not share digits.
+func TestMessageTSVMatchesAppend(t *testing.T) {
+	label := "grpc /hotel.Search/Nearby"
+	src := "traceparent"
+	cases := []struct {
+		label, source string
+		first, last   int64
+	}{
+		{label, src, 1_700_000_000_123_456_789, 1_700_000_000_123_466_789},
+		{label, src, 1_700_000_000_123_456_789, 1_700_000_000_123_456_789},
+		{label[:4], src[:5], 1_700_000_000_123_456_790, 1_700_000_001_000_000_000},
+		{"grpc\t/x\n", "b3\x7f", 5, 999_999},
+		{label, src, 1_000_000, 1_999_999},
+		{"", "", 0, 1},
+		{"grpc\t/hotel.Search/Nearby"[:len(label)], src, -1, 1_700_000_000_123_456_789},
+		{label, src, 1_700_000_000_123_456_789, 1_700_000_000_123_456_788},
+	}
+	var w MessageTSV
+	for i, tc := range cases {
+		m := tsvBenchMessage()
+		m.Label = tc.label
+		m.Evidence.IDs[0].Source = tc.source
+		m.Sightings[0].First, m.Sightings[0].Last = tc.first, tc.last
+		if got, want := string(w.Append(nil, m)), string(AppendMessageTSV(nil, m)); got != want {
+			t.Fatalf("case %d: MessageTSV wrote\n%q, AppendMessageTSV\n%q", i, got, want)
+		}
+	}
+}
+
 // TestAppendHex16 checks appendHex16 against fmt.
 func TestAppendHex16(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))

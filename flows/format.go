@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/netip"
 	"strconv"
+	"unsafe"
 )
 
 // The first lines of the messages and connections formats; they carry the
@@ -51,12 +52,21 @@ func AppendMessagesHeader(b []byte) []byte { return appendHeader(b, MessagesMagi
 // TSV format.
 func AppendConnsHeader(b []byte) []byte { return appendHeader(b, ConnsMagic, ConnColumns) }
 
-// appendInt appends v in decimal.
+// appendInt appends v in decimal (a single digit where it is called, as
+// appendUint).
 func appendInt(b []byte, v int64) []byte {
+	if uint64(v) < 10 {
+		return append(b, byte('0'+v))
+	}
+	return appendIntDigits(b, v)
+}
+
+// appendIntDigits is appendInt for v outside 0 to 9.
+func appendIntDigits(b []byte, v int64) []byte {
 	if v < 0 {
 		return strconv.AppendInt(b, v, 10)
 	}
-	return appendUint(b, uint64(v))
+	return appendDigits(b, uint64(v))
 }
 
 func appendBool(b []byte, v bool) []byte {
@@ -81,6 +91,9 @@ func AppendMessageTSV(b []byte, m *Message) []byte { return appendMessageTSV(b, 
 type MessageTSV struct {
 	eps [64]endpointText
 	ts  lastTime
+	// The last label and id source found printable: decoders hand out
+	// the same string for every message of a kind.
+	label, source string
 }
 
 // endpointText is the text of one endpoint, "10.0.0.1:80" or
@@ -196,7 +209,7 @@ func appendMessageTSV(b []byte, m *Message, w *MessageTSV) []byte {
 	b = append(b, '\t')
 	b = appendUint(b, m.Stream)
 	b = append(b, '\t')
-	b = appendText(b, m.Label)
+	b = w.text(b, m.Label, labelText)
 	b = append(b, '\t')
 	b = appendInt(b, int64(m.Status))
 	b = append(b, '\t')
@@ -206,7 +219,7 @@ func appendMessageTSV(b []byte, m *Message, w *MessageTSV) []byte {
 			if i > 0 {
 				b = append(b, ' ')
 			}
-			b = appendText(b, id.Source)
+			b = w.text(b, id.Source, sourceText)
 			b = append(b, '=')
 			b = appendText(b, id.Value)
 		}
@@ -293,6 +306,32 @@ func (t *tsText) again(b []byte, v int64) []byte {
 		return append(b, b[t.lo:t.hi]...)
 	}
 	return appendInt(b, v)
+}
+
+// Which of MessageTSV's remembered strings text may use.
+const (
+	labelText = iota
+	sourceText
+)
+
+// text appends s as appendText does, without looking at its bytes when
+// it is (the same memory as) the string of kind k found printable last.
+func (w *MessageTSV) text(b []byte, s string, k int) []byte {
+	if w == nil || s == "" {
+		return appendText(b, s)
+	}
+	last := &w.label
+	if k == sourceText {
+		last = &w.source
+	}
+	if len(s) == len(*last) && unsafe.StringData(s) == unsafe.StringData(*last) {
+		return append(b, s...)
+	}
+	if printable(s) {
+		*last = s
+		return append(b, s...)
+	}
+	return appendText(b, s)
 }
 
 // appendText appends s for a TSV field: "-" when empty, control bytes

@@ -305,12 +305,19 @@ func (m *Message) CapturedBytes() int64 { return m.Bytes - m.GapBytes }
 // appendUint appends v in decimal, as strconv.AppendUint(b, v, 10) does,
 // writing the digits in place, two at a time: strconv formats into a
 // buffer of its own and copies it, which made the numbers half the cost
-// of a line of the messages format.
+// of a line of the messages format. A single digit, the commonest number
+// of a line, is appended where it is called (appendUint is small enough
+// to be inlined), others by appendDigits.
 func appendUint(b []byte, v uint64) []byte {
+	if v < 10 {
+		return append(b, byte('0'+v))
+	}
+	return appendDigits(b, v)
+}
+
+// appendDigits is appendUint for v of at least 10.
+func appendDigits(b []byte, v uint64) []byte {
 	if v < 100 {
-		if v < 10 {
-			return append(b, byte('0'+v))
-		}
 		return append(b, digitPairs[2*v], digitPairs[2*v+1])
 	}
 	n := decimalLen(v)
