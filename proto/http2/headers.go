@@ -225,6 +225,30 @@ func (s *dirState) remember(ref uint64, slot int, kept string, toks []uint64) {
 	m.ref, m.kept, m.slot, m.ntok = ref, kept, int8(slot), uint8(copy(m.toks[:], toks))
 }
 
+// memoHit takes an indexed field by its ref and size (hpackDecoder.hit),
+// as emit would, if the memo holds what emit made of it.
+func (s *dirState) memoHit(ref uint64, size int) bool {
+	if s.memo == nil {
+		return false
+	}
+	m := &s.memo[memoSlot(ref)]
+	if m.ref != ref {
+		return false
+	}
+	h := s.cap
+	if h == nil || s.over {
+		return true
+	}
+	s.list += size + 32
+	if s.list > s.d.cfg.MaxHeaderList {
+		s.over = true
+		s.d.stats.HeaderListTooLarge++
+		return true
+	}
+	s.replayMemo(h, m)
+	return true
+}
+
 // replayMemo does to h what emit did with the field m remembers.
 func (s *dirState) replayMemo(h *half, m *fieldMemo) {
 	if m.slot >= 0 {
@@ -235,7 +259,9 @@ func (s *dirState) replayMemo(h *half, m *fieldMemo) {
 		if h.ev == nil {
 			h.ev = s.d.newEvidence()
 		}
-		h.ev.Tokens = append(h.ev.Tokens, m.toks[:m.ntok]...)
+		if m.ntok > 0 {
+			h.ev.Tokens = append(h.ev.Tokens, m.toks[:m.ntok]...)
+		}
 	}
 }
 

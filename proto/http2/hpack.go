@@ -16,7 +16,12 @@ import (
 // (FuzzHPACK checks it), whose API it copies: Write a header block's
 // fragments, Close it.
 type hpackDecoder struct {
-	emit      func(name, value string, ref uint64)
+	emit func(name, value string, ref uint64)
+	// hit, if set, is offered an indexed field of one byte by its ref
+	// and size (name and value bytes) before it is looked up: when it
+	// reports true, it took the field as emit would have, and emit is
+	// not called.
+	hit       func(ref uint64, size int) bool
 	maxStrLen int // longest string accepted (0: no limit)
 
 	first bool   // the next field is the block's first
@@ -124,6 +129,11 @@ func (h *hpackDecoder) Write(p []byte) error {
 		h.buf, h.save = h.save, h.save[:0]
 	}
 	for len(h.buf) > 0 {
+		if b := h.buf[0]; b&128 != 0 && b != 255 && h.hit != nil && h.hitIndexed(uint64(b&127)) {
+			h.buf = h.buf[1:]
+			h.first = false
+			continue
+		}
 		err := h.field()
 		if err == errHPACKNeedMore {
 			const varIntOverhead = 8 // as x/net
@@ -175,6 +185,28 @@ func (h *hpackDecoder) indexed() error {
 		ref = firstDynamicRef + h.ents[len(h.ents)-int(idx-uint64(len(staticTable)))].seq
 	}
 	return h.callEmit(name, value, ref)
+}
+
+// hitIndexed offers hit the field at index i of the tables, when it is
+// one that indexed would emit, and reports whether hit took it.
+func (h *hpackDecoder) hitIndexed(i uint64) bool {
+	var ref uint64
+	var nlen, vlen int
+	switch {
+	case i == 0:
+		return false
+	case i <= uint64(len(staticTable)):
+		ref, nlen, vlen = i, len(staticTable[i-1].Name), len(staticTable[i-1].Value)
+	case i <= uint64(len(h.ents)-h.head+len(staticTable)):
+		e := &h.ents[len(h.ents)-int(i-uint64(len(staticTable)))]
+		ref, nlen, vlen = firstDynamicRef+e.seq, e.nlen, e.vlen
+	default:
+		return false
+	}
+	if h.maxStrLen != 0 && (nlen > h.maxStrLen || vlen > h.maxStrLen) {
+		return false
+	}
+	return h.hit(ref, nlen+vlen)
 }
 
 // literal decodes a literal field with an n-bit name index, added to the

@@ -37,6 +37,23 @@ func hpackScript(t *testing.T, script []byte) int {
 		}
 		refs[ref] = f
 	})
+	// hit takes every other indexed field it was shown before, as
+	// dirState.memoHit does, so that both ways are compared with x/net.
+	var hits int
+	d.hit = func(ref uint64, size int) bool {
+		f, ok := refs[ref]
+		if !ok {
+			return false
+		}
+		if hits++; hits%2 == 0 {
+			return false
+		}
+		if name, value, _ := strings.Cut(f, ": "); len(name)+len(value) != size && refErr == "" {
+			refErr = fmt.Sprintf("ref %d (%q) offered with size %d", ref, f, size)
+		}
+		got = append(got, f)
+		return true
+	}
 	for p, step := script[1:], 0; len(p) >= 2; step++ {
 		op, n := p[0]%4, min(int(p[1]), len(p)-2)
 		b := p[2 : 2+n]
