@@ -317,8 +317,15 @@ func appendUint(b []byte, v uint64) []byte {
 
 // appendDigits is appendUint for v of at least 10.
 func appendDigits(b []byte, v uint64) []byte {
-	if v < 100 {
+	switch {
+	case v < 100:
 		return append(b, digitPairs[2*v], digitPairs[2*v+1])
+	case v < 1000:
+		r := v % 100
+		return append(b, byte('0'+v/100), digitPairs[2*r], digitPairs[2*r+1])
+	case v < 10000:
+		q, r := v/100, v%100
+		return append(b, digitPairs[2*q], digitPairs[2*q+1], digitPairs[2*r], digitPairs[2*r+1])
 	}
 	n := decimalLen(v)
 	b = slices.Grow(b, n)
