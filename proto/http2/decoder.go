@@ -181,6 +181,7 @@ type Decoder struct {
 	head int
 	// Evidence storage: free, and handed out with Units not all taken.
 	evFree, evUsed []*proto.Evidence
+	ids            idArena // the copies of the ids Evidence keeps
 
 	stats Stats
 }

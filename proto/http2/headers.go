@@ -155,7 +155,7 @@ func (s *dirState) emit(name, value string, ref uint64) {
 		h.ev = s.d.newEvidence()
 	}
 	n := len(h.ev.Tokens)
-	headerEvidence(h.ev, name, value)
+	headerEvidence(h.ev, name, value, &s.d.ids)
 	if _, id := idSource(name); ref != 0 && !id && len(h.ev.Tokens)-n <= maxMemoTokens {
 		s.remember(ref, slot, kept, h.ev.Tokens[n:])
 	}
