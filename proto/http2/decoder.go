@@ -167,7 +167,7 @@ type Decoder struct {
 	state State
 	dirs  [2]dirState
 
-	streams   map[uint32]*stream
+	streams   streamTable
 	free      []*stream
 	closed    [closedRing]uint32
 	nclosed   int
@@ -205,7 +205,7 @@ func New(cfg Config) *Decoder {
 	if cfg.MaxTokens <= 0 {
 		cfg.MaxTokens = def.MaxTokens
 	}
-	d := &Decoder{cfg: cfg, streams: make(map[uint32]*stream)}
+	d := &Decoder{cfg: cfg}
 	for i := range d.dirs {
 		s := &d.dirs[i]
 		s.dir = proto.Dir(i)
@@ -270,7 +270,10 @@ func (d *Decoder) Low(dir proto.Dir) int64 {
 	if s.inFrame || s.nhdr > 0 {
 		low = min(low, s.fstart)
 	}
-	for _, st := range d.streams {
+	for _, st := range d.streams.slots {
+		if st == nil {
+			continue
+		}
 		if h := &st.h[dir]; h.state == hOpen {
 			low = min(low, h.start)
 		}

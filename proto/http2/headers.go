@@ -48,7 +48,7 @@ func (d *Decoder) endBlock(s *dirState) {
 // follow: its stream is lost and the table with it.
 func (d *Decoder) abandonBlock(s *dirState) {
 	d.poison(s)
-	if st := d.streams[s.contStream]; st != nil {
+	if st := d.streams.get(s.contStream); st != nil {
 		d.loseHalf(st, s.dir)
 	}
 	s.first, s.cap, s.contStream = true, nil, 0
