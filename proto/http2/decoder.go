@@ -175,6 +175,7 @@ type Decoder struct {
 	maxStream uint32 // highest stream id seen in either direction
 
 	labels map[labelKey]string
+	recent [8]recentLabel    // the labels made last, by their path's memory
 	kept   map[string]string // the values of the fields halves keep, interned
 
 	out  []proto.Unit

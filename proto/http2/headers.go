@@ -3,6 +3,7 @@ package http2
 import (
 	"strconv"
 	"strings"
+	"unsafe"
 )
 
 // beginBlock starts a header block whose fields go to h (nil: decoded
@@ -265,6 +266,13 @@ func (s *dirState) replayMemo(h *half, m *fieldMemo) {
 	}
 }
 
+// recentLabel is a request label made recently, and what it was made of.
+type recentLabel struct {
+	key   labelKey
+	label string
+	ok    bool
+}
+
 // labelKey is what a request's label is made of.
 type labelKey struct {
 	method, path string
@@ -283,7 +291,15 @@ func (d *Decoder) requestLabel(h *half) string {
 		return ""
 	}
 	k := labelKey{h.method, h.path, strings.HasPrefix(h.ctype, "application/grpc")}
+	// The last labels made, by the memory of their path: the values a
+	// half keeps are interned, so a call of a recent method is found by
+	// comparing pointers, without hashing its strings.
+	slot := &d.recent[(uintptr(unsafe.Pointer(unsafe.StringData(k.path)))>>3^uintptr(len(k.path)))%uintptr(len(d.recent))]
+	if slot.ok && slot.key == k {
+		return slot.label
+	}
 	if l, ok := d.labels[k]; ok {
+		slot.key, slot.label, slot.ok = k, l, true
 		return l
 	}
 	var l string
@@ -298,6 +314,7 @@ func (d *Decoder) requestLabel(h *half) string {
 	if len(d.labels) < maxLabels {
 		d.labels[k] = l
 	}
+	slot.key, slot.label, slot.ok = k, l, true
 	return l
 }
 
