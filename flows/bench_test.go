@@ -371,14 +371,25 @@ func TestMessageTSVMatchesAppend(t *testing.T) {
 		{"grpc\t/hotel.Search/Nearby"[:len(label)], src, -1, 1_700_000_000_123_456_789},
 		{label, src, 1_700_000_000_123_456_789, 1_700_000_000_123_456_788},
 	}
+	other := netip.MustParseAddrPort("[fe80::1]:40312") // the same port as the bench message's client
 	var w MessageTSV
 	for i, tc := range cases {
-		m := tsvBenchMessage()
-		m.Label = tc.label
-		m.Evidence.IDs[0].Source = tc.source
-		m.Sightings[0].First, m.Sightings[0].Last = tc.first, tc.last
-		if got, want := string(w.Append(nil, m)), string(AppendMessageTSV(nil, m)); got != want {
-			t.Fatalf("case %d: MessageTSV wrote\n%q, AppendMessageTSV\n%q", i, got, want)
+		for v := range 4 {
+			m := tsvBenchMessage()
+			m.Label = tc.label
+			m.Evidence.IDs[0].Source = tc.source
+			m.Sightings[0].First, m.Sightings[0].Last = tc.first, tc.last
+			switch v { // the columns from src to kind, changed one at a time
+			case 1:
+				m.Src, m.Dst, m.Kind = m.Dst, m.Src, trace.KindReturn
+			case 2:
+				m.Src, m.App = other, AppNone
+			case 3:
+				m.Kind, m.Proto = trace.KindUnknown, trace.ProtoUDP
+			}
+			if got, want := string(w.Append(nil, m)), string(AppendMessageTSV(nil, m)); got != want {
+				t.Fatalf("case %d.%d: MessageTSV wrote\n%q, AppendMessageTSV\n%q", i, v, got, want)
+			}
 		}
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"net/netip"
 	"strconv"
 	"unsafe"
+
+	"github.com/wirepath/wirepath/trace"
 )
 
 // The first lines of the messages and connections formats; they carry the
@@ -85,12 +87,13 @@ func AppendMessageTSV(b []byte, m *Message) []byte { return appendMessageTSV(b, 
 
 // MessageTSV writes lines of the messages TSV format as AppendMessageTSV
 // does, remembering the text of the endpoints it wrote last (a
-// connection's messages name the same two) and of the last time, which it
-// then copies rather than formats. The zero value is ready to use; it is not safe for
+// connection's messages name the same two), of the columns from src to
+// kind, and of the last time, which it then copies rather than formats. The zero value is ready to use; it is not safe for
 // concurrent use.
 type MessageTSV struct {
-	eps [64]endpointText
-	ts  lastTime
+	eps  [64]endpointText
+	mids [32]middleText
+	ts   lastTime
 	// The last label and id source found printable: decoders hand out
 	// the same string for every message of a kind.
 	label, source string
@@ -106,6 +109,48 @@ type endpointText struct {
 
 // Append appends m as one line of the messages TSV format.
 func (w *MessageTSV) Append(b []byte, m *Message) []byte { return appendMessageTSV(b, m, w) }
+
+// appendMiddle appends a line's src, dst, proto, app and kind columns,
+// each followed by a tab.
+func appendMiddle(b []byte, m *Message, w *MessageTSV) []byte {
+	b = w.endpoint(b, m.Src)
+	b = append(b, '\t')
+	b = w.endpoint(b, m.Dst)
+	b = append(b, '\t')
+	b = append(b, m.Proto.String()...)
+	b = append(b, '\t')
+	b = append(b, m.App.String()...)
+	b = append(b, '\t')
+	b = append(b, m.Kind.String()...)
+	return append(b, '\t')
+}
+
+// middleText is the text of appendMiddle's columns for one combination
+// of their values (a direction of a connection and a kind), when it fits.
+type middleText struct {
+	src, dst netip.AddrPort
+	proto    trace.Proto
+	app      App
+	kind     trace.Kind
+	n        uint8
+	text     [160]byte
+}
+
+// middle is appendMiddle, copying the text from the cache when it holds
+// it: the messages of a connection repeat two or three combinations.
+func (w *MessageTSV) middle(b []byte, m *Message) []byte {
+	e := &w.mids[(uint(m.Src.Port())^uint(m.Dst.Port())<<1^uint(m.Kind))%uint(len(w.mids))]
+	if e.n > 0 && e.src == m.Src && e.dst == m.Dst && e.proto == m.Proto && e.app == m.App && e.kind == m.Kind {
+		return append(b, e.text[:e.n]...)
+	}
+	start := len(b)
+	b = appendMiddle(b, m, w)
+	if n := len(b) - start; n <= len(e.text) {
+		e.src, e.dst, e.proto, e.app, e.kind, e.n = m.Src, m.Dst, m.Proto, m.App, m.Kind, uint8(n)
+		copy(e.text[:], b[start:])
+	}
+	return b
+}
 
 // endpoint appends ap's text, from the cache when it holds it.
 func (w *MessageTSV) endpoint(b []byte, ap netip.AddrPort) []byte {
@@ -144,16 +189,11 @@ func appendMessageTSV(b []byte, m *Message, w *MessageTSV) []byte {
 		b = append(b, '-')
 	}
 	b = append(b, '\t')
-	b = w.endpoint(b, m.Src)
-	b = append(b, '\t')
-	b = w.endpoint(b, m.Dst)
-	b = append(b, '\t')
-	b = append(b, m.Proto.String()...)
-	b = append(b, '\t')
-	b = append(b, m.App.String()...)
-	b = append(b, '\t')
-	b = append(b, m.Kind.String()...)
-	b = append(b, '\t')
+	if w != nil {
+		b = w.middle(b, m)
+	} else {
+		b = appendMiddle(b, m, nil)
+	}
 	b = m.Call.AppendText(b)
 	b = append(b, '\t')
 	b = appendInt(b, m.Bytes)
