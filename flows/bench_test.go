@@ -374,7 +374,7 @@ func TestMessageTSVMatchesAppend(t *testing.T) {
 	other := netip.MustParseAddrPort("[fe80::1]:40312") // the same port as the bench message's client
 	var w MessageTSV
 	for i, tc := range cases {
-		for v := range 4 {
+		for v := range 6 {
 			m := tsvBenchMessage()
 			m.Label = tc.label
 			m.Evidence.IDs[0].Source = tc.source
@@ -383,12 +383,20 @@ func TestMessageTSVMatchesAppend(t *testing.T) {
 			case 1:
 				m.Src, m.Dst, m.Kind = m.Dst, m.Src, trace.KindReturn
 			case 2:
-				m.Src, m.App = other, AppNone
+				m.Src = other
 			case 3:
-				m.Kind, m.Proto = trace.KindUnknown, trace.ProtoUDP
+				m.App = AppNone
+			case 4:
+				m.Kind = trace.KindReturn
+			case 5:
+				m.Proto = trace.ProtoUDP
 			}
-			if got, want := string(w.Append(nil, m)), string(AppendMessageTSV(nil, m)); got != want {
-				t.Fatalf("case %d.%d: MessageTSV wrote\n%q, AppendMessageTSV\n%q", i, v, got, want)
+			base := tsvBenchMessage() // written first: the cache holds its columns
+			base.Sightings[0].First, base.Sightings[0].Last = tc.last, tc.first
+			for _, m := range []*Message{base, m} {
+				if got, want := string(w.Append(nil, m)), string(AppendMessageTSV(nil, m)); got != want {
+					t.Fatalf("case %d.%d: MessageTSV wrote\n%q, AppendMessageTSV\n%q", i, v, got, want)
+				}
 			}
 		}
 	}
