@@ -1,0 +1,65 @@
+package reconcile
+
+import (
+	"cmp"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// TestCursorMatchesBinarySearch holds the cursor's hinted searches to
+// slices.BinarySearchFunc's answers, for sorted span lists and for lists
+// whose starts or ends decrease (where the hints must not be used), with
+// queries moving forward, backward and jumping.
+func TestCursorMatchesBinarySearch(t *testing.T) {
+	tests := []struct {
+		name string
+		mono bool
+	}{
+		{"sorted", true},
+		{"unsorted", false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(1, 2))
+			for round := range 200 {
+				ss := randomSpans(rng, rng.IntN(40), tc.mono)
+				c := newCursor(ss)
+				if tc.mono && !c.mono {
+					t.Fatalf("round %d: sorted spans not taken as sorted: %v", round, ss)
+				}
+				for q := range 300 {
+					x := int64(rng.IntN(400)) - 10
+					if q%3 != 0 && len(ss) > 0 {
+						s := ss[rng.IntN(len(ss))]
+						x = s.a + int64(rng.IntN(3)) - 1
+					}
+					wantB, _ := slices.BinarySearchFunc(ss, x+1, func(s span, x int64) int { return cmp.Compare(s.b, x) })
+					wantA, _ := slices.BinarySearchFunc(ss, x, func(s span, x int64) int { return cmp.Compare(s.a, x) })
+					if got := c.afterB(x); got != wantB {
+						t.Fatalf("round %d: afterB(%d) = %d, want %d (spans %v)", round, x, got, wantB, ss)
+					}
+					if got := c.atA(x); got != wantA {
+						t.Fatalf("round %d: atA(%d) = %d, want %d (spans %v)", round, x, got, wantA, ss)
+					}
+				}
+			}
+		})
+	}
+}
+
+// randomSpans returns n spans; sorted ones are back to back with random
+// gaps and empty spans, the others at random places.
+func randomSpans(rng *rand.Rand, n int, sorted bool) spans {
+	ss := make(spans, n)
+	var off int64
+	for i := range ss {
+		if !sorted {
+			off = int64(rng.IntN(300))
+		}
+		off += int64(rng.IntN(3))
+		ss[i] = span{off, off + int64(rng.IntN(10)), int32(i)}
+		off = ss[i].b
+	}
+	return ss
+}
