@@ -19,6 +19,7 @@ type state struct {
 	ht           *hostTable
 	epHost       []int32
 	pairTTL      map[[2]int32][2]uint8 // (sender, receiver host) -> highest, lowest TTL seen
+	ttlMemo      ttlMemo               // ttlOf's last answer (pairTTL is complete by then)
 	conns        []*rconn
 	byPair       map[pairKey][]int32
 	dgrams       map[dirKey]int32
@@ -49,6 +50,7 @@ type state struct {
 	// how many of its ends each clock timed, whether it is a server.
 	ends    []msgEnds
 	nodeDom map[trace.Sym]int32
+	domOf   []int32 // nodeDom by node (0 for a symbol that is no node)
 	nodeUse map[trace.Sym]map[int32]int64
 	server  map[trace.Sym]bool
 	// usedF says what became of each sniffed message (writeTrace): 1 used,
@@ -240,7 +242,7 @@ func (w *traceWriter) message(i int) trace.Message {
 	en := st.ends[i]
 	send, recv := w.r.stamps(st, lm, false)
 	m := trace.Message{
-		SendTS: w.pick(&send, st.nodeDom[en.send]), RecvTS: w.pick(&recv, st.nodeDom[en.recv]),
+		SendTS: w.pick(&send, st.domOf[en.send]), RecvTS: w.pick(&recv, st.domOf[en.recv]),
 		Bytes: lm.bytes, Src: w.endpoint(rc.epi[lm.dir]), Dst: w.endpoint(rc.epi[1-lm.dir]),
 		SrcNode: en.send, DstNode: en.recv, Kind: lm.kind, Proto: rc.proto,
 	}
@@ -311,9 +313,9 @@ func (st *state) markSniffed(lm *lmsg, used bool) {
 // correctedTime is m's send time (else its receive time) on the
 // reference clock, for ordering.
 func (st *state) correctedTime(m *trace.Message, en msgEnds) int64 {
-	t, d := int64(m.SendTS), st.nodeDom[en.send]
+	t, d := int64(m.SendTS), st.domOf[en.send]
 	if !m.SendTS.Known() {
-		t, d = int64(m.RecvTS), st.nodeDom[en.recv]
+		t, d = int64(m.RecvTS), st.domOf[en.recv]
 	}
 	if d >= 0 && st.est[d].Known {
 		t -= st.est[d].Offset
