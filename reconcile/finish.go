@@ -328,20 +328,35 @@ func (st *state) correctedTime(m *trace.Message, en msgEnds) int64 {
 // connections are numbered in that order (numberConns).
 func (st *state) sortTrace(corr []int64, keep []int32) {
 	tr := st.tr
-	idx := make([]int32, len(tr.Messages))
-	for i := range idx {
-		idx[i] = int32(i)
+	// The keys are copied next to each other, and the index breaks ties,
+	// which makes the order a stable sort's.
+	keys := make([]traceKey, len(tr.Messages))
+	for i := range keys {
+		lm := &st.out[keep[i]]
+		keys[i] = traceKey{t: corr[i], off: lm.off, rc: lm.rc, i: int32(i), dir: lm.dir}
 	}
-	slices.SortStableFunc(idx, func(a, b int32) int {
-		la, lb := &st.out[keep[a]], &st.out[keep[b]]
-		return cmp.Or(cmp.Compare(corr[a], corr[b]), cmp.Compare(la.rc, lb.rc), cmp.Compare(la.dir, lb.dir), cmp.Compare(la.off, lb.off))
+	slices.SortFunc(keys, func(a, b traceKey) int {
+		if a.t != b.t {
+			return cmp.Compare(a.t, b.t)
+		}
+		return cmp.Or(cmp.Compare(a.rc, b.rc), cmp.Compare(a.dir, b.dir), cmp.Compare(a.off, b.off), cmp.Compare(a.i, b.i))
 	})
+	idx := make([]int32, len(keys))
 	sorted := make([]trace.Message, len(idx))
-	for i, j := range idx {
-		sorted[i] = tr.Messages[j]
+	for i, k := range keys {
+		idx[i] = k.i
+		sorted[i] = tr.Messages[k.i]
 	}
 	st.numberConns(sorted, idx, keep)
 	tr.Messages = sorted
+}
+
+// traceKey is what sortTrace orders a trace message by: its corrected
+// time, connection, direction and position, and its index.
+type traceKey struct {
+	t, off int64
+	rc, i  int32
+	dir    int8
 }
 
 // accountInputs counts what became of the sniffed messages and of the
