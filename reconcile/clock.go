@@ -97,6 +97,9 @@ func (r *Reconciler) clockSamples(st *state) (*clockSamples, map[int32]int64) {
 		if bs.dom >= 0 && br.dom >= 0 {
 			cs.add(bs.dom, bs.ts, br.dom, br.ts)
 		}
+		if !lm.sa.ok() && !lm.rb.ok() {
+			continue // no traced call: no trace slot to sample against
+		}
 		send, recv = r.stamps(st, lm, true)
 		if t, s := send[slotTrace], sniffedWhole(&send); t.dom >= 0 && s.dom >= 0 {
 			cs.add(t.dom, t.ts, s.dom, s.ts)

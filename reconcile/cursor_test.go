@@ -63,3 +63,36 @@ func randomSpans(rng *rand.Rand, n int, sorted bool) spans {
 	}
 	return ss
 }
+
+// TestMergeRuns holds the trace's sort (runs merged) to slices.SortFunc
+// with the same order, on keys in runs, reversed, random and tied.
+func TestMergeRuns(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	shapes := []struct {
+		name string
+		key  func(i int) traceKey
+	}{
+		{"sorted", func(i int) traceKey { return traceKey{t: int64(i)} }},
+		{"reversed", func(i int) traceKey { return traceKey{t: int64(-i)} }},
+		{"runs", func(i int) traceKey { return traceKey{t: int64(i%97) * 10, rc: int32(i / 97)} }},
+		{"random", func(int) traceKey { return traceKey{t: rng.Int64N(50), rc: rng.Int32N(3), dir: int8(rng.IntN(2)), off: rng.Int64N(4)} }},
+	}
+	for _, sh := range shapes {
+		t.Run(sh.name, func(t *testing.T) {
+			for _, n := range []int{0, 1, 2, 3, 10, 1000} {
+				keys := make([]traceKey, n)
+				for i := range keys {
+					keys[i] = sh.key(i)
+					keys[i].i = int32(i)
+				}
+				want := slices.Clone(keys)
+				slices.SortFunc(want, func(a, b traceKey) int {
+					return cmp.Or(cmp.Compare(a.t, b.t), cmp.Compare(a.rc, b.rc), cmp.Compare(a.dir, b.dir), cmp.Compare(a.off, b.off), cmp.Compare(a.i, b.i))
+				})
+				if got := mergeRuns(keys); !slices.Equal(got, want) {
+					t.Fatalf("n=%d: mergeRuns gives %v, want %v", n, got, want)
+				}
+			}
+		})
+	}
+}

@@ -48,13 +48,21 @@ func newCursor(ss spans) cursor {
 // afterB returns the first index whose span ends after x (b > x), as
 // slices.BinarySearchFunc finds it.
 func (c *cursor) afterB(x int64) int {
-	ss := c.ss
+	ss, h := c.ss, c.hb
 	if c.mono {
-		for _, h := range [...]int{c.hb, c.hb + 1, c.hb - 1} {
-			if h >= 0 && h <= len(ss) && (h == len(ss) || ss[h].b > x) && (h == 0 || ss[h-1].b <= x) {
-				c.hb = h
-				return h
+		// The answer is h when ss[h-1].b <= x < ss[h].b (with ss[-1].b
+		// below and ss[len].b above every x); else try h+1 and h-1.
+		switch {
+		case h < len(ss) && ss[h].b <= x:
+			if h+1 == len(ss) || ss[h+1].b > x {
+				c.hb = h + 1
+				return h + 1
 			}
+		case h == 0 || ss[h-1].b <= x:
+			return h
+		case h == 1 || ss[h-2].b <= x:
+			c.hb = h - 1
+			return h - 1
 		}
 	}
 	i, j := 0, len(ss)
@@ -73,13 +81,20 @@ func (c *cursor) afterB(x int64) int {
 // atA returns the first index whose span starts at or after x (a >= x), as
 // slices.BinarySearchFunc finds it.
 func (c *cursor) atA(x int64) int {
-	ss := c.ss
+	ss, h := c.ss, c.ha
 	if c.mono {
-		for _, h := range [...]int{c.ha, c.ha + 1, c.ha - 1} {
-			if h >= 0 && h <= len(ss) && (h == len(ss) || ss[h].a >= x) && (h == 0 || ss[h-1].a < x) {
-				c.ha = h
-				return h
+		// As afterB, with ss[h-1].a < x <= ss[h].a.
+		switch {
+		case h < len(ss) && ss[h].a < x:
+			if h+1 == len(ss) || ss[h+1].a >= x {
+				c.ha = h + 1
+				return h + 1
 			}
+		case h == 0 || ss[h-1].a < x:
+			return h
+		case h == 1 || ss[h-2].a < x:
+			c.ha = h - 1
+			return h - 1
 		}
 	}
 	i, j := 0, len(ss)
