@@ -75,7 +75,9 @@ func TestMergeRuns(t *testing.T) {
 		{"sorted", func(i int) traceKey { return traceKey{t: int64(i)} }},
 		{"reversed", func(i int) traceKey { return traceKey{t: int64(-i)} }},
 		{"runs", func(i int) traceKey { return traceKey{t: int64(i%97) * 10, rc: int32(i / 97)} }},
-		{"random", func(int) traceKey { return traceKey{t: rng.Int64N(50), rc: rng.Int32N(3), dir: int8(rng.IntN(2)), off: rng.Int64N(4)} }},
+		{"random", func(int) traceKey {
+			return traceKey{t: rng.Int64N(50), rc: rng.Int32N(3), dir: int8(rng.IntN(2)), off: rng.Int64N(4)}
+		}},
 	}
 	for _, sh := range shapes {
 		t.Run(sh.name, func(t *testing.T) {
