@@ -230,6 +230,10 @@ type traceWriter struct {
 	st      *state
 	rep     *Report
 	epSyms  []trace.Sym // by endpoint id, 0 until interned
+	// calls are the call ids interned, by connection (rconn) and call
+	// index: a call's CALL and RETURN take the same symbol, looked up
+	// once.
+	calls   [][]callSym
 	callBuf []byte
 	toks    []uint64
 }
@@ -247,14 +251,47 @@ func (w *traceWriter) message(i int) trace.Message {
 		SrcNode: en.send, DstNode: en.recv, Kind: lm.kind, Proto: rc.proto,
 	}
 	if lm.pcall || !lm.call.IsZero() {
-		w.callBuf = lm.call.AppendText(w.callBuf[:0])
-		if lm.pcall {
-			w.callBuf[0] = 'p'
-		}
-		m.CallID = st.tr.Syms.InternBytes(w.callBuf)
+		m.CallID = w.callID(lm)
 	}
 	w.evidenceOf(lm, &m)
 	return m
+}
+
+// callSym is a call id's symbol and the flows connection it is of.
+type callSym struct {
+	conn uint64
+	sym  trace.Sym
+}
+
+// maxCallMemo bounds the call indexes callID remembers (per connection).
+const maxCallMemo = 1 << 20
+
+// callID returns the symbol of lm's call id, interning it the first time.
+func (w *traceWriter) callID(lm *lmsg) trace.Sym {
+	var slot *callSym
+	if id := lm.call; !lm.pcall && id.Index < maxCallMemo {
+		if w.calls == nil {
+			w.calls = make([][]callSym, len(w.st.conns))
+		}
+		cs := w.calls[lm.rc]
+		if int(id.Index) >= len(cs) {
+			cs = append(cs, make([]callSym, int(id.Index)+1-len(cs))...)
+			cs = cs[:cap(cs)]
+			w.calls[lm.rc] = cs
+		}
+		if slot = &cs[id.Index]; slot.sym != 0 && slot.conn == id.Conn {
+			return slot.sym
+		}
+	}
+	w.callBuf = lm.call.AppendText(w.callBuf[:0])
+	if lm.pcall {
+		w.callBuf[0] = 'p'
+	}
+	sym := w.st.tr.Syms.InternBytes(w.callBuf)
+	if slot != nil {
+		*slot = callSym{conn: lm.call.Conn, sym: sym}
+	}
+	return sym
 }
 
 // pick returns the best candidate time on domain d: one taken on d, or
