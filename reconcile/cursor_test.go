@@ -98,3 +98,27 @@ func TestMergeRuns(t *testing.T) {
 		})
 	}
 }
+
+// TestSniffedOnlyCutsEverywhere holds the shortcut of dirSpans.messages:
+// with only sniffed spans, sorted and disjoint (empty ones and gaps
+// included), both boundary rules cut at every span boundary.
+func TestSniffedOnlyCutsEverywhere(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, writes := range []bool{false, true} {
+		for round := range 300 {
+			fs := randomSpans(rng, 1+rng.IntN(30), true)
+			ds := dirSpans{fs: fs, writes: writes}
+			ds.index()
+			if !ds.fc.disjoint {
+				t.Fatalf("round %d: back-to-back spans not taken as disjoint: %v", round, fs)
+			}
+			for _, s := range fs {
+				for _, p := range []int64{s.a, s.b} {
+					if !ds.cut(p) {
+						t.Fatalf("writes=%v round %d: no cut at boundary %d of %v", writes, round, p, fs)
+					}
+				}
+			}
+		}
+	}
+}

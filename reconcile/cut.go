@@ -28,18 +28,24 @@ type spans []span
 // ends never decrease, the condition under which the first index that
 // satisfies a search is what the binary search returns.
 type cursor struct {
-	ss     spans
-	mono   bool
-	hb, ha int // where the last afterB and atA searches ended
+	ss   spans
+	mono bool
+	// disjoint: each span starts at or after the end of the one before
+	// (sorted and not overlapping, as a sniffer's spans are).
+	disjoint bool
+	hb, ha   int // where the last afterB and atA searches ended
 }
 
 // newCursor returns a cursor on ss.
 func newCursor(ss spans) cursor {
-	c := cursor{ss: ss, mono: true}
+	c := cursor{ss: ss, mono: true, disjoint: true}
 	for i := 1; i < len(ss); i++ {
 		if ss[i].a < ss[i-1].a || ss[i].b < ss[i-1].b {
-			c.mono = false
+			c.mono, c.disjoint = false, false
 			break
+		}
+		if ss[i].a < ss[i-1].b {
+			c.disjoint = false
 		}
 	}
 	return c
@@ -416,6 +422,10 @@ func (ds *dirSpans) messages(fn func(a, b int64)) {
 		}
 		merged = append(merged, span{s.a, s.b, 0})
 	}
+	// With only the sniffed messages, sorted and disjoint, no boundary is
+	// inside a span and the cut rules (cutFat, cutWrites, cutReads) cut at
+	// every one: the messages are the spans and the gaps' edges.
+	always := len(ds.ss) == 0 && len(ds.rs) == 0 && ds.fc.disjoint
 	pi := 0
 	for _, cv := range merged {
 		a := cv.a
@@ -424,7 +434,7 @@ func (ds *dirSpans) messages(fn func(a, b int64)) {
 		}
 		for ; pi < len(pts) && pts[pi] <= cv.b; pi++ {
 			p := pts[pi]
-			if p < cv.b && !ds.cut(p) {
+			if p < cv.b && !always && !ds.cut(p) {
 				continue
 			}
 			fn(a, p)
