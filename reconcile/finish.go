@@ -226,10 +226,10 @@ func (r *Reconciler) writeTrace(st *state, rep *Report) {
 // traceWriter makes the trace's messages, interning their endpoints and
 // call ids.
 type traceWriter struct {
-	r       *Reconciler
-	st      *state
-	rep     *Report
-	epSyms  []trace.Sym // by endpoint id, 0 until interned
+	r      *Reconciler
+	st     *state
+	rep    *Report
+	epSyms []trace.Sym // by endpoint id, 0 until interned
 	// calls are the call ids interned, by connection (rconn) and call
 	// index: a call's CALL and RETURN take the same symbol, looked up
 	// once.
