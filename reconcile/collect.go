@@ -34,8 +34,9 @@ type Reconciler struct {
 		p  flows.Point
 		i  uint16
 	}
-	// lastText is the last label interned (text).
-	lastText struct {
+	// texts are the last labels interned (text), by length and first
+	// byte.
+	texts [4]struct {
 		s   string
 		sym trace.Sym
 	}

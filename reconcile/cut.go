@@ -516,9 +516,9 @@ func (r *Reconciler) emit(st *state, rc *rconn, d int, a, b int64, ds *dirSpans)
 		lm.fb, lm.fbEnd = fs[i].i, fs[i].b == b
 	}
 	from := ds.fc.afterB(a) // the first span with b >= a+1
+	evFrom := ds.fc.atA(a)  // before atA(b): the cursor moves forward
 	to := ds.fc.atA(b)
 	lm.fFrom, lm.fTo = int32(from), int32(max(from, to))
-	evFrom := ds.fc.atA(a)
 	lm.evFrom, lm.evTo = int32(evFrom), int32(max(evFrom, to))
 	if i := ds.sc.find(a); i >= 0 {
 		lm.sa = pref{rc.pc[d], ds.ss[i].i}

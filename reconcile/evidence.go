@@ -158,8 +158,12 @@ func (r *Reconciler) validID(source, value string) bool {
 // text interns s, a label, when it is valid UTF-8 without control
 // characters and at most limit bytes; else it counts it and returns 0.
 func (r *Reconciler) text(s string, limit int) trace.Sym {
-	if r.lastText.sym != 0 && s == r.lastText.s {
-		return r.lastText.sym
+	if s == "" {
+		return 0 // as Intern("")
+	}
+	memo := &r.texts[(len(s)^int(s[0]))&3]
+	if memo.sym != 0 && s == memo.s {
+		return memo.sym
 	}
 	if len(s) > limit {
 		r.ev.long++
@@ -170,7 +174,7 @@ func (r *Reconciler) text(s string, limit int) trace.Sym {
 		return 0
 	}
 	sym := r.syms.Intern(s)
-	r.lastText.s, r.lastText.sym = s, sym
+	memo.s, memo.sym = s, sym
 	return sym
 }
 
