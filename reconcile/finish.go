@@ -275,7 +275,11 @@ func (w *traceWriter) callID(lm *lmsg) trace.Sym {
 		}
 		cs := w.calls[lm.rc]
 		if int(id.Index) >= len(cs) {
-			cs = append(cs, make([]callSym, int(id.Index)+1-len(cs))...)
+			// Sized at first for a call per two of the connection's
+			// sniffed messages, what a request/response protocol makes.
+			fm := &w.st.conns[lm.rc].fmsgs
+			n := max(int(id.Index)+1, (len(fm[0])+len(fm[1]))/2+1)
+			cs = append(cs, make([]callSym, n-len(cs))...)
 			cs = cs[:cap(cs)]
 			w.calls[lm.rc] = cs
 		}
