@@ -211,16 +211,36 @@ analyze() {
 		--engine "$engine" --instances -1 --format json --save-trace "$a/trace.tsv" -o "$a/result.json" 2>>"$d.log"
 }
 
-# predict DIR analyses DIR and runs whatif on it with every scenario, into
-# DIR/ENGINE/predictions.json (once).
-predict() {
-	local a=$1/$engine
-	analyze "$1"
-	[ -s "$a/predictions.json" ] ||
-		"$wp" -q whatif "$a/result.json" --trace "$a/trace.tsv" --scenario "$out/scenarios.txt" --format json --requests -o "$a/predictions.json"
+# shim_rtt DIR prints the round trip, in µs, DIR's forwarder added to the
+# frames it held: per direction that held any, its delay plus how late its
+# timers released them on average (shim.json), added up.
+shim_rtt() {
+	jq '[(if .["sa>sb"].held > 0 then .delay_ab_ns + .["sa>sb"].mean_late_ns else 0 end),
+	     (if .["sb>sa"].held > 0 then .delay_ba_ns + .["sb>sa"].mean_late_ns else 0 end)] | add / 1000 | round' "$1/shim.json"
 }
 
-# before_deltas BASE NAME writes BASE/ENGINE/before-NAME.json: per pattern rank,
+# predict DIR [SCEN] analyses DIR and runs whatif on it with every
+# scenario, into DIR/ENGINE/predictions.json (once). With SCEN (a toggled
+# forwarder run) it adds scenario SCEN-shim: SCEN with the round trip the
+# forwarder really added (shim_rtt: at 1 ms its timers added 8 % more) on
+# each of its links instead of the nominal one.
+predict() {
+	local a=$1/$engine scen=${2:-} sc=$out/scenarios.txt
+	analyze "$1"
+	[ ! -s "$a/predictions.json" ] || return 0
+	if [ -n "$scen" ] && [ -s "$1/shim.json" ]; then
+		sc=$a/scenarios.txt
+		{
+			cat "$out/scenarios.txt"
+			echo "[$scen-shim]"
+			awk -v s="[$scen]" -v rtt="$(shim_rtt "$1")" '$0 == s {on = 1; next} /^\[/ {on = 0}
+				on && /^link / {line = ""; for (i = 1; i <= NF; i++) if ($i !~ /^rtt=/) line = line (line == "" ? "" : " ") $i; print line " rtt=+" rtt "us"}' "$out/scenarios.txt"
+		} >"$sc"
+	fi
+	"$wp" -q whatif "$a/result.json" --trace "$a/trace.tsv" --scenario "$sc" --format json --requests -o "$a/predictions.json"
+}
+
+# before_deltas BASE NAME [SCENARIOS] writes BASE/ENGINE/before-NAME.json: per pattern rank,
 # the latency change BEFORE_WP's whatif predicts for scenario NAME's link
 # round-trip changes (one call per link, added up), 0 for the rest.
 before_deltas() {
@@ -234,7 +254,7 @@ before_deltas() {
 			-o "$d/before-$name-$i.json" 2>>"$d/before.log"; then
 			parts+=("$d/before-$name-$i.json")
 		fi
-	done < <(awk -v s="[$name]" '$0 == s {on = 1; next} /^\[/ {on = 0} on' "$out/scenarios.txt")
+	done < <(awk -v s="[$name]" '$0 == s {on = 1; next} /^\[/ {on = 0} on' "${3:-$out/scenarios.txt}")
 	if [ ${#parts[@]} -eq 0 ]; then
 		echo '{}' >"$f"
 		return
@@ -274,16 +294,19 @@ for g in $groups; do
 		if self_toggled "$name"; then
 			b=() p=()
 			for d in "${runs[@]}"; do
-				predict "$d"
+				predict "$d" "$scen"
 				b+=("$d") p+=("$d/$engine/predictions.json")
 			done
 			toggle+=(-self)
+			[ ! -s "${runs[0]}/shim.json" ] || scen=$scen-shim
 		fi
 		[ ${#b[@]} -gt 0 ] || continue
 		if [ -n "${BEFORE_WP:-}" ] && [ "$name" != sat ]; then
 			bf=()
 			for d in "${b[@]}"; do
-				before_deltas "$d" "$scen"
+				sc=$out/scenarios.txt
+				[ ! -s "$d/$engine/scenarios.txt" ] || sc=$d/$engine/scenarios.txt
+				before_deltas "$d" "$scen" "$sc"
 				bf+=("$d/$engine/before-$scen.json")
 			done
 			before=(-before "$(IFS=,; echo "${bf[*]}")")
