@@ -79,7 +79,7 @@ declare -A base_env=(
 declare -A changes=(
 	[store]="store-1ms:SHIM_DELAY=500us store-5ms:SHIM_DELAY=2500us store-20ms:SHIM_DELAY=10ms store-10mbit:SHIM_RATE=10mbit"
 	[tier2]="tier2-5ms:SHIM_DELAY=2500us tier2-20ms:SHIM_DELAY=10ms tier2-1ms-toggle:SHIM_DELAY=500us,SHIM_TOGGLE=1s tier2-5ms-toggle:SHIM_DELAY=2500us,SHIM_TOGGLE=1s tier2-20ms-toggle:SHIM_DELAY=10ms,SHIM_TOGGLE=1s"
-	[client]="client-5ms:SHIM_DELAY=2500us client-10mbit:SHIM_RATE=10mbit"
+	[client]="client-5ms:SHIM_DELAY=2500us client-10mbit:SHIM_RATE=10mbit client-10mbit-toggle:SHIM_RATE=10mbit,SHIM_TOGGLE=1s"
 	[app]="app-5ms:SHIM_DELAY=5ms,SHIM_DIR=in app-20ms:SHIM_DELAY=20ms,SHIM_DIR=in app-10mbit:SHIM_RATE=10mbit app-1ms-toggle:SHIM_DELAY=1ms,SHIM_DIR=in,SHIM_TOGGLE=1s app-5ms-toggle:SHIM_DELAY=5ms,SHIM_DIR=in,SHIM_TOGGLE=1s app-20ms-toggle:SHIM_DELAY=20ms,SHIM_DIR=in,SHIM_TOGGLE=1s app-10mbit-toggle:SHIM_RATE=10mbit,SHIM_TOGGLE=1s"
 	[load]="load-x2:RATE=$((2 * load_rate)) load-x2-toggle:RATE_HIGH=$((2 * load_rate)),RATE_TOGGLE=1s sat:RATE=0,INFLIGHT=$sat_inflight,REQUESTS=$sat_requests"
 )
@@ -234,7 +234,7 @@ predict() {
 			cat "$out/scenarios.txt"
 			echo "[$scen-shim]"
 			awk -v s="[$scen]" -v rtt="$(shim_rtt "$1")" '$0 == s {on = 1; next} /^\[/ {on = 0}
-				on && /^link / {line = ""; for (i = 1; i <= NF; i++) if ($i !~ /^rtt=/) line = line (line == "" ? "" : " ") $i; print line " rtt=+" rtt "us"}' "$out/scenarios.txt"
+				on && /^(link|host) / {line = ""; for (i = 1; i <= NF; i++) if ($i !~ /^rtt=/) line = line (line == "" ? "" : " ") $i; print line " rtt=+" rtt "us"}' "$out/scenarios.txt"
 		} >"$sc"
 	fi
 	"$wp" -q whatif "$a/result.json" --trace "$a/trace.tsv" --scenario "$sc" --format json --requests -o "$a/predictions.json"
