@@ -82,6 +82,10 @@ type run struct {
 	// message carries a request id or a thread
 	idf    map[uint64]float64
 	hasIDs bool
+	// every node's isolated requests, and the nodes with isolated requests
+	// of each replicated kind of request (isolated.go)
+	isoSamples [][]isoSample
+	isoByKey   map[replicaKey][]int32
 	// counters by node
 	search []searchCounts
 	// models of the last pass, by node, and a hook after each pass, for
@@ -187,6 +191,7 @@ func tokenIDF(l *loader) map[uint64]float64 {
 func (r *run) solve(ctx context.Context) error {
 	nn := len(r.l.nodeSym)
 	var err error
+	r.collectIsolated(parallel.Workers(r.opt.Workers))
 	parallel.Each(nn, parallel.Workers(r.opt.Workers), func(n int) {
 		if ctx.Err() != nil {
 			return
