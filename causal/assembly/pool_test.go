@@ -229,3 +229,49 @@ func TestReplicaSamples(t *testing.T) {
 		t.Errorf("B1 borrows %d requests, want none (B3's call a cache it never calls)", len(got))
 	}
 }
+
+// TestPassPlan covers when a node's passes stop: after Passes when its
+// assignment has settled, else when a pass moves few calls or at
+// MaxPasses; and, when an extra pass leaves more requests without a call
+// or more calls without a request (EM collapsing), after one more pass
+// with the same model.
+func TestPassPlan(t *testing.T) {
+	settled := passStats{moved: 5, calls: 100, noCall: 10, reqs: 100, noReq: 2}
+	moving := passStats{moved: 40, calls: 100, noCall: 10, reqs: 100, noReq: 2}
+	for _, tc := range []struct {
+		name       string
+		min, max   int
+		stats      []passStats // after each pass but the last
+		wantPasses int
+		wantKeep   bool
+	}{
+		{"settled after the minimum", 3, 8, []passStats{moving, settled}, 3, false},
+		{"no more than the minimum allowed", 3, 3, []passStats{moving, moving}, 3, false},
+		{"moving: more passes until settled", 3, 8, []passStats{moving, moving, moving, settled}, 5, false},
+		{"moving: up to the most", 3, 5, []passStats{moving, moving, moving, moving}, 5, false},
+		{"one pass", 1, 8, nil, 1, false},
+		{"two passes: nothing to compare after the first", 2, 8, []passStats{moving}, 2, false},
+		{"requests losing every call", 3, 8, []passStats{moving, moving, {moved: 40, calls: 100, noCall: 13, reqs: 100, noReq: 2}}, 4, true},
+		{"calls going to no request", 3, 8, []passStats{moving, moving, {moved: 40, calls: 100, noCall: 10, reqs: 100, noReq: 5}}, 4, true},
+		{"a rise within the noise", 3, 8, []passStats{moving, moving, {moved: 40, calls: 100, noCall: 12, reqs: 100, noReq: 4}, settled}, 5, false},
+		{"a rise within the minimum passes is no collapse", 3, 8, []passStats{moving, {moved: 40, calls: 100, noCall: 30, reqs: 100, noReq: 2}, settled}, 4, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pl := &passPlan{min: tc.min, max: max(tc.min, tc.max)}
+			keep, passes := false, 0
+			for pass := 0; ; pass++ {
+				passes++
+				if pl.last(pass) {
+					break
+				}
+				if pass >= len(tc.stats) {
+					t.Fatalf("pass %d is not the last, and the test has no statistics for it", pass)
+				}
+				keep = pl.decide(pass, tc.stats[pass])
+			}
+			if passes != tc.wantPasses || keep != tc.wantKeep {
+				t.Errorf("%d passes, last keeping the model %v; want %d, %v", passes, keep, tc.wantPasses, tc.wantKeep)
+			}
+		})
+	}
+}
