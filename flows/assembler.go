@@ -103,6 +103,11 @@ type Assembler struct {
 	outEv         proto.Evidence           // the Evidence of the message Next filled
 	closingReason EndReason                // why the decoder being closed is
 	cur           curChunk                 // the chunk being decoded
+	// The mid-stream search's scratch decoders, held bytes by half and
+	// Unit (midstream.go).
+	midDec  [numApps]proto.Resumer
+	midBuf  [2][]byte
+	midUnit proto.Unit
 }
 
 // pkt is the transport view of a packet (or reassembled datagram).
@@ -363,9 +368,12 @@ func (a *Assembler) endConn(c *conn, reason EndReason) {
 			c.acc.gapBytes += gb
 		}
 	}
-	if c.pr.det == detHolding {
+	switch c.pr.det {
+	case detHolding:
 		app, _ := sniffClient(c.pr.first)
 		a.decideHeld(c, app)
+	case detMid:
+		a.midEnd(c)
 	}
 	a.closeDecoder(c, reason)
 	if c.open != nil {

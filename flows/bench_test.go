@@ -69,19 +69,39 @@ func TestNoAllocsPerPacket(t *testing.T) {
 	for _, onConn := range []func(*ConnStats){nil, func(*ConnStats) {}} {
 		cfg := DefaultConfig()
 		cfg.OnConn = onConn
-		noAllocs(t, cfg)
+		noAllocs(t, cfg, exchange{cli, srv, get1, resp, true})
 	}
 }
 
-func noAllocs(t *testing.T, cfg Config) {
+// TestNoAllocsMidStream: on a memcached connection taken up in its middle
+// (no handshake), the traffic after the pickup allocates nothing either.
+func TestNoAllocsMidStream(t *testing.T) {
+	a := noAllocs(t, DefaultConfig(), exchange{cli, "10.0.0.2:11211", "get item:1\r\n", "END\r\n", false})
+	if st := a.Stats(); st.MidStreamDecoded != 1 || st.Protocols["memcache"] == nil {
+		t.Errorf("not taken up as memcached: %+v", st)
+	}
+}
+
+// exchange is the traffic of noAllocs: a request and its response between
+// cli and srv, on a connection whose handshake is seen or not.
+type exchange struct {
+	cli, srv, req, resp string
+	handshake           bool
+}
+
+func noAllocs(t *testing.T, cfg Config, x exchange) *Assembler {
 	a, err := NewAssembler(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := newConv(cli, srv, 1, 1).handshake()
+	c := newConv(x.cli, x.srv, 1, 1)
+	if x.handshake {
+		c.handshake()
+	}
 	for _, p := range c.pkts {
 		a.Add(p)
 	}
+	cli, srv, get1, resp := x.cli, x.srv, x.req, x.resp
 	req := tcpP(cli, srv, fPA, 0, 0, get1, at(0))
 	rsp := tcpP(srv, cli, fPA, 0, 0, resp, at(0))
 	ack := tcpP(cli, srv, fA, 0, 0, "", at(0))
@@ -112,6 +132,7 @@ func noAllocs(t *testing.T, cfg Config) {
 	if m.Kind != trace.KindReturn || m.Bytes != int64(len(resp)) {
 		t.Errorf("last message %+v", m)
 	}
+	return a
 }
 
 // TestBenchCaptureIsClean runs the benchmark's generator and checks flows
@@ -346,6 +367,95 @@ func TestAppendDecimal(t *testing.T) {
 			if got, want := string(appendInt(nil, s)), strconv.FormatInt(s, 10); got != want {
 				t.Fatalf("appendInt(%d) = %q, want %q", s, got, want)
 			}
+		}
+	}
+}
+
+// TestMessageTSVMatchesAppend checks that a MessageTSV, which copies
+// what it remembers of the lines before (endpoints, times, labels and id
+// sources found printable), writes what AppendMessageTSV writes: labels
+// that share memory with a remembered one but not its length, control
+// bytes after a printable label, times that do and do not share digits.
+func TestMessageTSVMatchesAppend(t *testing.T) {
+	label := "grpc /hotel.Search/Nearby"
+	src := "traceparent"
+	cases := []struct {
+		label, source string
+		first, last   int64
+	}{
+		{label, src, 1_700_000_000_123_456_789, 1_700_000_000_123_466_789},
+		{label, src, 1_700_000_000_123_456_789, 1_700_000_000_123_456_789},
+		{label[:4], src[:5], 1_700_000_000_123_456_790, 1_700_000_001_000_000_000},
+		{"grpc\t/x\n", "b3\x7f", 5, 999_999},
+		{label, src, 1_000_000, 1_999_999},
+		{"", "", 0, 1},
+		{"grpc\t/hotel.Search/Nearby"[:len(label)], src, -1, 1_700_000_000_123_456_789},
+		{label, src, 1_700_000_000_123_456_789, 1_700_000_000_123_456_788},
+	}
+	other := netip.MustParseAddrPort("[fe80::1]:40312") // the same port as the bench message's client
+	var w MessageTSV
+	for i, tc := range cases {
+		for v := range 6 {
+			m := tsvBenchMessage()
+			m.Label = tc.label
+			m.Evidence.IDs[0].Source = tc.source
+			m.Sightings[0].First, m.Sightings[0].Last = tc.first, tc.last
+			switch v { // the columns from src to kind, changed one at a time
+			case 1:
+				m.Src, m.Dst, m.Kind = m.Dst, m.Src, trace.KindReturn
+			case 2:
+				m.Src = other
+			case 3:
+				m.App = AppNone
+			case 4:
+				m.Kind = trace.KindReturn
+			case 5:
+				m.Proto = trace.ProtoUDP
+			}
+			base := tsvBenchMessage() // written first: the cache holds its columns
+			base.Sightings[0].First, base.Sightings[0].Last = tc.last, tc.first
+			for _, m := range []*Message{base, m} {
+				if got, want := string(w.Append(nil, m)), string(AppendMessageTSV(nil, m)); got != want {
+					t.Fatalf("case %d.%d: MessageTSV wrote\n%q, AppendMessageTSV\n%q", i, v, got, want)
+				}
+			}
+		}
+	}
+}
+
+// TestAppendHex16 checks appendHex16 against fmt.
+func TestAppendHex16(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, v := range []uint64{0, 1, 0xf, 0x10, 0x0123456789abcdef, math.MaxUint64, r.Uint64(), r.Uint64()} {
+		if got, want := string(appendHex16([]byte("x"), v)), fmt.Sprintf("x%016x", v); got != want {
+			t.Fatalf("appendHex16(%#x) = %q, want %q", v, got, want)
+		}
+	}
+}
+
+// TestLastTime checks the times a MessageTSV copies from the last one
+// against strconv: runs of equal times, times that differ in their last
+// six digits or more, and small, negative and growing ones.
+func TestLastTime(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	var l lastTime
+	v := int64(1_700_000_000_000_000_000)
+	for i := range 100000 {
+		switch r.IntN(6) {
+		case 0: // the same
+		case 1:
+			v += int64(r.IntN(1000))
+		case 2:
+			v += int64(r.IntN(10_000_000))
+		case 3:
+			v = int64(r.Uint64() >> r.IntN(64))
+		case 4:
+			v = -int64(r.IntN(3_000_000))
+		case 5:
+			v = int64(r.IntN(3_000_000))
+		}
+		if got, want := string(l.append([]byte("x"), v)), "x"+strconv.FormatInt(v, 10); got != want {
+			t.Fatalf("time %d: lastTime.append(%d) = %q, want %q", i, v, got, want)
 		}
 	}
 }

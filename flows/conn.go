@@ -28,9 +28,10 @@ const (
 	callerHTTP                 // it sent HTTP requests
 	callerDNS                  // it sent DNS queries
 	callerPorts                // the other side uses the lower, well-known port
+	callerPayload              // its bytes read as a protocol's requests (mid-stream pickup)
 )
 
-var callerNames = [...]string{"unknown", "syn", "synack", "http", "dns", "ports"}
+var callerNames = [...]string{"unknown", "syn", "synack", "http", "dns", "ports", "payload"}
 
 func (s callerSource) String() string { return callerNames[s] }
 

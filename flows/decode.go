@@ -21,6 +21,7 @@ type detState uint8
 const (
 	detPending detState = iota // no byte delivered yet
 	detHolding                 // the server spoke first: its bytes wait for the client's
+	detMid                     // seen from its middle: its bytes wait for a message boundary (detectMid)
 	detDone                    // decided
 )
 
@@ -74,6 +75,8 @@ type connProto struct {
 	// (greets).
 	first, greeting []byte
 	greets          bool
+	// mid is the search of a connection seen from its middle.
+	mid midState
 }
 
 // reset prepares p for a new connection, keeping its memory.
@@ -106,17 +109,11 @@ func (p *connProto) dirOf(d int) proto.Dir {
 // end, it is decided with what came). It reports whether ch was held.
 func (a *Assembler) detect(c *conn, d int, ch *chunk, off int64) bool {
 	pr := &c.pr
-	if pr.det == detPending {
-		if app, ok := a.portApp(c); ok {
-			a.decide(c, app, true)
-			return false
-		}
-		if !a.cfg.Framing || c.midStream || c.caller < 0 {
-			a.decide(c, AppNone, false)
-			return false
-		}
-		pr.det = detHolding
-		pr.greets = d != int(c.caller)
+	if pr.det == detPending && !a.detectStart(c, d) {
+		return false
+	}
+	if pr.det == detMid {
+		return a.detectMid(c, d, ch, off)
 	}
 	if d != int(c.caller) && pr.greets && len(pr.first) == 0 && !ch.gap {
 		// A server that speaks first: a MySQL greeting?
@@ -149,6 +146,31 @@ func (a *Assembler) detect(c *conn, d int, ch *chunk, off int64) bool {
 	app, _ := sniffClient(pr.first)
 	a.decideHeld(c, app)
 	return false
+}
+
+// detectStart starts the detection of c's protocol at its first chunk,
+// of half d: decided at once by port (or, without framing, a caller or a
+// start, as none), or held while detecting (detHolding), or, seen from
+// its middle, while searching for a message boundary (detMid). It
+// reports whether detection goes on.
+func (a *Assembler) detectStart(c *conn, d int) bool {
+	pr := &c.pr
+	mid := a.cfg.Framing && c.midStream
+	if app, ok := a.portApp(c); ok && !(mid && midResumable(app)) {
+		a.decide(c, app, true)
+		return false
+	}
+	switch {
+	case mid:
+		pr.det = detMid
+	case !a.cfg.Framing || c.midStream || c.caller < 0:
+		a.decide(c, AppNone, false)
+		return false
+	default:
+		pr.det = detHolding
+		pr.greets = d != int(c.caller)
+	}
+	return true
 }
 
 // decideHeld decides c's protocol and frames the chunks held until then.

@@ -5,6 +5,9 @@ import (
 	"io"
 	"net/netip"
 	"strconv"
+	"unsafe"
+
+	"github.com/wirepath/wirepath/trace"
 )
 
 // The first lines of the messages and connections formats; they carry the
@@ -51,12 +54,21 @@ func AppendMessagesHeader(b []byte) []byte { return appendHeader(b, MessagesMagi
 // TSV format.
 func AppendConnsHeader(b []byte) []byte { return appendHeader(b, ConnsMagic, ConnColumns) }
 
-// appendInt appends v in decimal.
+// appendInt appends v in decimal (a single digit where it is called, as
+// appendUint).
 func appendInt(b []byte, v int64) []byte {
+	if uint64(v) < 10 {
+		return append(b, byte('0'+v))
+	}
+	return appendIntDigits(b, v)
+}
+
+// appendIntDigits is appendInt for v outside 0 to 9.
+func appendIntDigits(b []byte, v int64) []byte {
 	if v < 0 {
 		return strconv.AppendInt(b, v, 10)
 	}
-	return appendUint(b, uint64(v))
+	return appendDigits(b, uint64(v))
 }
 
 func appendBool(b []byte, v bool) []byte {
@@ -75,11 +87,16 @@ func AppendMessageTSV(b []byte, m *Message) []byte { return appendMessageTSV(b, 
 
 // MessageTSV writes lines of the messages TSV format as AppendMessageTSV
 // does, remembering the text of the endpoints it wrote last (a
-// connection's messages name the same two), which it then copies rather
-// than formats. The zero value is ready to use; it is not safe for
+// connection's messages name the same two), of the columns from src to
+// kind, and of the last time, which it then copies rather than formats. The zero value is ready to use; it is not safe for
 // concurrent use.
 type MessageTSV struct {
-	eps [64]endpointText
+	eps  [64]endpointText
+	mids [32]middleText
+	ts   lastTime
+	// The last label and id source found printable: decoders hand out
+	// the same string for every message of a kind.
+	label, source string
 }
 
 // endpointText is the text of one endpoint, "10.0.0.1:80" or
@@ -92,6 +109,48 @@ type endpointText struct {
 
 // Append appends m as one line of the messages TSV format.
 func (w *MessageTSV) Append(b []byte, m *Message) []byte { return appendMessageTSV(b, m, w) }
+
+// appendMiddle appends a line's src, dst, proto, app and kind columns,
+// each followed by a tab.
+func appendMiddle(b []byte, m *Message, w *MessageTSV) []byte {
+	b = w.endpoint(b, m.Src)
+	b = append(b, '\t')
+	b = w.endpoint(b, m.Dst)
+	b = append(b, '\t')
+	b = append(b, m.Proto.String()...)
+	b = append(b, '\t')
+	b = append(b, m.App.String()...)
+	b = append(b, '\t')
+	b = append(b, m.Kind.String()...)
+	return append(b, '\t')
+}
+
+// middleText is the text of appendMiddle's columns for one combination
+// of their values (a direction of a connection and a kind), when it fits.
+type middleText struct {
+	src, dst netip.AddrPort
+	proto    trace.Proto
+	app      App
+	kind     trace.Kind
+	n        uint8
+	text     [160]byte
+}
+
+// middle is appendMiddle, copying the text from the cache when it holds
+// it: the messages of a connection repeat two or three combinations.
+func (w *MessageTSV) middle(b []byte, m *Message) []byte {
+	e := &w.mids[(uint(m.Src.Port())^uint(m.Dst.Port())<<1^uint(m.Kind))%uint(len(w.mids))]
+	if e.n > 0 && e.src == m.Src && e.dst == m.Dst && e.proto == m.Proto && e.app == m.App && e.kind == m.Kind {
+		return append(b, e.text[:e.n]...)
+	}
+	start := len(b)
+	b = appendMiddle(b, m, w)
+	if n := len(b) - start; n <= len(e.text) {
+		e.src, e.dst, e.proto, e.app, e.kind, e.n = m.Src, m.Dst, m.Proto, m.App, m.Kind, uint8(n)
+		copy(e.text[:], b[start:])
+	}
+	return b
+}
 
 // endpoint appends ap's text, from the cache when it holds it.
 func (w *MessageTSV) endpoint(b []byte, ap netip.AddrPort) []byte {
@@ -119,27 +178,22 @@ func appendMessageTSV(b []byte, m *Message, w *MessageTSV) []byte {
 	// has one, they are its First and Last): their text is copied.
 	var send, recv tsText
 	if s := m.SenderSide(); s != nil {
-		b = send.append(b, s.First)
+		b = send.append(b, s.First, w)
 	} else {
 		b = append(b, '-')
 	}
 	b = append(b, '\t')
 	if s := m.ReceiverSide(); s != nil {
-		b = recv.appendLike(b, s.Last, &send)
+		b = recv.appendLike(b, s.Last, &send, w)
 	} else {
 		b = append(b, '-')
 	}
 	b = append(b, '\t')
-	b = w.endpoint(b, m.Src)
-	b = append(b, '\t')
-	b = w.endpoint(b, m.Dst)
-	b = append(b, '\t')
-	b = append(b, m.Proto.String()...)
-	b = append(b, '\t')
-	b = append(b, m.App.String()...)
-	b = append(b, '\t')
-	b = append(b, m.Kind.String()...)
-	b = append(b, '\t')
+	if w != nil {
+		b = w.middle(b, m)
+	} else {
+		b = appendMiddle(b, m, nil)
+	}
 	b = m.Call.AppendText(b)
 	b = append(b, '\t')
 	b = appendInt(b, m.Bytes)
@@ -195,7 +249,7 @@ func appendMessageTSV(b []byte, m *Message, w *MessageTSV) []byte {
 	b = append(b, '\t')
 	b = appendUint(b, m.Stream)
 	b = append(b, '\t')
-	b = appendText(b, m.Label)
+	b = w.text(b, m.Label, labelText)
 	b = append(b, '\t')
 	b = appendInt(b, int64(m.Status))
 	b = append(b, '\t')
@@ -205,7 +259,7 @@ func appendMessageTSV(b []byte, m *Message, w *MessageTSV) []byte {
 			if i > 0 {
 				b = append(b, ' ')
 			}
-			b = appendText(b, id.Source)
+			b = w.text(b, id.Source, sourceText)
 			b = append(b, '=')
 			b = appendText(b, id.Value)
 		}
@@ -228,24 +282,62 @@ type tsText struct {
 	ok     bool
 }
 
-// append appends v in decimal and remembers where.
-func (t *tsText) append(b []byte, v int64) []byte {
+// append appends v in decimal (through w's memory of the time it wrote
+// last when w is not nil) and remembers where.
+func (t *tsText) append(b []byte, v int64, w *MessageTSV) []byte {
 	t.v, t.lo, t.ok = v, len(b), true
-	b = appendInt(b, v)
+	if w != nil {
+		b = w.ts.append(b, v)
+	} else {
+		b = appendInt(b, v)
+	}
 	t.hi = len(b)
 	return b
 }
 
 // appendLike is append, copying like's text when v is its time (a
 // message in one segment seen at one point arrived when it left).
-func (t *tsText) appendLike(b []byte, v int64, like *tsText) []byte {
+func (t *tsText) appendLike(b []byte, v int64, like *tsText, w *MessageTSV) []byte {
 	if like.ok && v == like.v {
 		t.v, t.lo, t.ok = v, len(b), true
 		b = append(b, b[like.lo:like.hi]...)
 		t.hi = len(b)
 		return b
 	}
-	return t.append(b, v)
+	return t.append(b, v, w)
+}
+
+// lastTime is the text of the time a MessageTSV wrote last. Consecutive
+// lines' times are mostly the same or differ in their last digits (the
+// messages a packet ends have its time), so a time is copied from it,
+// whole or but its last six digits.
+type lastTime struct {
+	v    int64
+	n    int // length of text; 0: none yet
+	text [20]byte
+}
+
+// append appends v in decimal, copying what it can of the last time.
+func (l *lastTime) append(b []byte, v int64) []byte {
+	const low = 1e6 // the part of a time formatted again when the rest is the same
+	if v < low {
+		return appendInt(b, v)
+	}
+	if l.n > 0 {
+		if v == l.v {
+			return append(b, l.text[:l.n]...)
+		}
+		if v/low == l.v/low { // so as many digits as l.v (both at least low)
+			k := l.n - 6
+			put6Digits(l.text[k:l.n], uint32(v%low))
+			l.v = v
+			return append(b, l.text[:l.n]...)
+		}
+	}
+	start := len(b)
+	b = appendInt(b, v)
+	l.v, l.n = v, copy(l.text[:], b[start:])
+	return b
 }
 
 // again appends v: a copy of the remembered text if it is the same time.
@@ -254,6 +346,32 @@ func (t *tsText) again(b []byte, v int64) []byte {
 		return append(b, b[t.lo:t.hi]...)
 	}
 	return appendInt(b, v)
+}
+
+// Which of MessageTSV's remembered strings text may use.
+const (
+	labelText = iota
+	sourceText
+)
+
+// text appends s as appendText does, without looking at its bytes when
+// it is (the same memory as) the string of kind k found printable last.
+func (w *MessageTSV) text(b []byte, s string, k int) []byte {
+	if w == nil || s == "" {
+		return appendText(b, s)
+	}
+	last := &w.label
+	if k == sourceText {
+		last = &w.source
+	}
+	if len(s) == len(*last) && unsafe.StringData(s) == unsafe.StringData(*last) {
+		return append(b, s...)
+	}
+	if printable(s) {
+		*last = s
+		return append(b, s...)
+	}
+	return appendText(b, s)
 }
 
 // appendText appends s for a TSV field: "-" when empty, control bytes
@@ -298,14 +416,26 @@ func printable(s string) bool {
 	return true
 }
 
+// appendHex16 appends v as 16 lower-case hex digits, a byte (two digits)
+// at a time.
 func appendHex16(b []byte, v uint64) []byte {
-	const hex = "0123456789abcdef"
 	var t [16]byte
-	for i := range t {
-		t[i] = hex[v>>(60-4*uint(i))&0xf]
+	for i := 0; i < 16; i += 2 {
+		x := v >> (56 - 4*uint(i)) & 0xff
+		t[i], t[i+1] = hexPairs[2*x], hexPairs[2*x+1]
 	}
 	return append(b, t[:]...)
 }
+
+// hexPairs holds "00" to "ff".
+var hexPairs = func() string {
+	const hex = "0123456789abcdef"
+	var t [512]byte
+	for i := range 256 {
+		t[2*i], t[2*i+1] = hex[i>>4], hex[i&0xf]
+	}
+	return string(t[:])
+}()
 
 // sightingJSON and messageJSON are the JSON Lines form of a message.
 type sightingJSON struct {

@@ -99,6 +99,11 @@ type framer struct {
 	dnsHave int
 	lost    int64 // times framing was lost
 	dns     bool  // the direction is DNS over TCP
+	// mid says the connection was seen from its middle: a first message
+	// that is no HTTP may be the rest of one, so HTTP is sought again at
+	// the next messages (up to midSeeks of them) before giving up.
+	mid   bool
+	seeks uint8
 	// evHead and evBody are, after a feed that parsed a header block, the
 	// block and the captured start of the body that followed it in the
 	// same bytes (valid until the next feed), for the message's label and
@@ -412,9 +417,20 @@ func (f *framer) chunkState(line []byte) (ok, end bool) {
 	return true, false
 }
 
+// midSeeks is how many messages of a direction seen from its middle are
+// searched for an HTTP/1.x start line before it is taken for no HTTP.
+const midSeeks = 8
+
 // giveUp loses sync; on the very first message it means the direction is
-// not HTTP at all.
+// not HTTP at all, unless the connection was seen from its middle: then
+// the next message is tried again (not counted as a loss).
 func (f *framer) giveUp() {
+	if f.first && f.mid && f.seeks < midSeeks {
+		f.seeks++
+		f.mode = fmLost
+		f.line = f.line[:0]
+		return
+	}
 	if f.first {
 		f.mode, f.first = fmNone, false
 		f.line = f.line[:0]

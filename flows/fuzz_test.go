@@ -245,6 +245,14 @@ func fuzzOne(t *testing.T, in []byte) {
 		pkts := append(c.pkts, late...)
 		slices.SortStableFunc(pkts, func(a, b *pcapio.Packet) int { return cmp.Compare(a.TS(), b.TS()) })
 		msgs, _, _ := runQuiet(t, cfg, pkts...)
+		checkFuzzMsgs(t, msgs)
+	}
+}
+
+// checkFuzzMsgs checks the fuzzed messages: sizes, sightings, and at most
+// one CALL and one RETURN per call id.
+func checkFuzzMsgs(t *testing.T, msgs []*Message) {
+	{
 		calls, rets := map[CallID]int{}, map[CallID]int{}
 		for _, m := range msgs {
 			if m.Bytes < 0 || m.GapBytes < 0 || m.GapBytes > m.Bytes || m.TruncBytes < 0 || m.Ordinal == 0 {

@@ -305,28 +305,81 @@ func (m *Message) CapturedBytes() int64 { return m.Bytes - m.GapBytes }
 // appendUint appends v in decimal, as strconv.AppendUint(b, v, 10) does,
 // writing the digits in place, two at a time: strconv formats into a
 // buffer of its own and copies it, which made the numbers half the cost
-// of a line of the messages format.
+// of a line of the messages format. A single digit, the commonest number
+// of a line, is appended where it is called (appendUint is small enough
+// to be inlined), others by appendDigits.
 func appendUint(b []byte, v uint64) []byte {
 	if v < 10 {
 		return append(b, byte('0'+v))
+	}
+	return appendDigits(b, v)
+}
+
+// appendDigits is appendUint for v of at least 10.
+func appendDigits(b []byte, v uint64) []byte {
+	switch {
+	case v < 100:
+		return append(b, digitPairs[2*v], digitPairs[2*v+1])
+	case v < 1000:
+		r := v % 100
+		return append(b, byte('0'+v/100), digitPairs[2*r], digitPairs[2*r+1])
+	case v < 10000:
+		q, r := v/100, v%100
+		return append(b, digitPairs[2*q], digitPairs[2*q+1], digitPairs[2*r], digitPairs[2*r+1])
 	}
 	n := decimalLen(v)
 	b = slices.Grow(b, n)
 	i := len(b) + n
 	b = b[:i]
-	for v >= 100 {
-		q := v / 100
-		r := v - q*100
-		i -= 2
-		b[i], b[i+1] = digitPairs[2*r], digitPairs[2*r+1]
+	// Eight digits at a time in 32-bit arithmetic (a time in nanoseconds
+	// has 19), then two at a time.
+	for v >= 1e8 {
+		q := v / 1e8
+		put8Digits(b[i-8:i], uint32(v-q*1e8))
+		i -= 8
 		v = q
 	}
-	if v >= 10 {
-		b[i-2], b[i-1] = digitPairs[2*v], digitPairs[2*v+1]
+	w := uint32(v)
+	for w >= 100 {
+		q := w / 100
+		r := w - q*100
+		i -= 2
+		b[i], b[i+1] = digitPairs[2*r], digitPairs[2*r+1]
+		w = q
+	}
+	if w >= 10 {
+		b[i-2], b[i-1] = digitPairs[2*w], digitPairs[2*w+1]
 	} else {
-		b[i-1] = byte('0' + v)
+		b[i-1] = byte('0' + w)
 	}
 	return b
+}
+
+// put6Digits writes v (below 10^6) into d as six decimal digits, with
+// leading zeros.
+func put6Digits(d []byte, v uint32) {
+	_ = d[5]
+	hi, lo := v/10000, v%10000
+	d[0], d[1] = digitPairs[2*hi], digitPairs[2*hi+1]
+	p := lo / 100
+	d[2], d[3] = digitPairs[2*p], digitPairs[2*p+1]
+	p = lo % 100
+	d[4], d[5] = digitPairs[2*p], digitPairs[2*p+1]
+}
+
+// put8Digits writes v (below 10^8) into d as eight decimal digits, with
+// leading zeros.
+func put8Digits(d []byte, v uint32) {
+	_ = d[7]
+	hi, lo := v/10000, v%10000
+	p := hi / 100
+	d[0], d[1] = digitPairs[2*p], digitPairs[2*p+1]
+	p = hi % 100
+	d[2], d[3] = digitPairs[2*p], digitPairs[2*p+1]
+	p = lo / 100
+	d[4], d[5] = digitPairs[2*p], digitPairs[2*p+1]
+	p = lo % 100
+	d[6], d[7] = digitPairs[2*p], digitPairs[2*p+1]
 }
 
 // digitPairs holds "00" to "99".

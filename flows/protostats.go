@@ -51,6 +51,11 @@ type ProtoStats struct {
 	// Unanswered counts requests whose response never came by the
 	// connection's end (lost to a gap, or never sent).
 	Unanswered int64 `json:"unanswered,omitempty"`
+	// MidStream counts the connections taken up from their middle (their
+	// handshake unseen) at a confirmed message boundary, and
+	// MidSkippedBytes their bytes before it (also in UnframedBytes).
+	MidStream       int64 `json:"mid_stream,omitempty"`
+	MidSkippedBytes int64 `json:"mid_skipped_bytes,omitempty"`
 
 	Requests     int64 `json:"requests,omitempty"`
 	Responses    int64 `json:"responses,omitempty"`

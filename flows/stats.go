@@ -145,20 +145,30 @@ type Stats struct {
 	EvidenceTokens   int64 `json:"evidence_tokens"`
 
 	// Connections: started, ended by reason, and the table's peak size.
-	Conns         int64 `json:"conns"`
-	TCPConns      int64 `json:"tcp_conns"`
-	UDPFlows      int64 `json:"udp_flows"`
-	ConnsFIN      int64 `json:"conns_fin"`
-	ConnsRST      int64 `json:"conns_rst"`
-	ConnsIdle     int64 `json:"conns_idle"`
-	ConnsEvicted  int64 `json:"conns_evicted"`
-	ConnsEOF      int64 `json:"conns_eof"`
-	ConnsReused   int64 `json:"conns_reused"`
-	ConnsOpen     int64 `json:"conns_open"`
-	PeakConns     int64 `json:"peak_conns"`
-	MidStream     int64 `json:"conns_mid_stream"`
-	CallerUnknown int64 `json:"conns_caller_unknown"`
-	SYNRetrans    int64 `json:"syn_retrans"`
+	Conns        int64 `json:"conns"`
+	TCPConns     int64 `json:"tcp_conns"`
+	UDPFlows     int64 `json:"udp_flows"`
+	ConnsFIN     int64 `json:"conns_fin"`
+	ConnsRST     int64 `json:"conns_rst"`
+	ConnsIdle    int64 `json:"conns_idle"`
+	ConnsEvicted int64 `json:"conns_evicted"`
+	ConnsEOF     int64 `json:"conns_eof"`
+	ConnsReused  int64 `json:"conns_reused"`
+	ConnsOpen    int64 `json:"conns_open"`
+	PeakConns    int64 `json:"peak_conns"`
+	MidStream    int64 `json:"conns_mid_stream"`
+	// MidStreamDecoded counts the connections seen from their middle
+	// that were taken up by a protocol decoder at a confirmed message
+	// boundary, MidStreamHTTP those where an HTTP/1.x start line was
+	// found (framed by flows), MidStreamUndecoded the others (opaque or
+	// unknown traffic, cut at direction changes), and MidSkippedBytes
+	// the bytes before the decoders' boundaries, in no message.
+	MidStreamDecoded   int64 `json:"conns_mid_stream_decoded"`
+	MidStreamHTTP      int64 `json:"conns_mid_stream_http"`
+	MidStreamUndecoded int64 `json:"conns_mid_stream_undecoded"`
+	MidSkippedBytes    int64 `json:"mid_stream_skipped_bytes"`
+	CallerUnknown      int64 `json:"conns_caller_unknown"`
+	SYNRetrans         int64 `json:"syn_retrans"`
 
 	// Protocols is the accounting of each application protocol that
 	// framed a connection, by name ("h2", "tls", "http", "-", ...).

@@ -36,6 +36,7 @@ func (a *Assembler) tcp(pk *pkt) {
 			a.st.MidStream++
 			for d := range c.half {
 				c.half[d].off = midStreamOffset
+				c.half[d].fr.mid = true
 			}
 		}
 	}

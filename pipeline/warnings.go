@@ -33,8 +33,8 @@ func checkRun(cfg *Config, res *Result, tr *trace.Trace) []string {
 		if gaps := f.GapsAcked + f.GapsTimeout + f.GapsLimit + f.GapsEnd; gaps > 0 {
 			out = append(out, fmt.Sprintf("%d gaps in TCP streams (%d bytes no sniffer saw): messages around a gap may be cut or joined wrongly", gaps, f.GapBytes))
 		}
-		if f.MidStream > 0 {
-			out = append(out, fmt.Sprintf("%d connections were already open when the capture started: who called whom on them is guessed from the ports", f.MidStream))
+		if n := f.MidStream - f.MidStreamDecoded - f.MidStreamHTTP; n > 0 {
+			out = append(out, fmt.Sprintf("%d connections were already open when the capture started and no protocol was found on them: who called whom on them is guessed from the ports", n))
 		}
 		out = append(out, protocolWarnings(f)...)
 	}

@@ -173,3 +173,35 @@ type Summary struct {
 	// Err is the decoder's own accounting check (nil when it balances).
 	Err error
 }
+
+// Resumer is a Decoder that can take up a connection whose start the
+// capture missed (flows' mid-stream pickup).
+type Resumer interface {
+	Decoder
+	// Resume prepares a decoder not yet fed for a connection seen from
+	// its middle, past any start-up exchange. A direction whose sync is
+	// true is fed from a message boundary the caller found; the other
+	// searches for one as after a loss (not counted as a loss). With
+	// paired, the caller knows no response is owed to a request the
+	// decoder will not see: pairing starts at the first request.
+	// Otherwise it starts suspended (responses may be owed to requests
+	// never seen) and resumes at a request sent while none waits, once a
+	// response was seen and the server is between messages.
+	Resume(sync [2]bool, paired bool)
+	// Losses returns how many times dir lost its framing.
+	Losses(dir Dir) int64
+	// Starts says whether a message of dir plausibly starts at b[0]:
+	// the test a direction that lost its framing resynchronises with.
+	Starts(dir Dir, b []byte) Verdict
+}
+
+// Verdict is what a plausibility test says of the bytes at one position
+// of a stream.
+type Verdict uint8
+
+// The verdicts.
+const (
+	StartNo   Verdict = iota // no message starts here
+	StartYes                 // a plausible message starts here
+	StartMore                // too few bytes to tell
+)

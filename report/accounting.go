@@ -121,7 +121,12 @@ func (l *stageLine) flows() bool {
 	} else {
 		l.add("no gaps")
 	}
-	l.nonzero("unpaired_returns", "conns_mid_stream", "framing_lost", "frag_dropped_timeout", "frag_dropped_limit", "frag_dropped_invalid")
+	l.nonzero("unpaired_returns")
+	if n := v["conns_mid_stream"]; n > 0 {
+		l.add("%d connections open before the capture (%d taken up by a decoder at a confirmed message boundary, %d bytes before it skipped; %d HTTP/1.x)",
+			n, v["conns_mid_stream_decoded"], v["mid_stream_skipped_bytes"], v["conns_mid_stream_http"])
+	}
+	l.nonzero("framing_lost", "frag_dropped_timeout", "frag_dropped_limit", "frag_dropped_invalid")
 	return true
 }
 
@@ -251,6 +256,9 @@ func protocolParts(cs []trace.Count) []string {
 		}
 		if p == "tls" {
 			s += fmt.Sprintf(" (%d decrypted, %d with SNI)", v["decrypted"], v["with_sni"])
+		}
+		if v["mid_stream"] > 0 {
+			s += fmt.Sprintf(", %d taken up mid-stream (%d bytes skipped)", v["mid_stream"], v["mid_skipped_bytes"])
 		}
 		for _, n := range []string{"rejected", "unpaired", "unanswered", "units_clamped", "decoder_errors"} {
 			if v[n] != 0 {

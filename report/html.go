@@ -317,7 +317,7 @@ func hopRowOf(h *causal.Hop, tl *timeline) hopRow {
 		r.Parent = fmt.Sprint(*h.Parent)
 	}
 	if h.Start != nil {
-		r.Start = "+" + FormatUS(h.Start.Mean)
+		r.Start = fmtSigned(h.Start.Mean)
 	}
 	if sv := &tl.Visits[tl.Sender[h.ID]]; sv.Untraced && h.ID > 0 {
 		r.Node = "◇ " + FormatUS(tl.combined(h.ID)) + " with network"

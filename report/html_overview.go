@@ -130,7 +130,7 @@ func waterfallOf(p *causal.Pattern, title string) htmlWaterfall {
 		}
 		wf.Rows = append(wf.Rows, wfRow{Node: n.Node, Label: label, Indent: min(depth, 12) * 14,
 			Left: 100 * n.Entry / total, Width: max(0.3, 100*n.Latency/total),
-			Start: "+" + FormatUS(n.Entry), Dur: FormatUS(n.Latency), Untraced: n.Untraced})
+			Start: fmtSigned(n.Entry), Dur: FormatUS(n.Latency), Untraced: n.Untraced})
 		for _, k := range n.Kids {
 			walk(k, depth+1)
 		}

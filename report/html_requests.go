@@ -91,7 +91,7 @@ func htmlRequestsOf(res *causal.Result, t *trace.Trace, fx FrameIndex, detailed 
 		}
 		hr := htmlRequestRow{R: r, Pos: i, Latency: FormatUS(r.LatencyUS), Start: "–"}
 		if r.StartNS != noNS && t != nil {
-			hr.Start = "+" + FormatUS(float64(r.StartNS-origin)/1e3)
+			hr.Start = fmtSigned(float64(r.StartNS-origin) / 1e3)
 		}
 		if r.Pattern > 0 && detailed(r.Pattern) {
 			hr.PatternLink = fmt.Sprintf("%sp%d", pre, r.Pattern)

@@ -282,7 +282,7 @@ func textHopRow(h *causal.Hop, tl *timeline, id int, prefix string, root bool) t
 	}
 	r.delays = fmtDelays(h.Delays, 4)
 	if h.Start != nil {
-		r.start = "+" + FormatUS(h.Start.Mean)
+		r.start = fmtSigned(h.Start.Mean)
 	}
 	return r
 }
@@ -631,6 +631,7 @@ func FormatUS(us float64) string {
 	}
 }
 
+// fmtSigned formats a time offset with its sign: "+2 ms", "-14 µs".
 func fmtSigned(us float64) string {
 	if us >= 0 {
 		return "+" + FormatUS(us)

@@ -7,8 +7,10 @@
 # changes, as before issue 15), then the flows stage alone (go test -bench
 # BenchmarkGRPC). The comparison is CPU seconds (user + system) of the same
 # binary on the same file: framing costs 1 - unframed CPU / framed CPU of
-# the throughput. INSTRUCTIONS=1 also counts each command's instructions
-# with valgrind (GOMAXPROCS=1), which the machine's load does not change.
+# the throughput. INSTRUCTIONS=1 also counts the instructions of
+# "messages" both ways with valgrind (GOMAXPROCS=1, GOGC=off: without the
+# collector's work, which depends on when it runs), which the machine's
+# load does not change; INSTRUCTIONS=2 those of "analyze" too (minutes).
 # Usage: scripts/bench-grpc.sh            (BATCHES=... to change the size)
 set -eu
 cd "$(dirname "$0")/.."
@@ -28,13 +30,17 @@ for cmd in messages analyze; do
 		done
 	done
 done
-if [ "${INSTRUCTIONS:-}" = 1 ]; then
-	for mode in --no-framing --framing; do
-		flag=$mode
-		[ "$mode" = --framing ] && flag=
-		printf 'messages %s: ' "$mode"
-		GOMAXPROCS=1 valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file=/dev/null \
-			"$dir/wirepath" messages -q -o /dev/null $flag "$dir/grpc.pcap" 2>&1 | awk '/I *refs:/ {print $NF, "instructions"}'
+if [ -n "${INSTRUCTIONS:-}" ]; then
+	cmds=messages
+	[ "$INSTRUCTIONS" = 2 ] && cmds="messages analyze"
+	for cmd in $cmds; do
+		for mode in --no-framing --framing; do
+			flag=$mode
+			[ "$mode" = --framing ] && flag=
+			printf '%s %s: ' "$cmd" "$mode"
+			GOMAXPROCS=1 GOGC=off valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file=/dev/null \
+				"$dir/wirepath" $cmd -q -o /dev/null $flag "$dir/grpc.pcap" 2>&1 | awk '/I *refs:/ {print $NF, "instructions"}'
+		done
 	done
 fi
 echo "== the flows stage alone, on decoded packets in memory"

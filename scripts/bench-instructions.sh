@@ -9,10 +9,13 @@
 # by 20 %; without it two runs agree within 0.3 %. The counts therefore
 # leave out collection work: compare allocations with -benchmem beside them.
 #
-#   scripts/bench-instructions.sh OLD NEW [BENCH=PKG_OLD:PKG_NEW ...]
+#   scripts/bench-instructions.sh OLD NEW [BENCH | PKG:BENCH ...]
 #
 # Without BENCH arguments it measures the stage benchmarks that exist under
-# the same name in both revisions (the package may have moved). A benchmark
+# the same name in both revisions (the package may have moved). A BENCH is
+# looked for in both revisions' packages; PKG:BENCH names its package
+# (proto/resp:Decoder, flows:GRPC/framing=true), for the names several
+# packages use. A benchmark
 # runs K and 5K operations, K chosen from a native run so that K
 # operations take about 50 ms (the runtime's own noise is then small).
 set -euo pipefail
@@ -47,14 +50,21 @@ opsfor() {
 	(cd "$2" && GOMAXPROCS=1 "$bin" -test.run='^$' -test.bench="^Benchmark$3\$" -test.benchtime=0.2s) |
 		awk '$1 ~ /^Benchmark/ { for (i = 1; i <= NF; i++) if ($(i+1) == "ns/op") { if (!done) { k = int(5e7 / $i); print (k < 1 ? 1 : k); done = 1 } } }'
 }
-printf '%-18s %16s %16s %8s\n' benchmark "old instr/op" "new instr/op" change
+printf '%-26s %16s %16s %8s\n' benchmark "old instr/op" "new instr/op" change
 for b in "${benches[@]}"; do
-	po=$(pkgof "$work/old" "$b"); pn=$(pkgof "$work/new" "$b")
-	if [ -z "$po" ] || [ -z "$pn" ]; then printf '%-18s %s\n' "$b" "(not in both)"; continue; fi
+	label=$b
+	if [[ $b == *:* ]]; then
+		po=$work/old/${b%%:*} pn=$work/new/${b%%:*} b=${b#*:}
+		[ -d "$po" ] || po=""
+		[ -d "$pn" ] || pn=""
+	else
+		po=$(pkgof "$work/old" "$b") pn=$(pkgof "$work/new" "$b")
+	fi
+	if [ -z "$po" ] || [ -z "$pn" ]; then printf '%-26s %s\n' "$label" "(not in both)"; continue; fi
 	k=$(opsfor "$work/old" "$po" "$b")
 	o2=$(irefs "$work/old" "$po" "$b" "$k"); o6=$(irefs "$work/old" "$po" "$b" $((5 * k)))
 	n2=$(irefs "$work/new" "$pn" "$b" "$k"); n6=$(irefs "$work/new" "$pn" "$b" $((5 * k)))
-	awk -v b="$b" -v k="$k" -v o2="$o2" -v o6="$o6" -v n2="$n2" -v n6="$n6" 'BEGIN {
+	awk -v b="$label" -v k="$k" -v o2="$o2" -v o6="$o6" -v n2="$n2" -v n6="$n6" 'BEGIN {
 		o = (o6 - o2) / (4 * k); n = (n6 - n2) / (4 * k)
-		printf "%-18s %16.0f %16.0f %+7.1f%%\n", b, o, n, (n - o) / o * 100 }'
+		printf "%-26s %16.0f %16.0f %+7.1f%%\n", b, o, n, (n - o) / o * 100 }'
 done

@@ -38,6 +38,20 @@ func WriteText(w io.Writer, r *Report, opt TextOptions) error {
 		opt.Patterns = 10
 	}
 	bw := bufio.NewWriter(w)
+	writeCounts(bw, r)
+	writeTopN(bw, r)
+	writeNodeDelays(bw, r)
+	if opt.Hops > 0 {
+		writeHops(bw, r.Hops, opt.Hops)
+	}
+	writePatternList(bw, "false-negative patterns", r.Patterns.FalseNegativeList, opt.Patterns)
+	writePatternList(bw, "false-positive patterns", r.Patterns.FalsePositiveList, opt.Patterns)
+	return bw.Flush()
+}
+
+// writeCounts writes the heading and the patterns, instances and
+// messages counts.
+func writeCounts(bw *bufio.Writer, r *Report) {
 	t := r.Truth
 	name := t.Config
 	if name == "" {
@@ -76,65 +90,76 @@ func WriteText(w io.Writer, r *Report, opt TextOptions) error {
 		}
 		fmt.Fprintf(bw, ")\n")
 	}
+}
 
-	if len(r.TopN) > 0 {
-		fmt.Fprintf(bw, "\ntop-N omitted true patterns (tolerance %s):\n", pct(r.Tolerance))
-		fmt.Fprintf(bw, "%5s %8s %7s %8s %9s %7s\n", "N", "omitted", "rate", "excused", "rate-tol", "1/N")
-		for _, pt := range r.TopN {
-			fmt.Fprintf(bw, "%5d %8d %7.3f %8d %9.3f %7.3f\n", pt.N, pt.Omitted, pt.Rate, pt.Excused, pt.RateTolerant, 1/float64(pt.N))
-		}
+// writeTopN writes the top-N omitted true patterns.
+func writeTopN(bw *bufio.Writer, r *Report) {
+	if len(r.TopN) == 0 {
+		return
 	}
+	fmt.Fprintf(bw, "\ntop-N omitted true patterns (tolerance %s):\n", pct(r.Tolerance))
+	fmt.Fprintf(bw, "%5s %8s %7s %8s %9s %7s\n", "N", "omitted", "rate", "excused", "rate-tol", "1/N")
+	for _, pt := range r.TopN {
+		fmt.Fprintf(bw, "%5d %8d %7.3f %8d %9.3f %7.3f\n", pt.N, pt.Omitted, pt.Rate, pt.Excused, pt.RateTolerant, 1/float64(pt.N))
+	}
+}
 
-	if len(r.Nodes) > 0 {
-		fmt.Fprintf(bw, "\nnode delays of the patterns found (weighted by true count):\n")
-		fmt.Fprintf(bw, "  %-16s %5s %11s %11s %7s\n", "node", "hops", "true mean", "abs error", "rel")
-		for _, n := range r.Nodes {
-			fmt.Fprintf(bw, "  %-16s %5d %11s %11s %7s\n", n.Node, n.Hops, FormatUS(n.MeanTrueUS), FormatUS(n.MeanAbsErrorUS), pct(n.RelError))
-		}
-		fmt.Fprintf(bw, "  all: node delay error %s (largest %s), network delay error %s\n",
-			pct(r.Delays.NodeRelError), FormatUS(r.Delays.NodeMaxErrorUS), pct(r.Delays.NetRelError))
+// writeNodeDelays writes the node delays' errors.
+func writeNodeDelays(bw *bufio.Writer, r *Report) {
+	if len(r.Nodes) == 0 {
+		return
 	}
-	if opt.Hops > 0 && len(r.Hops) > 0 {
-		fmt.Fprintf(bw, "\nper-hop delays (inferred / true):\n")
-		shown, last := 0, -1
-		for _, h := range r.Hops {
-			if h.Rank != last {
-				if shown == opt.Hops {
-					break
-				}
-				shown++
-				last = h.Rank
-				fmt.Fprintf(bw, "  #%d (truth #%d, %d instances)\n", h.Rank, h.TruthRank, h.Weight)
-			}
-			fmt.Fprintf(bw, "    %-24s", h.From+"->"+h.To)
-			if h.NodeUS != nil {
-				fmt.Fprintf(bw, "  node %s / %s", FormatUS(*h.NodeUS), FormatUS(*h.TrueNodeUS))
-			}
-			if h.NetUS != nil {
-				fmt.Fprintf(bw, "  net %s / %s", FormatUS(*h.NetUS), FormatUS(*h.TrueNetUS))
-			}
-			bw.WriteByte('\n')
-		}
+	fmt.Fprintf(bw, "\nnode delays of the patterns found (weighted by true count):\n")
+	fmt.Fprintf(bw, "  %-16s %5s %11s %11s %7s\n", "node", "hops", "true mean", "abs error", "rel")
+	for _, n := range r.Nodes {
+		fmt.Fprintf(bw, "  %-16s %5d %11s %11s %7s\n", n.Node, n.Hops, FormatUS(n.MeanTrueUS), FormatUS(n.MeanAbsErrorUS), pct(n.RelError))
 	}
+	fmt.Fprintf(bw, "  all: node delay error %s (largest %s), network delay error %s\n",
+		pct(r.Delays.NodeRelError), FormatUS(r.Delays.NodeMaxErrorUS), pct(r.Delays.NetRelError))
+}
 
-	list := func(title string, refs []PatternRef) {
-		if len(refs) == 0 {
-			return
-		}
-		fmt.Fprintf(bw, "\n%s (%d):\n", title, len(refs))
-		for i, ref := range refs {
-			if i == opt.Patterns {
-				fmt.Fprintf(bw, "  ... and %d more\n", len(refs)-i)
+// writeHops writes the per-hop delays of the first limit patterns.
+func writeHops(bw *bufio.Writer, hops []HopError, limit int) {
+	if len(hops) == 0 {
+		return
+	}
+	fmt.Fprintf(bw, "\nper-hop delays (inferred / true):\n")
+	shown, last := 0, -1
+	for _, h := range hops {
+		if h.Rank != last {
+			if shown == limit {
 				break
 			}
-			if ref.Rank > 0 {
-				fmt.Fprintf(bw, "  #%-4d count %-7d %s\n", ref.Rank, ref.Count, ref.Signature)
-			} else {
-				fmt.Fprintf(bw, "  truth #%-4d count %-7d %s\n", ref.TruthRank, ref.Count, ref.Signature)
-			}
+			shown++
+			last = h.Rank
+			fmt.Fprintf(bw, "  #%d (truth #%d, %d instances)\n", h.Rank, h.TruthRank, h.Weight)
+		}
+		fmt.Fprintf(bw, "    %-24s", h.From+"->"+h.To)
+		if h.NodeUS != nil {
+			fmt.Fprintf(bw, "  node %s / %s", FormatUS(*h.NodeUS), FormatUS(*h.TrueNodeUS))
+		}
+		if h.NetUS != nil {
+			fmt.Fprintf(bw, "  net %s / %s", FormatUS(*h.NetUS), FormatUS(*h.TrueNetUS))
+		}
+		bw.WriteByte('\n')
+	}
+}
+
+// writePatternList writes a list of patterns, at most limit of them.
+func writePatternList(bw *bufio.Writer, title string, refs []PatternRef, limit int) {
+	if len(refs) == 0 {
+		return
+	}
+	fmt.Fprintf(bw, "\n%s (%d):\n", title, len(refs))
+	for i, ref := range refs {
+		if i == limit {
+			fmt.Fprintf(bw, "  ... and %d more\n", len(refs)-i)
+			break
+		}
+		if ref.Rank > 0 {
+			fmt.Fprintf(bw, "  #%-4d count %-7d %s\n", ref.Rank, ref.Count, ref.Signature)
+		} else {
+			fmt.Fprintf(bw, "  truth #%-4d count %-7d %s\n", ref.TruthRank, ref.Count, ref.Signature)
 		}
 	}
-	list("false-negative patterns", r.Patterns.FalseNegativeList)
-	list("false-positive patterns", r.Patterns.FalsePositiveList)
-	return bw.Flush()
 }

@@ -142,7 +142,8 @@ type dirState struct {
 	cap      *half
 	list     int
 	over     bool
-	kept     [numKept]string // the values of the fields a half keeps, latest
+	kept     [numKept]string       // the values of the fields a half keeps, latest
+	memo     *[memoSlots]fieldMemo // what emit made of table entries' fields, made on first use
 
 	// What the peer allows this direction's sender.
 	maxFrame   uint32
@@ -166,7 +167,7 @@ type Decoder struct {
 	state State
 	dirs  [2]dirState
 
-	streams   map[uint32]*stream
+	streams   streamTable
 	free      []*stream
 	closed    [closedRing]uint32
 	nclosed   int
@@ -174,12 +175,14 @@ type Decoder struct {
 	maxStream uint32 // highest stream id seen in either direction
 
 	labels map[labelKey]string
+	recent [8]recentLabel    // the labels made last, by their path's memory
 	kept   map[string]string // the values of the fields halves keep, interned
 
 	out  []proto.Unit
 	head int
 	// Evidence storage: free, and handed out with Units not all taken.
 	evFree, evUsed []*proto.Evidence
+	ids            idArena // the copies of the ids Evidence keeps
 
 	stats Stats
 }
@@ -203,7 +206,7 @@ func New(cfg Config) *Decoder {
 	if cfg.MaxTokens <= 0 {
 		cfg.MaxTokens = def.MaxTokens
 	}
-	d := &Decoder{cfg: cfg, streams: make(map[uint32]*stream)}
+	d := &Decoder{cfg: cfg}
 	for i := range d.dirs {
 		s := &d.dirs[i]
 		s.dir = proto.Dir(i)
@@ -214,6 +217,7 @@ func New(cfg Config) *Decoder {
 		s.connWindow = 65535
 		s.first = true
 		s.hp = newHPACK(4096, cfg.MaxHeaderList, s.emit)
+		s.hp.hit = s.memoHit
 		s.mode = mFrames
 	}
 	d.dirs[proto.FromClient].mode = mPreface
@@ -267,7 +271,10 @@ func (d *Decoder) Low(dir proto.Dir) int64 {
 	if s.inFrame || s.nhdr > 0 {
 		low = min(low, s.fstart)
 	}
-	for _, st := range d.streams {
+	for _, st := range d.streams.slots {
+		if st == nil {
+			continue
+		}
 		if h := &st.h[dir]; h.state == hOpen {
 			low = min(low, h.start)
 		}

@@ -2,6 +2,7 @@ package http2
 
 import (
 	"encoding/hex"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -165,6 +166,64 @@ func TestPlausibleHeader(t *testing.T) {
 		}
 		if plausibleHeader(b, 1<<14, 100) {
 			t.Errorf("%s: % x plausible", tt.name, b)
+		}
+	}
+}
+
+// TestStreamTable runs random additions, deletions and look-ups of
+// stream ids (runs of consecutive odd ids, as clients open them, and
+// random ones) against a map.
+func TestStreamTable(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	var tab streamTable
+	ref := map[uint32]*stream{}
+	next := uint32(1)
+	for i := range 200000 {
+		var id uint32
+		if r.IntN(4) == 0 {
+			id = uint32(r.IntN(4096))
+		} else {
+			id = next
+			next += 2
+		}
+		switch op := r.IntN(3); {
+		case op == 0 || len(ref) < 32 && op == 1:
+			if ref[id] == nil && len(ref) < 1024 {
+				st := &stream{id: id}
+				ref[id] = st
+				tab.put(st)
+			}
+		case op == 1:
+			for k := range ref { // a random one of those held
+				delete(ref, k)
+				tab.del(k)
+				break
+			}
+		default:
+			tab.del(id)
+			delete(ref, id)
+		}
+		if got, want := tab.get(id), ref[id]; got != want {
+			t.Fatalf("op %d: get(%d) = %v, want %v", i, id, got, want)
+		}
+		if tab.len() != len(ref) {
+			t.Fatalf("op %d: len %d, want %d", i, tab.len(), len(ref))
+		}
+		if i%1000 == 0 {
+			for k, st := range ref {
+				if tab.get(k) != st {
+					t.Fatalf("op %d: stream %d lost", i, k)
+				}
+			}
+		}
+	}
+	all := tab.all(nil)
+	if len(all) != len(ref) {
+		t.Fatalf("all: %d streams, want %d", len(all), len(ref))
+	}
+	for _, st := range all {
+		if ref[st.id] != st {
+			t.Fatalf("all: stream %d not held", st.id)
 		}
 	}
 }

@@ -25,8 +25,8 @@ const (
 // headerEvidence adds what one header field says to ev: a propagated id
 // for the tracing and correlation headers, content tokens for the path
 // and the authority. name and value need not outlive the call: what ev
-// keeps of them is copied.
-func headerEvidence(ev *proto.Evidence, name, value string) {
+// keeps of them is copied (into ids).
+func headerEvidence(ev *proto.Evidence, name, value string, ids *idArena) {
 	switch name {
 	case ":path":
 		pathTokens(ev, value)
@@ -46,7 +46,7 @@ func headerEvidence(ev *proto.Evidence, name, value string) {
 	if len(v) > maxIDValue {
 		v = v[:maxIDValue]
 	}
-	ev.IDs = append(ev.IDs, proto.ID{Source: src, Value: strings.Clone(v)})
+	ev.IDs = append(ev.IDs, proto.ID{Source: src, Value: ids.clone(v)})
 	addToken(ev, v)
 }
 
@@ -83,6 +83,11 @@ func idSource(name string) (string, bool) {
 // idValue returns the normalised id a header carries, if it is one of
 // the propagation headers.
 func idValue(name, value string) (string, bool) {
+	if name == "traceparent" {
+		if id, ok := traceparentID(value); ok {
+			return lowerASCII(id), true
+		}
+	}
 	value = strings.TrimSpace(value)
 	switch name {
 	case "traceparent": // version-traceid-spanid-flags
@@ -123,6 +128,45 @@ func idValue(name, value string) (string, bool) {
 		return value, true
 	}
 	return "", false
+}
+
+// traceparentID returns the trace id of a traceparent of the usual shape
+// (W3C version 00: 2-32-16-2 characters between dashes, no space around),
+// which the general case of idValue finds the same way, by looking at
+// the dashes' places only.
+func traceparentID(v string) (string, bool) {
+	if len(v) != 55 || v[2] != '-' || v[35] != '-' || v[52] != '-' || v[0] == '-' || v[1] == '-' ||
+		v[0] <= ' ' || v[0] >= 0x80 || v[54] <= ' ' || v[54] >= 0x80 || strings.IndexByte(v[3:35], '-') >= 0 {
+		return "", false
+	}
+	return v[3:35], true
+}
+
+// idArena copies the ids a Decoder's Evidence keeps into shared chunks,
+// an allocation per chunk rather than per id. A chunk's bytes are never
+// written again once handed out.
+type idArena struct {
+	buf []byte
+}
+
+// Bounds of the arena: the size of a chunk, and the longest string copied
+// into one (longer ones are copied alone).
+const (
+	idChunk      = 4096
+	maxArenaCopy = 256
+)
+
+// clone returns a copy of v that outlives it.
+func (a *idArena) clone(v string) string {
+	if len(v) == 0 || len(v) > maxArenaCopy {
+		return strings.Clone(v)
+	}
+	if cap(a.buf)-len(a.buf) < len(v) {
+		a.buf = make([]byte, 0, idChunk)
+	}
+	n := len(a.buf)
+	a.buf = append(a.buf, v...)
+	return unsafe.String(&a.buf[n], len(v))
 }
 
 // grpcTraceID returns the trace id, in hex, of an OpenCensus binary trace

@@ -1,6 +1,7 @@
 package http2
 
 import (
+	"math/rand/v2"
 	"strings"
 	"testing"
 )
@@ -32,5 +33,60 @@ func TestHasUpper(t *testing.T) {
 	}
 	if got := lowerASCII("4BF92f3577b34da6a3ce929d0e0e4736"); got != "4bf92f3577b34da6a3ce929d0e0e4736" {
 		t.Errorf("lowerASCII: %q", got)
+	}
+}
+
+// TestTraceparentFastPath checks idValue's shortcut for traceparents of
+// the usual shape against the general parse it skips: valid values, and
+// values a byte away from one (dashes moved or added, spaces and
+// non-ASCII bytes at the ends, upper case, other lengths).
+func TestTraceparentFastPath(t *testing.T) {
+	general := func(value string) string {
+		value = strings.TrimSpace(value)
+		if _, rest, ok := strings.Cut(value, "-"); ok {
+			if id, rest, ok := strings.Cut(rest, "-"); ok && len(id) == 32 && strings.Count(rest, "-") >= 1 {
+				return lowerASCII(id)
+			}
+		}
+		return value
+	}
+	base := "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+	vals := []string{base, strings.ToUpper(base), " " + base[1:], base[:54] + " ", "\u00a0" + base[2:],
+		base[:54] + "\x85", "-" + base[1:], base[:1] + "-" + base[2:], base[:10] + "-" + base[11:],
+		base[:2] + "x" + base[3:], base[:35] + "x" + base[36:], base[:52] + "x" + base[53:], base + "-", base[:54]}
+	r := rand.New(rand.NewPCG(7, 8))
+	for range 20000 {
+		b := []byte(base)
+		for range 1 + r.IntN(3) {
+			b[r.IntN(len(b))] = " -aZ\t\x80\xa0"[r.IntN(7)]
+		}
+		vals = append(vals, string(b))
+	}
+	for _, v := range vals {
+		got, ok := idValue("traceparent", v)
+		if want := general(v); !ok || got != want {
+			t.Fatalf("idValue(traceparent, %q) = %q, want %q", v, got, want)
+		}
+	}
+}
+
+// TestIDArena checks that the ids an idArena copies keep their text while
+// more are copied, chunks fill and long ones are copied alone.
+func TestIDArena(t *testing.T) {
+	var a idArena
+	var want, got []string
+	for i := range 1000 {
+		v := strings.Repeat(string(rune('a'+i%26)), i%300)
+		b := []byte(v) // the caller's bytes, overwritten after the copy
+		got = append(got, a.clone(string(b)))
+		for j := range b {
+			b[j] = '!'
+		}
+		want = append(want, v)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("id %d: %q, want %q", i, got[i], want[i])
+		}
 	}
 }

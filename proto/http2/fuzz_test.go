@@ -120,8 +120,8 @@ func checkUnits(t *testing.T, d *Decoder, units []proto.Unit, off [2]int64) []pr
 	}
 	for i := range d.dirs {
 		s := &d.dirs[i]
-		if len(s.buf) > d.cfg.MaxBuffered || len(s.scan) > resyncWindow || len(s.hold) > holdMax || len(d.streams) > d.cfg.MaxStreams {
-			t.Fatalf("bounds: buf %d scan %d hold %d streams %d", len(s.buf), len(s.scan), len(s.hold), len(d.streams))
+		if len(s.buf) > d.cfg.MaxBuffered || len(s.scan) > resyncWindow || len(s.hold) > holdMax || d.streams.len() > d.cfg.MaxStreams {
+			t.Fatalf("bounds: buf %d scan %d hold %d streams %d", len(s.buf), len(s.scan), len(s.hold), d.streams.len())
 		}
 	}
 	return units

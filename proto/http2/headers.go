@@ -3,6 +3,7 @@ package http2
 import (
 	"strconv"
 	"strings"
+	"unsafe"
 )
 
 // beginBlock starts a header block whose fields go to h (nil: decoded
@@ -48,7 +49,7 @@ func (d *Decoder) endBlock(s *dirState) {
 // follow: its stream is lost and the table with it.
 func (d *Decoder) abandonBlock(s *dirState) {
 	d.poison(s)
-	if st := d.streams[s.contStream]; st != nil {
+	if st := d.streams.get(s.contStream); st != nil {
 		d.loseHalf(st, s.dir)
 	}
 	s.first, s.cap, s.contStream = true, nil, 0
@@ -118,8 +119,11 @@ func (d *Decoder) intern(v string) string {
 const maxInterned = 256
 
 // emit receives one decoded header field; name and value are valid only
-// during the call.
-func (s *dirState) emit(name, value string) {
+// during the call. ref names the HPACK table entry it was read from (0:
+// a literal): what emit makes of a field depends on its name and value
+// alone (but for the ids of propagation headers), so it is remembered per
+// entry, and a field indexed again replays it.
+func (s *dirState) emit(name, value string, ref uint64) {
 	h := s.cap
 	if h == nil || s.over {
 		return
@@ -130,24 +134,143 @@ func (s *dirState) emit(name, value string) {
 		s.d.stats.HeaderListTooLarge++
 		return
 	}
+	if ref != 0 && s.memo != nil {
+		if m := &s.memo[memoSlot(ref)]; m.ref == ref {
+			s.replayMemo(h, m)
+			return
+		}
+	}
+	slot := keptSlot(name)
+	var kept string
+	if slot >= 0 {
+		kept = s.keep(slot, value)
+		h.setKept(slot, kept)
+	}
+	if !s.d.cfg.Evidence {
+		if ref != 0 {
+			s.remember(ref, slot, kept, nil)
+		}
+		return
+	}
+	if h.ev == nil {
+		h.ev = s.d.newEvidence()
+	}
+	n := len(h.ev.Tokens)
+	headerEvidence(h.ev, name, value, &s.d.ids)
+	if _, id := idSource(name); ref != 0 && !id && len(h.ev.Tokens)-n <= maxMemoTokens {
+		s.remember(ref, slot, kept, h.ev.Tokens[n:])
+	}
+}
+
+// keptSlot returns the index in dirState.kept of a field a half keeps,
+// or -1.
+func keptSlot(name string) int {
 	switch name {
 	case ":method":
-		h.method = s.keep(keptMethod, value)
+		return keptMethod
 	case ":path":
-		h.path = s.keep(keptPath, value)
+		return keptPath
 	case ":status":
-		h.status = s.keep(keptStatus, value)
+		return keptStatus
 	case "content-type":
-		h.ctype = s.keep(keptCType, value)
+		return keptCType
 	case "grpc-status":
-		h.grpcStatus = s.keep(keptGRPCStatus, value)
+		return keptGRPCStatus
+	}
+	return -1
+}
+
+// setKept sets the field of h that slot names.
+func (h *half) setKept(slot int, v string) {
+	switch slot {
+	case keptMethod:
+		h.method = v
+	case keptPath:
+		h.path = v
+	case keptStatus:
+		h.status = v
+	case keptCType:
+		h.ctype = v
+	case keptGRPCStatus:
+		h.grpcStatus = v
+	}
+}
+
+// fieldMemo is what emit made of the field of one HPACK table entry: the
+// value a half keeps (slot >= 0) and the evidence tokens it adds.
+type fieldMemo struct {
+	ref  uint64 // 0: empty
+	kept string
+	slot int8
+	ntok uint8
+	toks [maxMemoTokens]uint64
+}
+
+// maxMemoTokens is the most tokens of a field remembered (a path of up
+// to three segments); fields with more are not remembered.
+const maxMemoTokens = 4
+
+// memoSlots is the size of a direction's memo, a direct-mapped cache of
+// table entries (a table of 4 KiB holds some 40 to 100 fields).
+const memoSlots = 64
+
+// memoSlot returns the slot of s.memo that may hold ref.
+func memoSlot(ref uint64) int { return int(ref * 0x9e3779b97f4a7c15 >> 58) }
+
+// remember records what emit made of the field of table entry ref.
+func (s *dirState) remember(ref uint64, slot int, kept string, toks []uint64) {
+	if s.memo == nil {
+		s.memo = new([memoSlots]fieldMemo)
+	}
+	m := &s.memo[memoSlot(ref)]
+	m.ref, m.kept, m.slot, m.ntok = ref, kept, int8(slot), uint8(copy(m.toks[:], toks))
+}
+
+// memoHit takes an indexed field by its ref and size (hpackDecoder.hit),
+// as emit would, if the memo holds what emit made of it.
+func (s *dirState) memoHit(ref uint64, size int) bool {
+	if s.memo == nil {
+		return false
+	}
+	m := &s.memo[memoSlot(ref)]
+	if m.ref != ref {
+		return false
+	}
+	h := s.cap
+	if h == nil || s.over {
+		return true
+	}
+	s.list += size + 32
+	if s.list > s.d.cfg.MaxHeaderList {
+		s.over = true
+		s.d.stats.HeaderListTooLarge++
+		return true
+	}
+	s.replayMemo(h, m)
+	return true
+}
+
+// replayMemo does to h what emit did with the field m remembers.
+func (s *dirState) replayMemo(h *half, m *fieldMemo) {
+	if m.slot >= 0 {
+		s.kept[m.slot] = m.kept
+		h.setKept(int(m.slot), m.kept)
 	}
 	if s.d.cfg.Evidence {
 		if h.ev == nil {
 			h.ev = s.d.newEvidence()
 		}
-		headerEvidence(h.ev, name, value)
+		if m.ntok > 0 {
+			h.ev.Tokens = append(h.ev.Tokens, m.toks[:m.ntok]...)
+		}
 	}
+}
+
+// recentLabel is a request label made recently, and what it was made of.
+type recentLabel struct {
+	key   labelKey
+	label string
+	ok    bool
 }
 
 // labelKey is what a request's label is made of.
@@ -168,7 +291,15 @@ func (d *Decoder) requestLabel(h *half) string {
 		return ""
 	}
 	k := labelKey{h.method, h.path, strings.HasPrefix(h.ctype, "application/grpc")}
+	// The last labels made, by the memory of their path: the values a
+	// half keeps are interned, so a call of a recent method is found by
+	// comparing pointers, without hashing its strings.
+	slot := &d.recent[(uintptr(unsafe.Pointer(unsafe.StringData(k.path)))>>3^uintptr(len(k.path)))%uintptr(len(d.recent))]
+	if slot.ok && slot.key == k {
+		return slot.label
+	}
 	if l, ok := d.labels[k]; ok {
+		slot.key, slot.label, slot.ok = k, l, true
 		return l
 	}
 	var l string
@@ -183,6 +314,7 @@ func (d *Decoder) requestLabel(h *half) string {
 	if len(d.labels) < maxLabels {
 		d.labels[k] = l
 	}
+	slot.key, slot.label, slot.ok = k, l, true
 	return l
 }
 

@@ -16,7 +16,12 @@ import (
 // (FuzzHPACK checks it), whose API it copies: Write a header block's
 // fragments, Close it.
 type hpackDecoder struct {
-	emit      func(name, value string)
+	emit func(name, value string, ref uint64)
+	// hit, if set, is offered an indexed field of one byte by its ref
+	// and size (name and value bytes) before it is looked up: when it
+	// reports true, it took the field as emit would have, and emit is
+	// not called.
+	hit       func(ref uint64, size int) bool
 	maxStrLen int // longest string accepted (0: no limit)
 
 	first bool   // the next field is the block's first
@@ -30,6 +35,7 @@ type hpackDecoder struct {
 	// then value) in data, contiguous from ents[head].off on.
 	ents           []hpackEntry
 	head           int
+	seq            uint64 // entries added so far, ever (see fieldRef)
 	data           []byte
 	size           uint32 // RFC 7541 size: bytes + 32 per entry
 	maxSize        uint32
@@ -37,10 +43,19 @@ type hpackDecoder struct {
 }
 
 // hpackEntry is a dynamic table entry: its name and value are
-// data[off:off+nlen] and data[off+nlen:off+nlen+vlen].
+// data[off:off+nlen] and data[off+nlen:off+nlen+vlen]; seq numbers it
+// among all the entries the decoder ever added.
 type hpackEntry struct {
 	off, nlen, vlen int
+	seq             uint64
 }
+
+// A field's ref, which emit receives, names the table entry an indexed
+// field was read from, so that what a receiver makes of a field can be
+// remembered per entry: 1 to 61 for the static table, firstDynamicRef
+// plus the entry's seq for the dynamic table (never reused, even across
+// resets), 0 for a literal.
+const firstDynamicRef = 64
 
 // entryOverhead is what RFC 7541 adds to an entry's bytes for its size.
 const entryOverhead = 32
@@ -73,7 +88,7 @@ var staticTable = func() (t [61]hpack.HeaderField) {
 }()
 
 // newHPACK returns a decoder whose dynamic table may take maxSize bytes.
-func newHPACK(maxSize uint32, maxStrLen int, emit func(name, value string)) *hpackDecoder {
+func newHPACK(maxSize uint32, maxStrLen int, emit func(name, value string, ref uint64)) *hpackDecoder {
 	h := &hpackDecoder{emit: emit, maxStrLen: maxStrLen}
 	h.reset(maxSize)
 	return h
@@ -114,6 +129,11 @@ func (h *hpackDecoder) Write(p []byte) error {
 		h.buf, h.save = h.save, h.save[:0]
 	}
 	for len(h.buf) > 0 {
+		if b := h.buf[0]; b&128 != 0 && b != 255 && h.hit != nil && h.hitIndexed(uint64(b&127)) {
+			h.buf = h.buf[1:]
+			h.first = false
+			continue
+		}
 		err := h.field()
 		if err == errHPACKNeedMore {
 			const varIntOverhead = 8 // as x/net
@@ -160,7 +180,33 @@ func (h *hpackDecoder) indexed() error {
 		return errHPACKIndex
 	}
 	h.buf = rest
-	return h.callEmit(name, value)
+	ref := idx
+	if idx > uint64(len(staticTable)) {
+		ref = firstDynamicRef + h.ents[len(h.ents)-int(idx-uint64(len(staticTable)))].seq
+	}
+	return h.callEmit(name, value, ref)
+}
+
+// hitIndexed offers hit the field at index i of the tables, when it is
+// one that indexed would emit, and reports whether hit took it.
+func (h *hpackDecoder) hitIndexed(i uint64) bool {
+	var ref uint64
+	var nlen, vlen int
+	switch {
+	case i == 0:
+		return false
+	case i <= uint64(len(staticTable)):
+		ref, nlen, vlen = i, len(staticTable[i-1].Name), len(staticTable[i-1].Value)
+	case i <= uint64(len(h.ents)-h.head+len(staticTable)):
+		e := &h.ents[len(h.ents)-int(i-uint64(len(staticTable)))]
+		ref, nlen, vlen = firstDynamicRef+e.seq, e.nlen, e.vlen
+	default:
+		return false
+	}
+	if h.maxStrLen != 0 && (nlen > h.maxStrLen || vlen > h.maxStrLen) {
+		return false
+	}
+	return h.hit(ref, nlen+vlen)
 }
 
 // literal decodes a literal field with an n-bit name index, added to the
@@ -209,7 +255,7 @@ func (h *hpackDecoder) literal(n byte, indexed bool) error {
 		}
 		h.add(name, value)
 	}
-	return h.callEmit(name, value)
+	return h.callEmit(name, value, 0)
 }
 
 // sizeUpdate decodes a dynamic table size update.
@@ -231,11 +277,11 @@ func (h *hpackDecoder) sizeUpdate() error {
 }
 
 // callEmit hands a field to emit, if its strings are within the limit.
-func (h *hpackDecoder) callEmit(name, value string) error {
+func (h *hpackDecoder) callEmit(name, value string, ref uint64) error {
 	if h.maxStrLen != 0 && (len(name) > h.maxStrLen || len(value) > h.maxStrLen) {
 		return errHPACKLength
 	}
-	h.emit(name, value)
+	h.emit(name, value, ref)
 	return nil
 }
 
@@ -316,7 +362,8 @@ func (h *hpackDecoder) add(name, value string) {
 		k := copy(h.ents, h.ents[h.head:])
 		h.ents, h.head = h.ents[:k], 0
 	}
-	h.ents = append(h.ents, hpackEntry{off: off, nlen: len(name), vlen: len(value)})
+	h.ents = append(h.ents, hpackEntry{off: off, nlen: len(name), vlen: len(value), seq: h.seq})
+	h.seq++
 	h.size += uint32(n) + entryOverhead
 	h.evict()
 }

@@ -24,7 +24,36 @@ func hpackScript(t *testing.T, script []byte) int {
 	seen := 0 // fields compared
 	x := hpack.NewDecoder(table, func(f hpack.HeaderField) { want = append(want, f.Name+": "+f.Value) })
 	x.SetMaxStringLength(strLen)
-	d := newHPACK(table, strLen, func(name, value string) { got = append(got, name+": "+value) })
+	refs := map[uint64]string{} // what each ref named: a ref names one field, forever
+	var refErr string
+	d := newHPACK(table, strLen, func(name, value string, ref uint64) {
+		f := name + ": " + value
+		got = append(got, f)
+		if ref == 0 {
+			return
+		}
+		if old, ok := refs[ref]; ok && old != f && refErr == "" {
+			refErr = fmt.Sprintf("ref %d named %q, now %q", ref, old, f)
+		}
+		refs[ref] = f
+	})
+	// hit takes every other indexed field it was shown before, as
+	// dirState.memoHit does, so that both ways are compared with x/net.
+	var hits int
+	d.hit = func(ref uint64, size int) bool {
+		f, ok := refs[ref]
+		if !ok {
+			return false
+		}
+		if hits++; hits%2 == 0 {
+			return false
+		}
+		if name, value, _ := strings.Cut(f, ": "); len(name)+len(value) != size && refErr == "" {
+			refErr = fmt.Sprintf("ref %d (%q) offered with size %d", ref, f, size)
+		}
+		got = append(got, f)
+		return true
+	}
 	for p, step := script[1:], 0; len(p) >= 2; step++ {
 		op, n := p[0]%4, min(int(p[1]), len(p)-2)
 		b := p[2 : 2+n]
@@ -46,6 +75,9 @@ func hpackScript(t *testing.T, script []byte) int {
 		}
 		if len(got) != len(want) || strings.Join(got[seen:], "\n") != strings.Join(want[seen:], "\n") {
 			t.Fatalf("step %d (op %d, %x): fields\n%s\nx/net's\n%s", step, op, b, strings.Join(got[seen:], "\n"), strings.Join(want[seen:], "\n"))
+		}
+		if refErr != "" {
+			t.Fatalf("step %d (op %d, %x): %s", step, op, b, refErr)
 		}
 		seen = len(got)
 		if errX != nil {
@@ -153,7 +185,7 @@ func TestHPACKNoAllocs(t *testing.T) {
 		blocks = append(blocks, bytes.Clone(buf.Bytes()))
 	}
 	n := 0
-	d := newHPACK(4096, 64<<10, func(name, value string) { n += len(name) + len(value) })
+	d := newHPACK(4096, 64<<10, func(name, value string, _ uint64) { n += len(name) + len(value) })
 	for _, b := range blocks[:30] {
 		must(d.Write(b))
 		must(d.Close())

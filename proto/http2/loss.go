@@ -59,7 +59,7 @@ func (d *Decoder) Gap(dir proto.Dir, off, n int64) {
 // payloadGap handles n bytes lost inside the payload of the frame being
 // read: only the payload of a DATA frame, the whole of any other frame.
 func (d *Decoder) payloadGap(s *dirState, n int64) {
-	if st := d.streams[s.fh.stream]; st != nil && s.fh.stream != 0 {
+	if st := d.streams.get(s.fh.stream); st != nil && s.fh.stream != 0 {
 		st.h[s.dir].lost += n
 	}
 	if s.fh.typ == xhttp2.FrameData {
@@ -83,7 +83,7 @@ func (d *Decoder) lostFrame(s *dirState, fh frameHeader) {
 	switch fh.typ {
 	case xhttp2.FrameHeaders, xhttp2.FramePushPromise:
 		d.poison(s)
-		if st := d.streams[fh.stream]; st != nil {
+		if st := d.streams.get(fh.stream); st != nil {
 			d.loseHalf(st, s.dir)
 		}
 		s.cap = nil
@@ -94,7 +94,7 @@ func (d *Decoder) lostFrame(s *dirState, fh frameHeader) {
 		}
 	case xhttp2.FrameContinuation:
 		d.poison(s)
-		if st := d.streams[fh.stream]; st != nil {
+		if st := d.streams.get(fh.stream); st != nil {
 			d.loseHalf(st, s.dir)
 		}
 		s.cap = nil
@@ -118,7 +118,7 @@ func (d *Decoder) loseFraming(s *dirState) {
 		}
 	}
 	if s.contStream != 0 {
-		if st := d.streams[s.contStream]; st != nil {
+		if st := d.streams.get(s.contStream); st != nil {
 			d.loseHalf(st, s.dir)
 		}
 	}
@@ -128,7 +128,10 @@ func (d *Decoder) loseFraming(s *dirState) {
 	s.scan, s.scanPos = s.scan[:0], 0
 	d.stats.FramingLost++
 	d.poison(s)
-	for _, st := range d.streams {
+	for _, st := range d.streams.slots {
+		if st == nil {
+			continue
+		}
 		switch h := &st.h[s.dir]; h.state {
 		case hOpen:
 			h.crossed = true
@@ -224,10 +227,7 @@ func (d *Decoder) Close() {
 		s.scanPos = 0
 		s.pre = 0
 	}
-	open := make([]*stream, 0, len(d.streams))
-	for _, st := range d.streams {
-		open = append(open, st)
-	}
+	open := d.streams.all(make([]*stream, 0, d.streams.len()))
 	slices.SortFunc(open, func(a, b *stream) int { return cmp.Compare(a.id, b.id) })
 	for _, st := range open {
 		for dir := range st.h {

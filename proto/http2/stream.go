@@ -62,7 +62,7 @@ func (d *Decoder) recentlyClosed(id uint32) bool {
 // making it when the block opens it, or nil when the stream is closed
 // (the block is then decoded only to keep the HPACK table in step).
 func (d *Decoder) open(dir proto.Dir, id uint32) *stream {
-	if st := d.streams[id]; st != nil {
+	if st := d.streams.get(id); st != nil {
 		return st
 	}
 	// Every odd stream id closed was opened here, so is at most
@@ -88,9 +88,12 @@ func (d *Decoder) open(dir proto.Dir, id uint32) *stream {
 // newStream makes stream id, dropping the oldest open stream if there
 // are too many.
 func (d *Decoder) newStream(id uint32) *stream {
-	if len(d.streams) >= d.cfg.MaxStreams {
+	if d.streams.len() >= d.cfg.MaxStreams {
 		var oldest *stream
-		for _, st := range d.streams {
+		for _, st := range d.streams.slots {
+			if st == nil {
+				continue
+			}
 			if oldest == nil || st.id < oldest.id {
 				oldest = st
 			}
@@ -113,14 +116,14 @@ func (d *Decoder) newStream(id uint32) *stream {
 	for dir := range st.h {
 		st.h[dir].window = d.dirs[dir].initWindow
 	}
-	d.streams[id] = st
+	d.streams.put(st)
 	d.stats.Streams++
 	return st
 }
 
 // freeStream forgets a stream and remembers its id as closed.
 func (d *Decoder) freeStream(st *stream) {
-	delete(d.streams, st.id)
+	d.streams.del(st.id)
 	d.closed[d.nclosed%closedRing] = st.id
 	d.nclosed++
 	for i := range d.dirs {
@@ -204,7 +207,7 @@ func (d *Decoder) endHalf(st *stream, dir proto.Dir) {
 // reset ends stream id at an RST_STREAM: its open halves are reported,
 // marked as reset, and the stream is closed.
 func (d *Decoder) reset(id uint32) {
-	st := d.streams[id]
+	st := d.streams.get(id)
 	if st == nil {
 		return
 	}
@@ -222,7 +225,7 @@ func (d *Decoder) reset(id uint32) {
 
 // dataFrame adds a DATA frame to its stream.
 func (d *Decoder) dataFrame(s *dirState, fh frameHeader, start, end int64) {
-	st := d.streams[fh.stream]
+	st := d.streams.get(fh.stream)
 	var h *half
 	if st != nil && st.h[s.dir].state == hOpen {
 		h = &st.h[s.dir]
@@ -273,7 +276,7 @@ func (d *Decoder) continuationFrame(s *dirState, fh frameHeader, frag []byte, st
 		d.stats.ContinuationErrors++
 		return
 	}
-	st := d.streams[fh.stream]
+	st := d.streams.get(fh.stream)
 	var h *half
 	if st != nil && st.h[s.dir].state == hOpen {
 		h = &st.h[s.dir]
@@ -295,12 +298,12 @@ func (d *Decoder) continuationFrame(s *dirState, fh frameHeader, frag []byte, st
 // makes the promised stream, and decodes the promised request's headers
 // (for the HPACK table only).
 func (d *Decoder) pushPromise(s *dirState, fh frameHeader, f frame, start, end int64) {
-	if st := d.streams[fh.stream]; st != nil && st.h[s.dir].state == hOpen {
+	if st := d.streams.get(fh.stream); st != nil && st.h[s.dir].state == hOpen {
 		h := &st.h[s.dir]
 		h.end = end
 		h.bytes += end - start
 	}
-	if s.dir == proto.FromServer && f.promise%2 == 0 && d.streams[f.promise] == nil {
+	if s.dir == proto.FromServer && f.promise%2 == 0 && d.streams.get(f.promise) == nil {
 		ps := d.newStream(f.promise)
 		ps.push = true
 		ps.h[proto.FromClient].state = hAbsent
@@ -344,7 +347,7 @@ func (d *Decoder) windowUpdate(s *dirState, id uint32, inc int64) {
 		}
 		return
 	}
-	if st := d.streams[id]; st != nil {
+	if st := d.streams.get(id); st != nil {
 		h := &st.h[o.dir]
 		h.window += inc
 		if h.window > 0 {
@@ -357,7 +360,10 @@ func (d *Decoder) windowUpdate(s *dirState, id uint32, inc int64) {
 func (d *Decoder) initialWindow(o *dirState, v int64) {
 	delta := v - o.initWindow
 	o.initWindow = v
-	for _, st := range d.streams {
+	for _, st := range d.streams.slots {
+		if st == nil {
+			continue
+		}
 		h := &st.h[o.dir]
 		h.window += delta
 		if h.window > 0 {

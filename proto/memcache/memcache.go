@@ -135,7 +135,7 @@ type Decoder struct {
 	fbuf   [24][]byte
 }
 
-var _ proto.Decoder = (*Decoder)(nil)
+var _ proto.Resumer = (*Decoder)(nil)
 
 // NewDecoder returns a Decoder for a new connection.
 func NewDecoder(cfg Config) *Decoder {
@@ -155,6 +155,39 @@ func (d *Decoder) Reset() {
 	}
 	*d = Decoder{Base: d.Base, cfg: d.cfg, s: keep}
 	d.pair.Init(&d.Base.Stats, d.cfg.MaxPending)
+}
+
+// Resume prepares d, not yet fed, for a connection seen from its middle
+// (proto.Resumer): a direction not in sync searches for a line starting
+// with a command or response word as after a loss (the text protocol is
+// assumed when the client's direction is not in sync: its first byte
+// cannot tell); pairing starts suspended unless paired.
+func (d *Decoder) Resume(sync [2]bool, paired bool) {
+	if !sync[proto.FromClient] {
+		d.known = true
+	}
+	for dir := range d.s {
+		if !sync[dir] {
+			d.s[dir].st = stLost
+		}
+	}
+	if !paired {
+		d.pair.Suspend()
+	}
+}
+
+// Starts says whether a message of dir plausibly starts at b[0]
+// (proto.Resumer): a binary header with the direction's magic, a known
+// opcode and consistent lengths, or a line beginning with a command word
+// (client) or response word (server).
+func (d *Decoder) Starts(dir proto.Dir, b []byte) proto.Verdict {
+	switch {
+	case len(b) == 0:
+		return dec.More
+	case b[0] >= 0x80:
+		return binaryStart(dir)(b)
+	}
+	return startsWord(dir, b)
 }
 
 // Stats returns the decoder's counters.
@@ -253,9 +286,7 @@ func (d *Decoder) consume(dir proto.Dir, off int64, data []byte) {
 	if !d.known && len(data) > 0 && dir == proto.FromClient {
 		d.known = true
 		if data[0] == 0x80 {
-			d.binary = true
-			d.st.Binary++
-			d.s[0].st, d.s[1].st = stHead, stHead
+			d.toBinary()
 		}
 	}
 	for len(data) > 0 {
@@ -279,6 +310,25 @@ func (d *Decoder) consume(dir proto.Dir, off int64, data []byte) {
 		}
 		data, off = data[n:], off+int64(n)
 	}
+}
+
+// toBinary turns d to the binary protocol at the client's first byte. What
+// a server that spoke first sent until then, read as text, is skipped.
+func (d *Decoder) toBinary() {
+	d.binary = true
+	d.st.Binary++
+	sv := &d.s[proto.FromServer]
+	end := d.Offset(proto.FromServer)
+	switch {
+	case sv.st == stLost:
+		d.Skip(proto.FromServer, int64(sv.rs.Drop()))
+	case sv.open:
+		d.Skip(proto.FromServer, end-sv.start)
+	case len(sv.line) > 0 || sv.st == stBlock:
+		d.Skip(proto.FromServer, end-sv.msgOff)
+	}
+	sv.open, sv.line, sv.remain, sv.broken, sv.lineEnd = false, sv.line[:0], 0, false, false
+	d.s[0].st, sv.st = stHead, stHead
 }
 
 func (d *Decoder) resync(dir proto.Dir, off int64, data []byte) {
@@ -947,21 +997,35 @@ func textStart(dir proto.Dir) func([]byte) dec.Verdict {
 		if b[0] != '\n' {
 			return dec.No
 		}
-		more := false
-		for _, w := range words {
-			n := min(len(w), len(b)-1)
-			if string(b[1:1+n]) == w[:n] {
-				if n == len(w) {
-					return dec.Yes
-				}
-				more = true
-			}
-		}
-		if more {
-			return dec.More
-		}
-		return dec.No
+		return wordStart(words, b[1:])
 	}
+}
+
+// startsWord tests for a line beginning with a command (client) or
+// response (server) word.
+func startsWord(dir proto.Dir, b []byte) dec.Verdict {
+	if dir == proto.FromServer {
+		return wordStart(serverWords, b)
+	}
+	return wordStart(clientWords, b)
+}
+
+// wordStart tests b for a beginning with one of words.
+func wordStart(words []string, b []byte) dec.Verdict {
+	more := false
+	for _, w := range words {
+		n := min(len(w), len(b))
+		if string(b[:n]) == w[:n] {
+			if n == len(w) {
+				return dec.Yes
+			}
+			more = true
+		}
+	}
+	if more {
+		return dec.More
+	}
+	return dec.No
 }
 
 // binaryStart returns the resynchronisation test of a binary direction.

@@ -126,7 +126,7 @@ type Decoder struct {
 	lb         *evidence.Builder // labels SQL when no evidence is taken
 }
 
-var _ proto.Decoder = (*Decoder)(nil)
+var _ proto.Resumer = (*Decoder)(nil)
 
 // NewDecoder returns a Decoder for a new connection.
 func NewDecoder(cfg Config) *Decoder {
@@ -153,6 +153,34 @@ func (d *Decoder) Reset() {
 	}
 	d.s[proto.FromServer].typed = true
 	d.pair.Init(&d.Base.Stats, d.cfg.MaxPending)
+}
+
+// Resume prepares d, not yet fed, for a connection seen from its middle
+// (proto.Resumer): start-up is taken as over (both directions typed), a
+// direction not in sync searches for a message header as after a loss,
+// and pairing starts suspended unless paired.
+func (d *Decoder) Resume(sync [2]bool, paired bool) {
+	d.ready = true
+	for dir := range d.s {
+		s := &d.s[dir]
+		s.typed = true
+		if !sync[dir] {
+			s.st = stLost
+		}
+	}
+	if !paired {
+		d.pair.Suspend()
+	}
+}
+
+// Starts says whether a message of dir plausibly starts at b[0]
+// (proto.Resumer): a type byte of that direction and a length that fits
+// it.
+func (d *Decoder) Starts(dir proto.Dir, b []byte) proto.Verdict {
+	if len(b) == 0 {
+		return dec.More
+	}
+	return start(dir, b)
 }
 
 // Stats returns the decoder's counters.

@@ -41,5 +41,19 @@ func FuzzDecoder(f *testing.F) {
 		if u2 := Run(NewDecoder(Config{MaxPending: 8}), steps, Bytewise); !Same(units, u2) {
 			t.Fatalf("bytewise feeding differs:\n%s\nwhole:\n%s", Lines(u2), Lines(units))
 		}
+		// The same bytes on a connection seen from its middle.
+		if len(script) > 0 {
+			mk := func() *Decoder { return NewDecoder(Config{MaxPending: 8}) }
+			r := Resumed(mk, script[0])
+			units := Run(r, steps, nil)
+			Check(t, units, true)
+			st := r.Stats()
+			if err := st.Check(); err != nil {
+				t.Fatal(err)
+			}
+			if u2 := Run(Resumed(mk, script[0]), steps, Bytewise); !Same(units, u2) {
+				t.Fatalf("resumed, bytewise feeding differs:\n%s\nwhole:\n%s", Lines(u2), Lines(units))
+			}
+		}
 	})
 }

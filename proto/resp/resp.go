@@ -145,7 +145,7 @@ type Decoder struct {
 	inline    []byte
 }
 
-var _ proto.Decoder = (*Decoder)(nil)
+var _ proto.Resumer = (*Decoder)(nil)
 
 // NewDecoder returns a Decoder for a new connection.
 func NewDecoder(cfg Config) *Decoder {
@@ -167,6 +167,34 @@ func (d *Decoder) Reset() {
 		d.s[i].rs.Drop()
 	}
 	d.pair.Init(&d.Base.Stats, d.cfg.MaxPending)
+}
+
+// Resume prepares d, not yet fed, for a connection seen from its middle
+// (proto.Resumer): a direction not in sync searches for a message start
+// as after a loss; pairing starts suspended unless paired.
+func (d *Decoder) Resume(sync [2]bool, paired bool) {
+	for dir := range d.s {
+		if !sync[dir] {
+			d.s[dir].st = stLost
+		}
+	}
+	if !paired {
+		d.pair.Suspend()
+	}
+}
+
+// Starts says whether a message of dir plausibly starts at b[0]
+// (proto.Resumer): a command array "*<n>\r\n$" from the client (inline
+// commands are not taken: any text line would pass), a type byte and a
+// well-formed line from the server.
+func (d *Decoder) Starts(dir proto.Dir, b []byte) proto.Verdict {
+	if len(b) == 0 {
+		return dec.More
+	}
+	if dir == proto.FromClient {
+		return commandStart(b)
+	}
+	return replyStart(b)
 }
 
 // Stats returns the decoder's counters.

@@ -216,3 +216,6 @@ func (s *Stats) Summary(malformed int64) proto.Summary {
 	sum.Err = s.Check()
 	return sum
 }
+
+// Losses returns how many times dir lost its framing (proto.Resumer).
+func (b *Base) Losses(dir proto.Dir) int64 { return b.Stats.Dir[dir].Losses }

@@ -124,3 +124,36 @@ func TestBaseAlign(t *testing.T) {
 		t.Errorf("stats %+v", ds)
 	}
 }
+
+// TestSerialSuspendWaitsForAResponse: a connection seen from its middle
+// resumes pairing only after a response, and not once it pipelined.
+func TestSerialSuspendWaitsForAResponse(t *testing.T) {
+	tests := []struct {
+		name string
+		ops  string // r: request (server idle), s: response
+		keys []uint64
+	}{
+		{"request first: unpaired, then paired", "rsrsrs", []uint64{0, 0, 1, 1, 2, 2}},
+		{"a response owed first", "srsrs", []uint64{0, 1, 1, 2, 2}},
+		{"pipelined across the start", "rrssrs", []uint64{0, 0, 0, 0, 0, 0}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var st Stats
+			var s Serial[struct{}]
+			s.Init(&st, 0)
+			s.Suspend()
+			for i, op := range tt.ops {
+				var k uint64
+				if op == 'r' {
+					k = s.Request(struct{}{}, true)
+				} else {
+					k, _, _ = s.Response()
+				}
+				if k != tt.keys[i] {
+					t.Errorf("op %d (%c): key %d, want %d", i, op, k, tt.keys[i])
+				}
+			}
+		})
+	}
+}

@@ -1,14 +1,16 @@
 package dec
 
+import "github.com/wirepath/wirepath/proto"
+
 // Verdict is what a protocol's plausibility test says of the bytes at one
-// position of a stream after a loss.
-type Verdict uint8
+// position of a stream after a loss (proto.Verdict).
+type Verdict = proto.Verdict
 
 // The verdicts.
 const (
-	No   Verdict = iota // no message starts here
-	Yes                 // a plausible message starts here
-	More                // too few bytes to tell: the test needs more
+	No   = proto.StartNo   // no message starts here
+	Yes  = proto.StartYes  // a plausible message starts here
+	More = proto.StartMore // too few bytes to tell: the test needs more
 )
 
 // Resync finds the next plausible message start in a direction whose

@@ -113,6 +113,7 @@ type Serial[T any] struct {
 	ord       uint64
 	suspended bool
 	pipelined bool
+	needResp  bool // resumption waits for a response (Suspend)
 	stats     *Stats
 }
 
@@ -129,7 +130,7 @@ func (s *Serial[T]) Request(v T, serverIdle bool) uint64 {
 	if s.Q.Len() > 0 {
 		s.pipelined = true
 	}
-	if s.suspended && s.Q.Len() == 0 && serverIdle && !s.pipelined {
+	if s.suspended && s.Q.Len() == 0 && serverIdle && !s.pipelined && !s.needResp {
 		s.suspended = false
 	}
 	var key uint64
@@ -153,6 +154,7 @@ func (s *Serial[T]) Request(v T, serverIdle bool) uint64 {
 // Response takes the oldest waiting request: its Key (0 when pairing is
 // suspended or none waits) and its value.
 func (s *Serial[T]) Response() (uint64, T, bool) {
+	s.needResp = false
 	key, v, ok := s.Q.Pop()
 	if key == 0 {
 		s.stats.Unpaired++
@@ -166,6 +168,12 @@ func (s *Serial[T]) Lose() {
 	s.suspended = true
 	s.Close()
 }
+
+// Suspend suspends pairing without a loss: a connection seen from its
+// middle, where responses may be owed to requests never seen. Pairing
+// resumes as after a loss, but only once a response was seen: the server
+// is then known to have been between messages.
+func (s *Serial[T]) Suspend() { s.suspended, s.needResp = true, true }
 
 // Suspended reports whether pairing is suspended.
 func (s *Serial[T]) Suspended() bool { return s.suspended }

@@ -269,3 +269,12 @@ func Script(steps ...Step) []byte {
 	}
 	return b
 }
+
+// Resumed returns the decoder mk makes, resumed as for a connection seen
+// from its middle (proto.Resumer) with the directions in sync, and
+// pairing, that the bits of b say.
+func Resumed[D proto.Resumer](mk func() D, b byte) D {
+	d := mk()
+	d.Resume([2]bool{b&1 != 0, b&2 != 0}, b&4 != 0)
+	return d
+}
