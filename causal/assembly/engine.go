@@ -82,8 +82,13 @@ type run struct {
 	// message carries a request id or a thread
 	idf    map[uint64]float64
 	hasIDs bool
-	// counters by node
+	// every node's isolated requests, and the nodes with isolated requests
+	// of each replicated kind of request (isolated.go)
+	isoSamples [][]isoSample
+	isoByKey   map[replicaKey][]int32
+	// counters by node: the search's, and the passes run
 	search []searchCounts
+	passes []int32
 	// models of the last pass, by node, and a hook after each pass, for
 	// tests
 	models []*nodeModel
@@ -132,6 +137,7 @@ func newRun(opt Options, ms trace.Messages, nm *causal.Namer) *run {
 	r.idf = tokenIDF(r.l)
 	r.hasIDs = r.hasIDsOrThreads()
 	r.search = make([]searchCounts, nn)
+	r.passes = make([]int32, nn)
 	r.models = make([]*nodeModel, nn)
 	return r
 }
@@ -187,6 +193,7 @@ func tokenIDF(l *loader) map[uint64]float64 {
 func (r *run) solve(ctx context.Context) error {
 	nn := len(r.l.nodeSym)
 	var err error
+	r.collectIsolated(parallel.Workers(r.opt.Workers))
 	parallel.Each(nn, parallel.Workers(r.opt.Workers), func(n int) {
 		if ctx.Err() != nil {
 			return
@@ -247,19 +254,25 @@ func (r *run) solveNode(n int32) {
 		addTrans(m, iso)
 	}
 	var x *crossFit
-	for pass := 0; pass < r.opt.Passes; pass++ {
+	pl := r.newPassPlan(n)
+	for pass := 0; ; pass++ {
+		last := pl.last(pass)
 		s := newSearch(r, n, m)
-		s.sum = pass == r.opt.Passes-1
+		s.sum = last
 		s.x = x
 		s.run(evs)
 		s.cnt.moves = r.improve(n, m, x, 20)
 		if r.onPass != nil {
 			r.onPass(n, pass)
 		}
-		if pass == r.opt.Passes-1 {
+		if last {
 			r.search[n] = s.cnt
+			r.passes[n] = int32(pass + 1)
 			r.posterior(n)
 			break
+		}
+		if pl.after(r, n, pass) {
+			continue // the last pass keeps the model (passPlan)
 		}
 		m = r.fit(n)
 		if iso != nil {
