@@ -20,18 +20,52 @@ type local struct {
 	m      *nodeModel
 	x      *crossFit // the cross-fitted models, if any (crossfit.go)
 	n      int32
-	kids   map[int32][]int32 // request -> calls, in order of send
-	ps     map[int32]float64 // request -> its replay score
-	cands  map[int32][]int32 // call -> candidate requests
+	// by request, indexed by its position at the node
+	// (run.parentPos): its calls in order of send, and its replay score
+	kids [][]int32
+	ps   []float64
+	// by call, indexed by its position at the node (run.childPos): its
+	// candidate requests
+	cands  [][]int32
 	buf    []int32
 	moves  int64
 	sweeps int
 	// the node's calls in the order the search takes their sends, and
-	// for each request the positions in order of the calls it can hold
+	// for each request (by position) the positions in order of the calls
+	// it can hold
 	order []int32
-	inv   map[int32][]int
+	inv   [][]int
 	span  int64
+	// buffers of affected and try
+	at        []int
+	old       [][]int32
+	oldParent []int32
 }
+
+// positions returns, for every call, its index in its callee's
+// parentsOf (as a request) and in its caller's childrenOf (as a call):
+// the local search holds its state by these positions, in slices rather
+// than maps.
+func positions(nCalls int, parentsOf, childrenOf [][]int32) (parentPos, childPos []int32) {
+	parentPos, childPos = make([]int32, nCalls), make([]int32, nCalls)
+	for _, ps := range parentsOf {
+		for i, p := range ps {
+			parentPos[p] = int32(i)
+		}
+	}
+	for _, ks := range childrenOf {
+		for i, c := range ks {
+			childPos[c] = int32(i)
+		}
+	}
+	return parentPos, childPos
+}
+
+// kidsOf returns request p's calls.
+func (ls *local) kidsOf(p int32) []int32 { return ls.kids[ls.r.parentPos[p]] }
+
+// candsOf returns call c's candidate requests.
+func (ls *local) candsOf(c int32) []int32 { return ls.cands[ls.r.childPos[c]] }
 
 const improveEps = 1e-9
 
@@ -42,24 +76,27 @@ func newLocal(r *run, n int32, m *nodeModel, x *crossFit) *local {
 	if x != nil {
 		m = x.ms[0]
 	}
-	ls := &local{r: r, s: &search{r: r, m: m}, m: m, x: x, n: n, kids: map[int32][]int32{}, ps: map[int32]float64{}, cands: map[int32][]int32{}}
-	r.sweep(n, func(c int32, cands []int32) { ls.cands[c] = slices.Clone(cands) })
+	np := len(r.parentsOf[n])
+	ls := &local{r: r, s: &search{r: r, m: m}, m: m, x: x, n: n, kids: make([][]int32, np), ps: make([]float64, np),
+		cands: make([][]int32, len(r.childrenOf[n])), inv: make([][]int, np)}
+	r.sweep(n, func(c int32, cands []int32) { ls.cands[r.childPos[c]] = slices.Clone(cands) })
 	for _, c := range r.childrenOf[n] {
 		if p := r.parent[c]; p >= 0 {
-			ls.kids[p] = append(ls.kids[p], c)
+			i := r.parentPos[p]
+			ls.kids[i] = append(ls.kids[i], c)
 		}
 	}
-	for _, p := range r.parentsOf[n] {
-		ks := ls.kids[p]
+	for i, p := range r.parentsOf[n] {
+		ks := ls.kids[i]
 		slices.SortStableFunc(ks, func(a, b int32) int { return cmpTime(r.sendOf(a), r.sendOf(b)) })
-		ls.ps[p] = ls.score(p, ks)
+		ls.ps[i] = ls.score(p, ks)
 	}
 	ls.order = slices.Clone(r.childrenOf[n])
 	slices.SortFunc(ls.order, func(a, b int32) int { return ls.cmpSend(a, b) })
-	ls.inv = map[int32][]int{}
 	for i, c := range ls.order {
-		for _, p := range ls.cands[c] {
-			ls.inv[p] = append(ls.inv[p], i)
+		for _, p := range ls.candsOf(c) {
+			j := r.parentPos[p]
+			ls.inv[j] = append(ls.inv[j], i)
 		}
 	}
 	ls.span = r.openSpan(n)
@@ -118,7 +155,7 @@ const sure = 0.999
 // doubtful reports whether call c is worth moving.
 func (ls *local) doubtful(c int32) bool { return ls.canMove(c) && ls.r.conf[c] < sure }
 
-func (ls *local) fitsIn(c, p int32) bool { return slices.Contains(ls.cands[c], p) }
+func (ls *local) fitsIn(c, p int32) bool { return slices.Contains(ls.candsOf(c), p) }
 
 // targets returns the requests a move of call c is tried to: its
 // alternatives (the search's next most probable requests) that it fits;
@@ -154,14 +191,14 @@ func (ls *local) moveSweep() {
 		var aKids []int32
 		aNew := 0.0
 		if a >= 0 {
-			aKids = without(ls.kids[a], c)
+			aKids = without(ls.kidsOf(a), c)
 			aNew = ls.score(a, aKids)
 		}
 		for _, q := range ls.targets(c) {
 			if q == a {
 				continue
 			}
-			qk := slices.Clone(ls.with(ls.kids[q], c))
+			qk := slices.Clone(ls.with(ls.kidsOf(q), c))
 			qs := ls.score(q, qk)
 			ps, ks, sc := []int32{q}, [][]int32{qk}, []float64{qs}
 			bgd := 0.0
@@ -193,12 +230,12 @@ func (ls *local) swapSweep() {
 			if q == a {
 				continue
 			}
-			for _, d := range ls.kids[q] {
+			for _, d := range ls.kidsOf(q) {
 				if d == c || r.calls[d].kind != kc || !ls.doubtful(d) || !ls.fitsIn(d, a) {
 					continue
 				}
-				ak := slices.Clone(ls.with(without(ls.kids[a], c), d))
-				qk := slices.Clone(ls.with(without(ls.kids[q], d), c))
+				ak := slices.Clone(ls.with(without(ls.kidsOf(a), c), d))
+				qk := slices.Clone(ls.with(without(ls.kidsOf(q), d), c))
 				lo := min(r.sendOf(c), r.sendOf(d))
 				if ls.try([]int32{a, q}, [][]int32{ak, qk}, []float64{ls.score(a, ak), ls.score(q, qk)}, 0, kindBit(kc), lo, []int32{c, d}) {
 					break next
@@ -215,7 +252,7 @@ func (ls *local) tailSweep() {
 	for _, p := range r.parentsOf[ls.n] {
 		// the instants at which p's calls left, as they were when the
 		// sweep came to p
-		for _, c := range slices.Clone(ls.kids[p]) {
+		for _, c := range slices.Clone(ls.kidsOf(p)) {
 			if !ls.doubtful(c) {
 				continue
 			}
@@ -239,8 +276,8 @@ func (ls *local) tailSwap(p, q int32, t int64) bool {
 		}
 		return ks[:i], ks[i:]
 	}
-	ph, pt := split(ls.kids[p])
-	qh, qt := split(ls.kids[q])
+	ph, pt := split(ls.kidsOf(p))
+	qh, qt := split(ls.kidsOf(q))
 	if len(pt) == 0 && len(qt) == 0 {
 		return false
 	}
@@ -272,7 +309,7 @@ func (ls *local) cmpSend(a, b int32) int {
 
 // made reports whether request q made a call of kind bit kb before call d.
 func (ls *local) made(q, d int32, kb uint64) bool {
-	for _, e := range ls.kids[q] {
+	for _, e := range ls.kidsOf(q) {
 		if ls.cmpSend(e, d) >= 0 {
 			break
 		}
@@ -295,7 +332,8 @@ const maxAffected = 48
 // in order; nil and false when there are more than maxAffected.
 func (ls *local) affected(ps, moved []int32, kb uint64, lo int64) ([]int, bool) {
 	r := ls.r
-	var out []int
+	out := ls.at[:0]
+	defer func() { ls.at = out }() // reused by the next call (try is done with it by then)
 	add := func(i int) bool {
 		if k, found := slices.BinarySearch(out, i); !found {
 			out = slices.Insert(out, k, i)
@@ -303,7 +341,7 @@ func (ls *local) affected(ps, moved []int32, kb uint64, lo int64) ([]int, bool) 
 		return len(out) <= maxAffected
 	}
 	for _, p := range ps {
-		for _, i := range ls.inv[p] {
+		for _, i := range ls.inv[r.parentPos[p]] {
 			c := ls.order[i]
 			if r.sendOf(c) >= lo && kindBit(r.calls[c].kind)&kb != 0 && !add(i) {
 				return nil, false
@@ -332,7 +370,7 @@ func (ls *local) fifo(at []int) float64 {
 			continue
 		}
 		nb := 0
-		for _, q := range ls.cands[d] {
+		for _, q := range ls.candsOf(d) {
 			if q != p && r.arrivedBefore(q, p) && !ls.made(q, d, k) {
 				nb++
 			}
@@ -359,7 +397,7 @@ func (ls *local) fifoSpread() float64 {
 func (ls *local) try(ps []int32, ks [][]int32, sc []float64, bgDelta float64, kb uint64, lo int64, moved []int32) bool {
 	d := bgDelta
 	for i, p := range ps {
-		d += sc[i] - ls.ps[p]
+		d += sc[i] - ls.ps[ls.r.parentPos[p]]
 	}
 	if math.IsInf(d, -1) || d+maxAffected*ls.fifoSpread() <= improveEps {
 		return false
@@ -375,18 +413,19 @@ func (ls *local) try(ps []int32, ks [][]int32, sc []float64, bgDelta float64, kb
 		}
 	}
 	before := ls.fifo(at)
-	old := make([][]int32, len(ps))
-	oldParent := make([]int32, len(moved))
-	for i, c := range moved {
-		oldParent[i] = ls.r.parent[c]
+	old, oldParent := ls.old[:0], ls.oldParent[:0]
+	for _, c := range moved {
+		oldParent = append(oldParent, ls.r.parent[c])
 	}
 	for i, p := range ps {
-		old[i] = ls.kids[p]
-		ls.kids[p] = ks[i]
+		j := ls.r.parentPos[p]
+		old = append(old, ls.kids[j])
+		ls.kids[j] = ks[i]
 		for _, k := range ks[i] {
 			ls.r.parent[k] = p
 		}
 	}
+	ls.old, ls.oldParent = old, oldParent
 	for _, c := range moved {
 		if !slices.ContainsFunc(ks, func(x []int32) bool { return slices.Contains(x, c) }) {
 			ls.r.parent[c] = -1
@@ -395,13 +434,13 @@ func (ls *local) try(ps []int32, ks [][]int32, sc []float64, bgDelta float64, kb
 	after := ls.fifo(at)
 	if d+after-before > improveEps {
 		for i, p := range ps {
-			ls.ps[p] = sc[i]
+			ls.ps[ls.r.parentPos[p]] = sc[i]
 		}
 		ls.moves++
 		return true
 	}
 	for i, p := range ps {
-		ls.kids[p] = old[i]
+		ls.kids[ls.r.parentPos[p]] = old[i]
 	}
 	for i, c := range moved {
 		ls.r.parent[c] = oldParent[i]
