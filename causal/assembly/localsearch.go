@@ -15,11 +15,11 @@ import (
 
 // local is the state of the local search of one node.
 type local struct {
-	r      *run
-	s      *search // for the scores
-	m      *nodeModel
-	x      *crossFit // the cross-fitted models, if any (crossfit.go)
-	n      int32
+	r *run
+	s *search // for the scores
+	m *nodeModel
+	x *crossFit // the cross-fitted models, if any (crossfit.go)
+	n int32
 	// by request, indexed by its position at the node
 	// (run.parentPos): its calls in order of send, and its replay score
 	kids [][]int32
@@ -36,6 +36,7 @@ type local struct {
 	order []int32
 	inv   [][]int
 	span  int64
+	memo  replayMemo
 	// buffers of affected and try
 	at        []int
 	old       [][]int32
@@ -173,8 +174,60 @@ func (ls *local) targets(c int32) []int32 {
 
 // score of request p with calls ks (-Inf if infeasible); bg for p < 0.
 func (ls *local) score(p int32, ks []int32) float64 {
+	h := ls.memo.hash(p, ks)
+	if v, ok := ls.memo.get(h, p, ks); ok {
+		return v
+	}
 	ls.s.m = ls.requestModel(p)
-	return ls.r.replay(ls.s, p, ks)
+	v := ls.r.replay(ls.s, p, ks)
+	ls.memo.put(h, p, ks, v)
+	return v
+}
+
+// replayMemo holds the local search's replay scores: a request's score
+// depends only on the request and its calls (the models do not change
+// during the local search), and the sweeps score the same requests with
+// the same calls again (four times in five on the scale benchmark).
+// Entries are checked call by call: a collision of hashes is a miss.
+type replayMemo struct {
+	at    map[uint64]int32 // hash -> index in ents
+	ents  []memoEntry
+	arena []int32 // the entries' calls
+}
+
+// memoEntry is one score: request p with the calls arena[off:off+n].
+type memoEntry struct {
+	p, off, n int32
+	score     float64
+}
+
+func (m *replayMemo) hash(p int32, ks []int32) uint64 {
+	h := mix64(uint64(uint32(p)) + 0x9e3779b97f4a7c15)
+	for _, k := range ks {
+		h = mix64(h ^ uint64(uint32(k)))
+	}
+	return h
+}
+
+func (m *replayMemo) get(h uint64, p int32, ks []int32) (float64, bool) {
+	i, ok := m.at[h]
+	if !ok {
+		return 0, false
+	}
+	e := &m.ents[i]
+	if e.p != p || !slices.Equal(m.arena[e.off:e.off+e.n], ks) {
+		return 0, false
+	}
+	return e.score, true
+}
+
+func (m *replayMemo) put(h uint64, p int32, ks []int32, v float64) {
+	if m.at == nil {
+		m.at = make(map[uint64]int32)
+	}
+	m.at[h] = int32(len(m.ents))
+	m.ents = append(m.ents, memoEntry{p: p, off: int32(len(m.arena)), n: int32(len(ks)), score: v})
+	m.arena = append(m.arena, ks...)
 }
 
 func (ls *local) bg(c int32) float64 { return ls.callModel(c).logBackground(ls.r.calls[c].kind) }
