@@ -64,6 +64,8 @@ type run struct {
 	// parentPos[c], childPos[c]: call c's index in parentsOf of its
 	// callee and in childrenOf of its caller (positions)
 	parentPos, childPos []int32
+	// swept[n] holds node n's candidates while it is solved (sweep)
+	swept []*swept
 	// entry[n]: node n serves no request, so the calls it makes enter the
 	// system (solveNode)
 	entry []bool
@@ -116,6 +118,7 @@ func newRun(opt Options, ms trace.Messages, nm *causal.Namer) *run {
 		slices.SortStableFunc(r.parentsOf[n], func(a, b int32) int { return cmpTime(r.calls[a].arr, r.calls[b].arr) })
 	}
 	r.parentPos, r.childPos = positions(len(r.calls), r.parentsOf, r.childrenOf)
+	r.swept = make([]*swept, nn)
 	r.entry = entryNodes(r.calls, r.parentsOf)
 	n := len(r.calls)
 	r.parent = make([]int32, n)
@@ -196,6 +199,7 @@ func (r *run) solve(ctx context.Context) error {
 			return
 		}
 		r.solveNode(int32(n))
+		r.swept[n] = nil
 	})
 	if e := ctx.Err(); e != nil {
 		err = e
