@@ -37,10 +37,12 @@ type local struct {
 	inv   [][]int
 	span  int64
 	memo  replayMemo
-	// buffers of affected and try
-	at        []int
-	old       [][]int32
-	oldParent []int32
+	// buffers of the sweeps (with, without), affected and try: the
+	// lists a move is tried with are copied only when it is made
+	bufA, bufB, tmp []int32
+	at              []int
+	old             [][]int32
+	oldParent       []int32
 }
 
 // positions returns, for every call, its index in its callee's
@@ -118,10 +120,10 @@ func (r *run) improve(n int32, m *nodeModel, x *crossFit, maxSweeps int) int64 {
 	return ls.moves
 }
 
-// with returns ks with c inserted in order of send (into ls.buf).
-func (ls *local) with(ks []int32, c int32) []int32 {
+// with returns ks with c inserted in order of send, in *buf (reused).
+func (ls *local) with(buf *[]int32, ks []int32, c int32) []int32 {
 	t := ls.r.sendOf(c)
-	out := ls.buf[:0]
+	out := (*buf)[:0]
 	done := false
 	for _, k := range ks {
 		if !done && ls.r.sendOf(k) > t {
@@ -133,17 +135,19 @@ func (ls *local) with(ks []int32, c int32) []int32 {
 	if !done {
 		out = append(out, c)
 	}
-	ls.buf = out
+	*buf = out
 	return out
 }
 
-func without(ks []int32, c int32) []int32 {
-	out := make([]int32, 0, len(ks))
+// without returns ks without c, in *buf (reused).
+func without(buf *[]int32, ks []int32, c int32) []int32 {
+	out := (*buf)[:0]
 	for _, k := range ks {
 		if k != c {
 			out = append(out, k)
 		}
 	}
+	*buf = out
 	return out
 }
 
@@ -244,28 +248,28 @@ func (ls *local) moveSweep() {
 		var aKids []int32
 		aNew := 0.0
 		if a >= 0 {
-			aKids = without(ls.kidsOf(a), c)
+			aKids = without(&ls.bufA, ls.kidsOf(a), c)
 			aNew = ls.score(a, aKids)
 		}
+		moved := [1]int32{c}
 		for _, q := range ls.targets(c) {
 			if q == a {
 				continue
 			}
-			qk := slices.Clone(ls.with(ls.kidsOf(q), c))
+			qk := ls.with(&ls.buf, ls.kidsOf(q), c)
 			qs := ls.score(q, qk)
-			ps, ks, sc := []int32{q}, [][]int32{qk}, []float64{qs}
-			bgd := 0.0
-			if a >= 0 {
-				ps, ks, sc = append(ps, a), append(ks, aKids), append(sc, aNew)
-			} else {
-				bgd = -ls.bg(c)
+			ps, ks, sc := [2]int32{q, a}, [2][]int32{qk, aKids}, [2]float64{qs, aNew}
+			m, bgd := 2, 0.0
+			if a < 0 {
+				m, bgd = 1, -ls.bg(c)
 			}
-			if ls.try(ps, ks, sc, bgd, kb, t, []int32{c}) {
+			if ls.try(ps[:m], ks[:m], sc[:m], bgd, kb, t, moved[:]) {
 				break
 			}
 		}
 		if a >= 0 && r.parent[c] == a {
-			ls.try([]int32{a}, [][]int32{aKids}, []float64{aNew}, ls.bg(c), kb, t, []int32{c})
+			ps, ks, sc := [1]int32{a}, [1][]int32{aKids}, [1]float64{aNew}
+			ls.try(ps[:], ks[:], sc[:], ls.bg(c), kb, t, moved[:])
 		}
 	}
 }
@@ -287,10 +291,12 @@ func (ls *local) swapSweep() {
 				if d == c || r.calls[d].kind != kc || !ls.doubtful(d) || !ls.fitsIn(d, a) {
 					continue
 				}
-				ak := slices.Clone(ls.with(without(ls.kidsOf(a), c), d))
-				qk := slices.Clone(ls.with(without(ls.kidsOf(q), d), c))
+				ak := ls.with(&ls.bufA, without(&ls.tmp, ls.kidsOf(a), c), d)
+				qk := ls.with(&ls.bufB, without(&ls.tmp, ls.kidsOf(q), d), c)
 				lo := min(r.sendOf(c), r.sendOf(d))
-				if ls.try([]int32{a, q}, [][]int32{ak, qk}, []float64{ls.score(a, ak), ls.score(q, qk)}, 0, kindBit(kc), lo, []int32{c, d}) {
+				ps, ks := [2]int32{a, q}, [2][]int32{ak, qk}
+				sc, moved := [2]float64{ls.score(a, ak), ls.score(q, qk)}, [2]int32{c, d}
+				if ls.try(ps[:], ks[:], sc[:], 0, kindBit(kc), lo, moved[:]) {
 					break next
 				}
 			}
@@ -304,8 +310,9 @@ func (ls *local) tailSweep() {
 	r := ls.r
 	for _, p := range r.parentsOf[ls.n] {
 		// the instants at which p's calls left, as they were when the
-		// sweep came to p
-		for _, c := range slices.Clone(ls.kidsOf(p)) {
+		// sweep came to p (a move replaces a request's list, never
+		// changes it)
+		for _, c := range ls.kidsOf(p) {
 			if !ls.doubtful(c) {
 				continue
 			}
@@ -344,15 +351,18 @@ func (ls *local) tailSwap(p, q int32, t int64) bool {
 			return false
 		}
 	}
-	np := append(slices.Clone(ph), qt...)
-	nq := append(slices.Clone(qh), pt...)
+	np := append(append(ls.bufA[:0], ph...), qt...)
+	nq := append(append(ls.bufB[:0], qh...), pt...)
+	moved := append(append(ls.tmp[:0], pt...), qt...)
+	ls.bufA, ls.bufB, ls.tmp = np, nq, moved
 	slices.SortStableFunc(np, func(a, b int32) int { return cmpTime(r.sendOf(a), r.sendOf(b)) })
 	slices.SortStableFunc(nq, func(a, b int32) int { return cmpTime(r.sendOf(a), r.sendOf(b)) })
 	var kb uint64
-	for _, k := range append(slices.Clone(pt), qt...) {
+	for _, k := range moved {
 		kb |= kindBit(r.calls[k].kind)
 	}
-	return ls.try([]int32{p, q}, [][]int32{np, nq}, []float64{ls.score(p, np), ls.score(q, nq)}, 0, kb, t, append(slices.Clone(pt), qt...))
+	ps, ks, sc := [2]int32{p, q}, [2][]int32{np, nq}, [2]float64{ls.score(p, np), ls.score(q, nq)}
+	return ls.try(ps[:], ks[:], sc[:], 0, kb, t, moved)
 }
 
 // cmpSend orders calls as the search takes their sends.
@@ -487,7 +497,9 @@ func (ls *local) try(ps []int32, ks [][]int32, sc []float64, bgDelta float64, kb
 	after := ls.fifo(at)
 	if d+after-before > improveEps {
 		for i, p := range ps {
-			ls.ps[ls.r.parentPos[p]] = sc[i]
+			j := ls.r.parentPos[p]
+			ls.ps[j] = sc[i]
+			ls.kids[j] = slices.Clone(ks[i]) // ks are the sweeps' buffers
 		}
 		ls.moves++
 		return true
