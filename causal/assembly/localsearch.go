@@ -81,7 +81,7 @@ func newLocal(r *run, n int32, m *nodeModel, x *crossFit) *local {
 	}
 	np := len(r.parentsOf[n])
 	ls := &local{r: r, s: &search{r: r, m: m}, m: m, x: x, n: n, kids: make([][]int32, np), ps: make([]float64, np),
-		cands: make([][]int32, len(r.childrenOf[n])), inv: make([][]int, np)}
+		cands: make([][]int32, len(r.childrenOf[n])), inv: make([][]int, np), memo: replayMemo{byReq: make([][]memoEntry, np)}}
 	r.sweep(n, func(c int32, cands []int32) { ls.cands[r.childPos[c]] = slices.Clone(cands) })
 	for _, c := range r.childrenOf[n] {
 		if p := r.parent[c]; p >= 0 {
@@ -178,13 +178,14 @@ func (ls *local) targets(c int32) []int32 {
 
 // score of request p with calls ks (-Inf if infeasible); bg for p < 0.
 func (ls *local) score(p int32, ks []int32) float64 {
+	i := ls.r.parentPos[p]
 	h := ls.memo.hash(p, ks)
-	if v, ok := ls.memo.get(h, p, ks); ok {
+	if v, ok := ls.memo.get(i, h, ks); ok {
 		return v
 	}
 	ls.s.m = ls.requestModel(p)
 	v := ls.r.replay(ls.s, p, ks)
-	ls.memo.put(h, p, ks, v)
+	ls.memo.put(i, h, ks, v)
 	return v
 }
 
@@ -192,17 +193,19 @@ func (ls *local) score(p int32, ks []int32) float64 {
 // depends only on the request and its calls (the models do not change
 // during the local search), and the sweeps score the same requests with
 // the same calls again (four times in five on the scale benchmark).
-// Entries are checked call by call: a collision of hashes is a miss.
+// Each request (by position) has its own short list of entries, scanned
+// by hash (a map of every entry was slower: a cache miss per look-up);
+// entries are checked call by call, so a collision of hashes is a miss.
 type replayMemo struct {
-	at    map[uint64]int32 // hash -> index in ents
-	ents  []memoEntry
+	byReq [][]memoEntry
 	arena []int32 // the entries' calls
 }
 
-// memoEntry is one score: request p with the calls arena[off:off+n].
+// memoEntry is one score: calls arena[off:off+n], whose hash is h.
 type memoEntry struct {
-	p, off, n int32
-	score     float64
+	h      uint64
+	off, n int32
+	score  float64
 }
 
 func (m *replayMemo) hash(p int32, ks []int32) uint64 {
@@ -213,24 +216,36 @@ func (m *replayMemo) hash(p int32, ks []int32) uint64 {
 	return h
 }
 
-func (m *replayMemo) get(h uint64, p int32, ks []int32) (float64, bool) {
-	i, ok := m.at[h]
-	if !ok {
+// get returns the score of the request at position i with calls ks
+// (hash h), if held.
+func (m *replayMemo) get(i int32, h uint64, ks []int32) (float64, bool) {
+	if int(i) >= len(m.byReq) {
 		return 0, false
 	}
-	e := &m.ents[i]
-	if e.p != p || !slices.Equal(m.arena[e.off:e.off+e.n], ks) {
-		return 0, false
+	es := m.byReq[i]
+	for k := range es {
+		e := &es[k]
+		if e.h == h && slices.Equal(m.arena[e.off:e.off+e.n], ks) {
+			return e.score, true
+		}
 	}
-	return e.score, true
+	return 0, false
 }
 
-func (m *replayMemo) put(h uint64, p int32, ks []int32, v float64) {
-	if m.at == nil {
-		m.at = make(map[uint64]int32)
+// maxMemo bounds the entries held per request, and so the scan of get:
+// a request held open while thousands of calls left is scored again
+// instead.
+const maxMemo = 256
+
+// put holds score v of the request at position i with calls ks (hash h).
+func (m *replayMemo) put(i int32, h uint64, ks []int32, v float64) {
+	if int(i) >= len(m.byReq) {
+		m.byReq = slices.Grow(m.byReq, int(i)+1-len(m.byReq))[:i+1]
 	}
-	m.at[h] = int32(len(m.ents))
-	m.ents = append(m.ents, memoEntry{p: p, off: int32(len(m.arena)), n: int32(len(ks)), score: v})
+	if len(m.byReq[i]) >= maxMemo {
+		return
+	}
+	m.byReq[i] = append(m.byReq[i], memoEntry{h: h, off: int32(len(m.arena)), n: int32(len(ks)), score: v})
 	m.arena = append(m.arena, ks...)
 }
 

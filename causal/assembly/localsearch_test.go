@@ -14,7 +14,8 @@ import (
 func TestReplayMemo(t *testing.T) {
 	var m replayMemo
 	const h = 42 // one hash for every entry: collisions
-	m.put(h, 7, []int32{1, 2, 3}, -1.5)
+	m.put(7, h, []int32{1, 2, 3}, -1.5)
+	m.put(7, h, []int32{1, 2, 5}, -2.5)
 	cases := []struct {
 		name string
 		p    int32
@@ -23,14 +24,16 @@ func TestReplayMemo(t *testing.T) {
 		ok   bool
 	}{
 		{"same", 7, []int32{1, 2, 3}, -1.5, true},
+		{"second", 7, []int32{1, 2, 5}, -2.5, true},
 		{"other request", 8, []int32{1, 2, 3}, 0, false},
+		{"request never held", 100, []int32{1, 2, 3}, 0, false},
 		{"other calls", 7, []int32{1, 2, 4}, 0, false},
 		{"fewer calls", 7, []int32{1, 2}, 0, false},
 		{"no calls", 7, nil, 0, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			v, ok := m.get(h, tc.p, tc.ks)
+			v, ok := m.get(tc.p, h, tc.ks)
 			if v != tc.want || ok != tc.ok {
 				t.Errorf("get = %v, %v; want %v, %v", v, ok, tc.want, tc.ok)
 			}
