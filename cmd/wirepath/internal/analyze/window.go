@@ -80,11 +80,6 @@ func runWindowed(ctx context.Context, ios *cmdutil.IOStreams, o *Options, eo eng
 	if res == nil {
 		return err
 	}
-	for _, m := range wr.mergers {
-		if err == nil {
-			err = m.Err()
-		}
-	}
 	status := captureflags.PipelineStatus(res)
 	var partial *cmdutil.PartialError
 	if err == nil && status != nil && !errors.As(status, &partial) {
@@ -168,6 +163,9 @@ func (wr *windowRun) window(ctx context.Context, win *pipeline.Window) error {
 			r.Requests[k].Window = &index
 		}
 		wr.mergers[i].Add(r)
+		if err := wr.mergers[i].Err(); err != nil {
+			return err // the requests' spool could not be written
+		}
 	}
 	return nil
 }
