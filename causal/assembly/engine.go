@@ -198,6 +198,7 @@ func (r *run) solve(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return
 		}
+		r.swept[n] = &sweepPending // kept while the node is solved
 		r.solveNode(int32(n))
 		r.swept[n] = nil
 	})

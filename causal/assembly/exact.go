@@ -36,10 +36,16 @@ func (r *run) sendOf(c int32) int64 {
 // open when it left and, where both are known, still open when its reply
 // came back (within the tolerance). cands is reused between calls, and
 // must not be changed. The candidates depend only on the times, so a
-// node's are found once and kept (r.swept) while the node is solved,
-// when there are at most maxSwept of them.
+// node's are found once and kept (r.swept) while solve solves the node,
+// when there are at most maxSwept of them; a sweep at any other time is
+// not kept.
 func (r *run) sweep(n int32, fn func(c int32, cands []int32)) {
-	if sw := r.swept[n]; sw != nil {
+	switch sw := r.swept[n]; sw {
+	case nil, &sweepTooMany:
+		r.sweepTimes(n, fn)
+		return
+	case &sweepPending:
+	default:
 		for i, c := range sw.calls {
 			lo, hi := sw.off[i], sw.off[i+1]
 			fn(c, sw.cands[lo:hi:hi])
@@ -58,8 +64,16 @@ func (r *run) sweep(n int32, fn func(c int32, cands []int32)) {
 		}
 		fn(c, cands)
 	})
+	if sw == nil {
+		sw = &sweepTooMany
+	}
 	r.swept[n] = sw
 }
+
+// sweepPending marks in r.swept a node being solved whose candidates are
+// not found yet; sweepTooMany one that has more than maxSwept (swept
+// again each time).
+var sweepPending, sweepTooMany swept
 
 // maxSwept bounds the candidates kept per node (4 bytes each): a node
 // with more is swept again each time.

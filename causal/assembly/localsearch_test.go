@@ -2,6 +2,7 @@ package assembly
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -91,5 +92,68 @@ func TestLocalScoreAllocs(t *testing.T) {
 	}
 	if tried == 0 {
 		t.Fatal("no request with calls")
+	}
+}
+
+// TestSweepKept checks that a node's candidates kept while it is solved
+// (run.swept) are the ones found from the times: on the first sweep that
+// keeps them, on the next that reads them, and for a node with too many
+// to keep.
+func TestSweepKept(t *testing.T) {
+	cfg, err := gen.LoadConfig("multitier")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Duration = gen.Duration(10 * time.Second)
+	out, err := gen.Generate(cfg, gen.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := New(DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, r, err := e.infer(context.Background(), out.Trace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	collect := func(n int32) []int32 {
+		var got []int32
+		r.sweep(n, func(c int32, cands []int32) {
+			got = append(got, c, int32(len(cands)))
+			got = append(got, cands...)
+		})
+		return got
+	}
+	nodes := 0
+	for n := range r.parentsOf {
+		if len(r.childrenOf[n]) == 0 {
+			continue
+		}
+		want := collect(int32(n)) // not solving: nothing kept
+		if r.swept[n] != nil {
+			t.Fatalf("node %d: a sweep outside solve was kept", n)
+		}
+		cases := []struct {
+			name string
+			mark *swept
+		}{
+			{"keeps", &sweepPending},
+			{"kept", nil}, // what "keeps" left
+			{"too many", &sweepTooMany},
+		}
+		for _, tc := range cases {
+			if tc.mark != nil {
+				r.swept[n] = tc.mark
+			}
+			if got := collect(int32(n)); !slices.Equal(got, want) {
+				t.Errorf("node %d, %s: candidates differ", n, tc.name)
+			}
+		}
+		r.swept[n] = nil
+		nodes++
+	}
+	if nodes == 0 {
+		t.Fatal("no node makes calls")
 	}
 }
