@@ -61,6 +61,11 @@ type run struct {
 	// by node: the calls it receives (by arrival) and makes (by send)
 	parentsOf  [][]int32
 	childrenOf [][]int32
+	// parentPos[c], childPos[c]: call c's index in parentsOf of its
+	// callee and in childrenOf of its caller (positions)
+	parentPos, childPos []int32
+	// swept[n] holds node n's candidates while it is solved (sweep)
+	swept []*swept
 	// entry[n]: node n serves no request, so the calls it makes enter the
 	// system (solveNode)
 	entry []bool
@@ -117,6 +122,8 @@ func newRun(opt Options, ms trace.Messages, nm *causal.Namer) *run {
 	for n := range nn {
 		slices.SortStableFunc(r.parentsOf[n], func(a, b int32) int { return cmpTime(r.calls[a].arr, r.calls[b].arr) })
 	}
+	r.parentPos, r.childPos = positions(len(r.calls), r.parentsOf, r.childrenOf)
+	r.swept = make([]*swept, nn)
 	r.entry = entryNodes(r.calls, r.parentsOf)
 	n := len(r.calls)
 	r.parent = make([]int32, n)
@@ -198,7 +205,9 @@ func (r *run) solve(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return
 		}
+		r.swept[n] = &sweepPending // kept while the node is solved
 		r.solveNode(int32(n))
+		r.swept[n] = nil
 	})
 	if e := ctx.Err(); e != nil {
 		err = e

@@ -180,7 +180,7 @@ func (r *run) observeRequestAs(m *nodeModel, p int32, ks []int32, w func(int32) 
 	if pc.callMsg < 0 && len(ks) > 0 {
 		sl.last = r.sendOf(ks[0])
 	}
-	steps := r.steps(ks)
+	steps := r.steps(nil, ks)
 	wp := 1.0
 	var made uint64
 	for _, st := range steps {
