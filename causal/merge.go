@@ -47,7 +47,12 @@ type ResultMerger struct {
 	requests     []Request
 	overRequests int64
 	reqLimit     int
-	types        map[string]*mergedType
+	// sink, when set (SendRequests), takes each window's requests
+	// instead of requests; sent counts them, sinkErr is its first error
+	sink    func([]Request) error
+	sent    int
+	sinkErr error
+	types   map[string]*mergedType
 }
 
 // mergedType is one request type of the merged result.
@@ -135,15 +140,36 @@ func (m *ResultMerger) Add(r *Result) {
 	}
 }
 
+// SendRequests makes the merger hand each window's requests, once they
+// are within MaxMergedRequests (those past it are left out and counted
+// as when they are kept), to sink instead of keeping them: the merged
+// result then lists none, and memory does not grow with the requests.
+// A sink that only counts drops them (a report that shows none); one that
+// writes them to disk keeps them for a writer that streams them
+// (resultjson.RequestSpool). Their order is the windows', each window's
+// as its engine listed them; the first error of sink is Err's.
+func (m *ResultMerger) SendRequests(sink func([]Request) error) { m.sink = sink }
+
+// Err returns the first error of the requests' sink (SendRequests).
+func (m *ResultMerger) Err() error { return m.sinkErr }
+
 // addRequests keeps one window's requests (Request.Window says which
-// window's trace they index; the caller sets it).
+// window's trace they index; the caller sets it), or hands them to the
+// sink.
 func (m *ResultMerger) addRequests(rs []Request) {
-	room := max(0, m.reqLimit-len(m.requests))
+	room := max(0, m.reqLimit-len(m.requests)-m.sent)
 	if len(rs) > room {
 		m.overRequests += int64(len(rs) - room)
 		rs = rs[:room]
 	}
-	m.requests = append(m.requests, rs...)
+	if m.sink == nil {
+		m.requests = append(m.requests, rs...)
+		return
+	}
+	m.sent += len(rs)
+	if m.sinkErr == nil && len(rs) > 0 {
+		m.sinkErr = m.sink(rs)
+	}
 }
 
 // mergedRequests returns the windows' requests as one run's: requests in
@@ -154,19 +180,25 @@ func (m *ResultMerger) mergedRequests() []Request {
 		return nil
 	}
 	out := slices.Clone(m.requests)
-	slices.SortStableFunc(out, func(a, b Request) int {
-		if a.Background != b.Background {
-			if a.Background {
-				return 1
-			}
-			return -1
-		}
-		return cmp.Compare(a.StartNS, b.StartNS)
-	})
+	slices.SortStableFunc(out, func(a, b Request) int { return MergedRequestOrder(a.Background, b.Background, a.StartNS, b.StartNS) })
 	for i := range out {
 		out[i].ID = i
 	}
 	return out
+}
+
+// MergedRequestOrder orders the requests of a merged result: requests
+// before background trees, each in order of its root's time (a stable
+// sort by it keeps the windows' order among equals). It compares request
+// a (background ba, start sa) with b.
+func MergedRequestOrder(ba, bb bool, sa, sb int64) int {
+	if ba != bb {
+		if ba {
+			return 1
+		}
+		return -1
+	}
+	return cmp.Compare(sa, sb)
 }
 
 // addType merges one window's request type, its patterns named by their

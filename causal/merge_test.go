@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/wirepath/wirepath/causal"
@@ -262,6 +263,30 @@ func TestMergeRequests(t *testing.T) {
 			}
 			if fmt.Sprint(starts) != fmt.Sprint(tc.starts) || countOf(got, "requests_over_merge_limit") != tc.over {
 				t.Errorf("starts %v, over %d; want %v, %d", starts, countOf(got, "requests_over_merge_limit"), tc.starts, tc.over)
+			}
+		})
+		t.Run(tc.name+" sent", func(t *testing.T) {
+			m := causal.NewResultMerger(causal.RankCount, 0)
+			if tc.limit > 0 {
+				causal.SetMergeRequestLimit(m, tc.limit)
+			}
+			var sent []causal.Request
+			m.SendRequests(func(rs []causal.Request) error {
+				sent = append(sent, rs...)
+				return nil
+			})
+			m.Add(&causal.Result{Version: causal.ResultVersion, Engine: "assembly", Requests: w0})
+			m.Add(&causal.Result{Version: causal.ResultVersion, Engine: "assembly", Requests: w1})
+			got := m.Result()
+			slices.SortStableFunc(sent, func(a, b causal.Request) int {
+				return causal.MergedRequestOrder(a.Background, b.Background, a.StartNS, b.StartNS)
+			})
+			var starts []int64
+			for _, q := range sent {
+				starts = append(starts, q.StartNS)
+			}
+			if len(got.Requests) != 0 || m.Err() != nil || fmt.Sprint(starts) != fmt.Sprint(tc.starts) || countOf(got, "requests_over_merge_limit") != tc.over {
+				t.Errorf("%d listed, err %v, sent starts %v, over %d; want none, %v, %d", len(got.Requests), m.Err(), starts, countOf(got, "requests_over_merge_limit"), tc.starts, tc.over)
 			}
 		})
 	}

@@ -13,13 +13,18 @@
 # Settings (environment):
 #   REPS=3              repetitions of every base and changed run (alternated)
 #   REQUESTS=600        requests per run (one in flight, closed loop)
-#   ENGINE=nesting      the engine whose requests whatif reads (on these runs
-#                       the most accurate: 89 % of requests exactly right, linking 77 %)
+#   ENGINE=assembly     the engine whose requests whatif reads (analyze's
+#                       default); its files are kept per engine (DIR/ENGINE/), so
+#                       the same runs can be tabulated with another
 #   EXPERIMENTS="store tier2 client app load"   which experiments to run
+#   ONLY=REGEX          only the changes whose names match (e.g. 'toggle|sat')
+#   WARMUP=2s           toggled runs: leave out the requests of a run's first WARMUP
+#   DURATION=900s       the testbed's time limit per run
 #   LOAD_RATE=100       the load experiment's base rate (requests per second,
 #                       open loop); the changed runs double it
 #   LOAD_REQUESTS=1500  requests per load run
 #   SAT_INFLIGHT=32     the saturation run's closed-loop concurrency
+#   SAT_REQUESTS=LOAD_REQUESTS  requests of the saturation run (at least 10 s of it)
 #   ANALYZE_ONLY=1      only analyse and tabulate the runs already in OUT_DIR
 #   BEFORE_WP=BIN       another wirepath (e.g. main's, before issue 16) whose
 #                       one-link whatif (--link A->B --current-rtt 0 --rtt D,
@@ -32,7 +37,12 @@
 # A change named NAME-toggle is made in alternate 1 s windows of one run
 # (SHIM_TOGGLE, or RATE_TOGGLE for the load): its requests with and without
 # it are compared, under the same load of the machine (scenario NAME gives
-# the prediction).
+# the prediction). A toggled forwarder change is predicted from the run
+# itself (whatif on its capture, from its requests made without the
+# change: γ is the minimum round trip, so the delayed windows do not move
+# it); a toggled load from the group's base run (the run's utilisation
+# mixes both rates). The machine's 1-minute load average is sampled every
+# 5 s of each run into OUT_DIR/NAME.load.
 # It writes OUT_DIR/validation.md (the tables) and keeps every run.
 set -euo pipefail
 
@@ -40,11 +50,15 @@ out=${1:?usage: whatif-validate.sh OUT_DIR}
 here=$(cd "$(dirname "$0")/.." && pwd)
 reps=${REPS:-3}
 requests=${REQUESTS:-600}
-engine=${ENGINE:-nesting}
+engine=${ENGINE:-assembly}
+only=${ONLY:-.}
+warmup=${WARMUP:-2s}
+export DURATION=${DURATION:-900s}
 groups=${EXPERIMENTS:-store tier2 client app load}
 load_rate=${LOAD_RATE:-100}
 load_requests=${LOAD_REQUESTS:-1500}
 sat_inflight=${SAT_INFLIGHT:-32}
+sat_requests=${SAT_REQUESTS:-$load_requests}
 mkdir -p "$out/bin"
 out=$(cd "$out" && pwd)
 bin=$out/bin
@@ -64,10 +78,10 @@ declare -A base_env=(
 )
 declare -A changes=(
 	[store]="store-1ms:SHIM_DELAY=500us store-5ms:SHIM_DELAY=2500us store-20ms:SHIM_DELAY=10ms store-10mbit:SHIM_RATE=10mbit"
-	[tier2]="tier2-5ms:SHIM_DELAY=2500us tier2-20ms:SHIM_DELAY=10ms"
-	[client]="client-5ms:SHIM_DELAY=2500us client-10mbit:SHIM_RATE=10mbit"
-	[app]="app-5ms:SHIM_DELAY=5ms,SHIM_DIR=in app-20ms:SHIM_DELAY=20ms,SHIM_DIR=in app-10mbit:SHIM_RATE=10mbit app-1ms-toggle:SHIM_DELAY=1ms,SHIM_DIR=in,SHIM_TOGGLE=1s app-5ms-toggle:SHIM_DELAY=5ms,SHIM_DIR=in,SHIM_TOGGLE=1s app-20ms-toggle:SHIM_DELAY=20ms,SHIM_DIR=in,SHIM_TOGGLE=1s"
-	[load]="load-x2:RATE=$((2 * load_rate)) load-x2-toggle:RATE_HIGH=$((2 * load_rate)),RATE_TOGGLE=1s sat:RATE=0,INFLIGHT=$sat_inflight,REQUESTS=$load_requests"
+	[tier2]="tier2-5ms:SHIM_DELAY=2500us tier2-20ms:SHIM_DELAY=10ms tier2-1ms-toggle:SHIM_DELAY=500us,SHIM_TOGGLE=1s tier2-5ms-toggle:SHIM_DELAY=2500us,SHIM_TOGGLE=1s tier2-20ms-toggle:SHIM_DELAY=10ms,SHIM_TOGGLE=1s"
+	[client]="client-5ms:SHIM_DELAY=2500us client-10mbit:SHIM_RATE=10mbit client-10mbit-toggle:SHIM_RATE=10mbit,SHIM_TOGGLE=1s"
+	[app]="app-5ms:SHIM_DELAY=5ms,SHIM_DIR=in app-20ms:SHIM_DELAY=20ms,SHIM_DIR=in app-10mbit:SHIM_RATE=10mbit app-1ms-toggle:SHIM_DELAY=1ms,SHIM_DIR=in,SHIM_TOGGLE=1s app-5ms-toggle:SHIM_DELAY=5ms,SHIM_DIR=in,SHIM_TOGGLE=1s app-20ms-toggle:SHIM_DELAY=20ms,SHIM_DIR=in,SHIM_TOGGLE=1s app-10mbit-toggle:SHIM_RATE=10mbit,SHIM_TOGGLE=1s"
+	[load]="load-x2:RATE=$((2 * load_rate)) load-x2-toggle:RATE_HIGH=$((2 * load_rate)),RATE_TOGGLE=1s sat:RATE=0,INFLIGHT=$sat_inflight,REQUESTS=$sat_requests"
 )
 cat >"$out/scenarios.txt" <<'EOF'
 # The changes the validation makes, as whatif reads them (docs/whatif.md).
@@ -79,6 +93,8 @@ link app->store rtt=+5ms
 link app->store rtt=+20ms
 [store-10mbit]
 link app->store bandwidth=10Mbit/s
+[tier2-1ms]
+link app->tier2 rtt=+1ms
 [tier2-5ms]
 link app->tier2 rtt=+5ms
 [tier2-20ms]
@@ -127,9 +143,28 @@ quiet() {
 	echo "load $(cut -d' ' -f1 /proc/loadavg) after waiting ${waited}s" >&2
 }
 
-# run NAME ENV... runs the testbed once into OUT/NAME (kept when it exists).
+# selected NAME reports whether change NAME is selected (ONLY).
+selected() { [[ $1 =~ $only ]]; }
+
+# self_toggled NAME reports whether NAME is a toggled forwarder change,
+# predicted from its own run.
+self_toggled() { [[ $1 == *-toggle && $1 != load-* ]]; }
+
+# needs_base GROUP reports whether a selected change of GROUP is predicted
+# from the group's base runs.
+needs_base() {
+	local c name
+	for c in ${changes[$1]}; do
+		name=${c%%:*}
+		selected "$name" && ! self_toggled "$name" && return 0
+	done
+	return 1
+}
+
+# run NAME ENV... runs the testbed once into OUT/NAME (kept when it exists),
+# sampling the machine's load average into OUT/NAME.load meanwhile.
 run() {
-	local name=$1
+	local name=$1 sampler rc=0
 	shift
 	if [ ! -c /dev/null ]; then
 		echo "whatif-validate: /dev/null is not a device (something replaced it): restore it (mknod -m 666 /dev/null c 1 3)" >&2
@@ -140,37 +175,77 @@ run() {
 	echo "== $name: $*" >&2
 	quiet
 	cut -d' ' -f1 /proc/loadavg >"$out/$name.load"
-	env REQUESTS="$requests" INFLIGHT=1 TBBIN="$bin" "$@" "$here/testbed/testbed.sh" "$out/$name" >"$out/$name.log" 2>&1 ||
-		{ echo "whatif-validate: run $name failed (see $out/$name.log)" >&2; tail -5 "$out/$name.log" >&2; return 1; }
+	(while sleep 5; do cut -d' ' -f1 /proc/loadavg; done) >>"$out/$name.load" &
+	sampler=$!
+	env REQUESTS="$requests" INFLIGHT=1 TBBIN="$bin" "$@" "$here/testbed/testbed.sh" "$out/$name" >"$out/$name.log" 2>&1 || rc=$?
+	kill "$sampler" 2>/dev/null || true
+	wait "$sampler" 2>/dev/null || true
+	if [ "$rc" -ne 0 ]; then
+		echo "whatif-validate: run $name failed (see $out/$name.log)" >&2
+		tail -5 "$out/$name.log" >&2
+		return 1
+	fi
 }
 
 for r in $(seq "$reps"); do
 	for g in $groups; do
 		# shellcheck disable=SC2086
-		run "$g-base-$r" ${base_env[$g]}
+		! needs_base "$g" || run "$g-base-$r" ${base_env[$g]}
 		for c in ${changes[$g]}; do
 			name=${c%%:*} envs=${c#*:}
+			selected "$name" || continue
 			# shellcheck disable=SC2086
 			run "$name-$r" ${base_env[$g]} ${envs//,/ }
 		done
 	done
 done
 
-# analyze DIR makes DIR's trace and the engine's result (once).
+# analyze DIR makes DIR's trace and the engine's result (once), in DIR/ENGINE.
 analyze() {
-	local d=$1
-	[ -s "$d/result.json" ] && return 0
+	local d=$1 a=$1/$engine
+	[ -s "$a/result.json" ] && return 0
+	mkdir -p "$a"
 	local keylog=()
 	[ ! -s "$d/keylog.txt" ] || keylog=(--tls-keylog "$d/keylog.txt")
 	"$wp" -q analyze "$d"/*.pcap "$d"/*.pcapng --reference "$d/outside.pcapng" --roles "$d/roles.txt" "${keylog[@]}" \
-		--engine "$engine" --instances -1 --format json --save-trace "$d/trace.tsv" -o "$d/result.json" 2>>"$d.log"
+		--engine "$engine" --instances -1 --format json --save-trace "$a/trace.tsv" -o "$a/result.json" 2>>"$d.log"
 }
 
-# before_deltas BASE NAME writes BASE/before-NAME.json: per pattern rank,
+# shim_rtt DIR prints the round trip, in µs, DIR's forwarder added to the
+# frames it held: per direction that held any, its delay plus how late its
+# timers released them on average (shim.json), added up.
+shim_rtt() {
+	jq '[(if .["sa>sb"].held > 0 then .delay_ab_ns + .["sa>sb"].mean_late_ns else 0 end),
+	     (if .["sb>sa"].held > 0 then .delay_ba_ns + .["sb>sa"].mean_late_ns else 0 end)] | add / 1000 | round' "$1/shim.json"
+}
+
+# predict DIR [SCEN] analyses DIR and runs whatif on it with every
+# scenario, into DIR/ENGINE/predictions.json (once). With SCEN (a toggled
+# forwarder run) it adds scenario SCEN-shim: SCEN with the round trip the
+# forwarder really added (shim_rtt: at 1 ms its timers added 8 % more) on
+# each of its links instead of the nominal one.
+predict() {
+	local a=$1/$engine scen=${2:-} sc=$out/scenarios.txt
+	analyze "$1"
+	[ ! -s "$a/predictions.json" ] || return 0
+	if [ -n "$scen" ] && [ -s "$1/shim.json" ]; then
+		sc=$a/scenarios.txt
+		{
+			cat "$out/scenarios.txt"
+			echo "[$scen-shim]"
+			awk -v s="[$scen]" -v rtt="$(shim_rtt "$1")" '$0 == s {on = 1; next} /^\[/ {on = 0}
+				on && /^(link|host) / {line = ""; for (i = 1; i <= NF; i++) if ($i !~ /^rtt=/) line = line (line == "" ? "" : " ") $i; print line " rtt=+" rtt "us"}' "$out/scenarios.txt"
+		} >"$sc"
+	fi
+	"$wp" -q whatif "$a/result.json" --trace "$a/trace.tsv" --scenario "$sc" --format json --requests -o "$a/predictions.json"
+}
+
+# before_deltas BASE NAME [SCENARIOS] writes BASE/ENGINE/before-NAME.json: per pattern rank,
 # the latency change BEFORE_WP's whatif predicts for scenario NAME's link
 # round-trip changes (one call per link, added up), 0 for the rest.
 before_deltas() {
-	local d=$1 name=$2 f=$1/before-$2.json parts=() line link delta i=0
+	local d=$1/$engine name=$2 parts=() line link delta i=0
+	local f=$d/before-$name.json
 	while read -r line; do
 		[[ $line =~ ^link\ ([^ ]+)\ rtt=\+([0-9.]+[mu]?s)$ ]] || continue
 		link=${BASH_REMATCH[1]} delta=${BASH_REMATCH[2]}
@@ -179,7 +254,7 @@ before_deltas() {
 			-o "$d/before-$name-$i.json" 2>>"$d/before.log"; then
 			parts+=("$d/before-$name-$i.json")
 		fi
-	done < <(awk -v s="[$name]" '$0 == s {on = 1; next} /^\[/ {on = 0} on' "$out/scenarios.txt")
+	done < <(awk -v s="[$name]" '$0 == s {on = 1; next} /^\[/ {on = 0} on' "${3:-$out/scenarios.txt}")
 	if [ ${#parts[@]} -eq 0 ]; then
 		echo '{}' >"$f"
 		return
@@ -188,43 +263,56 @@ before_deltas() {
 		"${parts[@]}" >"$f"
 }
 
-md=$out/validation.md
+md=$out/validation-$engine.md
 {
 	echo "# whatif validation ($(date -u +%Y-%m-%d), engine $engine, $reps repetitions, $requests requests per run)"
 	echo
 } >"$md"
 for g in $groups; do
-	bases=() preds=()
+	bases=() preds=() bf=()
 	for r in $(seq "$reps"); do
 		d=$out/$g-base-$r
 		[ -s "$d/truth.jsonl" ] || continue
-		analyze "$d"
-		"$wp" -q whatif "$d/result.json" --trace "$d/trace.tsv" --scenario "$out/scenarios.txt" --format json --requests -o "$d/predictions.json"
-		bases+=("$d") preds+=("$d/predictions.json")
+		predict "$d"
+		bases+=("$d") preds+=("$d/$engine/predictions.json")
 	done
-	[ ${#bases[@]} -gt 0 ] || continue
 	for c in ${changes[$g]}; do
 		name=${c%%:*}
+		selected "$name" || continue
 		runs=()
 		for r in $(seq "$reps"); do
 			[ -s "$out/$name-$r/truth.jsonl" ] && runs+=("$out/$name-$r")
 		done
 		[ ${#runs[@]} -gt 0 ] || continue
-		b=$(IFS=,; echo "${bases[*]}") p=$(IFS=,; echo "${preds[*]}") rs=$(IFS=,; echo "${runs[*]}")
 		# A NAME-toggle run made scenario NAME's change in alternate 1 s
-		# windows (SHIM_TOGGLE): tbwhatif compares its own requests.
-		scen=${name%-toggle} tput=() before=() toggle=()
+		# windows (SHIM_TOGGLE, RATE_TOGGLE): tbwhatif compares its own
+		# requests, predicted from the run itself (a forwarder change) or
+		# from the base runs (the load).
+		scen=${name%-toggle} tput=() before=() toggle=() b=("${bases[@]}") p=("${preds[@]}")
 		[ "$name" != sat ] || tput=(-throughput)
-		[ "$scen" = "$name" ] || toggle=(-toggle 1s)
+		[ "$scen" = "$name" ] || toggle=(-toggle 1s -warmup "$warmup")
+		if self_toggled "$name"; then
+			b=() p=()
+			for d in "${runs[@]}"; do
+				predict "$d" "$scen"
+				b+=("$d") p+=("$d/$engine/predictions.json")
+			done
+			toggle+=(-self)
+			[ ! -s "${runs[0]}/shim.json" ] || scen=$scen-shim
+		fi
+		[ ${#b[@]} -gt 0 ] || continue
 		if [ -n "${BEFORE_WP:-}" ] && [ "$name" != sat ]; then
 			bf=()
-			for d in "${bases[@]}"; do
-				before_deltas "$d" "$scen"
-				bf+=("$d/before-$scen.json")
+			for d in "${b[@]}"; do
+				sc=$out/scenarios.txt
+				[ ! -s "$d/$engine/scenarios.txt" ] || sc=$d/$engine/scenarios.txt
+				before_deltas "$d" "$scen" "$sc"
+				bf+=("$d/$engine/before-$scen.json")
 			done
 			before=(-before "$(IFS=,; echo "${bf[*]}")")
 		fi
-		"$bin/tbwhatif" -base "$b" -pred "$p" -runs "$rs" -scenario "$scen" -name "$name" "${tput[@]}" "${before[@]}" "${toggle[@]}" >>"$md"
+		"$bin/tbwhatif" -base "$(IFS=,; echo "${b[*]}")" -pred "$(IFS=,; echo "${p[*]}")" -runs "$(IFS=,; echo "${runs[*]}")" \
+			-trace "$engine/trace.tsv" -scenario "$scen" -name "$name" "${tput[@]}" "${before[@]}" "${toggle[@]}" >>"$md"
 		echo >>"$md"
 	done
 done

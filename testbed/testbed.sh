@@ -31,7 +31,7 @@
 #                             base run, which pays its cost too)
 #   SHIM_DIR=both|in|out      in: the delay only on frames toward HOST, out:
 #                             only on those from it (default both ways)
-#   SHIM_TOGGLE=DUR           the delay only in alternate windows of DUR of
+#   SHIM_TOGGLE=DUR           the delay and rate only in alternate windows of DUR of
 #                             the wall clock (Unix time / DUR odd): one run
 #                             with and without it under the same machine load
 #   SHIM_RATE=RATE            it serialises frames each way at RATE (10mbit)

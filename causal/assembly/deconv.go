@@ -99,60 +99,87 @@ func (r *run) dcTimeline(n int32) []dcEvent {
 // messages sent within deconvLag after it, and the floor expected of
 // unrelated pairs (the rate of such messages between deconvLag and
 // 2·deconvLag after the trigger); and how many triggers of each kind
-// there were.
+// there were. Each trigger kind's histograms are also held in a row
+// indexed by the kind of message (dcRow), so that the pairs, hundreds per
+// trigger on a busy node, are counted without a map lookup each.
 func (r *run) dcHistograms(evs []dcEvent) (map[dcKey]*hist, map[dcKey]*[nGapBins]float64, map[trigKind]float64) {
 	sig := map[dcKey]*hist{}
 	floor := map[dcKey]*[nGapBins]float64{}
 	ntrig := map[trigKind]float64{}
 	var starts []int
+	nk := int32(0) // kinds of message sent, indexed from endKind (next - endKind)
 	for i := range evs {
 		if !evs[i].trig {
 			starts = append(starts, i)
+			nk = max(nk, evs[i].next-endKind+1)
 		}
 	}
+	rows := map[trigKind]*dcRow{}
+	far := make([]float64, nk)
+	var farKinds []int32
 	si := 0
-	far := map[int32]float64{}
 	for i := range evs {
 		e := &evs[i]
 		if !e.trig {
 			continue
 		}
 		ntrig[e.tk]++
+		row := rows[e.tk]
+		if row == nil {
+			row = &dcRow{sig: make([]*hist, nk), floor: make([]*[nGapBins]float64, nk)}
+			rows[e.tk] = row
+		}
 		for si < len(starts) && evs[starts[si]].t < e.t-r.tol {
 			si++
 		}
-		clear(far)
 		for j := si; j < len(starts); j++ {
 			s := &evs[starts[j]]
 			d := s.t - e.t
 			if d > 2*deconvLag {
 				break
 			}
+			x := s.next - endKind
 			if d > deconvLag {
-				far[s.next]++
+				if far[x] == 0 {
+					farKinds = append(farKinds, s.next)
+				}
+				far[x]++
 				continue
 			}
-			k := dcKey{e.tk, s.next}
-			if sig[k] == nil {
-				sig[k] = &hist{}
+			h := row.sig[x]
+			if h == nil {
+				h = &hist{}
+				row.sig[x] = h
+				sig[dcKey{e.tk, s.next}] = h
 			}
-			sig[k].add(gapBin(d), 1)
+			h.add(gapBin(d), 1)
 		}
-		for next, cnt := range far {
-			r.addFloor(floor, dcKey{e.tk, next}, cnt/deconvLag)
+		for _, next := range farKinds {
+			x := next - endKind
+			f := row.floor[x]
+			if f == nil {
+				f = new([nGapBins]float64)
+				row.floor[x] = f
+				floor[dcKey{e.tk, next}] = f
+			}
+			r.addFloor(f, far[x]/deconvLag)
+			far[x] = 0
 		}
+		farKinds = farKinds[:0]
 	}
 	return sig, floor, ntrig
 }
 
-// addFloor adds to the floor of key k what unrelated messages arriving
-// at rate (per ns) put in each bin.
-func (r *run) addFloor(floor map[dcKey]*[nGapBins]float64, k dcKey, rate float64) {
-	f := floor[k]
-	if f == nil {
-		f = new([nGapBins]float64)
-		floor[k] = f
-	}
+// dcRow is one trigger kind's histograms (dcHistograms), by the kind of
+// message sent (indexed from endKind).
+type dcRow struct {
+	sig   []*hist
+	floor []*[nGapBins]float64
+}
+
+// addFloor adds to floor f what unrelated messages arriving at rate (per
+// ns) put in each bin.
+func (r *run) addFloor(f *[nGapBins]float64, rate float64) {
 	for b := 1; b < nGapBins && gapLow[b] <= deconvLag; b++ {
 		f[b] += rate * gapWidth[b]
 	}

@@ -61,6 +61,11 @@ type run struct {
 	// by node: the calls it receives (by arrival) and makes (by send)
 	parentsOf  [][]int32
 	childrenOf [][]int32
+	// parentPos[c], childPos[c]: call c's index in parentsOf of its
+	// callee and in childrenOf of its caller (positions)
+	parentPos, childPos []int32
+	// swept[n] holds node n's candidates while it is solved (sweep)
+	swept []*swept
 	// entry[n]: node n serves no request, so the calls it makes enter the
 	// system (solveNode)
 	entry []bool
@@ -82,8 +87,13 @@ type run struct {
 	// message carries a request id or a thread
 	idf    map[uint64]float64
 	hasIDs bool
-	// counters by node
+	// every node's isolated requests, and the nodes with isolated requests
+	// of each replicated kind of request (isolated.go)
+	isoSamples [][]isoSample
+	isoByKey   map[replicaKey][]int32
+	// counters by node: the search's, and the passes run
 	search []searchCounts
+	passes []int32
 	// models of the last pass, by node, and a hook after each pass, for
 	// tests
 	models []*nodeModel
@@ -112,6 +122,8 @@ func newRun(opt Options, ms trace.Messages, nm *causal.Namer) *run {
 	for n := range nn {
 		slices.SortStableFunc(r.parentsOf[n], func(a, b int32) int { return cmpTime(r.calls[a].arr, r.calls[b].arr) })
 	}
+	r.parentPos, r.childPos = positions(len(r.calls), r.parentsOf, r.childrenOf)
+	r.swept = make([]*swept, nn)
 	r.entry = entryNodes(r.calls, r.parentsOf)
 	n := len(r.calls)
 	r.parent = make([]int32, n)
@@ -132,6 +144,7 @@ func newRun(opt Options, ms trace.Messages, nm *causal.Namer) *run {
 	r.idf = tokenIDF(r.l)
 	r.hasIDs = r.hasIDsOrThreads()
 	r.search = make([]searchCounts, nn)
+	r.passes = make([]int32, nn)
 	r.models = make([]*nodeModel, nn)
 	return r
 }
@@ -187,11 +200,14 @@ func tokenIDF(l *loader) map[uint64]float64 {
 func (r *run) solve(ctx context.Context) error {
 	nn := len(r.l.nodeSym)
 	var err error
+	r.collectIsolated(parallel.Workers(r.opt.Workers))
 	parallel.Each(nn, parallel.Workers(r.opt.Workers), func(n int) {
 		if ctx.Err() != nil {
 			return
 		}
+		r.swept[n] = &sweepPending // kept while the node is solved
 		r.solveNode(int32(n))
+		r.swept[n] = nil
 	})
 	if e := ctx.Err(); e != nil {
 		err = e
@@ -247,19 +263,25 @@ func (r *run) solveNode(n int32) {
 		addTrans(m, iso)
 	}
 	var x *crossFit
-	for pass := 0; pass < r.opt.Passes; pass++ {
+	pl := r.newPassPlan(n)
+	for pass := 0; ; pass++ {
+		last := pl.last(pass)
 		s := newSearch(r, n, m)
-		s.sum = pass == r.opt.Passes-1
+		s.sum = last
 		s.x = x
 		s.run(evs)
 		s.cnt.moves = r.improve(n, m, x, 20)
 		if r.onPass != nil {
 			r.onPass(n, pass)
 		}
-		if pass == r.opt.Passes-1 {
+		if last {
 			r.search[n] = s.cnt
+			r.passes[n] = int32(pass + 1)
 			r.posterior(n)
 			break
+		}
+		if pl.after(r, n, pass) {
+			continue // the last pass keeps the model (passPlan)
 		}
 		m = r.fit(n)
 		if iso != nil {

@@ -34,8 +34,59 @@ func (r *run) sendOf(c int32) int64 {
 // sweep calls fn for every call node n makes, in order of send, with the
 // requests of n it can belong to (candidates, in order of arrival): those
 // open when it left and, where both are known, still open when its reply
-// came back (within the tolerance). cands is reused between calls.
+// came back (within the tolerance). cands is reused between calls, and
+// must not be changed. The candidates depend only on the times, so a
+// node's are found once and kept (r.swept) while solve solves the node,
+// when there are at most maxSwept of them; a sweep at any other time is
+// not kept.
 func (r *run) sweep(n int32, fn func(c int32, cands []int32)) {
+	switch sw := r.swept[n]; sw {
+	case nil, &sweepTooMany:
+		r.sweepTimes(n, fn)
+		return
+	case &sweepPending:
+	default:
+		for i, c := range sw.calls {
+			lo, hi := sw.off[i], sw.off[i+1]
+			fn(c, sw.cands[lo:hi:hi])
+		}
+		return
+	}
+	sw := &swept{off: []int32{0}}
+	r.sweepTimes(n, func(c int32, cands []int32) {
+		if sw != nil && len(sw.cands)+len(cands) > maxSwept {
+			sw = nil
+		}
+		if sw != nil {
+			sw.calls = append(sw.calls, c)
+			sw.cands = append(sw.cands, cands...)
+			sw.off = append(sw.off, int32(len(sw.cands)))
+		}
+		fn(c, cands)
+	})
+	if sw == nil {
+		sw = &sweepTooMany
+	}
+	r.swept[n] = sw
+}
+
+// sweepPending marks in r.swept a node being solved whose candidates are
+// not found yet; sweepTooMany one that has more than maxSwept (swept
+// again each time).
+var sweepPending, sweepTooMany swept
+
+// maxSwept bounds the candidates kept per node (4 bytes each): a node
+// with more is swept again each time.
+const maxSwept = 1 << 22
+
+// swept is one node's sweep: its calls in order, and the candidates of
+// calls[i] at cands[off[i]:off[i+1]].
+type swept struct {
+	calls, off, cands []int32
+}
+
+// sweepTimes is sweep, from the times.
+func (r *run) sweepTimes(n int32, fn func(c int32, cands []int32)) {
 	span := r.openSpan(n)
 	parents := r.parentsOf[n]
 	type win struct {

@@ -165,12 +165,22 @@ func (r *run) fitWith(n int32, asg func(c int32) int32, w, trust func(int32) flo
 // observeRequest walks request p with its calls ks (in order of send) as
 // the search does and records each step in m.
 func (r *run) observeRequest(m *nodeModel, p int32, ks []int32, w func(int32) float64, wt float64) {
+	r.observeRequestAs(m, p, ks, w, wt, nil)
+}
+
+// observeRequestAs is observeRequest with the kinds of p and its calls
+// mapped by kindAt (nil: as they are), for a replica's request (isolated.go).
+func (r *run) observeRequestAs(m *nodeModel, p int32, ks []int32, w func(int32) float64, wt float64, kindAt func(int32) int32) {
+	if kindAt == nil {
+		kindAt = func(k int32) int32 { return k }
+	}
 	pc := &r.calls[p]
+	pk := kindAt(pc.kind)
 	sl := slot{p: p, lastKid: -1, lastRet: -1, prev: noKind, last: pc.arr}
 	if pc.callMsg < 0 && len(ks) > 0 {
 		sl.last = r.sendOf(ks[0])
 	}
-	steps := r.steps(ks)
+	steps := r.steps(nil, ks)
 	wp := 1.0
 	var made uint64
 	for _, st := range steps {
@@ -182,19 +192,20 @@ func (r *run) observeRequest(m *nodeModel, p int32, ks []int32, w func(int32) fl
 			continue
 		}
 		wc := w(st.c)
+		ck := kindAt(cc.kind)
 		wp = min(wp, wc)
-		cx := ctxKey{pk: pc.kind, prev: sl.prev, pos: min(sl.pos, maxPos), ret: sl.ret}
+		cx := ctxKey{pk: pk, prev: sl.prev, pos: min(sl.pos, maxPos), ret: sl.ret}
 		gl, ga := r.observedGaps(st.c, sl.last, r.arrOf(p))
-		m.observe(cx, cc.kind, gl, ga, wc, wc*wt)
-		m.addOverlap(pc.kind, sl.out > 0, wc)
-		m.rep.addLink(repeatBin(made, kindBit(cc.kind)), wc)
-		made |= kindBit(cc.kind)
+		m.observe(cx, ck, gl, ga, wc, wc*wt)
+		m.addOverlap(pk, sl.out > 0, wc)
+		m.rep.addLink(repeatBin(made, kindBit(ck)), wc)
+		made |= kindBit(ck)
 		if sl.lastRet >= 0 {
 			if lr := &r.calls[sl.lastRet]; lr.repBytes >= 0 && cc.reqBytes >= 0 {
-				m.addSizeLink(lr.kind, cc.kind, pc.kind, cc.reqBytes-lr.repBytes, wc)
+				m.addSizeLink(kindAt(lr.kind), ck, pk, cc.reqBytes-lr.repBytes, wc)
 			}
 		}
-		m.observeOrigin(pc, cc.kind, cc.reqBytes, wc)
+		m.observeOrigin(pc, ck, cc.reqBytes, wc)
 		tok, rid, thr := r.features(st.c, p, sl.lastKid, sl.lastRet)
 		if tok >= 0 {
 			m.tok.addLink(tok, wc)
@@ -206,7 +217,7 @@ func (r *run) observeRequest(m *nodeModel, p int32, ks []int32, w func(int32) fl
 			m.thr.addLink(thr, wc)
 		}
 		sl.pos++
-		sl.prev, sl.lastKid = cc.kind, st.c
+		sl.prev, sl.lastKid = ck, st.c
 		if cc.retMsg >= 0 && cc.flags&flagOneWay == 0 {
 			sl.out++
 		}
@@ -214,12 +225,12 @@ func (r *run) observeRequest(m *nodeModel, p int32, ks []int32, w func(int32) fl
 	if pc.retMsg < 0 || pc.flags&flagOneWay != 0 {
 		return
 	}
-	cx := ctxKey{pk: pc.kind, prev: sl.prev, pos: min(sl.pos, maxPos), ret: sl.ret}
+	cx := ctxKey{pk: pk, prev: sl.prev, pos: min(sl.pos, maxPos), ret: sl.ret}
 	m.observe(cx, endKind, pc.rep-sl.last, pc.rep-r.arrOf(p), wp, wp*wt)
 	m.observeOrigin(pc, endKind, pc.repBytes, wp)
 	if sl.lastRet >= 0 {
 		if lr := &r.calls[sl.lastRet]; lr.repBytes >= 0 && pc.repBytes >= 0 {
-			m.addSizeLink(lr.kind, endKind, pc.kind, pc.repBytes-lr.repBytes, wp)
+			m.addSizeLink(kindAt(lr.kind), endKind, pk, pc.repBytes-lr.repBytes, wp)
 		}
 	}
 }

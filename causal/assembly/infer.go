@@ -82,7 +82,9 @@ func (r *run) account(res *causal.Result, agg *causal.Aggregator, tc treeCounts)
 	count("links_only_candidate", byEv[evOnly])
 	count("links_joint", byEv[evJoint]+byEv[evTokens])
 	var sc searchCounts
-	for _, s := range r.search {
+	var passes int64
+	for n, s := range r.search {
+		passes += int64(r.passes[n])
 		sc.windows += s.windows
 		sc.windowsExact += s.windowsExact
 		sc.decisions += s.decisions
@@ -91,6 +93,7 @@ func (r *run) account(res *causal.Result, agg *causal.Aggregator, tc treeCounts)
 		sc.forcedCommits += s.forcedCommits
 		sc.pruned += s.pruned
 	}
+	count("search_passes", passes)
 	count("windows", sc.windows)
 	count("windows_exact", sc.windowsExact)
 	count("decisions", sc.decisions)

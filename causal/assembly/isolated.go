@@ -3,6 +3,9 @@ package assembly
 import (
 	"math"
 	"slices"
+
+	"github.com/wirepath/wirepath/internal/parallel"
+	"github.com/wirepath/wirepath/trace"
 )
 
 // A request that a node served alone — no other request of the node was
@@ -17,12 +20,17 @@ import (
 // call, for the same reason. The isolated requests' call graph is given
 // as much weight as the rest of the data wherever the node has some.
 
-// isolatedModel returns the call graph of node n's isolated requests, in
-// a model of its own, and how many of them there were.
-func (r *run) isolatedModel(n int32) (*nodeModel, int) {
+// isoSample is one isolated request and its calls, in order of send.
+type isoSample struct {
+	p    int32
+	kids []int32
+}
+
+// isolatedSamples returns node n's isolated requests with their calls.
+func (r *run) isolatedSamples(n int32) []isoSample {
 	iso := r.isolated(n)
 	if len(iso) == 0 {
-		return nil, 0
+		return nil
 	}
 	ks := make(map[int32][]int32, len(iso))
 	r.sweep(n, func(c int32, cands []int32) {
@@ -30,15 +38,42 @@ func (r *run) isolatedModel(n int32) (*nodeModel, int) {
 			ks[cands[0]] = append(ks[cands[0]], c)
 		}
 	})
-	m := newNodeModel(1, 0)
-	rate := r.arrivalRate(n)
-	for p := range iso {
+	out := make([]isoSample, 0, len(iso))
+	for _, p := range r.parentsOf[n] { // by arrival: a fixed order
+		if !iso[p] {
+			continue
+		}
 		k := ks[p]
 		slices.SortStableFunc(k, func(a, b int32) int { return cmpTime(r.sendOf(a), r.sendOf(b)) })
-		pc := &r.calls[p]
-		r.observeRequest(m, p, k, func(int32) float64 { return 1 }, isoWeight(rate, pc.rep-pc.arr))
+		out = append(out, isoSample{p, k})
 	}
-	return m, len(iso)
+	return out
+}
+
+// isolatedModel returns the call graph of node n's isolated requests and
+// of its replicas' (replicaSamples), in a model of its own, and how many
+// requests it was learnt from.
+func (r *run) isolatedModel(n int32) (*nodeModel, int) {
+	own := r.isoSamples[n]
+	if own == nil {
+		own = r.isolatedSamples(n)
+	}
+	borrowed := r.replicaSamples(n)
+	if len(own)+len(borrowed) == 0 {
+		return nil, 0
+	}
+	m := newNodeModel(1, 0)
+	rate := r.arrivalRate(n)
+	for _, s := range own {
+		pc := &r.calls[s.p]
+		r.observeRequestAs(m, s.p, s.kids, func(int32) float64 { return 1 }, isoWeight(rate, pc.rep-pc.arr), nil)
+	}
+	for _, b := range borrowed {
+		pc := &r.calls[b.p]
+		rate := r.arrivalRate(pc.callee)
+		r.observeRequestAs(m, b.p, b.kids, func(int32) float64 { return 1 }, isoWeight(rate, pc.rep-pc.arr), b.kindAt)
+	}
+	return m, len(own) + len(borrowed)
 }
 
 // maxIsoWeight bounds the weight of one isolated request.
@@ -143,4 +178,122 @@ func addTrans(m, iso *nodeModel) {
 	}
 	clear(m.tcache)
 	clear(m.scorers)
+}
+
+// Replicas: a caller that sends one labelled kind of request (a route) to
+// several callees is balancing it over replicas of one service, and the
+// replicas make the same calls for it. Each replica has few isolated
+// requests where it is busy (a backend with a queue: 0 to 10 of 400), and
+// a node without one for a kind of request learns that kind's call graph
+// from its own first passes alone, which keep their mistakes: on one
+// testbed run a backend whose 405 part requests each made one query, and
+// which had no isolated part request while its two replicas had 7 and 5,
+// ended with 328 of them making none and 63 making three or more. Each
+// node therefore also learns from its replicas' isolated requests, their
+// calls mapped to the node's own kinds by callee and label; a request
+// with a call the node never makes (or an unlabelled one) is not used.
+
+// replicaKey identifies a labelled kind of request by its caller, across
+// the callees it is sent to.
+type replicaKey struct {
+	caller string
+	label  trace.Sym
+}
+
+// borrowedSample is a replica's isolated request, with the kinds of its
+// calls at the node that borrows it.
+type borrowedSample struct {
+	p      int32
+	kids   []int32
+	kindAt func(k int32) int32
+}
+
+// collectIsolated computes every node's isolated requests (isoSamples)
+// and indexes them by replica key (isoByKey), for replicaSamples.
+func (r *run) collectIsolated(workers int) {
+	nn := len(r.parentsOf)
+	r.isoSamples = make([][]isoSample, nn)
+	parallel.Each(nn, workers, func(n int) {
+		if r.entry[n] || len(r.childrenOf[n]) == 0 {
+			return
+		}
+		r.isoSamples[n] = r.isolatedSamples(int32(n))
+	})
+	r.isoByKey = map[replicaKey][]int32{}
+	for n, ss := range r.isoSamples {
+		keys := map[replicaKey]bool{}
+		for _, s := range ss {
+			if k, ok := r.replicaKeyOf(s.p); ok {
+				keys[k] = true
+			}
+		}
+		for k := range keys {
+			r.isoByKey[k] = append(r.isoByKey[k], int32(n))
+		}
+	}
+}
+
+// replicaKeyOf returns the replica key of request p's kind, if labelled.
+func (r *run) replicaKeyOf(p int32) (replicaKey, bool) {
+	kk := r.kinds.keys[r.calls[p].kind]
+	if kk.label == 0 || kk.caller == "" {
+		return replicaKey{}, false
+	}
+	return replicaKey{kk.caller, kk.label}, true
+}
+
+// replicaSamples returns the isolated requests of node n's replicas, for
+// the kinds of request n serves, with their calls' kinds mapped to n's.
+func (r *run) replicaSamples(n int32) []borrowedSample {
+	if r.isoByKey == nil || len(r.childrenOf[n]) == 0 {
+		return nil
+	}
+	// the kinds of request n serves, and of call it makes, by key
+	mine := map[replicaKey]int32{}
+	for _, p := range r.parentsOf[n] {
+		if k, ok := r.replicaKeyOf(p); ok {
+			mine[k] = r.calls[p].kind
+		}
+	}
+	type childKey struct {
+		callee string
+		label  trace.Sym
+	}
+	kidKinds := map[childKey]int32{}
+	for _, c := range r.childrenOf[n] {
+		kk := r.kinds.keys[r.calls[c].kind]
+		if kk.label != 0 {
+			kidKinds[childKey{kk.callee, kk.label}] = r.calls[c].kind
+		}
+	}
+	var out []borrowedSample
+	for key, pk := range mine {
+		for _, o := range r.isoByKey[key] {
+			if o == n {
+				continue
+			}
+			mp := map[int32]int32{}
+			kindAt := func(k int32) int32 { return mp[k] }
+			for _, s := range r.isoSamples[o] {
+				if k, ok := r.replicaKeyOf(s.p); !ok || k != key {
+					continue
+				}
+				mp[r.calls[s.p].kind] = pk
+				usable := true
+				for _, c := range s.kids {
+					kk := r.kinds.keys[r.calls[c].kind]
+					mk, ok := kidKinds[childKey{kk.callee, kk.label}]
+					if kk.label == 0 || !ok {
+						usable = false
+						break
+					}
+					mp[r.calls[c].kind] = mk
+				}
+				if usable {
+					out = append(out, borrowedSample{s.p, s.kids, kindAt})
+				}
+			}
+		}
+	}
+	return out
 }

@@ -15,23 +15,60 @@ import (
 
 // local is the state of the local search of one node.
 type local struct {
-	r      *run
-	s      *search // for the scores
-	m      *nodeModel
-	x      *crossFit // the cross-fitted models, if any (crossfit.go)
-	n      int32
-	kids   map[int32][]int32 // request -> calls, in order of send
-	ps     map[int32]float64 // request -> its replay score
-	cands  map[int32][]int32 // call -> candidate requests
+	r *run
+	s *search // for the scores
+	m *nodeModel
+	x *crossFit // the cross-fitted models, if any (crossfit.go)
+	n int32
+	// by request, indexed by its position at the node
+	// (run.parentPos): its calls in order of send, and its replay score
+	kids [][]int32
+	ps   []float64
+	// by call, indexed by its position at the node (run.childPos): its
+	// candidate requests
+	cands  [][]int32
 	buf    []int32
 	moves  int64
 	sweeps int
 	// the node's calls in the order the search takes their sends, and
-	// for each request the positions in order of the calls it can hold
+	// for each request (by position) the positions in order of the calls
+	// it can hold
 	order []int32
-	inv   map[int32][]int
+	inv   [][]int
 	span  int64
+	memo  replayMemo
+	// buffers of the sweeps (with, without), affected and try: the
+	// lists a move is tried with are copied only when it is made
+	bufA, bufB, tmp []int32
+	at              []int
+	old             [][]int32
+	oldParent       []int32
 }
+
+// positions returns, for every call, its index in its callee's
+// parentsOf (as a request) and in its caller's childrenOf (as a call):
+// the local search holds its state by these positions, in slices rather
+// than maps.
+func positions(nCalls int, parentsOf, childrenOf [][]int32) (parentPos, childPos []int32) {
+	parentPos, childPos = make([]int32, nCalls), make([]int32, nCalls)
+	for _, ps := range parentsOf {
+		for i, p := range ps {
+			parentPos[p] = int32(i)
+		}
+	}
+	for _, ks := range childrenOf {
+		for i, c := range ks {
+			childPos[c] = int32(i)
+		}
+	}
+	return parentPos, childPos
+}
+
+// kidsOf returns request p's calls.
+func (ls *local) kidsOf(p int32) []int32 { return ls.kids[ls.r.parentPos[p]] }
+
+// candsOf returns call c's candidate requests.
+func (ls *local) candsOf(c int32) []int32 { return ls.cands[ls.r.childPos[c]] }
 
 const improveEps = 1e-9
 
@@ -42,24 +79,27 @@ func newLocal(r *run, n int32, m *nodeModel, x *crossFit) *local {
 	if x != nil {
 		m = x.ms[0]
 	}
-	ls := &local{r: r, s: &search{r: r, m: m}, m: m, x: x, n: n, kids: map[int32][]int32{}, ps: map[int32]float64{}, cands: map[int32][]int32{}}
-	r.sweep(n, func(c int32, cands []int32) { ls.cands[c] = slices.Clone(cands) })
+	np := len(r.parentsOf[n])
+	ls := &local{r: r, s: &search{r: r, m: m}, m: m, x: x, n: n, kids: make([][]int32, np), ps: make([]float64, np),
+		cands: make([][]int32, len(r.childrenOf[n])), inv: make([][]int, np), memo: replayMemo{byReq: make([][]memoEntry, np)}}
+	r.sweep(n, func(c int32, cands []int32) { ls.cands[r.childPos[c]] = slices.Clone(cands) })
 	for _, c := range r.childrenOf[n] {
 		if p := r.parent[c]; p >= 0 {
-			ls.kids[p] = append(ls.kids[p], c)
+			i := r.parentPos[p]
+			ls.kids[i] = append(ls.kids[i], c)
 		}
 	}
-	for _, p := range r.parentsOf[n] {
-		ks := ls.kids[p]
+	for i, p := range r.parentsOf[n] {
+		ks := ls.kids[i]
 		slices.SortStableFunc(ks, func(a, b int32) int { return cmpTime(r.sendOf(a), r.sendOf(b)) })
-		ls.ps[p] = ls.score(p, ks)
+		ls.ps[i] = ls.score(p, ks)
 	}
 	ls.order = slices.Clone(r.childrenOf[n])
 	slices.SortFunc(ls.order, func(a, b int32) int { return ls.cmpSend(a, b) })
-	ls.inv = map[int32][]int{}
 	for i, c := range ls.order {
-		for _, p := range ls.cands[c] {
-			ls.inv[p] = append(ls.inv[p], i)
+		for _, p := range ls.candsOf(c) {
+			j := r.parentPos[p]
+			ls.inv[j] = append(ls.inv[j], i)
 		}
 	}
 	ls.span = r.openSpan(n)
@@ -80,10 +120,10 @@ func (r *run) improve(n int32, m *nodeModel, x *crossFit, maxSweeps int) int64 {
 	return ls.moves
 }
 
-// with returns ks with c inserted in order of send (into ls.buf).
-func (ls *local) with(ks []int32, c int32) []int32 {
+// with returns ks with c inserted in order of send, in *buf (reused).
+func (ls *local) with(buf *[]int32, ks []int32, c int32) []int32 {
 	t := ls.r.sendOf(c)
-	out := ls.buf[:0]
+	out := (*buf)[:0]
 	done := false
 	for _, k := range ks {
 		if !done && ls.r.sendOf(k) > t {
@@ -95,17 +135,19 @@ func (ls *local) with(ks []int32, c int32) []int32 {
 	if !done {
 		out = append(out, c)
 	}
-	ls.buf = out
+	*buf = out
 	return out
 }
 
-func without(ks []int32, c int32) []int32 {
-	out := make([]int32, 0, len(ks))
+// without returns ks without c, in *buf (reused).
+func without(buf *[]int32, ks []int32, c int32) []int32 {
+	out := (*buf)[:0]
 	for _, k := range ks {
 		if k != c {
 			out = append(out, k)
 		}
 	}
+	*buf = out
 	return out
 }
 
@@ -118,7 +160,7 @@ const sure = 0.999
 // doubtful reports whether call c is worth moving.
 func (ls *local) doubtful(c int32) bool { return ls.canMove(c) && ls.r.conf[c] < sure }
 
-func (ls *local) fitsIn(c, p int32) bool { return slices.Contains(ls.cands[c], p) }
+func (ls *local) fitsIn(c, p int32) bool { return slices.Contains(ls.candsOf(c), p) }
 
 // targets returns the requests a move of call c is tried to: its
 // alternatives (the search's next most probable requests) that it fits;
@@ -136,8 +178,75 @@ func (ls *local) targets(c int32) []int32 {
 
 // score of request p with calls ks (-Inf if infeasible); bg for p < 0.
 func (ls *local) score(p int32, ks []int32) float64 {
+	i := ls.r.parentPos[p]
+	h := ls.memo.hash(p, ks)
+	if v, ok := ls.memo.get(i, h, ks); ok {
+		return v
+	}
 	ls.s.m = ls.requestModel(p)
-	return ls.r.replay(ls.s, p, ks)
+	v := ls.r.replay(ls.s, p, ks)
+	ls.memo.put(i, h, ks, v)
+	return v
+}
+
+// replayMemo holds the local search's replay scores: a request's score
+// depends only on the request and its calls (the models do not change
+// during the local search), and the sweeps score the same requests with
+// the same calls again (four times in five on the scale benchmark).
+// Each request (by position) has its own short list of entries, scanned
+// by hash (a map of every entry was slower: a cache miss per look-up);
+// entries are checked call by call, so a collision of hashes is a miss.
+type replayMemo struct {
+	byReq [][]memoEntry
+	arena []int32 // the entries' calls
+}
+
+// memoEntry is one score: calls arena[off:off+n], whose hash is h.
+type memoEntry struct {
+	h      uint64
+	off, n int32
+	score  float64
+}
+
+func (m *replayMemo) hash(p int32, ks []int32) uint64 {
+	h := mix64(uint64(uint32(p)) + 0x9e3779b97f4a7c15)
+	for _, k := range ks {
+		h = mix64(h ^ uint64(uint32(k)))
+	}
+	return h
+}
+
+// get returns the score of the request at position i with calls ks
+// (hash h), if held.
+func (m *replayMemo) get(i int32, h uint64, ks []int32) (float64, bool) {
+	if int(i) >= len(m.byReq) {
+		return 0, false
+	}
+	es := m.byReq[i]
+	for k := range es {
+		e := &es[k]
+		if e.h == h && slices.Equal(m.arena[e.off:e.off+e.n], ks) {
+			return e.score, true
+		}
+	}
+	return 0, false
+}
+
+// maxMemo bounds the entries held per request, and so the scan of get:
+// a request held open while thousands of calls left is scored again
+// instead.
+const maxMemo = 256
+
+// put holds score v of the request at position i with calls ks (hash h).
+func (m *replayMemo) put(i int32, h uint64, ks []int32, v float64) {
+	if int(i) >= len(m.byReq) {
+		m.byReq = slices.Grow(m.byReq, int(i)+1-len(m.byReq))[:i+1]
+	}
+	if len(m.byReq[i]) >= maxMemo {
+		return
+	}
+	m.byReq[i] = append(m.byReq[i], memoEntry{h: h, off: int32(len(m.arena)), n: int32(len(ks)), score: v})
+	m.arena = append(m.arena, ks...)
 }
 
 func (ls *local) bg(c int32) float64 { return ls.callModel(c).logBackground(ls.r.calls[c].kind) }
@@ -154,28 +263,28 @@ func (ls *local) moveSweep() {
 		var aKids []int32
 		aNew := 0.0
 		if a >= 0 {
-			aKids = without(ls.kids[a], c)
+			aKids = without(&ls.bufA, ls.kidsOf(a), c)
 			aNew = ls.score(a, aKids)
 		}
+		moved := [1]int32{c}
 		for _, q := range ls.targets(c) {
 			if q == a {
 				continue
 			}
-			qk := slices.Clone(ls.with(ls.kids[q], c))
+			qk := ls.with(&ls.buf, ls.kidsOf(q), c)
 			qs := ls.score(q, qk)
-			ps, ks, sc := []int32{q}, [][]int32{qk}, []float64{qs}
-			bgd := 0.0
-			if a >= 0 {
-				ps, ks, sc = append(ps, a), append(ks, aKids), append(sc, aNew)
-			} else {
-				bgd = -ls.bg(c)
+			ps, ks, sc := [2]int32{q, a}, [2][]int32{qk, aKids}, [2]float64{qs, aNew}
+			m, bgd := 2, 0.0
+			if a < 0 {
+				m, bgd = 1, -ls.bg(c)
 			}
-			if ls.try(ps, ks, sc, bgd, kb, t, []int32{c}) {
+			if ls.try(ps[:m], ks[:m], sc[:m], bgd, kb, t, moved[:]) {
 				break
 			}
 		}
 		if a >= 0 && r.parent[c] == a {
-			ls.try([]int32{a}, [][]int32{aKids}, []float64{aNew}, ls.bg(c), kb, t, []int32{c})
+			ps, ks, sc := [1]int32{a}, [1][]int32{aKids}, [1]float64{aNew}
+			ls.try(ps[:], ks[:], sc[:], ls.bg(c), kb, t, moved[:])
 		}
 	}
 }
@@ -193,14 +302,16 @@ func (ls *local) swapSweep() {
 			if q == a {
 				continue
 			}
-			for _, d := range ls.kids[q] {
+			for _, d := range ls.kidsOf(q) {
 				if d == c || r.calls[d].kind != kc || !ls.doubtful(d) || !ls.fitsIn(d, a) {
 					continue
 				}
-				ak := slices.Clone(ls.with(without(ls.kids[a], c), d))
-				qk := slices.Clone(ls.with(without(ls.kids[q], d), c))
+				ak := ls.with(&ls.bufA, without(&ls.tmp, ls.kidsOf(a), c), d)
+				qk := ls.with(&ls.bufB, without(&ls.tmp, ls.kidsOf(q), d), c)
 				lo := min(r.sendOf(c), r.sendOf(d))
-				if ls.try([]int32{a, q}, [][]int32{ak, qk}, []float64{ls.score(a, ak), ls.score(q, qk)}, 0, kindBit(kc), lo, []int32{c, d}) {
+				ps, ks := [2]int32{a, q}, [2][]int32{ak, qk}
+				sc, moved := [2]float64{ls.score(a, ak), ls.score(q, qk)}, [2]int32{c, d}
+				if ls.try(ps[:], ks[:], sc[:], 0, kindBit(kc), lo, moved[:]) {
 					break next
 				}
 			}
@@ -214,8 +325,9 @@ func (ls *local) tailSweep() {
 	r := ls.r
 	for _, p := range r.parentsOf[ls.n] {
 		// the instants at which p's calls left, as they were when the
-		// sweep came to p
-		for _, c := range slices.Clone(ls.kids[p]) {
+		// sweep came to p (a move replaces a request's list, never
+		// changes it)
+		for _, c := range ls.kidsOf(p) {
 			if !ls.doubtful(c) {
 				continue
 			}
@@ -239,8 +351,8 @@ func (ls *local) tailSwap(p, q int32, t int64) bool {
 		}
 		return ks[:i], ks[i:]
 	}
-	ph, pt := split(ls.kids[p])
-	qh, qt := split(ls.kids[q])
+	ph, pt := split(ls.kidsOf(p))
+	qh, qt := split(ls.kidsOf(q))
 	if len(pt) == 0 && len(qt) == 0 {
 		return false
 	}
@@ -254,15 +366,18 @@ func (ls *local) tailSwap(p, q int32, t int64) bool {
 			return false
 		}
 	}
-	np := append(slices.Clone(ph), qt...)
-	nq := append(slices.Clone(qh), pt...)
+	np := append(append(ls.bufA[:0], ph...), qt...)
+	nq := append(append(ls.bufB[:0], qh...), pt...)
+	moved := append(append(ls.tmp[:0], pt...), qt...)
+	ls.bufA, ls.bufB, ls.tmp = np, nq, moved
 	slices.SortStableFunc(np, func(a, b int32) int { return cmpTime(r.sendOf(a), r.sendOf(b)) })
 	slices.SortStableFunc(nq, func(a, b int32) int { return cmpTime(r.sendOf(a), r.sendOf(b)) })
 	var kb uint64
-	for _, k := range append(slices.Clone(pt), qt...) {
+	for _, k := range moved {
 		kb |= kindBit(r.calls[k].kind)
 	}
-	return ls.try([]int32{p, q}, [][]int32{np, nq}, []float64{ls.score(p, np), ls.score(q, nq)}, 0, kb, t, append(slices.Clone(pt), qt...))
+	ps, ks, sc := [2]int32{p, q}, [2][]int32{np, nq}, [2]float64{ls.score(p, np), ls.score(q, nq)}
+	return ls.try(ps[:], ks[:], sc[:], 0, kb, t, moved)
 }
 
 // cmpSend orders calls as the search takes their sends.
@@ -272,7 +387,7 @@ func (ls *local) cmpSend(a, b int32) int {
 
 // made reports whether request q made a call of kind bit kb before call d.
 func (ls *local) made(q, d int32, kb uint64) bool {
-	for _, e := range ls.kids[q] {
+	for _, e := range ls.kidsOf(q) {
 		if ls.cmpSend(e, d) >= 0 {
 			break
 		}
@@ -295,7 +410,8 @@ const maxAffected = 48
 // in order; nil and false when there are more than maxAffected.
 func (ls *local) affected(ps, moved []int32, kb uint64, lo int64) ([]int, bool) {
 	r := ls.r
-	var out []int
+	out := ls.at[:0]
+	defer func() { ls.at = out }() // reused by the next call (try is done with it by then)
 	add := func(i int) bool {
 		if k, found := slices.BinarySearch(out, i); !found {
 			out = slices.Insert(out, k, i)
@@ -303,7 +419,7 @@ func (ls *local) affected(ps, moved []int32, kb uint64, lo int64) ([]int, bool) 
 		return len(out) <= maxAffected
 	}
 	for _, p := range ps {
-		for _, i := range ls.inv[p] {
+		for _, i := range ls.inv[r.parentPos[p]] {
 			c := ls.order[i]
 			if r.sendOf(c) >= lo && kindBit(r.calls[c].kind)&kb != 0 && !add(i) {
 				return nil, false
@@ -332,7 +448,7 @@ func (ls *local) fifo(at []int) float64 {
 			continue
 		}
 		nb := 0
-		for _, q := range ls.cands[d] {
+		for _, q := range ls.candsOf(d) {
 			if q != p && r.arrivedBefore(q, p) && !ls.made(q, d, k) {
 				nb++
 			}
@@ -359,7 +475,7 @@ func (ls *local) fifoSpread() float64 {
 func (ls *local) try(ps []int32, ks [][]int32, sc []float64, bgDelta float64, kb uint64, lo int64, moved []int32) bool {
 	d := bgDelta
 	for i, p := range ps {
-		d += sc[i] - ls.ps[p]
+		d += sc[i] - ls.ps[ls.r.parentPos[p]]
 	}
 	if math.IsInf(d, -1) || d+maxAffected*ls.fifoSpread() <= improveEps {
 		return false
@@ -375,18 +491,19 @@ func (ls *local) try(ps []int32, ks [][]int32, sc []float64, bgDelta float64, kb
 		}
 	}
 	before := ls.fifo(at)
-	old := make([][]int32, len(ps))
-	oldParent := make([]int32, len(moved))
-	for i, c := range moved {
-		oldParent[i] = ls.r.parent[c]
+	old, oldParent := ls.old[:0], ls.oldParent[:0]
+	for _, c := range moved {
+		oldParent = append(oldParent, ls.r.parent[c])
 	}
 	for i, p := range ps {
-		old[i] = ls.kids[p]
-		ls.kids[p] = ks[i]
+		j := ls.r.parentPos[p]
+		old = append(old, ls.kids[j])
+		ls.kids[j] = ks[i]
 		for _, k := range ks[i] {
 			ls.r.parent[k] = p
 		}
 	}
+	ls.old, ls.oldParent = old, oldParent
 	for _, c := range moved {
 		if !slices.ContainsFunc(ks, func(x []int32) bool { return slices.Contains(x, c) }) {
 			ls.r.parent[c] = -1
@@ -395,13 +512,15 @@ func (ls *local) try(ps []int32, ks [][]int32, sc []float64, bgDelta float64, kb
 	after := ls.fifo(at)
 	if d+after-before > improveEps {
 		for i, p := range ps {
-			ls.ps[p] = sc[i]
+			j := ls.r.parentPos[p]
+			ls.ps[j] = sc[i]
+			ls.kids[j] = slices.Clone(ks[i]) // ks are the sweeps' buffers
 		}
 		ls.moves++
 		return true
 	}
 	for i, p := range ps {
-		ls.kids[p] = old[i]
+		ls.kids[ls.r.parentPos[p]] = old[i]
 	}
 	for i, c := range moved {
 		ls.r.parent[c] = oldParent[i]

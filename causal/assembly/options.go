@@ -31,9 +31,13 @@ type Options struct {
 	// Beam is the most hypotheses the search keeps per node; a window in
 	// which it never had to drop one is solved exactly.
 	Beam int
-	// Passes is the number of search passes; the models are re-fitted
-	// between passes (EM).
+	// Passes is the number of search passes every node runs; the models
+	// are re-fitted between passes (EM).
 	Passes int
+	// MaxPasses is the most passes a node runs whose assignment has not
+	// settled after Passes (passPlan); at most Passes, every node runs
+	// Passes.
+	MaxPasses int
 	// EM is how the models are re-fitted: hard or soft.
 	EM EM
 	// Alternatives is the number K of alternative parents listed per link.
@@ -52,6 +56,7 @@ func DefaultOptions() Options {
 		Tolerance:    100 * time.Microsecond,
 		Beam:         16,
 		Passes:       3,
+		MaxPasses:    8,
 		EM:           EMHard,
 		Alternatives: 3,
 		MaxOpen:      10 * time.Second,
@@ -69,6 +74,8 @@ func (o *Options) Validate() error {
 		return bad("beam", "the beam must be between 1 and 65536 hypotheses")
 	case o.Passes < 1 || o.Passes > 100:
 		return bad("passes", "the number of passes must be between 1 and 100")
+	case o.MaxPasses < 1 || o.MaxPasses > 100:
+		return bad("max-passes", "the most passes must be between 1 and 100")
 	case o.EM != EMHard && o.EM != EMSoft:
 		return bad("em", "em must be hard or soft")
 	case o.Alternatives < 0 || o.Alternatives > 100:
@@ -88,6 +95,7 @@ func (o *Options) Params() map[string]any {
 		"clock-error":  o.Tolerance.String(),
 		"beam":         o.Beam,
 		"passes":       o.Passes,
+		"max-passes":   o.MaxPasses,
 		"em":           string(o.EM),
 		"alternatives": o.Alternatives,
 		"max-open":     o.MaxOpen.String(),

@@ -159,3 +159,119 @@ func TestIsoWeight(t *testing.T) {
 		}
 	}
 }
+
+// TestReplicaSamples covers which isolated requests a node borrows from
+// its replicas (the callees a caller sends the same labelled kind of
+// request to): those whose calls it makes too, with the kinds mapped to
+// its own; not those with a call it never makes, nor its own.
+func TestReplicaSamples(t *testing.T) {
+	b := newTB()
+	label := func(i int32, l string) { b.t.Messages[i].Label = b.t.Intern(l) }
+	at := 0.0
+	// B1: five isolated part requests, each making one query
+	for i := range 5 {
+		p, _ := b.rpc(at, at+3, "F", fmt.Sprintf("f:%d", i), "B1", "b1:80", fmt.Sprintf("p1-%d", i), 100)
+		q, _ := b.rpc(at+1, at+2, "B1", fmt.Sprintf("b1:%d", 9000+i), "DB", "db:5432", fmt.Sprintf("q1-%d", i), 60)
+		label(p, "GET /part")
+		label(q, "SELECT")
+		at += 10
+	}
+	// B2: part requests in overlapping pairs, none isolated
+	for i := range 3 {
+		for j := range 2 {
+			k := 2*i + j
+			p, _ := b.rpc(at+float64(j), at+5+float64(j), "F", fmt.Sprintf("f:%d", 20+k), "B2", "b2:80", fmt.Sprintf("p2-%d", k), 100)
+			q, _ := b.rpc(at+2+float64(j), at+3+float64(j), "B2", fmt.Sprintf("b2:%d", 9000+k), "DB", "db:5432", fmt.Sprintf("q2-%d", k), 60)
+			label(p, "GET /part")
+			label(q, "SELECT")
+		}
+		at += 10
+	}
+	// B3: isolated part requests that call a cache B2 never calls
+	for i := range 5 {
+		p, _ := b.rpc(at, at+3, "F", fmt.Sprintf("f:%d", 40+i), "B3", "b3:80", fmt.Sprintf("p3-%d", i), 100)
+		q, _ := b.rpc(at+1, at+2, "B3", fmt.Sprintf("b3:%d", 9000+i), "C", "c:11211", fmt.Sprintf("q3-%d", i), 60)
+		label(p, "GET /part")
+		label(q, "get")
+		at += 10
+	}
+	_, r := runOn(t, b, DefaultOptions())
+	node := func(name string) int32 {
+		for i, sym := range r.l.nodeSym {
+			if b.t.Str(sym) == name {
+				return int32(i)
+			}
+		}
+		t.Fatalf("no node %s", name)
+		return -1
+	}
+	b1, b2 := node("B1"), node("B2")
+	if n := len(r.isoSamples[b2]); n != 0 {
+		t.Fatalf("B2 has %d isolated requests of its own, want none", n)
+	}
+	got := r.replicaSamples(b2)
+	if len(got) != 5 {
+		t.Fatalf("B2 borrows %d requests, want B1's 5", len(got))
+	}
+	pk, qk := r.calls[r.parentsOf[b2][0]].kind, r.calls[r.childrenOf[b2][0]].kind
+	for _, s := range got {
+		if r.calls[s.p].callee != b1 || len(s.kids) != 1 {
+			t.Fatalf("borrowed request %d (callee %d, %d calls), want one of B1's with its query", s.p, r.calls[s.p].callee, len(s.kids))
+		}
+		if k := s.kindAt(r.calls[s.p].kind); k != pk {
+			t.Errorf("B1's part request is kind %d at B2, want %d", k, pk)
+		}
+		if k := s.kindAt(r.calls[s.kids[0]].kind); k != qk {
+			t.Errorf("B1's query is kind %d at B2, want %d", k, qk)
+		}
+	}
+	if got := r.replicaSamples(b1); len(got) != 0 {
+		t.Errorf("B1 borrows %d requests, want none (B3's call a cache it never calls)", len(got))
+	}
+}
+
+// TestPassPlan covers when a node's passes stop: after Passes when its
+// assignment has settled, else when a pass moves few calls or at
+// MaxPasses; and, when an extra pass leaves more requests without a call
+// or more calls without a request (EM collapsing), after one more pass
+// with the same model.
+func TestPassPlan(t *testing.T) {
+	settled := passStats{moved: 5, calls: 100, noCall: 10, reqs: 100, noReq: 2}
+	moving := passStats{moved: 40, calls: 100, noCall: 10, reqs: 100, noReq: 2}
+	for _, tc := range []struct {
+		name       string
+		min, max   int
+		stats      []passStats // after each pass but the last
+		wantPasses int
+		wantKeep   bool
+	}{
+		{"settled after the minimum", 3, 8, []passStats{moving, settled}, 3, false},
+		{"no more than the minimum allowed", 3, 3, []passStats{moving, moving}, 3, false},
+		{"moving: more passes until settled", 3, 8, []passStats{moving, moving, moving, settled}, 5, false},
+		{"moving: up to the most", 3, 5, []passStats{moving, moving, moving, moving}, 5, false},
+		{"one pass", 1, 8, nil, 1, false},
+		{"two passes: nothing to compare after the first", 2, 8, []passStats{moving}, 2, false},
+		{"requests losing every call", 3, 8, []passStats{moving, moving, {moved: 40, calls: 100, noCall: 13, reqs: 100, noReq: 2}}, 4, true},
+		{"calls going to no request", 3, 8, []passStats{moving, moving, {moved: 40, calls: 100, noCall: 10, reqs: 100, noReq: 5}}, 4, true},
+		{"a rise within the noise", 3, 8, []passStats{moving, moving, {moved: 40, calls: 100, noCall: 12, reqs: 100, noReq: 4}, settled}, 5, false},
+		{"a rise within the minimum passes is no collapse", 3, 8, []passStats{moving, {moved: 40, calls: 100, noCall: 30, reqs: 100, noReq: 2}, settled}, 4, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pl := &passPlan{min: tc.min, max: max(tc.min, tc.max)}
+			keep, passes := false, 0
+			for pass := 0; ; pass++ {
+				passes++
+				if pl.last(pass) {
+					break
+				}
+				if pass >= len(tc.stats) {
+					t.Fatalf("pass %d is not the last, and the test has no statistics for it", pass)
+				}
+				keep = pl.decide(pass, tc.stats[pass])
+			}
+			if passes != tc.wantPasses || keep != tc.wantKeep {
+				t.Errorf("%d passes, last keeping the model %v; want %d, %v", passes, keep, tc.wantPasses, tc.wantKeep)
+			}
+		})
+	}
+}

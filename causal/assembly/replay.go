@@ -13,7 +13,8 @@ func (r *run) replay(s *search, p int32, ks []int32) float64 {
 		lo, _ := r.window(p, r.openSpan(pc.callee))
 		sl.last = lo + r.tol
 	}
-	steps := r.steps(ks)
+	steps := r.steps(s.stepBuf[:0], ks)
+	s.stepBuf = steps
 	total := 0.0
 	for _, st := range steps {
 		cc := &r.calls[st.c]
@@ -41,9 +42,9 @@ type step struct {
 }
 
 // steps returns the sends and replies of the calls ks in the order the
-// search takes them (cmpEvent).
-func (r *run) steps(ks []int32) []step {
-	steps := make([]step, 0, 2*len(ks))
+// search takes them (cmpEvent), appended to buf.
+func (r *run) steps(buf []step, ks []int32) []step {
+	steps := slices.Grow(buf, 2*len(ks))
 	for _, c := range ks {
 		cc := &r.calls[c]
 		steps = append(steps, step{r.sendOf(c), evSend, false, c})

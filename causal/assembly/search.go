@@ -202,6 +202,8 @@ type search struct {
 	elig   []int32
 	free   []*hyp
 	decs   []decision
+	// stepBuf is replay's buffer
+	stepBuf []step
 }
 
 func newSearch(r *run, node int32, m *nodeModel) *search {

@@ -11,9 +11,9 @@
 // frames between the two addresses given are held; the others pass at
 // once, so one link of a host with several can be slowed. The testbed
 // runs it with zero delay in the base run too, so that its own cost is in
-// both runs. With -toggle it delays only in alternate windows of the wall
-// clock, so that one run holds both settings under the same load of the
-// machine (its requests are told apart by their times).
+// both runs. With -toggle it delays and limits the rate only in alternate
+// windows of the wall clock, so that one run holds both settings under the
+// same load of the machine (its requests are told apart by their times).
 //
 // On SIGTERM or SIGINT it writes what it did as one JSON line to -log (or
 // stderr): frames per direction, frames held, dropped, and the delay it
@@ -106,9 +106,9 @@ type direction struct {
 	rate    float64 // bits per second, 0 = unlimited
 	match   [2]netip.Addr
 	hasM    bool
-	// toggle, when positive, applies the delay only in alternate windows
-	// of that many ns of the wall clock: a frame read at Unix time t is
-	// delayed when t/toggle is odd.
+	// toggle, when positive, applies the delay and the rate only in
+	// alternate windows of that many ns of the wall clock: a frame read at
+	// Unix time t is held when t/toggle is odd.
 	toggle int64
 
 	held    chan frame
@@ -162,15 +162,12 @@ func (d *direction) read() {
 		f := frame{pb: pb, buf: buf[:n], arrived: t, release: t}
 		d.mu.Lock()
 		d.st.Frames++
-		delay := d.delay
-		if d.toggle > 0 && !delayOn(time.Now().UnixNano(), d.toggle) {
-			delay = 0
-		}
-		if d.matches(f.buf) && (delay > 0 || d.rate > 0) {
+		delay, rate := d.setting(time.Now().UnixNano())
+		if d.matches(f.buf) && (delay > 0 || rate > 0) {
 			d.st.Held++
 			start := t
-			if d.rate > 0 {
-				start = max(t, d.busyEnd) + int64(math.Round(float64(n*8)/d.rate*1e9))
+			if rate > 0 {
+				start = max(t, d.busyEnd) + int64(math.Round(float64(n*8)/rate*1e9))
 				d.busyEnd = start
 			}
 			f.release = start + delay
@@ -191,6 +188,17 @@ func (d *direction) read() {
 			d.pool.Put(pb)
 		}
 	}
+}
+
+// setting is the delay and rate the direction applies to a frame read at
+// Unix time t (ns): both of them in the windows where the change is on
+// (always without -toggle), neither in the others, so that a toggled run
+// compares the link with and without its delay or its rate limit.
+func (d *direction) setting(t int64) (delay int64, rate float64) {
+	if d.toggle > 0 && !delayOn(t, d.toggle) {
+		return 0, 0
+	}
+	return d.delay, d.rate
 }
 
 // delayOn reports whether the delay applies at Unix time t (ns) with
@@ -280,7 +288,7 @@ func main() {
 	rateBA := flag.String("rate-ba", "", "serialisation rate from -b to -a")
 	match := flag.String("match", "", "ADDR,ADDR: hold only IPv4 frames between these two addresses")
 	logPath := flag.String("log", "", "write the counters here on exit (default stderr)")
-	toggle := flag.Duration("toggle", 0, "apply the delays only in alternate windows of this length of the wall clock (Unix time / toggle odd), so one run has both settings")
+	toggle := flag.Duration("toggle", 0, "apply the delays and rates only in alternate windows of this length of the wall clock (Unix time / toggle odd), so one run has both settings")
 	flag.Parse()
 	if *a == "" || *b == "" {
 		log.Fatal("tbdelay: -a and -b are required")
@@ -304,6 +312,13 @@ func main() {
 		}
 		m, hasM = [2]netip.Addr{ax, ay}, true
 	}
+	// Each direction's reader spends its life blocked in read(2), holding
+	// a P in the syscall state, and the writer it readies is queued on
+	// that P: with GOMAXPROCS 2 (the build machine's cores) no idle P
+	// was left to run it, and it waited for sysmon to retake one, up to
+	// 10 ms (at 10 Mbit/s both ways the held frames left 0.49 ms late on
+	// average, 20 ms at worst). Spare Ps let a spinning thread steal it.
+	runtime.GOMAXPROCS(max(runtime.GOMAXPROCS(0), 8))
 	var dirs [2]*direction
 	for i, c := range []struct {
 		name    string

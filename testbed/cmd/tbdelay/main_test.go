@@ -43,3 +43,29 @@ func TestDelayOn(t *testing.T) {
 		}
 	}
 }
+
+// TestSetting: with -toggle both the delay and the rate limit are off in
+// the even windows (a toggled bandwidth run compares the link with and
+// without its limit), and without -toggle both always apply.
+func TestSetting(t *testing.T) {
+	const w = int64(1e9)
+	for _, c := range []struct {
+		name       string
+		delay      int64
+		rate       float64
+		toggle, at int64
+		wantD      int64
+		wantR      float64
+	}{
+		{"no toggle", 5e6, 10e6, 0, 0, 5e6, 10e6},
+		{"toggle, even window", 5e6, 10e6, w, 2*w + 1, 0, 0},
+		{"toggle, odd window", 5e6, 10e6, w, 3*w + 1, 5e6, 10e6},
+		{"rate only, even window", 0, 10e6, w, 4 * w, 0, 0},
+		{"rate only, odd window", 0, 10e6, w, 5 * w, 0, 10e6},
+	} {
+		d := &direction{delay: c.delay, rate: c.rate, toggle: c.toggle}
+		if gd, gr := d.setting(c.at); gd != c.wantD || gr != c.wantR {
+			t.Errorf("%s: setting = %d, %v; want %d, %v", c.name, gd, gr, c.wantD, c.wantR)
+		}
+	}
+}

@@ -7,9 +7,10 @@
 // it (its root message is matched to the truth to know its kind).
 //
 //	tbwhatif -base B1,B2 -pred P1,P2 -runs R1,R2 [-scenario NAME] [-name LABEL] [-json]
+//	tbwhatif -base R -pred P -runs R -toggle 1s -self -warmup 2s -scenario NAME
 //
 // Each base directory holds a testbed run (truth.jsonl, logs/client.jsonl)
-// and trace.tsv, the trace the result whatif read was inferred from; each
+// and trace.tsv (-trace), the trace the result whatif read was inferred from; each
 // prediction file is `wirepath whatif --format json --requests` on that result
 // (the i-th for the i-th base run; the scenario named, or the first). The
 // runs are the testbed runs made with the change. When the base runs have
@@ -23,7 +24,12 @@
 // made the change only in alternate windows of the wall clock (the
 // testbed's SHIM_TOGGLE): the measured change is then, within those runs,
 // the mean latency of the requests made with it less that of those made
-// without, which the machine's changing load does not move.
+// without, which the machine's changing load does not move, and the
+// predicted mean latency is that of the requests made without it plus the
+// predicted change. With -self the base runs are the toggled runs
+// themselves (whatif read their captures) and only their requests made
+// without the change are predicted from; -warmup leaves out each run's
+// first requests.
 package main
 
 import (
@@ -107,11 +113,18 @@ func main() {
 	tput := flag.Bool("throughput", false, "compare the runs' throughput with the predicted saturation instead")
 	toggle := flag.Duration("toggle", 0, "the runs toggled the change in alternate windows of this length (SHIM_TOGGLE): compare their requests with and without it")
 	before := flag.String("before", "", "per base run, a JSON file of pattern rank to predicted change (µs) by another version, comma-separated")
+	self := flag.Bool("self", false, "with -toggle: the base runs are the toggled runs; predict from their requests made without the change")
+	warmup := flag.Duration("warmup", 0, "with -toggle: leave out the requests sent within this time of a run's first")
+	traceName := flag.String("trace", "trace.tsv", "the trace whatif's result was inferred from, relative to each base directory")
 	flag.Parse()
 	bs, ps, rs, bf := split(*bases), split(*preds), split(*runs), split(*before)
 	if len(bs) == 0 || len(bs) != len(ps) || len(rs) == 0 || (len(bf) > 0 && len(bf) != len(bs)) {
 		log.Fatal("tbwhatif: -base and -pred (as many) and -runs are required; -before, if given, as many as -base")
 	}
+	if *self && *toggle <= 0 {
+		log.Fatal("tbwhatif: -self needs -toggle")
+	}
+	win := windows{toggle: int64(*toggle), warmup: int64(*warmup)}
 	base, pred, model, prev, unmapped, sat := map[string]*acc{}, map[string]*acc{}, map[string]*acc{}, map[string]*acc{}, 0, []report{}
 	for i := range bs {
 		rep := readReport(ps[i], *scenario)
@@ -121,7 +134,12 @@ func main() {
 			pd = readDeltas(bf[i])
 		}
 		if !*tput {
-			unmapped += predicted(bs[i], rep, pd, base, pred, model, prev)
+			keep := func(clientReq) bool { return true }
+			if *self {
+				first := firstSend(clientTimes(bs[i]))
+				keep = func(c clientReq) bool { return win.phase(c, first) == off }
+			}
+			unmapped += predicted(bs[i], *traceName, rep, pd, keep, base, pred, model, prev)
 		}
 	}
 	if *tput {
@@ -129,7 +147,7 @@ func main() {
 		return
 	}
 	if *toggle > 0 {
-		toggled(*name, base, pred, prev, rs, int64(*toggle))
+		toggled(*name, base, pred, prev, rs, win, *self, unmapped)
 		return
 	}
 	meas := map[string]*acc{}
@@ -230,12 +248,12 @@ func readDeltas(path string) map[int]float64 {
 	return m
 }
 
-// predicted adds a base run's requests to the base and predicted means by
-// kind: the client's latency, and that plus whatif's change (and, with
-// before, plus the change before gives its pattern). It returns how many
-// of whatif's requests matched no true client request.
-func predicted(dir string, rep report, before map[int]float64, base, pred, model, prev map[string]*acc) int {
-	tr, err := trace.ReadFile(filepath.Join(dir, "trace.tsv"), trace.ReadOptions{})
+// predicted adds a base run's requests that keep accepts to the base and
+// predicted means by kind: the client's latency, and that plus whatif's
+// change (and, with before, plus the change before gives its pattern). It
+// returns how many of whatif's requests matched no true client request.
+func predicted(dir, traceName string, rep report, before map[int]float64, keep func(clientReq) bool, base, pred, model, prev map[string]*acc) int {
+	tr, err := trace.ReadFile(filepath.Join(dir, traceName), trace.ReadOptions{})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -250,7 +268,10 @@ func predicted(dir string, rep report, before map[int]float64, base, pred, model
 			roots[r.Root] = r
 		}
 	}
-	client := clientLog(dir)
+	client := map[int]clientReq{}
+	for _, c := range clientTimes(dir) {
+		client[c.id] = c
+	}
 	missed := map[int]bool{} // roots (trace indices) counted as unmapped
 	for _, r := range rep.Requests {
 		if r.Root < 0 || r.Root >= len(mp.TraceToTruth) || mp.TraceToTruth[r.Root] < 0 {
@@ -259,7 +280,8 @@ func predicted(dir string, rep report, before map[int]float64, base, pred, model
 		}
 		msg := &f.Messages[mp.TraceToTruth[r.Root]]
 		req, ok := roots[msg.ID]
-		lat, seen := client[req.ID]
+		c, seen := client[req.ID]
+		lat := float64(c.recv-c.send) / 1e6
 		switch {
 		case !ok && f.Requests[reqIndex(f, msg.Request)].Background:
 			continue // a background call's tree
@@ -268,6 +290,8 @@ func predicted(dir string, rep report, before map[int]float64, base, pred, model
 			// split, whose root is not the request's.
 			missed[r.Root] = true
 			continue
+		case !keep(c):
+			continue // made with the change, or in the warm-up
 		}
 		w := r.Weight
 		if w <= 0 {
@@ -314,65 +338,90 @@ func reqIndex(f *truth.File, id int) int {
 	return 0
 }
 
-// clientLog reads the client's latency of every request, in ms.
-func clientLog(dir string) map[int]float64 {
-	b, err := os.ReadFile(filepath.Join(dir, "logs", "client.jsonl"))
-	if err != nil {
-		log.Fatal(err)
+// phase is which setting of a toggled run a request met.
+type phase int
+
+const (
+	skipped phase = iota // it spans a switch, or was made in the warm-up
+	off                  // made without the change
+	on                   // made with it
+)
+
+// windows tells a toggled run's requests apart: the change was on in the
+// odd windows of toggle ns of the wall clock (tbdelay's and tbload's
+// rule), and the requests sent within warmup ns of the run's first are
+// left out (the run's first requests find cold caches and connections).
+type windows struct{ toggle, warmup int64 }
+
+// phase is the setting request c met, the run's first request sent at
+// first (Unix ns).
+func (w windows) phase(c clientReq, first int64) phase {
+	switch {
+	case c.send-first < w.warmup, c.recv/w.toggle != c.send/w.toggle:
+		return skipped
+	case (c.send/w.toggle)%2 == 1:
+		return on
 	}
-	out := map[int]float64{}
-	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-		var r struct {
-			ID     int    `json:"id"`
-			SendNS int64  `json:"send_ns"`
-			RecvNS int64  `json:"recv_ns"`
-			Err    string `json:"err"`
-		}
-		if json.Unmarshal([]byte(line), &r) == nil && r.Err == "" {
-			out[r.ID] = float64(r.RecvNS-r.SendNS) / 1e6
-		}
-	}
-	return out
+	return off
 }
 
-// toggled compares, per kind, the latency change the runs measured between
+// firstSend is the earliest send time of a run's requests.
+func firstSend(cs []clientReq) int64 {
+	var first int64
+	for _, c := range cs {
+		if first == 0 || c.send < first {
+			first = c.send
+		}
+	}
+	return first
+}
+
+// toggled compares, per kind, the mean latency the runs measured for
 // their requests made with the change (sent and answered within windows
-// where the delay applied) and those made without it (within the other
-// windows), under the same load of the machine, with the change predicted
-// from the base runs (and before's).
-func toggled(name string, base, pred, prev map[string]*acc, runs []string, toggle int64) {
-	on, off := map[string]*acc{}, map[string]*acc{}
-	straddled := 0
+// where it applied) with the prediction: the mean of those made without
+// it (within the other windows, under the same load of the machine) plus
+// the change predicted for the kind. With self the change was predicted
+// from those same requests (whatif on the toggled run itself); else from
+// the base runs. before's prediction of the change is listed beside it.
+func toggled(name string, base, pred, prev map[string]*acc, runs []string, win windows, self bool, unmapped int) {
+	ons, offs := map[string]*acc{}, map[string]*acc{}
+	skippedN := 0
 	for _, d := range runs {
 		f, err := truth.ReadFile(filepath.Join(d, "truth.jsonl"))
 		if err != nil {
 			log.Fatal(err)
 		}
 		kinds := kindsOf(f)
-		for _, c := range clientTimes(d) {
+		cs := clientTimes(d)
+		first := firstSend(cs)
+		for _, c := range cs {
 			k, ok := kinds[c.id]
 			if !ok {
 				continue
 			}
-			a, b := (c.send/toggle)%2 == 1, (c.recv/toggle)%2 == 1
-			switch {
-			case c.recv/toggle != c.send/toggle:
-				straddled++
-			case a && b:
-				get(on, k).add(float64(c.recv-c.send) / 1e6)
-			default:
-				get(off, k).add(float64(c.recv-c.send) / 1e6)
+			switch win.phase(c, first) {
+			case skipped:
+				skippedN++
+			case on:
+				get(ons, k).add(float64(c.recv-c.send) / 1e6)
+			case off:
+				get(offs, k).add(float64(c.recv-c.send) / 1e6)
 			}
 		}
 	}
-	fmt.Printf("**%s** (one run, the change toggled every %.1f s; %d requests spanning a switch left out)\n\n", name, float64(toggle)/1e9, straddled)
+	from := "the base runs"
+	if self {
+		from = "its own requests made without it"
+	}
+	fmt.Printf("**%s** (the change toggled every %.1f s within each run, predicted from %s; %d requests spanning a switch or in the first %.1f s left out)\n\n",
+		name, float64(win.toggle)/1e9, from, skippedN, float64(win.warmup)/1e9)
 	withBefore := len(prev) > 0
-	fmt.Print("| kind | without: n | without: ms | with: n | with: ms | measured change ms (±σ) | predicted change ms | change error |")
+	fmt.Print("| kind | without: n | without: ms | with: n | with: ms | measured change ms (±σ) | predicted change ms | predicted ms | error | change error |")
 	if withBefore {
 		fmt.Print(" before: change ms | before: change error |")
 	}
 	fmt.Println()
-	fmt.Print("|---|---:|---:|---:|---:|---:|---:|---:|")
+	fmt.Print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	if withBefore {
 		fmt.Print("---:|---:|")
 	}
@@ -383,19 +432,36 @@ func toggled(name string, base, pred, prev map[string]*acc, runs []string, toggl
 	}
 	slices.Sort(kinds)
 	for _, k := range kinds {
-		b, p, n, f := base[k], get(pred, k), get(on, k), get(off, k)
+		b, p, n, f := base[k], get(pred, k), get(ons, k), get(offs, k)
 		if n.n == 0 || f.n == 0 {
 			continue
 		}
 		meas, sd := n.mean()-f.mean(), math.Hypot(n.se(), f.se())
-		fmt.Printf("| %s | %.0f | %.2f ±%.2f | %.0f | %.2f ±%.2f | %+.2f ±%.2f | %+.2f | %s |", k, f.n, f.mean(), f.se(), n.n, n.mean(), n.se(),
-			meas, sd, p.mean()-b.mean(), changeError(p.mean()-b.mean(), meas, sd))
+		pc := p.mean() - b.mean()
+		fmt.Printf("| %s | %.0f | %.2f ±%.2f | %.0f | %.2f ±%.2f | %+.2f ±%.2f | %+.2f | %.2f | %s | %s |", k, f.n, f.mean(), f.se(), n.n, n.mean(), n.se(),
+			meas, sd, pc, f.mean()+pc, meanError(f.mean()+pc, n.mean(), sd), changeError(pc, meas, sd))
 		if withBefore {
 			pv := get(prev, k)
 			fmt.Printf(" %+.2f | %s |", pv.mean()-b.mean(), changeError(pv.mean()-b.mean(), meas, sd))
 		}
 		fmt.Println()
 	}
+	if unmapped > 0 {
+		fmt.Printf("\n(%d of whatif's requests (root messages) are no client request's root: trees the engine split or messages the truth lacks; left out)\n", unmapped)
+	}
+}
+
+// meanError is the predicted mean latency's error relative to the
+// measured one, and how many standard deviations sd it is off.
+func meanError(pred, meas, sd float64) string {
+	if meas == 0 {
+		return "-"
+	}
+	z := "-"
+	if sd > 0 {
+		z = fmt.Sprintf("%.1fσ", math.Abs(pred-meas)/sd)
+	}
+	return fmt.Sprintf("%+.1f %% (%s)", (pred-meas)/meas*100, z)
 }
 
 // clientReq is one request of the client's log: its id and its send and
@@ -433,9 +499,9 @@ func clientLatencies(dir string, meas map[string]*acc) {
 		log.Fatal(err)
 	}
 	kinds := kindsOf(f)
-	for id, lat := range clientLog(dir) {
-		if k, ok := kinds[id]; ok {
-			get(meas, k).add(lat)
+	for _, c := range clientTimes(dir) {
+		if k, ok := kinds[c.id]; ok {
+			get(meas, k).add(float64(c.recv-c.send) / 1e6)
 		}
 	}
 }

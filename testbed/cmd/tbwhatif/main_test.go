@@ -19,3 +19,44 @@ func TestChangeError(t *testing.T) {
 		}
 	}
 }
+
+// TestPhase: a toggled run's request met the change when it was sent and
+// answered within one odd window; spanning a switch or sent in the
+// warm-up, it is left out.
+func TestPhase(t *testing.T) {
+	const s = int64(1e9)
+	w := windows{toggle: s, warmup: 2 * s}
+	first := 100 * s
+	for _, c := range []struct {
+		name       string
+		send, recv int64
+		want       phase
+	}{
+		{"warm-up", first + s + 1, first + s + 2, skipped},
+		{"off window", first + 2*s + 10, first + 2*s + 20, off},
+		{"on window", first + 3*s + 10, first + 3*s + 20, on},
+		{"spans a switch", first + 3*s - 5, first + 3*s + 5, skipped},
+		{"ends on the last ns of its window", first + 5*s, first + 6*s - 1, on},
+	} {
+		if got := w.phase(clientReq{send: c.send, recv: c.recv}, first); got != c.want {
+			t.Errorf("%s: phase = %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+// TestMeanError: the predicted mean's error relative to the measured one.
+func TestMeanError(t *testing.T) {
+	for _, c := range []struct {
+		pred, meas, sd float64
+		want           string
+	}{
+		{22, 20, 1, "+10.0 % (2.0σ)"},
+		{18, 20, 4, "-10.0 % (0.5σ)"},
+		{5, 0, 1, "-"},
+		{5, 4, 0, "+25.0 % (-)"},
+	} {
+		if got := meanError(c.pred, c.meas, c.sd); got != c.want {
+			t.Errorf("meanError(%v, %v, %v) = %q, want %q", c.pred, c.meas, c.sd, got, c.want)
+		}
+	}
+}

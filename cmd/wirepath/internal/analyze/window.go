@@ -10,6 +10,7 @@ import (
 	"github.com/wirepath/wirepath/causal"
 	"github.com/wirepath/wirepath/causal/convolution"
 	"github.com/wirepath/wirepath/causal/engines"
+	"github.com/wirepath/wirepath/causal/resultjson"
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/captureflags"
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/cmdutil"
 	"github.com/wirepath/wirepath/pipeline"
@@ -54,9 +55,12 @@ type windowRun struct {
 	ios     *cmdutil.IOStreams
 	names   []string
 	mergers []*causal.ResultMerger
-	meta    trace.Meta
-	acc     map[[2]string]int
-	warned  map[string]bool
+	// spools hold, for the JSON report, each engine's requests on disk
+	// (requestsTo)
+	spools []*resultjson.RequestSpool
+	meta   trace.Meta
+	acc    map[[2]string]int
+	warned map[string]bool
 }
 
 // runWindowed is Run with --windowed: the trace is reconciled and analysed
@@ -70,6 +74,7 @@ func runWindowed(ctx context.Context, ios *cmdutil.IOStreams, o *Options, eo eng
 		defer debug.SetMemoryLimit(debug.SetMemoryLimit(int64(o.MemoryMiB) << 20))
 	}
 	wr := &windowRun{o: o, eo: eo, ios: ios, acc: map[[2]string]int{}, warned: map[string]bool{}}
+	defer wr.removeSpools()
 	w := pipeline.Windows{Length: o.Window, Margin: o.WindowMargin}
 	res, _, err := o.Pipeline.RunWindows(ios, w, func(win *pipeline.Window) error { return wr.window(ctx, win) })
 	if res == nil {
@@ -87,16 +92,17 @@ func runWindowed(ctx context.Context, ios *cmdutil.IOStreams, o *Options, eo eng
 		return err
 	}
 	results := make([]*causal.Result, 0, len(wr.mergers))
-	for _, m := range wr.mergers {
+	var spools []*resultjson.RequestSpool
+	for i, m := range wr.mergers {
 		if r := m.Result(); r != nil {
-			results = append(results, r)
+			results, spools = append(results, r), append(spools, wr.spools[i])
 		}
 	}
 	tr := wr.summaryTrace(res)
 	for _, r := range results {
 		r.Trace.Accounting, r.Trace.Warnings = tr.Meta.Accounting, tr.Meta.Warnings
 	}
-	if err := o.write(ios, results, tr, nil, nil); err != nil { // no agreement: windows keep no instances
+	if err := wr.write(results, spools, tr); err != nil {
 		return err
 	}
 	wr.warnAfter(results, tr)
@@ -129,7 +135,12 @@ func (wr *windowRun) window(ctx context.Context, win *pipeline.Window) error {
 		wr.names = names
 		for _, n := range names {
 			c := wr.eo.Common(n)
-			wr.mergers = append(wr.mergers, causal.NewResultMerger(c.Rank, c.Aggregate.MaxPatterns))
+			m := causal.NewResultMerger(c.Rank, c.Aggregate.MaxPatterns)
+			sp, err := wr.requestsTo(m)
+			if err != nil {
+				return err
+			}
+			wr.mergers, wr.spools = append(wr.mergers, m), append(wr.spools, sp)
 		}
 	}
 	eo := wr.eo
@@ -152,8 +163,56 @@ func (wr *windowRun) window(ctx context.Context, win *pipeline.Window) error {
 			r.Requests[k].Window = &index
 		}
 		wr.mergers[i].Add(r)
+		if err := wr.mergers[i].Err(); err != nil {
+			return err // the requests' spool could not be written
+		}
 	}
 	return nil
+}
+
+// requestsTo says where merger m puts the requests of the windows (the
+// assembly engine's), so that memory does not grow with them: the text
+// and DOT reports show none, so they are counted and dropped; the JSON
+// report lists them all, so they wait on disk (the returned spool) for
+// the writer to stream them; the HTML, OTLP and Perfetto reports read
+// them from the result, so they stay in memory (up to
+// causal.MaxMergedRequests).
+func (wr *windowRun) requestsTo(m *causal.ResultMerger) (*resultjson.RequestSpool, error) {
+	switch wr.o.Common.Format {
+	case report.FormatText, report.FormatDOT:
+		m.SendRequests(func([]causal.Request) error { return nil })
+	case report.FormatJSON:
+		sp, err := resultjson.NewRequestSpool("")
+		if err != nil {
+			return nil, err
+		}
+		m.SendRequests(sp.Add)
+		return sp, nil
+	}
+	return nil, nil
+}
+
+// write renders the merged results, the JSON report's requests streamed
+// from their spools.
+func (wr *windowRun) write(results []*causal.Result, spools []*resultjson.RequestSpool, tr *trace.Trace) error {
+	o := wr.o
+	if o.Common.Format != report.FormatJSON {
+		return o.write(wr.ios, results, tr, nil, nil) // no agreement: windows keep no instances
+	}
+	out, err := cmdutil.OpenOutput(wr.ios, o.Common.Output)
+	if err != nil {
+		return err
+	}
+	return out.Finish(resultjson.WriteSpooled(out, results, spools))
+}
+
+// removeSpools deletes the requests' spools.
+func (wr *windowRun) removeSpools() {
+	for _, sp := range wr.spools {
+		if sp != nil {
+			_ = sp.Remove()
+		}
+	}
 }
 
 // addMeta sums one window's trace counters and keeps its warnings and

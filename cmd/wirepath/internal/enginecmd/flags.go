@@ -252,6 +252,7 @@ type AssemblyFlags struct {
 	Tolerance    time.Duration
 	Beam         int
 	Passes       int
+	MaxPasses    int
 	EM           string
 	Alternatives int
 	MaxOpen      time.Duration
@@ -268,6 +269,7 @@ func (f *AssemblyFlags) Register(fs *pflag.FlagSet, prefix string) {
 	fs.DurationVar(&f.Tolerance, p+"clock-error", def.Tolerance, "clock error allowed between two timestamps compared at one node")
 	fs.IntVar(&f.Beam, p+"beam", def.Beam, "hypotheses kept per node by the search (a window that never needs more is solved exactly)")
 	fs.IntVar(&f.Passes, p+"passes", def.Passes, "search passes; the models are re-fitted between passes (EM)")
+	fs.IntVar(&f.MaxPasses, p+"max-passes", def.MaxPasses, "most passes of a node whose assignment has not settled after --passes (still moving more than 15 % of its calls; at most --passes: none more)")
 	fs.StringVar(&f.EM, p+"em", string(def.EM), "how the models are re-fitted: hard (from the best assignment) or soft (weighted by confidence)")
 	fs.IntVar(&f.Alternatives, p+"alternatives", def.Alternatives, "alternative parents listed per link (K)")
 	fs.DurationVar(&f.MaxOpen, p+"max-open", def.MaxOpen, "longest a request whose arrival or reply was not seen is taken to have been open")
@@ -282,6 +284,7 @@ func (f *AssemblyFlags) Apply(eo *engines.Options) {
 	o.Tolerance = f.Tolerance
 	o.Beam = f.Beam
 	o.Passes = f.Passes
+	o.MaxPasses = f.MaxPasses
 	o.EM = assembly.EM(f.EM)
 	o.Alternatives = f.Alternatives
 	o.MaxOpen = f.MaxOpen

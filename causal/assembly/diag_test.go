@@ -1,0 +1,554 @@
+package assembly
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/wirepath/wirepath/causal/score"
+	"github.com/wirepath/wirepath/causal/truth"
+	"github.com/wirepath/wirepath/trace"
+)
+
+// TestDiagnose classifies the wrong requests of a testbed run by their
+// first wrong decision: which link, which evidence decided it, how sure
+// the engine was, whether the true request was among the alternatives and
+// whether it fitted at all; and, per node, how the true assignment scores
+// against the engine's under the engine's own final model (a search
+// failure when the truth scores higher, a model failure when lower).
+// It is a diagnostic for docs/accuracy.md, run by hand:
+//
+//	WIREPATH_DIAG_TRACE=RUN/trace.tsv WIREPATH_DIAG_TRUTH=RUN/truth.jsonl \
+//	  go test ./causal/assembly -run TestDiagnose -v
+//
+// WIREPATH_DIAG_BEAM overrides the beam.
+func TestDiagnose(t *testing.T) {
+	tp, fp := os.Getenv("WIREPATH_DIAG_TRACE"), os.Getenv("WIREPATH_DIAG_TRUTH")
+	if tp == "" || fp == "" {
+		t.Skip("set WIREPATH_DIAG_TRACE and WIREPATH_DIAG_TRUTH to diagnose a run")
+	}
+	tr, err := trace.ReadFile(tp, trace.ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := truth.ReadFile(fp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opt := DefaultOptions()
+	if b := os.Getenv("WIREPATH_DIAG_BEAM"); b != "" {
+		fmt.Sscan(b, &opt.Beam)
+	}
+	e, err := New(opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var hook func(r *run, n int32, pass int)
+	if pn := os.Getenv("WIREPATH_DIAG_PASSES"); pn != "" {
+		hook = func(r *run, n int32, pass int) {
+			if tr.Str(r.l.nodeSym[n]) != pn {
+				return
+			}
+			by := map[int32]int{}
+			bg := 0
+			for _, c := range r.childrenOf[n] {
+				if p := r.parent[c]; p >= 0 {
+					by[p]++
+				} else {
+					bg++
+				}
+			}
+			var h [4]int
+			for _, p := range r.parentsOf[n] {
+				h[min(by[p], 3)]++
+			}
+			if pass == 0 {
+				iso := r.isolated(n)
+				byKind := map[int32][2]int{}
+				for p := range iso {
+					v := byKind[r.calls[p].kind]
+					v[0]++
+					v[1] += by[p]
+					byKind[r.calls[p].kind] = v
+				}
+				all := map[int32]int{}
+				long := map[int32]int64{}
+				for _, p := range r.parentsOf[n] {
+					all[r.calls[p].kind]++
+					pc := &r.calls[p]
+					if pc.callMsg >= 0 && pc.retMsg >= 0 {
+						long[pc.kind] = max(long[pc.kind], pc.rep-pc.arr)
+					} else {
+						long[pc.kind] = -1
+					}
+				}
+				t.Logf("%s: longest request by kind (ns, -1 unseen end) %v, open span %d", pn, long, r.openSpan(n))
+				t.Logf("%s: isolated requests by kind [n, calls]: %v; all requests by kind %v", pn, byKind, all)
+			}
+			t.Logf("%s pass %d: requests by calls %v, background %d, search %+v", pn, pass, h, bg, r.search[n])
+		}
+	}
+	_, r, err := e.inferHook(context.Background(), tr, hook)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := score.MapTrace(tr, f, score.DefaultMapOptions())
+	d := newDiag(r, tr, f, m)
+	d.report(t)
+}
+
+// Kinds of true parent a diagnosed call can have, besides a call.
+const (
+	diagNone    = -1 // a root or a background call
+	diagUnknown = -2 // not mapped to the truth, or its parent unseen
+)
+
+type diag struct {
+	r   *run
+	tr  *trace.Trace
+	f   *truth.File
+	m   *score.Mapping
+	tp  []int32 // per call, its true parent call (or diagNone, diagUnknown)
+	req []int   // per call, its true request (-1 none or unknown)
+}
+
+func newDiag(r *run, tr *trace.Trace, f *truth.File, m *score.Mapping) *diag {
+	d := &diag{r: r, tr: tr, f: f, m: m, tp: make([]int32, len(r.calls)), req: make([]int, len(r.calls))}
+	callOf := map[int32]int32{}
+	for c := range r.calls {
+		if cm := r.calls[c].callMsg; cm >= 0 {
+			callOf[cm] = int32(c)
+		}
+	}
+	for c := range r.calls {
+		d.tp[c], d.req[c] = diagUnknown, -1
+		cm := r.calls[c].callMsg
+		if cm < 0 || m.TraceToTruth[cm] < 0 {
+			continue
+		}
+		fm := &f.Messages[m.TraceToTruth[cm]]
+		if fm.Dir != truth.Call {
+			continue
+		}
+		d.req[c] = fm.Request
+		if fm.CallParent < 0 {
+			d.tp[c] = diagNone
+			continue
+		}
+		if tt := m.TruthToTrace[fm.CallParent]; tt >= 0 {
+			if p, ok := callOf[tt]; ok && r.calls[p].callee == r.calls[c].caller {
+				d.tp[c] = p
+			}
+		}
+	}
+	return d
+}
+
+func (d *diag) name(n int32) string { return d.tr.Str(d.r.l.nodeSym[n]) }
+
+func (d *diag) link(c int32) string {
+	cc := &d.r.calls[c]
+	return d.name(cc.caller) + "→" + d.name(cc.callee)
+}
+
+// wrong reports whether call c's request is known to be wrong.
+func (d *diag) wrong(c int32) bool {
+	if d.r.evid[c] == evRoot {
+		return false
+	}
+	return d.tp[c] != diagUnknown && d.r.parent[c] != d.tp[c]
+}
+
+// trueAlt returns the probability the engine's alternatives give the true
+// request of c (-1 when not listed).
+func (d *diag) trueAlt(c int32) float64 {
+	k := d.r.opt.Alternatives
+	for _, a := range d.r.alts[int(c)*k : int(c)*k+k] {
+		if a.p == d.tp[c] && a.prob > 0 {
+			return float64(a.prob)
+		}
+	}
+	return -1
+}
+
+// rootReq returns the true request of call p's tree (following the
+// engine's calls, whose requests are the truth's).
+func (d *diag) cause(c int32) string {
+	r := d.r
+	switch {
+	case d.tp[c] >= 0 && !r.fits(c, d.tp[c]):
+		return "truth-infeasible"
+	case d.tp[c] >= 0 && r.exact[c] >= 0:
+		return "exact-wrong"
+	case d.tp[c] == diagNone:
+		return "truth-none"
+	case r.parent[c] < 0:
+		return "made-none"
+	case d.trueAlt(c) < 0:
+		return "truth-unlisted"
+	}
+	return "truth-listed"
+}
+
+func confBin(v float32) string {
+	switch {
+	case v >= 0.99:
+		return "≥.99"
+	case v >= 0.9:
+		return ".9-.99"
+	case v >= 0.6:
+		return ".6-.9"
+	}
+	return "<.6"
+}
+
+type diagRow struct {
+	n     int
+	sumAl float64
+}
+
+func (d *diag) report(t *testing.T) {
+	r := d.r
+	// the calls each true request's correctness depends on: its own, and
+	// any the engine gave it
+	byReq := map[int][]int32{}
+	for c := range r.calls {
+		c := int32(c)
+		if !d.wrong(c) {
+			continue
+		}
+		if q := d.req[c]; q >= 0 {
+			byReq[q] = append(byReq[q], c)
+		}
+		if p := r.parent[c]; p >= 0 && d.req[p] >= 0 && d.req[p] != d.req[c] {
+			byReq[d.req[p]] = append(byReq[d.req[p]], c)
+		}
+	}
+	firsts := map[string]*diagRow{}
+	all := map[string]*diagRow{}
+	for c := range r.calls {
+		c := int32(c)
+		if !d.wrong(c) {
+			continue
+		}
+		k := fmt.Sprintf("%-22s %-14s %-6s %-16s", d.link(c), evidenceNames[r.evid[c]], confBin(r.conf[c]), d.cause(c))
+		row := all[k]
+		if row == nil {
+			row = &diagRow{}
+			all[k] = row
+		}
+		row.n++
+	}
+	for _, cs := range byReq {
+		first := slices.MinFunc(cs, func(a, b int32) int { return cmpTime(r.sendOf(a), r.sendOf(b)) })
+		k := fmt.Sprintf("%-22s %-14s %-6s %-16s", d.link(first), evidenceNames[r.evid[first]], confBin(r.conf[first]), d.cause(first))
+		row := firsts[k]
+		if row == nil {
+			row = &diagRow{}
+			firsts[k] = row
+		}
+		row.n++
+		if a := d.trueAlt(first); a > 0 {
+			row.sumAl += a
+		}
+	}
+	t.Logf("wrong requests (by a wrong call): %d of %d", len(byReq), len(d.f.Requests))
+	t.Logf("first wrong decision of each wrong request: link, evidence, stated, cause: requests (mean prob of truth)")
+	printRows(t, firsts)
+	t.Logf("all wrong calls: link, evidence, stated, cause: calls")
+	printRows(t, all)
+	d.objectives(t)
+	for n := range r.childrenOf {
+		if os.Getenv("WIREPATH_DIAG_EFIRST") == d.name(int32(n)) {
+			d.firstWrong(t, int32(n), r.models[n])
+		}
+	}
+	if os.Getenv("WIREPATH_DIAG_ORACLE") != "" {
+		d.oracle(t)
+	}
+}
+
+// oracle fits each node's model on the true assignment and searches again
+// with it: what the model and search get when learning is perfect.
+func (d *diag) oracle(t *testing.T) {
+	r := d.r
+	var b strings.Builder
+	for n := range r.childrenOf {
+		n := int32(n)
+		if r.models[n] == nil || r.entry[n] {
+			continue
+		}
+		saved := slices.Clone(r.parent)
+		tru := func(c int32) int32 {
+			if d.tp[c] == diagUnknown || r.evid[c] == evRoot {
+				return saved[c]
+			}
+			return d.tp[c]
+		}
+		for _, c := range r.childrenOf[n] {
+			r.parent[c] = tru(c)
+			r.conf[c] = 1
+		}
+		m := r.fit(n)
+		s := newSearch(r, n, m)
+		if b := os.Getenv("WIREPATH_DIAG_OBEAM"); b != "" {
+			fmt.Sscan(b, &s.beam)
+		}
+		s.sum = true
+		s.run(r.timeline(n))
+		searched := slices.Clone(r.parent)
+		if os.Getenv("WIREPATH_DIAG_FIRST") == d.name(n) {
+			d.firstWrong(t, n, m)
+		}
+		if os.Getenv("WIREPATH_DIAG_TRACK") != "" {
+			d.track(t, n, m, tru)
+		}
+		r.improve(n, m, nil, 20)
+		wrongS, wrongL, wrong0 := 0, 0, 0
+		for _, c := range r.childrenOf[n] {
+			if d.tp[c] == diagUnknown || r.evid[c] == evRoot {
+				continue
+			}
+			if searched[c] != d.tp[c] {
+				wrongS++
+			}
+			if r.parent[c] != d.tp[c] {
+				wrongL++
+			}
+			if saved[c] != d.tp[c] {
+				wrong0++
+			}
+		}
+		d.split(t, n, m, tru)
+		d.chains(t, n, tru)
+		ot := r.objective(n, m, tru)
+		oe := r.objective(n, m, func(c int32) int32 { return r.parent[c] })
+		fmt.Fprintf(&b, "  %-10s calls %5d wrong: engine %5d, oracle search %5d, oracle+local %5d; oracle model: truth %.1f, found %.1f (truth−found %.1f)\n",
+			d.name(n), len(r.childrenOf[n]), wrong0, wrongS, wrongL, ot, oe, ot-oe)
+		copy(r.parent, saved)
+	}
+	t.Logf("per node, with the model fitted on the truth:\n%s", b.String())
+}
+
+func printRows(t *testing.T, rows map[string]*diagRow) {
+	keys := make([]string, 0, len(rows))
+	for k := range rows {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b string) int { return rows[b].n - rows[a].n })
+	for _, k := range keys {
+		row := rows[k]
+		t.Logf("  %s %5d  %.2f", k, row.n, row.sumAl/float64(row.n))
+	}
+}
+
+// objectives compares, per node, the engine's assignment with the true one
+// (where known; the engine's elsewhere) under the node's final model.
+func (d *diag) objectives(t *testing.T) {
+	r := d.r
+	var b strings.Builder
+	for n := range r.childrenOf {
+		n := int32(n)
+		if r.models[n] == nil || r.entry[n] {
+			continue
+		}
+		wrong := 0
+		for _, c := range r.childrenOf[n] {
+			if d.wrong(c) {
+				wrong++
+			}
+		}
+		if wrong == 0 {
+			continue
+		}
+		eng := r.objective(n, r.models[n], func(c int32) int32 { return r.parent[c] })
+		tru := r.objective(n, r.models[n], func(c int32) int32 {
+			if d.tp[c] == diagUnknown || r.evid[c] == evRoot {
+				return r.parent[c]
+			}
+			return d.tp[c]
+		})
+		d.chains(t, n, func(c int32) int32 {
+			if d.tp[c] == diagUnknown || r.evid[c] == evRoot {
+				return r.parent[c]
+			}
+			return d.tp[c]
+		})
+		fmt.Fprintf(&b, "  %-10s wrong calls %5d of %5d  engine %.1f  truth %.1f  truth−engine %.1f\n", d.name(n), wrong, len(r.childrenOf[n]), eng, tru, tru-eng)
+	}
+	if b.Len() > 0 {
+		t.Logf("per node, under the engine's final model (truth−engine > 0: the search missed a better assignment):\n%s", b.String())
+	}
+}
+
+// scoreTrail runs search s over node n's timeline and returns, after
+// each event, the best and the worst score of its hypotheses and whether
+// the beam was full.
+func scoreTrail(s *search, evs []event) (best, worst []float64, full []bool) {
+	for i := range evs {
+		e := &evs[i]
+		s.m = s.modelAt(e.t)
+		switch e.typ {
+		case evArr:
+			s.arrive(e.call, e.t)
+		case evSend:
+			s.send(e.call)
+		case evBack:
+			s.back(e.call)
+		case evRep:
+			s.reply(e.call)
+		}
+		b, w := math.Inf(-1), math.Inf(1)
+		for _, h := range s.hyps {
+			b, w = max(b, h.score), min(w, h.score)
+		}
+		best, worst, full = append(best, b), append(worst, w), append(full, len(s.hyps) >= s.beam)
+		if len(s.hyps) == 1 && len(s.hyps[0].slots) == 0 && len(s.hyps[0].owns) == 0 {
+			s.closeWindow()
+		} else if len(s.pend) >= 2*s.commitLag {
+			s.commit(s.commitLag, true)
+		}
+	}
+	s.closeWindow()
+	return
+}
+
+// track follows the true assignment through the search of node n under
+// model m: how often it would have left the beam, and how far behind the
+// best hypothesis it fell.
+func (d *diag) track(t *testing.T, n int32, m *nodeModel, tru func(c int32) int32) {
+	r := d.r
+	evs := r.timeline(n)
+	savedExact := slices.Clone(r.exact)
+	savedParent := slices.Clone(r.parent)
+	bs := newSearch(r, n, m)
+	b, w, full := scoreTrail(bs, evs)
+	for _, c := range r.childrenOf[n] {
+		if p := tru(c); p >= 0 {
+			r.exact[c] = p
+		}
+	}
+	ts := newSearch(r, n, m)
+	tb, _, _ := scoreTrail(ts, evs)
+	t.Logf("  %s: beam search %+v; truth %+v", d.name(n), bs.cnt, ts.cnt)
+	copy(r.exact, savedExact)
+	copy(r.parent, savedParent)
+	out, maxDef, firstOut := 0, 0.0, -1
+	var defs []float64
+	for i := range evs {
+		if evs[i].typ != evSend {
+			continue
+		}
+		if full[i] && tb[i] < w[i] {
+			out++
+			if firstOut < 0 {
+				firstOut = i
+			}
+		}
+		maxDef = max(maxDef, b[i]-tb[i])
+		defs = append(defs, b[i]-tb[i])
+	}
+	slices.Sort(defs)
+	q := func(f float64) float64 { return defs[int(f*float64(len(defs)-1))] }
+	t.Logf("  %s: sends %d; truth below the beam's worst at %d sends (first at event %d of %d); best−truth: median %.1f, 90%% %.1f, max %.1f, final %.1f",
+		d.name(n), len(defs), out, firstOut, len(evs), q(0.5), q(0.9), maxDef, b[len(b)-1]-tb[len(tb)-1])
+}
+
+// split prints the parts of the objective for the truth and for the
+// current assignment: background terms, requests' replays, FIFO.
+func (d *diag) split(t *testing.T, n int32, m *nodeModel, tru func(c int32) int32) {
+	r := d.r
+	parts := func(asg func(c int32) int32) (bg, rep, fifo float64, nbg int) {
+		by := map[int32][]int32{}
+		for _, c := range r.childrenOf[n] {
+			if p := asg(c); p < 0 {
+				bg += m.logBackground(r.calls[c].kind)
+				nbg++
+			} else {
+				by[p] = append(by[p], c)
+			}
+		}
+		s := &search{r: r, m: m}
+		for _, p := range r.parentsOf[n] {
+			rep += r.replay(s, p, by[p])
+		}
+		return bg, rep, r.fifoObjective(n, m, asg), nbg
+	}
+	a, b, c, k := parts(tru)
+	e, f, g, l := parts(func(c int32) int32 { return r.parent[c] })
+	t.Logf("  %s: truth bg %.1f (%d) replay %.1f fifo %.1f; found bg %.1f (%d) replay %.1f fifo %.1f", d.name(n), a, k, b, c, e, l, f, g)
+}
+
+// firstWrong prints node n's first wrong calls in order of send, with the
+// true and the chosen requests' recent history.
+func (d *diag) firstWrong(t *testing.T, n int32, m *nodeModel) {
+	r := d.r
+	kids := slices.Clone(r.childrenOf[n])
+	slices.SortFunc(kids, func(a, b int32) int { return cmpTime(r.sendOf(a), r.sendOf(b)) })
+	t0 := r.sendOf(kids[0])
+	hist := func(p int32, before int64) string {
+		if p < 0 {
+			return "none"
+		}
+		var b strings.Builder
+		fmt.Fprintf(&b, "p%d arr %.3f rep %.3f:", p, float64(r.arrOf(p)-t0)/1e6, float64(r.calls[p].rep-t0)/1e6)
+		for _, c := range kids {
+			if r.sendOf(c) <= before && d.tp[c] == p {
+				fmt.Fprintf(&b, " [k%d %.3f-%.3f]", r.calls[c].kind, float64(r.sendOf(c)-t0)/1e6, float64(r.calls[c].back-t0)/1e6)
+			}
+		}
+		return b.String()
+	}
+	shown := 0
+	for _, c := range kids {
+		if d.tp[c] == diagUnknown || r.parent[c] == d.tp[c] || shown >= 8 {
+			continue
+		}
+		shown++
+		t.Logf("call %d kind %d sent %.3f back %.3f conf %.2f\n    truth  %s\n    chosen %s", c, r.calls[c].kind,
+			float64(r.sendOf(c)-t0)/1e6, float64(r.calls[c].back-t0)/1e6, r.conf[c], hist(d.tp[c], r.sendOf(c)), hist(r.parent[c], r.sendOf(c)))
+	}
+}
+
+// chains counts node n's requests whose calls are wrong but are exactly
+// the true calls of another request (a permutation of whole chains).
+func (d *diag) chains(t *testing.T, n int32, tru func(c int32) int32) {
+	r := d.r
+	eng, tr := map[int32][]int32{}, map[int32][]int32{}
+	for _, c := range r.childrenOf[n] {
+		if p := r.parent[c]; p >= 0 {
+			eng[p] = append(eng[p], c)
+		}
+		if p := tru(c); p >= 0 {
+			tr[p] = append(tr[p], c)
+		}
+	}
+	key := func(cs []int32) string { slices.Sort(cs); return fmt.Sprint(cs) }
+	trueSets := map[string]bool{}
+	for _, cs := range tr {
+		trueSets[key(cs)] = true
+	}
+	hist := func(by map[int32][]int32) [4]int {
+		var h [4]int
+		for _, p := range r.parentsOf[n] {
+			h[min(len(by[p]), 3)]++
+		}
+		return h
+	}
+	t.Logf("  %s: requests by number of calls (0/1/2/3+): engine %v, truth %v", d.name(n), hist(eng), hist(tr))
+	wrong, perm := 0, 0
+	for _, p := range r.parentsOf[n] {
+		if key(eng[p]) == key(tr[p]) {
+			continue
+		}
+		wrong++
+		if len(eng[p]) > 0 && trueSets[key(eng[p])] {
+			perm++
+		}
+	}
+	t.Logf("  %s: requests with wrong calls %d, of which holding another request's whole true chain %d", d.name(n), wrong, perm)
+}
