@@ -60,7 +60,11 @@ func benchSystem(clients, requests int, traced bool) ([]*flows.Message, *preload
 }
 
 func benchmarkReconcile(b *testing.B, traced bool) {
-	msgs, tab := benchSystem(200, 25, traced)
+	benchmarkReconcileOf(b, 200, 25, traced)
+}
+
+func benchmarkReconcileOf(b *testing.B, clients, requests int, traced bool) {
+	msgs, tab := benchSystem(clients, requests, traced)
 	var bytes int64
 	for _, m := range msgs {
 		bytes += m.Bytes
@@ -101,6 +105,12 @@ func BenchmarkReconcile(b *testing.B) { benchmarkReconcile(b, false) }
 // BenchmarkReconcilePreload: the same with the web tier traced: every
 // message of it matched with its calls.
 func BenchmarkReconcilePreload(b *testing.B) { benchmarkReconcile(b, true) }
+
+// BenchmarkReconcileLongConns: 20,000 sniffed messages over few long
+// connections (4 clients of 2,500 requests: 2,500 messages per
+// connection direction, as multiplexed gRPC makes them), where the
+// per-message searches of a direction's spans and the per-run work show.
+func BenchmarkReconcileLongConns(b *testing.B) { benchmarkReconcileOf(b, 4, 2500, false) }
 
 // AddMessage copies a message without allocating once its endpoints and
 // capture points are known and the reconciler's arrays have room.

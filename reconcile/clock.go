@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/wirepath/wirepath/clock"
+	"github.com/wirepath/wirepath/preload"
 	"github.com/wirepath/wirepath/trace"
 )
 
@@ -82,19 +83,22 @@ func (r *Reconciler) clockDomains(st *state) {
 // gave.
 func (r *Reconciler) clockSamples(st *state) (*clockSamples, map[int32]int64) {
 	cs := newClockSamples()
-	stamped := map[int32]int64{}
+	var counts []int64 // by domain
 	for i := range st.out {
 		lm := &st.out[i]
 		send, recv := r.stamps(st, lm, false)
 		bs, br := best(&send), best(&recv)
 		if bs.dom >= 0 {
-			stamped[bs.dom]++
+			counts = countDomain(counts, bs.dom)
 		}
 		if br.dom >= 0 {
-			stamped[br.dom]++
+			counts = countDomain(counts, br.dom)
 		}
 		if bs.dom >= 0 && br.dom >= 0 {
 			cs.add(bs.dom, bs.ts, br.dom, br.ts)
+		}
+		if !lm.sa.ok() && !lm.rb.ok() {
+			continue // no traced call: no trace slot to sample against
 		}
 		send, recv = r.stamps(st, lm, true)
 		if t, s := send[slotTrace], sniffedWhole(&send); t.dom >= 0 && s.dom >= 0 {
@@ -104,7 +108,22 @@ func (r *Reconciler) clockSamples(st *state) (*clockSamples, map[int32]int64) {
 			cs.add(s.dom, s.ts, t.dom, t.ts)
 		}
 	}
+	stamped := map[int32]int64{}
+	for d, k := range counts {
+		if k > 0 {
+			stamped[int32(d)] = k
+		}
+	}
 	return cs, stamped
+}
+
+// countDomain adds one to counts[d], growing counts as needed.
+func countDomain(counts []int64, d int32) []int64 {
+	if int(d) >= len(counts) {
+		counts = append(counts, make([]int64, int(d)+1-len(counts))...)
+	}
+	counts[d]++
+	return counts
 }
 
 // sniffedWhole returns the home point's candidate of cs, else the side
@@ -163,29 +182,70 @@ func (r *Reconciler) nodeClocks(st *state) {
 	st.ends = make([]msgEnds, len(st.out))
 	st.nodeUse = map[trace.Sym]map[int32]int64{}
 	st.server = map[trace.Sym]bool{}
+	var sends, recvs endRun
 	for i := range st.out {
 		lm := &st.out[i]
 		rc := st.conns[lm.rc]
-		en := msgEnds{send: st.nodeName(r, lm.hs, lm.spc, rc.epi[lm.dir]), recv: st.nodeName(r, lm.hr, lm.rpc, rc.epi[1-lm.dir])}
-		st.ends[i] = en
-		st.server[en.send] = st.server[en.send] || st.fixed[rc.epi[lm.dir]]
-		st.server[en.recv] = st.server[en.recv] || st.fixed[rc.epi[1-lm.dir]]
-		st.useDomain(en.send, r.endDomain(st, lm.hs))
-		st.useDomain(en.recv, r.endDomain(st, lm.hr))
+		st.ends[i] = msgEnds{
+			send: sends.name(r, st, lm.hs, lm.spc, rc.epi[lm.dir]),
+			recv: recvs.name(r, st, lm.hr, lm.rpc, rc.epi[1-lm.dir]),
+		}
 	}
+	sends.flush(st)
+	recvs.flush(st)
 	st.nodeDom = make(map[trace.Sym]int32, len(st.nodeUse))
+	var top trace.Sym
 	for n, m := range st.nodeUse {
 		st.nodeDom[n] = busiestDomain(m)
+		top = max(top, n)
+	}
+	st.domOf = make([]int32, int(top)+1)
+	for n, d := range st.nodeDom {
+		st.domOf[n] = d
 	}
 }
 
-func (st *state) useDomain(n trace.Sym, d int32) {
-	m := st.nodeUse[n]
+// endRun is the end (host, traced process, endpoint) that the last
+// messages had on one side, its node, its clock, and how many of them
+// have not been counted in st.nodeUse yet: consecutive messages (a
+// connection direction's) mostly have the same ends, which are named and
+// counted once per run instead of once per message.
+type endRun struct {
+	ok   bool
+	h    int32
+	pc   *preload.Conn
+	ep   int32
+	node trace.Sym
+	dom  int32
+	n    int64
+}
+
+// name returns the node of the end (h, pc, ep), counts its use of its
+// clock, and notes whether it is a server.
+func (e *endRun) name(r *Reconciler, st *state, h int32, pc *preload.Conn, ep int32) trace.Sym {
+	if e.ok && e.h == h && e.pc == pc && e.ep == ep {
+		e.n++
+		return e.node
+	}
+	e.flush(st)
+	node := st.nodeName(r, h, pc, ep)
+	st.server[node] = st.server[node] || st.fixed[ep]
+	*e = endRun{ok: true, h: h, pc: pc, ep: ep, node: node, dom: r.endDomain(st, h), n: 1}
+	return node
+}
+
+// flush counts the run's uses of its clock in st.nodeUse.
+func (e *endRun) flush(st *state) {
+	if !e.ok || e.n == 0 {
+		return
+	}
+	m := st.nodeUse[e.node]
 	if m == nil {
 		m = map[int32]int64{}
-		st.nodeUse[n] = m
+		st.nodeUse[e.node] = m
 	}
-	m[d]++
+	m[e.dom] += e.n
+	e.n = 0
 }
 
 // endDomain is the clock of an end on host h: its home sniffer's, or its
@@ -325,6 +385,10 @@ func (st *state) nodeOffset(n trace.Sym, rd int32, refName string) trace.Offset 
 // domains (lower first).
 type clockSamples struct {
 	pairs map[[2]int32]*clock.Pair
+	// last and lastP are the last pair added to (consecutive messages
+	// mostly add to the same).
+	last  [2]int32
+	lastP *clock.Pair
 }
 
 func newClockSamples() *clockSamples {
@@ -338,10 +402,13 @@ func (cs *clockSamples) add(x int32, tx int64, y int32, ty int64) {
 		return
 	}
 	k := [2]int32{min(x, y), max(x, y)}
-	p := cs.pairs[k]
-	if p == nil {
-		p = &clock.Pair{}
-		cs.pairs[k] = p
+	p := cs.lastP
+	if p == nil || k != cs.last {
+		if p = cs.pairs[k]; p == nil {
+			p = &clock.Pair{}
+			cs.pairs[k] = p
+		}
+		cs.last, cs.lastP = k, p
 	}
 	if x == k[0] {
 		p.AB.Add(clock.Sample{Send: tx, Recv: ty})

@@ -26,6 +26,20 @@ type Reconciler struct {
 	conns  map[uint64]*connInfo
 	points []flows.Point
 	ptIdx  map[flows.Point]uint16
+	// lastEp and lastPt remember the endpoints and the capture point of
+	// the last messages added (a connection's messages come in runs).
+	lastEp [2]epMemo
+	lastPt struct {
+		ok bool
+		p  flows.Point
+		i  uint16
+	}
+	// texts are the last labels interned (text), by length and first
+	// byte.
+	texts [4]struct {
+		s   string
+		sym trace.Sym
+	}
 	// pools and hostHalves are the connections' passive figures, for
 	// the trace's Links (links.go).
 	pools      map[poolKey]*linkPool
@@ -77,6 +91,13 @@ type connInfo struct {
 	start, end     int64
 }
 
+// epMemo is an endpoint and its id.
+type epMemo struct {
+	ok bool
+	ap netip.AddrPort
+	i  uint32
+}
+
 // inCounts count the input.
 type inCounts struct {
 	messages, bytes, conns int64
@@ -102,7 +123,21 @@ func New(opts Options) (*Reconciler, error) {
 	}, nil
 }
 
-func (r *Reconciler) endpoint(ap netip.AddrPort) uint32 {
+// endpoint returns the id of ap, looked up first among the two remembered
+// (the last message's ends); a new one replaces side k's (0 source, 1
+// destination).
+func (r *Reconciler) endpoint(ap netip.AddrPort, k int) uint32 {
+	for j := range r.lastEp {
+		if m := &r.lastEp[j]; m.ok && m.ap == ap {
+			return m.i
+		}
+	}
+	i := r.endpointID(ap)
+	r.lastEp[k] = epMemo{ok: true, ap: ap, i: i}
+	return i
+}
+
+func (r *Reconciler) endpointID(ap netip.AddrPort) uint32 {
 	ap = netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
 	if i, ok := r.epIdx[ap]; ok {
 		return i
@@ -114,12 +149,16 @@ func (r *Reconciler) endpoint(ap netip.AddrPort) uint32 {
 }
 
 func (r *Reconciler) point(p flows.Point) uint16 {
-	if i, ok := r.ptIdx[p]; ok {
-		return i
+	if r.lastPt.ok && r.lastPt.p == p {
+		return r.lastPt.i
 	}
-	i := uint16(len(r.points))
-	r.points = append(r.points, p)
-	r.ptIdx[p] = i
+	i, ok := r.ptIdx[p]
+	if !ok {
+		i = uint16(len(r.points))
+		r.points = append(r.points, p)
+		r.ptIdx[p] = i
+	}
+	r.lastPt.ok, r.lastPt.p, r.lastPt.i = true, p, i
 	return i
 }
 
@@ -129,7 +168,7 @@ func (r *Reconciler) AddMessage(m *flows.Message) {
 	r.in.bytes += m.Bytes
 	s := smsg{
 		conn: m.Conn, index: m.Index,
-		src: r.endpoint(m.Src), dst: r.endpoint(m.Dst),
+		src: r.endpoint(m.Src, 0), dst: r.endpoint(m.Dst, 1),
 		seq: m.Seq, bytes: m.Bytes, gapBytes: m.GapBytes,
 		call: m.Call, kind: m.Kind, proto: m.Proto, incomplete: m.Incomplete,
 		sight: uint32(len(r.sights)),

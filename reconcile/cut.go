@@ -20,47 +20,138 @@ type span struct {
 // spans is a sorted list of non-overlapping spans.
 type spans []span
 
-// find returns the index of the span holding byte x, or -1.
-func (ss spans) find(x int64) int {
-	i, _ := slices.BinarySearchFunc(ss, x, func(s span, x int64) int {
-		switch {
-		case s.b <= x:
-			return -1
-		case s.a > x:
-			return 1
+// cursor searches a spans list. Searches at nearby positions (the
+// cutting loop's, which move forward through the stream) start from where
+// the last ones ended and cost a comparison or two instead of a binary
+// search; the answers are those of a binary search (slices.BinarySearchFunc)
+// whatever the hint. The hints are used only when the spans' starts and
+// ends never decrease, the condition under which the first index that
+// satisfies a search is what the binary search returns.
+type cursor struct {
+	ss   spans
+	mono bool
+	// disjoint: each span starts at or after the end of the one before
+	// (sorted and not overlapping, as a sniffer's spans are).
+	disjoint bool
+	hb, ha   int // where the last afterB and atA searches ended
+}
+
+// newCursor returns a cursor on ss.
+func newCursor(ss spans) cursor {
+	c := cursor{ss: ss, mono: true, disjoint: true}
+	for i := 1; i < len(ss); i++ {
+		if ss[i].a < ss[i-1].a || ss[i].b < ss[i-1].b {
+			c.mono, c.disjoint = false, false
+			break
 		}
-		return 0
-	})
-	if i < len(ss) && ss[i].a <= x && x < ss[i].b {
+		if ss[i].a < ss[i-1].b {
+			c.disjoint = false
+		}
+	}
+	return c
+}
+
+// afterB returns the first index whose span ends after x (b > x), as
+// slices.BinarySearchFunc finds it.
+func (c *cursor) afterB(x int64) int {
+	ss, h := c.ss, c.hb
+	if c.mono {
+		// The answer is h when ss[h-1].b <= x < ss[h].b (with ss[-1].b
+		// below and ss[len].b above every x); else try h+1 and h-1.
+		switch {
+		case h < len(ss) && ss[h].b <= x:
+			if h+1 == len(ss) || ss[h+1].b > x {
+				c.hb = h + 1
+				return h + 1
+			}
+		case h == 0 || ss[h-1].b <= x:
+			return h
+		case h == 1 || ss[h-2].b <= x:
+			c.hb = h - 1
+			return h - 1
+		}
+	}
+	i, j := 0, len(ss)
+	for i < j {
+		h := int(uint(i+j) >> 1)
+		if ss[h].b <= x {
+			i = h + 1
+		} else {
+			j = h
+		}
+	}
+	c.hb = i
+	return i
+}
+
+// atA returns the first index whose span starts at or after x (a >= x), as
+// slices.BinarySearchFunc finds it.
+func (c *cursor) atA(x int64) int {
+	ss, h := c.ss, c.ha
+	if c.mono {
+		// As afterB, with ss[h-1].a < x <= ss[h].a.
+		switch {
+		case h < len(ss) && ss[h].a < x:
+			if h+1 == len(ss) || ss[h+1].a >= x {
+				c.ha = h + 1
+				return h + 1
+			}
+		case h == 0 || ss[h-1].a < x:
+			return h
+		case h == 1 || ss[h-2].a < x:
+			c.ha = h - 1
+			return h - 1
+		}
+	}
+	i, j := 0, len(ss)
+	for i < j {
+		h := int(uint(i+j) >> 1)
+		if ss[h].a < x {
+			i = h + 1
+		} else {
+			j = h
+		}
+	}
+	c.ha = i
+	return i
+}
+
+// find returns the index of the span holding byte x, or -1.
+func (c *cursor) find(x int64) int {
+	if len(c.ss) == 0 {
+		return -1
+	}
+	i := c.afterB(x)
+	if i < len(c.ss) && c.ss[i].a <= x && x < c.ss[i].b {
 		return i
 	}
 	return -1
 }
 
 // inside reports whether a span holds bytes on both sides of p.
-func (ss spans) inside(p int64) bool {
-	i := ss.find(p)
-	return i >= 0 && ss[i].a < p
+func (c *cursor) inside(p int64) bool {
+	i := c.find(p)
+	return i >= 0 && c.ss[i].a < p
 }
 
 // endsAt returns the span that ends at p, or -1.
-func (ss spans) endsAt(p int64) int {
-	if i := ss.find(p - 1); i >= 0 && ss[i].b == p {
+func (c *cursor) endsAt(p int64) int {
+	if i := c.find(p - 1); i >= 0 && c.ss[i].b == p {
 		return i
 	}
 	return -1
 }
 
 // startsAt reports whether a span starts at p.
-func (ss spans) startsAt(p int64) bool {
-	i := ss.find(p)
-	return i >= 0 && ss[i].a == p
+func (c *cursor) startsAt(p int64) bool {
+	i := c.find(p)
+	return i >= 0 && c.ss[i].a == p
 }
 
 // overlaps reports whether a span overlaps [a, b).
-func (ss spans) overlaps(a, b int64) bool {
-	i, _ := slices.BinarySearchFunc(ss, a, func(s span, x int64) int { return cmp.Compare(s.b, x+1) })
-	return i < len(ss) && ss[i].a < b && ss[i].b > a
+func (c *cursor) overlaps(a, b int64) bool {
+	i := c.afterB(a)
+	return i < len(c.ss) && c.ss[i].a < b && c.ss[i].b > a
 }
 
 // lmsg is one logical message under construction: its bytes, what holds its
@@ -220,6 +311,13 @@ type dirSpans struct {
 	fs, ss, rs   spans
 	sTurn, rTurn []bool
 	writes       bool // BoundWrites
+	// fc, sc and rc search fs, ss and rs (index makes them).
+	fc, sc, rc cursor
+}
+
+// index makes the cursors of the spans, once they are placed.
+func (ds *dirSpans) index() {
+	ds.fc, ds.sc, ds.rc = newCursor(ds.fs), newCursor(ds.ss), newCursor(ds.rs)
 }
 
 // streamDir cuts direction d of stream connection rc into logical
@@ -243,6 +341,7 @@ func (r *Reconciler) directionSpans(st *state, rc *rconn, d int) dirSpans {
 	kS, okS, kR, okR := ds.shifts(sc, rcv, rc.info == nil || !rc.info.midStream)
 	st.placeCalls(sc, &ds.ss, &ds.sTurn, kS, okS)
 	st.placeCalls(rcv, &ds.rs, &ds.rTurn, kR, okR)
+	ds.index()
 	return ds
 }
 
@@ -288,7 +387,7 @@ func (st *state) accountCalls(rc *rconn, d int, ds *dirSpans) {
 		ss spans
 	}{{rc.pc[d], ds.ss}, {rc.pc[1-d], ds.rs}} {
 		for _, s := range cs.ss {
-			if ds.fs.overlaps(s.a, s.b) {
+			if ds.fc.overlaps(s.a, s.b) {
 				st.setCall(cs.c, s.i, callMatched)
 			} else {
 				st.setCall(cs.c, s.i, only)
@@ -323,6 +422,10 @@ func (ds *dirSpans) messages(fn func(a, b int64)) {
 		}
 		merged = append(merged, span{s.a, s.b, 0})
 	}
+	// With only the sniffed messages, sorted and disjoint, no boundary is
+	// inside a span and the cut rules (cutFat, cutWrites, cutReads) cut at
+	// every one: the messages are the spans and the gaps' edges.
+	always := len(ds.ss) == 0 && len(ds.rs) == 0 && ds.fc.disjoint
 	pi := 0
 	for _, cv := range merged {
 		a := cv.a
@@ -331,7 +434,7 @@ func (ds *dirSpans) messages(fn func(a, b int64)) {
 		}
 		for ; pi < len(pts) && pts[pi] <= cv.b; pi++ {
 			p := pts[pi]
-			if p < cv.b && !ds.cut(p) {
+			if p < cv.b && !always && !ds.cut(p) {
 				continue
 			}
 			fn(a, p)
@@ -358,13 +461,13 @@ func (ds *dirSpans) cut(p int64) bool {
 // elsewhere never inside a sniffed message, at its ends.
 func (ds *dirSpans) cutWrites(p int64) (cut, decided bool) {
 	switch {
-	case ds.ss.inside(p):
+	case ds.sc.inside(p):
 		return false, true
-	case ds.ss.endsAt(p) >= 0 || ds.ss.startsAt(p):
+	case ds.sc.endsAt(p) >= 0 || ds.sc.startsAt(p):
 		return true, true
-	case ds.fs.inside(p):
+	case ds.fc.inside(p):
 		return false, true
-	case ds.fs.endsAt(p) >= 0 || ds.fs.startsAt(p):
+	case ds.fc.endsAt(p) >= 0 || ds.fc.startsAt(p):
 		return true, true
 	}
 	return false, false
@@ -375,15 +478,15 @@ func (ds *dirSpans) cutWrites(p int64) (cut, decided bool) {
 // turned to the other direction.
 func (ds *dirSpans) cutFat(p int64) (cut, decided bool) {
 	switch {
-	case ds.fs.inside(p) || ds.ss.inside(p):
+	case ds.fc.inside(p) || ds.sc.inside(p):
 		return false, true
-	case ds.fs.endsAt(p) >= 0 || ds.fs.startsAt(p):
+	case ds.fc.endsAt(p) >= 0 || ds.fc.startsAt(p):
 		return true, true
 	}
-	if j := ds.ss.endsAt(p); j >= 0 {
-		return !ds.ss.startsAt(p) || ds.sTurn[j], true
+	if j := ds.sc.endsAt(p); j >= 0 {
+		return !ds.sc.startsAt(p) || ds.sTurn[j], true
 	}
-	if ds.ss.startsAt(p) {
+	if ds.sc.startsAt(p) {
 		return true, true
 	}
 	return false, false
@@ -393,10 +496,10 @@ func (ds *dirSpans) cutFat(p int64) (cut, decided bool) {
 // inside a read, between two reads where the receiver turned, elsewhere
 // always.
 func (ds *dirSpans) cutReads(p int64) bool {
-	if ds.rs.inside(p) {
+	if ds.rc.inside(p) {
 		return false
 	}
-	if j := ds.rs.endsAt(p); j >= 0 && ds.rs.startsAt(p) {
+	if j := ds.rc.endsAt(p); j >= 0 && ds.rc.startsAt(p) {
 		return ds.rTurn[j]
 	}
 	return true
@@ -406,21 +509,21 @@ func (ds *dirSpans) cutReads(p int64) bool {
 func (r *Reconciler) emit(st *state, rc *rconn, d int, a, b int64, ds *dirSpans) {
 	fs := ds.fs
 	lm := lmsg{rc: rc.id, dir: int8(d), bytes: b - a, off: a, fa: -1, fb: -1, order: -1}
-	if i := fs.find(a); i >= 0 {
+	if i := ds.fc.find(a); i >= 0 {
 		lm.fa, lm.faStart = fs[i].i, fs[i].a == a
 	}
-	if i := fs.find(b - 1); i >= 0 {
+	if i := ds.fc.find(b - 1); i >= 0 {
 		lm.fb, lm.fbEnd = fs[i].i, fs[i].b == b
 	}
-	from, _ := slices.BinarySearchFunc(fs, a+1, func(s span, x int64) int { return cmp.Compare(s.b, x) })
-	to, _ := slices.BinarySearchFunc(fs, b, func(s span, x int64) int { return cmp.Compare(s.a, x) })
+	from := ds.fc.afterB(a) // the first span with b >= a+1
+	evFrom := ds.fc.atA(a)  // before atA(b): the cursor moves forward
+	to := ds.fc.atA(b)
 	lm.fFrom, lm.fTo = int32(from), int32(max(from, to))
-	evFrom, _ := slices.BinarySearchFunc(fs, a, func(s span, x int64) int { return cmp.Compare(s.a, x) })
 	lm.evFrom, lm.evTo = int32(evFrom), int32(max(evFrom, to))
-	if i := ds.ss.find(a); i >= 0 {
+	if i := ds.sc.find(a); i >= 0 {
 		lm.sa = pref{rc.pc[d], ds.ss[i].i}
 	}
-	if i := ds.rs.find(b - 1); i >= 0 {
+	if i := ds.rc.find(b - 1); i >= 0 {
 		lm.rb = pref{rc.pc[1-d], ds.rs[i].i}
 	}
 	if lm.faStart {

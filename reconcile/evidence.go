@@ -158,6 +158,13 @@ func (r *Reconciler) validID(source, value string) bool {
 // text interns s, a label, when it is valid UTF-8 without control
 // characters and at most limit bytes; else it counts it and returns 0.
 func (r *Reconciler) text(s string, limit int) trace.Sym {
+	if s == "" {
+		return 0 // as Intern("")
+	}
+	memo := &r.texts[(len(s)^int(s[0]))&3]
+	if memo.sym != 0 && s == memo.s {
+		return memo.sym
+	}
 	if len(s) > limit {
 		r.ev.long++
 		return 0
@@ -166,7 +173,9 @@ func (r *Reconciler) text(s string, limit int) trace.Sym {
 		r.ev.binary++
 		return 0
 	}
-	return r.syms.Intern(s)
+	sym := r.syms.Intern(s)
+	memo.s, memo.sym = s, sym
+	return sym
 }
 
 func printableASCII(s string) bool {

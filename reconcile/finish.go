@@ -19,6 +19,7 @@ type state struct {
 	ht           *hostTable
 	epHost       []int32
 	pairTTL      map[[2]int32][2]uint8 // (sender, receiver host) -> highest, lowest TTL seen
+	ttlMemo      ttlMemo               // ttlOf's last answer (pairTTL is complete by then)
 	conns        []*rconn
 	byPair       map[pairKey][]int32
 	dgrams       map[dirKey]int32
@@ -49,6 +50,7 @@ type state struct {
 	// how many of its ends each clock timed, whether it is a server.
 	ends    []msgEnds
 	nodeDom map[trace.Sym]int32
+	domOf   []int32 // nodeDom by node (0 for a symbol that is no node)
 	nodeUse map[trace.Sym]map[int32]int64
 	server  map[trace.Sym]bool
 	// usedF says what became of each sniffed message (writeTrace): 1 used,
@@ -224,10 +226,14 @@ func (r *Reconciler) writeTrace(st *state, rep *Report) {
 // traceWriter makes the trace's messages, interning their endpoints and
 // call ids.
 type traceWriter struct {
-	r       *Reconciler
-	st      *state
-	rep     *Report
-	epSyms  []trace.Sym // by endpoint id, 0 until interned
+	r      *Reconciler
+	st     *state
+	rep    *Report
+	epSyms []trace.Sym // by endpoint id, 0 until interned
+	// calls are the call ids interned, by connection (rconn) and call
+	// index: a call's CALL and RETURN take the same symbol, looked up
+	// once.
+	calls   [][]callSym
 	callBuf []byte
 	toks    []uint64
 }
@@ -240,19 +246,56 @@ func (w *traceWriter) message(i int) trace.Message {
 	en := st.ends[i]
 	send, recv := w.r.stamps(st, lm, false)
 	m := trace.Message{
-		SendTS: w.pick(&send, st.nodeDom[en.send]), RecvTS: w.pick(&recv, st.nodeDom[en.recv]),
+		SendTS: w.pick(&send, st.domOf[en.send]), RecvTS: w.pick(&recv, st.domOf[en.recv]),
 		Bytes: lm.bytes, Src: w.endpoint(rc.epi[lm.dir]), Dst: w.endpoint(rc.epi[1-lm.dir]),
 		SrcNode: en.send, DstNode: en.recv, Kind: lm.kind, Proto: rc.proto,
 	}
 	if lm.pcall || !lm.call.IsZero() {
-		w.callBuf = lm.call.AppendText(w.callBuf[:0])
-		if lm.pcall {
-			w.callBuf[0] = 'p'
-		}
-		m.CallID = st.tr.Syms.InternBytes(w.callBuf)
+		m.CallID = w.callID(lm)
 	}
 	w.evidenceOf(lm, &m)
 	return m
+}
+
+// callSym is a call id's symbol and the flows connection it is of.
+type callSym struct {
+	conn uint64
+	sym  trace.Sym
+}
+
+// maxCallMemo bounds the call indexes callID remembers (per connection).
+const maxCallMemo = 1 << 20
+
+// callID returns the symbol of lm's call id, interning it the first time.
+func (w *traceWriter) callID(lm *lmsg) trace.Sym {
+	var slot *callSym
+	if id := lm.call; !lm.pcall && id.Index < maxCallMemo {
+		if w.calls == nil {
+			w.calls = make([][]callSym, len(w.st.conns))
+		}
+		cs := w.calls[lm.rc]
+		if int(id.Index) >= len(cs) {
+			// Sized at first for a call per two of the connection's
+			// sniffed messages, what a request/response protocol makes.
+			fm := &w.st.conns[lm.rc].fmsgs
+			n := max(int(id.Index)+1, (len(fm[0])+len(fm[1]))/2+1)
+			cs = append(cs, make([]callSym, n-len(cs))...)
+			cs = cs[:cap(cs)]
+			w.calls[lm.rc] = cs
+		}
+		if slot = &cs[id.Index]; slot.sym != 0 && slot.conn == id.Conn {
+			return slot.sym
+		}
+	}
+	w.callBuf = lm.call.AppendText(w.callBuf[:0])
+	if lm.pcall {
+		w.callBuf[0] = 'p'
+	}
+	sym := w.st.tr.Syms.InternBytes(w.callBuf)
+	if slot != nil {
+		*slot = callSym{conn: lm.call.Conn, sym: sym}
+	}
+	return sym
 }
 
 // pick returns the best candidate time on domain d: one taken on d, or
@@ -311,9 +354,9 @@ func (st *state) markSniffed(lm *lmsg, used bool) {
 // correctedTime is m's send time (else its receive time) on the
 // reference clock, for ordering.
 func (st *state) correctedTime(m *trace.Message, en msgEnds) int64 {
-	t, d := int64(m.SendTS), st.nodeDom[en.send]
+	t, d := int64(m.SendTS), st.domOf[en.send]
 	if !m.SendTS.Known() {
-		t, d = int64(m.RecvTS), st.nodeDom[en.recv]
+		t, d = int64(m.RecvTS), st.domOf[en.recv]
 	}
 	if d >= 0 && st.est[d].Known {
 		t -= st.est[d].Offset
@@ -326,20 +369,97 @@ func (st *state) correctedTime(m *trace.Message, en msgEnds) int64 {
 // connections are numbered in that order (numberConns).
 func (st *state) sortTrace(corr []int64, keep []int32) {
 	tr := st.tr
-	idx := make([]int32, len(tr.Messages))
-	for i := range idx {
-		idx[i] = int32(i)
+	// The keys are copied next to each other, and the index breaks ties,
+	// which makes the order a stable sort's.
+	keys := make([]traceKey, len(tr.Messages))
+	for i := range keys {
+		lm := &st.out[keep[i]]
+		keys[i] = traceKey{t: corr[i], off: lm.off, rc: lm.rc, i: int32(i), dir: lm.dir}
 	}
-	slices.SortStableFunc(idx, func(a, b int32) int {
-		la, lb := &st.out[keep[a]], &st.out[keep[b]]
-		return cmp.Or(cmp.Compare(corr[a], corr[b]), cmp.Compare(la.rc, lb.rc), cmp.Compare(la.dir, lb.dir), cmp.Compare(la.off, lb.off))
-	})
+	keys = mergeRuns(keys)
+	idx := make([]int32, len(keys))
 	sorted := make([]trace.Message, len(idx))
-	for i, j := range idx {
-		sorted[i] = tr.Messages[j]
+	for i, k := range keys {
+		idx[i] = k.i
+		sorted[i] = tr.Messages[k.i]
 	}
 	st.numberConns(sorted, idx, keep)
 	tr.Messages = sorted
+}
+
+// traceKey is what sortTrace orders a trace message by: its corrected
+// time, connection, direction and position, and its index.
+type traceKey struct {
+	t, off int64
+	rc, i  int32
+	dir    int8
+}
+
+// less orders trace keys: by time, connection, direction, position and
+// index, a total order (no two keys have the same index).
+func (a *traceKey) less(b *traceKey) bool {
+	switch {
+	case a.t != b.t:
+		return a.t < b.t
+	case a.rc != b.rc:
+		return a.rc < b.rc
+	case a.dir != b.dir:
+		return a.dir < b.dir
+	case a.off != b.off:
+		return a.off < b.off
+	}
+	return a.i < b.i
+}
+
+// mergeRuns sorts keys by merging the runs already in order, pairwise,
+// until one is left (a natural merge sort): the logical messages come
+// by connection direction, each mostly in time order already, so there
+// are few runs and few passes. It returns the sorted keys, in keys or in
+// a buffer of the same length.
+func mergeRuns(keys []traceKey) []traceKey {
+	var runs []int // where each run starts, then len(keys)
+	for i := range keys {
+		if i == 0 || keys[i].less(&keys[i-1]) {
+			runs = append(runs, i)
+		}
+	}
+	runs = append(runs, len(keys))
+	if len(runs) <= 2 {
+		return keys
+	}
+	buf := make([]traceKey, len(keys))
+	for len(runs) > 2 {
+		next := runs[:0:0]
+		for j := 0; j+1 < len(runs); j += 2 {
+			lo, mid := runs[j], runs[j+1]
+			hi := mid
+			if j+2 < len(runs) {
+				hi = runs[j+2]
+			}
+			mergeInto(buf[lo:hi], keys[lo:mid], keys[mid:hi])
+			next = append(next, lo)
+		}
+		next = append(next, len(keys))
+		keys, buf, runs = buf, keys, next
+	}
+	return keys
+}
+
+// mergeInto merges the sorted a and b into dst (len(a) + len(b) long).
+func mergeInto(dst, a, b []traceKey) {
+	i, j, k := 0, 0, 0
+	for i < len(a) && j < len(b) {
+		if b[j].less(&a[i]) {
+			dst[k] = b[j]
+			j++
+		} else {
+			dst[k] = a[i]
+			i++
+		}
+		k++
+	}
+	k += copy(dst[k:], a[i:])
+	copy(dst[k:], b[j:])
 }
 
 // accountInputs counts what became of the sniffed messages and of the

@@ -154,17 +154,34 @@ func (r *Reconciler) findHosts(st *state) {
 // lowest TTL any capture point saw their messages with: a sighting at the
 // highest is on the sender's side of every router the messages crossed,
 // one at the lowest on the receiver's.
+// The pair being counted is kept aside while consecutive messages share it
+// (a connection's run of messages), and stored when the pair changes.
 func (r *Reconciler) pairTTLs(st *state) {
+	var k [2]int32
+	var v [2]uint8
+	have := false
 	for i := range r.msgs {
 		m := &r.msgs[i]
-		k := [2]int32{st.epHost[m.src], st.epHost[m.dst]}
-		for _, s := range r.sightsOf(m) {
-			v, ok := st.pairTTL[k]
-			if !ok {
-				v = [2]uint8{s.ttl, s.ttl}
-			}
-			st.pairTTL[k] = [2]uint8{max(v[0], s.ttl), min(v[1], s.ttl)}
+		sights := r.sightsOf(m)
+		if len(sights) == 0 {
+			continue
 		}
+		if nk := [2]int32{st.epHost[m.src], st.epHost[m.dst]}; !have || nk != k {
+			if have {
+				st.pairTTL[k] = v
+			}
+			k, have = nk, true
+			var ok bool
+			if v, ok = st.pairTTL[k]; !ok {
+				v = [2]uint8{sights[0].ttl, sights[0].ttl}
+			}
+		}
+		for _, s := range sights {
+			v = [2]uint8{max(v[0], s.ttl), min(v[1], s.ttl)}
+		}
+	}
+	if have {
+		st.pairTTL[k] = v
 	}
 }
 

@@ -274,20 +274,30 @@ func (r *Reconciler) poolNodes(tr *trace.Trace) map[poolKey]nodePair {
 		eps[s] = ap
 		return ap, ap.IsValid()
 	}
+	// The messages are counted by their ends first (one small key each),
+	// then each distinct one is voted with its count.
+	type ends struct {
+		src, dst, srcNode, dstNode trace.Sym
+		proto                      trace.Proto
+	}
+	counts := map[ends]int{}
 	for i := range tr.Messages {
 		m := &tr.Messages[i]
-		src, ok1 := ep(m.Src)
-		dst, ok2 := ep(m.Dst)
+		counts[ends{m.Src, m.Dst, m.SrcNode, m.DstNode, m.Proto}]++
+	}
+	for e, n := range counts {
+		src, ok1 := ep(e.src)
+		dst, ok2 := ep(e.dst)
 		if !ok1 || !ok2 {
 			continue
 		}
 		var k poolKey
 		var np nodePair
 		switch {
-		case r.pools[poolKey{src.Addr(), dst, m.Proto}] != nil:
-			k, np = poolKey{src.Addr(), dst, m.Proto}, nodePair{m.SrcNode, m.DstNode}
-		case r.pools[poolKey{dst.Addr(), src, m.Proto}] != nil:
-			k, np = poolKey{dst.Addr(), src, m.Proto}, nodePair{m.DstNode, m.SrcNode}
+		case r.pools[poolKey{src.Addr(), dst, e.proto}] != nil:
+			k, np = poolKey{src.Addr(), dst, e.proto}, nodePair{e.srcNode, e.dstNode}
+		case r.pools[poolKey{dst.Addr(), src, e.proto}] != nil:
+			k, np = poolKey{dst.Addr(), src, e.proto}, nodePair{e.dstNode, e.srcNode}
 		default:
 			continue
 		}
@@ -296,7 +306,7 @@ func (r *Reconciler) poolNodes(tr *trace.Trace) map[poolKey]nodePair {
 			v = map[nodePair]int{}
 			votes[k] = v
 		}
-		v[np]++
+		v[np] += n
 	}
 	out := make(map[poolKey]nodePair, len(votes))
 	for k, v := range votes {

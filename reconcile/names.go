@@ -243,6 +243,10 @@ func (st *state) messageEnds() {
 			rc.epi[e] = id
 		}
 	}
+	// endHost gives the same answer to the same question: a message with
+	// the connection, direction and traced processes of the last takes
+	// its hosts.
+	var last *lmsg
 	for i := range st.out {
 		lm := &st.out[i]
 		rc := st.conns[lm.rc]
@@ -254,8 +258,13 @@ func (st *state) messageEnds() {
 		if lm.rb.ok() {
 			lm.rpc = lm.rb.c
 		}
-		lm.hs = st.endHost(rc, s, lm.spc)
-		lm.hr = st.endHost(rc, d, lm.rpc)
+		if last != nil && last.rc == lm.rc && last.dir == lm.dir && last.spc == lm.spc && last.rpc == lm.rpc {
+			lm.hs, lm.hr = last.hs, last.hr
+		} else {
+			lm.hs = st.endHost(rc, s, lm.spc)
+			lm.hr = st.endHost(rc, d, lm.rpc)
+		}
+		last = lm
 	}
 }
 

@@ -38,7 +38,7 @@ func (r *Reconciler) stamps(st *state, lm *lmsg, raw bool) (send, recv [numSlots
 	if !raw && (partial || st.remoteHome(lm.hr)) {
 		recv[slotHome], recv[slotTrace] = recv[slotTrace], cand{dom: -1}
 	}
-	ttl, seenPair := st.pairTTL[[2]int32{lm.hs, lm.hr}]
+	ttl, seenPair := st.ttlOf(lm.hs, lm.hr)
 	if lm.faStart {
 		r.sniffedStamps(&send, st, lm.fa, lm.hs, seenPair, ttl[0], true)
 	}
@@ -81,6 +81,26 @@ func (r *Reconciler) sniffedStamps(cs *[numSlots]cand, st *state, f int32, h int
 			}
 		}
 	}
+}
+
+// ttlOf returns st.pairTTL of (sender host hs, receiver host hr) and
+// whether the pair has one, remembering the last answer: consecutive
+// messages (a connection's) mostly ask for the same pair.
+func (st *state) ttlOf(hs, hr int32) ([2]uint8, bool) {
+	k := [2]int32{hs, hr}
+	if st.ttlMemo.ok && st.ttlMemo.k == k {
+		return st.ttlMemo.v, st.ttlMemo.seen
+	}
+	v, seen := st.pairTTL[k]
+	st.ttlMemo = ttlMemo{ok: true, k: k, v: v, seen: seen}
+	return v, seen
+}
+
+// ttlMemo is the last answer of state.ttlOf.
+type ttlMemo struct {
+	ok, seen bool
+	k        [2]int32
+	v        [2]uint8
 }
 
 // remoteHome reports whether host h's home point is across a router from

@@ -125,7 +125,11 @@ func classifyRoles(syms *Symbols, opt RoleOptions, n int, each func(yield func(*
 	r := &Roles{flags: make([]uint8, ns), syms: syms}
 	// Distinct peers: each unordered endpoint pair {a, b} that exchanged a
 	// message makes a and b peers once.
-	edges := make([]uint64, 0, n)
+	// An edge met recently (a table of the last ones, by a hash) is not
+	// added again: the connections' messages repeat few edges, and the
+	// duplicates would only be sorted to be skipped.
+	edges := make([]uint64, 0, 1024)
+	var recent [256]uint64
 	each(func(m *Flow) {
 		if m.Src == 0 || m.Dst == 0 {
 			return
@@ -134,7 +138,11 @@ func classifyRoles(syms *Symbols, opt RoleOptions, n int, each func(yield func(*
 		if a > b {
 			a, b = b, a
 		}
-		edges = append(edges, uint64(a)<<32|uint64(b))
+		e := uint64(a)<<32 | uint64(b)
+		if h := e * 0x9e3779b97f4a7c15 >> 56; recent[h] != e {
+			recent[h] = e
+			edges = append(edges, e)
+		}
 	})
 	slices.Sort(edges)
 	peers := make([]int32, ns)
