@@ -107,9 +107,36 @@ func bucketSort[E any, P lesser[E]](s []E, firsts []uint32, class []uint8) []E {
 // ranks returns each key's rank among the distinct keys (0 for the
 // smallest), and how many distinct keys there are.
 func ranks(keys []uint32) (rank []int32, n int) {
+	var top uint32
+	for _, k := range keys {
+		top = max(top, k)
+	}
+	rank = make([]int32, len(keys))
+	if int64(top) > 2*int64(len(keys))+1024 {
+		return sparseRanks(keys, rank)
+	}
+	// Small keys (symbols, connection numbers): a table by key.
+	byKey := make([]int32, int(top)+1)
+	for _, k := range keys {
+		byKey[k] = 1
+	}
+	for k, seen := range byKey {
+		if seen != 0 {
+			byKey[k] = int32(n)
+			n++
+		}
+	}
+	for i, k := range keys {
+		rank[i] = byKey[k]
+	}
+	return rank, n
+}
+
+// sparseRanks is ranks for keys too large to index a table by, filling
+// rank.
+func sparseRanks(keys []uint32, rank []int32) ([]int32, int) {
 	ids := make(map[uint32]int32)
 	var distinct []uint32
-	rank = make([]int32, len(keys))
 	last, lastID := uint32(0), int32(-1)
 	for i, k := range keys {
 		if lastID < 0 || k != last {

@@ -283,3 +283,22 @@ func refPair(l *loader) {
 		return cmp.Compare(first(&a), first(&b))
 	})
 }
+
+// TestRanks: a key's rank among the distinct keys, whether they are small
+// enough to index a table by or not.
+func TestRanks(t *testing.T) {
+	for _, c := range []struct {
+		keys []uint32
+		want []int32
+		n    int
+	}{
+		{nil, []int32{}, 0},
+		{[]uint32{5, 3, 5, 9}, []int32{1, 0, 1, 2}, 3},
+		{[]uint32{1 << 31, 7, 1 << 31, 1 << 30, 7}, []int32{2, 0, 2, 1, 0}, 3},
+	} {
+		got, n := ranks(c.keys)
+		if !slices.Equal(got, c.want) || n != c.n {
+			t.Errorf("ranks(%v) = %v, %d; want %v, %d", c.keys, got, n, c.want, c.n)
+		}
+	}
+}
