@@ -321,9 +321,10 @@ func cmpKey(x, y *pairKey) int {
 // message was lost. Messages of unknown kind are one-way calls.
 func (l *loader) pair() {
 	n := len(l.msgs)
-	keys := make([]pairKey, n)
 	ts := make([]int64, n)
-	idx := make([]int32, 0, n)
+	ps := make([]pairMsg, 0, n)
+	conns := make([]uint32, 0, n)
+	class := make([]uint8, 0, n)
 	for i := range n {
 		i32 := int32(i)
 		ts[i] = l.calleeTime(i32)
@@ -342,50 +343,84 @@ func (l *loader) pair() {
 			l.calls[len(l.calls)-1].flags |= flagOneWay
 			continue
 		}
-		keys[i] = l.keyOf(i32)
-		idx = append(idx, i32)
+		p := pairMsg{key: l.keyOf(i32), t: ts[i], i: i32}
+		ps = append(ps, p)
+		conns = append(conns, p.key.conn)
+		class = append(class, uint8(l.kinds[i]-trace.KindCall)) // 0 CALL, 1 RETURN
 	}
-	slices.SortFunc(idx, func(a, b int32) int {
-		if c := cmpKey(&keys[a], &keys[b]); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(ts[a], ts[b]); c != 0 {
-			return c
-		}
-		return cmp.Compare(a, b)
-	})
+	ps = bucketSort[pairMsg](ps, conns, class)
 	var cs, rs []int32
-	for lo := 0; lo < len(idx); {
+	for lo := 0; lo < len(ps); {
 		hi := lo + 1
-		for hi < len(idx) && cmpKey(&keys[idx[lo]], &keys[idx[hi]]) == 0 {
+		for hi < len(ps) && cmpKey(&ps[lo].key, &ps[hi].key) == 0 {
 			hi++
 		}
 		cs, rs = cs[:0], rs[:0]
-		for _, i := range idx[lo:hi] {
-			if l.kinds[i] == trace.KindCall {
-				cs = append(cs, i)
+		for _, p := range ps[lo:hi] {
+			if l.kinds[p.i] == trace.KindCall {
+				cs = append(cs, p.i)
 			} else {
-				rs = append(rs, i)
+				rs = append(rs, p.i)
 			}
 		}
-		l.pairGroup(cs, rs, ts, keys[idx[lo]].idType)
+		l.pairGroup(cs, rs, ts, ps[lo].key.idType)
 		lo = hi
 	}
-	// In order of start, and at one instant (coarse timestamps) in the
-	// order the trace lists their first messages: the order the capture or
-	// the log saw them.
-	first := func(c *call) int32 {
-		if c.callMsg >= 0 {
-			return c.callMsg
-		}
-		return c.retMsg
+	l.sortCalls()
+}
+
+// pairMsg is a CALL or RETURN to pair: its group's key, its time on the
+// callee's side and its index.
+type pairMsg struct {
+	key pairKey
+	t   int64
+	i   int32
+}
+
+// less orders by group, then by time, then by index.
+func (p *pairMsg) less(o *pairMsg) bool {
+	if c := cmpKey(&p.key, &o.key); c != 0 {
+		return c < 0
 	}
-	slices.SortFunc(l.calls, func(a, b call) int {
-		if c := cmp.Compare(a.start(), b.start()); c != 0 {
-			return c
+	if p.t != o.t {
+		return p.t < o.t
+	}
+	return p.i < o.i
+}
+
+// callOrder is a call's sort key: its start and its first message.
+type callOrder struct {
+	start int64
+	first int32
+	pos   int32 // in l.calls
+}
+
+func (c *callOrder) less(o *callOrder) bool {
+	if c.start != o.start {
+		return c.start < o.start
+	}
+	return c.first < o.first
+}
+
+// sortCalls puts the calls in order of start, and at one instant (coarse
+// timestamps) in the order the trace lists their first messages: the
+// order the capture or the log saw them.
+func (l *loader) sortCalls() {
+	keys := make([]callOrder, len(l.calls))
+	for k := range l.calls {
+		c := &l.calls[k]
+		first := c.callMsg
+		if first < 0 {
+			first = c.retMsg
 		}
-		return cmp.Compare(first(&a), first(&b))
-	})
+		keys[k] = callOrder{c.start(), first, int32(k)}
+	}
+	keys, _ = sortRuns[callOrder](keys, nil)
+	sorted := make([]call, len(l.calls))
+	for k, o := range keys {
+		sorted[k] = l.calls[o.pos]
+	}
+	l.calls = sorted
 }
 
 // pairGroup pairs the CALLs cs with the RETURNs rs of one group, both in

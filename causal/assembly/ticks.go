@@ -1,11 +1,6 @@
 package assembly
 
-import (
-	"cmp"
-	"slices"
-
-	"github.com/wirepath/wirepath/trace"
-)
+import "github.com/wirepath/wirepath/trace"
 
 // Coarse timestamps (a log's milliseconds) give many of one host's events
 // the same time, and what decides which request made a call is then their
@@ -44,6 +39,22 @@ type tickEvent struct {
 	key  int64
 }
 
+// less orders events by host and tick, then receipts first, by key, and
+// by message.
+func (e *tickEvent) less(o *tickEvent) bool {
+	switch {
+	case e.node != o.node:
+		return e.node < o.node
+	case e.tick != o.tick:
+		return e.tick < o.tick
+	case e.recv != o.recv:
+		return e.recv
+	case e.key != o.key:
+		return e.key < o.key
+	}
+	return e.msg < o.msg
+}
+
 // spreadTicks returns every message's send and receive times (raw clocks,
 // not offset) spread within their ticks, and the finest spacing of two
 // spread events (the resolution their delays are read at), or nil, nil, 0
@@ -56,21 +67,23 @@ func spreadTicks(msgs []trace.Message, res int64) (send, recv []int64, spacing i
 	send = make([]int64, len(msgs))
 	recv = make([]int64, len(msgs))
 	evs := make([]tickEvent, 0, 2*len(msgs))
+	nodes := make([]uint32, 0, 2*len(msgs))
+	class := make([]uint8, 0, 2*len(msgs))
 	for i := range msgs {
 		m := &msgs[i]
 		send[i], recv[i] = int64(m.SendTS), int64(m.RecvTS)
 		if m.SendTS.Known() {
 			evs = append(evs, tickEvent{int32(i), m.SrcNode, false, int64(m.SendTS), int64(i)})
+			nodes, class = append(nodes, uint32(m.SrcNode)), append(class, 1)
 		}
 		if m.RecvTS.Known() {
 			evs = append(evs, tickEvent{int32(i), m.DstNode, true, int64(m.RecvTS), arrival[i]})
+			nodes, class = append(nodes, uint32(m.DstNode)), append(class, 0)
 		}
 	}
-	// By host and tick, then in the tick's order.
-	slices.SortFunc(evs, func(a, b tickEvent) int {
-		return cmp.Or(cmp.Compare(a.node, b.node), cmp.Compare(a.tick, b.tick),
-			-cmpBool(a.recv, b.recv), cmp.Compare(a.key, b.key), cmp.Compare(a.msg, b.msg))
-	})
+	// By host and tick, then in the tick's order (tickEvent.less): a
+	// host's sends, and mostly its receipts, are in the trace's order.
+	evs = bucketSort[tickEvent](evs, nodes, class)
 	most := 1
 	for lo := 0; lo < len(evs); {
 		hi := lo + 1
