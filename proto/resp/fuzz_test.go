@@ -30,30 +30,7 @@ func FuzzDecoder(f *testing.F) {
 	// Garbage in both directions.
 	f.Add([]byte("\x01\xff\xfe*\x00\x02\x03$-2\r\n"))
 	f.Fuzz(func(t *testing.T, script []byte) {
-		steps := Steps(script)
-		d := NewDecoder(Config{MaxPending: 8})
-		units := Run(d, steps, nil)
-		Check(t, units, true)
-		st := d.Stats()
-		if err := st.Check(); err != nil {
-			t.Fatal(err)
-		}
-		if u2 := Run(NewDecoder(Config{MaxPending: 8}), steps, Bytewise); !Same(units, u2) {
-			t.Fatalf("bytewise feeding differs:\n%s\nwhole:\n%s", Lines(u2), Lines(units))
-		}
-		// The same bytes on a connection seen from its middle.
-		if len(script) > 0 {
-			mk := func() *Decoder { return NewDecoder(Config{MaxPending: 8}) }
-			r := Resumed(mk, script[0])
-			units := Run(r, steps, nil)
-			Check(t, units, true)
-			st := r.Stats()
-			if err := st.Check(); err != nil {
-				t.Fatal(err)
-			}
-			if u2 := Run(Resumed(mk, script[0]), steps, Bytewise); !Same(units, u2) {
-				t.Fatalf("resumed, bytewise feeding differs:\n%s\nwhole:\n%s", Lines(u2), Lines(units))
-			}
-		}
+		CheckScript(t, func() *Decoder { return NewDecoder(Config{MaxPending: 8}) },
+			func(d *Decoder) error { st := d.Stats(); return st.Check() }, script)
 	})
 }

@@ -278,3 +278,30 @@ func Resumed[D proto.Resumer](mk func() D, b byte) D {
 	d.Resume([2]bool{b&1 != 0, b&2 != 0}, b&4 != 0)
 	return d
 }
+
+// CheckScript is the body the resumable decoders' fuzz targets share:
+// script's steps decoded by a decoder from mk fed whole and byte by
+// byte, then again resumed as for a connection seen from its middle
+// (Resumed, by the script's first byte). Each time the units must pass
+// Check, stats must report the decoder's counters balanced, and both
+// feedings must give the same units.
+func CheckScript[D proto.Resumer](t *testing.T, mk func() D, stats func(D) error, script []byte) {
+	steps := Steps(script)
+	checkFeeding(t, "", mk, stats, steps)
+	if len(script) > 0 {
+		checkFeeding(t, "resumed, ", func() D { return Resumed(mk, script[0]) }, stats, steps)
+	}
+}
+
+// checkFeeding decodes steps whole and byte by byte with decoders from mk.
+func checkFeeding[D proto.Decoder](t *testing.T, what string, mk func() D, stats func(D) error, steps []Step) {
+	d := mk()
+	units := Run(d, steps, nil)
+	Check(t, units, true)
+	if err := stats(d); err != nil {
+		t.Fatal(err)
+	}
+	if u2 := Run(mk(), steps, Bytewise); !Same(units, u2) {
+		t.Fatalf("%sbytewise feeding differs:\n%s\nwhole:\n%s", what, Lines(u2), Lines(units))
+	}
+}
