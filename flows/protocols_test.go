@@ -116,7 +116,12 @@ func sv(s string) step { return step{data: s} }
 // sequence numbers without a packet (the receiver's ACK then says the
 // bytes were sent).
 func converse(srv string, steps []step, mss int) *conv {
-	c := newConv("10.0.0.1:40000", srv, 1000, 5000).handshake()
+	return play(newConv("10.0.0.1:40000", srv, 1000, 5000).handshake(), steps, mss)
+}
+
+// play sends steps on c (a gap skips sequence numbers), acknowledges
+// both directions and closes the connection.
+func play(c *conv, steps []step, mss int) *conv {
 	for _, s := range steps {
 		if s.gap > 0 {
 			if s.client {

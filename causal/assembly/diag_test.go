@@ -390,18 +390,7 @@ func (d *diag) objectives(t *testing.T) {
 // the beam was full.
 func scoreTrail(s *search, evs []event) (best, worst []float64, full []bool) {
 	for i := range evs {
-		e := &evs[i]
-		s.m = s.modelAt(e.t)
-		switch e.typ {
-		case evArr:
-			s.arrive(e.call, e.t)
-		case evSend:
-			s.send(e.call)
-		case evBack:
-			s.back(e.call)
-		case evRep:
-			s.reply(e.call)
-		}
+		s.step(&evs[i])
 		b, w := math.Inf(-1), math.Inf(1)
 		for _, h := range s.hyps {
 			b, w = max(b, h.score), min(w, h.score)

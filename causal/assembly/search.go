@@ -222,21 +222,25 @@ func (s *search) ctx(sl *slot) ctxKey {
 	return ctxKey{pk: s.r.calls[sl.p].kind, prev: sl.prev, pos: min(sl.pos, maxPos), ret: sl.ret}
 }
 
+// step takes event e of the node's timeline, under the model of its time.
+func (s *search) step(e *event) {
+	s.m = s.modelAt(e.t)
+	switch e.typ {
+	case evArr:
+		s.arrive(e.call, e.t)
+	case evSend:
+		s.send(e.call)
+	case evBack:
+		s.back(e.call)
+	case evRep:
+		s.reply(e.call)
+	}
+}
+
 // run solves the node's timeline.
 func (s *search) run(evs []event) {
 	for i := range evs {
-		e := &evs[i]
-		s.m = s.modelAt(e.t)
-		switch e.typ {
-		case evArr:
-			s.arrive(e.call, e.t)
-		case evSend:
-			s.send(e.call)
-		case evBack:
-			s.back(e.call)
-		case evRep:
-			s.reply(e.call)
-		}
+		s.step(&evs[i])
 		if len(s.hyps) == 1 && len(s.hyps[0].slots) == 0 && len(s.hyps[0].owns) == 0 {
 			s.closeWindow()
 		} else if len(s.pend) >= 2*s.commitLag {
