@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/wirepath/wirepath/internal/runsort"
 )
 
 // TestCursorMatchesBinarySearch holds the cursor's hinted searches to
@@ -91,8 +93,8 @@ func TestMergeRuns(t *testing.T) {
 				slices.SortFunc(want, func(a, b traceKey) int {
 					return cmp.Or(cmp.Compare(a.t, b.t), cmp.Compare(a.rc, b.rc), cmp.Compare(a.dir, b.dir), cmp.Compare(a.off, b.off), cmp.Compare(a.i, b.i))
 				})
-				if got := mergeRuns(keys); !slices.Equal(got, want) {
-					t.Fatalf("n=%d: mergeRuns gives %v, want %v", n, got, want)
+				if got, _ := runsort.Sort[traceKey](keys, nil); !slices.Equal(got, want) {
+					t.Fatalf("n=%d: the sort gives %v, want %v", n, got, want)
 				}
 			}
 		})

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/wirepath/wirepath/clock"
+	"github.com/wirepath/wirepath/internal/runsort"
 	"github.com/wirepath/wirepath/preload"
 	"github.com/wirepath/wirepath/trace"
 )
@@ -376,7 +377,7 @@ func (st *state) sortTrace(corr []int64, keep []int32) {
 		lm := &st.out[keep[i]]
 		keys[i] = traceKey{t: corr[i], off: lm.off, rc: lm.rc, i: int32(i), dir: lm.dir}
 	}
-	keys = mergeRuns(keys)
+	keys, _ = runsort.Sort[traceKey](keys, nil)
 	idx := make([]int32, len(keys))
 	sorted := make([]trace.Message, len(idx))
 	for i, k := range keys {
@@ -395,9 +396,9 @@ type traceKey struct {
 	dir    int8
 }
 
-// less orders trace keys: by time, connection, direction, position and
+// Less orders trace keys: by time, connection, direction, position and
 // index, a total order (no two keys have the same index).
-func (a *traceKey) less(b *traceKey) bool {
+func (a *traceKey) Less(b *traceKey) bool {
 	switch {
 	case a.t != b.t:
 		return a.t < b.t
@@ -409,57 +410,6 @@ func (a *traceKey) less(b *traceKey) bool {
 		return a.off < b.off
 	}
 	return a.i < b.i
-}
-
-// mergeRuns sorts keys by merging the runs already in order, pairwise,
-// until one is left (a natural merge sort): the logical messages come
-// by connection direction, each mostly in time order already, so there
-// are few runs and few passes. It returns the sorted keys, in keys or in
-// a buffer of the same length.
-func mergeRuns(keys []traceKey) []traceKey {
-	var runs []int // where each run starts, then len(keys)
-	for i := range keys {
-		if i == 0 || keys[i].less(&keys[i-1]) {
-			runs = append(runs, i)
-		}
-	}
-	runs = append(runs, len(keys))
-	if len(runs) <= 2 {
-		return keys
-	}
-	buf := make([]traceKey, len(keys))
-	for len(runs) > 2 {
-		next := runs[:0:0]
-		for j := 0; j+1 < len(runs); j += 2 {
-			lo, mid := runs[j], runs[j+1]
-			hi := mid
-			if j+2 < len(runs) {
-				hi = runs[j+2]
-			}
-			mergeInto(buf[lo:hi], keys[lo:mid], keys[mid:hi])
-			next = append(next, lo)
-		}
-		next = append(next, len(keys))
-		keys, buf, runs = buf, keys, next
-	}
-	return keys
-}
-
-// mergeInto merges the sorted a and b into dst (len(a) + len(b) long).
-func mergeInto(dst, a, b []traceKey) {
-	i, j, k := 0, 0, 0
-	for i < len(a) && j < len(b) {
-		if b[j].less(&a[i]) {
-			dst[k] = b[j]
-			j++
-		} else {
-			dst[k] = a[i]
-			i++
-		}
-		k++
-	}
-	k += copy(dst[k:], a[i:])
-	copy(dst[k:], b[j:])
 }
 
 // accountInputs counts what became of the sniffed messages and of the

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/wirepath/wirepath/causal"
+	"github.com/wirepath/wirepath/internal/runsort"
 	"github.com/wirepath/wirepath/trace"
 )
 
@@ -377,8 +378,8 @@ type pairMsg struct {
 	i   int32
 }
 
-// less orders by group, then by time, then by index.
-func (p *pairMsg) less(o *pairMsg) bool {
+// Less orders by group, then by time, then by index.
+func (p *pairMsg) Less(o *pairMsg) bool {
 	if c := cmpKey(&p.key, &o.key); c != 0 {
 		return c < 0
 	}
@@ -395,7 +396,8 @@ type callOrder struct {
 	pos   int32 // in l.calls
 }
 
-func (c *callOrder) less(o *callOrder) bool {
+// Less orders by start, then by first message.
+func (c *callOrder) Less(o *callOrder) bool {
 	if c.start != o.start {
 		return c.start < o.start
 	}
@@ -415,7 +417,7 @@ func (l *loader) sortCalls() {
 		}
 		keys[k] = callOrder{c.start(), first, int32(k)}
 	}
-	keys, _ = sortRuns[callOrder](keys, nil)
+	keys, _ = runsort.Sort[callOrder](keys, nil)
 	sorted := make([]call, len(l.calls))
 	for k, o := range keys {
 		sorted[k] = l.calls[o.pos]

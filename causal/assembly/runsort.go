@@ -3,6 +3,8 @@ package assembly
 import (
 	"cmp"
 	"slices"
+
+	"github.com/wirepath/wirepath/internal/runsort"
 )
 
 // The loader sorts every message twice (spreadTicks, pair) and every call
@@ -16,70 +18,13 @@ import (
 // (it ends with a message's index), so the order is the one any sort by
 // the same key gives.
 
-// lesser is a sort key: less reports whether it orders before o.
-type lesser[E any] interface {
-	*E
-	less(o *E) bool
-}
-
-// sortRuns sorts s by merging the runs already in order, pairwise, until
-// one is left (a natural merge sort), using buf (grown when shorter than
-// s) as the other half of each merge. It returns the sorted elements (in
-// s or in buf) and buf (the other one).
-func sortRuns[E any, P lesser[E]](s, buf []E) (sorted, other []E) {
-	var runs []int // where each run starts, then len(s)
-	for i := range s {
-		if i == 0 || P(&s[i]).less(&s[i-1]) {
-			runs = append(runs, i)
-		}
-	}
-	runs = append(runs, len(s))
-	if len(runs) <= 2 {
-		return s, buf
-	}
-	buf = slices.Grow(buf[:0], len(s))[:len(s)]
-	for len(runs) > 2 {
-		next := runs[:0]
-		for j := 0; j+1 < len(runs); j += 2 {
-			lo, mid := runs[j], runs[j+1]
-			hi := mid
-			if j+2 < len(runs) {
-				hi = runs[j+2]
-			}
-			mergeInto[E, P](buf[lo:hi], s[lo:mid], s[mid:hi])
-			next = append(next, lo)
-		}
-		next = append(next, len(s))
-		s, buf, runs = buf, s, next
-	}
-	return s, buf
-}
-
-// mergeInto merges the sorted a and b into dst (len(a) + len(b) long),
-// a's element first of two equal ones.
-func mergeInto[E any, P lesser[E]](dst, a, b []E) {
-	i, j, k := 0, 0, 0
-	for i < len(a) && j < len(b) {
-		if P(&b[j]).less(&a[i]) {
-			dst[k] = b[j]
-			j++
-		} else {
-			dst[k] = a[i]
-			i++
-		}
-		k++
-	}
-	k += copy(dst[k:], a[i:])
-	copy(dst[k:], b[j:])
-}
-
 // bucketSort sorts s, whose elements' first key is firsts[i] (the sort's
 // primary key) and whose class[i] (0 or 1) only groups the elements
 // likely in order with each other: it places the elements by the rank of
 // their first key, each class of a bucket in s's order (a counting sort),
-// and merges each bucket's runs (sortRuns). It returns the sorted
+// and merges each bucket's runs (runsort.Sort). It returns the sorted
 // elements, in s or in a new slice.
-func bucketSort[E any, P lesser[E]](s []E, firsts []uint32, class []uint8) []E {
+func bucketSort[E any, P runsort.Lesser[E]](s []E, firsts []uint32, class []uint8) []E {
 	rank, nb := ranks(firsts)
 	start := make([]int, 2*nb+1)
 	for i := range s {
@@ -97,7 +42,7 @@ func bucketSort[E any, P lesser[E]](s []E, firsts []uint32, class []uint8) []E {
 	}
 	for b := range nb { // s is free now: the merges' other half
 		lo, hi := start[2*b], start[2*b+2]
-		if sorted, _ := sortRuns[E, P](placed[lo:hi:hi], s[lo:hi:hi]); hi > lo && &sorted[0] != &placed[lo] {
+		if sorted, _ := runsort.Sort[E, P](placed[lo:hi:hi], s[lo:hi:hi]); hi > lo && &sorted[0] != &placed[lo] {
 			copy(placed[lo:hi], sorted)
 		}
 	}

@@ -11,12 +11,14 @@ import (
 	"github.com/wirepath/wirepath/causal"
 	"github.com/wirepath/wirepath/causal/gen"
 	"github.com/wirepath/wirepath/trace"
+
+	"github.com/wirepath/wirepath/internal/runsort"
 )
 
 // intKey is a sort key with many ties on k, made total by i.
 type intKey struct{ k, i int32 }
 
-func (a *intKey) less(b *intKey) bool { return a.k < b.k || a.k == b.k && a.i < b.i }
+func (a *intKey) Less(b *intKey) bool { return a.k < b.k || a.k == b.k && a.i < b.i }
 
 // TestSortRuns: the natural merge sort and the bucketed one give the
 // order a comparison sort by the same key gives, whatever the input's
@@ -46,9 +48,9 @@ func TestSortRuns(t *testing.T) {
 			}
 			want := slices.Clone(s)
 			slices.SortFunc(want, func(a, b intKey) int { return cmp.Or(cmp.Compare(a.k, b.k), cmp.Compare(a.i, b.i)) })
-			got, _ := sortRuns[intKey](slices.Clone(s), nil)
+			got, _ := runsort.Sort[intKey](slices.Clone(s), nil)
 			if !slices.Equal(got, want) {
-				t.Errorf("%s, %d: sortRuns gives %v, want %v", sh.name, n, got, want)
+				t.Errorf("%s, %d: runsort.Sort gives %v, want %v", sh.name, n, got, want)
 			}
 			// Bucketed: the first key decides first.
 			byFirst := make([]intKey, n)

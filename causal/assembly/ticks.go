@@ -39,9 +39,9 @@ type tickEvent struct {
 	key  int64
 }
 
-// less orders events by host and tick, then receipts first, by key, and
+// Less orders events by host and tick, then receipts first, by key, and
 // by message.
-func (e *tickEvent) less(o *tickEvent) bool {
+func (e *tickEvent) Less(o *tickEvent) bool {
 	switch {
 	case e.node != o.node:
 		return e.node < o.node
