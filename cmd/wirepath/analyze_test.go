@@ -12,7 +12,7 @@ func TestAnalyzeGolden(t *testing.T) {
 		return append(append([]string{"analyze"}, analyzeCaptures...), extra...)
 	}
 	runGolden(t, []cliCase{
-		// auto picks nesting on this request/response traffic.
+		// auto picks the assembly engine on this request/response traffic.
 		{name: "analyze-text", args: args("--top", "2"), wantCode: 0},
 		{name: "analyze-all", args: args("--engine", "all", "--top", "1"), wantCode: 0},
 		{name: "analyze-linking-role", args: args("--engine", "linking", "--naming", "role", "--top", "2"), wantCode: 0},
@@ -28,5 +28,7 @@ func TestAnalyzeGolden(t *testing.T) {
 		{name: "analyze-windowed", args: args("--windowed", "100ms", "--windowed-margin", "30ms", "--top", "2"), wantCode: 0},
 		{name: "analyze-windowed-conv", args: args("--windowed", "1m", "--engine", "convolution"), wantCode: 2},
 		{name: "analyze-windowed-margin", args: args("--windowed", "1s", "--windowed-margin", "1s"), wantCode: 2},
+		// Spans need the whole trace, which windows do not keep.
+		{name: "analyze-windowed-otlp", args: args("--windowed", "1m", "--format", "otlp"), wantCode: 2},
 	})
 }

@@ -43,6 +43,11 @@ func (o *Options) validateWindow() error {
 		return cmdutil.UsageErrorf("--windowed keeps no instances (--instances)")
 	case o.PcapOut != "":
 		return cmdutil.UsageErrorf("--windowed does not write the merged capture (--pcap-out: use 'wirepath merge')")
+	case o.Common.Format == report.FormatOTLP || o.Common.Format == report.FormatPerfetto || o.Common.OTLPEndpoint != "":
+		// Their spans are the requests' messages, which leave memory
+		// with their window.
+		return cmdutil.UsageErrorf("--windowed keeps no whole trace to make spans from (--format otlp or perfetto, --otlp-endpoint): " +
+			"analyse without --windowed, or save a trace of a shorter stretch (analyze --save-trace) and run 'wirepath report' on it")
 	}
 	return nil
 }
