@@ -10,18 +10,18 @@ import (
 	"github.com/wirepath/wirepath/trace"
 )
 
-// benchTrace generates the multi-tier system of Project 5 (causal/gen's
-// multitier configuration) for the given duration.
-func benchTrace(b *testing.B, d time.Duration) *trace.Trace {
-	b.Helper()
+// multitierTrace generates the multi-tier system of Project 5
+// (causal/gen's multitier configuration) for the given duration.
+func multitierTrace(tb testing.TB, d time.Duration) *trace.Trace {
+	tb.Helper()
 	cfg, err := gen.LoadConfig("multitier")
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 	cfg.Duration = gen.Duration(d)
 	out, err := gen.Generate(cfg, gen.Options{})
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 	return out.Trace
 }
@@ -30,7 +30,7 @@ func benchTrace(b *testing.B, d time.Duration) *trace.Trace {
 // passes of search, local search and fitting, the requests and their
 // patterns) on Project 5's multi-tier system.
 func BenchmarkAssemble(b *testing.B) {
-	tr := benchTrace(b, 300*time.Second)
+	tr := multitierTrace(b, 300*time.Second)
 	e, err := New(DefaultOptions())
 	if err != nil {
 		b.Fatal(err)
@@ -55,7 +55,7 @@ func BenchmarkAssemble(b *testing.B) {
 // messages, pairing them into calls, kinds, and every node's candidates
 // and exact links.
 func BenchmarkExactPass(b *testing.B) {
-	tr := benchTrace(b, 300*time.Second)
+	tr := multitierTrace(b, 300*time.Second)
 	o := DefaultOptions()
 	nm := causal.NewNamer(tr, o.Aggregate.Naming)
 	b.ReportAllocs()

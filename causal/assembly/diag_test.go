@@ -211,6 +211,23 @@ type diagRow struct {
 	sumAl float64
 }
 
+// rowOf returns m's row for key k, added when missing.
+func rowOf(m map[string]*diagRow, k string) *diagRow {
+	row := m[k]
+	if row == nil {
+		row = &diagRow{}
+		m[k] = row
+	}
+	return row
+}
+
+// decision describes call c's decision: its link, evidence, stated
+// confidence and cause, in columns.
+func (d *diag) decision(c int32) string {
+	r := d.r
+	return fmt.Sprintf("%-22s %-14s %-6s %-16s", d.link(c), evidenceNames[r.evid[c]], confBin(r.conf[c]), d.cause(c))
+}
+
 func (d *diag) report(t *testing.T) {
 	r := d.r
 	// the calls each true request's correctness depends on: its own, and
@@ -235,22 +252,11 @@ func (d *diag) report(t *testing.T) {
 		if !d.wrong(c) {
 			continue
 		}
-		k := fmt.Sprintf("%-22s %-14s %-6s %-16s", d.link(c), evidenceNames[r.evid[c]], confBin(r.conf[c]), d.cause(c))
-		row := all[k]
-		if row == nil {
-			row = &diagRow{}
-			all[k] = row
-		}
-		row.n++
+		rowOf(all, d.decision(c)).n++
 	}
 	for _, cs := range byReq {
 		first := slices.MinFunc(cs, func(a, b int32) int { return cmpTime(r.sendOf(a), r.sendOf(b)) })
-		k := fmt.Sprintf("%-22s %-14s %-6s %-16s", d.link(first), evidenceNames[r.evid[first]], confBin(r.conf[first]), d.cause(first))
-		row := firsts[k]
-		if row == nil {
-			row = &diagRow{}
-			firsts[k] = row
-		}
+		row := rowOf(firsts, d.decision(first))
 		row.n++
 		if a := d.trueAlt(first); a > 0 {
 			row.sumAl += a

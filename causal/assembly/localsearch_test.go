@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wirepath/wirepath/causal/gen"
+	"github.com/wirepath/wirepath/trace"
 )
 
 // TestReplayMemo checks that the local search's memo of replay scores
@@ -49,23 +49,7 @@ func TestReplayMemo(t *testing.T) {
 // scoring: once warm, scoring a request again (its memo) and replaying
 // it allocate nothing.
 func TestLocalScoreAllocs(t *testing.T) {
-	cfg, err := gen.LoadConfig("multitier")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Duration = gen.Duration(20 * time.Second)
-	out, err := gen.Generate(cfg, gen.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := New(DefaultOptions())
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, r, err := e.infer(context.Background(), out.Trace)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := inferredRun(t, multitierTrace(t, 20*time.Second))
 	tried := 0
 	for n := range r.parentsOf {
 		if r.entry[n] || r.models[n] == nil {
@@ -100,23 +84,7 @@ func TestLocalScoreAllocs(t *testing.T) {
 // keeps them, on the next that reads them, and for a node with too many
 // to keep.
 func TestSweepKept(t *testing.T) {
-	cfg, err := gen.LoadConfig("multitier")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Duration = gen.Duration(10 * time.Second)
-	out, err := gen.Generate(cfg, gen.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := New(DefaultOptions())
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, r, err := e.infer(context.Background(), out.Trace)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := inferredRun(t, multitierTrace(t, 10*time.Second))
 	collect := func(n int32) []int32 {
 		var got []int32
 		r.sweep(n, func(c int32, cands []int32) {
@@ -156,4 +124,19 @@ func TestSweepKept(t *testing.T) {
 	if nodes == 0 {
 		t.Fatal("no node makes calls")
 	}
+}
+
+// inferredRun runs the engine with its default options on tr and
+// returns its state.
+func inferredRun(t *testing.T, tr *trace.Trace) *run {
+	t.Helper()
+	e, err := New(DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, r, err := e.infer(context.Background(), tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
 }

@@ -9,10 +9,8 @@ import (
 	"time"
 
 	"github.com/wirepath/wirepath/causal"
-	"github.com/wirepath/wirepath/causal/gen"
-	"github.com/wirepath/wirepath/trace"
-
 	"github.com/wirepath/wirepath/internal/runsort"
+	"github.com/wirepath/wirepath/trace"
 )
 
 // intKey is a sort key with many ties on k, made total by i.
@@ -136,16 +134,7 @@ func randomTrace(seed uint64, res int64) *trace.Trace {
 // truncated to res.
 func generated(t *testing.T, res int64) *trace.Trace {
 	t.Helper()
-	cfg, err := gen.LoadConfig("multitier")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Duration = gen.Duration(20 * time.Second)
-	out, err := gen.Generate(cfg, gen.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr := out.Trace
+	tr := multitierTrace(t, 20*time.Second)
 	for i := range tr.Messages {
 		m := &tr.Messages[i]
 		if m.SendTS.Known() {
