@@ -1,13 +1,17 @@
 package analyze
 
 import (
+	"bytes"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/wirepath/wirepath/causal"
 	"github.com/wirepath/wirepath/causal/assembly"
 	"github.com/wirepath/wirepath/causal/gen"
 	"github.com/wirepath/wirepath/causal/resultjson"
+	"github.com/wirepath/wirepath/report"
 )
 
 // TestWindowedRequests checks that analyze --windowed keeps the assembly
@@ -90,5 +94,41 @@ func TestWindowedRequests(t *testing.T) {
 	}
 	if whole.Requests[0].Window != nil {
 		t.Errorf("a whole run's request names window %d", *whole.Requests[0].Window)
+	}
+	checkWindowedHTML(t, caps, windowed)
+}
+
+// checkWindowedHTML checks that analyze --windowed --format html, which
+// keeps only the slowest requests of the windows (report.SlowestRequests),
+// lists the same requests, numbered the same, with the same total, as a
+// page made from the windowed JSON result, which holds them all.
+func checkWindowedHTML(t *testing.T, caps []string, windowed *causal.Result) {
+	t.Helper()
+	page := filepath.Join(t.TempDir(), "windowed.html")
+	if _, stderr, code := runAnalyze(t, append(caps, "--engine", assembly.Name, "--windowed", "5s", "--windowed-margin", "3s",
+		"--format", "html", "-o", page)...); code != 0 {
+		t.Fatalf("analyze --windowed --format html exited %d:\n%s", code, stderr)
+	}
+	got, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want bytes.Buffer
+	if err := report.WriteHTML(&want, windowed, report.HTMLOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	list := func(b []byte) string {
+		s := string(b)
+		i := strings.Index(s, `<h2 id="slowest">`)
+		if i < 0 {
+			t.Fatal("no request list on the page")
+		}
+		return s[i : i+strings.Index(s[i:], "</table>")]
+	}
+	if g, w := list(got), list(want.Bytes()); g != w {
+		t.Errorf("the windowed page's request list differs from the one of its JSON result:\n got  %.600s\n want %.600s", g, w)
+	}
+	if n := len(windowed.Requests); !strings.Contains(list(got), "requests, slowest first") || n == 0 {
+		t.Errorf("%d requests; page list %.300s", n, list(got))
 	}
 }
