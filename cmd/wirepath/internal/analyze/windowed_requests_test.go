@@ -31,12 +31,7 @@ func TestWindowedRequests(t *testing.T) {
 	caps := []string{filepath.Join(dir, "front.pcapng"), filepath.Join(dir, "mid.pcapng"), filepath.Join(dir, "db.pcapng")}
 	rs, _ := analyzeJSON(t, append(caps, "--engine", assembly.Name)...)
 	whole := byEngine(t, rs, assembly.Name)
-	out := filepath.Join(t.TempDir(), "windowed.json")
-	if _, stderr, code := runAnalyze(t, append(caps, "--engine", assembly.Name, "--windowed", "5s", "--windowed-margin", "3s",
-		"--format", "json", "-o", out)...); code != 0 {
-		t.Fatalf("analyze --windowed exited %d:\n%s", code, stderr)
-	}
-	ws, err := resultjson.ReadResultsFile(out)
+	ws, err := resultjson.ReadResultsFile(analyzeWindowed(t, caps, "json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,18 +93,25 @@ func TestWindowedRequests(t *testing.T) {
 	checkWindowedHTML(t, caps, windowed)
 }
 
+// analyzeWindowed runs the assembly engine on caps in windows of 5 s with
+// 3 s margins and returns the file of its report in format.
+func analyzeWindowed(t *testing.T, caps []string, format string) string {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "windowed."+format)
+	if _, stderr, code := runAnalyze(t, append(caps, "--engine", assembly.Name, "--windowed", "5s", "--windowed-margin", "3s",
+		"--format", format, "-o", out)...); code != 0 {
+		t.Fatalf("analyze --windowed --format %s exited %d:\n%s", format, code, stderr)
+	}
+	return out
+}
+
 // checkWindowedHTML checks that analyze --windowed --format html, which
 // keeps only the slowest requests of the windows (report.SlowestRequests),
 // lists the same requests, numbered the same, with the same total, as a
 // page made from the windowed JSON result, which holds them all.
 func checkWindowedHTML(t *testing.T, caps []string, windowed *causal.Result) {
 	t.Helper()
-	page := filepath.Join(t.TempDir(), "windowed.html")
-	if _, stderr, code := runAnalyze(t, append(caps, "--engine", assembly.Name, "--windowed", "5s", "--windowed-margin", "3s",
-		"--format", "html", "-o", page)...); code != 0 {
-		t.Fatalf("analyze --windowed --format html exited %d:\n%s", code, stderr)
-	}
-	got, err := os.ReadFile(page)
+	got, err := os.ReadFile(analyzeWindowed(t, caps, "html"))
 	if err != nil {
 		t.Fatal(err)
 	}
