@@ -217,18 +217,25 @@ func (st *state) inputUncertainty(m *Model) [][]float64 {
 
 // hostUncertainty perturbs every changed host's visits in progress by
 // their standard error (they set its utilisation, or with busy= given its
-// core share).
+// core share), and a given utilisation by the uncertainty given.
 func (st *state) hostUncertainty(m *Model, pert func(set func(sign float64))) {
 	for _, name := range sortedKeys(st.hosts) {
 		hs := st.hosts[name]
-		if !hs.changed || hs.h.InProgressUnc <= 0 {
+		if !hs.changed {
 			continue
 		}
-		n0 := hs.nbar
-		pert(func(s float64) {
-			hs.nbar = pick(s, n0, max(n0-hs.h.InProgressUnc, 0), n0+hs.h.InProgressUnc)
-			st.queues(m)
-		})
+		if n0, u := hs.nbar, hs.h.InProgressUnc; u > 0 {
+			pert(func(s float64) {
+				hs.nbar = pick(s, n0, max(n0-u, 0), n0+u)
+				st.queues(m)
+			})
+		}
+		if b0, u := hs.busy, hs.h.busyUnc; !math.IsNaN(b0) && u > 0 {
+			pert(func(s float64) {
+				hs.busy = pick(s, b0, max(b0-u, 1e-9), min(b0+u, 0.999))
+				st.queues(m)
+			})
+		}
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 // makes the model's hosts from a placement; nodes on no host keep their
 // own M/G/1 server (a dedicated machine).
 type Host struct {
+	// Name is the host's; Nodes the nodes on it that requests have.
 	Name  string   `json:"name"`
 	Nodes []string `json:"nodes"`
 	Cores int      `json:"cores"`
@@ -40,28 +41,38 @@ type Host struct {
 	// Missing are its nodes whose own delays were not seen: their core
 	// time is not in the model.
 	Missing []string `json:"missing,omitempty"`
-	Note    string   `json:"note,omitempty"`
+	// Unseen are the nodes the placement puts on it that no request has
+	// (a typo, or a node the captures did not see): left out, with a note.
+	Unseen []string `json:"unseen,omitempty"`
+	Note   string   `json:"note,omitempty"`
 
-	busy float64 // NaN: not given
+	busy, busyUnc float64 // NaN: not given
 }
 
 // Place puts the model's nodes on hosts (a placement): each host's cores
 // become one shared processor-sharing station, and every node on it gets
 // its core time per visit (Node.DemandUS) and its time off the cores
-// (Node.DelayUS). A host that names a node no request has is an error
-// naming where it was written.
+// (Node.DelayUS). A node no request has is left out with a note naming
+// where it was written; a node on two hosts is an error.
 func (m *Model) Place(hosts []HostSpec) error {
 	if err := CheckPlacement(hosts); err != nil {
 		return err
 	}
 	m.Hosts = m.Hosts[:0]
+	clear(m.hosts)
+	for _, nd := range m.Nodes {
+		nd.Host, nd.DemandUS, nd.DelayUS = "", 0, 0
+	}
 	for _, hs := range hosts {
-		h := &Host{Name: hs.Name, Nodes: hs.Nodes, Cores: hs.Cores, busy: hs.Busy}
+		h := &Host{Name: hs.Name, Cores: hs.Cores, busy: hs.Busy, busyUnc: hs.BusyUnc}
 		for _, n := range hs.Nodes {
 			nd := m.nodes[n]
 			if nd == nil {
-				return fmt.Errorf("%s: node %s: %w (list them with 'wirepath whatif RESULT')", hs.Where, causal.QuoteName(n), ErrUnknownNode)
+				h.Unseen = append(h.Unseen, n)
+				m.Notes = append(m.Notes, fmt.Sprintf("%s: node %s of host %s sends in no request: left out of the host", hs.Where, causal.QuoteName(n), h.Name))
+				continue
 			}
+			h.Nodes = append(h.Nodes, n)
 			nd.Host = h.Name
 			if nd.Source == Missing {
 				h.Missing = append(h.Missing, n)
@@ -92,7 +103,7 @@ func (h *Host) fit() {
 	hi, _, _ := hostFit(h.Cores, h.InProgress+h.InProgressUnc, busy)
 	h.UtilUnc = (hi - lo) / 2
 	if !math.IsNaN(busy) {
-		h.UtilSource = Given
+		h.UtilSource, h.UtilUnc = Given, h.busyUnc
 		h.Note = fmt.Sprintf("given; %.0f %% of the nodes' work is core time", 100*h.CoreShare)
 		if h.CoreShare >= 1 {
 			h.Note = "given, but more core time than the nodes' work holds at that utilisation: all of the work is taken as core time, the rest of the utilisation as other work that the load does not scale"

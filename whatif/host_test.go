@@ -117,12 +117,12 @@ func TestHostMVA(t *testing.T) {
 // visits' time that is core time is c·U·stretch / N̄; the rest stays under
 // load, the core time is stretched by stretch(2U)/stretch(U).
 func TestHostBusy(t *testing.T) {
-	m := placed(t, "app,db=2 busy=0.2%")
+	m := placed(t, "app,db=2 busy=0.2%±0.01%")
 	h := m.Hosts[0]
 	nbar := 5 * 4300 / 1e6 / m.SpanS
 	s := 1 / (1 - 0.002*0.002)
 	f := 2 * 0.002 * s / nbar
-	if h.UtilSource != Given || !near(h.Utilisation, 0.002) || !near(h.CoreShare, f) {
+	if h.UtilSource != Given || !near(h.Utilisation, 0.002) || !near(h.UtilUnc, 0.0001) || !near(h.CoreShare, f) {
 		t.Fatalf("host %+v, want f %g", *h, f)
 	}
 	rep, err := m.Predict(scenario(t, "load 2"))
@@ -181,8 +181,12 @@ func TestHostErrors(t *testing.T) {
 	m := models(t, false)["requests"]
 	h, _ := ParseHostSpec("app,nosuch=2")
 	h.Where = "p.txt:3"
-	if err := m.Place([]HostSpec{h}); !errors.Is(err, ErrUnknownNode) || !strings.HasPrefix(err.Error(), "p.txt:3: node nosuch") {
-		t.Errorf("unknown node: %v", err)
+	if err := m.Place([]HostSpec{h}); err != nil || len(m.Hosts[0].Unseen) != 1 || !hasNote(m.Notes, "p.txt:3: node nosuch") {
+		t.Errorf("unknown node: %v, %+v, %q", err, m.Hosts, m.Notes)
+	}
+	h2, _ := ParseHostSpec("db,app=1")
+	if err := m.Place([]HostSpec{h, h2}); err == nil || !strings.Contains(err.Error(), "already on a host (p.txt:3)") {
+		t.Errorf("a node on two hosts: %v", err)
 	}
 	m = placed(t, "app,db=2")
 	if _, err := m.Predict(scenario(t, "colocate app db")); !errors.Is(err, ErrPlaced) {
@@ -198,6 +202,8 @@ func TestParseHostSpec(t *testing.T) {
 		{" app = 2 ", "error: bad host"},
 		{"app=4 busy=0.35 name=box", "box|app|4|0.35"},
 		{"app,db=2 busy=35%", "app+db|app db|2|0.35"},
+		{"app,db=2 busy=35%±2%", "app+db|app db|2|0.35"},
+		{"app=2 busy=0.3±x", "error: the uncertainty after ±"},
 		{`"a b",c=1`, "a b+c|a b c|1|NaN"},
 		{`"x,y=z",c=1`, "x,y=z+c|x,y=z c|1|NaN"},
 		{"app,db", "error: bad host"},

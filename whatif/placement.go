@@ -21,6 +21,8 @@ type HostSpec struct {
 	// the capture (busy=, from sar, top or the cgroup's cpu.stat), NaN
 	// when not given.
 	Busy float64
+	// BusyUnc is its standard error (busy=0.2±0.01), 0 when not given.
+	BusyUnc float64
 	// Where is where it was written ("FILE:LINE" or "--host-cores"),
 	// for errors.
 	Where string
@@ -29,7 +31,7 @@ type HostSpec struct {
 // ParseHostSpec parses one host as --host-cores and placement files write
 // it:
 //
-//	NODE,NODE,...=CORES [busy=FRACTION|PERCENT%] [name=HOST]
+//	NODE,NODE,...=CORES [busy=FRACTION|PERCENT%[±UNC]] [name=HOST]
 //
 // Node names are those of the signatures (Go-quoted when they hold a
 // space, a comma or "=").
@@ -49,7 +51,7 @@ func ParseHostSpec(s string) (HostSpec, error) {
 		k, v, _ := strings.Cut(x, "=")
 		switch k {
 		case "busy":
-			if h.Busy, err = parseShare(v); err != nil {
+			if h.Busy, h.BusyUnc, err = parseBusy(v); err != nil {
 				return HostSpec{}, err
 			}
 		case "name":
@@ -116,6 +118,19 @@ func splitNames(s string) []string {
 		}
 	}
 	return append(out, s[start:])
+}
+
+// parseBusy parses a share of the cores and its standard error:
+// 0.35, 35%, 0.35±0.02 or 35%±2%.
+func parseBusy(s string) (v, unc float64, err error) {
+	a, b, ok := strings.Cut(s, "±")
+	if v, err = parseShare(a); err != nil || !ok {
+		return v, 0, err
+	}
+	if unc, err = parseShare(b); err != nil {
+		return 0, 0, fmt.Errorf("bad busy %q: the uncertainty after ± is a share as well", s)
+	}
+	return v, unc, nil
 }
 
 // parseShare parses a share of the cores: 0.35 or 35%.
