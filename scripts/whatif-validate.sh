@@ -200,6 +200,7 @@ busy_of() {
 	[ -s "$f" ] && [ -s "$j" ] || return 0
 	awk -v a="$(jq '.window_start_ns / 1e9' "$j")" -v b="$(jq '.window_end_ns / 1e9' "$j")" \
 		-v c="$(nproc)" -v hz="$(getconf CLK_TCK)" '
+		BEGIN { n = 0 }
 		$1 >= a && $1 <= b { t[n] = $1; v[n] = $2; n++ }
 		END {
 			for (i = 0; i + 5 < n; i += 5) { x = (v[i + 5] - v[i]) / hz / (t[i + 5] - t[i]) / c; s += x; s2 += x * x; k++ }
