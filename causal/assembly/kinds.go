@@ -205,16 +205,36 @@ func (k *kinds) name(id int32) string {
 func rareLabels(l *loader, nm *causal.Namer, calls []call) map[labelKey]bool {
 	counts := map[labelKey]int{}
 	totals := map[[2]string]int{}
+	// Calls come in runs with the same caller, callee endpoint and label
+	// (a connection's): a run is counted at once.
+	type runKey struct {
+		src, dst, label trace.Sym
+	}
+	var run runKey
+	var key [2]string
+	n := 0
+	flush := func() {
+		totals[key] += n
+		if run.label != 0 {
+			counts[labelKey{key, run.label}] += n
+		}
+	}
 	for i := range calls {
 		c := &calls[i]
 		if c.callMsg < 0 {
 			continue
 		}
-		key := names(l, nm, c)
-		totals[key]++
-		if lb := l.msgs[c.callMsg].Label; lb != 0 {
-			counts[labelKey{key, lb}]++
+		m := &l.msgs[c.callMsg]
+		if rk := (runKey{m.SrcNode, m.Dst, m.Label}); n == 0 || rk != run {
+			if n > 0 {
+				flush()
+			}
+			run, key, n = rk, names(l, nm, c), 0
 		}
+		n++
+	}
+	if n > 0 {
+		flush()
 	}
 	rare := map[labelKey]bool{}
 	for lk, n := range counts {
