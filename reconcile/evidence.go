@@ -1,9 +1,11 @@
 package reconcile
 
 import (
+	"encoding/binary"
 	"slices"
 	"strings"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/wirepath/wirepath/flows"
 	"github.com/wirepath/wirepath/trace"
@@ -179,6 +181,16 @@ func (r *Reconciler) text(s string, limit int) trace.Sym {
 }
 
 func printableASCII(s string) bool {
+	// Eight bytes at a time: none below '!' and none above '~' (the
+	// bit hacks "has less" and "has more", exact for these bounds).
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	for len(s) >= 8 {
+		x := binary.LittleEndian.Uint64(unsafe.Slice(unsafe.StringData(s), 8))
+		if (x-ones*'!')&^x&highs != 0 || (x+ones*(127-'~')|x)&highs != 0 {
+			return false
+		}
+		s = s[8:]
+	}
 	for i := 0; i < len(s); i++ {
 		if s[i] <= ' ' || s[i] >= 0x7f {
 			return false
