@@ -205,36 +205,43 @@ func (k *kinds) name(id int32) string {
 func rareLabels(l *loader, nm *causal.Namer, calls []call) map[labelKey]bool {
 	counts := map[labelKey]int{}
 	totals := map[[2]string]int{}
-	// Calls come in runs with the same caller, callee endpoint and label
-	// (a connection's): a run is counted at once.
-	type runKey struct {
+	// Calls are counted by their caller node, callee endpoint and label
+	// first (a small key; the last one met is remembered), then each
+	// distinct one by its names.
+	type callKey struct {
 		src, dst, label trace.Sym
 	}
-	var run runKey
-	var key [2]string
-	n := 0
-	flush := func() {
-		totals[key] += n
-		if run.label != 0 {
-			counts[labelKey{key, run.label}] += n
-		}
+	type keyCount struct {
+		call int // a call of the key, for its names
+		n    int
 	}
+	idx := map[callKey]int{}
+	var byKey []keyCount
+	last, li := callKey{}, -1
 	for i := range calls {
 		c := &calls[i]
 		if c.callMsg < 0 {
 			continue
 		}
 		m := &l.msgs[c.callMsg]
-		if rk := (runKey{m.SrcNode, m.Dst, m.Label}); n == 0 || rk != run {
-			if n > 0 {
-				flush()
+		k := callKey{m.SrcNode, m.Dst, m.Label}
+		if li < 0 || k != last {
+			j, ok := idx[k]
+			if !ok {
+				j = len(byKey)
+				idx[k] = j
+				byKey = append(byKey, keyCount{call: i})
 			}
-			run, key, n = rk, names(l, nm, c), 0
+			last, li = k, j
 		}
-		n++
+		byKey[li].n++
 	}
-	if n > 0 {
-		flush()
+	for _, kc := range byKey {
+		key := names(l, nm, &calls[kc.call])
+		totals[key] += kc.n
+		if lb := l.msgs[calls[kc.call].callMsg].Label; lb != 0 {
+			counts[labelKey{key, lb}] += kc.n
+		}
 	}
 	rare := map[labelKey]bool{}
 	for lk, n := range counts {
