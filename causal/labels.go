@@ -135,18 +135,23 @@ func requestTypes(ps []Pattern, ts [][]typeSample, hist, sketch bool) []RequestT
 	idx := make(map[string]int)
 	var types []RequestType
 	var pts [][]sample
+	lastLabel, lastK := "", -1 // the label met last (samples come in runs of one label)
 	for i := range ps {
 		for _, s := range ts[i] {
 			if s.bg {
 				continue
 			}
-			k, ok := idx[s.label]
+			k, ok := lastK, lastK >= 0 && s.label == lastLabel
+			if !ok {
+				k, ok = idx[s.label]
+			}
 			if !ok {
 				k = len(types)
 				idx[s.label] = k
 				types = append(types, RequestType{Label: s.label})
 				pts = append(pts, nil)
 			}
+			lastLabel, lastK = s.label, k
 			t := &types[k]
 			t.Count++
 			t.Expected += s.w
