@@ -176,7 +176,8 @@ func (k *kinds) kindOf(l *loader, nm *causal.Namer, c *call) int32 {
 			k.memo[i].id = -1
 		}
 	}
-	slot := &k.memo[(uint64(mk.node)*0x9e3779b97f4a7c15^uint64(mk.ep)*0xc2b2ae3d27d4eb4f^uint64(mk.label))>>58]
+	h := (uint64(mk.node)*0x9e3779b97f4a7c15 ^ uint64(mk.ep)) * 0xc2b2ae3d27d4eb4f
+	slot := &k.memo[(h^uint64(mk.label))*0x9e3779b97f4a7c15>>58]
 	if slot.id >= 0 && slot.node == mk.node && slot.ep == mk.ep && slot.label == mk.label && slot.ret == mk.ret &&
 		(slot.anyBytes || slot.bytes == mk.bytes) {
 		return slot.id
