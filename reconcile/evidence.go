@@ -163,9 +163,10 @@ func (r *Reconciler) text(s string, limit int) trace.Sym {
 	if s == "" {
 		return 0 // as Intern("")
 	}
-	memo := &r.texts[(len(s)^int(s[0]))&3]
-	if memo.sym != 0 && s == memo.s {
-		return memo.sym
+	for i := range r.texts {
+		if m := &r.texts[i]; len(m.s) == len(s) && m.s == s {
+			return m.sym
+		}
 	}
 	if len(s) > limit {
 		r.ev.long++
@@ -176,7 +177,9 @@ func (r *Reconciler) text(s string, limit int) trace.Sym {
 		return 0
 	}
 	sym := r.syms.Intern(s)
-	memo.s, memo.sym = s, sym
+	m := &r.texts[r.textNext%uint8(len(r.texts))]
+	r.textNext++
+	m.s, m.sym = s, sym
 	return sym
 }
 
