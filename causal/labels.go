@@ -135,17 +135,33 @@ func requestTypes(ps []Pattern, ts [][]typeSample, hist, sketch bool) []RequestT
 	idx := make(map[string]int)
 	var types []RequestType
 	var pts [][]sample
+	// The labels met last, replaced in turn: a few labels alternate.
+	var recent [8]struct {
+		label string
+		k     int
+	}
+	nrecent := 0
 	for i := range ps {
 		for _, s := range ts[i] {
 			if s.bg {
 				continue
 			}
-			k, ok := idx[s.label]
+			k, ok := -1, false
+			for j := range min(nrecent, len(recent)) {
+				if r := &recent[j]; len(r.label) == len(s.label) && r.label == s.label {
+					k, ok = r.k, true
+					break
+				}
+			}
 			if !ok {
-				k = len(types)
-				idx[s.label] = k
-				types = append(types, RequestType{Label: s.label})
-				pts = append(pts, nil)
+				if k, ok = idx[s.label]; !ok {
+					k = len(types)
+					idx[s.label] = k
+					types = append(types, RequestType{Label: s.label})
+					pts = append(pts, nil)
+				}
+				recent[nrecent%len(recent)].label, recent[nrecent%len(recent)].k = s.label, k
+				nrecent++
 			}
 			t := &types[k]
 			t.Count++

@@ -259,6 +259,9 @@ func countNodes(ms trace.Messages) int {
 	} else {
 		var m trace.Message
 		t, isTrace := ms.(*trace.Trace)
+		// A connection's messages come in runs with the same two nodes:
+		// a pair met last is not added again.
+		last := [2]trace.Sym{0, 0}
 		for i := range ms.Len() {
 			mp := &m
 			if isTrace {
@@ -266,8 +269,11 @@ func countNodes(ms trace.Messages) int {
 			} else {
 				ms.Read(i, &m)
 			}
-			nodes[mp.SrcNode] = struct{}{}
-			nodes[mp.DstNode] = struct{}{}
+			if pair := [2]trace.Sym{mp.SrcNode, mp.DstNode}; pair != last || i == 0 {
+				nodes[mp.SrcNode] = struct{}{}
+				nodes[mp.DstNode] = struct{}{}
+				last = pair
+			}
 		}
 	}
 	delete(nodes, 0)

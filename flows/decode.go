@@ -68,7 +68,7 @@ type connProto struct {
 	lastEnd [2]int64
 	// pend maps a Key to its call index (with keyRespFirst when the
 	// response came first).
-	pend map[uint64]uint64
+	pend pendTable
 	held []heldChunk
 	// first holds the client's first bytes while they do not decide,
 	// greeting the server's when it spoke first and may be greeting
@@ -82,7 +82,7 @@ type connProto struct {
 // reset prepares p for a new connection, keeping its memory.
 func (p *connProto) reset() {
 	pend, held, first, greeting := p.pend, p.held[:0], p.first[:0], p.greeting[:0]
-	clear(pend)
+	pend.clear()
 	*p = connProto{pend: pend, held: held, first: first, greeting: greeting}
 }
 
@@ -450,14 +450,14 @@ func (a *Assembler) closeDecoder(c *conn, reason EndReason) {
 	}
 	ps := &a.pst[pr.app]
 	ps.Open--
-	for _, v := range pr.pend {
+	pr.pend.each(func(v uint64) {
 		if v&keyRespFirst != 0 {
 			ps.Unpaired++ // a response whose request never ended
 		} else {
 			ps.Unanswered++
 		}
-	}
-	clear(pr.pend)
+	})
+	pr.pend.clear()
 	if s, ok := pr.dec.(interface{ Summary() proto.Summary }); ok {
 		ps.addSummary(s.Summary())
 	}
@@ -681,25 +681,22 @@ func (p *connProto) takeKey(key uint64, request bool) (uint32, bool) {
 	if key == 0 {
 		return 0, false
 	}
-	v, ok := p.pend[key]
+	v, ok := p.pend.get(key)
 	if !ok || (v&keyRespFirst != 0) != request {
 		return 0, false
 	}
-	delete(p.pend, key)
+	p.pend.del(key)
 	return uint32(v), true
 }
 
 // putKey records a call index waiting under key.
 func (a *Assembler) putKey(c *conn, key, v uint64) {
 	pr := &c.pr
-	if pr.pend == nil {
-		pr.pend = make(map[uint64]uint64)
+	if pr.pend.len() >= maxPendingKeys {
+		a.st.PairingDropped += int64(pr.pend.len())
+		pr.pend.clear()
 	}
-	if len(pr.pend) >= maxPendingKeys {
-		a.st.PairingDropped += int64(len(pr.pend))
-		clear(pr.pend)
-	}
-	pr.pend[key] = v
+	pr.pend.put(key, v)
 }
 
 // dataUnit adds a KindData Unit (an undecrypted TLS record) to the opaque

@@ -50,25 +50,33 @@ const maxOneSided = 5
 func oneSided(tr *trace.Trace) []string {
 	type tally struct{ msgs, unseen int }
 	by := map[trace.Sym]*tally{}
-	get := func(s trace.Sym) *tally {
+	// A connection's messages come in runs: the last sender's and
+	// receiver's tallies are remembered.
+	var memoS [2]trace.Sym
+	var memoT [2]*tally
+	get := func(side int, s trace.Sym) *tally {
+		if memoT[side] != nil && memoS[side] == s {
+			return memoT[side]
+		}
 		t := by[s]
 		if t == nil {
 			t = &tally{}
 			by[s] = t
 		}
+		memoS[side], memoT[side] = s, t
 		return t
 	}
 	for i := range tr.Messages {
 		m := &tr.Messages[i]
 		if m.SrcNode != 0 {
-			t := get(m.SrcNode)
+			t := get(0, m.SrcNode)
 			t.msgs++
 			if !m.SendTS.Known() {
 				t.unseen++
 			}
 		}
 		if m.DstNode != 0 {
-			t := get(m.DstNode)
+			t := get(1, m.DstNode)
 			t.msgs++
 			if !m.RecvTS.Known() {
 				t.unseen++

@@ -34,12 +34,13 @@ type Reconciler struct {
 		p  flows.Point
 		i  uint16
 	}
-	// texts are the last labels interned (text), by length and first
-	// byte.
-	texts [4]struct {
+	// texts are the last labels interned (text), replaced in turn
+	// (textNext): a connection's few labels alternate.
+	texts [8]struct {
 		s   string
 		sym trace.Sym
 	}
+	textNext uint8
 	// pools and hostHalves are the connections' passive figures, for
 	// the trace's Links (links.go).
 	pools      map[poolKey]*linkPool

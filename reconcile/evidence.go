@@ -1,9 +1,11 @@
 package reconcile
 
 import (
+	"encoding/binary"
 	"slices"
 	"strings"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/wirepath/wirepath/flows"
 	"github.com/wirepath/wirepath/trace"
@@ -161,9 +163,10 @@ func (r *Reconciler) text(s string, limit int) trace.Sym {
 	if s == "" {
 		return 0 // as Intern("")
 	}
-	memo := &r.texts[(len(s)^int(s[0]))&3]
-	if memo.sym != 0 && s == memo.s {
-		return memo.sym
+	for i := range r.texts {
+		if m := &r.texts[i]; len(m.s) == len(s) && m.s == s {
+			return m.sym
+		}
 	}
 	if len(s) > limit {
 		r.ev.long++
@@ -174,11 +177,23 @@ func (r *Reconciler) text(s string, limit int) trace.Sym {
 		return 0
 	}
 	sym := r.syms.Intern(s)
-	memo.s, memo.sym = s, sym
+	m := &r.texts[r.textNext%uint8(len(r.texts))]
+	r.textNext++
+	m.s, m.sym = s, sym
 	return sym
 }
 
 func printableASCII(s string) bool {
+	// Eight bytes at a time: none below '!' and none above '~' (the
+	// bit hacks "has less" and "has more", exact for these bounds).
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	for len(s) >= 8 {
+		x := binary.LittleEndian.Uint64(unsafe.Slice(unsafe.StringData(s), 8))
+		if (x-ones*'!')&^x&highs != 0 || (x+ones*(127-'~')|x)&highs != 0 {
+			return false
+		}
+		s = s[8:]
+	}
 	for i := 0; i < len(s); i++ {
 		if s[i] <= ' ' || s[i] >= 0x7f {
 			return false

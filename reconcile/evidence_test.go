@@ -1,6 +1,7 @@
 package reconcile
 
 import (
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -208,6 +209,41 @@ func TestTasks(t *testing.T) {
 		}
 		if req.Conn != 1 || resp.Conn != 1 || rep.WithTask != 2 {
 			t.Errorf("sniffed %v: conns %d %d, %d with a task", sniffed, req.Conn, resp.Conn, rep.WithTask)
+		}
+	}
+}
+
+// TestPrintableASCII holds printableASCII (eight bytes at a time) to a
+// byte-by-byte check: every byte value at every position of strings of
+// 1 to 20 bytes otherwise printable, and random strings.
+func TestPrintableASCII(t *testing.T) {
+	slow := func(s string) bool {
+		for i := 0; i < len(s); i++ {
+			if s[i] <= ' ' || s[i] >= 0x7f {
+				return false
+			}
+		}
+		return true
+	}
+	for n := 1; n <= 20; n++ {
+		for pos := 0; pos < n; pos++ {
+			for c := range 256 {
+				b := []byte(strings.Repeat("a", n))
+				b[pos] = byte(c)
+				if got, want := printableASCII(string(b)), slow(string(b)); got != want {
+					t.Fatalf("printableASCII(%q) = %v, want %v", b, got, want)
+				}
+			}
+		}
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	for range 100000 {
+		b := make([]byte, r.IntN(64))
+		for i := range b {
+			b[i] = byte(0x1c + r.IntN(0x68)) // mostly printable, sometimes not
+		}
+		if got, want := printableASCII(string(b)), slow(string(b)); got != want {
+			t.Fatalf("printableASCII(%q) = %v, want %v", b, got, want)
 		}
 	}
 }

@@ -200,13 +200,21 @@ type homeCount struct {
 // then the one that sees most of them, then the lowest sniffer id.
 func (r *Reconciler) chooseHomes(ht *hostTable, epHost []int32) {
 	counts := map[[2]int32]*homeCount{}
-	get := func(h int32, pt uint16) *homeCount {
+	// The messages of a connection come in runs: the last two counts
+	// (the senders' and the receivers') are remembered.
+	var memoK [2][2]int32
+	var memoC [2]*homeCount
+	get := func(side int, h int32, pt uint16) *homeCount {
 		k := [2]int32{h, int32(pt)}
+		if memoC[side] != nil && memoK[side] == k {
+			return memoC[side]
+		}
 		c := counts[k]
 		if c == nil {
 			c = &homeCount{}
 			counts[k] = c
 		}
+		memoK[side], memoC[side] = k, c
 		return c
 	}
 	for i := range r.msgs {
@@ -223,13 +231,13 @@ func (r *Reconciler) chooseHomes(ht *hostTable, epHost []int32) {
 		ht.hosts[sh].msgs++
 		ht.hosts[dh].msgs++
 		for _, s := range ss {
-			c := get(sh, s.point)
+			c := get(0, sh, s.point)
 			c.seen++
 			c.sentTTL = max(c.sentTTL, s.ttl)
 			if s.full && s.ttl == hi {
 				c.near++
 			}
-			c = get(dh, s.point)
+			c = get(1, dh, s.point)
 			c.seen++
 			if s.full && s.ttl == lo {
 				c.near++

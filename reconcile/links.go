@@ -281,9 +281,22 @@ func (r *Reconciler) poolNodes(tr *trace.Trace) map[poolKey]nodePair {
 		proto                      trace.Proto
 	}
 	counts := map[ends]int{}
+	// A connection's messages come in runs with the same ends: a run is
+	// counted at once.
+	var run ends
+	n := 0
 	for i := range tr.Messages {
 		m := &tr.Messages[i]
-		counts[ends{m.Src, m.Dst, m.SrcNode, m.DstNode, m.Proto}]++
+		e := ends{m.Src, m.Dst, m.SrcNode, m.DstNode, m.Proto}
+		if n > 0 && e != run {
+			counts[run] += n
+			n = 0
+		}
+		run = e
+		n++
+	}
+	if n > 0 {
+		counts[run] += n
 	}
 	for e, n := range counts {
 		src, ok1 := ep(e.src)

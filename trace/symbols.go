@@ -18,6 +18,7 @@ import (
 // be called from several goroutines at once; Intern may not.
 type Symbols struct {
 	refs   []symRef // by Sym-1: where the string's bytes are
+	hashes []uint32 // by Sym-1: the low 32 bits of the string's hash (rehash)
 	chunks [][]byte // the strings' bytes; a chunk never moves once written
 	fill   int      // 1 + index of the chunk short strings go to, 0 = none
 	// index is an open-addressing table of Syms with linear probing: tags
@@ -134,7 +135,7 @@ func (s *Symbols) Len() int { return len(s.refs) + 1 }
 
 // size returns about how many bytes the table holds.
 func (s *Symbols) size() int64 {
-	n := int64(cap(s.refs))*8 + int64(cap(s.tags)) + int64(cap(s.slots))*4
+	n := int64(cap(s.refs))*8 + int64(cap(s.hashes))*4 + int64(cap(s.tags)) + int64(cap(s.slots))*4
 	for _, c := range s.chunks {
 		n += int64(cap(c))
 	}
@@ -150,8 +151,10 @@ func (s *Symbols) str(r symRef) string {
 	return unsafe.String(&c[off], n)
 }
 
-// tagOf is the 7 hash bits kept in the index, marked non-empty.
-func tagOf(h uint64) uint8 { return uint8(h>>57) | 0x80 }
+// tagOf is the 7 hash bits kept in the index, marked non-empty: bits 25
+// to 31, so that the 32 bits kept per string (hashes) give both a
+// string's tag and its place in an index of up to 2^32 slots.
+func tagOf(h uint64) uint8 { return uint8(h>>25) | 0x80 }
 
 func (s *Symbols) find(h uint64, name string) (Sym, bool) {
 	if len(s.tags) == 0 {
@@ -185,6 +188,7 @@ func (s *Symbols) add(h uint64, name string) Sym {
 		panic("trace: more than 2^32-2 distinct strings")
 	}
 	s.refs = append(s.refs, s.store(name))
+	s.hashes = append(s.hashes, uint32(h))
 	id := Sym(len(s.refs))
 	if 4*(len(s.refs)+1) > 3*len(s.tags) {
 		s.rehash(max(16, 2*len(s.tags)))
@@ -206,8 +210,8 @@ func (s *Symbols) insert(h uint64, id Sym) {
 func (s *Symbols) rehash(n int) {
 	s.tags = make([]uint8, n)
 	s.slots = make([]Sym, n)
-	for i, r := range s.refs {
-		s.insert(hashString(s.str(r)), Sym(i+1))
+	for i, h := range s.hashes {
+		s.insert(uint64(h), Sym(i+1))
 	}
 }
 

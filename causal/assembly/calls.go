@@ -75,7 +75,12 @@ type loader struct {
 	cnt     pairCounts
 	calls   []call
 	// node ids
-	nodeOf  map[trace.Sym]int32
+	nodeOf map[trace.Sym]int32
+	// nodeMemo remembers node's last answers by the symbol's low bits.
+	nodeMemo [4]struct {
+		s  trace.Sym
+		id int32 // the node id plus one; 0: empty
+	}
 	nodeSym []trace.Sym
 	// kinds of messages after inference (kinds are given or inferred)
 	kinds []trace.Kind
@@ -157,12 +162,17 @@ func (l *loader) calleeTime(i int32) int64 {
 }
 
 func (l *loader) node(s trace.Sym) int32 {
-	if id, ok := l.nodeOf[s]; ok {
-		return id
+	m := &l.nodeMemo[s&3]
+	if m.id > 0 && m.s == s {
+		return m.id - 1
 	}
-	id := int32(len(l.nodeSym))
-	l.nodeOf[s] = id
-	l.nodeSym = append(l.nodeSym, s)
+	id, ok := l.nodeOf[s]
+	if !ok {
+		id = int32(len(l.nodeSym))
+		l.nodeOf[s] = id
+		l.nodeSym = append(l.nodeSym, s)
+	}
+	m.s, m.id = s, id+1
 	return id
 }
 

@@ -175,25 +175,33 @@ func cmpBool(a, b bool) int {
 // tokenIDF returns the inverse document frequency of every content token
 // of the trace's messages, or nil when no message has tokens.
 func tokenIDF(l *loader) map[uint64]float64 {
-	var df map[uint64]float64
 	n := 0
 	for i := range l.msgs {
-		toks := l.tokens(int32(i))
-		if len(toks) == 0 {
-			continue
+		if len(l.tokens(int32(i))) > 0 {
+			n++
 		}
-		if df == nil {
-			df = make(map[uint64]float64)
-		}
-		n++
-		for _, t := range toks {
+	}
+	if n == 0 {
+		return nil
+	}
+	// Counted in a map made for a token of its own per message (a
+	// request's id, the common case of traced traffic), so that it does
+	// not grow by doublings; the result is moved to a map of its size
+	// when far fewer tokens are distinct.
+	df := make(map[uint64]float64, n)
+	for i := range l.msgs {
+		for _, t := range l.tokens(int32(i)) {
 			df[t]++
 		}
 	}
-	for t, v := range df {
-		df[t] = math.Log(float64(n) / v)
+	idf := df
+	if len(df) < n/4 {
+		idf = make(map[uint64]float64, len(df))
 	}
-	return df
+	for t, v := range df {
+		idf[t] = math.Log(float64(n) / v)
+	}
+	return idf
 }
 
 // solve assigns every call its request.

@@ -31,7 +31,22 @@ type kinds struct {
 	// rare holds the labels too rare to learn a kind from (rareLabels):
 	// their calls are kinds by signature.
 	rare map[labelKey]bool
+	// memo remembers the kinds of recent calls by their messages'
+	// symbols (kindOf), a direct-mapped cache.
+	memo *[kindMemoSlots]kindMemo
 }
+
+// kindMemo is the kind of the calls whose CALL (or, ret, RETURN) has
+// these node, endpoint and label symbols and, unless anyBytes, size.
+type kindMemo struct {
+	node, ep, label trace.Sym
+	ret, anyBytes   bool
+	bytes           int64
+	id              int32 // -1: empty
+}
+
+// kindMemoSlots is the size of kinds.memo.
+const kindMemoSlots = 64
 
 // labelKey is a label of the calls from one caller to one callee
 // endpoint.
@@ -143,6 +158,39 @@ func sizeClusters(m map[int64]int) map[int64]int32 {
 
 // kindOf returns the kind id of call c.
 func (k *kinds) kindOf(l *loader, nm *causal.Namer, c *call) int32 {
+	// The kind depends on the names of the CALL's sender node and
+	// receiver endpoint (the RETURN's receiver and sender without a
+	// CALL), its label, and its size when the label is not used: the
+	// same symbols give the same kind.
+	mk := kindMemo{ret: c.callMsg < 0}
+	if mk.ret {
+		m := &l.msgs[c.retMsg]
+		mk.node, mk.ep = m.DstNode, m.Src
+	} else {
+		m := &l.msgs[c.callMsg]
+		mk.node, mk.ep, mk.label, mk.bytes = m.SrcNode, m.Dst, m.Label, m.Bytes
+	}
+	if k.memo == nil {
+		k.memo = new([kindMemoSlots]kindMemo)
+		for i := range k.memo {
+			k.memo[i].id = -1
+		}
+	}
+	h := (uint64(mk.node)*0x9e3779b97f4a7c15 ^ uint64(mk.ep)) * 0xc2b2ae3d27d4eb4f
+	slot := &k.memo[(h^uint64(mk.label))*0x9e3779b97f4a7c15>>58]
+	if slot.id >= 0 && slot.node == mk.node && slot.ep == mk.ep && slot.label == mk.label && slot.ret == mk.ret &&
+		(slot.anyBytes || slot.bytes == mk.bytes) {
+		return slot.id
+	}
+	id, sized := k.kindOfKey(l, nm, c)
+	mk.id, mk.anyBytes = id, !sized
+	*slot = mk
+	return id
+}
+
+// kindOfKey returns the kind id of call c by its key, and whether its
+// size made it.
+func (k *kinds) kindOfKey(l *loader, nm *causal.Namer, c *call) (int32, bool) {
 	key := kindKey{size: -1}
 	var m *trace.Message
 	if c.callMsg >= 0 {
@@ -160,13 +208,14 @@ func (k *kinds) kindOf(l *loader, nm *causal.Namer, c *call) int32 {
 		m = &l.msgs[c.retMsg]
 		key.caller, key.callee = nm.Node(m.DstNode), nm.Endpoint(m.Src)
 	}
+	sized := c.callMsg >= 0 && key.label == 0
 	if id, ok := k.ids[key]; ok {
-		return id
+		return id, sized
 	}
 	id := int32(len(k.keys))
 	k.ids[key] = id
 	k.keys = append(k.keys, key)
-	return id
+	return id, sized
 }
 
 // name describes kind id for labels and accounting.
@@ -205,15 +254,42 @@ func (k *kinds) name(id int32) string {
 func rareLabels(l *loader, nm *causal.Namer, calls []call) map[labelKey]bool {
 	counts := map[labelKey]int{}
 	totals := map[[2]string]int{}
+	// Calls are counted by their caller node, callee endpoint and label
+	// first (a small key; the last one met is remembered), then each
+	// distinct one by its names.
+	type callKey struct {
+		src, dst, label trace.Sym
+	}
+	type keyCount struct {
+		call int // a call of the key, for its names
+		n    int
+	}
+	idx := map[callKey]int{}
+	var byKey []keyCount
+	last, li := callKey{}, -1
 	for i := range calls {
 		c := &calls[i]
 		if c.callMsg < 0 {
 			continue
 		}
-		key := names(l, nm, c)
-		totals[key]++
-		if lb := l.msgs[c.callMsg].Label; lb != 0 {
-			counts[labelKey{key, lb}]++
+		m := &l.msgs[c.callMsg]
+		k := callKey{m.SrcNode, m.Dst, m.Label}
+		if li < 0 || k != last {
+			j, ok := idx[k]
+			if !ok {
+				j = len(byKey)
+				idx[k] = j
+				byKey = append(byKey, keyCount{call: i})
+			}
+			last, li = k, j
+		}
+		byKey[li].n++
+	}
+	for _, kc := range byKey {
+		key := names(l, nm, &calls[kc.call])
+		totals[key] += kc.n
+		if lb := l.msgs[calls[kc.call].callMsg].Label; lb != 0 {
+			counts[labelKey{key, lb}] += kc.n
 		}
 	}
 	rare := map[labelKey]bool{}

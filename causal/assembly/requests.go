@@ -66,25 +66,62 @@ type builder struct {
 	keep []float64
 	msgs []causal.RequestMessage
 	cnt  treeCounts
+	// slab and lats are where requests' messages and latencies are
+	// carved from, a chunk at a time instead of an allocation each;
+	// stack, frag, pos and frags are build's and instance's scratch.
+	slab  []causal.RequestMessage
+	lats  []float64
+	stack []frame
+	frag  []int32
+	pos   []int32
+	frags [][]causal.InstanceNode
+	// kindNames memoizes kinds.name by kind ("": not yet named).
+	kindNames []string
+}
+
+// kindName returns r.kinds.name(id), made once per kind.
+func (b *builder) kindName(id int32) string {
+	if id < 0 || int(id) >= len(b.kindNames) {
+		return b.r.kinds.name(id)
+	}
+	if b.kindNames[id] == "" {
+		b.kindNames[id] = b.r.kinds.name(id)
+	}
+	return b.kindNames[id]
+}
+
+// slabSize is the number of request messages (or latencies) a builder
+// allocates at once.
+const slabSize = 1024
+
+// clone returns a copy of msgs carved from the builder's slab, with its
+// capacity ending at its length (an append to it copies).
+func (b *builder) clone(msgs []causal.RequestMessage) []causal.RequestMessage {
+	if len(msgs) == 0 {
+		return nil
+	}
+	if cap(b.slab)-len(b.slab) < len(msgs) {
+		b.slab = make([]causal.RequestMessage, 0, max(slabSize, len(msgs)))
+	}
+	n := len(b.slab)
+	b.slab = append(b.slab, msgs...)
+	return b.slab[n : n+len(msgs) : n+len(msgs)]
+}
+
+// latency returns a pointer to a float64 holding v, carved from the
+// builder's chunk of latencies.
+func (b *builder) latency(v float64) *float64 {
+	if len(b.lats) == cap(b.lats) {
+		b.lats = make([]float64, 0, slabSize)
+	}
+	b.lats = append(b.lats, v)
+	return &b.lats[len(b.lats)-1]
 }
 
 // requests builds every request and background tree, in order of their
 // roots' start, and hands their seen messages to agg as instances.
 func (r *run) requests(agg *causal.Aggregator) ([]causal.Request, treeCounts) {
-	b := &builder{r: r, kids: make([][]int32, len(r.calls)), retIdx: make([]int32, len(r.calls))}
-	for i := range b.retIdx {
-		b.retIdx[i] = -1
-	}
-	b.cnt.cyclesBroken = r.breakCycles()
-	for c := range r.calls {
-		if p := r.parent[c]; p >= 0 {
-			b.kids[p] = append(b.kids[p], int32(c))
-		}
-	}
-	for p := range b.kids {
-		slices.SortStableFunc(b.kids[p], func(x, y int32) int { return cmpTime(r.sendOf(x), r.sendOf(y)) })
-	}
-	b.keep = r.keepProbs()
+	b := r.newBuilder()
 	from, to := r.opt.Aggregate.RootFrom, r.opt.Aggregate.RootTo
 	var out []causal.Request
 	var stack []int32
@@ -109,6 +146,27 @@ func (r *run) requests(agg *causal.Aggregator) ([]causal.Request, treeCounts) {
 		}
 	}
 	return out, b.cnt
+}
+
+// newBuilder returns the builder of r's requests, with the parent links
+// made a forest and each call's children in the order they were sent.
+func (r *run) newBuilder() *builder {
+	b := &builder{r: r, kids: make([][]int32, len(r.calls)), retIdx: make([]int32, len(r.calls))}
+	for i := range b.retIdx {
+		b.retIdx[i] = -1
+	}
+	b.cnt.cyclesBroken = r.breakCycles()
+	for c := range r.calls {
+		if p := r.parent[c]; p >= 0 {
+			b.kids[p] = append(b.kids[p], int32(c))
+		}
+	}
+	for p := range b.kids {
+		slices.SortStableFunc(b.kids[p], func(x, y int32) int { return cmpTime(r.sendOf(x), r.sendOf(y)) })
+	}
+	b.keep = r.keepProbs()
+	b.kindNames = make([]string, len(r.kinds.keys))
+	return b
 }
 
 // keepProbs returns, per call, the probability that none of the calls
@@ -141,19 +199,18 @@ func (b *builder) build(root int32) (causal.Request, []int32) {
 		req.Root = int(rc.retMsg)
 	}
 	req.Background = r.evid[root] != evRoot
-	req.Kind = r.kinds.name(rc.kind)
+	req.Kind = b.kindName(rc.kind)
 	if m := r.callMessage(root); m != nil && m.Label != 0 {
 		req.Label = r.l.syms.String(m.Label)
 	}
 	if rc.callMsg >= 0 && rc.retMsg >= 0 && rc.flags&flagOneWay == 0 {
-		lat := float64(r.l.measured(rc.back, rc.retMsg)-r.l.measured(rc.send, rc.callMsg)) / 1e3
-		req.Latency = &lat
+		req.Latency = b.latency(float64(r.l.measured(rc.back, rc.retMsg)-r.l.measured(rc.send, rc.callMsg)) / 1e3)
 	}
 	if t := r.sendOf(root); t != noTime {
 		req.StartNS = t
 	}
 	cut := b.addCall(root, -1, -1, &req)
-	req.Messages = slices.Clone(b.msgs)
+	req.Messages = b.clone(b.msgs)
 	for _, m := range req.Messages {
 		if m.Msg < 0 {
 			req.Unseen++
@@ -178,7 +235,8 @@ type frame struct {
 // addCall lays out call root and its descendants depth first, iteratively.
 func (b *builder) addCall(root int32, parentIdx, callParentIdx int, req *causal.Request) []int32 {
 	var cut []int32
-	stack := []frame{b.open(root, parentIdx, callParentIdx, 0, req)}
+	stack := append(b.stack[:0], b.open(root, parentIdx, callParentIdx, 0, req))
+	defer func() { b.stack = stack[:0] }()
 	for len(stack) > 0 {
 		f := &stack[len(stack)-1]
 		kids := b.kids[f.c]
@@ -289,9 +347,12 @@ func (b *builder) close(f *frame, req *causal.Request) {
 // says so by being cut there).
 func (b *builder) instance(agg *causal.Aggregator, req *causal.Request) {
 	msgs := b.r.l.msgs
-	frag := make([]int32, len(req.Messages)) // fragment of each entry, -1 none
-	pos := make([]int32, len(req.Messages))  // position in its fragment
-	var frags [][]causal.InstanceNode
+	// Scratch reused from request to request: agg.Add does not keep the
+	// nodes.
+	frag := slices.Grow(b.frag[:0], len(req.Messages))[:len(req.Messages)] // fragment of each entry, -1 none
+	pos := slices.Grow(b.pos[:0], len(req.Messages))[:len(req.Messages)]   // position in its fragment
+	frags := b.frags[:0]
+	defer func() { b.frag, b.pos, b.frags = frag, pos, frags }()
 	for i, m := range req.Messages {
 		frag[i] = -1
 		if m.Msg < 0 {
@@ -308,7 +369,13 @@ func (b *builder) instance(agg *causal.Aggregator, req *causal.Request) {
 			continue
 		}
 		frag[i], pos[i] = int32(len(frags)), 0
-		frags = append(frags, []causal.InstanceNode{{Msg: int32(m.Msg), Parent: -1}})
+		root := causal.InstanceNode{Msg: int32(m.Msg), Parent: -1}
+		if len(frags) < cap(frags) {
+			frags = frags[:len(frags)+1]
+			frags[len(frags)-1] = append(frags[len(frags)-1][:0], root)
+		} else {
+			frags = append(frags, []causal.InstanceNode{root})
+		}
 	}
 	for _, nodes := range frags {
 		b.cnt.inRequests += int64(len(nodes))

@@ -115,21 +115,28 @@ func arrivalEstimates(msgs []trace.Message, res int64) []int64 {
 		n   int
 	}
 	diffs := make(map[route]*mean)
+	var lastK route // the route met last, and its mean (runs of a connection's messages)
+	var lastD *mean
 	for i := range msgs {
 		m := &msgs[i]
 		if !m.SendTS.Known() || !m.RecvTS.Known() {
 			continue
 		}
 		k := route{m.SrcNode, m.DstNode}
-		d := diffs[k]
+		d := lastD
+		if d == nil || k != lastK {
+			d = diffs[k]
+		}
 		if d == nil {
 			d = &mean{}
 			diffs[k] = d
 		}
+		lastK, lastD = k, d
 		d.sum += float64(m.RecvTS - m.SendTS)
 		d.n++
 	}
 	est := make([]int64, len(msgs))
+	lastD = nil
 	for i := range msgs {
 		m := &msgs[i]
 		r := int64(m.RecvTS)
@@ -137,8 +144,10 @@ func arrivalEstimates(msgs []trace.Message, res int64) []int64 {
 		if !m.SendTS.Known() || !m.RecvTS.Known() {
 			continue
 		}
-		dm := diffs[route{m.SrcNode, m.DstNode}]
-		d := int64(dm.sum / float64(dm.n))
+		if k := (route{m.SrcNode, m.DstNode}); lastD == nil || k != lastK {
+			lastK, lastD = k, diffs[k]
+		}
+		d := int64(lastD.sum / float64(lastD.n))
 		s := int64(m.SendTS) + d // the send's tick on the receiver's clock
 		lo, hi := max(r, s), min(r+res, s+res)
 		est[i] = min(max((lo+hi)/2, r), r+res-1)
