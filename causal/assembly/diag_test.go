@@ -313,7 +313,19 @@ func (d *diag) oracle(t *testing.T) {
 		if os.Getenv("WIREPATH_DIAG_TRACK") != "" {
 			d.track(t, n, m, tru)
 		}
+		wrongC, crossC := -1, 0
+		r.onChains = func(_ int32, calls, cand []int32, crossings int) {
+			wrongC, crossC = 0, crossings
+			for i, c := range calls {
+				if d.tp[c] != diagUnknown && r.evid[c] != evRoot && cand[i] != d.tp[c] {
+					wrongC++
+				}
+			}
+		}
 		r.improve(n, m, nil, 20)
+		var cc chainCounts
+		r.chainMatch(n, m, nil, &cc)
+		r.onChains = nil
 		wrongS, wrongL, wrong0 := 0, 0, 0
 		for _, c := range r.childrenOf[n] {
 			if d.tp[c] == diagUnknown || r.evid[c] == evRoot {
@@ -335,6 +347,7 @@ func (d *diag) oracle(t *testing.T) {
 		oe := r.objective(n, m, func(c int32) int32 { return r.parent[c] })
 		fmt.Fprintf(&b, "  %-10s calls %5d wrong: engine %5d, oracle search %5d, oracle+local %5d; oracle model: truth %.1f, found %.1f (truth−found %.1f)\n",
 			d.name(n), len(r.childrenOf[n]), wrong0, wrongS, wrongL, ot, oe, ot-oe)
+		fmt.Fprintf(&b, "  %-10s chain matching: candidate wrong %d (-1: not tried), crossings %d, kept %d\n", d.name(n), wrongC, crossC, cc.kept)
 		copy(r.parent, saved)
 	}
 	t.Logf("per node, with the model fitted on the truth:\n%s", b.String())
