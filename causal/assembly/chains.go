@@ -2,8 +2,8 @@ package assembly
 
 import (
 	"fmt"
-	"os"
 	"math"
+	"os"
 	"slices"
 )
 
@@ -91,11 +91,11 @@ func (r *run) sequential(m *nodeModel) bool {
 
 // chainNode is the matching problem of one node.
 type chainNode struct {
-	r     *run
-	s     *search
-	x     *crossFit
-	reqs  []int32 // requests in the matching (arrival and reply seen)
-	calls []int32 // calls in the matching (send and reply seen), by send
+	r      *run
+	s      *search
+	x      *crossFit
+	reqs   []int32 // requests in the matching (arrival and reply seen)
+	calls  []int32 // calls in the matching (send and reply seen), by send
 	reqIx  map[int32]int32
 	callIx map[int32]int32
 	cands  [][]int32         // by index in calls: candidate requests
