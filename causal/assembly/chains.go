@@ -56,13 +56,19 @@ import (
 var debugChains = os.Getenv("WIREPATH_DEBUG_CHAINS") != ""
 
 const (
-	// chainMaxOverlap is the overlap probability (nodeModel.logOverlap)
-	// below which a node is taken to make its calls one at a time.
-	chainMaxOverlap = 0.05
+	// chainMaxOverlap is the share of calls sent while another call of
+	// their request was outstanding below which a node is taken to make
+	// its calls one at a time.
+	chainMaxOverlap = 0.2
 	// chainScan is how many successors, in time order, are looked at
 	// after each predecessor; chainKeep is how many of the best are kept.
 	chainScan = 256
 	chainKeep = 24
+	// chainRounds bounds the rounds of matching: each after the first
+	// takes its context (a link's request beyond the chain's first) from
+	// the last round's refined candidate, and rounds stop when one does
+	// not improve the objective.
+	chainRounds = 3
 	// chainBudget bounds the solver's work, in heap pops per row.
 	chainBudget = 2000
 )
@@ -76,17 +82,38 @@ type chainCounts struct {
 	changed int64
 }
 
-// sequential reports whether node n's requests make their calls one at a
-// time under model m: the probability of sending a call while one of the
-// request's calls is outstanding, over all its requests, is below
-// chainMaxOverlap.
-func (r *run) sequential(m *nodeModel) bool {
-	var busy, all float64
-	for _, o := range m.ov {
-		busy += o[0]
-		all += o[1]
+// sequential reports whether node n's requests make their calls one at
+// a time in its current assignment: of the calls sent by requests that
+// made more than one, fewer than chainMaxOverlap left while another of
+// the request's calls was outstanding (what the model's overlap
+// probability, nodemodel.go, learns; measured here so that the first
+// pass, whose model was not fitted on an assignment, can be judged).
+func (r *run) sequential(n int32) bool {
+	by := map[int32][]int32{}
+	for _, c := range r.childrenOf[n] {
+		if p := r.parent[c]; p >= 0 && r.twoWay(c) {
+			by[p] = append(by[p], c)
+		}
 	}
-	return all >= 10 && (busy+0.5)/(all+1) < chainMaxOverlap
+	busy, all := 0, 0
+	for _, ks := range by {
+		if len(ks) < 2 {
+			continue
+		}
+		slices.SortFunc(ks, func(a, b int32) int { return cmpTime(r.sendOf(a), r.sendOf(b)) })
+		out := int64(math.MinInt64)
+		for _, k := range ks {
+			if r.calls[k].send < out {
+				busy++
+			}
+			out = max(out, r.calls[k].back)
+			all++
+		}
+	}
+	if debugChains {
+		fmt.Fprintf(os.Stderr, "chains node %d: %d of %d calls overlap\n", n, busy, all)
+	}
+	return all >= 10 && float64(busy) < chainMaxOverlap*float64(all)
 }
 
 // chainNode is the matching problem of one node.
@@ -116,26 +143,66 @@ type chainSucc struct {
 // tails of the two requests each crossing joined, and replaces the
 // current assignment only where the node's whole objective is higher.
 func (r *run) chainMatch(n int32, m *nodeModel, x *crossFit, cnt *chainCounts) {
-	if !r.sequential(m) {
+	if !r.sequential(n) {
 		return
 	}
 	cnt.tried++
-	cn := r.newChainNode(n, m, x)
-	if len(cn.calls) == 0 {
+	kids := r.childrenOf[n]
+	before := make([]int32, len(kids))
+	for i, c := range kids {
+		before[i] = r.parent[c]
+	}
+	base := newLocal(r, n, m, x).objective()
+	best, bestAsg, crossings := base, []int32(nil), 0
+	for round := range chainRounds {
+		after, crossed, ok := r.chainRound(n, m, x)
+		if !ok {
+			cnt.failed++
+			break
+		}
+		if debugChains {
+			fmt.Fprintf(os.Stderr, "chains node %d round %d: crossings %d objective current %.1f chains %.1f\n", n, round, crossed, base, after)
+		}
+		if after <= best+improveEps {
+			break
+		}
+		best, crossings = after, crossed
+		bestAsg = bestAsg[:0]
+		for _, c := range kids {
+			bestAsg = append(bestAsg, r.parent[c])
+		}
+	}
+	if bestAsg == nil {
+		for i, c := range kids {
+			r.parent[c] = before[i]
+		}
 		return
 	}
+	cnt.kept++
+	cnt.crossings += int64(crossings)
+	for i, c := range kids {
+		r.parent[c] = bestAsg[i]
+		if bestAsg[i] != before[i] {
+			cnt.changed++
+		}
+	}
+}
+
+// chainRound solves the chain matching of node n in the context of its
+// current assignment, puts its candidate in place, refined, and returns
+// its objective and how many of its chains crossed; false when the
+// solver gave up.
+func (r *run) chainRound(n int32, m *nodeModel, x *crossFit) (objective float64, crossings int, ok bool) {
+	cn := r.newChainNode(n, m, x)
 	p := cn.problem()
 	col4row, _, ok := solveLAP(p, chainBudget*p.n)
 	if !ok {
-		cnt.failed++
-		return
+		return 0, 0, false
 	}
 	cand, crossed := cn.decode(p, col4row)
 	if r.onChains != nil {
 		r.onChains(n, cn.calls, cand, len(crossed))
 	}
-	before := slices.Clone(r.parent)
-	base := newLocal(r, n, m, x).objective()
 	for i, c := range cn.calls {
 		r.parent[c] = cand[i]
 	}
@@ -149,23 +216,7 @@ func (r *run) chainMatch(n int32, m *nodeModel, x *crossFit, cnt *chainCounts) {
 		}
 	}
 	ls.sweepAll(20)
-	after := ls.objective()
-	if debugChains {
-		fmt.Fprintf(os.Stderr, "chains node %d: reqs %d calls %d edges %d crossings %d objective current %.1f chains %.1f\n", n, len(cn.reqs), len(cn.calls), len(p.col), len(crossed), base, after)
-	}
-	if after > base+improveEps {
-		cnt.kept++
-		cnt.crossings += int64(len(crossed))
-		for _, c := range r.childrenOf[n] {
-			if r.parent[c] != before[c] {
-				cnt.changed++
-			}
-		}
-		return
-	}
-	for _, c := range r.childrenOf[n] {
-		r.parent[c] = before[c]
-	}
+	return ls.objective(), len(crossed), true
 }
 
 // objective is the node's whole objective under the local search's
