@@ -275,7 +275,9 @@ func (r *run) solveNode(n int32) {
 		s.x = x
 		s.run(evs)
 		s.cnt.moves = r.improve(n, m, x, 20)
-		r.chainMatch(n, m, x, &r.chains[n])
+		if pass > 0 {
+			r.chainMatch(n, m, x, &r.chains[n])
+		}
 		if r.onPass != nil {
 			r.onPass(n, pass)
 		}
