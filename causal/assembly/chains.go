@@ -69,7 +69,7 @@ const (
 	chainMinCalls = 1.5
 	// chainScan is how many successors, in time order, are looked at
 	// after each predecessor; chainKeep is how many of the best are kept.
-	chainScan = 256
+	chainScan = 128
 	chainKeep = 24
 	// chainRounds bounds the rounds of matching: each after the first
 	// takes its context (a link's request beyond the chain's first) from
@@ -156,8 +156,8 @@ type chainSucc struct {
 // tails of the two requests each crossing joined, and replaces the
 // current assignment only where the node's whole objective is higher.
 func (r *run) chainMatch(n int32, m *nodeModel, x *crossFit, cnt *chainCounts) {
-	if !r.sequential(n) {
-		return
+	if cnt.tried > cnt.kept || !r.sequential(n) {
+		return // a node where the matching lost once keeps its search's answers
 	}
 	cnt.tried++
 	kids := r.childrenOf[n]
