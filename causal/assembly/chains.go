@@ -1,9 +1,7 @@
 package assembly
 
 import (
-	"fmt"
 	"math"
-	"os"
 	"slices"
 )
 
@@ -52,8 +50,6 @@ import (
 // cross-fitted models) is computed for it and for the beam's assignment,
 // and it replaces the beam's only when it scores higher; the local search
 // then refines whichever was kept. The objective can only improve.
-
-var debugChains = os.Getenv("WIREPATH_DEBUG_CHAINS") != ""
 
 const (
 	// chainMaxOverlap is the share of calls sent while another call of
@@ -117,9 +113,6 @@ func (r *run) sequential(n int32) bool {
 			all++
 		}
 	}
-	if debugChains {
-		fmt.Fprintf(os.Stderr, "chains node %d: %d of %d calls overlap\n", n, busy, all)
-	}
 	calls := 0
 	for _, c := range r.childrenOf[n] {
 		if r.parent[c] >= 0 {
@@ -167,14 +160,11 @@ func (r *run) chainMatch(n int32, m *nodeModel, x *crossFit, cnt *chainCounts) {
 	}
 	base := newLocal(r, n, m, x).objective()
 	best, bestAsg, crossings := base, []int32(nil), 0
-	for round := range chainRounds {
+	for range chainRounds {
 		after, crossed, ok := r.chainRound(n, m, x)
 		if !ok {
 			cnt.failed++
 			break
-		}
-		if debugChains {
-			fmt.Fprintf(os.Stderr, "chains node %d (%d requests, %d calls) round %d: crossings %d objective current %.1f chains %.1f\n", n, len(r.parentsOf[n]), len(kids), round, crossed, base, after)
 		}
 		if after <= best+improveEps {
 			break
@@ -548,15 +538,6 @@ func (cn *chainNode) cut(p *lapProblem, col4row []int32, qi int32, chain []int32
 	return best
 }
 
-// linkCost is the cost of row i taking column j in p.
-func linkCost(p *lapProblem, i, j int32) float64 {
-	for e := p.start[i]; e < p.start[i+1]; e++ {
-		if p.col[e] == j {
-			return p.cost[e]
-		}
-	}
-	return math.Inf(1)
-}
 
 // intersects reports whether two lists of requests in order of arrival
 // share one.

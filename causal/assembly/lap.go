@@ -45,105 +45,129 @@ func (h *lapHeap) Pop() any {
 	return it
 }
 
+// lapSolver is the state of solveLAP: the dual potentials, the
+// matching, and the shortest-path search's buffers.
+type lapSolver struct {
+	p                *lapProblem
+	u, v             []float64
+	col4row, row4col []int32
+	shortest         []float64
+	path             []int32
+	done             []bool
+	touched, sr, sc  []int32
+	h                lapHeap
+	pops, budget     int
+}
+
 // solveLAP returns the column of each row in a perfect matching of least
 // cost, its cost, and false when there is none (a row or column without
 // a way to be matched) or the search met more than budget heap pops
 // (0: no bound).
 func solveLAP(p *lapProblem, budget int) (col4row []int32, total float64, ok bool) {
 	n := p.n
-	u, v := make([]float64, n), make([]float64, n)
-	for j := range v {
-		v[j] = math.Inf(1)
-	}
+	s := &lapSolver{p: p, u: make([]float64, n), v: make([]float64, n), col4row: make([]int32, n), row4col: make([]int32, n),
+		shortest: make([]float64, n), path: make([]int32, n), done: make([]bool, n), budget: budget}
 	// column reduction: the cheapest cost into each column is its first
 	// potential, so that every reduced cost starts non-negative
-	for i := range n {
-		for e := p.start[i]; e < p.start[i+1]; e++ {
-			v[p.col[e]] = min(v[p.col[e]], p.cost[e])
-		}
+	for j := range s.v {
+		s.v[j] = math.Inf(1)
 	}
-	for j := range v {
-		if math.IsInf(v[j], 1) {
+	for e, j := range p.col {
+		s.v[j] = min(s.v[j], p.cost[e])
+	}
+	for j := range s.v {
+		if math.IsInf(s.v[j], 1) {
+			return nil, 0, false
+		}
+		s.shortest[j] = math.Inf(1)
+		s.col4row[j], s.row4col[j] = -1, -1
+	}
+	for cur := range int32(n) {
+		if !s.augment(cur) {
 			return nil, 0, false
 		}
 	}
-	col4row, row4col := make([]int32, n), make([]int32, n)
-	for i := range col4row {
-		col4row[i], row4col[i] = -1, -1
+	for i := range int32(n) {
+		total += linkCost(p, i, s.col4row[i])
 	}
-	shortest, path := make([]float64, n), make([]int32, n)
-	done := make([]bool, n)
-	for j := range shortest {
-		shortest[j] = math.Inf(1)
-	}
-	var touched, sr, sc []int32
-	var h lapHeap
-	pops := 0
-	for cur := int32(0); int(cur) < n; cur++ {
-		minVal, i, sink := 0.0, cur, int32(-1)
-		for sink < 0 {
-			sr = append(sr, i)
-			for e := p.start[i]; e < p.start[i+1]; e++ {
-				j := p.col[e]
-				if done[j] {
-					continue
-				}
-				if r := minVal + p.cost[e] - u[i] - v[j]; r < shortest[j] {
-					if math.IsInf(shortest[j], 1) {
-						touched = append(touched, j)
-					}
-					shortest[j], path[j] = r, i
-					heap.Push(&h, lapItem{r, j})
-				}
-			}
-			j := int32(-1)
-			for h.Len() > 0 {
-				it := heap.Pop(&h).(lapItem)
-				pops++
-				if !done[it.j] && it.d <= shortest[it.j] {
-					j = it.j
-					break
-				}
-			}
-			if j < 0 || budget > 0 && pops > budget {
-				return nil, 0, false
-			}
-			minVal = shortest[j]
-			done[j] = true
-			sc = append(sc, j)
-			if row4col[j] < 0 {
-				sink = j
-			} else {
-				i = row4col[j]
-			}
-		}
-		u[cur] += minVal
-		for _, i := range sr[1:] {
-			u[i] += minVal - shortest[col4row[i]]
-		}
-		for _, j := range sc {
-			v[j] -= minVal - shortest[j]
-		}
-		for j := sink; ; {
-			i := path[j]
-			row4col[j] = i
-			col4row[i], j = j, col4row[i]
-			if i == cur {
-				break
-			}
-		}
-		for _, j := range touched {
-			shortest[j], done[j] = math.Inf(1), false
-		}
-		touched, sr, sc, h = touched[:0], sr[:0], sc[:0], h[:0]
-	}
-	for i := range n {
+	return s.col4row, total, true
+}
+
+// augment matches row cur by the shortest augmenting path from it to a
+// free column, and updates the potentials; false when there is none or
+// the budget is spent.
+func (s *lapSolver) augment(cur int32) bool {
+	p := s.p
+	minVal, i, sink := 0.0, cur, int32(-1)
+	for sink < 0 {
+		s.sr = append(s.sr, i)
 		for e := p.start[i]; e < p.start[i+1]; e++ {
-			if p.col[e] == col4row[i] {
-				total += p.cost[e]
-				break
+			j := p.col[e]
+			if s.done[j] {
+				continue
+			}
+			if r := minVal + p.cost[e] - s.u[i] - s.v[j]; r < s.shortest[j] {
+				if math.IsInf(s.shortest[j], 1) {
+					s.touched = append(s.touched, j)
+				}
+				s.shortest[j], s.path[j] = r, i
+				heap.Push(&s.h, lapItem{r, j})
 			}
 		}
+		j := s.nearest()
+		if j < 0 || s.budget > 0 && s.pops > s.budget {
+			return false
+		}
+		minVal = s.shortest[j]
+		s.done[j] = true
+		s.sc = append(s.sc, j)
+		if s.row4col[j] < 0 {
+			sink = j
+		} else {
+			i = s.row4col[j]
+		}
 	}
-	return col4row, total, true
+	s.u[cur] += minVal
+	for _, i := range s.sr[1:] {
+		s.u[i] += minVal - s.shortest[s.col4row[i]]
+	}
+	for _, j := range s.sc {
+		s.v[j] -= minVal - s.shortest[j]
+	}
+	for j := sink; ; {
+		i := s.path[j]
+		s.row4col[j] = i
+		s.col4row[i], j = j, s.col4row[i]
+		if i == cur {
+			break
+		}
+	}
+	for _, j := range s.touched {
+		s.shortest[j], s.done[j] = math.Inf(1), false
+	}
+	s.touched, s.sr, s.sc, s.h = s.touched[:0], s.sr[:0], s.sc[:0], s.h[:0]
+	return true
+}
+
+// nearest pops the column nearest to the search's rows not yet reached,
+// -1 when there is none.
+func (s *lapSolver) nearest() int32 {
+	for s.h.Len() > 0 {
+		it := heap.Pop(&s.h).(lapItem)
+		s.pops++
+		if !s.done[it.j] && it.d <= s.shortest[it.j] {
+			return it.j
+		}
+	}
+	return -1
+}
+
+// linkCost is the cost of row i taking column j in p.
+func linkCost(p *lapProblem, i, j int32) float64 {
+	for e := p.start[i]; e < p.start[i+1]; e++ {
+		if p.col[e] == j {
+			return p.cost[e]
+		}
+	}
+	return math.Inf(1)
 }
