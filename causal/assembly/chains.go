@@ -538,7 +538,6 @@ func (cn *chainNode) cut(p *lapProblem, col4row []int32, qi int32, chain []int32
 	return best
 }
 
-
 // intersects reports whether two lists of requests in order of arrival
 // share one.
 func intersects(a, b []int32) bool {

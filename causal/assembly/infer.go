@@ -104,7 +104,7 @@ func (r *run) account(res *causal.Result, agg *causal.Aggregator, tc treeCounts)
 	}
 	count("chain_matchings", ch.tried)
 	count("chain_matchings_kept", ch.kept)
-	count("chain_matchings_unsolved", ch.failed)
+	count("chain_solver_gave_up", ch.failed)
 	count("chain_crossings", ch.crossings)
 	count("chain_calls_moved", ch.changed)
 	count("windows", sc.windows)
