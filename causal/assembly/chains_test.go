@@ -38,10 +38,11 @@ func sequentialTrace(seed uint64, n int, meanMS float64) (*tb, map[int32]int32) 
 // the true assignment (what tells two requests apart comes many events
 // after the call it decides), and the chain matching, refined by the
 // local search, finds an assignment with a higher objective and fewer
-// wrong calls. It does not find the truth itself: the pairwise links
-// match each layer of the chains (arrival to first call, first call's
-// reply to second call, second call's reply to reply) on its own, and a
-// chain that crosses keeps only its two ends' evidence.
+// wrong calls (59 of 234, 132 of 332, 360 of 456). It does not find the
+// truth itself: the pairwise links match each layer of the chains
+// (arrival to first call, first call's reply to second call, second
+// call's reply to reply) on its own, and a chain that crosses keeps only
+// its two ends' evidence.
 func TestChainMatchingRecoversSequential(t *testing.T) {
 	cases := []struct {
 		name   string
@@ -50,8 +51,8 @@ func TestChainMatchingRecoversSequential(t *testing.T) {
 		beam   int     // 0: the default beam, then the local search
 		most   float64 // the chain matching's wrong calls, at most, as a share of the beam's
 	}{
-		{"about 3 in flight, beam 1", 5, 0.6, 1, 0.5},
-		{"about 5 in flight, beam 2", 1, 0.3, 2, 0.6},
+		{"about 3 in flight, beam 1", 5, 0.6, 1, 0.35},
+		{"about 5 in flight, beam 2", 1, 0.3, 2, 0.5},
 		{"about 10 in flight, default beam and local search", 2, 0.15, 0, 0.85},
 	}
 	for _, tc := range cases {
