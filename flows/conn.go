@@ -29,9 +29,10 @@ const (
 	callerDNS                  // it sent DNS queries
 	callerPorts                // the other side uses the lower, well-known port
 	callerPayload              // its bytes read as a protocol's requests (mid-stream pickup)
+	callerFirst                // it sent the first datagram of a UDP flow the ports do not explain
 )
 
-var callerNames = [...]string{"unknown", "syn", "synack", "http", "dns", "ports", "payload"}
+var callerNames = [...]string{"unknown", "syn", "synack", "http", "dns", "ports", "payload", "first"}
 
 func (s callerSource) String() string { return callerNames[s] }
 
@@ -143,6 +144,12 @@ type conn struct {
 	holey                       bool // on the list of connections with out-of-order data
 
 	dnsPending []dnsCall
+	// notExchange: a UDP flow of no decoded protocol stopped alternating
+	// (the callee sent twice in a row), so its datagrams get no kinds
+	// (assignDatagram).
+	notExchange bool
+	dgramDir    int8 // the direction of the flow's latest datagram
+	dgramSeen   bool
 
 	hs   []hsPoint
 	acc  connAcc

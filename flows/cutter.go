@@ -400,6 +400,8 @@ func (a *Assembler) assignKind(c *conn, m *msg) {
 			}
 		}
 		a.orphan(c, m)
+	case m.Proto == trace.ProtoUDP:
+		a.assignDatagram(c, m)
 	case m.Proto != trace.ProtoTCP || c.caller < 0:
 	case c.half[m.dir].fr.mode != fmNone && !c.half[m.dir].fr.first:
 		// A framed direction, but the message did not begin with headers

@@ -91,3 +91,15 @@ func (s *startMin) min() (int64, bool) {
 
 // reset empties s, keeping its memory.
 func (s *startMin) reset() { s.q, s.head = s.q[:0], 0 }
+
+// before returns the message just before m, nil when m is the oldest or
+// not in the list.
+func (l *msgList) before(m *msg) *msg {
+	ms := l.all()
+	for i := len(ms) - 1; i > 0; i-- {
+		if ms[i] == m {
+			return ms[i-1]
+		}
+	}
+	return nil
+}

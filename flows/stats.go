@@ -82,6 +82,12 @@ type Stats struct {
 	UDPMessageBytes int64 `json:"udp_message_bytes"`
 	UDPCopyBytes    int64 `json:"udp_copy_bytes"`
 	UDPCopies       int64 `json:"udp_copies"`
+	// UDPNotExchanges counts UDP flows of no decoded protocol that
+	// stopped alternating request and answer (the callee sent twice in a
+	// row), so that their datagrams got no kinds; UDPPairsUndone the
+	// datagrams, waiting then, whose kinds that took back.
+	UDPNotExchanges int64 `json:"udp_not_exchanges"`
+	UDPPairsUndone  int64 `json:"udp_pairs_undone"`
 
 	// StreamBytes are cut into messages by flows itself (at direction
 	// changes, pauses and HTTP/1.x and DNS boundaries), handed to a

@@ -79,3 +79,56 @@ func (a *Assembler) udp(pk *pkt) {
 	a.assignKind(c, m)
 	a.queueMsg(m)
 }
+
+// assignDatagram gives kinds to the datagrams of a UDP flow whose protocol
+// flows does not decode, where the flow shows request and answer: a
+// datagram from the callee is the RETURN of the caller's datagram just
+// before it, which becomes its CALL, when it came within Config.Settle of
+// it (so that the CALL is still waiting to be emitted). The caller is the side with the
+// server's port (inferCaller) or else the one that sent first. A flow
+// stops being taken for request and answer when the callee sends twice in
+// a row (QUIC, RTP, streams both ways): the pairs still waiting are undone
+// and its datagrams stay `-`, as do one-way flows (syslog, statsd) and
+// answers that come after their request left.
+func (a *Assembler) assignDatagram(c *conn, m *msg) {
+	if c.notExchange {
+		return
+	}
+	if c.caller < 0 {
+		c.setCaller(m.dir, callerFirst)
+	}
+	prev, seen := c.dgramDir, c.dgramSeen
+	c.dgramDir, c.dgramSeen = int8(m.dir), true
+	switch {
+	case m.dir == int(c.caller):
+	case seen && int(prev) == m.dir:
+		a.undoExchanges(c)
+	default:
+		if q := c.unsealed.before(m); q != nil && q.dir != m.dir && q.Kind == trace.KindUnknown && a.now-q.cutAt <= a.settle {
+			q.Kind, q.Call = trace.KindCall, CallID{c.id, c.nextCall}
+			m.Kind, m.Call = trace.KindReturn, q.Call
+			c.nextCall++
+		}
+	}
+}
+
+// undoExchanges stops taking UDP flow c for request and answer: the pairs
+// whose CALL came within Config.Settle are taken back (older CALLs left,
+// or may have, whatever other traffic moved the clock, and keep their
+// RETURNs).
+func (a *Assembler) undoExchanges(c *conn) {
+	c.notExchange = true
+	a.st.UDPNotExchanges++
+	undone := CallID{}
+	for _, o := range c.unsealed.all() {
+		switch {
+		case o.Kind == trace.KindCall && a.now-o.cutAt <= a.settle:
+			undone = o.Call
+		case o.Kind == trace.KindReturn && o.Call == undone:
+		default:
+			continue
+		}
+		o.Kind, o.Call = trace.KindUnknown, CallID{}
+		a.st.UDPPairsUndone++
+	}
+}

@@ -121,7 +121,7 @@ func (l *stageLine) flows() bool {
 	} else {
 		l.add("no gaps")
 	}
-	l.nonzero("unpaired_returns")
+	l.nonzero("unpaired_returns", "udp_not_exchanges")
 	if n := v["conns_mid_stream"]; n > 0 {
 		l.add("%d connections open before the capture (%d taken up by a decoder at a confirmed message boundary, %d bytes before it skipped; %d HTTP/1.x)",
 			n, v["conns_mid_stream_decoded"], v["mid_stream_skipped_bytes"], v["conns_mid_stream_http"])

@@ -40,7 +40,7 @@ func WriteAll(w io.Writer, format string, rs []*causal.Result, opt Options) erro
 	case FormatDOT:
 		return writeDOT(w, rs, DOTOptions{Top: opt.Top})
 	case FormatHTML:
-		return writeHTML(w, rs, HTMLOptions{Top: opt.Top, Title: opt.Title, Trace: opt.Trace, Frames: opt.Frames, agreement: opt.Agreement})
+		return writeHTML(w, rs, HTMLOptions{Top: opt.Top, Title: opt.Title, Trace: opt.Trace, Frames: opt.Frames, RequestTotals: opt.RequestTotals, agreement: opt.Agreement})
 	case FormatOTLP:
 		return writeOTLP(w, rs, ExportOptions{Top: opt.Top, Trace: opt.Trace})
 	case FormatPerfetto:

@@ -53,7 +53,7 @@ func TestTextTopAndTrailer(t *testing.T) {
 		"#2  count 20  expected 12.0",
 		"◇ " + FormatUS(shopDNSTotalUS),
 		"◇ 10.0.0.53 was not traced: " + FormatUS(shopDNSTotalUS),
-		"(1 more patterns; use --top 0 to show all)",
+		"(1 more pattern; use --top 0 to show all)",
 		"clock offsets", "NAT (outside → inside):", "192.0.2.10:80 → 10.0.0.1:80",
 		"accounting:", "packets_read", "warnings:", "linking: 2 messages linked to nothing",
 	} {

@@ -26,6 +26,10 @@ type HTMLOptions struct {
 	// Frames, the merged capture's frames of the trace's messages, gives
 	// each listed request the Wireshark display filter of its frames.
 	Frames FrameIndex
+	// RequestTotals, for results that hold only the requests the page
+	// lists (a windowed run's, kept by SlowestRequests), says how many
+	// requests each engine assembled in all, by engine name.
+	RequestTotals map[string]int
 	// agreement, for several results, is shown at the top.
 	agreement *Agreement
 }
@@ -104,6 +108,7 @@ func htmlEngineOf(res *causal.Result, multi bool, opt HTMLOptions) htmlEngine {
 	}
 	e.Groups = groupPatterns(e.Patterns, e.Types)
 	e.Requests = htmlRequestsOf(res, opt.Trace, opt.Frames, func(rank int) bool { return rank >= 1 && rank <= n }, e.Pre)
+	e.Requests.Total = max(e.Requests.Total, opt.RequestTotals[res.Engine])
 	e.RequestPage = requestPage
 	svg, nodes, edges := serviceMapSVG(res)
 	e.Map, e.MapNodes, e.MapEdges = template.HTML(svg), nodes, edges

@@ -65,7 +65,11 @@ func writeText(w io.Writer, rs []*causal.Result, opt TextOptions) error {
 		}
 		writeGrouped(bw, res, types, n)
 		if n < len(res.Patterns) {
-			fmt.Fprintf(bw, "\n(%d more patterns; use --top 0 to show all)\n", len(res.Patterns)-n)
+			more, s := len(res.Patterns)-n, "s"
+			if more == 1 {
+				s = ""
+			}
+			fmt.Fprintf(bw, "\n(%d more pattern%s; use --top 0 to show all)\n", more, s)
 		}
 	}
 	if opt.agreement != nil {

@@ -39,6 +39,10 @@ type Options struct {
 	// Summary, for text, prints the accounting as one line per stage
 	// (TextOptions.Summary).
 	Summary bool
+	// RequestTotals, for html, says how many requests each engine
+	// assembled where the results hold only those the page lists
+	// (HTMLOptions.RequestTotals).
+	RequestTotals map[string]int
 	// Agreement, for text and HTML of several results, is how the engines
 	// agree on the requests' trees; WriteAll computes it from the
 	// results' instances when it is nil.
@@ -55,7 +59,7 @@ func Write(w io.Writer, format string, res *causal.Result, opt Options) error {
 	case FormatDOT:
 		return WriteDOT(w, res, DOTOptions{Top: opt.Top})
 	case FormatHTML:
-		return WriteHTML(w, res, HTMLOptions{Top: opt.Top, Title: opt.Title, Trace: opt.Trace, Frames: opt.Frames})
+		return WriteHTML(w, res, HTMLOptions{Top: opt.Top, Title: opt.Title, Trace: opt.Trace, Frames: opt.Frames, RequestTotals: opt.RequestTotals})
 	case FormatOTLP:
 		return WriteOTLP(w, res, ExportOptions{Top: opt.Top, Trace: opt.Trace})
 	case FormatPerfetto:

@@ -31,6 +31,13 @@
 #                       one call per link, the changes added by pattern) is
 #                       tabulated beside this one's; it predicts no change
 #                       for what it cannot express (load, bandwidth)
+#   PLACEMENT=1         predict with the testbed's placement: every tier on this
+#                       machine's cores (--placement, docs/whatif.md: one
+#                       shared processor-sharing server), its utilisation
+#                       busy= the tiers' CPU time in the base run's window
+#                       (OUT_DIR/NAME.cpu, sampled every second), or BUSY=
+#                       (e.g. 0.166±0.004) for runs made without the
+#                       sampling; predictions-placed.json beside predictions.json
 #   QUIET_LOAD=2.5      before each run, wait (at most QUIET_WAIT=600 s) until
 #                       the 1-minute load average is below this: the machine
 #                       is shared, and other work's bursts are the runs' main noise
@@ -42,7 +49,8 @@
 # change: γ is the minimum round trip, so the delayed windows do not move
 # it); a toggled load from the group's base run (the run's utilisation
 # mixes both rates). The machine's 1-minute load average is sampled every
-# 5 s of each run into OUT_DIR/NAME.load.
+# 5 s of each run into OUT_DIR/NAME.load, and the CPU time of the tiers'
+# processes every second into OUT_DIR/NAME.cpu.
 # It writes OUT_DIR/validation.md (the tables) and keeps every run.
 set -euo pipefail
 
@@ -59,6 +67,9 @@ load_rate=${LOAD_RATE:-100}
 load_requests=${LOAD_REQUESTS:-1500}
 sat_inflight=${SAT_INFLIGHT:-32}
 sat_requests=${SAT_REQUESTS:-$load_requests}
+preds_json=predictions${PLACEMENT:+-placed}.json
+# The testbed's nodes as whatif names them, all on this machine.
+placed_nodes=web1,web2,198.51.100.100,app,store,dns,tier2,b1,b2,b3,db
 mkdir -p "$out/bin"
 out=$(cd "$out" && pwd)
 bin=$out/bin
@@ -161,10 +172,49 @@ needs_base() {
 	return 1
 }
 
+# tier_ticks prints the time and the CPU time (clock ticks, user and
+# system) the testbed's tiers have used so far: its servers' processes,
+# by name (the app is the python3 running app.py).
+tier_ticks() {
+	local p line comm f sum=0
+	for p in /proc/[0-9]*; do
+		read -r line 2>/dev/null <"$p/stat" || continue
+		comm=${line#*(} comm=${comm%%)*}
+		case $comm in
+		nginx | tbtier | redis-server | memcached | dnsmasq | postgres) ;;
+		python3) grep -qs app.py "$p/cmdline" || continue ;;
+		*) continue ;;
+		esac
+		read -ra f <<<"${line##*) }"
+		sum=$((sum + f[11] + f[12]))
+	done
+	echo "$(date +%s.%N) $sum"
+}
+
+# busy_of NAME prints the share of the machine's cores the tiers kept
+# busy in run NAME's window (its testbed.json), the mean and standard
+# error over 5 s blocks, as whatif's busy= takes it; nothing without
+# samples.
+busy_of() {
+	local f=$out/$1.cpu j=$out/$1/testbed.json
+	[ -s "$f" ] && [ -s "$j" ] || return 0
+	awk -v a="$(jq '.window_start_ns / 1e9' "$j")" -v b="$(jq '.window_end_ns / 1e9' "$j")" \
+		-v c="$(nproc)" -v hz="$(getconf CLK_TCK)" '
+		BEGIN { n = 0 }
+		$1 >= a && $1 <= b { t[n] = $1; v[n] = $2; n++ }
+		END {
+			for (i = 0; i + 5 < n; i += 5) { x = (v[i + 5] - v[i]) / hz / (t[i + 5] - t[i]) / c; s += x; s2 += x * x; k++ }
+			if (k < 2) exit
+			m = s / k
+			printf "%.4f±%.4f\n", m, sqrt(max0(s2 / k - m * m) / (k - 1))
+		}
+		function max0(x) { return x > 0 ? x : 0 }' "$f"
+}
+
 # run NAME ENV... runs the testbed once into OUT/NAME (kept when it exists),
 # sampling the machine's load average into OUT/NAME.load meanwhile.
 run() {
-	local name=$1 sampler rc=0
+	local name=$1 sampler cpu rc=0
 	shift
 	if [ ! -c /dev/null ]; then
 		echo "whatif-validate: /dev/null is not a device (something replaced it): restore it (mknod -m 666 /dev/null c 1 3)" >&2
@@ -177,9 +227,11 @@ run() {
 	cut -d' ' -f1 /proc/loadavg >"$out/$name.load"
 	(while sleep 5; do cut -d' ' -f1 /proc/loadavg; done) >>"$out/$name.load" &
 	sampler=$!
+	(while sleep 1; do tier_ticks; done) >"$out/$name.cpu" &
+	cpu=$!
 	env REQUESTS="$requests" INFLIGHT=1 TBBIN="$bin" "$@" "$here/testbed/testbed.sh" "$out/$name" >"$out/$name.log" 2>&1 || rc=$?
-	kill "$sampler" 2>/dev/null || true
-	wait "$sampler" 2>/dev/null || true
+	kill "$sampler" "$cpu" 2>/dev/null || true
+	wait "$sampler" "$cpu" 2>/dev/null || true
 	if [ "$rc" -ne 0 ]; then
 		echo "whatif-validate: run $name failed (see $out/$name.log)" >&2
 		tail -5 "$out/$name.log" >&2
@@ -220,14 +272,20 @@ shim_rtt() {
 }
 
 # predict DIR [SCEN] analyses DIR and runs whatif on it with every
-# scenario, into DIR/ENGINE/predictions.json (once). With SCEN (a toggled
+# scenario, into DIR/ENGINE/predictions.json (predictions-placed.json with
+# PLACEMENT; once). With SCEN (a toggled
 # forwarder run) it adds scenario SCEN-shim: SCEN with the round trip the
 # forwarder really added (shim_rtt: at 1 ms its timers added 8 % more) on
 # each of its links instead of the nominal one.
 predict() {
-	local a=$1/$engine scen=${2:-} sc=$out/scenarios.txt
+	local a=$1/$engine scen=${2:-} sc=$out/scenarios.txt place=() busy
 	analyze "$1"
-	[ ! -s "$a/predictions.json" ] || return 0
+	[ ! -s "$a/$preds_json" ] || return 0
+	if [ -n "${PLACEMENT:-}" ]; then
+		busy=${BUSY:-$(busy_of "$(basename "$1")")}
+		echo "$placed_nodes=$(nproc)${busy:+ busy=$busy} name=testbed" >"$a/placement.txt"
+		place=(--placement "$a/placement.txt")
+	fi
 	if [ -n "$scen" ] && [ -s "$1/shim.json" ]; then
 		sc=$a/scenarios.txt
 		{
@@ -237,7 +295,7 @@ predict() {
 				on && /^(link|host) / {line = ""; for (i = 1; i <= NF; i++) if ($i !~ /^rtt=/) line = line (line == "" ? "" : " ") $i; print line " rtt=+" rtt "us"}' "$out/scenarios.txt"
 		} >"$sc"
 	fi
-	"$wp" -q whatif "$a/result.json" --trace "$a/trace.tsv" --scenario "$sc" --format json --requests -o "$a/predictions.json"
+	"$wp" -q whatif "$a/result.json" --trace "$a/trace.tsv" --scenario "$sc" "${place[@]}" --format json --requests -o "$a/$preds_json"
 }
 
 # before_deltas BASE NAME [SCENARIOS] writes BASE/ENGINE/before-NAME.json: per pattern rank,
@@ -263,7 +321,7 @@ before_deltas() {
 		"${parts[@]}" >"$f"
 }
 
-md=$out/validation-$engine.md
+md=$out/validation-$engine${PLACEMENT:+-placed}.md
 {
 	echo "# whatif validation ($(date -u +%Y-%m-%d), engine $engine, $reps repetitions, $requests requests per run)"
 	echo
@@ -274,7 +332,7 @@ for g in $groups; do
 		d=$out/$g-base-$r
 		[ -s "$d/truth.jsonl" ] || continue
 		predict "$d"
-		bases+=("$d") preds+=("$d/$engine/predictions.json")
+		bases+=("$d") preds+=("$d/$engine/$preds_json")
 	done
 	for c in ${changes[$g]}; do
 		name=${c%%:*}
@@ -295,7 +353,7 @@ for g in $groups; do
 			b=() p=()
 			for d in "${runs[@]}"; do
 				predict "$d" "$scen"
-				b+=("$d") p+=("$d/$engine/predictions.json")
+				b+=("$d") p+=("$d/$engine/$preds_json")
 			done
 			toggle+=(-self)
 			[ ! -s "${runs[0]}/shim.json" ] || scen=$scen-shim

@@ -47,12 +47,17 @@ func (st *state) requestDelta(r *Request) delta {
 		if ns == nil || !ns.changed || ns.missing {
 			continue
 		}
-		if math.IsInf(ns.newWait, 1) || ns.newRho >= 1 {
+		if math.IsInf(ns.newWait, 1) || ns.newRho >= 1 || (ns.host != nil && math.IsInf(ns.host.newS, 1)) {
 			d.saturated = true
 			continue
 		}
 		dv := max(v.work-ns.wait, 0)*(1/ns.speed-1) + ns.newWait - ns.wait
-		if st.ps {
+		switch {
+		case ns.host != nil:
+			// Its time off the cores stays; its core time is stretched
+			// by the host's new load instead of the old one.
+			dv = v.work * (ns.visitRatio() - 1)
+		case st.ps:
 			// The visit's measured work is its service stretched by the
 			// utilisation now; after, by the new one.
 			dv = v.work * ((1-ns.rho)/(ns.speed*(1-ns.newRho)) - 1)
@@ -193,7 +198,7 @@ func (st *state) inputUncertainty(m *Model) [][]float64 {
 	}
 	for _, name := range sortedKeys(st.nodes) {
 		ns := st.nodes[name]
-		if !ns.changed || ns.missing || ns.n.UtilUnc <= 0 {
+		if !ns.changed || ns.missing || ns.n.UtilUnc <= 0 || ns.host != nil {
 			continue
 		}
 		n := ns.n
@@ -203,10 +208,35 @@ func (st *state) inputUncertainty(m *Model) [][]float64 {
 			st.queues(m)
 		})
 	}
+	st.hostUncertainty(m, pert)
 	if u := st.missingNodes(m); u != nil {
 		out = append(out, u)
 	}
 	return out
+}
+
+// hostUncertainty perturbs every changed host's visits in progress by
+// their standard error (they set its utilisation, or with busy= given its
+// core share), and a given utilisation by the uncertainty given.
+func (st *state) hostUncertainty(m *Model, pert func(set func(sign float64))) {
+	for _, name := range sortedKeys(st.hosts) {
+		hs := st.hosts[name]
+		if !hs.changed {
+			continue
+		}
+		if n0, u := hs.nbar, hs.h.InProgressUnc; u > 0 {
+			pert(func(s float64) {
+				hs.nbar = pick(s, n0, max(n0-u, 0), n0+u)
+				st.queues(m)
+			})
+		}
+		if b0, u := hs.busy, hs.h.busyUnc; !math.IsNaN(b0) && u > 0 {
+			pert(func(s float64) {
+				hs.busy = pick(s, b0, max(b0-u, 1e-9), min(b0+u, 0.999))
+				st.queues(m)
+			})
+		}
+	}
 }
 
 // pick returns hi, lo or cur for sign +1, -1 or 0.
@@ -280,6 +310,9 @@ func (st *state) inputs(m *Model, ids []int) ([]LinkInput, []NodeInput, []string
 		}
 		ni := NodeInput{Node: name, Utilisation: ns.rho, UtilUnc: ns.n.UtilUnc, NewUtilisation: ns.newRho,
 			ServiceUS: ns.s, NewServiceUS: ns.newS, C2: ns.n.C2, WaitUS: ns.wait, NewWaitUS: ns.newWait, Source: ns.n.Source}
+		if ns.host != nil {
+			ni.Host, ni.DelayUS = ns.host.h.Name, ns.n.DelayUS
+		}
 		if math.IsInf(ni.NewWaitUS, 1) {
 			ni.NewWaitUS, ni.Saturated = 0, true
 		}

@@ -6,7 +6,10 @@
 // of large messages) and bytes ν, per link the round trip γ and bandwidth
 // ω the captures measured passively (trace.Meta.Links), per node an
 // M/G/1 server whose utilisation and service time come from its busy
-// periods. Build makes the Model, request by request from a result's
+// periods — or, where a placement says which nodes share a host
+// (Model.Place), the host's cores as one shared M/G/c processor-sharing
+// server, each node's core time solved from its work at the host's
+// utilisation. Build makes the Model, request by request from a result's
 // instances and the trace they came from, or from the patterns' means;
 // Model.Predict gives every request type's and pattern's mean latency
 // after a Scenario of changes (link round trips and bandwidths, a host's

@@ -26,6 +26,9 @@ type Model struct {
 	Links []*Link
 	// Nodes are the nodes that send messages in the requests.
 	Nodes []*Node
+	// Hosts are the machines several nodes share (Place); empty, every
+	// node is its own dedicated server.
+	Hosts []*Host
 	// SpanS is the time the requests span, in seconds; RateRPS the
 	// requests (roots of patterns that do not start at a server... every
 	// request counted) per second over it.
@@ -39,6 +42,7 @@ type Model struct {
 
 	links map[[2]string]*Link
 	nodes map[string]*Node
+	hosts map[string]*Host
 }
 
 // Request is one request (or, without the trace, one pattern standing for
@@ -121,7 +125,7 @@ func Build(res *causal.Result, o BuildOptions) (*Model, error) {
 	if len(res.Patterns) == 0 {
 		return nil, ErrNoPatterns
 	}
-	m := &Model{links: map[[2]string]*Link{}, nodes: map[string]*Node{}}
+	m := &Model{links: map[[2]string]*Link{}, nodes: map[string]*Node{}, hosts: map[string]*Host{}}
 	naming := causal.DefaultNaming()
 	if o.Naming != nil {
 		naming = *o.Naming

@@ -41,6 +41,12 @@ type Node struct {
 	// work was beyond the far-out fence of the node's visits.
 	Outliers float64 `json:"outliers,omitempty"`
 	Note     string  `json:"note,omitempty"`
+	// Host is the host the node shares with others (Model.Place), with
+	// DemandUS its core time per visit and DelayUS its time off the cores
+	// per visit (WorkUS = DemandUS × the host's stretch + DelayUS).
+	Host     string  `json:"host,omitempty"`
+	DemandUS float64 `json:"demand_us,omitempty"`
+	DelayUS  float64 `json:"delay_us,omitempty"`
 }
 
 // interval is a stretch of work at a node, ns on the reference clock.

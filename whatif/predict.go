@@ -84,6 +84,33 @@ type NodeInput struct {
 	NewWaitUS float64 `json:"new_wait_us"`
 	Saturated bool    `json:"saturated,omitempty"`
 	Source    Source  `json:"source"`
+	// Host is the placement's host the node shares: then the
+	// utilisation is the host's, the service its core time per visit,
+	// the wait its wait for a core, and DelayUS its time off the cores
+	// per visit, which the load does not change.
+	Host    string  `json:"host,omitempty"`
+	DelayUS float64 `json:"delay_us,omitempty"`
+}
+
+// HostInput is what a prediction used of one host of the placement: its
+// cores, visits in progress, utilisation (and where it came from), the
+// share of its nodes' work that is core time, its stretch (response per
+// unit of core time) and core time per request, before and after.
+type HostInput struct {
+	Host           string  `json:"host"`
+	Cores          int     `json:"cores"`
+	InProgress     float64 `json:"in_progress"`
+	Utilisation    float64 `json:"utilisation"`
+	UtilUnc        float64 `json:"utilisation_unc"`
+	UtilSource     Source  `json:"utilisation_source"`
+	NewUtilisation float64 `json:"new_utilisation"`
+	CoreShare      float64 `json:"core_share"`
+	Stretch        float64 `json:"stretch"`
+	// NewStretch is 0 when Saturated.
+	NewStretch float64 `json:"new_stretch"`
+	DemandUS   float64 `json:"demand_us"`
+	Saturated  bool    `json:"saturated,omitempty"`
+	Note       string  `json:"note,omitempty"`
 }
 
 // Report is the predictions of one scenario.
@@ -95,12 +122,15 @@ type Report struct {
 	// ThroughputRPS is the request rate in the capture, and
 	// SaturationRPS the rate at which the busiest node (Bottleneck)
 	// would be saturated after the changes, with its uncertainty.
-	ThroughputRPS float64  `json:"throughput_rps"`
-	SaturationRPS float64  `json:"saturation_rps"`
-	SaturationUnc float64  `json:"saturation_unc_rps"`
-	Bottleneck    string   `json:"bottleneck,omitempty"`
-	PerRequest    bool     `json:"per_request"`
-	Notes         []string `json:"notes,omitempty"`
+	ThroughputRPS float64 `json:"throughput_rps"`
+	SaturationRPS float64 `json:"saturation_rps"`
+	SaturationUnc float64 `json:"saturation_unc_rps"`
+	Bottleneck    string  `json:"bottleneck,omitempty"`
+	PerRequest    bool    `json:"per_request"`
+	// Hosts are the placement's hosts (none: every node is a dedicated
+	// server).
+	Hosts []HostInput `json:"hosts,omitempty"`
+	Notes []string    `json:"notes,omitempty"`
 	// Requests are the predictions request by request (Model.PerRequest),
 	// in the model's order.
 	Requests []RequestPrediction `json:"-"`
@@ -136,6 +166,7 @@ func (m *Model) Predict(s Scenario) (*Report, error) {
 		rep.Changes = append(rep.Changes, c.String())
 	}
 	rep.SaturationRPS, rep.SaturationUnc, rep.Bottleneck = st.saturation(m)
+	rep.Hosts = st.hostInputs()
 	deltas := st.requestDeltas(m)
 	unc := st.inputUncertainty(m)
 	rep.Types = m.groups("type", func(r *Request) string { return r.Type }, st, deltas, unc)
@@ -232,4 +263,20 @@ func stderr(s1, s2, w float64, n int) float64 {
 	mean := s1 / w
 	v := max(s2/w-mean*mean, 0) * float64(n) / float64(n-1)
 	return math.Sqrt(v / float64(n))
+}
+
+// hostInputs lists every host's inputs before and after.
+func (st *state) hostInputs() []HostInput {
+	var out []HostInput
+	for _, name := range sortedKeys(st.hosts) {
+		hs := st.hosts[name]
+		h := hs.h
+		hi := HostInput{Host: name, Cores: h.Cores, InProgress: h.InProgress, Utilisation: hs.u, UtilUnc: h.UtilUnc, UtilSource: h.UtilSource,
+			NewUtilisation: hs.newU, CoreShare: hs.f, Stretch: hs.s, NewStretch: hs.newS, DemandUS: h.DemandUS, Note: h.Note}
+		if math.IsInf(hi.NewStretch, 1) {
+			hi.NewStretch, hi.Saturated = 0, true
+		}
+		out = append(out, hi)
+	}
+	return out
 }

@@ -1,6 +1,7 @@
 package whatif
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -28,7 +29,8 @@ type nodeState struct {
 	s, newS          float64 // µs
 	wait, newWait    float64 // µs
 	speed            float64
-	group            string // the host it shares after colocation ("" alone)
+	group            string     // the host it shares after colocation ("" alone)
+	host             *hostState // the placement's host it shares (nil: dedicated)
 	changed, missing bool
 }
 
@@ -36,6 +38,7 @@ type nodeState struct {
 type state struct {
 	links map[[2]string]*linkState
 	nodes map[string]*nodeState
+	hosts map[string]*hostState
 	load  float64
 	ps    bool // processor sharing instead of FCFS
 	notes []string
@@ -43,7 +46,7 @@ type state struct {
 
 // resolve applies the scenario's changes to the model's inputs.
 func (m *Model) resolve(s Scenario) (*state, error) {
-	st := &state{links: map[[2]string]*linkState{}, nodes: map[string]*nodeState{}, load: 1, ps: m.Discipline == PS}
+	st := &state{links: map[[2]string]*linkState{}, nodes: map[string]*nodeState{}, hosts: m.newHostStates(), load: 1, ps: m.Discipline == PS}
 	for _, l := range m.Links {
 		st.links[linkKey(l.A, l.B)] = &linkState{l: l, curRTT: l.RTTUS, newRTT: l.RTTUS, curBW: l.BandwidthBPS, newBW: l.BandwidthBPS,
 			rttSrc: l.RTTSource, bwSrc: l.BWSource}
@@ -66,7 +69,20 @@ func (m *Model) resolve(s Scenario) (*state, error) {
 		}
 	}
 	st.queues(m)
+	if len(m.Hosts) == 0 && st.nodesChanged() {
+		st.notes = append(st.notes, "no placement given (--host-cores, --placement): every node is taken as its own dedicated server (an M/G/1 queue)")
+	}
 	return st, nil
+}
+
+// nodesChanged reports whether the scenario changes any node's queueing.
+func (st *state) nodesChanged() bool {
+	for _, ns := range st.nodes {
+		if ns.changed {
+			return true
+		}
+	}
+	return false
 }
 
 // current takes a link change's current values.
@@ -140,11 +156,29 @@ func (st *state) colocate(c Change) error {
 	if a == nil || b == nil {
 		return fmt.Errorf("colocate %s %s: %w", causal.QuoteName(c.A), causal.QuoteName(c.B), ErrUnknownNode)
 	}
+	if err := st.unplaced(c); err != nil {
+		return err
+	}
 	a.group, b.group = c.A+"+"+c.B, c.A+"+"+c.B
 	a.changed, b.changed = true, true
 	if ls := st.links[linkKey(c.A, c.B)]; ls != nil {
 		ls.changed, ls.absolute, ls.bwChange = true, true, true
 		ls.newRTT, ls.newBW = 0, math.Inf(1)
+	}
+	return nil
+}
+
+// ErrPlaced is returned for a colocation or separation of nodes the
+// placement puts on hosts: their servers are the hosts'.
+var ErrPlaced = errors.New("the placement puts it on a host: change the placement instead (a placement file per scenario)")
+
+// unplaced fails when either node of a colocation or separation is on a
+// host of the placement.
+func (st *state) unplaced(c Change) error {
+	for _, n := range []string{c.A, c.B} {
+		if ns := st.nodes[n]; ns != nil && ns.n.Host != "" {
+			return fmt.Errorf("%s %s %s: node %s: %w", c.Kind, causal.QuoteName(c.A), causal.QuoteName(c.B), causal.QuoteName(n), ErrPlaced)
+		}
 	}
 	return nil
 }
@@ -155,6 +189,9 @@ func (st *state) separate(m *Model, c Change) error {
 	ls := st.links[linkKey(c.A, c.B)]
 	if ls == nil {
 		return fmt.Errorf("separate %s %s: %w", causal.QuoteName(c.A), causal.QuoteName(c.B), ErrUnknownNode)
+	}
+	if err := st.unplaced(c); err != nil {
+		return err
 	}
 	ls.changed, ls.absolute = true, true
 	if !math.IsNaN(c.RTTUS) {
@@ -204,6 +241,7 @@ func (st *state) queues(m *Model) {
 	for _, g := range groups {
 		mergeServers(g, st.ps)
 	}
+	st.hostQueues(m)
 }
 
 // psWait is the mean time a visit of mean service s loses to sharing a
@@ -249,7 +287,7 @@ func (st *state) saturation(m *Model) (rps, unc float64, node string) {
 	seen := map[string]bool{}
 	for _, name := range sortedKeys(st.nodes) {
 		ns := st.nodes[name]
-		if ns.missing || ns.rho <= 0 {
+		if ns.missing || ns.rho <= 0 || ns.host != nil {
 			continue
 		}
 		key, rho, v := name, ns.rho/ns.speed, ns.n.UtilUnc/ns.speed
@@ -268,6 +306,11 @@ func (st *state) saturation(m *Model) (rps, unc float64, node string) {
 		}
 		if r := m.RateRPS / rho; r < rps {
 			rps, node, unc = r, key, m.RateRPS/(rho*rho)*v
+		}
+	}
+	for _, name := range sortedKeys(st.hosts) {
+		if r, u := st.hosts[name].saturation(m.RateRPS); r < rps {
+			rps, unc, node = r, u, "host "+name
 		}
 	}
 	if math.IsInf(rps, 1) {

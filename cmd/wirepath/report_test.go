@@ -46,6 +46,14 @@ func TestReportCommandGolden(t *testing.T) {
 		{name: "whatif-profile-json", args: []string{"whatif", shopResult, "--top", "2", "--format", "json"}},
 		{name: "whatif-ps", args: []string{"whatif", shopResult, "--trace", shopTrace, "--load", "2", "--queue", "ps", "--by", "pattern"}},
 		{name: "whatif-bad-queue", args: []string{"whatif", shopResult, "--load", "2", "--queue", "lifo"}, wantCode: 2},
+		// Nodes sharing a host's cores: estimated from the work, or with
+		// the host's utilisation given; their errors name the file and line.
+		{name: "whatif-host-cores", args: []string{"whatif", shopResult, "--trace", shopTrace, "--load", "2", "--host-cores", "10.0.0.1,10.0.0.2,10.0.0.3=1", "--by", "type"}},
+		{name: "whatif-placement-json", args: []string{"whatif", shopResult, "--trace", shopTrace, "--load", "2", "--placement", "testdata/whatif/placement.txt", "--json"}},
+		{name: "whatif-placement-inputs", args: []string{"whatif", shopResult, "--trace", shopTrace, "--placement", "testdata/whatif/placement.txt", "--top", "1"}},
+		{name: "whatif-bad-host-cores", args: []string{"whatif", shopResult, "--load", "2", "--host-cores", "10.0.0.1,10.0.0.2=two"}, wantCode: 2},
+		{name: "whatif-bad-placement", args: []string{"whatif", shopResult, "--load", "2", "--placement", "testdata/whatif/bad-placement.txt"}, wantCode: 1},
+		{name: "whatif-placement-unknown-node", args: []string{"whatif", shopResult, "--load", "2", "--host-cores", "10.0.0.1,10.9.9.9=2", "--by", "type"}},
 		{name: "whatif-bad-scenario", args: []string{"whatif", shopResult, "--scenario", "testdata/whatif/nonexistent.txt"}, wantCode: 1},
 	})
 }

@@ -345,13 +345,16 @@ func (o *Options) agreement(results []*causal.Result) *report.Agreement {
 // write renders the results to stdout or -o; fx, when set, gives the HTML
 // report's requests their frames.
 func (o *Options) write(ios *cmdutil.IOStreams, results []*causal.Result, tr *trace.Trace, agree *report.Agreement, fx report.FrameIndex) error {
+	return o.writeReport(ios, results, report.Options{Top: o.Common.ReportTop(), Title: o.Title, Trace: tr, Summary: true, Agreement: agree, Frames: fx})
+}
+
+// writeReport writes the results in the chosen format with opt.
+func (o *Options) writeReport(ios *cmdutil.IOStreams, results []*causal.Result, opt report.Options) error {
 	out, err := cmdutil.OpenOutput(ios, o.Common.Output)
 	if err != nil {
 		return err
 	}
-	err = report.WriteAll(out, o.Common.Format, results, report.Options{Top: o.Common.ReportTop(), Title: o.Title, Trace: tr, Summary: true, Agreement: agree, Frames: fx})
-	err = out.Finish(err)
-	return err
+	return out.Finish(report.WriteAll(out, o.Common.Format, results, opt))
 }
 
 // writeTables writes, with --parquet, the trace's messages and every

@@ -60,12 +60,13 @@ type windowRun struct {
 	ios     *cmdutil.IOStreams
 	names   []string
 	mergers []*causal.ResultMerger
-	// spools hold, for the JSON report, each engine's requests on disk
-	// (requestsTo)
-	spools []*resultjson.RequestSpool
-	meta   trace.Meta
-	acc    map[[2]string]int
-	warned map[string]bool
+	// spools hold, for the JSON report, each engine's requests on disk;
+	// slowest, for the HTML report, the slowest of them (requestsTo)
+	spools  []*resultjson.RequestSpool
+	slowest []*report.SlowestRequests
+	meta    trace.Meta
+	acc     map[[2]string]int
+	warned  map[string]bool
 }
 
 // runWindowed is Run with --windowed: the trace is reconciled and analysed
@@ -98,16 +99,22 @@ func runWindowed(ctx context.Context, ios *cmdutil.IOStreams, o *Options, eo eng
 	}
 	results := make([]*causal.Result, 0, len(wr.mergers))
 	var spools []*resultjson.RequestSpool
+	totals := map[string]int{}
 	for i, m := range wr.mergers {
-		if r := m.Result(); r != nil {
-			results, spools = append(results, r), append(spools, wr.spools[i])
+		r := m.Result()
+		if r == nil {
+			continue
 		}
+		if slow := wr.slowest[i]; slow != nil {
+			r.Requests, totals[r.Engine] = slow.Requests(), slow.Total()
+		}
+		results, spools = append(results, r), append(spools, wr.spools[i])
 	}
 	tr := wr.summaryTrace(res)
 	for _, r := range results {
 		r.Trace.Accounting, r.Trace.Warnings = tr.Meta.Accounting, tr.Meta.Warnings
 	}
-	if err := wr.write(results, spools, tr); err != nil {
+	if err := wr.write(results, spools, totals, tr); err != nil {
 		return err
 	}
 	wr.warnAfter(results, tr)
@@ -141,11 +148,10 @@ func (wr *windowRun) window(ctx context.Context, win *pipeline.Window) error {
 		for _, n := range names {
 			c := wr.eo.Common(n)
 			m := causal.NewResultMerger(c.Rank, c.Aggregate.MaxPatterns)
-			sp, err := wr.requestsTo(m)
-			if err != nil {
+			if err := wr.requestsTo(m); err != nil {
 				return err
 			}
-			wr.mergers, wr.spools = append(wr.mergers, m), append(wr.spools, sp)
+			wr.mergers = append(wr.mergers, m)
 		}
 	}
 	eo := wr.eo
@@ -178,31 +184,38 @@ func (wr *windowRun) window(ctx context.Context, win *pipeline.Window) error {
 // requestsTo says where merger m puts the requests of the windows (the
 // assembly engine's), so that memory does not grow with them: the text
 // and DOT reports show none, so they are counted and dropped; the JSON
-// report lists them all, so they wait on disk (the returned spool) for
-// the writer to stream them; the HTML, OTLP and Perfetto reports read
-// them from the result, so they stay in memory (up to
-// causal.MaxMergedRequests).
-func (wr *windowRun) requestsTo(m *causal.ResultMerger) (*resultjson.RequestSpool, error) {
+// report lists them all, so they wait on disk (a spool) for the writer to
+// stream them; the HTML report lists the slowest, so only those are kept
+// (report.SlowestRequests); the OTLP and Perfetto reports are refused
+// (validateWindow). It appends m's spool and keeper (nil when not used).
+func (wr *windowRun) requestsTo(m *causal.ResultMerger) error {
+	var sp *resultjson.RequestSpool
+	var slow *report.SlowestRequests
 	switch wr.o.Common.Format {
 	case report.FormatText, report.FormatDOT:
 		m.SendRequests(func([]causal.Request) error { return nil })
 	case report.FormatJSON:
-		sp, err := resultjson.NewRequestSpool("")
-		if err != nil {
-			return nil, err
+		var err error
+		if sp, err = resultjson.NewRequestSpool(""); err != nil {
+			return err
 		}
 		m.SendRequests(sp.Add)
-		return sp, nil
+	case report.FormatHTML:
+		slow = report.NewSlowestRequests()
+		m.SendRequests(slow.Add)
 	}
-	return nil, nil
+	wr.spools, wr.slowest = append(wr.spools, sp), append(wr.slowest, slow)
+	return nil
 }
 
 // write renders the merged results, the JSON report's requests streamed
-// from their spools.
-func (wr *windowRun) write(results []*causal.Result, spools []*resultjson.RequestSpool, tr *trace.Trace) error {
+// from their spools, the HTML report's with each engine's count of
+// requests (totals).
+func (wr *windowRun) write(results []*causal.Result, spools []*resultjson.RequestSpool, totals map[string]int, tr *trace.Trace) error {
 	o := wr.o
 	if o.Common.Format != report.FormatJSON {
-		return o.write(wr.ios, results, tr, nil, nil) // no agreement: windows keep no instances
+		// no agreement: windows keep no instances
+		return o.writeReport(wr.ios, results, report.Options{Top: o.Common.ReportTop(), Title: o.Title, Trace: tr, Summary: true, RequestTotals: totals})
 	}
 	out, err := cmdutil.OpenOutput(wr.ios, o.Common.Output)
 	if err != nil {

@@ -1,13 +1,17 @@
 package analyze
 
 import (
+	"bytes"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/wirepath/wirepath/causal"
 	"github.com/wirepath/wirepath/causal/assembly"
 	"github.com/wirepath/wirepath/causal/gen"
 	"github.com/wirepath/wirepath/causal/resultjson"
+	"github.com/wirepath/wirepath/report"
 )
 
 // TestWindowedRequests checks that analyze --windowed keeps the assembly
@@ -27,12 +31,7 @@ func TestWindowedRequests(t *testing.T) {
 	caps := []string{filepath.Join(dir, "front.pcapng"), filepath.Join(dir, "mid.pcapng"), filepath.Join(dir, "db.pcapng")}
 	rs, _ := analyzeJSON(t, append(caps, "--engine", assembly.Name)...)
 	whole := byEngine(t, rs, assembly.Name)
-	out := filepath.Join(t.TempDir(), "windowed.json")
-	if _, stderr, code := runAnalyze(t, append(caps, "--engine", assembly.Name, "--windowed", "5s", "--windowed-margin", "3s",
-		"--format", "json", "-o", out)...); code != 0 {
-		t.Fatalf("analyze --windowed exited %d:\n%s", code, stderr)
-	}
-	ws, err := resultjson.ReadResultsFile(out)
+	ws, err := resultjson.ReadResultsFile(analyzeWindowed(t, caps, "json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,5 +89,48 @@ func TestWindowedRequests(t *testing.T) {
 	}
 	if whole.Requests[0].Window != nil {
 		t.Errorf("a whole run's request names window %d", *whole.Requests[0].Window)
+	}
+	checkWindowedHTML(t, caps, windowed)
+}
+
+// analyzeWindowed runs the assembly engine on caps in windows of 5 s with
+// 3 s margins and returns the file of its report in format.
+func analyzeWindowed(t *testing.T, caps []string, format string) string {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "windowed."+format)
+	if _, stderr, code := runAnalyze(t, append(caps, "--engine", assembly.Name, "--windowed", "5s", "--windowed-margin", "3s",
+		"--format", format, "-o", out)...); code != 0 {
+		t.Fatalf("analyze --windowed --format %s exited %d:\n%s", format, code, stderr)
+	}
+	return out
+}
+
+// checkWindowedHTML checks that analyze --windowed --format html, which
+// keeps only the slowest requests of the windows (report.SlowestRequests),
+// lists the same requests, numbered the same, with the same total, as a
+// page made from the windowed JSON result, which holds them all.
+func checkWindowedHTML(t *testing.T, caps []string, windowed *causal.Result) {
+	t.Helper()
+	got, err := os.ReadFile(analyzeWindowed(t, caps, "html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want bytes.Buffer
+	if err := report.WriteHTML(&want, windowed, report.HTMLOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	list := func(b []byte) string {
+		s := string(b)
+		i := strings.Index(s, `<h2 id="slowest">`)
+		if i < 0 {
+			t.Fatal("no request list on the page")
+		}
+		return s[i : i+strings.Index(s[i:], "</table>")]
+	}
+	if g, w := list(got), list(want.Bytes()); g != w {
+		t.Errorf("the windowed page's request list differs from the one of its JSON result:\n got  %.600s\n want %.600s", g, w)
+	}
+	if n := len(windowed.Requests); !strings.Contains(list(got), "requests, slowest first") || n == 0 {
+		t.Errorf("%d requests; page list %.300s", n, list(got))
 	}
 }

@@ -21,6 +21,7 @@ type inputsJSON struct {
 	RateRPS    float64          `json:"rate_rps"`
 	Links      []*wpwhatif.Link `json:"links"`
 	Nodes      []*wpwhatif.Node `json:"nodes"`
+	Hosts      []*wpwhatif.Host `json:"hosts,omitempty"`
 	Patterns   []profileJSON    `json:"patterns"`
 	Notes      []string         `json:"notes,omitempty"`
 }
@@ -39,7 +40,7 @@ func writeInputs(w io.Writer, opts *Options, res *causal.Result, m *wpwhatif.Mod
 	if opts.Top > 0 && opts.Top < len(pats) {
 		pats = pats[:opts.Top]
 	}
-	in := inputsJSON{PerRequest: m.PerRequest, SpanS: m.SpanS, RateRPS: m.RateRPS, Links: m.Links, Nodes: m.Nodes, Notes: m.Notes}
+	in := inputsJSON{PerRequest: m.PerRequest, SpanS: m.SpanS, RateRPS: m.RateRPS, Links: m.Links, Nodes: m.Nodes, Hosts: m.Hosts, Notes: m.Notes}
 	for i := range m.Requests {
 		in.Requests += m.Requests[i].Weight
 	}
@@ -60,6 +61,7 @@ func writeInputs(w io.Writer, opts *Options, res *causal.Result, m *wpwhatif.Mod
 	fmt.Fprintf(w, "%.0f requests in %.2f s (%.1f per second), %s\n", in.Requests, m.SpanS, m.RateRPS, mode)
 	writeLinks(w, m.Links)
 	writeNodes(w, m.Nodes)
+	writeHosts(w, m.Hosts)
 	for _, p := range in.Patterns {
 		fmt.Fprintf(w, "\n#%d  %s\n", p.Rank, p.Signature)
 		lw := len("link")
@@ -129,6 +131,13 @@ func writeLinks(w io.Writer, links []*wpwhatif.Link) {
 // writeNodes prints every node's utilisation and service time.
 func writeNodes(w io.Writer, nodes []*wpwhatif.Node) {
 	fmt.Fprintln(w, "\nnodes (ρ utilisation, E[S] service per request, C² of the work):")
+	placed := false
+	for _, n := range nodes {
+		placed = placed || n.Host != ""
+	}
+	if !placed {
+		fmt.Fprintln(w, "  (no placement given: each node is taken as its own dedicated server; --host-cores or --placement to share a host's cores)")
+	}
 	nw := 0
 	for _, n := range nodes {
 		nw = max(nw, utf8.RuneCountInString(n.Name))
@@ -140,6 +149,23 @@ func writeNodes(w io.Writer, nodes []*wpwhatif.Node) {
 		}
 		fmt.Fprintf(w, "  %s  ρ %.3f ±%.3f  E[S] %s  C² %.2f  work now %s per request (%s)\n", rpad(n.Name, nw),
 			n.Utilisation, n.UtilUnc, report.FormatUS(n.ServiceUS), n.C2, report.FormatUS(n.WorkUS), n.Note)
+		if n.Host != "" {
+			fmt.Fprintf(w, "  %s  on host %s: core time %s and %s off the cores per visit\n", rpad("", nw), n.Host,
+				report.FormatUS(n.DemandUS), report.FormatUS(n.DelayUS))
+		}
+	}
+}
+
+// writeHosts prints every host of the placement.
+func writeHosts(w io.Writer, hosts []*wpwhatif.Host) {
+	if len(hosts) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\nhosts (cores shared by their nodes, a processor-sharing M/G/c server):")
+	for _, h := range hosts {
+		fmt.Fprintf(w, "  %s  %d cores, %s: %.2f ±%.2f visits in progress, U %.3f ±%.3f (%s), %.0f %% of the work core time, stretch %.3f, core time %s per request; %s\n",
+			h.Name, h.Cores, strings.Join(h.Nodes, ","), h.InProgress, h.InProgressUnc, h.Utilisation, h.UtilUnc, h.UtilSource,
+			100*h.CoreShare, h.Stretch, report.FormatUS(h.DemandUS), h.Note)
 	}
 }
 
@@ -195,6 +221,14 @@ func writeReport(w io.Writer, opts *Options, rep *wpwhatif.Report) {
 	if rep.SaturationRPS > 0 {
 		fmt.Fprintf(w, "throughput now %.1f requests/s; saturation after the changes %.0f ±%.0f requests/s (%s)\n",
 			rep.ThroughputRPS, rep.SaturationRPS, rep.SaturationUnc, rep.Bottleneck)
+	}
+	for _, h := range rep.Hosts {
+		st := fmt.Sprintf("%.3f", h.NewStretch)
+		if h.Saturated {
+			st = "saturated"
+		}
+		fmt.Fprintf(w, "host %s: %d cores, U %.3f ±%.3f (%s) → %.3f, stretch %.3f → %s, %.0f %% of the work core time, core time %s per request\n",
+			h.Host, h.Cores, h.Utilisation, h.UtilUnc, h.UtilSource, h.NewUtilisation, h.Stretch, st, 100*h.CoreShare, report.FormatUS(h.DemandUS))
 	}
 	if opts.By != "pattern" && labelled(rep.Types) {
 		writeGroup(w, "request type", top(rep.Types, opts.Top))
@@ -252,6 +286,12 @@ func writeGroup(w io.Writer, title string, ps []wpwhatif.Prediction) {
 			wait := report.FormatUS(n.NewWaitUS)
 			if n.Saturated {
 				wait = "saturated"
+			}
+			if n.Host != "" {
+				fmt.Fprintf(w, "    node %s on host %s: U %.3f → %.3f, core time %s → %s, wait for a core %s → %s, off the cores %s (%s)\n",
+					n.Node, n.Host, n.Utilisation, n.NewUtilisation, report.FormatUS(n.ServiceUS), report.FormatUS(n.NewServiceUS),
+					report.FormatUS(n.WaitUS), wait, report.FormatUS(n.DelayUS), n.Source)
+				continue
 			}
 			fmt.Fprintf(w, "    node %s: ρ %.3f → %.3f, E[S] %s → %s, C² %.2f, wait %s → %s (%s)\n",
 				n.Node, n.Utilisation, n.NewUtilisation, report.FormatUS(n.ServiceUS), report.FormatUS(n.NewServiceUS), n.C2,

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -36,6 +37,10 @@ type Options struct {
 	Faster    []string
 	Load      float64
 	Scenarios []string
+
+	// HostCores and Placement put nodes on shared hosts.
+	HostCores []string
+	Placement string
 
 	// The one-link form: --link A->B --rtt ... (the first version's).
 	RTT              string
@@ -83,12 +88,20 @@ means. Changes (each repeatable; node names as in the signatures):
   --faster 'app 2'                a node's service 2 times faster
   --scenario FILE                 scenarios, one change per line, [NAME] starts one
 
+Where several nodes share a machine, say so: --host-cores 'web1,app,db=2'
+(repeatable; busy=0.3 gives the host's measured CPU utilisation) or
+--placement FILE (one such host per line). The host's cores are then one
+shared processor-sharing server for its nodes' work (M/G/c-PS), for the
+load, a node's speed and the saturation throughput; without, every node is
+its own dedicated M/G/1 server.
+
 The first version's form --link 'A->B' --rtt 5ms --bandwidth 100Mbit/s
 [--current-rtt D --current-bandwidth R] still works. See docs/whatif.md.`,
 		Example: `  wirepath whatif result.json --trace trace.tsv
   wirepath whatif result.json --trace trace.tsv --link 'app->store rtt=+5ms'
   wirepath whatif result.json --trace trace.tsv --host 'app rtt=+20ms' --link 'web1->app bandwidth=10Mbit/s'
   wirepath whatif result.json --trace trace.tsv --load 2 --format json
+  wirepath whatif result.json --trace trace.tsv --load 2 --host-cores 'web1,web2,app,db=2'
   wirepath whatif result.json --link 'web->db' --rtt 5ms --pattern 1`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -112,6 +125,8 @@ The first version's form --link 'A->B' --rtt 5ms --bandwidth 100Mbit/s
 	fs.StringArrayVar(&opts.Separate, "separate", nil, "move two nodes of one host apart: `'A B rtt=1ms'` (repeatable)")
 	fs.StringArrayVar(&opts.Faster, "faster", nil, "a node's service faster: `'NODE FACTOR'` (repeatable)")
 	fs.Float64Var(&opts.Load, "load", 0, "scale the request rate by `FACTOR`")
+	fs.StringArrayVar(&opts.HostCores, "host-cores", nil, "nodes sharing a host and its cores: `'NODE,NODE,...=CORES [busy=0.3] [name=HOST]'` (repeatable)")
+	fs.StringVar(&opts.Placement, "placement", "", "hosts from `FILE`, one per line as --host-cores writes them")
 	fs.StringArrayVar(&opts.Scenarios, "scenario", nil, "scenarios from `FILE` (one change per line, [NAME] starts a scenario)")
 	fs.StringVar(&opts.RTT, "rtt", "", "with one --link A->B: its new round trip, or a change (+5ms)")
 	fs.DurationVar(&opts.CurrentRTT, "current-rtt", 0, "with one --link A->B: its current round trip, instead of the measured one")
@@ -149,7 +164,37 @@ func (opts *Options) validate(cmd *cobra.Command) error {
 	if _, err := opts.changes(); err != nil {
 		return cmdutil.UsageErrorf("%v", err)
 	}
+	for _, h := range opts.HostCores {
+		if _, err := wpwhatif.ParseHostSpec(h); err != nil {
+			return cmdutil.UsageErrorf("--host-cores %q: %v", h, err)
+		}
+	}
 	return nil
+}
+
+// hosts reads the placement: --placement's file, then --host-cores.
+func (opts *Options) hosts() ([]wpwhatif.HostSpec, error) {
+	var out []wpwhatif.HostSpec
+	if opts.Placement != "" {
+		f, err := os.Open(opts.Placement)
+		if err != nil {
+			return nil, err
+		}
+		out, err = wpwhatif.ReadPlacement(f, opts.Placement)
+		f.Close()
+		if err != nil {
+			return nil, err
+		}
+	}
+	for _, s := range opts.HostCores {
+		h, err := wpwhatif.ParseHostSpec(s)
+		if err != nil {
+			return nil, err
+		}
+		h.Where = "--host-cores " + strconv.Quote(s)
+		out = append(out, h)
+	}
+	return out, nil
 }
 
 // changes turns the change flags into the changes of one scenario.
@@ -236,6 +281,15 @@ func Run(opts *Options) error {
 		return err
 	}
 	model.Discipline = wpwhatif.Discipline(opts.Queue)
+	hosts, err := opts.hosts()
+	if err != nil {
+		return err
+	}
+	if len(hosts) > 0 {
+		if err := model.Place(hosts); err != nil {
+			return err
+		}
+	}
 	if opts.Trace != "" && !model.PerRequest {
 		opts.IO.Warnf("the result lists no instances: the model uses the patterns' means (run the engine with --instances -1)")
 	}

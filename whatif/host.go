@@ -1,0 +1,231 @@
+package whatif
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/wirepath/wirepath/causal"
+)
+
+// Host is a machine whose cores the work of several nodes shares: a
+// c-server processor-sharing station (stretch, in queue.go) that every
+// visit to one of its nodes passes through for its core time. Model.Place
+// makes the model's hosts from a placement; nodes on no host keep their
+// own M/G/1 server (a dedicated machine).
+type Host struct {
+	// Name is the host's; Nodes the nodes on it that requests have.
+	Name  string   `json:"name"`
+	Nodes []string `json:"nodes"`
+	Cores int      `json:"cores"`
+	// InProgress is N̄ = Σ λᵢ·Wᵢ over its nodes: the mean number of
+	// visits in progress on the host (Little's law on each node's visit
+	// rate λᵢ and measured work per visit Wᵢ), InProgressUnc its standard
+	// error.
+	InProgress    float64 `json:"in_progress"`
+	InProgressUnc float64 `json:"in_progress_unc"`
+	// Utilisation is U, the share of its cores busy: Given (busy=), or
+	// Estimated as the U at which the station holds InProgress visits,
+	// taking all of the work as core time.
+	Utilisation float64 `json:"utilisation"`
+	UtilUnc     float64 `json:"utilisation_unc"`
+	UtilSource  Source  `json:"utilisation_source"`
+	// CoreShare is f, the share of the nodes' work on or waiting for a
+	// core (the rest is time a visit spends off the cores, sleeping or on
+	// disk, which load does not stretch); Stretch is the response per
+	// unit of core time at U.
+	CoreShare float64 `json:"core_share"`
+	Stretch   float64 `json:"stretch"`
+	// DemandUS is the core time of one request on the host (Σ over its
+	// nodes of visits per request × core time per visit).
+	DemandUS float64 `json:"demand_us"`
+	// Missing are its nodes whose own delays were not seen: their core
+	// time is not in the model.
+	Missing []string `json:"missing,omitempty"`
+	// Unseen are the nodes the placement puts on it that no request has
+	// (a typo, or a node the captures did not see): left out, with a note.
+	Unseen []string `json:"unseen,omitempty"`
+	Note   string   `json:"note,omitempty"`
+
+	busy, busyUnc float64 // NaN: not given
+}
+
+// Place puts the model's nodes on hosts (a placement): each host's cores
+// become one shared processor-sharing station, and every node on it gets
+// its core time per visit (Node.DemandUS) and its time off the cores
+// (Node.DelayUS). A node no request has is left out with a note naming
+// where it was written; a node on two hosts is an error.
+func (m *Model) Place(hosts []HostSpec) error {
+	if err := CheckPlacement(hosts); err != nil {
+		return err
+	}
+	m.Hosts = m.Hosts[:0]
+	clear(m.hosts)
+	for _, nd := range m.Nodes {
+		nd.Host, nd.DemandUS, nd.DelayUS = "", 0, 0
+	}
+	for _, hs := range hosts {
+		h := &Host{Name: hs.Name, Cores: hs.Cores, busy: hs.Busy, busyUnc: hs.BusyUnc}
+		for _, n := range hs.Nodes {
+			nd := m.nodes[n]
+			if nd == nil {
+				h.Unseen = append(h.Unseen, n)
+				m.Notes = append(m.Notes, fmt.Sprintf("%s: node %s of host %s sends in no request: left out of the host", hs.Where, causal.QuoteName(n), h.Name))
+				continue
+			}
+			h.Nodes = append(h.Nodes, n)
+			nd.Host = h.Name
+			if nd.Source == Missing {
+				h.Missing = append(h.Missing, n)
+				continue
+			}
+			h.InProgress += nd.VisitRate * nd.WorkUS / 1e6
+			rel := math.Sqrt((1 + nd.C2) / max(nd.Visits, 1))
+			h.InProgressUnc += math.Pow(nd.VisitRate*nd.WorkUS/1e6*rel, 2)
+		}
+		h.InProgressUnc = math.Sqrt(h.InProgressUnc)
+		h.fit()
+		m.Hosts = append(m.Hosts, h)
+		m.hosts[h.Name] = h
+		m.placeNodes(h)
+	}
+	return nil
+}
+
+// fit sets the host's utilisation, core share and stretch from its visits
+// in progress and the busy share given (NaN: none), and their
+// uncertainty.
+func (h *Host) fit() {
+	busy := h.busy
+	h.Utilisation, h.CoreShare, h.Stretch = hostFit(h.Cores, h.InProgress, busy)
+	h.UtilSource = Estimated
+	h.Note = "not given (busy=): solved from the visits in progress taking all of the nodes' work as core time (sleeps, disk and locks included): an upper bound of the core time, so of the queueing a higher load adds"
+	lo, _, _ := hostFit(h.Cores, max(h.InProgress-h.InProgressUnc, 0), busy)
+	hi, _, _ := hostFit(h.Cores, h.InProgress+h.InProgressUnc, busy)
+	h.UtilUnc = (hi - lo) / 2
+	if !math.IsNaN(busy) {
+		h.UtilSource, h.UtilUnc = Given, h.busyUnc
+		h.Note = fmt.Sprintf("given; %.0f %% of the nodes' work is core time", 100*h.CoreShare)
+		if h.CoreShare >= 1 {
+			h.Note = "given, but more core time than the nodes' work holds at that utilisation: all of the work is taken as core time, the rest of the utilisation as other work that the load does not scale"
+		}
+	}
+	if len(h.Missing) > 0 {
+		h.Note += fmt.Sprintf("; %d node(s) not measured, their core time left out", len(h.Missing))
+	}
+}
+
+// hostFit returns a host's utilisation u, core share f and stretch s for
+// c cores holding n visits in progress: with busy given, u = busy and f
+// the share of the visits' time that c·u cores stretched by s account for
+// (at most 1); without, f = 1 and u solves inSystem(c, u) = n.
+func hostFit(c int, n, busy float64) (u, f, s float64) {
+	if n <= 0 {
+		return 0, 1, 1
+	}
+	if math.IsNaN(busy) {
+		u = min(solveUtil(c, n), 0.999)
+		return u, 1, stretch(c, u)
+	}
+	u, s = busy, stretch(c, busy)
+	return u, min(inSystem(c, busy)/n, 1), s
+}
+
+// placeNodes sets the core time and the time off the cores per visit of
+// h's nodes, and h's core time per request.
+func (m *Model) placeNodes(h *Host) {
+	for _, n := range h.Nodes {
+		nd := m.nodes[n]
+		if nd.Source == Missing {
+			continue
+		}
+		nd.DemandUS = h.CoreShare * nd.WorkUS / h.Stretch
+		nd.DelayUS = (1 - h.CoreShare) * nd.WorkUS
+		if m.RateRPS > 0 {
+			h.DemandUS += nd.VisitRate / m.RateRPS * nd.DemandUS
+		}
+	}
+}
+
+// hostState is a host before and after a scenario; nbar is its visits in
+// progress (moved by inputUncertainty).
+type hostState struct {
+	h          *Host
+	busy       float64
+	nbar       float64
+	u, f, s    float64
+	newU, newS float64
+	// nodesU is the nodes' share of the cores after their speed-ups, at
+	// the capture's load; bg the share busy with other work (a busy=
+	// beyond what the nodes' work holds), which the load does not scale.
+	nodesU, bg float64
+	changed    bool
+}
+
+// newHostStates makes the scenario's host states.
+func (m *Model) newHostStates() map[string]*hostState {
+	out := map[string]*hostState{}
+	for _, h := range m.Hosts {
+		out[h.Name] = &hostState{h: h, busy: h.busy, nbar: h.InProgress}
+	}
+	return out
+}
+
+// hostQueues computes every host's utilisation and stretch before and
+// after, and sets its nodes' figures: utilisation is the host's, service
+// the core time per visit, wait the time waiting for a core.
+func (st *state) hostQueues(m *Model) {
+	for _, hs := range st.hosts {
+		hs.u, hs.f, hs.s = hostFit(hs.h.Cores, hs.nbar, hs.busy)
+		var now, after float64
+		changed := st.load != 1
+		for _, n := range hs.h.Nodes {
+			ns := st.nodes[n]
+			if ns == nil || ns.missing {
+				continue
+			}
+			d := ns.n.VisitRate * hs.f * ns.n.WorkUS / hs.s / 1e6 / float64(hs.h.Cores)
+			now += d
+			after += d / ns.speed
+			changed = changed || ns.speed != 1
+		}
+		hs.bg, hs.nodesU = max(hs.u-now, 0), after
+		hs.newU = hs.bg + st.load*after
+		hs.newS = stretch(hs.h.Cores, hs.newU)
+		hs.changed = changed
+		for _, n := range hs.h.Nodes {
+			if ns := st.nodes[n]; ns != nil {
+				ns.hostQueue(hs)
+			}
+		}
+	}
+}
+
+// hostQueue sets a node's figures from its host's.
+func (ns *nodeState) hostQueue(hs *hostState) {
+	ns.host = hs
+	ns.changed = ns.changed || hs.changed
+	d := hs.f * ns.n.WorkUS / hs.s
+	ns.rho, ns.newRho = hs.u, hs.newU
+	ns.s, ns.newS = d, d/ns.speed
+	ns.wait, ns.newWait = d*(hs.s-1), ns.newS*(hs.newS-1)
+}
+
+// visitRatio is the factor a visit's measured work is multiplied by on a
+// host: its time off the cores stays, its core time is stretched by the
+// host's new stretch instead of the old one and shortened by the node's
+// speed-up.
+func (ns *nodeState) visitRatio() float64 {
+	hs := ns.host
+	return (1 - hs.f) + hs.f*hs.newS/(hs.s*ns.speed)
+}
+
+// hostSaturation is the request rate at which host hs's cores would be
+// saturated after the changes (the same mix; other work on it, bg,
+// keeps its share), and its uncertainty.
+func (hs *hostState) saturation(rate float64) (rps, unc float64) {
+	if hs.nodesU <= 0 || hs.bg >= 1 {
+		return math.Inf(1), 0
+	}
+	rps = rate * (1 - hs.bg) / hs.nodesU
+	return rps, rps * hs.h.UtilUnc / max(hs.h.Utilisation, 1e-12)
+}
