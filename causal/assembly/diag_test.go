@@ -313,28 +313,44 @@ func (d *diag) oracle(t *testing.T) {
 		if os.Getenv("WIREPATH_DIAG_TRACK") != "" {
 			d.track(t, n, m, tru)
 		}
-		r.improve(n, m, nil, 20)
-		wrongS, wrongL, wrong0 := 0, 0, 0
-		for _, c := range r.childrenOf[n] {
-			if d.tp[c] == diagUnknown || r.evid[c] == evRoot {
-				continue
-			}
-			if searched[c] != d.tp[c] {
-				wrongS++
-			}
-			if r.parent[c] != d.tp[c] {
-				wrongL++
-			}
-			if saved[c] != d.tp[c] {
-				wrong0++
+		// the chain matching's candidate as the matching decodes it
+		wrongC, crossC := -1, 0
+		r.onChains = func(_ int32, calls, cand []int32, crossings int) {
+			wrongC, crossC = 0, crossings
+			for i, c := range calls {
+				if d.tp[c] != diagUnknown && r.evid[c] != evRoot && cand[i] != d.tp[c] {
+					wrongC++
+				}
 			}
 		}
+		r.improve(n, m, nil, 20)
+		wrongOf := func(asg func(c int32) int32) int {
+			w := 0
+			for _, c := range r.childrenOf[n] {
+				if d.tp[c] != diagUnknown && r.evid[c] != evRoot && asg(c) != d.tp[c] {
+					w++
+				}
+			}
+			return w
+		}
+		wrong0 := wrongOf(func(c int32) int32 { return saved[c] })
+		wrongS := wrongOf(func(c int32) int32 { return searched[c] })
+		wrongL := wrongOf(func(c int32) int32 { return r.parent[c] })
+		oe := r.objective(n, m, func(c int32) int32 { return r.parent[c] })
+		var cc chainCounts
+		r.chainMatch(n, m, nil, &cc)
+		r.onChains = nil
+		wrongM := wrongOf(func(c int32) int32 { return r.parent[c] })
+		om := r.objective(n, m, func(c int32) int32 { return r.parent[c] })
 		d.split(t, n, m, tru)
 		d.chains(t, n, tru)
 		ot := r.objective(n, m, tru)
-		oe := r.objective(n, m, func(c int32) int32 { return r.parent[c] })
 		fmt.Fprintf(&b, "  %-10s calls %5d wrong: engine %5d, oracle search %5d, oracle+local %5d; oracle model: truth %.1f, found %.1f (truth−found %.1f)\n",
 			d.name(n), len(r.childrenOf[n]), wrong0, wrongS, wrongL, ot, oe, ot-oe)
+		if cc.tried > 0 {
+			fmt.Fprintf(&b, "  %-10s   chain matching: candidate %d wrong, %d chains crossed; kept %d: %d wrong, objective %.1f (truth−found %.1f)\n",
+				d.name(n), wrongC, crossC, cc.kept, wrongM, om, ot-om)
+		}
 		copy(r.parent, saved)
 	}
 	t.Logf("per node, with the model fitted on the truth:\n%s", b.String())

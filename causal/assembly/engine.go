@@ -94,10 +94,13 @@ type run struct {
 	// counters by node: the search's, and the passes run
 	search []searchCounts
 	passes []int32
+	chains []chainCounts
 	// models of the last pass, by node, and a hook after each pass, for
 	// tests
 	models []*nodeModel
 	onPass func(n int32, pass int)
+	// onChains sees each chain matching's candidate (chains.go), for tests
+	onChains func(n int32, calls, cand []int32, crossings int)
 }
 
 func newRun(opt Options, ms trace.Messages, nm *causal.Namer) *run {
@@ -145,6 +148,7 @@ func newRun(opt Options, ms trace.Messages, nm *causal.Namer) *run {
 	r.hasIDs = r.hasIDsOrThreads()
 	r.search = make([]searchCounts, nn)
 	r.passes = make([]int32, nn)
+	r.chains = make([]chainCounts, nn)
 	r.models = make([]*nodeModel, nn)
 	return r
 }
@@ -279,6 +283,9 @@ func (r *run) solveNode(n int32) {
 		s.x = x
 		s.run(evs)
 		s.cnt.moves = r.improve(n, m, x, 20)
+		if pass > 0 {
+			r.chainMatch(n, m, x, &r.chains[n])
+		}
 		if r.onPass != nil {
 			r.onPass(n, pass)
 		}

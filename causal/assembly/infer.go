@@ -94,6 +94,19 @@ func (r *run) account(res *causal.Result, agg *causal.Aggregator, tc treeCounts)
 		sc.pruned += s.pruned
 	}
 	count("search_passes", passes)
+	var ch chainCounts
+	for _, c := range r.chains {
+		ch.tried += c.tried
+		ch.kept += c.kept
+		ch.failed += c.failed
+		ch.crossings += c.crossings
+		ch.changed += c.changed
+	}
+	count("chain_matchings", ch.tried)
+	count("chain_matchings_kept", ch.kept)
+	count("chain_solver_gave_up", ch.failed)
+	count("chain_crossings", ch.crossings)
+	count("chain_calls_moved", ch.changed)
 	count("windows", sc.windows)
 	count("windows_exact", sc.windowsExact)
 	count("decisions", sc.decisions)

@@ -43,6 +43,9 @@ type local struct {
 	at              []int
 	old             [][]int32
 	oldParent       []int32
+	// toPicked makes the search's request of each call a target of its
+	// moves (targets)
+	toPicked bool
 }
 
 // positions returns, for every call, its index in its callee's
@@ -108,6 +111,12 @@ func newLocal(r *run, n int32, m *nodeModel, x *crossFit) *local {
 
 func (r *run) improve(n int32, m *nodeModel, x *crossFit, maxSweeps int) int64 {
 	ls := newLocal(r, n, m, x)
+	ls.sweepAll(maxSweeps)
+	return ls.moves
+}
+
+// sweepAll runs the sweeps until none moves a call, at most maxSweeps.
+func (ls *local) sweepAll(maxSweeps int) {
 	for ls.sweeps = 0; ls.sweeps < maxSweeps; ls.sweeps++ {
 		before := ls.moves
 		ls.moveSweep()
@@ -117,7 +126,6 @@ func (r *run) improve(n int32, m *nodeModel, x *crossFit, maxSweeps int) int64 {
 			break
 		}
 	}
-	return ls.moves
 }
 
 // with returns ks with c inserted in order of send, in *buf (reused).
@@ -163,11 +171,16 @@ func (ls *local) doubtful(c int32) bool { return ls.canMove(c) && ls.r.conf[c] <
 func (ls *local) fitsIn(c, p int32) bool { return slices.Contains(ls.candsOf(c), p) }
 
 // targets returns the requests a move of call c is tried to: its
-// alternatives (the search's next most probable requests) that it fits;
-// a move to a request the search found improbable is not worth scoring.
+// alternatives (the search's next most probable requests) that it fits,
+// and, refining the chain matching's candidate (toPicked, chains.go), the
+// search's own request when the call is elsewhere; a move to a request the search found
+// improbable is not worth scoring.
 func (ls *local) targets(c int32) []int32 {
 	k := ls.r.opt.Alternatives
 	var out []int32
+	if pk := ls.r.picked[c]; ls.toPicked && pk >= 0 && pk != ls.r.parent[c] && ls.fitsIn(c, pk) {
+		out = append(out, pk)
+	}
 	for _, a := range ls.r.alts[int(c)*k : int(c)*k+k] {
 		if a.p >= 0 && a.prob > 0 && ls.fitsIn(c, a.p) {
 			out = append(out, a.p)
