@@ -2,6 +2,7 @@ package reconcile
 
 import (
 	"cmp"
+	"maps"
 	"net/netip"
 	"slices"
 
@@ -210,11 +211,13 @@ func (r *Reconciler) links(st *state) {
 	}
 	byPair := map[[2]trace.Sym]*acc{}
 	var order [][2]trace.Sym
-	for k, np := range names {
+	sides := linkSides(tr, names, r.pools)
+	for _, k := range slices.SortedFunc(maps.Keys(names), comparePoolKeys) {
+		np := names[k]
 		u := [2]trace.Sym{min(np.a, np.b), max(np.a, np.b)}
 		ac := byPair[u]
 		if ac == nil {
-			ac = &acc{a: np.a, b: np.b}
+			ac = &acc{a: sides[u].a, b: sides[u].b}
 			byPair[u] = ac
 			order = append(order, u)
 		}
@@ -244,6 +247,35 @@ func (r *Reconciler) links(st *state) {
 	}
 	slices.SortFunc(out, func(x, y trace.Link) int { return cmp.Or(cmp.Compare(x.A, y.A), cmp.Compare(x.B, y.B)) })
 	tr.Meta.Links = out
+}
+
+// comparePoolKeys orders pool keys by client, server and protocol.
+func comparePoolKeys(x, y poolKey) int {
+	return cmp.Or(x.client.Compare(y.client), x.server.Compare(y.server), cmp.Compare(x.proto, y.proto))
+}
+
+// linkSides orients every link between two nodes of names: A is the
+// side that opened most of the link's connections (the clients of its
+// pools), the lower name on a tie, whatever order the pools come in.
+func linkSides(tr *trace.Trace, names map[poolKey]nodePair, pools map[poolKey]*linkPool) map[[2]trace.Sym]nodePair {
+	votes := map[[2]trace.Sym]int{}
+	for k, np := range names {
+		u := [2]trace.Sym{min(np.a, np.b), max(np.a, np.b)}
+		if np.a == u[0] {
+			votes[u] += int(pools[k].conns)
+		} else {
+			votes[u] -= int(pools[k].conns)
+		}
+	}
+	out := make(map[[2]trace.Sym]nodePair, len(votes))
+	for u, v := range votes {
+		a, b := u[0], u[1]
+		if v < 0 || v == 0 && tr.Str(b) < tr.Str(a) {
+			a, b = b, a
+		}
+		out[u] = nodePair{a, b}
+	}
+	return out
 }
 
 func protoNames(p uint8) string {

@@ -1,6 +1,7 @@
 package reconcile
 
 import (
+	"fmt"
 	"net/netip"
 	"strings"
 	"testing"
@@ -144,5 +145,56 @@ func TestSamplePool(t *testing.T) {
 	empty.merge(&q)
 	if empty.n != q.n || empty.min != 1 {
 		t.Errorf("merge into empty: n %d min %d", empty.n, empty.min)
+	}
+}
+
+// TestLinksSides checks that a link between two nodes that each open
+// connections to the other is oriented by the side that opened most of
+// them (the lower name on a tie), the same in every run whatever order
+// the pools are met in.
+func TestLinksSides(t *testing.T) {
+	const a, b = "10.0.0.1", "10.0.0.2"
+	tests := []struct {
+		name   string
+		aConns int // connections a opens to b (b opens one to a)
+		want   string
+	}{
+		{"a opens most", 2, a + " " + b},
+		{"b opens most", 0, b + " " + a},
+		{"a tie", 1, a + " " + b},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var msgs []*flows.Message
+			var conns []*flows.ConnStats
+			add := func(cli, srv string) {
+				id := uint64(len(conns) + 1)
+				ts := int64(id) * 1000 * us
+				msgs = append(msgs, fmsg(id, 0, cli, srv, 1, 100, trace.KindCall, 0, sn{0, 64, ts, ts, false}),
+					fmsg(id, 1, srv, cli, 1, 100, trace.KindReturn, 0, sn{0, 64, ts + 100*us, ts + 100*us, false}))
+				conns = append(conns, conn(id, cli, srv, true, 0, half("syn", 5*us), half("syn", 6*us)))
+			}
+			for i := range tc.aConns {
+				add(fmt.Sprintf("%s:%d", a, 40000+i), b+":8080")
+			}
+			add(b+":40000", a+":9000")
+			var first string
+			for range 20 {
+				tr, _ := run(t, Options{Sniffers: sniffers(1)}, msgs, conns...)
+				if len(tr.Meta.Links) != 1 {
+					t.Fatalf("links %+v", tr.Meta.Links)
+				}
+				l := tr.Meta.Links[0]
+				got := fmt.Sprintf("%s %s conns %d calls %d", l.A, l.B, l.Conns, l.Calls)
+				if !strings.HasPrefix(got, tc.want+" ") {
+					t.Errorf("link %s, want it from %s", got, tc.want)
+				}
+				if first == "" {
+					first = got
+				} else if got != first {
+					t.Fatalf("runs differ: %s, then %s", first, got)
+				}
+			}
+		})
 	}
 }
