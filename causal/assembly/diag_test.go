@@ -372,7 +372,7 @@ func printRows(t *testing.T, rows map[string]*diagRow) {
 // (where known; the engine's elsewhere) under the node's final model.
 func (d *diag) objectives(t *testing.T) {
 	r := d.r
-	var b strings.Builder
+	var b, terms strings.Builder
 	for n := range r.childrenOf {
 		n := int32(n)
 		if r.models[n] == nil || r.entry[n] {
@@ -401,9 +401,16 @@ func (d *diag) objectives(t *testing.T) {
 			return d.tp[c]
 		})
 		fmt.Fprintf(&b, "  %-10s wrong calls %5d of %5d  engine %.1f  truth %.1f  truth−engine %.1f\n", d.name(n), wrong, len(r.childrenOf[n]), eng, tru, tru-eng)
+		d.termReport(&terms, n, r.models[n], func(c int32) int32 {
+			if d.tp[c] == diagUnknown || r.evid[c] == evRoot {
+				return r.parent[c]
+			}
+			return d.tp[c]
+		})
 	}
 	if b.Len() > 0 {
 		t.Logf("per node, under the engine's final model (truth−engine > 0: the search missed a better assignment):\n%s", b.String())
+		t.Logf("per node, the terms the truth and the engine differ by under the engine's final model:\n%s", terms.String())
 	}
 }
 
@@ -562,4 +569,143 @@ func (d *diag) chains(t *testing.T, n int32, tru func(c int32) int32) {
 		}
 	}
 	t.Logf("  %s: requests with wrong calls %d, of which holding another request's whole true chain %d", d.name(n), wrong, perm)
+}
+
+// termSums are an assignment's objective at one node, split by term.
+type termSums map[string]float64
+
+// terms returns the objective of assignment asg at node n under model m
+// (r.objective) split by term: the call graph (trans) and the delays
+// (gap) by position and kind, the reply's (end), overlap, repeat, size
+// and origin, the payload evidence, FIFO and background.
+func (d *diag) terms(n int32, m *nodeModel, asg func(c int32) int32) termSums {
+	r := d.r
+	out := termSums{}
+	by := map[int32][]int32{}
+	for _, c := range r.childrenOf[n] {
+		if p := asg(c); p < 0 {
+			out[fmt.Sprintf("background k%d", r.calls[c].kind)] += m.logBackground(r.calls[c].kind)
+		} else {
+			by[p] = append(by[p], c)
+		}
+	}
+	s := &search{r: r, m: m}
+	for _, p := range r.parentsOf[n] {
+		d.replayTerms(s, p, by[p], out)
+	}
+	out["fifo"] += r.fifoObjective(n, m, asg)
+	return out
+}
+
+// replayTerms adds request p's terms with its calls ks to out, as replay
+// scores them.
+func (d *diag) replayTerms(s *search, p int32, ks []int32, out termSums) {
+	r, m := d.r, s.m
+	pc := &r.calls[p]
+	sl := slot{p: p, lastKid: -1, lastRet: -1, prev: noKind, last: pc.arr}
+	if pc.callMsg < 0 {
+		lo, _ := r.window(p, r.openSpan(pc.callee))
+		sl.last = lo + r.tol
+	}
+	for _, st := range r.steps(nil, ks) {
+		cc := &r.calls[st.c]
+		if st.back {
+			sl.out--
+			sl.last = max(sl.last, cc.back)
+			sl.lastRet, sl.ret = st.c, retClass(cc.repBytes)
+			continue
+		}
+		cx := s.ctx(&sl)
+		scr := m.scorer(cx, cc.kind)
+		at := fmt.Sprintf("pos %d k%d", cx.pos, cc.kind)
+		out["trans "+at] += scr.logT
+		out["gap "+at] += r.callGap(scr, st.c, sl.last, r.arrOf(p))
+		out["overlap"] += m.logOverlap(cx.pk, sl.out > 0)
+		out["repeat"] += m.logRepeat(sl.kinds, kindBit(cc.kind))
+		if sl.lastRet >= 0 && cc.reqBytes >= 0 {
+			if lr := &r.calls[sl.lastRet]; lr.repBytes >= 0 {
+				out["size"] += m.logSize(lr.kind, cc.kind, cx.pk, cc.reqBytes-lr.repBytes)
+			}
+		}
+		out["origin"] += m.logOrigin(cx.pk, cc.kind, pc.reqBytes, cc.reqBytes)
+		out["evidence"] += r.evidenceScore(m, st.c, &sl)
+		sl = s.extend(&sl, st.c)
+	}
+	if pc.retMsg >= 0 && pc.flags&flagOneWay == 0 && sl.out > 0 {
+		out["infeasible"] = math.Inf(-1)
+		return
+	}
+	if pc.retMsg < 0 || pc.flags&flagOneWay != 0 {
+		return
+	}
+	cx := s.ctx(&sl)
+	scr := m.scorer(cx, endKind)
+	at := fmt.Sprintf("pos %d end", cx.pos)
+	out["trans "+at] += scr.logT
+	g := scr.gap(pc.rep-sl.last, pc.rep-r.arrOf(p))
+	out["gap "+at] += g
+	if sl.lastRet >= 0 {
+		if lr := &r.calls[sl.lastRet]; lr.repBytes >= 0 && pc.repBytes >= 0 {
+			out["size end"] += m.logSize(lr.kind, endKind, cx.pk, pc.repBytes-lr.repBytes)
+		}
+	}
+	out["origin end"] += m.logOrigin(cx.pk, endKind, pc.reqBytes, pc.repBytes)
+}
+
+// termReport prints, for node n, the terms by which the truth's
+// objective differs from the engine's (largest first) under model m.
+func (d *diag) termReport(b *strings.Builder, n int32, m *nodeModel, tru func(c int32) int32) {
+	r := d.r
+	te := d.terms(n, m, func(c int32) int32 { return r.parent[c] })
+	tt := d.terms(n, m, tru)
+	keys := []string{}
+	for k := range te {
+		keys = append(keys, k)
+	}
+	for k := range tt {
+		if _, ok := te[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	diff := func(k string) float64 { return tt[k] - te[k] }
+	slices.SortFunc(keys, func(a, b string) int {
+		return cmpF(math.Abs(diff(b)), math.Abs(diff(a)))
+	})
+	sum := 0.0
+	for _, k := range keys {
+		sum += diff(k)
+	}
+	fmt.Fprintf(b, "  %s: truth−engine by term (total %.1f):\n", d.name(n), sum)
+	saved, savedConf := slices.Clone(r.parent), slices.Clone(r.conf)
+	for _, c := range r.childrenOf[n] {
+		r.parent[c], r.conf[c] = tru(c), 1
+	}
+	mt := r.fit(n)
+	copy(r.parent, saved)
+	copy(r.conf, savedConf)
+	lrs := func(t *lrTable) string {
+		var v []string
+		for i := range t.link {
+			v = append(v, fmt.Sprintf("%.2f", t.logLR(i)))
+		}
+		return strings.Join(v, " ")
+	}
+	fmt.Fprintf(b, "    FIFO log LR by bin: engine's model %s (links %v, others %v); fitted on the truth %s (links %v, others %v)\n",
+		lrs(&m.fifo), m.fifo.link, m.fifo.other, lrs(&mt.fifo), mt.fifo.link, mt.fifo.other)
+	for i, k := range keys {
+		if i >= 12 || math.Abs(diff(k)) < 1 {
+			break
+		}
+		fmt.Fprintf(b, "    %-28s truth %10.1f engine %10.1f  truth−engine %8.1f\n", k, tt[k], te[k], diff(k))
+	}
+}
+
+func cmpF(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
 }
