@@ -344,6 +344,7 @@ func (d *diag) oracle(t *testing.T) {
 		om := r.objective(n, m, func(c int32) int32 { return r.parent[c] })
 		d.split(t, n, m, tru)
 		d.chains(t, n, tru)
+		d.termReport(&b, n, m, nil, func(c int32) int32 { return saved[c] }, tru)
 		ot := r.objective(n, m, tru)
 		fmt.Fprintf(&b, "  %-10s calls %5d wrong: engine %5d, oracle search %5d, oracle+local %5d; oracle model: truth %.1f, found %.1f (truth−found %.1f)\n",
 			d.name(n), len(r.childrenOf[n]), wrong0, wrongS, wrongL, ot, oe, ot-oe)
@@ -401,7 +402,7 @@ func (d *diag) objectives(t *testing.T) {
 			return d.tp[c]
 		})
 		fmt.Fprintf(&b, "  %-10s wrong calls %5d of %5d  engine %.1f  truth %.1f  truth−engine %.1f\n", d.name(n), wrong, len(r.childrenOf[n]), eng, tru, tru-eng)
-		d.termReport(&terms, n, r.models[n], func(c int32) int32 {
+		d.termReport(&terms, n, r.models[n], r.xfits[n], func(c int32) int32 { return r.parent[c] }, func(c int32) int32 {
 			if d.tp[c] == diagUnknown || r.evid[c] == evRoot {
 				return r.parent[c]
 			}
@@ -574,23 +575,31 @@ func (d *diag) chains(t *testing.T, n int32, tru func(c int32) int32) {
 // termSums are an assignment's objective at one node, split by term.
 type termSums map[string]float64
 
-// terms returns the objective of assignment asg at node n under model m
-// (r.objective) split by term: the call graph (trans) and the delays
+// terms returns the objective of assignment asg at node n under model m,
+// or the cross-fitted models the node's last pass searched with (as
+// local.objective scores it), split by term: the call graph (trans) and the delays
 // (gap) by position and kind, the reply's (end), overlap, repeat, size
 // and origin, the payload evidence, FIFO and background.
-func (d *diag) terms(n int32, m *nodeModel, asg func(c int32) int32) termSums {
+func (d *diag) terms(n int32, m *nodeModel, x *crossFit, asg func(c int32) int32) termSums {
 	r := d.r
 	out := termSums{}
 	by := map[int32][]int32{}
+	at := func(t int64) *nodeModel {
+		if x == nil {
+			return m
+		}
+		return x.scoring(t)
+	}
 	for _, c := range r.childrenOf[n] {
 		if p := asg(c); p < 0 {
-			out[fmt.Sprintf("background k%d", r.calls[c].kind)] += m.logBackground(r.calls[c].kind)
+			out[fmt.Sprintf("background k%d", r.calls[c].kind)] += at(r.sendOf(c)).logBackground(r.calls[c].kind)
 		} else {
 			by[p] = append(by[p], c)
 		}
 	}
 	s := &search{r: r, m: m}
 	for _, p := range r.parentsOf[n] {
+		s.m = at(r.arrOf(p))
 		d.replayTerms(s, p, by[p], out)
 	}
 	out["fifo"] += r.fifoObjective(n, m, asg)
@@ -653,11 +662,12 @@ func (d *diag) replayTerms(s *search, p int32, ks []int32, out termSums) {
 }
 
 // termReport prints, for node n, the terms by which the truth's
-// objective differs from the engine's (largest first) under model m.
-func (d *diag) termReport(b *strings.Builder, n int32, m *nodeModel, tru func(c int32) int32) {
+// objective differs from the engine's assignment eng (largest first)
+// under model m (cross-fitted as x, if not nil).
+func (d *diag) termReport(b *strings.Builder, n int32, m *nodeModel, x *crossFit, eng, tru func(c int32) int32) {
 	r := d.r
-	te := d.terms(n, m, func(c int32) int32 { return r.parent[c] })
-	tt := d.terms(n, m, tru)
+	te := d.terms(n, m, x, eng)
+	tt := d.terms(n, m, x, tru)
 	keys := []string{}
 	for k := range te {
 		keys = append(keys, k)
