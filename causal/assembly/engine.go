@@ -100,7 +100,7 @@ type run struct {
 	models []*nodeModel
 	// xfits are the cross-fitted models each node's last pass searched
 	// with (nil where it had none), for the diagnostics
-	xfits []*crossFit
+	xfits  []*crossFit
 	onPass func(n int32, pass int)
 	// onChains sees each chain matching's candidate (chains.go), for tests
 	onChains func(n int32, calls, cand []int32, crossings int)
