@@ -113,6 +113,8 @@ type diag struct {
 	f   *truth.File
 	m   *score.Mapping
 	tp  []int32 // per call, its true parent call (or diagNone, diagUnknown)
+	// gaps, when set, collects the delays terms sees by position and kind
+	gaps map[string][]int64
 	req []int   // per call, its true request (-1 none or unknown)
 }
 
@@ -345,6 +347,10 @@ func (d *diag) oracle(t *testing.T) {
 		d.split(t, n, m, tru)
 		d.chains(t, n, tru)
 		d.termReport(&b, n, m, nil, func(c int32) int32 { return saved[c] }, tru)
+		if os.Getenv("WIREPATH_DIAG_SWAP") != "" {
+			copy(r.parent, saved)
+			d.swaps(&b, n, r.models[n], m, saved)
+		}
 		ot := r.objective(n, m, tru)
 		fmt.Fprintf(&b, "  %-10s calls %5d wrong: engine %5d, oracle search %5d, oracle+local %5d; oracle model: truth %.1f, found %.1f (truth−found %.1f)\n",
 			d.name(n), len(r.childrenOf[n]), wrong0, wrongS, wrongL, ot, oe, ot-oe)
@@ -629,6 +635,10 @@ func (d *diag) replayTerms(s *search, p int32, ks []int32, out termSums) {
 		at := fmt.Sprintf("pos %d k%d", cx.pos, cc.kind)
 		out["trans "+at] += scr.logT
 		out["gap "+at] += r.callGap(scr, st.c, sl.last, r.arrOf(p))
+		if d.gaps != nil {
+			gl, _ := r.observedGaps(st.c, sl.last, r.arrOf(p))
+			d.gaps[at] = append(d.gaps[at], gl)
+		}
 		out["overlap"] += m.logOverlap(cx.pk, sl.out > 0)
 		out["repeat"] += m.logRepeat(sl.kinds, kindBit(cc.kind))
 		if sl.lastRet >= 0 && cc.reqBytes >= 0 {
@@ -678,6 +688,21 @@ func (d *diag) termReport(b *strings.Builder, n int32, m *nodeModel, x *crossFit
 		}
 	}
 	diff := func(k string) float64 { return tt[k] - te[k] }
+	d.gaps = map[string][]int64{}
+	d.terms(n, m, x, eng)
+	ge := d.gaps
+	d.gaps = map[string][]int64{}
+	d.terms(n, m, x, tru)
+	gt := d.gaps
+	d.gaps = nil
+	quant := func(v []int64) string {
+		if len(v) == 0 {
+			return "-"
+		}
+		slices.Sort(v)
+		q := func(f float64) float64 { return float64(v[int(f*float64(len(v)-1))]) / 1e6 }
+		return fmt.Sprintf("n %d: %.2f %.2f %.2f %.2f %.2f ms", len(v), q(0.05), q(0.25), q(0.5), q(0.75), q(0.95))
+	}
 	slices.SortFunc(keys, func(a, b string) int {
 		return cmpF(math.Abs(diff(b)), math.Abs(diff(a)))
 	})
@@ -707,6 +732,9 @@ func (d *diag) termReport(b *strings.Builder, n int32, m *nodeModel, x *crossFit
 			break
 		}
 		fmt.Fprintf(b, "    %-28s truth %10.1f engine %10.1f  truth−engine %8.1f\n", k, tt[k], te[k], diff(k))
+		if g, ok := strings.CutPrefix(k, "gap "); ok && !strings.HasSuffix(g, "end") {
+			fmt.Fprintf(b, "      delays (5/25/50/75/95 %%): truth %s; engine %s\n", quant(gt[g]), quant(ge[g]))
+		}
 	}
 }
 
@@ -718,4 +746,58 @@ func cmpF(a, b float64) int {
 		return 1
 	}
 	return 0
+}
+
+// modelParts are the parts of a node's model swapped between the model
+// fitted on the engine's assignment and the one fitted on the truth.
+var modelParts = []struct {
+	name string
+	swap func(dst, src *nodeModel)
+}{
+	{"delays", func(d, s *nodeModel) { d.gaps, d.anchorW = s.gaps, s.anchorW }},
+	{"call graph", func(d, s *nodeModel) { d.trans = s.trans }},
+	{"background", func(d, s *nodeModel) { d.bg = s.bg }},
+	{"overlap", func(d, s *nodeModel) { d.ov = s.ov }},
+	{"size, origin", func(d, s *nodeModel) { d.size, d.origin = s.size, s.origin }},
+	{"fifo, repeat", func(d, s *nodeModel) { d.fifo, d.rep = s.fifo, s.rep }},
+}
+
+// hybrid returns a copy of model m with part i taken from src (fresh
+// caches).
+func hybrid(m, src *nodeModel, i int) *nodeModel {
+	h := *m
+	h.tcache = make(map[tcKey]float64)
+	h.scorers = make(map[uint64]*scorerEntry)
+	h.gcache = [2]map[gKey]*[nGapBins]float64{make(map[gKey]*[nGapBins]float64), make(map[gKey]*[nGapBins]float64)}
+	if i >= 0 {
+		modelParts[i].swap(&h, src)
+	}
+	return &h
+}
+
+// swaps searches node n (beam search and local search, no cross-fitting)
+// with the model fitted on the engine's assignment (me) and on the truth
+// (mt), and with each part of one taken from the other: which learnt part
+// makes the search miss the truth.
+func (d *diag) swaps(b *strings.Builder, n int32, me, mt *nodeModel, saved []int32) {
+	r := d.r
+	wrongWith := func(m *nodeModel) int {
+		copy(r.parent, saved)
+		s := newSearch(r, n, m)
+		s.sum = true
+		s.run(r.timeline(n))
+		r.improve(n, m, nil, 20)
+		w := 0
+		for _, c := range r.childrenOf[n] {
+			if d.tp[c] != diagUnknown && r.evid[c] != evRoot && r.parent[c] != d.tp[c] {
+				w++
+			}
+		}
+		return w
+	}
+	fmt.Fprintf(b, "  %-10s wrong calls searching with the model fitted on: the engine's answer %d, the truth %d\n", d.name(n), wrongWith(hybrid(me, mt, -1)), wrongWith(hybrid(mt, me, -1)))
+	for i, p := range modelParts {
+		fmt.Fprintf(b, "  %-10s   %-12s  engine's model with the truth's: %5d; truth's model with the engine's: %5d\n", d.name(n), p.name, wrongWith(hybrid(me, mt, i)), wrongWith(hybrid(mt, me, i)))
+	}
+	copy(r.parent, saved)
 }
