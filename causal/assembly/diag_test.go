@@ -108,14 +108,14 @@ const (
 )
 
 type diag struct {
-	r   *run
-	tr  *trace.Trace
-	f   *truth.File
-	m   *score.Mapping
-	tp  []int32 // per call, its true parent call (or diagNone, diagUnknown)
+	r  *run
+	tr *trace.Trace
+	f  *truth.File
+	m  *score.Mapping
+	tp []int32 // per call, its true parent call (or diagNone, diagUnknown)
 	// gaps, when set, collects the delays terms sees by position and kind
 	gaps map[string][]int64
-	req []int   // per call, its true request (-1 none or unknown)
+	req  []int // per call, its true request (-1 none or unknown)
 }
 
 func newDiag(r *run, tr *trace.Trace, f *truth.File, m *score.Mapping) *diag {
