@@ -755,6 +755,8 @@ var modelParts = []struct {
 	swap func(dst, src *nodeModel)
 }{
 	{"delays", func(d, s *nodeModel) { d.gaps, d.anchorW = s.gaps, s.anchorW }},
+	{"first delays", func(d, s *nodeModel) { d.gaps = mergeGaps(d.gaps, s.gaps, true) }},
+	{"later delays", func(d, s *nodeModel) { d.gaps = mergeGaps(d.gaps, s.gaps, false) }},
 	{"call graph", func(d, s *nodeModel) { d.trans = s.trans }},
 	{"background", func(d, s *nodeModel) { d.bg = s.bg }},
 	{"overlap", func(d, s *nodeModel) { d.ov = s.ov }},
@@ -800,4 +802,25 @@ func (d *diag) swaps(b *strings.Builder, n int32, me, mt *nodeModel, saved []int
 		fmt.Fprintf(b, "  %-10s   %-12s  engine's model with the truth's: %5d; truth's model with the engine's: %5d\n", d.name(n), p.name, wrongWith(hybrid(me, mt, i)), wrongWith(hybrid(mt, me, i)))
 	}
 	copy(r.parent, saved)
+}
+
+// mergeGaps returns dst's delay histograms with those of the first
+// message of a request (first) or of the later ones taken from src; the
+// node-wide levels stay dst's.
+func mergeGaps(dst, src [2]map[gKey]*hist, first bool) [2]map[gKey]*hist {
+	var out [2]map[gKey]*hist
+	for a := range out {
+		out[a] = map[gKey]*hist{}
+		for k, h := range dst[a] {
+			if k.lvl >= 2 || (k.prev == noKind) != first {
+				out[a][k] = h
+			}
+		}
+		for k, h := range src[a] {
+			if k.lvl < 2 && (k.prev == noKind) == first {
+				out[a][k] = h
+			}
+		}
+	}
+	return out
 }
