@@ -481,7 +481,7 @@ func (m *nodeModel) sizeLR(k sKey, s *sizeLink, delta int64) float64 {
 func (s *sizeLink) lr(delta int64, r float64) float64 {
 	v := 0.0
 	if r > 0 {
-		const kappa = 2
+		kappa := max(2, float64(len(s.link)))
 		v = math.Log((s.link[delta]+kappa*r)/(s.n+kappa)) - math.Log(r)
 	}
 	s.cache[delta] = v
