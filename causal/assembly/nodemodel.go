@@ -475,13 +475,29 @@ func (m *nodeModel) sizeLR(k sKey, s *sizeLink, delta int64) float64 {
 	return s.lr(delta, randDelta(m.retSizes[k.prev], m.nextSizes(k), delta))
 }
 
+// unseenWeight is the weight of chance in the relation's smoothing, by
+// Good and Turing's estimate of how often a link shows a difference not
+// seen before: the share n1/n of links whose difference was seen once.
+func (s *sizeLink) unseenWeight() float64 {
+	n1 := 0.0
+	for _, v := range s.link {
+		if v < 1.5 {
+			n1 += v
+		}
+	}
+	if s.n-n1 < 1 {
+		return 1e9
+	}
+	return max(2, n1*s.n/(s.n-n1))
+}
+
 // lr caches and returns the log likelihood ratio of difference delta on
 // the relation's links against its probability r between unrelated
 // messages (0 when r is 0), smoothed towards r.
 func (s *sizeLink) lr(delta int64, r float64) float64 {
 	v := 0.0
 	if r > 0 {
-		kappa := max(2, float64(len(s.link)))
+		kappa := s.unseenWeight()
 		v = math.Log((s.link[delta]+kappa*r)/(s.n+kappa)) - math.Log(r)
 	}
 	s.cache[delta] = v
