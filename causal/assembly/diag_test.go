@@ -108,12 +108,14 @@ const (
 )
 
 type diag struct {
-	r   *run
-	tr  *trace.Trace
-	f   *truth.File
-	m   *score.Mapping
-	tp  []int32 // per call, its true parent call (or diagNone, diagUnknown)
-	req []int   // per call, its true request (-1 none or unknown)
+	r  *run
+	tr *trace.Trace
+	f  *truth.File
+	m  *score.Mapping
+	tp []int32 // per call, its true parent call (or diagNone, diagUnknown)
+	// gaps, when set, collects the delays terms sees by position and kind
+	gaps map[string][]int64
+	req  []int // per call, its true request (-1 none or unknown)
 }
 
 func newDiag(r *run, tr *trace.Trace, f *truth.File, m *score.Mapping) *diag {
@@ -344,6 +346,11 @@ func (d *diag) oracle(t *testing.T) {
 		om := r.objective(n, m, func(c int32) int32 { return r.parent[c] })
 		d.split(t, n, m, tru)
 		d.chains(t, n, tru)
+		d.termReport(&b, n, m, nil, func(c int32) int32 { return saved[c] }, tru)
+		if os.Getenv("WIREPATH_DIAG_SWAP") != "" {
+			copy(r.parent, saved)
+			d.swaps(&b, n, r.models[n], m, saved)
+		}
 		ot := r.objective(n, m, tru)
 		fmt.Fprintf(&b, "  %-10s calls %5d wrong: engine %5d, oracle search %5d, oracle+local %5d; oracle model: truth %.1f, found %.1f (truth−found %.1f)\n",
 			d.name(n), len(r.childrenOf[n]), wrong0, wrongS, wrongL, ot, oe, ot-oe)
@@ -372,7 +379,7 @@ func printRows(t *testing.T, rows map[string]*diagRow) {
 // (where known; the engine's elsewhere) under the node's final model.
 func (d *diag) objectives(t *testing.T) {
 	r := d.r
-	var b strings.Builder
+	var b, terms strings.Builder
 	for n := range r.childrenOf {
 		n := int32(n)
 		if r.models[n] == nil || r.entry[n] {
@@ -401,9 +408,16 @@ func (d *diag) objectives(t *testing.T) {
 			return d.tp[c]
 		})
 		fmt.Fprintf(&b, "  %-10s wrong calls %5d of %5d  engine %.1f  truth %.1f  truth−engine %.1f\n", d.name(n), wrong, len(r.childrenOf[n]), eng, tru, tru-eng)
+		d.termReport(&terms, n, r.models[n], r.xfits[n], func(c int32) int32 { return r.parent[c] }, func(c int32) int32 {
+			if d.tp[c] == diagUnknown || r.evid[c] == evRoot {
+				return r.parent[c]
+			}
+			return d.tp[c]
+		})
 	}
 	if b.Len() > 0 {
 		t.Logf("per node, under the engine's final model (truth−engine > 0: the search missed a better assignment):\n%s", b.String())
+		t.Logf("per node, the terms the truth and the engine differ by under the engine's final model:\n%s", terms.String())
 	}
 }
 
@@ -562,4 +576,251 @@ func (d *diag) chains(t *testing.T, n int32, tru func(c int32) int32) {
 		}
 	}
 	t.Logf("  %s: requests with wrong calls %d, of which holding another request's whole true chain %d", d.name(n), wrong, perm)
+}
+
+// termSums are an assignment's objective at one node, split by term.
+type termSums map[string]float64
+
+// terms returns the objective of assignment asg at node n under model m,
+// or the cross-fitted models the node's last pass searched with (as
+// local.objective scores it), split by term: the call graph (trans) and the delays
+// (gap) by position and kind, the reply's (end), overlap, repeat, size
+// and origin, the payload evidence, FIFO and background.
+func (d *diag) terms(n int32, m *nodeModel, x *crossFit, asg func(c int32) int32) termSums {
+	r := d.r
+	out := termSums{}
+	by := map[int32][]int32{}
+	at := func(t int64) *nodeModel {
+		if x == nil {
+			return m
+		}
+		return x.scoring(t)
+	}
+	for _, c := range r.childrenOf[n] {
+		if p := asg(c); p < 0 {
+			out[fmt.Sprintf("background k%d", r.calls[c].kind)] += at(r.sendOf(c)).logBackground(r.calls[c].kind)
+		} else {
+			by[p] = append(by[p], c)
+		}
+	}
+	s := &search{r: r, m: m}
+	for _, p := range r.parentsOf[n] {
+		s.m = at(r.arrOf(p))
+		d.replayTerms(s, p, by[p], out)
+	}
+	out["fifo"] += r.fifoObjective(n, m, asg)
+	return out
+}
+
+// replayTerms adds request p's terms with its calls ks to out, as replay
+// scores them.
+func (d *diag) replayTerms(s *search, p int32, ks []int32, out termSums) {
+	r, m := d.r, s.m
+	pc := &r.calls[p]
+	sl := slot{p: p, lastKid: -1, lastRet: -1, prev: noKind, last: pc.arr}
+	if pc.callMsg < 0 {
+		lo, _ := r.window(p, r.openSpan(pc.callee))
+		sl.last = lo + r.tol
+	}
+	for _, st := range r.steps(nil, ks) {
+		cc := &r.calls[st.c]
+		if st.back {
+			sl.out--
+			sl.last = max(sl.last, cc.back)
+			sl.lastRet, sl.ret = st.c, retClass(cc.repBytes)
+			continue
+		}
+		cx := s.ctx(&sl)
+		scr := m.scorer(cx, cc.kind)
+		at := fmt.Sprintf("pos %d k%d", cx.pos, cc.kind)
+		out["trans "+at] += scr.logT
+		out["gap "+at] += r.callGap(scr, st.c, sl.last, r.arrOf(p))
+		if d.gaps != nil {
+			gl, _ := r.observedGaps(st.c, sl.last, r.arrOf(p))
+			d.gaps[at] = append(d.gaps[at], gl)
+		}
+		out["overlap"] += m.logOverlap(cx.pk, sl.out > 0)
+		out["repeat"] += m.logRepeat(sl.kinds, kindBit(cc.kind))
+		if sl.lastRet >= 0 && cc.reqBytes >= 0 {
+			if lr := &r.calls[sl.lastRet]; lr.repBytes >= 0 {
+				out["size"] += m.logSize(lr.kind, cc.kind, cx.pk, cc.reqBytes-lr.repBytes)
+			}
+		}
+		out["origin"] += m.logOrigin(cx.pk, cc.kind, pc.reqBytes, cc.reqBytes)
+		out["evidence"] += r.evidenceScore(m, st.c, &sl)
+		sl = s.extend(&sl, st.c)
+	}
+	if pc.retMsg >= 0 && pc.flags&flagOneWay == 0 && sl.out > 0 {
+		out["infeasible"] = math.Inf(-1)
+		return
+	}
+	if pc.retMsg < 0 || pc.flags&flagOneWay != 0 {
+		return
+	}
+	cx := s.ctx(&sl)
+	scr := m.scorer(cx, endKind)
+	at := fmt.Sprintf("pos %d end", cx.pos)
+	out["trans "+at] += scr.logT
+	g := scr.gap(pc.rep-sl.last, pc.rep-r.arrOf(p))
+	out["gap "+at] += g
+	if sl.lastRet >= 0 {
+		if lr := &r.calls[sl.lastRet]; lr.repBytes >= 0 && pc.repBytes >= 0 {
+			out["size end"] += m.logSize(lr.kind, endKind, cx.pk, pc.repBytes-lr.repBytes)
+		}
+	}
+	out["origin end"] += m.logOrigin(cx.pk, endKind, pc.reqBytes, pc.repBytes)
+}
+
+// termReport prints, for node n, the terms by which the truth's
+// objective differs from the engine's assignment eng (largest first)
+// under model m (cross-fitted as x, if not nil).
+func (d *diag) termReport(b *strings.Builder, n int32, m *nodeModel, x *crossFit, eng, tru func(c int32) int32) {
+	r := d.r
+	te := d.terms(n, m, x, eng)
+	tt := d.terms(n, m, x, tru)
+	keys := []string{}
+	for k := range te {
+		keys = append(keys, k)
+	}
+	for k := range tt {
+		if _, ok := te[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	diff := func(k string) float64 { return tt[k] - te[k] }
+	d.gaps = map[string][]int64{}
+	d.terms(n, m, x, eng)
+	ge := d.gaps
+	d.gaps = map[string][]int64{}
+	d.terms(n, m, x, tru)
+	gt := d.gaps
+	d.gaps = nil
+	quant := func(v []int64) string {
+		if len(v) == 0 {
+			return "-"
+		}
+		slices.Sort(v)
+		q := func(f float64) float64 { return float64(v[int(f*float64(len(v)-1))]) / 1e6 }
+		return fmt.Sprintf("n %d: %.2f %.2f %.2f %.2f %.2f ms", len(v), q(0.05), q(0.25), q(0.5), q(0.75), q(0.95))
+	}
+	slices.SortFunc(keys, func(a, b string) int {
+		return cmpF(math.Abs(diff(b)), math.Abs(diff(a)))
+	})
+	sum := 0.0
+	for _, k := range keys {
+		sum += diff(k)
+	}
+	fmt.Fprintf(b, "  %s: truth−engine by term (total %.1f):\n", d.name(n), sum)
+	saved, savedConf := slices.Clone(r.parent), slices.Clone(r.conf)
+	for _, c := range r.childrenOf[n] {
+		r.parent[c], r.conf[c] = tru(c), 1
+	}
+	mt := r.fit(n)
+	copy(r.parent, saved)
+	copy(r.conf, savedConf)
+	lrs := func(t *lrTable) string {
+		var v []string
+		for i := range t.link {
+			v = append(v, fmt.Sprintf("%.2f", t.logLR(i)))
+		}
+		return strings.Join(v, " ")
+	}
+	fmt.Fprintf(b, "    FIFO log LR by bin: engine's model %s (links %v, others %v); fitted on the truth %s (links %v, others %v)\n",
+		lrs(&m.fifo), m.fifo.link, m.fifo.other, lrs(&mt.fifo), mt.fifo.link, mt.fifo.other)
+	for i, k := range keys {
+		if i >= 12 || math.Abs(diff(k)) < 1 {
+			break
+		}
+		fmt.Fprintf(b, "    %-28s truth %10.1f engine %10.1f  truth−engine %8.1f\n", k, tt[k], te[k], diff(k))
+		if g, ok := strings.CutPrefix(k, "gap "); ok && !strings.HasSuffix(g, "end") {
+			fmt.Fprintf(b, "      delays (5/25/50/75/95 %%): truth %s; engine %s\n", quant(gt[g]), quant(ge[g]))
+		}
+	}
+}
+
+func cmpF(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// modelParts are the parts of a node's model swapped between the model
+// fitted on the engine's assignment and the one fitted on the truth.
+var modelParts = []struct {
+	name string
+	swap func(dst, src *nodeModel)
+}{
+	{"delays", func(d, s *nodeModel) { d.gaps, d.anchorW = s.gaps, s.anchorW }},
+	{"first delays", func(d, s *nodeModel) { d.gaps = mergeGaps(d.gaps, s.gaps, true) }},
+	{"later delays", func(d, s *nodeModel) { d.gaps = mergeGaps(d.gaps, s.gaps, false) }},
+	{"call graph", func(d, s *nodeModel) { d.trans = s.trans }},
+	{"background", func(d, s *nodeModel) { d.bg = s.bg }},
+	{"overlap", func(d, s *nodeModel) { d.ov = s.ov }},
+	{"size, origin", func(d, s *nodeModel) { d.size, d.origin = s.size, s.origin }},
+	{"fifo, repeat", func(d, s *nodeModel) { d.fifo, d.rep = s.fifo, s.rep }},
+}
+
+// hybrid returns a copy of model m with part i taken from src (fresh
+// caches).
+func hybrid(m, src *nodeModel, i int) *nodeModel {
+	h := *m
+	h.tcache = make(map[tcKey]float64)
+	h.scorers = make(map[uint64]*scorerEntry)
+	h.gcache = [2]map[gKey]*[nGapBins]float64{make(map[gKey]*[nGapBins]float64), make(map[gKey]*[nGapBins]float64)}
+	if i >= 0 {
+		modelParts[i].swap(&h, src)
+	}
+	return &h
+}
+
+// swaps searches node n (beam search and local search, no cross-fitting)
+// with the model fitted on the engine's assignment (me) and on the truth
+// (mt), and with each part of one taken from the other: which learnt part
+// makes the search miss the truth.
+func (d *diag) swaps(b *strings.Builder, n int32, me, mt *nodeModel, saved []int32) {
+	r := d.r
+	wrongWith := func(m *nodeModel) int {
+		copy(r.parent, saved)
+		s := newSearch(r, n, m)
+		s.sum = true
+		s.run(r.timeline(n))
+		r.improve(n, m, nil, 20)
+		w := 0
+		for _, c := range r.childrenOf[n] {
+			if d.tp[c] != diagUnknown && r.evid[c] != evRoot && r.parent[c] != d.tp[c] {
+				w++
+			}
+		}
+		return w
+	}
+	fmt.Fprintf(b, "  %-10s wrong calls searching with the model fitted on: the engine's answer %d, the truth %d\n", d.name(n), wrongWith(hybrid(me, mt, -1)), wrongWith(hybrid(mt, me, -1)))
+	for i, p := range modelParts {
+		fmt.Fprintf(b, "  %-10s   %-12s  engine's model with the truth's: %5d; truth's model with the engine's: %5d\n", d.name(n), p.name, wrongWith(hybrid(me, mt, i)), wrongWith(hybrid(mt, me, i)))
+	}
+	copy(r.parent, saved)
+}
+
+// mergeGaps returns dst's delay histograms with those of the first
+// message of a request (first) or of the later ones taken from src; the
+// node-wide levels stay dst's.
+func mergeGaps(dst, src [2]map[gKey]*hist, first bool) [2]map[gKey]*hist {
+	var out [2]map[gKey]*hist
+	for a := range out {
+		out[a] = map[gKey]*hist{}
+		for k, h := range dst[a] {
+			if k.lvl >= 2 || (k.prev == noKind) != first {
+				out[a][k] = h
+			}
+		}
+		for k, h := range src[a] {
+			if k.lvl < 2 && (k.prev == noKind) == first {
+				out[a][k] = h
+			}
+		}
+	}
+	return out
 }

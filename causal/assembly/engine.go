@@ -98,6 +98,9 @@ type run struct {
 	// models of the last pass, by node, and a hook after each pass, for
 	// tests
 	models []*nodeModel
+	// xfits are the cross-fitted models each node's last pass searched
+	// with (nil where it had none), for the diagnostics
+	xfits  []*crossFit
 	onPass func(n int32, pass int)
 	// onChains sees each chain matching's candidate (chains.go), for tests
 	onChains func(n int32, calls, cand []int32, crossings int)
@@ -150,6 +153,7 @@ func newRun(opt Options, ms trace.Messages, nm *causal.Namer) *run {
 	r.passes = make([]int32, nn)
 	r.chains = make([]chainCounts, nn)
 	r.models = make([]*nodeModel, nn)
+	r.xfits = make([]*crossFit, nn)
 	return r
 }
 
@@ -305,6 +309,7 @@ func (r *run) solveNode(n int32) {
 		x = r.crossFitModels(n, iso, m)
 	}
 	r.models[n] = m
+	r.xfits[n] = x
 }
 
 // openSpan is how long a request of node n whose arrival or reply was not

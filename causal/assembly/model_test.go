@@ -74,3 +74,32 @@ func TestLogTransFloor(t *testing.T) {
 		t.Errorf("log P(search first) = %.3f, want about %.3f", got, want)
 	}
 }
+
+// TestUnseenWeight: a relation whose differences repeat keeps the least
+// weight of chance, one whose every difference is new is chance, and in
+// between chance weighs n1·n/(n−n1).
+func TestUnseenWeight(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		link map[int64]float64
+		want float64
+	}{
+		{"one difference, repeated", map[int64]float64{40: 100}, 2},
+		{"every difference seen once", map[int64]float64{1: 1, 2: 1, 3: 1, 4: 1}, 1e9},
+		{"half seen once", map[int64]float64{0: 50, 1: 1, 2: 1, 3: 1, 4: 1, 5: 1, 6: 1, 7: 1, 8: 1, 9: 1, 10: 1,
+			11: 1, 12: 1, 13: 1, 14: 1, 15: 1, 16: 1, 17: 1, 18: 1, 19: 1, 20: 1, 21: 1, 22: 1, 23: 1, 24: 1, 25: 1,
+			26: 1, 27: 1, 28: 1, 29: 1, 30: 1, 31: 1, 32: 1, 33: 1, 34: 1, 35: 1, 36: 1, 37: 1, 38: 1, 39: 1, 40: 1,
+			41: 1, 42: 1, 43: 1, 44: 1, 45: 1, 46: 1, 47: 1, 48: 1, 49: 1, 50: 1}, 100},
+		{"few seen once", map[int64]float64{0: 60, 1: 30, 2: 1}, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := &sizeLink{link: tc.link}
+			for _, v := range tc.link {
+				s.n += v
+			}
+			if got := s.unseenWeight(); math.Abs(got-tc.want) > 1e-9*tc.want {
+				t.Errorf("unseenWeight = %g, want %g", got, tc.want)
+			}
+		})
+	}
+}

@@ -475,13 +475,43 @@ func (m *nodeModel) sizeLR(k sKey, s *sizeLink, delta int64) float64 {
 	return s.lr(delta, randDelta(m.retSizes[k.prev], m.nextSizes(k), delta))
 }
 
+// unseenWeight is the weight κ of chance in the relation's smoothing
+// (lr): such that a difference no link showed gets κ/(n+κ) of the mass,
+// Good and Turing's estimate of how often a link shows a difference not
+// seen before, the share n1/n of links whose difference was seen once;
+// at least 2, and chance alone when no difference was seen twice.
+//
+// The differences are learnt from the engine's own assignment, each
+// exact to the byte. With a fixed κ of 2, a relation that is loose (a
+// page's size that depends on the reply before it, plus a length that
+// varies) gave a difference seen on none of the other half's links
+// (cross-fitting) log(2/(n+2)), about −5.5 nats at n = 500, so the search
+// preferred the links whose differences it had learnt, and learnt them
+// again: on the testbed's sniffed application tier at 16 requests in
+// flight, the model fitted on the engine's answer took 266 of its 1,725
+// calls wrong where the same model with the size relations fitted on the
+// truth took 146 (TestDiagnose, WIREPATH_DIAG_SWAP). A relation that is
+// exact (one difference, repeated) keeps κ = 2.
+func (s *sizeLink) unseenWeight() float64 {
+	n1 := 0.0
+	for _, v := range s.link {
+		if v < 1.5 {
+			n1 += v
+		}
+	}
+	if s.n-n1 < 1 {
+		return 1e9
+	}
+	return max(2, n1*s.n/(s.n-n1))
+}
+
 // lr caches and returns the log likelihood ratio of difference delta on
 // the relation's links against its probability r between unrelated
 // messages (0 when r is 0), smoothed towards r.
 func (s *sizeLink) lr(delta int64, r float64) float64 {
 	v := 0.0
 	if r > 0 {
-		const kappa = 2
+		kappa := s.unseenWeight()
 		v = math.Log((s.link[delta]+kappa*r)/(s.n+kappa)) - math.Log(r)
 	}
 	s.cache[delta] = v
