@@ -125,7 +125,7 @@ type Merger struct {
 	streams   []*stream
 	heads     streamHeap
 	pending   ring.Ring[*Packet] // packets awaiting the end of their dedupe window
-	byKey     map[uint64]*Packet
+	byKey     packetTable
 	free      []*Packet      // recycled packets, given back to pool a batch at a time
 	pool      chan []*Packet // recycled packets for the producers
 	quit      chan struct{}  // closed by Close: producers stop
@@ -186,7 +186,7 @@ func Open(paths []string, opts Options) (*Merger, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &Merger{opts: opts, byKey: make(map[uint64]*Packet)}
+	m := &Merger{opts: opts}
 	m.progress.fn = opts.Progress
 	if err := m.addFiles(paths); err != nil {
 		return nil, err
@@ -744,9 +744,7 @@ func (m *Merger) Next() (*Packet, error) {
 				}
 				m.pending.Pop()
 				m.pendingBytes -= pendingCost(g)
-				if m.byKey[g.WireKey] == g {
-					delete(m.byKey, g.WireKey)
-				}
+				m.byKey.delIf(g.WireKey, g)
 				m.account(g)
 				m.last = g
 				return g, nil
@@ -789,7 +787,7 @@ func (m *Merger) add(p *Packet) {
 	m.order(p)
 	t := p.Obs[0].Corrected
 	{
-		if g := m.byKey[p.WireKey]; g != nil && absDiff(t, g.TS()) <= m.window {
+		if g := m.byKey.get(p.WireKey); g != nil && absDiff(t, g.TS()) <= m.window {
 			if len(g.Obs) >= m.opts.MaxObservations {
 				m.stats.DroppedCopies++
 				m.recycle(p)
@@ -803,7 +801,7 @@ func (m *Merger) add(p *Packet) {
 			m.recycle(p)
 			return
 		}
-		m.byKey[p.WireKey] = p
+		m.byKey.set(p.WireKey, p)
 	}
 	m.pending.Push(p)
 	m.pendingBytes += pendingCost(p)
