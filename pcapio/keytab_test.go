@@ -44,3 +44,29 @@ func TestPacketTableAsMap(t *testing.T) {
 		}
 	}
 }
+
+// TestPacketTableNoAllocs: once grown, setting, finding and deleting
+// keys allocates nothing.
+func TestPacketTableNoAllocs(t *testing.T) {
+	var tab packetTable
+	p := &Packet{}
+	for k := range uint64(100) {
+		tab.set(k, p)
+	}
+	for k := range uint64(100) {
+		tab.delIf(k, p)
+	}
+	k := uint64(0)
+	if n := testing.AllocsPerRun(100, func() {
+		for range 50 {
+			k++
+			tab.set(k, p)
+			if tab.get(k) != p {
+				t.Fatal("key lost")
+			}
+			tab.delIf(k, p)
+		}
+	}); n != 0 {
+		t.Errorf("%v allocations a run", n)
+	}
+}
