@@ -340,10 +340,19 @@ func (l *lastTime) append(b []byte, v int64) []byte {
 	return b
 }
 
-// again appends v: a copy of the remembered text if it is the same time.
+// again appends v: a copy of the remembered text if it is the same time,
+// else, when only its last six digits differ (another capture point's
+// sighting of the message, within the same millisecond), a copy of the
+// rest with those six formatted.
 func (t *tsText) again(b []byte, v int64) []byte {
 	if t.ok && v == t.v {
 		return append(b, b[t.lo:t.hi]...)
+	}
+	const low = 1e6
+	if t.ok && v >= low && t.v >= low && v/low == t.v/low {
+		b = append(b, b[t.lo:t.hi]...)
+		put6Digits(b[len(b)-6:], uint32(v%low))
+		return b
 	}
 	return appendInt(b, v)
 }

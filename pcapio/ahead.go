@@ -268,7 +268,7 @@ func (m *Merger) refine(samplers []*sampler) error {
 // prefix returns a Merger over the read-ahead alone: the same sniffers,
 // offsets and window; its statistics and problems are its own.
 func (m *Merger) prefix() *Merger {
-	pm := &Merger{opts: m.opts, byKey: make(map[uint64]*Packet), sniffers: slices.Clone(m.sniffers),
+	pm := &Merger{opts: m.opts, sniffers: slices.Clone(m.sniffers),
 		offsets: m.offsets, models: m.models, window: m.window, aheadOnly: true}
 	pm.opts.Progress = nil
 	pm.stats.Window = m.window

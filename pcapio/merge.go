@@ -125,7 +125,7 @@ type Merger struct {
 	streams   []*stream
 	heads     streamHeap
 	pending   ring.Ring[*Packet] // packets awaiting the end of their dedupe window
-	byKey     map[uint64]*Packet
+	byKey     packetTable
 	free      []*Packet      // recycled packets, given back to pool a batch at a time
 	pool      chan []*Packet // recycled packets for the producers
 	quit      chan struct{}  // closed by Close: producers stop
@@ -186,7 +186,7 @@ func Open(paths []string, opts Options) (*Merger, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &Merger{opts: opts, byKey: make(map[uint64]*Packet)}
+	m := &Merger{opts: opts}
 	m.progress.fn = opts.Progress
 	if err := m.addFiles(paths); err != nil {
 		return nil, err
@@ -698,10 +698,18 @@ func (m *Merger) popAny() *Packet {
 	s := m.heads[0]
 	p := s.reorder.pop()
 	m.fill(s)
+	// heap.Pop and heap.Fix at the root, without their interface calls
+	// (about 170 instructions a packet on the mix of
+	// scripts/bench-commands.sh): the same swaps in the same order.
+	n := len(m.heads)
 	if s.reorder.len() == 0 {
-		heap.Pop(&m.heads)
+		n--
+		m.heads.Swap(0, n)
+		m.heads.down(0, n)
+		m.heads[n] = nil
+		m.heads = m.heads[:n]
 	} else {
-		heap.Fix(&m.heads, 0)
+		m.heads.down(0, n)
 	}
 	return p
 }
@@ -744,9 +752,7 @@ func (m *Merger) Next() (*Packet, error) {
 				}
 				m.pending.Pop()
 				m.pendingBytes -= pendingCost(g)
-				if m.byKey[g.WireKey] == g {
-					delete(m.byKey, g.WireKey)
-				}
+				m.byKey.delIf(g.WireKey, g)
 				m.account(g)
 				m.last = g
 				return g, nil
@@ -789,7 +795,7 @@ func (m *Merger) add(p *Packet) {
 	m.order(p)
 	t := p.Obs[0].Corrected
 	{
-		if g := m.byKey[p.WireKey]; g != nil && absDiff(t, g.TS()) <= m.window {
+		if g := m.byKey.get(p.WireKey); g != nil && absDiff(t, g.TS()) <= m.window {
 			if len(g.Obs) >= m.opts.MaxObservations {
 				m.stats.DroppedCopies++
 				m.recycle(p)
@@ -803,7 +809,7 @@ func (m *Merger) add(p *Packet) {
 			m.recycle(p)
 			return
 		}
-		m.byKey[p.WireKey] = p
+		m.byKey.set(p.WireKey, p)
 	}
 	m.pending.Push(p)
 	m.pendingBytes += pendingCost(p)
@@ -885,7 +891,27 @@ func (h streamHeap) Less(i, j int) bool {
 	return a.num < b.num
 }
 func (h streamHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *streamHeap) Push(x any)   { *h = append(*h, x.(*stream)) }
+
+// down moves h[i0] down among h[:n] as container/heap's down does.
+func (h streamHeap) down(i0, n int) {
+	i := i0
+	for {
+		j1 := 2*i + 1
+		if j1 >= n || j1 < 0 {
+			break
+		}
+		j := j1
+		if j2 := j1 + 1; j2 < n && h.Less(j2, j1) {
+			j = j2
+		}
+		if !h.Less(j, i) {
+			break
+		}
+		h.Swap(i, j)
+		i = j
+	}
+}
+func (h *streamHeap) Push(x any) { *h = append(*h, x.(*stream)) }
 func (h *streamHeap) Pop() any {
 	old := *h
 	s := old[len(old)-1]
