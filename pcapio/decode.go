@@ -409,6 +409,12 @@ func (d *decoder) transport() {
 			p.SrcPort = be.Uint16(seg[0:2])
 			p.DstPort = be.Uint16(seg[2:4])
 			d.l4Hdr = 8
+			if ul := int(be.Uint16(seg[4:6])); ul >= 8 && ul < segLen {
+				// The datagram is shorter than what IP carried: the rest
+				// is padding, or the IP length lies (BadIPLength). UDP's
+				// own length says where the datagram ends.
+				segLen, seg = ul, seg[:min(len(seg), ul)]
+			}
 		}
 	}
 	p.Payload = seg[d.l4Hdr:]

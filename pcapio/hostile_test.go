@@ -307,3 +307,42 @@ func TestRecordOverTrustedSnap(t *testing.T) {
 		}
 	}
 }
+
+// TestUDPLengthEndsTheDatagram: a UDP datagram ends where its own length
+// says, whether IP carried bytes after it (padding inside the IP payload)
+// or the IP length lies (forged, found by FuzzDecode against gopacket);
+// a UDP length past what IP carried is not believed.
+func TestUDPLengthEndsTheDatagram(t *testing.T) {
+	tests := []struct {
+		name     string
+		udpLen   uint16 // 0: as built
+		trailing string // bytes after the datagram inside the IP payload
+		ipLen    uint16 // 0: as built
+		want     string
+		badIP    bool
+	}{
+		{"as built", 0, "", 0, "query", false},
+		{"padding inside IP", 0, "\x00\x00\x00", 0, "query", false},
+		{"IP length forged, a byte after the datagram", 0, "0", 60000, "query", true},
+		{"UDP length past the packet", 200, "", 0, "query", false},
+		{"UDP length under its header", 4, "", 0, "query", false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			d := append(udpDgram(5353, 53, []byte("query")), tc.trailing...)
+			if tc.udpLen != 0 {
+				binary.BigEndian.PutUint16(d[4:6], tc.udpLen)
+			}
+			l3 := ipv4(v4{src: "10.0.0.1", dst: "10.0.0.2", ttl: 64, proto: ProtoUDP}, d)
+			if tc.ipLen != 0 {
+				binary.BigEndian.PutUint16(l3[2:4], tc.ipLen)
+			}
+			frame := eth(0x0800, l3)
+			var p Packet
+			Decode(&p, LinkTypeEthernet, frame, len(frame))
+			if p.Status != StatusOK || string(p.Payload) != tc.want || p.PayloadLen != len(tc.want) || p.Truncated || p.BadIPLength != tc.badIP {
+				t.Errorf("status %v payload %q (length %d, truncated %v), bad IP length %v", p.Status, p.Payload, p.PayloadLen, p.Truncated, p.BadIPLength)
+			}
+		})
+	}
+}
