@@ -1,6 +1,9 @@
 package nat
 
-import "github.com/wirepath/wirepath/pcapio"
+import (
+	"github.com/wirepath/wirepath/internal/keytab"
+	"github.com/wirepath/wirepath/pcapio"
+)
 
 // maxCopies is how many recent copies of one body key the window keeps;
 // older ones make room. More than two connections per key is ambiguous
@@ -110,7 +113,7 @@ func (r *ring) pop() {
 // Window of corrected time, its recent copies. Its size is bounded by the
 // packets of one window.
 type bodyIndex struct {
-	byKey   keyTable
+	byKey   keytab.Table[uint32] // entry id+1 by body key
 	entries []bodyEntry
 	free    []uint32
 	q       ring
@@ -122,8 +125,8 @@ func newBodyIndex() bodyIndex {
 
 // entry returns the entry of key, creating it if needed.
 func (b *bodyIndex) entry(key uint64) uint32 {
-	if id, ok := b.byKey.get(key); ok {
-		return id
+	if id, ok := b.byKey.Get(key); ok {
+		return id - 1
 	}
 	var id uint32
 	if n := len(b.free); n > 0 {
@@ -134,7 +137,7 @@ func (b *bodyIndex) entry(key uint64) uint32 {
 		id = uint32(len(b.entries))
 		b.entries = append(b.entries, bodyEntry{key: key})
 	}
-	b.byKey.put(key, id)
+	b.byKey.Set(key, id+1)
 	return id
 }
 
@@ -153,7 +156,7 @@ func (b *bodyIndex) expire(cutoff int64) {
 		e := &b.entries[id]
 		e.refs--
 		if e.refs == 0 {
-			b.byKey.del(e.key)
+			b.byKey.Delete(e.key)
 			b.free = append(b.free, id)
 		}
 	}

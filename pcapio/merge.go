@@ -4,6 +4,7 @@ import (
 	"container/heap"
 	"errors"
 	"fmt"
+	"github.com/wirepath/wirepath/internal/keytab"
 	"io"
 	"math"
 	"os"
@@ -125,7 +126,7 @@ type Merger struct {
 	streams   []*stream
 	heads     streamHeap
 	pending   ring.Ring[*Packet] // packets awaiting the end of their dedupe window
-	byKey     packetTable
+	byKey     keytab.Table[*Packet]
 	free      []*Packet      // recycled packets, given back to pool a batch at a time
 	pool      chan []*Packet // recycled packets for the producers
 	quit      chan struct{}  // closed by Close: producers stop
@@ -752,7 +753,7 @@ func (m *Merger) Next() (*Packet, error) {
 				}
 				m.pending.Pop()
 				m.pendingBytes -= pendingCost(g)
-				m.byKey.delIf(g.WireKey, g)
+				m.byKey.DeleteIf(g.WireKey, g)
 				m.account(g)
 				m.last = g
 				return g, nil
@@ -795,7 +796,7 @@ func (m *Merger) add(p *Packet) {
 	m.order(p)
 	t := p.Obs[0].Corrected
 	{
-		if g := m.byKey.get(p.WireKey); g != nil && absDiff(t, g.TS()) <= m.window {
+		if g, _ := m.byKey.Get(p.WireKey); g != nil && absDiff(t, g.TS()) <= m.window {
 			if len(g.Obs) >= m.opts.MaxObservations {
 				m.stats.DroppedCopies++
 				m.recycle(p)
@@ -809,7 +810,7 @@ func (m *Merger) add(p *Packet) {
 			m.recycle(p)
 			return
 		}
-		m.byKey.set(p.WireKey, p)
+		m.byKey.Set(p.WireKey, p)
 	}
 	m.pending.Push(p)
 	m.pendingBytes += pendingCost(p)
