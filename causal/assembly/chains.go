@@ -1,6 +1,7 @@
 package assembly
 
 import (
+	"cmp"
 	"math"
 	"slices"
 )
@@ -414,7 +415,7 @@ func (cn *chainNode) problem() *lapProblem {
 		return cn.callIx[f.call]
 	}
 	emit := func(must edge) {
-		slices.SortFunc(es, func(a, b edge) int { return cmpFloatDesc(a.w, b.w) })
+		slices.SortFunc(es, func(a, b edge) int { return cmp.Compare(b.w, a.w) })
 		if len(es) > chainKeep {
 			es = es[:chainKeep]
 		}
@@ -585,15 +586,4 @@ func intersects(a, b []int32) bool {
 		}
 	}
 	return false
-}
-
-// cmpFloatDesc orders floats from the greatest.
-func cmpFloatDesc(a, b float64) int {
-	switch {
-	case a > b:
-		return -1
-	case a < b:
-		return 1
-	}
-	return 0
 }

@@ -1,6 +1,7 @@
 package assembly
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -704,7 +705,7 @@ func (d *diag) termReport(b *strings.Builder, n int32, m *nodeModel, x *crossFit
 		return fmt.Sprintf("n %d: %.2f %.2f %.2f %.2f %.2f ms", len(v), q(0.05), q(0.25), q(0.5), q(0.75), q(0.95))
 	}
 	slices.SortFunc(keys, func(a, b string) int {
-		return cmpF(math.Abs(diff(b)), math.Abs(diff(a)))
+		return cmp.Compare(math.Abs(diff(b)), math.Abs(diff(a)))
 	})
 	sum := 0.0
 	for _, k := range keys {
@@ -736,16 +737,6 @@ func (d *diag) termReport(b *strings.Builder, n int32, m *nodeModel, x *crossFit
 			fmt.Fprintf(b, "      delays (5/25/50/75/95 %%): truth %s; engine %s\n", quant(gt[g]), quant(ge[g]))
 		}
 	}
-}
-
-func cmpF(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // modelParts are the parts of a node's model swapped between the model
