@@ -34,16 +34,15 @@ patterns, grouped by request type: a pattern is a tree of messages (a
 hop's parent is the message whose arrival caused it), counted over the
 requests that took it;
 "at sender" is the time the sender spent before sending (in #3, auth, which
-waits 20 ms before it answers, took 24.8 ms on the recording machine),
+waits 20 ms before it answers, took 24.7 ms on the recording machine),
 "network" the time on the wire. /item requests go web → app → redis, /cart
 ones also call auth, static files stay at nginx. The assembly engine (the
 default on such traffic) builds each request's tree and says how sure it
 is ("confidence": timing alone cannot always tell whose Redis call is
-whose when requests overlap at app). Two calls that came late (web2's
-first forward, 1.9 ms after its request; a Redis GET 63 ms after its
-/item request) were taken for work no request made ("2 background trees"
-in the accounting): their requests miss that call (the /item request in
-#5), and 148 of the 150 requests get the right kind of path. Then: the
+whose when requests overlap at app). All 150 requests get the right kind
+of path, the two calls that came late included (web2's first forward,
+1.9 ms after its request; a Redis GET 63 ms after its /item request:
+"0 background trees" in the accounting). Then: the
 sniffers' clock offsets found, the NAT the balancer did (undone before
 the engines ran) and every stage's accounting.
 
