@@ -217,7 +217,7 @@ func TestDemoEndToEnd(t *testing.T) {
 		// Measured: 150 of 150 right (148 before the size relations'
 		// smoothing and the chain matching); expected counts 46/77/17,
 		// each request weighed by its confidence.
-		{assembly.Name, 142, -1},
+		{assembly.Name, 148, -1},
 	} {
 		matched, right, found := demoPaths(t, byEngine(t, rs, c.engine), tr, truth)
 		t.Logf("%s: paths per kind %v (truth %v); %d of %d requests matched, %d of the right kind", c.engine, found, counts, matched, len(truth), right)
