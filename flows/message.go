@@ -165,6 +165,18 @@ func (id CallID) AppendText(b []byte) []byte {
 	return appendUint(b, uint64(id.Index))
 }
 
+// MessageID names one message of flows' output by its connection and
+// its index within it (Message.Conn, Message.Index): the same message has
+// the same MessageID in every consumer of one run. The zero MessageID
+// names none.
+type MessageID struct {
+	Conn  uint64
+	Index uint32
+}
+
+// IsZero reports whether id names no message.
+func (id MessageID) IsZero() bool { return id.Conn == 0 }
+
 // Message is one write-level message (WAP5 section 2.3): the bytes sent in
 // one direction of one connection between direction changes (cut further at
 // long pauses and at application protocol boundaries), or one UDP datagram.
@@ -401,3 +413,6 @@ func decimalLen(v uint64) int {
 	}
 	return max(n, 1)
 }
+
+// ID returns the message's MessageID.
+func (m *Message) ID() MessageID { return MessageID{Conn: m.Conn, Index: m.Index} }

@@ -50,6 +50,33 @@ type Window struct {
 	// accounting of it; both are the callback's only until it returns.
 	Trace  *trace.Trace
 	Report *reconcile.Report
+	// Owned says, by trace index, which of the trace's messages this
+	// window owns: those whose first flows message started in its core
+	// (the rest are copies in its margins, owned by a neighbour), so that
+	// over a run every message is owned once. A message that names no
+	// flows message (Report.Sources) is owned where its send time, else
+	// its receive time, falls in the core.
+	Owned []bool
+}
+
+// owned is Window.Owned: copies are the flows messages the window
+// reconciled in its margins.
+func owned(tr *trace.Trace, src []flows.MessageID, copies map[flows.MessageID]struct{}, from, to int64) []bool {
+	own := make([]bool, len(tr.Messages))
+	for i := range tr.Messages {
+		if i < len(src) && !src[i].IsZero() {
+			_, c := copies[src[i]]
+			own[i] = !c
+			continue
+		}
+		m := &tr.Messages[i]
+		t := m.SendTS
+		if !t.Known() {
+			t = m.RecvTS
+		}
+		own[i] = int64(t) >= from && int64(t) < to
+	}
+	return own
 }
 
 // WindowStats count what a windowed run did with the messages: every
@@ -71,6 +98,8 @@ func (s WindowStats) Counts() []trace.Count {
 type openWindow struct {
 	k   int64 // index of the window: core [k*L, (k+1)*L)
 	rec *reconcile.Reconciler
+	// copies are the messages added in the margins (Window.Owned)
+	copies map[flows.MessageID]struct{}
 }
 
 // windower splits the message stream into windows.
@@ -83,7 +112,7 @@ type windower struct {
 	done   bool  // next is meaningful: a window was started
 	hi     int64 // the latest message end seen
 	newRec func() (*reconcile.Reconciler, error)
-	emit   func(k int64, rec *reconcile.Reconciler) error
+	emit   func(ow *openWindow) error
 	stats  WindowStats
 	// pending delivers the outcome of the window being reconciled and
 	// handed on (nil when none is)
@@ -143,7 +172,8 @@ func RunWindows(cfg Config, w Windows, fn func(*Window) error) (*Result, WindowS
 	}
 	wd.newRec = func() (*reconcile.Reconciler, error) { return reconcile.New(ropts) }
 	index := 0
-	wd.emit = func(k int64, rec *reconcile.Reconciler) error {
+	wd.emit = func(ow *openWindow) error {
+		k := ow.k
 		var aliases []trace.Alias
 		var t *nat.Table
 		if ns != nil {
@@ -164,10 +194,11 @@ func RunWindows(cfg Config, w Windows, fn func(*Window) error) (*Result, WindowS
 		done := make(chan error, 1)
 		wd.pending = done
 		go func() {
-			tr, rep, err := rec.Finish()
+			tr, rep, err := ow.rec.Finish()
 			if err == nil {
 				tr.Meta.Aliases = aliases
 				win.Trace, win.Report = tr, rep
+				win.Owned = owned(tr, rep.Sources, ow.copies, win.From, win.To)
 				progress(cfg.Progress, StageReconcile, int64(len(tr.Messages)), int64(len(tr.Messages)))
 				err = fn(win)
 			}
@@ -218,6 +249,7 @@ func (wd *windower) add(m *flows.Message) error {
 			wd.stats.Owned++
 		} else {
 			wd.stats.Copies++
+			ow.copies[m.ID()] = struct{}{}
 		}
 	}
 	return wd.finishUpTo(wd.hi - wd.mg - wd.lag)
@@ -235,7 +267,7 @@ func (wd *windower) window(k int64) (*openWindow, error) {
 	if err != nil {
 		return nil, err
 	}
-	ow := &openWindow{k: k, rec: rec}
+	ow := &openWindow{k: k, rec: rec, copies: map[flows.MessageID]struct{}{}}
 	i, _ := slices.BinarySearchFunc(wd.open, k, func(o *openWindow, k int64) int { return cmpI64(o.k, k) })
 	wd.open = slices.Insert(wd.open, i, ow)
 	return ow, nil
@@ -248,7 +280,7 @@ func (wd *windower) finishUpTo(t int64) error {
 		ow := wd.open[0]
 		wd.open = wd.open[1:]
 		wd.next = ow.k + 1
-		if err := wd.emit(ow.k, ow.rec); err != nil {
+		if err := wd.emit(ow); err != nil {
 			return err
 		}
 	}
@@ -261,7 +293,7 @@ func (wd *windower) flush() error {
 		ow := wd.open[0]
 		wd.open = wd.open[1:]
 		wd.next = ow.k + 1
-		if err := wd.emit(ow.k, ow.rec); err != nil {
+		if err := wd.emit(ow); err != nil {
 			return err
 		}
 	}

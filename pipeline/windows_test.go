@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wirepath/wirepath/flows"
 	"github.com/wirepath/wirepath/nat"
 	"github.com/wirepath/wirepath/trace"
 )
@@ -99,6 +100,62 @@ func TestRunWindowsSplits(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("no window accounting in %v", res.Accounting)
+	}
+}
+
+// TestRunWindowsOwned checks that the windows' owned messages are the
+// whole run's, each owned by one window, and named by the same flows
+// message as in the whole run (reconcile.Report.Sources).
+func TestRunWindowsOwned(t *testing.T) {
+	whole, err := Run(Config{Captures: natPaths()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := whole.Report.Sources
+	if len(src) != len(whole.Trace.Messages) {
+		t.Fatalf("%d sources for %d messages", len(src), len(whole.Trace.Messages))
+	}
+	want := map[flows.MessageID]int{}
+	for i, id := range src {
+		if id.IsZero() {
+			t.Fatalf("message %d names no flows message", i)
+		}
+		want[id]++
+	}
+	if len(want) != len(src) {
+		t.Fatalf("%d distinct sources for %d messages", len(want), len(src))
+	}
+	first, last, _ := trace.TimeRange(whole.Trace)
+	length := time.Duration(int64(last)-int64(first)) / 4
+	got := map[flows.MessageID]int{}
+	copies := 0
+	_, st, err := RunWindows(Config{Captures: natPaths()}, Windows{Length: length, Margin: length / 5}, func(w *Window) error {
+		if len(w.Owned) != len(w.Trace.Messages) || len(w.Report.Sources) != len(w.Trace.Messages) {
+			t.Errorf("window %d: %d owned flags, %d sources for %d messages", w.Index, len(w.Owned), len(w.Report.Sources), len(w.Trace.Messages))
+			return nil
+		}
+		for i, own := range w.Owned {
+			if own {
+				got[w.Report.Sources[i]]++
+			} else {
+				copies++
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Late != 0 || copies == 0 {
+		t.Fatalf("%d late, %d copies: the test needs none late and some copied", st.Late, copies)
+	}
+	for id, n := range got {
+		if n != 1 || want[id] != 1 {
+			t.Errorf("%v owned by %d windows, in the whole run %d times", id, n, want[id])
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("%d messages owned over the windows, the whole run has %d", len(got), len(want))
 	}
 }
 

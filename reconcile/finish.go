@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/wirepath/wirepath/clock"
+	"github.com/wirepath/wirepath/flows"
 	"github.com/wirepath/wirepath/internal/runsort"
 	"github.com/wirepath/wirepath/preload"
 	"github.com/wirepath/wirepath/trace"
@@ -221,7 +222,21 @@ func (r *Reconciler) writeTrace(st *state, rep *Report) {
 		r.countMessage(rep, &m, lm)
 		r.countEvidence(&m)
 	}
-	st.sortTrace(corr, keep)
+	idx := st.sortTrace(corr, keep)
+	rep.Sources = r.sources(st, keep, idx)
+}
+
+// sources is Report.Sources: message i of the sorted trace is logical
+// message st.out[keep[idx[i]]].
+func (r *Reconciler) sources(st *state, keep, idx []int32) []flows.MessageID {
+	src := make([]flows.MessageID, len(idx))
+	for i, j := range idx {
+		if lm := &st.out[keep[j]]; lm.fa >= 0 && lm.faStart {
+			m := &r.msgs[lm.fa]
+			src[i] = flows.MessageID{Conn: m.conn, Index: m.index}
+		}
+	}
+	return src
 }
 
 // traceWriter makes the trace's messages, interning their endpoints and
@@ -368,7 +383,7 @@ func (st *state) correctedTime(m *trace.Message, en msgEnds) int64 {
 // sortTrace orders the trace's messages (logical messages keep, at times
 // corr) by corrected time; ties by connection, direction, position. The
 // connections are numbered in that order (numberConns).
-func (st *state) sortTrace(corr []int64, keep []int32) {
+func (st *state) sortTrace(corr []int64, keep []int32) []int32 {
 	tr := st.tr
 	// The keys are copied next to each other, and the index breaks ties,
 	// which makes the order a stable sort's.
@@ -386,6 +401,7 @@ func (st *state) sortTrace(corr []int64, keep []int32) {
 	}
 	st.numberConns(sorted, idx, keep)
 	tr.Messages = sorted
+	return idx
 }
 
 // traceKey is what sortTrace orders a trace message by: its corrected

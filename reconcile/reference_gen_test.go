@@ -421,11 +421,42 @@ func runReal(t *testing.T, in refInput) ([]string, *reconcile.Report) {
 	if err := rep.Check(); err != nil {
 		t.Fatal(err)
 	}
+	checkSources(t, in, tr, rep)
+	rep.Sources = nil // the reference does not name them
 	lines := make([]string, len(tr.Messages))
 	for i := range tr.Messages {
 		lines[i] = refLine(tr, &tr.Messages[i])
 	}
 	return lines, rep
+}
+
+// checkSources checks Report.Sources: one per message, each naming a
+// distinct flows message of the input, of the message's protocol.
+func checkSources(t *testing.T, in refInput, tr *trace.Trace, rep *reconcile.Report) {
+	t.Helper()
+	if len(rep.Sources) != len(tr.Messages) {
+		t.Fatalf("%d sources for %d messages", len(rep.Sources), len(tr.Messages))
+	}
+	input := map[flows.MessageID]*flows.Message{}
+	for _, m := range in.msgs {
+		input[m.ID()] = m
+	}
+	seen := map[flows.MessageID]bool{}
+	for i, id := range rep.Sources {
+		if id.IsZero() {
+			continue
+		}
+		m := input[id]
+		switch {
+		case m == nil:
+			t.Fatalf("message %d: source %+v is not in the input", i, id)
+		case seen[id]:
+			t.Fatalf("message %d: source %+v named twice", i, id)
+		case m.Proto != tr.Messages[i].Proto:
+			t.Fatalf("message %d (%v): source %+v is %v", i, tr.Messages[i].Proto, id, m.Proto)
+		}
+		seen[id] = true
+	}
 }
 
 // compareWithReference runs both and reports the first differences.

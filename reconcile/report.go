@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/wirepath/wirepath/flows"
 	"github.com/wirepath/wirepath/trace"
 )
 
@@ -102,6 +103,11 @@ type Report struct {
 	Hosts   []HostReport   `json:"hosts,omitempty"`
 	Clocks  []trace.Clock  `json:"clocks,omitempty"`
 	Offsets []trace.Offset `json:"clock_offsets,omitempty"`
+	// Sources names, by trace index, the flows message each message of
+	// the trace began with (its first byte's), the same in every trace
+	// reconciled from that message (a windowed run's neighbouring
+	// windows); zero for a message no sniffer saw begin.
+	Sources []flows.MessageID `json:"-"`
 	// Reference is the node whose clock the offsets are against.
 	Reference string   `json:"reference,omitempty"`
 	Warnings  []string `json:"warnings,omitempty"`

@@ -86,7 +86,8 @@ func (r *Recorder) Packet(p *pcapio.Packet) {
 // sender side's first sighting and the receiver side's last.
 func (r *Recorder) FlowMessage(m *flows.Message) {
 	row := Message{Index: r.flowMsgs, Src: r.endpoint(m.Src), Dst: r.endpoint(m.Dst), Proto: m.Proto.String(),
-		App: m.App.String(), Kind: m.Kind.String(), Bytes: m.Bytes, Conn: int64(m.Conn), Incomplete: m.Incomplete}
+		App: m.App.String(), Kind: m.Kind.String(), Bytes: m.Bytes, Conn: int64(m.Conn), Incomplete: m.Incomplete,
+		MsgID: MsgID(m.ID())}
 	r.flowMsgs++
 	if s := m.SenderSide(); s != nil {
 		row.SendTS = s.First
@@ -113,9 +114,22 @@ func (r *Recorder) Conn(cs *flows.ConnStats) {
 	r.W.Connection(&row)
 }
 
-// TraceMessages adds every message of ms to messages, Index being its
-// index in ms.
-func (r *Recorder) TraceMessages(ms trace.Messages) {
+// TraceRows says which of a trace's messages TraceMessages writes and
+// how it names them; the zero value writes every message, without msg_id.
+type TraceRows struct {
+	// Sources, by trace index, are the flows messages the messages began
+	// with (reconcile.Report.Sources): their msg_id.
+	Sources []flows.MessageID
+	// Owned, when not nil, keeps only the messages it marks (a window's
+	// own, pipeline.Window.Owned: the rest are its neighbours').
+	Owned []bool
+	// WindowStart is the window's core start in a windowed run, else 0.
+	WindowStart int64
+}
+
+// TraceMessages adds the messages of ms that rows keeps to messages,
+// Index being the index in ms.
+func (r *Recorder) TraceMessages(ms trace.Messages, rows TraceRows) {
 	syms := ms.Symbols()
 	name := func(s trace.Sym) string {
 		if s == 0 {
@@ -125,10 +139,16 @@ func (r *Recorder) TraceMessages(ms trace.Messages) {
 	}
 	var m trace.Message
 	for i := range ms.Len() {
+		if rows.Owned != nil && !rows.Owned[i] {
+			continue
+		}
 		ms.Read(i, &m)
 		row := Message{Index: int64(i), Src: name(m.Src), Dst: name(m.Dst), SrcNode: name(m.SrcNode), DstNode: name(m.DstNode),
 			Proto: m.Proto.String(), Kind: m.Kind.String(), CallID: name(m.CallID), Bytes: m.Bytes, Conn: int64(m.Conn),
-			Label: name(m.Label), ReqID: name(m.ReqID)}
+			Label: name(m.Label), ReqID: name(m.ReqID), WindowStart: rows.WindowStart}
+		if i < len(rows.Sources) {
+			row.MsgID = MsgID(rows.Sources[i])
+		}
 		if m.SendTS.Known() {
 			row.SendTS = int64(m.SendTS)
 		}

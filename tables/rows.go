@@ -1,5 +1,7 @@
 package tables
 
+import "github.com/wirepath/wirepath/flows"
+
 // SchemaVersion is the version of the tables' schemas (docs/formats.md):
 // it changes when a column is removed, renamed or changes meaning; new
 // columns may be added within a version.
@@ -84,6 +86,23 @@ type Message struct {
 	// Incomplete is true when bytes of the message were never captured
 	// (flows' messages; false for reconciled ones).
 	Incomplete bool `parquet:"incomplete"`
+	// MsgID names the flows message the message began with (MsgID): the
+	// same in every table of one run, windowed or not; null when no
+	// sniffer saw it begin.
+	MsgID int64 `parquet:"msg_id,optional"`
+	// WindowStart is, in a windowed run, the start of the core of the
+	// window whose trace Index refers to; null otherwise.
+	WindowStart int64 `parquet:"window_start,optional,timestamp(nanosecond:utc)"`
+}
+
+// MsgID packs a flows message's identity into the msg_id column:
+// Conn × 2^32 + Index, or 0 (null) for none or a connection number
+// beyond 2^31 - 1.
+func MsgID(id flows.MessageID) int64 {
+	if id.IsZero() || id.Conn >= 1<<31 {
+		return 0
+	}
+	return int64(id.Conn)<<32 | int64(id.Index)
 }
 
 // Connection is one TCP connection or UDP flow (a row of connections),
@@ -143,4 +162,11 @@ type Request struct {
 	Client string `parquet:"client,dict"`
 	Server string `parquet:"server,dict"`
 	Label  string `parquet:"label,optional,dict"`
+	// RootID and MessageIDs are Root and Messages as messages.msg_id
+	// (null and 0 where a message has none): the join that holds in a
+	// windowed run, where a request's messages may be owned, and written,
+	// by the neighbouring window. WindowStart is as in Message.
+	RootID      int64   `parquet:"root_id,optional"`
+	MessageIDs  []int64 `parquet:"message_ids,list"`
+	WindowStart int64   `parquet:"window_start,optional,timestamp(nanosecond:utc)"`
 }

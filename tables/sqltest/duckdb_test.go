@@ -149,3 +149,75 @@ func TestDuckDBReadsTables(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestDuckDBWindowedTables runs analyze on the demo captures whole and in
+// windows shorter than the capture (--windowed), both with --parquet, and
+// checks with DuckDB that the windowed tables hold each of the whole
+// run's messages once (the same msg_id set, which is also that of
+// 'wirepath messages --parquet': the demo's messages are flows' one to
+// one), as many requests as the
+// whole run, every request's messages found by msg_id (some are owned,
+// and written, by the next window) and every root a CALL.
+func TestDuckDBWindowedTables(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin := buildWirepath(t)
+	demo, _ := filepath.Glob("../../testdata/demo/*.pcap*")
+	whole, win := filepath.Join(t.TempDir(), "whole"), filepath.Join(t.TempDir(), "windowed")
+	run := func(dir string, extra ...string) string {
+		args := append([]string{"analyze", "-q", "--engine", "nesting", "--top", "0", "--parquet", dir}, extra...)
+		out, err := exec.Command(bin, append(args, demo...)...).Output()
+		if err != nil {
+			t.Fatalf("analyze %v: %v", extra, err)
+		}
+		return string(out)
+	}
+	run(whole)
+	text := run(win, "--windowed", "3s", "--windowed-margin", "2500ms")
+	fl := filepath.Join(t.TempDir(), "flows")
+	if err := exec.Command(bin, append([]string{"messages", "-q", "-o", os.DevNull, "--parquet", fl}, demo...)...).Run(); err != nil {
+		t.Fatalf("messages: %v", err)
+	}
+	if w := find(t, text, `window +(\d+) windows; \d+ messages owned; (\d+) messages in margins`); atoi(t, w[1]) < 2 || atoi(t, w[2]) == 0 {
+		t.Fatalf("%s windows, %s messages in margins: the test needs several windows and margins", w[1], w[2])
+	}
+
+	db, err := sql.Open("duckdb", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	table := func(dir, name string) string {
+		return "read_parquet('" + filepath.Join(dir, name, "*", "*", "*.parquet") + "', hive_partitioning = true)"
+	}
+	count := func(q string) int64 {
+		t.Helper()
+		var n int64
+		if err := db.QueryRow(q).Scan(&n); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		return n
+	}
+	for _, c := range []struct {
+		what string
+		got  int64
+		want int64
+	}{
+		{"windowed messages", count("select count(*) from " + table(win, "messages")), count("select count(*) from " + table(whole, "messages"))},
+		{"distinct msg_id", count("select count(distinct msg_id) from " + table(win, "messages")), count("select count(*) from " + table(whole, "messages"))},
+		{"msg_id not in the whole run", count("select count(*) from " + table(win, "messages") + " where msg_id not in (select msg_id from " + table(whole, "messages") + ")"), 0},
+		{"messages without msg_id", count("select count(*) from " + table(win, "messages") + " where msg_id is null or window_start is null"), 0},
+		{"requests", count("select count(*) from " + table(win, "requests")), count("select count(*) from " + table(whole, "requests"))},
+		{"requests' messages not found", count("select count(*) from (select unnest(message_ids) as id from " + table(win, "requests") + ") r where id not in (select msg_id from " + table(win, "messages") + ")"), 0},
+		{"roots that are CALLs", count("select count(*) from " + table(win, "requests") + " r join " + table(win, "messages") + " m on m.msg_id = r.root_id where m.kind = 'CALL'"), count("select count(*) from " + table(whole, "requests"))},
+		{"whole run's roots found by msg_id", count("select count(*) from " + table(whole, "requests") + " r join " + table(whole, "messages") + " m on m.msg_id = r.root_id and m.index = r.root"), count("select count(*) from " + table(whole, "requests"))},
+		{"msg_id shared with flows' messages (wirepath messages)", count("select count(*) from " + table(win, "messages") + " where msg_id in (select msg_id from " + table(fl, "messages") + ")"), count("select count(*) from " + table(fl, "messages"))},
+		{"observations", count("select count(*) from " + table(win, "observations")), count("select count(*) from " + table(whole, "observations"))},
+		{"connections", count("select count(*) from " + table(win, "connections")), count("select count(*) from " + table(whole, "connections"))},
+	} {
+		if c.got != c.want {
+			t.Errorf("%s: %d, want %d", c.what, c.got, c.want)
+		}
+	}
+}

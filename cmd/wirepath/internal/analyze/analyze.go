@@ -20,6 +20,7 @@ import (
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/captureflags"
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/cmdutil"
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/enginecmd"
+	"github.com/wirepath/wirepath/flows"
 	"github.com/wirepath/wirepath/report"
 	"github.com/wirepath/wirepath/tables"
 	"github.com/wirepath/wirepath/trace"
@@ -237,7 +238,7 @@ func Run(ctx context.Context, ios *cmdutil.IOStreams, o *Options, eo engines.Opt
 	if err != nil {
 		return err
 	}
-	if err := o.output(ctx, ios, results, tr, fx); err != nil {
+	if err := o.output(ctx, ios, results, tr, res.Report.Sources, fx); err != nil {
 		return err
 	}
 	if partial != nil {
@@ -271,8 +272,8 @@ func (o *Options) infer(ctx context.Context, ios *cmdutil.IOStreams, eo engines.
 
 // output writes the results: the tables, the report, the OTLP export, and
 // the warnings on stderr when the report does not end with them.
-func (o *Options) output(ctx context.Context, ios *cmdutil.IOStreams, results []*causal.Result, tr *trace.Trace, fx report.FrameIndex) error {
-	if err := o.writeTables(ios, results, tr); err != nil {
+func (o *Options) output(ctx context.Context, ios *cmdutil.IOStreams, results []*causal.Result, tr *trace.Trace, src []flows.MessageID, fx report.FrameIndex) error {
+	if err := o.writeTables(ios, results, tr, src); err != nil {
 		return err
 	}
 	if err := o.write(ios, results, tr, o.agreement(results), fx); err != nil {
@@ -358,14 +359,22 @@ func (o *Options) writeReport(ios *cmdutil.IOStreams, results []*causal.Result, 
 }
 
 // writeTables writes, with --parquet, the trace's messages and every
-// instance of every result as requests, and puts the tables in place. The
-// instances leave the results unless --instances asked for them.
-func (o *Options) writeTables(ios *cmdutil.IOStreams, results []*causal.Result, tr *trace.Trace) error {
+// instance of every result as requests (tableRows), and puts the tables
+// in place. src names the trace's messages (reconcile.Report.Sources).
+func (o *Options) writeTables(ios *cmdutil.IOStreams, results []*causal.Result, tr *trace.Trace, src []flows.MessageID) error {
 	rec := o.Parquet.Recorder()
 	if rec == nil {
 		return nil
 	}
-	rec.TraceMessages(tr)
+	o.tableRows(rec, results, tr, tables.TraceRows{Sources: src})
+	return o.Parquet.Finish(ios, nil)
+}
+
+// tableRows adds tr's messages that rows keeps to messages and every
+// instance of every result to requests. The instances leave the results
+// unless --instances asked for them.
+func (o *Options) tableRows(rec *tables.Recorder, results []*causal.Result, tr *trace.Trace, rows tables.TraceRows) {
+	rec.TraceMessages(tr, rows)
 	off := causal.NodeOffsets(tr)
 	at := func(t trace.Timestamp, node trace.Sym) int64 {
 		if int(node) < len(off) {
@@ -386,10 +395,11 @@ func (o *Options) writeTables(ios *cmdutil.IOStreams, results []*causal.Result, 
 				if len(in.Messages) == 0 {
 					continue
 				}
-				row := requestRow(tr, in.Messages, at)
+				row := requestRow(tr, in.Messages, at, rows.Sources)
 				root := &tr.Messages[in.Messages[0]]
 				row.Engine, row.Pattern, row.Signature, row.Probability = r.Engine, int32(p.Rank), p.Signature, in.Probability
 				row.Client, row.Server, row.Label = name(root.SrcNode), name(root.DstNode), name(root.Label)
+				row.WindowStart = rows.WindowStart
 				rec.W.Request(&row)
 			}
 			if o.Common.Instances == 0 {
@@ -397,13 +407,12 @@ func (o *Options) writeTables(ios *cmdutil.IOStreams, results []*causal.Result, 
 			}
 		}
 	}
-	return o.Parquet.Finish(ios, nil)
 }
 
 // requestRow returns the request of the instance of messages idx (parents
 // first): its root, messages and times, on the reference clock as the
 // result's latency_us (send of the root to the last receive).
-func requestRow(tr *trace.Trace, idx []int, at func(trace.Timestamp, trace.Sym) int64) tables.Request {
+func requestRow(tr *trace.Trace, idx []int, at func(trace.Timestamp, trace.Sym) int64, src []flows.MessageID) tables.Request {
 	send := func(m *trace.Message) int64 {
 		if m.SendTS.Known() {
 			return at(m.SendTS, m.SrcNode)
@@ -416,15 +425,19 @@ func requestRow(tr *trace.Trace, idx []int, at func(trace.Timestamp, trace.Sym) 
 		}
 		return at(m.SendTS, m.SrcNode)
 	}
-	row := tables.Request{Root: int64(idx[0]), Messages: make([]int64, len(idx))}
+	row := tables.Request{Root: int64(idx[0]), Messages: make([]int64, len(idx)), MessageIDs: make([]int64, len(idx))}
 	row.Start = send(&tr.Messages[idx[0]])
 	row.End = row.Start
 	for k, i := range idx {
 		row.Messages[k] = int64(i)
+		if i < len(src) {
+			row.MessageIDs[k] = tables.MsgID(src[i])
+		}
 		if e := recv(&tr.Messages[i]); e > row.End {
 			row.End = e
 		}
 	}
 	row.LatencyUS = float64(row.End-row.Start) / 1e3
+	row.RootID = row.MessageIDs[0]
 	return row
 }

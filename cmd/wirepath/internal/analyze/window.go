@@ -15,6 +15,7 @@ import (
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/cmdutil"
 	"github.com/wirepath/wirepath/pipeline"
 	"github.com/wirepath/wirepath/report"
+	"github.com/wirepath/wirepath/tables"
 	"github.com/wirepath/wirepath/trace"
 )
 
@@ -37,8 +38,6 @@ func (o *Options) validateWindow() error {
 		return cmdutil.UsageErrorf("--windowed does not read syscall traces (--preload)")
 	case o.SaveTrace != "":
 		return cmdutil.UsageErrorf("--windowed keeps no whole trace to save (--save-trace)")
-	case o.Parquet.Dir != "":
-		return cmdutil.UsageErrorf("--windowed does not write Parquet tables yet (--parquet)")
 	case o.Common.Instances != 0:
 		return cmdutil.UsageErrorf("--windowed keeps no instances (--instances)")
 	case o.PcapOut != "":
@@ -81,6 +80,7 @@ func runWindowed(ctx context.Context, ios *cmdutil.IOStreams, o *Options, eo eng
 	}
 	wr := &windowRun{o: o, eo: eo, ios: ios, acc: map[[2]string]int{}, warned: map[string]bool{}}
 	defer wr.removeSpools()
+	defer o.Parquet.Finish(ios, errors.New("not finished")) // removes the tables unless they were put in place
 	w := pipeline.Windows{Length: o.Window, Margin: o.WindowMargin}
 	res, _, err := o.Pipeline.RunWindows(ios, w, func(win *pipeline.Window) error { return wr.window(ctx, win) })
 	if res == nil {
@@ -113,6 +113,9 @@ func runWindowed(ctx context.Context, ios *cmdutil.IOStreams, o *Options, eo eng
 	tr := wr.summaryTrace(res)
 	for _, r := range results {
 		r.Trace.Accounting, r.Trace.Warnings = tr.Meta.Accounting, tr.Meta.Warnings
+	}
+	if err := o.Parquet.Finish(ios, nil); err != nil {
+		return err
 	}
 	if err := wr.write(results, spools, totals, tr); err != nil {
 		return err
@@ -167,6 +170,11 @@ func (wr *windowRun) window(ctx context.Context, win *pipeline.Window) error {
 	if err != nil {
 		return err
 	}
+	// The window's own messages and the requests it counts (its
+	// instances: the engines keep those whose root is in its core).
+	wr.o.Parquet.Do(func(rec *tables.Recorder) {
+		wr.o.tableRows(rec, results, tr, tables.TraceRows{Sources: win.Report.Sources, Owned: win.Owned, WindowStart: win.From})
+	})
 	index := win.Index
 	for i, r := range results {
 		for k := range r.Requests {

@@ -211,7 +211,9 @@ func (p *Pipeline) Run(ios *cmdutil.IOStreams) (*pipeline.Result, error) {
 }
 
 // RunWindows is Run in windows of capture time (pipeline.RunWindows):
-// fn gets each window's trace. The Parquet tables are not written.
+// fn gets each window's trace. With --parquet the packets and connections
+// go to the tables as in Run; fn writes the windows' messages and
+// requests (Parquet.Do), and the caller finishes the tables.
 func (p *Pipeline) RunWindows(ios *cmdutil.IOStreams, w pipeline.Windows, fn func(*pipeline.Window) error) (*pipeline.Result, pipeline.WindowStats, error) {
 	cfg, err := p.Config()
 	if err != nil {
@@ -225,12 +227,18 @@ func (p *Pipeline) RunWindows(ios *cmdutil.IOStreams, w pipeline.Windows, fn fun
 			return nil, pipeline.WindowStats{}, err
 		}
 	}
+	if err := p.Parquet.Install(&cfg); err != nil {
+		return nil, pipeline.WindowStats{}, err
+	}
 	var done func()
 	cfg.Progress, done = StageProgress(ios)
 	cfg.Context = p.Context
 	res, st, err := pipeline.RunWindows(cfg, w, fn)
 	done()
-	return res, st, UsageOf(err)
+	if err != nil {
+		return res, st, p.Parquet.Finish(ios, UsageOf(err))
+	}
+	return res, st, nil
 }
 
 // PipelineOutcome prints the problems in the input as warnings and returns

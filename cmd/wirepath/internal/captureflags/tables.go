@@ -1,6 +1,8 @@
 package captureflags
 
 import (
+	"sync"
+
 	"github.com/spf13/pflag"
 
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/cmdutil"
@@ -17,6 +19,9 @@ type Tables struct {
 	Dir string
 	w   *tables.Writer
 	rec *tables.Recorder
+	// mu serialises the writer between the reading goroutine (packets,
+	// connections) and a windowed run's windows (messages, requests).
+	mu sync.Mutex
 }
 
 // Register adds --parquet to fs.
@@ -46,14 +51,18 @@ func (t *Tables) Install(cfg *pipeline.Config) error {
 	}
 	onPacket := cfg.OnPacket
 	cfg.OnPacket = func(p *pcapio.Packet) {
+		t.mu.Lock()
 		t.rec.Packet(p)
+		t.mu.Unlock()
 		if onPacket != nil {
 			onPacket(p)
 		}
 	}
 	onConn := cfg.Flows.OnConn
 	cfg.Flows.OnConn = func(cs *flows.ConnStats) {
+		t.mu.Lock()
 		t.rec.Conn(cs)
+		t.mu.Unlock()
 		if onConn != nil {
 			onConn(cs)
 		}
@@ -62,8 +71,21 @@ func (t *Tables) Install(cfg *pipeline.Config) error {
 }
 
 // Recorder returns what writes rows to the tables, or nil without
-// --parquet.
+// --parquet. Once the pipeline runs, use it only from the goroutine that
+// reads the inputs, or through Do.
 func (t *Tables) Recorder() *tables.Recorder { return t.rec }
+
+// Do calls fn with the Recorder while the input's packets and
+// connections wait (a windowed run's windows are analysed in a goroutine
+// of their own); without --parquet it does nothing.
+func (t *Tables) Do(fn func(*tables.Recorder)) {
+	if t.rec == nil {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	fn(t.rec)
+}
 
 // Finish puts the tables in place when err is nil (returning the first
 // error writing them) and removes them otherwise.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/captureflags"
 	"github.com/wirepath/wirepath/cmd/wirepath/internal/cmdutil"
+	"github.com/wirepath/wirepath/tables"
 	"github.com/wirepath/wirepath/trace"
 )
 
@@ -119,7 +120,7 @@ func Run(ios *cmdutil.IOStreams, o *Options) error {
 	}
 	err = writeTrace(ios, o, res.Trace)
 	if r := o.Parquet.Recorder(); r != nil && err == nil {
-		r.TraceMessages(res.Trace)
+		r.TraceMessages(res.Trace, tables.TraceRows{Sources: res.Report.Sources})
 	}
 	if err := o.Parquet.Finish(ios, err); err != nil {
 		return err
