@@ -338,6 +338,17 @@ func appendDigits(b []byte, v uint64) []byte {
 	case v < 10000:
 		q, r := v/100, v%100
 		return append(b, digitPairs[2*q], digitPairs[2*q+1], digitPairs[2*r], digitPairs[2*r+1])
+	case v < 1000000:
+		// Five and six digits (a long connection's indexes, stream ids
+		// and call ids) in 32-bit arithmetic, without the loop's
+		// length and growth.
+		w := uint32(v)
+		hi, lo := w/10000, w%10000
+		q, r := lo/100, lo%100
+		if hi < 10 {
+			return append(b, byte('0'+hi), digitPairs[2*q], digitPairs[2*q+1], digitPairs[2*r], digitPairs[2*r+1])
+		}
+		return append(b, digitPairs[2*hi], digitPairs[2*hi+1], digitPairs[2*q], digitPairs[2*q+1], digitPairs[2*r], digitPairs[2*r+1])
 	}
 	n := decimalLen(v)
 	b = slices.Grow(b, n)

@@ -217,7 +217,7 @@ func New(cfg Config) *Decoder {
 		s.connWindow = 65535
 		s.first = true
 		s.hp = newHPACK(4096, cfg.MaxHeaderList, s.emit)
-		s.hp.hit = s.memoHit
+		s.hp.hit = s
 		s.mode = mFrames
 	}
 	d.dirs[proto.FromClient].mode = mPreface

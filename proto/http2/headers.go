@@ -77,7 +77,7 @@ func (d *Decoder) recoverTable(s *dirState) {
 	}
 }
 
-// The fields a half keeps, by their index in dirState.kept.
+// The fields a half keeps, by their index in dirState.kept and half.kept.
 const (
 	keptMethod = iota
 	keptPath
@@ -144,7 +144,7 @@ func (s *dirState) emit(name, value string, ref uint64) {
 	var kept string
 	if slot >= 0 {
 		kept = s.keep(slot, value)
-		h.setKept(slot, kept)
+		h.kept[slot] = kept
 	}
 	if !s.d.cfg.Evidence {
 		if ref != 0 {
@@ -178,22 +178,6 @@ func keptSlot(name string) int {
 		return keptGRPCStatus
 	}
 	return -1
-}
-
-// setKept sets the field of h that slot names.
-func (h *half) setKept(slot int, v string) {
-	switch slot {
-	case keptMethod:
-		h.method = v
-	case keptPath:
-		h.path = v
-	case keptStatus:
-		h.status = v
-	case keptCType:
-		h.ctype = v
-	case keptGRPCStatus:
-		h.grpcStatus = v
-	}
 }
 
 // fieldMemo is what emit made of the field of one HPACK table entry: the
@@ -254,7 +238,7 @@ func (s *dirState) memoHit(ref uint64, size int) bool {
 func (s *dirState) replayMemo(h *half, m *fieldMemo) {
 	if m.slot >= 0 {
 		s.kept[m.slot] = m.kept
-		h.setKept(int(m.slot), m.kept)
+		h.kept[m.slot] = m.kept
 	}
 	if s.d.cfg.Evidence {
 		if h.ev == nil {
@@ -287,10 +271,11 @@ const maxLabels = 1024
 // Labels are remembered per connection, so that calls of the same method
 // cost no allocation.
 func (d *Decoder) requestLabel(h *half) string {
-	if h.unknown || h.method == "" && h.path == "" {
+	method, path := h.kept[keptMethod], h.kept[keptPath]
+	if h.unknown || method == "" && path == "" {
 		return ""
 	}
-	k := labelKey{h.method, h.path, strings.HasPrefix(h.ctype, "application/grpc")}
+	k := labelKey{method, path, strings.HasPrefix(h.kept[keptCType], "application/grpc")}
 	// The last labels made, by the memory of their path: the values a
 	// half keeps are interned, so a call of a recent method is found by
 	// comparing pointers, without hashing its strings.
@@ -338,24 +323,25 @@ func responseLabel(h *half) (string, int) {
 	if h.unknown {
 		return "", 0
 	}
-	if h.grpcStatus != "" {
-		code, err := strconv.Atoi(h.grpcStatus)
+	if gs := h.kept[keptGRPCStatus]; gs != "" {
+		code, err := strconv.Atoi(gs)
 		if err != nil || code < 0 {
 			return "grpc", 0
 		}
 		if code < len(grpcLabels) {
 			return grpcLabels[code], code
 		}
-		return "grpc " + h.grpcStatus, code
+		return "grpc " + gs, code
 	}
-	if h.status == "" {
+	status := h.kept[keptStatus]
+	if status == "" {
 		return "", 0
 	}
-	code, err := strconv.Atoi(h.status)
+	code, err := strconv.Atoi(status)
 	if err != nil {
 		return "", 0
 	}
-	return h.status, code
+	return status, code
 }
 
 // resetLabel marks the label of a stream ended by RST_STREAM.

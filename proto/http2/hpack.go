@@ -20,8 +20,9 @@ type hpackDecoder struct {
 	// hit, if set, is offered an indexed field of one byte by its ref
 	// and size (name and value bytes) before it is looked up: when it
 	// reports true, it took the field as emit would have, and emit is
-	// not called.
-	hit       func(ref uint64, size int) bool
+	// not called. (An interface, not a func: a method value would cost
+	// each field a call of its wrapper as well.)
+	hit       fieldHitter
 	maxStrLen int // longest string accepted (0: no limit)
 
 	first bool   // the next field is the block's first
@@ -40,6 +41,11 @@ type hpackDecoder struct {
 	size           uint32 // RFC 7541 size: bytes + 32 per entry
 	maxSize        uint32
 	allowedMaxSize uint32
+}
+
+// fieldHitter takes indexed fields by their table entry (hpackDecoder.hit).
+type fieldHitter interface {
+	memoHit(ref uint64, size int) bool
 }
 
 // hpackEntry is a dynamic table entry: its name and value are
@@ -128,21 +134,28 @@ func (h *hpackDecoder) Write(p []byte) error {
 		h.save = append(h.save, p...)
 		h.buf, h.save = h.save, h.save[:0]
 	}
-	for len(h.buf) > 0 {
-		if b := h.buf[0]; b&128 != 0 && b != 255 && h.hit != nil && h.hitIndexed(uint64(b&127)) {
-			h.buf = h.buf[1:]
+	// The input in a local while fields are taken by hit (a slice
+	// stored in h costs a write barrier check per byte), in h.buf for
+	// field.
+	buf := h.buf
+	h.buf = nil
+	for len(buf) > 0 {
+		if b := buf[0]; b&128 != 0 && b != 255 && h.hit != nil && h.hitIndexed(uint64(b&127)) {
+			buf = buf[1:]
 			h.first = false
 			continue
 		}
+		h.buf = buf
 		err := h.field()
+		buf, h.buf = h.buf, nil
 		if err == errHPACKNeedMore {
 			const varIntOverhead = 8 // as x/net
-			if h.maxStrLen != 0 && int64(len(h.buf)) > 2*(int64(h.maxStrLen)+varIntOverhead) {
+			if h.maxStrLen != 0 && int64(len(buf)) > 2*(int64(h.maxStrLen)+varIntOverhead) {
 				return errHPACKLength
 			}
 			// Keep the incomplete field (buf may be save's own bytes:
 			// append moves them to its front).
-			h.save = append(h.save[:0], h.buf...)
+			h.save = append(h.save[:0], buf...)
 			return nil
 		}
 		h.first = false
@@ -206,7 +219,7 @@ func (h *hpackDecoder) hitIndexed(i uint64) bool {
 	if h.maxStrLen != 0 && (nlen > h.maxStrLen || vlen > h.maxStrLen) {
 		return false
 	}
-	return h.hit(ref, nlen+vlen)
+	return h.hit.memoHit(ref, nlen+vlen)
 }
 
 // literal decodes a literal field with an n-bit name index, added to the

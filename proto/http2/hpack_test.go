@@ -40,7 +40,7 @@ func hpackScript(t *testing.T, script []byte) int {
 	// hit takes every other indexed field it was shown before, as
 	// dirState.memoHit does, so that both ways are compared with x/net.
 	var hits int
-	d.hit = func(ref uint64, size int) bool {
+	d.hit = hitFunc(func(ref uint64, size int) bool {
 		f, ok := refs[ref]
 		if !ok {
 			return false
@@ -53,7 +53,7 @@ func hpackScript(t *testing.T, script []byte) int {
 		}
 		got = append(got, f)
 		return true
-	}
+	})
 	for p, step := script[1:], 0; len(p) >= 2; step++ {
 		op, n := p[0]%4, min(int(p[1]), len(p)-2)
 		b := p[2 : 2+n]
@@ -257,3 +257,8 @@ func TestHuffmanMatchesXNet(t *testing.T) {
 		}
 	}
 }
+
+// hitFunc is a func taking indexed fields as dirState.memoHit does.
+type hitFunc func(ref uint64, size int) bool
+
+func (f hitFunc) memoHit(ref uint64, size int) bool { return f(ref, size) }

@@ -3,6 +3,7 @@ package http2
 import (
 	"encoding/binary"
 	"slices"
+	"unsafe"
 
 	"golang.org/x/net/http2/hpack"
 )
@@ -93,8 +94,9 @@ var hufFlat = func() []uint32 {
 const hufFastBits = 12
 
 // hufFast maps the next hufFastBits bits to the one or two symbols whose
-// codes they hold whole: sym1 | sym2<<8 | count<<16 | bits<<20; count 0
-// when the first code is longer than the window.
+// codes they hold whole: pair | count<<16 | bits<<20, where pair is the
+// uint16 whose bytes in memory are sym1, sym2 (stored by one write);
+// count 0 when the first code is longer than the window.
 var hufFast = func() *[1 << hufFastBits]uint32 {
 	fast := new([1 << hufFastBits]uint32)
 	// first returns the symbol and code length at the top of the w
@@ -127,13 +129,18 @@ var hufFast = func() *[1 << hufFastBits]uint32 {
 		}
 		r := hufFastBits - n1
 		if s2, n2, ok := first(x&(1<<r-1), r); ok {
-			fast[x] = uint32(s1) | uint32(s2)<<8 | 2<<16 | uint32(n1+n2)<<20
+			fast[x] = symPair(s1, s2) | 2<<16 | uint32(n1+n2)<<20
 		} else {
-			fast[x] = uint32(s1) | 1<<16 | uint32(n1)<<20
+			fast[x] = symPair(s1, 0) | 1<<16 | uint32(n1)<<20
 		}
 	}
 	return fast
 }()
+
+// symPair returns the uint16 whose bytes in memory are a then b.
+func symPair(a, b byte) uint32 {
+	return uint32(binary.NativeEndian.Uint16([]byte{a, b}))
+}
 
 // appendHuffman appends the Huffman-coded string v, decoded, to dst. It
 // rejects what x/net's hpack.HuffmanDecode rejects: EOS, and padding
@@ -146,21 +153,24 @@ func appendHuffman(dst, v []byte) ([]byte, error) {
 	n := len(dst)
 	out := slices.Grow(dst, len(v)*8/5+2)
 	out = out[:cap(out)]
+	// The loop stores a pair of symbols at out[n:n+2] by one unchecked
+	// write: n+2 stays within out, whose room covers a symbol for every
+	// 5 bits of v and 2 bytes more.
+	base := unsafe.Pointer(unsafe.SliceData(out))
 	fast := hufFast // a local: the loop does not reload the global
 	var acc uint64
 	var nbits uint // bits of acc not yet decoded
-	i := 0
 	for {
 		if nbits < hufFastBits {
-			if i+4 <= len(v) {
+			if len(v) >= 4 {
 				// Four bytes at once: acc keeps at most 43 bits.
-				acc = acc<<32 | uint64(binary.BigEndian.Uint32(v[i:]))
-				i += 4
+				acc = acc<<32 | uint64(binary.BigEndian.Uint32(v))
+				v = v[4:]
 				nbits += 32
 			} else {
-				for nbits < hufFastBits && i < len(v) {
-					acc = acc<<8 | uint64(v[i])
-					i++
+				for nbits < hufFastBits && len(v) > 0 {
+					acc = acc<<8 | uint64(v[0])
+					v = v[1:]
 					nbits += 8
 				}
 				if nbits < hufFastBits {
@@ -173,12 +183,11 @@ func appendHuffman(dst, v []byte) ([]byte, error) {
 		if c == 0 {
 			break
 		}
-		out[n] = byte(e)
-		out[n+1] = byte(e >> 8) // a byte to spare when c is 1: overwritten next
+		*(*uint16)(unsafe.Add(base, n)) = uint16(e) // a byte to spare when c is 1: overwritten next
 		n += int(c)
 		nbits -= uint(e >> 20)
 	}
-	return hufSlow(out, n, v[i:], acc, nbits)
+	return hufSlow(out, n, v, acc, nbits)
 }
 
 // hufSlow decodes the rest of a Huffman-coded string a byte of input at

@@ -26,7 +26,10 @@ type half struct {
 	lost       int64 // bytes of its frames the capture missed
 	window     int64 // flow-control window of this half's sender
 
-	method, path, status, grpcStatus, ctype string
+	// The values of the fields a half keeps, by their slot (keptMethod
+	// and so on): an array, so that a field remembered by its table
+	// entry is set by its slot without a switch.
+	kept [numKept]string
 
 	ev *proto.Evidence
 }
