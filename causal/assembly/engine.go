@@ -302,7 +302,9 @@ func (r *run) solveNode(n int32) {
 		if pl.after(r, n, pass) {
 			continue // the last pass keeps the model (passPlan)
 		}
+		r.dbgPost(n)
 		m = r.fit(n)
+		m.dbgFirst("pass", n)
 		if iso != nil {
 			addTrans(m, iso)
 		}

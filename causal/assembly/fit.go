@@ -58,8 +58,8 @@ func (r *run) fit(n int32) *nodeModel {
 // fitOn is fit on the requests include accepts.
 func (r *run) fitOn(n int32, include func(p int32) bool) *nodeModel {
 	w := func(int32) float64 { return 1 }
-	if r.opt.EM == EMSoft {
-		w = func(c int32) float64 { return float64(r.conf[c]) }
+	if r.opt.EM == EMSoft || softMode == "all" || softMode == "allbg" {
+		w = func(c int32) float64 { return r.parentProb(c) }
 	}
 	tw := r.trust(n)
 	trust := func(p int32) float64 {
@@ -133,6 +133,10 @@ func (r *run) fitWith(n int32, asg func(c int32) int32, w, trust func(int32) flo
 		addSize(m.retSizes, cc.kind, cc.repBytes)
 		addSize(m.reqSizes, cc.kind, cc.reqBytes)
 	}
+	wd := w
+	if bg && (softMode == "delays" || softMode == "delbg") {
+		wd = r.parentProb
+	}
 	byParent := map[int32][]int32{}
 	for _, c := range kids {
 		a := asg(c)
@@ -153,7 +157,10 @@ func (r *run) fitWith(n int32, asg func(c int32) int32, w, trust func(int32) flo
 		}
 		ks := byParent[p]
 		slices.SortStableFunc(ks, func(a, b int32) int { return cmpTime(r.sendOf(a), r.sendOf(b)) })
-		r.observeRequest(m, p, ks, w, trust(p))
+		r.observeRequest(m, p, ks, w, wd, trust(p))
+	}
+	if bg && softMode != "" {
+		r.observeAlternatives(n, m, byParent, include, softMode == "allbg" || softMode == "delbg")
 	}
 	r.observeOthers(n, m, asg, byParent, w)
 	m.finishSizes()
@@ -164,13 +171,16 @@ func (r *run) fitWith(n int32, asg func(c int32) int32, w, trust func(int32) flo
 
 // observeRequest walks request p with its calls ks (in order of send) as
 // the search does and records each step in m.
-func (r *run) observeRequest(m *nodeModel, p int32, ks []int32, w func(int32) float64, wt float64) {
-	r.observeRequestAs(m, p, ks, w, wt, nil)
+func (r *run) observeRequest(m *nodeModel, p int32, ks []int32, w, wd func(int32) float64, wt float64) {
+	r.observeRequestAs(m, p, ks, w, wd, wt, nil)
 }
 
 // observeRequestAs is observeRequest with the kinds of p and its calls
 // mapped by kindAt (nil: as they are), for a replica's request (isolated.go).
-func (r *run) observeRequestAs(m *nodeModel, p int32, ks []int32, w func(int32) float64, wt float64, kindAt func(int32) int32) {
+func (r *run) observeRequestAs(m *nodeModel, p int32, ks []int32, w, wd func(int32) float64, wt float64, kindAt func(int32) int32) {
+	if wd == nil {
+		wd = w
+	}
 	if kindAt == nil {
 		kindAt = func(k int32) int32 { return k }
 	}
@@ -196,7 +206,7 @@ func (r *run) observeRequestAs(m *nodeModel, p int32, ks []int32, w func(int32) 
 		wp = min(wp, wc)
 		cx := ctxKey{pk: pk, prev: sl.prev, pos: min(sl.pos, maxPos), ret: sl.ret}
 		gl, ga := r.observedGaps(st.c, sl.last, r.arrOf(p))
-		m.observe(cx, ck, gl, ga, wc, wc*wt)
+		m.observe(cx, ck, gl, ga, wd(st.c), wc*wt)
 		m.addOverlap(pk, sl.out > 0, wc)
 		m.rep.addLink(repeatBin(made, kindBit(ck)), wc)
 		made |= kindBit(ck)
