@@ -275,6 +275,7 @@ func (r *run) solveNode(n int32) {
 	evs := r.timeline(n)
 	iso, _ := r.isolatedModel(n)
 	m := r.initialModel(n)
+	m.dbgFirst("init", n)
 	if iso != nil {
 		addTrans(m, iso)
 	}

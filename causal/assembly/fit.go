@@ -157,9 +157,40 @@ func (r *run) fitWith(n int32, asg func(c int32) int32, w, trust func(int32) flo
 		}
 		ks := byParent[p]
 		slices.SortStableFunc(ks, func(a, b int32) int { return cmpTime(r.sendOf(a), r.sendOf(b)) })
-		r.observeRequest(m, p, ks, w, wd, trust(p))
 	}
-	if bg && softMode != "" {
+	if bg && softMode == "first" {
+		links := r.softFirst(n, byParent, include, asg)
+		own := map[int32]float64{}
+		for _, l := range links {
+			if l.q == asg(l.c) {
+				own[l.c] = l.w
+			}
+		}
+		wd = func(c int32) float64 {
+			if v, ok := own[c]; ok {
+				return v
+			}
+			return w(c)
+		}
+		var ks []int32
+		var buf []step
+		for _, l := range links {
+			if l.q == asg(l.c) || l.w < fdMinW {
+				continue
+			}
+			ks = append(ks[:0], byParent[l.q]...)
+			ks = append(ks, l.c)
+			slices.SortStableFunc(ks, func(x, y int32) int { return cmpTime(r.sendOf(x), r.sendOf(y)) })
+			buf = r.observeAsIf(m, l.q, ks, l.c, l.w, buf)
+		}
+	}
+	for _, p := range r.parentsOf[n] {
+		if !include(p) {
+			continue
+		}
+		r.observeRequest(m, p, byParent[p], w, wd, trust(p))
+	}
+	if bg && softMode != "" && softMode != "first" {
 		r.observeAlternatives(n, m, byParent, include, softMode == "allbg" || softMode == "delbg")
 	}
 	r.observeOthers(n, m, asg, byParent, w)
