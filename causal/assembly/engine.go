@@ -275,7 +275,6 @@ func (r *run) solveNode(n int32) {
 	evs := r.timeline(n)
 	iso, _ := r.isolatedModel(n)
 	m := r.initialModel(n)
-	m.dbgFirst("init", n)
 	if iso != nil {
 		addTrans(m, iso)
 	}
@@ -303,9 +302,7 @@ func (r *run) solveNode(n int32) {
 		if pl.after(r, n, pass) {
 			continue // the last pass keeps the model (passPlan)
 		}
-		r.dbgPost(n)
 		m = r.fit(n)
-		m.dbgFirst("pass", n)
 		if iso != nil {
 			addTrans(m, iso)
 		}

@@ -36,7 +36,7 @@ func (r *run) initialModel(n int32) *nodeModel {
 			return a
 		}
 		return undecided
-	}, func(int32) float64 { return 1 }, one, func(p int32) bool { return complete[p] }, false)
+	}, func(int32) float64 { return 1 }, one, func(p int32) bool { return complete[p] }, false, false)
 	// The complete requests are a biased sample where the node is busy
 	// (mostly those that made no call at all): keep their delays, not
 	// their call graph.
@@ -48,18 +48,20 @@ func (r *run) initialModel(n int32) *nodeModel {
 	return m
 }
 
-// fit fits node n's model from the last pass's assignment, each link
-// weighted by its confidence with soft EM. The call graph is learnt from
-// the requests in proportion to how sure their calls are (trust).
+// fit fits node n's model from the last pass's assignment (hard EM), or
+// from the last pass's posterior of each call's request (soft EM: see
+// observeAlternatives). The call graph is learnt from the requests in
+// proportion to how sure their calls are (trust).
 func (r *run) fit(n int32) *nodeModel {
 	return r.fitOn(n, func(int32) bool { return true })
 }
 
 // fitOn is fit on the requests include accepts.
 func (r *run) fitOn(n int32, include func(p int32) bool) *nodeModel {
-	w := func(int32) float64 { return 1 }
-	if r.opt.EM == EMSoft || softMode == "all" || softMode == "allbg" {
-		w = func(c int32) float64 { return r.parentProb(c) }
+	soft := r.opt.EM == EMSoft
+	w := one
+	if soft {
+		w = r.parentProb
 	}
 	tw := r.trust(n)
 	trust := func(p int32) float64 {
@@ -68,7 +70,7 @@ func (r *run) fitOn(n int32, include func(p int32) bool) *nodeModel {
 		}
 		return 1
 	}
-	return r.fitWith(n, func(c int32) int32 { return r.parent[c] }, w, trust, include, true)
+	return r.fitWith(n, func(c int32) int32 { return r.parent[c] }, w, trust, include, true, soft)
 }
 
 // one weighs every request alike.
@@ -108,8 +110,10 @@ func (r *run) trust(n int32) map[int32]float64 {
 // fitWith fits node n's model from the assignment asg (a call's request,
 // -1 for none, undecided to leave it out), weighting each call by w and
 // each request's call graph by trust, on the requests include accepts.
-// bg says whether calls of no request count as background.
-func (r *run) fitWith(n int32, asg func(c int32) int32, w, trust func(int32) float64, include func(p int32) bool, bg bool) *nodeModel {
+// bg says whether calls of no request count as background; soft adds
+// each call's delays in the other requests of its posterior and its
+// posterior of none (observeAlternatives).
+func (r *run) fitWith(n int32, asg func(c int32) int32, w, trust func(int32) float64, include func(p int32) bool, bg, soft bool) *nodeModel {
 	kids := r.childrenOf[n]
 	kindSet := map[int32]bool{}
 	lo, hi := int64(0), int64(0)
@@ -133,10 +137,6 @@ func (r *run) fitWith(n int32, asg func(c int32) int32, w, trust func(int32) flo
 		addSize(m.retSizes, cc.kind, cc.repBytes)
 		addSize(m.reqSizes, cc.kind, cc.reqBytes)
 	}
-	wd := w
-	if bg && (softMode == "delays" || softMode == "delbg") {
-		wd = r.parentProb
-	}
 	byParent := map[int32][]int32{}
 	for _, c := range kids {
 		a := asg(c)
@@ -157,41 +157,10 @@ func (r *run) fitWith(n int32, asg func(c int32) int32, w, trust func(int32) flo
 		}
 		ks := byParent[p]
 		slices.SortStableFunc(ks, func(a, b int32) int { return cmpTime(r.sendOf(a), r.sendOf(b)) })
+		r.observeRequest(m, p, ks, w, trust(p))
 	}
-	if bg && softMode == "first" {
-		links := r.softFirst(n, byParent, include, asg)
-		own := map[int32]float64{}
-		for _, l := range links {
-			if l.q == asg(l.c) {
-				own[l.c] = l.w
-			}
-		}
-		wd = func(c int32) float64 {
-			if v, ok := own[c]; ok {
-				return v
-			}
-			return w(c)
-		}
-		var ks []int32
-		var buf []step
-		for _, l := range links {
-			if l.q == asg(l.c) || l.w < fdMinW {
-				continue
-			}
-			ks = append(ks[:0], byParent[l.q]...)
-			ks = append(ks, l.c)
-			slices.SortStableFunc(ks, func(x, y int32) int { return cmpTime(r.sendOf(x), r.sendOf(y)) })
-			buf = r.observeAsIf(m, l.q, ks, l.c, l.w, buf)
-		}
-	}
-	for _, p := range r.parentsOf[n] {
-		if !include(p) {
-			continue
-		}
-		r.observeRequest(m, p, byParent[p], w, wd, trust(p))
-	}
-	if bg && softMode != "" && softMode != "first" {
-		r.observeAlternatives(n, m, byParent, include, softMode == "allbg" || softMode == "delbg")
+	if soft {
+		r.observeAlternatives(n, m, asg, byParent, include)
 	}
 	r.observeOthers(n, m, asg, byParent, w)
 	m.finishSizes()
@@ -202,16 +171,13 @@ func (r *run) fitWith(n int32, asg func(c int32) int32, w, trust func(int32) flo
 
 // observeRequest walks request p with its calls ks (in order of send) as
 // the search does and records each step in m.
-func (r *run) observeRequest(m *nodeModel, p int32, ks []int32, w, wd func(int32) float64, wt float64) {
-	r.observeRequestAs(m, p, ks, w, wd, wt, nil)
+func (r *run) observeRequest(m *nodeModel, p int32, ks []int32, w func(int32) float64, wt float64) {
+	r.observeRequestAs(m, p, ks, w, wt, nil)
 }
 
 // observeRequestAs is observeRequest with the kinds of p and its calls
 // mapped by kindAt (nil: as they are), for a replica's request (isolated.go).
-func (r *run) observeRequestAs(m *nodeModel, p int32, ks []int32, w, wd func(int32) float64, wt float64, kindAt func(int32) int32) {
-	if wd == nil {
-		wd = w
-	}
+func (r *run) observeRequestAs(m *nodeModel, p int32, ks []int32, w func(int32) float64, wt float64, kindAt func(int32) int32) {
 	if kindAt == nil {
 		kindAt = func(k int32) int32 { return k }
 	}
@@ -237,7 +203,7 @@ func (r *run) observeRequestAs(m *nodeModel, p int32, ks []int32, w, wd func(int
 		wp = min(wp, wc)
 		cx := ctxKey{pk: pk, prev: sl.prev, pos: min(sl.pos, maxPos), ret: sl.ret}
 		gl, ga := r.observedGaps(st.c, sl.last, r.arrOf(p))
-		m.observe(cx, ck, gl, ga, wd(st.c), wc*wt)
+		m.observe(cx, ck, gl, ga, wc, wc*wt)
 		m.addOverlap(pk, sl.out > 0, wc)
 		m.rep.addLink(repeatBin(made, kindBit(ck)), wc)
 		made |= kindBit(ck)

@@ -66,12 +66,12 @@ func (r *run) isolatedModel(n int32) (*nodeModel, int) {
 	rate := r.arrivalRate(n)
 	for _, s := range own {
 		pc := &r.calls[s.p]
-		r.observeRequestAs(m, s.p, s.kids, func(int32) float64 { return 1 }, nil, isoWeight(rate, pc.rep-pc.arr), nil)
+		r.observeRequestAs(m, s.p, s.kids, func(int32) float64 { return 1 }, isoWeight(rate, pc.rep-pc.arr), nil)
 	}
 	for _, b := range borrowed {
 		pc := &r.calls[b.p]
 		rate := r.arrivalRate(pc.callee)
-		r.observeRequestAs(m, b.p, b.kids, func(int32) float64 { return 1 }, nil, isoWeight(rate, pc.rep-pc.arr), b.kindAt)
+		r.observeRequestAs(m, b.p, b.kids, func(int32) float64 { return 1 }, isoWeight(rate, pc.rep-pc.arr), b.kindAt)
 	}
 	return m, len(own) + len(borrowed)
 }

@@ -1,12 +1,23 @@
 package assembly
 
 import (
-	"os"
 	"slices"
 )
 
-// softMode is an experiment switch (temporary).
-var softMode = os.Getenv("WIREPATH_SOFT")
+// Soft EM (Options.EM = EMSoft). Hard EM fits each node's model on the
+// last pass's best assignment; a call whose request was in doubt then
+// teaches the delay of the request the search chose, and the search chose
+// the one whose delay the model found likely, so the fitted delays are
+// sharper than the true ones (a mixture fitted on its most likely
+// components). Soft EM fits the expected statistics instead: each call
+// counts in its final request with the posterior probability the last
+// pass gave that request (its search and local search: posterior.go),
+// its delays count in each other request of its posterior with that
+// request's probability (in the state that request was in when the call
+// left, its other calls as assigned), and its probability of none counts
+// as background. The call graph, sizes and evidence are learnt from the
+// final requests weighted alike. Cross-fitting is kept: a model fitted on
+// one parity of blocks takes a call's alternatives in those blocks only.
 
 // postOf returns call c's posterior over its requests as the last pass
 // left it: the request the search picked with its confidence, then the
@@ -22,7 +33,10 @@ func (r *run) postOf(buf []alt, c int32) []alt {
 	return buf
 }
 
-// parentProb returns the posterior probability of call c's final request.
+// parentProb returns the posterior probability of call c's final request
+// (1 for an exact link or a call with one candidate): a call the local
+// search moved has the probability its new request had in the search's
+// posterior.
 func (r *run) parentProb(c int32) float64 {
 	if r.exact[c] >= 0 || r.nCand[c] < 2 {
 		return 1
@@ -31,14 +45,12 @@ func (r *run) parentProb(c int32) float64 {
 	return probOf(r.postOf(buf[:0], c), r.parent[c], int(r.nCand[c]))
 }
 
-// observeAlternatives records, for every call node n made whose request
-// was in doubt, the delay it would have had in each of the other
-// requests its posterior gives it to (weighted by that probability, each
-// request in its state when the call left, its other calls as assigned),
-// and the probability of none as background: the expected delays of soft
-// EM, where the assigned request alone would teach the delays the search
-// chose.
-func (r *run) observeAlternatives(n int32, m *nodeModel, byParent map[int32][]int32, include func(int32) bool, bgSoft bool) {
+// observeAlternatives records in m, for every call of node n whose
+// request was in doubt, its delays in each other request its posterior
+// lists (among those include accepts), weighted by that request's
+// probability, and its probability of none as background. byParent holds
+// each request's calls under asg, in order of send.
+func (r *run) observeAlternatives(n int32, m *nodeModel, asg func(int32) int32, byParent map[int32][]int32, include func(int32) bool) {
 	var post []alt
 	var ks []int32
 	var buf []step
@@ -49,15 +61,13 @@ func (r *run) observeAlternatives(n int32, m *nodeModel, byParent map[int32][]in
 		post = r.postOf(post, c)
 		for _, a := range post {
 			switch {
-			case a.p == r.parent[c] || a.prob <= 0:
+			case a.p == asg(c) || a.prob <= 0:
 			case a.p < 0:
-				if bgSoft {
-					m.bg[r.calls[c].kind] += float64(a.prob)
-				}
+				m.bg[r.calls[c].kind] += float64(a.prob)
 			case include(a.p):
 				ks = append(ks[:0], byParent[a.p]...)
-				ks = append(ks, c)
-				slices.SortStableFunc(ks, func(x, y int32) int { return cmpTime(r.sendOf(x), r.sendOf(y)) })
+				i, _ := slices.BinarySearchFunc(ks, r.sendOf(c), func(k int32, t int64) int { return cmpTime(r.sendOf(k), t) })
+				ks = slices.Insert(ks, i, c)
 				buf = r.observeAsIf(m, a.p, ks, c, float64(a.prob), buf)
 			}
 		}
@@ -65,8 +75,8 @@ func (r *run) observeAlternatives(n int32, m *nodeModel, byParent map[int32][]in
 }
 
 // observeAsIf walks request p with calls ks (in order of send, c among
-// them) up to c's send and records c's delays in that state with weight
-// w.
+// them) as observeRequest does, up to c's send, and records c's delays
+// in that state with weight w.
 func (r *run) observeAsIf(m *nodeModel, p int32, ks []int32, c int32, w float64, buf []step) []step {
 	pc := &r.calls[p]
 	sl := slot{p: p, lastKid: -1, lastRet: -1, prev: noKind, last: pc.arr}
@@ -76,19 +86,19 @@ func (r *run) observeAsIf(m *nodeModel, p int32, ks []int32, c int32, w float64,
 	buf = r.steps(buf[:0], ks)
 	for _, st := range buf {
 		cc := &r.calls[st.c]
-		if st.back {
+		switch {
+		case st.back:
 			sl.last = max(sl.last, cc.back)
 			sl.ret = retClass(cc.repBytes)
-			continue
-		}
-		if st.c == c {
+		case st.c == c:
 			cx := ctxKey{pk: pc.kind, prev: sl.prev, pos: min(sl.pos, maxPos), ret: sl.ret}
 			gl, ga := r.observedGaps(c, sl.last, r.arrOf(p))
 			m.observeGaps(cx, cc.kind, gl, ga, w)
 			return buf
+		default:
+			sl.pos++
+			sl.prev = cc.kind
 		}
-		sl.pos++
-		sl.prev = cc.kind
 	}
 	return buf
 }
