@@ -49,16 +49,15 @@ func (r *run) initialModel(n int32) *nodeModel {
 }
 
 // fit fits node n's model from the last pass's assignment (hard EM), or
-// from the last pass's posterior of each call's request (soft EM: see
-// observeAlternatives). The call graph is learnt from the requests in
+// with soft from the last pass's posterior of each call's request (soft
+// EM: softfit.go). The call graph is learnt from the requests in
 // proportion to how sure their calls are (trust).
-func (r *run) fit(n int32) *nodeModel {
-	return r.fitOn(n, func(int32) bool { return true })
+func (r *run) fit(n int32, soft bool) *nodeModel {
+	return r.fitOn(n, func(int32) bool { return true }, soft)
 }
 
 // fitOn is fit on the requests include accepts.
-func (r *run) fitOn(n int32, include func(p int32) bool) *nodeModel {
-	soft := r.opt.EM == EMSoft
+func (r *run) fitOn(n int32, include func(p int32) bool, soft bool) *nodeModel {
 	w := one
 	if soft {
 		w = r.parentProb

@@ -4,20 +4,57 @@ import (
 	"slices"
 )
 
-// Soft EM (Options.EM = EMSoft). Hard EM fits each node's model on the
-// last pass's best assignment; a call whose request was in doubt then
-// teaches the delay of the request the search chose, and the search chose
-// the one whose delay the model found likely, so the fitted delays are
+// Soft EM (Options.EM). Hard EM fits each node's model on the last
+// pass's best assignment; a call whose request was in doubt then teaches
+// the delay of the request the search chose, and the search chose the
+// one whose delay the model found likely, so the fitted delays are
 // sharper than the true ones (a mixture fitted on its most likely
 // components). Soft EM fits the expected statistics instead: each call
 // counts in its final request with the posterior probability the last
 // pass gave that request (its search and local search: posterior.go),
-// its delays count in each other request of its posterior with that
+// its delays count in each other request its posterior lists with that
 // request's probability (in the state that request was in when the call
 // left, its other calls as assigned), and its probability of none counts
 // as background. The call graph, sizes and evidence are learnt from the
-// final requests weighted alike. Cross-fitting is kept: a model fitted on
-// one parity of blocks takes a call's alternatives in those blocks only.
+// final requests, each weighted by that probability. Cross-fitting is
+// kept: a model fitted on one parity of blocks takes a call's
+// alternatives in those blocks only. EMAuto (the default) fits a node by
+// soft EM while the mean posterior of its calls' requests is below
+// softBelow (the first passes at many requests in flight), by hard EM
+// once the assignment is sure.
+
+// softBelow is the mean posterior probability of a node's calls'
+// requests below which EMAuto re-fits the node by soft EM.
+const softBelow = 0.5
+
+// softPass reports whether node n's models are re-fitted from the pass
+// just run by soft EM.
+func (r *run) softPass(n int32) bool {
+	switch r.opt.EM {
+	case EMSoft:
+		return true
+	case EMAuto:
+		return r.meanParentProb(n) < softBelow
+	}
+	return false
+}
+
+// meanParentProb returns the mean posterior probability of the final
+// requests of node n's calls whose request was in doubt (1 if none was).
+func (r *run) meanParentProb(n int32) float64 {
+	s, k := 0.0, 0
+	for _, c := range r.childrenOf[n] {
+		if r.exact[c] >= 0 || r.nCand[c] < 2 {
+			continue
+		}
+		s += r.parentProb(c)
+		k++
+	}
+	if k == 0 {
+		return 1
+	}
+	return s / float64(k)
+}
 
 // postOf returns call c's posterior over its requests as the last pass
 // left it: the request the search picked with its confidence, then the

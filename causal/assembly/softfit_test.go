@@ -13,7 +13,8 @@ import (
 // The delays the data hold are then a mixture: a share pEarly/(pEarly+
 // pLate) of the first delays is 0.9 ms. Hard EM fits the picked request's
 // delay only (0.1 ms: sharper than the mixture), soft EM the mixture, and
-// the posterior of none as background.
+// the posterior of none as background; auto EM is soft where the mean
+// posterior of the calls' requests is below softBelow.
 func TestSoftFitRecoversMixture(t *testing.T) {
 	cases := []struct {
 		em            EM
@@ -26,6 +27,10 @@ func TestSoftFitRecoversMixture(t *testing.T) {
 		{EMSoft, 0.8, 0.2, 0.2, 0},
 		{EMSoft, 1, 0, 0, 0},
 		{EMSoft, 0.6, 0.1, 0.1 / 0.7, 0.3},
+		// auto: soft while the calls' requests are in doubt (mean
+		// posterior below softBelow), hard once they are not
+		{EMAuto, 0.4, 0.4, 0.5, 0.2},
+		{EMAuto, 0.8, 0.2, 0, 0},
 	}
 	const pairs = 60
 	for _, tc := range cases {
@@ -40,7 +45,6 @@ func TestSoftFitRecoversMixture(t *testing.T) {
 				early, late, kids = append(early, e), append(late, l), append(kids, k)
 			}
 			_, r := runOn(t, b, DefaultOptions())
-			r.opt.EM = tc.em
 			app := r.calls[r.callOf(early[0])].callee
 			k := r.opt.Alternatives
 			for i := range kids {
@@ -57,7 +61,8 @@ func TestSoftFitRecoversMixture(t *testing.T) {
 					r.alts[int(c)*k+1] = alt{-1, bg}
 				}
 			}
-			m := r.fit(app)
+			r.opt.EM = tc.em
+			m := r.fit(app, r.softPass(app))
 			kind := r.calls[r.callOf(kids[0])].kind
 			h := m.gaps[anchorArrival][gKey{lvl: 2, next: kind}]
 			if h == nil {
