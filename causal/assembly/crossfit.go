@@ -64,9 +64,9 @@ func (x *crossFit) block(t int64) int {
 func (x *crossFit) scoring(t int64) *nodeModel { return x.ms[1-x.block(t)%2] }
 
 // crossFitModels fits node n's cross-fitted models from the last pass's
-// assignment (as fit does, by soft EM if soft), each on one parity of blocks, with the
-// isolated requests' call graph added to both; nil when the node has too
-// few requests.
+// assignment (as fit does, by soft EM if soft), each on one parity of
+// blocks, with the isolated requests' call graph added to both; nil when
+// the node has too few requests.
 func (r *run) crossFitModels(n int32, iso, full *nodeModel, soft bool) *crossFit {
 	starts := r.blocks(n)
 	if starts == nil {
