@@ -67,7 +67,7 @@ func TestChainMatchingRecoversSequential(t *testing.T) {
 			for _, c := range r.childrenOf[n] {
 				r.parent[c] = tru[c]
 			}
-			m := r.fit(n)
+			m := r.fit(n, false)
 			wrong := func() int {
 				w := 0
 				for _, c := range r.childrenOf[n] {

@@ -64,17 +64,17 @@ func (x *crossFit) block(t int64) int {
 func (x *crossFit) scoring(t int64) *nodeModel { return x.ms[1-x.block(t)%2] }
 
 // crossFitModels fits node n's cross-fitted models from the last pass's
-// assignment (as fit does), each on one parity of blocks, with the
-// isolated requests' call graph added to both; nil when the node has too
-// few requests.
-func (r *run) crossFitModels(n int32, iso, full *nodeModel) *crossFit {
+// assignment (as fit does, by soft EM if soft), each on one parity of
+// blocks, with the isolated requests' call graph added to both; nil when
+// the node has too few requests.
+func (r *run) crossFitModels(n int32, iso, full *nodeModel, soft bool) *crossFit {
 	starts := r.blocks(n)
 	if starts == nil {
 		return nil
 	}
 	x := &crossFit{starts: starts}
 	for k := range x.ms {
-		x.ms[k] = r.fitOn(n, func(p int32) bool { return x.block(r.arrOf(p))%2 == k })
+		x.ms[k] = r.fitOn(n, func(p int32) bool { return x.block(r.arrOf(p))%2 == k }, soft)
 		if iso != nil {
 			addTrans(x.ms[k], iso)
 		}

@@ -65,7 +65,7 @@ func TestCrossFitHoldsOut(t *testing.T) {
 			_, r := runOn(t, b, DefaultOptions())
 			app := r.calls[r.callOf(0)].callee
 			full := r.models[app]
-			x := r.crossFitModels(app, nil, full)
+			x := r.crossFitModels(app, nil, full, false)
 			if x == nil {
 				t.Fatal("not cross-fitted")
 			}

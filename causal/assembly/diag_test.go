@@ -302,7 +302,7 @@ func (d *diag) oracle(t *testing.T) {
 			r.parent[c] = tru(c)
 			r.conf[c] = 1
 		}
-		m := r.fit(n)
+		m := r.fit(n, false)
 		s := newSearch(r, n, m)
 		if b := os.Getenv("WIREPATH_DIAG_OBEAM"); b != "" {
 			fmt.Sscan(b, &s.beam)
@@ -716,7 +716,7 @@ func (d *diag) termReport(b *strings.Builder, n int32, m *nodeModel, x *crossFit
 	for _, c := range r.childrenOf[n] {
 		r.parent[c], r.conf[c] = tru(c), 1
 	}
-	mt := r.fit(n)
+	mt := r.fit(n, false)
 	copy(r.parent, saved)
 	copy(r.conf, savedConf)
 	lrs := func(t *lrTable) string {

@@ -302,11 +302,12 @@ func (r *run) solveNode(n int32) {
 		if pl.after(r, n, pass) {
 			continue // the last pass keeps the model (passPlan)
 		}
-		m = r.fit(n)
+		soft := r.softPass(n)
+		m = r.fit(n, soft)
 		if iso != nil {
 			addTrans(m, iso)
 		}
-		x = r.crossFitModels(n, iso, m)
+		x = r.crossFitModels(n, iso, m, soft)
 	}
 	r.models[n] = m
 	r.xfits[n] = x

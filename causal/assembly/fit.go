@@ -36,7 +36,7 @@ func (r *run) initialModel(n int32) *nodeModel {
 			return a
 		}
 		return undecided
-	}, func(int32) float64 { return 1 }, one, func(p int32) bool { return complete[p] }, false)
+	}, func(int32) float64 { return 1 }, one, func(p int32) bool { return complete[p] }, false, false)
 	// The complete requests are a biased sample where the node is busy
 	// (mostly those that made no call at all): keep their delays, not
 	// their call graph.
@@ -48,18 +48,19 @@ func (r *run) initialModel(n int32) *nodeModel {
 	return m
 }
 
-// fit fits node n's model from the last pass's assignment, each link
-// weighted by its confidence with soft EM. The call graph is learnt from
-// the requests in proportion to how sure their calls are (trust).
-func (r *run) fit(n int32) *nodeModel {
-	return r.fitOn(n, func(int32) bool { return true })
+// fit fits node n's model from the last pass's assignment (hard EM), or
+// with soft from the last pass's posterior of each call's request (soft
+// EM: softfit.go). The call graph is learnt from the requests in
+// proportion to how sure their calls are (trust).
+func (r *run) fit(n int32, soft bool) *nodeModel {
+	return r.fitOn(n, func(int32) bool { return true }, soft)
 }
 
 // fitOn is fit on the requests include accepts.
-func (r *run) fitOn(n int32, include func(p int32) bool) *nodeModel {
-	w := func(int32) float64 { return 1 }
-	if r.opt.EM == EMSoft {
-		w = func(c int32) float64 { return float64(r.conf[c]) }
+func (r *run) fitOn(n int32, include func(p int32) bool, soft bool) *nodeModel {
+	w := one
+	if soft {
+		w = r.parentProb
 	}
 	tw := r.trust(n)
 	trust := func(p int32) float64 {
@@ -68,7 +69,7 @@ func (r *run) fitOn(n int32, include func(p int32) bool) *nodeModel {
 		}
 		return 1
 	}
-	return r.fitWith(n, func(c int32) int32 { return r.parent[c] }, w, trust, include, true)
+	return r.fitWith(n, func(c int32) int32 { return r.parent[c] }, w, trust, include, true, soft)
 }
 
 // one weighs every request alike.
@@ -108,8 +109,10 @@ func (r *run) trust(n int32) map[int32]float64 {
 // fitWith fits node n's model from the assignment asg (a call's request,
 // -1 for none, undecided to leave it out), weighting each call by w and
 // each request's call graph by trust, on the requests include accepts.
-// bg says whether calls of no request count as background.
-func (r *run) fitWith(n int32, asg func(c int32) int32, w, trust func(int32) float64, include func(p int32) bool, bg bool) *nodeModel {
+// bg says whether calls of no request count as background; soft adds
+// each call's delays in the other requests of its posterior and its
+// posterior of none (observeAlternatives).
+func (r *run) fitWith(n int32, asg func(c int32) int32, w, trust func(int32) float64, include func(p int32) bool, bg, soft bool) *nodeModel {
 	kids := r.childrenOf[n]
 	kindSet := map[int32]bool{}
 	lo, hi := int64(0), int64(0)
@@ -154,6 +157,9 @@ func (r *run) fitWith(n int32, asg func(c int32) int32, w, trust func(int32) flo
 		ks := byParent[p]
 		slices.SortStableFunc(ks, func(a, b int32) int { return cmpTime(r.sendOf(a), r.sendOf(b)) })
 		r.observeRequest(m, p, ks, w, trust(p))
+	}
+	if soft {
+		r.observeAlternatives(n, m, asg, byParent, include)
 	}
 	r.observeOthers(n, m, asg, byParent, w)
 	m.finishSizes()

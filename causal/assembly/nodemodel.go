@@ -158,6 +158,12 @@ func (m *nodeModel) observe(c ctxKey, next int32, gl, ga int64, w, wt float64) {
 		}
 		d.add(next, wt)
 	}
+	m.observeGaps(c, next, gl, ga, w)
+}
+
+// observeGaps records the delays of one event of a request, as observe
+// does, without its call graph.
+func (m *nodeModel) observeGaps(c ctxKey, next int32, gl, ga int64, w float64) {
 	keys := c.gapKeys(next)
 	m.addGap(anchorLast, keys[:], gapBin(gl), w)
 	m.addGap(anchorArrival, keys[:], gapBin(ga), w)

@@ -16,8 +16,13 @@ type EM string
 const (
 	// EMHard re-fits the models from the best assignment of the last pass.
 	EMHard EM = "hard"
-	// EMSoft re-fits them from every link weighted by its confidence.
+	// EMSoft re-fits them from the last pass's posterior of each call's
+	// request (softfit.go).
 	EMSoft EM = "soft"
+	// EMAuto re-fits a node's models by soft EM while its calls' requests
+	// are in doubt (their mean posterior below softBelow), by hard EM
+	// once they are not.
+	EMAuto EM = "auto"
 )
 
 // Options are the parameters of the assembly engine.
@@ -38,7 +43,7 @@ type Options struct {
 	// settled after Passes (passPlan); at most Passes, every node runs
 	// Passes.
 	MaxPasses int
-	// EM is how the models are re-fitted: hard or soft.
+	// EM is how the models are re-fitted: hard, soft or auto.
 	EM EM
 	// Alternatives is the number K of alternative parents listed per link.
 	Alternatives int
@@ -57,7 +62,7 @@ func DefaultOptions() Options {
 		Beam:         16,
 		Passes:       3,
 		MaxPasses:    8,
-		EM:           EMHard,
+		EM:           EMAuto,
 		Alternatives: 3,
 		MaxOpen:      10 * time.Second,
 	}
@@ -76,8 +81,8 @@ func (o *Options) Validate() error {
 		return bad("passes", "the number of passes must be between 1 and 100")
 	case o.MaxPasses < 1 || o.MaxPasses > 100:
 		return bad("max-passes", "the most passes must be between 1 and 100")
-	case o.EM != EMHard && o.EM != EMSoft:
-		return bad("em", "em must be hard or soft")
+	case o.EM != EMHard && o.EM != EMSoft && o.EM != EMAuto:
+		return bad("em", "em must be hard, soft or auto")
 	case o.Alternatives < 0 || o.Alternatives > 100:
 		return bad("alternatives", "the number of alternatives must be between 0 and 100")
 	case o.MaxOpen <= 0:

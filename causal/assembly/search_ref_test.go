@@ -84,7 +84,7 @@ func TestSearchMatchesBruteForce(t *testing.T) {
 				return -1
 			}
 			return cs[rng.IntN(len(cs))]
-		}, func(int32) float64 { return 1 }, one, func(int32) bool { return true }, true)
+		}, func(int32) float64 { return 1 }, one, func(int32) bool { return true }, true, false)
 		s := newSearch(r, n, m)
 		s.run(r.timeline(n))
 		got := r.objective(n, m, func(c int32) int32 { return r.parent[c] })

@@ -270,7 +270,7 @@ func (f *AssemblyFlags) Register(fs *pflag.FlagSet, prefix string) {
 	fs.IntVar(&f.Beam, p+"beam", def.Beam, "hypotheses kept per node by the search (a window that never needs more is solved exactly)")
 	fs.IntVar(&f.Passes, p+"passes", def.Passes, "search passes; the models are re-fitted between passes (EM)")
 	fs.IntVar(&f.MaxPasses, p+"max-passes", def.MaxPasses, "most passes of a node whose assignment has not settled after --passes (still moving more than 15 % of its calls; at most --passes: none more)")
-	fs.StringVar(&f.EM, p+"em", string(def.EM), "how the models are re-fitted: hard (from the best assignment) or soft (weighted by confidence)")
+	fs.StringVar(&f.EM, p+"em", string(def.EM), "how the models are re-fitted: hard (from the best assignment), soft (from each call's posterior) or auto (soft while a node's calls are in doubt)")
 	fs.IntVar(&f.Alternatives, p+"alternatives", def.Alternatives, "alternative parents listed per link (K)")
 	fs.DurationVar(&f.MaxOpen, p+"max-open", def.MaxOpen, "longest a request whose arrival or reply was not seen is taken to have been open")
 }
