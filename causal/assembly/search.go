@@ -178,13 +178,25 @@ type search struct {
 	hyps  []*hyp
 	next  []*hyp
 	cands []cand
-	seen  map[uint64][]int32
+	// seen holds, by state hash, the first of the kept hypotheses
+	// (indices of next) with that hash; sameHash[j] the next after j
+	// (-1: none): a chain per hash, without a slice per entry
+	seen     map[uint64]int32
+	sameHash []int32
 	// the calls sent since the last commit, in order, with their best
 	// score per parent when they were sent
-	pend    []int32
-	pendAlt map[int32][]altScore
+	pend []int32
+	// pendAlt[i] holds pend[i]'s best scores per parent, carved from the
+	// slab altSlab; altBuf is noteAlternatives' buffer
+	pendAlt []([]altScore)
+	altSlab []altScore
+	altBuf  []altScore
 	altAt   map[int32]int // noteAlternatives' index of each request in its list
-	seq     int32
+	// commit's buffers: per committed call, the best final score per
+	// parent, and the parent of the best hypothesis
+	margBuf   [][]altScore
+	choiceBuf []int32
+	seq       int32
 	// pruned says whether the current window lost a hypothesis.
 	pruned bool
 	// sum makes each call's score per request the sum over the
@@ -210,8 +222,7 @@ func newSearch(r *run, node int32, m *nodeModel) *search {
 	return &search{
 		r: r, node: node, m: m, beam: r.opt.Beam,
 		hyps:      []*hyp{{}},
-		seen:      make(map[uint64][]int32),
-		pendAlt:   make(map[int32][]altScore),
+		seen:      make(map[uint64]int32),
 		commitLag: 256,
 		memo:      make(map[uint64]float64),
 	}
@@ -343,7 +354,7 @@ func (s *search) send(c int32) {
 		s.send(c)
 		return
 	}
-	s.noteAlternatives(c)
+	s.noteAlternatives()
 	s.select_(func(cd *cand) *hyp { return s.apply(cd, c) })
 	s.pend = append(s.pend, c)
 	s.seq++
@@ -466,8 +477,8 @@ func (s *search) decision(d decision) *decision {
 
 // noteAlternatives records, for call c, the best score of each parent
 // among the candidates.
-func (s *search) noteAlternatives(c int32) {
-	var alts []altScore
+func (s *search) noteAlternatives() {
+	alts := s.altBuf[:0]
 	if s.altAt == nil {
 		s.altAt = make(map[int32]int)
 	}
@@ -496,10 +507,22 @@ func (s *search) noteAlternatives(c int32) {
 		}
 		return cmp.Compare(a.p, b.p)
 	})
+	s.altBuf = alts
 	if k := s.r.opt.Alternatives + 1; len(alts) > k {
 		alts = alts[:k]
 	}
-	s.pendAlt[c] = alts
+	s.pendAlt = append(s.pendAlt, s.keepAlts(alts))
+}
+
+// keepAlts returns a copy of alts carved from the slab (a pending call's
+// alternatives are kept until it is committed).
+func (s *search) keepAlts(alts []altScore) []altScore {
+	if len(s.altSlab)+len(alts) > cap(s.altSlab) {
+		s.altSlab = make([]altScore, 0, max(1024, len(alts)))
+	}
+	n := len(s.altSlab)
+	s.altSlab = append(s.altSlab, alts...)
+	return s.altSlab[n:len(s.altSlab):len(s.altSlab)]
 }
 
 // select_ keeps the best beam candidates, one per state (the best of
@@ -508,7 +531,7 @@ func (s *search) noteAlternatives(c int32) {
 // as good as the 2·beam-th best score, unless merging leaves the beam
 // short, when the rest follow.
 func (s *search) select_(mk func(*cand) *hyp) {
-	s.next = s.next[:0]
+	s.next, s.sameHash = s.next[:0], s.sameHash[:0]
 	clear(s.seen)
 	cands := s.cands
 	pruned := false
@@ -537,8 +560,7 @@ func (s *search) select_(mk func(*cand) *hyp) {
 				break
 			}
 			nh := mk(cd)
-			s.seen[cd.hash] = append(s.seen[cd.hash], int32(len(s.next)))
-			s.next = append(s.next, nh)
+			s.keep(cd.hash, nh)
 		}
 		if len(s.next) == s.beam || len(head) == len(cands) {
 			pruned = pruned || len(head) < len(cands)
@@ -607,7 +629,7 @@ func partition(cands []cand, th float64) []cand {
 // dup reports whether a hypothesis with the state of candidate cd (or of
 // h) is already kept. Equal hashes are compared state by state.
 func (s *search) dup(hash uint64, h *hyp, mk func(*cand) *hyp, cd *cand) bool {
-	idx, ok := s.seen[hash]
+	j, ok := s.seen[hash]
 	if !ok {
 		return false
 	}
@@ -615,12 +637,29 @@ func (s *search) dup(hash uint64, h *hyp, mk func(*cand) *hyp, cd *cand) bool {
 		h = mk(cd)
 		defer s.release(h)
 	}
-	for _, j := range idx {
+	for ; j >= 0; j = s.sameHash[j] {
 		if s.next[j].equal(h) {
 			return true
 		}
 	}
 	return false
+}
+
+// keep appends h, whose state hash is hash, to the kept hypotheses, last
+// in its hash's chain.
+func (s *search) keep(hash uint64, h *hyp) {
+	j := int32(len(s.next))
+	s.next = append(s.next, h)
+	s.sameHash = append(s.sameHash, -1)
+	i, ok := s.seen[hash]
+	if !ok {
+		s.seen[hash] = j
+		return
+	}
+	for s.sameHash[i] >= 0 {
+		i = s.sameHash[i]
+	}
+	s.sameHash[i] = j
 }
 
 func (s *search) back(c int32) {
@@ -700,11 +739,12 @@ func (s *search) dedupe() {
 	if len(s.hyps) < 2 {
 		return
 	}
-	s.next = s.next[:0]
+	s.next, s.sameHash = s.next[:0], s.sameHash[:0]
 	clear(s.seen)
 outer:
 	for _, h := range s.hyps {
-		for _, j := range s.seen[h.hash] {
+		j, ok := s.seen[h.hash]
+		for ; ok && j >= 0; j = s.sameHash[j] {
 			if g := s.next[j]; g.equal(h) {
 				if h.score > g.score {
 					s.next[j] = h
@@ -715,8 +755,7 @@ outer:
 				continue outer
 			}
 		}
-		s.seen[h.hash] = append(s.seen[h.hash], int32(len(s.next)))
-		s.next = append(s.next, h)
+		s.keep(h.hash, h)
 	}
 	s.hyps, s.next = s.next, s.hyps
 }
@@ -756,8 +795,7 @@ func (s *search) commit(n int, forced bool) {
 	lastSeq := firstSeq + int32(n) - 1
 	// smoothed max-marginals: per committed call (by seq - firstSeq), the
 	// best final score per parent (parent -1: none)
-	marg := make([][]altScore, n)
-	choice := make([]int32, n)
+	marg, choice := s.commitBufs(n)
 	keep := s.hyps[:0:0]
 	for hi, h := range s.hyps {
 		agree := true
@@ -797,14 +835,32 @@ func (s *search) commit(n int, forced bool) {
 		s.cnt.forcedCommits++
 	}
 	for k, c := range set {
-		r.assign(c, choice[k], marg[k], s.pendAlt[c])
-		delete(s.pendAlt, c)
+		r.assign(c, choice[k], marg[k], s.pendAlt[k])
 		s.cnt.decisions++
 		if !s.pruned {
 			s.cnt.decisionsExact++
 		}
 	}
 	s.pend = append(s.pend[:0], s.pend[n:]...)
+	clear(s.pendAlt[:n])
+	s.pendAlt = append(s.pendAlt[:0], s.pendAlt[n:]...)
+}
+
+// commitBufs returns commit's buffers for n calls, empty.
+func (s *search) commitBufs(n int) (marg [][]altScore, choice []int32) {
+	if cap(s.margBuf) < n {
+		s.margBuf = append(s.margBuf[:cap(s.margBuf)], make([][]altScore, n-cap(s.margBuf))...)
+	}
+	marg = s.margBuf[:n]
+	for k := range marg {
+		marg[k] = marg[k][:0]
+	}
+	if cap(s.choiceBuf) < n {
+		s.choiceBuf = make([]int32, n)
+	}
+	choice = s.choiceBuf[:n]
+	clear(choice)
+	return marg, choice
 }
 
 // logSumExp returns log Σ exp(v).
