@@ -70,6 +70,8 @@ type run struct {
 	// system (solveNode)
 	entry []bool
 	spans []int64
+	// sendAt[c] is sendOf(c)
+	sendAt []int64
 	// per call: when the serial connection it left on was freed just
 	// before (handoffs), noTime if not
 	freed []int64
@@ -129,6 +131,7 @@ func newRun(opt Options, ms trace.Messages, nm *causal.Namer) *run {
 		slices.SortStableFunc(r.parentsOf[n], func(a, b int32) int { return cmpTime(r.calls[a].arr, r.calls[b].arr) })
 	}
 	r.parentPos, r.childPos = positions(len(r.calls), r.parentsOf, r.childrenOf)
+	r.sendAt = sendTimes(r.calls)
 	r.swept = make([]*swept, nn)
 	r.entry = entryNodes(r.calls, r.parentsOf)
 	n := len(r.calls)
