@@ -191,7 +191,10 @@ type search struct {
 	pendAlt []([]altScore)
 	altSlab []altScore
 	altBuf  []altScore
-	altAt   map[int32]int // noteAlternatives' index of each request in its list
+	topBuf  []altScore
+	// altAt[1+parentPos[p]] is noteAlternatives' index of request p in
+	// its list (altAt[0]: no request), -1 when not in it
+	altAt []int32
 	// commit's buffers: per committed call, the best final score per
 	// parent, and the parent of the best hypothesis
 	margBuf   [][]altScore
@@ -480,20 +483,24 @@ func (s *search) decision(d decision) *decision {
 func (s *search) noteAlternatives() {
 	alts := s.altBuf[:0]
 	if s.altAt == nil {
-		s.altAt = make(map[int32]int)
+		s.altAt = make([]int32, 1+len(s.r.parentsOf[s.node]))
+		for i := range s.altAt {
+			s.altAt[i] = -1
+		}
 	}
-	clear(s.altAt)
 	for _, cd := range s.cands {
-		p := int32(-1)
+		p, at := int32(-1), int32(0)
 		if cd.slot >= 0 {
 			p = s.hyps[cd.h].slots[cd.slot].p
+			at = 1 + s.r.parentPos[p]
 		}
-		// a map, not a scan of alts: a node with thousands of open
-		// requests has as many alternatives for each call
-		i, ok := s.altAt[p]
+		// an index by the request's position, not a scan of alts: a node
+		// with thousands of open requests has as many alternatives for
+		// each call
+		i := s.altAt[at]
 		switch {
-		case !ok:
-			s.altAt[p] = len(alts)
+		case i < 0:
+			s.altAt[at] = int32(len(alts))
 			alts = append(alts, altScore{p, cd.score})
 		case s.sum:
 			alts[i].score = logAddExact(alts[i].score, cd.score)
@@ -501,17 +508,46 @@ func (s *search) noteAlternatives() {
 			alts[i].score = cd.score
 		}
 	}
-	slices.SortFunc(alts, func(a, b altScore) int {
-		if c := cmp.Compare(b.score, a.score); c != 0 {
-			return c
+	for _, a := range alts {
+		if a.p < 0 {
+			s.altAt[0] = -1
+		} else {
+			s.altAt[1+s.r.parentPos[a.p]] = -1
 		}
-		return cmp.Compare(a.p, b.p)
-	})
-	s.altBuf = alts
-	if k := s.r.opt.Alternatives + 1; len(alts) > k {
-		alts = alts[:k]
 	}
-	s.pendAlt = append(s.pendAlt, s.keepAlts(alts))
+	s.altBuf = alts
+	s.pendAlt = append(s.pendAlt, s.keepAlts(topAlts(&s.topBuf, alts, s.r.opt.Alternatives+1)))
+}
+
+// cmpAlt orders alternatives best first, by request at equal scores (a
+// total order: the requests are distinct).
+func cmpAlt(a, b altScore) int {
+	if c := cmp.Compare(b.score, a.score); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.p, b.p)
+}
+
+// topAlts returns the k first of alts in cmpAlt's order, in that order,
+// in *buf: what sorting alts and keeping k gives, without sorting the
+// rest (a call has an alternative per open request).
+func topAlts(buf *[]altScore, alts []altScore, k int) []altScore {
+	top := (*buf)[:0]
+	for _, a := range alts {
+		if len(top) == k && cmpAlt(a, top[k-1]) >= 0 {
+			continue
+		}
+		if len(top) < k {
+			top = append(top, a)
+		} else {
+			top[k-1] = a
+		}
+		for j := len(top) - 1; j > 0 && cmpAlt(top[j], top[j-1]) < 0; j-- {
+			top[j], top[j-1] = top[j-1], top[j]
+		}
+	}
+	*buf = top
+	return top
 }
 
 // keepAlts returns a copy of alts carved from the slab (a pending call's
