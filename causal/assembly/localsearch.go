@@ -48,6 +48,8 @@ type local struct {
 	toPicked bool
 	// tgt is targets' buffer
 	tgt []int32
+	// spread caches fifoSpread (-1: not computed yet)
+	spread float64
 }
 
 // positions returns, for every call, its index in its callee's
@@ -85,7 +87,7 @@ func newLocal(r *run, n int32, m *nodeModel, x *crossFit) *local {
 		m = x.ms[0]
 	}
 	np := len(r.parentsOf[n])
-	ls := &local{r: r, s: &search{r: r, m: m}, m: m, x: x, n: n, ps: make([]float64, np),
+	ls := &local{r: r, s: &search{r: r, m: m}, m: m, x: x, n: n, ps: make([]float64, np), spread: -1,
 		cands: make([][]int32, len(r.childrenOf[n])), memo: replayMemo{byReq: make([][]memoEntry, np)}}
 	// every call's candidates copied into one array, sliced once it is
 	// complete (it grows while they are copied)
@@ -531,14 +533,19 @@ func (ls *local) fifo(at []int) float64 {
 	return total
 }
 
-// fifoSpread is how much one call's FIFO evidence can change.
+// fifoSpread is how much one call's FIFO evidence can change, computed
+// once: ls.m does not change during the local search.
 func (ls *local) fifoSpread() float64 {
+	if ls.spread >= 0 {
+		return ls.spread
+	}
 	best, worst := 0.0, 0.0
 	for b := range fifoBins {
 		v := ls.m.logFIFO(int8(b))
 		best, worst = max(best, v), min(worst, v)
 	}
-	return best - worst
+	ls.spread = best - worst
+	return ls.spread
 }
 
 // try applies the change of requests ps to calls ks (with their replay
