@@ -143,7 +143,8 @@ func (h *hyp) slotOf(p int32) int {
 }
 
 // cand is one way to extend a hypothesis at a call's send: give the call
-// to slot i (-1: to no request).
+// to slot i (-1: to no request). Its hash, the state's it leads to, is
+// computed (candHash) only for the candidates that can make the beam.
 type cand struct {
 	h     int32
 	slot  int32
@@ -328,7 +329,7 @@ func (s *search) send(c int32) {
 	kb := kindBit(cc.kind)
 	for hi, h := range s.hyps {
 		if forced < 0 {
-			s.cands = append(s.cands, cand{h: int32(hi), slot: -1, score: h.score + bg, hash: h.hash})
+			s.cands = append(s.cands, cand{h: int32(hi), slot: -1, score: h.score + bg})
 		}
 		s.fifoBins(h, c, kb)
 		for i := range h.slots {
@@ -343,12 +344,7 @@ func (s *search) send(c int32) {
 				ls = s.linkScore(c, sl) + s.m.logFIFO(s.fifo[i])
 				s.memo[key] = ls
 			}
-			ns := s.extend(sl, c)
-			hh := h.hash ^ sh ^ ns.hash()
-			if cc.retMsg >= 0 && cc.flags&flagOneWay == 0 {
-				hh ^= own{c, sl.p}.hash()
-			}
-			s.cands = append(s.cands, cand{h: int32(hi), slot: int32(i), score: h.score + ls, hash: hh})
+			s.cands = append(s.cands, cand{h: int32(hi), slot: int32(i), score: h.score + ls})
 		}
 	}
 	if len(s.cands) == 0 {
@@ -358,7 +354,7 @@ func (s *search) send(c int32) {
 		return
 	}
 	s.noteAlternatives()
-	s.select_(func(cd *cand) *hyp { return s.apply(cd, c) })
+	s.select_(c, func(cd *cand) *hyp { return s.apply(cd, c) })
 	s.pend = append(s.pend, c)
 	s.seq++
 }
@@ -566,7 +562,7 @@ func (s *search) keepAlts(alts []altScore) []altScore {
 // Only the candidates that can make the beam are sorted: those at least
 // as good as the 2·beam-th best score, unless merging leaves the beam
 // short, when the rest follow.
-func (s *search) select_(mk func(*cand) *hyp) {
+func (s *search) select_(c int32, mk func(*cand) *hyp) {
 	s.next, s.sameHash = s.next[:0], s.sameHash[:0]
 	clear(s.seen)
 	cands := s.cands
@@ -588,6 +584,7 @@ func (s *search) select_(mk func(*cand) *hyp) {
 		})
 		for i := range head {
 			cd := &head[i]
+			cd.hash = s.candHash(cd, c)
 			if s.dup(cd.hash, nil, mk, cd) {
 				continue
 			}
@@ -610,6 +607,22 @@ func (s *search) select_(mk func(*cand) *hyp) {
 	}
 	s.release(s.hyps...)
 	s.hyps, s.next = s.next, s.hyps
+}
+
+// candHash returns the hash of the state candidate cd (for call c) leads
+// to.
+func (s *search) candHash(cd *cand, c int32) uint64 {
+	h := s.hyps[cd.h]
+	if cd.slot < 0 {
+		return h.hash
+	}
+	sl := &h.slots[cd.slot]
+	ns := s.extend(sl, c)
+	hh := h.hash ^ sl.hash() ^ ns.hash()
+	if cc := &s.r.calls[c]; cc.retMsg >= 0 && cc.flags&flagOneWay == 0 {
+		hh ^= own{c, sl.p}.hash()
+	}
+	return hh
 }
 
 // kth returns the k-th largest score among cands (k >= 1).
