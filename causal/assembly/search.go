@@ -182,7 +182,7 @@ type search struct {
 	// seen holds, by state hash, the first of the kept hypotheses
 	// (indices of next) with that hash; sameHash[j] the next after j
 	// (-1: none): a chain per hash, without a slice per entry
-	seen     map[uint64]int32
+	seen     u64Table
 	sameHash []int32
 	// the calls sent since the last commit, in order, with their best
 	// score per parent when they were sent
@@ -212,7 +212,7 @@ type search struct {
 	// memo holds, within one call's send, the link score of each slot
 	// state met; free holds hypotheses to reuse; decs is the slab that
 	// decisions are carved from.
-	memo   map[uint64]float64
+	memo   u64Table // of math.Float64bits
 	scores []float64
 	fifo   []int8
 	elig   []int32
@@ -226,9 +226,7 @@ func newSearch(r *run, node int32, m *nodeModel) *search {
 	return &search{
 		r: r, node: node, m: m, beam: r.opt.Beam,
 		hyps:      []*hyp{{}},
-		seen:      make(map[uint64]int32),
 		commitLag: 256,
-		memo:      make(map[uint64]float64),
 	}
 }
 
@@ -325,7 +323,7 @@ func (s *search) send(c int32) {
 	forced := r.exact[c]
 	s.cands = s.cands[:0]
 	bg := s.m.logBackground(cc.kind)
-	clear(s.memo)
+	s.memo.reset()
 	kb := kindBit(cc.kind)
 	for hi, h := range s.hyps {
 		if forced < 0 {
@@ -339,10 +337,11 @@ func (s *search) send(c int32) {
 			}
 			sh := sl.hash()
 			key := sh ^ uint64(s.fifo[i]+2)*0x9e3779b97f4a7c15
-			ls, ok := s.memo[key]
+			lb, ok := s.memo.get(key)
+			ls := math.Float64frombits(lb)
 			if !ok {
 				ls = s.linkScore(c, sl) + s.m.logFIFO(s.fifo[i])
-				s.memo[key] = ls
+				s.memo.put(key, math.Float64bits(ls))
 			}
 			s.cands = append(s.cands, cand{h: int32(hi), slot: int32(i), score: h.score + ls})
 		}
@@ -564,7 +563,7 @@ func (s *search) keepAlts(alts []altScore) []altScore {
 // short, when the rest follow.
 func (s *search) select_(c int32, mk func(*cand) *hyp) {
 	s.next, s.sameHash = s.next[:0], s.sameHash[:0]
-	clear(s.seen)
+	s.seen.reset()
 	cands := s.cands
 	pruned := false
 	for len(cands) > 0 {
@@ -678,10 +677,11 @@ func partition(cands []cand, th float64) []cand {
 // dup reports whether a hypothesis with the state of candidate cd (or of
 // h) is already kept. Equal hashes are compared state by state.
 func (s *search) dup(hash uint64, h *hyp, mk func(*cand) *hyp, cd *cand) bool {
-	j, ok := s.seen[hash]
+	jv, ok := s.seen.get(hash)
 	if !ok {
 		return false
 	}
+	j := int32(jv)
 	if h == nil {
 		h = mk(cd)
 		defer s.release(h)
@@ -700,11 +700,12 @@ func (s *search) keep(hash uint64, h *hyp) {
 	j := int32(len(s.next))
 	s.next = append(s.next, h)
 	s.sameHash = append(s.sameHash, -1)
-	i, ok := s.seen[hash]
+	iv, ok := s.seen.get(hash)
 	if !ok {
-		s.seen[hash] = j
+		s.seen.put(hash, uint64(j))
 		return
 	}
+	i := int32(iv)
 	for s.sameHash[i] >= 0 {
 		i = s.sameHash[i]
 	}
@@ -789,11 +790,11 @@ func (s *search) dedupe() {
 		return
 	}
 	s.next, s.sameHash = s.next[:0], s.sameHash[:0]
-	clear(s.seen)
+	s.seen.reset()
 outer:
 	for _, h := range s.hyps {
-		j, ok := s.seen[h.hash]
-		for ; ok && j >= 0; j = s.sameHash[j] {
+		jv, ok := s.seen.get(h.hash)
+		for j := int32(jv); ok && j >= 0; j = s.sameHash[j] {
 			if g := s.next[j]; g.equal(h) {
 				if h.score > g.score {
 					s.next[j] = h
