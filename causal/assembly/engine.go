@@ -71,8 +71,8 @@ type run struct {
 	// system (solveNode)
 	entry []bool
 	spans []int64
-	// sendAt[c] is sendOf(c)
-	sendAt []int64
+	// sendAt[c] is sendOf(c), arrAt[c] arrOf(c)
+	sendAt, arrAt []int64
 	// per call: when the serial connection it left on was freed just
 	// before (handoffs), noTime if not
 	freed []int64
@@ -151,6 +151,7 @@ func newRun(opt Options, ms trace.Messages, nm *causal.Namer) *run {
 	}
 	r.freed = r.handoffs()
 	r.openSpans()
+	r.arrAt = r.arrivals()
 	r.idf = tokenIDF(r.l)
 	r.hasIDs = r.hasIDsOrThreads()
 	r.search = make([]searchCounts, nn)

@@ -326,7 +326,20 @@ func (r *run) evidenceScore(m *nodeModel, c int32, sl *slot) float64 {
 
 // arrOf is when request p arrived (estimated, when its CALL was not
 // seen, as the search's timeline does).
-func (r *run) arrOf(p int32) int64 {
+func (r *run) arrOf(p int32) int64 { return r.arrAt[p] }
+
+// arrivals returns arrOf of every call, computed from the calls and the
+// nodes' open spans (a dense slice, as sendTimes).
+func (r *run) arrivals() []int64 {
+	t := make([]int64, len(r.calls))
+	for p := range t {
+		t[p] = r.arrival(int32(p))
+	}
+	return t
+}
+
+// arrival is arrOf computed from call p.
+func (r *run) arrival(p int32) int64 {
 	c := &r.calls[p]
 	if c.callMsg >= 0 {
 		return c.arr
