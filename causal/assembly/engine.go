@@ -73,6 +73,10 @@ type run struct {
 	spans []int64
 	// sendAt[c] is sendOf(c), arrAt[c] arrOf(c)
 	sendAt, arrAt []int64
+	// ev[c] is what features reads of call c's CALL, retTok[c] its
+	// RETURN's content tokens
+	ev     []callEvid
+	retTok [][]uint64
 	// per call: when the serial connection it left on was freed just
 	// before (handoffs), noTime if not
 	freed []int64
@@ -153,6 +157,7 @@ func newRun(opt Options, ms trace.Messages, nm *causal.Namer) *run {
 	r.openSpans()
 	r.arrAt = r.arrivals()
 	r.idf = tokenIDF(r.l)
+	r.ev, r.retTok = r.evidence()
 	r.hasIDs = r.hasIDsOrThreads()
 	r.search = make([]searchCounts, nn)
 	r.passes = make([]int32, nn)
