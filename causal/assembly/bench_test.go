@@ -75,3 +75,25 @@ func BenchmarkExactPass(b *testing.B) {
 		b.Fatal("no calls")
 	}
 }
+
+// BenchmarkJointPass measures the joint pass alone, on one core: every
+// node's exact links, searches, local search, chain matching and fitting
+// (run.solve), without reading the messages before or building the
+// requests after. Its msgs/s is issue 11's figure for the joint pass.
+func BenchmarkJointPass(b *testing.B) {
+	tr := multitierTrace(b, 300*time.Second)
+	o := DefaultOptions()
+	o.Workers = 1
+	nm := causal.NewNamer(tr, o.Aggregate.Naming)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		b.StopTimer()
+		r := newRun(o, tr, nm)
+		b.StartTimer()
+		if err := r.solve(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(len(tr.Messages))*float64(b.N)/b.Elapsed().Seconds(), "msgs/s")
+}

@@ -139,16 +139,18 @@ func (r *run) sequential(n int32) bool {
 
 // chainNode is the matching problem of one node.
 type chainNode struct {
-	r      *run
-	s      *search
-	x      *crossFit
-	reqs   []int32 // requests in the matching (arrival and reply seen)
-	calls  []int32 // calls in the matching (send and reply seen), by send
-	reqIx  map[int32]int32
-	callIx map[int32]int32
-	cands  [][]int32         // by index in calls: candidate requests
-	kids   map[int32][]int32 // the beam's calls of each request, by send
-	succ   []chainSucc       // the successors, by time
+	r     *run
+	s     *search
+	x     *crossFit
+	reqs  []int32 // requests in the matching (arrival and reply seen)
+	calls []int32 // calls in the matching (send and reply seen), by send
+	// reqAt, callAt: by position at the node (run.parentPos, childPos),
+	// 1 + the index of a request in reqs and of a call in calls, 0 when
+	// not in the matching (reqIx, callIx)
+	reqAt, callAt []int32
+	cands         [][]int32         // by index in calls: candidate requests
+	kids          map[int32][]int32 // the beam's calls of each request, by send
+	succ          []chainSucc       // the successors, by time
 }
 
 // chainSucc is one successor event: a call's send (call ≥ 0) or a
@@ -295,11 +297,12 @@ func (r *run) twoWay(c int32) bool {
 }
 
 func (r *run) newChainNode(n int32, m *nodeModel, x *crossFit) *chainNode {
-	cn := &chainNode{r: r, s: &search{r: r, m: m}, x: x, reqIx: map[int32]int32{}, callIx: map[int32]int32{}, kids: map[int32][]int32{}}
+	cn := &chainNode{r: r, s: &search{r: r, m: m}, x: x, kids: map[int32][]int32{},
+		reqAt: make([]int32, len(r.parentsOf[n])), callAt: make([]int32, len(r.childrenOf[n]))}
 	for _, p := range r.parentsOf[n] {
 		if r.twoWay(p) {
-			cn.reqIx[p] = int32(len(cn.reqs))
 			cn.reqs = append(cn.reqs, p)
+			cn.reqAt[r.parentPos[p]] = int32(len(cn.reqs))
 		}
 	}
 	r.sweep(n, func(c int32, cands []int32) {
@@ -308,18 +311,18 @@ func (r *run) newChainNode(n int32, m *nodeModel, x *crossFit) *chainNode {
 			return
 		}
 		if p := r.parent[c]; p >= 0 {
-			if _, ok := cn.reqIx[p]; !ok {
+			if !cn.inMatching(p) {
 				return
 			}
 		}
 		var in []int32
 		for _, q := range cands {
-			if _, ok := cn.reqIx[q]; ok {
+			if cn.inMatching(q) {
 				in = append(in, q)
 			}
 		}
-		cn.callIx[c] = int32(len(cn.calls))
 		cn.calls = append(cn.calls, c)
+		cn.callAt[r.childPos[c]] = int32(len(cn.calls))
 		cn.cands = append(cn.cands, in)
 	})
 	for _, c := range r.childrenOf[n] {
@@ -339,6 +342,17 @@ func (r *run) newChainNode(n int32, m *nodeModel, x *crossFit) *chainNode {
 	slices.SortStableFunc(cn.succ, func(a, b chainSucc) int { return cmpTime(a.t, b.t) })
 	return cn
 }
+
+// inMatching reports whether request p of the node is in the matching.
+func (cn *chainNode) inMatching(p int32) bool { return cn.reqAt[cn.r.parentPos[p]] > 0 }
+
+// reqIx returns request p's index in reqs (0 when p is not in the
+// matching).
+func (cn *chainNode) reqIx(p int32) int32 { return max(0, cn.reqAt[cn.r.parentPos[p]]-1) }
+
+// callIx returns call c's index in calls (0 when c is not in the
+// matching).
+func (cn *chainNode) callIx(c int32) int32 { return max(0, cn.callAt[cn.r.childPos[c]]-1) }
 
 // model returns the model that scores request p (the local search's
 // choice: the one not fitted on p's block).
@@ -410,9 +424,9 @@ func (cn *chainNode) problem() *lapProblem {
 	var es []edge
 	colOf := func(f chainSucc) int32 {
 		if f.req >= 0 {
-			return int32(nc) + cn.reqIx[f.req]
+			return int32(nc) + cn.reqIx(f.req)
 		}
-		return cn.callIx[f.call]
+		return cn.callIx(f.call)
 	}
 	emit := func(must edge) {
 		slices.SortFunc(es, func(a, b edge) int { return cmp.Compare(b.w, a.w) })
@@ -431,11 +445,11 @@ func (cn *chainNode) problem() *lapProblem {
 	}
 	for _, q := range cn.reqs {
 		sl := cn.start(q)
-		own := edge{int32(nc) + cn.reqIx[q], math.Inf(-1)}
+		own := edge{int32(nc) + cn.reqIx(q), math.Inf(-1)}
 		cn.scan(cn.r.calls[q].arr, func(f chainSucc) {
 			switch {
 			case f.req == q:
-			case f.call >= 0 && slices.Contains(cn.cands[cn.callIx[f.call]], q):
+			case f.call >= 0 && slices.Contains(cn.cands[cn.callIx(f.call)], q):
 				if w := cn.weight(&sl, f); !math.IsInf(w, -1) {
 					es = append(es, edge{colOf(f), w})
 				}
@@ -462,7 +476,7 @@ func (cn *chainNode) problem() *lapProblem {
 					sl := cn.after(f.req, k)
 					w = cn.weight(&sl, f)
 				}
-			case len(cn.cands[i]) > 0 && cn.r.sendOf(f.call) > cn.r.sendOf(k) && intersects(cn.cands[i], cn.cands[cn.callIx[f.call]]):
+			case len(cn.cands[i]) > 0 && cn.r.sendOf(f.call) > cn.r.sendOf(k) && intersects(cn.cands[i], cn.cands[cn.callIx(f.call)]):
 				q := cn.r.parent[k]
 				if q < 0 || !slices.Contains(cn.cands[i], q) {
 					q = cn.cands[i][0]

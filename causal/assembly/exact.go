@@ -23,12 +23,21 @@ func (r *run) window(p int32, span int64) (lo, hi int64) {
 
 // sendOf is when call c left its caller (its reply's arrival when the
 // CALL was not seen).
-func (r *run) sendOf(c int32) int64 {
-	k := &r.calls[c]
-	if k.callMsg < 0 {
-		return k.back
+func (r *run) sendOf(c int32) int64 { return r.sendAt[c] }
+
+// sendTimes returns sendOf of every call, computed from the calls: the
+// searches compare calls by send all the time, and one dense slice of
+// the times costs a cache line where the calls took one each.
+func sendTimes(calls []call) []int64 {
+	t := make([]int64, len(calls))
+	for i := range calls {
+		k := &calls[i]
+		t[i] = k.send
+		if k.callMsg < 0 {
+			t[i] = k.back
+		}
 	}
-	return k.send
+	return t
 }
 
 // sweep calls fn for every call node n makes, in order of send, with the
@@ -252,43 +261,68 @@ func sharedIDF(idf map[uint64]float64, a []uint64, pool ...[]uint64) float64 {
 	return sum
 }
 
+// callEvid is what features reads of a call's CALL message, held by
+// call in one dense slice: features runs for every call and request the
+// searches weigh, and reading the messages themselves (through the call,
+// then the message, then the token table) was a cache miss at each step.
+type callEvid struct {
+	tok              []uint64 // the CALL's content tokens (nil: none, or not seen)
+	sender, receiver trace.Task
+	reqID            trace.Sym
+	seen             bool // the CALL was seen
+}
+
+// evidence returns every call's callEvid and its RETURN's content tokens.
+func (r *run) evidence() ([]callEvid, [][]uint64) {
+	ev := make([]callEvid, len(r.calls))
+	ret := make([][]uint64, len(r.calls))
+	for i := range r.calls {
+		c := &r.calls[i]
+		ret[i] = r.l.tokens(c.retMsg)
+		if m := r.callMessage(int32(i)); m != nil {
+			ev[i] = callEvid{tok: r.l.tokens(c.callMsg), sender: m.Sender, receiver: m.Receiver, reqID: m.ReqID, seen: true}
+		}
+	}
+	return ev, ret
+}
+
 // features returns the bins of the evidence a call c gives for request p
 // whose last call sent was lastKid and last answered lastRet: shared
 // content tokens, an equal request id, the same thread (each -1 when the
 // trace does not say).
 func (r *run) features(c, p, lastKid, lastRet int32) (tok, rid, thr int) {
 	tok, rid, thr = -1, -1, -1
-	cm, pm := r.callMessage(c), r.callMessage(p)
-	if cm == nil {
+	ce, pe := &r.ev[c], &r.ev[p]
+	if !ce.seen {
 		return
 	}
 	if r.idf != nil {
-		if ct := r.l.tokens(r.calls[c].callMsg); len(ct) > 0 {
+		if ct := ce.tok; len(ct) > 0 {
 			var pool [3][]uint64
-			pool[0] = r.l.tokens(r.calls[p].callMsg)
+			pool[0] = pe.tok
 			if lastKid >= 0 {
-				pool[1] = r.l.tokens(r.calls[lastKid].callMsg)
+				pool[1] = r.ev[lastKid].tok
 			}
 			if lastRet >= 0 {
-				pool[2] = r.l.tokens(r.calls[lastRet].retMsg)
+				pool[2] = r.retTok[lastRet]
 			}
 			if len(pool[0])+len(pool[1])+len(pool[2]) > 0 {
 				tok = tokBin(sharedIDF(r.idf, ct, pool[:]...))
 			}
 		}
 	}
-	if pm == nil {
+	if !pe.seen {
 		return
 	}
-	if cm.ReqID != 0 && pm.ReqID != 0 {
+	if ce.reqID != 0 && pe.reqID != 0 {
 		rid = 0
-		if cm.ReqID == pm.ReqID {
+		if ce.reqID == pe.reqID {
 			rid = 1
 		}
 	}
-	if cm.Sender.Known() && pm.Receiver.Known() {
+	if ce.sender.Known() && pe.receiver.Known() {
 		thr = 0
-		if cm.Sender == pm.Receiver {
+		if ce.sender == pe.receiver {
 			thr = 1
 		}
 	}
@@ -317,7 +351,20 @@ func (r *run) evidenceScore(m *nodeModel, c int32, sl *slot) float64 {
 
 // arrOf is when request p arrived (estimated, when its CALL was not
 // seen, as the search's timeline does).
-func (r *run) arrOf(p int32) int64 {
+func (r *run) arrOf(p int32) int64 { return r.arrAt[p] }
+
+// arrivals returns arrOf of every call, computed from the calls and the
+// nodes' open spans (a dense slice, as sendTimes).
+func (r *run) arrivals() []int64 {
+	t := make([]int64, len(r.calls))
+	for p := range t {
+		t[p] = r.arrival(int32(p))
+	}
+	return t
+}
+
+// arrival is arrOf computed from call p.
+func (r *run) arrival(p int32) int64 {
 	c := &r.calls[p]
 	if c.callMsg >= 0 {
 		return c.arr

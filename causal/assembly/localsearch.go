@@ -46,6 +46,10 @@ type local struct {
 	// toPicked makes the search's request of each call a target of its
 	// moves (targets)
 	toPicked bool
+	// tgt is targets' buffer
+	tgt []int32
+	// spread caches fifoSpread (-1: not computed yet)
+	spread float64
 }
 
 // positions returns, for every call, its index in its callee's
@@ -83,15 +87,22 @@ func newLocal(r *run, n int32, m *nodeModel, x *crossFit) *local {
 		m = x.ms[0]
 	}
 	np := len(r.parentsOf[n])
-	ls := &local{r: r, s: &search{r: r, m: m}, m: m, x: x, n: n, kids: make([][]int32, np), ps: make([]float64, np),
-		cands: make([][]int32, len(r.childrenOf[n])), inv: make([][]int, np), memo: replayMemo{byReq: make([][]memoEntry, np)}}
-	r.sweep(n, func(c int32, cands []int32) { ls.cands[r.childPos[c]] = slices.Clone(cands) })
-	for _, c := range r.childrenOf[n] {
-		if p := r.parent[c]; p >= 0 {
-			i := r.parentPos[p]
-			ls.kids[i] = append(ls.kids[i], c)
+	ls := &local{r: r, s: &search{r: r, m: m}, m: m, x: x, n: n, ps: make([]float64, np), spread: -1,
+		cands: make([][]int32, len(r.childrenOf[n])), memo: replayMemo{byReq: make([][]memoEntry, np)}}
+	// every call's candidates copied into one array, sliced once it is
+	// complete (it grows while they are copied)
+	var all []int32
+	span := make([][2]int32, len(r.childrenOf[n]))
+	r.sweep(n, func(c int32, cands []int32) {
+		span[r.childPos[c]] = [2]int32{int32(len(all)), int32(len(all) + len(cands))}
+		all = append(all, cands...)
+	})
+	for i, sp := range span {
+		if sp[1] > sp[0] {
+			ls.cands[i] = all[sp[0]:sp[1]:sp[1]]
 		}
 	}
+	ls.kids = groupKids(r, n)
 	for i, p := range r.parentsOf[n] {
 		ks := ls.kids[i]
 		slices.SortStableFunc(ks, func(a, b int32) int { return cmpTime(r.sendOf(a), r.sendOf(b)) })
@@ -99,14 +110,64 @@ func newLocal(r *run, n int32, m *nodeModel, x *crossFit) *local {
 	}
 	ls.order = slices.Clone(r.childrenOf[n])
 	slices.SortFunc(ls.order, func(a, b int32) int { return ls.cmpSend(a, b) })
+	ls.inv = ls.invert(np)
+	ls.span = r.openSpan(n)
+	return ls
+}
+
+// groupKids returns, by request of node n (its position), its calls
+// under the current assignment, in the order of the node's calls; the
+// lists share one array, each with its capacity capped at its length.
+func groupKids(r *run, n int32) [][]int32 {
+	kids := make([][]int32, len(r.parentsOf[n]))
+	cnt := make([]int32, len(kids)+1)
+	for _, c := range r.childrenOf[n] {
+		if p := r.parent[c]; p >= 0 {
+			cnt[r.parentPos[p]+1]++
+		}
+	}
+	for i := range kids {
+		cnt[i+1] += cnt[i]
+	}
+	all := make([]int32, cnt[len(kids)])
+	for i := range kids {
+		kids[i] = all[cnt[i]:cnt[i]:cnt[i+1]]
+	}
+	for _, c := range r.childrenOf[n] {
+		if p := r.parent[c]; p >= 0 {
+			i := r.parentPos[p]
+			kids[i] = append(kids[i], c)
+		}
+	}
+	return kids
+}
+
+// invert returns, for each of the np requests (by position), the
+// positions in ls.order of the calls it can hold, in order; the lists
+// share one array.
+func (ls *local) invert(np int) [][]int {
+	r := ls.r
+	inv := make([][]int, np)
+	cnt := make([]int, np+1)
+	for _, c := range ls.order {
+		for _, p := range ls.candsOf(c) {
+			cnt[r.parentPos[p]+1]++
+		}
+	}
+	for i := range inv {
+		cnt[i+1] += cnt[i]
+	}
+	all := make([]int, cnt[np])
+	for i := range inv {
+		inv[i] = all[cnt[i]:cnt[i]:cnt[i+1]]
+	}
 	for i, c := range ls.order {
 		for _, p := range ls.candsOf(c) {
 			j := r.parentPos[p]
-			ls.inv[j] = append(ls.inv[j], i)
+			inv[j] = append(inv[j], i)
 		}
 	}
-	ls.span = r.openSpan(n)
-	return ls
+	return inv
 }
 
 func (r *run) improve(n int32, m *nodeModel, x *crossFit, maxSweeps int) int64 {
@@ -177,7 +238,8 @@ func (ls *local) fitsIn(c, p int32) bool { return slices.Contains(ls.candsOf(c),
 // improbable is not worth scoring.
 func (ls *local) targets(c int32) []int32 {
 	k := ls.r.opt.Alternatives
-	var out []int32
+	out := ls.tgt[:0]
+	defer func() { ls.tgt = out }() // reused: no sweep asks for targets while it goes through them
 	if pk := ls.r.picked[c]; ls.toPicked && pk >= 0 && pk != ls.r.parent[c] && ls.fitsIn(c, pk) {
 		out = append(out, pk)
 	}
@@ -471,14 +533,19 @@ func (ls *local) fifo(at []int) float64 {
 	return total
 }
 
-// fifoSpread is how much one call's FIFO evidence can change.
+// fifoSpread is how much one call's FIFO evidence can change, computed
+// once: ls.m does not change during the local search.
 func (ls *local) fifoSpread() float64 {
+	if ls.spread >= 0 {
+		return ls.spread
+	}
 	best, worst := 0.0, 0.0
 	for b := range fifoBins {
 		v := ls.m.logFIFO(int8(b))
 		best, worst = max(best, v), min(worst, v)
 	}
-	return best - worst
+	ls.spread = best - worst
+	return ls.spread
 }
 
 // try applies the change of requests ps to calls ks (with their replay

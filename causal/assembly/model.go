@@ -34,7 +34,7 @@ func gapBin(g int64) int {
 	}
 	frac, exp := math.Frexp(x / gapMinNS) // x/gapMinNS = frac·2^exp, frac in [0.5, 1)
 	l2 := float64(exp) + log2Mant[int((frac-0.5)*2*log2Steps)]
-	b := 1 + int(l2*math.Log10(2)*gapPerDecade)
+	b := 1 + int(l2*log10Of2*gapPerDecade)
 	b = max(1, min(b, nGapBins-1))
 	for b > 1 && gapLow[b] > x {
 		b--
@@ -46,6 +46,10 @@ func gapBin(g int64) int {
 }
 
 const log2Steps = 1024
+
+// log10Of2 is log10(2), computed once: the compiler does not fold
+// math.Log10 of a constant, which cost a logarithm per bin looked up.
+var log10Of2 = math.Log10(2)
 
 // log2Mant[i] is log2(0.5 + i/(2·log2Steps)), the log of a mantissa in [0.5, 1).
 var log2Mant = func() []float64 {

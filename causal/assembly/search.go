@@ -143,7 +143,8 @@ func (h *hyp) slotOf(p int32) int {
 }
 
 // cand is one way to extend a hypothesis at a call's send: give the call
-// to slot i (-1: to no request).
+// to slot i (-1: to no request). Its hash, the state's it leads to, is
+// computed (candHash) only for the candidates that can make the beam.
 type cand struct {
 	h     int32
 	slot  int32
@@ -178,13 +179,28 @@ type search struct {
 	hyps  []*hyp
 	next  []*hyp
 	cands []cand
-	seen  map[uint64][]int32
+	// seen holds, by state hash, the first of the kept hypotheses
+	// (indices of next) with that hash; sameHash[j] the next after j
+	// (-1: none): a chain per hash, without a slice per entry
+	seen     u64Table
+	sameHash []int32
 	// the calls sent since the last commit, in order, with their best
 	// score per parent when they were sent
-	pend    []int32
-	pendAlt map[int32][]altScore
-	altAt   map[int32]int // noteAlternatives' index of each request in its list
-	seq     int32
+	pend []int32
+	// pendAlt[i] holds pend[i]'s best scores per parent, carved from the
+	// slab altSlab; altBuf is noteAlternatives' buffer
+	pendAlt []([]altScore)
+	altSlab []altScore
+	altBuf  []altScore
+	topBuf  []altScore
+	// altAt[1+parentPos[p]] is noteAlternatives' index of request p in
+	// its list (altAt[0]: no request), -1 when not in it
+	altAt []int32
+	// commit's buffers: per committed call, the best final score per
+	// parent, and the parent of the best hypothesis
+	margBuf   [][]altScore
+	choiceBuf []int32
+	seq       int32
 	// pruned says whether the current window lost a hypothesis.
 	pruned bool
 	// sum makes each call's score per request the sum over the
@@ -196,7 +212,7 @@ type search struct {
 	// memo holds, within one call's send, the link score of each slot
 	// state met; free holds hypotheses to reuse; decs is the slab that
 	// decisions are carved from.
-	memo   map[uint64]float64
+	memo   u64Table // of math.Float64bits
 	scores []float64
 	fifo   []int8
 	elig   []int32
@@ -210,10 +226,7 @@ func newSearch(r *run, node int32, m *nodeModel) *search {
 	return &search{
 		r: r, node: node, m: m, beam: r.opt.Beam,
 		hyps:      []*hyp{{}},
-		seen:      make(map[uint64][]int32),
-		pendAlt:   make(map[int32][]altScore),
 		commitLag: 256,
-		memo:      make(map[uint64]float64),
 	}
 }
 
@@ -310,11 +323,11 @@ func (s *search) send(c int32) {
 	forced := r.exact[c]
 	s.cands = s.cands[:0]
 	bg := s.m.logBackground(cc.kind)
-	clear(s.memo)
+	s.memo.reset()
 	kb := kindBit(cc.kind)
 	for hi, h := range s.hyps {
 		if forced < 0 {
-			s.cands = append(s.cands, cand{h: int32(hi), slot: -1, score: h.score + bg, hash: h.hash})
+			s.cands = append(s.cands, cand{h: int32(hi), slot: -1, score: h.score + bg})
 		}
 		s.fifoBins(h, c, kb)
 		for i := range h.slots {
@@ -324,17 +337,13 @@ func (s *search) send(c int32) {
 			}
 			sh := sl.hash()
 			key := sh ^ uint64(s.fifo[i]+2)*0x9e3779b97f4a7c15
-			ls, ok := s.memo[key]
+			lb, ok := s.memo.get(key)
+			ls := math.Float64frombits(lb)
 			if !ok {
 				ls = s.linkScore(c, sl) + s.m.logFIFO(s.fifo[i])
-				s.memo[key] = ls
+				s.memo.put(key, math.Float64bits(ls))
 			}
-			ns := s.extend(sl, c)
-			hh := h.hash ^ sh ^ ns.hash()
-			if cc.retMsg >= 0 && cc.flags&flagOneWay == 0 {
-				hh ^= own{c, sl.p}.hash()
-			}
-			s.cands = append(s.cands, cand{h: int32(hi), slot: int32(i), score: h.score + ls, hash: hh})
+			s.cands = append(s.cands, cand{h: int32(hi), slot: int32(i), score: h.score + ls})
 		}
 	}
 	if len(s.cands) == 0 {
@@ -343,8 +352,8 @@ func (s *search) send(c int32) {
 		s.send(c)
 		return
 	}
-	s.noteAlternatives(c)
-	s.select_(func(cd *cand) *hyp { return s.apply(cd, c) })
+	s.noteAlternatives()
+	s.select_(c, func(cd *cand) *hyp { return s.apply(cd, c) })
 	s.pend = append(s.pend, c)
 	s.seq++
 }
@@ -466,23 +475,27 @@ func (s *search) decision(d decision) *decision {
 
 // noteAlternatives records, for call c, the best score of each parent
 // among the candidates.
-func (s *search) noteAlternatives(c int32) {
-	var alts []altScore
+func (s *search) noteAlternatives() {
+	alts := s.altBuf[:0]
 	if s.altAt == nil {
-		s.altAt = make(map[int32]int)
+		s.altAt = make([]int32, 1+len(s.r.parentsOf[s.node]))
+		for i := range s.altAt {
+			s.altAt[i] = -1
+		}
 	}
-	clear(s.altAt)
 	for _, cd := range s.cands {
-		p := int32(-1)
+		p, at := int32(-1), int32(0)
 		if cd.slot >= 0 {
 			p = s.hyps[cd.h].slots[cd.slot].p
+			at = 1 + s.r.parentPos[p]
 		}
-		// a map, not a scan of alts: a node with thousands of open
-		// requests has as many alternatives for each call
-		i, ok := s.altAt[p]
+		// an index by the request's position, not a scan of alts: a node
+		// with thousands of open requests has as many alternatives for
+		// each call
+		i := s.altAt[at]
 		switch {
-		case !ok:
-			s.altAt[p] = len(alts)
+		case i < 0:
+			s.altAt[at] = int32(len(alts))
 			alts = append(alts, altScore{p, cd.score})
 		case s.sum:
 			alts[i].score = logAddExact(alts[i].score, cd.score)
@@ -490,16 +503,57 @@ func (s *search) noteAlternatives(c int32) {
 			alts[i].score = cd.score
 		}
 	}
-	slices.SortFunc(alts, func(a, b altScore) int {
-		if c := cmp.Compare(b.score, a.score); c != 0 {
-			return c
+	for _, a := range alts {
+		if a.p < 0 {
+			s.altAt[0] = -1
+		} else {
+			s.altAt[1+s.r.parentPos[a.p]] = -1
 		}
-		return cmp.Compare(a.p, b.p)
-	})
-	if k := s.r.opt.Alternatives + 1; len(alts) > k {
-		alts = alts[:k]
 	}
-	s.pendAlt[c] = alts
+	s.altBuf = alts
+	s.pendAlt = append(s.pendAlt, s.keepAlts(topAlts(&s.topBuf, alts, s.r.opt.Alternatives+1)))
+}
+
+// cmpAlt orders alternatives best first, by request at equal scores (a
+// total order: the requests are distinct).
+func cmpAlt(a, b altScore) int {
+	if c := cmp.Compare(b.score, a.score); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.p, b.p)
+}
+
+// topAlts returns the k first of alts in cmpAlt's order, in that order,
+// in *buf: what sorting alts and keeping k gives, without sorting the
+// rest (a call has an alternative per open request).
+func topAlts(buf *[]altScore, alts []altScore, k int) []altScore {
+	top := (*buf)[:0]
+	for _, a := range alts {
+		if len(top) == k && cmpAlt(a, top[k-1]) >= 0 {
+			continue
+		}
+		if len(top) < k {
+			top = append(top, a)
+		} else {
+			top[k-1] = a
+		}
+		for j := len(top) - 1; j > 0 && cmpAlt(top[j], top[j-1]) < 0; j-- {
+			top[j], top[j-1] = top[j-1], top[j]
+		}
+	}
+	*buf = top
+	return top
+}
+
+// keepAlts returns a copy of alts carved from the slab (a pending call's
+// alternatives are kept until it is committed).
+func (s *search) keepAlts(alts []altScore) []altScore {
+	if len(s.altSlab)+len(alts) > cap(s.altSlab) {
+		s.altSlab = make([]altScore, 0, max(1024, len(alts)))
+	}
+	n := len(s.altSlab)
+	s.altSlab = append(s.altSlab, alts...)
+	return s.altSlab[n:len(s.altSlab):len(s.altSlab)]
 }
 
 // select_ keeps the best beam candidates, one per state (the best of
@@ -507,9 +561,9 @@ func (s *search) noteAlternatives(c int32) {
 // Only the candidates that can make the beam are sorted: those at least
 // as good as the 2·beam-th best score, unless merging leaves the beam
 // short, when the rest follow.
-func (s *search) select_(mk func(*cand) *hyp) {
-	s.next = s.next[:0]
-	clear(s.seen)
+func (s *search) select_(c int32, mk func(*cand) *hyp) {
+	s.next, s.sameHash = s.next[:0], s.sameHash[:0]
+	s.seen.reset()
 	cands := s.cands
 	pruned := false
 	for len(cands) > 0 {
@@ -529,6 +583,7 @@ func (s *search) select_(mk func(*cand) *hyp) {
 		})
 		for i := range head {
 			cd := &head[i]
+			cd.hash = s.candHash(cd, c)
 			if s.dup(cd.hash, nil, mk, cd) {
 				continue
 			}
@@ -537,8 +592,7 @@ func (s *search) select_(mk func(*cand) *hyp) {
 				break
 			}
 			nh := mk(cd)
-			s.seen[cd.hash] = append(s.seen[cd.hash], int32(len(s.next)))
-			s.next = append(s.next, nh)
+			s.keep(cd.hash, nh)
 		}
 		if len(s.next) == s.beam || len(head) == len(cands) {
 			pruned = pruned || len(head) < len(cands)
@@ -552,6 +606,22 @@ func (s *search) select_(mk func(*cand) *hyp) {
 	}
 	s.release(s.hyps...)
 	s.hyps, s.next = s.next, s.hyps
+}
+
+// candHash returns the hash of the state candidate cd (for call c) leads
+// to.
+func (s *search) candHash(cd *cand, c int32) uint64 {
+	h := s.hyps[cd.h]
+	if cd.slot < 0 {
+		return h.hash
+	}
+	sl := &h.slots[cd.slot]
+	ns := s.extend(sl, c)
+	hh := h.hash ^ sl.hash() ^ ns.hash()
+	if cc := &s.r.calls[c]; cc.retMsg >= 0 && cc.flags&flagOneWay == 0 {
+		hh ^= own{c, sl.p}.hash()
+	}
+	return hh
 }
 
 // kth returns the k-th largest score among cands (k >= 1).
@@ -607,20 +677,39 @@ func partition(cands []cand, th float64) []cand {
 // dup reports whether a hypothesis with the state of candidate cd (or of
 // h) is already kept. Equal hashes are compared state by state.
 func (s *search) dup(hash uint64, h *hyp, mk func(*cand) *hyp, cd *cand) bool {
-	idx, ok := s.seen[hash]
+	jv, ok := s.seen.get(hash)
 	if !ok {
 		return false
 	}
+	j := int32(jv)
 	if h == nil {
 		h = mk(cd)
 		defer s.release(h)
 	}
-	for _, j := range idx {
+	for ; j >= 0; j = s.sameHash[j] {
 		if s.next[j].equal(h) {
 			return true
 		}
 	}
 	return false
+}
+
+// keep appends h, whose state hash is hash, to the kept hypotheses, last
+// in its hash's chain.
+func (s *search) keep(hash uint64, h *hyp) {
+	j := int32(len(s.next))
+	s.next = append(s.next, h)
+	s.sameHash = append(s.sameHash, -1)
+	iv, ok := s.seen.get(hash)
+	if !ok {
+		s.seen.put(hash, uint64(j))
+		return
+	}
+	i := int32(iv)
+	for s.sameHash[i] >= 0 {
+		i = s.sameHash[i]
+	}
+	s.sameHash[i] = j
 }
 
 func (s *search) back(c int32) {
@@ -700,11 +789,12 @@ func (s *search) dedupe() {
 	if len(s.hyps) < 2 {
 		return
 	}
-	s.next = s.next[:0]
-	clear(s.seen)
+	s.next, s.sameHash = s.next[:0], s.sameHash[:0]
+	s.seen.reset()
 outer:
 	for _, h := range s.hyps {
-		for _, j := range s.seen[h.hash] {
+		jv, ok := s.seen.get(h.hash)
+		for j := int32(jv); ok && j >= 0; j = s.sameHash[j] {
 			if g := s.next[j]; g.equal(h) {
 				if h.score > g.score {
 					s.next[j] = h
@@ -715,8 +805,7 @@ outer:
 				continue outer
 			}
 		}
-		s.seen[h.hash] = append(s.seen[h.hash], int32(len(s.next)))
-		s.next = append(s.next, h)
+		s.keep(h.hash, h)
 	}
 	s.hyps, s.next = s.next, s.hyps
 }
@@ -756,8 +845,7 @@ func (s *search) commit(n int, forced bool) {
 	lastSeq := firstSeq + int32(n) - 1
 	// smoothed max-marginals: per committed call (by seq - firstSeq), the
 	// best final score per parent (parent -1: none)
-	marg := make([][]altScore, n)
-	choice := make([]int32, n)
+	marg, choice := s.commitBufs(n)
 	keep := s.hyps[:0:0]
 	for hi, h := range s.hyps {
 		agree := true
@@ -797,14 +885,32 @@ func (s *search) commit(n int, forced bool) {
 		s.cnt.forcedCommits++
 	}
 	for k, c := range set {
-		r.assign(c, choice[k], marg[k], s.pendAlt[c])
-		delete(s.pendAlt, c)
+		r.assign(c, choice[k], marg[k], s.pendAlt[k])
 		s.cnt.decisions++
 		if !s.pruned {
 			s.cnt.decisionsExact++
 		}
 	}
 	s.pend = append(s.pend[:0], s.pend[n:]...)
+	clear(s.pendAlt[:n])
+	s.pendAlt = append(s.pendAlt[:0], s.pendAlt[n:]...)
+}
+
+// commitBufs returns commit's buffers for n calls, empty.
+func (s *search) commitBufs(n int) (marg [][]altScore, choice []int32) {
+	if cap(s.margBuf) < n {
+		s.margBuf = append(s.margBuf[:cap(s.margBuf)], make([][]altScore, n-cap(s.margBuf))...)
+	}
+	marg = s.margBuf[:n]
+	for k := range marg {
+		marg[k] = marg[k][:0]
+	}
+	if cap(s.choiceBuf) < n {
+		s.choiceBuf = make([]int32, n)
+	}
+	choice = s.choiceBuf[:n]
+	clear(choice)
+	return marg, choice
 }
 
 // logSumExp returns log Σ exp(v).
