@@ -456,6 +456,9 @@ func (r *run) assign(c, p int32, marg, filt []altScore) {
 	for _, v := range scores {
 		vals = append(vals, v)
 	}
+	// summed in one order whatever the map's: the confidences are the
+	// same bits on every run
+	slices.Sort(vals)
 	lse := logSumExp(vals)
 	r.conf[c] = float32(math.Exp(sp - lse))
 	type qs struct {
