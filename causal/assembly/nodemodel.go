@@ -109,6 +109,15 @@ func newNodeModel(nKinds int, span float64) *nodeModel {
 	}
 }
 
+// resetCaches drops what was computed from the model's counts, after
+// they changed.
+func (m *nodeModel) resetCaches() {
+	clear(m.gcache[anchorLast])
+	clear(m.gcache[anchorArrival])
+	clear(m.scorers)
+	clear(m.tcache)
+}
+
 func (c ctxKey) transKeys() [5]tKey {
 	return [5]tKey{
 		{lvl: 0, pk: c.pk, prev: c.prev, pos: c.pos, ret: c.ret},

@@ -25,6 +25,22 @@ const (
 	EMAuto EM = "auto"
 )
 
+// Init says how a node's first model estimates its delays and call graph
+// before any assignment (deconv.go).
+type Init string
+
+// The first models.
+const (
+	// InitFloor subtracts, from the histogram of the delays from each
+	// kind of trigger to each kind of message, the floor of unrelated
+	// pairs measured beyond the delays (Project 5's convolution).
+	InitFloor Init = "floor"
+	// InitCluster fits the messages sent as a Poisson cluster process of
+	// the triggers (each message caused by one trigger before it, or by
+	// none) by EM.
+	InitCluster Init = "cluster"
+)
+
 // Options are the parameters of the assembly engine.
 type Options struct {
 	causal.Options
@@ -45,6 +61,8 @@ type Options struct {
 	MaxPasses int
 	// EM is how the models are re-fitted: hard, soft or auto.
 	EM EM
+	// Init is how the first model is estimated: floor or cluster.
+	Init Init
 	// Alternatives is the number K of alternative parents listed per link.
 	Alternatives int
 	// MaxOpen bounds how long a request whose arrival or reply was not seen
@@ -63,6 +81,7 @@ func DefaultOptions() Options {
 		Passes:       3,
 		MaxPasses:    8,
 		EM:           EMAuto,
+		Init:         InitFloor,
 		Alternatives: 3,
 		MaxOpen:      10 * time.Second,
 	}
@@ -83,6 +102,8 @@ func (o *Options) Validate() error {
 		return bad("max-passes", "the most passes must be between 1 and 100")
 	case o.EM != EMHard && o.EM != EMSoft && o.EM != EMAuto:
 		return bad("em", "em must be hard, soft or auto")
+	case o.Init != InitFloor && o.Init != InitCluster:
+		return bad("init", "init must be floor or cluster")
 	case o.Alternatives < 0 || o.Alternatives > 100:
 		return bad("alternatives", "the number of alternatives must be between 0 and 100")
 	case o.MaxOpen <= 0:
@@ -102,6 +123,7 @@ func (o *Options) Params() map[string]any {
 		"passes":       o.Passes,
 		"max-passes":   o.MaxPasses,
 		"em":           string(o.EM),
+		"init":         string(o.Init),
 		"alternatives": o.Alternatives,
 		"max-open":     o.MaxOpen.String(),
 		"rank":         string(o.Rank),
