@@ -15,6 +15,25 @@ import (
 	"github.com/wirepath/wirepath/trace"
 )
 
+// diagRun reads the saved run the diagnostics look at, named by
+// WIREPATH_DIAG_TRACE and WIREPATH_DIAG_TRUTH, or skips the test.
+func diagRun(t *testing.T) (*trace.Trace, *truth.File) {
+	t.Helper()
+	tp, fp := os.Getenv("WIREPATH_DIAG_TRACE"), os.Getenv("WIREPATH_DIAG_TRUTH")
+	if tp == "" || fp == "" {
+		t.Skip("set WIREPATH_DIAG_TRACE and WIREPATH_DIAG_TRUTH to diagnose a run")
+	}
+	tr, err := trace.ReadFile(tp, trace.ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := truth.ReadFile(fp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr, f
+}
+
 // TestDiagnose classifies the wrong requests of a testbed run by their
 // first wrong decision: which link, which evidence decided it, how sure
 // the engine was, whether the true request was among the alternatives and
@@ -28,18 +47,7 @@ import (
 //
 // WIREPATH_DIAG_BEAM overrides the beam.
 func TestDiagnose(t *testing.T) {
-	tp, fp := os.Getenv("WIREPATH_DIAG_TRACE"), os.Getenv("WIREPATH_DIAG_TRUTH")
-	if tp == "" || fp == "" {
-		t.Skip("set WIREPATH_DIAG_TRACE and WIREPATH_DIAG_TRUTH to diagnose a run")
-	}
-	tr, err := trace.ReadFile(tp, trace.ReadOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := truth.ReadFile(fp)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tr, f := diagRun(t)
 	opt := DefaultOptions()
 	if b := os.Getenv("WIREPATH_DIAG_BEAM"); b != "" {
 		fmt.Sscan(b, &opt.Beam)

@@ -10,9 +10,7 @@ import (
 
 	"github.com/wirepath/wirepath/causal"
 	"github.com/wirepath/wirepath/causal/score"
-	"github.com/wirepath/wirepath/causal/truth"
 	"github.com/wirepath/wirepath/report"
-	"github.com/wirepath/wirepath/trace"
 )
 
 // TestInitialDelays compares, on a saved run, each node's initial model
@@ -24,18 +22,7 @@ import (
 //	WIREPATH_DIAG_TRACE=RUN/trace.tsv WIREPATH_DIAG_TRUTH=RUN/truth.jsonl \
 //	  go test ./causal/assembly -run TestInitialDelays -v
 func TestInitialDelays(t *testing.T) {
-	tp, fp := os.Getenv("WIREPATH_DIAG_TRACE"), os.Getenv("WIREPATH_DIAG_TRUTH")
-	if tp == "" || fp == "" {
-		t.Skip("set WIREPATH_DIAG_TRACE and WIREPATH_DIAG_TRUTH to diagnose a run")
-	}
-	tr, err := trace.ReadFile(tp, trace.ReadOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := truth.ReadFile(fp)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tr, f := diagRun(t)
 	opt := DefaultOptions()
 	if os.Getenv("WIREPATH_DIAG_INIT") != "" {
 		opt.Init = Init(os.Getenv("WIREPATH_DIAG_INIT"))
@@ -131,18 +118,11 @@ func densQuant(d *[nGapBins]float64) string {
 // first delays (WIREPATH_ORACLE_PART=first) or all its delays (delays)
 // fitted on the truth, and writes the result to WIREPATH_ORACLE_OUT.
 func TestOracleInit(t *testing.T) {
-	tp, fp, out := os.Getenv("WIREPATH_DIAG_TRACE"), os.Getenv("WIREPATH_DIAG_TRUTH"), os.Getenv("WIREPATH_ORACLE_OUT")
-	if tp == "" || fp == "" || out == "" {
-		t.Skip("set WIREPATH_DIAG_TRACE, WIREPATH_DIAG_TRUTH and WIREPATH_ORACLE_OUT")
+	out := os.Getenv("WIREPATH_ORACLE_OUT")
+	if out == "" {
+		t.Skip("set WIREPATH_ORACLE_OUT (and WIREPATH_DIAG_TRACE, WIREPATH_DIAG_TRUTH)")
 	}
-	tr, err := trace.ReadFile(tp, trace.ReadOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := truth.ReadFile(fp)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tr, f := diagRun(t)
 	mp := score.MapTrace(tr, f, score.DefaultMapOptions())
 	part := os.Getenv("WIREPATH_ORACLE_PART")
 	initHook = func(r *run, n int32, m *nodeModel) {
