@@ -597,7 +597,7 @@ func unseen(ctx context.Context, w io.Writer, cfg config) error {
 		return err
 	}
 	fmt.Fprintf(w, "### Systems the engine was not tuned on (causal/accuracy/testdata/unseen)\n\n")
-	fmt.Fprintf(w, "1,000 requests per trace (closed loop: the clients are the requests in flight, 1-3 ms think time). Requests exactly right by TraceWeaver's metric; in brackets the assembly engine's mean request confidence.\n\n")
+	fmt.Fprintf(w, "1,000 instances per trace, background work included (closed loop: the clients are the requests in flight, 1-3 ms think time). Requests exactly right by TraceWeaver's metric; in brackets the assembly engine's mean request confidence.\n\n")
 	fmt.Fprintf(w, "| system | in flight | requests in progress (mean) | FCFS | assembly (confidence) | linking | nesting |\n|---|---|---|---|---|---|---|\n")
 	var notes []string
 	for i := 0; i < len(pts); i += 1 + len(order) {
@@ -619,6 +619,24 @@ func unseen(ctx context.Context, w io.Writer, cfg config) error {
 			}
 		}
 		fmt.Fprintln(w)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "Calls given their true parent call (the requests' calls, roots included), and background trees exactly right:\n\n")
+	fmt.Fprintf(w, "| system | in flight | FCFS | assembly | linking | nesting | background trees | background right: FCFS / assembly / linking / nesting |\n|---|---|---|---|---|---|---|---|\n")
+	for i := 0; i < len(pts); i += 1 + len(order) {
+		row := pts[i : i+1+len(order)]
+		fmt.Fprintf(w, "| %s | %d |", row[0].Config, row[0].Clients)
+		var bg []string
+		for _, q := range row {
+			if q.Err != "" {
+				fmt.Fprintf(w, " error |")
+				bg = append(bg, "–")
+				continue
+			}
+			fmt.Fprintf(w, " %s |", pct(float64(q.Score.CallsRight)/float64(max(1, q.Score.Calls))))
+			bg = append(bg, fmt.Sprint(q.Score.BackgroundRgt))
+		}
+		fmt.Fprintf(w, " %d | %s |\n", row[0].Score.Background, strings.Join(bg, " / "))
 	}
 	fmt.Fprintln(w)
 	for _, n := range notes {
