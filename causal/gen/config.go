@@ -137,6 +137,11 @@ type NodeSpec struct {
 	// threads send and receive carry their process and thread ids
 	// (trace.Evidence Sender and Receiver).
 	Traced bool `yaml:"traced,omitempty"`
+	// EventLoop makes the node one event loop (a Node.js process): it
+	// serves any number of calls at once, interleaved, all on one thread,
+	// so a traced event loop's messages all carry the same thread id.
+	// It excludes Threads.
+	EventLoop bool `yaml:"event_loop,omitempty"`
 	// Pool makes every other node call this one over a pool of at most
 	// Pool persistent connections of its own: calls from different
 	// requests share them, one call at a time each, and a call waits when

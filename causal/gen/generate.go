@@ -177,13 +177,13 @@ func Generate(c *Config, opt Options) (*Output, error) {
 // the evidence stream.
 func (s *state) initResources(seed uint64) {
 	for i, n := range s.p.nodes {
-		if n.threads == 0 && !n.traced {
+		if n.threads == 0 && !n.traced && !n.eventLoop {
 			continue
 		}
 		if s.threads == nil {
 			s.threads = make([]*threadPool, len(s.p.nodes))
 		}
-		s.threads[i] = &threadPool{max: n.threads}
+		s.threads[i] = &threadPool{max: n.threads, loop: n.eventLoop}
 	}
 	s.pools = make(map[[2]int]*connPool)
 	s.connSeq = [][2]uint32{{}} // connection 0 is "unknown"

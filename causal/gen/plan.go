@@ -72,11 +72,12 @@ type nodeInfo struct {
 	// thread ids; pool is the connection pool size callers use (0: a
 	// connection per call); ids the propagated identifier; protocol what
 	// the node speaks.
-	threads  int
-	traced   bool
-	pool     int
-	ids      string
-	protocol string
+	threads   int
+	traced    bool
+	eventLoop bool // every call served at once on thread 0
+	pool      int
+	ids       string
+	protocol  string
 }
 
 // span is a run of nodes: one node, or the replicas of a group.
@@ -299,6 +300,9 @@ func checkNodeSpec(n string, spec NodeSpec) error {
 	if spec.Threads < 0 || spec.Threads > MaxClients || spec.Pool < 0 || spec.Pool > 1<<16 {
 		return cfgErr(0, "node %s: threads and pool must be between 0 and %d and %d", n, MaxClients, 1<<16)
 	}
+	if spec.EventLoop && spec.Threads > 0 {
+		return cfgErr(0, "node %s: an event loop has one thread: threads must not be set", n)
+	}
 	switch spec.IDs {
 	case "", "x-request-id", "traceparent":
 	default:
@@ -326,7 +330,7 @@ func (p *plan) compileNode(i int, n string, spec NodeSpec, r int) (nodeInfo, err
 	if n == "CLIENT" {
 		return nodeInfo{}, cfgErr(0, "nodes: CLIENT is reserved for the clients")
 	}
-	ni := nodeInfo{name: n, port: spec.Port, proto: trace.ProtoTCP, threads: spec.Threads, traced: spec.Traced, pool: spec.Pool, ids: spec.IDs, protocol: spec.Protocol}
+	ni := nodeInfo{name: n, port: spec.Port, proto: trace.ProtoTCP, threads: spec.Threads, traced: spec.Traced, eventLoop: spec.EventLoop, pool: spec.Pool, ids: spec.IDs, protocol: spec.Protocol}
 	if err := checkNodeSpec(n, spec); err != nil {
 		return ni, err
 	}

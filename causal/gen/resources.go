@@ -20,7 +20,8 @@ import (
 // threadPool is one node's threads: when each is free again.
 type threadPool struct {
 	free []int64
-	max  int // 0: as many as needed
+	max  int  // 0: as many as needed
+	loop bool // an event loop: every call on thread 0, none waits
 }
 
 // busy marks a unit taken until it is given back.
@@ -35,6 +36,9 @@ func (s *state) acquireThread(node int, arr int64) (int, int64) {
 		return -1, arr
 	}
 	tp := s.threads[node]
+	if tp.loop {
+		return 0, arr
+	}
 	for i, f := range tp.free {
 		if f <= arr {
 			tp.free[i] = busy
@@ -65,7 +69,7 @@ func (s *state) acquireThread(node int, arr int64) (int, int64) {
 
 // releaseThread frees thread th of node at time t.
 func (s *state) releaseThread(node, th int, t int64) {
-	if th >= 0 {
+	if th >= 0 && !s.threads[node].loop {
 		s.threads[node].free[th] = t
 	}
 }
@@ -77,6 +81,9 @@ func (s *state) task(node, th int) trace.Task {
 		return trace.Task{}
 	}
 	pid := int32(1000 + 100_000*node)
+	if s.p.nodes[node].eventLoop {
+		th = 0 // its background calls too
+	}
 	if th == bgThread {
 		return trace.Task{PID: pid, TID: pid + 99_999}
 	}

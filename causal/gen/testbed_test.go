@@ -533,3 +533,56 @@ func TestPcapPayloadsAndSniffers(t *testing.T) {
 		t.Errorf("truth version %d", out.Truth.Meta.Version)
 	}
 }
+
+// TestEventLoop checks event_loop: the traced application server serves
+// every call on its one thread, requests interleave on it (one request's
+// messages between another's), none waits for a thread, its background
+// calls share the thread, and event_loop with threads is refused.
+func TestEventLoop(t *testing.T) {
+	_, out := testbedOutput(t, func(c *Config) {
+		n := c.Nodes["app"]
+		n.Threads, n.EventLoop = 0, true
+		c.Nodes["app"] = n
+		c.Tracelets[2].From = "app"
+		c.Tracelets[2].RPC.To = Choice{{Name: "cache", Weight: 1}}
+	})
+	tr := out.Truth
+	ms := tr.Trace.Messages
+	tasks := map[trace.Task]bool{}
+	interleaved, last := 0, int32(-1)
+	for i, m := range ms {
+		if tr.Trace.Str(m.SrcNode) == "10.0.2.1" {
+			tasks[m.Sender] = true
+			if inst := tr.Instance[i]; last >= 0 && inst != last {
+				interleaved++
+			}
+			last = tr.Instance[i]
+		}
+		if tr.Trace.Str(m.DstNode) == "10.0.2.1" {
+			tasks[m.Receiver] = true
+		}
+	}
+	if len(tasks) != 1 {
+		t.Fatalf("%d threads at the event loop, want 1: %v", len(tasks), tasks)
+	}
+	for task := range tasks {
+		if !task.Known() {
+			t.Fatal("the traced event loop's messages carry no thread")
+		}
+	}
+	if out.Stats.ThreadWaits != 0 {
+		t.Errorf("%d calls waited for an event loop", out.Stats.ThreadWaits)
+	}
+	// Sends switch between instances far more often than one request
+	// at a time would (12 clients: requests overlap on the one thread).
+	if interleaved < 3*out.Stats.Instances/2 {
+		t.Errorf("the event loop's sends switch instance %d times over %d instances", interleaved, out.Stats.Instances)
+	}
+	c := mustParse(t, testbedConfig)
+	n := c.Nodes["app"]
+	n.EventLoop = true
+	c.Nodes["app"] = n
+	if _, err := Generate(c, Options{}); err == nil || !strings.Contains(err.Error(), "event loop") {
+		t.Errorf("event_loop with threads: %v", err)
+	}
+}

@@ -24,7 +24,7 @@ import (
 func main() {
 	dur := flag.Duration("duration", 1300*time.Second, "length of the multi-tier traces")
 	short := flag.Duration("short", 300*time.Second, "length of the sweep traces")
-	only := flag.String("only", "", "run only the experiments whose names contain this (topn, delay, clock, linking, linkdiag, patho, assembly, par, var, drop, skew, traceweaver, loss, inflight)")
+	only := flag.String("only", "", "run only the experiments whose names contain this (topn, delay, clock, linking, linkdiag, patho, assembly, par, var, drop, skew, traceweaver, loss, inflight, unseen)")
 	flag.Parse()
 	if err := run(os.Stdout, *dur, *short, *only); err != nil {
 		fmt.Fprintln(os.Stderr, "sweep:", err)
@@ -61,6 +61,7 @@ var experiments = []struct {
 	{[]string{"traceweaver", "requests"}, traceWeaver},
 	{[]string{"loss"}, loss},
 	{[]string{"inflight", "requests"}, inflight},
+	{[]string{"unseen", "requests"}, unseen},
 }
 
 // curveCases are the configurations the sweeps of nesting cover.
@@ -581,5 +582,68 @@ func inflight(ctx context.Context, w io.Writer, cfg config) error {
 		fmt.Fprintln(w)
 	}
 	fmt.Fprintln(w)
+	return nil
+}
+
+// unseen writes the requests exactly right, per method, on the systems
+// the engines were not tuned on (causal/accuracy/testdata/unseen), with
+// each engine's mean request confidence and any accounting that does not
+// balance or error.
+func unseen(ctx context.Context, w io.Writer, cfg config) error {
+	engs := map[string]accuracy.Engine{"linking": accuracy.Linking(), "nesting": cfg.nest, "assembly": accuracy.Assembly()}
+	order := []string{"assembly", "linking", "nesting"}
+	pts, err := accuracy.UnseenSweep(ctx, accuracy.UnseenConfigs, []int{1, 4, 16, 64}, 0, engs, order)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "### Systems the engine was not tuned on (causal/accuracy/testdata/unseen)\n\n")
+	fmt.Fprintf(w, "1,000 instances per trace, background work included (closed loop: the clients are the requests in flight, 1-3 ms think time). Requests exactly right by TraceWeaver's metric; in brackets the assembly engine's mean request confidence.\n\n")
+	fmt.Fprintf(w, "| system | in flight | requests in progress (mean) | FCFS | assembly (confidence) | linking | nesting |\n|---|---|---|---|---|---|---|\n")
+	var notes []string
+	for i := 0; i < len(pts); i += 1 + len(order) {
+		p := pts[i]
+		fmt.Fprintf(w, "| %s | %d | %.1f |", p.Config, p.Clients, p.Stats.Parallelism)
+		for _, q := range pts[i : i+1+len(order)] {
+			switch {
+			case q.Err != "":
+				fmt.Fprintf(w, " error |")
+				notes = append(notes, fmt.Sprintf("%s, %s at %d: %s", q.Method, q.Config, q.Clients, q.Err))
+				continue
+			case !math.IsNaN(q.Confidence) && q.Method == "assembly":
+				fmt.Fprintf(w, " %s (%.2f) |", pct(q.Score.Share()), q.Confidence)
+			default:
+				fmt.Fprintf(w, " %s |", pct(q.Score.Share()))
+			}
+			for _, u := range q.Unbalanced {
+				notes = append(notes, fmt.Sprintf("%s, %s at %d: accounting %s", q.Method, q.Config, q.Clients, u))
+			}
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "Calls given their true parent call (the requests' calls, roots included), and background trees exactly right:\n\n")
+	fmt.Fprintf(w, "| system | in flight | FCFS | assembly | linking | nesting | background trees | background right: FCFS / assembly / linking / nesting |\n|---|---|---|---|---|---|---|---|\n")
+	for i := 0; i < len(pts); i += 1 + len(order) {
+		row := pts[i : i+1+len(order)]
+		fmt.Fprintf(w, "| %s | %d |", row[0].Config, row[0].Clients)
+		var bg []string
+		for _, q := range row {
+			if q.Err != "" {
+				fmt.Fprintf(w, " error |")
+				bg = append(bg, "–")
+				continue
+			}
+			fmt.Fprintf(w, " %s |", pct(float64(q.Score.CallsRight)/float64(max(1, q.Score.Calls))))
+			bg = append(bg, fmt.Sprint(q.Score.BackgroundRgt))
+		}
+		fmt.Fprintf(w, " %d | %s |\n", row[0].Score.Background, strings.Join(bg, " / "))
+	}
+	fmt.Fprintln(w)
+	for _, n := range notes {
+		fmt.Fprintf(w, "- %s\n", n)
+	}
+	if len(notes) > 0 {
+		fmt.Fprintln(w)
+	}
 	return nil
 }
