@@ -114,7 +114,7 @@ type run struct {
 }
 
 func newRun(opt Options, ms trace.Messages, nm *causal.Namer) *run {
-	r := &run{opt: opt, tol: int64(opt.Tolerance)}
+	r := &run{opt: opt, tol: statedTolerance(opt, ms)}
 	r.l = load(ms, r.tol, opt.Aggregate.Naming)
 	r.calls = r.l.calls
 	r.kinds = kinds{ids: make(map[kindKey]int32), syms: ms.Symbols()}

@@ -94,6 +94,7 @@ func (r *run) account(res *causal.Result, agg *causal.Aggregator, tc treeCounts)
 		sc.pruned += s.pruned
 	}
 	count("search_passes", passes)
+	count("clock_error_ns", r.tol)
 	var ch chainCounts
 	for _, c := range r.chains {
 		ch.tried += c.tried

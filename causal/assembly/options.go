@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/wirepath/wirepath/causal"
+	"github.com/wirepath/wirepath/trace"
 )
 
 // Name is the assembly engine's name in results and on the command line.
@@ -49,6 +50,11 @@ type Options struct {
 	// up to Tolerance before its parent's arrival, and answered up to
 	// Tolerance after its parent's reply left.
 	Tolerance time.Duration
+	// StatedClockError, when the trace states every node's clock offset
+	// as known, takes the tolerance from them instead: the largest
+	// offset's stated uncertainty, at least MinTolerance and at most
+	// Tolerance (statedTolerance).
+	StatedClockError bool
 	// Beam is the most hypotheses the search keeps per node; a window in
 	// which it never had to drop one is solved exactly.
 	Beam int
@@ -75,15 +81,16 @@ type Options struct {
 // DefaultOptions returns the engine's defaults.
 func DefaultOptions() Options {
 	return Options{
-		Options:      causal.DefaultOptions(),
-		Tolerance:    100 * time.Microsecond,
-		Beam:         16,
-		Passes:       3,
-		MaxPasses:    8,
-		EM:           EMAuto,
-		Init:         InitFloor,
-		Alternatives: 3,
-		MaxOpen:      10 * time.Second,
+		Options:          causal.DefaultOptions(),
+		Tolerance:        100 * time.Microsecond,
+		StatedClockError: true,
+		Beam:             16,
+		Passes:           3,
+		MaxPasses:        8,
+		EM:               EMAuto,
+		Init:             InitFloor,
+		Alternatives:     3,
+		MaxOpen:          10 * time.Second,
 	}
 }
 
@@ -118,14 +125,40 @@ func (o *Options) Validate() error {
 // flags, for Result.Params.
 func (o *Options) Params() map[string]any {
 	return map[string]any{
-		"clock-error":  o.Tolerance.String(),
-		"beam":         o.Beam,
-		"passes":       o.Passes,
-		"max-passes":   o.MaxPasses,
-		"em":           string(o.EM),
-		"init":         string(o.Init),
-		"alternatives": o.Alternatives,
-		"max-open":     o.MaxOpen.String(),
-		"rank":         string(o.Rank),
+		"clock-error":        o.Tolerance.String(),
+		"stated-clock-error": o.StatedClockError,
+		"beam":               o.Beam,
+		"passes":             o.Passes,
+		"max-passes":         o.MaxPasses,
+		"em":                 string(o.EM),
+		"init":               string(o.Init),
+		"alternatives":       o.Alternatives,
+		"max-open":           o.MaxOpen.String(),
+		"rank":               string(o.Rank),
 	}
+}
+
+// MinTolerance is the least tolerance taken from a trace's stated clock
+// error: a microsecond, the resolution of classic pcap timestamps.
+const MinTolerance = time.Microsecond
+
+// statedTolerance is the tolerance for the messages ms: with
+// StatedClockError and a trace that states every node's clock offset as
+// known (reconcile's, from the sniffers' and traced hosts' clocks) it is
+// the largest stated uncertainty, between MinTolerance and Tolerance;
+// otherwise (generated traces, a node no capture point timed) Tolerance.
+func statedTolerance(opt Options, ms trace.Messages) int64 {
+	tol := int64(opt.Tolerance)
+	meta := ms.Metadata()
+	if !opt.StatedClockError || meta == nil || len(meta.Offsets) == 0 {
+		return tol
+	}
+	var u int64
+	for _, o := range meta.Offsets {
+		if !o.Known {
+			return tol
+		}
+		u = max(u, o.UncertaintyNS)
+	}
+	return min(tol, max(u, int64(MinTolerance)))
 }
