@@ -634,9 +634,7 @@ func (d *diag) replayTerms(s *search, p int32, ks []int32, out termSums) {
 	for _, st := range r.steps(nil, ks) {
 		cc := &r.calls[st.c]
 		if st.back {
-			sl.out--
-			sl.last = max(sl.last, cc.back)
-			sl.lastRet, sl.ret = st.c, retClass(cc.repBytes)
+			sl.backFrom(st.c, cc)
 			continue
 		}
 		cx := s.ctx(&sl)

@@ -214,9 +214,7 @@ func (r *run) observeRequestAs(m *nodeModel, p int32, ks []int32, w func(int32) 
 	for _, st := range steps {
 		cc := &r.calls[st.c]
 		if st.back {
-			sl.out--
-			sl.last = max(sl.last, cc.back)
-			sl.lastRet, sl.ret = st.c, retClass(cc.repBytes)
+			sl.backFrom(st.c, cc)
 			continue
 		}
 		wc := w(st.c)

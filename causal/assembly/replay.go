@@ -19,9 +19,7 @@ func (r *run) replay(s *search, p int32, ks []int32) float64 {
 	for _, st := range steps {
 		cc := &r.calls[st.c]
 		if st.back {
-			sl.out--
-			sl.last = max(sl.last, cc.back)
-			sl.lastRet, sl.ret = st.c, retClass(cc.repBytes)
+			sl.backFrom(st.c, cc)
 			continue
 		}
 		total += s.linkScore(st.c, &sl)

@@ -75,6 +75,14 @@ type slot struct {
 	ret     uint8
 }
 
+// backFrom records that the slot's call c (cc) came back: one call fewer
+// out, the reply's time and size class the state's latest.
+func (sl *slot) backFrom(c int32, cc *call) {
+	sl.out--
+	sl.last = max(sl.last, cc.back)
+	sl.lastRet, sl.ret = c, retClass(cc.repBytes)
+}
+
 // own records which request a call in flight belongs to in a hypothesis.
 type own struct{ c, p int32 }
 
@@ -725,10 +733,7 @@ func (s *search) back(c int32) {
 		i := h.slotOf(o.p)
 		sl := &h.slots[i]
 		h.hash ^= sl.hash()
-		sl.out--
-		sl.last = max(sl.last, cc.back)
-		sl.lastRet = c
-		sl.ret = retClass(cc.repBytes)
+		sl.backFrom(c, cc)
 		h.hash ^= sl.hash()
 	}
 }
