@@ -90,6 +90,14 @@ type run struct {
 	// search), which conf and alts were computed for
 	picked []int32
 	nCand  []int32
+	// per call, from the last pass's search: the share of the model's
+	// mass its beam kept (sendW) and its best opt.Alternatives+1 requests
+	// at its send (sendPost); per request, the probability that none of
+	// the calls given elsewhere and not listing it among their
+	// alternatives belongs to it (lost). pruned.go.
+	sendW    []float32
+	sendPost []alt
+	lost     []float64
 	// content tokens and their IDF, when the trace has any; whether any
 	// message carries a request id or a thread
 	idf    map[uint64]float64
@@ -147,8 +155,15 @@ func newRun(opt Options, ms trace.Messages, nm *causal.Namer) *run {
 	r.picked = make([]int32, n)
 	r.alts = make([]alt, n*opt.Alternatives)
 	r.nCand = make([]int32, n)
+	r.sendW = make([]float32, n)
+	r.sendPost = make([]alt, n*(opt.Alternatives+1))
+	r.lost = make([]float64, n)
 	for i := range r.parent {
 		r.parent[i], r.exact[i] = -1, -1
+		r.sendW[i], r.lost[i] = 1, 1
+	}
+	for i := range r.sendPost {
+		r.sendPost[i].p = -1
 	}
 	for i := range r.alts {
 		r.alts[i].p = -1

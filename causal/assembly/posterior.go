@@ -17,13 +17,16 @@ import (
 // (posterior).
 
 // posterior sets the confidence and alternatives of node n's joint links
-// to the search's posterior of each call's final request.
+// to the posterior of each call's final request: the search's, mixed
+// with the distribution at the call's send for the mass the beam let go
+// (pruned.go), and counts in lost what the calls leave to requests they
+// do not list.
 func (r *run) posterior(n int32) {
 	k := r.opt.Alternatives
 	var post []alt
 	r.sweep(n, func(c int32, cands []int32) {
 		a := r.parent[c]
-		if a < 0 || r.exact[c] >= 0 || r.nCand[c] < 2 || a == r.picked[c] {
+		if r.exact[c] >= 0 || r.nCand[c] < 2 {
 			return
 		}
 		post = append(post[:0], alt{r.picked[c], r.conf[c]})
@@ -32,7 +35,7 @@ func (r *run) posterior(n int32) {
 				post = append(post, al)
 			}
 		}
-		r.repost(c, a, post, cands)
+		r.repost(c, a, func(q int32) float64 { return r.mixedProb(c, post, q, len(cands)) }, cands)
 	})
 }
 
@@ -55,8 +58,9 @@ func probOf(post []alt, e int32, nCand int) float64 {
 }
 
 // repost sets call c's confidence in request a and its alternatives
-// from the posterior post over its candidate requests cands and none.
-func (r *run) repost(c, a int32, post []alt, cands []int32) {
+// from the posterior prob over its candidate requests cands and none; the
+// requests it does not list keep their share in lost.
+func (r *run) repost(c, a int32, prob func(q int32) float64, cands []int32) {
 	type qv struct {
 		q int32
 		p float64
@@ -64,7 +68,7 @@ func (r *run) repost(c, a int32, post []alt, cands []int32) {
 	all := make([]qv, 0, len(cands)+1)
 	sum := 0.0
 	for _, q := range append([]int32{-1}, cands...) {
-		p := probOf(post, q, len(cands))
+		p := prob(q)
 		if p > 0 || q == a {
 			all = append(all, qv{q, p})
 			sum += p
@@ -82,13 +86,14 @@ func (r *run) repost(c, a int32, post []alt, cands []int32) {
 	k := r.opt.Alternatives
 	i := 0
 	for _, x := range all {
-		if x.q == a {
+		switch {
+		case x.q == a:
 			r.conf[c] = float32(x.p / sum)
-			continue
-		}
-		if i < k {
+		case i < k:
 			r.alts[int(c)*k+i] = alt{x.q, float32(x.p / sum)}
 			i++
+		case x.q >= 0:
+			r.lost[x.q] *= 1 - x.p/sum
 		}
 	}
 	for ; i < k; i++ {

@@ -171,12 +171,10 @@ func (r *run) newBuilder() *builder {
 
 // keepProbs returns, per call, the probability that none of the calls
 // assigned elsewhere (to another request, or none) belongs to it, from
-// their alternatives (builder.keep).
+// their alternatives and the shares they leave to the requests they do
+// not list (run.lost: builder.keep).
 func (r *run) keepProbs() []float64 {
-	keep := make([]float64, len(r.calls))
-	for i := range keep {
-		keep[i] = 1
-	}
+	keep := slices.Clone(r.lost)
 	k := r.opt.Alternatives
 	for c := range r.calls {
 		for _, a := range r.alts[c*k : c*k+k] {
