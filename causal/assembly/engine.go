@@ -98,6 +98,9 @@ type run struct {
 	sendW    []float32
 	sendPost []alt
 	lost     []float64
+	// shadowPost holds, per call, the posterior of each shadow search
+	// (shadow.go): opt.Alternatives+1 per call, noShadow where none ran
+	shadowPost [2][]alt
 	// content tokens and their IDF, when the trace has any; whether any
 	// message carries a request id or a thread
 	idf    map[uint64]float64
@@ -164,6 +167,12 @@ func newRun(opt Options, ms trace.Messages, nm *causal.Namer) *run {
 	}
 	for i := range r.sendPost {
 		r.sendPost[i].p = -1
+	}
+	for k := range r.shadowPost {
+		r.shadowPost[k] = make([]alt, n*(opt.Alternatives+1))
+		for i := range r.shadowPost[k] {
+			r.shadowPost[k][i].p = noShadow
+		}
 	}
 	for i := range r.alts {
 		r.alts[i].p = -1
@@ -341,6 +350,7 @@ func (r *run) solveNode(n int32) {
 		if last {
 			r.search[n] = s.cnt
 			r.passes[n] = int32(pass + 1)
+			r.shadows(n, evs, x)
 			r.posterior(n)
 			break
 		}
@@ -437,12 +447,38 @@ func (r *run) timeline(n int32) []event {
 
 // assign records the decision for call c: request p (-1 none), with the
 // best final score per request among the hypotheses (marg) and the best
-// per request when c was sent (filt). A request pruned from the beam
-// keeps its score at the send, relative to p's, and no better than the
-// worst final one.
+// per request when c was sent (filt) (posteriorOf).
 func (r *run) assign(c, p int32, marg, filt []altScore) {
 	r.parent[c] = p
 	r.picked[c] = p
+	k := r.opt.Alternatives
+	var buf [8]alt
+	post := buf[:0]
+	if k+1 > len(buf) {
+		post = make([]alt, 0, k+1)
+	}
+	post = posteriorOf(p, marg, filt, post[:k+1])
+	r.conf[c] = post[0].prob
+	copy(r.alts[int(c)*k:int(c)*k+k], post[1:])
+	switch {
+	case r.exact[c] >= 0:
+		// evidence set by exactLinks
+	case p < 0:
+		r.evid[c] = evBackground
+	case r.nCand[c] == 1:
+		r.evid[c] = evOnly
+	default:
+		r.evid[c] = evJoint
+	}
+}
+
+// posteriorOf returns in post (len K+1) request p's probability, then the
+// K most probable other requests' (-1: none; prob 0 past the last), from
+// the best final score per request among the hypotheses (marg) and the
+// best per request when the call was sent (filt). A request pruned from
+// the beam keeps its score at the send, relative to p's, and no better
+// than the worst final one.
+func posteriorOf(p int32, marg, filt []altScore, post []alt) []alt {
 	var sp float64
 	scores := make(map[int32]float64, len(marg)+len(filt))
 	for _, a := range marg {
@@ -475,7 +511,7 @@ func (r *run) assign(c, p int32, marg, filt []altScore) {
 	// same bits on every run
 	slices.Sort(vals)
 	lse := logSumExp(vals)
-	r.conf[c] = float32(math.Exp(sp - lse))
+	post[0] = alt{p, float32(math.Exp(sp - lse))}
 	type qs struct {
 		q int32
 		v float64
@@ -495,23 +531,11 @@ func (r *run) assign(c, p int32, marg, filt []altScore) {
 		}
 		return int(a.q - b.q)
 	})
-	k := r.opt.Alternatives
-	for i := 0; i < k; i++ {
-		a := &r.alts[int(c)*k+i]
-		if i < len(others) {
-			*a = alt{others[i].q, float32(math.Exp(others[i].v - lse))}
-		} else {
-			*a = alt{-1, 0}
+	for i := 1; i < len(post); i++ {
+		post[i] = alt{-1, 0}
+		if i-1 < len(others) {
+			post[i] = alt{others[i-1].q, float32(math.Exp(others[i-1].v - lse))}
 		}
 	}
-	switch {
-	case r.exact[c] >= 0:
-		// evidence set by exactLinks
-	case p < 0:
-		r.evid[c] = evBackground
-	case r.nCand[c] == 1:
-		r.evid[c] = evOnly
-	default:
-		r.evid[c] = evJoint
-	}
+	return post
 }

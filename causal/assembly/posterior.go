@@ -35,7 +35,10 @@ func (r *run) posterior(n int32) {
 				post = append(post, al)
 			}
 		}
-		r.repost(c, a, func(q int32) float64 { return r.mixedProb(c, post, q, len(cands)) }, cands)
+		r.repost(c, a, func(q int32) float64 {
+			p, m := r.shadowProb(c, q, len(cands))
+			return (r.mixedProb(c, post, q, len(cands)) + p) / float64(1+m)
+		}, cands)
 	})
 }
 

@@ -217,7 +217,13 @@ type search struct {
 	sum bool
 	// pendMass[i] holds pend[i]'s masses at its send, in the summing
 	// pass (pruned.go)
-	pendMass  []sendMass
+	pendMass []sendMass
+	// shadow, when set, makes this a shadow search (shadow.go): its
+	// decisions go there (K+1 per call: its request and probability,
+	// then the alternatives), not to the run, and unforced holds the
+	// calls whose exact parent it found open in no hypothesis
+	shadow   []alt
+	unforced map[int32]bool
 	cnt       searchCounts
 	commitLag int
 	// memo holds, within one call's send, the link score of each slot
@@ -332,6 +338,9 @@ func (s *search) send(c int32) {
 	r := s.r
 	cc := &r.calls[c]
 	forced := r.exact[c]
+	if s.unforced[c] {
+		forced = -1
+	}
 	s.cands = s.cands[:0]
 	bg := s.m.logBackground(cc.kind)
 	s.memo.reset()
@@ -359,7 +368,11 @@ func (s *search) send(c int32) {
 	}
 	if len(s.cands) == 0 {
 		// The forced parent is open in no hypothesis: decide freely.
-		r.exact[c] = -1
+		if s.shadow != nil {
+			s.unforced[c] = true
+		} else {
+			r.exact[c] = -1
+		}
 		s.send(c)
 		return
 	}
@@ -919,6 +932,11 @@ func (s *search) commit(n int, forced bool) {
 		s.cnt.forcedCommits++
 	}
 	for k, c := range set {
+		if s.shadow != nil {
+			k1 := r.opt.Alternatives + 1
+			posteriorOf(choice[k], marg[k], s.pendAlt[k], s.shadow[int(c)*k1:int(c)*k1+k1])
+			continue
+		}
 		r.assign(c, choice[k], marg[k], s.pendAlt[k])
 		if s.sum {
 			pm := s.pendMass[k]

@@ -1,0 +1,68 @@
+package assembly
+
+// Doubt from the two halves. The model the engine searches with is
+// learnt from its own assignment, and where timing cannot tell the
+// candidates apart it learns whatever that assignment holds and then
+// prefers it: the search's posterior is the model's, and it is sure of
+// what the model is sure of, right or not. The cross-fitted models
+// (crossfit.go) are two estimates of the same model, each fitted on half
+// the node's requests. Where the data determine the model, a search under
+// either half gives the answer a search under the other gives; where
+// they do not, the answers differ, and that difference is a direct,
+// label-free measure of how much the answer rests on the model's
+// estimate rather than on the data.
+//
+// So in the last pass a node that has cross-fitted models is searched
+// twice more, once under each half alone (shadow searches: summing, as
+// the last pass's, but deciding nothing: their posteriors go to
+// run.shadowPost, and the assignment stays the main search's), and each
+// call's posterior is the mean of the three: the main search's and the
+// two halves'. This is the posterior averaged over the model's
+// uncertainty, as bagging or a bootstrap estimate it, with the two halves
+// standing for draws of the model (each fitted on half the data, they
+// vary more than the model fitted on all of it does, so the mean, if
+// anything, doubts too much; each half scores the blocks it was fitted
+// on with itself, which pulls it towards the assignment it was fitted
+// on, so it doubts too little there).
+//
+// A node with too few requests to cross-fit has no halves and keeps the
+// main search's posterior. The shadow searches cost two more searches in
+// the last pass of those nodes.
+
+// noShadow marks, in run.shadowPost, a call no shadow search decided.
+const noShadow = -2
+
+// shadows runs node n's shadow searches over its timeline evs, under
+// each of x's models, when it has them.
+func (r *run) shadows(n int32, evs []event, x *crossFit) {
+	if x == nil || r.opt.Alternatives < 0 {
+		return
+	}
+	for k := range x.ms {
+		s := newSearch(r, n, x.ms[k])
+		s.sum = true
+		s.shadow = r.shadowPost[k]
+		s.unforced = map[int32]bool{}
+		s.run(evs)
+	}
+}
+
+// shadowProb returns the mean, over the shadow searches that decided
+// call c, of the probability each gives request e (-1: none), and how
+// many did.
+func (r *run) shadowProb(c, e int32, nCand int) (p float64, n int) {
+	k1 := r.opt.Alternatives + 1
+	for _, sp := range r.shadowPost {
+		post := sp[int(c)*k1 : int(c)*k1+k1]
+		if post[0].p == noShadow {
+			continue
+		}
+		m := len(post)
+		for m > 0 && post[m-1].prob <= 0 {
+			m--
+		}
+		p += probOf(post[:m], e, nCand)
+		n++
+	}
+	return p, n
+}
