@@ -222,8 +222,8 @@ type search struct {
 	// decisions go there (K+1 per call: its request and probability,
 	// then the alternatives), not to the run, and unforced holds the
 	// calls whose exact parent it found open in no hypothesis
-	shadow   []alt
-	unforced map[int32]bool
+	shadow    []alt
+	unforced  map[int32]bool
 	cnt       searchCounts
 	commitLag int
 	// memo holds, within one call's send, the link score of each slot
