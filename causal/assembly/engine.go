@@ -101,6 +101,8 @@ type run struct {
 	// shadowPost holds, per call, the posterior of each shadow search
 	// (shadow.go): opt.Alternatives+1 per call, noShadow where none ran
 	shadowPost [2][]alt
+	// noShadows turns the shadow searches off, for tests
+	noShadows bool
 	// content tokens and their IDF, when the trace has any; whether any
 	// message carries a request id or a thread
 	idf    map[uint64]float64

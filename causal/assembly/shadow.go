@@ -35,7 +35,7 @@ const noShadow = -2
 // shadows runs node n's shadow searches over its timeline evs, under
 // each of x's models, when it has them.
 func (r *run) shadows(n int32, evs []event, x *crossFit) {
-	if x == nil {
+	if x == nil || r.noShadows {
 		return
 	}
 	for k := range x.ms {
