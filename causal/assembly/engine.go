@@ -90,14 +90,18 @@ type run struct {
 	// search), which conf and alts were computed for
 	picked []int32
 	nCand  []int32
-	// per call, from the last pass's search: the share of the model's
-	// mass its beam kept (sendW) and its best opt.Alternatives+1 requests
-	// at its send (sendPost); per request, the probability that none of
-	// the calls given elsewhere and not listing it among their
-	// alternatives belongs to it (lost). pruned.go.
+	// per call, from the last pass's search: the share of its
+	// candidates' mass its beam kept (sendW) and its best
+	// opt.Alternatives+1 requests at its send (sendPost): pruned.go
 	sendW    []float32
 	sendPost []alt
-	lost     []float64
+	// per member of the ensemble (members.go): each call's probability of
+	// its final request, where posterior set it (posted), and each
+	// request's probability that none of the calls given elsewhere is its
+	// own
+	mconf  [nMembers][]float32
+	mkeep  [nMembers][]float64
+	posted []bool
 	// shadowPost holds, per call, the posterior of each shadow search
 	// (shadow.go): opt.Alternatives+1 per call, noShadow where none ran
 	shadowPost [2][]alt
@@ -162,10 +166,17 @@ func newRun(opt Options, ms trace.Messages, nm *causal.Namer) *run {
 	r.nCand = make([]int32, n)
 	r.sendW = make([]float32, n)
 	r.sendPost = make([]alt, n*(opt.Alternatives+1))
-	r.lost = make([]float64, n)
+	r.posted = make([]bool, n)
+	for e := range r.mconf {
+		r.mconf[e] = make([]float32, n)
+		r.mkeep[e] = make([]float64, n)
+	}
 	for i := range r.parent {
 		r.parent[i], r.exact[i] = -1, -1
-		r.sendW[i], r.lost[i] = 1, 1
+		r.sendW[i] = 1
+		for e := range r.mkeep {
+			r.mkeep[e][i] = 1
+		}
 	}
 	for i := range r.sendPost {
 		r.sendPost[i].p = -1

@@ -17,10 +17,10 @@ import (
 // (posterior).
 
 // posterior sets the confidence and alternatives of node n's joint links
-// to the posterior of each call's final request: the search's, mixed
-// with the distribution at the call's send for the mass the beam let go
-// (pruned.go), and counts in lost what the calls leave to requests they
-// do not list.
+// to the posterior of each call's final request: the mean over the
+// ensemble's members (members.go) of the search's, mixed with the
+// distribution at the call's send for the mass the beam let go
+// (pruned.go), and of the shadow searches' (shadow.go).
 func (r *run) posterior(n int32) {
 	k := r.opt.Alternatives
 	var post []alt
@@ -35,10 +35,7 @@ func (r *run) posterior(n int32) {
 				post = append(post, al)
 			}
 		}
-		r.repost(c, a, func(q int32) float64 {
-			p, m := r.shadowProb(c, q, len(cands))
-			return (r.mixedProb(c, post, q, len(cands)) + p) / float64(1+m)
-		}, cands)
+		r.members(c, a, post, cands)
 	})
 }
 
@@ -61,18 +58,17 @@ func probOf(post []alt, e int32, nCand int) float64 {
 }
 
 // repost sets call c's confidence in request a and its alternatives
-// from the posterior prob over its candidate requests cands and none; the
-// requests it does not list keep their share in lost.
-func (r *run) repost(c, a int32, prob func(q int32) float64, cands []int32) {
+// from the probabilities ps of the candidates qs (requests, and -1:
+// none).
+func (r *run) repost(c, a int32, qs []int32, ps []float64) {
 	type qv struct {
 		q int32
 		p float64
 	}
-	all := make([]qv, 0, len(cands)+1)
+	all := make([]qv, 0, len(qs))
 	sum := 0.0
-	for _, q := range append([]int32{-1}, cands...) {
-		p := prob(q)
-		if p > 0 || q == a {
+	for i, q := range qs {
+		if p := ps[i]; p > 0 || q == a {
 			all = append(all, qv{q, p})
 			sum += p
 		}
@@ -95,8 +91,6 @@ func (r *run) repost(c, a int32, prob func(q int32) float64, cands []int32) {
 		case i < k:
 			r.alts[int(c)*k+i] = alt{x.q, float32(x.p / sum)}
 			i++
-		case x.q >= 0:
-			r.lost[x.q] *= 1 - x.p/sum
 		}
 	}
 	for ; i < k; i++ {

@@ -39,30 +39,14 @@ func (r *run) shadows(n int32, evs []event, x *crossFit) {
 		return
 	}
 	for k := range x.ms {
-		s := newSearch(r, n, x.ms[k])
+		// the half's own likelihood ratios of the evidence (the main
+		// search's halves share the ones fitted on everything)
+		hm := *x.ms[k]
+		hm.tok, hm.rid, hm.thr, hm.fifo = x.own[k][0], x.own[k][1], x.own[k][2], x.own[k][3]
+		s := newSearch(r, n, &hm)
 		s.sum = true
 		s.shadow = r.shadowPost[k]
 		s.unforced = map[int32]bool{}
 		s.run(evs)
 	}
-}
-
-// shadowProb returns the mean, over the shadow searches that decided
-// call c, of the probability each gives request e (-1: none), and how
-// many did.
-func (r *run) shadowProb(c, e int32, nCand int) (p float64, n int) {
-	k1 := r.opt.Alternatives + 1
-	for _, sp := range r.shadowPost {
-		post := sp[int(c)*k1 : int(c)*k1+k1]
-		if post[0].p == noShadow {
-			continue
-		}
-		m := len(post)
-		for m > 0 && post[m-1].prob <= 0 {
-			m--
-		}
-		p += probOf(post[:m], e, nCand)
-		n++
-	}
-	return p, n
 }

@@ -11,8 +11,8 @@ import (
 // enough to cross-fit, with and without the shadow searches (shadow.go):
 // they change no request, and where a half's search gives a call another
 // request, the call's confidence is lower than the main search alone
-// states, and no higher than the mean of what the three searches give
-// its request.
+// states, and no higher than the ensemble's weighted mean (members.go)
+// with the main search sure of it.
 func TestShadowsDoubt(t *testing.T) {
 	tr := multitierTrace(t, 120*time.Second)
 	opt := DefaultOptions()
@@ -46,9 +46,16 @@ func TestShadowsDoubt(t *testing.T) {
 		}
 		doubted++
 		lower += float64(without.conf[c] - with.conf[c])
-		// a mean of three probabilities, the main search's at most 1
-		p, m := with.shadowProb(int32(c), a, int(with.nCand[c]))
-		if bound := (1 + p) / float64(1+m); float64(with.conf[c]) > bound+1e-4 {
+		// a weighted mean of three probabilities, the main search's at
+		// most 1 (each member's is normalised over the candidates, hence
+		// the slack)
+		bound := memberW(0)
+		for k := range with.shadowPost {
+			var p [1]float64
+			with.shadowOf(k, int32(c), []int32{a}, p[:], int(with.nCand[c]))
+			bound += memberW(k+1) * p[0]
+		}
+		if float64(with.conf[c]) > bound+0.02 {
 			t.Errorf("call %d: confidence %.4f, above the three searches' mean at most %.4f", c, with.conf[c], bound)
 		}
 	}
