@@ -84,7 +84,7 @@ func TestAssemblyCalibration(t *testing.T) {
 // shadow searches (docs/causal-assembly.md, section 6), the event loop's
 // joint links stated 0.624 and were right 0.405 of the time, its
 // requests' ECE was 0.273, and the worker pool's joint links stated
-// 0.695 for 0.312 right; after, 0.567, 0.184 and 0.600.
+// 0.695 for 0.312 right; after, 0.566, 0.202 and 0.601.
 func TestAssemblyCalibrationUnseen(t *testing.T) {
 	for _, tc := range []struct {
 		config          string
