@@ -68,8 +68,14 @@ func (r *run) initialModel(n int32) *nodeModel {
 		clear(m.gaps[anchorArrival])
 		r.deconvolve(n, m)
 	}
-	// background with a rhythm: the calls sent with no request open are
-	// background for certain
+	// The calls sent with no request open are background for certain:
+	// they give the first background rate (there was none: every call
+	// was in doubt, and the first pass gave every background call an open
+	// request could hold to that request, whose call graph then learnt
+	// it) and the first background rhythm (periodic.go).
+	for c := range alone {
+		m.bg[r.calls[c].kind]++
+	}
 	r.fitRhythms(n, m, func(c int32) bool { return alone[c] })
 	if initHook != nil {
 		initHook(r, n, m)
