@@ -38,6 +38,9 @@ type crossFit struct {
 	starts []int64
 	// ms[k] was fitted on the requests of the blocks of parity k
 	ms [2]*nodeModel
+	// own[k] are the evidence's likelihood ratios fitted on parity k
+	// alone (tok, rid, thr, fifo)
+	own [2][4]lrTable
 }
 
 // blocks returns the start times of node n's blocks after the first, or
@@ -81,6 +84,7 @@ func (r *run) crossFitModels(n int32, iso, full *nodeModel, soft bool) *crossFit
 		// the likelihood ratios of the evidence are a few bins each,
 		// learnt from every link: no link is learnt by heart there
 		h := x.ms[k]
+		x.own[k] = [4]lrTable{h.tok, h.rid, h.thr, h.fifo}
 		h.tok, h.rid, h.thr, h.fifo = full.tok, full.rid, full.thr, full.fifo
 	}
 	return x

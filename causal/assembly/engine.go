@@ -91,6 +91,23 @@ type run struct {
 	// search), which conf and alts were computed for
 	picked []int32
 	nCand  []int32
+	// per call, from the last pass's search: the share of its
+	// candidates' mass its beam kept (sendW) and its best
+	// opt.Alternatives+1 requests at its send (sendPost): pruned.go
+	sendW    []float32
+	sendPost []alt
+	// per member of the ensemble (members.go): each call's probability of
+	// its final request, where posterior set it (posted), and each
+	// request's probability that none of the calls given elsewhere is its
+	// own
+	mconf  [nMembers][]float32
+	mkeep  [nMembers][]float64
+	posted []bool
+	// shadowPost holds, per call, the posterior of each shadow search
+	// (shadow.go): opt.Alternatives+1 per call, noShadow where none ran
+	shadowPost [2][]alt
+	// noShadows turns the shadow searches off, for tests
+	noShadows bool
 	// content tokens and their IDF, when the trace has any; whether any
 	// message carries a request id or a thread
 	idf    map[uint64]float64
@@ -152,8 +169,28 @@ func newRun(opt Options, ms trace.Messages, nm *causal.Namer) *run {
 	r.picked = make([]int32, n)
 	r.alts = make([]alt, n*opt.Alternatives)
 	r.nCand = make([]int32, n)
+	r.sendW = make([]float32, n)
+	r.sendPost = make([]alt, n*(opt.Alternatives+1))
+	r.posted = make([]bool, n)
+	for e := range r.mconf {
+		r.mconf[e] = make([]float32, n)
+		r.mkeep[e] = make([]float64, n)
+	}
 	for i := range r.parent {
 		r.parent[i], r.exact[i] = -1, -1
+		r.sendW[i] = 1
+		for e := range r.mkeep {
+			r.mkeep[e][i] = 1
+		}
+	}
+	for i := range r.sendPost {
+		r.sendPost[i].p = -1
+	}
+	for k := range r.shadowPost {
+		r.shadowPost[k] = make([]alt, n*(opt.Alternatives+1))
+		for i := range r.shadowPost[k] {
+			r.shadowPost[k][i].p = noShadow
+		}
 	}
 	for i := range r.alts {
 		r.alts[i].p = -1
@@ -333,6 +370,7 @@ func (r *run) solveNode(n int32) {
 		if last {
 			r.search[n] = s.cnt
 			r.passes[n] = int32(pass + 1)
+			r.shadows(n, evs, x)
 			r.posterior(n)
 			break
 		}
@@ -429,12 +467,38 @@ func (r *run) timeline(n int32) []event {
 
 // assign records the decision for call c: request p (-1 none), with the
 // best final score per request among the hypotheses (marg) and the best
-// per request when c was sent (filt). A request pruned from the beam
-// keeps its score at the send, relative to p's, and no better than the
-// worst final one.
+// per request when c was sent (filt) (posteriorOf).
 func (r *run) assign(c, p int32, marg, filt []altScore) {
 	r.parent[c] = p
 	r.picked[c] = p
+	k := r.opt.Alternatives
+	var buf [8]alt
+	post := buf[:0]
+	if k+1 > len(buf) {
+		post = make([]alt, 0, k+1)
+	}
+	post = posteriorOf(p, marg, filt, post[:k+1])
+	r.conf[c] = post[0].prob
+	copy(r.alts[int(c)*k:int(c)*k+k], post[1:])
+	switch {
+	case r.exact[c] >= 0:
+		// evidence set by exactLinks
+	case p < 0:
+		r.evid[c] = evBackground
+	case r.nCand[c] == 1:
+		r.evid[c] = evOnly
+	default:
+		r.evid[c] = evJoint
+	}
+}
+
+// posteriorOf returns in post (len K+1) request p's probability, then the
+// K most probable other requests' (-1: none; prob 0 past the last), from
+// the best final score per request among the hypotheses (marg) and the
+// best per request when the call was sent (filt). A request pruned from
+// the beam keeps its score at the send, relative to p's, and no better
+// than the worst final one.
+func posteriorOf(p int32, marg, filt []altScore, post []alt) []alt {
 	var sp float64
 	scores := make(map[int32]float64, len(marg)+len(filt))
 	for _, a := range marg {
@@ -467,7 +531,7 @@ func (r *run) assign(c, p int32, marg, filt []altScore) {
 	// same bits on every run
 	slices.Sort(vals)
 	lse := logSumExp(vals)
-	r.conf[c] = float32(math.Exp(sp - lse))
+	post[0] = alt{p, float32(math.Exp(sp - lse))}
 	type qs struct {
 		q int32
 		v float64
@@ -487,23 +551,11 @@ func (r *run) assign(c, p int32, marg, filt []altScore) {
 		}
 		return int(a.q - b.q)
 	})
-	k := r.opt.Alternatives
-	for i := 0; i < k; i++ {
-		a := &r.alts[int(c)*k+i]
-		if i < len(others) {
-			*a = alt{others[i].q, float32(math.Exp(others[i].v - lse))}
-		} else {
-			*a = alt{-1, 0}
+	for i := 1; i < len(post); i++ {
+		post[i] = alt{-1, 0}
+		if i-1 < len(others) {
+			post[i] = alt{others[i-1].q, float32(math.Exp(others[i-1].v - lse))}
 		}
 	}
-	switch {
-	case r.exact[c] >= 0:
-		// evidence set by exactLinks
-	case p < 0:
-		r.evid[c] = evBackground
-	case r.nCand[c] == 1:
-		r.evid[c] = evOnly
-	default:
-		r.evid[c] = evJoint
-	}
+	return post
 }

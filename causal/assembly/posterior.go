@@ -17,13 +17,16 @@ import (
 // (posterior).
 
 // posterior sets the confidence and alternatives of node n's joint links
-// to the search's posterior of each call's final request.
+// to the posterior of each call's final request: the mean over the
+// ensemble's members (members.go) of the search's, mixed with the
+// distribution at the call's send for the mass the beam let go
+// (pruned.go), and of the shadow searches' (shadow.go).
 func (r *run) posterior(n int32) {
 	k := r.opt.Alternatives
 	var post []alt
 	r.sweep(n, func(c int32, cands []int32) {
 		a := r.parent[c]
-		if a < 0 || r.exact[c] >= 0 || r.nCand[c] < 2 || a == r.picked[c] {
+		if r.exact[c] >= 0 || r.nCand[c] < 2 {
 			return
 		}
 		post = append(post[:0], alt{r.picked[c], r.conf[c]})
@@ -32,7 +35,7 @@ func (r *run) posterior(n int32) {
 				post = append(post, al)
 			}
 		}
-		r.repost(c, a, post, cands)
+		r.members(c, a, post, cands)
 	})
 }
 
@@ -55,17 +58,17 @@ func probOf(post []alt, e int32, nCand int) float64 {
 }
 
 // repost sets call c's confidence in request a and its alternatives
-// from the posterior post over its candidate requests cands and none.
-func (r *run) repost(c, a int32, post []alt, cands []int32) {
+// from the probabilities ps of the candidates qs (requests, and -1:
+// none).
+func (r *run) repost(c, a int32, qs []int32, ps []float64) {
 	type qv struct {
 		q int32
 		p float64
 	}
-	all := make([]qv, 0, len(cands)+1)
+	all := make([]qv, 0, len(qs))
 	sum := 0.0
-	for _, q := range append([]int32{-1}, cands...) {
-		p := probOf(post, q, len(cands))
-		if p > 0 || q == a {
+	for i, q := range qs {
+		if p := ps[i]; p > 0 || q == a {
 			all = append(all, qv{q, p})
 			sum += p
 		}
@@ -82,11 +85,10 @@ func (r *run) repost(c, a int32, post []alt, cands []int32) {
 	k := r.opt.Alternatives
 	i := 0
 	for _, x := range all {
-		if x.q == a {
+		switch {
+		case x.q == a:
 			r.conf[c] = float32(x.p / sum)
-			continue
-		}
-		if i < k {
+		case i < k:
 			r.alts[int(c)*k+i] = alt{x.q, float32(x.p / sum)}
 			i++
 		}

@@ -63,7 +63,10 @@ type builder struct {
 	// belongs to it: the product of 1 − p over the calls that list it as
 	// an alternative with probability p (a request is exactly right only
 	// if it lost none of its calls, as well as its own links being right)
-	keep []float64
+	keep [nMembers][]float64
+	// prod is, per member, the product of the request being built's
+	// links' probabilities and keeps
+	prod [nMembers]float64
 	msgs []causal.RequestMessage
 	cnt  treeCounts
 	// slab and lats are where requests' messages and latencies are
@@ -164,23 +167,24 @@ func (r *run) newBuilder() *builder {
 	for p := range b.kids {
 		slices.SortStableFunc(b.kids[p], func(x, y int32) int { return cmpTime(r.sendOf(x), r.sendOf(y)) })
 	}
-	b.keep = r.keepProbs()
+	for e := range b.keep {
+		b.keep[e] = r.keepProbs(e)
+	}
 	b.kindNames = make([]string, len(r.kinds.keys))
 	return b
 }
 
-// keepProbs returns, per call, the probability that none of the calls
-// assigned elsewhere (to another request, or none) belongs to it, from
-// their alternatives (builder.keep).
-func (r *run) keepProbs() []float64 {
-	keep := make([]float64, len(r.calls))
-	for i := range keep {
-		keep[i] = 1
-	}
+// keepProbs returns, per call, the probability under the ensemble's
+// member that none of the calls assigned elsewhere (to another request,
+// or none) belongs to it: from what posterior left to each request
+// (run.mkeep), and from the alternatives of the calls it did not see
+// (builder.keep).
+func (r *run) keepProbs(member int) []float64 {
+	keep := slices.Clone(r.mkeep[member])
 	k := r.opt.Alternatives
 	for c := range r.calls {
 		for _, a := range r.alts[c*k : c*k+k] {
-			if a.p >= 0 && a.prob > 0 && a.p != r.parent[c] {
+			if a.p >= 0 && a.prob > 0 && a.p != r.parent[c] && !r.posted[c] {
 				keep[a.p] *= 1 - float64(a.prob)
 			}
 		}
@@ -194,7 +198,10 @@ func (b *builder) build(root int32) (causal.Request, []int32) {
 	r := b.r
 	rc := &r.calls[root]
 	b.msgs = b.msgs[:0]
-	req := causal.Request{Root: int(rc.callMsg), Confidence: 1}
+	req := causal.Request{Root: int(rc.callMsg)}
+	for e := range b.prod {
+		b.prod[e] = 1
+	}
 	if rc.callMsg < 0 {
 		req.Root = int(rc.retMsg)
 	}
@@ -210,6 +217,9 @@ func (b *builder) build(root int32) (causal.Request, []int32) {
 		req.StartNS = t
 	}
 	cut := b.addCall(root, -1, -1, &req)
+	for e, p := range b.prod {
+		req.Confidence += p * memberW(e)
+	}
 	req.Messages = b.clone(b.msgs)
 	for _, m := range req.Messages {
 		if m.Msg < 0 {
@@ -311,7 +321,13 @@ func (b *builder) open(c int32, parentIdx, callParentIdx, depth int, req *causal
 	idx := len(b.msgs)
 	e.Call = idx
 	b.msgs = append(b.msgs, e)
-	req.Confidence *= e.Confidence * b.keep[c]
+	for m := range b.prod {
+		p := e.Confidence
+		if parentIdx >= 0 && r.posted[c] {
+			p = float64(r.mconf[m][c])
+		}
+		b.prod[m] *= p * b.keep[m][c]
+	}
 	return frame{c: c, callIdx: idx, depth: depth}
 }
 

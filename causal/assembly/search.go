@@ -214,7 +214,16 @@ type search struct {
 	// sum makes each call's score per request the sum over the
 	// hypotheses giving it that request (a marginal over the beam), not
 	// the best of them (a max-marginal): run.posterior's search.
-	sum       bool
+	sum bool
+	// pendMass[i] holds pend[i]'s masses at its send, in the summing
+	// pass (pruned.go)
+	pendMass []sendMass
+	// shadow, when set, makes this a shadow search (shadow.go): its
+	// decisions go there (K+1 per call: its request and probability,
+	// then the alternatives), not to the run, and unforced holds the
+	// calls whose exact parent it found open in no hypothesis
+	shadow    []alt
+	unforced  map[int32]bool
 	cnt       searchCounts
 	commitLag int
 	// memo holds, within one call's send, the link score of each slot
@@ -329,6 +338,9 @@ func (s *search) send(c int32) {
 	r := s.r
 	cc := &r.calls[c]
 	forced := r.exact[c]
+	if s.unforced[c] {
+		forced = -1
+	}
 	s.cands = s.cands[:0]
 	bg := s.m.logBackgroundOf(c, cc.kind)
 	s.memo.reset()
@@ -356,7 +368,11 @@ func (s *search) send(c int32) {
 	}
 	if len(s.cands) == 0 {
 		// The forced parent is open in no hypothesis: decide freely.
-		r.exact[c] = -1
+		if s.shadow != nil {
+			s.unforced[c] = true
+		} else {
+			r.exact[c] = -1
+		}
 		s.send(c)
 		return
 	}
@@ -520,6 +536,28 @@ func (s *search) noteAlternatives() {
 	}
 	s.altBuf = alts
 	s.pendAlt = append(s.pendAlt, s.keepAlts(topAlts(&s.topBuf, alts, s.r.opt.Alternatives+1)))
+	var m sendMass
+	if s.sum {
+		// every candidate's mass, per request: the send's distribution
+		m.all = logSumAlts(alts)
+	}
+	s.pendMass = append(s.pendMass, m)
+}
+
+// logSumAlts returns log Σ exp(score) over alts.
+func logSumAlts(alts []altScore) float64 {
+	m := math.Inf(-1)
+	for _, a := range alts {
+		m = max(m, a.score)
+	}
+	if math.IsInf(m, -1) {
+		return m
+	}
+	v := 0.0
+	for _, a := range alts {
+		v += math.Exp(a.score - m)
+	}
+	return m + math.Log(v)
 }
 
 // cmpAlt orders alternatives best first, by request at equal scores (a
@@ -614,6 +652,10 @@ func (s *search) select_(c int32, mk func(*cand) *hyp) {
 	}
 	s.release(s.hyps...)
 	s.hyps, s.next = s.next, s.hyps
+	if s.sum {
+		pm := &s.pendMass[len(s.pendMass)-1]
+		pm.kept = lseScores(s.hyps) - pm.all
+	}
 }
 
 // candHash returns the hash of the state candidate cd (for call c) leads
@@ -890,7 +932,16 @@ func (s *search) commit(n int, forced bool) {
 		s.cnt.forcedCommits++
 	}
 	for k, c := range set {
+		if s.shadow != nil {
+			k1 := r.opt.Alternatives + 1
+			posteriorOf(choice[k], marg[k], s.pendAlt[k], s.shadow[int(c)*k1:int(c)*k1+k1])
+			continue
+		}
 		r.assign(c, choice[k], marg[k], s.pendAlt[k])
+		if s.sum {
+			pm := s.pendMass[k]
+			r.noteSend(c, math.Exp(min(0, pm.kept)), s.pendAlt[k], pm.all)
+		}
 		s.cnt.decisions++
 		if !s.pruned {
 			s.cnt.decisionsExact++
@@ -899,6 +950,7 @@ func (s *search) commit(n int, forced bool) {
 	s.pend = append(s.pend[:0], s.pend[n:]...)
 	clear(s.pendAlt[:n])
 	s.pendAlt = append(s.pendAlt[:0], s.pendAlt[n:]...)
+	s.pendMass = append(s.pendMass[:0], s.pendMass[n:]...)
 }
 
 // commitBufs returns commit's buffers for n calls, empty.

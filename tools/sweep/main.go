@@ -24,7 +24,7 @@ import (
 func main() {
 	dur := flag.Duration("duration", 1300*time.Second, "length of the multi-tier traces")
 	short := flag.Duration("short", 300*time.Second, "length of the sweep traces")
-	only := flag.String("only", "", "run only the experiments whose names contain this (topn, delay, clock, linking, linkdiag, patho, assembly, par, var, drop, skew, traceweaver, loss, inflight, unseen)")
+	only := flag.String("only", "", "run only the experiments whose names contain this (topn, delay, clock, linking, linkdiag, patho, assembly, par, var, drop, skew, traceweaver, loss, inflight, unseen, calibration)")
 	flag.Parse()
 	if err := run(os.Stdout, *dur, *short, *only); err != nil {
 		fmt.Fprintln(os.Stderr, "sweep:", err)
@@ -62,6 +62,7 @@ var experiments = []struct {
 	{[]string{"loss"}, loss},
 	{[]string{"inflight", "requests"}, inflight},
 	{[]string{"unseen", "requests"}, unseen},
+	{[]string{"calibration"}, calibration},
 }
 
 // curveCases are the configurations the sweeps of nesting cover.
