@@ -80,6 +80,10 @@ type run struct {
 	// per call: when the serial connection it left on was freed just
 	// before (handoffs), noTime if not
 	freed []int64
+	// per call, as a request: the start of its service where its node
+	// queues (queue.go), noTime if not; per node, its queue
+	qbegin []int64
+	queue  []queueState
 	// per call, as a child
 	parent []int32
 	exact  []int32
@@ -154,6 +158,11 @@ func newRun(opt Options, ms trace.Messages, nm *causal.Namer) *run {
 		r.alts[i].p = -1
 	}
 	r.freed = r.handoffs()
+	r.qbegin = make([]int64, n)
+	for i := range r.qbegin {
+		r.qbegin[i] = noTime
+	}
+	r.queue = make([]queueState, nn)
 	r.openSpans()
 	r.arrAt = r.arrivals()
 	r.idf = tokenIDF(r.l)
@@ -310,6 +319,7 @@ func (r *run) solveNode(n int32) {
 	}
 	var x *crossFit
 	pl := r.newPassPlan(n)
+	requeued := false
 	for pass := 0; ; pass++ {
 		last := pl.last(pass)
 		s := newSearch(r, n, m)
@@ -331,6 +341,16 @@ func (r *run) solveNode(n int32) {
 		}
 		if pl.after(r, n, pass) {
 			continue // the last pass keeps the model (passPlan)
+		}
+		if r.queueFit(n) && pass == 0 && !requeued {
+			// the node queues: start again from a first model that reads
+			// its requests' delays from the starts of their service
+			requeued = true
+			m, x, pl, pass = r.initialModel(n), nil, r.newPassPlan(n), -1
+			if iso != nil {
+				addTrans(m, iso)
+			}
+			continue
 		}
 		soft := r.softPass(n)
 		m = r.fit(n, soft)
