@@ -313,13 +313,31 @@ func (r *run) solveNode(n int32) {
 	r.exactLinks(n)
 	evs := r.timeline(n)
 	iso, _ := r.isolatedModel(n)
-	m := r.initialModel(n)
-	if iso != nil {
-		addTrans(m, iso)
+	qm := queueTry
+	for {
+		m := r.initialModel(n)
+		if iso != nil {
+			addTrans(m, iso)
+		}
+		var next queueMode
+		if next = r.solvePasses(n, evs, iso, m, qm); next == qm {
+			return
+		}
+		// the node's queue was learnt (start again from a first model
+		// that reads its requests' delays from the starts of their
+		// service), or rejected (start again without it: the answer is
+		// the one the engine gives without queues)
+		r.chains[n] = chainCounts{}
+		qm = next
 	}
+}
+
+// solvePasses runs node n's passes of search and EM from the model m with its
+// queue in mode qm (queue.go), and returns the mode its node must be
+// solved again in, or qm when it is done.
+func (r *run) solvePasses(n int32, evs []event, iso *nodeModel, m *nodeModel, qm queueMode) queueMode {
 	var x *crossFit
 	pl := r.newPassPlan(n)
-	requeued := false
 	for pass := 0; ; pass++ {
 		last := pl.last(pass)
 		s := newSearch(r, n, m)
@@ -342,15 +360,8 @@ func (r *run) solveNode(n int32) {
 		if pl.after(r, n, pass) {
 			continue // the last pass keeps the model (passPlan)
 		}
-		if r.queueFit(n) && pass == 0 && !requeued {
-			// the node queues: start again from a first model that reads
-			// its requests' delays from the starts of their service
-			requeued = true
-			m, x, pl, pass = r.initialModel(n), nil, r.newPassPlan(n), -1
-			if iso != nil {
-				addTrans(m, iso)
-			}
-			continue
+		if next := r.queueStep(n, pass, pl.last(pass+1), qm); next != qm {
+			return next
 		}
 		soft := r.softPass(n)
 		m = r.fit(n, soft)
@@ -361,6 +372,7 @@ func (r *run) solveNode(n int32) {
 	}
 	r.models[n] = m
 	r.xfits[n] = x
+	return qm
 }
 
 // openSpan is how long a request of node n whose arrival or reply was not

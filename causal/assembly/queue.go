@@ -23,45 +23,66 @@ import (
 //	begin_i = max(a_i, min over threads of free time); that thread is then free at max(d_i, begin_i)
 //
 // (the textbook FCFS k-server recursion; d_i is when i's reply left).
-// k is learnt per node from the engine's own assignment after each pass
-// (queueFit): the k under which the requests' first events (a first call,
-// or the reply of a request that made none) are best explained, against
-// no queue at all, by the likelihood of a log-time histogram of those
-// delays, with a penalty for the extra parameter. Where no k explains
-// them better (a node that serves every request at once, the testbed's Go
-// backends) the model is off and nothing changes.
+//
+// k is learnt per node from the engine's own assignment (queueFit): the
+// k under which the requests' first events (a first call, or the reply of
+// a request that made none) are most likely, held out (each half of the
+// requests scored by a log-time histogram fitted on the other half), read
+// from their starts (an event before its start, where the order of
+// service was not that of arrival, from its arrival at the cost of the
+// share of such events), against reading every one from its arrival.
+// The first pass's assignment, made by a model that knows no queue, only
+// hints at one (queueStep): a node where it does is solved again from a
+// first model whose deconvolution reads the starts, and the queue is kept
+// only if, learnt again after each pass, it pays queueWaitCost for every
+// request it says waited; else the node is solved once more without it.
+// Where no queue is found or kept (a node that serves every request at
+// once; the testbed's Go backends) the answer is the one the engine gives
+// without queues, byte for byte.
+//
+// Once learnt, a request's latest trigger is the start of its service
+// (queued): the delay models weigh the reading from it against the one
+// from the arrival, per context, as they do for every request's latest
+// trigger and arrival.
 
 // queueBinsPerDecade is the resolution of the log-time histograms that
 // compare the values of k.
 const queueBinsPerDecade = 10
 
+// queueWaitCost is what the claim that a request waited costs, in nats,
+// when queueFit compares thread counts: a queue is kept only where it
+// makes its requests' first events, on average, more than e times as
+// likely each as read from their arrival. A node whose limit is
+// elsewhere (the testbed's Go backends, whose requests wait tens of
+// milliseconds for a database connection given to a waiter at random)
+// gains less than that: the starts the recursion gives them are not the
+// ones they had.
+var queueWaitCost = 1.0
+
 // queueMinRequests is the fewest requests with a first event a node needs
 // for its queue to be learnt.
 const queueMinRequests = 50
 
-// queueState is node n's learnt queue: its thread count k (0: none) and
-// the log probability that a request's first event comes before the start
-// the recursion gives it (the order of service was not that of arrival).
+// queueState is a node's learnt queue: its thread count k (0: none).
 type queueState struct {
-	k       int
-	logViol float64
+	k int
 }
 
 // queued returns the anchors of an event of request p at time t whose
 // latest trigger was at last and which arrived at arr, when p's node
-// queues (queueFit): measured from the start of p's service once it has
-// started; an event before that start is read from the anchors as they
-// are, at the cost of the learnt probability of the order being broken.
-// Where p did not wait (or its node does not queue) nothing changes.
-func (r *run) queued(p int32, t, last, arr int64) (l, a int64, pen float64) {
-	b := r.qbegin[p]
-	if b == noTime || b <= arr {
-		return last, arr, 0
+// queues (queueFit): once p's service has started, its latest trigger is
+// at the latest that start, and the delay models weigh the reading from
+// it against the one from the arrival, as they weigh a request's latest
+// trigger against its arrival everywhere (nodemodel.go: learnt per
+// context, so that where the start explains nothing the arrival reads
+// the event as before). An event before the start (the order of service
+// was not that of arrival) and a request that did not wait (or whose node
+// does not queue) are read as they are.
+func (r *run) queued(p int32, t, last, arr int64) (l, a int64) {
+	if b := r.qbegin[p]; b != noTime && b > arr && t >= b {
+		return max(last, b), arr
 	}
-	if t < b {
-		return last, arr, r.queue[r.calls[p].callee].logViol
-	}
-	return max(last, b), b, 0
+	return last, arr
 }
 
 // timeHeap is a min-heap of times (the threads' free times).
@@ -159,29 +180,95 @@ func (r *run) firstEvents(n int32, ps []int32) []int64 {
 	return out
 }
 
-// queueLogLik is the log likelihood of the requests' first events read
-// from the starts: those at or after their start by their delay from it,
-// those before it (the order of service was not that of arrival) by their
-// delay from the arrival, each share weighed by how often it occurs; the
-// densities are log-time histograms fitted on the delays (in-sample). It
-// returns how many came before their start.
-func queueLogLik(first, begin, arr []int64) (ll float64, viol int) {
-	ok, bad := map[int]int{}, map[int]int{}
+// queueNBins is the number of bins of the histograms queueFit compares
+// (delays up to 100 s).
+const queueNBins = 2 + 8*queueBinsPerDecade
+
+// queueHist is a smoothed log-time histogram of delays: its log density.
+type queueHist [queueNBins]float64
+
+// fitQueueHist returns the log densities of the delays gs, smoothed by
+// half an observation a bin.
+func fitQueueHist(gs []int64) *queueHist {
+	var c [queueNBins]float64
+	for _, g := range gs {
+		c[queueBin(g)]++
+	}
+	var h queueHist
+	tot := float64(len(gs)) + 0.5*queueNBins
+	for b := range h {
+		h[b] = math.Log((c[b] + 0.5) / (tot * queueBinWidth(b)))
+	}
+	return &h
+}
+
+// queueRead is the model of the requests' first events queueFit
+// compares: a share w of them at or after the start of their service,
+// read from it (density fb), the others from their arrival (fa); without
+// starts (fb nil), every one from its arrival.
+type queueRead struct {
+	w      float64
+	fb, fa *queueHist
+}
+
+// logLik is the log likelihood of a first event whose delay from its
+// start is gb (noTime: it came before) and from its arrival ga.
+func (q *queueRead) logLik(gb, ga int64) float64 {
+	switch {
+	case q.fb == nil:
+		return q.fa[queueBin(ga)]
+	case gb == noTime:
+		return math.Log1p(-q.w) + q.fa[queueBin(ga)]
+	}
+	return math.Log(q.w) + q.fb[queueBin(gb)]
+}
+
+// fitQueueRead fits the model on the requests at is, with the starts or
+// (starts false) without.
+func fitQueueRead(gb, ga []int64, is []int, starts bool) *queueRead {
+	sa := make([]int64, 0, len(is))
+	if !starts {
+		for _, i := range is {
+			sa = append(sa, ga[i])
+		}
+		return &queueRead{fa: fitQueueHist(sa)}
+	}
+	sb := make([]int64, 0, len(is))
+	for _, i := range is {
+		if gb[i] == noTime {
+			sa = append(sa, ga[i])
+		} else {
+			sb = append(sb, gb[i])
+		}
+	}
+	w := (float64(len(sb)) + 0.5) / (float64(len(is)) + 1)
+	return &queueRead{w: w, fb: fitQueueHist(sb), fa: fitQueueHist(sa)}
+}
+
+// queueHeldOut is the log likelihood of the requests' first events read
+// with the starts begin (starts false: from their arrival alone), each
+// half of the requests (alternate ones) under the model fitted on the
+// other half, so that models of more parts gain nothing by fitting their
+// own sample.
+func queueHeldOut(first, begin, arr []int64, starts bool) float64 {
+	gb, ga := make([]int64, len(first)), make([]int64, len(first))
+	var halves [2][]int
 	for i, t := range first {
-		if g := t - begin[i]; g >= 0 {
-			ok[queueBin(g)]++
-			continue
+		ga[i] = max(t-arr[i], 0)
+		gb[i] = t - begin[i]
+		if gb[i] < 0 {
+			gb[i] = noTime
 		}
-		viol++
-		bad[queueBin(max(t-arr[i], 0))]++
+		halves[i%2] = append(halves[i%2], i)
 	}
-	n := float64(len(first))
-	for _, h := range []map[int]int{ok, bad} {
-		for b, c := range h {
-			ll += float64(c) * math.Log(float64(c)/(n*queueBinWidth(b)))
+	ll := 0.0
+	for h := range halves {
+		q := fitQueueRead(gb, ga, halves[1-h], starts)
+		for _, i := range halves[h] {
+			ll += q.logLik(gb[i], ga[i])
 		}
 	}
-	return ll, viol
+	return ll
 }
 
 // queueBin is the histogram bin of a delay of g ns (g >= 0): bin 0 up to
@@ -190,7 +277,7 @@ func queueBin(g int64) int {
 	if g < 1000 {
 		return 0
 	}
-	return 1 + int(math.Log10(float64(g)/1000)*queueBinsPerDecade)
+	return min(1+int(math.Log10(float64(g)/1000)*queueBinsPerDecade), queueNBins-1)
 }
 
 // queueBinWidth is bin b's width in ns.
@@ -206,7 +293,7 @@ func queueBinWidth(b int) float64 {
 // starts of its requests (qbegin) under it, or clears them where no
 // thread count explains the requests' first events better than none. It
 // reports whether the node queues.
-func (r *run) queueFit(n int32) bool {
+func (r *run) queueFit(n int32, cost float64) bool {
 	ps := r.queueRequests(n)
 	for _, p := range r.parentsOf[n] {
 		r.qbegin[p] = noTime
@@ -224,26 +311,74 @@ func (r *run) queueFit(n int32) bool {
 	for i, p := range ps {
 		arr[i] = r.calls[p].arr
 	}
-	base, _ := queueLogLik(first, arr, arr)
-	best, bestK, bestViol := base, 0, 0
+	base := queueHeldOut(first, arr, arr, false)
+	best, bestK := base, 0
 	var h timeHeap
 	var begin []int64
 	for k := 1; k < most; k++ {
 		begin = r.queueStarts(ps, k, begin, &h)
-		ll, viol := queueLogLik(first, begin, arr)
+		ll := queueHeldOut(first, begin, arr, true) - cost*float64(waited(begin, arr))
 		if ll > best {
-			best, bestK, bestViol = ll, k, viol
+			best, bestK = ll, k
 		}
 	}
-	// one parameter chosen among most-1 values
-	penalty := 0.5*math.Log(float64(len(ps))) + math.Log(float64(most))
+	// held out: only the choice of k among most-1 values to pay for
+	penalty := math.Log(float64(most))
 	if bestK == 0 || best-base <= penalty {
 		return false
 	}
-	r.queue[n] = queueState{k: bestK, logViol: math.Log((float64(bestViol) + 0.5) / float64(len(ps)+1))}
+	r.queue[n] = queueState{k: bestK}
 	begin = r.queueStarts(ps, bestK, begin, &h)
 	for i, p := range ps {
 		r.qbegin[p] = begin[i]
 	}
 	return true
+}
+
+// waited counts the requests whose start is after their arrival.
+func waited(begin, arr []int64) int {
+	n := 0
+	for i := range begin {
+		if begin[i] > arr[i] {
+			n++
+		}
+	}
+	return n
+}
+
+// queueMode is where a node is in learning its queue.
+type queueMode uint8
+
+const (
+	// queueTry: no queue yet; the first pass's assignment may show one
+	queueTry queueMode = iota
+	// queueOn: a queue was found; it is learnt again after every pass
+	// and must pay queueWaitCost for every request it says waited
+	queueOn
+	// queueOff: the queue found did not pay: none
+	queueOff
+)
+
+// queueStep learns node n's queue after pass in mode qm and returns the
+// mode the node's next pass is in. The first pass, under a model that
+// knows no queue, gives requests that waited to whichever request's
+// timing fitted best, so the queue it shows is only a hint: it is tried
+// (the node solved again from a first model that reads the starts) and
+// kept only where, fitted on the assignments it leads to, it pays.
+func (r *run) queueStep(n int32, pass int, lastNext bool, qm queueMode) queueMode {
+	switch qm {
+	case queueTry:
+		if pass == 0 && r.queueFit(n, 0) {
+			return queueOn
+		}
+	case queueOn:
+		cost := 0.0
+		if lastNext {
+			cost = queueWaitCost
+		}
+		if !r.queueFit(n, cost) {
+			return queueOff
+		}
+	}
+	return qm
 }
