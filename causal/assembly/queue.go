@@ -63,9 +63,13 @@ var queueWaitCost = 1.0
 // for its queue to be learnt.
 const queueMinRequests = 50
 
-// queueState is a node's learnt queue: its thread count k (0: none).
+// queueState is a node's learnt queue: its thread count k (0: none) and
+// how many of its requests waited under it; tried is whether its first
+// pass showed one.
 type queueState struct {
-	k int
+	k      int
+	waited int
+	tried  bool
 }
 
 // queued returns the anchors of an event of request p at time t whose
@@ -298,7 +302,7 @@ func (r *run) queueFit(n int32, cost float64) bool {
 	for _, p := range r.parentsOf[n] {
 		r.qbegin[p] = noTime
 	}
-	r.queue[n] = queueState{}
+	r.queue[n] = queueState{tried: r.queue[n].tried}
 	if len(ps) < queueMinRequests {
 		return false
 	}
@@ -327,8 +331,8 @@ func (r *run) queueFit(n int32, cost float64) bool {
 	if bestK == 0 || best-base <= penalty {
 		return false
 	}
-	r.queue[n] = queueState{k: bestK}
 	begin = r.queueStarts(ps, bestK, begin, &h)
+	r.queue[n] = queueState{k: bestK, waited: waited(begin, arr), tried: true}
 	for i, p := range ps {
 		r.qbegin[p] = begin[i]
 	}
