@@ -36,6 +36,7 @@ type ResultMerger struct {
 	merged      []mergedPattern
 	acc         map[countKey]int
 	warned      map[string]bool
+	shapes      map[string]*warnShape // an engine warning's shape -> where it is
 	hist        bool
 	windows     int
 	// over counts the patterns, and their instances, that came after
@@ -105,7 +106,7 @@ type distAcc struct {
 func NewResultMerger(metric RankMetric, maxPatterns int) *ResultMerger {
 	return &ResultMerger{
 		metric: metric, maxPatterns: maxPatterns, limit: MaxMergedPatterns, reqLimit: MaxMergedRequests,
-		pats: make(map[string]int), acc: make(map[countKey]int), warned: make(map[string]bool),
+		pats: make(map[string]int), acc: make(map[countKey]int), warned: make(map[string]bool), shapes: make(map[string]*warnShape),
 		types: make(map[string]*mergedType),
 	}
 }
@@ -122,12 +123,7 @@ func (m *ResultMerger) Add(r *Result) {
 	for _, c := range r.Accounting {
 		m.count(&m.res.Accounting, c)
 	}
-	for _, w := range r.Warnings {
-		if !m.warned[w] {
-			m.warned[w] = true
-			m.res.Warnings = append(m.res.Warnings, w)
-		}
-	}
+	m.addWarnings(r.Warnings)
 	byRank := make(map[int]int, len(r.Patterns)) // the window's rank -> index in merged
 	for i := range r.Patterns {
 		if k := m.addPattern(&r.Patterns[i]); k >= 0 {
@@ -443,6 +439,7 @@ func (m *ResultMerger) Result() *Result {
 		return nil
 	}
 	out := *m.res
+	out.Warnings = m.warnings()
 	if m.overPatterns > 0 {
 		out.Accounting = append(slices.Clone(out.Accounting),
 			trace.Count{Stage: out.Engine, Name: "patterns_over_merge_limit", Value: m.overPatterns},
@@ -482,4 +479,61 @@ func (m *ResultMerger) Result() *Result {
 		out.RequestTypes = m.requestTypes(rank)
 	}
 	return &out
+}
+
+// warnShape is where the merged result keeps the warnings of one shape
+// (warningShape): the first window's text, in how many windows one was
+// given, and whether their texts differed.
+type warnShape struct {
+	index   int
+	windows int
+	differ  bool
+}
+
+// addWarnings keeps one window's engine warnings: one per shape, so that
+// the same warning with each window's own numbers ("12 of 40 joint
+// decisions ...") is not repeated once per window.
+func (m *ResultMerger) addWarnings(ws []string) {
+	seen := map[string]bool{}
+	for _, w := range ws {
+		k := warningShape(w)
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		if sh := m.shapes[k]; sh != nil {
+			sh.windows++
+			sh.differ = sh.differ || m.res.Warnings[sh.index] != w
+			continue
+		}
+		m.shapes[k] = &warnShape{index: len(m.res.Warnings), windows: 1}
+		m.res.Warnings = append(m.res.Warnings, w)
+	}
+}
+
+// warnings returns the merged engine warnings: one of each shape given in
+// several windows with different numbers says so.
+func (m *ResultMerger) warnings() []string {
+	out := slices.Clone(m.res.Warnings)
+	for _, sh := range m.shapes {
+		if sh.differ {
+			out[sh.index] = fmt.Sprintf("in %d of %d windows, numbers differing (the first's): %s", sh.windows, m.windows, out[sh.index])
+		}
+	}
+	return out
+}
+
+// warningShape is w with every run of digits replaced by '#'.
+func warningShape(w string) string {
+	b := make([]byte, 0, len(w))
+	for i := 0; i < len(w); i++ {
+		if w[i] >= '0' && w[i] <= '9' {
+			if len(b) == 0 || b[len(b)-1] != '#' {
+				b = append(b, '#')
+			}
+			continue
+		}
+		b = append(b, w[i])
+	}
+	return string(b)
 }

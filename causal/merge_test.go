@@ -291,3 +291,32 @@ func TestMergeRequests(t *testing.T) {
 		})
 	}
 }
+
+// TestMergeWarnings checks that the merger keeps one engine warning of
+// each shape: the same text once, the same warning with each window's own
+// numbers once, saying in how many windows it was given.
+func TestMergeWarnings(t *testing.T) {
+	cases := []struct {
+		name    string
+		windows [][]string
+		want    []string
+	}{
+		{"same text", [][]string{{"no call ids"}, {"no call ids"}}, []string{"no call ids"}},
+		{"numbers differ", [][]string{{"3 of 9 decisions approximate", "no call ids"}, {"12 of 40 decisions approximate"}, {}},
+			[]string{"in 2 of 3 windows, numbers differing (the first's): 3 of 9 decisions approximate", "no call ids"}},
+		{"numbers equal", [][]string{{"3 of 9 decisions approximate"}, {"3 of 9 decisions approximate"}}, []string{"3 of 9 decisions approximate"}},
+		{"other words", [][]string{{"3 links unseen"}, {"4 nodes unseen"}}, []string{"3 links unseen", "4 nodes unseen"}},
+		{"one window", [][]string{{"1 of 2 decisions approximate", "7 of 8 decisions approximate"}}, []string{"1 of 2 decisions approximate"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			m := causal.NewResultMerger(causal.RankCount, 0)
+			for _, ws := range tc.windows {
+				m.Add(&causal.Result{Version: causal.ResultVersion, Engine: "e", Warnings: ws})
+			}
+			if got := m.Result().Warnings; !slices.Equal(got, tc.want) {
+				t.Errorf("warnings %q, want %q", got, tc.want)
+			}
+		})
+	}
+}

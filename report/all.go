@@ -42,7 +42,7 @@ func WriteAll(w io.Writer, format string, rs []*causal.Result, opt Options) erro
 	case FormatHTML:
 		return writeHTML(w, rs, HTMLOptions{Top: opt.Top, Title: opt.Title, Trace: opt.Trace, Frames: opt.Frames, RequestTotals: opt.RequestTotals, agreement: opt.Agreement})
 	case FormatOTLP:
-		return writeOTLP(w, rs, ExportOptions{Top: opt.Top, Trace: opt.Trace})
+		return writeOTLP(w, rs, ExportOptions{Top: opt.Top, Trace: opt.Trace, RootIDs: opt.RootIDs})
 	case FormatPerfetto:
 		return writePerfetto(w, rs, ExportOptions{Top: opt.Top, Trace: opt.Trace})
 	}

@@ -22,6 +22,14 @@ type ExportOptions struct {
 	// times; it must be the trace the result was inferred from. Without
 	// it each pattern's mean instance is exported.
 	Trace *trace.Trace
+	// RootIDs, when set, names each request the engine assembled itself
+	// (causal.Result.Requests) by an id of its first seen message, given
+	// that message's trace index (false: the message has none), instead
+	// of by its request id: a windowed run numbers its requests only
+	// after the last window, so it names their traces by their first
+	// message's msg_id (the Parquet tables' root_id), which is the same
+	// whichever window assembled the request.
+	RootIDs func(msg int) (int64, bool)
 }
 
 // OTLP JSON encoding (OpenTelemetry protocol, JSON mapping of
@@ -110,6 +118,13 @@ func kvF(k string, v float64) otlpKV {
 // traceID derives a stable trace id from what identifies a request, so
 // that exporting the same result twice gives the same ids.
 func traceID(r *request) [16]byte {
+	if r.Own && r.HasRootID {
+		// Named by its first message: the same in every window.
+		sum := sha256.Sum256([]byte(fmt.Sprintf("wirepath\x00%s\x00msg\x00%d", r.Engine, r.RootID)))
+		var id [16]byte
+		copy(id[:], sum[:16])
+		return id
+	}
 	if r.Own {
 		// An engine's own request is named by its id alone.
 		return hashID(r.Engine, 0, "", -1, r.ID)
@@ -172,6 +187,7 @@ func buildOTLP(rs []*causal.Result, opt ExportOptions) (*otlpTraces, error) {
 		}
 		scope := otlpScope{Name: "wirepath", Version: fmt.Sprintf("result-v%d", res.Version)}
 		for i := range reqs {
+			nameByRoot(&reqs[i], opt.RootIDs)
 			b.request(&reqs[i], scope)
 		}
 	}
@@ -179,6 +195,20 @@ func buildOTLP(rs []*causal.Result, opt ExportOptions) (*otlpTraces, error) {
 		b.doc.ResourceSpans = []otlpResourceSpans{}
 	}
 	return &b.doc, nil
+}
+
+// nameByRoot sets r.RootID from ids (ExportOptions.RootIDs), when given,
+// for an engine's own request: the id of its first seen message.
+func nameByRoot(r *request, ids func(int) (int64, bool)) {
+	if ids == nil || !r.Own {
+		return
+	}
+	for _, m := range r.Msgs {
+		if m.Msg >= 0 {
+			r.RootID, r.HasRootID = ids(m.Msg)
+			return
+		}
+	}
 }
 
 // otlpBuilder collects spans into resources, one per node.
@@ -212,7 +242,11 @@ func (b *otlpBuilder) request(r *request, scope otlpScope) {
 	thex := hex.EncodeToString(tid[:])
 	common := []otlpKV{kvS("wirepath.engine", r.Engine), kvF("wirepath.request.confidence", r.Confidence)}
 	if r.Own {
-		common = append(common, kvI("wirepath.request", int64(r.ID)))
+		if r.HasRootID {
+			common = append(common, kvI("wirepath.request.root_id", r.RootID))
+		} else {
+			common = append(common, kvI("wirepath.request", int64(r.ID)))
+		}
 		if r.Background {
 			common = append(common, kvB("wirepath.request.background", true))
 		}

@@ -38,6 +38,11 @@ type request struct {
 	Own bool
 	// Background marks an engine's tree of calls no request made.
 	Background bool
+	// RootID, when HasRootID, is the id ExportOptions.RootIDs gave the
+	// first seen message of an engine's own request: it names the
+	// request's trace instead of ID.
+	RootID    int64
+	HasRootID bool
 	// Msgs are the messages, parents before children; Msgs[0] is the root.
 	Msgs []reqMsg
 }

@@ -36,6 +36,9 @@ type Options struct {
 	// Frames, for html, gives each listed request its frames' Wireshark
 	// display filter (HTMLOptions.Frames).
 	Frames FrameIndex
+	// RootIDs, for otlp, names the traces of an engine's own requests by
+	// their first message (ExportOptions.RootIDs).
+	RootIDs func(msg int) (int64, bool)
 	// Summary, for text, prints the accounting as one line per stage
 	// (TextOptions.Summary).
 	Summary bool
@@ -61,7 +64,7 @@ func Write(w io.Writer, format string, res *causal.Result, opt Options) error {
 	case FormatHTML:
 		return WriteHTML(w, res, HTMLOptions{Top: opt.Top, Title: opt.Title, Trace: opt.Trace, Frames: opt.Frames, RequestTotals: opt.RequestTotals})
 	case FormatOTLP:
-		return WriteOTLP(w, res, ExportOptions{Top: opt.Top, Trace: opt.Trace})
+		return WriteOTLP(w, res, ExportOptions{Top: opt.Top, Trace: opt.Trace, RootIDs: opt.RootIDs})
 	case FormatPerfetto:
 		return WritePerfetto(w, res, ExportOptions{Top: opt.Top, Trace: opt.Trace})
 	}

@@ -464,7 +464,7 @@ func (cn *chainNode) problem() *lapProblem {
 	}
 	for i, k := range cn.calls {
 		kc := cn.r.calls[k]
-		self := edge{int32(i), math.Round(cn.callModel(k).logBackground(kc.kind)*1e6) / 1e6}
+		self := edge{int32(i), math.Round(cn.callModel(k).logBackgroundOf(k, kc.kind)*1e6) / 1e6}
 		if cn.r.exact[k] >= 0 {
 			self.w = -1e6 // an exact link is never background
 		}

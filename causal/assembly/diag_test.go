@@ -500,7 +500,7 @@ func (d *diag) split(t *testing.T, n int32, m *nodeModel, tru func(c int32) int3
 		by := map[int32][]int32{}
 		for _, c := range r.childrenOf[n] {
 			if p := asg(c); p < 0 {
-				bg += m.logBackground(r.calls[c].kind)
+				bg += m.logBackgroundOf(c, r.calls[c].kind)
 				nbg++
 			} else {
 				by[p] = append(by[p], c)
@@ -607,7 +607,7 @@ func (d *diag) terms(n int32, m *nodeModel, x *crossFit, asg func(c int32) int32
 	}
 	for _, c := range r.childrenOf[n] {
 		if p := asg(c); p < 0 {
-			out[fmt.Sprintf("background k%d", r.calls[c].kind)] += at(r.sendOf(c)).logBackground(r.calls[c].kind)
+			out[fmt.Sprintf("background k%d", r.calls[c].kind)] += at(r.sendOf(c)).logBackgroundOf(c, r.calls[c].kind)
 		} else {
 			by[p] = append(by[p], c)
 		}

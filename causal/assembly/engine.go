@@ -5,6 +5,7 @@ import (
 	"context"
 	"math"
 	"slices"
+	"sync"
 
 	"github.com/wirepath/wirepath/causal"
 	"github.com/wirepath/wirepath/internal/parallel"
@@ -102,6 +103,10 @@ type run struct {
 	// of each replicated kind of request (isolated.go)
 	isoSamples [][]isoSample
 	isoByKey   map[replicaKey][]int32
+	// the kinds of call with a rhythm of their own, by node, computed
+	// once each (periodic.go)
+	rhythms    []map[int32]*rhythm
+	rhythmOnce []sync.Once
 	// counters by node: the search's, and the passes run
 	search []searchCounts
 	passes []int32
@@ -173,6 +178,8 @@ func newRun(opt Options, ms trace.Messages, nm *causal.Namer) *run {
 	r.chains = make([]chainCounts, nn)
 	r.models = make([]*nodeModel, nn)
 	r.xfits = make([]*crossFit, nn)
+	r.rhythms = make([]map[int32]*rhythm, nn)
+	r.rhythmOnce = make([]sync.Once, nn)
 	return r
 }
 

@@ -21,7 +21,11 @@ func (r *run) initialModel(n int32) *nodeModel {
 	for _, p := range r.parentsOf[n] {
 		complete[p] = true
 	}
+	alone := make(map[int32]bool) // sent with no request open
 	r.sweep(n, func(c int32, cands []int32) {
+		if len(cands) == 0 {
+			alone[c] = true
+		}
 		switch {
 		case r.exact[c] >= 0:
 			asg[c] = r.exact[c]
@@ -64,6 +68,15 @@ func (r *run) initialModel(n int32) *nodeModel {
 		clear(m.gaps[anchorArrival])
 		r.deconvolve(n, m)
 	}
+	// The calls sent with no request open are background for certain:
+	// they give the first background rate (there was none: every call
+	// was in doubt, and the first pass gave every background call an open
+	// request could hold to that request, whose call graph then learnt
+	// it) and the first background rhythm (periodic.go).
+	for c := range alone {
+		m.bg[r.calls[c].kind]++
+	}
+	r.fitRhythms(n, m, func(c int32) bool { return alone[c] })
 	if initHook != nil {
 		initHook(r, n, m)
 	}
@@ -184,6 +197,9 @@ func (r *run) fitWith(n int32, asg func(c int32) int32, w, trust func(int32) flo
 		r.observeAlternatives(n, m, asg, byParent, include)
 	}
 	r.observeOthers(n, m, asg, byParent, w)
+	if bg {
+		r.fitRhythms(n, m, func(c int32) bool { return asg(c) == -1 })
+	}
 	m.finishSizes()
 	m.finishOrigin()
 	m.finishAnchors()

@@ -324,7 +324,7 @@ func (m *replayMemo) put(i int32, h uint64, ks []int32, v float64) {
 	m.arena = append(m.arena, ks...)
 }
 
-func (ls *local) bg(c int32) float64 { return ls.callModel(c).logBackground(ls.r.calls[c].kind) }
+func (ls *local) bg(c int32) float64 { return ls.callModel(c).logBackgroundOf(c, ls.r.calls[c].kind) }
 
 func (ls *local) moveSweep() {
 	r := ls.r

@@ -66,7 +66,8 @@ type nodeModel struct {
 	samples []gapSample
 	ov      map[int32]*[2]float64
 	bg      map[int32]float64
-	nKinds  int // distinct child kinds at the node, for the uniform prior
+	bgCall  map[int32]float64 // a call's background score, where its kind has a rhythm (periodic.go)
+	nKinds  int               // distinct child kinds at the node, for the uniform prior
 	logSpan float64
 	res     float64 // the timestamps' resolution, ns
 
@@ -423,6 +424,16 @@ func (m *nodeModel) addOverlap(pk int32, busy bool, w float64) {
 // no request makes.
 func (m *nodeModel) logBackground(ck int32) float64 {
 	return math.Log(m.bg[ck]+0.5) - m.logSpan
+}
+
+// logBackgroundOf is the log likelihood (per nanosecond) of call c, of
+// kind ck, being made by no request: its kind's rate, or where the kind's
+// background has a rhythm, the renewal model's (periodic.go).
+func (m *nodeModel) logBackgroundOf(c, ck int32) float64 {
+	if v, ok := m.bgCall[c]; ok {
+		return v
+	}
+	return m.logBackground(ck)
 }
 
 func addSize(mm map[int32]map[int64]float64, k int32, b int64) {

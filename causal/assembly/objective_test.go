@@ -19,7 +19,7 @@ func (r *run) objective(n int32, m *nodeModel, asg func(c int32) int32) float64 
 			if r.exact[c] >= 0 {
 				return math.Inf(-1)
 			}
-			total += m.logBackground(r.calls[c].kind)
+			total += m.logBackgroundOf(c, r.calls[c].kind)
 			continue
 		}
 		if r.exact[c] >= 0 && r.exact[c] != p {

@@ -332,7 +332,7 @@ func (s *search) send(c int32) {
 	cc := &r.calls[c]
 	forced := r.exact[c]
 	s.cands = s.cands[:0]
-	bg := s.m.logBackground(cc.kind)
+	bg := s.m.logBackgroundOf(c, cc.kind)
 	s.memo.reset()
 	kb := kindBit(cc.kind)
 	for hi, h := range s.hyps {

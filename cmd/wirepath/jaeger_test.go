@@ -171,13 +171,28 @@ type exportedSpan struct {
 	start, end                   int64 // ns
 }
 
-// readExport reads an OTLP/JSON export file into its spans by span id.
+// readExport reads an OTLP/JSON export file (one export request, or
+// several: OTLP/JSON Lines, as analyze --windowed writes) into its spans
+// by span id.
 func readExport(t *testing.T, path string) map[string]exportedSpan {
 	t.Helper()
-	raw, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer f.Close()
+	out := map[string]exportedSpan{}
+	for dec := json.NewDecoder(f); ; {
+		if err := decodeExport(dec, out); err == io.EOF {
+			return out
+		} else if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+	}
+}
+
+// decodeExport decodes one export request from dec into out.
+func decodeExport(dec *json.Decoder, out map[string]exportedSpan) error {
 	var doc struct {
 		ResourceSpans []struct {
 			Resource struct {
@@ -197,10 +212,9 @@ func readExport(t *testing.T, path string) map[string]exportedSpan {
 			} `json:"scopeSpans"`
 		} `json:"resourceSpans"`
 	}
-	if err := json.Unmarshal(raw, &doc); err != nil {
-		t.Fatal(err)
+	if err := dec.Decode(&doc); err != nil {
+		return err
 	}
-	out := map[string]exportedSpan{}
 	for _, rs := range doc.ResourceSpans {
 		svc := ""
 		for _, a := range rs.Resource.Attributes {
@@ -216,7 +230,7 @@ func readExport(t *testing.T, path string) map[string]exportedSpan {
 			}
 		}
 	}
-	return out
+	return nil
 }
 
 // TestJaeger sends the demo's requests to a real Jaeger (all-in-one,
@@ -296,6 +310,41 @@ func TestJaeger(t *testing.T) {
 		t.Errorf("Jaeger's dependencies %v, want %v", gotDeps, wantDeps)
 	}
 	t.Logf("%d traces, %d spans, dependencies %v", len(traces), len(want), gotDeps)
+}
+
+// TestJaegerWindowed sends the demo analysed in windows of 1 s to a real
+// Jaeger: analyze --windowed exports each window's requests when the
+// window is done (a POST per window, a line of the OTLP/JSON Lines file
+// per window), and every trace comes back whole.
+func TestJaegerWindowed(t *testing.T) {
+	otlp, query := startJaeger(t)
+	demo := filepath.Join("..", "..", "testdata", "demo")
+	file := filepath.Join(t.TempDir(), "demo.otlp.jsonl")
+	var stdout, stderr bytes.Buffer
+	if code := runArgs(&stdout, &stderr, "analyze", "-q",
+		filepath.Join(demo, "outside.pcapng"), filepath.Join(demo, "inside.pcapng.gz"), filepath.Join(demo, "lb-any.pcap.gz"),
+		"--roles", filepath.Join(demo, "roles.txt"), "--no-aggregate-clients", "--windowed", "1s", "--windowed-margin", "200ms",
+		"--format", "otlp", "-o", file, "--otlp-endpoint", otlp); code != 0 {
+		t.Fatalf("analyze --windowed --otlp-endpoint: exit %d: %s", code, stderr.String())
+	}
+	raw, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := bytes.Count(raw, []byte("\n")); n < 3 {
+		t.Errorf("%d export requests, want one per window with requests (at least 3)", n)
+	}
+	want := readExport(t, file)
+	traces := map[string]int{}
+	for _, s := range want {
+		traces[s.trace]++
+	}
+	// The demo's 150 client requests and the engine's background trees.
+	if len(traces) < 150 {
+		t.Errorf("%d traces, want at least the demo's 150 requests", len(traces))
+	}
+	checkJaegerTraces(t, query, want, traces)
+	t.Logf("%d traces, %d spans in %d export requests", len(traces), len(want), bytes.Count(raw, []byte("\n")))
 }
 
 // checkJaegerTraces reads every exported trace (traces: its span count by

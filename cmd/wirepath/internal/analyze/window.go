@@ -42,11 +42,11 @@ func (o *Options) validateWindow() error {
 		return cmdutil.UsageErrorf("--windowed keeps no instances (--instances)")
 	case o.PcapOut != "":
 		return cmdutil.UsageErrorf("--windowed does not write the merged capture (--pcap-out: use 'wirepath merge')")
-	case o.Common.Format == report.FormatOTLP || o.Common.Format == report.FormatPerfetto || o.Common.OTLPEndpoint != "":
-		// Their spans are the requests' messages, which leave memory
-		// with their window.
-		return cmdutil.UsageErrorf("--windowed keeps no whole trace to make spans from (--format otlp or perfetto, --otlp-endpoint): " +
-			"analyse without --windowed, or save a trace of a shorter stretch (analyze --save-trace) and run 'wirepath report' on it")
+	case o.Common.Format == report.FormatPerfetto:
+		// Its tracks are the patterns' instances, which windows do not
+		// keep, on one time axis shifted over the whole run.
+		return cmdutil.UsageErrorf("--windowed keeps no instances to make Perfetto tracks from (--format perfetto): " +
+			"use --format otlp (written window by window), or save a trace of a shorter stretch (analyze --save-trace) and run 'wirepath report' on it")
 	}
 	return nil
 }
@@ -66,6 +66,9 @@ type windowRun struct {
 	meta    trace.Meta
 	acc     map[[2]string]int
 	warned  map[string]bool
+	// spans exports the requests' spans window by window (nil: no
+	// --format otlp or --otlp-endpoint)
+	spans *windowSpans
 }
 
 // runWindowed is Run with --windowed: the trace is reconciled and analysed
@@ -80,6 +83,12 @@ func runWindowed(ctx context.Context, ios *cmdutil.IOStreams, o *Options, eo eng
 	}
 	wr := &windowRun{o: o, eo: eo, ios: ios, acc: map[[2]string]int{}, warned: map[string]bool{}}
 	defer wr.removeSpools()
+	spans, err := newWindowSpans(ios, o)
+	if err != nil {
+		return err
+	}
+	wr.spans = spans
+	defer spans.abort()
 	defer o.Parquet.Finish(ios, errors.New("not finished")) // removes the tables unless they were put in place
 	w := pipeline.Windows{Length: o.Window, Margin: o.WindowMargin}
 	res, _, err := o.Pipeline.RunWindows(ios, w, func(win *pipeline.Window) error { return wr.window(ctx, win) })
@@ -98,6 +107,7 @@ func runWindowed(ctx context.Context, ios *cmdutil.IOStreams, o *Options, eo eng
 		return err
 	}
 	results := make([]*causal.Result, 0, len(wr.mergers))
+	byEngine := make([]*causal.Result, len(wr.mergers))
 	var spools []*resultjson.RequestSpool
 	totals := map[string]int{}
 	for i, m := range wr.mergers {
@@ -105,6 +115,7 @@ func runWindowed(ctx context.Context, ios *cmdutil.IOStreams, o *Options, eo eng
 		if r == nil {
 			continue
 		}
+		byEngine[i] = r
 		if slow := wr.slowest[i]; slow != nil {
 			r.Requests, totals[r.Engine] = slow.Requests(), slow.Total()
 		}
@@ -116,6 +127,11 @@ func runWindowed(ctx context.Context, ios *cmdutil.IOStreams, o *Options, eo eng
 	}
 	if err := o.Parquet.Finish(ios, nil); err != nil {
 		return err
+	}
+	if wr.spans != nil {
+		if err := wr.spans.finish(ctx, byEngine); err != nil {
+			return err
+		}
 	}
 	if err := wr.write(results, spools, totals, tr); err != nil {
 		return err
@@ -175,6 +191,11 @@ func (wr *windowRun) window(ctx context.Context, win *pipeline.Window) error {
 	wr.o.Parquet.Do(func(rec *tables.Recorder) {
 		wr.o.tableRows(rec, results, tr, tables.TraceRows{Sources: win.Report.Sources, Owned: win.Owned, WindowStart: win.From})
 	})
+	if wr.spans != nil {
+		if err := wr.spans.window(ctx, results, win); err != nil {
+			return err
+		}
+	}
 	index := win.Index
 	for i, r := range results {
 		for k := range r.Requests {
@@ -194,13 +215,14 @@ func (wr *windowRun) window(ctx context.Context, win *pipeline.Window) error {
 // and DOT reports show none, so they are counted and dropped; the JSON
 // report lists them all, so they wait on disk (a spool) for the writer to
 // stream them; the HTML report lists the slowest, so only those are kept
-// (report.SlowestRequests); the OTLP and Perfetto reports are refused
+// (report.SlowestRequests); the OTLP report has their spans already
+// (windowSpans), so they are dropped too; the Perfetto report is refused
 // (validateWindow). It appends m's spool and keeper (nil when not used).
 func (wr *windowRun) requestsTo(m *causal.ResultMerger) error {
 	var sp *resultjson.RequestSpool
 	var slow *report.SlowestRequests
 	switch wr.o.Common.Format {
-	case report.FormatText, report.FormatDOT:
+	case report.FormatText, report.FormatDOT, report.FormatOTLP:
 		m.SendRequests(func([]causal.Request) error { return nil })
 	case report.FormatJSON:
 		var err error
@@ -221,6 +243,9 @@ func (wr *windowRun) requestsTo(m *causal.ResultMerger) error {
 // requests (totals).
 func (wr *windowRun) write(results []*causal.Result, spools []*resultjson.RequestSpool, totals map[string]int, tr *trace.Trace) error {
 	o := wr.o
+	if o.Common.Format == report.FormatOTLP {
+		return nil // written window by window (windowSpans)
+	}
 	if o.Common.Format != report.FormatJSON {
 		// no agreement: windows keep no instances
 		return o.writeReport(wr.ios, results, report.Options{Top: o.Common.ReportTop(), Title: o.Title, Trace: tr, Summary: true, RequestTotals: totals})

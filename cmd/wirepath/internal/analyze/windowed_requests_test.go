@@ -91,6 +91,7 @@ func TestWindowedRequests(t *testing.T) {
 		t.Errorf("a whole run's request names window %d", *whole.Requests[0].Window)
 	}
 	checkWindowedHTML(t, caps, windowed)
+	checkWindowedOTLP(t, caps, whole, windowed)
 }
 
 // analyzeWindowed runs the assembly engine on caps in windows of 5 s with
