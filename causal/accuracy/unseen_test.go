@@ -65,3 +65,24 @@ func TestUnbalanced(t *testing.T) {
 		t.Errorf("10 = 10 + 0: %v", got)
 	}
 }
+
+// TestUnseenQueue runs the worker pool at 16 in flight (300 instances):
+// its worker serves 4 requests at once and the others queue, first come
+// first served, which the assembly engine learns from the capture
+// (causal/assembly's queues) to read their calls from the start of their
+// service; without it no request was right (docs/accuracy.md).
+func TestUnseenQueue(t *testing.T) {
+	if testing.Short() {
+		t.Skip("generates and assembles a 300-request trace")
+	}
+	pts, err := UnseenSweep(ctx, []string{"workerpool"}, []int{16}, 300, map[string]Engine{"assembly": Assembly()}, []string{"assembly"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pts {
+		t.Logf("%s: %d of %d requests right", p.Method, p.Score.Right, p.Score.Requests)
+		if p.Method == "assembly" && p.Score.Share() < 0.6 {
+			t.Errorf("the assembly engine gets %.1f %% of the worker pool's requests right at 16 in flight, want at least 60 %%", 100*p.Score.Share())
+		}
+	}
+}

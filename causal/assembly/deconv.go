@@ -122,7 +122,13 @@ func (r *run) dcTimeline(n int32) []dcEvent {
 	for _, p := range r.parentsOf[n] {
 		c := &r.calls[p]
 		if c.callMsg >= 0 {
-			evs = append(evs, dcEvent{t: c.arr, trig: true, tk: trigKind{arrival: true, pk: c.kind}})
+			// a request that queued (queue.go) triggers its calls when
+			// its service starts
+			t := c.arr
+			if b := r.qbegin[p]; b != noTime {
+				t = max(t, b)
+			}
+			evs = append(evs, dcEvent{t: t, trig: true, tk: trigKind{arrival: true, pk: c.kind}})
 		}
 		if c.retMsg >= 0 && c.flags&flagOneWay == 0 {
 			evs = append(evs, dcEvent{t: c.rep, next: endKind})

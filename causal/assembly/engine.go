@@ -81,6 +81,10 @@ type run struct {
 	// per call: when the serial connection it left on was freed just
 	// before (handoffs), noTime if not
 	freed []int64
+	// per call, as a request: the start of its service where its node
+	// queues (queue.go), noTime if not; per node, its queue
+	qbegin []int64
+	queue  []queueState
 	// per call, as a child
 	parent []int32
 	exact  []int32
@@ -196,6 +200,11 @@ func newRun(opt Options, ms trace.Messages, nm *causal.Namer) *run {
 		r.alts[i].p = -1
 	}
 	r.freed = r.handoffs()
+	r.qbegin = make([]int64, n)
+	for i := range r.qbegin {
+		r.qbegin[i] = noTime
+	}
+	r.queue = make([]queueState, nn)
 	r.openSpans()
 	r.arrAt = r.arrivals()
 	r.idf = tokenIDF(r.l)
@@ -348,10 +357,29 @@ func (r *run) solveNode(n int32) {
 	r.exactLinks(n)
 	evs := r.timeline(n)
 	iso, _ := r.isolatedModel(n)
-	m := r.initialModel(n)
-	if iso != nil {
-		addTrans(m, iso)
+	qm := queueTry
+	for {
+		m := r.initialModel(n)
+		if iso != nil {
+			addTrans(m, iso)
+		}
+		var next queueMode
+		if next = r.solvePasses(n, evs, iso, m, qm); next == qm {
+			return
+		}
+		// the node's queue was learnt (start again from a first model
+		// that reads its requests' delays from the starts of their
+		// service), or rejected (start again without it: the answer is
+		// the one the engine gives without queues)
+		r.chains[n] = chainCounts{}
+		qm = next
 	}
+}
+
+// solvePasses runs node n's passes of search and EM from the model m with its
+// queue in mode qm (queue.go), and returns the mode its node must be
+// solved again in, or qm when it is done.
+func (r *run) solvePasses(n int32, evs []event, iso *nodeModel, m *nodeModel, qm queueMode) queueMode {
 	var x *crossFit
 	pl := r.newPassPlan(n)
 	for pass := 0; ; pass++ {
@@ -377,6 +405,9 @@ func (r *run) solveNode(n int32) {
 		if pl.after(r, n, pass) {
 			continue // the last pass keeps the model (passPlan)
 		}
+		if next := r.queueStep(n, pass, pl.last(pass+1), qm); next != qm {
+			return next
+		}
 		soft := r.softPass(n)
 		m = r.fit(n, soft)
 		if iso != nil {
@@ -386,6 +417,7 @@ func (r *run) solveNode(n int32) {
 	}
 	r.models[n] = m
 	r.xfits[n] = x
+	return qm
 }
 
 // openSpan is how long a request of node n whose arrival or reply was not

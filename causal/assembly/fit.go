@@ -237,7 +237,8 @@ func (r *run) observeRequestAs(m *nodeModel, p int32, ks []int32, w func(int32) 
 		ck := kindAt(cc.kind)
 		wp = min(wp, wc)
 		cx := ctxKey{pk: pk, prev: sl.prev, pos: min(sl.pos, maxPos), ret: sl.ret}
-		gl, ga := r.observedGaps(st.c, sl.last, r.arrOf(p))
+		last, arr := r.queued(p, cc.send, sl.last, r.arrOf(p))
+		gl, ga := r.observedGaps(st.c, last, arr)
 		m.observe(cx, ck, gl, ga, wc, wc*wt)
 		m.addOverlap(pk, sl.out > 0, wc)
 		m.rep.addLink(repeatBin(made, kindBit(ck)), wc)
@@ -268,7 +269,8 @@ func (r *run) observeRequestAs(m *nodeModel, p int32, ks []int32, w func(int32) 
 		return
 	}
 	cx := ctxKey{pk: pk, prev: sl.prev, pos: min(sl.pos, maxPos), ret: sl.ret}
-	m.observe(cx, endKind, pc.rep-sl.last, pc.rep-r.arrOf(p), wp, wp*wt)
+	last, arr := r.queued(p, pc.rep, sl.last, r.arrOf(p))
+	m.observe(cx, endKind, pc.rep-last, pc.rep-arr, wp, wp*wt)
 	m.observeOrigin(pc, endKind, pc.repBytes, wp)
 	if sl.lastRet >= 0 {
 		if lr := &r.calls[sl.lastRet]; lr.repBytes >= 0 && pc.repBytes >= 0 {

@@ -108,6 +108,19 @@ func (r *run) account(res *causal.Result, agg *causal.Aggregator, tc treeCounts)
 	count("chain_solver_gave_up", ch.failed)
 	count("chain_crossings", ch.crossings)
 	count("chain_calls_moved", ch.changed)
+	var qc [3]int64
+	for _, q := range r.queue {
+		if q.tried {
+			qc[0]++
+		}
+		if q.k > 0 {
+			qc[1]++
+			qc[2] += int64(q.waited)
+		}
+	}
+	count("queues_tried", qc[0])
+	count("queues_kept", qc[1])
+	count("requests_queued", qc[2])
 	count("windows", sc.windows)
 	count("windows_exact", sc.windowsExact)
 	count("decisions", sc.decisions)

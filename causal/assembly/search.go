@@ -303,7 +303,8 @@ func (s *search) linkScore(c int32, sl *slot) float64 {
 	cc := &r.calls[c]
 	cx := s.ctx(sl)
 	scr := s.m.scorer(cx, cc.kind)
-	sc := scr.logT + r.callGap(scr, c, sl.last, r.arrOf(sl.p)) + s.m.logOverlap(cx.pk, sl.out > 0)
+	last, arr := r.queued(sl.p, cc.send, sl.last, r.arrOf(sl.p))
+	sc := scr.logT + r.callGap(scr, c, last, arr) + s.m.logOverlap(cx.pk, sl.out > 0)
 	sc += s.m.logRepeat(sl.kinds, kindBit(cc.kind))
 	if sl.lastRet >= 0 && cc.reqBytes >= 0 {
 		lr := &r.calls[sl.lastRet]
@@ -324,7 +325,8 @@ func (s *search) endScore(sl *slot) float64 {
 	}
 	cx := s.ctx(sl)
 	scr := s.m.scorer(cx, endKind)
-	sc := scr.logT + scr.gap(pc.rep-sl.last, pc.rep-r.arrOf(sl.p))
+	last, arr := r.queued(sl.p, pc.rep, sl.last, r.arrOf(sl.p))
+	sc := scr.logT + scr.gap(pc.rep-last, pc.rep-arr)
 	if sl.lastRet >= 0 {
 		lr := &r.calls[sl.lastRet]
 		if lr.repBytes >= 0 && pc.repBytes >= 0 {

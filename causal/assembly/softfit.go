@@ -129,7 +129,8 @@ func (r *run) observeAsIf(m *nodeModel, p int32, ks []int32, c int32, w float64,
 			sl.ret = retClass(cc.repBytes)
 		case st.c == c:
 			cx := ctxKey{pk: pc.kind, prev: sl.prev, pos: min(sl.pos, maxPos), ret: sl.ret}
-			gl, ga := r.observedGaps(c, sl.last, r.arrOf(p))
+			last, arr := r.queued(p, cc.send, sl.last, r.arrOf(p))
+			gl, ga := r.observedGaps(c, last, arr)
 			m.observeGaps(cx, cc.kind, gl, ga, w)
 			return buf
 		default:
