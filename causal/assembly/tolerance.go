@@ -1,0 +1,222 @@
+package assembly
+
+import (
+	"slices"
+
+	"github.com/wirepath/wirepath/trace"
+)
+
+// The clock error learnt from the trace (issue 11).
+//
+// A child call may be sent up to the tolerance before its parent's
+// arrival and answered up to it after its parent's reply left. Where the
+// trace states every node's clock offset (reconcile's, from captures)
+// the tolerance is the largest stated uncertainty (statedTolerance).
+// Where it does not (generated traces, a node no capture point timed),
+// it is learnt per node from the links the trace makes certain whatever
+// the tolerance up to --clock-error: a call with one candidate request
+// only, or one candidate carrying its propagated request id, or one
+// served by the thread that sent it, found with the widest tolerance. A
+// certain link's violation is how far its call left before its request
+// arrived, or came back after its request's reply left (negative: it
+// fitted with room to spare); clock error between the capture points
+// whose times a node compares shows as violations, the same on many
+// links, and the tolerance at the node is the largest violation
+// supported by at least tolSupport certain links, at least the floor.
+// A node with fewer than tolMinLinks certain links takes the trace's
+// pooled estimate (every node's certain links together); a trace with
+// fewer than that keeps --clock-error.
+
+// tolMinLinks is the fewest certain links a tolerance is learnt from.
+const tolMinLinks = 30
+
+// tolSupport is how many certain links must violate by at least the
+// learnt tolerance: one lone violation (a background call in a window
+// with one request open, taken for certain) does not set it.
+const tolSupport = 3
+
+// tolMargin widens the learnt violation: the largest of a sample
+// underestimates the largest of the population.
+const tolMargin = 1.5
+
+// How a node's tolerance was found (tolState.from).
+const (
+	tolFixed  uint8 = iota // --clock-error: nothing stated, too few certain links
+	tolStated              // the trace's stated clock offsets
+	tolLearnt              // the node's own certain links
+	tolPooled              // the certain links of every node
+)
+
+// tolState is the tolerance of every node and how it was found.
+type tolState struct {
+	at     []int64 // by node; nil when one tolerance, run.tol, holds everywhere
+	from   []uint8 // by node
+	links  int64   // certain links measured
+	stated bool    // the trace stated every offset
+}
+
+// tolAt returns the tolerance at node n: for its requests' windows and
+// the calls it makes.
+func (r *run) tolAt(n int32) int64 {
+	if r.tols.at != nil {
+		return r.tols.at[n]
+	}
+	return r.tol
+}
+
+// tolFloor is the least tolerance learnt: MinTolerance, or the
+// timestamps' resolution where a tick's events are not spread (two
+// events of one tick tie whatever happened first).
+func (r *run) tolFloor() int64 {
+	f := int64(MinTolerance)
+	if r.l.sendSp == nil {
+		f = max(f, r.l.res)
+	}
+	return f
+}
+
+// learnTolerances sets r.tols, and r.tol to the largest tolerance of any
+// node, when the trace does not state its clock error and
+// LearnClockError is on; otherwise every node keeps r.tol.
+func (r *run) learnTolerances(stated bool) {
+	nn := len(r.l.nodeSym)
+	r.tols.stated = stated
+	if stated || !r.opt.LearnClockError {
+		return
+	}
+	vs := make([][]int64, nn)
+	var all []int64
+	for n := range nn {
+		if len(r.childrenOf[n]) == 0 || len(r.parentsOf[n]) == 0 {
+			continue
+		}
+		vs[n] = r.violations(int32(n))
+		all = append(all, vs[n]...)
+	}
+	r.tols.links = int64(len(all))
+	if len(all) < tolMinLinks {
+		return
+	}
+	floor, cap := r.tolFloor(), r.tol
+	pooled := supported(all, floor, cap)
+	r.tols.at = make([]int64, nn)
+	r.tols.from = make([]uint8, nn)
+	r.tol = floor
+	for n := range nn {
+		t, from := pooled, tolPooled
+		if len(vs[n]) >= tolMinLinks {
+			t, from = supported(vs[n], floor, cap), tolLearnt
+		}
+		r.tols.at[n], r.tols.from[n] = t, from
+		r.tol = max(r.tol, t)
+	}
+}
+
+// supported returns the largest violation of vs that at least tolSupport
+// of them reach, widened by tolMargin, between floor and cap.
+func supported(vs []int64, floor, cap int64) int64 {
+	s := slices.Clone(vs)
+	slices.Sort(s)
+	k := len(s) - min(tolSupport, len(s))
+	v := s[k]
+	if v <= 0 {
+		return floor
+	}
+	return min(cap, max(floor, int64(float64(v)*tolMargin)))
+}
+
+// violations returns the violation of every certain link of the calls
+// node n makes, found with the tolerance r.tol (the widest).
+func (r *run) violations(n int32) []int64 {
+	var vs []int64
+	r.sweepTimes(n, func(c int32, cands []int32) {
+		p := r.certain(c, cands)
+		if p < 0 {
+			return
+		}
+		cc, pc := &r.calls[c], &r.calls[p]
+		v := int64(-1 << 62)
+		if s := r.sendOf(c); s != noTime && pc.callMsg >= 0 && pc.arr != noTime {
+			v = max(v, pc.arr-s)
+		}
+		if cc.retMsg >= 0 && cc.back != noTime && pc.retMsg >= 0 && pc.rep != noTime &&
+			cc.flags&flagOneWay == 0 && pc.flags&flagOneWay == 0 {
+			v = max(v, cc.back-pc.rep)
+		}
+		if v > -1<<62 {
+			vs = append(vs, v)
+		}
+	})
+	return vs
+}
+
+// certain returns the request the trace makes certain for call c among
+// its candidates cands, -1 when none: the only candidate, the only one
+// carrying c's propagated request id, or the only one served by the
+// thread that sent c.
+func (r *run) certain(c int32, cands []int32) int32 {
+	if len(cands) == 1 {
+		return cands[0]
+	}
+	cm := r.callMessage(c)
+	if cm == nil || len(cands) == 0 {
+		return -1
+	}
+	one := func(match func(p int32) bool) int32 {
+		got := int32(-1)
+		for _, p := range cands {
+			if match(p) {
+				if got >= 0 {
+					return -1
+				}
+				got = p
+			}
+		}
+		return got
+	}
+	if cm.ReqID != 0 {
+		if p := one(func(p int32) bool {
+			pm := r.callMessage(p)
+			return pm != nil && pm.ReqID == cm.ReqID
+		}); p >= 0 {
+			return p
+		}
+	}
+	if cm.Sender.Known() {
+		return one(func(p int32) bool { return r.servedBy(p, cm.Sender) })
+	}
+	return -1
+}
+
+// tolCounts are the accounting's counters of the tolerance.
+func (r *run) tolCounts() (lo, hi int64, byFrom [4]int64) {
+	lo, hi = r.tol, r.tol
+	if r.tols.at == nil {
+		from := tolFixed
+		if r.tols.stated {
+			from = tolStated
+		}
+		byFrom[from] = int64(len(r.l.nodeSym))
+		return lo, hi, byFrom
+	}
+	for n, t := range r.tols.at {
+		lo, hi = min(lo, t), max(hi, t)
+		byFrom[r.tols.from[n]]++
+	}
+	return lo, hi, byFrom
+}
+
+// statesClock reports whether statedTolerance took the trace's stated
+// clock error: the option is on and every node's offset is known.
+func statesClock(opt Options, ms trace.Messages) bool {
+	meta := ms.Metadata()
+	if !opt.StatedClockError || meta == nil || len(meta.Offsets) == 0 {
+		return false
+	}
+	for _, o := range meta.Offsets {
+		if !o.Known {
+			return false
+		}
+	}
+	return true
+}
