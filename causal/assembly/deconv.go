@@ -182,7 +182,7 @@ func (r *run) dcHistograms(evs []dcEvent) (map[dcKey]*hist, map[dcKey]*[nGapBins
 			row = &dcRow{sig: make([]*hist, nk), floor: make([]*[nGapBins]float64, nk)}
 			rows[e.tk] = row
 		}
-		for si < len(starts) && evs[starts[si]].t < e.t-r.tol {
+		for si < len(starts) && evs[starts[si]].t < e.t-r.tols.model {
 			si++
 		}
 		for j := si; j < len(starts); j++ {
@@ -236,7 +236,7 @@ func (r *run) addFloor(f *[nGapBins]float64, rate float64) {
 	for b := 1; b < nGapBins && gapLow[b] <= deconvLag; b++ {
 		f[b] += rate * gapWidth[b]
 	}
-	f[0] += rate * float64(r.tol)
+	f[0] += rate * float64(r.tols.model)
 }
 
 // seedModel records a deconvolved histogram of delays before next in
@@ -457,7 +457,7 @@ func (r *run) dcPairs(evs []dcEvent) *dcPairData {
 		if e.trig {
 			continue
 		}
-		for ti < len(trigT) && trigT[ti] <= e.t+r.tol {
+		for ti < len(trigT) && trigT[ti] <= e.t+r.tols.model {
 			ti++
 		}
 		x := int(e.next - endKind)
@@ -496,6 +496,6 @@ func (r *run) dcWidths() [nGapBins]float64 {
 	for b := range eff {
 		eff[b] = math.Max(gapWidth[b], res)
 	}
-	eff[0] = math.Max(math.Max(float64(r.tol), res), gapMinNS)
+	eff[0] = math.Max(math.Max(float64(r.tols.model), res), gapMinNS)
 	return eff
 }
