@@ -236,7 +236,7 @@ func (r *run) addFloor(f *[nGapBins]float64, rate float64) {
 	for b := 1; b < nGapBins && gapLow[b] <= deconvLag; b++ {
 		f[b] += rate * gapWidth[b]
 	}
-	f[0] += rate * float64(r.tols.model)
+	f[0] += rate * float64(r.tol)
 }
 
 // seedModel records a deconvolved histogram of delays before next in
@@ -496,6 +496,6 @@ func (r *run) dcWidths() [nGapBins]float64 {
 	for b := range eff {
 		eff[b] = math.Max(gapWidth[b], res)
 	}
-	eff[0] = math.Max(math.Max(float64(r.tols.model), res), gapMinNS)
+	eff[0] = math.Max(math.Max(float64(r.tol), res), gapMinNS)
 	return eff
 }

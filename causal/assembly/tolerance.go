@@ -67,13 +67,15 @@ type tolState struct {
 	from   []uint8 // by node
 	links  int64   // certain links measured
 	stated bool    // the trace stated every offset
-	// model is the width of the zero-delay bin of the first model's
-	// deconvolution (deconv.go): the tolerance before any was learnt,
-	// --clock-error or the stated one. Learnt (a microsecond), it made
-	// calls handed a pooled connection the instant another request's
-	// reply freed it a sharp peak at zero delay after replies, which the
-	// first model took for causation: the testbed-shaped generated trace
-	// at 64 in flight had its web tier's calls 15 % right instead of 98 %.
+	// model is how far after a message the first model's deconvolution
+	// (deconv.go) still counts a trigger as its possible cause, and how
+	// far before it a message still follows a trigger: the tolerance
+	// before any was learnt (--clock-error, or the stated one). Learnt (a
+	// microsecond), calls handed a pooled connection the instant another
+	// request's reply freed it made a sharp peak at zero delay after
+	// replies, which the first model took for causation: the
+	// testbed-shaped generated trace with ids at 64 in flight had its web
+	// tier's calls 3 % right instead of 98 %.
 	model int64
 }
 

@@ -124,7 +124,7 @@ tracelets:
 // timestamp per message, the server's clock 300 µs slow: its requests'
 // replies are stamped before their calls' replies came back); and that
 // the accounting says so, while the first model's deconvolution keeps
-// --clock-error for its zero-delay bin. Without learning every case is
+// --clock-error for the triggers it reads around a message. Without learning every case is
 // 100 µs.
 func TestLearntTolerance(t *testing.T) {
 	for _, c := range []struct {
@@ -160,7 +160,7 @@ func TestLearntTolerance(t *testing.T) {
 				t.Errorf("server's tolerance %v (how: %d), want %v to %v (how: %d)", got, r.tols.from[server], c.lo, c.hi, c.from)
 			}
 			if r.tols.model != int64(DefaultOptions().Tolerance) {
-				t.Errorf("the first model's zero-delay bin %d ns wide, want --clock-error's", r.tols.model)
+				t.Errorf("the first model's deconvolution reads triggers %d ns around a message, want --clock-error's", r.tols.model)
 			}
 			if v := enginetest.Count(res, "clock_error_ns"); v != int64(got) {
 				t.Errorf("clock_error_ns %d, want the server's %d", v, int64(got))
