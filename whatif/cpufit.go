@@ -372,7 +372,7 @@ func (m *Model) AnnotateCPU(p *CPUProfile) (*CPUProfile, error) {
 		if smp.T < s.t[0] || smp.T > s.t[len(s.t)-1] {
 			continue
 		}
-		smp.Requests = s.before(smp.T)
+		smp.Requests = math.Round(s.before(smp.T)*1e9) / 1e9
 		out.Samples = append(out.Samples, smp)
 	}
 	if len(out.Samples) < 2 {
