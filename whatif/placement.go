@@ -61,11 +61,12 @@ func ParseHostSpec(s string) (HostSpec, error) {
 				return HostSpec{}, err
 			}
 		case "cpu":
-			if h.CPUFiles = splitNames(v); slices.Contains(h.CPUFiles, "") {
-				return HostSpec{}, fmt.Errorf("bad cpu %q: want CPU profile files, separated by commas", v)
-			}
+			h.CPUFiles = splitNames(v)
 			for i, n := range h.CPUFiles {
 				h.CPUFiles[i] = unquote(n)
+			}
+			if slices.Contains(h.CPUFiles, "") {
+				return HostSpec{}, fmt.Errorf("bad cpu %q: want CPU profile files, separated by commas", v)
 			}
 		case "name":
 			h.Name = unquote(v)
