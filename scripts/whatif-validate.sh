@@ -191,7 +191,10 @@ cpu_header="wirepath-cpu v1 hz=$(getconf CLK_TCK) columns=time,tiers,client,capt
 # tier_ticks prints the time and the CPU time (clock ticks, user and
 # system) the testbed's processes have used so far: its tiers' servers
 # (the app is the python3 running app.py), the load generator, the
-# captures and the delaying forwarder, by name.
+# captures and the delaying forwarder, by name; each with its children
+# that have exited (cutime, cstime: a postgres backend or an nginx worker
+# gone keeps its time in its parent's, where the sum of the living alone
+# would drop).
 tier_ticks() {
 	local p line comm f n k
 	local -A sum=([tiers]=0 [client]=0 [capture]=0 [shim]=0)
@@ -207,7 +210,7 @@ tier_ticks() {
 		*) continue ;;
 		esac
 		read -ra f <<<"${line##*) }"
-		n=$((f[11] + f[12]))
+		n=$((f[11] + f[12] + f[13] + f[14]))
 		sum[$k]=$((sum[$k] + n))
 	done
 	echo "$(date +%s.%N) ${sum[tiers]} ${sum[client]} ${sum[capture]} ${sum[shim]}"
