@@ -21,7 +21,8 @@
 #   WARMUP=2s           toggled runs: leave out the requests of a run's first WARMUP
 #   DURATION=900s       the testbed's time limit per run
 #   LOAD_RATE=100       the load experiment's base rate (requests per second,
-#                       open loop); the changed runs double it
+#                       open loop); the changed runs double it (load-x4-toggle:
+#                       four times it, in alternate seconds)
 #   LOAD_REQUESTS=1500  requests per load run
 #   SAT_INFLIGHT=32     the saturation run's closed-loop concurrency
 #   SAT_REQUESTS=LOAD_REQUESTS  requests of the saturation run (at least 10 s of it)
@@ -105,7 +106,7 @@ declare -A changes=(
 	[tier2]="tier2-5ms:SHIM_DELAY=2500us tier2-20ms:SHIM_DELAY=10ms tier2-1ms-toggle:SHIM_DELAY=500us,SHIM_TOGGLE=1s tier2-5ms-toggle:SHIM_DELAY=2500us,SHIM_TOGGLE=1s tier2-20ms-toggle:SHIM_DELAY=10ms,SHIM_TOGGLE=1s"
 	[client]="client-5ms:SHIM_DELAY=2500us client-10mbit:SHIM_RATE=10mbit client-10mbit-toggle:SHIM_RATE=10mbit,SHIM_TOGGLE=1s"
 	[app]="app-5ms:SHIM_DELAY=5ms,SHIM_DIR=in app-20ms:SHIM_DELAY=20ms,SHIM_DIR=in app-10mbit:SHIM_RATE=10mbit app-1ms-toggle:SHIM_DELAY=1ms,SHIM_DIR=in,SHIM_TOGGLE=1s app-5ms-toggle:SHIM_DELAY=5ms,SHIM_DIR=in,SHIM_TOGGLE=1s app-20ms-toggle:SHIM_DELAY=20ms,SHIM_DIR=in,SHIM_TOGGLE=1s app-10mbit-toggle:SHIM_RATE=10mbit,SHIM_TOGGLE=1s"
-	[load]="load-x2:RATE=$((2 * load_rate)) load-x2-toggle:RATE_HIGH=$((2 * load_rate)),RATE_TOGGLE=1s sat:RATE=0,INFLIGHT=$sat_inflight,REQUESTS=$sat_requests"
+	[load]="load-x2:RATE=$((2 * load_rate)) load-x2-toggle:RATE_HIGH=$((2 * load_rate)),RATE_TOGGLE=1s load-x4-toggle:RATE_HIGH=$((4 * load_rate)),RATE_TOGGLE=1s sat:RATE=0,INFLIGHT=$sat_inflight,REQUESTS=$sat_requests"
 )
 cat >"$out/scenarios.txt" <<'EOF'
 # The changes the validation makes, as whatif reads them (docs/whatif.md).
@@ -152,6 +153,8 @@ link app->dns bandwidth=10Mbit/s
 link app->tier2 bandwidth=10Mbit/s
 [load-x2]
 load 2
+[load-x4]
+load 4
 [sat]
 load 1
 EOF
@@ -231,21 +234,23 @@ cpu_profile() {
 }
 
 # cpu_files BASE prints the cpu= value for base run BASE's placement: its
-# profile, and for a load base run its toggled ×2 run's (same repetition)
-# with that run's requests counted in; nothing without a profile.
+# profile, and for a load base run its toggled runs' (×2, ×4; same
+# repetition, those made) with their requests counted in; nothing
+# without a profile.
 cpu_files() {
-	local name=$1 a=$out/$1/$engine t
+	local name=$1 a=$out/$1/$engine t k
 	[ -s "$out/$name.cpu" ] && [ -s "$out/$name/testbed.json" ] || return 0
 	cpu_profile "$name" >"$a/cpu.txt"
 	local files=$a/cpu.txt
-	t=${name/-base-/-x2-toggle-}
-	if [[ $name == load-base-* ]] && [ -s "$out/$t.cpu" ] && [ -s "$out/$t/truth.jsonl" ]; then
+	for k in x2 x4; do
+		t=${name/-base-/-$k-toggle-}
+		[[ $name == load-base-* ]] && [ -s "$out/$t.cpu" ] && [ -s "$out/$t/truth.jsonl" ] || continue
 		analyze "$out/$t"
 		cpu_profile "$t" >"$out/$t/$engine/cpu.txt"
 		"$wp" -q whatif "$out/$t/$engine/result.json" --trace "$out/$t/$engine/trace.tsv" \
 			--annotate-cpu "$out/$t/$engine/cpu.txt" -o "$out/$t/$engine/cpu-requests.txt"
 		files+=,$out/$t/$engine/cpu-requests.txt
-	fi
+	done
 	echo "$files"
 }
 
