@@ -185,6 +185,7 @@ func (r *run) dcHistograms(evs []dcEvent) (map[dcKey]*hist, map[dcKey]*[nGapBins
 		for si < len(starts) && evs[starts[si]].t < e.t-r.tol {
 			si++
 		}
+		bin := 0
 		for j := si; j < len(starts); j++ {
 			s := &evs[starts[j]]
 			d := s.t - e.t
@@ -205,7 +206,8 @@ func (r *run) dcHistograms(evs []dcEvent) (map[dcKey]*hist, map[dcKey]*[nGapBins
 				row.sig[x] = h
 				sig[dcKey{e.tk, s.next}] = h
 			}
-			h.add(gapBin(d), 1)
+			bin = gapBinUp(bin, d) // the starts are in time order
+			h.add(bin, 1)
 		}
 		for _, next := range farKinds {
 			x := next - endKind
@@ -461,6 +463,7 @@ func (r *run) dcPairs(evs []dcEvent) *dcPairData {
 			ti++
 		}
 		x := int(e.next - endKind)
+		bin := 0 // the triggers are in time order: the delays grow
 		for j, c := ti-1, 0; j >= 0 && c < dcMaxCands && e.t-trigT[j] <= dcWindow; j, c = j-1, c+1 {
 			cb := dcCombo{trigK[j], x}
 			ci, ok := comboIdx[cb]
@@ -471,7 +474,8 @@ func (r *run) dcPairs(evs []dcEvent) *dcPairData {
 				p.nx[x]++
 			}
 			p.combo = append(p.combo, ci)
-			p.bin = append(p.bin, uint16(gapBin(e.t-trigT[j])))
+			bin = gapBinUp(bin, e.t-trigT[j])
+			p.bin = append(p.bin, uint16(bin))
 		}
 		p.msgX = append(p.msgX, int32(x))
 		p.nmsg[x]++
