@@ -620,15 +620,7 @@ func (s *search) select_(c int32, mk func(*cand) *hyp) {
 			th := s.kth(cands, 2*s.beam)
 			head = partition(cands, th)
 		}
-		slices.SortFunc(head, func(a, b cand) int {
-			if c := cmp.Compare(b.score, a.score); c != 0 {
-				return c
-			}
-			if c := cmp.Compare(a.h, b.h); c != 0 {
-				return c
-			}
-			return cmp.Compare(a.slot, b.slot)
-		})
+		slices.SortFunc(head, cmpCand)
 		for i := range head {
 			cd := &head[i]
 			cd.hash = s.candHash(cd, c)
@@ -658,6 +650,30 @@ func (s *search) select_(c int32, mk func(*cand) *hyp) {
 		pm := &s.pendMass[len(s.pendMass)-1]
 		pm.kept = lseScores(s.hyps) - pm.all
 	}
+}
+
+// cmpCand orders candidates best first, then by hypothesis and slot (a
+// total order: the sorted order does not depend on the algorithm). It
+// is cmp.Compare's order, which puts NaN last, with the comparisons of
+// ordinary scores first.
+func cmpCand(a, b cand) int {
+	switch {
+	case a.score > b.score:
+		return -1
+	case a.score < b.score:
+		return 1
+	case a.score != b.score: // a NaN
+		if c := cmp.Compare(b.score, a.score); c != 0 {
+			return c
+		}
+	}
+	switch {
+	case a.h != b.h:
+		return int(a.h - b.h)
+	case a.slot != b.slot:
+		return int(a.slot - b.slot)
+	}
+	return 0
 }
 
 // candHash returns the hash of the state candidate cd (for call c) leads
@@ -787,6 +803,9 @@ func (s *search) reply(p int32) {
 	strict := pc.retMsg >= 0 && pc.flags&flagOneWay == 0
 	s.next = s.next[:0]
 	var relaxed []*hyp
+	// the hypotheses mostly hold the request in one state or a few: its
+	// end is scored once per state
+	s.memo.reset()
 	for _, h := range s.hyps {
 		i := h.slotOf(p)
 		if i < 0 {
@@ -794,9 +813,16 @@ func (s *search) reply(p int32) {
 			continue
 		}
 		sl := h.slots[i]
-		h.hash ^= sl.hash()
+		sh := sl.hash()
+		h.hash ^= sh
 		h.slots = slices.Delete(h.slots, i, i+1)
-		h.score += s.endScore(&sl)
+		eb, ok := s.memo.get(sh)
+		es := math.Float64frombits(eb)
+		if !ok {
+			es = s.endScore(&sl)
+			s.memo.put(sh, math.Float64bits(es))
+		}
+		h.score += es
 		if sl.out > 0 {
 			// calls still in flight when the request closed (its reply
 			// not seen, and taken to leave when its span ends) are
@@ -998,3 +1024,4 @@ func logAddExact(a, b float64) float64 {
 	}
 	return a + math.Log1p(math.Exp(b-a))
 }
+
