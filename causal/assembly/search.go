@@ -70,10 +70,16 @@ type slot struct {
 	prev    int32  // kind of lastKid, noKind for none
 	kinds   uint64 // the kinds of call it made (bit kind%64)
 	last    int64
-	pos     uint8
-	out     uint8
-	ret     uint8
+	// hs caches hash() in the search's hypotheses (set where the search
+	// changes a slot: rehash); elsewhere it is not kept
+	hs  uint64
+	pos uint8
+	out uint8
+	ret uint8
 }
+
+// rehash sets the slot's cached hash.
+func (sl *slot) rehash() { sl.hs = sl.hash() }
 
 // backFrom records that the slot's call c (cc) came back: one call fewer
 // out, the reply's time and size class the state's latest.
@@ -285,7 +291,8 @@ func (s *search) arrive(p int32, t int64) {
 	if c := &s.r.calls[p]; c.arr != noTime {
 		sl.last = c.arr
 	}
-	hs := sl.hash()
+	sl.rehash()
+	hs := sl.hs
 	for _, h := range s.hyps {
 		h.slots = append(h.slots, sl)
 		h.hash ^= hs
@@ -357,8 +364,7 @@ func (s *search) send(c int32) {
 			if forced >= 0 && sl.p != forced || !s.feasible(c, sl.p) {
 				continue
 			}
-			sh := sl.hash()
-			key := sh ^ uint64(s.fifo[i]+2)*0x9e3779b97f4a7c15
+			key := sl.hs ^ uint64(s.fifo[i]+2)*0x9e3779b97f4a7c15
 			lb, ok := s.memo.get(key)
 			ls := math.Float64frombits(lb)
 			if !ok {
@@ -463,6 +469,7 @@ func (s *search) apply(cd *cand, c int32) *hyp {
 		sl := &nh.slots[cd.slot]
 		p = sl.p
 		*sl = s.extend(sl, c)
+		sl.rehash()
 		if cc := &s.r.calls[c]; cc.retMsg >= 0 && cc.flags&flagOneWay == 0 {
 			nh.owns = append(nh.owns, own{c, p})
 		}
@@ -685,7 +692,7 @@ func (s *search) candHash(cd *cand, c int32) uint64 {
 	}
 	sl := &h.slots[cd.slot]
 	ns := s.extend(sl, c)
-	hh := h.hash ^ sl.hash() ^ ns.hash()
+	hh := h.hash ^ sl.hs ^ ns.hash()
 	if cc := &s.r.calls[c]; cc.retMsg >= 0 && cc.flags&flagOneWay == 0 {
 		hh ^= own{c, sl.p}.hash()
 	}
@@ -792,9 +799,10 @@ func (s *search) back(c int32) {
 		h.hash ^= o.hash()
 		i := h.slotOf(o.p)
 		sl := &h.slots[i]
-		h.hash ^= sl.hash()
+		h.hash ^= sl.hs
 		sl.backFrom(c, cc)
-		h.hash ^= sl.hash()
+		sl.rehash()
+		h.hash ^= sl.hs
 	}
 }
 
@@ -813,7 +821,7 @@ func (s *search) reply(p int32) {
 			continue
 		}
 		sl := h.slots[i]
-		sh := sl.hash()
+		sh := sl.hs
 		h.hash ^= sh
 		h.slots = slices.Delete(h.slots, i, i+1)
 		eb, ok := s.memo.get(sh)
@@ -1024,4 +1032,3 @@ func logAddExact(a, b float64) float64 {
 	}
 	return a + math.Log1p(math.Exp(b-a))
 }
-
