@@ -239,8 +239,11 @@ type search struct {
 	scores []float64
 	fifo   []int8
 	elig   []int32
-	free   []*hyp
-	decs   []decision
+	// feas and ord are slotOrder's
+	feas []bool
+	ord  []int32
+	free []*hyp
+	decs []decision
 	// stepBuf is replay's buffer
 	stepBuf []step
 }
@@ -354,14 +357,22 @@ func (s *search) send(c int32) {
 	bg := s.m.logBackgroundOf(c, cc.kind)
 	s.memo.reset()
 	kb := kindBit(cc.kind)
+	shared := s.slotOrder(c)
 	for hi, h := range s.hyps {
 		if forced < 0 {
 			s.cands = append(s.cands, cand{h: int32(hi), slot: -1, score: h.score + bg})
 		}
-		s.fifoBins(h, c, kb)
+		if shared {
+			s.fifoRanks(h, kb)
+		} else {
+			s.fifoBins(h, c, kb)
+		}
 		for i := range h.slots {
 			sl := &h.slots[i]
-			if forced >= 0 && sl.p != forced || !s.feasible(c, sl.p) {
+			if forced >= 0 && sl.p != forced {
+				continue
+			}
+			if shared && !s.feas[i] || !shared && !s.feasible(c, sl.p) {
 				continue
 			}
 			key := sl.hs ^ uint64(s.fifo[i]+2)*0x9e3779b97f4a7c15
@@ -440,6 +451,69 @@ func (s *search) fifoBins(h *hyp, c int32, kb uint64) {
 	})
 	for rank, i := range s.elig {
 		s.fifo[i] = int8(min(rank, fifoBins-1))
+	}
+}
+
+// slotOrder prepares, for call c, what depends only on the requests
+// open and not on a hypothesis's states, when every hypothesis holds the
+// same requests in the same slots (arrive appends a request to all of
+// them, reply deletes it from all, apply copies them): feas[i], whether
+// slot i's request can hold c, and ord, the slots that can, in order of
+// their requests' arrival (fifoRanks). It reports whether that holds;
+// when not, send takes each hypothesis on its own (fifoBins).
+func (s *search) slotOrder(c int32) bool {
+	ref := s.hyps[0].slots
+	for _, h := range s.hyps[1:] {
+		if len(h.slots) != len(ref) {
+			return false
+		}
+		for i := range ref {
+			if h.slots[i].p != ref[i].p {
+				return false
+			}
+		}
+	}
+	s.feas = s.feas[:0]
+	s.ord = s.ord[:0]
+	for i := range ref {
+		ok := s.feasible(c, ref[i].p)
+		s.feas = append(s.feas, ok)
+		if ok {
+			s.ord = append(s.ord, int32(i))
+		}
+	}
+	if s.m.fifoInformative() {
+		slices.SortFunc(s.ord, func(a, b int32) int {
+			pa, pb := ref[a].p, ref[b].p
+			switch {
+			case pa == pb:
+				return 0
+			case s.r.arrivedBefore(pa, pb):
+				return -1
+			}
+			return 1
+		})
+	}
+	return true
+}
+
+// fifoRanks is fifoBins for hypothesis h from slotOrder's order: the
+// eligible slots are those of ord that made no call of kind bit kb, in
+// the same order.
+func (s *search) fifoRanks(h *hyp, kb uint64) {
+	s.fifo = s.fifo[:0]
+	for range h.slots {
+		s.fifo = append(s.fifo, -1)
+	}
+	if !s.m.fifoInformative() {
+		return
+	}
+	rank := 0
+	for _, i := range s.ord {
+		if h.slots[i].kinds&kb == 0 {
+			s.fifo[i] = int8(min(rank, fifoBins-1))
+			rank++
+		}
 	}
 }
 
