@@ -246,6 +246,41 @@ type search struct {
 	decs []decision
 	// stepBuf is replay's buffer
 	stepBuf []step
+	// scCache holds scorers looked up (scorer)
+	scCache *[scCacheSize]scCacheEntry
+}
+
+// scCacheSize is the number of entries of a search's scorer cache.
+const scCacheSize = 256
+
+// scCacheEntry is a scorer looked up: model m's for context cx and kind
+// next (key k, packKey's).
+type scCacheEntry struct {
+	m    *nodeModel
+	k    uint64
+	cx   ctxKey
+	next int32
+	sc   *scorer
+}
+
+// scorer returns s.m's scorer of next in context cx: the model's map
+// costs a look-up at every link scored, where a few contexts recur, so
+// a direct-mapped cache in front of it answers most. The models do not
+// change while a search, chain matching or local search uses them (they
+// are fitted between passes), and each entry is checked against the
+// model and the whole key, so the cache answers what the map would.
+func (s *search) scorer(cx ctxKey, next int32) *scorer {
+	if s.scCache == nil {
+		s.scCache = new([scCacheSize]scCacheEntry)
+	}
+	k := packKey(cx, next)
+	e := &s.scCache[(k*0x9e3779b97f4a7c15)>>56]
+	if e.m == s.m && e.k == k && e.cx == cx && e.next == next {
+		return e.sc
+	}
+	sc := s.m.scorer(cx, next)
+	*e = scCacheEntry{m: s.m, k: k, cx: cx, next: next, sc: sc}
+	return sc
 }
 
 func newSearch(r *run, node int32, m *nodeModel) *search {
@@ -312,7 +347,7 @@ func (s *search) linkScore(c int32, sl *slot) float64 {
 	r := s.r
 	cc := &r.calls[c]
 	cx := s.ctx(sl)
-	scr := s.m.scorer(cx, cc.kind)
+	scr := s.scorer(cx, cc.kind)
 	last, arr := r.queued(sl.p, cc.send, sl.last, r.arrOf(sl.p))
 	sc := scr.logT + r.callGap(scr, c, last, arr) + s.m.logOverlap(cx.pk, sl.out > 0)
 	sc += s.m.logRepeat(sl.kinds, kindBit(cc.kind))
@@ -334,7 +369,7 @@ func (s *search) endScore(sl *slot) float64 {
 		return 0
 	}
 	cx := s.ctx(sl)
-	scr := s.m.scorer(cx, endKind)
+	scr := s.scorer(cx, endKind)
 	last, arr := r.queued(sl.p, pc.rep, sl.last, r.arrOf(sl.p))
 	sc := scr.logT + scr.gap(pc.rep-last, pc.rep-arr)
 	if sl.lastRet >= 0 {
