@@ -175,9 +175,10 @@ func (m *nodeModel) observe(c ctxKey, next int32, gl, ga int64, w, wt float64) {
 // does, without its call graph.
 func (m *nodeModel) observeGaps(c ctxKey, next int32, gl, ga int64, w float64) {
 	keys := c.gapKeys(next)
-	m.addGap(anchorLast, keys[:], gapBin(gl), w)
-	m.addGap(anchorArrival, keys[:], gapBin(ga), w)
-	m.samples = append(m.samples, gapSample{keys[0], gapBin(gl), gapBin(ga), w})
+	bl, ba := gapBin(gl), gapBin(ga)
+	m.addGap(anchorLast, keys[:], bl, w)
+	m.addGap(anchorArrival, keys[:], ba, w)
+	m.samples = append(m.samples, gapSample{keys[0], bl, ba, w})
 }
 
 func (m *nodeModel) addGap(anchor int, keys []gKey, b int, w float64) {
