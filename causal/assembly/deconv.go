@@ -159,17 +159,28 @@ func (r *run) dcHistograms(evs []dcEvent) (map[dcKey]*hist, map[dcKey]*[nGapBins
 	sig := map[dcKey]*hist{}
 	floor := map[dcKey]*[nGapBins]float64{}
 	ntrig := map[trigKind]float64{}
-	var starts []int
-	nk := int32(0) // kinds of message sent, indexed from endKind (next - endKind)
+	// the messages sent, in time order: their times and kinds (indexed
+	// from endKind: next - endKind), and each kind's times apart
+	var startT []int64
+	var startX []int32
 	for i := range evs {
 		if !evs[i].trig {
-			starts = append(starts, i)
-			nk = max(nk, evs[i].next-endKind+1)
+			startT = append(startT, evs[i].t)
+			startX = append(startX, evs[i].next-endKind)
 		}
 	}
+	nk := int32(0)
+	for _, x := range startX {
+		nk = max(nk, x+1)
+	}
+	kindT := make([][]int64, nk)
+	for j, x := range startX {
+		kindT[x] = append(kindT[x], startT[j])
+	}
+	// by kind, the first message sent more than deconvLag and more than
+	// 2·deconvLag after the current trigger: the floor's counts between
+	farLo, farHi := make([]int, nk), make([]int, nk)
 	rows := map[trigKind]*dcRow{}
-	far := make([]float64, nk)
-	var farKinds []int32
 	si := 0
 	for i := range evs {
 		e := &evs[i]
@@ -182,43 +193,45 @@ func (r *run) dcHistograms(evs []dcEvent) (map[dcKey]*hist, map[dcKey]*[nGapBins
 			row = &dcRow{sig: make([]*hist, nk), floor: make([]*[nGapBins]float64, nk)}
 			rows[e.tk] = row
 		}
-		for si < len(starts) && evs[starts[si]].t < e.t-r.tols.model {
+		for si < len(startT) && startT[si] < e.t-r.tols.model {
 			si++
 		}
-		for j := si; j < len(starts); j++ {
-			s := &evs[starts[j]]
-			d := s.t - e.t
-			if d > 2*deconvLag {
+		bin := 0
+		for j := si; j < len(startT); j++ {
+			d := startT[j] - e.t
+			if d > deconvLag {
 				break
 			}
-			x := s.next - endKind
-			if d > deconvLag {
-				if far[x] == 0 {
-					farKinds = append(farKinds, s.next)
-				}
-				far[x]++
-				continue
-			}
+			x := startX[j]
 			h := row.sig[x]
 			if h == nil {
 				h = &hist{}
 				row.sig[x] = h
-				sig[dcKey{e.tk, s.next}] = h
+				sig[dcKey{e.tk, x + endKind}] = h
 			}
-			h.add(gapBin(d), 1)
+			bin = gapBinUp(bin, d) // the starts are in time order
+			h.add(bin, 1)
 		}
-		for _, next := range farKinds {
-			x := next - endKind
+		for x, ts := range kindT {
+			lo, hi := farLo[x], farHi[x]
+			for lo < len(ts) && ts[lo]-e.t <= deconvLag {
+				lo++
+			}
+			for hi < len(ts) && ts[hi]-e.t <= 2*deconvLag {
+				hi++
+			}
+			farLo[x], farHi[x] = lo, hi
+			if hi == lo {
+				continue
+			}
 			f := row.floor[x]
 			if f == nil {
 				f = new([nGapBins]float64)
 				row.floor[x] = f
-				floor[dcKey{e.tk, next}] = f
+				floor[dcKey{e.tk, int32(x) + endKind}] = f
 			}
-			r.addFloor(f, far[x]/deconvLag)
-			far[x] = 0
+			r.addFloor(f, float64(hi-lo)/deconvLag)
 		}
-		farKinds = farKinds[:0]
 	}
 	return sig, floor, ntrig
 }
@@ -461,6 +474,7 @@ func (r *run) dcPairs(evs []dcEvent) *dcPairData {
 			ti++
 		}
 		x := int(e.next - endKind)
+		bin := 0 // the triggers are in time order: the delays grow
 		for j, c := ti-1, 0; j >= 0 && c < dcMaxCands && e.t-trigT[j] <= dcWindow; j, c = j-1, c+1 {
 			cb := dcCombo{trigK[j], x}
 			ci, ok := comboIdx[cb]
@@ -471,7 +485,8 @@ func (r *run) dcPairs(evs []dcEvent) *dcPairData {
 				p.nx[x]++
 			}
 			p.combo = append(p.combo, ci)
-			p.bin = append(p.bin, uint16(gapBin(e.t-trigT[j])))
+			bin = gapBinUp(bin, e.t-trigT[j])
+			p.bin = append(p.bin, uint16(bin))
 		}
 		p.msgX = append(p.msgX, int32(x))
 		p.nmsg[x]++

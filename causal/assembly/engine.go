@@ -535,9 +535,13 @@ func (r *run) assign(c, p int32, marg, filt []altScore) {
 // than the worst final one.
 func posteriorOf(p int32, marg, filt []altScore, post []alt) []alt {
 	var sp float64
-	scores := make(map[int32]float64, len(marg)+len(filt))
+	// the score of each request: marg's, then filt's requests not in
+	// marg (a list, not a map: a call has a few; on the stack unless a
+	// beam of more than 32 gives more)
+	var buf [32]altScore
+	scores := buf[:0]
 	for _, a := range marg {
-		scores[a.p] = a.score
+		scores = setScore(scores, a.p, a.score)
 		if a.p == p {
 			sp = a.score
 		}
@@ -553,44 +557,62 @@ func posteriorOf(p int32, marg, filt []altScore, post []alt) []alt {
 		}
 	}
 	for _, a := range filt {
-		if _, ok := scores[a.p]; ok || math.IsInf(fp, -1) {
+		if hasScore(scores, a.p) || math.IsInf(fp, -1) {
 			continue
 		}
-		scores[a.p] = min(sp+a.score-fp, minMarg)
+		scores = append(scores, altScore{a.p, min(sp+a.score-fp, minMarg)})
 	}
-	vals := make([]float64, 0, len(scores))
-	for _, v := range scores {
-		vals = append(vals, v)
+	var vbuf [32]float64
+	vals := vbuf[:0]
+	for _, a := range scores {
+		vals = append(vals, a.score)
 	}
-	// summed in one order whatever the map's: the confidences are the
+	// summed in one order whatever the list's: the confidences are the
 	// same bits on every run
 	slices.Sort(vals)
 	lse := logSumExp(vals)
 	post[0] = alt{p, float32(math.Exp(sp - lse))}
-	type qs struct {
-		q int32
-		v float64
-	}
-	others := make([]qs, 0, len(scores))
-	for q, v := range scores {
-		if q != p {
-			others = append(others, qs{q, v})
+	others := scores[:0]
+	for _, a := range scores {
+		if a.p != p {
+			others = append(others, a)
 		}
 	}
-	slices.SortFunc(others, func(a, b qs) int {
-		if a.v != b.v {
-			if a.v > b.v {
+	slices.SortFunc(others, func(a, b altScore) int {
+		if a.score != b.score {
+			if a.score > b.score {
 				return -1
 			}
 			return 1
 		}
-		return int(a.q - b.q)
+		return int(a.p - b.p)
 	})
 	for i := 1; i < len(post); i++ {
 		post[i] = alt{-1, 0}
 		if i-1 < len(others) {
-			post[i] = alt{others[i-1].q, float32(math.Exp(others[i-1].v - lse))}
+			post[i] = alt{others[i-1].p, float32(math.Exp(others[i-1].score - lse))}
 		}
 	}
 	return post
+}
+
+// setScore sets request q's score in scores to v (a map's assignment).
+func setScore(scores []altScore, q int32, v float64) []altScore {
+	for i := range scores {
+		if scores[i].p == q {
+			scores[i].score = v
+			return scores
+		}
+	}
+	return append(scores, altScore{q, v})
+}
+
+// hasScore reports whether scores holds request q.
+func hasScore(scores []altScore, q int32) bool {
+	for i := range scores {
+		if scores[i].p == q {
+			return true
+		}
+	}
+	return false
 }

@@ -68,9 +68,15 @@ func (r *run) isolatedModel(n int32) (*nodeModel, int) {
 		pc := &r.calls[s.p]
 		r.observeRequestAs(m, s.p, s.kids, func(int32) float64 { return 1 }, isoWeight(rate, pc.rep-pc.arr), nil)
 	}
+	// each replica's rate once, not once per request borrowed from it
+	rates := map[int32]float64{}
 	for _, b := range borrowed {
 		pc := &r.calls[b.p]
-		rate := r.arrivalRate(pc.callee)
+		rate, ok := rates[pc.callee]
+		if !ok {
+			rate = r.arrivalRate(pc.callee)
+			rates[pc.callee] = rate
+		}
 		r.observeRequestAs(m, b.p, b.kids, func(int32) float64 { return 1 }, isoWeight(rate, pc.rep-pc.arr), b.kindAt)
 	}
 	return m, len(own) + len(borrowed)

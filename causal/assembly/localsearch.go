@@ -35,8 +35,10 @@ type local struct {
 	// it can hold
 	order []int32
 	inv   [][]int
-	span  int64
-	memo  replayMemo
+	// orderAt[childPos[c]] is call c's position in order
+	orderAt []int32
+	span    int64
+	memo    replayMemo
 	// buffers of the sweeps (with, without), affected and try: the
 	// lists a move is tried with are copied only when it is made
 	bufA, bufB, tmp []int32
@@ -110,6 +112,10 @@ func newLocal(r *run, n int32, m *nodeModel, x *crossFit) *local {
 	}
 	ls.order = slices.Clone(r.childrenOf[n])
 	slices.SortFunc(ls.order, func(a, b int32) int { return ls.cmpSend(a, b) })
+	ls.orderAt = make([]int32, len(ls.order))
+	for i, c := range ls.order {
+		ls.orderAt[r.childPos[c]] = int32(i)
+	}
 	ls.inv = ls.invert(np)
 	ls.span = r.openSpan(n)
 	return ls
@@ -502,8 +508,7 @@ func (ls *local) affected(ps, moved []int32, kb uint64, lo int64) ([]int, bool) 
 		}
 	}
 	for _, c := range moved {
-		i, _ := slices.BinarySearchFunc(ls.order, c, func(x, y int32) int { return ls.cmpSend(x, y) })
-		if !add(i) {
+		if !add(int(ls.orderAt[r.childPos[c]])) {
 			return nil, false
 		}
 	}

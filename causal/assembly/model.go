@@ -45,6 +45,29 @@ func gapBin(g int64) int {
 	return b
 }
 
+// gapBinUp returns gapBin(g) given b, the bin of a delay no longer than
+// g: the deconvolution bins the delays from one event to each of many
+// others in increasing order, where the bin moves up a step or none at
+// a time and is found without gapBin's estimate of the logarithm. It
+// is gapBin's answer whatever b is (a b above g's bin is detected).
+func gapBinUp(b int, g int64) int {
+	if g <= 0 {
+		return 0
+	}
+	x := float64(g)
+	if x < gapLow[2] {
+		return 1
+	}
+	b = max(b, 2)
+	if b >= nGapBins || gapLow[b] > x {
+		return gapBin(g)
+	}
+	for b+1 < nGapBins && gapLow[b+1] <= x {
+		b++
+	}
+	return b
+}
+
 const log2Steps = 1024
 
 // log10Of2 is log10(2), computed once: the compiler does not fold

@@ -39,6 +39,44 @@ func TestGapBin(t *testing.T) {
 	}
 }
 
+// TestGapBinUp: from any earlier delay's bin (or a wrong one, above or
+// below), gapBinUp gives gapBin's bin, on increasing delays as the
+// deconvolution meets them and on a few that go back.
+func TestGapBinUp(t *testing.T) {
+	cases := []struct {
+		name   string
+		delays []int64
+	}{
+		{"increasing", func() []int64 {
+			var ds []int64
+			for g := int64(-3); g < 2e11; g = g*21/20 + 7 {
+				ds = append(ds, g)
+			}
+			return append(ds, math.MaxInt64)
+		}()},
+		{"repeated", []int64{0, 0, 1, 1, 999, 1000, 1000, 1059, 1060, 1060, 5e7, 5e7}},
+		{"decreasing", []int64{1e9, 5e7, 1e6, 1060, 1000, 999, 1, 0, -1}},
+		{"zigzag", []int64{5, 2e6, 1e3, 3e9, 4e4, 4e4 + 1, 7, 1e12}},
+	}
+	for _, tc := range cases {
+		b := 0
+		for _, g := range tc.delays {
+			got, want := gapBinUp(b, g), gapBin(g)
+			if got != want {
+				t.Fatalf("%s: gapBinUp(%d, %d) = %d, gapBin %d", tc.name, b, g, got, want)
+			}
+			b = got
+		}
+		for _, g := range tc.delays {
+			for _, from := range []int{0, 1, 2, nGapBins / 2, nGapBins - 1} {
+				if got, want := gapBinUp(from, g), gapBin(g); got != want {
+					t.Fatalf("%s: gapBinUp(%d, %d) = %d, gapBin %d", tc.name, from, g, got, want)
+				}
+			}
+		}
+	}
+}
+
 // TestLogAdd: the table gives log(e^a + e^b) within 0.005.
 func TestLogAdd(t *testing.T) {
 	for _, c := range [][2]float64{{0, 0}, {-3, -3.5}, {-100, -1}, {5, -40}, {-7.25, -7.2501}, {math.Inf(-1), -2}, {-2, math.Inf(-1)}} {

@@ -64,7 +64,7 @@ type nodeModel struct {
 	gaps    [2]map[gKey]*hist // by anchor
 	anchorW map[gKey]float64  // weight of anchorLast by context
 	samples []gapSample
-	ov      map[int32]*[2]float64
+	ov      map[int32]*overlap
 	bg      map[int32]float64
 	bgCall  map[int32]float64 // a call's background score, where its kind has a rhythm (periodic.go)
 	nKinds  int               // distinct child kinds at the node, for the uniform prior
@@ -89,7 +89,7 @@ func newNodeModel(nKinds int, span float64) *nodeModel {
 	return &nodeModel{
 		trans:    make(map[tKey]*dist),
 		gaps:     [2]map[gKey]*hist{make(map[gKey]*hist), make(map[gKey]*hist)},
-		ov:       make(map[int32]*[2]float64),
+		ov:       make(map[int32]*overlap),
 		bg:       make(map[int32]float64),
 		nKinds:   nKinds,
 		logSpan:  math.Log(math.Max(span, 1e9)),
@@ -175,9 +175,10 @@ func (m *nodeModel) observe(c ctxKey, next int32, gl, ga int64, w, wt float64) {
 // does, without its call graph.
 func (m *nodeModel) observeGaps(c ctxKey, next int32, gl, ga int64, w float64) {
 	keys := c.gapKeys(next)
-	m.addGap(anchorLast, keys[:], gapBin(gl), w)
-	m.addGap(anchorArrival, keys[:], gapBin(ga), w)
-	m.samples = append(m.samples, gapSample{keys[0], gapBin(gl), gapBin(ga), w})
+	bl, ba := gapBin(gl), gapBin(ga)
+	m.addGap(anchorLast, keys[:], bl, w)
+	m.addGap(anchorArrival, keys[:], ba, w)
+	m.samples = append(m.samples, gapSample{keys[0], bl, ba, w})
 }
 
 func (m *nodeModel) addGap(anchor int, keys []gKey, b int, w float64) {
@@ -400,24 +401,44 @@ type scorerEntry struct {
 func (m *nodeModel) logOverlap(pk int32, busy bool) float64 {
 	o := m.ov[pk]
 	if o == nil {
-		return math.Log(0.5)
+		return logHalf
+	}
+	if !o.ok {
+		// the logarithms once per change of the counts, not at every
+		// link the search scores
+		o.lg[0] = math.Log((o.n[0] + 0.5) / (o.n[1] + 1))
+		o.lg[1] = math.Log((o.n[1] - o.n[0] + 0.5) / (o.n[1] + 1))
+		o.ok = true
 	}
 	if busy {
-		return math.Log((o[0] + 0.5) / (o[1] + 1))
+		return o.lg[0]
 	}
-	return math.Log((o[1] - o[0] + 0.5) / (o[1] + 1))
+	return o.lg[1]
+}
+
+// logHalf is log(0.5), computed once.
+var logHalf = math.Log(0.5)
+
+// overlap counts a request kind's calls sent while another of its calls
+// was outstanding (n[0]) and all its calls (n[1]), with logOverlap's
+// logarithms of them while ok (addOverlap clears it).
+type overlap struct {
+	n  [2]float64
+	lg [2]float64
+	ok bool
 }
 
 func (m *nodeModel) addOverlap(pk int32, busy bool, w float64) {
 	o := m.ov[pk]
 	if o == nil {
-		o = new([2]float64)
+		o = new(overlap)
 		m.ov[pk] = o
 	}
 	if busy {
-		o[0] += w
+		o.n[0] += w
 	}
-	o[1] += w
+	o.n[1] += w
+	o.ok = false
 }
 
 // logBackground is the log rate (per nanosecond) of calls of kind ck that

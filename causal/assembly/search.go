@@ -70,10 +70,16 @@ type slot struct {
 	prev    int32  // kind of lastKid, noKind for none
 	kinds   uint64 // the kinds of call it made (bit kind%64)
 	last    int64
-	pos     uint8
-	out     uint8
-	ret     uint8
+	// hs caches hash() in the search's hypotheses (set where the search
+	// changes a slot: rehash); elsewhere it is not kept
+	hs  uint64
+	pos uint8
+	out uint8
+	ret uint8
 }
+
+// rehash sets the slot's cached hash.
+func (sl *slot) rehash() { sl.hs = sl.hash() }
 
 // backFrom records that the slot's call c (cc) came back: one call fewer
 // out, the reply's time and size class the state's latest.
@@ -233,10 +239,48 @@ type search struct {
 	scores []float64
 	fifo   []int8
 	elig   []int32
-	free   []*hyp
-	decs   []decision
+	// feas and ord are slotOrder's
+	feas []bool
+	ord  []int32
+	free []*hyp
+	decs []decision
 	// stepBuf is replay's buffer
 	stepBuf []step
+	// scCache holds scorers looked up (scorer)
+	scCache *[scCacheSize]scCacheEntry
+}
+
+// scCacheSize is the number of entries of a search's scorer cache.
+const scCacheSize = 256
+
+// scCacheEntry is a scorer looked up: model m's for context cx and kind
+// next (key k, packKey's).
+type scCacheEntry struct {
+	m    *nodeModel
+	k    uint64
+	cx   ctxKey
+	next int32
+	sc   *scorer
+}
+
+// scorer returns s.m's scorer of next in context cx: the model's map
+// costs a look-up at every link scored, where a few contexts recur, so
+// a direct-mapped cache in front of it answers most. The models do not
+// change while a search, chain matching or local search uses them (they
+// are fitted between passes), and each entry is checked against the
+// model and the whole key, so the cache answers what the map would.
+func (s *search) scorer(cx ctxKey, next int32) *scorer {
+	if s.scCache == nil {
+		s.scCache = new([scCacheSize]scCacheEntry)
+	}
+	k := packKey(cx, next)
+	e := &s.scCache[(k*0x9e3779b97f4a7c15)>>56]
+	if e.m == s.m && e.k == k && e.cx == cx && e.next == next {
+		return e.sc
+	}
+	sc := s.m.scorer(cx, next)
+	*e = scCacheEntry{m: s.m, k: k, cx: cx, next: next, sc: sc}
+	return sc
 }
 
 func newSearch(r *run, node int32, m *nodeModel) *search {
@@ -285,7 +329,8 @@ func (s *search) arrive(p int32, t int64) {
 	if c := &s.r.calls[p]; c.arr != noTime {
 		sl.last = c.arr
 	}
-	hs := sl.hash()
+	sl.rehash()
+	hs := sl.hs
 	for _, h := range s.hyps {
 		h.slots = append(h.slots, sl)
 		h.hash ^= hs
@@ -302,7 +347,7 @@ func (s *search) linkScore(c int32, sl *slot) float64 {
 	r := s.r
 	cc := &r.calls[c]
 	cx := s.ctx(sl)
-	scr := s.m.scorer(cx, cc.kind)
+	scr := s.scorer(cx, cc.kind)
 	last, arr := r.queued(sl.p, cc.send, sl.last, r.arrOf(sl.p))
 	sc := scr.logT + r.callGap(scr, c, last, arr) + s.m.logOverlap(cx.pk, sl.out > 0)
 	sc += s.m.logRepeat(sl.kinds, kindBit(cc.kind))
@@ -324,7 +369,7 @@ func (s *search) endScore(sl *slot) float64 {
 		return 0
 	}
 	cx := s.ctx(sl)
-	scr := s.m.scorer(cx, endKind)
+	scr := s.scorer(cx, endKind)
 	last, arr := r.queued(sl.p, pc.rep, sl.last, r.arrOf(sl.p))
 	sc := scr.logT + scr.gap(pc.rep-last, pc.rep-arr)
 	if sl.lastRet >= 0 {
@@ -347,18 +392,25 @@ func (s *search) send(c int32) {
 	bg := s.m.logBackgroundOf(c, cc.kind)
 	s.memo.reset()
 	kb := kindBit(cc.kind)
+	shared := s.slotOrder(c)
 	for hi, h := range s.hyps {
 		if forced < 0 {
 			s.cands = append(s.cands, cand{h: int32(hi), slot: -1, score: h.score + bg})
 		}
-		s.fifoBins(h, c, kb)
+		if shared {
+			s.fifoRanks(h, kb)
+		} else {
+			s.fifoBins(h, c, kb)
+		}
 		for i := range h.slots {
 			sl := &h.slots[i]
-			if forced >= 0 && sl.p != forced || !s.feasible(c, sl.p) {
+			if forced >= 0 && sl.p != forced {
 				continue
 			}
-			sh := sl.hash()
-			key := sh ^ uint64(s.fifo[i]+2)*0x9e3779b97f4a7c15
+			if shared && !s.feas[i] || !shared && !s.feasible(c, sl.p) {
+				continue
+			}
+			key := sl.hs ^ uint64(s.fifo[i]+2)*0x9e3779b97f4a7c15
 			lb, ok := s.memo.get(key)
 			ls := math.Float64frombits(lb)
 			if !ok {
@@ -437,6 +489,69 @@ func (s *search) fifoBins(h *hyp, c int32, kb uint64) {
 	}
 }
 
+// slotOrder prepares, for call c, what depends only on the requests
+// open and not on a hypothesis's states, when every hypothesis holds the
+// same requests in the same slots (arrive appends a request to all of
+// them, reply deletes it from all, apply copies them): feas[i], whether
+// slot i's request can hold c, and ord, the slots that can, in order of
+// their requests' arrival (fifoRanks). It reports whether that holds;
+// when not, send takes each hypothesis on its own (fifoBins).
+func (s *search) slotOrder(c int32) bool {
+	ref := s.hyps[0].slots
+	for _, h := range s.hyps[1:] {
+		if len(h.slots) != len(ref) {
+			return false
+		}
+		for i := range ref {
+			if h.slots[i].p != ref[i].p {
+				return false
+			}
+		}
+	}
+	s.feas = s.feas[:0]
+	s.ord = s.ord[:0]
+	for i := range ref {
+		ok := s.feasible(c, ref[i].p)
+		s.feas = append(s.feas, ok)
+		if ok {
+			s.ord = append(s.ord, int32(i))
+		}
+	}
+	if s.m.fifoInformative() {
+		slices.SortFunc(s.ord, func(a, b int32) int {
+			pa, pb := ref[a].p, ref[b].p
+			switch {
+			case pa == pb:
+				return 0
+			case s.r.arrivedBefore(pa, pb):
+				return -1
+			}
+			return 1
+		})
+	}
+	return true
+}
+
+// fifoRanks is fifoBins for hypothesis h from slotOrder's order: the
+// eligible slots are those of ord that made no call of kind bit kb, in
+// the same order.
+func (s *search) fifoRanks(h *hyp, kb uint64) {
+	s.fifo = s.fifo[:0]
+	for range h.slots {
+		s.fifo = append(s.fifo, -1)
+	}
+	if !s.m.fifoInformative() {
+		return
+	}
+	rank := 0
+	for _, i := range s.ord {
+		if h.slots[i].kinds&kb == 0 {
+			s.fifo[i] = int8(min(rank, fifoBins-1))
+			rank++
+		}
+	}
+}
+
 // extend returns slot sl after it sent call c.
 func (s *search) extend(sl *slot, c int32) slot {
 	cc := &s.r.calls[c]
@@ -463,6 +578,7 @@ func (s *search) apply(cd *cand, c int32) *hyp {
 		sl := &nh.slots[cd.slot]
 		p = sl.p
 		*sl = s.extend(sl, c)
+		sl.rehash()
 		if cc := &s.r.calls[c]; cc.retMsg >= 0 && cc.flags&flagOneWay == 0 {
 			nh.owns = append(nh.owns, own{c, p})
 		}
@@ -620,15 +736,7 @@ func (s *search) select_(c int32, mk func(*cand) *hyp) {
 			th := s.kth(cands, 2*s.beam)
 			head = partition(cands, th)
 		}
-		slices.SortFunc(head, func(a, b cand) int {
-			if c := cmp.Compare(b.score, a.score); c != 0 {
-				return c
-			}
-			if c := cmp.Compare(a.h, b.h); c != 0 {
-				return c
-			}
-			return cmp.Compare(a.slot, b.slot)
-		})
+		slices.SortFunc(head, cmpCand)
 		for i := range head {
 			cd := &head[i]
 			cd.hash = s.candHash(cd, c)
@@ -660,6 +768,30 @@ func (s *search) select_(c int32, mk func(*cand) *hyp) {
 	}
 }
 
+// cmpCand orders candidates best first, then by hypothesis and slot (a
+// total order: the sorted order does not depend on the algorithm). It
+// is cmp.Compare's order, which puts NaN last, with the comparisons of
+// ordinary scores first.
+func cmpCand(a, b cand) int {
+	switch {
+	case a.score > b.score:
+		return -1
+	case a.score < b.score:
+		return 1
+	case a.score != b.score: // a NaN
+		if c := cmp.Compare(b.score, a.score); c != 0 {
+			return c
+		}
+	}
+	switch {
+	case a.h != b.h:
+		return int(a.h - b.h)
+	case a.slot != b.slot:
+		return int(a.slot - b.slot)
+	}
+	return 0
+}
+
 // candHash returns the hash of the state candidate cd (for call c) leads
 // to.
 func (s *search) candHash(cd *cand, c int32) uint64 {
@@ -669,7 +801,7 @@ func (s *search) candHash(cd *cand, c int32) uint64 {
 	}
 	sl := &h.slots[cd.slot]
 	ns := s.extend(sl, c)
-	hh := h.hash ^ sl.hash() ^ ns.hash()
+	hh := h.hash ^ sl.hs ^ ns.hash()
 	if cc := &s.r.calls[c]; cc.retMsg >= 0 && cc.flags&flagOneWay == 0 {
 		hh ^= own{c, sl.p}.hash()
 	}
@@ -776,9 +908,10 @@ func (s *search) back(c int32) {
 		h.hash ^= o.hash()
 		i := h.slotOf(o.p)
 		sl := &h.slots[i]
-		h.hash ^= sl.hash()
+		h.hash ^= sl.hs
 		sl.backFrom(c, cc)
-		h.hash ^= sl.hash()
+		sl.rehash()
+		h.hash ^= sl.hs
 	}
 }
 
@@ -787,6 +920,9 @@ func (s *search) reply(p int32) {
 	strict := pc.retMsg >= 0 && pc.flags&flagOneWay == 0
 	s.next = s.next[:0]
 	var relaxed []*hyp
+	// the hypotheses mostly hold the request in one state or a few: its
+	// end is scored once per state
+	s.memo.reset()
 	for _, h := range s.hyps {
 		i := h.slotOf(p)
 		if i < 0 {
@@ -794,9 +930,16 @@ func (s *search) reply(p int32) {
 			continue
 		}
 		sl := h.slots[i]
-		h.hash ^= sl.hash()
+		sh := sl.hs
+		h.hash ^= sh
 		h.slots = slices.Delete(h.slots, i, i+1)
-		h.score += s.endScore(&sl)
+		eb, ok := s.memo.get(sh)
+		es := math.Float64frombits(eb)
+		if !ok {
+			es = s.endScore(&sl)
+			s.memo.put(sh, math.Float64bits(es))
+		}
+		h.score += es
 		if sl.out > 0 {
 			// calls still in flight when the request closed (its reply
 			// not seen, and taken to leave when its span ends) are
