@@ -41,6 +41,9 @@ type dcEvent struct {
 	trig bool
 	tk   trigKind
 	next int32
+	// freed, for a call sent, is when its connection was freed just
+	// before it (handoffs), else noTime
+	freed int64
 }
 
 // dcKey is a pair of a trigger kind and a kind of message sent.
@@ -83,7 +86,7 @@ func (r *run) deconvolve(n int32, m *nodeModel) {
 // within deconvLag with the floor of unrelated pairs subtracted bin by
 // bin (dcHistograms), what is left above it kept.
 func (r *run) dcFloor(evs []dcEvent) (map[dcKey]*hist, map[trigKind]float64) {
-	sig, floor, ntrig := r.dcHistograms(evs)
+	sig, floor, ntrig, hand := r.dcHistograms(evs)
 	for k, h := range sig {
 		f := floor[k]
 		var clean hist
@@ -98,6 +101,7 @@ func (r *run) dcFloor(evs []dcEvent) (map[dcKey]*hist, map[trigKind]float64) {
 		}
 		sig[k] = &clean
 	}
+	hand.addBack(sig, ntrig)
 	return sig, ntrig
 }
 
@@ -131,13 +135,13 @@ func (r *run) dcTimeline(n int32) []dcEvent {
 			evs = append(evs, dcEvent{t: t, trig: true, tk: trigKind{arrival: true, pk: c.kind}})
 		}
 		if c.retMsg >= 0 && c.flags&flagOneWay == 0 {
-			evs = append(evs, dcEvent{t: c.rep, next: endKind})
+			evs = append(evs, dcEvent{t: c.rep, next: endKind, freed: noTime})
 		}
 	}
 	for _, k := range r.childrenOf[n] {
 		c := &r.calls[k]
 		if c.callMsg >= 0 {
-			evs = append(evs, dcEvent{t: c.send, next: c.kind})
+			evs = append(evs, dcEvent{t: c.send, next: c.kind, freed: r.freedAt(k)})
 		}
 		if c.callMsg >= 0 && c.retMsg >= 0 && c.flags&flagOneWay == 0 {
 			evs = append(evs, dcEvent{t: c.back, trig: true, tk: trigKind{ck: c.kind, ret: c.retClass}})
@@ -155,8 +159,9 @@ func (r *run) dcTimeline(n int32) []dcEvent {
 // there were. Each trigger kind's histograms are also held in a row
 // indexed by the kind of message (dcRow), so that the pairs, hundreds per
 // trigger on a busy node, are counted without a map lookup each.
-func (r *run) dcHistograms(evs []dcEvent) (map[dcKey]*hist, map[dcKey]*[nGapBins]float64, map[trigKind]float64) {
+func (r *run) dcHistograms(evs []dcEvent) (map[dcKey]*hist, map[dcKey]*[nGapBins]float64, map[trigKind]float64, handed) {
 	sig := map[dcKey]*hist{}
+	hand := handed{}
 	floor := map[dcKey]*[nGapBins]float64{}
 	ntrig := map[trigKind]float64{}
 	var starts []int
@@ -168,6 +173,7 @@ func (r *run) dcHistograms(evs []dcEvent) (map[dcKey]*hist, map[dcKey]*[nGapBins
 		}
 	}
 	rows := map[trigKind]*dcRow{}
+	end, rates := dcRates(evs, nk)
 	far := make([]float64, nk)
 	var farKinds []int32
 	si := 0
@@ -205,22 +211,15 @@ func (r *run) dcHistograms(evs []dcEvent) (map[dcKey]*hist, map[dcKey]*[nGapBins
 				row.sig[x] = h
 				sig[dcKey{e.tk, s.next}] = h
 			}
+			if handedBy(e, s) {
+				hand.add(dcKey{e.tk, s.next}, gapBin(d))
+				continue
+			}
 			h.add(gapBin(d), 1)
 		}
-		for _, next := range farKinds {
-			x := next - endKind
-			f := row.floor[x]
-			if f == nil {
-				f = new([nGapBins]float64)
-				row.floor[x] = f
-				floor[dcKey{e.tk, next}] = f
-			}
-			r.addFloor(f, far[x]/deconvLag)
-			far[x] = 0
-		}
-		farKinds = farKinds[:0]
+		r.trigFloor(row, floor, e, end, far, &farKinds, rates)
 	}
-	return sig, floor, ntrig
+	return sig, floor, ntrig, hand
 }
 
 // dcRow is one trigger kind's histograms (dcHistograms), by the kind of
@@ -228,15 +227,6 @@ func (r *run) dcHistograms(evs []dcEvent) (map[dcKey]*hist, map[dcKey]*[nGapBins
 type dcRow struct {
 	sig   []*hist
 	floor []*[nGapBins]float64
-}
-
-// addFloor adds to floor f what unrelated messages arriving at rate (per
-// ns) put in each bin.
-func (r *run) addFloor(f *[nGapBins]float64, rate float64) {
-	for b := 1; b < nGapBins && gapLow[b] <= deconvLag; b++ {
-		f[b] += rate * gapWidth[b]
-	}
-	f[0] += rate * float64(r.tol)
 }
 
 // seedModel records a deconvolved histogram of delays before next in
