@@ -101,10 +101,48 @@ func (r *run) addFloorUpTo(f *[nGapBins]float64, rate, limit float64) {
 // freed is left out too: its delay after that reply is then learnt
 // from the other triggers' pairs and from the passes.
 
-// freedAt returns when call c's connection was freed just before it was
-// sent (handoffs), or noTime.
-func (r *run) freedAt(c int32) int64 {
+// poolWaitShare is the share of a node's calls of a kind that must have
+// been handed their connection for the calls of the kind to be taken to
+// wait for a saturated pool.
+const poolWaitShare = 0.9
+
+// poolWaits returns the kinds of call of node n that wait for a
+// saturated pool: at least poolWaitShare of their calls were handed a
+// connection just freed. Where a kind's calls are handed their
+// connections now and then (half of the testbed's backends' queries at
+// 64 in flight: a request's next query on the connection its last one
+// freed, as often as another's), the pair says as much about the
+// request as about the pool, and the deconvolution keeps it (leaving it
+// out there cost 1.5 points of requests on a testbed run); where nearly
+// every call waited (992 of the eventloop gateway's 1,000 calls to its
+// API), the freeing reply and the call are the pool's pair.
+func (r *run) poolWaits(n int32) map[int32]bool {
 	if r.freed == nil {
+		return nil
+	}
+	count := map[int32][2]int{}
+	for _, c := range r.childrenOf[n] {
+		v := count[r.calls[c].kind]
+		v[1]++
+		if r.freed[c] != noTime {
+			v[0]++
+		}
+		count[r.calls[c].kind] = v
+	}
+	waits := map[int32]bool{}
+	for k, v := range count {
+		if float64(v[0]) >= poolWaitShare*float64(v[1]) {
+			waits[k] = true
+		}
+	}
+	return waits
+}
+
+// freedIf returns when call c's connection was freed just before it was
+// sent (handoffs), where its kind waits for a saturated pool (waits),
+// else noTime.
+func (r *run) freedIf(c int32, waits map[int32]bool) int64 {
+	if !waits[r.calls[c].kind] {
 		return noTime
 	}
 	return r.freed[c]
@@ -135,21 +173,19 @@ func (hd handed) add(k dcKey, b int) {
 // addBack adds the handed calls to sig, the pairs above the floor, as
 // far as the replies' conservation allows: each reply to a request's
 // call is followed by one next message of that request, so where the
-// other pairs of a kind of reply already account for its replies, its
-// handed calls were other requests' (weight 0), and where they leave
-// some unexplained, up to that many handed calls may be the requests'
-// own next calls (weighed so that the reply kind's pairs add up to its
-// replies, at most 1).
-func (hd handed) addBack(sig map[dcKey]*hist, ntrig map[trigKind]float64) {
-	other, own := map[trigKind]float64{}, map[trigKind]float64{}
-	for k, h := range sig {
-		other[k.tk] += h.n
-	}
+// other pairs of a kind of reply (net: the pairs above the floor, before
+// clipping, whose upward noise would count) already account for its
+// replies, its handed calls were other requests' (weight 0), and where
+// they leave some unexplained, up to that many handed calls may be the
+// requests' own next calls (weighed so that the reply kind's pairs add
+// up to its replies, at most 1).
+func (hd handed) addBack(sig map[dcKey]*hist, net, ntrig map[trigKind]float64) {
+	own := map[trigKind]float64{}
 	for k, h := range hd {
 		own[k.tk] += h.n
 	}
 	for k, h := range hd {
-		w := min(1, max(0, ntrig[k.tk]-other[k.tk])/own[k.tk])
+		w := min(1, max(0, ntrig[k.tk]-net[k.tk])/own[k.tk])
 		if w <= 0 {
 			continue
 		}

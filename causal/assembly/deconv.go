@@ -87,6 +87,7 @@ func (r *run) deconvolve(n int32, m *nodeModel) {
 // bin (dcHistograms), what is left above it kept.
 func (r *run) dcFloor(evs []dcEvent) (map[dcKey]*hist, map[trigKind]float64) {
 	sig, floor, ntrig, hand := r.dcHistograms(evs)
+	net := make(map[trigKind]float64, len(ntrig))
 	for k, h := range sig {
 		f := floor[k]
 		var clean hist
@@ -95,13 +96,14 @@ func (r *run) dcFloor(evs []dcEvent) (map[dcKey]*hist, map[trigKind]float64) {
 			if f != nil {
 				v -= f[b]
 			}
+			net[k.tk] += v
 			if v > 0 {
 				clean.add(b, v)
 			}
 		}
 		sig[k] = &clean
 	}
-	hand.addBack(sig, ntrig)
+	hand.addBack(sig, net, ntrig)
 	return sig, ntrig
 }
 
@@ -138,10 +140,11 @@ func (r *run) dcTimeline(n int32) []dcEvent {
 			evs = append(evs, dcEvent{t: c.rep, next: endKind, freed: noTime})
 		}
 	}
+	waits := r.poolWaits(n)
 	for _, k := range r.childrenOf[n] {
 		c := &r.calls[k]
 		if c.callMsg >= 0 {
-			evs = append(evs, dcEvent{t: c.send, next: c.kind, freed: r.freedAt(k)})
+			evs = append(evs, dcEvent{t: c.send, next: c.kind, freed: r.freedIf(k, waits)})
 		}
 		if c.callMsg >= 0 && c.retMsg >= 0 && c.flags&flagOneWay == 0 {
 			evs = append(evs, dcEvent{t: c.back, trig: true, tk: trigKind{ck: c.kind, ret: c.retClass}})
