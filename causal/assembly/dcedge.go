@@ -1,105 +1,21 @@
 package assembly
 
-import "math"
-
-// The floor of unrelated pairs near the end of the capture (issue 11).
-// dcHistograms measures the floor after a trigger from the messages sent
-// between deconvLag and 2·deconvLag after it. A trigger less than
-// 2·deconvLag before the capture's end has no such window, or part of
-// one, and so counted no floor, or too little, while its near window
-// still held its pairs: on a generated trace of 0.4 s (a thousand
-// requests at 64 in flight) an eighth of the triggers did, and the
-// unrelated pairs left over above the floor were fourteen times the
-// true ones at the eventloop gateway (1.7 times once corrected). Each
-// trigger's floor is read from the part of its far window the capture
-// covers, or, where it covers less than a quarter of it, from the
-// node's mean rate of each kind of message; and it is laid over the
-// part of the near window the capture covers only.
-
-// dcRates returns the time of the last event of the node's timeline and
-// its mean rate (per ns) of each kind of message sent (indexed from
-// endKind), over the timeline's span.
-func dcRates(evs []dcEvent, nk int32) (end int64, rates []float64) {
-	rates = make([]float64, nk)
-	if len(evs) == 0 {
-		return 0, rates
-	}
-	start := evs[0].t
-	end = evs[len(evs)-1].t
-	for i := range evs {
-		if !evs[i].trig {
-			rates[evs[i].next-endKind]++
-		}
-	}
-	span := float64(max(end-start, 1))
-	for i := range rates {
-		rates[i] /= span
-	}
-	return end, rates
-}
-
-// trigFloor adds, for trigger e, the floor of unrelated pairs of every
-// kind of message to its row (creating the row's floors as needed), from
-// far: the messages of each kind counted in its far window (reset here).
-// farKinds lists the kinds counted; kinds the far window did not see
-// still get a floor where it was cut short by the end of the capture.
-func (r *run) trigFloor(row *dcRow, floor map[dcKey]*[nGapBins]float64, e *dcEvent, end int64, far []float64, farKinds *[]int32, rates []float64) {
-	covered := min(float64(deconvLag), float64(end-e.t-deconvLag))
-	near := min(float64(deconvLag), float64(end-e.t))
-	short := covered < deconvLag/4
-	add := func(x int32, rate float64) {
-		f := row.floor[x]
-		if f == nil {
-			f = new([nGapBins]float64)
-			row.floor[x] = f
-			floor[dcKey{e.tk, x + endKind}] = f
-		}
-		r.addFloorUpTo(f, rate, near)
-	}
-	if short {
-		for x, rate := range rates {
-			if rate > 0 {
-				add(int32(x), rate)
-			}
-		}
-	} else {
-		for _, next := range *farKinds {
-			x := next - endKind
-			add(x, far[x]/covered)
-		}
-	}
-	for _, next := range *farKinds {
-		far[next-endKind] = 0
-	}
-	*farKinds = (*farKinds)[:0]
-}
-
-// addFloorUpTo adds to floor f what unrelated messages arriving at rate
-// (per ns) put in each bin, over the delays up to limit (ns).
-func (r *run) addFloorUpTo(f *[nGapBins]float64, rate, limit float64) {
-	for b := 1; b < nGapBins && gapLow[b] <= limit; b++ {
-		w := math.Min(gapWidth[b], limit-gapLow[b])
-		f[b] += rate * w
-	}
-	f[0] += rate * float64(r.tol)
-}
-
-// Handoffs in the deconvolution. A call handed a pooled connection
-// (handoff.go) leaves when the previous user's reply frees it: right
-// after that reply, whichever request it serves. Counted as a reply
-// followed by a call, such pairs made a sharp bump that the first model
-// read as a request's next call after the reply: at a gateway calling
-// its API once per request over a pool of 16 at 64 in flight, that most
-// requests that got a reply call again (0.64), and the first pass gave
-// a few requests up to 32 calls each (a request that waited long for a
-// connection encloses that many) and 972 of the 1,000 none; every later
-// pass learnt "no call" from that (TestFirstModelHandoffs). The search
-// reads a handed call's timing from the freeing already; the
-// deconvolution leaves out the pair of a handed call and the reply that
-// freed its connection (the call is still counted after every other
-// trigger). A request's own next call on the connection its last call
-// freed is left out too: its delay after that reply is then learnt
-// from the other triggers' pairs and from the passes.
+// Handoffs in the deconvolution (issue 11). A call handed a pooled
+// connection (handoff.go) leaves when the previous user's reply frees
+// it: right after that reply, whichever request it serves. Counted as a
+// reply followed by a call, such pairs made a sharp bump that the first
+// model read as a request's next call after the reply: at a gateway
+// calling its API once per request over a pool of 16 at 64 in flight,
+// that half the requests that got a reply call again, and the first
+// pass gave a few requests up to 32 calls each (a request that waited
+// long for a connection encloses that many) and 971 of the 1,000 none;
+// every later pass learnt "no call" from that (TestNoCollapse). The
+// search reads a handed call's timing from the freeing already. Where a
+// kind of call waits for a saturated pool (poolWaits), the deconvolution
+// leaves out the pair of a handed call and the reply that freed its
+// connection (the call is still counted after every other trigger) and
+// adds it back only as far as the replies' conservation allows
+// (handed.addBack).
 
 // poolWaitShare is the share of a node's calls of a kind that must have
 // been handed their connection for the calls of the kind to be taken to

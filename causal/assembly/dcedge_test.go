@@ -41,15 +41,11 @@ tracelets:
 // saturated pool (64 in flight over 16 or 32 connections), where the
 // reply freeing a connection is followed at once by the call of another
 // request handed it. Few requests may be left with no call, or given
-// more than two. Two mechanisms collapsed it. Counted by the
-// deconvolution as a request's next call after a reply, the handoffs
-// made the first model say that most requests that got a reply call
-// again (0.64 at pool.yaml's gateway), and the first pass gave 972 of
-// the 1,000 requests no call and a few up to 32; EM kept it (dcedge.go).
-// And a pool the node calls through looks like a queue of threads, whose
-// first model, reading arrivals at the k-server starts, collapsed the
-// eventloop gateway (875 requests with no call) and the workerpool
-// proxy (924) again (collapse.go).
+// more than two. Counted by the deconvolution as a request's next call
+// after a reply, the handoffs made the first model say that half the
+// requests that got a reply call again, and the first pass gave 971 of
+// pool.yaml's 1,000 requests no call and a few up to 32 (the eventloop
+// gateway 972, the workerpool proxy 892); EM kept it (dcedge.go).
 func TestNoCollapse(t *testing.T) {
 	if testing.Short() {
 		t.Skip("generates and assembles traces")

@@ -176,7 +176,6 @@ func (r *run) dcHistograms(evs []dcEvent) (map[dcKey]*hist, map[dcKey]*[nGapBins
 		}
 	}
 	rows := map[trigKind]*dcRow{}
-	end, rates := dcRates(evs, nk)
 	far := make([]float64, nk)
 	var farKinds []int32
 	si := 0
@@ -220,7 +219,18 @@ func (r *run) dcHistograms(evs []dcEvent) (map[dcKey]*hist, map[dcKey]*[nGapBins
 			}
 			h.add(gapBin(d), 1)
 		}
-		r.trigFloor(row, floor, e, end, far, &farKinds, rates)
+		for _, next := range farKinds {
+			x := next - endKind
+			f := row.floor[x]
+			if f == nil {
+				f = new([nGapBins]float64)
+				row.floor[x] = f
+				floor[dcKey{e.tk, next}] = f
+			}
+			r.addFloor(f, far[x]/deconvLag)
+			far[x] = 0
+		}
+		farKinds = farKinds[:0]
 	}
 	return sig, floor, ntrig, hand
 }
@@ -230,6 +240,15 @@ func (r *run) dcHistograms(evs []dcEvent) (map[dcKey]*hist, map[dcKey]*[nGapBins
 type dcRow struct {
 	sig   []*hist
 	floor []*[nGapBins]float64
+}
+
+// addFloor adds to floor f what unrelated messages arriving at rate (per
+// ns) put in each bin.
+func (r *run) addFloor(f *[nGapBins]float64, rate float64) {
+	for b := 1; b < nGapBins && gapLow[b] <= deconvLag; b++ {
+		f[b] += rate * gapWidth[b]
+	}
+	f[0] += rate * float64(r.tol)
 }
 
 // seedModel records a deconvolved histogram of delays before next in

@@ -70,9 +70,6 @@ type queueState struct {
 	k      int
 	waited int
 	tried  bool
-	// hintNoCall is how many of the node's requests made no call after
-	// the pass that hinted the queue (collapse.go)
-	hintNoCall int
 }
 
 // queued returns the anchors of an event of request p at time t whose
@@ -305,7 +302,7 @@ func (r *run) queueFit(n int32, cost float64) bool {
 	for _, p := range r.parentsOf[n] {
 		r.qbegin[p] = noTime
 	}
-	r.queue[n] = queueState{tried: r.queue[n].tried, hintNoCall: r.queue[n].hintNoCall}
+	r.queue[n] = queueState{tried: r.queue[n].tried}
 	if len(ps) < queueMinRequests {
 		return false
 	}
@@ -376,17 +373,12 @@ func (r *run) queueStep(n int32, pass int, lastNext bool, qm queueMode) queueMod
 	switch qm {
 	case queueTry:
 		if pass == 0 && r.queueFit(n, 0) {
-			r.queue[n].hintNoCall = r.noCallCount(n)
 			return queueOn
 		}
 	case queueOn:
 		cost := 0.0
 		if lastNext {
 			cost = queueWaitCost
-			if r.queueCollapsed(n) {
-				r.dropQueue(n)
-				return queueOff
-			}
 		}
 		if !r.queueFit(n, cost) {
 			return queueOff
