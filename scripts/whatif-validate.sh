@@ -21,7 +21,8 @@
 #   WARMUP=2s           toggled runs: leave out the requests of a run's first WARMUP
 #   DURATION=900s       the testbed's time limit per run
 #   LOAD_RATE=100       the load experiment's base rate (requests per second,
-#                       open loop); the changed runs double it
+#                       open loop); the changed runs double it (load-x4-toggle:
+#                       four times it, in alternate seconds)
 #   LOAD_REQUESTS=1500  requests per load run
 #   SAT_INFLIGHT=32     the saturation run's closed-loop concurrency
 #   SAT_REQUESTS=LOAD_REQUESTS  requests of the saturation run (at least 10 s of it)
@@ -33,11 +34,21 @@
 #                       for what it cannot express (load, bandwidth)
 #   PLACEMENT=1         predict with the testbed's placement: every tier on this
 #                       machine's cores (--placement, docs/whatif.md: one
-#                       shared processor-sharing server), its utilisation
-#                       busy= the tiers' CPU time in the base run's window
-#                       (OUT_DIR/NAME.cpu, sampled every second), or BUSY=
-#                       (e.g. 0.166±0.004) for runs made without the
-#                       sampling; predictions-placed.json beside predictions.json
+#                       shared processor-sharing server), its CPU from the
+#                       run's CPU profile (OUT_DIR/NAME.cpu, sampled every
+#                       second: cpu=, fitted as a line in the request rate);
+#                       a load base run's fit takes the windows of its
+#                       toggled ×2 run too (its profile with its capture's
+#                       requests counted in: whatif --annotate-cpu), so two
+#                       rates; predictions-placed.json beside predictions.json
+#   CPU_OTHER=1         the profiles' other processes on the machine (the load
+#                       generator, the captures, the forwarder: sampled in
+#                       columns of their own) count in the host's CPU; 0: the
+#                       tiers' alone
+#   BUSY=U±σ            busy= instead of the profile (e.g. 0.166±0.004, for
+#                       runs made without the sampling); BUSY=mean: busy= the
+#                       tiers' mean in the base run's window (the model
+#                       before the CPU line)
 #   QUIET_LOAD=2.5      before each run, wait (at most QUIET_WAIT=600 s) until
 #                       the 1-minute load average is below this: the machine
 #                       is shared, and other work's bursts are the runs' main noise
@@ -50,7 +61,10 @@
 # it); a toggled load from the group's base run (the run's utilisation
 # mixes both rates). The machine's 1-minute load average is sampled every
 # 5 s of each run into OUT_DIR/NAME.load, and the CPU time of the tiers'
-# processes every second into OUT_DIR/NAME.cpu.
+# processes, the load generator's, the captures' and the forwarder's every
+# second into OUT_DIR/NAME.cpu (a CPU profile, docs/formats.md; runs made
+# before 2026-11-27 09:00 wrote the tiers' alone without a header, which
+# is still read).
 # It writes OUT_DIR/validation.md (the tables) and keeps every run.
 set -euo pipefail
 
@@ -92,7 +106,7 @@ declare -A changes=(
 	[tier2]="tier2-5ms:SHIM_DELAY=2500us tier2-20ms:SHIM_DELAY=10ms tier2-1ms-toggle:SHIM_DELAY=500us,SHIM_TOGGLE=1s tier2-5ms-toggle:SHIM_DELAY=2500us,SHIM_TOGGLE=1s tier2-20ms-toggle:SHIM_DELAY=10ms,SHIM_TOGGLE=1s"
 	[client]="client-5ms:SHIM_DELAY=2500us client-10mbit:SHIM_RATE=10mbit client-10mbit-toggle:SHIM_RATE=10mbit,SHIM_TOGGLE=1s"
 	[app]="app-5ms:SHIM_DELAY=5ms,SHIM_DIR=in app-20ms:SHIM_DELAY=20ms,SHIM_DIR=in app-10mbit:SHIM_RATE=10mbit app-1ms-toggle:SHIM_DELAY=1ms,SHIM_DIR=in,SHIM_TOGGLE=1s app-5ms-toggle:SHIM_DELAY=5ms,SHIM_DIR=in,SHIM_TOGGLE=1s app-20ms-toggle:SHIM_DELAY=20ms,SHIM_DIR=in,SHIM_TOGGLE=1s app-10mbit-toggle:SHIM_RATE=10mbit,SHIM_TOGGLE=1s"
-	[load]="load-x2:RATE=$((2 * load_rate)) load-x2-toggle:RATE_HIGH=$((2 * load_rate)),RATE_TOGGLE=1s sat:RATE=0,INFLIGHT=$sat_inflight,REQUESTS=$sat_requests"
+	[load]="load-x2:RATE=$((2 * load_rate)) load-x2-toggle:RATE_HIGH=$((2 * load_rate)),RATE_TOGGLE=1s load-x4-toggle:RATE_HIGH=$((4 * load_rate)),RATE_TOGGLE=1s sat:RATE=0,INFLIGHT=$sat_inflight,REQUESTS=$sat_requests"
 )
 cat >"$out/scenarios.txt" <<'EOF'
 # The changes the validation makes, as whatif reads them (docs/whatif.md).
@@ -139,6 +153,8 @@ link app->dns bandwidth=10Mbit/s
 link app->tier2 bandwidth=10Mbit/s
 [load-x2]
 load 2
+[load-x4]
+load 4
 [sat]
 load 1
 EOF
@@ -172,23 +188,70 @@ needs_base() {
 	return 1
 }
 
+# cpu_header is the header of the CPU profiles tier_ticks writes.
+cpu_header="wirepath-cpu v1 hz=$(getconf CLK_TCK) columns=time,tiers,client,capture,shim other=client,capture,shim"
+
 # tier_ticks prints the time and the CPU time (clock ticks, user and
-# system) the testbed's tiers have used so far: its servers' processes,
-# by name (the app is the python3 running app.py).
+# system) the testbed's processes have used so far: its tiers' servers
+# (the app is the python3 running app.py), the load generator, the
+# captures and the delaying forwarder, by name; each with its children
+# that have exited (cutime, cstime: a postgres backend or an nginx worker
+# gone keeps its time in its parent's, where the sum of the living alone
+# would drop).
 tier_ticks() {
-	local p line comm f sum=0
+	local p line comm f n k
+	local -A sum=([tiers]=0 [client]=0 [capture]=0 [shim]=0)
 	for p in /proc/[0-9]*; do
 		read -r line 2>/dev/null <"$p/stat" || continue
 		comm=${line#*(} comm=${comm%%)*}
 		case $comm in
-		nginx | tbtier | redis-server | memcached | dnsmasq | postgres) ;;
-		python3) grep -qs app.py "$p/cmdline" || continue ;;
+		nginx | tbtier | redis-server | memcached | dnsmasq | postgres) k=tiers ;;
+		python3) grep -qs app.py "$p/cmdline" && k=tiers || continue ;;
+		tbload) k=client ;;
+		dumpcap | tcpdump | tbpcap) k=capture ;;
+		tbdelay) k=shim ;;
 		*) continue ;;
 		esac
 		read -ra f <<<"${line##*) }"
-		sum=$((sum + f[11] + f[12]))
+		n=$((f[11] + f[12] + f[13] + f[14]))
+		sum[$k]=$((sum[$k] + n))
 	done
-	echo "$(date +%s.%N) $sum"
+	echo "$(date +%s.%N) ${sum[tiers]} ${sum[client]} ${sum[capture]} ${sum[shim]}"
+}
+
+# cpu_profile NAME prints run NAME's CPU profile within its window (its
+# testbed.json), less its first WARMUP (the load starting), with the
+# tiers' column alone when CPU_OTHER=0; a file from before the profiles
+# had a header (the tiers' alone) gets one.
+cpu_profile() {
+	local f=$out/$1.cpu j=$out/$1/testbed.json w=2
+	[[ ! $warmup =~ ^([0-9.]+)s$ ]] || w=${BASH_REMATCH[1]}
+	awk -v a="$(jq --arg w "$w" '.window_start_ns / 1e9 + ($w | tonumber)' "$j")" -v b="$(jq '.window_end_ns / 1e9' "$j")" \
+		-v hz="$(getconf CLK_TCK)" -v other="${CPU_OTHER:-1}" '
+		NR == 1 && !/^wirepath-cpu/ { print "wirepath-cpu v1 hz=" hz " columns=time,tiers"; old = 1 }
+		NR == 1 && /^wirepath-cpu/ { if (other == 0) print "wirepath-cpu v1 hz=" hz " columns=time,tiers"; else print; next }
+		$1 >= a && $1 <= b { if (other == 0 || old) print $1, $2; else print }' "$f"
+}
+
+# cpu_files BASE prints the cpu= value for base run BASE's placement: its
+# profile, and for a load base run its toggled runs' (×2, ×4; same
+# repetition, those made) with their requests counted in; nothing
+# without a profile.
+cpu_files() {
+	local name=$1 a=$out/$1/$engine t k
+	[ -s "$out/$name.cpu" ] && [ -s "$out/$name/testbed.json" ] || return 0
+	cpu_profile "$name" >"$a/cpu.txt"
+	local files=$a/cpu.txt
+	for k in x2 x4; do
+		t=${name/-base-/-$k-toggle-}
+		[[ $name == load-base-* ]] && [ -s "$out/$t.cpu" ] && [ -s "$out/$t/truth.jsonl" ] || continue
+		analyze "$out/$t"
+		cpu_profile "$t" >"$out/$t/$engine/cpu.txt"
+		"$wp" -q whatif "$out/$t/$engine/result.json" --trace "$out/$t/$engine/trace.tsv" \
+			--annotate-cpu "$out/$t/$engine/cpu.txt" -o "$out/$t/$engine/cpu-requests.txt"
+		files+=,$out/$t/$engine/cpu-requests.txt
+	done
+	echo "$files"
 }
 
 # busy_of NAME prints the share of the machine's cores the tiers kept
@@ -201,6 +264,7 @@ busy_of() {
 	awk -v a="$(jq '.window_start_ns / 1e9' "$j")" -v b="$(jq '.window_end_ns / 1e9' "$j")" \
 		-v c="$(nproc)" -v hz="$(getconf CLK_TCK)" '
 		BEGIN { n = 0 }
+		/^(wirepath-cpu|#)/ { next }
 		$1 >= a && $1 <= b { t[n] = $1; v[n] = $2; n++ }
 		END {
 			for (i = 0; i + 5 < n; i += 5) { x = (v[i + 5] - v[i]) / hz / (t[i + 5] - t[i]) / c; s += x; s2 += x * x; k++ }
@@ -227,7 +291,10 @@ run() {
 	cut -d' ' -f1 /proc/loadavg >"$out/$name.load"
 	(while sleep 5; do cut -d' ' -f1 /proc/loadavg; done) >>"$out/$name.load" &
 	sampler=$!
-	(while sleep 1; do tier_ticks; done) >"$out/$name.cpu" &
+	(
+		echo "$cpu_header"
+		while sleep 1; do tier_ticks; done
+	) >"$out/$name.cpu" &
 	cpu=$!
 	env REQUESTS="$requests" INFLIGHT=1 TBBIN="$bin" "$@" "$here/testbed/testbed.sh" "$out/$name" >"$out/$name.log" 2>&1 || rc=$?
 	kill "$sampler" "$cpu" 2>/dev/null || true
@@ -278,12 +345,14 @@ shim_rtt() {
 # forwarder really added (shim_rtt: at 1 ms its timers added 8 % more) on
 # each of its links instead of the nominal one.
 predict() {
-	local a=$1/$engine scen=${2:-} sc=$out/scenarios.txt place=() busy
+	local a=$1/$engine scen=${2:-} sc=$out/scenarios.txt place=() busy cpu=
 	analyze "$1"
 	[ ! -s "$a/$preds_json" ] || return 0
 	if [ -n "${PLACEMENT:-}" ]; then
-		busy=${BUSY:-$(busy_of "$(basename "$1")")}
-		echo "$placed_nodes=$(nproc)${busy:+ busy=$busy} name=testbed" >"$a/placement.txt"
+		busy=${BUSY:-}
+		[ "$busy" != mean ] || busy=$(busy_of "$(basename "$1")")
+		[ -n "${BUSY:-}" ] || cpu=$(cpu_files "$(basename "$1")")
+		echo "$placed_nodes=$(nproc)${busy:+ busy=$busy}${cpu:+ cpu=$cpu} name=testbed" >"$a/placement.txt"
 		place=(--placement "$a/placement.txt")
 	fi
 	if [ -n "$scen" ] && [ -s "$1/shim.json" ]; then

@@ -217,7 +217,8 @@ func (st *state) inputUncertainty(m *Model) [][]float64 {
 
 // hostUncertainty perturbs every changed host's visits in progress by
 // their standard error (they set its utilisation, or with busy= given its
-// core share), and a given utilisation by the uncertainty given.
+// core share), a given utilisation by the uncertainty given, and a CPU
+// line's slope by its standard error.
 func (st *state) hostUncertainty(m *Model, pert func(set func(sign float64))) {
 	for _, name := range sortedKeys(st.hosts) {
 		hs := st.hosts[name]
@@ -233,6 +234,14 @@ func (st *state) hostUncertainty(m *Model, pert func(set func(sign float64))) {
 		if b0, u := hs.busy, hs.h.busyUnc; !math.IsNaN(b0) && u > 0 {
 			pert(func(s float64) {
 				hs.busy = pick(s, b0, max(b0-u, 1e-9), min(b0+u, 0.999))
+				st.queues(m)
+			})
+		}
+		// The CPU line's slope, turned about the capture's rate (its
+		// busy share there moved above).
+		if k0, u := hs.slope, hs.h.slopeUnc; hs.h.line && u > 0 {
+			pert(func(s float64) {
+				hs.slope = pick(s, k0, max(k0-u, 1e-12), k0+u)
 				st.queues(m)
 			})
 		}

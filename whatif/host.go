@@ -3,6 +3,7 @@ package whatif
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/wirepath/wirepath/causal"
 )
@@ -45,8 +46,18 @@ type Host struct {
 	// (a typo, or a node the captures did not see): left out, with a note.
 	Unseen []string `json:"unseen,omitempty"`
 	Note   string   `json:"note,omitempty"`
+	// CPU is the line fitted to its CPU profiles (cpu=), nil without.
+	CPU *CPUFit `json:"cpu,omitempty"`
 
 	busy, busyUnc float64 // NaN: not given
+	// own is the share of the cores the nodes themselves kept busy (busy
+	// less the profile's other processes; busy without a profile).
+	own float64
+	// line says the CPU line is used: slope (± slopeUnc) is the cores'
+	// share per request/s of all of the profile's processes, otherSlope
+	// that of the other processes.
+	line                        bool
+	slope, slopeUnc, otherSlope float64
 }
 
 // Place puts the model's nodes on hosts (a placement): each host's cores
@@ -64,7 +75,12 @@ func (m *Model) Place(hosts []HostSpec) error {
 		nd.Host, nd.DemandUS, nd.DelayUS = "", 0, 0
 	}
 	for _, hs := range hosts {
-		h := &Host{Name: hs.Name, Cores: hs.Cores, busy: hs.Busy, busyUnc: hs.BusyUnc}
+		h := &Host{Name: hs.Name, Cores: hs.Cores, busy: hs.Busy, busyUnc: hs.BusyUnc, own: hs.Busy}
+		if len(hs.Profiles) > 0 {
+			if err := h.useCPU(m, hs.Profiles); err != nil {
+				return fmt.Errorf("%s: host %s: %w", hs.Where, h.Name, err)
+			}
+		}
 		for _, n := range hs.Nodes {
 			nd := m.nodes[n]
 			if nd == nil {
@@ -96,11 +112,11 @@ func (m *Model) Place(hosts []HostSpec) error {
 // uncertainty.
 func (h *Host) fit() {
 	busy := h.busy
-	h.Utilisation, h.CoreShare, h.Stretch = hostFit(h.Cores, h.InProgress, busy)
+	h.Utilisation, h.CoreShare, h.Stretch = hostFit(h.Cores, h.InProgress, busy, h.own)
 	h.UtilSource = Estimated
 	h.Note = "not given (busy=): solved from the visits in progress taking all of the nodes' work as core time (sleeps, disk and locks included): an upper bound of the core time, so of the queueing a higher load adds"
-	lo, _, _ := hostFit(h.Cores, max(h.InProgress-h.InProgressUnc, 0), busy)
-	hi, _, _ := hostFit(h.Cores, h.InProgress+h.InProgressUnc, busy)
+	lo, _, _ := hostFit(h.Cores, max(h.InProgress-h.InProgressUnc, 0), busy, h.own)
+	hi, _, _ := hostFit(h.Cores, h.InProgress+h.InProgressUnc, busy, h.own)
 	h.UtilUnc = (hi - lo) / 2
 	if !math.IsNaN(busy) {
 		h.UtilSource, h.UtilUnc = Given, h.busyUnc
@@ -109,6 +125,9 @@ func (h *Host) fit() {
 			h.Note = "given, but more core time than the nodes' work holds at that utilisation: all of the work is taken as core time, the rest of the utilisation as other work that the load does not scale"
 		}
 	}
+	if h.CPU != nil {
+		h.Note = h.cpuNote() + "; " + strings.TrimPrefix(h.Note, "given; ")
+	}
 	if len(h.Missing) > 0 {
 		h.Note += fmt.Sprintf("; %d node(s) not measured, their core time left out", len(h.Missing))
 	}
@@ -116,9 +135,10 @@ func (h *Host) fit() {
 
 // hostFit returns a host's utilisation u, core share f and stretch s for
 // c cores holding n visits in progress: with busy given, u = busy and f
-// the share of the visits' time that c·u cores stretched by s account for
-// (at most 1); without, f = 1 and u solves inSystem(c, u) = n.
-func hostFit(c int, n, busy float64) (u, f, s float64) {
+// the share of the visits' time that the c·own cores the nodes kept busy,
+// stretched by s, account for (at most 1); without, f = 1 and u solves
+// inSystem(c, u) = n.
+func hostFit(c int, n, busy, own float64) (u, f, s float64) {
 	if n <= 0 {
 		return 0, 1, 1
 	}
@@ -127,7 +147,7 @@ func hostFit(c int, n, busy float64) (u, f, s float64) {
 		return u, 1, stretch(c, u)
 	}
 	u, s = busy, stretch(c, busy)
-	return u, min(inSystem(c, busy)/n, 1), s
+	return u, min(float64(c)*max(own, 0)*s/n, 1), s
 }
 
 // placeNodes sets the core time and the time off the cores per visit of
@@ -152,6 +172,7 @@ type hostState struct {
 	h          *Host
 	busy       float64
 	nbar       float64
+	slope      float64 // the CPU line's, when h.line
 	u, f, s    float64
 	newU, newS float64
 	// nodesU is the nodes' share of the cores after their speed-ups, at
@@ -165,7 +186,7 @@ type hostState struct {
 func (m *Model) newHostStates() map[string]*hostState {
 	out := map[string]*hostState{}
 	for _, h := range m.Hosts {
-		out[h.Name] = &hostState{h: h, busy: h.busy, nbar: h.InProgress}
+		out[h.Name] = &hostState{h: h, busy: h.busy, nbar: h.InProgress, slope: h.slope}
 	}
 	return out
 }
@@ -175,7 +196,7 @@ func (m *Model) newHostStates() map[string]*hostState {
 // the core time per visit, wait the time waiting for a core.
 func (st *state) hostQueues(m *Model) {
 	for _, hs := range st.hosts {
-		hs.u, hs.f, hs.s = hostFit(hs.h.Cores, hs.nbar, hs.busy)
+		hs.u, hs.f, hs.s = hostFit(hs.h.Cores, hs.nbar, hs.busy, hs.busy-(hs.h.busy-hs.h.own))
 		var now, after float64
 		changed := st.load != 1
 		for _, n := range hs.h.Nodes {
@@ -189,7 +210,10 @@ func (st *state) hostQueues(m *Model) {
 			changed = changed || ns.speed != 1
 		}
 		hs.bg, hs.nodesU = max(hs.u-now, 0), after
-		hs.newU = hs.bg + st.load*after
+		if hs.h.line {
+			hs.bg, hs.nodesU = hs.lineLoad(m.RateRPS, now, after)
+		}
+		hs.newU = hs.bg + st.load*hs.nodesU
 		hs.newS = stretch(hs.h.Cores, hs.newU)
 		hs.changed = changed
 		for _, n := range hs.h.Nodes {
@@ -198,6 +222,19 @@ func (st *state) hostQueues(m *Model) {
 			}
 		}
 	}
+}
+
+// lineLoad is the host's fixed share of the cores and its share per unit
+// of load under the CPU line (rate the capture's): the per-request part
+// of the nodes' columns is scaled by their speed-ups (after/now, the
+// nodes' core time after over before), the other processes' is not.
+func (hs *hostState) lineLoad(rate, now, after float64) (fixed, perLoad float64) {
+	r := 1.0
+	if now > 0 {
+		r = after / now
+	}
+	o := hs.h.otherSlope
+	return hs.busy - rate*hs.slope, rate * (o + (hs.slope-o)*r)
 }
 
 // hostQueue sets a node's figures from its host's.
@@ -227,5 +264,61 @@ func (hs *hostState) saturation(rate float64) (rps, unc float64) {
 		return math.Inf(1), 0
 	}
 	rps = rate * (1 - hs.bg) / hs.nodesU
+	if hs.h.line {
+		r, u := hs.h.CPU.saturation(hs.h.Cores)
+		return rps, rps * u / r
+	}
 	return rps, rps * hs.h.UtilUnc / max(hs.h.Utilisation, 1e-12)
+}
+
+// useCPU fits h's CPU line from its profiles and takes its busy share from
+// it at the capture's rate (the line's when it is identified, else the
+// profiles' mean over the capture), and the nodes' own share without the
+// profiles' other processes.
+func (h *Host) useCPU(m *Model, profiles []*CPUProfile) error {
+	fit, err := m.FitCPU(profiles)
+	if err != nil {
+		return err
+	}
+	h.CPU = fit
+	c, rate := float64(h.Cores), m.RateRPS
+	if fit.Identified {
+		b, u := fit.at(rate)
+		if b > 0 && b < c && rate > 0 {
+			h.busy, h.busyUnc, h.own = b/c, u/c, (b-fit.otherAt(rate))/c
+			h.line, h.slope, h.slopeUnc = true, fit.PerRequestMS/1e3/c, fit.PerRequestUncMS/1e3/c
+			h.otherSlope = fit.otherSlope() / c
+			return nil
+		}
+		fit.Identified = false
+		fit.Note += fmt.Sprintf("; but it gives %.3f cores at the capture's %.0f requests/s, outside 0 to %d: the profiles' mean over the capture is used", b, rate, h.Cores)
+	}
+	if !(fit.MeanBusy > 0) {
+		return fmt.Errorf("the CPU profiles (%s) have no window in the capture to take the busy share from: %s", strings.Join(fit.Files, ", "), fit.Note)
+	}
+	h.busy, h.busyUnc, h.own = min(fit.MeanBusy/c, 0.999), fit.MeanBusyUnc/c, fit.MeanOwn/c
+	return nil
+}
+
+// cpuNote says where the host's busy share came from and what its CPU
+// line is.
+func (h *Host) cpuNote() string {
+	f := h.CPU
+	s := fmt.Sprintf("CPU profile %s: %.3f ±%.3f cores + %.3f ±%.3f ms per request (%s)",
+		strings.Join(f.Files, ", "), f.Fixed, f.FixedUnc, f.PerRequestMS, f.PerRequestUncMS, f.Note)
+	if h.line {
+		s += fmt.Sprintf("; busy %.4f ±%.4f at the capture's rate, saturated where the line reaches %d cores", h.busy, h.busyUnc, h.Cores)
+	} else {
+		s += fmt.Sprintf("; estimated: busy %.4f ±%.4f", h.busy, h.busyUnc)
+	}
+	var other []string
+	for _, c := range f.Columns {
+		if c.Other {
+			other = append(other, fmt.Sprintf("%s %.3f cores + %.3f ms per request", c.Name, c.Fixed, c.PerRequestMS))
+		}
+	}
+	if len(other) > 0 {
+		s += "; includes other processes on the host: " + strings.Join(other, ", ")
+	}
+	return s
 }

@@ -3,6 +3,7 @@ package whatif
 import (
 	"errors"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -217,6 +218,10 @@ func TestParseHostSpec(t *testing.T) {
 		{"app=2 speed=3", "error: unknown key"},
 		{"", "error: empty host"},
 		{`"app=2`, "error: bad quoted name"},
+		{"app,db=2 cpu=a.cpu,b.cpu name=box", "box|app db|2|NaN"},
+		{"app=2 cpu=a.cpu,,b.cpu", "error: bad cpu"},
+		{"app=2 cpu=", "error: bad cpu"},
+		{"app=2 cpu=a.cpu busy=0.2", "error: busy= and cpu= both given"},
 	} {
 		h, err := ParseHostSpec(c.in)
 		got := ""
@@ -261,7 +266,7 @@ func TestReadPlacement(t *testing.T) {
 }
 
 func FuzzParseHostSpec(f *testing.F) {
-	for _, s := range []string{"web1,app,db=2", "app=4 busy=0.35 name=box", `"a b",c=1`, "app,,db=2", `"app=2`, "a=1 busy=35%", "=", ","} {
+	for _, s := range []string{"web1,app,db=2", "app=4 busy=0.35 name=box", `"a b",c=1`, "app,,db=2", `"app=2`, "a=1 busy=35%", "=", ",", `app=2 cpu=a.cpu,"b c.cpu"`} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -269,7 +274,7 @@ func FuzzParseHostSpec(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if h.Cores < 1 || len(h.Nodes) == 0 || h.Name == "" || !(math.IsNaN(h.Busy) || h.Busy > 0 && h.Busy < 1) {
+		if h.Cores < 1 || len(h.Nodes) == 0 || h.Name == "" || !(math.IsNaN(h.Busy) || h.Busy > 0 && h.Busy < 1) || len(h.CPUFiles) > 0 && !math.IsNaN(h.Busy) || slices.Contains(h.CPUFiles, "") {
 			t.Fatalf("%q: %+v", s, h)
 		}
 	})

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -23,6 +24,11 @@ type HostSpec struct {
 	Busy float64
 	// BusyUnc is its standard error (busy=0.2±0.01), 0 when not given.
 	BusyUnc float64
+	// CPUFiles are its CPU profiles (cpu=FILE,FILE...), instead of
+	// busy=: the host's CPU fitted as a line in the request rate
+	// (Model.FitCPU). The caller reads them into Profiles before Place.
+	CPUFiles []string
+	Profiles []*CPUProfile
 	// Where is where it was written ("FILE:LINE" or "--host-cores"),
 	// for errors.
 	Where string
@@ -31,7 +37,7 @@ type HostSpec struct {
 // ParseHostSpec parses one host as --host-cores and placement files write
 // it:
 //
-//	NODE,NODE,...=CORES [busy=FRACTION|PERCENT%[±UNC]] [name=HOST]
+//	NODE,NODE,...=CORES [busy=FRACTION|PERCENT%[±UNC] | cpu=FILE,...] [name=HOST]
 //
 // Node names are those of the signatures (Go-quoted when they hold a
 // space, a comma or "=").
@@ -54,11 +60,22 @@ func ParseHostSpec(s string) (HostSpec, error) {
 			if h.Busy, h.BusyUnc, err = parseBusy(v); err != nil {
 				return HostSpec{}, err
 			}
+		case "cpu":
+			h.CPUFiles = splitNames(v)
+			for i, n := range h.CPUFiles {
+				h.CPUFiles[i] = unquote(n)
+			}
+			if slices.Contains(h.CPUFiles, "") {
+				return HostSpec{}, fmt.Errorf("bad cpu %q: want CPU profile files, separated by commas", v)
+			}
 		case "name":
 			h.Name = unquote(v)
 		default:
-			return HostSpec{}, fmt.Errorf("unknown key %q: want busy= or name=", k)
+			return HostSpec{}, fmt.Errorf("unknown key %q: want busy=, cpu= or name=", k)
 		}
+	}
+	if len(h.CPUFiles) > 0 && !math.IsNaN(h.Busy) {
+		return HostSpec{}, errors.New("busy= and cpu= both given: the CPU profile gives the busy share, give one")
 	}
 	if h.Name == "" {
 		h.Name = strings.Join(h.Nodes, "+")

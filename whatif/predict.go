@@ -111,6 +111,10 @@ type HostInput struct {
 	DemandUS   float64 `json:"demand_us"`
 	Saturated  bool    `json:"saturated,omitempty"`
 	Note       string  `json:"note,omitempty"`
+	// CPU says where a CPU profile's busy share came from: the line
+	// fitted (a, b, the windows and their rates, other processes) or its
+	// mean, estimated.
+	CPU string `json:"cpu,omitempty"`
 }
 
 // Report is the predictions of one scenario.
@@ -273,6 +277,9 @@ func (st *state) hostInputs() []HostInput {
 		h := hs.h
 		hi := HostInput{Host: name, Cores: h.Cores, InProgress: h.InProgress, Utilisation: hs.u, UtilUnc: h.UtilUnc, UtilSource: h.UtilSource,
 			NewUtilisation: hs.newU, CoreShare: hs.f, Stretch: hs.s, NewStretch: hs.newS, DemandUS: h.DemandUS, Note: h.Note}
+		if h.CPU != nil {
+			hi.CPU = h.cpuNote()
+		}
 		if math.IsInf(hi.NewStretch, 1) {
 			hi.NewStretch, hi.Saturated = 0, true
 		}

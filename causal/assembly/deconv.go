@@ -190,7 +190,7 @@ func (r *run) dcHistograms(evs []dcEvent) (map[dcKey]*hist, map[dcKey]*[nGapBins
 			row = &dcRow{sig: make([]*hist, nk), floor: make([]*[nGapBins]float64, nk)}
 			rows[e.tk] = row
 		}
-		for si < len(starts) && evs[starts[si]].t < e.t-r.tol {
+		for si < len(starts) && evs[starts[si]].t < e.t-r.tols.model {
 			si++
 		}
 		for j := si; j < len(starts); j++ {
@@ -469,7 +469,7 @@ func (r *run) dcPairs(evs []dcEvent) *dcPairData {
 		if e.trig {
 			continue
 		}
-		for ti < len(trigT) && trigT[ti] <= e.t+r.tol {
+		for ti < len(trigT) && trigT[ti] <= e.t+r.tols.model {
 			ti++
 		}
 		x := int(e.next - endKind)

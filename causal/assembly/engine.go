@@ -55,8 +55,10 @@ type alt struct {
 
 // run is one run of the engine.
 type run struct {
-	opt   Options
-	tol   int64
+	opt Options
+	tol int64
+	// tols is every node's tolerance where it was learnt (tolerance.go)
+	tols  tolState
 	l     *loader
 	calls []call
 	kinds kinds
@@ -199,13 +201,14 @@ func newRun(opt Options, ms trace.Messages, nm *causal.Namer) *run {
 	for i := range r.alts {
 		r.alts[i].p = -1
 	}
-	r.freed = r.handoffs()
 	r.qbegin = make([]int64, n)
 	for i := range r.qbegin {
 		r.qbegin[i] = noTime
 	}
 	r.queue = make([]queueState, nn)
 	r.openSpans()
+	r.learnTolerances(statesClock(opt, ms))
+	r.freed = r.handoffs()
 	r.arrAt = r.arrivals()
 	r.idf = tokenIDF(r.l)
 	r.ev, r.retTok = r.evidence()
@@ -459,7 +462,7 @@ func (r *run) openSpans() {
 // of the requests it receives (widened by the tolerance), sends and
 // replies of the calls it makes.
 func (r *run) timeline(n int32) []event {
-	span := r.openSpan(n)
+	span, tol := r.openSpan(n), r.tolAt(n)
 	var evs []event
 	for _, p := range r.parentsOf[n] {
 		c := &r.calls[p]
@@ -470,7 +473,7 @@ func (r *run) timeline(n int32) []event {
 		if c.retMsg < 0 || c.flags&flagOneWay != 0 {
 			rep = a + span
 		}
-		evs = append(evs, event{a - r.tol, evArr, p}, event{rep + r.tol, evRep, p})
+		evs = append(evs, event{a - tol, evArr, p}, event{rep + tol, evRep, p})
 	}
 	for _, k := range r.childrenOf[n] {
 		c := &r.calls[k]

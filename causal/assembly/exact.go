@@ -18,7 +18,8 @@ func (r *run) window(p int32, span int64) (lo, hi int64) {
 	if c.retMsg < 0 || c.flags&flagOneWay != 0 {
 		hi = lo + span
 	}
-	return lo - r.tol, hi + r.tol
+	t := r.tolAt(c.callee)
+	return lo - t, hi + t
 }
 
 // sendOf is when call c left its caller (its reply's arrival when the
@@ -137,7 +138,7 @@ func (r *run) fits(c, p int32) bool {
 	if cc.retMsg < 0 || pc.retMsg < 0 || cc.flags&flagOneWay != 0 || pc.flags&flagOneWay != 0 {
 		return true
 	}
-	return cc.back <= pc.rep+r.tol
+	return cc.back <= pc.rep+r.tolAt(pc.callee)
 }
 
 // exactLinks finds the calls of node n whose request the trace says
@@ -207,7 +208,7 @@ func (r *run) servedBy(p int32, t trace.Task) bool {
 // threadExclusive returns the requests of node n whose thread served no
 // other request while they were open; requests of unknown thread are not.
 func (r *run) threadExclusive(n int32) map[int32]bool {
-	span := r.openSpan(n)
+	span, tol := r.openSpan(n), r.tolAt(n)
 	byTask := map[trace.Task][]int32{}
 	for _, p := range r.parentsOf[n] {
 		if m := r.callMessage(p); m != nil && m.Receiver.Known() {
@@ -226,11 +227,11 @@ func (r *run) threadExclusive(n int32) map[int32]bool {
 			ok := true
 			if i > 0 {
 				_, phi := r.window(ps[i-1], span)
-				ok = phi-r.tol <= lo+r.tol
+				ok = phi-tol <= lo+tol
 			}
 			if ok && i+1 < len(ps) {
 				nlo, _ := r.window(ps[i+1], span)
-				ok = hi-r.tol <= nlo+r.tol
+				ok = hi-tol <= nlo+tol
 			}
 			excl[p] = ok
 		}
@@ -370,5 +371,5 @@ func (r *run) arrival(p int32) int64 {
 		return c.arr
 	}
 	lo, _ := r.window(p, r.openSpan(c.callee))
-	return lo + r.tol
+	return lo + r.tolAt(c.callee)
 }

@@ -55,7 +55,7 @@ func (r *run) handoffs() []int64 {
 		if prev.retMsg < 0 || prev.back == noTime || prev.caller != cur.caller {
 			continue
 		}
-		if d := cur.send - prev.back; d >= -r.tol && d <= handoffMax {
+		if d := cur.send - prev.back; d >= -r.tolAt(cur.caller) && d <= handoffMax {
 			freed[cs[i].c] = prev.back
 		}
 	}

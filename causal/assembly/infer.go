@@ -94,7 +94,14 @@ func (r *run) account(res *causal.Result, agg *causal.Aggregator, tc treeCounts)
 		sc.pruned += s.pruned
 	}
 	count("search_passes", passes)
-	count("clock_error_ns", r.tol)
+	lo, hi, byFrom := r.tolCounts()
+	count("clock_error_ns", hi)
+	count("clock_error_min_ns", lo)
+	count("clock_error_nodes_stated", byFrom[tolStated])
+	count("clock_error_nodes_learnt", byFrom[tolLearnt])
+	count("clock_error_nodes_pooled", byFrom[tolPooled])
+	count("clock_error_nodes_fixed", byFrom[tolFixed])
+	count("clock_error_certain_links", r.tols.links)
 	var ch chainCounts
 	for _, c := range r.chains {
 		ch.tried += c.tried

@@ -55,6 +55,10 @@ type Options struct {
 	// offset's stated uncertainty, at least MinTolerance and at most
 	// Tolerance (statedTolerance).
 	StatedClockError bool
+	// LearnClockError, when the trace does not state every node's clock
+	// offset, learns the tolerance per node from the links the trace
+	// makes certain, at most Tolerance (tolerance.go).
+	LearnClockError bool
 	// Beam is the most hypotheses the search keeps per node; a window in
 	// which it never had to drop one is solved exactly.
 	Beam int
@@ -84,6 +88,7 @@ func DefaultOptions() Options {
 		Options:          causal.DefaultOptions(),
 		Tolerance:        100 * time.Microsecond,
 		StatedClockError: true,
+		LearnClockError:  true,
 		Beam:             16,
 		Passes:           3,
 		MaxPasses:        8,
@@ -127,6 +132,7 @@ func (o *Options) Params() map[string]any {
 	return map[string]any{
 		"clock-error":        o.Tolerance.String(),
 		"stated-clock-error": o.StatedClockError,
+		"learn-clock-error":  o.LearnClockError,
 		"beam":               o.Beam,
 		"passes":             o.Passes,
 		"max-passes":         o.MaxPasses,

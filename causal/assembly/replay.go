@@ -11,7 +11,7 @@ func (r *run) replay(s *search, p int32, ks []int32) float64 {
 	sl := slot{p: p, lastKid: -1, lastRet: -1, prev: noKind, last: pc.arr}
 	if pc.callMsg < 0 {
 		lo, _ := r.window(p, r.openSpan(pc.callee))
-		sl.last = lo + r.tol
+		sl.last = lo + r.tolAt(pc.callee)
 	}
 	steps := r.steps(s.stepBuf[:0], ks)
 	s.stepBuf = steps

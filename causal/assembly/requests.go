@@ -339,7 +339,7 @@ func (b *builder) close(f *frame, req *causal.Request) {
 	if cc.flags&flagOneWay != 0 {
 		return
 	}
-	t := cc.rep + r.tol
+	t := cc.rep + r.tolAt(cc.callee)
 	if cc.retMsg < 0 {
 		t = math.MaxInt64
 	}

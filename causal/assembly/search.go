@@ -281,7 +281,7 @@ func (s *search) run(evs []event) {
 }
 
 func (s *search) arrive(p int32, t int64) {
-	sl := slot{p: p, lastKid: -1, lastRet: -1, prev: noKind, last: t + s.r.tol}
+	sl := slot{p: p, lastKid: -1, lastRet: -1, prev: noKind, last: t + s.r.tolAt(s.r.calls[p].callee)}
 	if c := &s.r.calls[p]; c.arr != noTime {
 		sl.last = c.arr
 	}

@@ -54,6 +54,14 @@ func TestReportCommandGolden(t *testing.T) {
 		{name: "whatif-bad-host-cores", args: []string{"whatif", shopResult, "--load", "2", "--host-cores", "10.0.0.1,10.0.0.2=two"}, wantCode: 2},
 		{name: "whatif-bad-placement", args: []string{"whatif", shopResult, "--load", "2", "--placement", "testdata/whatif/bad-placement.txt"}, wantCode: 1},
 		{name: "whatif-placement-unknown-node", args: []string{"whatif", shopResult, "--load", "2", "--host-cores", "10.0.0.1,10.9.9.9=2", "--by", "type"}},
+		// A CPU profile of the capture (cpu=, beside the placement file)
+		// fitted as a line in the request rate; a bad one names its line.
+		{name: "whatif-placement-cpu", args: []string{"whatif", shopResult, "--trace", shopTrace, "--load", "2", "--placement", "testdata/whatif/placement-cpu.txt", "--by", "type"}},
+		{name: "whatif-placement-cpu-json", args: []string{"whatif", shopResult, "--trace", shopTrace, "--placement", "testdata/whatif/placement-cpu.txt", "--json"}},
+		{name: "whatif-annotate-cpu", args: []string{"whatif", shopResult, "--trace", shopTrace, "--annotate-cpu", "testdata/whatif/shop.cpu"}},
+		{name: "whatif-bad-cpu", args: []string{"whatif", shopResult, "--trace", shopTrace, "--load", "2", "--host-cores", "10.0.0.1,10.0.0.2=2 cpu=testdata/whatif/bad.cpu"}, wantCode: 1},
+		{name: "whatif-cpu-and-busy", args: []string{"whatif", shopResult, "--load", "2", "--host-cores", "10.0.0.1,10.0.0.2=2 busy=0.1 cpu=x.cpu"}, wantCode: 2},
+		{name: "whatif-cpu-without-times", args: []string{"whatif", shopResult, "--load", "2", "--placement", "testdata/whatif/placement-cpu.txt"}, wantCode: 1},
 		{name: "whatif-bad-scenario", args: []string{"whatif", shopResult, "--scenario", "testdata/whatif/nonexistent.txt"}, wantCode: 1},
 	})
 }

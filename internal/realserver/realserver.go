@@ -15,6 +15,7 @@ import (
 	"os/user"
 	"path/filepath"
 	"strconv"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -76,6 +77,10 @@ func start(t testing.TB, addr, dir, user string, argv ...string) *Server {
 	log := &bytes.Buffer{}
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.WaitDelay = 5 * time.Second
+	// The server's own process group, killed whole at the end: a master
+	// killed alone leaves its workers running (nginx's did, one per run).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	if err := cmd.Start(); err != nil {
 		cancel()
 		t.Fatalf("start %s: %v", argv[0], err)

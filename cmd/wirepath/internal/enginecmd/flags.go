@@ -251,6 +251,7 @@ type AssemblyFlags struct {
 	prefixed
 	Tolerance    time.Duration
 	Stated       bool
+	Learn        bool
 	Beam         int
 	Passes       int
 	MaxPasses    int
@@ -268,8 +269,9 @@ func (f *AssemblyFlags) Register(fs *pflag.FlagSet, prefix string) {
 	def := assembly.DefaultOptions()
 	f.prefix = prefix
 	p := prefix
-	fs.DurationVar(&f.Tolerance, p+"clock-error", def.Tolerance, "clock error allowed between two timestamps compared at one node (the most, with --stated-clock-error)")
+	fs.DurationVar(&f.Tolerance, p+"clock-error", def.Tolerance, "clock error allowed between two timestamps compared at one node (the most, with --stated-clock-error or --learn-clock-error)")
 	fs.BoolVar(&f.Stated, p+"stated-clock-error", def.StatedClockError, "take the clock error from the trace where it states every node's clock offset: the largest stated uncertainty, 1µs to --clock-error")
+	fs.BoolVar(&f.Learn, p+"learn-clock-error", def.LearnClockError, "where the trace does not state every node's clock offset, learn the clock error per node from the links the trace makes certain, at most --clock-error")
 	fs.IntVar(&f.Beam, p+"beam", def.Beam, "hypotheses kept per node by the search (a window that never needs more is solved exactly)")
 	fs.IntVar(&f.Passes, p+"passes", def.Passes, "search passes; the models are re-fitted between passes (EM)")
 	fs.IntVar(&f.MaxPasses, p+"max-passes", def.MaxPasses, "most passes of a node whose assignment has not settled after --passes (still moving more than 15 % of its calls; at most --passes: none more)")
@@ -287,6 +289,7 @@ func (f *AssemblyFlags) Apply(eo *engines.Options) {
 	o := &eo.Assembly
 	o.Tolerance = f.Tolerance
 	o.StatedClockError = f.Stated
+	o.LearnClockError = f.Learn
 	o.Beam = f.Beam
 	o.Passes = f.Passes
 	o.MaxPasses = f.MaxPasses

@@ -229,6 +229,9 @@ func writeReport(w io.Writer, opts *Options, rep *wpwhatif.Report) {
 		}
 		fmt.Fprintf(w, "host %s: %d cores, U %.3f ±%.3f (%s) → %.3f, stretch %.3f → %s, %.0f %% of the work core time, core time %s per request\n",
 			h.Host, h.Cores, h.Utilisation, h.UtilUnc, h.UtilSource, h.NewUtilisation, h.Stretch, st, 100*h.CoreShare, report.FormatUS(h.DemandUS))
+		if h.CPU != "" {
+			fmt.Fprintf(w, "  %s\n", h.CPU)
+		}
 	}
 	if opts.By != "pattern" && labelled(rep.Types) {
 		writeGroup(w, "request type", top(rep.Types, opts.Top))

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -41,6 +42,9 @@ type Options struct {
 	// HostCores and Placement put nodes on shared hosts.
 	HostCores []string
 	Placement string
+	// AnnotateCPU is a CPU profile to print with the capture's requests
+	// counted into it, instead of predicting.
+	AnnotateCPU string
 
 	// The one-link form: --link A->B --rtt ... (the first version's).
 	RTT              string
@@ -89,8 +93,11 @@ means. Changes (each repeatable; node names as in the signatures):
   --scenario FILE                 scenarios, one change per line, [NAME] starts one
 
 Where several nodes share a machine, say so: --host-cores 'web1,app,db=2'
-(repeatable; busy=0.3 gives the host's measured CPU utilisation) or
---placement FILE (one such host per line). The host's cores are then one
+(repeatable; busy=0.3 gives the host's measured CPU utilisation, or
+cpu=FILE,... CPU profiles sampled during the capture, fitted as a line in
+the request rate: busy = a + b·λ) or --placement FILE (one such host per
+line). --annotate-cpu FILE prints a CPU profile of this capture with its
+requests counted in, for the prediction of another capture. The host's cores are then one
 shared processor-sharing server for its nodes' work (M/G/c-PS), for the
 load, a node's speed and the saturation throughput; without, every node is
 its own dedicated M/G/1 server.
@@ -127,6 +134,7 @@ The first version's form --link 'A->B' --rtt 5ms --bandwidth 100Mbit/s
 	fs.Float64Var(&opts.Load, "load", 0, "scale the request rate by `FACTOR`")
 	fs.StringArrayVar(&opts.HostCores, "host-cores", nil, "nodes sharing a host and its cores: `'NODE,NODE,...=CORES [busy=0.3] [name=HOST]'` (repeatable)")
 	fs.StringVar(&opts.Placement, "placement", "", "hosts from `FILE`, one per line as --host-cores writes them")
+	fs.StringVar(&opts.AnnotateCPU, "annotate-cpu", "", "print the CPU profile `FILE` with the capture's requests counted into it (a requests column), for another capture's cpu=")
 	fs.StringArrayVar(&opts.Scenarios, "scenario", nil, "scenarios from `FILE` (one change per line, [NAME] starts a scenario)")
 	fs.StringVar(&opts.RTT, "rtt", "", "with one --link A->B: its new round trip, or a change (+5ms)")
 	fs.DurationVar(&opts.CurrentRTT, "current-rtt", 0, "with one --link A->B: its current round trip, instead of the measured one")
@@ -194,7 +202,42 @@ func (opts *Options) hosts() ([]wpwhatif.HostSpec, error) {
 		h.Where = "--host-cores " + strconv.Quote(s)
 		out = append(out, h)
 	}
+	for i := range out {
+		dir := "."
+		if i < len(out)-len(opts.HostCores) {
+			dir = filepath.Dir(opts.Placement)
+		}
+		if err := readProfiles(&out[i], dir); err != nil {
+			return nil, err
+		}
+	}
 	return out, nil
+}
+
+// readProfiles reads a host's CPU profiles (cpu=), relative names from
+// dir (the placement file's).
+func readProfiles(h *wpwhatif.HostSpec, dir string) error {
+	for _, name := range h.CPUFiles {
+		if !filepath.IsAbs(name) {
+			name = filepath.Join(dir, name)
+		}
+		p, err := readProfile(name)
+		if err != nil {
+			return fmt.Errorf("%s: %w", h.Where, err)
+		}
+		h.Profiles = append(h.Profiles, p)
+	}
+	return nil
+}
+
+// readProfile reads one CPU profile.
+func readProfile(name string) (*wpwhatif.CPUProfile, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return wpwhatif.ReadCPUProfile(f, name)
 }
 
 // changes turns the change flags into the changes of one scenario.
@@ -293,6 +336,9 @@ func Run(opts *Options) error {
 	if opts.Trace != "" && !model.PerRequest {
 		opts.IO.Warnf("the result lists no instances: the model uses the patterns' means (run the engine with --instances -1)")
 	}
+	if opts.AnnotateCPU != "" {
+		return annotateCPU(opts, model)
+	}
 	scenarios, err := opts.scenarios()
 	if err != nil {
 		return err
@@ -308,6 +354,23 @@ func Run(opts *Options) error {
 	}
 	err = out.Finish(err)
 	return err
+}
+
+// annotateCPU writes --annotate-cpu's profile with the capture's requests
+// counted into it.
+func annotateCPU(opts *Options, model *wpwhatif.Model) error {
+	p, err := readProfile(opts.AnnotateCPU)
+	if err != nil {
+		return err
+	}
+	if p, err = model.AnnotateCPU(p); err != nil {
+		return err
+	}
+	out, err := cmdutil.OpenOutput(opts.IO, opts.Output)
+	if err != nil {
+		return err
+	}
+	return out.Finish(wpwhatif.WriteCPUProfile(out, p))
 }
 
 // readResult reads the result, taking --engine's from a file of several.
