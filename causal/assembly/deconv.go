@@ -41,6 +41,9 @@ type dcEvent struct {
 	trig bool
 	tk   trigKind
 	next int32
+	// freed, for a call sent, is when its connection was freed just
+	// before it (handoffs), else noTime
+	freed int64
 }
 
 // dcKey is a pair of a trigger kind and a kind of message sent.
@@ -83,7 +86,8 @@ func (r *run) deconvolve(n int32, m *nodeModel) {
 // within deconvLag with the floor of unrelated pairs subtracted bin by
 // bin (dcHistograms), what is left above it kept.
 func (r *run) dcFloor(evs []dcEvent) (map[dcKey]*hist, map[trigKind]float64) {
-	sig, floor, ntrig := r.dcHistograms(evs)
+	sig, floor, ntrig, hand := r.dcHistograms(evs)
+	net := make(map[trigKind]float64, len(ntrig))
 	for k, h := range sig {
 		f := floor[k]
 		var clean hist
@@ -92,12 +96,14 @@ func (r *run) dcFloor(evs []dcEvent) (map[dcKey]*hist, map[trigKind]float64) {
 			if f != nil {
 				v -= f[b]
 			}
+			net[k.tk] += v
 			if v > 0 {
 				clean.add(b, v)
 			}
 		}
 		sig[k] = &clean
 	}
+	hand.addBack(sig, net, ntrig)
 	return sig, ntrig
 }
 
@@ -131,13 +137,14 @@ func (r *run) dcTimeline(n int32) []dcEvent {
 			evs = append(evs, dcEvent{t: t, trig: true, tk: trigKind{arrival: true, pk: c.kind}})
 		}
 		if c.retMsg >= 0 && c.flags&flagOneWay == 0 {
-			evs = append(evs, dcEvent{t: c.rep, next: endKind})
+			evs = append(evs, dcEvent{t: c.rep, next: endKind, freed: noTime})
 		}
 	}
+	waits := r.poolWaits(n)
 	for _, k := range r.childrenOf[n] {
 		c := &r.calls[k]
 		if c.callMsg >= 0 {
-			evs = append(evs, dcEvent{t: c.send, next: c.kind})
+			evs = append(evs, dcEvent{t: c.send, next: c.kind, freed: r.freedIf(k, waits)})
 		}
 		if c.callMsg >= 0 && c.retMsg >= 0 && c.flags&flagOneWay == 0 {
 			evs = append(evs, dcEvent{t: c.back, trig: true, tk: trigKind{ck: c.kind, ret: c.retClass}})
@@ -155,17 +162,19 @@ func (r *run) dcTimeline(n int32) []dcEvent {
 // there were. Each trigger kind's histograms are also held in a row
 // indexed by the kind of message (dcRow), so that the pairs, hundreds per
 // trigger on a busy node, are counted without a map lookup each.
-func (r *run) dcHistograms(evs []dcEvent) (map[dcKey]*hist, map[dcKey]*[nGapBins]float64, map[trigKind]float64) {
+func (r *run) dcHistograms(evs []dcEvent) (map[dcKey]*hist, map[dcKey]*[nGapBins]float64, map[trigKind]float64, handed) {
 	sig := map[dcKey]*hist{}
+	hand := handed{}
 	floor := map[dcKey]*[nGapBins]float64{}
 	ntrig := map[trigKind]float64{}
 	// the messages sent, in time order: their times and kinds (indexed
 	// from endKind: next - endKind), and each kind's times apart
-	var startT []int64
+	var startT, startF []int64 // startF: when the connection was freed (dcEvent.freed)
 	var startX []int32
 	for i := range evs {
 		if !evs[i].trig {
 			startT = append(startT, evs[i].t)
+			startF = append(startF, evs[i].freed)
 			startX = append(startX, evs[i].next-endKind)
 		}
 	}
@@ -210,6 +219,10 @@ func (r *run) dcHistograms(evs []dcEvent) (map[dcKey]*hist, map[dcKey]*[nGapBins
 				sig[dcKey{e.tk, x + endKind}] = h
 			}
 			bin = gapBinUp(bin, d) // the starts are in time order
+			if handedBy(e, startF[j]) {
+				hand.add(dcKey{e.tk, x + endKind}, bin)
+				continue
+			}
 			h.add(bin, 1)
 		}
 		for x, ts := range kindT {
@@ -233,7 +246,7 @@ func (r *run) dcHistograms(evs []dcEvent) (map[dcKey]*hist, map[dcKey]*[nGapBins
 			r.addFloor(f, float64(hi-lo)/deconvLag)
 		}
 	}
-	return sig, floor, ntrig
+	return sig, floor, ntrig, hand
 }
 
 // dcRow is one trigger kind's histograms (dcHistograms), by the kind of
