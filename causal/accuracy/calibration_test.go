@@ -2,10 +2,12 @@ package accuracy
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"strconv"
 	"testing"
 
+	"github.com/wirepath/wirepath/causal"
 	"github.com/wirepath/wirepath/causal/gen"
 )
 
@@ -39,14 +41,7 @@ func TestAssemblyCalibration(t *testing.T) {
 			}
 			v.Edit(cfg)
 			cfg.Clients, cfg.Instances = clients, n
-			out, err := gen.Generate(cfg, gen.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			res, err := Assembly()().Infer(ctx, out.Trace)
-			if err != nil {
-				t.Fatal(err)
-			}
+			out, res := assembleGenerated(ctx, t, cfg)
 			c, ok := Calibrate(out, res)
 			if !ok {
 				t.Fatal("the assembly engine listed no requests")
@@ -103,14 +98,7 @@ func TestAssemblyCalibrationUnseen(t *testing.T) {
 			t.Fatal(err)
 		}
 		cfg.Clients = 16
-		out, err := gen.Generate(cfg, gen.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		res, err := Assembly()().Infer(ctx, out.Trace)
-		if err != nil {
-			t.Fatal(err)
-		}
+		out, res := assembleGenerated(ctx, t, cfg)
 		c, ok := Calibrate(out, res)
 		if !ok {
 			t.Fatal("the assembly engine listed no requests")
@@ -128,4 +116,19 @@ func TestAssemblyCalibrationUnseen(t *testing.T) {
 			t.Errorf("%s: requests over-stated by %.3f, want at most 0.05", tc.config, over)
 		}
 	}
+}
+
+// assembleGenerated generates a trace of cfg and runs the assembly engine
+// on it.
+func assembleGenerated(ctx context.Context, t *testing.T, cfg *gen.Config) (*gen.Output, *causal.Result) {
+	t.Helper()
+	out, err := gen.Generate(cfg, gen.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Assembly()().Infer(ctx, out.Trace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out, res
 }

@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/wirepath/wirepath/causal/gen"
 	"github.com/wirepath/wirepath/causal/score"
 	"github.com/wirepath/wirepath/trace"
 )
@@ -34,14 +33,7 @@ func TestDiagnoseUnseen(t *testing.T) {
 	if c, err := strconv.Atoi(os.Getenv("WIREPATH_DIAG_CLIENTS")); err == nil {
 		cfg.Clients = c
 	}
-	out, err := gen.Generate(cfg, gen.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := Assembly()().Infer(ctx, out.Trace)
-	if err != nil {
-		t.Fatal(err)
-	}
+	out, res := assembleGenerated(ctx, t, cfg)
 	a, _ := EngineAssignment(res, out.Trace)
 	s, _ := exactVerdicts(out, a)
 	t.Logf("%d of %d requests right, %d of %d calls, %d of %d background trees", s.Right, s.Requests, s.CallsRight, s.Calls, s.BackgroundRgt, s.Background)

@@ -45,18 +45,7 @@ type sendMass struct {
 
 // lseScores returns log Σ exp(score) over the hypotheses hs.
 func lseScores(hs []*hyp) float64 {
-	m := math.Inf(-1)
-	for _, h := range hs {
-		m = max(m, h.score)
-	}
-	if math.IsInf(m, -1) {
-		return m
-	}
-	s := 0.0
-	for _, h := range hs {
-		s += math.Exp(h.score - m)
-	}
-	return m + math.Log(s)
+	return logSumExpOf(hs, func(h *hyp) float64 { return h.score })
 }
 
 // noteSend records, for call c decided by the summing search, the share w

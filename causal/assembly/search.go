@@ -474,8 +474,16 @@ func (s *search) fifoBins(h *hyp, c int32, kb uint64) {
 			s.elig = append(s.elig, int32(i))
 		}
 	}
-	slices.SortFunc(s.elig, func(a, b int32) int {
-		pa, pb := h.slots[a].p, h.slots[b].p
+	slices.SortFunc(s.elig, s.byArrival(h.slots))
+	for rank, i := range s.elig {
+		s.fifo[i] = int8(min(rank, fifoBins-1))
+	}
+}
+
+// byArrival orders slot indices by their requests' arrival.
+func (s *search) byArrival(slots []slot) func(a, b int32) int {
+	return func(a, b int32) int {
+		pa, pb := slots[a].p, slots[b].p
 		switch {
 		case pa == pb:
 			return 0
@@ -483,9 +491,6 @@ func (s *search) fifoBins(h *hyp, c int32, kb uint64) {
 			return -1
 		}
 		return 1
-	})
-	for rank, i := range s.elig {
-		s.fifo[i] = int8(min(rank, fifoBins-1))
 	}
 }
 
@@ -518,16 +523,7 @@ func (s *search) slotOrder(c int32) bool {
 		}
 	}
 	if s.m.fifoInformative() {
-		slices.SortFunc(s.ord, func(a, b int32) int {
-			pa, pb := ref[a].p, ref[b].p
-			switch {
-			case pa == pb:
-				return 0
-			case s.r.arrivedBefore(pa, pb):
-				return -1
-			}
-			return 1
-		})
+		slices.SortFunc(s.ord, s.byArrival(ref))
 	}
 	return true
 }
@@ -664,18 +660,7 @@ func (s *search) noteAlternatives() {
 
 // logSumAlts returns log Σ exp(score) over alts.
 func logSumAlts(alts []altScore) float64 {
-	m := math.Inf(-1)
-	for _, a := range alts {
-		m = max(m, a.score)
-	}
-	if math.IsInf(m, -1) {
-		return m
-	}
-	v := 0.0
-	for _, a := range alts {
-		v += math.Exp(a.score - m)
-	}
-	return m + math.Log(v)
+	return logSumExpOf(alts, func(a altScore) float64 { return a.score })
 }
 
 // cmpAlt orders alternatives best first, by request at equal scores (a
@@ -1117,16 +1102,21 @@ func (s *search) commitBufs(n int) (marg [][]altScore, choice []int32) {
 
 // logSumExp returns log Σ exp(v).
 func logSumExp(v []float64) float64 {
+	return logSumExpOf(v, func(x float64) float64 { return x })
+}
+
+// logSumExpOf returns log Σ exp(score(x)) over xs.
+func logSumExpOf[T any](xs []T, score func(T) float64) float64 {
 	m := math.Inf(-1)
-	for _, x := range v {
-		m = max(m, x)
+	for _, x := range xs {
+		m = max(m, score(x))
 	}
 	if math.IsInf(m, -1) {
 		return m
 	}
 	s := 0.0
-	for _, x := range v {
-		s += math.Exp(x - m)
+	for _, x := range xs {
+		s += math.Exp(score(x) - m)
 	}
 	return m + math.Log(s)
 }
