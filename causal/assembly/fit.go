@@ -215,7 +215,13 @@ func (r *run) observeRequest(m *nodeModel, p int32, ks []int32, w func(int32) fl
 // observeRequestAs is observeRequest with the kinds of p and its calls
 // mapped by kindAt (nil: as they are), for a replica's request (isolated.go).
 func (r *run) observeRequestAs(m *nodeModel, p int32, ks []int32, w func(int32) float64, wt float64, kindAt func(int32) int32) {
-	if kindAt == nil {
+	// A replica's request (kindAt given: isolatedModel borrows it) is read
+	// from its arrival: the replica's queue (qbegin) is its own solve's,
+	// learnt by another worker at the same time.
+	queued := r.queued
+	if kindAt != nil {
+		queued = func(_ int32, _, last, arr int64) (int64, int64) { return last, arr }
+	} else {
 		kindAt = func(k int32) int32 { return k }
 	}
 	pc := &r.calls[p]
@@ -237,7 +243,7 @@ func (r *run) observeRequestAs(m *nodeModel, p int32, ks []int32, w func(int32) 
 		ck := kindAt(cc.kind)
 		wp = min(wp, wc)
 		cx := ctxKey{pk: pk, prev: sl.prev, pos: min(sl.pos, maxPos), ret: sl.ret}
-		last, arr := r.queued(p, cc.send, sl.last, r.arrOf(p))
+		last, arr := queued(p, cc.send, sl.last, r.arrOf(p))
 		gl, ga := r.observedGaps(st.c, last, arr)
 		m.observe(cx, ck, gl, ga, wc, wc*wt)
 		m.addOverlap(pk, sl.out > 0, wc)
@@ -269,7 +275,7 @@ func (r *run) observeRequestAs(m *nodeModel, p int32, ks []int32, w func(int32) 
 		return
 	}
 	cx := ctxKey{pk: pk, prev: sl.prev, pos: min(sl.pos, maxPos), ret: sl.ret}
-	last, arr := r.queued(p, pc.rep, sl.last, r.arrOf(p))
+	last, arr := queued(p, pc.rep, sl.last, r.arrOf(p))
 	m.observe(cx, endKind, pc.rep-last, pc.rep-arr, wp, wp*wt)
 	m.observeOrigin(pc, endKind, pc.repBytes, wp)
 	if sl.lastRet >= 0 {
