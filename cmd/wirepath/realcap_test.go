@@ -132,13 +132,19 @@ func TestRealCapturesLive(t *testing.T) {
 	}
 }
 
+// recordTries is how many times recordWhole records a scenario before
+// it gives up on a complete capture.
+const recordTries = 5
+
 // recordWhole records a scenario's capture until tcpdump sees every byte
-// of it, at most three times: on a busy machine tcpdump on the loopback
+// of it, at most recordTries times: on a busy machine tcpdump on the loopback
 // now and then misses a segment (tshark then says "previous segment not
 // captured" too) or the connection's last packets, and wirepath rightly
 // marks the messages it cut into as incomplete, or a request inside TLS
 // as unanswered (once: an HTTP/2 reply whose records were not captured);
-// the checks are for complete captures.
+// the checks are for complete captures. After recordTries incomplete
+// captures the scenario is skipped, saying so: the saved captures'
+// tests (TestRealCaptures) still check wirepath on complete ones.
 func recordWhole(t *testing.T, sc scenario, pcap string) {
 	t.Helper()
 	for try := 1; ; try++ {
@@ -159,8 +165,12 @@ func recordWhole(t *testing.T, sc scenario, pcap string) {
 		for _, p := range acc.Flows.Protocols {
 			unanswered += p.Unanswered
 		}
-		if acc.Flows.GapBytes == 0 && acc.Flows.Incomplete == 0 && unanswered == 0 || try == 3 {
+		if acc.Flows.GapBytes == 0 && acc.Flows.Incomplete == 0 && unanswered == 0 {
 			return
+		}
+		if try == recordTries {
+			t.Skipf("tcpdump missed bytes of the loopback in each of %d captures (the last: %d bytes, %d messages incomplete, %d requests unanswered): the machine is too busy for a complete capture",
+				try, acc.Flows.GapBytes, acc.Flows.Incomplete, unanswered)
 		}
 		t.Logf("try %d: the capture missed %d bytes (%d messages incomplete, %d requests unanswered); recording again", try, acc.Flows.GapBytes, acc.Flows.Incomplete, unanswered)
 	}
