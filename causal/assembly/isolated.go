@@ -1,6 +1,7 @@
 package assembly
 
 import (
+	"maps"
 	"math"
 	"slices"
 
@@ -178,8 +179,10 @@ func addTrans(m, iso *nodeModel) {
 			md = &dist{}
 			m.trans[k] = md
 		}
-		for next, v := range d.c {
-			md.add(next, v*scale)
+		// in order of the next kind: md.n is a float sum, the same bits
+		// on every run
+		for _, next := range slices.Sorted(maps.Keys(d.c)) {
+			md.add(next, d.c[next]*scale)
 		}
 	}
 	clear(m.tcache)
