@@ -7,6 +7,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"gonum.org/v1/gonum/stat"
 )
 
 // MinCPUWindows is the fewest windows a CPU fit takes; CPUFitT the
@@ -241,36 +243,17 @@ func (f *CPUFit) mean(ws []cpuWindow, other []bool) {
 	if len(tot) == 0 {
 		return
 	}
-	f.MeanBusy, f.MeanOwn = avg(tot), avg(own)
+	f.MeanBusy, f.MeanOwn = stat.Mean(tot, nil), stat.Mean(own, nil)
 	var blocks []float64
 	for i := 0; i+5 <= len(tot); i += 5 {
-		blocks = append(blocks, avg(tot[i:i+5]))
+		blocks = append(blocks, stat.Mean(tot[i:i+5], nil))
 	}
 	if len(blocks) < 2 {
 		blocks = tot
 	}
-	f.MeanBusyUnc = sdev(blocks) / math.Sqrt(float64(len(blocks)))
-}
-
-// avg is the mean of xs.
-func avg(xs []float64) float64 {
-	s := 0.0
-	for _, x := range xs {
-		s += x
+	if len(blocks) >= 2 {
+		f.MeanBusyUnc = stat.StdDev(blocks, nil) / math.Sqrt(float64(len(blocks)))
 	}
-	return s / float64(len(xs))
-}
-
-// sdev is the sample standard deviation of xs (0 for fewer than two).
-func sdev(xs []float64) float64 {
-	if len(xs) < 2 {
-		return 0
-	}
-	m, s := avg(xs), 0.0
-	for _, x := range xs {
-		s += (x - m) * (x - m)
-	}
-	return math.Sqrt(s / float64(len(xs)-1))
 }
 
 // line is a least-squares line y = a + b·x with the variances of a and b
@@ -288,7 +271,7 @@ func linFit(x, y []float64) line {
 	if len(x) < MinCPUWindows {
 		return line{}
 	}
-	mx, my := avg(x), avg(y)
+	mx, my := stat.Mean(x, nil), stat.Mean(y, nil)
 	var sxx, sxy float64
 	for i := range x {
 		sxx += (x[i] - mx) * (x[i] - mx)

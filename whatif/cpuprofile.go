@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -156,23 +157,13 @@ func (p *CPUProfile) setColumns(cols, other []string) (timeCol, reqCol int, err 
 	}
 	p.Other = make([]bool, len(p.Columns))
 	for _, o := range other {
-		i := indexOf(p.Columns, o)
+		i := slices.Index(p.Columns, o)
 		if i < 0 {
 			return 0, 0, fmt.Errorf("other=%s: not one of the CPU columns (%s)", o, strings.Join(p.Columns, ","))
 		}
 		p.Other[i] = true
 	}
 	return timeCol, reqCol, nil
-}
-
-// indexOf returns the index of s in list, -1 if absent.
-func indexOf(list []string, s string) int {
-	for i, x := range list {
-		if x == s {
-			return i
-		}
-	}
-	return -1
 }
 
 // errTooMany is returned for a profile of more than MaxCPUSamples.
