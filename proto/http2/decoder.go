@@ -173,6 +173,13 @@ type Decoder struct {
 	nclosed   int
 	maxClient uint32 // highest client stream id seen
 	maxStream uint32 // highest stream id seen in either direction
+	// The client's stream ids: the highest its own frames named, whether
+	// its direction lost its framing since (the ids it then passes over
+	// are requests lost whole), and whether it was seen from its middle
+	// (the ids before the first it names are not known).
+	lastReq    uint32
+	reqLoss    bool
+	reqUnknown bool
 
 	labels map[labelKey]string
 	recent [8]recentLabel    // the labels made last, by their path's memory
@@ -355,6 +362,9 @@ func (d *Decoder) startMidway(s *dirState, off int64) {
 	}
 	s.mode = mResync
 	d.poison(s)
+	if s.dir == proto.FromClient {
+		d.reqUnknown = true
+	}
 }
 
 // holdServer keeps the server's bytes until the client preface decides.
