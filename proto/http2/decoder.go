@@ -606,6 +606,10 @@ func (d *Decoder) frameDone(s *dirState, payload []byte) {
 	case int(fh.length) > d.cfg.MaxBuffered:
 		d.stats.TooLargeFrames++
 		d.lostFrame(s, fh)
+	case fh.typ == xhttp2.FrameHeaders && fh.flags&(fPadded|fPriority) == 0 && fh.stream != 0:
+		// Most frames a call sends: its payload is its fragment, which
+		// parseFrame would find well formed (without a frame to copy).
+		d.headersFrame(s, fh, payload, start, end)
 	default:
 		d.parsed(s, payload, start, end)
 	}
