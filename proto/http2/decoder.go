@@ -486,6 +486,13 @@ func (d *Decoder) frames(s *dirState, b []byte) int {
 	used := 0
 	for len(b) > 0 && s.mode == mFrames && d.state != NotHTTP2 {
 		if !s.inFrame {
+			if s.nhdr == 0 && !s.checkFirst {
+				if n := d.wholeFrame(s, b); n > 0 {
+					used += n
+					b = b[n:]
+					continue
+				}
+			}
 			n := d.readHeader(s, b)
 			used += n
 			b = b[n:]
@@ -523,6 +530,28 @@ func (d *Decoder) frames(s *dirState, b []byte) int {
 		b = b[take:]
 	}
 	return used
+}
+
+// wholeFrame decodes the frame at the start of b if b holds all of it
+// (and its length is one readHeader takes), as readHeader and frames
+// would, in one step, and returns its length, or 0.
+func (d *Decoder) wholeFrame(s *dirState, b []byte) int {
+	if len(b) < headerLen {
+		return 0
+	}
+	fh := parseHeader(b)
+	n := headerLen + int(fh.length)
+	if len(b) < n || fh.length > s.maxFrame && fh.length > uint32(d.cfg.MaxBuffered) {
+		return 0
+	}
+	s.fstart, s.fed, s.fh, s.damaged, s.remain = s.next, int64(n), fh, false, 0
+	s.next += int64(n)
+	var payload []byte
+	if fh.typ != xhttp2.FrameData && fh.typ <= xhttp2.FrameContinuation && int(fh.length) <= d.cfg.MaxBuffered {
+		payload = b[headerLen:n]
+	}
+	d.frameDone(s, payload)
+	return n
 }
 
 // readHeader reads (part of) a frame header from b.
