@@ -66,7 +66,11 @@ func (d *Decoder) recentlyClosed(id uint32) bool {
 // (the block is then decoded only to keep the HPACK table in step).
 func (d *Decoder) open(dir proto.Dir, id uint32) *stream {
 	if dir == proto.FromClient && id > d.lastReq {
-		d.requestIDs(id, true)
+		if d.reqLoss || d.reqUnknown {
+			d.requestIDs(id, true)
+		} else {
+			d.lastReq = id // the usual case, without a call
+		}
 	}
 	if st := d.streams.get(id); st != nil {
 		return st
