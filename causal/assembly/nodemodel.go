@@ -102,7 +102,7 @@ func newNodeModel(nKinds int, span float64) *nodeModel {
 		tok:      newLR(tokBins),
 		rid:      newLR(2),
 		thr:      newLR(2),
-		fifo:     newLR(fifoBins),
+		fifo:     newFallingLR(fifoBins),
 		rep:      newLR(2),
 		tcache:   make(map[tcKey]float64),
 		scorers:  make(map[uint64]*scorerEntry),
