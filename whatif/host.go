@@ -271,6 +271,20 @@ func (hs *hostState) saturation(rate float64) (rps, unc float64) {
 	return rps, rps * hs.h.UtilUnc / max(hs.h.Utilisation, 1e-12)
 }
 
+// saturationModel says how hs's saturation rps was made: the CPU line
+// reaching the cores (its fit, and how far beyond the fitted rates the
+// saturation lies), or the host's busy share scaled with the load.
+func (hs *hostState) saturationModel(rate, rps float64) string {
+	h := hs.h
+	if h.line {
+		f := h.CPU
+		return fmt.Sprintf("CPU line: %.3f cores + %.3f ms per request (the nodes' part after their speed-ups) reaches %d cores; fitted over %d windows at %.0f to %.0f requests/s, so extrapolated %.1f× beyond the fastest window",
+			f.Fixed, 1e3*hs.nodesU*float64(h.Cores)/rate, h.Cores, f.Windows, f.RateMin, f.RateMax, rps/f.RateMax)
+	}
+	return fmt.Sprintf("host utilisation (%s): %.4f of the cores other work and %.4f the nodes' at the capture's %.1f requests/s; saturated where the nodes' share, scaled with the rate, fills the rest (the core time per request taken as independent of the rate)",
+		h.UtilSource, hs.bg, hs.nodesU, rate)
+}
+
 // useCPU fits h's CPU line from its profiles and takes its busy share from
 // it at the capture's rate (the line's when it is identified, else the
 // profiles' mean over the capture), and the nodes' own share without the
