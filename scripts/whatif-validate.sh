@@ -41,6 +41,9 @@
 #                       toggled ×2 run too (its profile with its capture's
 #                       requests counted in: whatif --annotate-cpu), so two
 #                       rates; predictions-placed.json beside predictions.json
+#   CPU_MODEL=wake      with PLACEMENT and the profiles: the saturation from
+#                       the CPU's wake-up model (cpu-model=wake, docs/whatif.md)
+#                       instead of the line
 #   CPU_OTHER=1         the profiles' other processes on the machine (the load
 #                       generator, the captures, the forwarder: sampled in
 #                       columns of their own) count in the host's CPU; 0: the
@@ -352,7 +355,7 @@ predict() {
 		busy=${BUSY:-}
 		[ "$busy" != mean ] || busy=$(busy_of "$(basename "$1")")
 		[ -n "${BUSY:-}" ] || cpu=$(cpu_files "$(basename "$1")")
-		echo "$placed_nodes=$(nproc)${busy:+ busy=$busy}${cpu:+ cpu=$cpu} name=testbed" >"$a/placement.txt"
+		echo "$placed_nodes=$(nproc)${busy:+ busy=$busy}${cpu:+ cpu=$cpu${CPU_MODEL:+ cpu-model=$CPU_MODEL}} name=testbed" >"$a/placement.txt"
 		place=(--placement "$a/placement.txt")
 	fi
 	if [ -n "$scen" ] && [ -s "$1/shim.json" ]; then

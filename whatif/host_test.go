@@ -222,6 +222,10 @@ func TestParseHostSpec(t *testing.T) {
 		{"app=2 cpu=a.cpu,,b.cpu", "error: bad cpu"},
 		{"app=2 cpu=", "error: bad cpu"},
 		{"app=2 cpu=a.cpu busy=0.2", "error: busy= and cpu= both given"},
+		{"app=2 cpu=a.cpu cpu-model=wake name=box", "box|app|2|NaN"},
+		{"app=2 cpu=a.cpu cpu-model=line", "app|app|2|NaN"},
+		{"app=2 cpu=a.cpu cpu-model=curve", "error: bad cpu-model"},
+		{"app=2 busy=0.2 cpu-model=wake", "error: cpu-model= without cpu="},
 	} {
 		h, err := ParseHostSpec(c.in)
 		got := ""
