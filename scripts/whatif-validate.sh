@@ -537,6 +537,11 @@ for g in $groups; do
 			cpu_cores "$(basename "$d")" | sed "s|^|- $(basename "$d"): |" >>"$md"
 		done
 		echo >>"$md"
+		# Where the saturated runs' requests wait (tbresid: in progress per tier).
+		if [ "$name" = sat ]; then
+			"$bin/tbresid" -warmup "$warmup" "${runs[@]}" >>"$md"
+			echo >>"$md"
+		fi
 	done
 done
 echo "whatif-validate: $md" >&2
