@@ -255,6 +255,19 @@ tier_ticks() {
 	echo "$t ${line#cpu  }" >&3
 }
 
+# testbed_pid prints the pid of this script's testbed.sh (its namespaces
+# are wptb<pid>-*), nothing before it has started.
+testbed_pid() {
+	local p line f
+	for p in /proc/[0-9]*; do
+		read -r line 2>/dev/null <"$p/stat" || continue
+		[[ $line == *"(testbed.sh) "* ]] || continue
+		read -ra f <<<"${line##*) }"
+		[ "${f[1]}" = $$ ] && echo "${p#/proc/}" && return 0
+	done
+	return 0
+}
+
 # cpu_columns is awk that reads a CPU profile's header (docs/formats.md)
 # on its first line: name[j] and own[j] (1 for a CPU column that is not
 # other=) for each column j of ncol; a file from before the profiles had a
@@ -365,7 +378,7 @@ cpu_cores() {
 # run NAME ENV... runs the testbed once into OUT/NAME (kept when it exists),
 # sampling the machine's load average into OUT/NAME.load meanwhile.
 run() {
-	local name=$1 sampler cpu tb rc=0
+	local name=$1 sampler cpu tb= rc=0
 	shift
 	if [ ! -c /dev/null ]; then
 		echo "whatif-validate: /dev/null is not a device (something replaced it): restore it (mknod -m 666 /dev/null c 1 3)" >&2
@@ -378,15 +391,16 @@ run() {
 	cut -d' ' -f1 /proc/loadavg >"$out/$name.load"
 	(while sleep 5; do cut -d' ' -f1 /proc/loadavg; done) >>"$out/$name.load" &
 	sampler=$!
-	env REQUESTS="$requests" INFLIGHT=1 TBBIN="$bin" "$@" "$here/testbed/testbed.sh" "$out/$name" >"$out/$name.log" 2>&1 &
-	tb=$!
 	(
 		echo "$cpu_header"
 		echo "# /proc/stat cpu: time user nice system idle iowait irq softirq steal guest guest_nice (ticks)" >&3
-		while sleep 1; do tier_ticks "wptb$tb"; done
+		while sleep 1; do
+			[ -n "$tb" ] || tb=$(testbed_pid)
+			tier_ticks "wptb${tb:-0}"
+		done
 	) >"$out/$name.cpu" 3>"$out/$name.stat" &
 	cpu=$!
-	wait "$tb" || rc=$?
+	env REQUESTS="$requests" INFLIGHT=1 TBBIN="$bin" "$@" "$here/testbed/testbed.sh" "$out/$name" >"$out/$name.log" 2>&1 || rc=$?
 	kill "$sampler" "$cpu" 2>/dev/null || true
 	wait "$sampler" "$cpu" 2>/dev/null || true
 	if [ "$rc" -ne 0 ]; then
