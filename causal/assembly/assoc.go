@@ -61,6 +61,8 @@ type tokAssoc struct {
 	req  map[assocTok]float64  // links from a request with token a (predictive ones, once finished)
 	call map[assocTok]float64  // links to a call with token b
 	ctx  map[assocCtx]float64  // links
+	// pred holds the contexts with a predictive request token (finish)
+	pred map[assocCtx]bool
 }
 
 func newTokAssoc() *tokAssoc {
@@ -105,9 +107,12 @@ func (t *tokAssoc) finish() {
 			pred[a] = true
 		}
 	}
+	t.pred = make(map[assocCtx]bool)
 	for a := range t.req {
 		if !pred[a] {
 			delete(t.req, a)
+		} else {
+			t.pred[a.assocCtx] = true
 		}
 	}
 	for k := range t.pair {
@@ -125,10 +130,10 @@ func (t *tokAssoc) score(pk, ck int32, pt, ct []uint64) float64 {
 		return 0
 	}
 	x := assocCtx{pk, ck}
-	nx := t.ctx[x]
-	if nx <= 0 {
+	if !t.pred[x] {
 		return 0
 	}
+	nx := t.ctx[x]
 	best := 0.0
 	for _, b := range ct {
 		if _, shared := slices.BinarySearch(pt, b); shared {
