@@ -10,14 +10,32 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wirepath/wirepath/causal/gen"
 	"github.com/wirepath/wirepath/causal/score"
 	"github.com/wirepath/wirepath/causal/truth"
 	"github.com/wirepath/wirepath/trace"
 )
 
+// diagTruth is the truth a diagnostic compares with: a testbed run's
+// (f) or a generated trace's (g, the file `wirepath gen` writes beside
+// the trace).
+type diagTruth struct {
+	f *truth.File
+	g *gen.Truth
+}
+
+// requests returns the number of true requests (and background trees).
+func (s *diagTruth) requests() int {
+	if s.g != nil {
+		return s.g.NumInstances()
+	}
+	return len(s.f.Requests)
+}
+
 // diagRun reads the saved run the diagnostics look at, named by
-// WIREPATH_DIAG_TRACE and WIREPATH_DIAG_TRUTH, or skips the test.
-func diagRun(t *testing.T) (*trace.Trace, *truth.File) {
+// WIREPATH_DIAG_TRACE and WIREPATH_DIAG_TRUTH (a testbed truth.jsonl or a
+// generated NAME.truth.tsv), or skips the test.
+func diagRun(t *testing.T) (*trace.Trace, *diagTruth) {
 	t.Helper()
 	tp, fp := os.Getenv("WIREPATH_DIAG_TRACE"), os.Getenv("WIREPATH_DIAG_TRUTH")
 	if tp == "" || fp == "" {
@@ -27,11 +45,18 @@ func diagRun(t *testing.T) (*trace.Trace, *truth.File) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if strings.HasSuffix(fp, ".tsv") {
+		g, err := gen.ReadTruthFile(fp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tr, &diagTruth{g: g}
+	}
 	f, err := truth.ReadFile(fp)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return tr, f
+	return tr, &diagTruth{f: f}
 }
 
 // TestDiagnose classifies the wrong requests of a testbed run by their
@@ -105,8 +130,7 @@ func TestDiagnose(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := score.MapTrace(tr, f, score.DefaultMapOptions())
-	d := newDiag(r, tr, f, m)
+	d := newDiag(r, tr, f)
 	d.report(t)
 }
 
@@ -119,16 +143,15 @@ const (
 type diag struct {
 	r  *run
 	tr *trace.Trace
-	f  *truth.File
-	m  *score.Mapping
+	f  *diagTruth
 	tp []int32 // per call, its true parent call (or diagNone, diagUnknown)
 	// gaps, when set, collects the delays terms sees by position and kind
 	gaps map[string][]int64
 	req  []int // per call, its true request (-1 none or unknown)
 }
 
-func newDiag(r *run, tr *trace.Trace, f *truth.File, m *score.Mapping) *diag {
-	d := &diag{r: r, tr: tr, f: f, m: m, tp: make([]int32, len(r.calls)), req: make([]int, len(r.calls))}
+func newDiag(r *run, tr *trace.Trace, f *diagTruth) *diag {
+	d := &diag{r: r, tr: tr, f: f, tp: make([]int32, len(r.calls)), req: make([]int, len(r.calls))}
 	callOf := map[int32]int32{}
 	for c := range r.calls {
 		if cm := r.calls[c].callMsg; cm >= 0 {
@@ -137,11 +160,18 @@ func newDiag(r *run, tr *trace.Trace, f *truth.File, m *score.Mapping) *diag {
 	}
 	for c := range r.calls {
 		d.tp[c], d.req[c] = diagUnknown, -1
+	}
+	if f.g != nil {
+		d.fromGen(callOf)
+		return d
+	}
+	m := score.MapTrace(tr, f.f, score.DefaultMapOptions())
+	for c := range r.calls {
 		cm := r.calls[c].callMsg
 		if cm < 0 || m.TraceToTruth[cm] < 0 {
 			continue
 		}
-		fm := &f.Messages[m.TraceToTruth[cm]]
+		fm := &f.f.Messages[m.TraceToTruth[cm]]
 		if fm.Dir != truth.Call {
 			continue
 		}
@@ -157,6 +187,33 @@ func newDiag(r *run, tr *trace.Trace, f *truth.File, m *score.Mapping) *diag {
 		}
 	}
 	return d
+}
+
+// fromGen sets the true parents and requests from a generated trace's
+// truth, whose messages are the trace's (Observed) and whose instances
+// are the requests (background work is an instance of its own).
+func (d *diag) fromGen(callOf map[int32]int32) {
+	g := d.f.g
+	byObs := g.ByObserved()
+	parents := score.TruthCallParents(g)
+	for c := range d.r.calls {
+		cm := d.r.calls[c].callMsg
+		if cm < 0 || int(cm) >= len(byObs) || byObs[cm] < 0 {
+			continue
+		}
+		ti := byObs[cm]
+		d.req[c] = int(g.Instance[ti])
+		pp := parents[ti]
+		if pp < 0 {
+			d.tp[c] = diagNone
+			continue
+		}
+		if o := g.Observed[pp]; o >= 0 {
+			if p, ok := callOf[o]; ok && d.r.calls[p].callee == d.r.calls[c].caller {
+				d.tp[c] = p
+			}
+		}
+	}
 }
 
 func (d *diag) name(n int32) string { return d.tr.Str(d.r.l.nodeSym[n]) }
@@ -273,7 +330,7 @@ func (d *diag) report(t *testing.T) {
 			row.sumAl += a
 		}
 	}
-	t.Logf("wrong requests (by a wrong call): %d of %d", len(byReq), len(d.f.Requests))
+	t.Logf("wrong requests (by a wrong call): %d of %d", len(byReq), d.f.requests())
 	t.Logf("first wrong decision of each wrong request: link, evidence, stated, cause: requests (mean prob of truth)")
 	printRows(t, firsts)
 	t.Logf("all wrong calls: link, evidence, stated, cause: calls")

@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/wirepath/wirepath/causal"
-	"github.com/wirepath/wirepath/causal/score"
 	"github.com/wirepath/wirepath/report"
 )
 
@@ -30,7 +29,7 @@ func TestInitialDelays(t *testing.T) {
 	agg := causal.NewAggregator(tr, opt.Aggregate)
 	r := newRun(opt, tr, agg.Namer())
 	r.collectIsolated(1)
-	d := newDiag(r, tr, f, score.MapTrace(tr, f, score.DefaultMapOptions()))
+	d := newDiag(r, tr, f)
 	for n := range r.childrenOf {
 		n := int32(n)
 		if r.entry[n] || len(r.childrenOf[n]) == 0 {
@@ -123,10 +122,9 @@ func TestOracleInit(t *testing.T) {
 		t.Skip("set WIREPATH_ORACLE_OUT (and WIREPATH_DIAG_TRACE, WIREPATH_DIAG_TRUTH)")
 	}
 	tr, f := diagRun(t)
-	mp := score.MapTrace(tr, f, score.DefaultMapOptions())
 	part := os.Getenv("WIREPATH_ORACLE_PART")
 	initHook = func(r *run, n int32, m *nodeModel) {
-		d := newDiag(r, tr, f, mp)
+		d := newDiag(r, tr, f)
 		kids := r.childrenOf[n]
 		saved := make([]int32, len(kids))
 		for i, c := range kids {

@@ -212,10 +212,21 @@ type lrTable struct {
 	link, other []float64
 	nl, no      float64
 	cache       []float64 // logLR by bin, once computed (the table is read only then)
+	// falling, when set, makes the ratio non-increasing in the bin
+	// (fallingLR): for ordered bins where a later bin cannot be likelier
+	// for a link than an earlier one.
+	falling bool
 }
 
 func newLR(bins int) lrTable {
 	return lrTable{link: make([]float64, bins), other: make([]float64, bins)}
+}
+
+// newFallingLR is newLR for a ratio that cannot rise with the bin.
+func newFallingLR(bins int) lrTable {
+	t := newLR(bins)
+	t.falling = true
+	return t
 }
 
 func (t *lrTable) addLink(b int, w float64)  { t.link[b] += w; t.nl += w; t.cache = nil }
@@ -233,6 +244,37 @@ func (t *lrTable) logLR(b int) float64 {
 		for i := range t.cache {
 			t.cache[i] = math.Log((t.link[i]+0.5)/(t.nl+0.5*k)) - math.Log((t.other[i]+0.5)/(t.no+0.5*k))
 		}
+		if t.falling {
+			t.fallingLR(k)
+		}
 	}
 	return t.cache[b]
+}
+
+// fallingLR makes t.cache non-increasing in the bin by pooling adjacent
+// bins where it rises (pool adjacent violators: a pooled block's ratio is
+// that of its bins' summed counts, each bin given its share).
+func (t *lrTable) fallingLR(k float64) {
+	type block struct {
+		from, to int
+		l, o     float64
+	}
+	lr := func(b block) float64 {
+		m := float64(b.to - b.from)
+		return math.Log((b.l+0.5*m)/(t.nl+0.5*k)) - math.Log((b.o+0.5*m)/(t.no+0.5*k))
+	}
+	var bs []block
+	for i := range t.link {
+		bs = append(bs, block{i, i + 1, t.link[i], t.other[i]})
+		for len(bs) > 1 && lr(bs[len(bs)-1]) > lr(bs[len(bs)-2]) {
+			a, b := bs[len(bs)-2], bs[len(bs)-1]
+			bs = append(bs[:len(bs)-2], block{a.from, b.to, a.l + b.l, a.o + b.o})
+		}
+	}
+	for _, b := range bs {
+		v := lr(b)
+		for i := b.from; i < b.to; i++ {
+			t.cache[i] = v
+		}
+	}
 }

@@ -141,3 +141,57 @@ func TestUnseenWeight(t *testing.T) {
 		})
 	}
 }
+
+// TestFallingLR: a falling table is the plain ratio where that already
+// falls with the bin, and where it rises the rising bins share the ratio
+// of their summed counts (pool adjacent violators), so it never rises.
+func TestFallingLR(t *testing.T) {
+	pooled := func(l, o, nl, no, m, k float64) float64 {
+		return math.Log((l+0.5*m)/(nl+0.5*k)) - math.Log((o+0.5*m)/(no+0.5*k))
+	}
+	cases := []struct {
+		name        string
+		link, other []float64
+		// blocks are the bins pooled together, in order
+		blocks [][]int
+	}{
+		{"already falling", []float64{900, 80, 15, 5}, []float64{60, 150, 30, 20}, [][]int{{0}, {1}, {2}, {3}}},
+		{"second bin likelier (learnt off by one)", []float64{424, 800, 8, 0}, []float64{850, 186, 309, 64}, [][]int{{0, 1}, {2}, {3}}},
+		{"rising throughout", []float64{13, 12, 59, 213}, []float64{752, 722, 603, 535}, [][]int{{0, 1, 2, 3}}},
+		{"a rise at the tail", []float64{1279, 5, 0, 1}, []float64{6, 733, 303, 14}, [][]int{{0}, {1}, {2, 3}}},
+		{"flat", []float64{10, 10, 10, 10}, []float64{10, 10, 10, 10}, [][]int{{0}, {1}, {2}, {3}}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			plain, fall := newLR(len(tc.link)), newFallingLR(len(tc.link))
+			for b := range tc.link {
+				plain.addLink(b, tc.link[b])
+				plain.addOther(b, tc.other[b])
+				fall.addLink(b, tc.link[b])
+				fall.addOther(b, tc.other[b])
+			}
+			k := float64(len(tc.link))
+			for _, bl := range tc.blocks {
+				var l, o float64
+				for _, b := range bl {
+					l += tc.link[b]
+					o += tc.other[b]
+				}
+				want := pooled(l, o, fall.nl, fall.no, float64(len(bl)), k)
+				if len(bl) == 1 {
+					want = plain.logLR(bl[0])
+				}
+				for _, b := range bl {
+					if got := fall.logLR(b); math.Abs(got-want) > 1e-12 {
+						t.Errorf("bin %d: %.4f, want %.4f", b, got, want)
+					}
+				}
+			}
+			for b := 1; b < len(tc.link); b++ {
+				if fall.logLR(b) > fall.logLR(b-1)+1e-12 {
+					t.Errorf("bin %d rises: %.4f after %.4f", b, fall.logLR(b), fall.logLR(b-1))
+				}
+			}
+		})
+	}
+}
