@@ -552,7 +552,10 @@ func (d *Decoder) wholeFrame(s *dirState, b []byte) int {
 	s.fstart, s.fed, s.fh, s.damaged, s.remain = s.next, int64(n), fh, false, 0
 	s.next += int64(n)
 	var payload []byte
-	if fh.typ != xhttp2.FrameData && fh.typ <= xhttp2.FrameContinuation && int(fh.length) <= d.cfg.MaxBuffered {
+	switch {
+	case fh.typ == xhttp2.FrameData:
+		d.dataPrefix(s, b[headerLen:n])
+	case fh.typ <= xhttp2.FrameContinuation && int(fh.length) <= d.cfg.MaxBuffered:
 		payload = b[headerLen:n]
 	}
 	d.frameDone(s, payload)
