@@ -173,6 +173,13 @@ type Decoder struct {
 	nclosed   int
 	maxClient uint32 // highest client stream id seen
 	maxStream uint32 // highest stream id seen in either direction
+	// The client's stream ids: the highest its own frames named, whether
+	// its direction lost its framing since (the ids it then passes over
+	// are requests lost whole), and whether it was seen from its middle
+	// (the ids before the first it names are not known).
+	lastReq    uint32
+	reqLoss    bool
+	reqUnknown bool
 
 	labels map[labelKey]string
 	recent [8]recentLabel    // the labels made last, by their path's memory
@@ -357,6 +364,9 @@ func (d *Decoder) startMidway(s *dirState, off int64) {
 	}
 	s.mode = mResync
 	d.poison(s)
+	if s.dir == proto.FromClient {
+		d.reqUnknown = true
+	}
 }
 
 // holdServer keeps the server's bytes until the client preface decides.
@@ -478,6 +488,13 @@ func (d *Decoder) frames(s *dirState, b []byte) int {
 	used := 0
 	for len(b) > 0 && s.mode == mFrames && d.state != NotHTTP2 {
 		if !s.inFrame {
+			if s.nhdr == 0 && !s.checkFirst {
+				if n := d.wholeFrame(s, b); n > 0 {
+					used += n
+					b = b[n:]
+					continue
+				}
+			}
 			n := d.readHeader(s, b)
 			used += n
 			b = b[n:]
@@ -518,6 +535,31 @@ func (d *Decoder) frames(s *dirState, b []byte) int {
 		b = b[take:]
 	}
 	return used
+}
+
+// wholeFrame decodes the frame at the start of b if b holds all of it
+// (and its length is one readHeader takes), as readHeader and frames
+// would, in one step, and returns its length, or 0.
+func (d *Decoder) wholeFrame(s *dirState, b []byte) int {
+	if len(b) < headerLen {
+		return 0
+	}
+	fh := parseHeader(b)
+	n := headerLen + int(fh.length)
+	if len(b) < n || fh.length > s.maxFrame && fh.length > uint32(d.cfg.MaxBuffered) {
+		return 0
+	}
+	s.fstart, s.fed, s.fh, s.damaged, s.remain = s.next, int64(n), fh, false, 0
+	s.next += int64(n)
+	var payload []byte
+	switch {
+	case fh.typ == xhttp2.FrameData:
+		d.dataPrefix(s, b[headerLen:n])
+	case fh.typ <= xhttp2.FrameContinuation && int(fh.length) <= d.cfg.MaxBuffered:
+		payload = b[headerLen:n]
+	}
+	d.frameDone(s, payload)
+	return n
 }
 
 // readHeader reads (part of) a frame header from b.
@@ -601,6 +643,10 @@ func (d *Decoder) frameDone(s *dirState, payload []byte) {
 	case int(fh.length) > d.cfg.MaxBuffered:
 		d.stats.TooLargeFrames++
 		d.lostFrame(s, fh)
+	case fh.typ == xhttp2.FrameHeaders && fh.flags&(fPadded|fPriority) == 0 && fh.stream != 0:
+		// Most frames a call sends: its payload is its fragment, which
+		// parseFrame would find well formed (without a frame to copy).
+		d.headersFrame(s, fh, payload, start, end)
 	default:
 		d.parsed(s, payload, start, end)
 	}

@@ -48,12 +48,22 @@
 // bounds are known). A Gap inside any other frame loses that frame; if it
 // was a header block, its stream is lost and the direction's HPACK table
 // is poisoned. A Gap that crosses a frame boundary loses the framing: the
-// decoder poisons the direction's table and resumes at the next plausible
-// frame header, confirmed by the header after it. Streams open in that
-// direction at the loss are kept and reported if they end later (their
-// bounds are known whatever frames of theirs were in the gap); those that
-// never end most likely had their END_STREAM in the gap and are lost at
-// Close. The other direction is not affected.
+// decoder poisons the direction's table and resumes at the first
+// plausible frame header confirmed by the two headers after it (a
+// candidate waiting for its confirmation does not hold up a later one
+// confirmed; at Close, a chain of frames ending exactly with the bytes is
+// confirmed). Streams open in that direction at the loss are kept and
+// reported if they end later (their bounds are known whatever frames of
+// theirs were in the gap); those that never end most likely had their
+// END_STREAM in the gap and are lost at Close. A stream half not yet
+// begun at the loss, or opened while its direction looks for its
+// framing, that begins with a DATA frame lost its header block: it is
+// reported from there, incomplete; one that never begins is lost at
+// Close. The client's streams whose every frame was lost are found by
+// their ids: a client opens its streams in order, so the ids it passes
+// over after a loss (up to the next it names, or the next the server
+// answers) are requests lost whole. Every message lost is counted in
+// Stats.StreamsLost. The other direction is not affected.
 //
 // Bounds: a Decoder holds at most Config.MaxBuffered bytes of one frame
 // per direction (DATA payloads are never held), a resync window of

@@ -2,6 +2,7 @@ package http2
 
 import (
 	"errors"
+	"math"
 	"unsafe"
 
 	"golang.org/x/net/http2/hpack"
@@ -24,6 +25,7 @@ type hpackDecoder struct {
 	// each field a call of its wrapper as well.)
 	hit       fieldHitter
 	maxStrLen int // longest string accepted (0: no limit)
+	strLim    int // maxStrLen, or the largest int when there is no limit
 
 	first bool   // the next field is the block's first
 	buf   []byte // the input being parsed
@@ -95,7 +97,10 @@ var staticTable = func() (t [61]hpack.HeaderField) {
 
 // newHPACK returns a decoder whose dynamic table may take maxSize bytes.
 func newHPACK(maxSize uint32, maxStrLen int, emit func(name, value string, ref uint64)) *hpackDecoder {
-	h := &hpackDecoder{emit: emit, maxStrLen: maxStrLen}
+	h := &hpackDecoder{emit: emit, maxStrLen: maxStrLen, strLim: maxStrLen}
+	if maxStrLen == 0 {
+		h.strLim = math.MaxInt
+	}
 	h.reset(maxSize)
 	return h
 }
@@ -140,10 +145,14 @@ func (h *hpackDecoder) Write(p []byte) error {
 	buf := h.buf
 	h.buf = nil
 	for len(buf) > 0 {
-		if b := buf[0]; b&128 != 0 && b != 255 && h.hit != nil && h.hitIndexed(uint64(b&127)) {
-			buf = buf[1:]
-			h.first = false
-			continue
+		if b := buf[0]; b&128 != 0 && b != 255 && h.hit != nil {
+			// The field, if it is one that indexed would emit, is
+			// offered to hit.
+			if ref, size, longest := h.indexedRef(uint64(b & 127)); ref != 0 && longest <= h.strLim && h.hit.memoHit(ref, size) {
+				buf = buf[1:]
+				h.first = false
+				continue
+			}
 		}
 		h.buf = buf
 		err := h.field()
@@ -200,27 +209,30 @@ func (h *hpackDecoder) indexed() error {
 	return h.callEmit(name, value, ref)
 }
 
-// hitIndexed offers hit the field at index i of the tables, when it is
-// one that indexed would emit, and reports whether hit took it.
-func (h *hpackDecoder) hitIndexed(i uint64) bool {
-	var ref uint64
-	var nlen, vlen int
-	switch {
-	case i == 0:
-		return false
-	case i <= uint64(len(staticTable)):
-		ref, nlen, vlen = i, len(staticTable[i-1].Name), len(staticTable[i-1].Value)
-	case i <= uint64(len(h.ents)-h.head+len(staticTable)):
-		e := &h.ents[len(h.ents)-int(i-uint64(len(staticTable)))]
-		ref, nlen, vlen = firstDynamicRef+e.seq, e.nlen, e.vlen
-	default:
-		return false
+// indexedRef returns the ref, the size (name and value bytes) and the
+// longer string's length of the field at index i of the tables, or a ref
+// of 0 when there is none. (Small enough to be inlined in Write.)
+func (h *hpackDecoder) indexedRef(i uint64) (ref uint64, size, longest int) {
+	if i-1 < uint64(len(staticSizes)) {
+		f := &staticSizes[i-1]
+		return i, int(f.size), int(f.longest)
 	}
-	if h.maxStrLen != 0 && (nlen > h.maxStrLen || vlen > h.maxStrLen) {
-		return false
+	n := i - uint64(len(staticSizes)) - 1 // from the newest entry, 0 on
+	if n >= uint64(len(h.ents)-h.head) {
+		return 0, 0, 0
 	}
-	return h.hit.memoHit(ref, nlen+vlen)
+	e := &h.ents[len(h.ents)-1-int(n)]
+	return firstDynamicRef + e.seq, e.nlen + e.vlen, max(e.nlen, e.vlen)
 }
+
+// staticSizes are the static table's fields' sizes (name and value
+// bytes) and their longer string's length, for indexedRef.
+var staticSizes = func() (t [len(staticTable)]struct{ size, longest uint16 }) {
+	for i, f := range staticTable {
+		t[i].size, t[i].longest = uint16(len(f.Name)+len(f.Value)), uint16(max(len(f.Name), len(f.Value)))
+	}
+	return t
+}()
 
 // literal decodes a literal field with an n-bit name index, added to the
 // table if indexed.

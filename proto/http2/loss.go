@@ -83,7 +83,11 @@ func (d *Decoder) lostFrame(s *dirState, fh frameHeader) {
 	switch fh.typ {
 	case xhttp2.FrameHeaders, xhttp2.FramePushPromise:
 		d.poison(s)
-		if st := d.streams.get(fh.stream); st != nil {
+		st := d.streams.get(fh.stream)
+		if st == nil && fh.typ == xhttp2.FrameHeaders && fh.stream != 0 {
+			st = d.open(s.dir, fh.stream) // the block opened it: lost as it opens
+		}
+		if st != nil {
 			d.loseHalf(st, s.dir)
 		}
 		s.cap = nil
@@ -128,6 +132,9 @@ func (d *Decoder) loseFraming(s *dirState) {
 	s.scan, s.scanPos = s.scan[:0], 0
 	d.stats.FramingLost++
 	d.poison(s)
+	if s.dir == proto.FromClient {
+		d.reqLoss = true
+	}
 	for _, st := range d.streams.slots {
 		if st == nil {
 			continue
@@ -139,6 +146,54 @@ func (d *Decoder) loseFraming(s *dirState) {
 			h.idleAtLoss = true
 		}
 	}
+}
+
+// requestIDs notes that the client's frames (or the server's, answering
+// it) name stream id, above every id the client's named before; opened
+// says that id's header block was seen. A client opens its streams in
+// order, one odd id after the other (RFC 9113 section 5.1.1 allows it to
+// skip ids; the clients we know skip none), so after its direction lost
+// its framing the ids passed over are requests lost whole, and id
+// itself, seen without its header block, lost its start: both are
+// counted lost. The ids passed over are counted up to as many requests
+// as the bytes lost or passed over could hold (a HEADERS frame takes at
+// least ten), which a false resync naming a far id cannot exceed.
+func (d *Decoder) requestIDs(id uint32, opened bool) {
+	prev := d.lastReq
+	d.lastReq = id
+	switch {
+	case d.reqUnknown:
+		d.reqUnknown = false
+		return
+	case !d.reqLoss:
+		return
+	case opened:
+		d.reqLoss = false
+	default:
+		d.loseRequest(id)
+	}
+	n := int64((id-1)/2 - (prev+1)/2)
+	n = min(n, (d.stats.GapBytes+d.stats.Skipped+d.stats.Damaged)/(headerLen+1))
+	first := prev + 2
+	if prev == 0 {
+		first = 1
+	}
+	for i := range uint32(n) {
+		d.loseRequest(first + 2*i)
+	}
+}
+
+// loseRequest counts the request of stream id lost, and marks it so if
+// the stream is held (its response began while the client's direction
+// looked for its framing).
+func (d *Decoder) loseRequest(id uint32) {
+	if st := d.streams.get(id); st != nil {
+		if h := &st.h[proto.FromClient]; h.state == hIdle {
+			d.loseHalf(st, proto.FromClient)
+		}
+		return
+	}
+	d.stats.StreamsLost++
 }
 
 // resync moves b into the resync window and looks there for a frame
@@ -161,7 +216,7 @@ func (d *Decoder) resync(s *dirState, b []byte) (int, []byte) {
 		s.next += int64(take)
 		used += take
 		b = b[take:]
-		if i := d.search(s); i >= 0 {
+		if i := d.search(s, false); i >= 0 {
 			d.stats.Skipped += int64(i)
 			d.stats.Resyncs++
 			s.rbuf = append(s.rbuf[:0], s.scan[i:]...)
@@ -174,33 +229,71 @@ func (d *Decoder) resync(s *dirState, b []byte) (int, []byte) {
 	return used, nil
 }
 
-// search looks for a plausible frame header in the resync window,
-// confirmed by a plausible header right after its frame. It returns its
-// position, or -1 (s.scanPos is then the first position that may still
-// be one).
-func (d *Decoder) search(s *dirState) int {
+// search looks for a frame header in the resync window: a plausible
+// header confirmed by a plausible header right after its frame. A
+// candidate whose confirmation has not arrived yet does not hold up the
+// search: a later one confirmed twice over (the two headers after it
+// plausible, which one inside the earlier candidate's payload by chance
+// rarely is) is taken instead. At the connection's end (final) a chain
+// that ends exactly with the bytes is confirmed, and one that runs past
+// them is not. search returns the position found, or -1 (s.scanPos is
+// then the first position that may still be one).
+func (d *Decoder) search(s *dirState, final bool) int {
 	maxLen := max(s.maxFrame, defaultMax)
 	maxStream := uint32(1<<31 - 1)
 	if d.maxStream < maxStream-4096 {
 		maxStream = d.maxStream + 4096
 	}
-	for ; s.scanPos+headerLen <= len(s.scan); s.scanPos++ {
-		c := s.scan[s.scanPos:]
-		if !plausibleHeader(c, maxLen, maxStream) {
-			continue
-		}
-		next := headerLen + int(parseHeader(c).length)
-		if next+headerLen > resyncWindow {
-			continue // cannot be confirmed
-		}
-		if len(c) < next+headerLen {
-			return -1 // wait for the bytes that confirm it
-		}
-		if plausibleHeader(c[next:], maxLen, maxStream) {
-			return s.scanPos
+	pending := -1
+	p := s.scanPos
+	for ; p+headerLen <= len(s.scan); p++ {
+		switch chain(s.scan[p:], 2, final, maxLen, maxStream) {
+		case confirmed:
+			return p
+		case waiting:
+			if pending < 0 {
+				pending = p
+			}
 		}
 	}
+	if pending >= 0 {
+		p = pending
+	}
+	s.scanPos = p
 	return -1
+}
+
+// A candidate frame header's standing in the resync window.
+const (
+	rejected  = iota // implausible, or a header after it is
+	waiting          // plausible so far: the bytes that decide are to come
+	confirmed        // it and the need headers after it are plausible
+)
+
+// chain follows the frame headers from the start of c: the first and the
+// need after it must be plausible and within the resync window.
+func chain(c []byte, need int, final bool, maxLen, maxStream uint32) int {
+	if !plausibleHeader(c, maxLen, maxStream) {
+		return rejected
+	}
+	pos := 0
+	for range need {
+		next := pos + headerLen + int(parseHeader(c[pos:]).length)
+		switch {
+		case next+headerLen > resyncWindow:
+			return rejected // cannot be confirmed
+		case final && next == len(c):
+			return confirmed // the last frame of the connection
+		case len(c) < next+headerLen && final:
+			return rejected
+		case len(c) < next+headerLen:
+			return waiting
+		case !plausibleHeader(c[next:], maxLen, maxStream):
+			return rejected
+		}
+		pos = next
+	}
+	return confirmed
 }
 
 // Close ends the connection: streams still open are reported as they
@@ -211,6 +304,9 @@ func (d *Decoder) Close() {
 	d.beginCall()
 	for i := range d.dirs {
 		s := &d.dirs[i]
+		if s.mode == mResync && d.state == Active {
+			d.finalResync(s)
+		}
 		if s.inFrame || s.nhdr > 0 {
 			d.stats.Truncated += s.fed
 			if s.inFrame {
@@ -245,4 +341,22 @@ func (d *Decoder) Close() {
 		}
 		d.freeStream(st)
 	}
+}
+
+// finalResync looks once more for a frame header in the resync window
+// at the connection's end, where a chain of frames that ends exactly
+// with the bytes is confirmed, and decodes the frames from it.
+func (d *Decoder) finalResync(s *dirState) {
+	i := d.search(s, true)
+	if i < 0 {
+		return
+	}
+	d.stats.Skipped += int64(i)
+	d.stats.Resyncs++
+	s.rbuf = append(s.rbuf[:0], s.scan[i:]...)
+	s.next -= int64(len(s.rbuf))
+	s.scan, s.scanPos = s.scan[:0], 0
+	s.mode = mFrames
+	s.replay = s.rbuf
+	d.feed(s, nil)
 }

@@ -16,7 +16,12 @@ import (
 // replaced by a Gap.
 func decodeGap(t *testing.T, cfg Config, events []event, dir proto.Dir, from, n int64) ([]proto.Unit, Stats) {
 	t.Helper()
-	d := New(cfg)
+	return decodeGapD(t, New(cfg), events, dir, from, n)
+}
+
+// decodeGapD is decodeGap with a given Decoder.
+func decodeGapD(t *testing.T, d *Decoder, events []event, dir proto.Dir, from, n int64) ([]proto.Unit, Stats) {
+	t.Helper()
 	var off [2]int64
 	var units []proto.Unit
 	gapped := false

@@ -52,7 +52,7 @@ type Stats struct {
 	StreamsLost             int64 // stream halves lost (never reported)
 	StreamsEvicted          int64 // streams dropped beyond MaxStreams
 	OpenAtClose             int64 // stream halves reported unfinished at Close
-	ResponsesWithoutRequest int64 // responses whose request was never seen
+	ResponsesWithoutRequest int64 // responses that began before any frame of their request was seen
 }
 
 func (st *Stats) countFrame(t xhttp2.FrameType) {

@@ -73,6 +73,13 @@ func (d *Decoder) recentlyClosed(id uint32) bool {
 // making it when the block opens it, or nil when the stream is closed
 // (the block is then decoded only to keep the HPACK table in step).
 func (d *Decoder) open(dir proto.Dir, id uint32) *stream {
+	if dir == proto.FromClient && id > d.lastReq {
+		if d.reqLoss || d.reqUnknown {
+			d.requestIDs(id, true)
+		} else {
+			d.lastReq = id // the usual case, without a call
+		}
+	}
 	if st := d.streams.get(id); st != nil {
 		return st
 	}
@@ -88,12 +95,26 @@ func (d *Decoder) open(dir proto.Dir, id uint32) *stream {
 	}
 	st := d.newStream(id)
 	if dir == proto.FromServer {
-		// The request was lost, or is not seen on this capture.
-		d.stats.ResponsesWithoutRequest++
-		st.h[proto.FromClient].state = hAbsent
+		d.responseFirst(st)
 	}
 	d.maxClient = max(d.maxClient, id)
 	return st
+}
+
+// responseFirst handles a stream whose response begins before any frame
+// of its request was seen: the request was lost, or is not on this
+// capture, or is among the bytes the client's direction holds while it
+// looks for its framing after a loss (its half is then left idle, and
+// lost at Close if it never comes: newStream marked it).
+func (d *Decoder) responseFirst(st *stream) {
+	d.stats.ResponsesWithoutRequest++
+	switch c := &st.h[proto.FromClient]; {
+	case d.dirs[proto.FromClient].mode == mResync:
+	case d.reqLoss && st.id > d.lastReq:
+		d.requestIDs(st.id, false) // lost with the client's framing
+	default:
+		c.state = hAbsent
+	}
 }
 
 // newStream makes stream id, dropping the oldest open stream if there
@@ -126,6 +147,9 @@ func (d *Decoder) newStream(id uint32) *stream {
 	st.id = id
 	for dir := range st.h {
 		st.h[dir].window = d.dirs[dir].initWindow
+		// Opened while its direction looks for its framing again: its
+		// first frames may be among the bytes passed over.
+		st.h[dir].idleAtLoss = d.dirs[dir].mode == mResync
 	}
 	d.streams.put(st)
 	d.stats.Streams++
@@ -267,11 +291,25 @@ func (d *Decoder) dataPrefix(s *dirState, p []byte) {
 func (d *Decoder) dataFrame(s *dirState, fh frameHeader, start, end int64) {
 	st := d.streams.get(fh.stream)
 	var h *half
-	if st != nil && st.h[s.dir].state == hOpen {
-		h = &st.h[s.dir]
+	if st != nil {
+		switch h0 := &st.h[s.dir]; {
+		case h0.state == hOpen:
+			h = h0
+		case h0.state == hIdle && h0.idleAtLoss:
+			// Its header block was lost with its direction's framing:
+			// it begins here, incomplete.
+			if s.dir == proto.FromClient && fh.stream > d.lastReq {
+				d.requestIDs(fh.stream, true)
+			}
+			h = d.begin(st, s.dir, start)
+			h.crossed = true
+		}
 	}
 	d.spend(s, h, int64(fh.length))
 	if h == nil {
+		if s.dir == proto.FromClient && fh.stream > d.lastReq && fh.stream%2 == 1 {
+			d.requestIDs(fh.stream, false) // its header block was lost
+		}
 		if st == nil && !d.recentlyClosed(fh.stream) {
 			d.stats.OrphanFrames++
 		} else if st == nil || st.h[s.dir].state != hLost {
@@ -314,6 +352,9 @@ func (d *Decoder) headersFrame(s *dirState, fh frameHeader, frag []byte, start, 
 func (d *Decoder) continuationFrame(s *dirState, fh frameHeader, frag []byte, start, end int64) {
 	if s.contStream == 0 {
 		d.stats.ContinuationErrors++
+		if s.dir == proto.FromClient && fh.stream > d.lastReq && fh.stream%2 == 1 {
+			d.requestIDs(fh.stream, false) // its HEADERS frame was lost
+		}
 		return
 	}
 	st := d.streams.get(fh.stream)
