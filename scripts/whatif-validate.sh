@@ -41,6 +41,9 @@
 #                       toggled ×2 run too (its profile with its capture's
 #                       requests counted in: whatif --annotate-cpu), so two
 #                       rates; predictions-placed.json beside predictions.json
+#   CPU_MODEL=wake      with PLACEMENT and the profiles: the saturation from
+#                       the CPU's wake-up model (cpu-model=wake, docs/whatif.md)
+#                       instead of the line
 #   CPU_OTHER=1         the profiles' other processes on the machine (the load
 #                       generator, the captures, the forwarder: sampled in
 #                       columns of their own) count in the host's CPU; 0: the
@@ -61,10 +64,13 @@
 # it); a toggled load from the group's base run (the run's utilisation
 # mixes both rates). The machine's 1-minute load average is sampled every
 # 5 s of each run into OUT_DIR/NAME.load, and the CPU time of the tiers'
-# processes, the load generator's, the captures' and the forwarder's every
-# second into OUT_DIR/NAME.cpu (a CPU profile, docs/formats.md; runs made
-# before 2026-11-27 09:00 wrote the tiers' alone without a header, which
-# is still read).
+# processes (a column per namespace: web1 ... db), the load generator's,
+# the captures' and the forwarder's every second into OUT_DIR/NAME.cpu (a
+# CPU profile, docs/formats.md; runs made before 2026-11-27 09:00 wrote
+# the tiers' alone without a header, before 12:00 the tiers' sum in one
+# column, both still read), with the machine's /proc/stat CPU line into
+# OUT_DIR/NAME.stat; the validation lists each run's CPU per column and
+# the machine's in its window.
 # It writes OUT_DIR/validation.md (the tables) and keeps every run.
 set -euo pipefail
 
@@ -188,84 +194,139 @@ needs_base() {
 	return 1
 }
 
-# cpu_header is the header of the CPU profiles tier_ticks writes.
-cpu_header="wirepath-cpu v1 hz=$(getconf CLK_TCK) columns=time,tiers,client,capture,shim other=client,capture,shim"
+# cpu_nodes are the testbed's namespaces (placement nodes) whose servers'
+# CPU the profiles record, a column each; cpu_header is the header of the
+# CPU profiles tier_ticks writes (other processes: the load generator, the
+# captures, the forwarder).
+cpu_nodes=(web1 web2 app store dns tier2 b1 b2 b3 db)
+cpu_header="wirepath-cpu v1 hz=$(getconf CLK_TCK) columns=time,$(
+	IFS=,
+	echo "${cpu_nodes[*]}"
+),client,capture,shim other=client,capture,shim"
 
-# tier_ticks prints the time and the CPU time (clock ticks, user and
-# system) the testbed's processes have used so far: its tiers' servers
-# (the app is the python3 running app.py), the load generator, the
-# captures and the delaying forwarder, by name; each with its children
+# tier_ticks PREFIX prints the time and the CPU time (clock ticks, user
+# and system) the processes of the testbed whose namespaces are PREFIX-*
+# (testbed.sh's P) have used so far: its tiers' servers, each in the
+# column of its namespace (the app is the python3 running app.py), then
+# the load generator, the captures and the delaying forwarder, by name
+# (a capture in the app's namespace is a capture); each with its children
 # that have exited (cutime, cstime: a postgres backend or an nginx worker
 # gone keeps its time in its parent's, where the sum of the living alone
-# would drop).
+# would drop). Processes of no PREFIX namespace (another testbed's) are
+# not counted. It appends the machine's /proc/stat CPU line to fd 3.
 tier_ticks() {
-	local p line comm f n k
-	local -A sum=([tiers]=0 [client]=0 [capture]=0 [shim]=0)
+	local prefix=$1 p line comm f n k node
+	local -A sum=() nsof=() kind=() ticks=()
+	local paths=()
+	for k in "${cpu_nodes[@]}" client capture shim; do sum[$k]=0; done
+	while read -r f n; do
+		nsof[$n]=${f#/run/netns/"$prefix"-}
+	done < <(stat -L -c '%n %i' /run/netns/"$prefix"-* 2>/dev/null)
 	for p in /proc/[0-9]*; do
 		read -r line 2>/dev/null <"$p/stat" || continue
 		comm=${line#*(} comm=${comm%%)*}
 		case $comm in
-		nginx | tbtier | redis-server | memcached | dnsmasq | postgres) k=tiers ;;
-		python3) grep -qs app.py "$p/cmdline" && k=tiers || continue ;;
+		nginx | tbtier | redis-server | memcached | dnsmasq | postgres) k=node ;;
+		python3) grep -qs app.py "$p/cmdline" && k=node || continue ;;
 		tbload) k=client ;;
 		dumpcap | tcpdump | tbpcap) k=capture ;;
 		tbdelay) k=shim ;;
 		*) continue ;;
 		esac
 		read -ra f <<<"${line##*) }"
-		n=$((f[11] + f[12] + f[13] + f[14]))
-		sum[$k]=$((sum[$k] + n))
+		kind[$p]=$k ticks[$p]=$((f[11] + f[12] + f[13] + f[14]))
+		paths+=("$p/ns/net")
 	done
-	echo "$(date +%s.%N) ${sum[tiers]} ${sum[client]} ${sum[capture]} ${sum[shim]}"
+	if [ ${#paths[@]} -gt 0 ]; then
+		while read -r f n; do
+			p=${f%/ns/net} node=${nsof[$n]:-}
+			[ -n "$node" ] || continue
+			k=${kind[$p]}
+			[ "$k" != node ] || k=$node
+			[ -n "${sum[$k]+set}" ] || continue
+			sum[$k]=$((sum[$k] + ticks[$p]))
+		done < <(stat -L -c '%n %i' "${paths[@]}" 2>/dev/null)
+	fi
+	local t
+	t=$(date +%s.%N) line=$t
+	for k in "${cpu_nodes[@]}" client capture shim; do line+=" ${sum[$k]}"; done
+	echo "$line"
+	read -r line </proc/stat
+	echo "$t ${line#cpu  }" >&3
 }
+
+# testbed_pid prints the pid of this script's testbed.sh (its namespaces
+# are wptb<pid>-*), nothing before it has started.
+testbed_pid() {
+	local p line f
+	for p in /proc/[0-9]*; do
+		read -r line 2>/dev/null <"$p/stat" || continue
+		[[ $line == *"(testbed.sh) "* ]] || continue
+		read -ra f <<<"${line##*) }"
+		[ "${f[1]}" = $$ ] && echo "${p#/proc/}" && return 0
+	done
+	return 0
+}
+
+# cpu_columns is awk that reads a CPU profile's header (docs/formats.md)
+# on its first line: name[j] and own[j] (1 for a CPU column that is not
+# other=) for each column j of ncol; a file from before the profiles had a
+# header (lines TIME TICKS: the tiers' alone) gets columns time,tiers
+# (old = 1). Its own variables start cc_.
+cpu_columns='
+	NR == 1 {
+		if ($0 !~ /^wirepath-cpu/) { ncol = 2; name[1] = "time"; name[2] = "tiers"; own[2] = 1; old = 1 }
+		else {
+			ncol = 2; name[1] = "time"; name[2] = "cpu"
+			for (cc_i = 3; cc_i <= NF; cc_i++) {
+				if ($cc_i ~ /^columns=/) ncol = split(substr($cc_i, 9), name, ",")
+				if ($cc_i ~ /^other=/) { cc_n = split(substr($cc_i, 7), cc_o, ","); for (cc_k = 1; cc_k <= cc_n; cc_k++) oth[cc_o[cc_k]] = 1 }
+			}
+			for (cc_j = 1; cc_j <= ncol; cc_j++) own[cc_j] = name[cc_j] != "time" && name[cc_j] != "requests" && !(name[cc_j] in oth)
+		}
+	}'
 
 # cpu_profile NAME prints run NAME's CPU profile within its window (its
 # testbed.json), less its first WARMUP (the load starting), with the
-# tiers' column alone when CPU_OTHER=0; a file from before the profiles
-# had a header (the tiers' alone) gets one.
+# tiers' columns alone (not the other= ones) when CPU_OTHER=0; a file from
+# before the profiles had a header (the tiers' alone) gets one.
 cpu_profile() {
 	local f=$out/$1.cpu j=$out/$1/testbed.json w=2
 	[[ ! $warmup =~ ^([0-9.]+)s$ ]] || w=${BASH_REMATCH[1]}
 	awk -v a="$(jq --arg w "$w" '.window_start_ns / 1e9 + ($w | tonumber)' "$j")" -v b="$(jq '.window_end_ns / 1e9' "$j")" \
-		-v hz="$(getconf CLK_TCK)" -v other="${CPU_OTHER:-1}" '
-		NR == 1 && !/^wirepath-cpu/ { print "wirepath-cpu v1 hz=" hz " columns=time,tiers"; old = 1 }
-		NR == 1 && /^wirepath-cpu/ { if (other == 0) print "wirepath-cpu v1 hz=" hz " columns=time,tiers"; else print; next }
-		$1 >= a && $1 <= b { if (other == 0 || old) print $1, $2; else print }' "$f"
+		-v hz="$(getconf CLK_TCK)" -v other="${CPU_OTHER:-1}" "$cpu_columns"'
+		NR == 1 {
+			all = other != 0 && !old
+			if (all) print
+			else {
+				h = "wirepath-cpu v1 hz=" hz " columns=time"
+				for (j = 2; j <= ncol; j++) if (own[j]) h = h "," name[j]
+				print h
+			}
+			if (!old) next
+		}
+		/^#/ { next }
+		$1 >= a && $1 <= b {
+			if (all) { print; next }
+			l = $1
+			for (j = 2; j <= ncol; j++) if (own[j]) l = l " " $j
+			print l
+		}' "$f"
 }
 
-# cpu_files BASE prints the cpu= value for base run BASE's placement: its
-# profile, and for a load base run its toggled runs' (×2, ×4; same
-# repetition, those made) with their requests counted in; nothing
-# without a profile.
-cpu_files() {
-	local name=$1 a=$out/$1/$engine t k
-	[ -s "$out/$name.cpu" ] && [ -s "$out/$name/testbed.json" ] || return 0
-	cpu_profile "$name" >"$a/cpu.txt"
-	local files=$a/cpu.txt
-	for k in x2 x4; do
-		t=${name/-base-/-$k-toggle-}
-		[[ $name == load-base-* ]] && [ -s "$out/$t.cpu" ] && [ -s "$out/$t/truth.jsonl" ] || continue
-		analyze "$out/$t"
-		cpu_profile "$t" >"$out/$t/$engine/cpu.txt"
-		"$wp" -q whatif "$out/$t/$engine/result.json" --trace "$out/$t/$engine/trace.tsv" \
-			--annotate-cpu "$out/$t/$engine/cpu.txt" -o "$out/$t/$engine/cpu-requests.txt"
-		files+=,$out/$t/$engine/cpu-requests.txt
-	done
-	echo "$files"
-}
-
-# busy_of NAME prints the share of the machine's cores the tiers kept
-# busy in run NAME's window (its testbed.json), the mean and standard
-# error over 5 s blocks, as whatif's busy= takes it; nothing without
-# samples.
+# busy_of NAME prints the share of the machine's cores the tiers (the
+# profile's columns but the other= ones) kept busy in run NAME's window
+# (its testbed.json), the mean and standard error over 5 s blocks, as
+# whatif's busy= takes it; nothing without samples.
 busy_of() {
 	local f=$out/$1.cpu j=$out/$1/testbed.json
 	[ -s "$f" ] && [ -s "$j" ] || return 0
 	awk -v a="$(jq '.window_start_ns / 1e9' "$j")" -v b="$(jq '.window_end_ns / 1e9' "$j")" \
-		-v c="$(nproc)" -v hz="$(getconf CLK_TCK)" '
+		-v c="$(nproc)" -v hz="$(getconf CLK_TCK)" "$cpu_columns"'
 		BEGIN { n = 0 }
-		/^(wirepath-cpu|#)/ { next }
-		$1 >= a && $1 <= b { t[n] = $1; v[n] = $2; n++ }
+		NR == 1 && !old { next }
+		/^#/ { next }
+		$1 >= a && $1 <= b { t[n] = $1; v[n] = 0; for (j = 2; j <= ncol; j++) if (own[j]) v[n] += $j; n++ }
 		END {
 			for (i = 0; i + 5 < n; i += 5) { x = (v[i + 5] - v[i]) / hz / (t[i + 5] - t[i]) / c; s += x; s2 += x * x; k++ }
 			if (k < 2) exit
@@ -275,10 +336,49 @@ busy_of() {
 		function max0(x) { return x > 0 ? x : 0 }' "$f"
 }
 
+# cpu_cores NAME prints, for run NAME's window less its first WARMUP, the
+# cores each column of its CPU profile used (the counters' change over the
+# window; a column whose counter went back, a process gone with its time,
+# over the samples before that) and, from its NAME.stat, the machine's
+# (every process and the kernel: /proc/stat's busy and steal); nothing
+# without a profile.
+cpu_cores() {
+	local f=$out/$1.cpu st=$out/$1.stat j=$out/$1/testbed.json w=2
+	[ -s "$f" ] && [ -s "$j" ] || return 0
+	[[ ! $warmup =~ ^([0-9.]+)s$ ]] || w=${BASH_REMATCH[1]}
+	local a b
+	a=$(jq --arg w "$w" '.window_start_ns / 1e9 + ($w | tonumber)' "$j") b=$(jq '.window_end_ns / 1e9' "$j")
+	awk -v a="$a" -v b="$b" -v hz="$(getconf CLK_TCK)" "$cpu_columns"'
+		NR == 1 && !old { next }
+		/^#/ { next }
+		$1 >= a && $1 <= b {
+			for (j = 2; j <= ncol; j++) {
+				if (stop[j]) continue
+				if (!(j in t0)) { t0[j] = t1[j] = $1; v0[j] = v1[j] = $j; continue }
+				if ($j < v1[j]) { stop[j] = 1; continue }
+				t1[j] = $1; v1[j] = $j
+			}
+		}
+		END {
+			l = "CPU (cores) in the window:"
+			for (j = 2; j <= ncol; j++) if (t1[j] > t0[j]) l = l sprintf(" %s %.3f", name[j], (v1[j] - v0[j]) / hz / (t1[j] - t0[j]))
+			print l
+		}' "$f"
+	[ -s "$st" ] || return 0
+	awk -v a="$a" -v b="$b" -v hz="$(getconf CLK_TCK)" '
+		/^#/ { next }
+		$1 >= a && $1 <= b {
+			busy = $2 + $3 + $4 + $7 + $8; all = busy + $5 + $6 + $9
+			if (!n++) { t0 = $1; b0 = busy; s0 = $9 }
+			t1 = $1; b1 = busy; s1 = $9
+		}
+		END { if (n > 1) printf "the machine (/proc/stat): busy %.3f cores, steal %.3f\n", (b1 - b0) / hz / (t1 - t0), (s1 - s0) / hz / (t1 - t0) }' "$st"
+}
+
 # run NAME ENV... runs the testbed once into OUT/NAME (kept when it exists),
 # sampling the machine's load average into OUT/NAME.load meanwhile.
 run() {
-	local name=$1 sampler cpu rc=0
+	local name=$1 sampler cpu tb= rc=0
 	shift
 	if [ ! -c /dev/null ]; then
 		echo "whatif-validate: /dev/null is not a device (something replaced it): restore it (mknod -m 666 /dev/null c 1 3)" >&2
@@ -293,8 +393,12 @@ run() {
 	sampler=$!
 	(
 		echo "$cpu_header"
-		while sleep 1; do tier_ticks; done
-	) >"$out/$name.cpu" &
+		echo "# /proc/stat cpu: time user nice system idle iowait irq softirq steal guest guest_nice (ticks)" >&3
+		while sleep 1; do
+			[ -n "$tb" ] || tb=$(testbed_pid)
+			tier_ticks "wptb${tb:-0}"
+		done
+	) >"$out/$name.cpu" 3>"$out/$name.stat" &
 	cpu=$!
 	env REQUESTS="$requests" INFLIGHT=1 TBBIN="$bin" "$@" "$here/testbed/testbed.sh" "$out/$name" >"$out/$name.log" 2>&1 || rc=$?
 	kill "$sampler" "$cpu" 2>/dev/null || true
@@ -352,7 +456,7 @@ predict() {
 		busy=${BUSY:-}
 		[ "$busy" != mean ] || busy=$(busy_of "$(basename "$1")")
 		[ -n "${BUSY:-}" ] || cpu=$(cpu_files "$(basename "$1")")
-		echo "$placed_nodes=$(nproc)${busy:+ busy=$busy}${cpu:+ cpu=$cpu} name=testbed" >"$a/placement.txt"
+		echo "$placed_nodes=$(nproc)${busy:+ busy=$busy}${cpu:+ cpu=$cpu${CPU_MODEL:+ cpu-model=$CPU_MODEL}} name=testbed" >"$a/placement.txt"
 		place=(--placement "$a/placement.txt")
 	fi
 	if [ -n "$scen" ] && [ -s "$1/shim.json" ]; then
@@ -441,6 +545,17 @@ for g in $groups; do
 		"$bin/tbwhatif" -base "$(IFS=,; echo "${b[*]}")" -pred "$(IFS=,; echo "${p[*]}")" -runs "$(IFS=,; echo "${runs[*]}")" \
 			-trace "$engine/trace.tsv" -scenario "$scen" -name "$name" "${tput[@]}" "${before[@]}" "${toggle[@]}" >>"$md"
 		echo >>"$md"
+		# Each run's CPU per process group and the machine's: at saturation,
+		# which of them is at its ceiling.
+		for d in "${runs[@]}"; do
+			cpu_cores "$(basename "$d")" | sed "s|^|- $(basename "$d"): |" >>"$md"
+		done
+		echo >>"$md"
+		# Where the saturated runs' requests wait (tbresid: in progress per tier).
+		if [ "$name" = sat ]; then
+			"$bin/tbresid" -warmup "$warmup" "${runs[@]}" >>"$md"
+			echo >>"$md"
+		fi
 	done
 done
 echo "whatif-validate: $md" >&2

@@ -57,6 +57,11 @@ type CPUFit struct {
 	MeanBusyUnc float64 `json:"mean_busy_cores_unc"`
 	MeanOwn     float64 `json:"mean_own_cores"`
 	Note        string  `json:"note,omitempty"`
+	// Wake is the wake-up model fitted to the same windows
+	// (cpu-model=wake), nil without.
+	Wake *WakeFit `json:"wake,omitempty"`
+
+	ws []cpuWindow
 }
 
 // CPUColumnFit is one column's line: Other marks processes that are not
@@ -177,7 +182,7 @@ func (f *CPUFit) windows(p *CPUProfile, s starts) []cpuWindow {
 // fit fits the line to the windows and, for a line it cannot use, the
 // mean of the capture's windows.
 func (f *CPUFit) fit(ws []cpuWindow, p *CPUProfile) {
-	f.Windows = len(ws)
+	f.Windows, f.ws = len(ws), ws
 	x := make([]float64, len(ws))
 	tot := make([]float64, len(ws))
 	f.RateMin = math.Inf(1)

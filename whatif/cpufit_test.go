@@ -175,14 +175,7 @@ func TestHostCPULine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &CPUProfile{File: "line.cpu", HZ: 1, Columns: []string{"tiers", "client"}, Other: []bool{false, true}, HasRequests: true}
-	var tiers, client, reqs float64
-	for i, r := range []float64{0, 50, 100, 200, 100, 50, 300} {
-		tiers += 0.06 + 0.0015*r
-		client += 0.04 + 0.0005*r
-		reqs += r
-		p.Samples = append(p.Samples, CPUSample{T: 1e9 + float64(i), CPU: []float64{tiers, client}, Requests: reqs})
-	}
+	p := lineProfile()
 	h.Profiles = []*CPUProfile{p}
 	if err := m.Place([]HostSpec{h}); err != nil {
 		t.Fatal(err)
@@ -224,4 +217,68 @@ func TestHostCPULine(t *testing.T) {
 	if _, err := ParseHostSpec("app,db=2 busy=0.2 cpu=x.cpu"); err == nil || !strings.Contains(err.Error(), "busy= and cpu= both given") {
 		t.Errorf("busy= and cpu=: %v", err)
 	}
+}
+
+// lineProfile is a profile of an exact CPU line, 0.1 cores + 2 ms per
+// request (tiers 0.06 + 1.5 ms, client 0.04 + 0.5 ms), at rates up to
+// 300 requests/s.
+func lineProfile() *CPUProfile {
+	p := &CPUProfile{File: "line.cpu", HZ: 1, Columns: []string{"tiers", "client"}, Other: []bool{false, true}, HasRequests: true}
+	var tiers, client, reqs float64
+	for i, r := range []float64{0, 50, 100, 200, 100, 50, 300} {
+		tiers += 0.06 + 0.0015*r
+		client += 0.04 + 0.0005*r
+		reqs += r
+		p.Samples = append(p.Samples, CPUSample{T: 1e9 + float64(i), CPU: []float64{tiers, client}, Requests: reqs})
+	}
+	return p
+}
+
+// TestSaturationModel: the report names the model behind its saturation
+// and its inputs: the M/G/1 node, the host's utilisation, or the CPU
+// line with how far beyond its fitted rates the saturation lies.
+func TestSaturationModel(t *testing.T) {
+	line, err := ParseHostSpec("app,db=2 cpu=line.cpu name=h")
+	if err != nil {
+		t.Fatal(err)
+	}
+	line.Profiles = []*CPUProfile{lineProfile()}
+	for _, tc := range []struct {
+		name  string
+		hosts []HostSpec
+		want  []string
+	}{
+		{"dedicated", nil, []string{"M/G/1: the capture's", "over the node's utilisation"}},
+		{"host estimated", []HostSpec{mustSpec(t, "app,db=1 name=h")}, []string{"host utilisation (estimated)", "the core time per request taken as independent of the rate"}},
+		{"host busy", []HostSpec{mustSpec(t, "app,db=2 busy=0.2%")}, []string{"host utilisation (given)"}},
+		{"CPU line", []HostSpec{line}, []string{"CPU line: 0.100 cores + 2.000 ms per request", "reaches 2 cores", "6 windows at 50 to 300 requests/s, so extrapolated 3.2× beyond"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := models(t, false)["requests"]
+			if tc.hosts != nil {
+				if err := m.Place(tc.hosts); err != nil {
+					t.Fatal(err)
+				}
+			}
+			rep, err := m.Predict(scenario(t, "load 1"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(rep.SaturationModel, w) {
+					t.Errorf("saturation %g (%s) from %q: want %q in it", rep.SaturationRPS, rep.Bottleneck, rep.SaturationModel, w)
+				}
+			}
+		})
+	}
+}
+
+// mustSpec parses a host spec.
+func mustSpec(t *testing.T, s string) HostSpec {
+	t.Helper()
+	h, err := ParseHostSpec(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
 }

@@ -58,6 +58,9 @@ type Host struct {
 	// that of the other processes.
 	line                        bool
 	slope, slopeUnc, otherSlope float64
+	// wake says the saturation comes from the CPU's wake-up model
+	// (CPU.Wake) instead of the line.
+	wake bool
 }
 
 // Place puts the model's nodes on hosts (a placement): each host's cores
@@ -77,7 +80,7 @@ func (m *Model) Place(hosts []HostSpec) error {
 	for _, hs := range hosts {
 		h := &Host{Name: hs.Name, Cores: hs.Cores, busy: hs.Busy, busyUnc: hs.BusyUnc, own: hs.Busy}
 		if len(hs.Profiles) > 0 {
-			if err := h.useCPU(m, hs.Profiles); err != nil {
+			if err := h.useCPU(m, hs.Profiles, hs.CPUModel); err != nil {
 				return fmt.Errorf("%s: host %s: %w", hs.Where, h.Name, err)
 			}
 		}
@@ -264,6 +267,9 @@ func (hs *hostState) saturation(rate float64) (rps, unc float64) {
 		return math.Inf(1), 0
 	}
 	rps = rate * (1 - hs.bg) / hs.nodesU
+	if hs.h.wake {
+		return hs.h.CPU.Wake.saturation(hs.h.Cores, hs.perRequestRatio(rate))
+	}
 	if hs.h.line {
 		r, u := hs.h.CPU.saturation(hs.h.Cores)
 		return rps, rps * u / r
@@ -271,16 +277,47 @@ func (hs *hostState) saturation(rate float64) (rps, unc float64) {
 	return rps, rps * hs.h.UtilUnc / max(hs.h.Utilisation, 1e-12)
 }
 
+// saturationModel says how hs's saturation rps was made: the CPU line
+// reaching the cores (its fit, and how far beyond the fitted rates the
+// saturation lies), or the host's busy share scaled with the load.
+func (hs *hostState) saturationModel(rate, rps float64) string {
+	h := hs.h
+	if h.wake {
+		f, wf := h.CPU, h.CPU.Wake
+		return fmt.Sprintf("CPU with wake-up cost: %.3f cores + λ·(%.3f ms + %.3f ms·e^(−λ·%.2f ms)) per request (the nodes' part after their speed-ups) reaches %d cores where requests are always in progress and the wake-ups vanish, (c − a)/w; fitted over %d windows at %.0f to %.0f requests/s, so extrapolated %.1f× beyond the fastest window",
+			wf.Fixed, wf.WorkMS*hs.perRequestRatio(rate), wf.WakeMS*hs.perRequestRatio(rate), wf.LatencyMS, h.Cores, f.Windows, f.RateMin, f.RateMax, rps/f.RateMax)
+	}
+	if h.line {
+		f := h.CPU
+		return fmt.Sprintf("CPU line: %.3f cores + %.3f ms per request (the nodes' part after their speed-ups) reaches %d cores; fitted over %d windows at %.0f to %.0f requests/s, so extrapolated %.1f× beyond the fastest window",
+			f.Fixed, 1e3*hs.nodesU*float64(h.Cores)/rate, h.Cores, f.Windows, f.RateMin, f.RateMax, rps/f.RateMax)
+	}
+	return fmt.Sprintf("host utilisation (%s): %.4f of the cores other work and %.4f the nodes' at the capture's %.1f requests/s; saturated where the nodes' share, scaled with the rate, fills the rest (the core time per request taken as independent of the rate)",
+		h.UtilSource, hs.bg, hs.nodesU, rate)
+}
+
+// perRequestRatio is the nodes' speed-ups' factor on the host's CPU per
+// request (after over before; 1 without the CPU line).
+func (hs *hostState) perRequestRatio(rate float64) float64 {
+	if !hs.h.line || !(hs.h.slope > 0) || !(rate > 0) {
+		return 1
+	}
+	return hs.nodesU / (rate * hs.h.slope)
+}
+
 // useCPU fits h's CPU line from its profiles and takes its busy share from
 // it at the capture's rate (the line's when it is identified, else the
 // profiles' mean over the capture), and the nodes' own share without the
 // profiles' other processes.
-func (h *Host) useCPU(m *Model, profiles []*CPUProfile) error {
+func (h *Host) useCPU(m *Model, profiles []*CPUProfile, model string) error {
 	fit, err := m.FitCPU(profiles)
 	if err != nil {
 		return err
 	}
 	h.CPU = fit
+	if model == CPUModelWake {
+		fit.Wake = fit.fitWake(m.meanLatency())
+	}
 	c, rate := float64(h.Cores), m.RateRPS
 	if fit.Identified {
 		b, u := fit.at(rate)
@@ -288,6 +325,7 @@ func (h *Host) useCPU(m *Model, profiles []*CPUProfile) error {
 			h.busy, h.busyUnc, h.own = b/c, u/c, (b-fit.otherAt(rate))/c
 			h.line, h.slope, h.slopeUnc = true, fit.PerRequestMS/1e3/c, fit.PerRequestUncMS/1e3/c
 			h.otherSlope = fit.otherSlope() / c
+			h.wake = fit.Wake != nil && fit.Wake.Identified
 			return nil
 		}
 		fit.Identified = false
@@ -297,6 +335,10 @@ func (h *Host) useCPU(m *Model, profiles []*CPUProfile) error {
 		return fmt.Errorf("the CPU profiles (%s) have no window in the capture to take the busy share from: %s", strings.Join(fit.Files, ", "), fit.Note)
 	}
 	h.busy, h.busyUnc, h.own = min(fit.MeanBusy/c, 0.999), fit.MeanBusyUnc/c, fit.MeanOwn/c
+	if w := fit.Wake; w != nil && w.Identified {
+		w.Identified = false
+		w.Note = "the line is not identified (the wake-up model's saturation takes the nodes' speed-ups from it)"
+	}
 	return nil
 }
 
@@ -310,6 +352,15 @@ func (h *Host) cpuNote() string {
 		s += fmt.Sprintf("; busy %.4f ±%.4f at the capture's rate, saturated where the line reaches %d cores", h.busy, h.busyUnc, h.Cores)
 	} else {
 		s += fmt.Sprintf("; estimated: busy %.4f ±%.4f", h.busy, h.busyUnc)
+	}
+	if w := f.Wake; w != nil {
+		s += fmt.Sprintf("; wake-up model (cpu-model=wake): %.3f ±%.3f cores + λ·(%.3f ±%.3f ms + %.3f ±%.3f ms·e^(−λ·%.2f ms)) per request",
+			w.Fixed, w.FixedUnc, w.WorkMS, w.WorkUncMS, w.WakeMS, w.WakeUncMS, w.LatencyMS)
+		if h.wake {
+			s += fmt.Sprintf(" (%s), saturated where it reaches %d cores", w.Note, h.Cores)
+		} else {
+			s += fmt.Sprintf(": not used, %s", w.Note)
+		}
 	}
 	var other []string
 	for _, c := range f.Columns {

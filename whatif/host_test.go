@@ -222,6 +222,10 @@ func TestParseHostSpec(t *testing.T) {
 		{"app=2 cpu=a.cpu,,b.cpu", "error: bad cpu"},
 		{"app=2 cpu=", "error: bad cpu"},
 		{"app=2 cpu=a.cpu busy=0.2", "error: busy= and cpu= both given"},
+		{"app=2 cpu=a.cpu cpu-model=wake name=box", "box|app|2|NaN"},
+		{"app=2 cpu=a.cpu cpu-model=line", "app|app|2|NaN"},
+		{"app=2 cpu=a.cpu cpu-model=curve", "error: bad cpu-model"},
+		{"app=2 busy=0.2 cpu-model=wake", "error: cpu-model= without cpu="},
 	} {
 		h, err := ParseHostSpec(c.in)
 		got := ""
@@ -266,7 +270,7 @@ func TestReadPlacement(t *testing.T) {
 }
 
 func FuzzParseHostSpec(f *testing.F) {
-	for _, s := range []string{"web1,app,db=2", "app=4 busy=0.35 name=box", `"a b",c=1`, "app,,db=2", `"app=2`, "a=1 busy=35%", "=", ",", `app=2 cpu=a.cpu,"b c.cpu"`} {
+	for _, s := range []string{"web1,app,db=2", "app=4 busy=0.35 name=box", `"a b",c=1`, "app,,db=2", `"app=2`, "a=1 busy=35%", "=", ",", `app=2 cpu=a.cpu,"b c.cpu"`, "app=2 cpu=a.cpu cpu-model=wake", "app=2 cpu-model=line"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -274,7 +278,7 @@ func FuzzParseHostSpec(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if h.Cores < 1 || len(h.Nodes) == 0 || h.Name == "" || !(math.IsNaN(h.Busy) || h.Busy > 0 && h.Busy < 1) || len(h.CPUFiles) > 0 && !math.IsNaN(h.Busy) || slices.Contains(h.CPUFiles, "") {
+		if h.Cores < 1 || len(h.Nodes) == 0 || h.Name == "" || !(math.IsNaN(h.Busy) || h.Busy > 0 && h.Busy < 1) || len(h.CPUFiles) > 0 && !math.IsNaN(h.Busy) || slices.Contains(h.CPUFiles, "") || h.CPUModel != "" && len(h.CPUFiles) == 0 {
 			t.Fatalf("%q: %+v", s, h)
 		}
 	})

@@ -29,6 +29,10 @@ type HostSpec struct {
 	// (Model.FitCPU). The caller reads them into Profiles before Place.
 	CPUFiles []string
 	Profiles []*CPUProfile
+	// CPUModel is the model of the host's CPU against the request rate
+	// its saturation comes from (cpu-model=): CPUModelLine (the default,
+	// Stewart and Shen's line) or CPUModelWake (FitWake).
+	CPUModel string
 	// Where is where it was written ("FILE:LINE" or "--host-cores"),
 	// for errors.
 	Where string
@@ -37,7 +41,7 @@ type HostSpec struct {
 // ParseHostSpec parses one host as --host-cores and placement files write
 // it:
 //
-//	NODE,NODE,...=CORES [busy=FRACTION|PERCENT%[±UNC] | cpu=FILE,...] [name=HOST]
+//	NODE,NODE,...=CORES [busy=FRACTION|PERCENT%[±UNC] | cpu=FILE,... [cpu-model=line|wake]] [name=HOST]
 //
 // Node names are those of the signatures (Go-quoted when they hold a
 // space, a comma or "=").
@@ -68,11 +72,19 @@ func ParseHostSpec(s string) (HostSpec, error) {
 			if slices.Contains(h.CPUFiles, "") {
 				return HostSpec{}, fmt.Errorf("bad cpu %q: want CPU profile files, separated by commas", v)
 			}
+		case "cpu-model":
+			if v != CPUModelLine && v != CPUModelWake {
+				return HostSpec{}, fmt.Errorf("bad cpu-model %q: want %s or %s", v, CPUModelLine, CPUModelWake)
+			}
+			h.CPUModel = v
 		case "name":
 			h.Name = unquote(v)
 		default:
-			return HostSpec{}, fmt.Errorf("unknown key %q: want busy=, cpu= or name=", k)
+			return HostSpec{}, fmt.Errorf("unknown key %q: want busy=, cpu=, cpu-model= or name=", k)
 		}
+	}
+	if h.CPUModel != "" && len(h.CPUFiles) == 0 {
+		return HostSpec{}, errors.New("cpu-model= without cpu=: the model is fitted to the CPU profiles")
 	}
 	if len(h.CPUFiles) > 0 && !math.IsNaN(h.Busy) {
 		return HostSpec{}, errors.New("busy= and cpu= both given: the CPU profile gives the busy share, give one")

@@ -125,12 +125,14 @@ type Report struct {
 	Patterns []Prediction `json:"patterns"`
 	// ThroughputRPS is the request rate in the capture, and
 	// SaturationRPS the rate at which the busiest node (Bottleneck)
-	// would be saturated after the changes, with its uncertainty.
-	ThroughputRPS float64 `json:"throughput_rps"`
-	SaturationRPS float64 `json:"saturation_rps"`
-	SaturationUnc float64 `json:"saturation_unc_rps"`
-	Bottleneck    string  `json:"bottleneck,omitempty"`
-	PerRequest    bool    `json:"per_request"`
+	// would be saturated after the changes, with its uncertainty;
+	// SaturationModel names the model that made it and its inputs.
+	ThroughputRPS   float64 `json:"throughput_rps"`
+	SaturationRPS   float64 `json:"saturation_rps"`
+	SaturationUnc   float64 `json:"saturation_unc_rps"`
+	Bottleneck      string  `json:"bottleneck,omitempty"`
+	SaturationModel string  `json:"saturation_model,omitempty"`
+	PerRequest      bool    `json:"per_request"`
 	// Hosts are the placement's hosts (none: every node is a dedicated
 	// server).
 	Hosts []HostInput `json:"hosts,omitempty"`
@@ -169,7 +171,7 @@ func (m *Model) Predict(s Scenario) (*Report, error) {
 	for _, c := range s.Changes {
 		rep.Changes = append(rep.Changes, c.String())
 	}
-	rep.SaturationRPS, rep.SaturationUnc, rep.Bottleneck = st.saturation(m)
+	rep.SaturationRPS, rep.SaturationUnc, rep.Bottleneck, rep.SaturationModel = st.saturation(m)
 	rep.Hosts = st.hostInputs()
 	deltas := st.requestDeltas(m)
 	unc := st.inputUncertainty(m)

@@ -277,11 +277,11 @@ func mergeServers(g []*nodeState, ps bool) {
 }
 
 // saturation is the request rate at which the busiest node would be
-// saturated after the changes (the same mix of requests), its uncertainty
-// and the node.
-func (st *state) saturation(m *Model) (rps, unc float64, node string) {
+// saturated after the changes (the same mix of requests), its uncertainty,
+// the node and the model that gave it.
+func (st *state) saturation(m *Model) (rps, unc float64, node, model string) {
 	if m.RateRPS <= 0 {
-		return 0, 0, ""
+		return 0, 0, "", ""
 	}
 	rps = math.Inf(1)
 	seen := map[string]bool{}
@@ -306,15 +306,17 @@ func (st *state) saturation(m *Model) (rps, unc float64, node string) {
 		}
 		if r := m.RateRPS / rho; r < rps {
 			rps, node, unc = r, key, m.RateRPS/(rho*rho)*v
+			model = fmt.Sprintf("M/G/1: the capture's %.1f requests/s over the node's utilisation %.4f after the changes", m.RateRPS, rho)
 		}
 	}
 	for _, name := range sortedKeys(st.hosts) {
-		if r, u := st.hosts[name].saturation(m.RateRPS); r < rps {
-			rps, unc, node = r, u, "host "+name
+		hs := st.hosts[name]
+		if r, u := hs.saturation(m.RateRPS); r < rps {
+			rps, unc, node, model = r, u, "host "+name, hs.saturationModel(m.RateRPS, r)
 		}
 	}
 	if math.IsInf(rps, 1) {
-		return 0, 0, ""
+		return 0, 0, "", ""
 	}
-	return rps, unc, node
+	return rps, unc, node, model
 }

@@ -347,6 +347,9 @@ func (r *run) evidenceScore(m *nodeModel, c int32, sl *slot) float64 {
 	if thr >= 0 {
 		sc += m.thr.logLR(thr)
 	}
+	if r.idf != nil && r.ev[c].seen && r.ev[sl.p].seen {
+		sc += m.assoc.score(r.calls[sl.p].kind, r.calls[c].kind, r.ev[sl.p].tok, r.ev[c].tok)
+	}
 	return sc
 }
 

@@ -203,6 +203,7 @@ func (r *run) fitWith(n int32, asg func(c int32) int32, w, trust func(int32) flo
 	m.finishSizes()
 	m.finishOrigin()
 	m.finishAnchors()
+	m.assoc.finish()
 	return m
 }
 
@@ -219,6 +220,7 @@ func (r *run) observeRequestAs(m *nodeModel, p int32, ks []int32, w func(int32) 
 	// from its arrival: the replica's queue (qbegin) is its own solve's,
 	// learnt by another worker at the same time.
 	queued := r.queued
+	own := kindAt == nil
 	if kindAt != nil {
 		queued = func(_ int32, _, last, arr int64) (int64, int64) { return last, arr }
 	} else {
@@ -264,6 +266,9 @@ func (r *run) observeRequestAs(m *nodeModel, p int32, ks []int32, w func(int32) 
 		}
 		if thr >= 0 {
 			m.thr.addLink(thr, wc)
+		}
+		if own && r.idf != nil {
+			m.assoc.addLink(pk, ck, r.ev[p].tok, r.ev[st.c].tok, wc)
 		}
 		sl.pos++
 		sl.prev, sl.lastKid = ck, st.c

@@ -80,6 +80,7 @@ func (r *run) isolatedModel(n int32) (*nodeModel, int) {
 		}
 		r.observeRequestAs(m, b.p, b.kids, func(int32) float64 { return 1 }, isoWeight(rate, pc.rep-pc.arr), b.kindAt)
 	}
+	m.assoc.finish()
 	return m, len(own) + len(borrowed)
 }
 

@@ -79,6 +79,7 @@ type nodeModel struct {
 	origin   map[oKey]*sizeLink          // request size against what it sends (origin.go)
 
 	tok, rid, thr, fifo, rep lrTable
+	assoc                    *tokAssoc // derived tokens (assoc.go)
 
 	tcache  map[tcKey]float64
 	scorers map[uint64]*scorerEntry
@@ -104,6 +105,7 @@ func newNodeModel(nKinds int, span float64) *nodeModel {
 		thr:      newLR(2),
 		fifo:     newFallingLR(fifoBins),
 		rep:      newLR(2),
+		assoc:    newTokAssoc(),
 		tcache:   make(map[tcKey]float64),
 		scorers:  make(map[uint64]*scorerEntry),
 		gcache:   [2]map[gKey]*[nGapBins]float64{make(map[gKey]*[nGapBins]float64), make(map[gKey]*[nGapBins]float64)},

@@ -58,6 +58,7 @@ func TestReportCommandGolden(t *testing.T) {
 		// fitted as a line in the request rate; a bad one names its line.
 		{name: "whatif-placement-cpu", args: []string{"whatif", shopResult, "--trace", shopTrace, "--load", "2", "--placement", "testdata/whatif/placement-cpu.txt", "--by", "type"}},
 		{name: "whatif-placement-cpu-json", args: []string{"whatif", shopResult, "--trace", shopTrace, "--placement", "testdata/whatif/placement-cpu.txt", "--json"}},
+		{name: "whatif-placement-cpu-wake", args: []string{"whatif", shopResult, "--trace", shopTrace, "--load", "2", "--placement", "testdata/whatif/placement-cpu-wake.txt", "--by", "type"}},
 		{name: "whatif-annotate-cpu", args: []string{"whatif", shopResult, "--trace", shopTrace, "--annotate-cpu", "testdata/whatif/shop.cpu"}},
 		{name: "whatif-bad-cpu", args: []string{"whatif", shopResult, "--trace", shopTrace, "--load", "2", "--host-cores", "10.0.0.1,10.0.0.2=2 cpu=testdata/whatif/bad.cpu"}, wantCode: 1},
 		{name: "whatif-cpu-and-busy", args: []string{"whatif", shopResult, "--load", "2", "--host-cores", "10.0.0.1,10.0.0.2=2 busy=0.1 cpu=x.cpu"}, wantCode: 2},

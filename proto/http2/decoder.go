@@ -182,7 +182,9 @@ type Decoder struct {
 	head int
 	// Evidence storage: free, and handed out with Units not all taken.
 	evFree, evUsed []*proto.Evidence
-	ids            idArena // the copies of the ids Evidence keeps
+	// num is scratch for the digits of a number token (grpcBodyEvidence)
+	num [20]byte
+	ids idArena // the copies of the ids Evidence keeps
 
 	stats Stats
 }
@@ -483,6 +485,9 @@ func (d *Decoder) frames(s *dirState, b []byte) int {
 		}
 		take := int(min(s.remain, int64(len(b))))
 		if s.skip {
+			if s.fh.typ == xhttp2.FrameData {
+				d.dataPrefix(s, b[:take])
+			}
 			s.next += int64(take)
 			s.fed += int64(take)
 			s.remain -= int64(take)

@@ -1,10 +1,14 @@
 package http2
 
 import (
+	"bytes"
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/hex"
 	"slices"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 	"unsafe"
 
 	farm "github.com/dgryski/go-farm"
@@ -251,4 +255,135 @@ func hasUpper(s string) bool {
 		}
 	}
 	return false
+}
+
+// maxBody is how many bytes of a gRPC half's DATA its evidence reads: the
+// 5-byte message prefix and the start of the first message.
+const maxBody = 128
+
+// grpcBodyEvidence adds the content tokens of the first gRPC message in
+// body (the start of a half's DATA): a protocol buffer's string fields
+// that are text and its varints (in decimal, as the other protocols'
+// numbers), in nested messages too; a message that is not a protocol
+// buffer but text of "a=1&b=x" parts, their values, as a query string's.
+// A compressed message, or one that is neither, adds nothing. body may be
+// cut anywhere: a field cut by its end is left out.
+func grpcBodyEvidence(ev *proto.Evidence, body []byte, num *[20]byte) {
+	if len(body) < 5 || body[0] != 0 {
+		return
+	}
+	n := int(body[1])<<24 | int(body[2])<<16 | int(body[3])<<8 | int(body[4])
+	msg := body[5:]
+	cut := n > len(msg)
+	if !cut {
+		msg = msg[:n]
+	}
+	if len(msg) == 0 {
+		return
+	}
+	if protoFields(nil, msg, cut, 0, num) {
+		protoFields(ev, msg, cut, 0, num)
+		return
+	}
+	if isText(msg) && isForm(msg) {
+		for part := range bytes.SplitSeq(msg, []byte("&")) {
+			_, v, _ := bytes.Cut(part, []byte("="))
+			addTokenBytes(ev, v)
+		}
+	}
+}
+
+// isForm reports whether every "&"-separated part of p is a "name=value"
+// pair.
+func isForm(p []byte) bool {
+	for part := range bytes.SplitSeq(p, []byte("&")) {
+		if i := bytes.IndexByte(part, '='); i <= 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// addTokenBytes adds the hash of one token held in bytes.
+func addTokenBytes(ev *proto.Evidence, t []byte) {
+	if len(t) > 0 {
+		ev.Tokens = append(ev.Tokens, farm.Fingerprint64(t))
+	}
+}
+
+// maxProtoDepth bounds the nesting protoFields reads into.
+const maxProtoDepth = 3
+
+// protoFields reports whether p is a protocol buffer message (cut: its
+// end may be cut off) and, when ev is not nil, adds its tokens to ev: the
+// text string fields, the varints, the tokens of the fields that are
+// messages themselves (up to maxProtoDepth). num is scratch for a
+// number's digits.
+func protoFields(ev *proto.Evidence, p []byte, cut bool, depth int, num *[20]byte) bool {
+	for i := 0; i < len(p); {
+		key, k := binary.Uvarint(p[i:])
+		if k <= 0 {
+			return cut && k == 0
+		}
+		i += k
+		if key>>3 == 0 {
+			return false
+		}
+		switch key & 7 {
+		case 0:
+			v, k := binary.Uvarint(p[i:])
+			if k <= 0 {
+				return cut && k == 0
+			}
+			i += k
+			if ev != nil {
+				addTokenBytes(ev, strconv.AppendUint(num[:0], v, 10))
+			}
+		case 1, 5:
+			w := 8
+			if key&7 == 5 {
+				w = 4
+			}
+			if i+w > len(p) {
+				return cut
+			}
+			i += w
+		case 2:
+			l, k := binary.Uvarint(p[i:])
+			if k <= 0 {
+				return cut && k == 0
+			}
+			i += k
+			if l > uint64(len(p)-i) {
+				return cut
+			}
+			f := p[i : i+int(l)]
+			i += int(l)
+			if ev == nil {
+				continue
+			}
+			switch {
+			case isText(f):
+				addTokenBytes(ev, f)
+			case depth < maxProtoDepth && protoFields(nil, f, false, depth+1, num):
+				protoFields(ev, f, false, depth+1, num)
+			}
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// isText reports whether p is non-empty UTF-8 text without control bytes.
+func isText(p []byte) bool {
+	if len(p) == 0 || !utf8.Valid(p) {
+		return false
+	}
+	for _, c := range p {
+		if c < 0x20 || c == 0x7f {
+			return false
+		}
+	}
+	return true
 }

@@ -1,6 +1,10 @@
 package http2
 
-import "github.com/wirepath/wirepath/proto"
+import (
+	"strings"
+
+	"github.com/wirepath/wirepath/proto"
+)
 
 // halfState is where one direction of a stream is.
 type halfState uint8
@@ -32,6 +36,10 @@ type half struct {
 	kept [numKept]string
 
 	ev *proto.Evidence
+
+	// body holds the first bytes of a gRPC half's DATA (grpcBodyEvidence)
+	body  [maxBody]byte
+	nbody int
 }
 
 // stream is one HTTP/2 stream.
@@ -190,6 +198,13 @@ func (d *Decoder) finishHalf(st *stream, dir proto.Dir) {
 		u.Label = resetLabel(u.Label)
 	}
 	u.Lost, u.Incomplete = h.lost, h.crossed || h.lost > 0
+	if h.nbody > 0 {
+		if h.ev == nil {
+			h.ev = d.newEvidence()
+		}
+		grpcBodyEvidence(h.ev, h.body[:h.nbody], &d.num)
+		h.nbody = 0
+	}
 	if h.ev != nil {
 		u.Evidence = finishEvidence(h.ev, d.cfg.MaxTokens)
 		d.evUsed = append(d.evUsed, h.ev)
@@ -224,6 +239,28 @@ func (d *Decoder) reset(id uint32) {
 		}
 	}
 	d.freeStream(st)
+}
+
+// dataPrefix keeps the first maxBody bytes of the DATA of a gRPC
+// request for its evidence, from p, the part of the current DATA frame's
+// payload just read (padded frames are left out). Responses are left out:
+// a response's message is read as a protocol buffer when its first bytes
+// happen to parse as one (the testbed's backends answer with a run of
+// "b"s, which gave every long response the same token).
+func (d *Decoder) dataPrefix(s *dirState, p []byte) {
+	fh := &s.fh
+	if fh.flags&fPadded != 0 || s.damaged || s.dir != proto.FromClient {
+		return
+	}
+	st := d.streams.get(fh.stream)
+	if st == nil {
+		return
+	}
+	h := &st.h[s.dir]
+	if h.state != hOpen || h.nbody >= len(h.body) || !strings.HasPrefix(h.kept[keptCType], "application/grpc") {
+		return
+	}
+	h.nbody += copy(h.body[h.nbody:], p)
 }
 
 // dataFrame adds a DATA frame to its stream.

@@ -221,6 +221,9 @@ func writeReport(w io.Writer, opts *Options, rep *wpwhatif.Report) {
 	if rep.SaturationRPS > 0 {
 		fmt.Fprintf(w, "throughput now %.1f requests/s; saturation after the changes %.0f ±%.0f requests/s (%s)\n",
 			rep.ThroughputRPS, rep.SaturationRPS, rep.SaturationUnc, rep.Bottleneck)
+		if rep.SaturationModel != "" {
+			fmt.Fprintf(w, "  saturation from %s\n", rep.SaturationModel)
+		}
 	}
 	for _, h := range rep.Hosts {
 		st := fmt.Sprintf("%.3f", h.NewStretch)
