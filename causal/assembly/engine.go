@@ -104,10 +104,10 @@ type run struct {
 	sendPost []alt
 	// per member of the ensemble (members.go): each call's probability of
 	// its final request, where posterior set it (posted), and each
-	// request's probability that none of the calls given elsewhere is its
-	// own
+	// call's slots' probability that none of the calls given elsewhere
+	// is its own (slots.go)
 	mconf  [nMembers][]float32
-	mkeep  [nMembers][]float64
+	mkeep  [nMembers]slotKeeps
 	posted []bool
 	// shadowPost holds, per call, the posterior of each shadow search
 	// (shadow.go): opt.Alternatives+1 per call, noShadow where none ran
@@ -180,14 +180,11 @@ func newRun(opt Options, ms trace.Messages, nm *causal.Namer) *run {
 	r.posted = make([]bool, n)
 	for e := range r.mconf {
 		r.mconf[e] = make([]float32, n)
-		r.mkeep[e] = make([]float64, n)
+		r.mkeep[e] = make(slotKeeps, n)
 	}
 	for i := range r.parent {
 		r.parent[i], r.exact[i] = -1, -1
 		r.sendW[i] = 1
-		for e := range r.mkeep {
-			r.mkeep[e][i] = 1
-		}
 	}
 	for i := range r.sendPost {
 		r.sendPost[i].p = -1

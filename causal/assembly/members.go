@@ -8,8 +8,9 @@ package assembly
 // are that mean.
 //
 // A request's confidence is the mean over the members of the probability
-// each gives its whole tree: the product of its links' probabilities
-// and, for each of its calls, of 1 − p over the calls given elsewhere
+// each gives its whole tree: over its calls' slots (a call and a kind of
+// child: slots.go), the smaller of the product of its links'
+// probabilities and of 1 − p over the calls of the kind given elsewhere
 // that give it p. The mean of the products, not the product of the
 // means: a member that is right about a request tends to be right about
 // all its links at once, and a product of averaged links, each doubted
@@ -50,7 +51,7 @@ func (r *run) members(c, a int32, post []alt, cands []int32) {
 			case q == a:
 				r.mconf[e][c] = float32(p)
 			case q >= 0:
-				r.mkeep[e][q] *= 1 - p
+				r.mkeep[e].lose(q, r.calls[c].kind, p)
 			}
 		}
 	}

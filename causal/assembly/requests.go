@@ -59,13 +59,14 @@ type builder struct {
 	r      *run
 	kids   [][]int32
 	retIdx []int32 // per call, the index of its RETURN entry in msgs
-	// keep is, per call, the probability that no call given elsewhere
-	// belongs to it: the product of 1 − p over the calls that list it as
-	// an alternative with probability p (a request is exactly right only
-	// if it lost none of its calls, as well as its own links being right)
-	keep [nMembers][]float64
+	// keep is, per member, per call and kind of child, the probability
+	// that no call of the kind given elsewhere belongs to it: the product
+	// of 1 − p over the calls that list it as an alternative with
+	// probability p (a request is exactly right only if it lost none of
+	// its calls, as well as its own links being right: slots.go)
+	keep [nMembers]slotKeeps
 	// prod is, per member, the product of the request being built's
-	// links' probabilities and keeps
+	// slots' probabilities (builder.slotsProb)
 	prod [nMembers]float64
 	msgs []causal.RequestMessage
 	cnt  treeCounts
@@ -174,18 +175,18 @@ func (r *run) newBuilder() *builder {
 	return b
 }
 
-// keepProbs returns, per call, the probability under the ensemble's
-// member that none of the calls assigned elsewhere (to another request,
-// or none) belongs to it: from what posterior left to each request
-// (run.mkeep), and from the alternatives of the calls it did not see
-// (builder.keep).
-func (r *run) keepProbs(member int) []float64 {
-	keep := slices.Clone(r.mkeep[member])
+// keepProbs returns, per call and kind of child, the probability under
+// the ensemble's member that none of the calls of the kind assigned
+// elsewhere (to another request, or none) belongs to it: from what
+// posterior left to each request (run.mkeep), and from the alternatives
+// of the calls it did not see (builder.keep).
+func (r *run) keepProbs(member int) slotKeeps {
+	keep := r.mkeep[member].clone()
 	k := r.opt.Alternatives
 	for c := range r.calls {
 		for _, a := range r.alts[c*k : c*k+k] {
 			if a.p >= 0 && a.prob > 0 && a.p != r.parent[c] && !r.posted[c] {
-				keep[a.p] *= 1 - float64(a.prob)
+				keep.lose(a.p, r.calls[c].kind, float64(a.prob))
 			}
 		}
 	}
@@ -265,6 +266,9 @@ func (b *builder) addCall(root int32, parentIdx, callParentIdx int, req *causal.
 			stack = append(stack, b.open(k, trig, f.callIdx, f.depth+1, req))
 			continue
 		}
+		for m := range b.prod {
+			b.prod[m] *= b.slotsProb(m, f.c, kids)
+		}
 		b.close(f, req)
 		stack = stack[:len(stack)-1]
 	}
@@ -321,13 +325,6 @@ func (b *builder) open(c int32, parentIdx, callParentIdx, depth int, req *causal
 	idx := len(b.msgs)
 	e.Call = idx
 	b.msgs = append(b.msgs, e)
-	for m := range b.prod {
-		p := e.Confidence
-		if parentIdx >= 0 && r.posted[c] {
-			p = float64(r.mconf[m][c])
-		}
-		b.prod[m] *= p * b.keep[m][c]
-	}
 	return frame{c: c, callIdx: idx, depth: depth}
 }
 
