@@ -110,14 +110,10 @@ func checkOrdinals(t *testing.T, msgs []*Message) {
 // packets in segments of several sizes: one CALL and one RETURN per call,
 // paired exactly, whatever the interleaving.
 func TestGRPCMultiplexed(t *testing.T) {
-	srv := grpctest.H2CServer(http.HandlerFunc(grpctest.Handler))
-	defer srv.Close()
-	rec := &grpctest.Recorder{}
-	client, tr := grpctest.H2CClient(rec)
-	if err := grpctest.Run(client, srv.URL, 32); err != nil {
+	rec, err := grpctest.Record(32)
+	if err != nil {
 		t.Fatal(err)
 	}
-	tr.CloseIdleConnections()
 	for _, mss := range []int{1448, 100, 16384} {
 		c := replay("10.0.0.1:40000", "10.0.0.2:50051", rec.Events(), mss)
 		msgs, _, st := run(t, DefaultConfig(), c.pkts...)
@@ -139,14 +135,10 @@ func TestGRPCMultiplexed(t *testing.T) {
 // copies come as packets of their own: each message is sent at the
 // client side's time and received at the server side's.
 func TestGRPCTwoSniffers(t *testing.T) {
-	srv := grpctest.H2CServer(http.HandlerFunc(grpctest.Handler))
-	defer srv.Close()
-	rec := &grpctest.Recorder{}
-	client, tr := grpctest.H2CClient(rec)
-	if err := grpctest.Run(client, srv.URL, 32); err != nil {
+	rec, err := grpctest.Record(32)
+	if err != nil {
 		t.Fatal(err)
 	}
-	tr.CloseIdleConnections()
 	c := replay("10.0.0.1:40000", "10.0.0.2:50051", rec.Events(), 1448)
 	var pkts []*pcapio.Packet
 	for _, p := range c.pkts {
@@ -275,14 +267,10 @@ func TestTLSHTTP1(t *testing.T) {
 // direction lost its framing are marked incomplete: the decoder cannot
 // tell which of them the gap held frames of.
 func TestGRPCLoss(t *testing.T) {
-	srv := grpctest.H2CServer(http.HandlerFunc(grpctest.Handler))
-	defer srv.Close()
-	rec := &grpctest.Recorder{}
-	client, tr := grpctest.H2CClient(rec)
-	if err := grpctest.Run(client, srv.URL, 32); err != nil {
+	rec, err := grpctest.Record(32)
+	if err != nil {
 		t.Fatal(err)
 	}
-	tr.CloseIdleConnections()
 	c := replay("10.0.0.1:40000", "10.0.0.2:50051", rec.Events(), 300)
 	var kept []*pcapio.Packet
 	dropped := 0

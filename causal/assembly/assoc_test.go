@@ -78,8 +78,7 @@ func TestTokAssocNotPredictive(t *testing.T) {
 func TestDerivedTokens(t *testing.T) {
 	b := newTB()
 	rng := rand.New(rand.NewPCG(7, 8))
-	type req struct{ call, kid int32 }
-	var reqs []req
+	var reqs []callKid
 	tok := func(m int32, ts ...uint64) {
 		slices.Sort(ts)
 		ref, err := b.t.Syms.AddTokens(ts)
@@ -102,18 +101,12 @@ func TestDerivedTokens(t *testing.T) {
 			kid, _ := b.rpc(send, back-0.1, "b", fmt.Sprintf("b:%d", 1000+2*i+k), "db", "d:5432", fmt.Sprintf("k%d.%d", i, k), 60)
 			tok(c, 1, 10+vals[k], 1_000_000+uint64(2*i+k)) // a common token, the value, a unique id
 			tok(kid, 0xfeed_0000+vals[k]*7919)             // the key derived from the value
-			reqs = append(reqs, req{c, kid})
+			reqs = append(reqs, callKid{c, kid})
 		}
 		at += 3 + rng.Float64()
 	}
 	_, r := runOn(t, b, DefaultOptions())
-	right := 0
-	for _, q := range reqs {
-		if r.parentMsg(q.kid) == q.call {
-			right++
-		}
-	}
-	if right < len(reqs)*95/100 {
+	if right := r.rightParents(reqs); right < len(reqs)*95/100 {
 		t.Errorf("%d of %d queries given their request, want at least 95 %%", right, len(reqs))
 	}
 }

@@ -160,3 +160,17 @@ func evidenceOf(res *causal.Result, i int32) string {
 	}
 	return ""
 }
+
+// callKid is a call and the child call its request makes.
+type callKid struct{ call, kid int32 }
+
+// rightParents counts the kids given their call as parent.
+func (r *run) rightParents(pairs []callKid) int {
+	right := 0
+	for _, q := range pairs {
+		if r.parentMsg(q.kid) == q.call {
+			right++
+		}
+	}
+	return right
+}

@@ -14,8 +14,7 @@ import (
 func TestOriginSizes(t *testing.T) {
 	b := newTB()
 	rng := rand.New(rand.NewPCG(5, 6))
-	type req struct{ call, kid int32 }
-	var reqs []req
+	var reqs []callKid
 	at := 0.0
 	for i := range 150 {
 		sizes := [2]int64{200 + rng.Int64N(40), 200 + rng.Int64N(40)}
@@ -28,18 +27,12 @@ func TestOriginSizes(t *testing.T) {
 			back := send + 0.2
 			c, _ := b.rpc(at, back+0.3+0.1*rng.Float64(), "web", fmt.Sprintf("w:%d", 2*i+k), "app", "a:80", fmt.Sprintf("q%d.%d", i, k), sizes[k])
 			kid, _ := b.rpc(send, back-0.1, "app", fmt.Sprintf("a:%d", 1000+2*i+k), "store", "s:11211", fmt.Sprintf("k%d.%d", i, k), sizes[k]-187)
-			reqs = append(reqs, req{c, kid})
+			reqs = append(reqs, callKid{c, kid})
 		}
 		at += 3 + rng.Float64()
 	}
 	_, r := runOn(t, b, DefaultOptions())
-	right := 0
-	for _, q := range reqs {
-		if r.parentMsg(q.kid) == q.call {
-			right++
-		}
-	}
-	if right < len(reqs)*95/100 {
+	if right := r.rightParents(reqs); right < len(reqs)*95/100 {
 		t.Errorf("%d of %d calls given their request, want at least 95 %%", right, len(reqs))
 	}
 }

@@ -102,3 +102,19 @@ func TLSClient(rec *Recorder, pool *x509.CertPool, keylog io.Writer, h2 bool) (*
 	}
 	return &http.Client{Transport: tr}, tr
 }
+
+// Record makes call 0 and then calls 1 to calls concurrently over one h2c
+// connection to a fresh server running Handler, and returns what the
+// client's connection wrote and read, the connection closed.
+func Record(calls int) (*Recorder, error) {
+	srv := H2CServer(http.HandlerFunc(Handler))
+	defer srv.Close()
+	rec := &Recorder{}
+	client, tr := H2CClient(rec)
+	defer tr.CloseIdleConnections()
+	if err := Run(client, srv.URL, calls); err != nil {
+		return nil, err
+	}
+	tr.CloseIdleConnections()
+	return rec, nil
+}

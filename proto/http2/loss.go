@@ -217,12 +217,7 @@ func (d *Decoder) resync(s *dirState, b []byte) (int, []byte) {
 		used += take
 		b = b[take:]
 		if i := d.search(s, false); i >= 0 {
-			d.stats.Skipped += int64(i)
-			d.stats.Resyncs++
-			s.rbuf = append(s.rbuf[:0], s.scan[i:]...)
-			s.next -= int64(len(s.rbuf))
-			s.scan, s.scanPos = s.scan[:0], 0
-			s.mode = mFrames
+			d.resume(s, i)
 			return used, s.rbuf
 		}
 	}
@@ -343,6 +338,18 @@ func (d *Decoder) Close() {
 	}
 }
 
+// resume leaves the resync at the frame header found at the window's
+// offset i: the bytes before it are skipped, those from it on go to
+// s.rbuf to be decoded as frames.
+func (d *Decoder) resume(s *dirState, i int) {
+	d.stats.Skipped += int64(i)
+	d.stats.Resyncs++
+	s.rbuf = append(s.rbuf[:0], s.scan[i:]...)
+	s.next -= int64(len(s.rbuf))
+	s.scan, s.scanPos = s.scan[:0], 0
+	s.mode = mFrames
+}
+
 // finalResync looks once more for a frame header in the resync window
 // at the connection's end, where a chain of frames that ends exactly
 // with the bytes is confirmed, and decodes the frames from it.
@@ -351,12 +358,7 @@ func (d *Decoder) finalResync(s *dirState) {
 	if i < 0 {
 		return
 	}
-	d.stats.Skipped += int64(i)
-	d.stats.Resyncs++
-	s.rbuf = append(s.rbuf[:0], s.scan[i:]...)
-	s.next -= int64(len(s.rbuf))
-	s.scan, s.scanPos = s.scan[:0], 0
-	s.mode = mFrames
+	d.resume(s, i)
 	s.replay = s.rbuf
 	d.feed(s, nil)
 }

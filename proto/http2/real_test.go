@@ -20,15 +20,10 @@ import (
 // between net/http's client and server. (proto/tls runs the same over
 // TLS, decrypting with the key log.)
 func TestGRPCh2c(t *testing.T) {
-	srv := grpctest.H2CServer(http.HandlerFunc(grpctest.Handler))
-	defer srv.Close()
-	rec := &grpctest.Recorder{}
-	client, tr := grpctest.H2CClient(rec)
-	defer tr.CloseIdleConnections()
-	if err := grpctest.Run(client, srv.URL, 32); err != nil {
+	rec, err := grpctest.Record(32)
+	if err != nil {
 		t.Fatal(err)
 	}
-	tr.CloseIdleConnections()
 	if rec.Conns() != 1 {
 		t.Fatalf("%d connections, want the calls multiplexed over 1", rec.Conns())
 	}
@@ -100,15 +95,10 @@ func events(rec *grpctest.Recorder) []event {
 // and the responses whose headers or trailers come after the cut are
 // framed but unlabelled (the table is poisoned).
 func TestGRPCLoss(t *testing.T) {
-	srv := grpctest.H2CServer(http.HandlerFunc(grpctest.Handler))
-	defer srv.Close()
-	rec := &grpctest.Recorder{}
-	client, tr := grpctest.H2CClient(rec)
-	defer tr.CloseIdleConnections()
-	if err := grpctest.Run(client, srv.URL, 32); err != nil {
+	rec, err := grpctest.Record(32)
+	if err != nil {
 		t.Fatal(err)
 	}
-	tr.CloseIdleConnections()
 	evs := events(rec)
 	var total int64
 	for _, e := range evs {

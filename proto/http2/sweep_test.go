@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"flag"
 	"fmt"
-	"net/http"
 	"os"
 	"testing"
 
@@ -63,14 +62,10 @@ func readRecording(t testing.TB, path string) []event {
 // recorded returns the recording, made again first with -record.
 func recorded(t *testing.T) []event {
 	if *record {
-		srv := grpctest.H2CServer(http.HandlerFunc(grpctest.Handler))
-		defer srv.Close()
-		rec := &grpctest.Recorder{}
-		client, tr := grpctest.H2CClient(rec)
-		if err := grpctest.Run(client, srv.URL, 32); err != nil {
+		rec, err := grpctest.Record(32)
+		if err != nil {
 			t.Fatal(err)
 		}
-		tr.CloseIdleConnections()
 		if err := writeRecording(recording, events(rec)); err != nil {
 			t.Fatal(err)
 		}
