@@ -259,11 +259,26 @@ type dcRow struct {
 // addFloor adds to floor f what unrelated messages arriving at rate (per
 // ns) put in each bin.
 func (r *run) addFloor(f *[nGapBins]float64, rate float64) {
-	for b := 1; b < nGapBins && gapLow[b] <= deconvLag; b++ {
-		f[b] += rate * gapWidth[b]
+	// the bins' end is found once (floorEnd), not tested at each bin:
+	// the test cost more than the addition
+	ws := gapWidth[1:floorEnd]
+	fb := f[1:floorEnd]
+	fb = fb[:len(ws)]
+	for b, w := range ws {
+		fb[b] += rate * w
 	}
 	f[0] += rate * float64(r.tol)
 }
+
+// floorEnd is the first bin starting beyond deconvLag: addFloor fills
+// bins 1 to floorEnd-1.
+var floorEnd = func() int {
+	b := 1
+	for b < nGapBins && gapLow[b] <= deconvLag {
+		b++
+	}
+	return b
+}()
 
 // seedModel records a deconvolved histogram of delays before next in
 // context cx: at the levels that do not need what deconvolution cannot

@@ -202,12 +202,12 @@ type search struct {
 	// score per parent when they were sent
 	pend []int32
 	// pendAlt[i] holds pend[i]'s best scores per parent, carved from the
-	// slab altSlab; altBuf is noteAlternatives' buffer
+	// slab altSlab; altBuf is noteAlt's buffer
 	pendAlt []([]altScore)
 	altSlab []altScore
 	altBuf  []altScore
 	topBuf  []altScore
-	// altAt[1+parentPos[p]] is noteAlternatives' index of request p in
+	// altAt[1+parentPos[p]] is noteAlt's index of request p in
 	// its list (altAt[0]: no request), -1 when not in it
 	altAt []int32
 	// commit's buffers: per committed call, the best final score per
@@ -393,9 +393,12 @@ func (s *search) send(c int32) {
 	s.memo.reset()
 	kb := kindBit(cc.kind)
 	shared := s.slotOrder(c)
+	s.startAlts()
 	for hi, h := range s.hyps {
 		if forced < 0 {
-			s.cands = append(s.cands, cand{h: int32(hi), slot: -1, score: h.score + bg})
+			sc := h.score + bg
+			s.cands = append(s.cands, cand{h: int32(hi), slot: -1, score: sc})
+			s.noteAlt(-1, 0, sc)
 		}
 		if shared {
 			s.fifoRanks(h, kb)
@@ -417,7 +420,9 @@ func (s *search) send(c int32) {
 				ls = s.linkScore(c, sl) + s.m.logFIFO(s.fifo[i])
 				s.memo.put(key, math.Float64bits(ls))
 			}
-			s.cands = append(s.cands, cand{h: int32(hi), slot: int32(i), score: h.score + ls})
+			sc := h.score + ls
+			s.cands = append(s.cands, cand{h: int32(hi), slot: int32(i), score: sc})
+			s.noteAlt(sl.p, 1+s.r.parentPos[sl.p], sc)
 		}
 	}
 	if len(s.cands) == 0 {
@@ -430,7 +435,7 @@ func (s *search) send(c int32) {
 		s.send(c)
 		return
 	}
-	s.noteAlternatives()
+	s.endAlts()
 	s.select_(c, func(cd *cand) *hyp { return s.apply(cd, c) })
 	s.pend = append(s.pend, c)
 	s.seq++
@@ -562,7 +567,8 @@ func (s *search) extend(sl *slot, c int32) slot {
 	return ns
 }
 
-// apply materialises candidate cd for call c.
+// apply materialises candidate cd for call c; cd.hash must be set
+// (candHash).
 func (s *search) apply(cd *cand, c int32) *hyp {
 	h := s.hyps[cd.h]
 	nh := s.alloc()
@@ -573,11 +579,15 @@ func (s *search) apply(cd *cand, c int32) *hyp {
 	if cd.slot >= 0 {
 		sl := &nh.slots[cd.slot]
 		p = sl.p
+		// the new slot's hash is in cd.hash (candHash): h's hash with
+		// the old slot's and the call's own taken out, not hashed again
+		hs := cd.hash ^ h.hash ^ sl.hs
 		*sl = s.extend(sl, c)
-		sl.rehash()
 		if cc := &s.r.calls[c]; cc.retMsg >= 0 && cc.flags&flagOneWay == 0 {
 			nh.owns = append(nh.owns, own{c, p})
+			hs ^= own{c, p}.hash()
 		}
+		sl.hs = hs
 	}
 	nh.asg = s.decision(decision{c: c, p: p, seq: s.seq, prev: h.asg})
 	return nh
@@ -611,36 +621,41 @@ func (s *search) decision(d decision) *decision {
 	return &s.decs[len(s.decs)-1]
 }
 
-// noteAlternatives records, for call c, the best score of each parent
-// among the candidates.
-func (s *search) noteAlternatives() {
-	alts := s.altBuf[:0]
+// startAlts, noteAlt and endAlts record, for the call being sent, the
+// best score of each parent among the candidates (the sum of their
+// masses in the summing pass), noted as the candidates are made, in
+// their order.
+func (s *search) startAlts() {
+	s.altBuf = s.altBuf[:0]
 	if s.altAt == nil {
 		s.altAt = make([]int32, 1+len(s.r.parentsOf[s.node]))
 		for i := range s.altAt {
 			s.altAt[i] = -1
 		}
 	}
-	for _, cd := range s.cands {
-		p, at := int32(-1), int32(0)
-		if cd.slot >= 0 {
-			p = s.hyps[cd.h].slots[cd.slot].p
-			at = 1 + s.r.parentPos[p]
-		}
-		// an index by the request's position, not a scan of alts: a node
-		// with thousands of open requests has as many alternatives for
-		// each call
-		i := s.altAt[at]
-		switch {
-		case i < 0:
-			s.altAt[at] = int32(len(alts))
-			alts = append(alts, altScore{p, cd.score})
-		case s.sum:
-			alts[i].score = logAddExact(alts[i].score, cd.score)
-		case cd.score > alts[i].score:
-			alts[i].score = cd.score
-		}
+}
+
+// noteAlt notes a candidate giving the call to request p (-1: none) with
+// score sc; at is p's index in altAt (1+parentPos[p], 0 for none): an
+// index by the request's position, not a scan of the list, since a node
+// with thousands of open requests has as many alternatives for each call.
+func (s *search) noteAlt(p, at int32, sc float64) {
+	i := s.altAt[at]
+	switch {
+	case i < 0:
+		s.altAt[at] = int32(len(s.altBuf))
+		s.altBuf = append(s.altBuf, altScore{p, sc})
+	case s.sum:
+		s.altBuf[i].score = logAddExact(s.altBuf[i].score, sc)
+	case sc > s.altBuf[i].score:
+		s.altBuf[i].score = sc
 	}
+}
+
+// endAlts keeps the call's alternatives noted (startAlts) and clears
+// their index.
+func (s *search) endAlts() {
+	alts := s.altBuf
 	for _, a := range alts {
 		if a.p < 0 {
 			s.altAt[0] = -1
@@ -648,7 +663,6 @@ func (s *search) noteAlternatives() {
 			s.altAt[1+s.r.parentPos[a.p]] = -1
 		}
 	}
-	s.altBuf = alts
 	s.pendAlt = append(s.pendAlt, s.keepAlts(topAlts(&s.topBuf, alts, s.r.opt.Alternatives+1)))
 	var m sendMass
 	if s.sum {
