@@ -735,19 +735,8 @@ func (s *search) select_(c int32, mk func(*cand) *hyp) {
 			th := s.kth(cands, 2*s.beam)
 			head = partition(cands, th)
 		}
-		slices.SortFunc(head, cmpCand)
-		for i := range head {
-			cd := &head[i]
-			cd.hash = s.candHash(cd, c)
-			if s.dup(cd.hash, nil, mk, cd) {
-				continue
-			}
-			if len(s.next) == s.beam {
-				pruned = true
-				break
-			}
-			nh := mk(cd)
-			s.keep(cd.hash, nh)
+		if s.take(head, c, mk) {
+			pruned = true
 		}
 		if len(s.next) == s.beam || len(head) == len(cands) {
 			pruned = pruned || len(head) < len(cands)
@@ -765,6 +754,69 @@ func (s *search) select_(c int32, mk func(*cand) *hyp) {
 		pm := &s.pendMass[len(s.pendMass)-1]
 		pm.kept = lseScores(s.hyps) - pm.all
 	}
+}
+
+// take keeps the candidates of head in cmpCand's order, one per state,
+// until the beam is full and a candidate of another state comes, when it
+// reports true (a state lost). Within head it sorts only the beam+1 best
+// (a beam's worth and the one that finds it full), then, when merging
+// leaves the beam short or full without that one (about one candidate in
+// a hundred is merged), the next beam+1, and so on: select_'s order and
+// its count of prunings are the same as sorting head whole.
+func (s *search) take(head []cand, c int32, mk func(*cand) *hyp) bool {
+	for len(head) > 0 {
+		part := head
+		if len(head) > s.beam+1 {
+			part = partition(head, s.kth(head, s.beam+1))
+			if len(part) == 0 { // a NaN threshold: sort all
+				part = head
+			}
+		}
+		sortCands(part)
+		for i := range part {
+			cd := &part[i]
+			cd.hash = s.candHash(cd, c)
+			if s.dup(cd.hash, nil, mk, cd) {
+				continue
+			}
+			if len(s.next) == s.beam {
+				return true
+			}
+			s.keep(cd.hash, mk(cd))
+		}
+		head = head[len(part):]
+	}
+	return false
+}
+
+// sortCands sorts cands in cmpCand's order: by insertion when they are
+// few (a select_ sorts about twenty, where slices.SortFunc's calls of
+// its comparison cost more than the moves), else by slices.SortFunc.
+// cmpCand is a total order, so both give the same order.
+func sortCands(cands []cand) {
+	if len(cands) > 32 {
+		slices.SortFunc(cands, cmpCand)
+		return
+	}
+	for i := 1; i < len(cands); i++ {
+		x := cands[i]
+		j := i
+		for ; j > 0 && candLess(&x, &cands[j-1]); j-- {
+			cands[j] = cands[j-1]
+		}
+		cands[j] = x
+	}
+}
+
+// candLess reports whether a comes before b in cmpCand's order.
+func candLess(a, b *cand) bool {
+	if a.score > b.score {
+		return true
+	}
+	if a.score < b.score {
+		return false
+	}
+	return cmpCand(*a, *b) < 0
 }
 
 // cmpCand orders candidates best first, then by hypothesis and slot (a

@@ -1,0 +1,38 @@
+package assembly
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// TestSortCands checks sortCands against slices.SortFunc with cmpCand on
+// candidates with tied scores, NaNs and infinities, at lengths on both
+// sides of its insertion sort's limit.
+func TestSortCands(t *testing.T) {
+	scores := []float64{-3, -1.5, 0, 2, math.Inf(-1), math.Inf(1), math.NaN()}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, n := range []int{0, 1, 2, 5, 17, 31, 32, 33, 64, 200} {
+		for trial := range 20 {
+			cands := make([]cand, n)
+			for i := range cands {
+				// distinct (h, slot): cmpCand is a total order on them
+				cands[i] = cand{h: int32(i / 3), slot: int32(i%3) - 1, score: scores[rng.IntN(len(scores))]}
+				if trial%2 == 1 {
+					cands[i].score = rng.NormFloat64()
+				}
+			}
+			rng.Shuffle(n, func(i, j int) { cands[i], cands[j] = cands[j], cands[i] })
+			want := slices.Clone(cands)
+			slices.SortFunc(want, cmpCand)
+			sortCands(cands)
+			for i := range cands {
+				if cands[i].h != want[i].h || cands[i].slot != want[i].slot {
+					t.Fatalf("n=%d trial %d: at %d got (%d,%d) want (%d,%d)", n, trial, i,
+						cands[i].h, cands[i].slot, want[i].h, want[i].slot)
+				}
+			}
+		}
+	}
+}
