@@ -86,7 +86,7 @@ func (sl *slot) rehash() { sl.hs = sl.hash() }
 func (sl *slot) backFrom(c int32, cc *call) {
 	sl.out--
 	sl.last = max(sl.last, cc.back)
-	sl.lastRet, sl.ret = c, retClass(cc.repBytes)
+	sl.lastRet, sl.ret = c, cc.retClass
 }
 
 // own records which request a call in flight belongs to in a hypothesis.

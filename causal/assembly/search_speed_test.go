@@ -36,3 +36,23 @@ func TestSortCands(t *testing.T) {
 		}
 	}
 }
+
+// TestRetClass checks retClass against counting the bits one at a time.
+func TestRetClass(t *testing.T) {
+	ref := func(b int64) uint8 {
+		if b < 0 {
+			return 0
+		}
+		c := uint8(1)
+		for b > 0 && c < 31 {
+			b >>= 1
+			c++
+		}
+		return c
+	}
+	for _, b := range []int64{-5, -1, 0, 1, 2, 3, 4, 7, 8, 1023, 1024, 1<<29 - 1, 1 << 29, 1<<30 - 1, 1 << 30, 1 << 31, 1 << 40, math.MaxInt64} {
+		if got, want := retClass(b), ref(b); got != want {
+			t.Errorf("retClass(%d) = %d, want %d", b, got, want)
+		}
+	}
+}
