@@ -264,8 +264,16 @@ func (r *run) addFloor(f *[nGapBins]float64, rate float64) {
 	ws := gapWidth[1:floorEnd]
 	fb := f[1:floorEnd]
 	fb = fb[:len(ws)]
-	for b, w := range ws {
-		fb[b] += rate * w
+	b := 0
+	for ; b+4 <= len(ws); b += 4 { // four bins a step: the loop's own cost was the addition's
+		w4, f4 := (*[4]float64)(ws[b:b+4]), (*[4]float64)(fb[b:b+4])
+		f4[0] += rate * w4[0]
+		f4[1] += rate * w4[1]
+		f4[2] += rate * w4[2]
+		f4[3] += rate * w4[3]
+	}
+	for ; b < len(ws); b++ {
+		fb[b] += rate * ws[b]
 	}
 	f[0] += rate * float64(r.tol)
 }
