@@ -56,3 +56,20 @@ func TestRetClass(t *testing.T) {
 		}
 	}
 }
+
+// TestFrexpNormal checks frexpNormal against math.Frexp on the values
+// gapBin gives it (delays of 1 µs to the largest int64, over 1e3).
+func TestFrexpNormal(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	vals := []float64{1, 1.5, 2, 1e3, 1e6, 123456.789, float64(math.MaxInt64) / 1e3}
+	for range 10000 {
+		vals = append(vals, float64(rng.Int64N(math.MaxInt64-1000)+1000)/1e3)
+	}
+	for _, y := range vals {
+		f, e := frexpNormal(y)
+		wf, we := math.Frexp(y)
+		if f != wf || e != we {
+			t.Fatalf("frexpNormal(%g) = %g, %d; want %g, %d", y, f, e, wf, we)
+		}
+	}
+}
