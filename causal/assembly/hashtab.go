@@ -3,14 +3,19 @@ package assembly
 // u64Table maps uint64 keys (hashes already) to uint64 values, for the
 // search's per-send tables that are emptied thousands of times a second:
 // open addressing with linear probing, emptied by starting a new
-// generation instead of clearing its arrays, and no allocation once it
-// has grown to the largest size needed.
+// generation instead of clearing its array, and no allocation once it
+// has grown to the largest size needed. An entry's key, value and
+// generation are side by side, so a probe reads one cache line.
 type u64Table struct {
-	keys []uint64
-	vals []uint64
-	gen  []uint32 // an entry is used when its gen is cur
+	ents []u64Entry
 	cur  uint32
 	n    int
+}
+
+// u64Entry is an entry of a u64Table: used when gen is the table's cur.
+type u64Entry struct {
+	key, val uint64
+	gen      uint32
 }
 
 // reset empties the table.
@@ -18,19 +23,22 @@ func (t *u64Table) reset() {
 	t.cur++
 	t.n = 0
 	if t.cur == 0 { // the generations wrapped: clear for real
-		clear(t.gen)
+		clear(t.ents)
 		t.cur = 1
 	}
 }
 
 // slot returns where key k is, or the empty entry where it would go.
 func (t *u64Table) slot(k uint64) int {
-	mask := len(t.keys) - 1
+	mask := len(t.ents) - 1
 	i := int((k*0x9e3779b97f4a7c15)>>32) & mask
-	for t.gen[i] == t.cur && t.keys[i] != k {
+	for {
+		e := &t.ents[i]
+		if e.gen != t.cur || e.key == k {
+			return i
+		}
 		i = (i + 1) & mask
 	}
-	return i
 }
 
 // get returns the value of key k and whether it is held.
@@ -38,36 +46,35 @@ func (t *u64Table) get(k uint64) (uint64, bool) {
 	if t.n == 0 {
 		return 0, false
 	}
-	i := t.slot(k)
-	if t.gen[i] != t.cur {
+	e := &t.ents[t.slot(k)]
+	if e.gen != t.cur {
 		return 0, false
 	}
-	return t.vals[i], true
+	return e.val, true
 }
 
 // put sets the value of key k.
 func (t *u64Table) put(k, v uint64) {
-	if 2*(t.n+1) > len(t.keys) {
+	if 2*(t.n+1) > len(t.ents) {
 		t.grow()
 	}
-	i := t.slot(k)
-	if t.gen[i] != t.cur {
-		t.gen[i] = t.cur
-		t.keys[i] = k
+	e := &t.ents[t.slot(k)]
+	if e.gen != t.cur {
+		e.gen = t.cur
+		e.key = k
 		t.n++
 	}
-	t.vals[i] = v
+	e.val = v
 }
 
 // grow doubles the table (at least 64 entries), keeping its entries.
 func (t *u64Table) grow() {
-	oldK, oldV, oldG, cur := t.keys, t.vals, t.gen, t.cur
-	size := max(64, 2*len(oldK))
-	t.keys, t.vals, t.gen = make([]uint64, size), make([]uint64, size), make([]uint32, size)
+	old, cur := t.ents, t.cur
+	t.ents = make([]u64Entry, max(64, 2*len(old)))
 	t.cur, t.n = 1, 0
-	for i, g := range oldG {
-		if g == cur {
-			t.put(oldK[i], oldV[i])
+	for i := range old {
+		if old[i].gen == cur {
+			t.put(old[i].key, old[i].val)
 		}
 	}
 }

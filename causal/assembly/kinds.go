@@ -3,6 +3,7 @@ package assembly
 import (
 	"fmt"
 	"math"
+	"math/bits"
 	"slices"
 
 	"github.com/wirepath/wirepath/causal"
@@ -62,12 +63,8 @@ func retClass(b int64) uint8 {
 	if b < 0 {
 		return 0
 	}
-	c := uint8(1)
-	for b > 0 && c < 31 {
-		b >>= 1
-		c++
-	}
-	return c
+	// 1 + the bits of b, at most 31
+	return uint8(min(1+bits.Len64(uint64(b)), 31))
 }
 
 // names returns the caller's and callee endpoint's names of call c.

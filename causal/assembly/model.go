@@ -32,7 +32,7 @@ func gapBin(g int64) int {
 	if x < gapLow[2] {
 		return 1
 	}
-	frac, exp := math.Frexp(x / gapMinNS) // x/gapMinNS = frac·2^exp, frac in [0.5, 1)
+	frac, exp := frexpNormal(x / gapMinNS) // x/gapMinNS = frac·2^exp, frac in [0.5, 1)
 	l2 := float64(exp) + log2Mant[int((frac-0.5)*2*log2Steps)]
 	b := 1 + int(l2*log10Of2*gapPerDecade)
 	b = max(1, min(b, nGapBins-1))
@@ -43,6 +43,15 @@ func gapBin(g int64) int {
 		b++
 	}
 	return b
+}
+
+// frexpNormal is math.Frexp of a positive normal float (x/gapMinNS for
+// a delay of at least gapLow[2]), read from its bits without Frexp's
+// call and its tests for zero, infinities, NaN and subnormals.
+func frexpNormal(y float64) (frac float64, exp int) {
+	b := math.Float64bits(y)
+	exp = int(b>>52&0x7ff) - 1022
+	return math.Float64frombits(b&^(0x7ff<<52) | 1022<<52), exp
 }
 
 // gapBinUp returns gapBin(g) given b, the bin of a delay no longer than

@@ -22,9 +22,11 @@ type ctxKey struct {
 }
 
 type tKey struct {
-	lvl      uint8
 	pk, prev int32
 	pos, ret uint8
+	// lvl is 16 bits so that the fields leave no padding: the maps keyed
+	// by a tKey then hash its 12 bytes at once (as gKey's)
+	lvl uint16
 }
 
 // gKey is a context of the delay model at one of four levels of backoff.

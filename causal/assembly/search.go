@@ -86,7 +86,7 @@ func (sl *slot) rehash() { sl.hs = sl.hash() }
 func (sl *slot) backFrom(c int32, cc *call) {
 	sl.out--
 	sl.last = max(sl.last, cc.back)
-	sl.lastRet, sl.ret = c, retClass(cc.repBytes)
+	sl.lastRet, sl.ret = c, cc.retClass
 }
 
 // own records which request a call in flight belongs to in a hypothesis.
@@ -202,12 +202,12 @@ type search struct {
 	// score per parent when they were sent
 	pend []int32
 	// pendAlt[i] holds pend[i]'s best scores per parent, carved from the
-	// slab altSlab; altBuf is noteAlternatives' buffer
+	// slab altSlab; altBuf is noteAlt's buffer
 	pendAlt []([]altScore)
 	altSlab []altScore
 	altBuf  []altScore
 	topBuf  []altScore
-	// altAt[1+parentPos[p]] is noteAlternatives' index of request p in
+	// altAt[1+parentPos[p]] is noteAlt's index of request p in
 	// its list (altAt[0]: no request), -1 when not in it
 	altAt []int32
 	// commit's buffers: per committed call, the best final score per
@@ -393,9 +393,12 @@ func (s *search) send(c int32) {
 	s.memo.reset()
 	kb := kindBit(cc.kind)
 	shared := s.slotOrder(c)
+	s.startAlts()
 	for hi, h := range s.hyps {
 		if forced < 0 {
-			s.cands = append(s.cands, cand{h: int32(hi), slot: -1, score: h.score + bg})
+			sc := h.score + bg
+			s.cands = append(s.cands, cand{h: int32(hi), slot: -1, score: sc})
+			s.noteAlt(-1, 0, sc)
 		}
 		if shared {
 			s.fifoRanks(h, kb)
@@ -417,7 +420,9 @@ func (s *search) send(c int32) {
 				ls = s.linkScore(c, sl) + s.m.logFIFO(s.fifo[i])
 				s.memo.put(key, math.Float64bits(ls))
 			}
-			s.cands = append(s.cands, cand{h: int32(hi), slot: int32(i), score: h.score + ls})
+			sc := h.score + ls
+			s.cands = append(s.cands, cand{h: int32(hi), slot: int32(i), score: sc})
+			s.noteAlt(sl.p, 1+s.r.parentPos[sl.p], sc)
 		}
 	}
 	if len(s.cands) == 0 {
@@ -430,7 +435,7 @@ func (s *search) send(c int32) {
 		s.send(c)
 		return
 	}
-	s.noteAlternatives()
+	s.endAlts()
 	s.select_(c, func(cd *cand) *hyp { return s.apply(cd, c) })
 	s.pend = append(s.pend, c)
 	s.seq++
@@ -562,7 +567,8 @@ func (s *search) extend(sl *slot, c int32) slot {
 	return ns
 }
 
-// apply materialises candidate cd for call c.
+// apply materialises candidate cd for call c; cd.hash must be set
+// (candHash).
 func (s *search) apply(cd *cand, c int32) *hyp {
 	h := s.hyps[cd.h]
 	nh := s.alloc()
@@ -573,11 +579,15 @@ func (s *search) apply(cd *cand, c int32) *hyp {
 	if cd.slot >= 0 {
 		sl := &nh.slots[cd.slot]
 		p = sl.p
+		// the new slot's hash is in cd.hash (candHash): h's hash with
+		// the old slot's and the call's own taken out, not hashed again
+		hs := cd.hash ^ h.hash ^ sl.hs
 		*sl = s.extend(sl, c)
-		sl.rehash()
 		if cc := &s.r.calls[c]; cc.retMsg >= 0 && cc.flags&flagOneWay == 0 {
 			nh.owns = append(nh.owns, own{c, p})
+			hs ^= own{c, p}.hash()
 		}
+		sl.hs = hs
 	}
 	nh.asg = s.decision(decision{c: c, p: p, seq: s.seq, prev: h.asg})
 	return nh
@@ -611,36 +621,41 @@ func (s *search) decision(d decision) *decision {
 	return &s.decs[len(s.decs)-1]
 }
 
-// noteAlternatives records, for call c, the best score of each parent
-// among the candidates.
-func (s *search) noteAlternatives() {
-	alts := s.altBuf[:0]
+// startAlts, noteAlt and endAlts record, for the call being sent, the
+// best score of each parent among the candidates (the sum of their
+// masses in the summing pass), noted as the candidates are made, in
+// their order.
+func (s *search) startAlts() {
+	s.altBuf = s.altBuf[:0]
 	if s.altAt == nil {
 		s.altAt = make([]int32, 1+len(s.r.parentsOf[s.node]))
 		for i := range s.altAt {
 			s.altAt[i] = -1
 		}
 	}
-	for _, cd := range s.cands {
-		p, at := int32(-1), int32(0)
-		if cd.slot >= 0 {
-			p = s.hyps[cd.h].slots[cd.slot].p
-			at = 1 + s.r.parentPos[p]
-		}
-		// an index by the request's position, not a scan of alts: a node
-		// with thousands of open requests has as many alternatives for
-		// each call
-		i := s.altAt[at]
-		switch {
-		case i < 0:
-			s.altAt[at] = int32(len(alts))
-			alts = append(alts, altScore{p, cd.score})
-		case s.sum:
-			alts[i].score = logAddExact(alts[i].score, cd.score)
-		case cd.score > alts[i].score:
-			alts[i].score = cd.score
-		}
+}
+
+// noteAlt notes a candidate giving the call to request p (-1: none) with
+// score sc; at is p's index in altAt (1+parentPos[p], 0 for none): an
+// index by the request's position, not a scan of the list, since a node
+// with thousands of open requests has as many alternatives for each call.
+func (s *search) noteAlt(p, at int32, sc float64) {
+	i := s.altAt[at]
+	switch {
+	case i < 0:
+		s.altAt[at] = int32(len(s.altBuf))
+		s.altBuf = append(s.altBuf, altScore{p, sc})
+	case s.sum:
+		s.altBuf[i].score = logAddExact(s.altBuf[i].score, sc)
+	case sc > s.altBuf[i].score:
+		s.altBuf[i].score = sc
 	}
+}
+
+// endAlts keeps the call's alternatives noted (startAlts) and clears
+// their index.
+func (s *search) endAlts() {
+	alts := s.altBuf
 	for _, a := range alts {
 		if a.p < 0 {
 			s.altAt[0] = -1
@@ -648,7 +663,6 @@ func (s *search) noteAlternatives() {
 			s.altAt[1+s.r.parentPos[a.p]] = -1
 		}
 	}
-	s.altBuf = alts
 	s.pendAlt = append(s.pendAlt, s.keepAlts(topAlts(&s.topBuf, alts, s.r.opt.Alternatives+1)))
 	var m sendMass
 	if s.sum {
@@ -721,19 +735,8 @@ func (s *search) select_(c int32, mk func(*cand) *hyp) {
 			th := s.kth(cands, 2*s.beam)
 			head = partition(cands, th)
 		}
-		slices.SortFunc(head, cmpCand)
-		for i := range head {
-			cd := &head[i]
-			cd.hash = s.candHash(cd, c)
-			if s.dup(cd.hash, nil, mk, cd) {
-				continue
-			}
-			if len(s.next) == s.beam {
-				pruned = true
-				break
-			}
-			nh := mk(cd)
-			s.keep(cd.hash, nh)
+		if s.take(head, c, mk) {
+			pruned = true
 		}
 		if len(s.next) == s.beam || len(head) == len(cands) {
 			pruned = pruned || len(head) < len(cands)
@@ -751,6 +754,69 @@ func (s *search) select_(c int32, mk func(*cand) *hyp) {
 		pm := &s.pendMass[len(s.pendMass)-1]
 		pm.kept = lseScores(s.hyps) - pm.all
 	}
+}
+
+// take keeps the candidates of head in cmpCand's order, one per state,
+// until the beam is full and a candidate of another state comes, when it
+// reports true (a state lost). Within head it sorts only the beam+1 best
+// (a beam's worth and the one that finds it full), then, when merging
+// leaves the beam short or full without that one (about one candidate in
+// a hundred is merged), the next beam+1, and so on: select_'s order and
+// its count of prunings are the same as sorting head whole.
+func (s *search) take(head []cand, c int32, mk func(*cand) *hyp) bool {
+	for len(head) > 0 {
+		part := head
+		if len(head) > s.beam+1 {
+			part = partition(head, s.kth(head, s.beam+1))
+			if len(part) == 0 { // a NaN threshold: sort all
+				part = head
+			}
+		}
+		sortCands(part)
+		for i := range part {
+			cd := &part[i]
+			cd.hash = s.candHash(cd, c)
+			if s.dup(cd.hash, nil, mk, cd) {
+				continue
+			}
+			if len(s.next) == s.beam {
+				return true
+			}
+			s.keep(cd.hash, mk(cd))
+		}
+		head = head[len(part):]
+	}
+	return false
+}
+
+// sortCands sorts cands in cmpCand's order: by insertion when they are
+// few (a select_ sorts about twenty, where slices.SortFunc's calls of
+// its comparison cost more than the moves), else by slices.SortFunc.
+// cmpCand is a total order, so both give the same order.
+func sortCands(cands []cand) {
+	if len(cands) > 32 {
+		slices.SortFunc(cands, cmpCand)
+		return
+	}
+	for i := 1; i < len(cands); i++ {
+		x := cands[i]
+		j := i
+		for ; j > 0 && candLess(&x, &cands[j-1]); j-- {
+			cands[j] = cands[j-1]
+		}
+		cands[j] = x
+	}
+}
+
+// candLess reports whether a comes before b in cmpCand's order.
+func candLess(a, b *cand) bool {
+	if a.score > b.score {
+		return true
+	}
+	if a.score < b.score {
+		return false
+	}
+	return cmpCand(*a, *b) < 0
 }
 
 // cmpCand orders candidates best first, then by hypothesis and slot (a
