@@ -710,7 +710,7 @@ func readPreload(cfg *Config, res *Result) (*preload.Table, error) {
 	res.Accounting = append(res.Accounting,
 		c("files", int64(len(paths))), c("records", k.Records), c("data_calls", k.DataCalls), c("failed_calls", k.FailedCalls),
 		c("empty_calls", k.EmptyCalls), c("peek_calls", k.PeekCalls), c("socket_calls", k.SocketCalls),
-		c("process_calls", k.ProcessCalls), c("unknown_calls", k.UnknownCalls), c("unattributed", k.Unattributed),
+		c("process_calls", k.ProcessCalls), c("unknown_calls", k.UnknownCalls), c("unattributed", k.Unattributed), c("reopened", k.Reopened),
 		c("skipped_lines", tab.Skipped))
 	return tab, nil
 }

@@ -162,6 +162,10 @@ type Counters struct {
 	// Unattributed counts data calls on descriptors never described: their
 	// connection has no endpoints (the data is still kept).
 	Unattributed int64 `json:"unattributed"`
+	// Reopened counts data calls that found their descriptor closed by a
+	// close logged while its socket was still in use, and continued that
+	// socket's connection (Table.reopened).
+	Reopened int64 `json:"reopened"`
 	// EAGAINSkipped sums what the library's end records say it did not log.
 	EAGAINSkipped int64 `json:"eagain_skipped"`
 	WriteErrors   int64 `json:"write_errors"`
@@ -267,6 +271,40 @@ func (t *Table) closeFD(p *Process, fd int, ts int64) {
 	if c.refs <= 0 {
 		c.Closed = ts
 	}
+}
+
+// reopened returns the connection that last held data call r's
+// descriptor, reopened, when r names the same stream socket (both
+// addresses equal): a close of the descriptor was logged while the
+// socket was still in use, by another thread that closed the previous
+// occupant but whose entry time came after the reuse (seen with Python
+// threads: the socket's connect, send, then another thread's close, then
+// the reply's recv). A socket whose creation went unseen cannot have
+// both addresses of the one just closed on that descriptor; without this
+// the reply began a connection of its own, and its request, matched to
+// neither copy of the sniffed connection, was a request twice. Nil when
+// it does not apply.
+func (t *Table) reopened(p *Process, r *Record) *Conn {
+	if !r.Sock.Stream() || r.Local == "" || r.Remote == "" {
+		return nil
+	}
+	for i := len(p.spans) - 1; i >= 0; i-- {
+		sp := &p.spans[i]
+		if sp.fd != r.FD {
+			continue
+		}
+		c := sp.c
+		if sp.to == 0 || sp.to > r.TS || c.Local != r.Local || c.Remote != r.Remote || !c.Sock.Stream() {
+			return nil
+		}
+		t.Counters.Reopened++
+		c.refs++
+		c.Closed = 0
+		p.fds[r.FD] = fdRef{c: c, ready: sp.to}
+		p.spans = append(p.spans, fdSpan{fd: r.FD, c: c, from: sp.to})
+		return c
+	}
+	return nil
 }
 
 // spanBefore returns the latest span of descriptor fd held by another
@@ -437,6 +475,9 @@ func (t *Table) addData(p *Process, r *Record) {
 		if sp := p.spanBefore(r.FD, c, r.TS); sp != nil {
 			c = sp.c
 		}
+	}
+	if c == nil {
+		c = t.reopened(p, r)
 	}
 	if c == nil {
 		o := OriginInherited

@@ -67,3 +67,54 @@ func TestTableReuseLoggedLate(t *testing.T) {
 		})
 	}
 }
+
+// TestTableCloseLoggedWhileInUse: a thread connects a TCP socket on
+// descriptor 40 and sends; another thread's close of 40, entered later,
+// is logged before the reply's recv, which names the same socket (as the
+// testbed's Python app did: the close was the previous occupant's). The
+// recv continues the connection rather than beginning one of its own;
+// a recv naming another socket, or none, still begins a new one.
+func TestTableCloseLoggedWhileInUse(t *testing.T) {
+	const loc, rem = "10.0.0.1:45596", "10.0.0.2:8081"
+	data := func(ts int64, call Call, local, remote string) Record {
+		r := Record{Host: "h", PID: 1, TID: 2, TS: ts, Call: call, FD: 40, Ret: 10, HasRet: true, Local: local, Remote: remote}
+		if local != "" {
+			r.Sock = SockTCP
+		}
+		return r
+	}
+	cases := []struct {
+		name          string
+		local, remote string
+		conns         int   // connections of the process
+		closed        int64 // when the first connection closed
+		reopened      int64
+	}{
+		{"the same socket", loc, rem, 1, 50, 1},
+		{"another remote", loc, "10.0.0.3:8081", 2, 20, 0},
+		{"no addresses", "", "", 2, 20, 0},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			recs := []Record{
+				{Host: "h", PID: 1, TID: 2, TS: 1, Call: CallConnect, FD: 40, Ret: -1, HasRet: true, Errno: "EINPROGRESS", Sock: SockTCP, Local: loc, Remote: rem},
+				data(2, CallSend, "", ""),
+				{Host: "h", PID: 1, TID: 3, TS: 20, Call: CallClose, FD: 40, HasRet: true},
+				data(30, CallRecv, tc.local, tc.remote),
+				{Host: "h", PID: 1, TID: 2, TS: 50, Call: CallClose, FD: 40, HasRet: true},
+			}
+			tab := NewTable()
+			for i := range recs {
+				tab.Add(&recs[i])
+			}
+			first := tab.Lookup(ProcKey{Host: "h", PID: 1}, 40, 2)
+			if len(tab.Conns) != tc.conns || first == nil || first.Closed != tc.closed || tab.Counters.Reopened != tc.reopened {
+				t.Fatalf("%d connections (want %d), the first %+v (want closed at %d), reopened %d (want %d)",
+					len(tab.Conns), tc.conns, first, tc.closed, tab.Counters.Reopened, tc.reopened)
+			}
+			if tc.conns == 1 && (first.SentBytes != 10 || first.RecvBytes != 10) {
+				t.Errorf("sent %d, received %d: want 10 each", first.SentBytes, first.RecvBytes)
+			}
+		})
+	}
+}

@@ -262,6 +262,21 @@ func sharedIDF(idf map[uint64]float64, a []uint64, pool ...[]uint64) float64 {
 	return sum
 }
 
+// tokFeature returns the token bin of a call with tokens ct for a
+// request: pool holds the request's own tokens, then those of its last
+// call sent and of its last reply. What the call shares with the request
+// itself and what it shares only with the request's other calls are
+// binned apart (tokBin each; the bin is own·tokBins0 + others): a value
+// the request carries and the call repeats is not the same evidence as
+// a service's name or host the call repeats from the request's previous
+// call, which any call to that service carries, a health check as well
+// as the request's next call. Summed, they fell in one bin as soon as a
+// request's first call to a service carried the request's value.
+func tokFeature(idf map[uint64]float64, ct []uint64, pool [3][]uint64) int {
+	own := sharedIDF(idf, ct, pool[0])
+	return tokBin(own)*tokBins0 + tokBin(sharedIDF(idf, ct, pool[:]...)-own)
+}
+
 // callEvid is what features reads of a call's CALL message, held by
 // call in one dense slice: features runs for every call and request the
 // searches weigh, and reading the messages themselves (through the call,
@@ -308,7 +323,7 @@ func (r *run) features(c, p, lastKid, lastRet int32) (tok, rid, thr int) {
 				pool[2] = r.retTok[lastRet]
 			}
 			if len(pool[0])+len(pool[1])+len(pool[2]) > 0 {
-				tok = tokBin(sharedIDF(r.idf, ct, pool[:]...))
+				tok = tokFeature(r.idf, ct, pool)
 			}
 		}
 	}

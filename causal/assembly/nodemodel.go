@@ -605,8 +605,13 @@ func (m *nodeModel) logSize(prev, next, pk int32, delta int64) float64 {
 }
 
 // The token evidence is binned by the IDF weight of the tokens a call
-// shares with its candidate request.
-const tokBins = 5
+// shares with its candidate request, and apart from it, of those it
+// shares with the request's other calls only (tokFeature): tokBins0 bins
+// each, tokBins in all.
+const (
+	tokBins0 = 5
+	tokBins  = tokBins0 * tokBins0
+)
 
 func tokBin(score float64) int {
 	switch {
