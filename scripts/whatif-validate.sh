@@ -256,14 +256,16 @@ tier_ticks() {
 }
 
 # testbed_pid prints the pid of this script's testbed.sh (its namespaces
-# are wptb<pid>-*), nothing before it has started.
+# are wptb<pid>-*), nothing before it has started. The script runs under
+# /usr/bin/env bash, so its process is named bash: it is found by its
+# parent (this script) and its command line.
 testbed_pid() {
 	local p line f
 	for p in /proc/[0-9]*; do
 		read -r line 2>/dev/null <"$p/stat" || continue
-		[[ $line == *"(testbed.sh) "* ]] || continue
 		read -ra f <<<"${line##*) }"
-		[ "${f[1]}" = $$ ] && echo "${p#/proc/}" && return 0
+		[ "${f[1]}" = $$ ] || continue
+		tr '\0' ' ' <"$p/cmdline" 2>/dev/null | grep -q 'testbed/testbed.sh' && echo "${p#/proc/}" && return 0
 	done
 	return 0
 }
@@ -312,6 +314,27 @@ cpu_profile() {
 			for (j = 2; j <= ncol; j++) if (own[j]) l = l " " $j
 			print l
 		}' "$f"
+}
+
+# cpu_files BASE prints the cpu= value for base run BASE's placement: its
+# profile, and for a load base run its toggled runs' (×2, ×4; same
+# repetition, those made) with their requests counted in; nothing
+# without a profile.
+cpu_files() {
+	local name=$1 a=$out/$1/$engine t k
+	[ -s "$out/$name.cpu" ] && [ -s "$out/$name/testbed.json" ] || return 0
+	cpu_profile "$name" >"$a/cpu.txt"
+	local files=$a/cpu.txt
+	for k in x2 x4; do
+		t=${name/-base-/-$k-toggle-}
+		[[ $name == load-base-* ]] && [ -s "$out/$t.cpu" ] && [ -s "$out/$t/truth.jsonl" ] || continue
+		analyze "$out/$t"
+		cpu_profile "$t" >"$out/$t/$engine/cpu.txt"
+		"$wp" -q whatif "$out/$t/$engine/result.json" --trace "$out/$t/$engine/trace.tsv" \
+			--annotate-cpu "$out/$t/$engine/cpu.txt" -o "$out/$t/$engine/cpu-requests.txt"
+		files+=,$out/$t/$engine/cpu-requests.txt
+	done
+	echo "$files"
 }
 
 # busy_of NAME prints the share of the machine's cores the tiers (the
