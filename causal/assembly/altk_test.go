@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/wirepath/wirepath/causal"
-	"github.com/wirepath/wirepath/causal/gen"
+	"github.com/wirepath/wirepath/trace"
 )
 
 // TestAlternativesListOnly: --alternatives K chooses how many of the
@@ -27,20 +27,12 @@ func TestAlternativesListOnly(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.config, func(t *testing.T) {
-			cfg, err := gen.LoadConfig(tc.config)
-			if err != nil {
-				t.Fatal(err)
-			}
-			cfg.Duration = gen.Duration(tc.d)
-			out, err := gen.Generate(cfg, gen.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			tr := configTrace(t, tc.config, tc.d)
 			var widest *causal.Result
 			for k := searchAlts; k >= 0; k-- {
 				o := DefaultOptions()
 				o.Alternatives = k
-				res := inferWith(t, o, out)
+				res := inferWith(t, o, tr)
 				if k == searchAlts {
 					widest = res
 					continue
@@ -51,13 +43,13 @@ func TestAlternativesListOnly(t *testing.T) {
 	}
 }
 
-func inferWith(t *testing.T, o Options, out *gen.Output) *causal.Result {
+func inferWith(t *testing.T, o Options, tr *trace.Trace) *causal.Result {
 	t.Helper()
 	e, err := New(o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := e.Infer(context.Background(), out.Trace)
+	res, err := e.Infer(context.Background(), tr)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"testing"
 	"time"
-
-	"github.com/wirepath/wirepath/causal/gen"
 )
 
 // TestWorkersAgree: the engine solves its nodes in parallel, and its
@@ -24,15 +22,7 @@ func TestWorkersAgree(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.config, func(t *testing.T) {
-			cfg, err := gen.LoadConfig(tc.config)
-			if err != nil {
-				t.Fatal(err)
-			}
-			cfg.Duration = gen.Duration(tc.d)
-			out, err := gen.Generate(cfg, gen.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			tr := configTrace(t, tc.config, tc.d)
 			var want []byte
 			for _, w := range []int{1, 2, 4} {
 				o := DefaultOptions()
@@ -41,7 +31,7 @@ func TestWorkersAgree(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				res, err := e.Infer(context.Background(), out.Trace)
+				res, err := e.Infer(context.Background(), tr)
 				if err != nil {
 					t.Fatal(err)
 				}
