@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"slices"
 	"testing"
-	"time"
 
 	"github.com/wirepath/wirepath/causal"
 	"github.com/wirepath/wirepath/trace"
@@ -18,14 +17,7 @@ import (
 // (The search's own width fed the refits, the local search and the
 // posterior, so listing fewer changed the assignment.)
 func TestAlternativesListOnly(t *testing.T) {
-	cases := []struct {
-		config string
-		d      time.Duration
-	}{
-		{"multitier", 20 * time.Second},
-		{"hotel", 2 * time.Second},
-	}
-	for _, tc := range cases {
+	for _, tc := range configCases {
 		t.Run(tc.config, func(t *testing.T) {
 			tr := configTrace(t, tc.config, tc.d)
 			var widest *causal.Result
