@@ -69,6 +69,12 @@ func (c *Canonicalizer) Rewrite(p *pcapio.Packet) bool {
 		return false
 	}
 	key, srcSlot := connOf(p)
+	return c.rewriteConn(p, key, srcSlot)
+}
+
+// rewriteConn is Rewrite's renaming of p, an IP packet not a fragment,
+// whose connection key and source slot are key and srcSlot (connOf).
+func (c *Canonicalizer) rewriteConn(p *pcapio.Packet, key connKey, srcSlot uint8) bool {
 	e := c.t.find(key, p.TS())
 	c.lastGiven = false
 	if e == nil {
