@@ -123,21 +123,25 @@ func newBodyIndex() bodyIndex {
 	return bodyIndex{}
 }
 
-// entry returns the entry of key, creating it if needed.
+// entry returns the entry of key, creating it if needed (one probe of
+// the table: the id a new entry would get is offered to it).
 func (b *bodyIndex) entry(key uint64) uint32 {
-	if id, ok := b.byKey.Get(key); ok {
-		return id - 1
-	}
 	var id uint32
-	if n := len(b.free); n > 0 {
+	n := len(b.free)
+	if n > 0 {
 		id = b.free[n-1]
+	} else {
+		id = uint32(len(b.entries))
+	}
+	if got, found := b.byKey.GetOrSet(key, id+1); found {
+		return got - 1
+	}
+	if n > 0 {
 		b.free = b.free[:n-1]
 		b.entries[id] = bodyEntry{key: key}
 	} else {
-		id = uint32(len(b.entries))
 		b.entries = append(b.entries, bodyEntry{key: key})
 	}
-	b.byKey.Set(key, id+1)
 	return id
 }
 

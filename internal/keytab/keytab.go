@@ -72,6 +72,22 @@ func (t *Table[V]) Set(key uint64, v V) {
 	t.slots[i] = slot[V]{key: key, v: v}
 }
 
+// GetOrSet returns the value of key and true when key is there; else it
+// makes v (not V's zero) the value of key and returns v and false. It
+// probes the slots once where a Get and a Set probe them twice.
+func (t *Table[V]) GetOrSet(key uint64, v V) (V, bool) {
+	if 2*(t.n+1) > len(t.slots) {
+		t.grow()
+	}
+	i, ok := t.find(key)
+	if ok {
+		return t.slots[i].v, true
+	}
+	t.n++
+	t.slots[i] = slot[V]{key: key, v: v}
+	return v, false
+}
+
 // Delete removes key, if present.
 func (t *Table[V]) Delete(key uint64) {
 	if t.n == 0 {
