@@ -29,7 +29,7 @@ func (l *Learner) openActivity(key connKey, L *link) (int64, bool) {
 	if !l.snapshot {
 		return 0, false
 	}
-	id, ok := l.viewByKey[key]
+	id, ok := l.viewByKey.get(l.views, key, l.viewByKey.hash(key))
 	if !ok {
 		return 0, false
 	}
