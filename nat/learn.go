@@ -410,7 +410,7 @@ func (l *Learner) observe(p *pcapio.Packet, key connKey, srcSlot uint8, trans bo
 // is still that view (no map look-up), else the view key has now.
 func (l *Learner) notePlain(key connKey, vid uint32) {
 	if vid < uint32(len(l.views)) {
-		if v := &l.views[vid]; v.live && v.key == key {
+		if v := &l.views[vid]; v.live && v.key.same(&key) {
 			v.plain++
 			return
 		}

@@ -41,7 +41,7 @@ func (x *viewIndex) hash(k connKey) uint64 {
 // get returns the id of k's view among views and whether k has one; h
 // is k's hash.
 func (x *viewIndex) get(views []view, k connKey, h uint64) (uint32, bool) {
-	if id, ok := x.byHash.Get(h); ok && views[id-1].key == k {
+	if id, ok := x.byHash.Get(h); ok && views[id-1].key.same(&k) {
 		return id - 1, true
 	}
 	if len(x.over) == 0 {
