@@ -1,10 +1,10 @@
 // Package keytab is a hash table from 64-bit keys to small values for the
-// per-packet paths (nat's body window, pcapio's duplicate groups): open
-// addressing with linear probing, deletion by backward shift (no
-// tombstones), at most half full. It does a Go map's job with less work
-// per packet. The slot of a key is a multiplicative hash of the key mixed
-// with a random seed, so crafted frames cannot pile their keys onto one
-// run of slots.
+// per-packet paths (nat's body window and view look-up, pcapio's
+// duplicate groups): open addressing with linear probing, deletion by
+// backward shift (no tombstones), at most half full. It does a Go map's
+// job with less work per packet. The slot of a key is a multiplicative
+// hash of the key mixed with a random seed, so crafted frames cannot pile
+// their keys onto one run of slots.
 package keytab
 
 import "math/rand/v2"
