@@ -95,6 +95,10 @@ func (c *Canonicalizer) rewriteConn(p *pcapio.Packet, key connKey, srcSlot uint8
 
 // rewriteGiven renames p with the given table, if any renames it.
 func (c *Canonicalizer) rewriteGiven(p *pcapio.Packet) bool {
+	if c.t.given == nil {
+		c.stats.Untouched++
+		return false
+	}
 	src, dst, ok := c.t.given.Lookup(p.Proto, netip.AddrPortFrom(p.Src, p.SrcPort), netip.AddrPortFrom(p.Dst, p.DstPort))
 	if !ok {
 		c.stats.Untouched++

@@ -113,7 +113,7 @@ type view struct {
 	synSeq      uint32
 	hasSyn      bool
 	closing     bool      // FIN or RST seen
-	live        bool      // in viewByKey (not ended by a sweep)
+	live        bool      // in viewByKey (not ended by a sweep); views not live are free
 	sent        [2]uint32 // packets from each endpoint (srcSlot), in this activity period
 	nrecent     uint8     // filled entries of recent
 	rpos        uint8     // next position to overwrite
@@ -219,7 +219,7 @@ type Learner struct {
 
 	idx bodyIndex
 
-	viewByKey map[connKey]uint32
+	viewByKey viewIndex
 	views     []view
 	freeViews []uint32
 
@@ -256,7 +256,6 @@ func NewLearner(opts Options) *Learner {
 		idle:      int64(opts.IdleTimeout),
 		answered:  answeredTimeout(opts),
 		idx:       newBodyIndex(),
-		viewByKey: make(map[connKey]uint32),
 		linkByKey: make(map[linkKey]uint32),
 		clocks:    make(map[[2]pcapio.SnifferID]*clock.Pair),
 	}
@@ -269,8 +268,10 @@ func NewLearner(opts Options) *Learner {
 // calls return a table built from the same state.
 func (l *Learner) Finish() *Table {
 	if !l.finished {
-		for _, id := range l.viewByKey {
-			l.closeView(id)
+		for id := range l.views {
+			if l.views[id].live {
+				l.closeView(uint32(id))
+			}
 		}
 		l.finished = true
 	}
@@ -409,12 +410,12 @@ func (l *Learner) observe(p *pcapio.Packet, key connKey, srcSlot uint8, trans bo
 // is still that view (no map look-up), else the view key has now.
 func (l *Learner) notePlain(key connKey, vid uint32) {
 	if vid < uint32(len(l.views)) {
-		if v := &l.views[vid]; v.live && v.key == key {
+		if v := &l.views[vid]; v.live && v.key.same(&key) {
 			v.plain++
 			return
 		}
 	}
-	if id, ok := l.viewByKey[key]; ok {
+	if id, ok := l.viewByKey.get(l.views, key, l.viewByKey.hash(key)); ok {
 		l.views[id].plain++
 	}
 }
@@ -453,7 +454,8 @@ func ttlTie(a, b *copyRec) bool { return ttlOrder(a, b) == 0 }
 // period when a TCP SYN opens a new connection on a reused 4-tuple.
 func (l *Learner) viewFor(key connKey, p *pcapio.Packet, ts int64) uint32 {
 	syn := p.Proto == pcapio.ProtoTCP && p.TCPFlags&(pcapio.FlagSYN|pcapio.FlagACK) == pcapio.FlagSYN
-	if id, ok := l.viewByKey[key]; ok {
+	h := l.viewByKey.hash(key)
+	if id, ok := l.viewByKey.get(l.views, key, h); ok {
 		v := &l.views[id]
 		if syn && ((v.hasSyn && v.synSeq != p.Seq) || (!v.hasSyn && ts-v.last > l.window)) {
 			l.closeView(id)
@@ -473,8 +475,8 @@ func (l *Learner) viewFor(key connKey, p *pcapio.Packet, ts int64) uint32 {
 		id = uint32(len(l.views))
 		l.views = append(l.views, nv)
 	}
-	l.viewByKey[key] = id
-	if n := len(l.viewByKey); n > l.stats.PeakConnections {
+	l.viewByKey.set(key, id, h)
+	if n := l.viewByKey.len(); n > l.stats.PeakConnections {
 		l.stats.PeakConnections = n
 	}
 	return id
@@ -486,8 +488,11 @@ func (l *Learner) viewFor(key connKey, p *pcapio.Packet, ts int64) uint32 {
 // packet on the view starts another activity period).
 func (l *Learner) sweep() {
 	l.lastSweep = l.now
-	for key, id := range l.viewByKey {
+	for id := range l.views {
 		v := &l.views[id]
+		if !v.live {
+			continue
+		}
 		idle := l.idle
 		switch {
 		case v.closing:
@@ -496,10 +501,10 @@ func (l *Learner) sweep() {
 			idle = l.answered
 		}
 		if v.last < l.now-idle {
-			l.closeView(id)
-			l.views[id].live = false
-			delete(l.viewByKey, key)
-			l.freeViews = append(l.freeViews, id)
+			l.closeView(uint32(id))
+			v.live = false
+			l.viewByKey.del(v.key, uint32(id), l.viewByKey.hash(v.key))
+			l.freeViews = append(l.freeViews, uint32(id))
 		}
 	}
 }

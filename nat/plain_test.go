@@ -27,7 +27,10 @@ func TestNotePlain(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			l := NewLearner(DefaultOptions())
-			l.views, l.viewByKey = tc.views, tc.byKey
+			l.views = tc.views
+			for k, id := range tc.byKey {
+				l.viewByKey.set(k, id, l.viewByKey.hash(k))
+			}
 			l.notePlain(tc.key, tc.vid)
 			for i, w := range tc.want {
 				if got := l.views[i].plain; got != w {

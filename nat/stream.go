@@ -29,7 +29,7 @@ func (l *Learner) openActivity(key connKey, L *link) (int64, bool) {
 	if !l.snapshot {
 		return 0, false
 	}
-	id, ok := l.viewByKey[key]
+	id, ok := l.viewByKey.get(l.views, key, l.viewByKey.hash(key))
 	if !ok {
 		return 0, false
 	}
@@ -90,6 +90,7 @@ type Streamer struct {
 	q         iring.Ring[held]
 	qBytes    int64
 	free      [len(sizeClasses)][]*pcapio.Packet // recycled copies by buffer size
+	slab      []pcapio.Packet                    // packets not yet used for a copy (newCopy)
 	out       *pcapio.Packet                     // the packet last handed on
 	newest    int64
 	c         Canonicalizer
@@ -166,7 +167,7 @@ func (s *Streamer) Push(p *pcapio.Packet) {
 	if n := len(s.free[k]); n > 0 {
 		c, s.free[k] = s.free[k][n-1], s.free[k][:n-1]
 	} else {
-		c = new(pcapio.Packet)
+		c = s.newCopy()
 	}
 	p.CopyTo(c)
 	h.p = c
@@ -175,6 +176,21 @@ func (s *Streamer) Push(p *pcapio.Packet) {
 	if s.q.Len() == 1 || c.TS() > s.newest {
 		s.newest = c.TS()
 	}
+}
+
+// slabSize is how many packets newCopy allocates at once.
+const slabSize = 64
+
+// newCopy returns a packet for a new copy, taken from a slab of them: one
+// allocation per 64 packets while the delay fills (the copies are
+// recycled, never freed, while the Streamer lives).
+func (s *Streamer) newCopy() *pcapio.Packet {
+	if len(s.slab) == 0 {
+		s.slab = make([]pcapio.Packet, slabSize)
+	}
+	c := &s.slab[0]
+	s.slab = s.slab[1:]
+	return c
 }
 
 // Pop returns the next packet whose delay is over, renamed, or nil when
