@@ -257,8 +257,9 @@ func (h *hpackDecoder) literal(n byte, indexed bool) error {
 		return err
 	}
 	// Room for both decoded strings, so that the second does not move
-	// the first (Huffman codes are at least 5 bits long).
-	if need := (len(rawName)+len(rawValue))*8/5 + 2; cap(h.huff) < need {
+	// the first (Huffman codes are at least 5 bits long; appendHuffman
+	// wants 4 bytes more).
+	if need := (len(rawName)+len(rawValue))*8/5 + 4; cap(h.huff) < need {
 		h.huff = make([]byte, 0, max(need, 256))
 	}
 	h.huff = h.huff[:0]
