@@ -166,12 +166,12 @@ func appendHuffman(dst, v []byte) ([]byte, error) {
 		if nbits < hufFastBits {
 			if len(v) >= 8 {
 				// Six bytes at once, read as eight: acc keeps at most
-				// 59 bits (the bits shifted out were decoded).
+				// 63 bits (the bits shifted out were decoded).
 				acc = acc<<48 | binary.BigEndian.Uint64(v)>>16
 				v = v[6:]
 				nbits += 48
 			} else if len(v) >= 4 {
-				// Four bytes at once: acc keeps at most 43 bits.
+				// Four bytes at once: acc keeps at most 47 bits.
 				acc = acc<<32 | uint64(binary.BigEndian.Uint32(v))
 				v = v[4:]
 				nbits += 32
