@@ -215,8 +215,12 @@ func fingerprint(t string) uint64 {
 // of them (the smallest hashes, so that the choice does not depend on the
 // order of the headers), and returns ev, or nil if it holds nothing.
 func finishEvidence(ev *proto.Evidence, max int) *proto.Evidence {
-	slices.Sort(ev.Tokens)
-	ev.Tokens = slices.Compact(ev.Tokens)
+	if t := ev.Tokens; len(t) <= maxInsertionTokens {
+		ev.Tokens = sortCompactSmall(t)
+	} else {
+		slices.Sort(t)
+		ev.Tokens = slices.Compact(t)
+	}
 	if len(ev.Tokens) > max {
 		ev.Tokens = ev.Tokens[:max]
 	}
@@ -224,6 +228,32 @@ func finishEvidence(ev *proto.Evidence, max int) *proto.Evidence {
 		return nil
 	}
 	return ev
+}
+
+// maxInsertionTokens is the most tokens sortCompactSmall sorts: what
+// slices.Sort does by insertion too, without its calls.
+const maxInsertionTokens = 12
+
+// sortCompactSmall sorts t by insertion, dropping repeated tokens as it
+// goes, and returns what is left: what slices.Compact of slices.Sort of
+// t returns.
+func sortCompactSmall(t []uint64) []uint64 {
+	n := 0 // t[:n] is sorted, without repeats
+	for _, v := range t {
+		j := n
+		for j > 0 && t[j-1] > v {
+			j--
+		}
+		if j > 0 && t[j-1] == v {
+			continue
+		}
+		for k := n; k > j; k-- {
+			t[k] = t[k-1]
+		}
+		t[j] = v
+		n++
+	}
+	return t[:n]
 }
 
 // lowerASCII returns s in lower case, s itself (no copy) when it has no

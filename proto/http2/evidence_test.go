@@ -2,6 +2,7 @@ package http2
 
 import (
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -87,6 +88,38 @@ func TestIDArena(t *testing.T) {
 	for i := range want {
 		if got[i] != want[i] {
 			t.Fatalf("id %d: %q, want %q", i, got[i], want[i])
+		}
+	}
+}
+
+// TestSortCompactSmall checks sortCompactSmall against slices.Sort and
+// slices.Compact on short token lists: in order, reversed, with repeats,
+// and random ones of every length it takes.
+func TestSortCompactSmall(t *testing.T) {
+	cases := [][]uint64{
+		nil,
+		{7},
+		{1, 2, 3},
+		{3, 2, 1},
+		{5, 5, 5},
+		{2, 1, 2, 1, 3, 3},
+		{^uint64(0), 0, ^uint64(0), 1},
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	for n := range maxInsertionTokens + 1 {
+		for range 50 {
+			c := make([]uint64, n)
+			for i := range c {
+				c[i] = r.Uint64N(8)
+			}
+			cases = append(cases, c)
+		}
+	}
+	for _, c := range cases {
+		want := slices.Compact(slices.Sorted(slices.Values(c)))
+		got := sortCompactSmall(slices.Clone(c))
+		if !slices.Equal(got, want) {
+			t.Errorf("sortCompactSmall(%v) = %v, want %v", c, got, want)
 		}
 	}
 }
