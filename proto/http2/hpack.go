@@ -144,19 +144,20 @@ func (h *hpackDecoder) Write(p []byte) error {
 	// field.
 	buf := h.buf
 	h.buf = nil
-	for len(buf) > 0 {
-		if b := buf[0]; b&128 != 0 && b != 255 && h.hit != nil {
+	for i := 0; i < len(buf); {
+		if b := buf[i]; b&128 != 0 && b != 255 && h.hit != nil {
 			// The field, if it is one that indexed would emit, is
-			// offered to hit.
+			// offered to hit (an index into buf: reslicing it costs
+			// more, with buf kept across the call).
 			if ref, size, longest := h.indexedRef(uint64(b & 127)); ref != 0 && longest <= h.strLim && h.hit.memoHit(ref, size) {
-				buf = buf[1:]
+				i++
 				h.first = false
 				continue
 			}
 		}
-		h.buf = buf
+		h.buf = buf[i:]
 		err := h.field()
-		buf, h.buf = h.buf, nil
+		buf, h.buf, i = h.buf, nil, 0
 		if err == errHPACKNeedMore {
 			const varIntOverhead = 8 // as x/net
 			if h.maxStrLen != 0 && int64(len(buf)) > 2*(int64(h.maxStrLen)+varIntOverhead) {
