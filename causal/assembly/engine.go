@@ -130,6 +130,8 @@ type run struct {
 	search []searchCounts
 	passes []int32
 	chains []chainCounts
+	// singles are the single-call matchings' counts (singles.go)
+	singles []chainCounts
 	// models of the last pass, by node, and a hook after each pass, for
 	// tests
 	models []*nodeModel
@@ -213,6 +215,7 @@ func newRun(opt Options, ms trace.Messages, nm *causal.Namer) *run {
 	r.search = make([]searchCounts, nn)
 	r.passes = make([]int32, nn)
 	r.chains = make([]chainCounts, nn)
+	r.singles = make([]chainCounts, nn)
 	r.models = make([]*nodeModel, nn)
 	r.xfits = make([]*crossFit, nn)
 	r.rhythms = make([]map[int32]*rhythm, nn)
@@ -372,6 +375,7 @@ func (r *run) solveNode(n int32) {
 		// service), or rejected (start again without it: the answer is
 		// the one the engine gives without queues)
 		r.chains[n] = chainCounts{}
+		r.singles[n] = chainCounts{}
 		qm = next
 	}
 }
@@ -391,6 +395,7 @@ func (r *run) solvePasses(n int32, evs []event, iso *nodeModel, m *nodeModel, qm
 		s.cnt.moves = r.improve(n, m, x, 20)
 		if pass > 0 {
 			r.chainMatch(n, m, x, &r.chains[n])
+			r.singleMatch(n, m, x, &r.singles[n])
 		}
 		if r.onPass != nil {
 			r.onPass(n, pass)

@@ -1,0 +1,206 @@
+package assembly
+
+import "math"
+
+// Single-call matching: a global search for nodes whose requests make
+// one call each.
+//
+// A proxy in front of a pool (a web tier forwarding each request over a
+// pool of connections to an application server) makes one call per
+// request, and when the pool is saturated each call leaves as soon as a
+// connection is freed, whatever request it carries: at the send every
+// waiting request scores alike. What tells them apart comes later: the
+// proxy replies right after its call's reply, tens of milliseconds and
+// dozens of sends on. The beam has to decide each call at its send and
+// keeps only a few orders of the waiting requests, so a request given
+// the wrong call early shifts the calls of every request after it by
+// one, and no later reply can bring the order back (on the generated
+// worker pool at 64 in flight, 990 of the proxy's 1,000 calls went to
+// the request next to theirs, although under the model fitted on the
+// truth the truth is 9,100 nats likelier than that answer).
+//
+// With one call per request the whole assignment is a bipartite
+// matching between requests and calls, and each pair's score is all of
+// the request's replay: the call as the request's first (its delay from
+// the arrival or from the connection's handoff, the call graph, the
+// sizes, the shared tokens: search.linkScore) and the request's reply
+// after that call's (search.endScore). A request may make no call (its
+// reply after its arrival alone) and a call may belong to no request (at
+// the model's background rate). The matching is solved exactly (lap.go)
+// for the whole node. What a pair cannot hold is the FIFO evidence,
+// which depends on the other requests' calls: the candidate is refined
+// by the local search and kept, as the chain matching's (chains.go), only
+// where the node's whole objective, FIFO included, is higher than the
+// current assignment's.
+
+const (
+	// singleMaxMulti is how many more calls than requests, as a share of
+	// the requests, a node whose requests make one call each may make
+	// (calls made by no request).
+	singleMaxMulti = 0.05
+	// singleMinCalls is the number of calls, as a share of the requests,
+	// from which the matching is worth trying.
+	singleMinCalls = 0.5
+	// singleMinHanded is the share of a node's calls handed a pooled
+	// connection from which its sends are taken not to tell its requests
+	// apart. Below it the beam decides well at the sends, and the FIFO
+	// evidence the matching cannot hold is what keeps a backend's queries
+	// right (kept on the testbed's gRPC backends at 64 in flight, where
+	// 40 to 50 % of the queries are handed a connection, the matching
+	// moved EM elsewhere and lost 14 to 18 points of requests).
+	singleMinHanded = 0.5
+	// singleMinRequests is the fewest requests a node is matched with.
+	singleMinRequests = 10
+	// singleNever is the cost of a pair that must not be taken (an exact
+	// call as background, a request's reply it cannot follow), finite so
+	// that a perfect matching always exists.
+	singleNever = 1e6
+)
+
+// singleCalls reports whether node n's requests make one call each and
+// its sends cannot tell them apart: it made about as many calls as it
+// served requests, its current assignment gives most requests one call
+// and few more than one, and at least singleMinHanded of its calls were
+// handed a pooled connection (handoff.go).
+func (r *run) singleCalls(n int32) bool {
+	reqs, calls := len(r.parentsOf[n]), len(r.childrenOf[n])
+	if reqs < singleMinRequests || float64(calls) > (1+singleMaxMulti)*float64(reqs) ||
+		float64(calls) < singleMinCalls*float64(reqs) {
+		return false
+	}
+	by := make(map[int32]int, reqs)
+	handed := 0
+	for _, c := range r.childrenOf[n] {
+		if p := r.parent[c]; p >= 0 {
+			by[p]++
+		}
+		if r.freed[c] != noTime {
+			handed++
+		}
+	}
+	one, multi := 0, 0
+	for _, k := range by {
+		if k == 1 {
+			one++
+		} else {
+			multi++
+		}
+	}
+	return float64(multi) <= singleMaxMulti*float64(reqs) && float64(one) >= singleMinCalls*float64(reqs) &&
+		float64(handed) >= singleMinHanded*float64(calls)
+}
+
+// singleMatch tries the single-call matching on node n after a pass's
+// search and local search, with model m (x: the cross-fitted models, if
+// any), and keeps its refined candidate where the node's objective is
+// higher. The counts are kept in cnt (a node where the candidate lost
+// once is not tried again).
+func (r *run) singleMatch(n int32, m *nodeModel, x *crossFit, cnt *chainCounts) {
+	if cnt.tried > cnt.kept || !r.singleCalls(n) {
+		return
+	}
+	cnt.tried++
+	kids := r.childrenOf[n]
+	before := make([]int32, len(kids))
+	for i, c := range kids {
+		before[i] = r.parent[c]
+	}
+	base := newLocal(r, n, m, x).objective()
+	cn := r.newChainNode(n, m, x)
+	clear(cn.kids) // every request makes its first call
+	p := cn.singleProblem()
+	col4row, _, ok := solveLAP(p, chainBudget*p.n)
+	if !ok {
+		cnt.failed++
+		return
+	}
+	nr, nc := len(cn.reqs), len(cn.calls)
+	for i, c := range cn.calls {
+		if col4row[nr+i] == int32(i) {
+			r.parent[c] = -1
+		}
+	}
+	for j, q := range cn.reqs {
+		if c := col4row[j]; c < int32(nc) {
+			r.parent[cn.calls[c]] = q
+		}
+	}
+	ls := newLocal(r, n, m, x)
+	ls.sweepAll(20)
+	if ls.objective() <= base+improveEps {
+		for i, c := range kids {
+			r.parent[c] = before[i]
+		}
+		return
+	}
+	cnt.kept++
+	for i, c := range kids {
+		if r.parent[c] != before[i] {
+			cnt.changed++
+		}
+	}
+}
+
+// singleProblem builds the single-call matching: rows are the requests,
+// then one per call (the call left to no request); columns are the
+// calls, then one per request (the request making no call). A request
+// takes a call it can hold at the cost of its whole replay with that
+// call, or its own column at that of its replay with none; a call's row
+// takes its own call at the background rate, or the no-call column of a
+// request that could hold it at no cost (the request then took the
+// call). Costs are the negated log likelihoods.
+func (cn *chainNode) singleProblem() *lapProblem {
+	r := cn.r
+	nr, nc := len(cn.reqs), len(cn.calls)
+	p := &lapProblem{n: nr + nc, start: []int32{0}}
+	byReq := make([][]int32, nr)
+	for i := range cn.calls {
+		for _, q := range cn.cands[i] {
+			j := cn.reqIx(q)
+			byReq[j] = append(byReq[j], int32(i))
+		}
+	}
+	add := func(col int32, w float64) {
+		p.col = append(p.col, col)
+		p.cost = append(p.cost, -max(w, -singleNever))
+	}
+	for j, q := range cn.reqs {
+		sl := cn.start(q)
+		for _, i := range byReq[j] {
+			if w := cn.singleWeight(&sl, cn.calls[i]); !math.IsInf(w, -1) {
+				add(i, w)
+			}
+		}
+		add(int32(nc+j), cn.weight(&sl, chainSucc{req: q, call: -1}))
+		p.start = append(p.start, int32(len(p.col)))
+	}
+	for i, c := range cn.calls {
+		w := cn.callModel(c).logBackgroundOf(c, r.calls[c].kind)
+		if r.exact[c] >= 0 {
+			w = -singleNever
+		}
+		add(int32(i), math.Round(w*1e6)/1e6)
+		for _, q := range cn.cands[i] {
+			if r.exact[c] < 0 || r.exact[c] == q {
+				add(int32(nc)+cn.reqIx(q), 0)
+			}
+		}
+		p.start = append(p.start, int32(len(p.col)))
+	}
+	return p
+}
+
+// singleWeight is the log likelihood of request sl.p's replay with call
+// c as its one call: c as its first call, then its reply after c's.
+func (cn *chainNode) singleWeight(sl *slot, c int32) float64 {
+	r := cn.r
+	if e := r.exact[c]; e >= 0 && e != sl.p {
+		return math.Inf(-1)
+	}
+	w := cn.weight(sl, chainSucc{t: r.calls[c].send, call: c, req: -1})
+	if math.IsInf(w, -1) || !r.twoWay(sl.p) {
+		return w
+	}
+	after := cn.after(sl.p, c)
+	return w + cn.weight(&after, chainSucc{req: sl.p, call: -1})
+}

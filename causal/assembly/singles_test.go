@@ -1,0 +1,111 @@
+package assembly
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/wirepath/wirepath/causal/gen"
+)
+
+// TestSingleMatchSaturatedPool checks that a proxy's calls over a
+// saturated pool of connections go to their requests: the beam, deciding
+// each call at its send where every waiting request scores alike, shifted
+// the calls of a run of requests by one; the single-call matching weighs
+// each request's reply right after its call's.
+func TestSingleMatchSaturatedPool(t *testing.T) {
+	if testing.Short() {
+		t.Skip("generates and assembles traces")
+	}
+	for _, tc := range []struct {
+		name      string
+		config    string // a generator configuration, or a file of one
+		clients   int
+		instances int
+		node      string
+		right     float64 // the least share of the node's calls right
+	}{
+		{"unseen workerpool, 64 in flight", "../accuracy/testdata/unseen/workerpool.yaml", 64, 400, "proxy", 0.5},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := fmt.Sprintf(tc.config, 5, tc.clients)
+			if strings.HasSuffix(tc.config, ".yaml") {
+				b, err := os.ReadFile(tc.config)
+				if err != nil {
+					t.Fatal(err)
+				}
+				src = string(b)
+			}
+			cfg, err := gen.ParseConfig(strings.NewReader(src), "pool.yaml")
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg.Clients, cfg.Instances = tc.clients, tc.instances
+			out, err := gen.Generate(cfg, gen.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			e, err := New(DefaultOptions())
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, r, err := e.infer(bgCtx, out.Trace)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := r.nodeNamed(t, out.Trace.Intern(tc.node))
+			right, all := r.callsRight(out, n)
+			t.Logf("%d of %d of the %s's calls right; single-call matching %+v", right, all, tc.node, r.singles[n])
+			if float64(right) < tc.right*float64(all) {
+				t.Errorf("%d of %d calls right, want at least %.0f %%", right, all, 100*tc.right)
+			}
+		})
+	}
+}
+
+// TestSingleCalls covers which nodes the single-call matching is tried
+// on: requests making one call each (by the counts and in the current
+// assignment), most of the calls handed a pooled connection.
+func TestSingleCalls(t *testing.T) {
+	const reqs = 20
+	for _, tc := range []struct {
+		name   string
+		calls  int
+		parent func(i int) int32 // call i's request in the assignment
+		handed int               // how many calls were handed a connection
+		want   bool
+	}{
+		{"one call each, handed", reqs, func(i int) int32 { return int32(i) }, 15, true},
+		{"one call each, shifted by one", reqs, func(i int) int32 { return int32(min(i+1, reqs-1)) }, 15, true},
+		{"few handed", reqs, func(i int) int32 { return int32(i) }, 5, false},
+		{"two calls a request", 2 * reqs, func(i int) int32 { return int32(i / 2) }, 30, false},
+		{"few calls", reqs / 4, func(i int) int32 { return int32(i) }, 5, false},
+		{"most requests with none", reqs, func(i int) int32 { return int32(i % 5) }, 15, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := &run{parentsOf: [][]int32{nil}, childrenOf: [][]int32{nil}}
+			for p := range reqs {
+				r.parentsOf[0] = append(r.parentsOf[0], int32(p))
+			}
+			for i := range tc.calls {
+				c := int32(reqs + i)
+				r.childrenOf[0] = append(r.childrenOf[0], c)
+			}
+			r.parent = make([]int32, reqs+tc.calls)
+			r.freed = make([]int64, reqs+tc.calls)
+			for i := range r.parent {
+				r.parent[i], r.freed[i] = -1, noTime
+			}
+			for i := range tc.calls {
+				r.parent[reqs+i] = tc.parent(i)
+				if i < tc.handed {
+					r.freed[reqs+i] = int64(i)
+				}
+			}
+			if got := r.singleCalls(0); got != tc.want {
+				t.Errorf("singleCalls = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
