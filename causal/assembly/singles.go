@@ -34,20 +34,22 @@ import "math"
 // current assignment's.
 
 const (
-	// singleMaxMulti is how many more calls than requests, as a share of
-	// the requests, a node whose requests make one call each may make
-	// (calls made by no request).
+	// singleMaxMulti bounds, as a share of a node's requests, how many
+	// more calls than requests it may make (calls made by no request)
+	// and how many of its requests the current assignment may give more
+	// than one call, for its requests to be taken to make one call each.
 	singleMaxMulti = 0.05
-	// singleMinCalls is the number of calls, as a share of the requests,
-	// from which the matching is worth trying.
+	// singleMinCalls is, as a share of a node's requests, the fewest
+	// calls it must make and the fewest of its requests the current
+	// assignment must give exactly one, for the matching to be worth
+	// trying.
 	singleMinCalls = 0.5
 	// singleMinHanded is the share of a node's calls handed a pooled
 	// connection from which its sends are taken not to tell its requests
 	// apart. Below it the beam decides well at the sends, and the FIFO
 	// evidence the matching cannot hold is what keeps a backend's queries
-	// right (kept on the testbed's gRPC backends at 64 in flight, where
-	// 40 to 50 % of the queries are handed a connection, the matching
-	// moved EM elsewhere and lost 14 to 18 points of requests).
+	// right (the testbed's backends at 64 in flight, 40 to 50 % of whose
+	// queries are handed a connection, lost requests to the matching).
 	singleMinHanded = 0.5
 	// singleMinRequests is the fewest requests a node is matched with.
 	singleMinRequests = 10
