@@ -393,7 +393,7 @@ func (d *diag) oracle(t *testing.T) {
 		}
 		r.improve(n, m, nil, 20)
 		var sc chainCounts
-		r.singleMatch(n, m, nil, &sc)
+		r.singleMatch(n, m, nil, &sc, false)
 		wrongOf := func(asg func(c int32) int32) int {
 			w := 0
 			for _, c := range r.childrenOf[n] {

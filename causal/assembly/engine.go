@@ -393,10 +393,12 @@ func (r *run) solvePasses(n int32, evs []event, iso *nodeModel, m *nodeModel, qm
 		s.x = x
 		s.run(evs)
 		s.cnt.moves = r.improve(n, m, x, 20)
+		matched := r.singles[n].kept
 		if pass > 0 {
 			r.chainMatch(n, m, x, &r.chains[n])
-			r.singleMatch(n, m, x, &r.singles[n])
+			r.singleMatch(n, m, x, &r.singles[n], last)
 		}
+		matched = r.singles[n].kept - matched
 		if r.onPass != nil {
 			r.onPass(n, pass)
 		}
@@ -413,7 +415,9 @@ func (r *run) solvePasses(n int32, evs []event, iso *nodeModel, m *nodeModel, qm
 		if next := r.queueStep(n, pass, pl.last(pass+1), qm); next != qm {
 			return next
 		}
-		soft := r.softPass(n)
+		// the pass's posterior is the beam's, which a kept single-call
+		// matching overruled: fit on the matching's assignment
+		soft := r.softPass(n) && matched == 0
 		m = r.fit(n, soft)
 		if iso != nil {
 			addTrans(m, iso)
