@@ -166,83 +166,24 @@ func (r *run) singleMatch(n int32, m *nodeModel, x *crossFit, cnt *chainCounts, 
 func (cn *chainNode) posterior() {
 	r := cn.r
 	k := r.opt.Alternatives
-	nc := len(cn.calls)
-	callOf := make([]int32, len(cn.reqs)) // each request's one call in the matching, -1 none
-	for j := range callOf {
-		callOf[j] = -1
+	sp := &singlePost{cn: cn, memo: map[[2]int32]float64{}, callOf: make([]int32, len(cn.reqs))}
+	for j := range sp.callOf {
+		sp.callOf[j] = -1
 	}
 	for i, c := range cn.calls {
 		if p := r.parent[c]; p >= 0 && cn.inMatching(p) {
-			callOf[cn.reqIx(p)] = int32(i)
+			sp.callOf[cn.reqIx(p)] = int32(i)
 		}
 	}
-	type wkey struct{ q, i int32 }
-	memo := map[wkey]float64{}
-	// w is request q's replay with call i of the matching (-1: none)
-	w := func(q, i int32) float64 {
-		key := wkey{q, i}
-		if v, ok := memo[key]; ok {
-			return v
-		}
-		sl := cn.start(q)
-		var v float64
-		if i < 0 {
-			v = cn.weight(&sl, chainSucc{req: q, call: -1})
-		} else {
-			v = cn.singleWeight(&sl, cn.calls[i])
-		}
-		v = max(v, -singleNever)
-		memo[key] = v
-		return v
-	}
-	bg := func(i int32) float64 {
-		c := cn.calls[i]
-		if r.exact[c] >= 0 {
-			return -singleNever
-		}
-		return max(cn.callModel(c).logBackgroundOf(c, r.calls[c].kind), -singleNever)
-	}
-	// own returns request q's one call in the matching (-1 none) and
-	// whether it has exactly that
-	own := func(q int32) int32 { return callOf[cn.reqIx(q)] }
 	var post []alt
 	var lp []float64
-	for i := range int32(nc) {
+	for i := range int32(len(cn.calls)) {
 		c := cn.calls[i]
 		p := r.parent[c]
-		if r.exact[c] >= 0 || r.nCand[c] < 2 || p >= 0 && (!cn.inMatching(p) || own(p) != i) {
+		if r.exact[c] >= 0 || r.nCand[c] < 2 || p >= 0 && (!cn.inMatching(p) || sp.own(p) != i) {
 			continue
 		}
-		post, lp = post[:0], lp[:0]
-		// the current assignment's terms for c: its request's replay, or
-		// its background
-		cur := bg(i)
-		if p >= 0 {
-			cur = w(p, i)
-			post, lp = append(post, alt{-1, 0}), append(lp, bg(i)+w(p, -1)-cur)
-		}
-		for _, q := range cn.cands[i] {
-			if q == p {
-				continue
-			}
-			j := own(q)
-			var d float64
-			switch {
-			case j >= 0 && r.exact[cn.calls[j]] >= 0:
-				continue
-			case p < 0 && j < 0:
-				d = w(q, i) - bg(i) - w(q, -1)
-			case p < 0:
-				d = w(q, i) + bg(j) - bg(i) - w(q, j)
-			case j < 0:
-				d = w(q, i) + w(p, -1) - cur - w(q, -1)
-			case slices.Contains(cn.cands[j], p):
-				d = w(q, i) + w(p, j) - cur - w(q, j)
-			default:
-				d = w(q, i) + w(p, -1) + bg(j) - cur - w(q, j)
-			}
-			post, lp = append(post, alt{q, 0}), append(lp, d)
-		}
+		post, lp = sp.exchanges(i, p, post[:0], lp[:0])
 		sum := 1.0
 		for _, d := range lp {
 			sum += math.Exp(min(d, 700))
@@ -260,6 +201,87 @@ func (cn *chainNode) posterior() {
 			}
 		}
 	}
+}
+
+// singlePost is the single-call matching's posterior's state: each
+// request's one call in the matching (by index in reqs; -1 none) and
+// the replays scored.
+type singlePost struct {
+	cn     *chainNode
+	callOf []int32
+	memo   map[[2]int32]float64
+}
+
+// own returns request q's one call in the matching (-1: none).
+func (sp *singlePost) own(q int32) int32 { return sp.callOf[sp.cn.reqIx(q)] }
+
+// w returns request q's replay with call i of the matching (-1: none).
+func (sp *singlePost) w(q, i int32) float64 {
+	key := [2]int32{q, i}
+	if v, ok := sp.memo[key]; ok {
+		return v
+	}
+	cn := sp.cn
+	sl := cn.start(q)
+	var v float64
+	if i < 0 {
+		v = cn.weight(&sl, chainSucc{req: q, call: -1})
+	} else {
+		v = cn.singleWeight(&sl, cn.calls[i])
+	}
+	v = max(v, -singleNever)
+	sp.memo[key] = v
+	return v
+}
+
+// bg returns call i's log likelihood as background.
+func (sp *singlePost) bg(i int32) float64 {
+	cn := sp.cn
+	c := cn.calls[i]
+	if cn.r.exact[c] >= 0 {
+		return -singleNever
+	}
+	return max(cn.callModel(c).logBackgroundOf(c, cn.r.calls[c].kind), -singleNever)
+}
+
+// exchanges appends to post and lp the exchanges of one step of call i,
+// now with request p (-1: none), and each one's log likelihood against
+// the current assignment.
+func (sp *singlePost) exchanges(i, p int32, post []alt, lp []float64) ([]alt, []float64) {
+	cn := sp.cn
+	cur := sp.bg(i)
+	if p >= 0 {
+		cur = sp.w(p, i)
+		post, lp = append(post, alt{-1, 0}), append(lp, sp.bg(i)+sp.w(p, -1)-cur)
+	}
+	for _, q := range cn.cands[i] {
+		if q == p {
+			continue
+		}
+		j := sp.own(q)
+		if j >= 0 && cn.r.exact[cn.calls[j]] >= 0 {
+			continue
+		}
+		post, lp = append(post, alt{q, 0}), append(lp, sp.w(q, i)-cur+sp.rest(p, q, i, j))
+	}
+	return post, lp
+}
+
+// rest is the change of the other terms when call i, now with request p
+// (-1: none), goes to request q, whose call j (-1: none) goes to p if it
+// can, else to no request: p's replay and j's.
+func (sp *singlePost) rest(p, q, i, j int32) float64 {
+	switch {
+	case p < 0 && j < 0:
+		return -sp.w(q, -1)
+	case p < 0:
+		return sp.bg(j) - sp.w(q, j)
+	case j < 0:
+		return sp.w(p, -1) - sp.w(q, -1)
+	case slices.Contains(sp.cn.cands[j], p):
+		return sp.w(p, j) - sp.w(q, j)
+	}
+	return sp.w(p, -1) + sp.bg(j) - sp.w(q, j)
 }
 
 // singleProblem builds the single-call matching: rows are the requests,
