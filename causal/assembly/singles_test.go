@@ -75,7 +75,7 @@ func TestSingleMatchSaturatedPool(t *testing.T) {
 				t.Errorf("%d of %d calls right, want at least %.0f %%", right, all, 100*tc.right)
 			}
 			// the confidences are the matching's, not the beam's about
-			// the assignment it overruled (0.03 stated for 0.7 right),
+			// the assignment it overruled (0.05 stated for 0.71 right),
 			// and do not over-state
 			if share := float64(right) / float64(all); conf < share/2 || conf > share+0.05 {
 				t.Errorf("the calls' mean confidence %.2f, %.0f %% of them right", conf, 100*share)
