@@ -31,11 +31,16 @@ import (
 // after that call's (search.endScore). A request may make no call (its
 // reply after its arrival alone) and a call may belong to no request (at
 // the model's background rate). The matching is solved exactly (lap.go)
-// for the whole node. What a pair cannot hold is the FIFO evidence,
-// which depends on the other requests' calls: the candidate is refined
-// by the local search and kept, as the chain matching's (chains.go), only
-// where the node's whole objective, FIFO included, is higher than the
-// current assignment's.
+// for the whole node. The FIFO evidence depends on the other requests'
+// calls, so a pair holds it in the context of the current assignment
+// (fifoInContext: the request's rank among the older candidates with no
+// call sent yet); the candidate is refined by the local search and kept,
+// as the chain matching's (chains.go), only where the node's whole
+// objective, FIFO included, is higher than the current assignment's. It
+// is tried again in every pass, also where it lost before: a candidate
+// that lost under one pass's model can win under the next, and the last
+// pass's is the one that counts (kept at the in-flight web tier at 64 in
+// flight in 3 of 4 passes, the last among them).
 
 const (
 	// singleMaxMulti bounds, as a share of a node's requests, how many
@@ -49,12 +54,14 @@ const (
 	// trying.
 	singleMinCalls = 0.5
 	// singleMinHanded is the share of a node's calls handed a pooled
-	// connection from which its sends are taken not to tell its requests
-	// apart. Below it the beam decides well at the sends, and the FIFO
-	// evidence the matching cannot hold is what keeps a backend's queries
-	// right (the testbed's backends at 64 in flight, 40 to 50 % of whose
-	// queries are handed a connection, lost requests to the matching).
-	singleMinHanded = 0.5
+	// connection from which its pool is taken to be saturated and its
+	// sends not to tell its requests apart (the unseen shapes' proxies
+	// and gateways at 64 in flight: 96 to 99 %; the in-flight sweep's
+	// web tier 99 %). Below it the beam decides well at the sends: on
+	// the testbed's backends at 64 in flight (46 to 82 % handed, learnt
+	// FIFO ratios sharper than the truth's) the matching cost up to 2.9
+	// points of requests.
+	singleMinHanded = 0.9
 	// singleMinRequests is the fewest requests a node is matched with.
 	singleMinRequests = 10
 	// singleNever is the cost of a pair that must not be taken (an exact
@@ -99,10 +106,9 @@ func (r *run) singleCalls(n int32) bool {
 // singleMatch tries the single-call matching on node n after a pass's
 // search and local search, with model m (x: the cross-fitted models, if
 // any), and keeps its refined candidate where the node's objective is
-// higher. The counts are kept in cnt (a node where the candidate lost
-// once is not tried again).
+// higher. The counts are kept in cnt.
 func (r *run) singleMatch(n int32, m *nodeModel, x *crossFit, cnt *chainCounts, last bool) {
-	if cnt.tried > cnt.kept || !r.singleCalls(n) {
+	if !r.singleCalls(n) {
 		return
 	}
 	cnt.tried++
@@ -307,11 +313,12 @@ func (cn *chainNode) singleProblem() *lapProblem {
 		p.col = append(p.col, col)
 		p.cost = append(p.cost, -max(w, -singleNever))
 	}
+	first := cn.firstSends()
 	for j, q := range cn.reqs {
 		sl := cn.start(q)
 		for _, i := range byReq[j] {
 			if w := cn.singleWeight(&sl, cn.calls[i]); !math.IsInf(w, -1) {
-				add(i, w)
+				add(i, w+cn.fifoInContext(q, i, first))
 			}
 		}
 		add(int32(nc+j), cn.weight(&sl, chainSucc{req: q, call: -1}))
@@ -346,4 +353,46 @@ func (cn *chainNode) singleWeight(sl *slot, c int32) float64 {
 	}
 	after := cn.after(sl.p, c)
 	return w + cn.weight(&after, chainSucc{req: sl.p, call: -1})
+}
+
+// firstSends returns, by index in reqs, when each request's first call
+// in the current assignment was sent (noTime: none).
+func (cn *chainNode) firstSends() []int64 {
+	r := cn.r
+	first := make([]int64, len(cn.reqs))
+	for j := range first {
+		first[j] = noTime
+	}
+	for _, c := range cn.calls {
+		if p := r.parent[c]; p >= 0 && cn.inMatching(p) {
+			j := cn.reqIx(p)
+			if first[j] == noTime || r.sendOf(c) < first[j] {
+				first[j] = r.sendOf(c)
+			}
+		}
+	}
+	return first
+}
+
+// fifoInContext is the FIFO evidence of call i going to request q, the
+// other requests' calls as the current assignment has them: q's rank
+// among the candidates of i that arrived before it and had no call
+// sent before i's.
+func (cn *chainNode) fifoInContext(q, i int32, first []int64) float64 {
+	r := cn.r
+	m := cn.model(q)
+	if !m.fifoInformative() {
+		return 0
+	}
+	send := r.sendOf(cn.calls[i])
+	rank := 0
+	for _, o := range cn.cands[i] {
+		if o == q || !cn.inMatching(o) || !r.arrivedBefore(o, q) {
+			continue
+		}
+		if f := first[cn.reqIx(o)]; f == noTime || f >= send {
+			rank++
+		}
+	}
+	return m.logFIFO(int8(min(rank, fifoBins-1)))
 }
