@@ -169,7 +169,8 @@ type Request struct {
 	// alternatives' Call) refer to; nil otherwise (they refer to the
 	// run's trace).
 	Window *int `json:"window,omitempty"`
-	// Confidence is the product of the confidences of its links.
+	// Confidence is the probability that the whole tree is right, as the
+	// engine states it (for the assembly engine, docs/causal-assembly.md).
 	Confidence float64 `json:"confidence"`
 	// Unseen counts the messages of its calls that no capture saw.
 	Unseen int `json:"unseen,omitempty"`

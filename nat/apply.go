@@ -69,6 +69,12 @@ func (c *Canonicalizer) Rewrite(p *pcapio.Packet) bool {
 		return false
 	}
 	key, srcSlot := connOf(p)
+	return c.rewriteConn(p, key, srcSlot)
+}
+
+// rewriteConn is Rewrite's renaming of p, an IP packet not a fragment,
+// whose connection key and source slot are key and srcSlot (connOf).
+func (c *Canonicalizer) rewriteConn(p *pcapio.Packet, key connKey, srcSlot uint8) bool {
 	e := c.t.find(key, p.TS())
 	c.lastGiven = false
 	if e == nil {
@@ -89,6 +95,10 @@ func (c *Canonicalizer) Rewrite(p *pcapio.Packet) bool {
 
 // rewriteGiven renames p with the given table, if any renames it.
 func (c *Canonicalizer) rewriteGiven(p *pcapio.Packet) bool {
+	if c.t.given == nil {
+		c.stats.Untouched++
+		return false
+	}
 	src, dst, ok := c.t.given.Lookup(p.Proto, netip.AddrPortFrom(p.Src, p.SrcPort), netip.AddrPortFrom(p.Dst, p.DstPort))
 	if !ok {
 		c.stats.Untouched++

@@ -22,21 +22,24 @@ type copyRec struct {
 	sniffer pcapio.SnifferID // the sniffer of the first observation
 }
 
-// bodyEntry holds the recent copies of one body key.
+// bodyEntry holds the recent copies of one body key. The fields every
+// packet's expiry and look-up read (key, refs, n, the views) come first,
+// in the entry's first cache line, and the copies after them.
 type bodyEntry struct {
-	key    uint64
-	copies [maxCopies]copyRec
-	n      uint8
-	// views are the distinct connections the key was seen on while the
-	// entry lived; a third one makes the key ambiguous.
-	views     [2]uint32
+	key uint64
+	// refs counts the window records that point here; the entry is freed
+	// when the last one leaves the window.
+	refs uint32
+	n    uint8
+	// nviews counts views; a third distinct one makes the key ambiguous.
 	nviews    uint8
 	ambiguous bool
 	// repeated is set when one connection carried the key twice.
 	repeated bool
-	// refs counts the window records that point here; the entry is freed
-	// when the last one leaves the window.
-	refs uint32
+	// views are the distinct connections the key was seen on while the
+	// entry lived.
+	views  [2]uint32
+	copies [maxCopies]copyRec
 }
 
 // prune drops copies older than cutoff (copies are in arrival order).
@@ -123,21 +126,25 @@ func newBodyIndex() bodyIndex {
 	return bodyIndex{}
 }
 
-// entry returns the entry of key, creating it if needed.
+// entry returns the entry of key, creating it if needed (one probe of
+// the table: the id a new entry would get is offered to it).
 func (b *bodyIndex) entry(key uint64) uint32 {
-	if id, ok := b.byKey.Get(key); ok {
-		return id - 1
-	}
 	var id uint32
-	if n := len(b.free); n > 0 {
+	n := len(b.free)
+	if n > 0 {
 		id = b.free[n-1]
+	} else {
+		id = uint32(len(b.entries))
+	}
+	if got, found := b.byKey.GetOrSet(key, id+1); found {
+		return got - 1
+	}
+	if n > 0 {
 		b.free = b.free[:n-1]
 		b.entries[id] = bodyEntry{key: key}
 	} else {
-		id = uint32(len(b.entries))
 		b.entries = append(b.entries, bodyEntry{key: key})
 	}
-	b.byKey.Set(key, id+1)
 	return id
 }
 

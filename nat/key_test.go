@@ -27,3 +27,36 @@ func TestTranslatableAddr(t *testing.T) {
 		}
 	}
 }
+
+// TestConnKeySame: same agrees with == on keys that differ in each
+// field alone (each byte of either address, either port, the protocol,
+// the family) and on equal keys.
+func TestConnKeySame(t *testing.T) {
+	base := connKey{ep: [2]endpoint{{port: 1000}, {port: 80}}, proto: 6}
+	base.ep[0].ip = netip.MustParseAddr("::ffff:10.0.0.1").As16()
+	base.ep[1].ip = netip.MustParseAddr("2001:db8::2").As16()
+	keys := []connKey{base}
+	for side := range 2 {
+		for i := range 16 {
+			k := base
+			k.ep[side].ip[i] ^= 0x10
+			keys = append(keys, k)
+		}
+		k := base
+		k.ep[side].port++
+		keys = append(keys, k)
+	}
+	k := base
+	k.proto = 17
+	keys = append(keys, k)
+	k = base
+	k.v6 = true
+	keys = append(keys, k)
+	for i := range keys {
+		for j := range keys {
+			if got, want := keys[i].same(&keys[j]), keys[i] == keys[j]; got != want {
+				t.Errorf("keys %d and %d: same %v, == %v", i, j, got, want)
+			}
+		}
+	}
+}

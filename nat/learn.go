@@ -113,6 +113,7 @@ type view struct {
 	synSeq      uint32
 	hasSyn      bool
 	closing     bool      // FIN or RST seen
+	live        bool      // in viewByKey (not ended by a sweep); views not live are free
 	sent        [2]uint32 // packets from each endpoint (srcSlot), in this activity period
 	nrecent     uint8     // filled entries of recent
 	rpos        uint8     // next position to overwrite
@@ -218,7 +219,7 @@ type Learner struct {
 
 	idx bodyIndex
 
-	viewByKey map[connKey]uint32
+	viewByKey viewIndex
 	views     []view
 	freeViews []uint32
 
@@ -255,7 +256,6 @@ func NewLearner(opts Options) *Learner {
 		idle:      int64(opts.IdleTimeout),
 		answered:  answeredTimeout(opts),
 		idx:       newBodyIndex(),
-		viewByKey: make(map[connKey]uint32),
 		linkByKey: make(map[linkKey]uint32),
 		clocks:    make(map[[2]pcapio.SnifferID]*clock.Pair),
 	}
@@ -268,8 +268,10 @@ func NewLearner(opts Options) *Learner {
 // calls return a table built from the same state.
 func (l *Learner) Finish() *Table {
 	if !l.finished {
-		for _, id := range l.viewByKey {
-			l.closeView(id)
+		for id := range l.views {
+			if l.views[id].live {
+				l.closeView(uint32(id))
+			}
 		}
 		l.finished = true
 	}
@@ -305,20 +307,37 @@ func (l *Learner) Stats() Stats { return l.stats }
 // Observe takes one packet. It does not keep p or anything p points to.
 // Packets after Finish are ignored.
 func (l *Learner) Observe(p *pcapio.Packet) {
+	var key connKey
+	var srcSlot uint8
+	trans := p.Status == pcapio.StatusOK && len(p.Obs) > 0 && !p.IsFragment() && translatable(p)
+	if trans {
+		key, srcSlot = connOf(p)
+	}
+	l.observe(p, key, srcSlot, trans)
+}
+
+// noView is observe's answer for a packet it did not observe.
+const noView = ^uint32(0)
+
+// observe is Observe with what the caller worked out of p: whether it is
+// a translatable IP packet, not a fragment (trans), and if so its
+// connection key and source slot (connOf). It returns p's view, or noView
+// when p was not observed.
+func (l *Learner) observe(p *pcapio.Packet, key connKey, srcSlot uint8, trans bool) uint32 {
 	if l.finished {
-		return
+		return noView
 	}
 	l.stats.Packets++
 	switch {
 	case p.Status != pcapio.StatusOK || len(p.Obs) == 0:
 		l.stats.NotIP++
-		return
+		return noView
 	case p.IsFragment():
 		l.stats.Fragments++
-		return
-	case !translatable(p):
+		return noView
+	case !trans:
 		l.stats.NotTranslatable++
-		return
+		return noView
 	}
 	l.stats.Observed++
 	ts := p.TS()
@@ -333,7 +352,6 @@ func (l *Learner) Observe(p *pcapio.Packet) {
 		l.sweep()
 	}
 
-	key, srcSlot := connOf(p)
 	vid := l.viewFor(key, p, ts)
 	v := &l.views[vid]
 	v.count++
@@ -384,6 +402,22 @@ func (l *Learner) Observe(p *pcapio.Packet) {
 	if n := l.idx.q.n; n > l.stats.PeakWindowCopies {
 		l.stats.PeakWindowCopies = n
 	}
+	return vid
+}
+
+// notePlain counts a packet of view key handed on unrenamed on the view,
+// if it is still active: vid, the view observe gave the packet, when it
+// is still that view (no map look-up), else the view key has now.
+func (l *Learner) notePlain(key connKey, vid uint32) {
+	if vid < uint32(len(l.views)) {
+		if v := &l.views[vid]; v.live && v.key.same(&key) {
+			v.plain++
+			return
+		}
+	}
+	if id, ok := l.viewByKey.get(l.views, key, l.viewByKey.hash(key)); ok {
+		l.views[id].plain++
+	}
 }
 
 // maxTTLGap is the largest TTL difference between two copies of one packet:
@@ -420,18 +454,19 @@ func ttlTie(a, b *copyRec) bool { return ttlOrder(a, b) == 0 }
 // period when a TCP SYN opens a new connection on a reused 4-tuple.
 func (l *Learner) viewFor(key connKey, p *pcapio.Packet, ts int64) uint32 {
 	syn := p.Proto == pcapio.ProtoTCP && p.TCPFlags&(pcapio.FlagSYN|pcapio.FlagACK) == pcapio.FlagSYN
-	if id, ok := l.viewByKey[key]; ok {
+	h := l.viewByKey.hash(key)
+	if id, ok := l.viewByKey.get(l.views, key, h); ok {
 		v := &l.views[id]
 		if syn && ((v.hasSyn && v.synSeq != p.Seq) || (!v.hasSyn && ts-v.last > l.window)) {
 			l.closeView(id)
-			l.views[id] = view{key: key, first: ts, last: ts, hasSyn: true, synSeq: p.Seq}
+			l.views[id] = view{key: key, first: ts, last: ts, hasSyn: true, synSeq: p.Seq, live: true}
 		} else if syn && !v.hasSyn {
 			v.hasSyn, v.synSeq = true, p.Seq
 		}
 		return id
 	}
 	var id uint32
-	nv := view{key: key, first: ts, last: ts, hasSyn: syn, synSeq: p.Seq}
+	nv := view{key: key, first: ts, last: ts, hasSyn: syn, synSeq: p.Seq, live: true}
 	if n := len(l.freeViews); n > 0 {
 		id = l.freeViews[n-1]
 		l.freeViews = l.freeViews[:n-1]
@@ -440,8 +475,8 @@ func (l *Learner) viewFor(key connKey, p *pcapio.Packet, ts int64) uint32 {
 		id = uint32(len(l.views))
 		l.views = append(l.views, nv)
 	}
-	l.viewByKey[key] = id
-	if n := len(l.viewByKey); n > l.stats.PeakConnections {
+	l.viewByKey.set(key, id, h)
+	if n := l.viewByKey.len(); n > l.stats.PeakConnections {
 		l.stats.PeakConnections = n
 	}
 	return id
@@ -453,8 +488,11 @@ func (l *Learner) viewFor(key connKey, p *pcapio.Packet, ts int64) uint32 {
 // packet on the view starts another activity period).
 func (l *Learner) sweep() {
 	l.lastSweep = l.now
-	for key, id := range l.viewByKey {
+	for id := range l.views {
 		v := &l.views[id]
+		if !v.live {
+			continue
+		}
 		idle := l.idle
 		switch {
 		case v.closing:
@@ -463,9 +501,10 @@ func (l *Learner) sweep() {
 			idle = l.answered
 		}
 		if v.last < l.now-idle {
-			l.closeView(id)
-			delete(l.viewByKey, key)
-			l.freeViews = append(l.freeViews, id)
+			l.closeView(uint32(id))
+			v.live = false
+			l.viewByKey.del(v.key, uint32(id), l.viewByKey.hash(v.key))
+			l.freeViews = append(l.freeViews, uint32(id))
 		}
 	}
 }

@@ -29,7 +29,7 @@ func (l *Learner) openActivity(key connKey, L *link) (int64, bool) {
 	if !l.snapshot {
 		return 0, false
 	}
-	id, ok := l.viewByKey[key]
+	id, ok := l.viewByKey.get(l.views, key, l.viewByKey.hash(key))
 	if !ok {
 		return 0, false
 	}
@@ -87,9 +87,10 @@ type Streamer struct {
 	l         *Learner
 	delay     int64
 	maxBytes  int64
-	q         iring.Ring[*pcapio.Packet]
+	q         iring.Ring[held]
 	qBytes    int64
 	free      [len(sizeClasses)][]*pcapio.Packet // recycled copies by buffer size
+	slab      []pcapio.Packet                    // packets not yet used for a copy (newCopy)
 	out       *pcapio.Packet                     // the packet last handed on
 	newest    int64
 	c         Canonicalizer
@@ -99,6 +100,17 @@ type Streamer struct {
 	given     *Given
 	renamed   map[renameKey]int64
 	stats     ApplyStats
+}
+
+// held is a packet held back, with what Push worked out of it for the
+// renaming (the packet is not changed while it is held).
+type held struct {
+	p     *pcapio.Packet
+	key   connKey // p's connection key and source slot, if keyed
+	vid   uint32  // the Learner's view of p at Push, or noView
+	slot  uint8
+	keyed bool // an IP packet, not a fragment: key and slot are set
+	trans bool // and translatable
 }
 
 // renameKey is one view renamed to one pair of canonical names.
@@ -141,22 +153,44 @@ func sizeClass(n int) int {
 }
 
 // Push observes p and holds a copy of it back, in a buffer of its size's
-// class. p is not kept.
+// class. p is not kept. Its connection key, worked out once here, serves
+// the learner now and the renaming when it leaves.
 func (s *Streamer) Push(p *pcapio.Packet) {
-	s.l.Observe(p)
+	var h held
+	if p.Status == pcapio.StatusOK && len(p.Obs) > 0 && !p.IsFragment() {
+		h.key, h.slot = connOf(p)
+		h.keyed, h.trans = true, translatable(p)
+	}
+	h.vid = s.l.observe(p, h.key, h.slot, h.trans)
 	var c *pcapio.Packet
 	k := sizeClass(p.CopySize())
 	if n := len(s.free[k]); n > 0 {
 		c, s.free[k] = s.free[k][n-1], s.free[k][:n-1]
 	} else {
-		c = new(pcapio.Packet)
+		c = s.newCopy()
 	}
 	p.CopyTo(c)
-	s.q.Push(c)
+	h.p = c
+	s.q.Push(h)
 	s.qBytes += int64(c.BufferCap()) + heldOverhead
 	if s.q.Len() == 1 || c.TS() > s.newest {
 		s.newest = c.TS()
 	}
+}
+
+// slabSize is how many packets newCopy allocates at once.
+const slabSize = 64
+
+// newCopy returns a packet for a new copy, taken from a slab of them: one
+// allocation per 64 packets while the delay fills (the copies are
+// recycled, never freed, while the Streamer lives).
+func (s *Streamer) newCopy() *pcapio.Packet {
+	if len(s.slab) == 0 {
+		s.slab = make([]pcapio.Packet, slabSize)
+	}
+	c := &s.slab[0]
+	s.slab = s.slab[1:]
+	return c
 }
 
 // Pop returns the next packet whose delay is over, renamed, or nil when
@@ -168,7 +202,7 @@ func (s *Streamer) Pop(end bool) *pcapio.Packet {
 	if s.q.Len() == 0 {
 		return nil
 	}
-	front := *s.q.Front()
+	front := s.q.Front().p
 	switch {
 	case end:
 		if s.final == nil {
@@ -180,12 +214,13 @@ func (s *Streamer) Pop(end bool) *pcapio.Packet {
 	default:
 		return nil
 	}
-	p := s.q.Pop()
+	h := s.q.Pop()
+	p := h.p
 	s.qBytes -= int64(p.BufferCap()) + heldOverhead
 	if s.final == nil {
 		s.maybeSnapshot()
 	}
-	s.rewrite(p)
+	s.rewrite(&h)
 	s.out = p
 	return p
 }
@@ -226,19 +261,23 @@ func (s *Streamer) maybeSnapshot() {
 // learning goes on: a packet renamed, by its view and names; one left
 // unrenamed, on its view in the Learner (the final table counts those of
 // views it renames as renamed late).
-func (s *Streamer) rewrite(p *pcapio.Packet) {
+func (s *Streamer) rewrite(h *held) {
+	p := h.p
 	before := s.c.stats.Untouched
-	renamed := s.c.Rewrite(p)
+	var renamed bool
+	if h.keyed {
+		s.c.stats.Packets++
+		renamed = s.c.rewriteConn(p, h.key, h.slot)
+	} else {
+		renamed = s.c.Rewrite(p)
+	}
 	switch {
 	case s.final != nil:
 	case renamed && s.c.lastGiven: // the given table's, not provisional
 	case renamed:
 		s.renamed[renameKey{view: s.c.lastView, canon: s.c.lastCanon}]++
-	case s.c.stats.Untouched != before && p.Status == pcapio.StatusOK && len(p.Obs) > 0 && translatable(p):
-		key, _ := connOf(p)
-		if id, ok := s.l.viewByKey[key]; ok {
-			s.l.views[id].plain++
-		}
+	case s.c.stats.Untouched != before && h.trans:
+		s.l.notePlain(h.key, h.vid)
 	}
 }
 

@@ -590,14 +590,14 @@ func (w *natSource) Next() (*pcapio.Packet, error) {
 			return nil, io.EOF
 		}
 		p, err := w.m.Next()
-		if errors.Is(err, io.EOF) {
-			w.ended = true
+		if err == nil {
+			w.s.Push(p)
 			continue
 		}
-		if err != nil {
+		if !errors.Is(err, io.EOF) {
 			return nil, err
 		}
-		w.s.Push(p)
+		w.ended = true
 	}
 }
 

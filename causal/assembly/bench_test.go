@@ -13,8 +13,14 @@ import (
 // multitierTrace generates the multi-tier system of Project 5
 // (causal/gen's multitier configuration) for the given duration.
 func multitierTrace(tb testing.TB, d time.Duration) *trace.Trace {
+	return configTrace(tb, "multitier", d)
+}
+
+// configTrace returns the trace of causal/gen's configuration config
+// generated for the given duration.
+func configTrace(tb testing.TB, config string, d time.Duration) *trace.Trace {
 	tb.Helper()
-	cfg, err := gen.LoadConfig("multitier")
+	cfg, err := gen.LoadConfig(config)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -70,7 +70,12 @@ func diagRun(t *testing.T) (*trace.Trace, *diagTruth) {
 //	WIREPATH_DIAG_TRACE=RUN/trace.tsv WIREPATH_DIAG_TRUTH=RUN/truth.jsonl \
 //	  go test ./causal/assembly -run TestDiagnose -v
 //
-// WIREPATH_DIAG_BEAM overrides the beam.
+// WIREPATH_DIAG_BEAM overrides the beam. WIREPATH_DIAG_TRADE=NODE lists
+// the node's wrong calls (the engine's answer, and with
+// WIREPATH_DIAG_ORACLE the oracle search's) with the times that could
+// tell the found request from the true one, and counts the two-call swaps
+// and the calls sent together with the call their found request truly
+// made.
 func TestDiagnose(t *testing.T) {
 	tr, f := diagRun(t)
 	opt := DefaultOptions()
@@ -341,6 +346,12 @@ func (d *diag) report(t *testing.T) {
 			d.firstWrong(t, int32(n), r.models[n])
 		}
 	}
+	for n := range r.childrenOf {
+		if os.Getenv("WIREPATH_DIAG_TRADE") == d.name(int32(n)) {
+			t.Logf("%s, the engine's answer:", d.name(int32(n)))
+			d.trades(t, int32(n))
+		}
+	}
 	if os.Getenv("WIREPATH_DIAG_ORACLE") != "" {
 		d.oracle(t)
 	}
@@ -406,6 +417,9 @@ func (d *diag) oracle(t *testing.T) {
 		wrong0 := wrongOf(func(c int32) int32 { return saved[c] })
 		wrongS := wrongOf(func(c int32) int32 { return searched[c] })
 		wrongL := wrongOf(func(c int32) int32 { return r.parent[c] })
+		if os.Getenv("WIREPATH_DIAG_TRADE") == d.name(n) {
+			d.trades(t, n)
+		}
 		oe := r.objective(n, m, func(c int32) int32 { return r.parent[c] })
 		var cc chainCounts
 		r.chainMatch(n, m, nil, &cc)
@@ -893,3 +907,62 @@ func mergeGaps(dst, src [2]map[gKey]*hist, first bool) [2]map[gKey]*hist {
 	}
 	return out
 }
+
+// trades prints node n's wrong calls under the current assignment with
+// the times that could tell the found request from the true one (ms,
+// relative to the call's send).
+func (d *diag) trades(t *testing.T, n int32) {
+	r := d.r
+	trueCall := map[int32]int32{} // true parent -> its call (the first)
+	for _, c := range r.childrenOf[n] {
+		if p := d.tp[c]; p >= 0 {
+			if _, ok := trueCall[p]; !ok {
+				trueCall[p] = c
+			}
+		}
+	}
+	ms := func(x int64) float64 { return float64(x) / 1e6 }
+	k, wrong, paired, near := 0, 0, 0, 0
+	for _, c := range r.childrenOf[n] {
+		f, tp := r.parent[c], d.tp[c]
+		if tp == diagUnknown || r.evid[c] == evRoot || f == tp {
+			continue
+		}
+		wrong++
+		if oc, ok := trueCall[f]; ok && f >= 0 && oc != c {
+			if d.tp[oc] == f && r.parent[oc] == tp {
+				paired++
+			}
+			if dt := r.sendOf(oc) - r.sendOf(c); dt > -tradeNear && dt < tradeNear {
+				near++
+			}
+		}
+		if k >= 40 {
+			continue
+		}
+		k++
+		cc := &r.calls[c]
+		line := fmt.Sprintf("call %d send 0 freed %v back %.3f", c, r.freed[c] != noTime, ms(cc.back-cc.send))
+		for _, q := range []struct {
+			name string
+			p    int32
+		}{{"true", tp}, {"found", f}} {
+			if q.p < 0 {
+				line += fmt.Sprintf(" | %s none", q.name)
+				continue
+			}
+			pc := &r.calls[q.p]
+			line += fmt.Sprintf(" | %s arr %.3f rep %.3f", q.name, ms(pc.arr-cc.send), ms(pc.rep-cc.send))
+			if oc, ok := trueCall[q.p]; ok && oc != c {
+				o := &r.calls[oc]
+				line += fmt.Sprintf(" own call send %.3f back %.3f freed %v", ms(o.send-cc.send), ms(o.back-cc.send), r.freed[oc] != noTime)
+			}
+		}
+		t.Log(line)
+	}
+	t.Logf("%s: %d wrong calls; %d in a two-call swap, %d sent within %.1f ms of the call their found request truly made", d.name(n), wrong, paired, near, float64(tradeNear)/1e6)
+}
+
+// tradeNear is how close two calls' sends must be for trades to count them
+// as sent together.
+const tradeNear = 100_000 // ns

@@ -92,14 +92,14 @@ type run struct {
 	exact  []int32
 	evid   []uint8
 	conf   []float32
-	alts   []alt // opt.Alternatives per call
+	alts   []alt // searchAlts per call
 	// picked is the search's request for each call (before the local
 	// search), which conf and alts were computed for
 	picked []int32
 	nCand  []int32
 	// per call, from the last pass's search: the share of its
 	// candidates' mass its beam kept (sendW) and its best
-	// opt.Alternatives+1 requests at its send (sendPost): pruned.go
+	// searchAlts+1 requests at its send (sendPost): pruned.go
 	sendW    []float32
 	sendPost []alt
 	// per member of the ensemble (members.go): each call's probability of
@@ -110,7 +110,7 @@ type run struct {
 	mkeep  [nMembers]slotKeeps
 	posted []bool
 	// shadowPost holds, per call, the posterior of each shadow search
-	// (shadow.go): opt.Alternatives+1 per call, noShadow where none ran
+	// (shadow.go): searchAlts+1 per call, noShadow where none ran
 	shadowPost [2][]alt
 	// noShadows turns the shadow searches off, for tests
 	noShadows bool
@@ -175,10 +175,10 @@ func newRun(opt Options, ms trace.Messages, nm *causal.Namer) *run {
 	r.evid = make([]uint8, n)
 	r.conf = make([]float32, n)
 	r.picked = make([]int32, n)
-	r.alts = make([]alt, n*opt.Alternatives)
+	r.alts = make([]alt, n*searchAlts)
 	r.nCand = make([]int32, n)
 	r.sendW = make([]float32, n)
-	r.sendPost = make([]alt, n*(opt.Alternatives+1))
+	r.sendPost = make([]alt, n*(searchAlts+1))
 	r.posted = make([]bool, n)
 	for e := range r.mconf {
 		r.mconf[e] = make([]float32, n)
@@ -192,7 +192,7 @@ func newRun(opt Options, ms trace.Messages, nm *causal.Namer) *run {
 		r.sendPost[i].p = -1
 	}
 	for k := range r.shadowPost {
-		r.shadowPost[k] = make([]alt, n*(opt.Alternatives+1))
+		r.shadowPost[k] = make([]alt, n*(searchAlts+1))
 		for i := range r.shadowPost[k] {
 			r.shadowPost[k][i].p = noShadow
 		}
@@ -512,7 +512,7 @@ func (r *run) timeline(n int32) []event {
 func (r *run) assign(c, p int32, marg, filt []altScore) {
 	r.parent[c] = p
 	r.picked[c] = p
-	k := r.opt.Alternatives
+	k := searchAlts
 	var buf [8]alt
 	post := buf[:0]
 	if k+1 > len(buf) {
@@ -532,6 +532,12 @@ func (r *run) assign(c, p int32, marg, filt []altScore) {
 		r.evid[c] = evJoint
 	}
 }
+
+// searchAlts is the number of other requests the search ranks per call
+// (its alternatives). It is fixed, not Options.Alternatives: the search's
+// alternatives feed the refits' trust, the local search's moves and the
+// posterior's mass, so the number listed must not change the assignment.
+const searchAlts = 3
 
 // posteriorOf returns in post (len K+1) request p's probability, then the
 // K most probable other requests' (-1: none; prob 0 past the last), from

@@ -124,7 +124,7 @@ func (r *run) trust(n int32) map[int32]float64 {
 			tw[p] = v
 		}
 	}
-	k := r.opt.Alternatives
+	k := searchAlts
 	for _, c := range r.childrenOf[n] {
 		if r.exact[c] >= 0 {
 			continue

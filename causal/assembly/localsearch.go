@@ -243,7 +243,7 @@ func (ls *local) fitsIn(c, p int32) bool { return slices.Contains(ls.candsOf(c),
 // search's own request when the call is elsewhere; a move to a request the search found
 // improbable is not worth scoring.
 func (ls *local) targets(c int32) []int32 {
-	k := ls.r.opt.Alternatives
+	k := searchAlts
 	out := ls.tgt[:0]
 	defer func() { ls.tgt = out }() // reused: no sweep asks for targets while it goes through them
 	if pk := ls.r.picked[c]; ls.toPicked && pk >= 0 && pk != ls.r.parent[c] && ls.fitsIn(c, pk) {

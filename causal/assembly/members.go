@@ -63,7 +63,7 @@ func (r *run) members(c, a int32, post []alt, cands []int32) {
 // call c's nCand candidates (and none), and reports whether that search
 // decided c.
 func (r *run) shadowOf(k int, c int32, qs []int32, ps []float64, nCand int) bool {
-	k1 := r.opt.Alternatives + 1
+	k1 := searchAlts + 1
 	post := r.shadowPost[k][int(c)*k1 : int(c)*k1+k1]
 	if post[0].p == noShadow {
 		return false

@@ -1,6 +1,7 @@
 package assembly
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/wirepath/wirepath/causal"
@@ -73,7 +74,9 @@ type Options struct {
 	EM EM
 	// Init is how the first model is estimated: floor or cluster.
 	Init Init
-	// Alternatives is the number K of alternative parents listed per link.
+	// Alternatives is the number K of alternative parents listed per link,
+	// at most searchAlts: a presentation choice, the search keeps
+	// searchAlts per call whatever K is.
 	Alternatives int
 	// MaxOpen bounds how long a request whose arrival or reply was not seen
 	// is taken to have been open.
@@ -116,8 +119,8 @@ func (o *Options) Validate() error {
 		return bad("em", "em must be hard, soft or auto")
 	case o.Init != InitFloor && o.Init != InitCluster:
 		return bad("init", "init must be floor or cluster")
-	case o.Alternatives < 0 || o.Alternatives > 100:
-		return bad("alternatives", "the number of alternatives must be between 0 and 100")
+	case o.Alternatives < 0 || o.Alternatives > searchAlts:
+		return bad("alternatives", fmt.Sprintf("the number of alternatives must be between 0 and %d (the engine ranks %d other requests per link)", searchAlts, searchAlts))
 	case o.MaxOpen <= 0:
 		return bad("max-open", "max-open must be positive")
 	case o.Workers < 0:

@@ -22,7 +22,7 @@ import (
 // distribution at the call's send for the mass the beam let go
 // (pruned.go), and of the shadow searches' (shadow.go).
 func (r *run) posterior(n int32) {
-	k := r.opt.Alternatives
+	k := searchAlts
 	var post []alt
 	r.sweep(n, func(c int32, cands []int32) {
 		a := r.parent[c]
@@ -82,7 +82,7 @@ func (r *run) repost(c, a int32, qs []int32, ps []float64) {
 	if sum <= 0 {
 		sum = 1
 	}
-	k := r.opt.Alternatives
+	k := searchAlts
 	i := 0
 	for _, x := range all {
 		switch {

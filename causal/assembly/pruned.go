@@ -54,7 +54,7 @@ func lseScores(hs []*hyp) float64 {
 // candidate).
 func (r *run) noteSend(c int32, w float64, top []altScore, all float64) {
 	r.sendW[c] = float32(min(1, max(0, w)))
-	k := r.opt.Alternatives + 1
+	k := searchAlts + 1
 	fs := r.sendPost[int(c)*k : int(c)*k+k]
 	for i := range fs {
 		fs[i] = alt{-1, 0}
@@ -70,7 +70,7 @@ func (r *run) mixedProb(c int32, post []alt, e int32, nCand int) float64 {
 	w := float64(r.sendW[c])
 	p := w * probOf(post, e, nCand)
 	if w < 1 {
-		k := r.opt.Alternatives + 1
+		k := searchAlts + 1
 		fs := r.sendPost[int(c)*k : int(c)*k+k]
 		n := len(fs)
 		for n > 0 && fs[n-1].prob <= 0 {

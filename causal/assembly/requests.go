@@ -182,7 +182,7 @@ func (r *run) newBuilder() *builder {
 // of the calls it did not see (builder.keep).
 func (r *run) keepProbs(member int) slotKeeps {
 	keep := r.mkeep[member].clone()
-	k := r.opt.Alternatives
+	k := searchAlts
 	for c := range r.calls {
 		for _, a := range r.alts[c*k : c*k+k] {
 			if a.p >= 0 && a.prob > 0 && a.p != r.parent[c] && !r.posted[c] {
@@ -308,7 +308,7 @@ func (b *builder) open(c int32, parentIdx, callParentIdx, depth int, req *causal
 		e.Label = r.l.syms.String(m.Label)
 	}
 	if k := r.opt.Alternatives; k > 0 && parentIdx >= 0 && (r.evid[c] == evJoint || r.evid[c] == evTokens) {
-		for _, a := range r.alts[int(c)*k : int(c)*k+k] {
+		for _, a := range r.alts[int(c)*searchAlts : int(c)*searchAlts+k] {
 			if a.prob <= 0 {
 				continue
 			}

@@ -663,7 +663,7 @@ func (s *search) endAlts() {
 			s.altAt[1+s.r.parentPos[a.p]] = -1
 		}
 	}
-	s.pendAlt = append(s.pendAlt, s.keepAlts(topAlts(&s.topBuf, alts, s.r.opt.Alternatives+1)))
+	s.pendAlt = append(s.pendAlt, s.keepAlts(topAlts(&s.topBuf, alts, searchAlts+1)))
 	var m sendMass
 	if s.sum {
 		// every candidate's mass, per request: the send's distribution
@@ -1129,7 +1129,7 @@ func (s *search) commit(n int, forced bool) {
 	}
 	for k, c := range set {
 		if s.shadow != nil {
-			k1 := r.opt.Alternatives + 1
+			k1 := searchAlts + 1
 			posteriorOf(choice[k], marg[k], s.pendAlt[k], s.shadow[int(c)*k1:int(c)*k1+k1])
 			continue
 		}

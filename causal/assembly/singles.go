@@ -171,7 +171,7 @@ func (r *run) singleMatch(n int32, m *nodeModel, x *crossFit, cnt *chainCounts, 
 // 0.05).
 func (cn *chainNode) posterior() {
 	r := cn.r
-	k := r.opt.Alternatives
+	k := searchAlts
 	sp := &singlePost{cn: cn, memo: map[[2]int32]float64{}, callOf: make([]int32, len(cn.reqs))}
 	for j := range sp.callOf {
 		sp.callOf[j] = -1

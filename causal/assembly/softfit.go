@@ -60,7 +60,7 @@ func (r *run) meanParentProb(n int32) float64 {
 // left it: the request the search picked with its confidence, then the
 // listed alternatives (-1: none).
 func (r *run) postOf(buf []alt, c int32) []alt {
-	k := r.opt.Alternatives
+	k := searchAlts
 	buf = append(buf[:0], alt{r.picked[c], r.conf[c]})
 	for _, a := range r.alts[int(c)*k : int(c)*k+k] {
 		if a.prob > 0 && a.p != r.picked[c] {

@@ -2,57 +2,39 @@ package assembly
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"testing"
 	"time"
-
-	"github.com/wirepath/wirepath/causal/gen"
 )
+
+// configCases are causal/gen's configurations the engine-wide tests run
+// on, each for a duration that keeps it quick.
+var configCases = []struct {
+	config string
+	d      time.Duration
+}{
+	{"multitier", 20 * time.Second},
+	{"hotel", 2 * time.Second},
+	{"media", time.Second},
+}
 
 // TestWorkersAgree: the engine solves its nodes in parallel, and its
 // result does not depend on how many goroutines it uses: every request,
 // link, confidence, alternative and counter is the single-threaded run's.
 func TestWorkersAgree(t *testing.T) {
-	cases := []struct {
-		config string
-		d      time.Duration
-	}{
-		{"multitier", 20 * time.Second},
-		{"hotel", 2 * time.Second},
-		{"media", time.Second},
-	}
-	for _, tc := range cases {
+	for _, tc := range configCases {
 		t.Run(tc.config, func(t *testing.T) {
-			cfg, err := gen.LoadConfig(tc.config)
-			if err != nil {
-				t.Fatal(err)
-			}
-			cfg.Duration = gen.Duration(tc.d)
-			out, err := gen.Generate(cfg, gen.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			tr := configTrace(t, tc.config, tc.d)
 			var want []byte
 			for _, w := range []int{1, 2, 4} {
 				o := DefaultOptions()
 				o.Workers = w
-				e, err := New(o)
-				if err != nil {
-					t.Fatal(err)
-				}
-				res, err := e.Infer(context.Background(), out.Trace)
-				if err != nil {
-					t.Fatal(err)
-				}
+				res := inferWith(t, o, tr)
 				got, err := json.Marshal(res)
 				if err != nil {
 					t.Fatal(err)
 				}
 				if w == 1 {
-					if len(res.Requests) == 0 {
-						t.Fatal("no requests")
-					}
 					want = got
 					continue
 				}

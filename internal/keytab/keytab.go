@@ -1,10 +1,10 @@
 // Package keytab is a hash table from 64-bit keys to small values for the
-// per-packet paths (nat's body window, pcapio's duplicate groups): open
-// addressing with linear probing, deletion by backward shift (no
-// tombstones), at most half full. It does a Go map's job with less work
-// per packet. The slot of a key is a multiplicative hash of the key mixed
-// with a random seed, so crafted frames cannot pile their keys onto one
-// run of slots.
+// per-packet paths (nat's body window and view look-up, pcapio's
+// duplicate groups): open addressing with linear probing, deletion by
+// backward shift (no tombstones), at most half full. It does a Go map's
+// job with less work per packet. The slot of a key is a multiplicative
+// hash of the key mixed with a random seed, so crafted frames cannot pile
+// their keys onto one run of slots.
 package keytab
 
 import "math/rand/v2"
@@ -70,6 +70,22 @@ func (t *Table[V]) Set(key uint64, v V) {
 		t.n++
 	}
 	t.slots[i] = slot[V]{key: key, v: v}
+}
+
+// GetOrSet returns the value of key and true when key is there; else it
+// makes v (not V's zero) the value of key and returns v and false. It
+// probes the slots once where a Get and a Set probe them twice.
+func (t *Table[V]) GetOrSet(key uint64, v V) (V, bool) {
+	if 2*(t.n+1) > len(t.slots) {
+		t.grow()
+	}
+	i, ok := t.find(key)
+	if ok {
+		return t.slots[i].v, true
+	}
+	t.n++
+	t.slots[i] = slot[V]{key: key, v: v}
+	return v, false
 }
 
 // Delete removes key, if present.

@@ -5,8 +5,8 @@ import (
 	"testing"
 )
 
-// TestTableAsMap holds Table to a Go map over random sets, replacements,
-// deletions and conditional deletions, with keys from small universes
+// TestTableAsMap holds Table to a Go map over random sets, look-ups that set
+// what is missing (GetOrSet), replacements, deletions and conditional deletions, with keys from small universes
 // (the table stays dense, runs of slots wrap around its end, deletions
 // shift keys back) and from the whole range, for a value type of numbers
 // (nat's entry ids) and of pointers (pcapio's packets).
@@ -24,7 +24,16 @@ func TestTableAsMap(t *testing.T) {
 		for i := range 200000 {
 			k := r.Uint64N(universe)
 			v := vals[r.IntN(len(vals))]
-			switch r.IntN(4) {
+			switch r.IntN(5) {
+			case 3:
+				w, wok := refIDs[k]
+				if !wok {
+					w = uint32(i + 1)
+					refIDs[k] = w
+				}
+				if got, ok := ids.GetOrSet(k, uint32(i+1)); ok != wok || got != w {
+					t.Fatalf("universe %d, op %d: GetOrSet(%d) gives %d %v, want %d %v", universe, i, k, got, ok, w, wok)
+				}
 			case 0:
 				refIDs[k] = uint32(i + 1)
 				ids.Set(k, uint32(i+1))
@@ -63,7 +72,7 @@ func TestTableAsMap(t *testing.T) {
 	}
 }
 
-// TestTableNoAllocs: once grown, setting, finding and deleting keys
+// TestTableNoAllocs: once grown, setting, finding (GetOrSet too) and deleting keys
 // allocates nothing.
 func TestTableNoAllocs(t *testing.T) {
 	var tab Table[*int]
@@ -83,6 +92,10 @@ func TestTableNoAllocs(t *testing.T) {
 				t.Fatal("key lost")
 			}
 			tab.DeleteIf(k, p)
+			if _, found := tab.GetOrSet(k, p); found {
+				t.Fatal("deleted key found")
+			}
+			tab.Delete(k)
 		}
 	}); n != 0 {
 		t.Errorf("%v allocations a run", n)

@@ -28,8 +28,9 @@ passes (EM). Each node is solved in time order by a Viterbi search that is
 exact where it keeps every hypothesis and a beam search of --beam
 hypotheses where not; the accounting says how many decisions were exact.
 
-Each link gets a confidence and up to --alternatives alternatives, each
-request the product of its links' confidences; patterns are aggregated
+Each link gets a confidence and up to --alternatives (at most 3) of the
+other requests it may belong to, each request the probability that its
+whole tree is right; patterns are aggregated
 from the requests, and with --format json the result lists every request
 ("requests": its messages, their parents, calls and evidence).
 

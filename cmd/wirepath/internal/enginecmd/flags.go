@@ -277,7 +277,7 @@ func (f *AssemblyFlags) Register(fs *pflag.FlagSet, prefix string) {
 	fs.IntVar(&f.MaxPasses, p+"max-passes", def.MaxPasses, "most passes of a node whose assignment has not settled after --passes (still moving more than 15 % of its calls; at most --passes: none more)")
 	fs.StringVar(&f.EM, p+"em", string(def.EM), "how the models are re-fitted: hard (from the best assignment), soft (from each call's posterior) or auto (soft while a node's calls are in doubt)")
 	fs.StringVar(&f.Init, p+"init", string(def.Init), "how the first model estimates the delays before any assignment: floor (the floor of unrelated pairs subtracted) or cluster (EM on a Poisson cluster process of the triggers)")
-	fs.IntVar(&f.Alternatives, p+"alternatives", def.Alternatives, "alternative parents listed per link (K)")
+	fs.IntVar(&f.Alternatives, p+"alternatives", def.Alternatives, "alternative parents listed per link (K, 0 to 3; the assignment is the same whatever K)")
 	fs.DurationVar(&f.MaxOpen, p+"max-open", def.MaxOpen, "longest a request whose arrival or reply was not seen is taken to have been open")
 }
 
