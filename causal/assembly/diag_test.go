@@ -403,6 +403,8 @@ func (d *diag) oracle(t *testing.T) {
 			}
 		}
 		r.improve(n, m, nil, 20)
+		var sc chainCounts
+		r.singleMatch(n, m, nil, &sc, false)
 		wrongOf := func(asg func(c int32) int32) int {
 			w := 0
 			for _, c := range r.childrenOf[n] {
@@ -432,8 +434,8 @@ func (d *diag) oracle(t *testing.T) {
 			d.swaps(&b, n, r.models[n], m, saved)
 		}
 		ot := r.objective(n, m, tru)
-		fmt.Fprintf(&b, "  %-10s calls %5d wrong: engine %5d, oracle search %5d, oracle+local %5d; oracle model: truth %.1f, found %.1f (truth−found %.1f)\n",
-			d.name(n), len(r.childrenOf[n]), wrong0, wrongS, wrongL, ot, oe, ot-oe)
+		fmt.Fprintf(&b, "  %-10s calls %5d wrong: engine %5d, oracle search %5d, oracle+local+single %5d (single-call matching %+v); oracle model: truth %.1f, found %.1f (truth−found %.1f)\n",
+			d.name(n), len(r.childrenOf[n]), wrong0, wrongS, wrongL, sc, ot, oe, ot-oe)
 		if cc.tried > 0 {
 			fmt.Fprintf(&b, "  %-10s   chain matching: candidate %d wrong, %d chains crossed; kept %d: %d wrong, objective %.1f (truth−found %.1f)\n",
 				d.name(n), wrongC, crossC, cc.kept, wrongM, om, ot-om)
@@ -556,6 +558,19 @@ func (d *diag) track(t *testing.T, n int32, m *nodeModel, tru func(c int32) int3
 		}
 		maxDef = max(maxDef, b[i]-tb[i])
 		defs = append(defs, b[i]-tb[i])
+	}
+	if k := os.Getenv("WIREPATH_DIAG_EVENTS"); k != "" {
+		var ne int
+		fmt.Sscan(k, &ne)
+		t0 := evs[0].t
+		for i := range evs[:min(ne, len(evs))] {
+			e := &evs[i]
+			pa := int32(-9)
+			if e.typ == evSend {
+				pa = tru(e.call)
+			}
+			t.Logf("    ev %3d t %8.3f typ %d call %5d truth-parent %5d best %9.1f truth %9.1f worst %9.1f", i, float64(e.t-t0)/1e6, e.typ, e.call, pa, b[i], tb[i], w[i])
+		}
 	}
 	slices.Sort(defs)
 	q := func(f float64) float64 { return defs[int(f*float64(len(defs)-1))] }

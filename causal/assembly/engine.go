@@ -130,6 +130,8 @@ type run struct {
 	search []searchCounts
 	passes []int32
 	chains []chainCounts
+	// singles are the single-call matchings' counts (singles.go)
+	singles []chainCounts
 	// models of the last pass, by node, and a hook after each pass, for
 	// tests
 	models []*nodeModel
@@ -213,6 +215,7 @@ func newRun(opt Options, ms trace.Messages, nm *causal.Namer) *run {
 	r.search = make([]searchCounts, nn)
 	r.passes = make([]int32, nn)
 	r.chains = make([]chainCounts, nn)
+	r.singles = make([]chainCounts, nn)
 	r.models = make([]*nodeModel, nn)
 	r.xfits = make([]*crossFit, nn)
 	r.rhythms = make([]map[int32]*rhythm, nn)
@@ -372,6 +375,7 @@ func (r *run) solveNode(n int32) {
 		// service), or rejected (start again without it: the answer is
 		// the one the engine gives without queues)
 		r.chains[n] = chainCounts{}
+		r.singles[n] = chainCounts{}
 		qm = next
 	}
 }
@@ -389,9 +393,12 @@ func (r *run) solvePasses(n int32, evs []event, iso *nodeModel, m *nodeModel, qm
 		s.x = x
 		s.run(evs)
 		s.cnt.moves = r.improve(n, m, x, 20)
+		matched := r.singles[n].kept
 		if pass > 0 {
 			r.chainMatch(n, m, x, &r.chains[n])
+			r.singleMatch(n, m, x, &r.singles[n], last)
 		}
+		matched = r.singles[n].kept - matched
 		if r.onPass != nil {
 			r.onPass(n, pass)
 		}
@@ -408,7 +415,9 @@ func (r *run) solvePasses(n int32, evs []event, iso *nodeModel, m *nodeModel, qm
 		if next := r.queueStep(n, pass, pl.last(pass+1), qm); next != qm {
 			return next
 		}
-		soft := r.softPass(n)
+		// the pass's posterior is the beam's, which a kept single-call
+		// matching overruled: fit on the matching's assignment
+		soft := r.softPass(n) && matched == 0
 		m = r.fit(n, soft)
 		if iso != nil {
 			addTrans(m, iso)

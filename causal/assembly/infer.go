@@ -115,6 +115,15 @@ func (r *run) account(res *causal.Result, agg *causal.Aggregator, tc treeCounts)
 	count("chain_solver_gave_up", ch.failed)
 	count("chain_crossings", ch.crossings)
 	count("chain_calls_moved", ch.changed)
+	var sg chainCounts
+	for _, c := range r.singles {
+		sg.tried += c.tried
+		sg.kept += c.kept
+		sg.changed += c.changed
+	}
+	count("single_matchings", sg.tried)
+	count("single_matchings_kept", sg.kept)
+	count("single_calls_moved", sg.changed)
 	var qc [3]int64
 	for _, q := range r.queue {
 		if q.tried {

@@ -1,0 +1,398 @@
+package assembly
+
+import (
+	"cmp"
+	"math"
+	"slices"
+)
+
+// Single-call matching: a global search for nodes whose requests make
+// one call each.
+//
+// A proxy in front of a pool (a web tier forwarding each request over a
+// pool of connections to an application server) makes one call per
+// request, and when the pool is saturated each call leaves as soon as a
+// connection is freed, whatever request it carries: at the send every
+// waiting request scores alike. What tells them apart comes later: the
+// proxy replies right after its call's reply, tens of milliseconds and
+// dozens of sends on. The beam has to decide each call at its send and
+// keeps only a few orders of the waiting requests, so a request given
+// the wrong call early shifts the calls of every request after it by
+// one, and no later reply can bring the order back (on the generated
+// worker pool at 64 in flight, 990 of the proxy's 1,000 calls went to
+// the request next to theirs, although under the model fitted on the
+// truth the truth is 9,100 nats likelier than that answer).
+//
+// With one call per request the whole assignment is a bipartite
+// matching between requests and calls, and each pair's score is all of
+// the request's replay: the call as the request's first (its delay from
+// the arrival or from the connection's handoff, the call graph, the
+// sizes, the shared tokens: search.linkScore) and the request's reply
+// after that call's (search.endScore). A request may make no call (its
+// reply after its arrival alone) and a call may belong to no request (at
+// the model's background rate). The matching is solved exactly (lap.go)
+// for the whole node. The FIFO evidence depends on the other requests'
+// calls, so a pair holds it in the context of the current assignment
+// (fifoInContext: the request's rank among the older candidates with no
+// call sent yet); the candidate is refined by the local search and kept,
+// as the chain matching's (chains.go), only where the node's whole
+// objective, FIFO included, is higher than the current assignment's. It
+// is tried again in every pass, also where it lost before: a candidate
+// that lost under one pass's model can win under the next, and the last
+// pass's is the one that counts (kept at the in-flight web tier at 64 in
+// flight in 3 of 4 passes, the last among them).
+
+const (
+	// singleMaxMulti bounds, as a share of a node's requests, how many
+	// more calls than requests it may make (calls made by no request)
+	// and how many of its requests the current assignment may give more
+	// than one call, for its requests to be taken to make one call each.
+	singleMaxMulti = 0.05
+	// singleMinCalls is, as a share of a node's requests, the fewest
+	// calls it must make and the fewest of its requests the current
+	// assignment must give exactly one, for the matching to be worth
+	// trying.
+	singleMinCalls = 0.5
+	// singleMinHanded is the share of a node's calls handed a pooled
+	// connection from which its pool is taken to be saturated and its
+	// sends not to tell its requests apart (the unseen shapes' proxies
+	// and gateways at 64 in flight: 96 to 99 %; the in-flight sweep's
+	// web tier 99 %). Below it the beam decides well at the sends: on
+	// the testbed's backends at 64 in flight (46 to 82 % handed, learnt
+	// FIFO ratios sharper than the truth's) the matching cost up to 2.9
+	// points of requests.
+	singleMinHanded = 0.9
+	// singleMinRequests is the fewest requests a node is matched with.
+	singleMinRequests = 10
+	// singleNever is the cost of a pair that must not be taken (an exact
+	// call as background, a request's reply it cannot follow), finite so
+	// that a perfect matching always exists.
+	singleNever = 1e6
+)
+
+// singleCalls reports whether node n's requests make one call each and
+// its sends cannot tell them apart: it made about as many calls as it
+// served requests, its current assignment gives most requests one call
+// and few more than one, and at least singleMinHanded of its calls were
+// handed a pooled connection (handoff.go).
+func (r *run) singleCalls(n int32) bool {
+	reqs, calls := len(r.parentsOf[n]), len(r.childrenOf[n])
+	if reqs < singleMinRequests || float64(calls) > (1+singleMaxMulti)*float64(reqs) ||
+		float64(calls) < singleMinCalls*float64(reqs) {
+		return false
+	}
+	by := make(map[int32]int, reqs)
+	handed := 0
+	for _, c := range r.childrenOf[n] {
+		if p := r.parent[c]; p >= 0 {
+			by[p]++
+		}
+		if r.freed[c] != noTime {
+			handed++
+		}
+	}
+	one, multi := 0, 0
+	for _, k := range by {
+		if k == 1 {
+			one++
+		} else {
+			multi++
+		}
+	}
+	return float64(multi) <= singleMaxMulti*float64(reqs) && float64(one) >= singleMinCalls*float64(reqs) &&
+		float64(handed) >= singleMinHanded*float64(calls)
+}
+
+// singleMatch tries the single-call matching on node n after a pass's
+// search and local search, with model m (x: the cross-fitted models, if
+// any), and keeps its refined candidate where the node's objective is
+// higher. The counts are kept in cnt.
+func (r *run) singleMatch(n int32, m *nodeModel, x *crossFit, cnt *chainCounts, last bool) {
+	if !r.singleCalls(n) {
+		return
+	}
+	cnt.tried++
+	kids := r.childrenOf[n]
+	before := make([]int32, len(kids))
+	for i, c := range kids {
+		before[i] = r.parent[c]
+	}
+	base := newLocal(r, n, m, x).objective()
+	cn := r.newChainNode(n, m, x)
+	clear(cn.kids) // every request makes its first call
+	p := cn.singleProblem()
+	col4row, _, ok := solveLAP(p, chainBudget*p.n)
+	if !ok {
+		cnt.failed++
+		return
+	}
+	nr, nc := len(cn.reqs), len(cn.calls)
+	for i, c := range cn.calls {
+		if col4row[nr+i] == int32(i) {
+			r.parent[c] = -1
+		}
+	}
+	for j, q := range cn.reqs {
+		if c := col4row[j]; c < int32(nc) {
+			r.parent[cn.calls[c]] = q
+		}
+	}
+	ls := newLocal(r, n, m, x)
+	ls.sweepAll(20)
+	if ls.objective() <= base+improveEps {
+		for i, c := range kids {
+			r.parent[c] = before[i]
+		}
+		return
+	}
+	cnt.kept++
+	for i, c := range kids {
+		if r.parent[c] != before[i] {
+			cnt.changed++
+		}
+	}
+	if last {
+		cn.posterior()
+	}
+}
+
+// posterior sets the search's posterior (picked, conf, alts: what the
+// confidences are computed from, posterior.go) of each call of the
+// matching to the matching's own, the beam's being about an assignment
+// the matching overruled: the call's final request against each
+// exchange of one step, giving it to another candidate request (whose
+// own call goes to the first request, or to none where it cannot) or to
+// none, each weighed by the replays it changes. Exchanges of one step
+// leave out the longer ones, so this alone over-states; the shadow
+// searches (shadow.go), which keep their beams' view, are still averaged
+// in (members.go) and pull it below the share right (on the generated
+// worker pool at 64 in flight the proxy's calls are stated 0.45 and
+// right 0.71; from the matching's posterior alone 0.85, from the beam's
+// 0.05).
+func (cn *chainNode) posterior() {
+	r := cn.r
+	k := searchAlts
+	sp := &singlePost{cn: cn, memo: map[[2]int32]float64{}, callOf: make([]int32, len(cn.reqs))}
+	for j := range sp.callOf {
+		sp.callOf[j] = -1
+	}
+	for i, c := range cn.calls {
+		if p := r.parent[c]; p >= 0 && cn.inMatching(p) {
+			sp.callOf[cn.reqIx(p)] = int32(i)
+		}
+	}
+	var post []alt
+	var lp []float64
+	for i := range int32(len(cn.calls)) {
+		c := cn.calls[i]
+		p := r.parent[c]
+		if r.exact[c] >= 0 || r.nCand[c] < 2 || p >= 0 && (!cn.inMatching(p) || sp.own(p) != i) {
+			continue
+		}
+		post, lp = sp.exchanges(i, p, post[:0], lp[:0])
+		sum := 1.0
+		for _, d := range lp {
+			sum += math.Exp(min(d, 700))
+		}
+		for a := range post {
+			post[a].prob = float32(math.Exp(min(lp[a], 700)) / sum)
+		}
+		slices.SortFunc(post, func(a, b alt) int { return cmp.Compare(b.prob, a.prob) })
+		r.picked[c], r.conf[c], r.sendW[c] = p, float32(1/sum), 1
+		as := r.alts[int(c)*k : int(c)*k+k]
+		for a := range as {
+			as[a] = alt{-1, 0}
+			if a < len(post) {
+				as[a] = post[a]
+			}
+		}
+	}
+}
+
+// singlePost is the single-call matching's posterior's state: each
+// request's one call in the matching (by index in reqs; -1 none) and
+// the replays scored.
+type singlePost struct {
+	cn     *chainNode
+	callOf []int32
+	memo   map[[2]int32]float64
+}
+
+// own returns request q's one call in the matching (-1: none).
+func (sp *singlePost) own(q int32) int32 { return sp.callOf[sp.cn.reqIx(q)] }
+
+// w returns request q's replay with call i of the matching (-1: none).
+func (sp *singlePost) w(q, i int32) float64 {
+	key := [2]int32{q, i}
+	if v, ok := sp.memo[key]; ok {
+		return v
+	}
+	cn := sp.cn
+	sl := cn.start(q)
+	var v float64
+	if i < 0 {
+		v = cn.weight(&sl, chainSucc{req: q, call: -1})
+	} else {
+		v = cn.singleWeight(&sl, cn.calls[i])
+	}
+	v = max(v, -singleNever)
+	sp.memo[key] = v
+	return v
+}
+
+// bg returns call i's log likelihood as background.
+func (sp *singlePost) bg(i int32) float64 {
+	cn := sp.cn
+	c := cn.calls[i]
+	if cn.r.exact[c] >= 0 {
+		return -singleNever
+	}
+	return max(cn.callModel(c).logBackgroundOf(c, cn.r.calls[c].kind), -singleNever)
+}
+
+// exchanges appends to post and lp the exchanges of one step of call i,
+// now with request p (-1: none), and each one's log likelihood against
+// the current assignment.
+func (sp *singlePost) exchanges(i, p int32, post []alt, lp []float64) ([]alt, []float64) {
+	cn := sp.cn
+	cur := sp.bg(i)
+	if p >= 0 {
+		cur = sp.w(p, i)
+		post, lp = append(post, alt{-1, 0}), append(lp, sp.bg(i)+sp.w(p, -1)-cur)
+	}
+	for _, q := range cn.cands[i] {
+		if q == p {
+			continue
+		}
+		j := sp.own(q)
+		if j >= 0 && cn.r.exact[cn.calls[j]] >= 0 {
+			continue
+		}
+		post, lp = append(post, alt{q, 0}), append(lp, sp.w(q, i)-cur+sp.rest(p, q, i, j))
+	}
+	return post, lp
+}
+
+// rest is the change of the other terms when call i, now with request p
+// (-1: none), goes to request q, whose call j (-1: none) goes to p if it
+// can, else to no request: p's replay and j's.
+func (sp *singlePost) rest(p, q, i, j int32) float64 {
+	switch {
+	case p < 0 && j < 0:
+		return -sp.w(q, -1)
+	case p < 0:
+		return sp.bg(j) - sp.w(q, j)
+	case j < 0:
+		return sp.w(p, -1) - sp.w(q, -1)
+	case slices.Contains(sp.cn.cands[j], p):
+		return sp.w(p, j) - sp.w(q, j)
+	}
+	return sp.w(p, -1) + sp.bg(j) - sp.w(q, j)
+}
+
+// singleProblem builds the single-call matching: rows are the requests,
+// then one per call (the call left to no request); columns are the
+// calls, then one per request (the request making no call). A request
+// takes a call it can hold at the cost of its whole replay with that
+// call, or its own column at that of its replay with none; a call's row
+// takes its own call at the background rate, or the no-call column of a
+// request that could hold it at no cost (the request then took the
+// call). Costs are the negated log likelihoods.
+func (cn *chainNode) singleProblem() *lapProblem {
+	r := cn.r
+	nr, nc := len(cn.reqs), len(cn.calls)
+	p := &lapProblem{n: nr + nc, start: []int32{0}}
+	byReq := make([][]int32, nr)
+	for i := range cn.calls {
+		for _, q := range cn.cands[i] {
+			j := cn.reqIx(q)
+			byReq[j] = append(byReq[j], int32(i))
+		}
+	}
+	add := func(col int32, w float64) {
+		p.col = append(p.col, col)
+		p.cost = append(p.cost, -max(w, -singleNever))
+	}
+	first := cn.firstSends()
+	for j, q := range cn.reqs {
+		sl := cn.start(q)
+		for _, i := range byReq[j] {
+			if w := cn.singleWeight(&sl, cn.calls[i]); !math.IsInf(w, -1) {
+				add(i, w+cn.fifoInContext(q, i, first))
+			}
+		}
+		add(int32(nc+j), cn.weight(&sl, chainSucc{req: q, call: -1}))
+		p.start = append(p.start, int32(len(p.col)))
+	}
+	for i, c := range cn.calls {
+		w := cn.callModel(c).logBackgroundOf(c, r.calls[c].kind)
+		if r.exact[c] >= 0 {
+			w = -singleNever
+		}
+		add(int32(i), math.Round(w*1e6)/1e6)
+		for _, q := range cn.cands[i] {
+			if r.exact[c] < 0 || r.exact[c] == q {
+				add(int32(nc)+cn.reqIx(q), 0)
+			}
+		}
+		p.start = append(p.start, int32(len(p.col)))
+	}
+	return p
+}
+
+// singleWeight is the log likelihood of request sl.p's replay with call
+// c as its one call: c as its first call, then its reply after c's.
+func (cn *chainNode) singleWeight(sl *slot, c int32) float64 {
+	r := cn.r
+	if e := r.exact[c]; e >= 0 && e != sl.p {
+		return math.Inf(-1)
+	}
+	w := cn.weight(sl, chainSucc{t: r.calls[c].send, call: c, req: -1})
+	if math.IsInf(w, -1) || !r.twoWay(sl.p) {
+		return w
+	}
+	after := cn.after(sl.p, c)
+	return w + cn.weight(&after, chainSucc{req: sl.p, call: -1})
+}
+
+// firstSends returns, by index in reqs, when each request's first call
+// in the current assignment was sent (noTime: none).
+func (cn *chainNode) firstSends() []int64 {
+	r := cn.r
+	first := make([]int64, len(cn.reqs))
+	for j := range first {
+		first[j] = noTime
+	}
+	for _, c := range cn.calls {
+		if p := r.parent[c]; p >= 0 && cn.inMatching(p) {
+			j := cn.reqIx(p)
+			if first[j] == noTime || r.sendOf(c) < first[j] {
+				first[j] = r.sendOf(c)
+			}
+		}
+	}
+	return first
+}
+
+// fifoInContext is the FIFO evidence of call i going to request q, the
+// other requests' calls as the current assignment has them: q's rank
+// among the candidates of i that arrived before it and had no call
+// sent before i's.
+func (cn *chainNode) fifoInContext(q, i int32, first []int64) float64 {
+	r := cn.r
+	m := cn.model(q)
+	if !m.fifoInformative() {
+		return 0
+	}
+	send := r.sendOf(cn.calls[i])
+	rank := 0
+	for _, o := range cn.cands[i] {
+		if o == q || !cn.inMatching(o) || !r.arrivedBefore(o, q) {
+			continue
+		}
+		if f := first[cn.reqIx(o)]; f == noTime || f >= send {
+			rank++
+		}
+	}
+	return m.logFIFO(int8(min(rank, fifoBins-1)))
+}
