@@ -88,8 +88,11 @@ func idSource(name string) (string, bool) {
 // the propagation headers.
 func idValue(name, value string) (string, bool) {
 	if name == "traceparent" {
-		if id, ok := traceparentID(value); ok {
-			return lowerASCII(id), true
+		if id, upper, ok := traceparentID(value); ok {
+			if upper {
+				id = strings.ToLower(id)
+			}
+			return id, true
 		}
 	}
 	value = strings.TrimSpace(value)
@@ -137,13 +140,30 @@ func idValue(name, value string) (string, bool) {
 // traceparentID returns the trace id of a traceparent of the usual shape
 // (W3C version 00: 2-32-16-2 characters between dashes, no space around),
 // which the general case of idValue finds the same way, by looking at
-// the dashes' places only.
-func traceparentID(v string) (string, bool) {
+// the dashes' places only; upper reports whether the id has an
+// upper-case letter (lowerASCII's test, taken in the same pass).
+func traceparentID(v string) (id string, upper, ok bool) {
 	if len(v) != 55 || v[2] != '-' || v[35] != '-' || v[52] != '-' || v[0] == '-' || v[1] == '-' ||
-		v[0] <= ' ' || v[0] >= 0x80 || v[54] <= ' ' || v[54] >= 0x80 || strings.IndexByte(v[3:35], '-') >= 0 {
-		return "", false
+		v[0] <= ' ' || v[0] >= 0x80 || v[54] <= ' ' || v[54] >= 0x80 {
+		return "", false, false
 	}
-	return v[3:35], true
+	id = v[3:35]
+	// Eight bytes at a time: a byte of x^dashes is zero where x has a
+	// '-' (exact, as a test of the whole word); the upper-case test is
+	// hasUpper's.
+	const ones, tops, dashes = 0x0101010101010101, 0x8080808080808080, 0x2d2d2d2d2d2d2d2d
+	var dash, up uint64
+	for i := 0; i < 32; i += 8 {
+		x := binary.LittleEndian.Uint64(unsafe.Slice(unsafe.StringData(id[i:]), 8))
+		y := x ^ dashes
+		dash |= (y - ones) &^ y
+		x7 := x &^ tops
+		up |= (x7 + 0x3f*ones) &^ (x7 + 0x25*ones) &^ x
+	}
+	if dash&tops != 0 {
+		return "", false, false
+	}
+	return id, up&tops != 0, true
 }
 
 // idArena copies the ids a Decoder's Evidence keeps into shared chunks,
@@ -215,8 +235,12 @@ func fingerprint(t string) uint64 {
 // of them (the smallest hashes, so that the choice does not depend on the
 // order of the headers), and returns ev, or nil if it holds nothing.
 func finishEvidence(ev *proto.Evidence, max int) *proto.Evidence {
-	slices.Sort(ev.Tokens)
-	ev.Tokens = slices.Compact(ev.Tokens)
+	if t := ev.Tokens; len(t) <= maxInsertionTokens {
+		ev.Tokens = sortCompactSmall(t)
+	} else {
+		slices.Sort(t)
+		ev.Tokens = slices.Compact(t)
+	}
 	if len(ev.Tokens) > max {
 		ev.Tokens = ev.Tokens[:max]
 	}
@@ -224,6 +248,32 @@ func finishEvidence(ev *proto.Evidence, max int) *proto.Evidence {
 		return nil
 	}
 	return ev
+}
+
+// maxInsertionTokens is the most tokens sortCompactSmall sorts: what
+// slices.Sort does by insertion too, without its calls.
+const maxInsertionTokens = 12
+
+// sortCompactSmall sorts t by insertion, dropping repeated tokens as it
+// goes, and returns what is left: what slices.Compact of slices.Sort of
+// t returns.
+func sortCompactSmall(t []uint64) []uint64 {
+	n := 0 // t[:n] is sorted, without repeats
+	for _, v := range t {
+		j := n
+		for j > 0 && t[j-1] > v {
+			j--
+		}
+		if j > 0 && t[j-1] == v {
+			continue
+		}
+		for k := n; k > j; k-- {
+			t[k] = t[k-1]
+		}
+		t[j] = v
+		n++
+	}
+	return t[:n]
 }
 
 // lowerASCII returns s in lower case, s itself (no copy) when it has no

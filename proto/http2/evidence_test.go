@@ -2,6 +2,7 @@ package http2
 
 import (
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -87,6 +88,78 @@ func TestIDArena(t *testing.T) {
 	for i := range want {
 		if got[i] != want[i] {
 			t.Fatalf("id %d: %q, want %q", i, got[i], want[i])
+		}
+	}
+}
+
+// TestSortCompactSmall checks sortCompactSmall against slices.Sort and
+// slices.Compact on short token lists: in order, reversed, with repeats,
+// and random ones of every length it takes.
+func TestSortCompactSmall(t *testing.T) {
+	cases := [][]uint64{
+		nil,
+		{7},
+		{1, 2, 3},
+		{3, 2, 1},
+		{5, 5, 5},
+		{2, 1, 2, 1, 3, 3},
+		{^uint64(0), 0, ^uint64(0), 1},
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	for n := range maxInsertionTokens + 1 {
+		for range 50 {
+			c := make([]uint64, n)
+			for i := range c {
+				c[i] = r.Uint64N(8)
+			}
+			cases = append(cases, c)
+		}
+	}
+	for _, c := range cases {
+		want := slices.Compact(slices.Sorted(slices.Values(c)))
+		got := sortCompactSmall(slices.Clone(c))
+		if !slices.Equal(got, want) {
+			t.Errorf("sortCompactSmall(%v) = %v, want %v", c, got, want)
+		}
+	}
+}
+
+// TestTraceparentID holds traceparentID's word-at-a-time scan to the
+// byte-wise checks it replaced: traceparents of the usual shape with
+// every byte of the alphabet below at every place of the id, and random
+// ones.
+func TestTraceparentID(t *testing.T) {
+	slow := func(v string) (string, bool, bool) {
+		if len(v) != 55 || v[2] != '-' || v[35] != '-' || v[52] != '-' || v[0] == '-' || v[1] == '-' ||
+			v[0] <= ' ' || v[0] >= 0x80 || v[54] <= ' ' || v[54] >= 0x80 || strings.IndexByte(v[3:35], '-') >= 0 {
+			return "", false, false
+		}
+		return v[3:35], hasUpper(v[3:35]), true
+	}
+	base := "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+	alphabet := []byte{'-', 'A', 'Z', '@', '[', 'a', 'z', 'f', '0', '9', ' ', 0x80, 0xc1, 0xda, 0xff, 0, ',', '.'}
+	var cases []string
+	for i := range len(base) {
+		for _, c := range alphabet {
+			b := []byte(base)
+			b[i] = c
+			cases = append(cases, string(b))
+		}
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	for range 2000 {
+		b := []byte(base)
+		for range 1 + r.IntN(4) {
+			b[3+r.IntN(32)] = alphabet[r.IntN(len(alphabet))]
+		}
+		cases = append(cases, string(b))
+	}
+	cases = append(cases, base[:54], base+"0", "")
+	for _, v := range cases {
+		id, up, ok := traceparentID(v)
+		wid, wup, wok := slow(v)
+		if id != wid || up != wup || ok != wok {
+			t.Errorf("traceparentID(%q) = %q, %v, %v, want %q, %v, %v", v, id, up, ok, wid, wup, wok)
 		}
 	}
 }

@@ -343,6 +343,10 @@ func responseLabel(h *half) (string, int) {
 		return "", 0
 	}
 	if gs := h.kept[keptGRPCStatus]; gs != "" {
+		if len(gs) == 1 && gs[0] >= '0' && gs[0] <= '9' {
+			// A status of one digit (nearly always "0"), without Atoi.
+			return grpcLabels[gs[0]-'0'], int(gs[0] - '0')
+		}
 		code, err := strconv.Atoi(gs)
 		if err != nil || code < 0 {
 			return "grpc", 0

@@ -144,19 +144,20 @@ func (h *hpackDecoder) Write(p []byte) error {
 	// field.
 	buf := h.buf
 	h.buf = nil
-	for len(buf) > 0 {
-		if b := buf[0]; b&128 != 0 && b != 255 && h.hit != nil {
+	for i := 0; i < len(buf); {
+		if b := buf[i]; b&128 != 0 && b != 255 && h.hit != nil {
 			// The field, if it is one that indexed would emit, is
-			// offered to hit.
+			// offered to hit (an index into buf: reslicing it costs
+			// more, with buf kept across the call).
 			if ref, size, longest := h.indexedRef(uint64(b & 127)); ref != 0 && longest <= h.strLim && h.hit.memoHit(ref, size) {
-				buf = buf[1:]
+				i++
 				h.first = false
 				continue
 			}
 		}
-		h.buf = buf
+		h.buf = buf[i:]
 		err := h.field()
-		buf, h.buf = h.buf, nil
+		buf, h.buf, i = h.buf, nil, 0
 		if err == errHPACKNeedMore {
 			const varIntOverhead = 8 // as x/net
 			if h.maxStrLen != 0 && int64(len(buf)) > 2*(int64(h.maxStrLen)+varIntOverhead) {
@@ -257,8 +258,9 @@ func (h *hpackDecoder) literal(n byte, indexed bool) error {
 		return err
 	}
 	// Room for both decoded strings, so that the second does not move
-	// the first (Huffman codes are at least 5 bits long).
-	if need := (len(rawName)+len(rawValue))*8/5 + 2; cap(h.huff) < need {
+	// the first (Huffman codes are at least 5 bits long; appendHuffman
+	// wants 4 bytes more).
+	if need := (len(rawName)+len(rawValue))*8/5 + 4; cap(h.huff) < need {
 		h.huff = make([]byte, 0, max(need, 256))
 	}
 	h.huff = h.huff[:0]

@@ -235,8 +235,8 @@ func BenchmarkHuffman(b *testing.B) {
 
 // TestHuffmanMatchesXNet decodes every string of two symbols, and
 // longer ones of every symbol around a run of hex digits (the fast
-// path's two-symbol entries), as x/net does; the truncations of each
-// encoding must fail or succeed as x/net's do.
+// path's entries of up to three symbols), as x/net does; the
+// truncations of each encoding must fail or succeed as x/net's do.
 func TestHuffmanMatchesXNet(t *testing.T) {
 	var strs []string
 	for a := range 256 {

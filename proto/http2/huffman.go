@@ -89,14 +89,16 @@ var hufFlat = func() []uint32 {
 	return flat
 }()
 
-// hufFastBits is the window of the fast table: two codes of up to 6
-// bits (digits, lower-case hex, '-', most lower-case letters) fit in it.
-const hufFastBits = 12
+// hufFastBits is the window of the fast table: three codes of 5 or 6
+// bits, at most one of 6, fit in it (digits and a, c, e are 5 bits;
+// b, d, f, '-' and most other lower-case letters 6).
+const hufFastBits = 16
 
-// hufFast maps the next hufFastBits bits to the one or two symbols whose
-// codes they hold whole: pair | count<<16 | bits<<20, where pair is the
-// uint16 whose bytes in memory are sym1, sym2 (stored by one write);
-// count 0 when the first code is longer than the window.
+// hufFast maps the next hufFastBits bits to the one, two or three
+// symbols whose codes they hold whole: syms | count<<24 | bits<<27,
+// where syms is the uint32 whose first bytes in memory are the symbols
+// (stored by one write); count 0 when the first code is longer than the
+// window. 256 KiB, of which text of a few symbols touches little.
 var hufFast = func() *[1 << hufFastBits]uint32 {
 	fast := new([1 << hufFastBits]uint32)
 	// first returns the symbol and code length at the top of the w
@@ -115,7 +117,7 @@ var hufFast = func() *[1 << hufFastBits]uint32 {
 			return e.sym, uint(e.length), true
 		case e.kind == hufNext && w > 8:
 			r := w - 8 // the bits after the first byte
-			e2 := hufTables[e.next][byte(x<<(8-r))&byte(0xff<<(8-r))]
+			e2 := hufTables[e.next][byte(x>>max(int(r)-8, 0)<<max(8-int(r), 0))&byte(0xff<<max(8-int(r), 0))]
 			if e2.kind == hufLeaf && uint(e2.length) <= r {
 				return e2.sym, 8 + uint(e2.length), true
 			}
@@ -123,47 +125,53 @@ var hufFast = func() *[1 << hufFastBits]uint32 {
 		return 0, 0, false
 	}
 	for x := range uint32(1 << hufFastBits) {
-		s1, n1, ok := first(x, hufFastBits)
-		if !ok {
-			continue
+		var syms [4]byte
+		var count, bits uint
+		for count < 3 {
+			w := hufFastBits - bits
+			s, n, ok := first(x&(1<<w-1), w)
+			if !ok {
+				break
+			}
+			syms[count] = s
+			count++
+			bits += n
 		}
-		r := hufFastBits - n1
-		if s2, n2, ok := first(x&(1<<r-1), r); ok {
-			fast[x] = symPair(s1, s2) | 2<<16 | uint32(n1+n2)<<20
-		} else {
-			fast[x] = symPair(s1, 0) | 1<<16 | uint32(n1)<<20
+		if count > 0 {
+			fast[x] = binary.NativeEndian.Uint32(syms[:])&(1<<24-1) | uint32(count)<<24 | uint32(bits)<<27
 		}
 	}
 	return fast
 }()
 
-// symPair returns the uint16 whose bytes in memory are a then b.
-func symPair(a, b byte) uint32 {
-	return uint32(binary.NativeEndian.Uint16([]byte{a, b}))
-}
-
 // appendHuffman appends the Huffman-coded string v, decoded, to dst. It
 // rejects what x/net's hpack.HuffmanDecode rejects: EOS, and padding
-// longer than 7 bits or not all ones. It decodes one or two symbols at a
-// time through hufFast while their codes fit in its window, and hands
+// longer than 7 bits or not all ones. It decodes one to three symbols at
+// a time through hufFast while their codes fit in its window, and hands
 // the rest, from a code boundary, to hufSlow.
 func appendHuffman(dst, v []byte) ([]byte, error) {
 	// Symbols are written into room made first (a code is at least 5
 	// bits long): no call in the loop, whose variables stay in registers.
 	n := len(dst)
-	out := slices.Grow(dst, len(v)*8/5+2)
+	out := slices.Grow(dst, len(v)*8/5+4)
 	out = out[:cap(out)]
-	// The loop stores a pair of symbols at out[n:n+2] by one unchecked
-	// write: n+2 stays within out, whose room covers a symbol for every
-	// 5 bits of v and 2 bytes more.
+	// The loop stores up to three symbols at out[n:n+4] by one unchecked
+	// write: n+4 stays within out, whose room covers a symbol for every
+	// 5 bits of v and 4 bytes more.
 	base := unsafe.Pointer(unsafe.SliceData(out))
 	fast := hufFast // a local: the loop does not reload the global
 	var acc uint64
 	var nbits uint // bits of acc not yet decoded
 	for {
 		if nbits < hufFastBits {
-			if len(v) >= 4 {
-				// Four bytes at once: acc keeps at most 43 bits.
+			if len(v) >= 8 {
+				// Six bytes at once, read as eight: acc keeps at most
+				// 63 bits (the bits shifted out were decoded).
+				acc = acc<<48 | binary.BigEndian.Uint64(v)>>16
+				v = v[6:]
+				nbits += 48
+			} else if len(v) >= 4 {
+				// Four bytes at once: acc keeps at most 47 bits.
 				acc = acc<<32 | uint64(binary.BigEndian.Uint32(v))
 				v = v[4:]
 				nbits += 32
@@ -179,13 +187,13 @@ func appendHuffman(dst, v []byte) ([]byte, error) {
 			}
 		}
 		e := fast[acc>>((nbits-hufFastBits)&63)&(1<<hufFastBits-1)]
-		c := e >> 16 & 3
+		c := e >> 24 & 3
 		if c == 0 {
 			break
 		}
-		*(*uint16)(unsafe.Add(base, n)) = uint16(e) // a byte to spare when c is 1: overwritten next
+		*(*uint32)(unsafe.Add(base, n)) = e // bytes to spare past the c symbols: overwritten next
 		n += int(c)
-		nbits -= uint(e >> 20)
+		nbits -= uint(e >> 27)
 	}
 	return hufSlow(out, n, v, acc, nbits)
 }
