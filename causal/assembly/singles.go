@@ -301,6 +301,7 @@ type singlePost struct {
 	cn     *chainNode
 	callOf []int32
 	memo   map[[2]int32]float64
+	step   [][]singleStep // per call, steps' (nil: not computed yet)
 }
 
 // own returns request q's one call in the matching (-1: none).
@@ -365,14 +366,95 @@ func (sp *singlePost) rest(p, q, i, j int32) float64 {
 	switch {
 	case p < 0 && j < 0:
 		return -sp.w(q, -1)
-	case p < 0:
-		return sp.bg(j) - sp.w(q, j)
+	case j < 0 && p < 0:
+		return -sp.w(q, -1)
 	case j < 0:
 		return sp.w(p, -1) - sp.w(q, -1)
-	case slices.Contains(sp.cn.cands[j], p):
-		return sp.w(p, j) - sp.w(q, j)
 	}
-	return sp.w(p, -1) + sp.bg(j) - sp.w(q, j)
+	return sp.displaced(j, p, q, singleChain, nil) - sp.w(q, j)
+}
+
+// singleChain is how many more requests an exchange's chain of
+// displaced calls may pass through (displaced), and singleBranch how
+// many of a displaced call's requests it follows at each.
+const (
+	singleChain  = 3
+	singleBranch = 3
+)
+
+// displaced returns the log of the summed likelihoods of the places
+// for call j, displaced from its request, with request p (-1: none) left without
+// its call: j to none (p then makes no call), j to p, j to a request
+// that made no call, or j to another request q2 (not q, p or one of via)
+// whose own call is displaced in turn, through at most d more requests and, at each, the singleBranch
+// requests likeliest to take j against their own call: each a distinct
+// matching, so that an exchange's probability is their sum, a marginal
+// over the matchings listed, not the best of them. An exchange
+// that shifts a run of requests' calls by one (the beam's mistake at a
+// saturated pool: the pool's first calls, before it saturates, go out
+// in no order of arrival) is such a chain; exchanges of one step alone
+// gave the true requests of those calls nothing.
+func (sp *singlePost) displaced(j, p, q int32, d int, via []int32) float64 {
+	best := sp.bg(j)
+	if p >= 0 {
+		best += sp.w(p, -1)
+		if slices.Contains(sp.cn.cands[j], p) {
+			best = logAdd(best, sp.w(p, j))
+		}
+	}
+	if d == 0 {
+		return best
+	}
+	for _, st := range sp.steps(j) {
+		if st.q == p || st.q == q || slices.Contains(via, st.q) {
+			continue
+		}
+		switch {
+		case st.k < 0 && p >= 0:
+			best = logAdd(best, st.gain+sp.w(p, -1))
+		case st.k < 0:
+			best = logAdd(best, st.gain)
+		default:
+			best = logAdd(best, st.gain+sp.displaced(st.k, p, q, d-1, append(via, st.q)))
+		}
+	}
+	return best
+}
+
+// singleStep is a displaced call's move to request q, whose own call k
+// is displaced in turn (-1: q made none): gain is q's replay with the call against its
+// replay with k.
+type singleStep struct {
+	q, k int32
+	gain float64
+}
+
+// steps returns call j's singleBranch best moves (displaced), computed
+// once.
+func (sp *singlePost) steps(j int32) []singleStep {
+	if sp.step == nil {
+		sp.step = make([][]singleStep, len(sp.cn.calls))
+	}
+	if sp.step[j] != nil {
+		return sp.step[j]
+	}
+	all := []singleStep{}
+	for _, q := range sp.cn.cands[j] {
+		switch k := sp.own(q); {
+		case k < 0:
+			all = append(all, singleStep{q, -1, sp.w(q, j) - sp.w(q, -1)})
+		case k != j && sp.cn.r.exact[sp.cn.calls[k]] < 0:
+			all = append(all, singleStep{q, k, sp.w(q, j) - sp.w(q, k)})
+		}
+	}
+	slices.SortFunc(all, func(a, b singleStep) int {
+		if c := cmp.Compare(b.gain, a.gain); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.q, b.q)
+	})
+	sp.step[j] = all[:min(len(all), singleBranch)]
+	return sp.step[j]
 }
 
 // singleProblem builds the single-call matching: rows are the requests,
