@@ -160,15 +160,10 @@ func (r *run) singleMatch(n int32, m *nodeModel, x *crossFit, cnt *chainCounts, 
 // confidences are computed from, posterior.go) of each call of the
 // matching to the matching's own, the beam's being about an assignment
 // the matching overruled: the call's final request against each
-// exchange of one step, giving it to another candidate request (whose
-// own call goes to the first request, or to none where it cannot) or to
-// none, each weighed by the replays it changes. Exchanges of one step
-// leave out the longer ones, so this alone over-states; the shadow
-// searches (shadow.go), which keep their beams' view, are still averaged
-// in (members.go) and pull it below the share right (on the generated
-// worker pool at 64 in flight the proxy's calls are stated 0.45 and
-// right 0.71; from the matching's posterior alone 0.85, from the beam's
-// 0.05).
+// exchange, giving it to none or to another candidate request, whose
+// own call is displaced in turn (displaced), each weighed by the
+// replays it changes. The shadow members do the same under each half of
+// the cross-fitted model (singleShadows).
 func (cn *chainNode) posterior() {
 	r := cn.r
 	k := searchAlts
