@@ -75,7 +75,8 @@ func diagRun(t *testing.T) (*trace.Trace, *diagTruth) {
 // WIREPATH_DIAG_ORACLE the oracle search's) with the times that could
 // tell the found request from the true one, and counts the two-call swaps
 // and the calls sent together with the call their found request truly
-// made.
+// made. WIREPATH_DIAG_HANDOFF=1 counts the calls handed a pooled
+// connection by whether they belong to the freeing call's request.
 func TestDiagnose(t *testing.T) {
 	tr, f := diagRun(t)
 	opt := DefaultOptions()
