@@ -75,7 +75,8 @@ func diagRun(t *testing.T) (*trace.Trace, *diagTruth) {
 // WIREPATH_DIAG_ORACLE the oracle search's) with the times that could
 // tell the found request from the true one, and counts the two-call swaps
 // and the calls sent together with the call their found request truly
-// made.
+// made. WIREPATH_DIAG_HANDOFF=1 counts the calls handed a pooled
+// connection by whether they belong to the freeing call's request.
 func TestDiagnose(t *testing.T) {
 	tr, f := diagRun(t)
 	opt := DefaultOptions()
@@ -352,8 +353,71 @@ func (d *diag) report(t *testing.T) {
 			d.trades(t, int32(n))
 		}
 	}
+	if os.Getenv("WIREPATH_DIAG_HANDOFF") != "" {
+		d.handoffs(t)
+	}
 	if os.Getenv("WIREPATH_DIAG_ORACLE") != "" {
 		d.oracle(t)
+	}
+}
+
+// handoffs counts, per caller, the calls handed a serial connection just
+// freed (run.freed) by whether the call belongs to the request of the
+// call whose reply freed it, in the truth and in the engine's answer, and
+// how many of them the engine got right.
+func (d *diag) handoffs(t *testing.T) {
+	r := d.r
+	prevOn := map[int32]int32{} // a handed call → the call whose reply freed its connection
+	last := map[uint32]int32{}
+	ord := make([]int32, 0, len(r.calls))
+	for c := range r.calls {
+		if r.calls[c].callMsg >= 0 && r.calls[c].send != noTime {
+			ord = append(ord, int32(c))
+		}
+	}
+	slices.SortStableFunc(ord, func(a, b int32) int { return cmpTime(r.calls[a].send, r.calls[b].send) })
+	for _, c := range ord {
+		m := &r.l.msgs[r.calls[c].callMsg]
+		if m.Conn == 0 || m.Stream != 0 {
+			continue
+		}
+		if p, ok := last[m.Conn]; ok && r.freed[c] != noTime && r.calls[p].back == r.freed[c] {
+			prevOn[c] = p
+		}
+		last[m.Conn] = c
+	}
+	type row struct{ handed, trueSame, trueOther, engSame, engOther, right, sameWrong int }
+	rows := map[string]*row{}
+	for c, p := range prevOn {
+		if d.tp[c] == diagUnknown || d.tp[p] == diagUnknown {
+			continue
+		}
+		w := rows[d.name(r.calls[c].caller)]
+		if w == nil {
+			w = &row{}
+			rows[d.name(r.calls[c].caller)] = w
+		}
+		w.handed++
+		if d.req[c] == d.req[p] {
+			w.trueSame++
+		} else {
+			w.trueOther++
+		}
+		same := r.parent[c] >= 0 && r.parent[c] == r.parent[p]
+		if same {
+			w.engSame++
+		} else {
+			w.engOther++
+		}
+		if !d.wrong(c) {
+			w.right++
+		} else if same {
+			w.sameWrong++
+		}
+	}
+	for name, w := range rows {
+		t.Logf("%s: handed calls %d: truly the freeing call's request %d, another %d; engine: same request %d, another %d; right %d, wrong and given the freeing call's request %d",
+			name, w.handed, w.trueSame, w.trueOther, w.engSame, w.engOther, w.right, w.sameWrong)
 	}
 }
 
