@@ -406,6 +406,9 @@ func (r *run) solvePasses(n int32, evs []event, iso *nodeModel, m *nodeModel, qm
 			r.search[n] = s.cnt
 			r.passes[n] = int32(pass + 1)
 			r.shadows(n, evs, x)
+			if matched > 0 {
+				r.singleShadows(n, m, x)
+			}
 			r.posterior(n)
 			break
 		}

@@ -25,6 +25,11 @@ package assembly
 // on with itself, which pulls it towards the assignment it was fitted
 // on, so it doubts too little there).
 //
+// Where the single-call matching was kept in the last pass, its calls'
+// shadow posteriors are instead the matching's under each half
+// (singleShadows, singles.go): the searches' beams are about the
+// assignment the matching overruled.
+//
 // A node with too few requests to cross-fit has no halves and keeps the
 // main search's posterior. The shadow searches cost two more searches in
 // the last pass of those nodes.

@@ -160,18 +160,64 @@ func (r *run) singleMatch(n int32, m *nodeModel, x *crossFit, cnt *chainCounts, 
 // confidences are computed from, posterior.go) of each call of the
 // matching to the matching's own, the beam's being about an assignment
 // the matching overruled: the call's final request against each
-// exchange of one step, giving it to another candidate request (whose
-// own call goes to the first request, or to none where it cannot) or to
-// none, each weighed by the replays it changes. Exchanges of one step
-// leave out the longer ones, so this alone over-states; the shadow
-// searches (shadow.go), which keep their beams' view, are still averaged
-// in (members.go) and pull it below the share right (on the generated
-// worker pool at 64 in flight the proxy's calls are stated 0.45 and
-// right 0.71; from the matching's posterior alone 0.85, from the beam's
-// 0.05).
+// exchange, giving it to none or to another candidate request, whose
+// own call is displaced in turn (displaced), each weighed by the
+// replays it changes. The shadow members do the same under each half of
+// the cross-fitted model (singleShadows).
 func (cn *chainNode) posterior() {
 	r := cn.r
 	k := searchAlts
+	sp := cn.finalPost()
+	var post []alt
+	for i := range int32(len(cn.calls)) {
+		c := cn.calls[i]
+		p := r.parent[c]
+		if !sp.posted(i, p) {
+			continue
+		}
+		var conf float32
+		post, conf = sp.of(i, p, post[:0])
+		r.picked[c], r.conf[c], r.sendW[c] = p, conf, 1
+		as := r.alts[int(c)*k : int(c)*k+k]
+		for a := range as {
+			as[a] = alt{-1, 0}
+			if a < len(post) {
+				as[a] = post[a]
+			}
+		}
+	}
+}
+
+// posted reports whether call i of the matching, with request p in the
+// final assignment (-1: none), takes the matching's posterior: a joint
+// link (not exact, more than one candidate) whose request, if any, is in
+// the matching with i as its one call.
+func (sp *singlePost) posted(i, p int32) bool {
+	r, c := sp.cn.r, sp.cn.calls[i]
+	return r.exact[c] < 0 && r.nCand[c] >= 2 && (p < 0 || sp.cn.inMatching(p) && sp.own(p) == i)
+}
+
+// of returns the posterior of call i, now with request p (-1: none):
+// its alternatives (the exchanges of one step), most probable first,
+// appended to post, and p's probability.
+func (sp *singlePost) of(i, p int32, post []alt) ([]alt, float32) {
+	var lp []float64
+	post, lp = sp.exchanges(i, p, post, lp)
+	sum := 1.0
+	for _, d := range lp {
+		sum += math.Exp(min(d, 700))
+	}
+	for a := range post {
+		post[a].prob = float32(math.Exp(min(lp[a], 700)) / sum)
+	}
+	slices.SortFunc(post, func(a, b alt) int { return cmp.Compare(b.prob, a.prob) })
+	return post, float32(1 / sum)
+}
+
+// finalPost returns the posterior's state of the final assignment: each
+// request's one call as r.parent has it.
+func (cn *chainNode) finalPost() *singlePost {
+	r := cn.r
 	sp := &singlePost{cn: cn, memo: map[[2]int32]float64{}, callOf: make([]int32, len(cn.reqs))}
 	for j := range sp.callOf {
 		sp.callOf[j] = -1
@@ -181,29 +227,63 @@ func (cn *chainNode) posterior() {
 			sp.callOf[cn.reqIx(p)] = int32(i)
 		}
 	}
+	return sp
+}
+
+// singleShadows sets, where node n's single-call matching was kept in
+// the last pass, the shadow members' posterior (run.shadowPost) of each
+// call that took the matching's (posterior) to the matching's under each
+// half of the cross-fitted model x (m: the node's model), as the shadow searches (shadow.go)
+// give each half's search's: the node's calls matched again under the
+// half (its own evidence ratios, scoring every request with itself), and
+// each call's posterior over the exchanges of one step from the half's
+// matching. The shadow searches' own posteriors, about the beam the
+// matching overruled, gave the matched calls' requests almost nothing
+// (on the generated worker pool at 64 in flight the proxy's: 0.025 for
+// 0.79 right) and, with half the ensemble's weight, pulled their
+// confidence to half the matching's.
+func (r *run) singleShadows(n int32, m *nodeModel, x *crossFit) {
+	if x == nil || r.noShadows {
+		return
+	}
+	final := r.newChainNode(n, m, nil).finalPost()
+	k1 := searchAlts + 1
 	var post []alt
-	var lp []float64
-	for i := range int32(len(cn.calls)) {
-		c := cn.calls[i]
-		p := r.parent[c]
-		if r.exact[c] >= 0 || r.nCand[c] < 2 || p >= 0 && (!cn.inMatching(p) || sp.own(p) != i) {
-			continue
+	for k := range x.ms {
+		hm := *x.ms[k]
+		hm.tok, hm.rid, hm.thr, hm.fifo = x.own[k][0], x.own[k][1], x.own[k][2], x.own[k][3]
+		cn := r.newChainNode(n, &hm, nil)
+		clear(cn.kids)
+		lp := cn.singleProblem()
+		col4row, _, ok := solveLAP(lp, chainBudget*lp.n)
+		if !ok {
+			continue // the shadow search's posterior stands
 		}
-		post, lp = sp.exchanges(i, p, post[:0], lp[:0])
-		sum := 1.0
-		for _, d := range lp {
-			sum += math.Exp(min(d, 700))
+		sp := &singlePost{cn: cn, memo: map[[2]int32]float64{}, callOf: make([]int32, len(cn.reqs))}
+		reqOf := make([]int32, len(cn.calls))
+		for i := range reqOf {
+			reqOf[i] = -1
 		}
-		for a := range post {
-			post[a].prob = float32(math.Exp(min(lp[a], 700)) / sum)
+		for j, q := range cn.reqs {
+			sp.callOf[j] = -1
+			if i := col4row[j]; i < int32(len(cn.calls)) {
+				sp.callOf[j], reqOf[i] = i, q
+			}
 		}
-		slices.SortFunc(post, func(a, b alt) int { return cmp.Compare(b.prob, a.prob) })
-		r.picked[c], r.conf[c], r.sendW[c] = p, float32(1/sum), 1
-		as := r.alts[int(c)*k : int(c)*k+k]
-		for a := range as {
-			as[a] = alt{-1, 0}
-			if a < len(post) {
-				as[a] = post[a]
+		for i := range int32(len(cn.calls)) {
+			c := cn.calls[i]
+			if !final.posted(i, r.parent[c]) {
+				continue
+			}
+			var conf float32
+			post, conf = sp.of(i, reqOf[i], post[:0])
+			out := r.shadowPost[k][int(c)*k1 : int(c)*k1+k1]
+			out[0] = alt{reqOf[i], conf}
+			for a := 1; a < k1; a++ {
+				out[a] = alt{-1, 0}
+				if a-1 < len(post) {
+					out[a] = post[a-1]
+				}
 			}
 		}
 	}
@@ -216,6 +296,7 @@ type singlePost struct {
 	cn     *chainNode
 	callOf []int32
 	memo   map[[2]int32]float64
+	step   [][]singleStep // per call, steps' (nil: not computed yet)
 }
 
 // own returns request q's one call in the matching (-1: none).
@@ -280,14 +361,95 @@ func (sp *singlePost) rest(p, q, i, j int32) float64 {
 	switch {
 	case p < 0 && j < 0:
 		return -sp.w(q, -1)
-	case p < 0:
-		return sp.bg(j) - sp.w(q, j)
+	case j < 0 && p < 0:
+		return -sp.w(q, -1)
 	case j < 0:
 		return sp.w(p, -1) - sp.w(q, -1)
-	case slices.Contains(sp.cn.cands[j], p):
-		return sp.w(p, j) - sp.w(q, j)
 	}
-	return sp.w(p, -1) + sp.bg(j) - sp.w(q, j)
+	return sp.displaced(j, p, q, singleChain, nil) - sp.w(q, j)
+}
+
+// singleChain is how many more requests an exchange's chain of
+// displaced calls may pass through (displaced), and singleBranch how
+// many of a displaced call's requests it follows at each.
+const (
+	singleChain  = 3
+	singleBranch = 3
+)
+
+// displaced returns the log of the summed likelihoods of the places
+// for call j, displaced from its request, with request p (-1: none) left without
+// its call: j to none (p then makes no call), j to p, j to a request
+// that made no call, or j to another request q2 (not q, p or one of via)
+// whose own call is displaced in turn, through at most d more requests and, at each, the singleBranch
+// requests likeliest to take j against their own call: each a distinct
+// matching, so that an exchange's probability is their sum, a marginal
+// over the matchings listed, not the best of them. An exchange
+// that shifts a run of requests' calls by one (the beam's mistake at a
+// saturated pool: the pool's first calls, before it saturates, go out
+// in no order of arrival) is such a chain; exchanges of one step alone
+// gave the true requests of those calls nothing.
+func (sp *singlePost) displaced(j, p, q int32, d int, via []int32) float64 {
+	best := sp.bg(j)
+	if p >= 0 {
+		best += sp.w(p, -1)
+		if slices.Contains(sp.cn.cands[j], p) {
+			best = logAdd(best, sp.w(p, j))
+		}
+	}
+	if d == 0 {
+		return best
+	}
+	for _, st := range sp.steps(j) {
+		if st.q == p || st.q == q || slices.Contains(via, st.q) {
+			continue
+		}
+		switch {
+		case st.k < 0 && p >= 0:
+			best = logAdd(best, st.gain+sp.w(p, -1))
+		case st.k < 0:
+			best = logAdd(best, st.gain)
+		default:
+			best = logAdd(best, st.gain+sp.displaced(st.k, p, q, d-1, append(via, st.q)))
+		}
+	}
+	return best
+}
+
+// singleStep is a displaced call's move to request q, whose own call k
+// is displaced in turn (-1: q made none): gain is q's replay with the call against its
+// replay with k.
+type singleStep struct {
+	q, k int32
+	gain float64
+}
+
+// steps returns call j's singleBranch best moves (displaced), computed
+// once.
+func (sp *singlePost) steps(j int32) []singleStep {
+	if sp.step == nil {
+		sp.step = make([][]singleStep, len(sp.cn.calls))
+	}
+	if sp.step[j] != nil {
+		return sp.step[j]
+	}
+	all := []singleStep{}
+	for _, q := range sp.cn.cands[j] {
+		switch k := sp.own(q); {
+		case k < 0:
+			all = append(all, singleStep{q, -1, sp.w(q, j) - sp.w(q, -1)})
+		case k != j && sp.cn.r.exact[sp.cn.calls[k]] < 0:
+			all = append(all, singleStep{q, k, sp.w(q, j) - sp.w(q, k)})
+		}
+	}
+	slices.SortFunc(all, func(a, b singleStep) int {
+		if c := cmp.Compare(b.gain, a.gain); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.q, b.q)
+	})
+	sp.step[j] = all[:min(len(all), singleBranch)]
+	return sp.step[j]
 }
 
 // singleProblem builds the single-call matching: rows are the requests,

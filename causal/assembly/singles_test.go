@@ -26,19 +26,20 @@ func TestSingleMatchSaturatedPool(t *testing.T) {
 		instances int
 		node      string
 		right     float64 // the least share of the node's calls right
+		under     float64 // how much the calls' mean confidence may under-state that share
 		edit      func(*gen.Config)
 	}{
-		{"unseen workerpool, 64 in flight", "../accuracy/testdata/unseen/workerpool.yaml", 64, 0, 400, "proxy", 0.5, nil},
+		{"unseen workerpool, 64 in flight", "../accuracy/testdata/unseen/workerpool.yaml", 64, 0, 400, "proxy", 0.5, 0.1, nil},
 		// another seed, where the first model leaned to the shifted
 		// chains: fitted by soft EM on the beam's posterior after the
 		// matching replaced its answer, EM went back to the shift (6 of
 		// 1,000 right at the end); fitted on the matching's assignment
-		{"unseen workerpool, 64 in flight, seed 21", "../accuracy/testdata/unseen/workerpool.yaml", 64, 21, 1000, "proxy", 0.6, nil},
+		{"unseen workerpool, 64 in flight, seed 21", "../accuracy/testdata/unseen/workerpool.yaml", 64, 21, 1000, "proxy", 0.6, 0.1, nil},
 		// the in-flight sweep's opaque variant: the web tier over a
 		// saturated pool to the application server. Without the FIFO
 		// evidence in the pairs and the matching tried again after it
 		// lost, 469 of its 856 calls were right
-		{"in-flight web tier, opaque, 64 in flight", "../accuracy/testdata/inflight.yaml", 64, 0, 0, "web", 0.9, opaqueConfig},
+		{"in-flight web tier, opaque, 64 in flight", "../accuracy/testdata/inflight.yaml", 64, 0, 0, "web", 0.9, 0.45, opaqueConfig},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			src := fmt.Sprintf(tc.config, 5, tc.clients)
@@ -88,8 +89,9 @@ func TestSingleMatchSaturatedPool(t *testing.T) {
 			}
 			// the confidences are the matching's, not the beam's about
 			// the assignment it overruled (0.05 stated for 0.71 right),
-			// and do not over-state
-			if share := float64(right) / float64(all); conf < share/2 || conf > share+0.05 {
+			// also in the shadow members (0.44 when theirs were the
+			// beams': singleShadows), and do not over-state
+			if share := float64(right) / float64(all); conf < share-tc.under || conf > share+0.05 {
 				t.Errorf("the calls' mean confidence %.2f, %.0f %% of them right", conf, 100*share)
 			}
 		})
