@@ -160,6 +160,16 @@ type chainSucc struct {
 	call, req int32
 }
 
+// parentsOfCalls returns the current request of each of calls, in order
+// (a snapshot to restore or compare an assignment with).
+func (r *run) parentsOfCalls(calls []int32) []int32 {
+	ps := make([]int32, len(calls))
+	for i, c := range calls {
+		ps[i] = r.parent[c]
+	}
+	return ps
+}
+
 // chainMatch tries the chain matching on node n after a pass's search
 // and local search, with model m (x: the cross-fitted models, if any).
 // The candidate is refined by the local search, first by exchanging the
@@ -171,10 +181,7 @@ func (r *run) chainMatch(n int32, m *nodeModel, x *crossFit, cnt *chainCounts) {
 	}
 	cnt.tried++
 	kids := r.childrenOf[n]
-	before := make([]int32, len(kids))
-	for i, c := range kids {
-		before[i] = r.parent[c]
-	}
+	before := r.parentsOfCalls(kids)
 	base := newLocal(r, n, m, x).objective()
 	best, bestAsg, crossings := base, []int32(nil), 0
 	for range chainRounds {

@@ -1,10 +1,7 @@
 package assembly
 
 import (
-	"fmt"
 	"math"
-	"os"
-	"strings"
 	"testing"
 
 	"github.com/wirepath/wirepath/causal/gen"
@@ -63,19 +60,7 @@ func TestNoCollapse(t *testing.T) {
 		{"unseen workerpool, 64 in flight", "../accuracy/testdata/unseen/workerpool.yaml", 64, "proxy"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			src := fmt.Sprintf(tc.config, 5, tc.clients)
-			if strings.HasSuffix(tc.config, ".yaml") {
-				b, err := os.ReadFile(tc.config)
-				if err != nil {
-					t.Fatal(err)
-				}
-				src = string(b)
-			}
-			cfg, err := gen.ParseConfig(strings.NewReader(src), "pool.yaml")
-			if err != nil {
-				t.Fatal(err)
-			}
-			cfg.Clients = tc.clients
+			cfg := poolConfigOf(t, tc.config, tc.clients)
 			out, err := gen.Generate(cfg, gen.Options{})
 			if err != nil {
 				t.Fatal(err)

@@ -2,9 +2,13 @@ package assembly
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"strings"
 	"testing"
 
 	"github.com/wirepath/wirepath/causal"
+	"github.com/wirepath/wirepath/causal/gen"
 	"github.com/wirepath/wirepath/causal/internal/enginetest"
 	"github.com/wirepath/wirepath/trace"
 )
@@ -71,6 +75,46 @@ func runOn(t *testing.T, b *tb, opt Options) (*causal.Result, *run) {
 	checkBalance(t, res)
 	checkRequests(t, res, b.t)
 	return res, r
+}
+
+// poolConfigOf returns the generator configuration config (a YAML file's
+// path when it ends in .yaml, else a format taking the pool size 5 and
+// the clients) with that many clients.
+func poolConfigOf(t *testing.T, config string, clients int) *gen.Config {
+	t.Helper()
+	src := fmt.Sprintf(config, 5, clients)
+	if strings.HasSuffix(config, ".yaml") {
+		b, err := os.ReadFile(config)
+		if err != nil {
+			t.Fatal(err)
+		}
+		src = string(b)
+	}
+	cfg, err := gen.ParseConfig(strings.NewReader(src), "pool.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Clients = clients
+	return cfg
+}
+
+// inferGenerated generates cfg's trace and runs the engine with its
+// defaults on it.
+func inferGenerated(t *testing.T, cfg *gen.Config) (*gen.Output, *causal.Result, *run) {
+	t.Helper()
+	out, err := gen.Generate(cfg, gen.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := New(DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, r, err := e.infer(bgCtx, out.Trace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out, res, r
 }
 
 // callOf returns the call whose CALL (or, without one, RETURN) is message i.

@@ -98,18 +98,7 @@ func TestQueueLearnt(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			out, err := gen.Generate(cfg, gen.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			e, err := New(DefaultOptions())
-			if err != nil {
-				t.Fatal(err)
-			}
-			_, r, err := e.infer(bgCtx, out.Trace)
-			if err != nil {
-				t.Fatal(err)
-			}
+			out, _, r := inferGenerated(t, cfg)
 			server := r.nodeNamed(t, out.Trace.Intern("server"))
 			if k := r.queue[server].k; !slices.Contains(tc.k, k) {
 				t.Errorf("learnt %d threads, want one of %v", k, tc.k)

@@ -113,10 +113,7 @@ func (r *run) singleMatch(n int32, m *nodeModel, x *crossFit, cnt *chainCounts, 
 	}
 	cnt.tried++
 	kids := r.childrenOf[n]
-	before := make([]int32, len(kids))
-	for i, c := range kids {
-		before[i] = r.parent[c]
-	}
+	before := r.parentsOfCalls(kids)
 	base := newLocal(r, n, m, x).objective()
 	cn := r.newChainNode(n, m, x)
 	clear(cn.kids) // every request makes its first call

@@ -1,9 +1,6 @@
 package assembly
 
 import (
-	"fmt"
-	"os"
-	"strings"
 	"testing"
 
 	"github.com/wirepath/wirepath/causal/gen"
@@ -42,19 +39,7 @@ func TestSingleMatchSaturatedPool(t *testing.T) {
 		{"in-flight web tier, opaque, 64 in flight", "../accuracy/testdata/inflight.yaml", 64, 0, 0, "web", 0.9, 0.45, opaqueConfig},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			src := fmt.Sprintf(tc.config, 5, tc.clients)
-			if strings.HasSuffix(tc.config, ".yaml") {
-				b, err := os.ReadFile(tc.config)
-				if err != nil {
-					t.Fatal(err)
-				}
-				src = string(b)
-			}
-			cfg, err := gen.ParseConfig(strings.NewReader(src), "pool.yaml")
-			if err != nil {
-				t.Fatal(err)
-			}
-			cfg.Clients = tc.clients
+			cfg := poolConfigOf(t, tc.config, tc.clients)
 			if tc.instances != 0 {
 				cfg.Instances = tc.instances
 			}
@@ -64,18 +49,7 @@ func TestSingleMatchSaturatedPool(t *testing.T) {
 			if tc.seed != 0 {
 				cfg.Seed = tc.seed
 			}
-			out, err := gen.Generate(cfg, gen.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			e, err := New(DefaultOptions())
-			if err != nil {
-				t.Fatal(err)
-			}
-			_, r, err := e.infer(bgCtx, out.Trace)
-			if err != nil {
-				t.Fatal(err)
-			}
+			out, _, r := inferGenerated(t, cfg)
 			n := r.nodeNamed(t, out.Trace.Intern(tc.node))
 			right, all := r.callsRight(out, n)
 			conf := 0.0

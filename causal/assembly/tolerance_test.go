@@ -142,18 +142,7 @@ func TestLearntTolerance(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			out, err := gen.Generate(cfg, gen.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			e, err := New(DefaultOptions())
-			if err != nil {
-				t.Fatal(err)
-			}
-			res, r, err := e.infer(bgCtx, out.Trace)
-			if err != nil {
-				t.Fatal(err)
-			}
+			out, res, r := inferGenerated(t, cfg)
 			server := r.nodeNamed(t, out.Trace.Intern("server"))
 			got := time.Duration(r.tolAt(server))
 			if got < c.lo || got > c.hi || r.tols.from[server] != c.from {
