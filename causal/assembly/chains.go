@@ -170,6 +170,14 @@ func (r *run) parentsOfCalls(calls []int32) []int32 {
 	return ps
 }
 
+// setParentsOfCalls gives each of calls its request in ps (what
+// parentsOfCalls returned).
+func (r *run) setParentsOfCalls(calls, ps []int32) {
+	for i, c := range calls {
+		r.parent[c] = ps[i]
+	}
+}
+
 // chainMatch tries the chain matching on node n after a pass's search
 // and local search, with model m (x: the cross-fitted models, if any).
 // The candidate is refined by the local search, first by exchanging the
@@ -200,9 +208,7 @@ func (r *run) chainMatch(n int32, m *nodeModel, x *crossFit, cnt *chainCounts) {
 		}
 	}
 	if bestAsg == nil {
-		for i, c := range kids {
-			r.parent[c] = before[i]
-		}
+		r.setParentsOfCalls(kids, before)
 		return
 	}
 	cnt.kept++

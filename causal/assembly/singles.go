@@ -137,9 +137,7 @@ func (r *run) singleMatch(n int32, m *nodeModel, x *crossFit, cnt *chainCounts, 
 	ls := newLocal(r, n, m, x)
 	ls.sweepAll(20)
 	if ls.objective() <= base+improveEps {
-		for i, c := range kids {
-			r.parent[c] = before[i]
-		}
+		r.setParentsOfCalls(kids, before)
 		return
 	}
 	cnt.kept++
@@ -215,10 +213,7 @@ func (sp *singlePost) of(i, p int32, post []alt) ([]alt, float32) {
 // request's one call as r.parent has it.
 func (cn *chainNode) finalPost() *singlePost {
 	r := cn.r
-	sp := &singlePost{cn: cn, memo: map[[2]int32]float64{}, callOf: make([]int32, len(cn.reqs))}
-	for j := range sp.callOf {
-		sp.callOf[j] = -1
-	}
+	sp := newSinglePost(cn)
 	for i, c := range cn.calls {
 		if p := r.parent[c]; p >= 0 && cn.inMatching(p) {
 			sp.callOf[cn.reqIx(p)] = int32(i)
@@ -256,13 +251,12 @@ func (r *run) singleShadows(n int32, m *nodeModel, x *crossFit) {
 		if !ok {
 			continue // the shadow search's posterior stands
 		}
-		sp := &singlePost{cn: cn, memo: map[[2]int32]float64{}, callOf: make([]int32, len(cn.reqs))}
+		sp := newSinglePost(cn)
 		reqOf := make([]int32, len(cn.calls))
 		for i := range reqOf {
 			reqOf[i] = -1
 		}
 		for j, q := range cn.reqs {
-			sp.callOf[j] = -1
 			if i := col4row[j]; i < int32(len(cn.calls)) {
 				sp.callOf[j], reqOf[i] = i, q
 			}
@@ -294,6 +288,16 @@ type singlePost struct {
 	callOf []int32
 	memo   map[[2]int32]float64
 	step   [][]singleStep // per call, steps' (nil: not computed yet)
+}
+
+// newSinglePost returns the posterior's state of matching cn with no
+// request given a call yet.
+func newSinglePost(cn *chainNode) *singlePost {
+	sp := &singlePost{cn: cn, memo: map[[2]int32]float64{}, callOf: make([]int32, len(cn.reqs))}
+	for j := range sp.callOf {
+		sp.callOf[j] = -1
+	}
+	return sp
 }
 
 // own returns request q's one call in the matching (-1: none).
@@ -357,8 +361,6 @@ func (sp *singlePost) exchanges(i, p int32, post []alt, lp []float64) ([]alt, []
 func (sp *singlePost) rest(p, q, i, j int32) float64 {
 	switch {
 	case p < 0 && j < 0:
-		return -sp.w(q, -1)
-	case j < 0 && p < 0:
 		return -sp.w(q, -1)
 	case j < 0:
 		return sp.w(p, -1) - sp.w(q, -1)
