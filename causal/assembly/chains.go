@@ -100,6 +100,19 @@ type chainCounts struct {
 	changed int64
 }
 
+// sumChainCounts returns the counts of the nodes' matchings cs added up.
+func sumChainCounts(cs []chainCounts) chainCounts {
+	var s chainCounts
+	for _, c := range cs {
+		s.tried += c.tried
+		s.kept += c.kept
+		s.failed += c.failed
+		s.crossings += c.crossings
+		s.changed += c.changed
+	}
+	return s
+}
+
 // sequential reports whether node n's requests make their calls one at
 // a time in its current assignment: of the calls sent by requests that
 // made more than one, fewer than chainMaxOverlap left while another of

@@ -102,27 +102,16 @@ func (r *run) account(res *causal.Result, agg *causal.Aggregator, tc treeCounts)
 	count("clock_error_nodes_pooled", byFrom[tolPooled])
 	count("clock_error_nodes_fixed", byFrom[tolFixed])
 	count("clock_error_certain_links", r.tols.links)
-	var ch chainCounts
-	for _, c := range r.chains {
-		ch.tried += c.tried
-		ch.kept += c.kept
-		ch.failed += c.failed
-		ch.crossings += c.crossings
-		ch.changed += c.changed
-	}
+	ch := sumChainCounts(r.chains)
 	count("chain_matchings", ch.tried)
 	count("chain_matchings_kept", ch.kept)
 	count("chain_solver_gave_up", ch.failed)
 	count("chain_crossings", ch.crossings)
 	count("chain_calls_moved", ch.changed)
-	var sg chainCounts
-	for _, c := range r.singles {
-		sg.tried += c.tried
-		sg.kept += c.kept
-		sg.changed += c.changed
-	}
+	sg := sumChainCounts(r.singles)
 	count("single_matchings", sg.tried)
 	count("single_matchings_kept", sg.kept)
+	count("single_solver_gave_up", sg.failed)
 	count("single_calls_moved", sg.changed)
 	var qc [3]int64
 	for _, q := range r.queue {
