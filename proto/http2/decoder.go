@@ -181,9 +181,10 @@ type Decoder struct {
 	reqLoss    bool
 	reqUnknown bool
 
-	labels map[labelKey]string
-	recent [8]recentLabel    // the labels made last, by their path's memory
-	kept   map[string]string // the values of the fields halves keep, interned
+	labels     map[labelKey]string
+	recent     [8]recentLabel    // the labels made last, replaced in turn
+	nextRecent uint8             // the one to replace next
+	kept       map[string]string // the values of the fields halves keep, interned
 
 	out  []proto.Unit
 	head int

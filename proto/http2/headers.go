@@ -295,13 +295,20 @@ func (d *Decoder) requestLabel(h *half) string {
 		return ""
 	}
 	k := labelKey{method, path, strings.HasPrefix(h.kept[keptCType], "application/grpc")}
-	// The last labels made, by the memory of their path: the values a
-	// half keeps are interned, so a call of a recent method is found by
-	// comparing pointers, without hashing its strings.
-	slot := &d.recent[(uintptr(unsafe.Pointer(unsafe.StringData(k.path)))>>3^uintptr(len(k.path)))%uintptr(len(d.recent))]
-	if slot.ok && slot.key == k {
-		return slot.label
+	// The last labels made, looked for by the memory of their strings:
+	// the values a half keeps are interned, so a call of a recent
+	// method is found by comparing pointers, without hashing its
+	// strings (a value not interned, a copy, is found in the map). All
+	// eight are looked at: by a hash of the path's memory into one slot
+	// each, two of a connection's few methods often shared a slot, and
+	// took each other's place call after call.
+	for i := range d.recent {
+		if r := &d.recent[i]; r.ok && sameString(r.key.path, k.path) && sameString(r.key.method, k.method) && r.key.grpc == k.grpc {
+			return r.label
+		}
 	}
+	slot := &d.recent[d.nextRecent]
+	d.nextRecent = (d.nextRecent + 1) % uint8(len(d.recent))
 	if l, ok := d.labels[k]; ok {
 		slot.key, slot.label, slot.ok = k, l, true
 		return l
@@ -320,6 +327,11 @@ func (d *Decoder) requestLabel(h *half) string {
 	}
 	slot.key, slot.label, slot.ok = k, l, true
 	return l
+}
+
+// sameString reports whether a and b are the same bytes in memory.
+func sameString(a, b string) bool {
+	return len(a) == len(b) && unsafe.StringData(a) == unsafe.StringData(b)
 }
 
 // grpcCodes are the names of the gRPC status codes.
