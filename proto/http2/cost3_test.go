@@ -80,3 +80,27 @@ func BenchmarkGRPCBodyEvidence(b *testing.B) {
 		grpcBodyEvidence(&ev, body, &num)
 	}
 }
+
+// BenchmarkGRPCBlockMemo is BenchmarkGRPCEvidence with the block memo
+// on and off: the server's header blocks (response headers, trailers)
+// are taken whole by it.
+func BenchmarkGRPCBlockMemo(b *testing.B) {
+	for _, memo := range []bool{true, false} {
+		b.Run(fmt.Sprintf("memo=%v", memo), func(b *testing.B) {
+			c := newConv(true)
+			c.settings(proto.FromServer)
+			c.settings(proto.FromClient)
+			events := grpcLoad(c, 1, 64)
+			cfg := DefaultConfig()
+			cfg.Evidence = true
+			noBlockMemo = !memo
+			defer func() { noBlockMemo = false }()
+			for b.Loop() {
+				d := New(cfg)
+				var off [2]int64
+				feedAll(d, events, &off)
+				d.Close()
+			}
+		})
+	}
+}

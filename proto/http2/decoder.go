@@ -135,15 +135,17 @@ type dirState struct {
 	contEnd    bool // END_STREAM came with the block's HEADERS
 
 	// HPACK.
-	hp       *hpackDecoder
-	tableMax uint32 // dynamic table size the peer allows, capped
-	poisoned bool
-	first    bool // the next fragment starts a header block
-	cap      *half
-	list     int
-	over     bool
-	kept     [numKept]string       // the values of the fields a half keeps, latest
-	memo     *[memoSlots]fieldMemo // what emit made of table entries' fields, made on first use
+	hp        *hpackDecoder
+	tableMax  uint32 // dynamic table size the peer allows, capped
+	poisoned  bool
+	first     bool // the next fragment starts a header block
+	cap       *half
+	list      int
+	over      bool
+	kept      [numKept]string            // the values of the fields a half keeps, latest
+	memo      *[memoSlots]fieldMemo      // what emit made of table entries' fields, made on first use
+	blocks    *[blockMemoSlots]blockMemo // what whole blocks did, by their bytes, made on first use
+	blockHits int                        // blocks blockHit took (for the tests)
 
 	// What the peer allows this direction's sender.
 	maxFrame   uint32

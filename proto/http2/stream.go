@@ -336,9 +336,15 @@ func (d *Decoder) headersFrame(s *dirState, fh frameHeader, frag []byte, start, 
 		h.bytes += end - start
 	}
 	d.beginBlock(s, h)
-	d.writeBlock(s, frag)
+	endHeaders := fh.flags&fEndHeaders != 0
+	if !endHeaders || !s.blockHit(h, frag) {
+		d.writeBlock(s, frag)
+		if endHeaders {
+			s.rememberBlock(h, frag)
+		}
+	}
 	endStream := fh.flags&fEndStream != 0
-	if fh.flags&fEndHeaders == 0 {
+	if !endHeaders {
 		s.contStream, s.contEnd = fh.stream, endStream
 		return
 	}
