@@ -1,94 +1,132 @@
 package http2
 
-// Header blocks by their bytes. A gRPC server's response headers
-// (":status: 200", "content-type: application/grpc") and trailers
-// ("grpc-status: 0") are, once their fields are in its HPACK table, the
-// same few bytes of indexed fields call after call, and nothing in them
-// changes the table. What such a block does to a half (the values it
-// keeps, its evidence tokens, the header list's size) is then a function
-// of its bytes and of the table's contents, so it is remembered with the
-// table's generation (hpackDecoder.gen, which every change of the table
-// moves on) and replayed while the table has not changed, without
-// decoding the block field by field. Only blocks whose every field was
-// taken by memoHit are remembered: their fields have no propagated ids
-// (idSource's fields are never remembered by entry), whose values
-// differ from call to call.
+// Header blocks' runs of indexed fields, remembered whole. A gRPC
+// call's header blocks start with fields taken from the HPACK tables by
+// an index of one byte each (a request's ":method", ":scheme", ":path",
+// ":authority", "content-type", "te", "grpc-timeout"; a response's
+// ":status" and "content-type"; its trailers' "grpc-status"), the same
+// table entries call after call, though their indexes move on as the
+// encoder adds entries (a request's new "traceparent"). Such a run does
+// to its half what the fields' memos (fieldMemo) do one after the other,
+// which depends only on which table entries they name (their refs, which
+// a field's index and the table give, and which never name another
+// entry). So the run is remembered by its refs, with what it did (the
+// values it kept, its evidence tokens, the header list's size), and a
+// block starting with the same refs replays it at once, then decodes the
+// rest of its bytes as before. A run is remembered only when every one
+// of its fields has its memo: fields with propagated ids (idSource),
+// whose values differ from call to call, never have one.
 
 // noBlockMemo turns the block memo off (for the tests that hold it to
 // decoding field by field).
 var noBlockMemo bool
 
-// maxMemoBlock is the longest block remembered by its bytes.
-const maxMemoBlock = 8
+// maxMemoRun is the most fields of a run remembered.
+const maxMemoRun = 8
 
-// blockMemoSlots is the size of a direction's block memo (four sets of
+// blockMemoSlots is the size of a direction's block memo (eight sets of
 // two ways).
-const blockMemoSlots = 8
+const blockMemoSlots = 16
 
-// maxBlockTokens is the most evidence tokens a remembered block adds.
+// maxBlockTokens is the most evidence tokens a remembered run adds.
 const maxBlockTokens = 8
 
-// blockMemo is what one header block did to its half.
+// blockMemo is what a run of indexed fields did to its half.
 type blockMemo struct {
-	key   uint64 // the block's bytes, the first in the low byte
-	n     uint8  // its length: 0, empty slot
-	gen   uint64 // the table's generation it was decoded with
-	list  int    // the header list's size it made
-	nset  uint8  // the kept values it set: kept[:nset] into slots[:nset]
+	refs  [maxMemoRun]uint64 // refs[:n] are the fields' refs
+	hash  uint64             // of the refs
+	n     uint8              // fields: 0, an empty slot
+	nset  uint8              // the kept values it set: kept[:nset] into slots[:nset]
 	ntok  uint8
+	list  int // the header list's size it made
 	slots [numKept]uint8
 	kept  [numKept]string
 	toks  [maxBlockTokens]uint64
 }
 
-// blockKey returns the key of a block of 1 to maxMemoBlock bytes, or
-// false when it is not a run of one-byte indexed fields (a first byte
-// of 0x81 to 0xfe each), the only blocks remembered.
-func blockKey(frag []byte) (uint64, bool) {
-	if len(frag) == 0 || len(frag) > maxMemoBlock {
-		return 0, false
-	}
-	var k uint64
-	for i, b := range frag {
-		if b <= 0x80 || b == 0xff {
-			return 0, false
-		}
-		k |= uint64(b) << (8 * i)
-	}
-	return k, true
+// blockRun is the run of one-byte indexed fields a block starts with.
+type blockRun struct {
+	refs [maxMemoRun]uint64 // refs[:n] are its fields' refs
+	n    int                // its fields (and bytes)
+	hash uint64             // of its refs
 }
 
-// blockSet returns the set of a direction's block memo that may hold
-// key: two ways, so that a response's headers and trailers, taken in
-// turn, do not take each other's place when their keys share a set.
-func blockSet(b *[blockMemoSlots]blockMemo, key uint64) *[2]blockMemo {
-	i := int(key*0x9e3779b97f4a7c15>>62) * 2
+// run finds the run of one-byte indexed fields (a byte 0x81 to 0xfe
+// each, naming an entry of the tables) frag starts with, up to
+// maxMemoRun of them. A dynamic entry's ref is found from its index
+// alone: the table's entries are numbered in the order they were added,
+// the newest being seq-1.
+func (s *dirState) run(frag []byte, r *blockRun) {
+	hp := s.hp
+	live := uint64(len(hp.ents) - hp.head)
+	newest := firstDynamicRef + hp.seq - 1
+	n, hash := 0, uint64(0)
+	for _, b := range frag[:min(len(frag), maxMemoRun)] {
+		if b <= 0x80 || b == 0xff {
+			break
+		}
+		ref := uint64(b & 127)
+		if ref > uint64(len(staticTable)) {
+			k := ref - uint64(len(staticTable)) - 1 // from the newest entry, 0 on
+			if k >= live {
+				break
+			}
+			ref = newest - k
+		}
+		r.refs[n] = ref
+		hash = (hash ^ ref) * 0x9e3779b97f4a7c15
+		n++
+	}
+	r.n, r.hash = n, hash
+}
+
+// blockSet returns the set of a direction's block memo that may hold a
+// run of the hash: two ways, so that two runs taken in turn (a
+// response's headers and trailers) do not take each other's place when
+// they share a set.
+func blockSet(b *[blockMemoSlots]blockMemo, hash uint64) *[2]blockMemo {
+	i := int(hash>>61) * 2
 	return (*[2]blockMemo)(b[i : i+2])
 }
 
-// blockHit takes a whole header block (its HEADERS frame's fragment,
-// with END_HEADERS) as decoding it would, if it is remembered with the
-// table's current generation, and reports whether it did. beginBlock has
-// been called for h.
-func (s *dirState) blockHit(h *half, frag []byte) bool {
-	if s.blocks == nil || s.poisoned {
+// same reports whether m remembers the run r.
+func (m *blockMemo) same(r *blockRun) bool {
+	if int(m.n) != r.n || m.hash != r.hash {
 		return false
 	}
-	key, ok := blockKey(frag)
-	if !ok {
-		return false
-	}
-	set := blockSet(s.blocks, key)
-	m := &set[0]
-	if m.key != key || int(m.n) != len(frag) || m.gen != s.hp.gen {
-		if m = &set[1]; m.key != key || int(m.n) != len(frag) || m.gen != s.hp.gen {
+	for i, ref := range r.refs[:r.n] {
+		if m.refs[i] != ref {
 			return false
+		}
+	}
+	return true
+}
+
+// blockHit takes the run of indexed fields a header block starts with
+// (frag: the block's first fragment, beginBlock called for h) as
+// decoding it would, if it is remembered, and returns how many bytes it
+// took (0: none). r is filled with the run, for rememberBlock.
+func (s *dirState) blockHit(h *half, frag []byte, r *blockRun) int {
+	r.n = 0
+	if s.poisoned || noBlockMemo {
+		return 0
+	}
+	s.run(frag, r)
+	if r.n == 0 || s.blocks == nil {
+		return 0
+	}
+	set := blockSet(s.blocks, r.hash)
+	m := &set[0]
+	if !m.same(r) {
+		if m = &set[1]; !m.same(r) {
+			return 0
 		}
 	}
 	s.blockHits++
 	s.first = false
+	s.hp.first = false
 	if h == nil {
-		return true
+		return r.n
 	}
 	s.list = m.list
 	for j := range m.slots[:m.nset] {
@@ -103,23 +141,24 @@ func (s *dirState) blockHit(h *half, frag []byte) bool {
 			h.ev.Tokens = append(h.ev.Tokens, m.toks[:m.ntok]...)
 		}
 	}
-	return true
+	return r.n
 }
 
-// rememberBlock records what the block frag, just decoded whole into
-// h, did to it, if it is a run of one-byte indexed fields each of which
-// memo remembers: what the block did is then what their memos do, one
-// after the other (the same fields' memoHit or emit did just that).
-func (s *dirState) rememberBlock(h *half, frag []byte) {
-	key, ok := blockKey(frag)
-	if !ok || h == nil || s.poisoned || s.over || s.memo == nil || noBlockMemo {
+// rememberBlock records what the run r, which a block just decoded
+// field by field into h started with, did to h, if each of its fields
+// has its memo: what the run did is then what their memos do, one after
+// the other (the same fields' memoHit or emit did just that).
+func (s *dirState) rememberBlock(h *half, r *blockRun) {
+	if r.n == 0 || h == nil || s.poisoned || s.memo == nil {
 		return
 	}
-	m := blockMemo{key: key, n: uint8(len(frag)), gen: s.hp.gen, list: s.list}
-	for _, b := range frag {
-		ref, _, _ := s.hp.indexedRef(uint64(b & 127))
+	m := blockMemo{refs: r.refs, n: uint8(r.n), hash: r.hash}
+	for _, ref := range r.refs[:r.n] {
 		f := &s.memo[memoSlot(ref)]
-		if ref == 0 || f.ref != ref || int(m.ntok)+int(f.ntok) > maxBlockTokens {
+		if f.ref != ref || int(m.ntok)+int(f.ntok) > maxBlockTokens {
+			return
+		}
+		if m.list += f.size + entryOverhead; m.list > s.d.cfg.MaxHeaderList {
 			return
 		}
 		if f.slot >= 0 {
@@ -130,15 +169,15 @@ func (s *dirState) rememberBlock(h *half, frag []byte) {
 	if s.blocks == nil {
 		s.blocks = new([blockMemoSlots]blockMemo)
 	}
-	// The new block in the way not used last (set[1], the older one
-	// moved there).
-	set := blockSet(s.blocks, key)
+	// The new run in the set's first way, the one there moved to the
+	// second.
+	set := blockSet(s.blocks, r.hash)
 	set[1] = set[0]
 	set[0] = m
 }
 
-// setKept records that the block sets kept slot i to v (a later field of
-// the block taking the place of an earlier one's value, as decoding it
+// setKept records that the run sets kept slot i to v (a later field of
+// the run taking the place of an earlier one's value, as decoding it
 // does).
 func (m *blockMemo) setKept(i int8, v string) {
 	for j := range m.slots[:m.nset] {

@@ -74,6 +74,16 @@ func TestBlockMemo(t *testing.T) {
 		// the least blocks the memo must take per direction
 		minHits [2]int
 	}{
+		{"requests with fresh ids", nil, func(c *conv) {
+			for i := range uint32(20) {
+				id := 1 + 2*i
+				c.headers(proto.FromClient, id, false, ":method: POST", ":scheme: http", ":path: /a.B/C",
+					":authority: search:8082", "content-type: application/grpc", "te: trailers",
+					fmt.Sprintf("traceparent: 00-%032x-%016x-01", 1000+i, i))
+				c.data(proto.FromClient, id, true, 20)
+				respond(c, id, 0)
+			}
+		}, [2]int{15, 30}},
 		{"unary calls", nil, func(c *conv) {
 			for i := range uint32(20) {
 				call(c, 1+2*i, "/a.B/C", 0)
@@ -205,25 +215,36 @@ func FuzzBlockMemo(f *testing.F) {
 	})
 }
 
-func TestBlockKey(t *testing.T) {
+// TestBlockRun checks the runs blockHit looks for: one-byte indexed
+// fields naming an entry of the tables, up to maxMemoRun of them.
+func TestBlockRun(t *testing.T) {
+	cfg := DefaultConfig()
+	d := New(cfg)
+	s := &d.dirs[proto.FromServer]
+	s.hp.add("x-a", "1") // index 62
+	s.hp.add("x-b", "2") // index 62, x-a now 63
+	a, b := uint64(firstDynamicRef), uint64(firstDynamicRef+1)
 	for _, tc := range []struct {
 		in   []byte
-		key  uint64
-		want bool
+		refs []uint64
 	}{
-		{nil, 0, false},
-		{[]byte{0x88}, 0x88, true},
-		{[]byte{0x88, 0xbf, 0xc1}, 0xc1bf88, true},
-		{[]byte{0x81, 0xfe, 0x82, 0x83, 0x84, 0x85, 0x86, 0x87}, 0x87868584_8382fe81, true},
-		{[]byte{0x81, 0x82, 0x83, 0x84, 0x85, 0x86, 0x87, 0x88, 0x89}, 0, false}, // too long
-		{[]byte{0x80}, 0, false},       // index 0
-		{[]byte{0xff, 0x01}, 0, false}, // a two-byte index
-		{[]byte{0x88, 0x40}, 0, false}, // a literal
-		{[]byte{0x20, 0x88}, 0, false}, // a size update
+		{nil, nil},
+		{[]byte{0x88}, []uint64{8}},
+		{[]byte{0x88, 0xbe, 0xbf}, []uint64{8, b, a}},
+		{[]byte{0x88, 0xc0}, []uint64{8}}, // index 64: no such entry
+		{[]byte{0x81, 0x82, 0x83, 0x84, 0x85, 0x86, 0x87, 0x88, 0x89}, []uint64{1, 2, 3, 4, 5, 6, 7, 8}},
+		{[]byte{0x80}, nil},                     // index 0
+		{[]byte{0xff, 0x01}, nil},               // a two-byte index
+		{[]byte{0x88, 0x40, 0x01}, []uint64{8}}, // a literal
+		{[]byte{0x20, 0x88}, nil},               // a size update
+		{[]byte{0xbe, 0x0f, 0x2f}, []uint64{b}}, // a literal without indexing
 	} {
-		key, ok := blockKey(tc.in)
-		if ok != tc.want || ok && key != tc.key {
-			t.Errorf("blockKey(%x) = %x, %v; want %x, %v", tc.in, key, ok, tc.key, tc.want)
+		var r blockRun
+		s.run(tc.in, &r)
+		var want [maxMemoRun]uint64
+		copy(want[:], tc.refs)
+		if r.n != len(tc.refs) || r.refs != want {
+			t.Errorf("run(%x) = %v (%d), want %v", tc.in, r.refs, r.n, tc.refs)
 		}
 	}
 }

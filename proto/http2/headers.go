@@ -148,7 +148,7 @@ func (s *dirState) emit(name, value string, ref uint64) {
 	}
 	if !s.d.cfg.Evidence {
 		if ref != 0 {
-			s.remember(ref, slot, kept, nil)
+			s.remember(ref, len(name)+len(value), slot, kept, nil)
 		}
 		return
 	}
@@ -158,7 +158,7 @@ func (s *dirState) emit(name, value string, ref uint64) {
 	n := len(h.ev.Tokens)
 	headerEvidence(h.ev, name, value, &s.d.ids)
 	if _, id := idSource(name); ref != 0 && !id && len(h.ev.Tokens)-n <= maxMemoTokens {
-		s.remember(ref, slot, kept, h.ev.Tokens[n:])
+		s.remember(ref, len(name)+len(value), slot, kept, h.ev.Tokens[n:])
 	}
 }
 
@@ -184,6 +184,7 @@ func keptSlot(name string) int {
 // value a half keeps (slot >= 0) and the evidence tokens it adds.
 type fieldMemo struct {
 	ref  uint64 // 0: empty
+	size int    // the field's name and value bytes
 	kept string
 	slot int8
 	ntok uint8
@@ -202,12 +203,12 @@ const memoSlots = 64
 func memoSlot(ref uint64) int { return int(ref * 0x9e3779b97f4a7c15 >> 58) }
 
 // remember records what emit made of the field of table entry ref.
-func (s *dirState) remember(ref uint64, slot int, kept string, toks []uint64) {
+func (s *dirState) remember(ref uint64, size, slot int, kept string, toks []uint64) {
 	if s.memo == nil {
 		s.memo = new([memoSlots]fieldMemo)
 	}
 	m := &s.memo[memoSlot(ref)]
-	m.ref, m.kept, m.slot, m.ntok = ref, kept, int8(slot), uint8(copy(m.toks[:], toks))
+	m.ref, m.size, m.kept, m.slot, m.ntok = ref, size, kept, int8(slot), uint8(copy(m.toks[:], toks))
 }
 
 // memoHit takes an indexed field by its ref and size (hpackDecoder.hit),

@@ -43,10 +43,6 @@ type hpackDecoder struct {
 	size           uint32 // RFC 7541 size: bytes + 32 per entry
 	maxSize        uint32
 	allowedMaxSize uint32
-	// gen moves on at every change of the table (an entry added, a
-	// size update, a reset), so that what was decoded with one table
-	// can be known to hold with the table now (blockMemo).
-	gen uint64
 }
 
 // fieldHitter takes indexed fields by their table entry (hpackDecoder.hit).
@@ -111,7 +107,6 @@ func newHPACK(maxSize uint32, maxStrLen int, emit func(name, value string, ref u
 
 // reset empties the decoder, as a new one with a table of maxSize bytes.
 func (h *hpackDecoder) reset(maxSize uint32) {
-	h.gen++
 	h.first = true
 	h.buf, h.save = nil, h.save[:0]
 	h.ents, h.head, h.data, h.size = h.ents[:0], 0, h.data[:0], 0
@@ -303,7 +298,6 @@ func (h *hpackDecoder) sizeUpdate() error {
 		return errHPACKSizeLarge
 	}
 	h.maxSize = uint32(size)
-	h.gen++
 	h.evict()
 	h.buf = buf
 	return nil
@@ -397,7 +391,6 @@ func (h *hpackDecoder) add(name, value string) {
 	}
 	h.ents = append(h.ents, hpackEntry{off: off, nlen: len(name), vlen: len(value), seq: h.seq})
 	h.seq++
-	h.gen++
 	h.size += uint32(n) + entryOverhead
 	h.evict()
 }

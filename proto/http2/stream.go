@@ -336,15 +336,16 @@ func (d *Decoder) headersFrame(s *dirState, fh frameHeader, frag []byte, start, 
 		h.bytes += end - start
 	}
 	d.beginBlock(s, h)
-	endHeaders := fh.flags&fEndHeaders != 0
-	if !endHeaders || !s.blockHit(h, frag) {
-		d.writeBlock(s, frag)
-		if endHeaders {
-			s.rememberBlock(h, frag)
-		}
+	// The run of indexed fields the block starts with, if remembered,
+	// is taken at once (blockmemo.go).
+	var r blockRun
+	k := s.blockHit(h, frag, &r)
+	d.writeBlock(s, frag[k:])
+	if k == 0 {
+		s.rememberBlock(h, &r)
 	}
 	endStream := fh.flags&fEndStream != 0
-	if !endHeaders {
+	if fh.flags&fEndHeaders == 0 {
 		s.contStream, s.contEnd = fh.stream, endStream
 		return
 	}
