@@ -275,8 +275,11 @@ func (h *hpackDecoder) literal(n byte, indexed bool) error {
 	}
 	h.buf = buf
 	if indexed {
-		if nameIdx > uint64(len(staticTable)) {
-			// A name from the dynamic table, which add may move.
+		if nameIdx > uint64(len(staticTable)) && len(h.data)+len(name)+len(value) > cap(h.data) {
+			// A name from the dynamic table, which add is about to
+			// move (compact): copied first. (While data has room, add
+			// appends to it without moving its bytes, the name's
+			// among them.)
 			h.name = append(h.name[:0], name...)
 			name = view(h.name)
 		}
@@ -376,7 +379,8 @@ func (h *hpackDecoder) at(i uint64) (name, value string, ok bool) {
 }
 
 // add adds a field to the dynamic table and evicts what no longer fits.
-// name and value must not point into data.
+// name and value must not point into data unless data has room for
+// both (then appending them does not move data's bytes).
 func (h *hpackDecoder) add(name, value string) {
 	n := len(name) + len(value)
 	if len(h.data)+n > cap(h.data) {
