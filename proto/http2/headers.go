@@ -157,7 +157,10 @@ func (s *dirState) emit(name, value string, ref uint64) {
 	}
 	n := len(h.ev.Tokens)
 	headerEvidence(h.ev, name, value, &s.d.ids)
-	if _, id := idSource(name); ref != 0 && !id && len(h.ev.Tokens)-n <= maxMemoTokens {
+	if ref == 0 {
+		return // a literal: nothing to remember it by
+	}
+	if _, id := idSource(name); !id && len(h.ev.Tokens)-n <= maxMemoTokens {
 		s.remember(ref, len(name)+len(value), slot, kept, h.ev.Tokens[n:])
 	}
 }
