@@ -145,6 +145,8 @@ type dirState struct {
 	kept      [numKept]string            // the values of the fields a half keeps, latest
 	memo      *[memoSlots]fieldMemo      // what emit made of table entries' fields, made on first use
 	blocks    *[blockMemoSlots]blockMemo // what whole blocks did, by their bytes, made on first use
+	blockNext int                        // the slot of blocks to take next when none is empty
+	brun      blockRun                   // scratch of headersFrame
 	blockHits int                        // blocks blockHit took (for the tests)
 
 	// What the peer allows this direction's sender.

@@ -338,11 +338,16 @@ func (d *Decoder) headersFrame(s *dirState, fh frameHeader, frag []byte, start, 
 	d.beginBlock(s, h)
 	// The run of indexed fields the block starts with, if remembered,
 	// is taken at once (blockmemo.go).
-	var r blockRun
-	k := s.blockHit(h, frag, &r)
-	d.writeBlock(s, frag[k:])
-	if k == 0 {
-		s.rememberBlock(h, &r)
+	if k := s.blockHit(h, frag); k > 0 {
+		d.writeBlock(s, frag[k:])
+	} else {
+		r := &s.brun
+		r.n = 0
+		if !s.poisoned {
+			s.run(frag, r)
+		}
+		d.writeBlock(s, frag)
+		s.rememberBlock(h, frag, r)
 	}
 	endStream := fh.flags&fEndStream != 0
 	if fh.flags&fEndHeaders == 0 {
