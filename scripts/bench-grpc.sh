@@ -38,7 +38,7 @@ if [ -n "${INSTRUCTIONS:-}" ]; then
 			flag=$mode
 			[ "$mode" = --framing ] && flag=
 			printf '%s %s: ' "$cmd" "$mode"
-			GOMAXPROCS=1 GOGC=off valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file=/dev/null \
+			GODEBUG=cpu.rdtscp=off GOMAXPROCS=1 GOGC=off valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file=/dev/null \
 				"$dir/wirepath" $cmd -q -o /dev/null $flag "$dir/grpc.pcap" 2>&1 | awk '/I *refs:/ {print $NF, "instructions"}'
 		done
 	done

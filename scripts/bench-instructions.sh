@@ -39,7 +39,7 @@ pkgof() { grep -rl --include=*_test.go "^func Benchmark$2(" "$1" | grep -v '/rep
 irefs() {
 	local bin="$work/$(basename "$1")-$(echo "$2" | tr / _).test"
 	[ -x "$bin" ] || (cd "$1" && go test -c -o "$bin" "./${2#"$1"/}" >/dev/null)
-	(cd "$2" && GOMAXPROCS=1 GOGC=off valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file=/dev/null \
+	(cd "$2" && GODEBUG=cpu.rdtscp=off GOMAXPROCS=1 GOGC=off valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file=/dev/null \
 		"$bin" -test.run='^$' -test.bench="^Benchmark$3\$" -test.benchtime="$4"x 2>&1 >/dev/null) |
 		awk '/I *refs:/ {gsub(",", "", $NF); print $NF}'
 }

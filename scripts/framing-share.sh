@@ -6,7 +6,8 @@
 #
 #   - instructions (valgrind --tool=callgrind, GOMAXPROCS=1 GOGC=off,
 #     GODEBUG=asyncpreemptoff=1, without which callgrind stops on Go's
-#     preemption signals): the own instructions of every function of
+#     preemption signals, and cpu.rdtscp=off: valgrind 3.19 does not
+#     know RDTSCP, which the runtime's cputicks uses where the CPU has it): the own instructions of every function of
 #     proto/http2 (frames, HPACK, Huffman, streams, labels, evidence) and
 #     of flows' decode.go and pendtab.go (detection, Units made messages,
 #     timed and paired), plus the calls they make to code outside them
@@ -44,7 +45,7 @@ for cmd in messages analyze; do
 	if [ "${CALLGRIND:-1}" != 0 ]; then
 		out=${CGDIR:-$dir}/cg-$cmd.out
 		if [ -z "${CGDIR:-}" ]; then
-			GODEBUG=asyncpreemptoff=1 GOMAXPROCS=1 GOGC=off valgrind --tool=callgrind --callgrind-out-file="$out" \
+			GODEBUG=asyncpreemptoff=1,cpu.rdtscp=off GOMAXPROCS=1 GOGC=off valgrind --tool=callgrind --callgrind-out-file="$out" \
 				"$bin" "$cmd" -q -o /dev/null "$dir/grpc.pcap" >/dev/null 2>&1
 		fi
 		callgrind_annotate --tree=calling --auto=no --threshold=100 "$out" 2>/dev/null |

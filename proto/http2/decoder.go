@@ -135,15 +135,19 @@ type dirState struct {
 	contEnd    bool // END_STREAM came with the block's HEADERS
 
 	// HPACK.
-	hp       *hpackDecoder
-	tableMax uint32 // dynamic table size the peer allows, capped
-	poisoned bool
-	first    bool // the next fragment starts a header block
-	cap      *half
-	list     int
-	over     bool
-	kept     [numKept]string       // the values of the fields a half keeps, latest
-	memo     *[memoSlots]fieldMemo // what emit made of table entries' fields, made on first use
+	hp        *hpackDecoder
+	tableMax  uint32 // dynamic table size the peer allows, capped
+	poisoned  bool
+	first     bool // the next fragment starts a header block
+	cap       *half
+	list      int
+	over      bool
+	kept      [numKept]string            // the values of the fields a half keeps, latest
+	memo      *[memoSlots]fieldMemo      // what emit made of table entries' fields, made on first use
+	blocks    *[blockMemoSlots]blockMemo // what whole blocks did, by their bytes, made on first use
+	blockNext int                        // the slot of blocks to take next when none is empty
+	brun      blockRun                   // scratch of headersFrame
+	blockHits int                        // blocks blockHit took (for the tests)
 
 	// What the peer allows this direction's sender.
 	maxFrame   uint32
@@ -181,9 +185,10 @@ type Decoder struct {
 	reqLoss    bool
 	reqUnknown bool
 
-	labels map[labelKey]string
-	recent [8]recentLabel    // the labels made last, by their path's memory
-	kept   map[string]string // the values of the fields halves keep, interned
+	labels     map[labelKey]string
+	recent     [8]recentLabel    // the labels made last, replaced in turn
+	nextRecent uint8             // the one to replace next
+	kept       map[string]string // the values of the fields halves keep, interned
 
 	out  []proto.Unit
 	head int

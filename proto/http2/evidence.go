@@ -426,8 +426,11 @@ func protoFields(ev *proto.Evidence, p []byte, cut bool, depth int, num *[20]byt
 }
 
 // isText reports whether p is non-empty UTF-8 text without control bytes.
+// The control bytes are looked for first: a binary message (zeros, a
+// length, a tag) nearly always has one early, where checking its UTF-8
+// first read all of it.
 func isText(p []byte) bool {
-	if len(p) == 0 || !utf8.Valid(p) {
+	if len(p) == 0 {
 		return false
 	}
 	for _, c := range p {
@@ -435,5 +438,5 @@ func isText(p []byte) bool {
 			return false
 		}
 	}
-	return true
+	return utf8.Valid(p)
 }

@@ -148,7 +148,7 @@ func (s *dirState) emit(name, value string, ref uint64) {
 	}
 	if !s.d.cfg.Evidence {
 		if ref != 0 {
-			s.remember(ref, slot, kept, nil)
+			s.remember(ref, len(name)+len(value), slot, kept, nil)
 		}
 		return
 	}
@@ -157,8 +157,11 @@ func (s *dirState) emit(name, value string, ref uint64) {
 	}
 	n := len(h.ev.Tokens)
 	headerEvidence(h.ev, name, value, &s.d.ids)
-	if _, id := idSource(name); ref != 0 && !id && len(h.ev.Tokens)-n <= maxMemoTokens {
-		s.remember(ref, slot, kept, h.ev.Tokens[n:])
+	if ref == 0 {
+		return // a literal: nothing to remember it by
+	}
+	if _, id := idSource(name); !id && len(h.ev.Tokens)-n <= maxMemoTokens {
+		s.remember(ref, len(name)+len(value), slot, kept, h.ev.Tokens[n:])
 	}
 }
 
@@ -184,6 +187,7 @@ func keptSlot(name string) int {
 // value a half keeps (slot >= 0) and the evidence tokens it adds.
 type fieldMemo struct {
 	ref  uint64 // 0: empty
+	size int    // the field's name and value bytes
 	kept string
 	slot int8
 	ntok uint8
@@ -202,12 +206,12 @@ const memoSlots = 64
 func memoSlot(ref uint64) int { return int(ref * 0x9e3779b97f4a7c15 >> 58) }
 
 // remember records what emit made of the field of table entry ref.
-func (s *dirState) remember(ref uint64, slot int, kept string, toks []uint64) {
+func (s *dirState) remember(ref uint64, size, slot int, kept string, toks []uint64) {
 	if s.memo == nil {
 		s.memo = new([memoSlots]fieldMemo)
 	}
 	m := &s.memo[memoSlot(ref)]
-	m.ref, m.kept, m.slot, m.ntok = ref, kept, int8(slot), uint8(copy(m.toks[:], toks))
+	m.ref, m.size, m.kept, m.slot, m.ntok = ref, size, kept, int8(slot), uint8(copy(m.toks[:], toks))
 }
 
 // memoHit takes an indexed field by its ref and size (hpackDecoder.hit),
@@ -295,13 +299,20 @@ func (d *Decoder) requestLabel(h *half) string {
 		return ""
 	}
 	k := labelKey{method, path, strings.HasPrefix(h.kept[keptCType], "application/grpc")}
-	// The last labels made, by the memory of their path: the values a
-	// half keeps are interned, so a call of a recent method is found by
-	// comparing pointers, without hashing its strings.
-	slot := &d.recent[(uintptr(unsafe.Pointer(unsafe.StringData(k.path)))>>3^uintptr(len(k.path)))%uintptr(len(d.recent))]
-	if slot.ok && slot.key == k {
-		return slot.label
+	// The last labels made, looked for by the memory of their strings:
+	// the values a half keeps are interned, so a call of a recent
+	// method is found by comparing pointers, without hashing its
+	// strings (a value not interned, a copy, is found in the map). All
+	// eight are looked at: by a hash of the path's memory into one slot
+	// each, two of a connection's few methods often shared a slot, and
+	// took each other's place call after call.
+	for i := range d.recent {
+		if r := &d.recent[i]; r.ok && sameString(r.key.path, k.path) && sameString(r.key.method, k.method) && r.key.grpc == k.grpc {
+			return r.label
+		}
 	}
+	slot := &d.recent[d.nextRecent]
+	d.nextRecent = (d.nextRecent + 1) % uint8(len(d.recent))
 	if l, ok := d.labels[k]; ok {
 		slot.key, slot.label, slot.ok = k, l, true
 		return l
@@ -320,6 +331,11 @@ func (d *Decoder) requestLabel(h *half) string {
 	}
 	slot.key, slot.label, slot.ok = k, l, true
 	return l
+}
+
+// sameString reports whether a and b are the same bytes in memory.
+func sameString(a, b string) bool {
+	return len(a) == len(b) && unsafe.StringData(a) == unsafe.StringData(b)
 }
 
 // grpcCodes are the names of the gRPC status codes.

@@ -247,7 +247,7 @@ func (h *hpackDecoder) literal(n byte, indexed bool) error {
 	nameHuff := false
 	if nameIdx > 0 {
 		var ok bool
-		if name, _, ok = h.at(nameIdx); !ok {
+		if name, ok = h.nameAt(nameIdx); !ok {
 			return errHPACKIndex
 		}
 	} else if rawName, nameHuff, buf, err = h.readString(buf); err != nil {
@@ -275,8 +275,11 @@ func (h *hpackDecoder) literal(n byte, indexed bool) error {
 	}
 	h.buf = buf
 	if indexed {
-		if nameIdx > uint64(len(staticTable)) {
-			// A name from the dynamic table, which add may move.
+		if nameIdx > uint64(len(staticTable)) && len(h.data)+len(name)+len(value) > cap(h.data) {
+			// A name from the dynamic table, which add is about to
+			// move (compact): copied first. (While data has room, add
+			// appends to it without moving its bytes, the name's
+			// among them.)
 			h.name = append(h.name[:0], name...)
 			name = view(h.name)
 		}
@@ -375,8 +378,23 @@ func (h *hpackDecoder) at(i uint64) (name, value string, ok bool) {
 	return view(h.data[e.off : e.off+e.nlen]), view(h.data[e.off+e.nlen : e.off+e.nlen+e.vlen]), true
 }
 
+// nameAt returns the name of the field at index i of the static and
+// dynamic tables (at's name, without making its value).
+func (h *hpackDecoder) nameAt(i uint64) (string, bool) {
+	if i-1 < uint64(len(staticTable)) {
+		return staticTable[i-1].Name, true
+	}
+	n := i - uint64(len(staticTable)) - 1 // from the newest entry, 0 on
+	if i == 0 || n >= uint64(len(h.ents)-h.head) {
+		return "", false
+	}
+	e := &h.ents[len(h.ents)-1-int(n)]
+	return view(h.data[e.off : e.off+e.nlen]), true
+}
+
 // add adds a field to the dynamic table and evicts what no longer fits.
-// name and value must not point into data.
+// name and value must not point into data unless data has room for
+// both (then appending them does not move data's bytes).
 func (h *hpackDecoder) add(name, value string) {
 	n := len(name) + len(value)
 	if len(h.data)+n > cap(h.data) {

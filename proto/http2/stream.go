@@ -336,7 +336,19 @@ func (d *Decoder) headersFrame(s *dirState, fh frameHeader, frag []byte, start, 
 		h.bytes += end - start
 	}
 	d.beginBlock(s, h)
-	d.writeBlock(s, frag)
+	// The run of indexed fields the block starts with, if remembered,
+	// is taken at once (blockmemo.go).
+	if k := s.blockHit(h, frag); k > 0 {
+		d.writeBlock(s, frag[k:])
+	} else {
+		r := &s.brun
+		r.n = 0
+		if !s.poisoned {
+			s.run(frag, r)
+		}
+		d.writeBlock(s, frag)
+		s.rememberBlock(h, frag, r)
+	}
 	endStream := fh.flags&fEndStream != 0
 	if fh.flags&fEndHeaders == 0 {
 		s.contStream, s.contEnd = fh.stream, endStream
