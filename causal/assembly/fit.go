@@ -205,6 +205,9 @@ func (r *run) fitWith(n int32, asg func(c int32) int32, w, trust func(int32) flo
 	m.finishAnchors()
 	m.assoc.finish()
 	m.sets.finish()
+	if m.sets.informative && (!m.parallel() || r.handedShare(n) >= kindSetMaxHanded) {
+		m.sets.informative = false
+	}
 	return m
 }
 

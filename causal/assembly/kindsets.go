@@ -24,9 +24,24 @@ import (
 // beam's answer was 170 nats below the truth under its own model, and
 // the aggregator's calls wrong went from 1,214 to 1,638). Where the
 // kinds made say nothing beyond their number (a cache read, then a
-// database read on a miss) the ratio is about one. It is used at a node
-// only where the requests of the assignment gain on average more than
-// kindSetMinGain nats by it.
+// database read on a miss) the ratio is about one; a repeat is left to
+// the repeat evidence (repeat.go), and the prediction from the number
+// made is taken among the events that are not repeats, so that what the
+// repeat evidence says is not counted twice (counted twice, it cost the
+// testbed's parallel tier2 5 points of its links to the backends at 16
+// in flight).
+//
+// It is used at a node only where at least kindSetMinRequests requests
+// of the assignment were observed and they gain on average more than
+// kindSetMinGain nats by it, where the requests fan out (parallel: on
+// the testbed's sequential app tier, whose kinds of request make
+// different sets, it cost 4 points of requests at 16 in flight), and
+// where fewer than kindSetMaxHanded of the node's calls were handed a
+// pooled connection: at a saturated pool a call leaves when a connection
+// frees, whatever request it carries, the evidence learnt from the
+// engine's own assignment decides the call alone at its send, and
+// confirms itself (the generated fan-out at 64 in flight: 44 requests of
+// 1,000 right without it, 14 to 27 with it).
 
 const (
 	// kindSetPrior is the weight, in observations, of the prediction
@@ -35,6 +50,9 @@ const (
 	// kindSetMinGain is the mean log ratio, summed over a request's
 	// events, from which the kinds made are informative at the node.
 	kindSetMinGain = 0.3
+	// kindSetMinRequests is the fewest requests (weights summed) the
+	// ratio is learnt from at a node.
+	kindSetMinRequests = 20
 )
 
 // setCtx is a context of the prediction from the kinds made.
@@ -105,7 +123,7 @@ func (ks *kindSets) finish() {
 		}
 	}
 	clear(ks.cache)
-	ks.informative = ks.nReq > 0 && gain/ks.nReq > kindSetMinGain
+	ks.informative = ks.nReq >= kindSetMinRequests && gain/ks.nReq > kindSetMinGain
 }
 
 // posOf returns the number of calls a request that made the kinds of c
@@ -135,10 +153,24 @@ func (ks *kindSets) lrAt(c setCtx, pos uint8, next int32) float64 {
 	if v, ok := ks.cache[k]; ok {
 		return v
 	}
+	if next != endKind && c.made&kindBit(next) != 0 {
+		// a repeat: the repeat evidence's to judge
+		ks.cache[k] = 0
+		return 0
+	}
 	u := 1 / float64(len(ks.kinds))
 	pp := u
 	if d := ks.byPos[posCtx{c.pk, pos}]; d != nil {
-		pp = (d.c[next] + u) / (d.n + 1)
+		// the prediction from the number made, among the events that
+		// are not repeats: what the repeat evidence already says is not
+		// counted again
+		rest := 1.0
+		for k, v := range d.c {
+			if k != endKind && c.made&kindBit(k) != 0 {
+				rest -= (v + u) / (d.n + 1)
+			}
+		}
+		pp = (d.c[next] + u) / (d.n + 1) / max(rest, 1e-3)
 	}
 	ps := pp
 	if d := ks.bySet[c]; d != nil {
@@ -147,4 +179,41 @@ func (ks *kindSets) lrAt(c setCtx, pos uint8, next int32) float64 {
 	v := math.Log(ps) - math.Log(pp)
 	ks.cache[k] = v
 	return v
+}
+
+// kindSetMinOverlap is the share of a node's calls sent while another
+// call of their request was outstanding from which its requests are
+// taken to fan out in parallel, and the kinds they made to be scored.
+const kindSetMinOverlap = 0.5
+
+// parallel reports whether the node's requests fan out: at least
+// kindSetMinOverlap of their calls left while another call of their
+// request was outstanding (the overlap counts the model learnt).
+func (m *nodeModel) parallel() bool {
+	busy, all := 0.0, 0.0
+	for _, o := range m.ov {
+		busy += o.n[0]
+		all += o.n[1]
+	}
+	return all > 0 && busy >= kindSetMinOverlap*all
+}
+
+// kindSetMaxHanded is the share of a node's calls handed a pooled
+// connection (handoff.go) from which the kinds made are not scored.
+const kindSetMaxHanded = 0.5
+
+// handedShare returns the share of node n's calls that were handed a
+// pooled connection.
+func (r *run) handedShare(n int32) float64 {
+	kids := r.childrenOf[n]
+	if len(kids) == 0 {
+		return 0
+	}
+	h := 0
+	for _, c := range kids {
+		if r.freed[c] != noTime {
+			h++
+		}
+	}
+	return float64(h) / float64(len(kids))
 }
