@@ -49,6 +49,7 @@ func TestDiagnoseUnseen(t *testing.T) {
 		return fmt.Sprintf("%s [%s]", label(byObs[o]), tracelet(byObs[o]))
 	}
 	wrong := map[string]int{}
+	byInst := map[int32]map[string]bool{} // a request's wrong calls' labels
 	for i := range tr.Trace.Messages {
 		o := tr.Observed[i]
 		if tr.Trace.Messages[i].Kind == trace.KindReturn || o < 0 {
@@ -60,10 +61,35 @@ func TestDiagnoseUnseen(t *testing.T) {
 		}
 		if got := a[o]; got != want {
 			wrong[fmt.Sprintf("%s %s: want %s, got %s", tracelet(int32(i)), label(int32(i)), parent(want), parent(got))]++
+			inst := tr.Instance[i]
+			if byInst[inst] == nil {
+				byInst[inst] = map[string]bool{}
+			}
+			byInst[inst][label(int32(i))] = true
 		}
 	}
+	diagWrongRequests(t, byInst)
 	keys := slices.SortedFunc(maps.Keys(wrong), func(x, y string) int { return cmp.Or(cmp.Compare(wrong[y], wrong[x]), cmp.Compare(x, y)) })
 	for _, k := range keys {
 		t.Logf("%5d %s", wrong[k], k)
+	}
+}
+
+// diagWrongRequests logs, by the label of a call, how many requests have
+// a wrong call of that label, and how many have wrong calls of that label
+// only.
+func diagWrongRequests(t *testing.T, byInst map[int32]map[string]bool) {
+	anyOf, only := map[string]int{}, map[string]int{}
+	for _, ls := range byInst {
+		for l := range ls {
+			anyOf[l]++
+			if len(ls) == 1 {
+				only[l]++
+			}
+		}
+	}
+	t.Logf("%d requests with a wrong call; by the label of their wrong calls (any / only that label):", len(byInst))
+	for _, l := range slices.SortedFunc(maps.Keys(anyOf), func(x, y string) int { return cmp.Or(cmp.Compare(anyOf[y], anyOf[x]), cmp.Compare(x, y)) }) {
+		t.Logf("%5d / %5d %s", anyOf[l], only[l], l)
 	}
 }

@@ -204,6 +204,10 @@ func (r *run) fitWith(n int32, asg func(c int32) int32, w, trust func(int32) flo
 	m.finishOrigin()
 	m.finishAnchors()
 	m.assoc.finish()
+	m.sets.finish()
+	if m.sets.informative && (!m.parallel() || r.handedShare(n) >= kindSetMaxHanded) {
+		m.sets.informative = false
+	}
 	return m
 }
 
@@ -250,6 +254,7 @@ func (r *run) observeRequestAs(m *nodeModel, p int32, ks []int32, w func(int32) 
 		m.observe(cx, ck, gl, ga, wc, wc*wt)
 		m.addOverlap(pk, sl.out > 0, wc)
 		m.rep.addLink(repeatBin(made, kindBit(ck)), wc)
+		m.sets.add(pk, made, sl.pos, ck, wc)
 		made |= kindBit(ck)
 		if sl.lastRet >= 0 {
 			if lr := &r.calls[sl.lastRet]; lr.repBytes >= 0 && cc.reqBytes >= 0 {
@@ -282,6 +287,7 @@ func (r *run) observeRequestAs(m *nodeModel, p int32, ks []int32, w func(int32) 
 	cx := ctxKey{pk: pk, prev: sl.prev, pos: min(sl.pos, maxPos), ret: sl.ret}
 	last, arr := queued(p, pc.rep, sl.last, r.arrOf(p))
 	m.observe(cx, endKind, pc.rep-last, pc.rep-arr, wp, wp*wt)
+	m.sets.add(pk, made, sl.pos, endKind, wp)
 	m.observeOrigin(pc, endKind, pc.repBytes, wp)
 	if sl.lastRet >= 0 {
 		if lr := &r.calls[sl.lastRet]; lr.repBytes >= 0 && pc.repBytes >= 0 {

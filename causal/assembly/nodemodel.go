@@ -82,6 +82,7 @@ type nodeModel struct {
 
 	tok, rid, thr, fifo, rep lrTable
 	assoc                    *tokAssoc // derived tokens (assoc.go)
+	sets                     *kindSets // the kinds of call requests make together (kindsets.go)
 
 	tcache  map[tcKey]float64
 	scorers map[uint64]*scorerEntry
@@ -108,6 +109,7 @@ func newNodeModel(nKinds int, span float64) *nodeModel {
 		fifo:     newFallingLR(fifoBins),
 		rep:      newLR(2),
 		assoc:    newTokAssoc(),
+		sets:     newKindSets(),
 		tcache:   make(map[tcKey]float64),
 		scorers:  make(map[uint64]*scorerEntry),
 		gcache:   [2]map[gKey]*[nGapBins]float64{make(map[gKey]*[nGapBins]float64), make(map[gKey]*[nGapBins]float64)},

@@ -350,7 +350,7 @@ func (s *search) linkScore(c int32, sl *slot) float64 {
 	scr := s.scorer(cx, cc.kind)
 	last, arr := r.queued(sl.p, cc.send, sl.last, r.arrOf(sl.p))
 	sc := scr.logT + r.callGap(scr, c, last, arr) + s.m.logOverlap(cx.pk, sl.out > 0)
-	sc += s.m.logRepeat(sl.kinds, kindBit(cc.kind))
+	sc += s.m.logRepeat(sl.kinds, kindBit(cc.kind)) + s.m.sets.lr(cx.pk, sl.kinds, sl.pos, cc.kind)
 	if sl.lastRet >= 0 && cc.reqBytes >= 0 {
 		lr := &r.calls[sl.lastRet]
 		if lr.repBytes >= 0 {
@@ -371,7 +371,7 @@ func (s *search) endScore(sl *slot) float64 {
 	cx := s.ctx(sl)
 	scr := s.scorer(cx, endKind)
 	last, arr := r.queued(sl.p, pc.rep, sl.last, r.arrOf(sl.p))
-	sc := scr.logT + scr.gap(pc.rep-last, pc.rep-arr)
+	sc := scr.logT + scr.gap(pc.rep-last, pc.rep-arr) + s.m.sets.lr(cx.pk, sl.kinds, sl.pos, endKind)
 	if sl.lastRet >= 0 {
 		lr := &r.calls[sl.lastRet]
 		if lr.repBytes >= 0 && pc.repBytes >= 0 {
