@@ -71,14 +71,15 @@ var gapCenter = func() [nGapBins]float64 {
 // is read from the same arrival and send times the delays are, and at
 // coarse timestamps from the same guesses of their order inside a tick,
 // so it counts that timing twice. On TraceWeaver's kind of traces (1 ms
-// timestamps; docs/accuracy.md, "Requests exactly right") the truth
-// scored below the engine's answer on every node under the engine's own
-// model, and under a model fitted on the truth, by the FIFO term alone;
-// half the weight raised the requests exactly right on every one of the
-// seven traces and on eight of nine other seeds' (causal-assembly.md
-// section 3, *FIFO*). Timestamps fine enough not to be spread keep the
-// full weight: there the half weight won at 4 and 16 requests in flight
-// and lost at 64, where the delays decide less.
+// timestamps; docs/accuracy.md, "Why hotel and media requests are
+// wrong") the truth scored below the engine's answer on every node, under
+// the engine's own model and under one fitted on the truth, mostly by the
+// FIFO term; with the delays read as intervals, half the weight raised
+// the requests exactly right on five of the seven traces (0.1 and 0.2
+// points lost on the other two) and on six of nine other seeds' (+5.5
+// points over the nine). Timestamps fine enough not to be spread keep
+// the full weight: there the half weight won at 4 and 16 requests in
+// flight and lost at 64, where the delays decide less.
 const coarseFIFOWeight = 0.5
 
 // fifoWeight is the weight of the FIFO evidence in m's scores.
