@@ -165,6 +165,7 @@ func (r *run) fitWith(n int32, asg func(c int32) int32, w, trust func(int32) flo
 	if r.l.sendSp != nil {
 		// spread times (spreadTicks) are read at their finest spacing
 		m.res = float64(r.l.spacing)
+		m.tick = float64(r.l.res)
 	}
 	for _, c := range kids {
 		cc := &r.calls[c]

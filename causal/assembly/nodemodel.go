@@ -72,6 +72,7 @@ type nodeModel struct {
 	nKinds  int               // distinct child kinds at the node, for the uniform prior
 	logSpan float64
 	res     float64 // the timestamps' resolution, ns
+	tick    float64 // the ticks spread times came from (tickBlur), 0 when not spread
 
 	size     map[sKey]*sizeLink
 	retSizes map[int32]map[int64]float64 // child kind -> reply sizes
@@ -212,6 +213,9 @@ func (m *nodeModel) gapDensity(anchor int, keys *[4]gKey) *[nGapBins]float64 {
 			}
 		}
 		robustMix(&mass, &node)
+		if m.tick > 0 {
+			mass = tickBlur(&mass, m.tick)
+		}
 		d = logDensity(&mass, m.res)
 		m.gcache[anchor][keys[0]] = d
 	}
@@ -640,5 +644,5 @@ func (m *nodeModel) logFIFO(b int8) float64 {
 	if b < 0 {
 		return 0
 	}
-	return m.fifo.logLR(int(b))
+	return m.fifoWeight() * m.fifo.logLR(int(b))
 }
