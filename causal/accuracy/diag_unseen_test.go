@@ -69,6 +69,7 @@ func TestDiagnoseUnseen(t *testing.T) {
 		}
 	}
 	diagWrongRequests(t, byInst)
+	diagHosts(t, out, a, byInst)
 	keys := slices.SortedFunc(maps.Keys(wrong), func(x, y string) int { return cmp.Or(cmp.Compare(wrong[y], wrong[x]), cmp.Compare(x, y)) })
 	for _, k := range keys {
 		t.Logf("%5d %s", wrong[k], k)

@@ -77,6 +77,14 @@ type Report struct {
 	Truth     TruthSummary `json:"truth"`
 	Patterns  PatternScore `json:"patterns"`
 	Instances *CountScore  `json:"instances,omitempty"`
+	// CallTrees is, in the messages view, the instances compared as call
+	// trees: an instance is correct when each of its calls has the right
+	// parent call, whatever order its messages are said to follow each
+	// other in. It is the accuracy harness's "requests exactly right"
+	// (causal/accuracy.ExactRequests) and issue 11's metric; nil in the
+	// calls view (Instances is that figure) or when instances are not
+	// scored.
+	CallTrees *CountScore  `json:"call_trees,omitempty"`
 	Messages  *CountScore  `json:"messages,omitempty"`
 	Tolerance float64      `json:"tolerance"`
 	TopN      []TopNPoint  `json:"top_n"`
@@ -580,6 +588,9 @@ func (r *Report) scoreInstances(res *causal.Result, truth *gen.Truth, opt Option
 	r.Instances = t.instanceScore()
 	r.Messages = t.messageScore()
 	r.Matched = t.matched
+	if opt.View == ViewMessages {
+		r.CallTrees = callTreeInstances(res, truth, opt, toTruth)
+	}
 	return nil
 }
 

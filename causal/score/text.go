@@ -82,6 +82,9 @@ func writeCounts(bw *bufio.Writer, r *Report) {
 			fmt.Fprintf(bw, "%-10s %9s %9.1f %9s %9.1f %6s %9.1f %6s\n", "  weighted", "", c.WeightedInferred, "",
 				c.WeightedFalsePositives, pct(c.WeightedFalsePositiveRate), c.WeightedFalseNegatives, pct(c.WeightedFalseNegativeRate))
 		}
+		if row.name == "instances" {
+			writeCallTrees(bw, r.CallTrees)
+		}
 	}
 	if r.Messages != nil && r.Messages.Lost > 0 {
 		fmt.Fprintf(bw, "(%d true messages, %s, are not in the trace", r.Messages.Lost, pct(float64(r.Messages.Lost)/float64(r.Messages.Truth)))

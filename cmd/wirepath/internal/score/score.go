@@ -41,6 +41,11 @@ inferred patterns that are not true, false negatives true patterns not found.
 Instances and messages are scored when the engine listed the messages of
 every instance (run it with --instances -1): an instance is correct when it
 has exactly the messages of a true instance with the right parent for each.
+In that default view (--view messages) the row "as calls" gives the
+instances compared as call trees too (a call's parent is the call its
+caller was serving; --view calls): the accuracy harness's requests exactly
+right (docs/accuracy.md), which does not judge the order a request's
+messages are said to follow each other in.
 The top-N curve counts how many of the N most frequent true patterns are not
 among the N top-ranked inferred ones; near-ties within --tolerance are
 excused. Node and network delay errors are given per hop and per node for
