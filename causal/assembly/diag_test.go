@@ -415,6 +415,40 @@ func (d *diag) handoffs(t *testing.T) {
 			w.sameWrong++
 		}
 	}
+	for n, m := range r.models {
+		if m != nil {
+			t.Logf("%s: handoffs apart %v", d.name(int32(n)), m.handApart)
+		}
+		if m != nil && m.waitInformative() {
+			var lr [waitBins]float64
+			for b := range lr {
+				lr[b] = m.logWait(int8(b))
+			}
+			t.Logf("%s: waiters' log ratios by rank %.2f (link %.0f, other %.0f)", d.name(int32(n)), lr, m.wait.link, m.wait.other)
+			// the same counts under the true assignment
+			tru := func(c int32) int32 {
+				if d.tp[c] == diagUnknown || d.tp[c] == diagNone {
+					return -1
+				}
+				return d.tp[c]
+			}
+			byParent := map[int32][]int32{}
+			for _, c := range r.childrenOf[n] {
+				if a := tru(c); a >= 0 {
+					byParent[a] = append(byParent[a], c)
+				}
+			}
+			for _, ks := range byParent {
+				slices.SortStableFunc(ks, func(a, b int32) int { return cmpTime(r.sendOf(a), r.sendOf(b)) })
+			}
+			tm := newNodeModel(1, 1)
+			r.observeWaiters(int32(n), tm, tru, byParent, one)
+			for b := range lr {
+				lr[b] = tm.logWait(int8(b))
+			}
+			t.Logf("%s: truth: waiters' log ratios by rank %.2f (link %.0f, other %.0f)", d.name(int32(n)), lr, tm.wait.link, tm.wait.other)
+		}
+	}
 	for name, w := range rows {
 		t.Logf("%s: handed calls %d: truly the freeing call's request %d, another %d; engine: same request %d, another %d; right %d, wrong and given the freeing call's request %d",
 			name, w.handed, w.trueSame, w.trueOther, w.engSame, w.engOther, w.right, w.sameWrong)
@@ -791,9 +825,9 @@ func (d *diag) replayTerms(s *search, p int32, ks []int32, out termSums) {
 		scr := m.scorer(cx, cc.kind)
 		at := fmt.Sprintf("pos %d k%d", cx.pos, cc.kind)
 		out["trans "+at] += scr.logT
-		out["gap "+at] += r.callGap(scr, st.c, sl.last, r.arrOf(p))
+		out["gap "+at] += r.callGap(m, scr, st.c, sl.last, r.arrOf(p))
 		if d.gaps != nil {
-			gl, _ := r.observedGaps(st.c, sl.last, r.arrOf(p))
+			gl, _, _ := r.observedGaps(m, st.c, sl.last, r.arrOf(p))
 			d.gaps[at] = append(d.gaps[at], gl)
 		}
 		out["overlap"] += m.logOverlap(cx.pk, sl.out > 0)

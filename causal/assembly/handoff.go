@@ -70,24 +70,35 @@ var logHandoff = [2]float64{math.Log(handoffWeight), math.Log1p(-handoffWeight)}
 // arr. A call handed a connection freed after both may have waited for
 // it: its timing is then that of the handoff, measured from the freeing,
 // and the two readings are mixed.
-func (r *run) callGap(sc *scorer, c int32, last, arr int64) float64 {
+func (r *run) callGap(m *nodeModel, sc *scorer, c int32, last, arr int64) float64 {
 	send := r.calls[c].send
 	raw := sc.gap(send-last, send-arr)
 	f := r.freed[c]
 	if f == noTime || f <= last {
 		return raw
 	}
-	return logAdd(raw+logHandoff[1], sc.gap(send-f, send-max(arr, f))+logHandoff[0])
+	if !m.handApart {
+		return logAdd(raw+logHandoff[1], sc.gap(send-f, send-max(arr, f))+logHandoff[0])
+	}
+	return logAdd(raw+logHandoff[1], sc.readyBy(f-last, f-arr)+m.logHand(send-f)+logHandoff[0])
 }
 
 // observedGaps returns the gaps the models learn call c's timing from, as
 // the next call of a request whose latest trigger was at last and which
-// arrived at arr: measured from the connection's freeing when the call
-// was handed one freed after both (it waited), else from the anchors.
-func (r *run) observedGaps(c int32, last, arr int64) (gl, ga int64) {
+// arrived at arr: from the anchors, or, when the call was handed a
+// connection freed after both (it waited: waited is then the delay after
+// the freeing, else -1), none (the request's own delays are not seen).
+func (r *run) observedGaps(m *nodeModel, c int32, last, arr int64) (gl, ga, waited int64) {
 	send := r.calls[c].send
-	if f := r.freed[c]; f != noTime && f > last {
-		return send - f, send - max(arr, f)
+	f := r.freed[c]
+	switch {
+	case f == noTime:
+	case f > last && m.handApart:
+		return 0, 0, send - f
+	case f > last:
+		return send - f, send - max(arr, f), -1
+	default:
+		return 0, 0, noGap
 	}
-	return send - last, send - arr
+	return send - last, send - arr, -1
 }
