@@ -417,7 +417,13 @@ func (d *diag) handoffs(t *testing.T) {
 	}
 	for n, m := range r.models {
 		if m != nil {
-			t.Logf("%s: handoffs apart %v", d.name(int32(n)), m.handApart)
+			byP := map[int32][]int32{}
+			for _, c := range r.childrenOf[n] {
+				if p := r.parent[c]; p >= 0 {
+					byP[p] = append(byP[p], c)
+				}
+			}
+			t.Logf("%s: handoffs apart %v (share handed %.2f, overlapping %.2f)", d.name(int32(n)), m.handApart, r.handedShare(int32(n)), overlapShare(r, byP))
 		}
 		if m != nil && m.waitInformative() {
 			var lr [waitBins]float64

@@ -85,9 +85,15 @@ func (r *run) callGap(m *nodeModel, sc *scorer, c int32, last, arr int64) float6
 
 // observedGaps returns the gaps the models learn call c's timing from, as
 // the next call of a request whose latest trigger was at last and which
-// arrived at arr: from the anchors, or, when the call was handed a
-// connection freed after both (it waited: waited is then the delay after
-// the freeing, else -1), none (the request's own delays are not seen).
+// arrived at arr, from the anchors (waited -1). A call handed a
+// connection freed after both waited for it: at a node whose handoffs are
+// apart (nodeModel.handApart) its delay after the freeing is learnt as
+// the handoff's (waited ≥ 0), elsewhere measured from the freeing as the
+// request's own. There a call handed the connection its request's own
+// latest reply freed is not learnt at all (waited noGap): whether it was
+// the request's own next call or a waiter's taken for it, its delay from
+// the freeing is the engine's choice confirmed (docs/accuracy.md, "A
+// connection handed to the next waiter").
 func (r *run) observedGaps(m *nodeModel, c int32, last, arr int64) (gl, ga, waited int64) {
 	send := r.calls[c].send
 	f := r.freed[c]
@@ -97,7 +103,7 @@ func (r *run) observedGaps(m *nodeModel, c int32, last, arr int64) (gl, ga, wait
 		return 0, 0, send - f
 	case f > last:
 		return send - f, send - max(arr, f), -1
-	default:
+	case m.handApart:
 		return 0, 0, noGap
 	}
 	return send - last, send - arr, -1
