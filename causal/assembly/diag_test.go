@@ -1070,3 +1070,34 @@ func (d *diag) trades(t *testing.T, n int32) {
 // tradeNear is how close two calls' sends must be for trades to count them
 // as sent together.
 const tradeNear = 100_000 // ns
+
+// overlapShare returns the share of the calls of an assignment (calls by
+// request) sent while another call of their request was out, of the
+// requests that made more than one; their order is made by send (as
+// fitWith's): how far a node's requests are not the waiters waitRanks
+// ranks (a request that waits for a pooled connection with a call of
+// its own out: fan-out).
+func overlapShare(r *run, byParent map[int32][]int32) float64 {
+	busy, all := 0, 0
+	for _, ks := range byParent {
+		if len(ks) < 2 {
+			continue
+		}
+		slices.SortStableFunc(ks, func(a, b int32) int { return cmpTime(r.sendOf(a), r.sendOf(b)) })
+		out := int64(math.MinInt64)
+		for _, k := range ks {
+			if !r.twoWay(k) {
+				continue
+			}
+			if r.calls[k].send < out {
+				busy++
+			}
+			out = max(out, r.calls[k].back)
+			all++
+		}
+	}
+	if all == 0 {
+		return 0
+	}
+	return float64(busy) / float64(all)
+}
