@@ -185,7 +185,7 @@ func (r *run) fitWith(n int32, asg func(c int32) int32, w, trust func(int32) flo
 		addSize(m.repSizes, r.calls[p].kind, r.calls[p].repBytes)
 		addSize(m.arrSizes, r.calls[p].kind, r.calls[p].reqBytes)
 	}
-	m.handApart = r.handedShare(n) >= handedMin
+	m.handApart = r.handApart(n)
 	for _, p := range r.parentsOf[n] {
 		if !include(p) {
 			continue

@@ -244,3 +244,18 @@ func (r *run) handedShare(n int32) float64 {
 	}
 	return float64(h) / float64(len(ks))
 }
+
+// handCallsMin is the calls a node makes per request it serves, on the
+// trace, from which its handoffs may be apart: a request that makes one
+// call has no next call for the connection its reply freed, and at a
+// saturated pool of one-call requests (TestNoCollapse's gateway at 64 in
+// flight) the waiters' reading gave the requests done with their call
+// the handed calls of those still waiting (586 of 1,000 with none).
+const handCallsMin = 1.5
+
+// handApart reports whether node n's handoffs are learnt and read apart
+// and its waiters ranked (nodeModel.handApart): at least handedMin of its
+// calls handed a connection, and at least handCallsMin calls a request.
+func (r *run) handApart(n int32) bool {
+	return r.handedShare(n) >= handedMin && float64(len(r.childrenOf[n])) >= handCallsMin*float64(len(r.parentsOf[n]))
+}
