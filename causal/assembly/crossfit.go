@@ -86,6 +86,7 @@ func (r *run) crossFitModels(n int32, iso, full *nodeModel, soft bool) *crossFit
 		h := x.ms[k]
 		x.own[k] = [4]lrTable{h.tok, h.rid, h.thr, h.fifo}
 		h.tok, h.rid, h.thr, h.fifo = full.tok, full.rid, full.thr, full.fifo
+		h.wait = full.wait
 	}
 	return x
 }

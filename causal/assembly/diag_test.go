@@ -415,6 +415,46 @@ func (d *diag) handoffs(t *testing.T) {
 			w.sameWrong++
 		}
 	}
+	for n, m := range r.models {
+		if m != nil {
+			byP := map[int32][]int32{}
+			for _, c := range r.childrenOf[n] {
+				if p := r.parent[c]; p >= 0 {
+					byP[p] = append(byP[p], c)
+				}
+			}
+			t.Logf("%s: handoffs apart %v (share handed %.2f, overlapping %.2f)", d.name(int32(n)), m.handApart, r.handedShare(int32(n)), overlapShare(r, byP))
+		}
+		if m != nil && m.waitInformative() {
+			var lr [waitBins]float64
+			for b := range lr {
+				lr[b] = m.logWait(int8(b))
+			}
+			t.Logf("%s: waiters' log ratios by rank %.2f (link %.0f, other %.0f)", d.name(int32(n)), lr, m.wait.link, m.wait.other)
+			// the same counts under the true assignment
+			tru := func(c int32) int32 {
+				if d.tp[c] == diagUnknown || d.tp[c] == diagNone {
+					return -1
+				}
+				return d.tp[c]
+			}
+			byParent := map[int32][]int32{}
+			for _, c := range r.childrenOf[n] {
+				if a := tru(c); a >= 0 {
+					byParent[a] = append(byParent[a], c)
+				}
+			}
+			for _, ks := range byParent {
+				slices.SortStableFunc(ks, func(a, b int32) int { return cmpTime(r.sendOf(a), r.sendOf(b)) })
+			}
+			tm := newNodeModel(1, 1)
+			r.observeWaiters(int32(n), tm, tru, byParent, one)
+			for b := range lr {
+				lr[b] = tm.logWait(int8(b))
+			}
+			t.Logf("%s: truth: waiters' log ratios by rank %.2f (link %.0f, other %.0f)", d.name(int32(n)), lr, tm.wait.link, tm.wait.other)
+		}
+	}
 	for name, w := range rows {
 		t.Logf("%s: handed calls %d: truly the freeing call's request %d, another %d; engine: same request %d, another %d; right %d, wrong and given the freeing call's request %d",
 			name, w.handed, w.trueSame, w.trueOther, w.engSame, w.engOther, w.right, w.sameWrong)
@@ -791,9 +831,9 @@ func (d *diag) replayTerms(s *search, p int32, ks []int32, out termSums) {
 		scr := m.scorer(cx, cc.kind)
 		at := fmt.Sprintf("pos %d k%d", cx.pos, cc.kind)
 		out["trans "+at] += scr.logT
-		out["gap "+at] += r.callGap(scr, st.c, sl.last, r.arrOf(p))
+		out["gap "+at] += r.callGap(m, scr, st.c, sl.last, r.arrOf(p))
 		if d.gaps != nil {
-			gl, _ := r.observedGaps(st.c, sl.last, r.arrOf(p))
+			gl, _, _ := r.observedGaps(m, st.c, sl.last, r.arrOf(p))
 			d.gaps[at] = append(d.gaps[at], gl)
 		}
 		out["overlap"] += m.logOverlap(cx.pk, sl.out > 0)
@@ -1030,3 +1070,34 @@ func (d *diag) trades(t *testing.T, n int32) {
 // tradeNear is how close two calls' sends must be for trades to count them
 // as sent together.
 const tradeNear = 100_000 // ns
+
+// overlapShare returns the share of the calls of an assignment (calls by
+// request) sent while another call of their request was out, of the
+// requests that made more than one; their order is made by send (as
+// fitWith's): how far a node's requests are not the waiters waitRanks
+// ranks (a request that waits for a pooled connection with a call of
+// its own out: fan-out).
+func overlapShare(r *run, byParent map[int32][]int32) float64 {
+	busy, all := 0, 0
+	for _, ks := range byParent {
+		if len(ks) < 2 {
+			continue
+		}
+		slices.SortStableFunc(ks, func(a, b int32) int { return cmpTime(r.sendOf(a), r.sendOf(b)) })
+		out := int64(math.MinInt64)
+		for _, k := range ks {
+			if !r.twoWay(k) {
+				continue
+			}
+			if r.calls[k].send < out {
+				busy++
+			}
+			out = max(out, r.calls[k].back)
+			all++
+		}
+	}
+	if all == 0 {
+		return 0
+	}
+	return float64(busy) / float64(all)
+}

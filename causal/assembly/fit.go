@@ -186,6 +186,7 @@ func (r *run) fitWith(n int32, asg func(c int32) int32, w, trust func(int32) flo
 		addSize(m.repSizes, r.calls[p].kind, r.calls[p].repBytes)
 		addSize(m.arrSizes, r.calls[p].kind, r.calls[p].reqBytes)
 	}
+	m.handApart = r.handApart(n)
 	for _, p := range r.parentsOf[n] {
 		if !include(p) {
 			continue
@@ -251,8 +252,14 @@ func (r *run) observeRequestAs(m *nodeModel, p int32, ks []int32, w func(int32) 
 		wp = min(wp, wc)
 		cx := ctxKey{pk: pk, prev: sl.prev, pos: min(sl.pos, maxPos), ret: sl.ret}
 		last, arr := queued(p, cc.send, sl.last, r.arrOf(p))
-		gl, ga := r.observedGaps(st.c, last, arr)
-		m.observe(cx, ck, gl, ga, wc, wc*wt)
+		if gl, ga, waited := r.observedGaps(m, st.c, last, arr); waited != -1 {
+			m.observeTrans(cx, ck, wc*wt)
+			if waited >= 0 {
+				m.addHand(waited, wc)
+			}
+		} else {
+			m.observe(cx, ck, gl, ga, wc, wc*wt)
+		}
 		m.addOverlap(pk, sl.out > 0, wc)
 		m.rep.addLink(repeatBin(made, kindBit(ck)), wc)
 		m.sets.add(pk, made, sl.pos, ck, wc)
@@ -301,6 +308,7 @@ func (r *run) observeRequestAs(m *nodeModel, p int32, ks []int32, w func(int32) 
 // requests it was not assigned to, each in its state when the call left.
 func (r *run) observeOthers(n int32, m *nodeModel, asg func(int32) int32, byParent map[int32][]int32, w func(int32) float64) {
 	r.observeFIFO(n, m, asg, byParent, w)
+	r.observeWaiters(n, m, asg, byParent, w)
 	if r.idf == nil && !r.hasIDs {
 		return
 	}

@@ -70,24 +70,57 @@ var logHandoff = [2]float64{math.Log(handoffWeight), math.Log1p(-handoffWeight)}
 // arr. A call handed a connection freed after both may have waited for
 // it: its timing is then that of the handoff, measured from the freeing,
 // and the two readings are mixed.
-func (r *run) callGap(sc *scorer, c int32, last, arr int64) float64 {
+func (r *run) callGap(m *nodeModel, sc *scorer, c int32, last, arr int64) float64 {
 	send := r.calls[c].send
 	raw := sc.gap(send-last, send-arr)
 	f := r.freed[c]
 	if f == noTime || f <= last {
 		return raw
 	}
-	return logAdd(raw+logHandoff[1], sc.gap(send-f, send-max(arr, f))+logHandoff[0])
+	if !m.handApart {
+		return logAdd(raw+logHandoff[1], sc.gap(send-f, send-max(arr, f))+logHandoff[0])
+	}
+	return logAdd(raw+logHandoff[1], sc.readyBy(f-last, f-arr)+m.logHand(send-f)+logHandoff[0])
 }
 
 // observedGaps returns the gaps the models learn call c's timing from, as
 // the next call of a request whose latest trigger was at last and which
-// arrived at arr: measured from the connection's freeing when the call
-// was handed one freed after both (it waited), else from the anchors.
-func (r *run) observedGaps(c int32, last, arr int64) (gl, ga int64) {
+// arrived at arr, from the anchors (waited -1). A call handed a
+// connection freed after both waited for it: at a node whose handoffs are
+// apart (nodeModel.handApart) its delay after the freeing is learnt as
+// the handoff's (waited ≥ 0), elsewhere measured from the freeing as the
+// request's own. There a call handed the connection its request's own
+// latest reply freed is not learnt at all (waited noGap): whether it was
+// the request's own next call or a waiter's taken for it, its delay from
+// the freeing is the engine's choice confirmed (docs/accuracy.md, "A
+// connection handed to the next waiter").
+func (r *run) observedGaps(m *nodeModel, c int32, last, arr int64) (gl, ga, waited int64) {
 	send := r.calls[c].send
-	if f := r.freed[c]; f != noTime && f > last {
-		return send - f, send - max(arr, f)
+	f := r.freed[c]
+	switch {
+	case f == noTime:
+	case f > last && m.handApart:
+		return 0, 0, send - f
+	case f > last:
+		return send - f, send - max(arr, f), -1
+	case m.handApart:
+		return 0, 0, noGap
 	}
-	return send - last, send - arr
+	return send - last, send - arr, -1
+}
+
+// handedShare returns the share of node n's calls handed a connection
+// just freed.
+func (r *run) handedShare(n int32) float64 {
+	ks := r.childrenOf[n]
+	if len(ks) == 0 {
+		return 0
+	}
+	h := 0
+	for _, c := range ks {
+		if r.freed[c] != noTime {
+			h++
+		}
+	}
+	return float64(h) / float64(len(ks))
 }

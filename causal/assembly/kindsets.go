@@ -201,19 +201,3 @@ func (m *nodeModel) parallel() bool {
 // kindSetMaxHanded is the share of a node's calls handed a pooled
 // connection (handoff.go) from which the kinds made are not scored.
 const kindSetMaxHanded = 0.5
-
-// handedShare returns the share of node n's calls that were handed a
-// pooled connection.
-func (r *run) handedShare(n int32) float64 {
-	kids := r.childrenOf[n]
-	if len(kids) == 0 {
-		return 0
-	}
-	h := 0
-	for _, c := range kids {
-		if r.freed[c] != noTime {
-			h++
-		}
-	}
-	return float64(h) / float64(len(kids))
-}

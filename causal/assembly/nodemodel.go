@@ -82,8 +82,12 @@ type nodeModel struct {
 	origin   map[oKey]*sizeLink          // request size against what it sends (origin.go)
 
 	tok, rid, thr, fifo, rep lrTable
-	assoc                    *tokAssoc // derived tokens (assoc.go)
-	sets                     *kindSets // the kinds of call requests make together (kindsets.go)
+	wait                     lrTable    // the waiters of a pool (waiters.go)
+	hand                     *handModel // the handoffs' delays (waiters.go)
+	// handApart: the handoffs' delays are learnt and read apart (waiters.go)
+	handApart bool
+	assoc     *tokAssoc // derived tokens (assoc.go)
+	sets      *kindSets // the kinds of call requests make together (kindsets.go)
 
 	tcache  map[tcKey]float64
 	scorers map[uint64]*scorerEntry
@@ -108,6 +112,7 @@ func newNodeModel(nKinds int, span float64) *nodeModel {
 		rid:      newLR(2),
 		thr:      newLR(2),
 		fifo:     newFallingLR(fifoBins),
+		wait:     newFallingLR(waitBins),
 		rep:      newLR(2),
 		assoc:    newTokAssoc(),
 		sets:     newKindSets(),
@@ -167,6 +172,13 @@ type gapSample struct {
 // context c after delays gl from its latest trigger and ga from its
 // arrival, with weight w for the delays and wt for the call graph.
 func (m *nodeModel) observe(c ctxKey, next int32, gl, ga int64, w, wt float64) {
+	m.observeTrans(c, next, wt)
+	m.observeGaps(c, next, gl, ga, w)
+}
+
+// observeTrans records the call graph's step to next in context c, as
+// observe does, without its delays.
+func (m *nodeModel) observeTrans(c ctxKey, next int32, wt float64) {
 	for _, k := range c.transKeys() {
 		d := m.trans[k]
 		if d == nil {
@@ -175,7 +187,6 @@ func (m *nodeModel) observe(c ctxKey, next int32, gl, ga int64, w, wt float64) {
 		}
 		d.add(next, wt)
 	}
-	m.observeGaps(c, next, gl, ga, w)
 }
 
 // observeGaps records the delays of one event of a request, as observe
@@ -340,6 +351,7 @@ func (m *nodeModel) logTrans(c ctxKey, next int32) float64 {
 type scorer struct {
 	logT   float64
 	dl, da [nGapBins]float64
+	cum    *[2][nGapBins]float64 // readyBy's, once computed
 }
 
 // gap returns the log density of a message gl after its latest trigger

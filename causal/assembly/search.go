@@ -238,7 +238,10 @@ type search struct {
 	memo   u64Table // of math.Float64bits
 	scores []float64
 	fifo   []int8
-	elig   []int32
+	// wait and waiters are waitRanks's
+	wait    []int8
+	waiters []waiter
+	elig    []int32
 	// feas and ord are slotOrder's
 	feas []bool
 	ord  []int32
@@ -349,7 +352,7 @@ func (s *search) linkScore(c int32, sl *slot) float64 {
 	cx := s.ctx(sl)
 	scr := s.scorer(cx, cc.kind)
 	last, arr := r.queued(sl.p, cc.send, sl.last, r.arrOf(sl.p))
-	sc := scr.logT + r.callGap(scr, c, last, arr) + s.m.logOverlap(cx.pk, sl.out > 0)
+	sc := scr.logT + r.callGap(s.m, scr, c, last, arr) + s.m.logOverlap(cx.pk, sl.out > 0)
 	sc += s.m.logRepeat(sl.kinds, kindBit(cc.kind)) + s.m.sets.lr(cx.pk, sl.kinds, sl.pos, cc.kind)
 	if sl.lastRet >= 0 && cc.reqBytes >= 0 {
 		lr := &r.calls[sl.lastRet]
@@ -405,6 +408,7 @@ func (s *search) send(c int32) {
 		} else {
 			s.fifoBins(h, c, kb)
 		}
+		s.waitRanks(h, c)
 		for i := range h.slots {
 			sl := &h.slots[i]
 			if forced >= 0 && sl.p != forced {
@@ -413,11 +417,11 @@ func (s *search) send(c int32) {
 			if shared && !s.feas[i] || !shared && !s.feasible(c, sl.p) {
 				continue
 			}
-			key := sl.hs ^ uint64(s.fifo[i]+2)*0x9e3779b97f4a7c15
+			key := sl.hs ^ uint64(s.fifo[i]+2)*0x9e3779b97f4a7c15 ^ uint64(s.wait[i]+2)*0xc2b2ae3d27d4eb4f
 			lb, ok := s.memo.get(key)
 			ls := math.Float64frombits(lb)
 			if !ok {
-				ls = s.linkScore(c, sl) + s.m.logFIFO(s.fifo[i])
+				ls = s.linkScore(c, sl) + s.m.logFIFO(s.fifo[i]) + s.m.logWait(s.wait[i])
 				s.memo.put(key, math.Float64bits(ls))
 			}
 			sc := h.score + ls

@@ -130,8 +130,11 @@ func (r *run) observeAsIf(m *nodeModel, p int32, ks []int32, c int32, w float64,
 		case st.c == c:
 			cx := ctxKey{pk: pc.kind, prev: sl.prev, pos: min(sl.pos, maxPos), ret: sl.ret}
 			last, arr := r.queued(p, cc.send, sl.last, r.arrOf(p))
-			gl, ga := r.observedGaps(c, last, arr)
-			m.observeGaps(cx, cc.kind, gl, ga, w)
+			if gl, ga, waited := r.observedGaps(m, c, last, arr); waited >= 0 {
+				m.addHand(waited, w)
+			} else if waited == -1 {
+				m.observeGaps(cx, cc.kind, gl, ga, w)
+			}
 			return buf
 		default:
 			sl.pos++
