@@ -44,9 +44,7 @@ tracelets:
 // pool.yaml's 1,000 requests no call and a few up to 32 (the eventloop
 // gateway 972, the workerpool proxy 892); EM kept it (dcedge.go).
 func TestNoCollapse(t *testing.T) {
-	if testing.Short() {
-		t.Skip("generates and assembles traces")
-	}
+	skipLongAccuracy(t)
 	for _, tc := range []struct {
 		name    string
 		config  string // a generator configuration, or a file of one

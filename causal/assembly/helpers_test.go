@@ -218,3 +218,15 @@ func (r *run) rightParents(pairs []callKid) int {
 	}
 	return right
 }
+
+// skipLongAccuracy skips a test that generates and assembles full-size
+// traces to check accuracy under -short and under the race detector: `make
+// test` runs it once without -race, and the engine's goroutines are raced
+// by TestWorkersAgree (under load the race run of such a test took minutes
+// and the package hit the 10-minute test timeout).
+func skipLongAccuracy(t *testing.T) {
+	t.Helper()
+	if testing.Short() || raceEnabled {
+		t.Skip("generates and assembles full-size traces (not under -short or -race)")
+	}
+}

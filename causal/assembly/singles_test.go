@@ -12,9 +12,7 @@ import (
 // the calls of a run of requests by one; the single-call matching weighs
 // each request's reply right after its call's.
 func TestSingleMatchSaturatedPool(t *testing.T) {
-	if testing.Short() {
-		t.Skip("generates and assembles traces")
-	}
+	skipLongAccuracy(t)
 	for _, tc := range []struct {
 		name      string
 		config    string // a generator configuration, or a file of one
