@@ -54,14 +54,21 @@ func (r *run) noCallExcess(n int32) (left, expect float64) {
 
 // backing returns the share of node n's posterior its evidence backs: 1
 // less the share of its requests left with no call beyond what its first
-// model expects (1 where it left no more than that).
+// model expects and one standard deviation of that count (1 where it
+// left no more than that).
 func (r *run) backing(n int32) float64 {
 	left, expect := r.noCallExcess(n)
 	req := float64(len(r.parentsOf[n]))
-	if req == 0 || left <= expect {
+	if req == 0 {
 		return 1
 	}
-	return max(0, 1-(left-expect)/req)
+	// beyond chance: the count's binomial standard deviation
+	p := min(1, expect/req)
+	excess := left - expect - math.Sqrt(req*p*(1-p))
+	if excess <= 0 {
+		return 1
+	}
+	return max(0, 1-excess/req)
 }
 
 // unback spreads the share 1 − backed of the distribution ps evenly over
