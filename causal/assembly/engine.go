@@ -135,6 +135,8 @@ type run struct {
 	// models of the last pass, by node, and a hook after each pass, for
 	// tests
 	models []*nodeModel
+	// firstModels are the nodes' first models (calib.go)
+	firstModels []*nodeModel
 	// xfits are the cross-fitted models each node's last pass searched
 	// with (nil where it had none), for the diagnostics
 	xfits  []*crossFit
@@ -217,6 +219,7 @@ func newRun(opt Options, ms trace.Messages, nm *causal.Namer) *run {
 	r.chains = make([]chainCounts, nn)
 	r.singles = make([]chainCounts, nn)
 	r.models = make([]*nodeModel, nn)
+	r.firstModels = make([]*nodeModel, nn)
 	r.xfits = make([]*crossFit, nn)
 	r.rhythms = make([]map[int32]*rhythm, nn)
 	r.rhythmOnce = make([]sync.Once, nn)
@@ -363,6 +366,7 @@ func (r *run) solveNode(n int32) {
 	qm := queueTry
 	for {
 		m := r.initialModel(n)
+		r.firstModels[n] = m
 		if iso != nil {
 			addTrans(m, iso)
 		}

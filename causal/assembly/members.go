@@ -25,8 +25,9 @@ const nMembers = 3
 // candidates cands) from the ensemble, each member's probability of a in
 // mconf, and takes what each member gives the other requests from their
 // mkeep. post is the main search's posterior (its request, then its
-// alternatives).
-func (r *run) members(c, a int32, post []alt, cands []int32) {
+// alternatives); each member's is spread by the share 1 − backed of it
+// the node's evidence does not back (calib.go).
+func (r *run) members(c, a int32, post []alt, cands []int32, backed float64) {
 	qs := make([]int32, 0, len(cands)+1)
 	qs = append(append(qs, -1), cands...)
 	var ps [nMembers][]float64
@@ -44,6 +45,7 @@ func (r *run) members(c, a int32, post []alt, cands []int32) {
 	}
 	for e := range ps {
 		normalize(ps[e])
+		unback(ps[e], backed)
 		for i, q := range qs {
 			p := ps[e][i]
 			mean[i] += p * memberW(e)

@@ -20,10 +20,12 @@ import (
 // to the posterior of each call's final request: the mean over the
 // ensemble's members (members.go) of the search's, mixed with the
 // distribution at the call's send for the mass the beam let go
-// (pruned.go), and of the shadow searches' (shadow.go).
+// (pruned.go), and of the shadow searches' (shadow.go), each spread for
+// what the node's evidence does not back (calib.go).
 func (r *run) posterior(n int32) {
 	k := searchAlts
 	var post []alt
+	backed := r.backing(n)
 	r.sweep(n, func(c int32, cands []int32) {
 		a := r.parent[c]
 		if r.exact[c] >= 0 || r.nCand[c] < 2 {
@@ -35,7 +37,7 @@ func (r *run) posterior(n int32) {
 				post = append(post, al)
 			}
 		}
-		r.members(c, a, post, cands)
+		r.members(c, a, post, cands, backed)
 	})
 }
 
