@@ -59,6 +59,22 @@ func diagRun(t *testing.T) (*trace.Trace, *diagTruth) {
 	return tr, &diagTruth{f: f}
 }
 
+// diagInfer runs the engine with its defaults on the saved run the
+// diagnostics look at (diagRun) and returns its state and the truth.
+func diagInfer(t *testing.T) (*run, *diag) {
+	t.Helper()
+	tr, f := diagRun(t)
+	e, err := New(DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, r, err := e.inferHook(context.Background(), tr, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r, newDiag(r, tr, f)
+}
+
 // TestDiagnose classifies the wrong requests of a testbed run by their
 // first wrong decision: which link, which evidence decided it, how sure
 // the engine was, whether the true request was among the alternatives and

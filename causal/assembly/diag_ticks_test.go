@@ -1,7 +1,6 @@
 package assembly
 
 import (
-	"context"
 	"os"
 	"testing"
 )
@@ -23,16 +22,7 @@ func TestDiagnoseTicks(t *testing.T) {
 	if os.Getenv("WIREPATH_DIAG_TICKS") == "" {
 		t.Skip("set WIREPATH_DIAG_TICKS (and WIREPATH_DIAG_TRACE, WIREPATH_DIAG_TRUTH)")
 	}
-	tr, f := diagRun(t)
-	e, err := New(DefaultOptions())
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, r, err := e.inferHook(context.Background(), tr, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d := newDiag(r, tr, f)
+	r, d := diagInfer(t)
 	rawArr := func(p int32) int64 {
 		if cm := r.calls[p].callMsg; cm >= 0 && r.l.msgs[cm].RecvTS.Known() {
 			return int64(r.l.msgs[cm].RecvTS)

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/wirepath/wirepath/causal/gen"
-	"github.com/wirepath/wirepath/causal/score"
 )
 
 // TestQueueStarts checks the FCFS k-server recursion on hand-made
@@ -127,27 +126,5 @@ func (r *run) nodeNamed(t *testing.T, sym any) int32 {
 // callsRight counts node n's calls given their true request, of those
 // whose true request is in the trace.
 func (r *run) callsRight(out *gen.Output, n int32) (right, all int) {
-	tr := out.Truth
-	parents := score.TruthCallParents(tr)
-	byMsg := map[int32]int32{}
-	for c := range r.calls {
-		if r.calls[c].callMsg >= 0 {
-			byMsg[r.calls[c].callMsg] = int32(c)
-		}
-	}
-	for i, p := range parents {
-		if p < 0 || tr.Observed[i] < 0 || tr.Observed[p] < 0 {
-			continue
-		}
-		c, ok := byMsg[tr.Observed[i]]
-		pc, ok2 := byMsg[tr.Observed[p]]
-		if !ok || !ok2 || r.calls[c].caller != n {
-			continue
-		}
-		all++
-		if r.parent[c] == pc {
-			right++
-		}
-	}
-	return right, all
+	return r.callsRightIf(out, n, nil)
 }

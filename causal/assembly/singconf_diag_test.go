@@ -1,7 +1,6 @@
 package assembly
 
 import (
-	"context"
 	"testing"
 )
 
@@ -12,16 +11,7 @@ import (
 // confidences are off, which member puts them off. A diagnostic for
 // docs/accuracy.md, run by hand.
 func TestDiagnoseMembers(t *testing.T) {
-	tr, f := diagRun(t)
-	e, err := New(DefaultOptions())
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, r, err := e.inferHook(context.Background(), tr, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d := newDiag(r, tr, f)
+	r, d := diagInfer(t)
 	for n := range int32(len(r.parentsOf)) {
 		var k, right int
 		var stated float64
