@@ -439,7 +439,7 @@ func (d *diag) handoffs(t *testing.T) {
 					byP[p] = append(byP[p], c)
 				}
 			}
-			t.Logf("%s: handoffs apart %v (share handed %.2f, overlapping %.2f)", d.name(int32(n)), m.handApart, r.handedShare(int32(n)), overlapShare(r, byP))
+			t.Logf("%s: handoffs apart %v (share handed %.2f, overlapping %.2f, calls sent with more out than requests open %.2f)", d.name(int32(n)), m.handApart, r.handedShare(int32(n)), overlapShare(r, byP), r.overOpenShare(int32(n)))
 		}
 		if m != nil && m.waitInformative() {
 			var lr [waitBins]float64

@@ -1,6 +1,7 @@
 package assembly
 
 import (
+	"cmp"
 	"math"
 	"slices"
 )
@@ -241,5 +242,72 @@ const handCallsMin = 1.5
 // and its waiters ranked (nodeModel.handApart): at least handedMin of its
 // calls handed a connection, and at least handCallsMin calls a request.
 func (r *run) handApart(n int32) bool {
-	return r.handedShare(n) >= handedMin && float64(len(r.childrenOf[n])) >= handCallsMin*float64(len(r.parentsOf[n]))
+	return r.handedShare(n) >= handedMin && float64(len(r.childrenOf[n])) >= handCallsMin*float64(len(r.parentsOf[n])) &&
+		r.overOpenShare(n) < overOpenMax
+}
+
+// overOpenMax is the share of a node's calls sent while it has more calls
+// out than requests open from which its requests are taken to call in
+// parallel, and its waiters are not ranked: a request of a serial node has
+// at most one call out, so its calls out never outnumber its open requests
+// (but for background calls), where a fan-out request has several.
+const overOpenMax = 0.2
+
+// overOpenShare returns the share of node n's calls sent while the node
+// had more calls out (this one included) than requests open, on the
+// trace alone: no assignment is needed.
+func (r *run) overOpenShare(n int32) float64 {
+	type ev struct {
+		t     int64
+		dReq  int
+		dOut  int
+		isOut bool
+	}
+	var evs []ev
+	for _, p := range r.parentsOf[n] {
+		pc := &r.calls[p]
+		if pc.arr == noTime || pc.rep == noTime {
+			continue
+		}
+		evs = append(evs, ev{t: pc.arr, dReq: 1}, ev{t: pc.rep, dReq: -1})
+	}
+	for _, c := range r.childrenOf[n] {
+		cc := &r.calls[c]
+		if cc.send == noTime || cc.back == noTime {
+			continue
+		}
+		evs = append(evs, ev{t: cc.send, dOut: 1, isOut: true}, ev{t: cc.back, dOut: -1})
+	}
+	// at one instant: requests open and replies back first, then sends,
+	// then requests closed
+	rank := func(e ev) int {
+		switch {
+		case e.dReq > 0 || e.dOut < 0:
+			return 0
+		case e.isOut:
+			return 1
+		}
+		return 2
+	}
+	slices.SortFunc(evs, func(a, b ev) int {
+		if a.t != b.t {
+			return cmp.Compare(a.t, b.t)
+		}
+		return cmp.Compare(rank(a), rank(b))
+	})
+	open, out, over, sends := 0, 0, 0, 0
+	for _, e := range evs {
+		open += e.dReq
+		out += e.dOut
+		if e.isOut {
+			sends++
+			if out > open {
+				over++
+			}
+		}
+	}
+	if sends == 0 {
+		return 0
+	}
+	return float64(over) / float64(sends)
 }
