@@ -126,21 +126,7 @@ func (r *run) sequential(n int32) bool {
 			by[p] = append(by[p], c)
 		}
 	}
-	busy, all := 0, 0
-	for _, ks := range by {
-		if len(ks) < 2 {
-			continue
-		}
-		slices.SortFunc(ks, func(a, b int32) int { return cmpTime(r.sendOf(a), r.sendOf(b)) })
-		out := int64(math.MinInt64)
-		for _, k := range ks {
-			if r.calls[k].send < out {
-				busy++
-			}
-			out = max(out, r.calls[k].back)
-			all++
-		}
-	}
+	busy, all := r.overlapCounts(by)
 	calls := 0
 	for _, c := range r.childrenOf[n] {
 		if r.parent[c] >= 0 {
@@ -148,6 +134,31 @@ func (r *run) sequential(n int32) bool {
 		}
 	}
 	return all >= 10 && float64(busy) < chainMaxOverlap*float64(all) && float64(calls) >= chainMinCalls*float64(len(r.parentsOf[n]))
+}
+
+// overlapCounts counts, over the requests of byParent (calls by request)
+// that made more than one two-way call, those calls (all) and the ones
+// sent while another call of their request was outstanding (busy); each
+// request's calls are put in order of send.
+func (r *run) overlapCounts(byParent map[int32][]int32) (busy, all int) {
+	for _, ks := range byParent {
+		if len(ks) < 2 {
+			continue
+		}
+		slices.SortStableFunc(ks, func(a, b int32) int { return cmpTime(r.sendOf(a), r.sendOf(b)) })
+		out := int64(math.MinInt64)
+		for _, k := range ks {
+			if !r.twoWay(k) {
+				continue
+			}
+			if r.calls[k].send < out {
+				busy++
+			}
+			out = max(out, r.calls[k].back)
+			all++
+		}
+	}
+	return busy, all
 }
 
 // chainNode is the matching problem of one node.

@@ -1094,24 +1094,7 @@ const tradeNear = 100_000 // ns
 // ranks (a request that waits for a pooled connection with a call of
 // its own out: fan-out).
 func overlapShare(r *run, byParent map[int32][]int32) float64 {
-	busy, all := 0, 0
-	for _, ks := range byParent {
-		if len(ks) < 2 {
-			continue
-		}
-		slices.SortStableFunc(ks, func(a, b int32) int { return cmpTime(r.sendOf(a), r.sendOf(b)) })
-		out := int64(math.MinInt64)
-		for _, k := range ks {
-			if !r.twoWay(k) {
-				continue
-			}
-			if r.calls[k].send < out {
-				busy++
-			}
-			out = max(out, r.calls[k].back)
-			all++
-		}
-	}
+	busy, all := r.overlapCounts(byParent)
 	if all == 0 {
 		return 0
 	}
