@@ -22,15 +22,7 @@ func decodeBoth(t *testing.T, cfg Config, events []event, chunk int) [2]int {
 		var o [2]int64
 		var units []proto.Unit
 		for _, e := range events {
-			for b := e.data; len(b) > 0; {
-				n := len(b)
-				if chunk > 0 {
-					n = min(n, chunk)
-				}
-				d.Feed(e.dir, o[e.dir], b[:n])
-				o[e.dir] += int64(n)
-				b = b[n:]
-			}
+			feedEvent(d, &o, e, chunk)
 			units = drain(d, units)
 		}
 		d.Close()

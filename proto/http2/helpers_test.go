@@ -103,6 +103,20 @@ func must(err error) {
 	}
 }
 
+// feedEvent feeds event e to d in pieces of at most chunk bytes (0:
+// whole), at the offsets off of its direction, which it advances.
+func feedEvent(d *Decoder, off *[2]int64, e event, chunk int) {
+	for b := e.data; len(b) > 0; {
+		n := len(b)
+		if chunk > 0 {
+			n = min(n, chunk)
+		}
+		d.Feed(e.dir, off[e.dir], b[:n])
+		off[e.dir] += int64(n)
+		b = b[n:]
+	}
+}
+
 // decode feeds events to a new Decoder, each split into pieces of at
 // most chunk bytes (0: whole), closes it and returns its Units.
 func decode(t testing.TB, cfg Config, events []event, chunk int) ([]proto.Unit, Stats) {
@@ -111,16 +125,7 @@ func decode(t testing.TB, cfg Config, events []event, chunk int) ([]proto.Unit, 
 	var off [2]int64
 	var units []proto.Unit
 	for _, e := range events {
-		b := e.data
-		for len(b) > 0 {
-			n := len(b)
-			if chunk > 0 {
-				n = min(n, chunk)
-			}
-			d.Feed(e.dir, off[e.dir], b[:n])
-			off[e.dir] += int64(n)
-			b = b[n:]
-		}
+		feedEvent(d, &off, e, chunk)
 		units = drain(d, units)
 		if err := d.Stats().Check(); err != nil {
 			t.Fatal(err)

@@ -203,15 +203,7 @@ func TestDetect(t *testing.T) {
 				var off [2]int64
 				var units []proto.Unit
 				for _, e := range tt.events {
-					for b := e.data; len(b) > 0; {
-						n := len(b)
-						if chunk > 0 {
-							n = min(n, chunk)
-						}
-						d.Feed(e.dir, off[e.dir], b[:n])
-						off[e.dir] += int64(n)
-						b = b[n:]
-					}
+					feedEvent(d, &off, e, chunk)
 				}
 				d.Close()
 				units = drain(d, units)
