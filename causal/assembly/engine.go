@@ -70,6 +70,9 @@ type run struct {
 	parentPos, childPos []int32
 	// swept[n] holds node n's candidates while it is solved (sweep)
 	swept []*swept
+	// replays[n] holds node n's replay scores while it is solved
+	// (replayMemoFor)
+	replays []nodeReplays
 	// entry[n]: node n serves no request, so the calls it makes enter the
 	// system (solveNode)
 	entry []bool
@@ -170,6 +173,7 @@ func newRun(opt Options, ms trace.Messages, nm *causal.Namer) *run {
 	r.parentPos, r.childPos = positions(len(r.calls), r.parentsOf, r.childrenOf)
 	r.sendAt = sendTimes(r.calls)
 	r.swept = make([]*swept, nn)
+	r.replays = make([]nodeReplays, nn)
 	r.entry = entryNodes(r.calls, r.parentsOf)
 	n := len(r.calls)
 	r.parent = make([]int32, n)
@@ -295,6 +299,7 @@ func (r *run) solve(ctx context.Context) error {
 		r.swept[n] = &sweepPending // kept while the node is solved
 		r.solveNode(n)
 		r.swept[n] = nil
+		r.replays[n] = nodeReplays{}
 	})
 	if e := ctx.Err(); e != nil {
 		err = e

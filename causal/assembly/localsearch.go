@@ -38,7 +38,7 @@ type local struct {
 	// orderAt[childPos[c]] is call c's position in order
 	orderAt []int32
 	span    int64
-	memo    replayMemo
+	memo    *replayMemo
 	// buffers of the sweeps (with, without), affected and try: the
 	// lists a move is tried with are copied only when it is made
 	bufA, bufB, tmp []int32
@@ -85,12 +85,13 @@ const improveEps = 1e-9
 // assignment, scored with model m, or with the cross-fitted models x when
 // not nil.
 func newLocal(r *run, n int32, m *nodeModel, x *crossFit) *local {
+	np := len(r.parentsOf[n])
+	memo := r.replayMemoFor(n, m, x, np)
 	if x != nil {
 		m = x.ms[0]
 	}
-	np := len(r.parentsOf[n])
 	ls := &local{r: r, s: &search{r: r, m: m}, m: m, x: x, n: n, ps: make([]float64, np), spread: -1,
-		cands: make([][]int32, len(r.childrenOf[n])), memo: replayMemo{byReq: make([][]memoEntry, np)}}
+		cands: make([][]int32, len(r.childrenOf[n])), memo: memo}
 	// every call's candidates copied into one array, sliced once it is
 	// complete (it grows while they are copied)
 	var all []int32

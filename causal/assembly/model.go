@@ -116,9 +116,12 @@ var gapLow = func() [nGapBins]float64 {
 	return lo
 }()
 
+// kernelR is the kernel's half width in bins: three standard deviations.
+const kernelR = 5 // ⌈3·gapSigma⌉
+
 // kernel is the Gaussian the gap histograms are smoothed with.
 var kernel = func() []float64 {
-	r := int(math.Ceil(3 * gapSigma))
+	r := kernelR
 	k := make([]float64, 2*r+1)
 	sum := 0.0
 	for i := range k {
@@ -148,6 +151,15 @@ func (h *hist) smoothed() [nGapBins]float64 {
 	r := len(kernel) / 2
 	for b := 1; b < nGapBins; b++ {
 		if h.w[b] == 0 {
+			continue
+		}
+		if b > r && b+r < nGapBins {
+			// the kernel within the bins: nothing to clamp (the same
+			// additions in the same order)
+			row := (*[2*kernelR + 1]float64)(out[b-r : b+r+1])
+			for i, k := range kernel {
+				row[i] += h.w[b] * k
+			}
 			continue
 		}
 		for i, k := range kernel {
@@ -192,11 +204,12 @@ func mixMass(h *hist, below *[nGapBins]float64) [nGapBins]float64 {
 // A bin narrower than the timestamps' resolution res holds delays that
 // can only be multiples of res: its mass is spread over res, not over the
 // bin, so that candidates' delays compare as the probabilities of what the
-// clock could show.
+// clock could show. (The builtin max is math.Max without its call where
+// one argument is finite, as here: they differ only on +Inf against NaN.)
 func logDensity(m *[nGapBins]float64, res float64) *[nGapBins]float64 {
 	var d [nGapBins]float64
 	for b := range m {
-		d[b] = math.Log(math.Max(m[b], 1e-300) / math.Max(gapWidth[b], res))
+		d[b] = math.Log(max(m[b], 1e-300) / max(gapWidth[b], res))
 	}
 	return &d
 }

@@ -73,3 +73,24 @@ func TestFrexpNormal(t *testing.T) {
 		}
 	}
 }
+
+// TestScorerCacheModels checks the search's scorer cache against the
+// models' own look-ups when the model changes from look-up to look-up
+// (cross-fitted models, the local search's model per request): each
+// answer is the current model's scorer.
+func TestScorerCacheModels(t *testing.T) {
+	ms := []*nodeModel{newNodeModel(3, 1e9), newNodeModel(3, 1e9), newNodeModel(3, 1e9)}
+	s := &search{m: ms[0]}
+	for i := range 5000 {
+		m := ms[i%len(ms)]
+		if i%7 == 0 {
+			m = ms[(i/7)%len(ms)]
+		}
+		s.m = m
+		cx := ctxKey{pk: int32(i % 5), prev: int32(i%3) - 1, pos: uint8(i % 4), ret: uint8(i % 2)}
+		next := int32(i%6) - 1
+		if got, want := s.scorer(cx, next), m.scorer(cx, next); got != want {
+			t.Fatalf("look-up %d: the cache gave another scorer than model %d's", i, i%len(ms))
+		}
+	}
+}
