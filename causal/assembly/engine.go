@@ -395,6 +395,7 @@ func (r *run) solveNode(n int32) {
 func (r *run) solvePasses(n int32, evs []event, iso *nodeModel, m *nodeModel, qm queueMode) queueMode {
 	var x *crossFit
 	pl := r.newPassPlan(n)
+	fo := r.newFIFOOnce(n, qm)
 	for pass := 0; ; pass++ {
 		last := pl.last(pass)
 		s := newSearch(r, n, m)
@@ -431,6 +432,7 @@ func (r *run) solvePasses(n int32, evs []event, iso *nodeModel, m *nodeModel, qm
 		// matching overruled: fit on the matching's assignment
 		soft := r.softPass(n) && matched == 0
 		m = r.fit(n, soft)
+		fo.step(m, pass, pl.last(pass+1))
 		if iso != nil {
 			addTrans(m, iso)
 		}
