@@ -1,7 +1,10 @@
 package assembly
 
 import (
+	"cmp"
+	"maps"
 	"math"
+	"slices"
 )
 
 // Kind sets: which kinds of call a request makes, taken together. A
@@ -117,9 +120,15 @@ func (ks *kindSets) finish() {
 	clear(ks.cache)
 	ks.informative = true
 	gain := 0.0
-	for c, d := range ks.bySet {
-		for next, v := range d.c {
-			gain += v * ks.lrAt(c, ks.posOf(c), next)
+	// in the order of the contexts and kinds, so that the sum, and the
+	// decision, are the same run after run (a map's order is not)
+	ctxs := slices.SortedFunc(maps.Keys(ks.bySet), func(a, b setCtx) int {
+		return cmp.Or(cmp.Compare(a.pk, b.pk), cmp.Compare(a.made, b.made))
+	})
+	for _, c := range ctxs {
+		d := ks.bySet[c]
+		for _, next := range slices.Sorted(maps.Keys(d.c)) {
+			gain += d.c[next] * ks.lrAt(c, ks.posOf(c), next)
 		}
 	}
 	clear(ks.cache)
@@ -165,9 +174,9 @@ func (ks *kindSets) lrAt(c setCtx, pos uint8, next int32) float64 {
 		// are not repeats: what the repeat evidence already says is not
 		// counted again
 		rest := 1.0
-		for k, v := range d.c {
+		for _, k := range slices.Sorted(maps.Keys(d.c)) {
 			if k != endKind && c.made&kindBit(k) != 0 {
-				rest -= (v + u) / (d.n + 1)
+				rest -= (d.c[k] + u) / (d.n + 1)
 			}
 		}
 		pp = (d.c[next] + u) / (d.n + 1) / max(rest, 1e-3)
@@ -191,7 +200,8 @@ const kindSetMinOverlap = 0.5
 // request was outstanding (the overlap counts the model learnt).
 func (m *nodeModel) parallel() bool {
 	busy, all := 0.0, 0.0
-	for _, o := range m.ov {
+	for _, pk := range slices.Sorted(maps.Keys(m.ov)) {
+		o := m.ov[pk]
 		busy += o.n[0]
 		all += o.n[1]
 	}
