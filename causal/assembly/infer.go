@@ -50,6 +50,37 @@ func (r *run) account(res *causal.Result, agg *causal.Aggregator, tc treeCounts)
 	count := func(name string, v int64) {
 		res.Accounting = append(res.Accounting, trace.Count{Stage: Name, Name: name, Value: v})
 	}
+	r.countMessages(count, tc)
+	r.countLinks(count)
+	sc := r.countSearch(count)
+	count("cycles_broken", tc.cyclesBroken)
+	count("depth_cut", tc.depthCut)
+	count("requests", tc.requests-tc.background)
+	count("background_trees", tc.background)
+	count("requests_outside_window", tc.outside)
+	count("unseen_messages", tc.unseenMsgs)
+	count("instances_cut_at_unseen", tc.cut)
+	count("instances_rejected", tc.rejected)
+	_, nPat := agg.Len()
+	count("patterns", int64(nPat))
+	pc := &r.l.cnt
+	if pc.kindsInferred > 0 {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("the trace has no CALL/RETURN kinds: %d messages were taken for calls and returns from the endpoints' roles and their order", pc.kindsInferred))
+	}
+	if pc.returnFirst > 0 {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("%d replies are stamped before their calls (clocks disagree): paired anyway", pc.returnFirst))
+	}
+	if sc.decisions > sc.decisionsExact {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("%d of %d joint decisions were made by the beam search (windows too large to solve exactly)", sc.decisions-sc.decisionsExact, sc.decisions))
+	}
+}
+
+// countFunc adds one named counter to a result's accounting.
+type countFunc func(name string, v int64)
+
+// countMessages counts the messages and how their calls and returns were
+// paired.
+func (r *run) countMessages(count countFunc, tc treeCounts) {
 	pc := &r.l.cnt
 	count("messages", pc.messages)
 	count("messages_no_timestamp", pc.noTime)
@@ -65,6 +96,10 @@ func (r *run) account(res *causal.Result, agg *causal.Aggregator, tc treeCounts)
 	count("unpaired_calls", pc.unpairedCalls)
 	count("unpaired_returns", pc.unpairedReturn)
 	count("returns_before_call", pc.returnFirst)
+}
+
+// countLinks counts the calls by the evidence that linked them.
+func (r *run) countLinks(count countFunc) {
 	var byEv [len(evidenceNames)]int64
 	var noCand int64
 	for c := range r.calls {
@@ -81,6 +116,12 @@ func (r *run) account(res *causal.Result, agg *causal.Aggregator, tc treeCounts)
 	count("links_thread", byEv[evThread])
 	count("links_only_candidate", byEv[evOnly])
 	count("links_joint", byEv[evJoint]+byEv[evTokens])
+}
+
+// countSearch counts the passes, the clocks' tolerances, the matchings,
+// the queues and the joint search's windows and decisions, and returns
+// the search's counts summed over the nodes.
+func (r *run) countSearch(count countFunc) searchCounts {
 	var sc searchCounts
 	var passes int64
 	for n, s := range r.search {
@@ -102,6 +143,20 @@ func (r *run) account(res *causal.Result, agg *causal.Aggregator, tc treeCounts)
 	count("clock_error_nodes_pooled", byFrom[tolPooled])
 	count("clock_error_nodes_fixed", byFrom[tolFixed])
 	count("clock_error_certain_links", r.tols.links)
+	r.countMatchings(count)
+	count("windows", sc.windows)
+	count("windows_exact", sc.windowsExact)
+	count("decisions", sc.decisions)
+	count("decisions_exact", sc.decisionsExact)
+	count("hypotheses_pruned", sc.pruned)
+	count("forced_commits", sc.forcedCommits)
+	count("constraints_relaxed", sc.relaxed)
+	return sc
+}
+
+// countMatchings counts the chain and single-call matchings and the
+// pools' queues tried and kept.
+func (r *run) countMatchings(count countFunc) {
 	ch := sumChainCounts(r.chains)
 	count("chain_matchings", ch.tried)
 	count("chain_matchings_kept", ch.kept)
@@ -126,30 +181,4 @@ func (r *run) account(res *causal.Result, agg *causal.Aggregator, tc treeCounts)
 	count("queues_tried", qc[0])
 	count("queues_kept", qc[1])
 	count("requests_queued", qc[2])
-	count("windows", sc.windows)
-	count("windows_exact", sc.windowsExact)
-	count("decisions", sc.decisions)
-	count("decisions_exact", sc.decisionsExact)
-	count("hypotheses_pruned", sc.pruned)
-	count("forced_commits", sc.forcedCommits)
-	count("constraints_relaxed", sc.relaxed)
-	count("cycles_broken", tc.cyclesBroken)
-	count("depth_cut", tc.depthCut)
-	count("requests", tc.requests-tc.background)
-	count("background_trees", tc.background)
-	count("requests_outside_window", tc.outside)
-	count("unseen_messages", tc.unseenMsgs)
-	count("instances_cut_at_unseen", tc.cut)
-	count("instances_rejected", tc.rejected)
-	_, nPat := agg.Len()
-	count("patterns", int64(nPat))
-	if pc.kindsInferred > 0 {
-		res.Warnings = append(res.Warnings, fmt.Sprintf("the trace has no CALL/RETURN kinds: %d messages were taken for calls and returns from the endpoints' roles and their order", pc.kindsInferred))
-	}
-	if pc.returnFirst > 0 {
-		res.Warnings = append(res.Warnings, fmt.Sprintf("%d replies are stamped before their calls (clocks disagree): paired anyway", pc.returnFirst))
-	}
-	if sc.decisions > sc.decisionsExact {
-		res.Warnings = append(res.Warnings, fmt.Sprintf("%d of %d joint decisions were made by the beam search (windows too large to solve exactly)", sc.decisions-sc.decisionsExact, sc.decisions))
-	}
 }
