@@ -52,14 +52,15 @@ func (r *run) fifoObjective(n int32, m *nodeModel, asg func(c int32) int32) floa
 		kb := kindBit(r.calls[c].kind)
 		t := r.sendOf(c)
 		if p >= 0 && made[p]&kb == 0 {
-			nb := 0
-			for _, q := range r.parentsOf[n] {
-				lo, hi := r.window(q, span)
-				if q != p && lo <= t && t <= hi && made[q]&kb == 0 && r.arrivedBefore(q, p) && r.fits(c, q) {
-					nb++
+			f, _ := r.fifoOf(m, p, nil, fifoCtx{kinds: func(q int32) uint64 { return made[q] }}, func(yield func(int32)) {
+				for _, q := range r.parentsOf[n] {
+					lo, hi := r.window(q, span)
+					if q != p && lo <= t && t <= hi && made[q]&kb == 0 && r.fits(c, q) {
+						yield(q)
+					}
 				}
-			}
-			total += m.logFIFO(int8(min(nb, fifoBins-1)))
+			})
+			total += f
 		}
 		if p >= 0 {
 			made[p] |= kb
