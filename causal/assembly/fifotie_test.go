@@ -2,6 +2,7 @@ package assembly
 
 import (
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/wirepath/wirepath/causal"
@@ -90,6 +91,78 @@ func TestSoftFIFO(t *testing.T) {
 // already made move it toward that one's having arrived first; requests
 // from one sender, or in different ticks, are ordered.
 func TestOrderProb(t *testing.T) {
+	r, callOf := orderRun(t)
+	m := &nodeModel{fifo: newFallingLR(fifoBins)}
+	m.fifo.addLink(0, 9)
+	m.fifo.addLink(1, 1)
+	m.fifo.addOther(1, 5)
+	c1, c2, c2b, c2c := callOf[5], callOf[6], callOf[7], callOf[8]
+	open := r.orderProb(m, c2, c1, 0, 0)
+	if !(open > 0.5 && open < 1) {
+		t.Errorf("C2's request (arrived in [10, 11) ms) before C1's ([10.25, 11) ms) with chance %g, want in (0.5, 1)", open)
+	}
+	if lead := r.orderProb(m, c1, c2, kindBit(3), 0); !(lead > 1-open) {
+		t.Errorf("C1's request, having made a call C2's did not, first with chance %g, not above %g", lead, 1-open)
+	}
+	for _, c := range []struct {
+		name string
+		q, p int32
+		want float64
+	}{
+		{"one sender, in its order", c2, c2b, 1},
+		{"one sender, reversed", c2b, c2, 0},
+		{"next tick", c2c, c1, 0},
+		{"previous tick", c1, c2c, 1},
+	} {
+		if got := r.orderProb(m, c.q, c.p, 0, 0); got != c.want {
+			t.Errorf("%s: %g, want %g", c.name, got, c.want)
+		}
+	}
+}
+
+// TestReadyRanks: where the ticks were spread the search ranks a call's
+// candidates by when each became ready (slot.last: a request that
+// arrived later but whose last call came back earlier is ready first),
+// and two requests whose readiness a tick leaves open share the first
+// rank's evidence by the chance of each order.
+func TestReadyRanks(t *testing.T) {
+	r, calls := orderRun(t)
+	c1, c2, c2c := calls[5], calls[6], calls[8]
+	m := &nodeModel{fifo: newFallingLR(fifoBins)}
+	m.fifo.addLink(0, 9)
+	m.fifo.addLink(1, 1)
+	m.fifo.addOther(0, 2)
+	m.fifo.addOther(1, 5)
+	s := &search{r: r, m: m}
+	rank := func(slots []slot) []float64 {
+		ord := []int32{}
+		for i := range slots {
+			ord = append(ord, int32(i))
+		}
+		slices.SortFunc(ord, s.byReady(slots))
+		s.fifo = make([]float64, len(slots))
+		s.tiedRanks(slots, ord, func(int32) bool { return true })
+		return s.fifo
+	}
+	first, second := m.logFIFO(0), m.logFIFO(1)
+	// c2c arrived a tick after c1 but is ready first
+	sl := []slot{{p: c1, lastRet: -1, last: 20_000_000}, {p: c2c, lastRet: -1, last: 15_000_000}}
+	if got := rank(sl); got[0] != second || got[1] != first {
+		t.Errorf("ready later, arrived first: evidence %v, want [%g %g]", got, second, first)
+	}
+	// c1 and c2 arrived in one tick of B's clock from different senders:
+	// open, both between the two ranks' evidence, c2 (likelier first) above
+	sl = []slot{{p: c1, lastRet: -1, last: r.arrOf(c1)}, {p: c2, lastRet: -1, last: r.arrOf(c2)}}
+	got := rank(sl)
+	if !(second < got[0] && got[0] < got[1] && got[1] < first) {
+		t.Errorf("open order: evidence %v, want %g < c1's < c2's < %g", got, second, first)
+	}
+}
+
+// orderRun is the run of TestOrderProb's trace (requests to B from C1 and
+// C2 at 1 ms timestamps) and each CALL's call by trace index.
+func orderRun(t *testing.T) (*run, map[int32]int32) {
+	t.Helper()
 	tr := &trace.Trace{}
 	msg := func(src, dst string, sendUS, recvUS int64, id string) trace.Message {
 		return trace.Message{SrcNode: tr.Intern(src), DstNode: tr.Intern(dst), Src: tr.Intern(id), Dst: tr.Intern(dst + ":80"),
@@ -117,30 +190,5 @@ func TestOrderProb(t *testing.T) {
 	for i := range r.calls {
 		callOf[r.calls[i].callMsg] = int32(i)
 	}
-	m := &nodeModel{fifo: newFallingLR(fifoBins)}
-	m.fifo.addLink(0, 9)
-	m.fifo.addLink(1, 1)
-	m.fifo.addOther(1, 5)
-	c1, c2, c2b, c2c := callOf[5], callOf[6], callOf[7], callOf[8]
-	open := r.orderProb(m, c2, c1, 0, 0)
-	if !(open > 0.5 && open < 1) {
-		t.Errorf("C2's request (arrived in [10, 11) ms) before C1's ([10.25, 11) ms) with chance %g, want in (0.5, 1)", open)
-	}
-	if lead := r.orderProb(m, c1, c2, kindBit(3), 0); !(lead > 1-open) {
-		t.Errorf("C1's request, having made a call C2's did not, first with chance %g, not above %g", lead, 1-open)
-	}
-	for _, c := range []struct {
-		name string
-		q, p int32
-		want float64
-	}{
-		{"one sender, in its order", c2, c2b, 1},
-		{"one sender, reversed", c2b, c2, 0},
-		{"next tick", c2c, c1, 0},
-		{"previous tick", c1, c2c, 1},
-	} {
-		if got := r.orderProb(m, c.q, c.p, 0, 0); got != c.want {
-			t.Errorf("%s: %g, want %g", c.name, got, c.want)
-		}
-	}
+	return r, callOf
 }
