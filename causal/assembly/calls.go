@@ -92,6 +92,9 @@ type loader struct {
 	// the finest spacing of two spread times.
 	sendSp, recvSp []int64
 	spacing        int64
+	// arrLo and arrHi bound each message's arrival on the receiver's raw
+	// clock where the times were spread (arrivalIntervals; fifotie.go).
+	arrLo, arrHi []int64
 }
 
 // resolution returns the largest power of ten of nanoseconds, up to a
@@ -189,6 +192,9 @@ func load(ms trace.Messages, tol int64, naming causal.Naming) *loader {
 	l.res = resolution(l.msgs)
 	l.inferKinds(ms, naming)
 	l.sendSp, l.recvSp, l.spacing = spreadTicks(l.msgs, l.res)
+	if l.sendSp != nil {
+		l.arrLo, l.arrHi = arrivalIntervals(l.msgs, l.res)
+	}
 	l.pair()
 	return l
 }

@@ -372,34 +372,39 @@ func (r *run) hasIDsOrThreads() bool {
 // state when the call left.
 func (r *run) observeFIFO(n int32, m *nodeModel, asg func(int32) int32, byParent map[int32][]int32, w func(int32) float64) {
 	var es []int32
+	var rs []readyEv // when each of es became ready (fifotie.go)
 	r.sweep(n, func(c int32, cands []int32) {
 		a := asg(c)
 		if a == undecided {
 			return
 		}
 		t, k := r.sendOf(c), r.calls[c].kind
-		es = es[:0]
+		es, rs = es[:0], rs[:0]
 		for _, q := range cands {
 			made := false
 			var kinds uint64
+			rd := r.arrivalEv(q)
 			for _, d := range byParent[q] {
 				if r.sendOf(d) >= t {
 					break
 				}
 				made = made || r.calls[d].kind == k
 				kinds |= kindBit(r.calls[d].kind)
+				if b := r.calls[d].back; b != noTime && b < t && b > rd.t && r.l.arrLo != nil {
+					rd = readyEv{b, r.calls[d].retMsg}
+				}
 			}
 			if !made {
-				es = append(es, q)
+				es, rs = append(es, q), append(rs, rd)
 			}
 			if q != a {
 				m.rep.addOther(repeatBin(kinds, kindBit(k)), w(c))
 			}
 		}
-		for _, e := range es {
+		for i, e := range es {
 			nb := 0
-			for _, o := range es {
-				if o != e && r.arrivedBefore(o, e) {
+			for j, o := range es {
+				if o != e && r.readyBefore(o, e, rs[j], rs[i]) {
 					nb++
 				}
 			}

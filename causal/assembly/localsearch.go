@@ -50,6 +50,8 @@ type local struct {
 	toPicked bool
 	// tgt is targets' buffer
 	tgt []int32
+	// probs is fifo's buffer (fifoOf)
+	probs []float64
 	// spread caches fifoSpread (-1: not computed yet)
 	spread float64
 }
@@ -528,13 +530,16 @@ func (ls *local) fifo(at []int) float64 {
 		if p < 0 || ls.made(p, d, k) {
 			continue
 		}
-		nb := 0
-		for _, q := range ls.candsOf(d) {
-			if q != p && r.arrivedBefore(q, p) && !ls.made(q, d, k) {
-				nb++
+		var f float64
+		x := fifoCtx{kinds: func(q int32) uint64 { return ls.kindsBefore(q, d) }, ready: func(q int32) readyEv { return ls.readyFor(q, d) }}
+		f, ls.probs = r.fifoOf(ls.m, p, ls.probs, x, func(yield func(int32)) {
+			for _, q := range ls.candsOf(d) {
+				if !ls.made(q, d, k) {
+					yield(q)
+				}
 			}
-		}
-		total += ls.m.logFIFO(int8(min(nb, fifoBins-1)))
+		})
+		total += f
 	}
 	return total
 }

@@ -45,24 +45,37 @@ func (r *run) fifoObjective(n int32, m *nodeModel, asg func(c int32) int32) floa
 	kids := append([]int32(nil), r.childrenOf[n]...)
 	// in the order the search takes the sends: by time, then call
 	slices.SortFunc(kids, func(a, b int32) int { return cmpEvent(r.sendOf(a), r.sendOf(b), evSend, evSend, a, b, false, false) })
-	made := map[int32]uint64{} // request -> kind bits of the calls it made so far
+	made := map[int32]uint64{}  // request -> kind bits of the calls it made so far
+	sent := map[int32][]int32{} // request -> the calls it made so far
+	ready := func(q int32, t int64) readyEv {
+		ev := r.arrivalEv(q)
+		for _, e := range sent[q] {
+			if b := r.calls[e].back; b != noTime && b < t && b > ev.t {
+				ev = readyEv{b, r.calls[e].retMsg}
+			}
+		}
+		return ev
+	}
 	total := 0.0
 	for _, c := range kids {
 		p := asg(c)
 		kb := kindBit(r.calls[c].kind)
 		t := r.sendOf(c)
 		if p >= 0 && made[p]&kb == 0 {
-			nb := 0
-			for _, q := range r.parentsOf[n] {
-				lo, hi := r.window(q, span)
-				if q != p && lo <= t && t <= hi && made[q]&kb == 0 && r.arrivedBefore(q, p) && r.fits(c, q) {
-					nb++
+			x := fifoCtx{kinds: func(q int32) uint64 { return made[q] }, ready: func(q int32) readyEv { return ready(q, t) }}
+			f, _ := r.fifoOf(m, p, nil, x, func(yield func(int32)) {
+				for _, q := range r.parentsOf[n] {
+					lo, hi := r.window(q, span)
+					if q != p && lo <= t && t <= hi && made[q]&kb == 0 && r.fits(c, q) {
+						yield(q)
+					}
 				}
-			}
-			total += m.logFIFO(int8(min(nb, fifoBins-1)))
+			})
+			total += f
 		}
 		if p >= 0 {
 			made[p] |= kb
+			sent[p] = append(sent[p], c)
 		}
 	}
 	return total

@@ -238,11 +238,13 @@ type search struct {
 	// decisions are carved from.
 	memo   u64Table // of math.Float64bits
 	scores []float64
-	fifo   []int8
+	fifo   []float64 // FIFO evidence per slot (tiedRanks)
 	// wait and waiters are waitRanks's
 	wait    []int8
 	waiters []waiter
 	elig    []int32
+	elig2   []int32   // tiedRanks's
+	probs   []float64 // tiedRanks's
 	// feas and ord are slotOrder's
 	feas []bool
 	ord  []int32
@@ -405,7 +407,7 @@ func (s *search) send(c int32) {
 	bg := s.m.logBackgroundOf(c, cc.kind)
 	s.memo.reset()
 	kb := kindBit(cc.kind)
-	shared := s.slotOrder(c)
+	shared := s.slotOrder(c) && !s.readyOrder()
 	s.startAlts()
 	for hi, h := range s.hyps {
 		if forced < 0 {
@@ -427,11 +429,11 @@ func (s *search) send(c int32) {
 			if shared && !s.feas[i] || !shared && !s.feasible(c, sl.p) {
 				continue
 			}
-			key := sl.hs ^ uint64(s.fifo[i]+2)*0x9e3779b97f4a7c15 ^ uint64(s.wait[i]+2)*0xc2b2ae3d27d4eb4f
+			key := sl.hs ^ math.Float64bits(s.fifo[i])*0x9e3779b97f4a7c15 ^ uint64(s.wait[i]+2)*0xc2b2ae3d27d4eb4f
 			lb, ok := s.memo.get(key)
 			ls := math.Float64frombits(lb)
 			if !ok {
-				ls = s.linkScore(c, sl) + s.m.logFIFO(s.fifo[i]) + s.m.logWait(s.wait[i])
+				ls = s.linkScore(c, sl) + s.fifo[i] + s.m.logWait(s.wait[i])
 				s.memo.put(key, math.Float64bits(ls))
 			}
 			sc := h.score + ls
@@ -479,7 +481,7 @@ func (r *run) arrivedBefore(p, q int32) bool {
 func (s *search) fifoBins(h *hyp, c int32, kb uint64) {
 	s.fifo = s.fifo[:0]
 	for range h.slots {
-		s.fifo = append(s.fifo, -1)
+		s.fifo = append(s.fifo, 0)
 	}
 	if !s.m.fifoInformative() {
 		return
@@ -493,10 +495,12 @@ func (s *search) fifoBins(h *hyp, c int32, kb uint64) {
 			s.elig = append(s.elig, int32(i))
 		}
 	}
-	slices.SortFunc(s.elig, s.byArrival(h.slots))
-	for rank, i := range s.elig {
-		s.fifo[i] = int8(min(rank, fifoBins-1))
+	if s.readyOrder() {
+		slices.SortFunc(s.elig, s.byReady(h.slots))
+	} else {
+		slices.SortFunc(s.elig, s.byArrival(h.slots))
 	}
+	s.tiedRanks(h.slots, s.elig, func(int32) bool { return true })
 }
 
 // byArrival orders slot indices by their requests' arrival.
@@ -553,18 +557,12 @@ func (s *search) slotOrder(c int32) bool {
 func (s *search) fifoRanks(h *hyp, kb uint64) {
 	s.fifo = s.fifo[:0]
 	for range h.slots {
-		s.fifo = append(s.fifo, -1)
+		s.fifo = append(s.fifo, 0)
 	}
 	if !s.m.fifoInformative() {
 		return
 	}
-	rank := 0
-	for _, i := range s.ord {
-		if h.slots[i].kinds&kb == 0 {
-			s.fifo[i] = int8(min(rank, fifoBins-1))
-			rank++
-		}
-	}
+	s.tiedRanks(h.slots, s.ord, func(i int32) bool { return h.slots[i].kinds&kb == 0 })
 }
 
 // extend returns slot sl after it sent call c.

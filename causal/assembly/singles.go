@@ -546,14 +546,15 @@ func (cn *chainNode) fifoInContext(q, i int32, first []int64) float64 {
 		return 0
 	}
 	send := r.sendOf(cn.calls[i])
-	rank := 0
-	for _, o := range cn.cands[i] {
-		if o == q || !cn.inMatching(o) || !r.arrivedBefore(o, q) {
-			continue
+	f, _ := r.fifoOf(m, q, nil, fifoCtx{}, func(yield func(int32)) {
+		for _, o := range cn.cands[i] {
+			if o == q || !cn.inMatching(o) {
+				continue
+			}
+			if f := first[cn.reqIx(o)]; f == noTime || f >= send {
+				yield(o)
+			}
 		}
-		if f := first[cn.reqIx(o)]; f == noTime || f >= send {
-			rank++
-		}
-	}
-	return m.logFIFO(int8(min(rank, fifoBins-1)))
+	})
+	return f
 }

@@ -109,6 +109,23 @@ func spreadTicks(msgs []trace.Message, res int64) (send, recv []int64, spacing i
 // estimate of its arrival from its send (spreadTicks), and its receive
 // tick's middle otherwise.
 func arrivalEstimates(msgs []trace.Message, res int64) []int64 {
+	lo, hi := arrivalIntervals(msgs, res)
+	est := make([]int64, len(msgs))
+	for i := range msgs {
+		r := int64(msgs[i].RecvTS)
+		est[i] = min(max((lo[i]+hi[i])/2, r), r+res-1)
+	}
+	return est
+}
+
+// arrivalIntervals returns, for every message, the interval of the
+// receiver's raw clock its arrival lies in as its timestamps state it:
+// its receive tick, narrowed, when the send is known too, to the overlap
+// with the send's tick shifted by the mean difference between receive
+// and send ticks of the messages between those two hosts (the clocks'
+// offset plus the network's delay). lo > hi when the two do not overlap
+// (the mean misjudged this message).
+func arrivalIntervals(msgs []trace.Message, res int64) (lo, hi []int64) {
 	type route struct{ src, dst trace.Sym }
 	type mean struct {
 		sum float64
@@ -135,12 +152,12 @@ func arrivalEstimates(msgs []trace.Message, res int64) []int64 {
 		d.sum += float64(m.RecvTS - m.SendTS)
 		d.n++
 	}
-	est := make([]int64, len(msgs))
+	lo, hi = make([]int64, len(msgs)), make([]int64, len(msgs))
 	lastD = nil
 	for i := range msgs {
 		m := &msgs[i]
 		r := int64(m.RecvTS)
-		est[i] = r + res/2
+		lo[i], hi[i] = r, r+res
 		if !m.SendTS.Known() || !m.RecvTS.Known() {
 			continue
 		}
@@ -149,10 +166,9 @@ func arrivalEstimates(msgs []trace.Message, res int64) []int64 {
 		}
 		d := int64(lastD.sum / float64(lastD.n))
 		s := int64(m.SendTS) + d // the send's tick on the receiver's clock
-		lo, hi := max(r, s), min(r+res, s+res)
-		est[i] = min(max((lo+hi)/2, r), r+res-1)
+		lo[i], hi[i] = max(r, s), min(r+res, s+res)
 	}
-	return est
+	return lo, hi
 }
 
 // measured returns t, a time of message i on the reference clock (its
