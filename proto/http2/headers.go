@@ -199,11 +199,23 @@ type fieldMemo struct {
 const maxMemoTokens = 4
 
 // memoSlots is the size of a direction's memo, a direct-mapped cache of
-// table entries (a table of 4 KiB holds some 40 to 100 fields).
-const memoSlots = 64
+// table entries: a slot for each static entry (refs 1 to 61, below
+// firstDynamicRef), then 64 for the dynamic table's, by the entry's seq
+// modulo 64. The live entries of a dynamic table have consecutive seqs,
+// so up to 64 of them (a table of 4 KiB holds some 40 to 100 fields)
+// never share a slot, nor take a static entry's: an entry the encoder
+// adds again leaves the other entries' memos in place. (Slots by a hash
+// of the ref, 64 for both tables, lost some entry's memo at about every
+// seventh entry added: on the all-gRPC capture of bench-grpc.sh, a
+// request's :method or :scheme was decoded again at one call in 14.)
+const memoSlots = 2 * firstDynamicRef
 
-// memoSlot returns the slot of s.memo that may hold ref.
-func memoSlot(ref uint64) int { return int(ref * 0x9e3779b97f4a7c15 >> 58) }
+// memoSlot returns the slot of s.memo that may hold ref: ref itself for
+// the static table, firstDynamicRef plus its seq modulo 64 for the
+// dynamic one.
+func memoSlot(ref uint64) int {
+	return int(ref&(firstDynamicRef-1) | min(ref, firstDynamicRef)&firstDynamicRef)
+}
 
 // remember records what emit made of the field of table entry ref.
 func (s *dirState) remember(ref uint64, size, slot int, kept string, toks []uint64) {
