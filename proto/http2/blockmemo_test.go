@@ -95,6 +95,21 @@ func TestBlockMemo(t *testing.T) {
 				call(c, 1+2*i, "/a.B/C", 0, extra...)
 			}
 		}, [2]int{10, 10}},
+		{"entries evicted and added again", nil, func(c *conv) {
+			// Each request adds a fresh traceparent (98 bytes): the
+			// client's table of 4 KiB evicts the common entries every
+			// forty calls or so, and the encoder adds them again; the
+			// runs naming them are then taken from the fields' memos
+			// (takeRun) rather than decoded.
+			for i := range uint32(200) {
+				id := 1 + 2*i
+				c.headers(proto.FromClient, id, false, ":method: POST", ":scheme: http", ":path: "+[]string{"/a.B/C", "/a.B/D"}[i%2],
+					":authority: search:8082", "content-type: application/grpc", "te: trailers",
+					fmt.Sprintf("traceparent: 00-%032x-%016x-01", 1000+i, i))
+				c.data(proto.FromClient, id, true, 20)
+				respond(c, id, 0)
+			}
+		}, [2]int{195, 390}},
 		{"table size updates", nil, func(c *conv) {
 			for i := range uint32(20) {
 				if i%5 == 4 {

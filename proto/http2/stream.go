@@ -341,13 +341,7 @@ func (d *Decoder) headersFrame(s *dirState, fh frameHeader, frag []byte, start, 
 	if k := s.blockHit(h, frag); k > 0 {
 		d.writeBlock(s, frag[k:])
 	} else {
-		r := &s.brun
-		r.n = 0
-		if !s.poisoned {
-			s.run(frag, r)
-		}
-		d.writeBlock(s, frag)
-		s.rememberBlock(h, frag, r)
+		d.takeRun(s, h, frag)
 	}
 	endStream := fh.flags&fEndStream != 0
 	if fh.flags&fEndHeaders == 0 {
