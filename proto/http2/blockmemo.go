@@ -192,7 +192,7 @@ func (s *dirState) rememberBlock(h *half, frag []byte, r *blockRun) *blockMemo {
 		return nil
 	}
 	list, ntok := 0, 0
-	minRef, maxDyn := ^uint64(0), byte(0)
+	minRef, maxDyn, dyn := ^uint64(0), byte(0), uint64(0)
 	for i, ref := range r.refs[:r.n] {
 		f := &s.memo[memoSlot(ref)]
 		if f.ref != ref || ntok+int(f.ntok) > maxBlockTokens {
@@ -204,6 +204,7 @@ func (s *dirState) rememberBlock(h *half, frag []byte, r *blockRun) *blockMemo {
 		ntok += int(f.ntok)
 		if ref >= firstDynamicRef {
 			minRef, maxDyn = min(minRef, ref), max(maxDyn, frag[i])
+			dyn |= 1 << (8 * i)
 		}
 	}
 	if s.blocks == nil {
@@ -223,12 +224,7 @@ func (s *dirState) rememberBlock(h *half, frag []byte, r *blockRun) *blockMemo {
 	}
 	m := &s.blocks[j]
 	mask := ^uint64(0) >> (64 - 8*r.n)
-	m.key, m.mask, m.dyn, m.seq, m.minRef, m.room = firstBytes(frag)&mask, mask, 0, r.seq, minRef, ^uint64(0)
-	for i, b := range frag[:r.n] {
-		if b&127 > byte(len(staticTable)) {
-			m.dyn |= 1 << (8 * i)
-		}
-	}
+	m.key, m.mask, m.dyn, m.seq, m.minRef, m.room = firstBytes(frag)&mask, mask, dyn, r.seq, minRef, ^uint64(0)
 	if m.dyn != 0 {
 		m.room = uint64(0xfe - maxDyn)
 	}
@@ -238,7 +234,10 @@ func (s *dirState) rememberBlock(h *half, frag []byte, r *blockRun) *blockMemo {
 		if f.slot >= 0 {
 			m.setKept(f.slot, f.kept)
 		}
-		m.ntok += uint8(copy(m.toks[m.ntok:], f.toks[:f.ntok]))
+		for _, t := range f.toks[:f.ntok] { // a few: no call of memmove
+			m.toks[m.ntok] = t
+			m.ntok++
+		}
 	}
 	return m
 }
