@@ -3,6 +3,7 @@ package http2
 import (
 	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 
 	xhttp2 "golang.org/x/net/http2"
@@ -252,6 +253,32 @@ func TestBlockRun(t *testing.T) {
 		copy(want[:], tc.refs)
 		if r.n != len(tc.refs) || r.refs != want {
 			t.Errorf("run(%x) = %v (%d), want %v", tc.in, r.refs, r.n, tc.refs)
+		}
+	}
+}
+
+// TestGRPCType holds grpcType, which knows the content-type it found
+// gRPC's last by its pointer, to strings.HasPrefix.
+func TestGRPCType(t *testing.T) {
+	d := New(DefaultConfig())
+	grpc := strings.Clone("application/grpc")
+	for _, tc := range []struct {
+		ct   string
+		want bool
+	}{
+		{"", false},
+		{grpc, true},
+		{grpc, true}, // by its pointer
+		{strings.Clone("application/grpc"), true},
+		{"application/grpc+proto", true},
+		{"application/json", false},
+		{"application/grpX", false}, // as long as the one remembered
+		{"", false},
+		{"text/plain", false},
+		{grpc, true},
+	} {
+		if got := d.grpcType(tc.ct); got != tc.want {
+			t.Errorf("grpcType(%q) = %v, want %v", tc.ct, got, tc.want)
 		}
 	}
 }

@@ -310,7 +310,7 @@ func (d *Decoder) requestLabel(h *half) string {
 	if h.unknown || method == "" && path == "" {
 		return ""
 	}
-	k := labelKey{method, path, strings.HasPrefix(h.kept[keptCType], "application/grpc")}
+	k := labelKey{method, path, d.grpcType(h.kept[keptCType])}
 	// The last labels made, looked for by the memory of their strings:
 	// the values a half keeps are interned, so a call of a recent
 	// method is found by comparing pointers, without hashing its
@@ -343,6 +343,22 @@ func (d *Decoder) requestLabel(h *half) string {
 	}
 	slot.key, slot.label, slot.ok = k, l, true
 	return l
+}
+
+// grpcType reports whether a content-type a half keeps is gRPC's
+// ("application/grpc", maybe with a suffix). Kept values are interned,
+// so the one found so last is known again by its pointer, without
+// comparing its bytes (a request's label and each of its DATA frames
+// ask).
+func (d *Decoder) grpcType(ct string) bool {
+	if len(ct) >= len("application/grpc") && sameString(ct, d.grpcCType) {
+		return true
+	}
+	if strings.HasPrefix(ct, "application/grpc") {
+		d.grpcCType = ct
+		return true
+	}
+	return false
 }
 
 // sameString reports whether a and b are the same bytes in memory.

@@ -1,7 +1,6 @@
 package http2
 
 import (
-	"strings"
 
 	"github.com/wirepath/wirepath/proto"
 )
@@ -281,7 +280,7 @@ func (d *Decoder) dataPrefix(s *dirState, p []byte) {
 		return
 	}
 	h := &st.h[s.dir]
-	if h.state != hOpen || h.nbody >= len(h.body) || !strings.HasPrefix(h.kept[keptCType], "application/grpc") {
+	if h.state != hOpen || h.nbody >= len(h.body) || !d.grpcType(h.kept[keptCType]) {
 		return
 	}
 	h.nbody += copy(h.body[h.nbody:], p)
