@@ -1,7 +1,6 @@
 package http2
 
 import (
-
 	"github.com/wirepath/wirepath/proto"
 )
 
