@@ -119,8 +119,9 @@ func (d *Decoder) intern(v string) string {
 const maxInterned = 256
 
 // emit receives one decoded header field; name and value are valid only
-// during the call. ref names the HPACK table entry it was read from (0:
-// a literal): what emit makes of a field depends on its name and value
+// during the call. ref names the HPACK table entry it was read from or
+// added to (0: a literal the table does not keep): what emit makes of a
+// field depends on its name and value
 // alone (but for the ids of propagation headers), so it is remembered per
 // entry, and a field indexed again replays it.
 func (s *dirState) emit(name, value string, ref uint64) {
