@@ -57,6 +57,11 @@ type segLog struct {
 	dropped int64
 	// obsDropped counts sightings a full record could not keep.
 	obsDropped int64
+	// hint is the index find returned last: the Units of a direction
+	// are timed in the order of their bytes, so the next is often found
+	// in the same record (one segment carries several gRPC messages) or
+	// the next.
+	hint int
 }
 
 // len returns the number of records held.
@@ -102,10 +107,18 @@ func (l *segLog) first() (int64, bool) {
 }
 
 // find returns the index of the first record that ends after off (the
-// records end in increasing order): a binary search written out, which
-// costs half what sort.Search's call of a closure per step did.
+// records end in increasing order): the hint or the record after it if
+// that is the one (the record before it, if held, ends at or before
+// off), else a binary search written out, which costs half what
+// sort.Search's call of a closure per step did.
 func (l *segLog) find(off int64) int {
 	recs := l.recs
+	for i := max(l.hint, l.head); i < min(l.hint+2, len(recs)); i++ {
+		if recs[i].end() > off && (i == l.head || recs[i-1].end() <= off) {
+			l.hint = i
+			return i
+		}
+	}
 	lo, hi := l.head, len(recs)
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
@@ -115,6 +128,7 @@ func (l *segLog) find(off int64) int {
 			lo = m + 1
 		}
 	}
+	l.hint = lo
 	return lo
 }
 

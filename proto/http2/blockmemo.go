@@ -150,6 +150,13 @@ func (s *dirState) blockHit(h *half, frag []byte) int {
 	if m == nil {
 		return 0
 	}
+	return s.replayBlock(h, m)
+}
+
+// replayBlock does to h what the run m remembers did, as blockHit
+// found it at the start of a block, and returns its bytes.
+func (s *dirState) replayBlock(h *half, m *blockMemo) int {
+	hp := s.hp
 	s.blockHits++
 	s.first = false
 	hp.first = false
@@ -176,24 +183,28 @@ func (s *dirState) blockHit(h *half, frag []byte) int {
 // was decoded field by field into h, did to h, if each of its fields
 // has its memo: what the run did is then what their memos do, one after
 // the other (the same fields' memoHit or emit did just that). It takes
-// the place of the slot after the one taken last.
-func (s *dirState) rememberBlock(h *half, frag []byte, r *blockRun) {
+// the place of the slot after the one taken last, and returns it (nil:
+// not remembered). As what a field's memo does does not depend on when
+// it is replayed, the run may be remembered before its block is decoded
+// too (takeRun).
+func (s *dirState) rememberBlock(h *half, frag []byte, r *blockRun) *blockMemo {
 	if r.n == 0 || h == nil || s.poisoned || s.memo == nil || noBlockMemo {
-		return
+		return nil
 	}
 	list, ntok := 0, 0
-	minRef, maxDyn := ^uint64(0), byte(0)
+	minRef, maxDyn, dyn := ^uint64(0), byte(0), uint64(0)
 	for i, ref := range r.refs[:r.n] {
 		f := &s.memo[memoSlot(ref)]
 		if f.ref != ref || ntok+int(f.ntok) > maxBlockTokens {
-			return
+			return nil
 		}
 		if list += f.size + entryOverhead; list > s.d.cfg.MaxHeaderList {
-			return
+			return nil
 		}
 		ntok += int(f.ntok)
 		if ref >= firstDynamicRef {
 			minRef, maxDyn = min(minRef, ref), max(maxDyn, frag[i])
+			dyn |= 1 << (8 * i)
 		}
 	}
 	if s.blocks == nil {
@@ -213,12 +224,7 @@ func (s *dirState) rememberBlock(h *half, frag []byte, r *blockRun) {
 	}
 	m := &s.blocks[j]
 	mask := ^uint64(0) >> (64 - 8*r.n)
-	m.key, m.mask, m.dyn, m.seq, m.minRef, m.room = firstBytes(frag)&mask, mask, 0, r.seq, minRef, ^uint64(0)
-	for i, b := range frag[:r.n] {
-		if b&127 > byte(len(staticTable)) {
-			m.dyn |= 1 << (8 * i)
-		}
-	}
+	m.key, m.mask, m.dyn, m.seq, m.minRef, m.room = firstBytes(frag)&mask, mask, dyn, r.seq, minRef, ^uint64(0)
 	if m.dyn != 0 {
 		m.room = uint64(0xfe - maxDyn)
 	}
@@ -228,7 +234,35 @@ func (s *dirState) rememberBlock(h *half, frag []byte, r *blockRun) {
 		if f.slot >= 0 {
 			m.setKept(f.slot, f.kept)
 		}
-		m.ntok += uint8(copy(m.toks[m.ntok:], f.toks[:f.ntok]))
+		for _, t := range f.toks[:f.ntok] { // a few: no call of memmove
+			m.toks[m.ntok] = t
+			m.ntok++
+		}
+	}
+	return m
+}
+
+// takeRun decodes a header block's first fragment whose run of indexed
+// fields blockHit did not take: when every field of the run has its
+// memo (the run names entries the encoder added again since: their
+// literals made their memos, see hpackDecoder.literal), the run is
+// remembered first and taken as blockHit takes one, without decoding
+// its fields one by one; otherwise the block is decoded field by field
+// and its run remembered if it can be then.
+func (d *Decoder) takeRun(s *dirState, h *half, frag []byte) {
+	r := &s.brun
+	r.n = 0
+	if !s.poisoned {
+		s.run(frag, r)
+	}
+	m := s.rememberBlock(h, frag, r)
+	if m != nil && m.ends(frag) {
+		d.writeBlock(s, frag[s.replayBlock(h, m):])
+		return
+	}
+	d.writeBlock(s, frag)
+	if m == nil {
+		s.rememberBlock(h, frag, r)
 	}
 }
 

@@ -3,6 +3,7 @@ package http2
 import (
 	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 
 	xhttp2 "golang.org/x/net/http2"
@@ -95,6 +96,21 @@ func TestBlockMemo(t *testing.T) {
 				call(c, 1+2*i, "/a.B/C", 0, extra...)
 			}
 		}, [2]int{10, 10}},
+		{"entries evicted and added again", nil, func(c *conv) {
+			// Each request adds a fresh traceparent (98 bytes): the
+			// client's table of 4 KiB evicts the common entries every
+			// forty calls or so, and the encoder adds them again; the
+			// runs naming them are then taken from the fields' memos
+			// (takeRun) rather than decoded.
+			for i := range uint32(200) {
+				id := 1 + 2*i
+				c.headers(proto.FromClient, id, false, ":method: POST", ":scheme: http", ":path: "+[]string{"/a.B/C", "/a.B/D"}[i%2],
+					":authority: search:8082", "content-type: application/grpc", "te: trailers",
+					fmt.Sprintf("traceparent: 00-%032x-%016x-01", 1000+i, i))
+				c.data(proto.FromClient, id, true, 20)
+				respond(c, id, 0)
+			}
+		}, [2]int{195, 390}},
 		{"table size updates", nil, func(c *conv) {
 			for i := range uint32(20) {
 				if i%5 == 4 {
@@ -237,6 +253,32 @@ func TestBlockRun(t *testing.T) {
 		copy(want[:], tc.refs)
 		if r.n != len(tc.refs) || r.refs != want {
 			t.Errorf("run(%x) = %v (%d), want %v", tc.in, r.refs, r.n, tc.refs)
+		}
+	}
+}
+
+// TestGRPCType holds grpcType, which knows the content-type it found
+// gRPC's last by its pointer, to strings.HasPrefix.
+func TestGRPCType(t *testing.T) {
+	d := New(DefaultConfig())
+	grpc := strings.Clone("application/grpc")
+	for _, tc := range []struct {
+		ct   string
+		want bool
+	}{
+		{"", false},
+		{grpc, true},
+		{grpc, true}, // by its pointer
+		{strings.Clone("application/grpc"), true},
+		{"application/grpc+proto", true},
+		{"application/json", false},
+		{"application/grpX", false}, // as long as the one remembered
+		{"", false},
+		{"text/plain", false},
+		{grpc, true},
+	} {
+		if got := d.grpcType(tc.ct); got != tc.want {
+			t.Errorf("grpcType(%q) = %v, want %v", tc.ct, got, tc.want)
 		}
 	}
 }

@@ -187,6 +187,7 @@ type Decoder struct {
 
 	labels     map[labelKey]string
 	recent     [8]recentLabel    // the labels made last, replaced in turn
+	grpcCType  string            // the content-type grpcType found gRPC's last (a kept value)
 	nextRecent uint8             // the one to replace next
 	kept       map[string]string // the values of the fields halves keep, interned
 

@@ -151,15 +151,19 @@ func traceparentID(v string) (id string, upper, ok bool) {
 	// Eight bytes at a time: a byte of x^dashes is zero where x has a
 	// '-' (exact, as a test of the whole word); the upper-case test is
 	// hasUpper's.
+	// The four words written out: a loop cost each a bounds check and
+	// the constants loaded again.
 	const ones, tops, dashes = 0x0101010101010101, 0x8080808080808080, 0x2d2d2d2d2d2d2d2d
-	var dash, up uint64
-	for i := 0; i < 32; i += 8 {
-		x := binary.LittleEndian.Uint64(unsafe.Slice(unsafe.StringData(id[i:]), 8))
-		y := x ^ dashes
-		dash |= (y - ones) &^ y
+	p := unsafe.Slice(unsafe.StringData(id), 32)
+	x0, x1 := binary.LittleEndian.Uint64(p[0:8]), binary.LittleEndian.Uint64(p[8:16])
+	x2, x3 := binary.LittleEndian.Uint64(p[16:24]), binary.LittleEndian.Uint64(p[24:32])
+	y0, y1, y2, y3 := x0^dashes, x1^dashes, x2^dashes, x3^dashes
+	dash := (y0-ones)&^y0 | (y1-ones)&^y1 | (y2-ones)&^y2 | (y3-ones)&^y3
+	upperBits := func(x uint64) uint64 {
 		x7 := x &^ tops
-		up |= (x7 + 0x3f*ones) &^ (x7 + 0x25*ones) &^ x
+		return (x7 + 0x3f*ones) &^ (x7 + 0x25*ones) &^ x
 	}
+	up := upperBits(x0) | upperBits(x1) | upperBits(x2) | upperBits(x3)
 	if dash&tops != 0 {
 		return "", false, false
 	}

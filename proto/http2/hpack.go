@@ -62,7 +62,8 @@ type hpackEntry struct {
 // field was read from, so that what a receiver makes of a field can be
 // remembered per entry: 1 to 61 for the static table, firstDynamicRef
 // plus the entry's seq for the dynamic table (never reused, even across
-// resets), 0 for a literal.
+// resets), 0 for a literal that is not added to the table (a literal
+// with incremental indexing is emitted by the ref of the entry it adds).
 const firstDynamicRef = 64
 
 // entryOverhead is what RFC 7541 adds to an entry's bytes for its size.
@@ -284,6 +285,14 @@ func (h *hpackDecoder) literal(n byte, indexed bool) error {
 			name = view(h.name)
 		}
 		h.add(name, value)
+		// The field is now the table's newest entry (unless it was
+		// larger than the table): emitted by its ref, so that what the
+		// receiver makes of it is remembered for the entry's indexed
+		// fields to come (an entry the encoder evicted and adds again
+		// is at once as cheap to index as before).
+		if n := len(h.ents); h.head < n && h.ents[n-1].seq == h.seq-1 {
+			return h.callEmit(name, value, firstDynamicRef+h.seq-1)
+		}
 	}
 	return h.callEmit(name, value, 0)
 }

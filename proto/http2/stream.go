@@ -1,8 +1,6 @@
 package http2
 
 import (
-	"strings"
-
 	"github.com/wirepath/wirepath/proto"
 )
 
@@ -281,7 +279,7 @@ func (d *Decoder) dataPrefix(s *dirState, p []byte) {
 		return
 	}
 	h := &st.h[s.dir]
-	if h.state != hOpen || h.nbody >= len(h.body) || !strings.HasPrefix(h.kept[keptCType], "application/grpc") {
+	if h.state != hOpen || h.nbody >= len(h.body) || !d.grpcType(h.kept[keptCType]) {
 		return
 	}
 	h.nbody += copy(h.body[h.nbody:], p)
@@ -341,13 +339,7 @@ func (d *Decoder) headersFrame(s *dirState, fh frameHeader, frag []byte, start, 
 	if k := s.blockHit(h, frag); k > 0 {
 		d.writeBlock(s, frag[k:])
 	} else {
-		r := &s.brun
-		r.n = 0
-		if !s.poisoned {
-			s.run(frag, r)
-		}
-		d.writeBlock(s, frag)
-		s.rememberBlock(h, frag, r)
+		d.takeRun(s, h, frag)
 	}
 	endStream := fh.flags&fEndStream != 0
 	if fh.flags&fEndHeaders == 0 {
