@@ -29,8 +29,8 @@ import (
 // 0.574 and stated 0.440 instead of 0.491: their error, 0.209 instead of
 // 0.110, is under-statement. A request's slots (a call and a kind of
 // child) now take the smaller of their links' product and their keep,
-// not the product (causal/assembly/slots.go: an exchange of calls is one
-// doubt, not two): stated 0.509, error 0.141, under the bound of 0.15
+// not the product (then causal/assembly/slots.go, now rivals.go: an
+// exchange of calls is one doubt, not two): stated 0.509, error 0.141, under the bound of 0.15
 // the requests had before the FIFO change.
 func TestAssemblyCalibration(t *testing.T) {
 	n := 300
@@ -96,7 +96,7 @@ func TestAssemblyCalibration(t *testing.T) {
 // their over-statement is bounded on its own. With the FIFO ratio learnt
 // falling with the rank, right 0.683 and stated 0.379 (ECE 0.304, again
 // under-statement). With a request's slots taking the smaller of their
-// links' product and their keep (causal/assembly/slots.go), stated 0.444
+// links' product and their keep (then causal/assembly/slots.go), stated 0.444
 // (ECE 0.239), and the worker pool's 0.659 for 0.811 (0.157).
 func TestAssemblyCalibrationUnseen(t *testing.T) {
 	for _, tc := range []struct {

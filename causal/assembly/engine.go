@@ -106,11 +106,12 @@ type run struct {
 	sendW    []float32
 	sendPost []alt
 	// per member of the ensemble (members.go): each call's probability of
-	// its final request, where posterior set it (posted), and each
-	// call's slots' probability that none of the calls given elsewhere
-	// is its own (slots.go)
+	// its final request, where posterior set it (posted), its likeliest
+	// rivals, and each call's doubts from the calls given elsewhere
+	// (rivals.go)
 	mconf  [nMembers][]float32
-	mkeep  [nMembers]slotKeeps
+	mriv   [nMembers][][]rivalP
+	mback  [nMembers]rivalDoubts
 	posted []bool
 	// shadowPost holds, per call, the posterior of each shadow search
 	// (shadow.go): searchAlts+1 per call, noShadow where none ran
@@ -188,7 +189,8 @@ func newRun(opt Options, ms trace.Messages, nm *causal.Namer) *run {
 	r.posted = make([]bool, n)
 	for e := range r.mconf {
 		r.mconf[e] = make([]float32, n)
-		r.mkeep[e] = make(slotKeeps, n)
+		r.mriv[e] = make([][]rivalP, n)
+		r.mback[e] = newRivalDoubts(n)
 	}
 	for i := range r.parent {
 		r.parent[i], r.exact[i] = -1, -1

@@ -8,10 +8,10 @@ package assembly
 // are that mean.
 //
 // A request's confidence is the mean over the members of the probability
-// each gives its whole tree: over its calls' slots (a call and a kind of
-// child: slots.go), the smaller of the product of its links'
-// probabilities and of 1 − p over the calls of the kind given elsewhere
-// that give it p. The mean of the products, not the product of the
+// each gives its whole tree: over its calls and their rivals (the other
+// requests a call's children or the calls given to them could belong
+// to: rivals.go), one less the largest doubt from each rival, each
+// exchange counted once. The mean of the products, not the product of the
 // means: a member that is right about a request tends to be right about
 // all its links at once, and a product of averaged links, each doubted
 // for the halves' disagreement, doubts a request as many times as it has
@@ -23,8 +23,8 @@ const nMembers = 3
 
 // members sets call c's confidence and alternatives (request a, its
 // candidates cands) from the ensemble, each member's probability of a in
-// mconf, and takes what each member gives the other requests from their
-// mkeep. post is the main search's posterior (its request, then its
+// mconf, and what each gives the other requests as their rivals
+// (noteRivals). post is the main search's posterior (its request, then its
 // alternatives); each member's is spread by the share 1 − backed of it
 // the node's evidence does not back (calib.go).
 func (r *run) members(c, a int32, post []alt, cands []int32, backed float64) {
@@ -46,14 +46,12 @@ func (r *run) members(c, a int32, post []alt, cands []int32, backed float64) {
 	for e := range ps {
 		normalize(ps[e])
 		unback(ps[e], backed)
+		r.noteRivals(e, c, a, qs, ps[e])
 		for i, q := range qs {
 			p := ps[e][i]
 			mean[i] += p * memberW(e)
-			switch {
-			case q == a:
+			if q == a {
 				r.mconf[e][c] = float32(p)
-			case q >= 0:
-				r.mkeep[e].lose(q, r.calls[c].kind, p)
 			}
 		}
 	}

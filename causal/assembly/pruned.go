@@ -28,10 +28,9 @@ import "math"
 // 0.108; docs/accuracy.md, "Calibration").
 //
 // A request's confidence counts the calls it may have lost
-// (requests.go, keepProbs): each call given elsewhere lists K
-// alternatives, and what the listed ones leave shares evenly over the
-// call's other candidates (probOf); those shares count too (run.mkeep,
-// members.go).
+// (rivals.go): each call given elsewhere lists K alternatives, and what
+// the listed ones leave shares evenly over the call's other candidates
+// (probOf); those shares count too (run.mback, noteRivals).
 //
 // Neither changes an assignment: posterior sets them after the local
 // search, which reads the search's own confidences.

@@ -59,14 +59,14 @@ type builder struct {
 	r      *run
 	kids   [][]int32
 	retIdx []int32 // per call, the index of its RETURN entry in msgs
-	// keep is, per member, per call and kind of child, the probability
-	// that no call of the kind given elsewhere belongs to it: the product
-	// of 1 − p over the calls that list it as an alternative with
-	// probability p (a request is exactly right only if it lost none of
-	// its calls, as well as its own links being right: slots.go)
-	keep [nMembers]slotKeeps
+	// back is, per member, per call, the doubts from the calls given
+	// elsewhere that list it, by rival (a request is exactly right only
+	// if it lost none of its calls, as well as its own links being
+	// right: rivals.go); rivBuf and altBuf are rivalsProb's buffers
+	back           [nMembers]rivalDoubts
+	rivBuf, altBuf []rivalP
 	// prod is, per member, the product of the request being built's
-	// slots' probabilities (builder.slotsProb)
+	// calls' probabilities (builder.rivalsProb)
 	prod [nMembers]float64
 	msgs []causal.RequestMessage
 	cnt  treeCounts
@@ -168,29 +168,11 @@ func (r *run) newBuilder() *builder {
 	for p := range b.kids {
 		slices.SortStableFunc(b.kids[p], func(x, y int32) int { return cmpTime(r.sendOf(x), r.sendOf(y)) })
 	}
-	for e := range b.keep {
-		b.keep[e] = r.keepProbs(e)
+	for e := range b.back {
+		b.back[e] = r.backDoubts(e)
 	}
 	b.kindNames = make([]string, len(r.kinds.keys))
 	return b
-}
-
-// keepProbs returns, per call and kind of child, the probability under
-// the ensemble's member that none of the calls of the kind assigned
-// elsewhere (to another request, or none) belongs to it: from what
-// posterior left to each request (run.mkeep), and from the alternatives
-// of the calls it did not see (builder.keep).
-func (r *run) keepProbs(member int) slotKeeps {
-	keep := r.mkeep[member].clone()
-	k := searchAlts
-	for c := range r.calls {
-		for _, a := range r.alts[c*k : c*k+k] {
-			if a.p >= 0 && a.prob > 0 && a.p != r.parent[c] && !r.posted[c] {
-				keep.lose(a.p, r.calls[c].kind, float64(a.prob))
-			}
-		}
-	}
-	return keep
 }
 
 // build returns the request rooted at call root, and the calls cut from
@@ -267,7 +249,7 @@ func (b *builder) addCall(root int32, parentIdx, callParentIdx int, req *causal.
 			continue
 		}
 		for m := range b.prod {
-			b.prod[m] *= b.slotsProb(m, f.c, kids)
+			b.prod[m] *= b.rivalsProb(m, f.c, kids)
 		}
 		b.close(f, req)
 		stack = stack[:len(stack)-1]

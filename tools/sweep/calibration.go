@@ -13,7 +13,8 @@ import (
 // what they say on the systems it was not tuned on
 // (causal/accuracy/testdata/unseen): per system and number in flight,
 // its joint links' and its requests' mean stated confidence, share right
-// and expected calibration error (accuracy.Calibrate).
+// and expected calibration error (accuracy.Calibrate); then the same on
+// TraceWeaver's traces (calibrationTW).
 func calibration(ctx context.Context, w io.Writer, _ config) error {
 	fmt.Fprintf(w, "### Calibration on the systems the engine was not tuned on\n\n")
 	fmt.Fprintf(w, "1,000 instances per trace, as in \"Systems the engine was not tuned on\"; the assembly engine's joint links and requests: stated (mean confidence), right (share), ECE.\n\n")
@@ -41,6 +42,36 @@ func calibration(ctx context.Context, w io.Writer, _ config) error {
 			fmt.Fprintf(w, "| %s | %d | %d | %.3f | %.3f | %.3f | %d | %.3f | %.3f | %.3f |\n",
 				name, n, j.N, j.MeanConfidence, j.Share, j.ECE, q.N, q.MeanConfidence, q.Share, q.ECE)
 		}
+	}
+	fmt.Fprintln(w)
+	return calibrationTW(ctx, w)
+}
+
+// calibrationTW writes the same on the published comparison's traces at
+// their 1 ms timestamps (accuracy.TWCases, the µs rows left out): the
+// assembly engine's joint links and requests, stated, right and ECE.
+func calibrationTW(ctx context.Context, w io.Writer) error {
+	fmt.Fprintf(w, "### Calibration on TraceWeaver's traces (1 ms timestamps)\n\n")
+	fmt.Fprintf(w, "| trace | joint links | stated | right | ECE | requests | stated | right | ECE |\n|---|---|---|---|---|---|---|---|---|\n")
+	for _, tc := range accuracy.TWCases {
+		if tc.Microseconds {
+			continue
+		}
+		out, err := tc.Generate()
+		if err != nil {
+			return fmt.Errorf("%s: %w", tc.Label(), err)
+		}
+		res, err := accuracy.Assembly()().Infer(ctx, out.Trace)
+		if err != nil {
+			return fmt.Errorf("%s: %w", tc.Label(), err)
+		}
+		c, ok := accuracy.Calibrate(out, res)
+		if !ok {
+			return fmt.Errorf("%s: the assembly engine listed no requests", tc.Label())
+		}
+		j, q := c.JointLinks, c.Requests
+		fmt.Fprintf(w, "| %s | %d | %.3f | %.3f | %.3f | %d | %.3f | %.3f | %.3f |\n",
+			tc.Label(), j.N, j.MeanConfidence, j.Share, j.ECE, q.N, q.MeanConfidence, q.Share, q.ECE)
 	}
 	fmt.Fprintln(w)
 	return nil
