@@ -153,7 +153,10 @@ func appendHuffman(dst, v []byte) ([]byte, error) {
 	// Symbols are written into room made first (a code is at least 5
 	// bits long): no call in the loop, whose variables stay in registers.
 	n := len(dst)
-	out := slices.Grow(dst, len(v)*8/5+4)
+	out := dst
+	if need := len(v)*8/5 + 4; cap(out)-n < need { // HPACK's literal made room
+		out = slices.Grow(out, need)
+	}
 	out = out[:cap(out)]
 	// The loop stores up to three symbols at out[n:n+4] by one unchecked
 	// write: n+4 stays within out, whose room covers a symbol for every
@@ -194,6 +197,26 @@ func appendHuffman(dst, v []byte) ([]byte, error) {
 		*(*uint32)(unsafe.Add(base, n)) = e // bytes to spare past the c symbols: overwritten next
 		n += int(c)
 		nbits -= uint(e >> 27)
+	}
+	if len(v) == 0 {
+		// The last bits, fewer than the window: looked up with ones after
+		// them (the padding's bits), whose symbols are taken only if
+		// their codes end within the bits. What is left must be the
+		// padding, up to 7 bits of ones; anything else (a code cut
+		// short, EOS, a longer padding) is hufSlow's to decode exactly.
+		for nbits > 0 && nbits < hufFastBits {
+			pad := hufFastBits - nbits
+			e := fast[(acc<<pad|(1<<pad-1))&(1<<hufFastBits-1)]
+			if e>>24&3 == 0 || uint(e>>27) > nbits {
+				break
+			}
+			*(*uint32)(unsafe.Add(base, n)) = e
+			n += int(e >> 24 & 3)
+			nbits -= uint(e >> 27)
+		}
+		if mask := uint64(1)<<nbits - 1; nbits <= 7 && acc&mask == mask {
+			return out[:n], nil
+		}
 	}
 	return hufSlow(out, n, v, acc, nbits)
 }
