@@ -2,7 +2,6 @@ package http2
 
 import (
 	"encoding/binary"
-	"math/bits"
 	"slices"
 	"unsafe"
 
@@ -213,10 +212,10 @@ func hufFastLoop(base unsafe.Pointer, n int, v []byte) (int, int, uint64, uint) 
 		if nbits < hufFastBits {
 			if left >= 8 {
 				// Six bytes at once, read as eight.
-				acc |= bits.ReverseBytes64(*(*uint64)(p)) >> nbits
+				acc |= binary.BigEndian.Uint64((*[8]byte)(p)[:]) >> nbits
 				p, left, nbits = unsafe.Add(p, 6), left-6, nbits+48
 			} else if left >= 4 {
-				acc |= uint64(bits.ReverseBytes32(*(*uint32)(p))) << 32 >> nbits
+				acc |= uint64(binary.BigEndian.Uint32((*[4]byte)(p)[:])) << 32 >> nbits
 				p, left, nbits = unsafe.Add(p, 4), left-4, nbits+32
 			} else {
 				for nbits < hufFastBits && left > 0 {
