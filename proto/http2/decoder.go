@@ -495,7 +495,7 @@ func (d *Decoder) frames(s *dirState, b []byte) int {
 	for len(b) > 0 && s.mode == mFrames && d.state != NotHTTP2 {
 		if !s.inFrame {
 			if s.nhdr == 0 && !s.checkFirst {
-				if n := d.wholeFrame(s, b); n > 0 {
+				if n := d.wholeFrames(s, b); n > 0 {
 					used += n
 					b = b[n:]
 					continue
@@ -543,29 +543,34 @@ func (d *Decoder) frames(s *dirState, b []byte) int {
 	return used
 }
 
-// wholeFrame decodes the frame at the start of b if b holds all of it
-// (and its length is one readHeader takes), as readHeader and frames
-// would, in one step, and returns its length, or 0.
-func (d *Decoder) wholeFrame(s *dirState, b []byte) int {
-	if len(b) < headerLen {
-		return 0
+// wholeFrames decodes the frames at the start of b that b holds all of
+// (and whose length is one readHeader takes), as readHeader and frames
+// would, each in one step, while frames would take them so (its tests
+// made again after each frame, which may change what s is doing), and
+// returns their length, or 0. A loop of its own, so that b stays in
+// registers and a frame costs no call but frameDone.
+func (d *Decoder) wholeFrames(s *dirState, b []byte) int {
+	used := 0
+	for len(b) >= headerLen && s.mode == mFrames && d.state != NotHTTP2 && !s.inFrame && s.nhdr == 0 && !s.checkFirst {
+		fh := parseHeader(b)
+		n := headerLen + int(fh.length)
+		if len(b) < n || fh.length > s.maxFrame && fh.length > uint32(d.cfg.MaxBuffered) {
+			break
+		}
+		s.fstart, s.fed, s.fh, s.damaged, s.remain = s.next, int64(n), fh, false, 0
+		s.next += int64(n)
+		var payload []byte
+		switch {
+		case fh.typ == xhttp2.FrameData:
+			d.dataPrefix(s, b[headerLen:n])
+		case fh.typ <= xhttp2.FrameContinuation && int(fh.length) <= d.cfg.MaxBuffered:
+			payload = b[headerLen:n]
+		}
+		d.frameDone(s, payload)
+		used += n
+		b = b[n:]
 	}
-	fh := parseHeader(b)
-	n := headerLen + int(fh.length)
-	if len(b) < n || fh.length > s.maxFrame && fh.length > uint32(d.cfg.MaxBuffered) {
-		return 0
-	}
-	s.fstart, s.fed, s.fh, s.damaged, s.remain = s.next, int64(n), fh, false, 0
-	s.next += int64(n)
-	var payload []byte
-	switch {
-	case fh.typ == xhttp2.FrameData:
-		d.dataPrefix(s, b[headerLen:n])
-	case fh.typ <= xhttp2.FrameContinuation && int(fh.length) <= d.cfg.MaxBuffered:
-		payload = b[headerLen:n]
-	}
-	d.frameDone(s, payload)
-	return n
+	return used
 }
 
 // readHeader reads (part of) a frame header from b.

@@ -98,8 +98,13 @@ const hufFastBits = 16
 // symbols whose codes they hold whole: syms | count<<24 | bits<<27,
 // where syms is the uint32 whose first bytes in memory are the symbols
 // (stored by one write); count 0 when the first code is longer than the
-// window. 256 KiB, of which text of a few symbols touches little.
-var hufFast = func() *[1 << hufFastBits]uint32 {
+// window. 256 KiB, of which text of a few symbols touches little. An
+// array rather than a pointer to one: its address is a constant, which
+// the decoding loop neither loads nor checks for nil.
+var hufFast = *buildFast()
+
+// buildFast builds hufFast.
+func buildFast() *[1 << hufFastBits]uint32 {
 	fast := new([1 << hufFastBits]uint32)
 	// first returns the symbol and code length at the top of the w
 	// valid bits of x (a code that fits in them), if any.
@@ -142,60 +147,98 @@ var hufFast = func() *[1 << hufFastBits]uint32 {
 		}
 	}
 	return fast
-}()
+}
 
 // appendHuffman appends the Huffman-coded string v, decoded, to dst. It
 // rejects what x/net's hpack.HuffmanDecode rejects: EOS, and padding
 // longer than 7 bits or not all ones. It decodes one to three symbols at
-// a time through hufFast while their codes fit in its window, and hands
-// the rest, from a code boundary, to hufSlow.
+// a time through hufFast while their codes fit in its window
+// (hufFastLoop), the last bits too when they end in the padding, and
+// hands the rest, from a code boundary, to hufSlow.
 func appendHuffman(dst, v []byte) ([]byte, error) {
 	// Symbols are written into room made first (a code is at least 5
-	// bits long): no call in the loop, whose variables stay in registers.
+	// bits long), which the loop writes up to three at a time by one
+	// unchecked write of 4 bytes.
 	n := len(dst)
-	out := slices.Grow(dst, len(v)*8/5+4)
+	out := dst
+	if need := len(v)*8/5 + 4; cap(out)-n < need { // HPACK's literal made room
+		out = slices.Grow(out, need)
+	}
 	out = out[:cap(out)]
-	// The loop stores up to three symbols at out[n:n+4] by one unchecked
-	// write: n+4 stays within out, whose room covers a symbol for every
-	// 5 bits of v and 4 bytes more.
 	base := unsafe.Pointer(unsafe.SliceData(out))
-	fast := hufFast // a local: the loop does not reload the global
+	n, used, acc, nbits := hufFastLoop(base, n, v)
+	v = v[used:]
+	if len(v) == 0 {
+		// The last bits, fewer than the window: looked up with ones after
+		// them (the padding's bits), whose symbols are taken only if
+		// their codes end within the bits. What is left must be the
+		// padding, up to 7 bits of ones; anything else (a code cut
+		// short, EOS, a longer padding) is hufSlow's to decode exactly.
+		for nbits > 0 && nbits < hufFastBits {
+			e := hufFast[acc>>(64-hufFastBits)|(1<<hufFastBits-1)>>nbits]
+			if e>>24&3 == 0 || uint(e>>27) > nbits {
+				break
+			}
+			*(*uint32)(unsafe.Add(base, n)) = e
+			n += int(e >> 24 & 3)
+			k := uint(e >> 27)
+			acc <<= k
+			nbits -= k
+		}
+		if nbits <= 7 && ^acc>>(64-nbits) == 0 {
+			return out[:n], nil
+		}
+	}
+	return hufSlow(out, n, v, acc>>(64-nbits), nbits)
+}
+
+// hufFastLoop decodes v through hufFast into the room at base from n on
+// while its codes fit in the window, and returns the n reached, how many
+// bytes of v it read, and the nbits bits read but not decoded, at the
+// top of acc (from a code boundary; fewer than the window unless the
+// next code is longer). A function of its own, so that the loop's
+// variables are all it keeps in registers.
+func hufFastLoop(base unsafe.Pointer, n int, v []byte) (int, int, uint64, uint) {
+	// acc holds the nbits bits not yet decoded at its top, the window
+	// being acc>>48 (a shift by a constant); below them may lie the
+	// next bits of v already (of the eight bytes read for six), which
+	// the next read ORs in again, and zeros. v is read through p and
+	// the count of its bytes left.
+	p, left := unsafe.Pointer(unsafe.SliceData(v)), len(v)
+	fast := &hufFast // loaded once (the address of a global is not nil)
 	var acc uint64
-	var nbits uint // bits of acc not yet decoded
+	var nbits uint
 	for {
 		if nbits < hufFastBits {
-			if len(v) >= 8 {
-				// Six bytes at once, read as eight: acc keeps at most
-				// 63 bits (the bits shifted out were decoded).
-				acc = acc<<48 | binary.BigEndian.Uint64(v)>>16
-				v = v[6:]
-				nbits += 48
-			} else if len(v) >= 4 {
-				// Four bytes at once: acc keeps at most 47 bits.
-				acc = acc<<32 | uint64(binary.BigEndian.Uint32(v))
-				v = v[4:]
-				nbits += 32
+			if left >= 8 {
+				// Six bytes at once, read as eight.
+				acc |= binary.BigEndian.Uint64((*[8]byte)(p)[:]) >> nbits
+				p, left, nbits = unsafe.Add(p, 6), left-6, nbits+48
+			} else if left >= 4 {
+				acc |= uint64(binary.BigEndian.Uint32((*[4]byte)(p)[:])) << 32 >> nbits
+				p, left, nbits = unsafe.Add(p, 4), left-4, nbits+32
 			} else {
-				for nbits < hufFastBits && len(v) > 0 {
-					acc = acc<<8 | uint64(v[0])
-					v = v[1:]
-					nbits += 8
+				for nbits < hufFastBits && left > 0 {
+					acc |= uint64(*(*byte)(p)) << 56 >> nbits
+					p, left, nbits = unsafe.Add(p, 1), left-1, nbits+8
 				}
 				if nbits < hufFastBits {
 					break
 				}
 			}
 		}
-		e := fast[acc>>((nbits-hufFastBits)&63)&(1<<hufFastBits-1)]
+		e := fast[acc>>(64-hufFastBits)]
 		c := e >> 24 & 3
 		if c == 0 {
 			break
 		}
 		*(*uint32)(unsafe.Add(base, n)) = e // bytes to spare past the c symbols: overwritten next
 		n += int(c)
-		nbits -= uint(e >> 27)
+		k := uint(e >> 27)
+		acc <<= k
+		nbits -= k
 	}
-	return hufSlow(out, n, v, acc, nbits)
+	return n, len(v) - left, acc, nbits
 }
 
 // hufSlow decodes the rest of a Huffman-coded string a byte of input at

@@ -17,6 +17,15 @@ const (
 
 // half is one direction of a stream: one Unit.
 type half struct {
+	halfHead
+	// body holds the first bytes of a gRPC half's DATA (grpcBodyEvidence):
+	// only body[:nbody] is ever read, so a freed stream's bodies are left
+	// as they are (a stream is 2 × maxBody bytes larger than its heads).
+	body [maxBody]byte
+}
+
+// halfHead is a half but for its body's bytes.
+type halfHead struct {
 	state      halfState
 	reset      bool
 	unknown    bool // a header block could not be read: no label
@@ -35,9 +44,7 @@ type half struct {
 
 	ev *proto.Evidence
 
-	// body holds the first bytes of a gRPC half's DATA (grpcBodyEvidence)
-	body  [maxBody]byte
-	nbody int
+	nbody int // bytes of body held
 }
 
 // stream is one HTTP/2 stream.
@@ -165,7 +172,10 @@ func (d *Decoder) freeStream(st *stream) {
 			s.cap = nil
 		}
 	}
-	*st = stream{}
+	st.id, st.push = 0, false // every field of st but its halves' bodies
+	for i := range st.h {
+		st.h[i].halfHead = halfHead{}
+	}
 	if len(d.free) < 64 {
 		d.free = append(d.free, st)
 	}
