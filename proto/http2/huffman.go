@@ -202,25 +202,26 @@ func hufFastLoop(base unsafe.Pointer, n int, v []byte) (int, int, uint64, uint) 
 	// acc holds the nbits bits not yet decoded at its top, the window
 	// being acc>>48 (a shift by a constant); below them may lie the
 	// next bits of v already (of the eight bytes read for six), which
-	// the next read ORs in again, and zeros. v is read through p and
-	// the count of its bytes left.
-	p, left := unsafe.Pointer(unsafe.SliceData(v)), len(v)
+	// the next read ORs in again, and zeros. v is read from index i (an
+	// index, not a pointer: a pointer one past v's end is not a valid
+	// one, and checkptr, under -race, says so).
+	i := 0
 	fast := &hufFast // loaded once (the address of a global is not nil)
 	var acc uint64
 	var nbits uint
 	for {
 		if nbits < hufFastBits {
-			if left >= 8 {
+			if left := len(v) - i; left >= 8 {
 				// Six bytes at once, read as eight.
-				acc |= binary.BigEndian.Uint64((*[8]byte)(p)[:]) >> nbits
-				p, left, nbits = unsafe.Add(p, 6), left-6, nbits+48
+				acc |= binary.BigEndian.Uint64(v[i:]) >> nbits
+				i, nbits = i+6, nbits+48
 			} else if left >= 4 {
-				acc |= uint64(binary.BigEndian.Uint32((*[4]byte)(p)[:])) << 32 >> nbits
-				p, left, nbits = unsafe.Add(p, 4), left-4, nbits+32
+				acc |= uint64(binary.BigEndian.Uint32(v[i:])) << 32 >> nbits
+				i, nbits = i+4, nbits+32
 			} else {
-				for nbits < hufFastBits && left > 0 {
-					acc |= uint64(*(*byte)(p)) << 56 >> nbits
-					p, left, nbits = unsafe.Add(p, 1), left-1, nbits+8
+				for nbits < hufFastBits && i < len(v) {
+					acc |= uint64(v[i]) << 56 >> nbits
+					i, nbits = i+1, nbits+8
 				}
 				if nbits < hufFastBits {
 					break
@@ -238,7 +239,7 @@ func hufFastLoop(base unsafe.Pointer, n int, v []byte) (int, int, uint64, uint) 
 		acc <<= k
 		nbits -= k
 	}
-	return n, len(v) - left, acc, nbits
+	return n, i, acc, nbits
 }
 
 // hufSlow decodes the rest of a Huffman-coded string a byte of input at
