@@ -26,6 +26,11 @@ import (
 //
 //	WIREPATH_DIAG_BURST=agg WIREPATH_DIAG_TRACE=fo16.tsv WIREPATH_DIAG_TRUTH=fo16.truth.tsv \
 //	  go test ./causal/assembly -run TestDiagnoseBurst -v
+//
+// It also logs the shape of the true bursts (burstShape), the generator's
+// story's verdict on each answer (burstModel) and a hill climb under the
+// story; WIREPATH_DIAG_BURST_TRANS=1 lists the call graph's contexts of
+// the engine's model against the truth's.
 func TestDiagnoseBurst(t *testing.T) {
 	node := os.Getenv("WIREPATH_DIAG_BURST")
 	if node == "" {
@@ -58,7 +63,8 @@ func TestDiagnoseBurst(t *testing.T) {
 		burstTrans(t, r, r.models[n], tm)
 	}
 	em := r.models[n]
-	orig := *em // the engine's parts, restored before each variant
+	orig := *em                    // the engine's parts, restored before each variant
+	exact := slices.Clone(r.exact) // the search may drop an exact link it finds no room for
 	for _, v := range burstVariants(tm) {
 		for _, c := range r.childrenOf[n] {
 			r.parent[c] = tru(c)
@@ -66,6 +72,7 @@ func TestDiagnoseBurst(t *testing.T) {
 		}
 		m := em
 		*em = orig
+		copy(r.exact, exact)
 		if !v.engine {
 			m = r.fit(n, false)
 		}
@@ -369,6 +376,12 @@ func burstVariants(tm *nodeModel) []burstVariant {
 		{"the engine's, the truth's call graph", func(m *nodeModel) { m.trans = tm.trans }, true},
 		{"the engine's, the truth's repeats", func(m *nodeModel) { m.rep = tm.rep }, true},
 		{"the engine's, the truth's handoffs and waiters", func(m *nodeModel) { m.hand, m.wait, m.handApart = tm.hand, tm.wait, tm.handApart }, true},
+		{"the engine's, the truth's call graph from the 4th call on", func(m *nodeModel) {
+			m.trans = burstTransFrom(m.trans, tm.trans, func(k tKey) bool { return k.lvl == 0 && k.pos >= 3 })
+		}, true},
+		{"the engine's, the truth's call graph before the 4th call", func(m *nodeModel) {
+			m.trans = burstTransFrom(m.trans, tm.trans, func(k tKey) bool { return k.lvl == 0 && k.pos < 3 })
+		}, true},
 		{"the engine's, the truth's call graph and repeats", func(m *nodeModel) { m.trans, m.rep = tm.trans, tm.rep }, true},
 		{"the engine's, the truth's call graph, repeats, delays", func(m *nodeModel) { m.trans, m.rep, m.gaps, m.anchorW = tm.trans, tm.rep, tm.gaps, tm.anchorW }, true},
 	}
@@ -446,4 +459,21 @@ func (b *burstDiag) climbs(t *testing.T, node string, bm *burstModel) {
 		t.Logf("%s: the story fitted on %s, climbed from the engine's answer (%d moves): %d calls wrong, requests with a wrong call %d; truth−climbed %.1f nats", node, fitOn, mv, b.wrongOf(), ra, sm.score(r, n, b.tru)-sm.score(r, n, cur))
 		copy(r.parent, b.saved)
 	}
+}
+
+// burstTransFrom returns the call graph em with the contexts that take
+// tm's in place of its own (dropped where tm has none).
+func burstTransFrom(em, tm map[tKey]*dist, take func(tKey) bool) map[tKey]*dist {
+	out := map[tKey]*dist{}
+	for k, d := range em {
+		if !take(k) {
+			out[k] = d
+		}
+	}
+	for k, d := range tm {
+		if take(k) {
+			out[k] = d
+		}
+	}
+	return out
 }
