@@ -382,6 +382,8 @@ func burstVariants(tm *nodeModel) []burstVariant {
 		{"the engine's, the truth's call graph before the 4th call", func(m *nodeModel) {
 			m.trans = burstTransFrom(m.trans, tm.trans, func(k tKey) bool { return k.lvl == 0 && k.pos < 3 })
 		}, true},
+		{"the engine's, its call graph blind to the previous kind", func(m *nodeModel) { m.trans = burstNoPrev(m.trans) }, true},
+		{"the truth's, its call graph blind to the previous kind", func(m *nodeModel) { m.trans = burstNoPrev(m.trans) }, false},
 		{"the engine's, the truth's call graph and repeats", func(m *nodeModel) { m.trans, m.rep = tm.trans, tm.rep }, true},
 		{"the engine's, the truth's call graph, repeats, delays", func(m *nodeModel) { m.trans, m.rep, m.gaps, m.anchorW = tm.trans, tm.rep, tm.gaps, tm.anchorW }, true},
 	}
@@ -474,6 +476,41 @@ func burstTransFrom(em, tm map[tKey]*dist, take func(tKey) bool) map[tKey]*dist 
 		if take(k) {
 			out[k] = d
 		}
+	}
+	return out
+}
+
+// burstNoPrev returns call graph tr with the contexts that name the
+// previous call's kind (levels 0 and 1) pooled over it: a request's next
+// event predicted from its kind, its position and its last reply's class,
+// not from the kind of call it sent last.
+func burstNoPrev(tr map[tKey]*dist) map[tKey]*dist {
+	pooled := map[tKey]*dist{}
+	for k, d := range tr {
+		if k.lvl > 1 {
+			continue
+		}
+		pk := k
+		pk.prev = noKind
+		p := pooled[pk]
+		if p == nil {
+			p = &dist{c: map[int32]float64{}}
+			pooled[pk] = p
+		}
+		for nx, w := range d.c {
+			p.c[nx] += w
+		}
+		p.n += d.n
+	}
+	out := map[tKey]*dist{}
+	for k, d := range tr {
+		if k.lvl > 1 {
+			out[k] = d
+			continue
+		}
+		pk := k
+		pk.prev = noKind
+		out[k] = pooled[pk]
 	}
 	return out
 }
