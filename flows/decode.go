@@ -625,7 +625,8 @@ func streamOf(app App, key uint64) uint64 {
 // fillUnit times a decoded message by the packets of its bytes [uStart,
 // uEnd) and takes their gaps, truncation, segments and writes.
 func (a *Assembler) fillUnit(c *conn, m *msg) {
-	sp := c.half[m.dir].log.fill(m, m.uStart, m.uEnd, m.Bytes)
+	var sp span
+	c.half[m.dir].log.fill(m, m.uStart, m.uEnd, m.Bytes, &sp)
 	if sp.clamped {
 		a.st.UnitsClamped++
 		a.pst[c.pr.app].UnitsClamped++
