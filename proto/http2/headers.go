@@ -157,11 +157,11 @@ func (s *dirState) emit(name, value string, ref uint64) {
 		h.ev = s.d.newEvidence()
 	}
 	n := len(h.ev.Tokens)
-	headerEvidence(h.ev, name, value, &s.d.ids)
+	id := headerEvidence(h.ev, name, value, &s.d.ids)
 	if ref == 0 {
 		return // a literal: nothing to remember it by
 	}
-	if _, id := idSource(name); !id && len(h.ev.Tokens)-n <= maxMemoTokens {
+	if !id && len(h.ev.Tokens)-n <= maxMemoTokens {
 		s.remember(ref, len(name)+len(value), slot, kept, h.ev.Tokens[n:])
 	}
 }
