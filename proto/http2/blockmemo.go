@@ -168,13 +168,14 @@ func (s *dirState) replayBlock(h *half, m *blockMemo) int {
 		i, v := m.slots[j], m.kept[j]
 		s.kept[i], h.kept[i] = v, v
 	}
-	if s.d.cfg.Evidence {
+	if m.ntok > 0 && s.d.cfg.Evidence {
+		// An Evidence made only for tokens: one left empty comes to
+		// nothing (finishEvidence), so a response's blocks, which have
+		// none, make none.
 		if h.ev == nil {
 			h.ev = s.d.newEvidence()
 		}
-		if m.ntok > 0 {
-			h.ev.Tokens = append(h.ev.Tokens, m.toks[:m.ntok]...)
-		}
+		h.ev.Tokens = append(h.ev.Tokens, m.toks[:m.ntok]...)
 	}
 	return int(m.n)
 }

@@ -253,7 +253,7 @@ func (s *dirState) memoHit(ref uint64, size int) bool {
 		s.kept[m.slot] = m.kept
 		h.kept[m.slot] = m.kept
 	}
-	if m.ntok > 0 || s.d.cfg.Evidence && h.ev == nil {
+	if m.ntok > 0 {
 		s.replayTokens(h, m)
 	}
 	return true
@@ -276,13 +276,8 @@ func (s *dirState) replayMemo(h *half, m *fieldMemo) {
 		s.kept[m.slot] = m.kept
 		h.kept[m.slot] = m.kept
 	}
-	if s.d.cfg.Evidence {
-		if h.ev == nil {
-			h.ev = s.d.newEvidence()
-		}
-		if m.ntok > 0 {
-			h.ev.Tokens = append(h.ev.Tokens, m.toks[:m.ntok]...)
-		}
+	if m.ntok > 0 {
+		s.replayTokens(h, m)
 	}
 }
 
