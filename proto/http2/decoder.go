@@ -232,7 +232,7 @@ func New(cfg Config) *Decoder {
 		s.connWindow = 65535
 		s.first = true
 		s.hp = newHPACK(4096, cfg.MaxHeaderList, s.emit)
-		s.hp.hit = s
+		s.hp.hit, s.hp.ds = s, s
 		s.mode = mFrames
 	}
 	d.dirs[proto.FromClient].mode = mPreface

@@ -124,7 +124,10 @@ const maxInterned = 256
 // field depends on its name and value
 // alone (but for the ids of propagation headers), so it is remembered per
 // entry, and a field indexed again replays it.
-func (s *dirState) emit(name, value string, ref uint64) {
+func (s *dirState) emit(name, value string, ref uint64) { s.emitField(name, value, ref) }
+
+// emitField is emit, called directly by hpackDecoder (its ds).
+func (s *dirState) emitField(name, value string, ref uint64) {
 	h := s.cap
 	if h == nil || s.over {
 		return

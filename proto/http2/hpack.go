@@ -23,7 +23,11 @@ type hpackDecoder struct {
 	// reports true, it took the field as emit would have, and emit is
 	// not called. (An interface, not a func: a method value would cost
 	// each field a call of its wrapper as well.)
-	hit       fieldHitter
+	hit fieldHitter
+	// ds, if set, receives the fields in emit's place (by its
+	// emitField, which emit is: a direct call, where emit's method
+	// value cost each field a call of its wrapper as well).
+	ds        *dirState
 	maxStrLen int // longest string accepted (0: no limit)
 	strLim    int // maxStrLen, or the largest int when there is no limit
 
@@ -320,7 +324,11 @@ func (h *hpackDecoder) callEmit(name, value string, ref uint64) error {
 	if h.maxStrLen != 0 && (len(name) > h.maxStrLen || len(value) > h.maxStrLen) {
 		return errHPACKLength
 	}
-	h.emit(name, value, ref)
+	if h.ds != nil {
+		h.ds.emitField(name, value, ref)
+	} else {
+		h.emit(name, value, ref)
+	}
 	return nil
 }
 
