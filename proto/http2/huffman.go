@@ -210,7 +210,7 @@ func hufFastLoop(v []byte, base unsafe.Pointer, n int) (int, int, uint64, uint) 
 	// kept and moved on would end one past v's end when v is used up:
 	// not a valid one, and checkptr, under -race, says so; reads by
 	// v[i:] cost their bounds checks, 812 instructions a traceparent
-	// against 763).
+	// against 762).
 	vp := unsafe.Pointer(unsafe.SliceData(v))
 	i := 0
 	fast := &hufFast // loaded once (the address of a global is not nil)
