@@ -30,6 +30,7 @@ type msg struct {
 	protoStart bool     // the message began at an application message boundary
 	hkind      httpKind // what its HTTP headers said
 	prefixDone bool
+	hashed     bool // Fingerprint taken (from the chunk being decoded), not from prefix
 	decoded    bool // made from Units: their bytes are the decoder's, not flows'
 	unit       bool // timed from the log by its offsets [uStart, uEnd)
 	data       bool // made of data Units (opaque records) between direction changes

@@ -291,8 +291,10 @@ func (a *Assembler) cut(c *conn, reason EndReason) {
 
 // queueMsg fingerprints a finished message and queues it for emission.
 func (a *Assembler) queueMsg(m *msg) {
-	m.Fingerprint = farm.Fingerprint64(m.prefix[:m.prefixN])
-	m.FingerprintLen = m.prefixN
+	if !m.hashed {
+		m.Fingerprint = farm.Fingerprint64(m.prefix[:m.prefixN])
+		m.FingerprintLen = m.prefixN
+	}
 	// The first bytes are not needed once the message is cut: only the
 	// open messages hold a buffer.
 	if len(a.prefixes) < maxPooled {

@@ -3,6 +3,8 @@ package flows
 import (
 	"math"
 
+	farm "github.com/dgryski/go-farm"
+
 	"github.com/wirepath/wirepath/flows/internal/seqnum"
 	"github.com/wirepath/wirepath/proto"
 	"github.com/wirepath/wirepath/proto/http2"
@@ -584,9 +586,22 @@ func (a *Assembler) unit(c *conn, u *proto.Unit, closing bool) {
 	if u.Incomplete || u.Lost > 0 {
 		m.Incomplete = true
 	}
-	a.fingerprint(c, m, u)
+	a.hashUnit(c, m, u)
 	a.pair(c, m, u)
 	a.queueMsg(m)
+}
+
+// hashUnit takes the fingerprint of a Unit's message, which is queued at
+// once, from the first bytes of the chunk being decoded when it holds
+// them (of nothing otherwise): what queueMsg takes of the bytes
+// fingerprint would copy, without their copy.
+func (a *Assembler) hashUnit(c *conn, m *msg, u *proto.Unit) {
+	var b []byte
+	if cur := &a.cur; cur.c == c && cur.d == m.dir && u.Start >= cur.off && u.Start < cur.off+int64(len(cur.data)) {
+		b = cur.data[u.Start-cur.off:]
+		b = b[:min(int64(len(b)), u.End-u.Start, int64(a.cfg.FingerprintLen))]
+	}
+	m.Fingerprint, m.FingerprintLen, m.hashed = farm.Fingerprint64(b), len(b), true
 }
 
 // curChunk is the chunk being decoded, whose bytes the messages it
@@ -625,7 +640,8 @@ func streamOf(app App, key uint64) uint64 {
 // fillUnit times a decoded message by the packets of its bytes [uStart,
 // uEnd) and takes their gaps, truncation, segments and writes.
 func (a *Assembler) fillUnit(c *conn, m *msg) {
-	sp := c.half[m.dir].log.fill(m, m.uStart, m.uEnd, m.Bytes)
+	var sp span
+	c.half[m.dir].log.fill(m, m.uStart, m.uEnd, m.Bytes, &sp)
 	if sp.clamped {
 		a.st.UnitsClamped++
 		a.pst[c.pr.app].UnitsClamped++

@@ -131,8 +131,11 @@ func (s *dirState) blockHit(h *half, frag []byte) int {
 		oldest = firstDynamicRef + hp.ents[hp.head].seq
 	}
 	var m *blockMemo
-	for i := range s.blocks {
-		b := &s.blocks[i]
+	// The slots and the table's seq in locals: the store to a slot's n
+	// below made the loop load both again for each slot.
+	blocks, seq := s.blocks, hp.seq
+	for i := range blocks {
+		b := &blocks[i]
 		if b.n == 0 {
 			continue
 		}
@@ -142,7 +145,7 @@ func (s *dirState) blockHit(h *half, frag []byte) int {
 		}
 		// The dynamic indexes grew by the entries added since, and
 		// stayed one byte (room: no byte carries into the next).
-		if grow := hp.seq - b.seq; grow <= b.room && cur&b.mask == b.key+grow*b.dyn && b.ends(frag) {
+		if grow := seq - b.seq; grow <= b.room && cur&b.mask == b.key+grow*b.dyn && b.ends(frag) {
 			m = b
 			break
 		}
@@ -168,13 +171,14 @@ func (s *dirState) replayBlock(h *half, m *blockMemo) int {
 		i, v := m.slots[j], m.kept[j]
 		s.kept[i], h.kept[i] = v, v
 	}
-	if s.d.cfg.Evidence {
+	if m.ntok > 0 && s.d.cfg.Evidence {
+		// An Evidence made only for tokens: one left empty comes to
+		// nothing (finishEvidence), so a response's blocks, which have
+		// none, make none.
 		if h.ev == nil {
 			h.ev = s.d.newEvidence()
 		}
-		if m.ntok > 0 {
-			h.ev.Tokens = append(h.ev.Tokens, m.toks[:m.ntok]...)
-		}
+		h.ev.Tokens = append(h.ev.Tokens, m.toks[:m.ntok]...)
 	}
 	return int(m.n)
 }

@@ -232,7 +232,7 @@ func New(cfg Config) *Decoder {
 		s.connWindow = 65535
 		s.first = true
 		s.hp = newHPACK(4096, cfg.MaxHeaderList, s.emit)
-		s.hp.hit = s
+		s.hp.hit, s.hp.ds = s, s
 		s.mode = mFrames
 	}
 	d.dirs[proto.FromClient].mode = mPreface
@@ -548,13 +548,18 @@ func (d *Decoder) frames(s *dirState, b []byte) int {
 // would, each in one step, while frames would take them so (its tests
 // made again after each frame, which may change what s is doing), and
 // returns their length, or 0. A loop of its own, so that b stays in
-// registers and a frame costs no call but frameDone.
+// registers and a frame costs no call but frameDone. frames calls it
+// between frames only (not in a frame, nor in a header, nor at the
+// first header's check), which no frame handled here changes (only
+// readHeader and matchPreface do): the loop tests again only what
+// frameDone may change, the direction's mode and the Decoder's state.
+// b is read from the offset used, not resliced.
 func (d *Decoder) wholeFrames(s *dirState, b []byte) int {
 	used := 0
-	for len(b) >= headerLen && s.mode == mFrames && d.state != NotHTTP2 && !s.inFrame && s.nhdr == 0 && !s.checkFirst {
-		fh := parseHeader(b)
+	for len(b)-used >= headerLen && s.mode == mFrames && d.state != NotHTTP2 {
+		fh := parseHeader(b[used:])
 		n := headerLen + int(fh.length)
-		if len(b) < n || fh.length > s.maxFrame && fh.length > uint32(d.cfg.MaxBuffered) {
+		if len(b)-used < n || fh.length > s.maxFrame && fh.length > uint32(d.cfg.MaxBuffered) {
 			break
 		}
 		s.fstart, s.fed, s.fh, s.damaged, s.remain = s.next, int64(n), fh, false, 0
@@ -562,13 +567,12 @@ func (d *Decoder) wholeFrames(s *dirState, b []byte) int {
 		var payload []byte
 		switch {
 		case fh.typ == xhttp2.FrameData:
-			d.dataPrefix(s, b[headerLen:n])
+			d.dataPrefix(s, b[used+headerLen:used+n])
 		case fh.typ <= xhttp2.FrameContinuation && int(fh.length) <= d.cfg.MaxBuffered:
-			payload = b[headerLen:n]
+			payload = b[used+headerLen : used+n]
 		}
 		d.frameDone(s, payload)
 		used += n
-		b = b[n:]
 	}
 	return used
 }

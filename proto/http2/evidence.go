@@ -29,22 +29,43 @@ const (
 // headerEvidence adds what one header field says to ev: a propagated id
 // for the tracing and correlation headers, content tokens for the path
 // and the authority. name and value need not outlive the call: what ev
-// keeps of them is copied (into ids).
-func headerEvidence(ev *proto.Evidence, name, value string, ids *idArena) {
+// keeps of them is copied (into ids). It reports whether name is one of
+// the propagation headers (idSource's), whose fields emit does not
+// remember.
+func headerEvidence(ev *proto.Evidence, name, value string, ids *idArena) (id bool) {
 	switch name {
 	case ":path":
 		pathTokens(ev, value)
-		return
+		return false
 	case ":authority":
 		addToken(ev, value)
-		return
+		return false
+	case "traceparent":
+		// A traceparent of the usual shape (one a request, where it is
+		// every call's only literal) is taken without idSource's and
+		// idValue's searches of the name: what idValue returns for it.
+		if v, upper, ok := traceparentID(value); ok {
+			if upper {
+				v = strings.ToLower(v)
+			}
+			addID(ev, "traceparent", v, ids)
+			return true
+		}
 	}
 	src, ok := idSource(name)
 	if !ok {
-		return
+		return false
 	}
-	v, ok := idValue(src, value)
-	if !ok || v == "" || len(ev.IDs) >= maxIDs {
+	if v, ok := idValue(src, value); ok {
+		addID(ev, src, v, ids)
+	}
+	return true
+}
+
+// addID adds the id v, of the propagation header src, to ev and its
+// token, unless it is empty or ev holds maxIDs already.
+func addID(ev *proto.Evidence, src, v string, ids *idArena) {
+	if v == "" || len(ev.IDs) >= maxIDs {
 		return
 	}
 	if len(v) > maxIDValue {

@@ -124,7 +124,10 @@ const maxInterned = 256
 // field depends on its name and value
 // alone (but for the ids of propagation headers), so it is remembered per
 // entry, and a field indexed again replays it.
-func (s *dirState) emit(name, value string, ref uint64) {
+func (s *dirState) emit(name, value string, ref uint64) { s.emitField(name, value, ref) }
+
+// emitField is emit, called directly by hpackDecoder (its ds).
+func (s *dirState) emitField(name, value string, ref uint64) {
 	h := s.cap
 	if h == nil || s.over {
 		return
@@ -157,11 +160,11 @@ func (s *dirState) emit(name, value string, ref uint64) {
 		h.ev = s.d.newEvidence()
 	}
 	n := len(h.ev.Tokens)
-	headerEvidence(h.ev, name, value, &s.d.ids)
+	id := headerEvidence(h.ev, name, value, &s.d.ids)
 	if ref == 0 {
 		return // a literal: nothing to remember it by
 	}
-	if _, id := idSource(name); !id && len(h.ev.Tokens)-n <= maxMemoTokens {
+	if !id && len(h.ev.Tokens)-n <= maxMemoTokens {
 		s.remember(ref, len(name)+len(value), slot, kept, h.ev.Tokens[n:])
 	}
 }
@@ -253,7 +256,7 @@ func (s *dirState) memoHit(ref uint64, size int) bool {
 		s.kept[m.slot] = m.kept
 		h.kept[m.slot] = m.kept
 	}
-	if m.ntok > 0 || s.d.cfg.Evidence && h.ev == nil {
+	if m.ntok > 0 {
 		s.replayTokens(h, m)
 	}
 	return true
@@ -276,13 +279,8 @@ func (s *dirState) replayMemo(h *half, m *fieldMemo) {
 		s.kept[m.slot] = m.kept
 		h.kept[m.slot] = m.kept
 	}
-	if s.d.cfg.Evidence {
-		if h.ev == nil {
-			h.ev = s.d.newEvidence()
-		}
-		if m.ntok > 0 {
-			h.ev.Tokens = append(h.ev.Tokens, m.toks[:m.ntok]...)
-		}
+	if m.ntok > 0 {
+		s.replayTokens(h, m)
 	}
 }
 

@@ -23,7 +23,11 @@ type hpackDecoder struct {
 	// reports true, it took the field as emit would have, and emit is
 	// not called. (An interface, not a func: a method value would cost
 	// each field a call of its wrapper as well.)
-	hit       fieldHitter
+	hit fieldHitter
+	// ds, if set, receives the fields in emit's place (by its
+	// emitField, which emit is: a direct call, where emit's method
+	// value cost each field a call of its wrapper as well).
+	ds        *dirState
 	maxStrLen int // longest string accepted (0: no limit)
 	strLim    int // maxStrLen, or the largest int when there is no limit
 
@@ -258,6 +262,9 @@ func (h *hpackDecoder) literal(n byte, indexed bool) error {
 	if err != nil {
 		return err
 	}
+	if indexed && nameIdx > 0 && valueHuff {
+		return h.literalToTable(nameIdx, name, rawValue, buf)
+	}
 	// Room for both decoded strings, so that the second does not move
 	// the first (Huffman codes are at least 5 bits long; appendHuffman
 	// wants 4 bytes more).
@@ -297,6 +304,48 @@ func (h *hpackDecoder) literal(n byte, indexed bool) error {
 	return h.callEmit(name, value, 0)
 }
 
+// literalToTable ends literal for a field added to the table whose name
+// is indexed (name, at nameIdx) and whose value is Huffman-coded (raw):
+// the value is decoded straight into the table's bytes, after a copy of
+// the name, where literal decoded it into h.huff and add copied it (a
+// traceparent's every call: its memmove and the append's tests). buf is
+// the block's bytes after the field.
+func (h *hpackDecoder) literalToTable(nameIdx uint64, name string, raw, buf []byte) error {
+	// Room for the name and the longest value raw may hold (codes are
+	// at least 5 bits long; appendHuffman wants 4 bytes more), made as
+	// add makes it.
+	if need := len(name) + len(raw)*8/5 + 4; len(h.data)+need > cap(h.data) {
+		if nameIdx > uint64(len(staticTable)) {
+			// A name from the dynamic table, which compact moves.
+			h.name = append(h.name[:0], name...)
+			name = view(h.name)
+		}
+		h.compact(need)
+	}
+	off := len(h.data)
+	h.data = append(h.data, name...)
+	data, err := appendHuffman(h.data, raw)
+	if err == nil && h.maxStrLen != 0 && len(data)-off-len(name) > h.maxStrLen {
+		err = errHPACKLength
+	}
+	if err != nil {
+		h.data = h.data[:off]
+		return err
+	}
+	h.data = data
+	h.buf = buf
+	name = view(data[off : off+len(name)])
+	value := view(data[off+len(name):])
+	h.entry(off, len(name), len(value))
+	// Emitted as literal emits it (the bytes stay where they are until
+	// the next field is added, even if the entry was larger than the
+	// table and evict dropped it at once).
+	if n := len(h.ents); h.head < n && h.ents[n-1].seq == h.seq-1 {
+		return h.callEmit(name, value, firstDynamicRef+h.seq-1)
+	}
+	return h.callEmit(name, value, 0)
+}
+
 // sizeUpdate decodes a dynamic table size update.
 func (h *hpackDecoder) sizeUpdate() error {
 	if !h.first && h.size > 0 {
@@ -320,7 +369,11 @@ func (h *hpackDecoder) callEmit(name, value string, ref uint64) error {
 	if h.maxStrLen != 0 && (len(name) > h.maxStrLen || len(value) > h.maxStrLen) {
 		return errHPACKLength
 	}
-	h.emit(name, value, ref)
+	if h.ds != nil {
+		h.ds.emitField(name, value, ref)
+	} else {
+		h.emit(name, value, ref)
+	}
 	return nil
 }
 
@@ -412,11 +465,19 @@ func (h *hpackDecoder) add(name, value string) {
 	off := len(h.data)
 	h.data = append(h.data, name...)
 	h.data = append(h.data, value...)
+	h.entry(off, len(name), len(value))
+}
+
+// entry adds the entry of the field whose name and value (of nlen and
+// vlen bytes) were just appended to data at off, and evicts what no
+// longer fits.
+func (h *hpackDecoder) entry(off, nlen, vlen int) {
+	n := nlen + vlen
 	if h.head > 0 && h.head >= len(h.ents)/2 {
 		k := copy(h.ents, h.ents[h.head:])
 		h.ents, h.head = h.ents[:k], 0
 	}
-	h.ents = append(h.ents, hpackEntry{off: off, nlen: len(name), vlen: len(value), seq: h.seq})
+	h.ents = append(h.ents, hpackEntry{off: off, nlen: nlen, vlen: vlen, seq: h.seq})
 	h.seq++
 	h.size += uint32(n) + entryOverhead
 	h.evict()

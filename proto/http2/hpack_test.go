@@ -170,6 +170,40 @@ func TestHPACKMatchesXNet(t *testing.T) {
 	}
 }
 
+// TestHPACKLiteralToTable holds the path of fields added to the table
+// with an indexed name and a Huffman-coded value (literalToTable, which
+// decodes the value into the table's bytes) to x/net's decoder: values
+// that fit, values longer than the string limit, entries larger than
+// the table (evicted at once), tables compacted and grown under them,
+// and an invalid Huffman string.
+func TestHPACKLiteralToTable(t *testing.T) {
+	tp := func(n int) string { return "traceparent: " + strings.Repeat("0a1b2c3d4e5f6789", 8)[:n] }
+	var grow [][]string
+	for i := range 300 {
+		grow = append(grow, []string{fmt.Sprintf("x-%d: %s", i%7, strings.Repeat("e", 40+i%90)), tp(55 - i%9)})
+	}
+	for _, tc := range []struct {
+		name   string
+		script []byte
+		fields int
+	}{
+		{"values that fit", hpackSeed(0, 1000, 0, []string{tp(55)}, []string{tp(55)}, []string{tp(40), tp(55)}), 4},
+		{"a value past the limit", hpackSeed(2, 1000, 0, []string{tp(55)}, []string{tp(60)}, []string{tp(70)}), 2},
+		{"entries larger than the table", hpackSeed(8, 1000, 100, []string{tp(50)}, []string{tp(60)}, []string{tp(60)}, []string{tp(45)}), 4},
+		{"tables compacted and grown", hpackSeed(0, 1000, 0, grow...), 600},
+		{"fragments of 3 bytes", hpackSeed(0, 3, 0, grow[:50]...), 100},
+		// :authority (static index 1) with incremental indexing, a
+		// Huffman-coded value of one byte that is no code (EOS's prefix).
+		{"an invalid Huffman string", []byte{0, 0, 3, 0x41, 0x81, 0xff, 2, 0}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if n := hpackScript(t, tc.script); n != tc.fields {
+				t.Errorf("%d fields decoded, want %d", n, tc.fields)
+			}
+		})
+	}
+}
+
 // TestHPACKNoAllocs checks that a warm decoder decodes gRPC header blocks
 // without allocating.
 func TestHPACKNoAllocs(t *testing.T) {
