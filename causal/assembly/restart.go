@@ -25,12 +25,14 @@ type restartCounts struct {
 }
 
 // fullStart searches node n's timeline evs with the model m fitted on
-// everything, refines the assignment with the cross-fitted models x and
+// everything (scoring each call by its marginal over the beam, as the
+// last pass's own search does), refines the assignment with the cross-fitted models x and
 // returns it (the parents of node n's calls, in childrenOf's order) with
 // its objective under x; the run's assignment is left as the search and
 // local search made it.
 func (r *run) fullStart(n int32, evs []event, m *nodeModel, x *crossFit) ([]int32, float64) {
 	s := newSearch(r, n, m)
+	s.sum = true // as the last pass's own search (on the 32 testbed runs: sum of the cells 2,740.0, 2,739.1 with the best hypothesis's scores)
 	s.run(evs)
 	r.improve(n, m, x, 20)
 	return r.parentsOfCalls(r.childrenOf[n]), newLocal(r, n, m, x).objective()
