@@ -940,6 +940,34 @@ func (d *diag) termReport(b *strings.Builder, n int32, m *nodeModel, x *crossFit
 	}
 	fmt.Fprintf(b, "    FIFO log LR by bin: engine's model %s (links %v, others %v); fitted on the truth %s (links %v, others %v)\n",
 		lrs(&m.fifo), m.fifo.link, m.fifo.other, lrs(&mt.fifo), mt.fifo.link, mt.fifo.other)
+	for _, a := range []struct {
+		name string
+		t    *tokAssoc
+	}{{"engine's", m.assoc}, {"truth's", mt.assoc}} {
+		if a.t == nil {
+			continue
+		}
+		for x := range a.t.pred {
+			nreq, npair, best := 0, 0, 0.0
+			for k, v := range a.t.req {
+				if k.assocCtx == x {
+					nreq++
+					_ = v
+				}
+			}
+			for k, v := range a.t.pair {
+				if k.assocCtx == x {
+					npair++
+					best = max(best, v)
+				}
+			}
+			fmt.Fprintf(b, "    assoc %s model: context k%d→k%d: %.0f links, %d predictive request tokens, %d pairs (largest %.0f)\n", a.name, x.pk, x.ck, a.t.ctx[x], nreq, npair, best)
+		}
+	}
+	if m.tok.nl > 0 || mt.tok.nl > 0 {
+		fmt.Fprintf(b, "    tokens log LR by bin: engine's model %s (links %.0f, others %.0f); fitted on the truth %s (links %.0f, others %.0f)\n",
+			lrs(&m.tok), m.tok.link, m.tok.other, lrs(&mt.tok), mt.tok.link, mt.tok.other)
+	}
 	for i, k := range keys {
 		if i >= 12 || math.Abs(diff(k)) < 1 {
 			break
@@ -965,6 +993,8 @@ var modelParts = []struct {
 	{"overlap", func(d, s *nodeModel) { d.ov = s.ov }},
 	{"size, origin", func(d, s *nodeModel) { d.size, d.origin = s.size, s.origin }},
 	{"fifo, repeat", func(d, s *nodeModel) { d.fifo, d.rep = s.fifo, s.rep }},
+	{"tokens", func(d, s *nodeModel) { d.tok, d.assoc = s.tok, s.assoc }},
+	{"kind sets", func(d, s *nodeModel) { d.sets = s.sets }},
 }
 
 // hybrid returns a copy of model m with part i taken from src (fresh

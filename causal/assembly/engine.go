@@ -136,6 +136,8 @@ type run struct {
 	chains []chainCounts
 	// singles are the single-call matchings' counts (singles.go)
 	singles []chainCounts
+	// restarts are the last pass's second starts' counts (restart.go)
+	restarts []restartCounts
 	// models of the last pass, by node, and a hook after each pass, for
 	// tests
 	models []*nodeModel
@@ -224,6 +226,7 @@ func newRun(opt Options, ms trace.Messages, nm *causal.Namer) *run {
 	r.passes = make([]int32, nn)
 	r.chains = make([]chainCounts, nn)
 	r.singles = make([]chainCounts, nn)
+	r.restarts = make([]restartCounts, nn)
 	r.models = make([]*nodeModel, nn)
 	r.firstModels = make([]*nodeModel, nn)
 	r.xfits = make([]*crossFit, nn)
@@ -400,11 +403,19 @@ func (r *run) solvePasses(n int32, evs []event, iso *nodeModel, m *nodeModel, qm
 	fo := r.newFIFOOnce(n, qm)
 	for pass := 0; ; pass++ {
 		last := pl.last(pass)
+		var start []int32
+		var startObj float64
+		if last && x != nil {
+			start, startObj = r.fullStart(n, evs, m, x)
+		}
 		s := newSearch(r, n, m)
 		s.sum = last
 		s.x = x
 		s.run(evs)
 		s.cnt.moves = r.improve(n, m, x, 20)
+		if start != nil {
+			r.keepBetterStart(n, m, x, start, startObj, &r.restarts[n])
+		}
 		matched := r.singles[n].kept
 		if pass > 0 {
 			r.chainMatch(n, m, x, &r.chains[n])

@@ -1,0 +1,72 @@
+package assembly
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+)
+
+// TestKeepBetterStart: the last pass's second start replaces a node's
+// assignment only where the node's objective is higher: a start that
+// puts every call back in its request replaces an assignment that gave
+// each call to the request before its own, and not the other way round;
+// an equal start is not counted as kept.
+func TestKeepBetterStart(t *testing.T) {
+	b := newTB()
+	var pairs []callKid
+	for i := range 40 {
+		at := float64(i) * 10
+		c, _ := b.rpc(at, at+4, "front", fmt.Sprintf("f:%d", i), "a", "a:80", fmt.Sprintf("r%d", i), 100)
+		kid, _ := b.rpc(at+1, at+2, "a", fmt.Sprintf("a:%d", 1000+i), "s", "s:80", fmt.Sprintf("k%d", i), 60)
+		pairs = append(pairs, callKid{c, kid})
+	}
+	_, r := runOn(t, b, DefaultOptions())
+	if right := r.rightParents(pairs); right != len(pairs) {
+		t.Fatalf("%d of %d calls given their request before the test, want all", right, len(pairs))
+	}
+	var n int32 = -1
+	for i, ks := range r.childrenOf {
+		if len(ks) == len(pairs) {
+			n = int32(i)
+		}
+	}
+	if n < 0 {
+		t.Fatal("no node makes the calls")
+	}
+	kids := r.childrenOf[n]
+	right := r.parentsOfCalls(kids)
+	shifted := slices.Clone(right) // each call given the request before its own
+	for i := len(shifted) - 1; i > 0; i-- {
+		shifted[i] = right[i-1]
+	}
+	shifted[0] = -1
+	m := r.models[n]
+	objective := func(asg []int32) float64 {
+		r.setParentsOfCalls(kids, asg)
+		return newLocal(r, n, m, nil).objective()
+	}
+	for _, tc := range []struct {
+		name           string
+		current, start []int32
+		kept           int64
+		want           []int32
+		changedAtLeast int64
+	}{
+		{"a better start replaces the assignment", shifted, right, 1, right, int64(len(kids)) - 1},
+		{"a worse start does not", right, shifted, 0, right, 0},
+		{"an equal start is not kept", right, right, 0, right, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			obj := objective(tc.start)
+			r.setParentsOfCalls(kids, tc.current)
+			var cnt restartCounts
+			r.keepBetterStart(n, m, nil, tc.start, obj, &cnt)
+			if cnt.tried != 1 || cnt.kept != tc.kept || cnt.changed < tc.changedAtLeast {
+				t.Errorf("counts %+v, want 1 tried, %d kept, at least %d changed", cnt, tc.kept, tc.changedAtLeast)
+			}
+			if got := r.parentsOfCalls(kids); !slices.Equal(got, tc.want) {
+				t.Errorf("assignment %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
