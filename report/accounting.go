@@ -193,7 +193,7 @@ func (l *stageLine) convolution() bool {
 // assembly says how many requests the assembly engine built and on what
 // evidence its calls were linked: roots, exact links (request id, thread,
 // the only candidate), joint decisions (and how many of those were exact),
-// background.
+// background, and at how many nodes the last pass's second start was kept.
 func (l *stageLine) assembly() bool {
 	v := l.v
 	l.add("%d messages, %d in requests; %d requests, %d background trees, %d patterns", v["messages"], v["messages_in_requests"], v["requests"], v["background_trees"], v["patterns"])
@@ -201,6 +201,9 @@ func (l *stageLine) assembly() bool {
 		v["calls"], v["calls_root"], v["links_exact_id"], v["links_thread"], v["links_only_candidate"], v["links_joint"], v["calls_background"])
 	if v["decisions"] > 0 {
 		l.add("%d of %d joint decisions exact", v["decisions_exact"], v["decisions"])
+	}
+	if v["second_starts"] > 0 {
+		l.add("second start kept at %d of %d nodes (%d calls moved)", v["second_starts_kept"], v["second_starts"], v["second_start_calls_moved"])
 	}
 	l.nonzero("messages_no_timestamp", "unpaired_calls", "unpaired_returns", "returns_before_call", "requests_outside_window",
 		"unseen_messages", "instances_cut_at_unseen", "instances_rejected", "cycles_broken", "depth_cut")

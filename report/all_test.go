@@ -322,6 +322,7 @@ func TestSummarizeAccounting(t *testing.T) {
 		c("assembly", "messages", 20), c("assembly", "messages_in_requests", 20), c("assembly", "calls", 10), c("assembly", "calls_root", 4),
 		c("assembly", "links_exact_id", 3), c("assembly", "links_joint", 2), c("assembly", "calls_background", 1), c("assembly", "decisions", 2), c("assembly", "decisions_exact", 1),
 		c("assembly", "requests", 4), c("assembly", "background_trees", 1), c("assembly", "patterns", 2), c("assembly", "returns_before_call", 1),
+		c("assembly", "second_starts", 3), c("assembly", "second_starts_kept", 1), c("assembly", "second_start_calls_moved", 19),
 		c("custom", "widgets", 0), c("custom", "gizmos", 7),
 	})
 	want := []StageSummary{
@@ -330,7 +331,7 @@ func TestSummarizeAccounting(t *testing.T) {
 		{"flows", "10 connections, 20 messages (10 calls, 10 returns); 1 gaps (100 bytes no sniffer saw)"},
 		{"reconcile", "20 messages, 18 with both ends; 2 with one (2 send only, 0 receive only); 4 nodes (3 servers); evidence: 6 with a request id, 12 with tokens, 20 with a label, 0 with a traced thread; 9 tokens cut"},
 		{"nesting", "20 messages, 10 call pairs; 5 call paths, 2 patterns"},
-		{"assembly", "20 messages, 20 in requests; 4 requests, 1 background trees, 2 patterns; 10 calls: 4 roots, 3 by request id, 0 by thread, 0 only candidate, 2 joint, 1 background; 1 of 2 joint decisions exact; 1 returns before call"},
+		{"assembly", "20 messages, 20 in requests; 4 requests, 1 background trees, 2 patterns; 10 calls: 4 roots, 3 by request id, 0 by thread, 0 only candidate, 2 joint, 1 background; 1 of 2 joint decisions exact; second start kept at 1 of 3 nodes (19 calls moved); 1 returns before call"},
 		{"custom", "7 gizmos"},
 	}
 	if !slices.Equal(got, want) {

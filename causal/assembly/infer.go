@@ -154,8 +154,8 @@ func (r *run) countSearch(count countFunc) searchCounts {
 	return sc
 }
 
-// countMatchings counts the chain and single-call matchings and the
-// pools' queues tried and kept.
+// countMatchings counts the chain and single-call matchings, the last
+// pass's second starts and the pools' queues tried and kept.
 func (r *run) countMatchings(count countFunc) {
 	ch := sumChainCounts(r.chains)
 	count("chain_matchings", ch.tried)
@@ -168,6 +168,7 @@ func (r *run) countMatchings(count countFunc) {
 	count("single_matchings_kept", sg.kept)
 	count("single_solver_gave_up", sg.failed)
 	count("single_calls_moved", sg.changed)
+	r.countRestarts(count)
 	var qc [3]int64
 	for _, q := range r.queue {
 		if q.tried {

@@ -54,3 +54,19 @@ func (r *run) keepBetterStart(n int32, m *nodeModel, x *crossFit, asg []int32, o
 	}
 	r.setParentsOfCalls(r.childrenOf[n], asg)
 }
+
+// countRestarts counts the last pass's second starts: the nodes where
+// one was tried, those where its assignment was kept, and the calls the
+// kept ones gave another request than the cross-fitted search and local
+// search had.
+func (r *run) countRestarts(count countFunc) {
+	var s restartCounts
+	for _, c := range r.restarts {
+		s.tried += c.tried
+		s.kept += c.kept
+		s.changed += c.changed
+	}
+	count("second_starts", s.tried)
+	count("second_starts_kept", s.kept)
+	count("second_start_calls_moved", s.changed)
+}

@@ -2,6 +2,7 @@ package assembly
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"testing"
 )
@@ -66,6 +67,64 @@ func TestKeepBetterStart(t *testing.T) {
 			}
 			if got := r.parentsOfCalls(kids); !slices.Equal(got, tc.want) {
 				t.Errorf("assignment %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestRestartAccounting: the accounting reports the last pass's second
+// starts, summed over the nodes: tried at every node whose last pass
+// searched with cross-fitted models, kept where the start's objective
+// was higher, and the calls the kept starts moved. The background
+// workload at 1 in flight tries it and keeps none; at 4 in flight it is
+// kept at a node.
+func TestRestartAccounting(t *testing.T) {
+	t.Run("counts summed over the nodes", func(t *testing.T) {
+		r := &run{restarts: []restartCounts{{}, {tried: 1}, {tried: 1, kept: 1, changed: 7}, {tried: 1, kept: 1, changed: 2}}}
+		got := map[string]int64{}
+		r.countRestarts(func(name string, v int64) { got[name] = v })
+		want := map[string]int64{"second_starts": 3, "second_starts_kept": 2, "second_start_calls_moved": 9}
+		if !maps.Equal(got, want) {
+			t.Errorf("counters %v, want %v", got, want)
+		}
+	})
+	for _, tc := range []struct {
+		clients   int
+		keptLeast int64
+		keptMost  int64
+	}{
+		{1, 0, 0},
+		{4, 1, 1 << 30},
+	} {
+		t.Run(fmt.Sprintf("background at %d in flight", tc.clients), func(t *testing.T) {
+			cfg := poolConfigOf(t, "../accuracy/testdata/unseen/background.yaml", tc.clients)
+			_, res, r := inferGenerated(t, cfg)
+			acc := map[string]int64{}
+			for _, c := range res.Accounting {
+				if c.Stage == Name {
+					acc[c.Name] = c.Value
+				}
+			}
+			var tried int64
+			for _, x := range r.xfits {
+				if x != nil {
+					tried++
+				}
+			}
+			for _, name := range []string{"second_starts", "second_starts_kept", "second_start_calls_moved"} {
+				if _, ok := acc[name]; !ok {
+					t.Fatalf("no counter %s in the accounting", name)
+				}
+			}
+			kept, moved := acc["second_starts_kept"], acc["second_start_calls_moved"]
+			if acc["second_starts"] != tried || tried == 0 {
+				t.Errorf("second_starts %d, want %d (the nodes whose last pass was cross-fitted), at least 1", acc["second_starts"], tried)
+			}
+			if kept < tc.keptLeast || kept > tc.keptMost {
+				t.Errorf("second_starts_kept %d, want %d to %d", kept, tc.keptLeast, tc.keptMost)
+			}
+			if moved < kept || kept == 0 && moved != 0 {
+				t.Errorf("second_start_calls_moved %d with %d kept: a kept start moves a call, none moves none", moved, kept)
 			}
 		})
 	}
