@@ -292,14 +292,21 @@ func (h *hpackDecoder) literal(n byte, indexed bool) error {
 			name = view(h.name)
 		}
 		h.add(name, value)
-		// The field is now the table's newest entry (unless it was
-		// larger than the table): emitted by its ref, so that what the
-		// receiver makes of it is remembered for the entry's indexed
-		// fields to come (an entry the encoder evicted and adds again
-		// is at once as cheap to index as before).
-		if n := len(h.ents); h.head < n && h.ents[n-1].seq == h.seq-1 {
-			return h.callEmit(name, value, firstDynamicRef+h.seq-1)
-		}
+		return h.emitAdded(name, value)
+	}
+	return h.callEmit(name, value, 0)
+}
+
+// emitAdded emits a field literal just added to the table. It is now
+// the table's newest entry (unless it was larger than the table):
+// emitted by its ref, so that what the receiver makes of it is
+// remembered for the entry's indexed fields to come (an entry the
+// encoder evicted and adds again is at once as cheap to index as
+// before). Its bytes stay where they are until the next field is added,
+// even if evict dropped the entry at once.
+func (h *hpackDecoder) emitAdded(name, value string) error {
+	if n := len(h.ents); h.head < n && h.ents[n-1].seq == h.seq-1 {
+		return h.callEmit(name, value, firstDynamicRef+h.seq-1)
 	}
 	return h.callEmit(name, value, 0)
 }
@@ -337,13 +344,7 @@ func (h *hpackDecoder) literalToTable(nameIdx uint64, name string, raw, buf []by
 	name = view(data[off : off+len(name)])
 	value := view(data[off+len(name):])
 	h.entry(off, len(name), len(value))
-	// Emitted as literal emits it (the bytes stay where they are until
-	// the next field is added, even if the entry was larger than the
-	// table and evict dropped it at once).
-	if n := len(h.ents); h.head < n && h.ents[n-1].seq == h.seq-1 {
-		return h.callEmit(name, value, firstDynamicRef+h.seq-1)
-	}
-	return h.callEmit(name, value, 0)
+	return h.emitAdded(name, value)
 }
 
 // sizeUpdate decodes a dynamic table size update.
