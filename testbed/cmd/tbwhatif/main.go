@@ -426,29 +426,59 @@ func toggled(name string, base, pred, prev map[string]*acc, runs []string, win w
 		fmt.Print("---:|---:|")
 	}
 	fmt.Println()
-	var kinds []string
+	var kinds, sat []string
 	for k := range base {
 		kinds = append(kinds, k)
 	}
+	for k, p := range pred {
+		if p.sat > 0 && base[k] == nil {
+			kinds = append(kinds, k)
+		}
+	}
 	slices.Sort(kinds)
 	for _, k := range kinds {
-		b, p, n, f := base[k], get(pred, k), get(ons, k), get(offs, k)
+		p, n, f := get(pred, k), get(ons, k), get(offs, k)
 		if n.n == 0 || f.n == 0 {
 			continue
 		}
-		meas, sd := n.mean()-f.mean(), math.Hypot(n.se(), f.se())
-		pc := p.mean() - b.mean()
-		fmt.Printf("| %s | %.0f | %.2f ±%.2f | %.0f | %.2f ±%.2f | %+.2f ±%.2f | %+.2f | %.2f | %s | %s |", k, f.n, f.mean(), f.se(), n.n, n.mean(), n.se(),
-			meas, sd, pc, f.mean()+pc, meanError(f.mean()+pc, n.mean(), sd), changeError(pc, meas, sd))
-		if withBefore {
-			pv := get(prev, k)
-			fmt.Printf(" %+.2f | %s |", pv.mean()-b.mean(), changeError(pv.mean()-b.mean(), meas, sd))
+		if p.sat > 0 {
+			sat = append(sat, fmt.Sprintf("%s: %.0f of %.0f", k, p.sat, p.sat+p.n))
 		}
-		fmt.Println()
+		var pv *acc
+		if withBefore {
+			pv = get(prev, k)
+		}
+		fmt.Println(toggleRow(k, get(base, k), p, n, f, pv))
+	}
+	if len(sat) > 0 {
+		fmt.Printf("\n(base requests predicted saturated, left out of the predicted mean: %s)\n", strings.Join(sat, ", "))
 	}
 	if unmapped > 0 {
 		fmt.Printf("\n(%d of whatif's requests (root messages) are no client request's root: trees the engine split or messages the truth lacks; left out)\n", unmapped)
 	}
+}
+
+// toggleRow is a kind's row of a toggled run's table: the requests
+// without the change (off) and with it (on), the base runs' mean b and the
+// prediction p made from them, and the earlier model's pv (nil: none).
+// A kind whose every base request was predicted saturated has no
+// predicted latency: its row says so and keeps the measured one.
+func toggleRow(k string, b, p, on, off, pv *acc) string {
+	meas, sd := on.mean()-off.mean(), math.Hypot(on.se(), off.se())
+	row := fmt.Sprintf("| %s | %.0f | %.2f ±%.2f | %.0f | %.2f ±%.2f | %+.2f ±%.2f |", k, off.n, off.mean(), off.se(), on.n, on.mean(), on.se(), meas, sd)
+	if p.n == 0 && p.sat > 0 {
+		row += " saturated | saturated | - | - |"
+		if pv != nil {
+			row += " - | - |"
+		}
+		return row
+	}
+	pc := p.mean() - b.mean()
+	row += fmt.Sprintf(" %+.2f | %.2f | %s | %s |", pc, off.mean()+pc, meanError(off.mean()+pc, on.mean(), sd), changeError(pc, meas, sd))
+	if pv != nil {
+		row += fmt.Sprintf(" %+.2f | %s |", pv.mean()-b.mean(), changeError(pv.mean()-b.mean(), meas, sd))
+	}
+	return row
 }
 
 // meanError is the predicted mean latency's error relative to the

@@ -60,3 +60,36 @@ func TestMeanError(t *testing.T) {
 		}
 	}
 }
+
+// TestToggleRow: a kind's row of a toggled run; a kind whose base
+// requests were all predicted saturated keeps its measured latencies and
+// says saturated where a prediction would be.
+func TestToggleRow(t *testing.T) {
+	accOf := func(vs ...float64) *acc {
+		a := &acc{}
+		for _, v := range vs {
+			a.add(v)
+		}
+		return a
+	}
+	off, on := accOf(2, 2, 2, 2), accOf(3, 3, 3, 3)
+	for _, c := range []struct {
+		name string
+		b, p *acc
+		pv   *acc
+		want string
+	}{
+		{"predicted", accOf(2, 2), accOf(2.5, 2.5), nil,
+			"| k | 4 | 2.00 ±0.00 | 4 | 3.00 ±0.00 | +1.00 ±0.00 | +0.50 | 2.50 | -16.7 % (-) | -50 % (-) |"},
+		{"saturated", &acc{}, &acc{sat: 7}, nil,
+			"| k | 4 | 2.00 ±0.00 | 4 | 3.00 ±0.00 | +1.00 ±0.00 | saturated | saturated | - | - |"},
+		{"saturated, with an earlier model", &acc{}, &acc{sat: 7}, &acc{},
+			"| k | 4 | 2.00 ±0.00 | 4 | 3.00 ±0.00 | +1.00 ±0.00 | saturated | saturated | - | - | - | - |"},
+		{"with an earlier model", accOf(2, 2), accOf(2.5, 2.5), accOf(3, 3),
+			"| k | 4 | 2.00 ±0.00 | 4 | 3.00 ±0.00 | +1.00 ±0.00 | +0.50 | 2.50 | -16.7 % (-) | -50 % (-) | +1.00 | +0 % (-) |"},
+	} {
+		if got := toggleRow("k", c.b, c.p, on, off, c.pv); got != c.want {
+			t.Errorf("%s:\n got %s\nwant %s", c.name, got, c.want)
+		}
+	}
+}
