@@ -565,10 +565,9 @@ func (d *Decoder) wholeFrames(s *dirState, b []byte) int {
 		s.fstart, s.fed, s.fh, s.damaged, s.remain = s.next, int64(n), fh, false, 0
 		s.next += int64(n)
 		var payload []byte
-		switch {
-		case fh.typ == xhttp2.FrameData:
-			d.dataPrefix(s, b[used+headerLen:used+n])
-		case fh.typ <= xhttp2.FrameContinuation && int(fh.length) <= d.cfg.MaxBuffered:
+		if fh.typ == xhttp2.FrameData || fh.typ <= xhttp2.FrameContinuation && int(fh.length) <= d.cfg.MaxBuffered {
+			// A DATA frame's payload goes to dataFrame, which keeps a
+			// gRPC request's first bytes (dataPrefix's work).
 			payload = b[used+headerLen : used+n]
 		}
 		d.frameDone(s, payload)
@@ -651,7 +650,7 @@ func (d *Decoder) frameDone(s *dirState, payload []byte) {
 	}
 	switch {
 	case fh.typ == xhttp2.FrameData:
-		d.dataFrame(s, fh, start, end)
+		d.dataFrame(s, fh, payload, start, end)
 	case fh.typ > xhttp2.FrameContinuation:
 		d.stats.UnknownFrames++
 		d.control(s, start, end, "UNKNOWN")
