@@ -364,7 +364,9 @@ func (d *Decoder) headersFrame(s *dirState, fh frameHeader, frag []byte, start, 
 	// The run of indexed fields the block starts with, if remembered,
 	// is taken at once (blockmemo.go).
 	if k := s.blockHit(h, frag); k > 0 {
-		d.writeBlock(s, frag[k:])
+		if k < len(frag) { // else the run was the whole block (a response's, its trailers')
+			d.writeBlock(s, frag[k:])
+		}
 	} else {
 		d.takeRun(s, h, frag)
 	}
