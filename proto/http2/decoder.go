@@ -570,7 +570,21 @@ func (d *Decoder) wholeFrames(s *dirState, b []byte) int {
 			// gRPC request's first bytes (dataPrefix's work).
 			payload = b[used+headerLen : used+n]
 		}
-		d.frameDone(s, payload)
+		if s.contStream == 0 && (fh.typ == xhttp2.FrameData || fh.typ == xhttp2.FrameHeaders &&
+			fh.flags&(fPadded|fPriority) == 0 && fh.stream != 0 && int(fh.length) <= d.cfg.MaxBuffered) {
+			// A call's frames: what frameDone does for them (s.inFrame
+			// and s.damaged are false here), without its call.
+			d.stats.countFrame(fh.typ)
+			d.maxStream = max(d.maxStream, fh.stream)
+			d.stats.Framed += int64(n)
+			if fh.typ == xhttp2.FrameData {
+				d.dataFrame(s, fh, payload, s.fstart, s.next)
+			} else {
+				d.headersFrame(s, fh, payload, s.fstart, s.next)
+			}
+		} else {
+			d.frameDone(s, payload)
+		}
 		used += n
 	}
 	return used
