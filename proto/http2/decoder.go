@@ -564,12 +564,9 @@ func (d *Decoder) wholeFrames(s *dirState, b []byte) int {
 		}
 		s.fstart, s.fed, s.fh, s.damaged, s.remain = s.next, int64(n), fh, false, 0
 		s.next += int64(n)
-		var payload []byte
-		if fh.typ == xhttp2.FrameData || fh.typ <= xhttp2.FrameContinuation && int(fh.length) <= d.cfg.MaxBuffered {
-			// A DATA frame's payload goes to dataFrame, which keeps a
-			// gRPC request's first bytes (dataPrefix's work).
-			payload = b[used+headerLen : used+n]
-		}
+		// A DATA frame's payload goes to dataFrame, which keeps a gRPC
+		// request's first bytes (dataPrefix's work).
+		payload := b[used+headerLen : used+n]
 		if s.contStream == 0 && (fh.typ == xhttp2.FrameData || fh.typ == xhttp2.FrameHeaders &&
 			fh.flags&(fPadded|fPriority) == 0 && fh.stream != 0 && int(fh.length) <= d.cfg.MaxBuffered) {
 			// A call's frames: what frameDone does for them (s.inFrame
@@ -583,6 +580,9 @@ func (d *Decoder) wholeFrames(s *dirState, b []byte) int {
 				d.headersFrame(s, fh, payload, s.fstart, s.next)
 			}
 		} else {
+			if fh.typ != xhttp2.FrameData && (fh.typ > xhttp2.FrameContinuation || int(fh.length) > d.cfg.MaxBuffered) {
+				payload = nil // frameDone takes none
+			}
 			d.frameDone(s, payload)
 		}
 		used += n
