@@ -110,8 +110,23 @@ func (a *Assembler) openMsg(c *conn, d int, seq seqnum.Value) {
 // message alone.
 const msgSlabLen = 32 << 10 / int(unsafe.Sizeof(msg{}))
 
-// newMsg takes a message from the pool and attaches it to c.
+// newMsg takes a message from the pool and attaches it to c, with a
+// buffer for its first bytes.
 func (a *Assembler) newMsg(c *conn, d int) *msg {
+	m := a.newUnitMsg(c, d)
+	if n := len(a.prefixes); n > 0 {
+		m.prefix = a.prefixes[n-1]
+		a.prefixes = a.prefixes[:n-1]
+	} else {
+		m.prefix = new([MaxFingerprintLen]byte)
+	}
+	return m
+}
+
+// newUnitMsg is newMsg without the buffer of first bytes: the message of
+// a decoder's request, response or one-way Unit, whose fingerprint
+// hashUnit takes from the chunk's bytes, and which is queued at once.
+func (a *Assembler) newUnitMsg(c *conn, d int) *msg {
 	var m *msg
 	if n := len(a.freeMsgs); n > 0 {
 		m = a.freeMsgs[n-1]
@@ -126,12 +141,6 @@ func (a *Assembler) newMsg(c *conn, d int) *msg {
 		m = &a.msgSlab[0]
 		a.msgSlab = a.msgSlab[1:]
 		m.Sightings = m.sight[:0]
-	}
-	if n := len(a.prefixes); n > 0 {
-		m.prefix = a.prefixes[n-1]
-		a.prefixes = a.prefixes[:n-1]
-	} else {
-		m.prefix = new([MaxFingerprintLen]byte)
 	}
 	m.c, m.dir = c, d
 	m.Conn, m.Index = c.id, c.nextIndex
@@ -297,10 +306,12 @@ func (a *Assembler) queueMsg(m *msg) {
 	}
 	// The first bytes are not needed once the message is cut: only the
 	// open messages hold a buffer.
-	if len(a.prefixes) < maxPooled {
-		a.prefixes = append(a.prefixes, m.prefix)
+	if m.prefix != nil {
+		if len(a.prefixes) < maxPooled {
+			a.prefixes = append(a.prefixes, m.prefix)
+		}
+		m.prefix = nil
 	}
-	m.prefix = nil
 	if m.GapBytes > 0 || m.TruncBytes > 0 {
 		m.Incomplete = true
 	}

@@ -373,6 +373,16 @@ func (a *Assembler) decode(c *conn, d int, ch *chunk, off int64) {
 // drainUnits turns the Units the decoder completed into messages.
 func (a *Assembler) drainUnits(c *conn, closing bool) {
 	pr := &c.pr
+	if h2, ok := pr.dec.(*http2.Decoder); ok && !a.unitBusy {
+		// HTTP/2's Units are read in place (NextUnit), without their
+		// copies: a.unit feeds no decoder.
+		a.unitBusy = true
+		for u := h2.NextUnit(); u != nil; u = h2.NextUnit() {
+			a.unit(c, u, closing)
+		}
+		a.unitBusy = false
+		return
+	}
 	u := &a.unitScratch
 	if a.unitBusy {
 		u = new(proto.Unit) // a drain under way (never seen): a Unit of its own
@@ -553,7 +563,7 @@ func (a *Assembler) unit(c *conn, u *proto.Unit, closing bool) {
 	if m := c.open; m != nil && m.dir != d {
 		a.cutData(c, EndDirection)
 	}
-	m := a.newMsg(c, d)
+	m := a.newUnitMsg(c, d)
 	m.Proto, m.App, m.decoded, m.unit = trace.ProtoTCP, pr.app, true, true
 	if pr.app == AppTLS {
 		m.App = pr.innerApp

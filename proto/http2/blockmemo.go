@@ -97,14 +97,21 @@ func (s *dirState) run(frag []byte, r *blockRun) {
 // firstBytes returns up to eight of frag's first bytes, the first in the
 // low byte, zeros past its end.
 func firstBytes(frag []byte) uint64 {
-	if len(frag) >= 8 {
-		return binary.LittleEndian.Uint64(frag)
+	// A fragment shorter than eight bytes (a response's block, its
+	// trailers') by two reads that overlap, each byte ORed at its place
+	// once or twice, rather than a loop over its bytes.
+	le := binary.LittleEndian
+	switch n := len(frag); {
+	case n >= 8:
+		return le.Uint64(frag)
+	case n >= 4:
+		return uint64(le.Uint32(frag)) | uint64(le.Uint32(frag[n-4:]))<<(8*(n-4))
+	case n >= 2:
+		return uint64(le.Uint16(frag)) | uint64(le.Uint16(frag[n-2:]))<<(8*(n-2))
+	case n == 1:
+		return uint64(frag[0])
 	}
-	var x uint64
-	for i, b := range frag {
-		x |= uint64(b) << (8 * i)
-	}
-	return x
+	return 0
 }
 
 // ends reports whether the run m remembers is the whole of the one frag

@@ -282,3 +282,18 @@ func TestGRPCType(t *testing.T) {
 		}
 	}
 }
+
+// TestFirstBytes holds firstBytes to a loop over the first eight bytes,
+// for every length up to ten.
+func TestFirstBytes(t *testing.T) {
+	b := []byte{0x81, 0x02, 0xf3, 0x44, 0x05, 0xa6, 0x77, 0x08, 0x99, 0x1a}
+	for n := range len(b) + 1 {
+		var want uint64
+		for i, c := range b[:min(n, 8)] {
+			want |= uint64(c) << (8 * i)
+		}
+		if got := firstBytes(b[:n]); got != want {
+			t.Errorf("firstBytes(%x) = %#x, want %#x", b[:n], got, want)
+		}
+	}
+}

@@ -564,14 +564,27 @@ func (d *Decoder) wholeFrames(s *dirState, b []byte) int {
 		}
 		s.fstart, s.fed, s.fh, s.damaged, s.remain = s.next, int64(n), fh, false, 0
 		s.next += int64(n)
-		var payload []byte
-		switch {
-		case fh.typ == xhttp2.FrameData:
-			d.dataPrefix(s, b[used+headerLen:used+n])
-		case fh.typ <= xhttp2.FrameContinuation && int(fh.length) <= d.cfg.MaxBuffered:
-			payload = b[used+headerLen : used+n]
+		// A DATA frame's payload goes to dataFrame, which keeps a gRPC
+		// request's first bytes (dataPrefix's work).
+		payload := b[used+headerLen : used+n]
+		if s.contStream == 0 && (fh.typ == xhttp2.FrameData || fh.typ == xhttp2.FrameHeaders &&
+			fh.flags&(fPadded|fPriority) == 0 && fh.stream != 0 && int(fh.length) <= d.cfg.MaxBuffered) {
+			// A call's frames: what frameDone does for them (s.inFrame
+			// and s.damaged are false here), without its call.
+			d.stats.countFrame(fh.typ)
+			d.maxStream = max(d.maxStream, fh.stream)
+			d.stats.Framed += int64(n)
+			if fh.typ == xhttp2.FrameData {
+				d.dataFrame(s, fh, payload, s.fstart, s.next)
+			} else {
+				d.headersFrame(s, fh, payload, s.fstart, s.next)
+			}
+		} else {
+			if fh.typ != xhttp2.FrameData && (fh.typ > xhttp2.FrameContinuation || int(fh.length) > d.cfg.MaxBuffered) {
+				payload = nil // frameDone takes none
+			}
+			d.frameDone(s, payload)
 		}
-		d.frameDone(s, payload)
 		used += n
 	}
 	return used
@@ -651,7 +664,7 @@ func (d *Decoder) frameDone(s *dirState, payload []byte) {
 	}
 	switch {
 	case fh.typ == xhttp2.FrameData:
-		d.dataFrame(s, fh, start, end)
+		d.dataFrame(s, fh, payload, start, end)
 	case fh.typ > xhttp2.FrameContinuation:
 		d.stats.UnknownFrames++
 		d.control(s, start, end, "UNKNOWN")

@@ -2,6 +2,7 @@ package http2
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"strings"
 	"testing"
@@ -296,3 +297,51 @@ func TestHuffmanMatchesXNet(t *testing.T) {
 type hitFunc func(ref uint64, size int) bool
 
 func (f hitFunc) memoHit(ref uint64, size int) bool { return f(ref, size) }
+
+// TestBuildFastMatchesTables holds hufFast to a table built by finding
+// each entry's symbols through hufTables, as it was built before
+// buildFast's look-ups in the table of one code.
+func TestBuildFastMatchesTables(t *testing.T) {
+	first := func(x uint32, w uint) (sym byte, n uint, ok bool) {
+		if w < 5 {
+			return 0, 0, false
+		}
+		b := byte(x << 8 >> w)
+		if w >= 8 {
+			b = byte(x >> (w - 8))
+		}
+		e := hufTables[0][b]
+		switch {
+		case e.kind == hufLeaf && uint(e.length) <= w:
+			return e.sym, uint(e.length), true
+		case e.kind == hufNext && w > 8:
+			r := w - 8
+			e2 := hufTables[e.next][byte(x>>max(int(r)-8, 0)<<max(8-int(r), 0))&byte(0xff<<max(8-int(r), 0))]
+			if e2.kind == hufLeaf && uint(e2.length) <= r {
+				return e2.sym, 8 + uint(e2.length), true
+			}
+		}
+		return 0, 0, false
+	}
+	for x := range uint32(1 << hufFastBits) {
+		var syms [4]byte
+		var count, bits uint
+		for count < 3 {
+			w := hufFastBits - bits
+			s, n, ok := first(x&(1<<w-1), w)
+			if !ok {
+				break
+			}
+			syms[count] = s
+			count++
+			bits += n
+		}
+		var want uint32
+		if count > 0 {
+			want = binary.NativeEndian.Uint32(syms[:])&(1<<24-1) | uint32(count)<<24 | uint32(bits)<<27
+		}
+		if hufFast[x] != want {
+			t.Fatalf("hufFast[%#04x] = %#08x, want %#08x", x, hufFast[x], want)
+		}
+	}
+}

@@ -295,14 +295,31 @@ func (d *Decoder) dataPrefix(s *dirState, p []byte) {
 	h.nbody += copy(h.body[h.nbody:], p)
 }
 
-// dataFrame adds a DATA frame to its stream.
-func (d *Decoder) dataFrame(s *dirState, fh frameHeader, start, end int64) {
+// dataFrame adds a DATA frame to its stream. p is its whole payload when
+// it came in one piece (wholeFrames), whose first bytes a gRPC request
+// keeps here, with the one look-up of its stream, as dataPrefix does for
+// a frame read in pieces (and is nil then): a request whose body is this
+// one frame, ending it, has them read in place, for finishHalf.
+func (d *Decoder) dataFrame(s *dirState, fh frameHeader, p []byte, start, end int64) {
 	st := d.streams.get(fh.stream)
 	var h *half
 	if st != nil {
 		switch h0 := &st.h[s.dir]; {
 		case h0.state == hOpen:
 			h = h0
+			if len(p) > 0 && s.dir == proto.FromClient && fh.flags&fPadded == 0 &&
+				h.nbody < len(h.body) && d.grpcType(h.kept[keptCType]) {
+				if h.nbody == 0 && fh.flags&fEndStream != 0 {
+					// The whole body, read in place: what finishHalf,
+					// called next, would read of its copy.
+					if h.ev == nil {
+						h.ev = d.newEvidence()
+					}
+					grpcBodyEvidence(h.ev, p[:min(len(p), maxBody)], &d.num)
+				} else {
+					h.nbody += copy(h.body[h.nbody:], p)
+				}
+			}
 		case h0.state == hIdle && h0.idleAtLoss:
 			// Its header block was lost with its direction's framing:
 			// it begins here, incomplete.
@@ -347,7 +364,9 @@ func (d *Decoder) headersFrame(s *dirState, fh frameHeader, frag []byte, start, 
 	// The run of indexed fields the block starts with, if remembered,
 	// is taken at once (blockmemo.go).
 	if k := s.blockHit(h, frag); k > 0 {
-		d.writeBlock(s, frag[k:])
+		if k < len(frag) { // else the run was the whole block (a response's, its trailers')
+			d.writeBlock(s, frag[k:])
+		}
 	} else {
 		d.takeRun(s, h, frag)
 	}
