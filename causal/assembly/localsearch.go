@@ -54,6 +54,9 @@ type local struct {
 	probs []float64
 	// spread caches fifoSpread (-1: not computed yet)
 	spread float64
+	// settled records which calls' moves need not be tried again
+	// (lssettled.go)
+	settled settledState
 }
 
 // positions returns, for every call, its index in its callee's
@@ -187,6 +190,7 @@ func (r *run) improve(n int32, m *nodeModel, x *crossFit, maxSweeps int) int64 {
 
 // sweepAll runs the sweeps until none moves a call, at most maxSweeps.
 func (ls *local) sweepAll(maxSweeps int) {
+	ls.initSettled(len(ls.ps), len(ls.cands))
 	for ls.sweeps = 0; ls.sweeps < maxSweeps; ls.sweeps++ {
 		before := ls.moves
 		ls.moveSweep()
@@ -338,9 +342,10 @@ func (ls *local) bg(c int32) float64 { return ls.callModel(c).logBackgroundOf(c,
 func (ls *local) moveSweep() {
 	r := ls.r
 	for _, c := range r.childrenOf[ls.n] {
-		if !ls.doubtful(c) {
+		if !ls.doubtful(c) || ls.isSettled(sweepMove, c) {
 			continue
 		}
+		before := ls.moves
 		a := r.parent[c]
 		kb := kindBit(r.calls[c].kind)
 		t := r.sendOf(c)
@@ -370,6 +375,7 @@ func (ls *local) moveSweep() {
 			ps, ks, sc := [1]int32{a}, [1][]int32{aKids}, [1]float64{aNew}
 			ls.try(ps[:], ks[:], sc[:], ls.bg(c), kb, t, moved[:])
 		}
+		ls.markTried(sweepMove, c, before)
 	}
 }
 
@@ -377,9 +383,10 @@ func (ls *local) swapSweep() {
 	r := ls.r
 	for _, c := range r.childrenOf[ls.n] {
 		a := r.parent[c]
-		if a < 0 || !ls.doubtful(c) {
+		if a < 0 || !ls.doubtful(c) || ls.isSettled(sweepSwap, c) {
 			continue
 		}
+		before := ls.moves
 		kc := r.calls[c].kind
 	next:
 		for _, q := range ls.targets(c) {
@@ -400,6 +407,7 @@ func (ls *local) swapSweep() {
 				}
 			}
 		}
+		ls.markTried(sweepSwap, c, before)
 	}
 }
 
@@ -412,13 +420,17 @@ func (ls *local) tailSweep() {
 		// sweep came to p (a move replaces a request's list, never
 		// changes it)
 		for _, c := range ls.kidsOf(p) {
-			if !ls.doubtful(c) {
+			if !ls.doubtful(c) || r.parent[c] == p && ls.isSettled(sweepTail, c) {
 				continue
 			}
+			before := ls.moves
 			for _, q := range ls.targets(c) {
 				if q != p && ls.tailSwap(p, q, r.sendOf(c)) {
 					break
 				}
+			}
+			if r.parent[c] == p { // else the kids were a stale list of p's
+				ls.markTried(sweepTail, c, before)
 			}
 		}
 	}
@@ -608,6 +620,7 @@ func (ls *local) try(ps []int32, ks [][]int32, sc []float64, bgDelta float64, kb
 			ls.kids[j] = slices.Clone(ks[i]) // ks are the sweeps' buffers
 		}
 		ls.moves++
+		ls.noteChanged(ps)
 		return true
 	}
 	for i, p := range ps {
