@@ -57,6 +57,8 @@ type local struct {
 	// settled records which calls' moves need not be tried again
 	// (lssettled.go)
 	settled settledState
+	// hold holds the calls' FIFO evidence (lsfifo.go)
+	hold fifoHold
 }
 
 // positions returns, for every call, its index in its callee's
@@ -533,27 +535,33 @@ func (ls *local) affected(ps, moved []int32, kb uint64, lo int64) ([]int, bool) 
 // fifo is the FIFO evidence (search.fifoBins) of the calls at positions
 // at of ls.order, under the current assignment.
 func (ls *local) fifo(at []int) float64 {
-	r := ls.r
 	total := 0.0
 	for _, i := range at {
-		d := ls.order[i]
-		k := kindBit(r.calls[d].kind)
-		p := r.parent[d]
-		if p < 0 || ls.made(p, d, k) {
-			continue
-		}
-		var f float64
-		x := fifoCtx{kinds: func(q int32) uint64 { return ls.kindsBefore(q, d) }, ready: func(q int32) readyEv { return ls.readyFor(q, d) }}
-		f, ls.probs = r.fifoOf(ls.m, p, ls.probs, x, func(yield func(int32)) {
-			for _, q := range ls.candsOf(d) {
-				if !ls.made(q, d, k) {
-					yield(q)
-				}
-			}
-		})
-		total += f
+		total += ls.fifoOne(i)
 	}
 	return total
+}
+
+// fifoOne is the FIFO evidence of the call at position i of ls.order,
+// under the current assignment.
+func (ls *local) fifoOne(i int) float64 {
+	r := ls.r
+	d := ls.order[i]
+	k := kindBit(r.calls[d].kind)
+	p := r.parent[d]
+	if p < 0 || ls.made(p, d, k) {
+		return 0
+	}
+	var f float64
+	x := fifoCtx{kinds: func(q int32) uint64 { return ls.kindsBefore(q, d) }, ready: func(q int32) readyEv { return ls.readyFor(q, d) }}
+	f, ls.probs = r.fifoOf(ls.m, p, ls.probs, x, func(yield func(int32)) {
+		for _, q := range ls.candsOf(d) {
+			if !ls.made(q, d, k) {
+				yield(q)
+			}
+		}
+	})
+	return f
 }
 
 // fifoSpread is how much one call's FIFO evidence can change, computed
@@ -593,7 +601,7 @@ func (ls *local) try(ps []int32, ks [][]int32, sc []float64, bgDelta float64, kb
 			return false
 		}
 	}
-	before := ls.fifo(at)
+	before := ls.fifoHeld(at)
 	old, oldParent := ls.old[:0], ls.oldParent[:0]
 	for _, c := range moved {
 		oldParent = append(oldParent, ls.r.parent[c])
@@ -612,8 +620,9 @@ func (ls *local) try(ps []int32, ks [][]int32, sc []float64, bgDelta float64, kb
 			ls.r.parent[c] = -1
 		}
 	}
-	after := ls.fifo(at)
+	after := ls.fifoTried(at)
 	if d+after-before > improveEps {
+		ls.fifoMoved(ps, moved, at, ks, old)
 		for i, p := range ps {
 			j := ls.r.parentPos[p]
 			ls.ps[j] = sc[i]

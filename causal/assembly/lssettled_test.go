@@ -7,6 +7,17 @@ import (
 	"time"
 )
 
+// checkHeld checks that the FIFO evidence the local search holds
+// (lsfifo.go) is the evidence under its assignment.
+func checkHeld(t *testing.T, ls *local) {
+	t.Helper()
+	for i, ok := range ls.hold.held {
+		if v := ls.fifoOne(i); ok && v != ls.hold.val[i] {
+			t.Errorf("node %d, call %d: FIFO evidence %g held, %g now", ls.n, ls.order[i], ls.hold.val[i], v)
+		}
+	}
+}
+
 // TestSettledSkip checks that the local search's skip of settled calls
 // (lssettled.go) changes no move: from assignments with calls moved at
 // random, every node's sweeps end where sweeps trying every call end,
@@ -57,6 +68,7 @@ func checkSettledSkip(t *testing.T, r *run, fifo bool) {
 				fifoSeen = fifoSeen || ls.fifoSpread() > 0
 				ls.sweepAll(20)
 				got[i] = r.parentsOfCalls(kids)
+				checkHeld(t, ls)
 				if !off {
 					skipped += ls.settled.skipped
 					moves += ls.moves
