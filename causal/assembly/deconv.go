@@ -323,6 +323,7 @@ func (r *run) seedModel(m *nodeModel, cx ctxKey, arrival bool, next int32, h *hi
 
 // addHist adds histogram h to the delays of key from anchor.
 func (m *nodeModel) addHist(anchor int, k gKey, h *hist) {
+	m.gapsChanged(anchor)
 	g := m.gaps[anchor][k]
 	if g == nil {
 		g = &hist{}

@@ -66,6 +66,8 @@ func (r *run) initialModel(n int32) *nodeModel {
 		// points of requests over the testbed's 32 runs.
 		clear(m.gaps[anchorLast])
 		clear(m.gaps[anchorArrival])
+		m.gapsChanged(anchorLast)
+		m.gapsChanged(anchorArrival)
 		r.deconvolve(n, m)
 	}
 	// The calls sent with no request open are background for certain:

@@ -54,6 +54,11 @@ type local struct {
 	probs []float64
 	// spread caches fifoSpread (-1: not computed yet)
 	spread float64
+	// settled records which calls' moves need not be tried again
+	// (lssettled.go)
+	settled settledState
+	// hold holds the calls' FIFO evidence (lsfifo.go)
+	hold fifoHold
 }
 
 // positions returns, for every call, its index in its callee's
@@ -187,6 +192,7 @@ func (r *run) improve(n int32, m *nodeModel, x *crossFit, maxSweeps int) int64 {
 
 // sweepAll runs the sweeps until none moves a call, at most maxSweeps.
 func (ls *local) sweepAll(maxSweeps int) {
+	ls.initSettled(len(ls.ps), len(ls.cands))
 	for ls.sweeps = 0; ls.sweeps < maxSweeps; ls.sweeps++ {
 		before := ls.moves
 		ls.moveSweep()
@@ -338,9 +344,10 @@ func (ls *local) bg(c int32) float64 { return ls.callModel(c).logBackgroundOf(c,
 func (ls *local) moveSweep() {
 	r := ls.r
 	for _, c := range r.childrenOf[ls.n] {
-		if !ls.doubtful(c) {
+		if !ls.doubtful(c) || ls.isSettled(sweepMove, c) {
 			continue
 		}
+		before := ls.moves
 		a := r.parent[c]
 		kb := kindBit(r.calls[c].kind)
 		t := r.sendOf(c)
@@ -370,6 +377,7 @@ func (ls *local) moveSweep() {
 			ps, ks, sc := [1]int32{a}, [1][]int32{aKids}, [1]float64{aNew}
 			ls.try(ps[:], ks[:], sc[:], ls.bg(c), kb, t, moved[:])
 		}
+		ls.markTried(sweepMove, c, before)
 	}
 }
 
@@ -377,9 +385,10 @@ func (ls *local) swapSweep() {
 	r := ls.r
 	for _, c := range r.childrenOf[ls.n] {
 		a := r.parent[c]
-		if a < 0 || !ls.doubtful(c) {
+		if a < 0 || !ls.doubtful(c) || ls.isSettled(sweepSwap, c) {
 			continue
 		}
+		before := ls.moves
 		kc := r.calls[c].kind
 	next:
 		for _, q := range ls.targets(c) {
@@ -400,6 +409,7 @@ func (ls *local) swapSweep() {
 				}
 			}
 		}
+		ls.markTried(sweepSwap, c, before)
 	}
 }
 
@@ -412,13 +422,17 @@ func (ls *local) tailSweep() {
 		// sweep came to p (a move replaces a request's list, never
 		// changes it)
 		for _, c := range ls.kidsOf(p) {
-			if !ls.doubtful(c) {
+			if !ls.doubtful(c) || r.parent[c] == p && ls.isSettled(sweepTail, c) {
 				continue
 			}
+			before := ls.moves
 			for _, q := range ls.targets(c) {
 				if q != p && ls.tailSwap(p, q, r.sendOf(c)) {
 					break
 				}
+			}
+			if r.parent[c] == p { // else the kids were a stale list of p's
+				ls.markTried(sweepTail, c, before)
 			}
 		}
 	}
@@ -521,27 +535,33 @@ func (ls *local) affected(ps, moved []int32, kb uint64, lo int64) ([]int, bool) 
 // fifo is the FIFO evidence (search.fifoBins) of the calls at positions
 // at of ls.order, under the current assignment.
 func (ls *local) fifo(at []int) float64 {
-	r := ls.r
 	total := 0.0
 	for _, i := range at {
-		d := ls.order[i]
-		k := kindBit(r.calls[d].kind)
-		p := r.parent[d]
-		if p < 0 || ls.made(p, d, k) {
-			continue
-		}
-		var f float64
-		x := fifoCtx{kinds: func(q int32) uint64 { return ls.kindsBefore(q, d) }, ready: func(q int32) readyEv { return ls.readyFor(q, d) }}
-		f, ls.probs = r.fifoOf(ls.m, p, ls.probs, x, func(yield func(int32)) {
-			for _, q := range ls.candsOf(d) {
-				if !ls.made(q, d, k) {
-					yield(q)
-				}
-			}
-		})
-		total += f
+		total += ls.fifoOne(i)
 	}
 	return total
+}
+
+// fifoOne is the FIFO evidence of the call at position i of ls.order,
+// under the current assignment.
+func (ls *local) fifoOne(i int) float64 {
+	r := ls.r
+	d := ls.order[i]
+	k := kindBit(r.calls[d].kind)
+	p := r.parent[d]
+	if p < 0 || ls.made(p, d, k) {
+		return 0
+	}
+	var f float64
+	x := fifoCtx{kinds: func(q int32) uint64 { return ls.kindsBefore(q, d) }, ready: func(q int32) readyEv { return ls.readyFor(q, d) }}
+	f, ls.probs = r.fifoOf(ls.m, p, ls.probs, x, func(yield func(int32)) {
+		for _, q := range ls.candsOf(d) {
+			if !ls.made(q, d, k) {
+				yield(q)
+			}
+		}
+	})
+	return f
 }
 
 // fifoSpread is how much one call's FIFO evidence can change, computed
@@ -581,7 +601,7 @@ func (ls *local) try(ps []int32, ks [][]int32, sc []float64, bgDelta float64, kb
 			return false
 		}
 	}
-	before := ls.fifo(at)
+	before := ls.fifoHeld(at)
 	old, oldParent := ls.old[:0], ls.oldParent[:0]
 	for _, c := range moved {
 		oldParent = append(oldParent, ls.r.parent[c])
@@ -600,14 +620,16 @@ func (ls *local) try(ps []int32, ks [][]int32, sc []float64, bgDelta float64, kb
 			ls.r.parent[c] = -1
 		}
 	}
-	after := ls.fifo(at)
+	after := ls.fifoTried(at)
 	if d+after-before > improveEps {
+		ls.fifoMoved(ps, moved, at, ks, old)
 		for i, p := range ps {
 			j := ls.r.parentPos[p]
 			ls.ps[j] = sc[i]
 			ls.kids[j] = slices.Clone(ks[i]) // ks are the sweeps' buffers
 		}
 		ls.moves++
+		ls.noteChanged(ps)
 		return true
 	}
 	for i, p := range ps {

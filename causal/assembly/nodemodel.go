@@ -92,6 +92,9 @@ type nodeModel struct {
 	tcache  map[tcKey]float64
 	scorers map[uint64]*scorerEntry
 	gcache  [2]map[gKey]*[nGapBins]float64
+	// mcache holds, by anchor and level-1 context, the masses gapDensity
+	// mixes from the levels above (gapmass.go)
+	mcache [2]map[gKey]*upperMass
 }
 
 func newNodeModel(nKinds int, span float64) *nodeModel {
@@ -127,6 +130,8 @@ func newNodeModel(nKinds int, span float64) *nodeModel {
 func (m *nodeModel) resetCaches() {
 	clear(m.gcache[anchorLast])
 	clear(m.gcache[anchorArrival])
+	clear(m.mcache[anchorLast])
+	clear(m.mcache[anchorArrival])
 	clear(m.scorers)
 	clear(m.tcache)
 }
@@ -200,6 +205,7 @@ func (m *nodeModel) observeGaps(c ctxKey, next int32, gl, ga int64, w float64) {
 }
 
 func (m *nodeModel) addGap(anchor int, keys []gKey, b int, w float64) {
+	m.gapsChanged(anchor)
 	for _, k := range keys {
 		h := m.gaps[anchor][k]
 		if h == nil {
@@ -215,14 +221,8 @@ func (m *nodeModel) addGap(anchor int, keys []gKey, b int, w float64) {
 func (m *nodeModel) gapDensity(anchor int, keys *[4]gKey) *[nGapBins]float64 {
 	d := m.gcache[anchor][keys[0]]
 	if d == nil {
-		mass := priorMass
-		var node [nGapBins]float64
-		for i := len(keys) - 1; i >= 0; i-- {
-			mass = mixMass(m.gaps[anchor][keys[i]], &mass)
-			if i == len(keys)-1 {
-				node = mass
-			}
-		}
+		up := m.upper(anchor, keys)
+		mass, node := mixMass(m.gaps[anchor][keys[0]], &up.mass), up.node
 		robustMix(&mass, &node)
 		if m.tick > 0 {
 			mass = tickBlur(&mass, m.tick)
