@@ -89,6 +89,21 @@ func (r *run) kindMatch(n int32, m *nodeModel, x *crossFit, cnt *kindMatchCounts
 	}
 }
 
+// countKindMatches counts the kind matchings, summed over the nodes:
+// kinds tried, kinds whose matching was kept, and the calls the kept ones
+// gave another request.
+func (r *run) countKindMatches(count countFunc) {
+	var s kindMatchCounts
+	for _, c := range r.kindMatches {
+		s.tried += c.tried
+		s.kept += c.kept
+		s.changed += c.changed
+	}
+	count("kind_matchings", s.tried)
+	count("kind_matchings_kept", s.kept)
+	count("kind_matching_calls_moved", s.changed)
+}
+
 // kindMatchable reports whether kind k's calls at the node are worth
 // matching: at least kindMatchMinCalls of them movable, and at most
 // kindMatchMaxMulti of the requests holding one holding more.
