@@ -138,6 +138,8 @@ type run struct {
 	singles []chainCounts
 	// restarts are the last pass's second starts' counts (restart.go)
 	restarts []restartCounts
+	// kindMatches are the kind matchings' counts (kindmatch.go)
+	kindMatches []kindMatchCounts
 	// models of the last pass, by node, and a hook after each pass, for
 	// tests
 	models []*nodeModel
@@ -227,6 +229,7 @@ func newRun(opt Options, ms trace.Messages, nm *causal.Namer) *run {
 	r.chains = make([]chainCounts, nn)
 	r.singles = make([]chainCounts, nn)
 	r.restarts = make([]restartCounts, nn)
+	r.kindMatches = make([]kindMatchCounts, nn)
 	r.models = make([]*nodeModel, nn)
 	r.firstModels = make([]*nodeModel, nn)
 	r.xfits = make([]*crossFit, nn)
@@ -415,6 +418,9 @@ func (r *run) solvePasses(n int32, evs []event, iso *nodeModel, m *nodeModel, qm
 		s.cnt.moves = r.improve(n, m, x, 20)
 		if start != nil {
 			r.keepBetterStart(n, m, x, start, startObj, &r.restarts[n])
+		}
+		if last {
+			r.kindMatch(n, m, x, &r.kindMatches[n])
 		}
 		matched := r.singles[n].kept
 		if pass > 0 {
