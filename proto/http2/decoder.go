@@ -146,6 +146,7 @@ type dirState struct {
 	memo      *[memoSlots]fieldMemo      // what emit made of table entries' fields, made on first use
 	blocks    *[blockMemoSlots]blockMemo // what whole blocks did, by their bytes, made on first use
 	blockNext int                        // the slot of blocks to take next when none is empty
+	blockLast uint8                      // the slot of blocks blockHit took last
 	brun      blockRun                   // scratch of headersFrame
 	blockHits int                        // blocks blockHit took (for the tests)
 
