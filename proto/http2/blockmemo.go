@@ -51,6 +51,7 @@ type blockMemo struct {
 	minRef uint64 // the oldest dynamic entry it names (a ref)
 	room   uint64 // how much its dynamic indexes may grow and stay one byte
 	n      uint8  // fields: 0, an empty slot
+	after  uint8  // the slot blockHit took after this one, the last time it took this one
 	nset   uint8  // the kept values it set: kept[:nset] into slots[:nset]
 	ntok   uint8
 	list   int // the header list's size it made
@@ -137,30 +138,48 @@ func (s *dirState) blockHit(h *half, frag []byte) int {
 	if hp.head < len(hp.ents) {
 		oldest = firstDynamicRef + hp.ents[hp.head].seq
 	}
-	var m *blockMemo
 	// The slots and the table's seq in locals: the store to a slot's n
 	// below made the loop load both again for each slot.
 	blocks, seq := s.blocks, hp.seq
-	for i := range blocks {
-		b := &blocks[i]
-		if b.n == 0 {
-			continue
+	// The slot taken after the one taken last, the last time that one
+	// was taken, is tried first (a response's headers and its trailers,
+	// a connection's calls of one method, one after the other), then
+	// all of them, in order. Two slots that both match name the same
+	// entries, whose memos are the same: which one is taken does not
+	// change what is replayed.
+	last := s.blockLast
+	j := int(blocks[last&(blockMemoSlots-1)].after & (blockMemoSlots - 1))
+	if b := &blocks[j]; b.n == 0 || b.minRef < oldest || !b.matches(cur, seq, frag) {
+		j = -1
+		for i := range blocks {
+			b := &blocks[i]
+			if b.n == 0 {
+				continue
+			}
+			if b.minRef < oldest {
+				b.n = 0 // an entry it names was evicted: it is of no more use
+				continue
+			}
+			if b.matches(cur, seq, frag) {
+				j = i
+				break
+			}
 		}
-		if b.minRef < oldest {
-			b.n = 0 // an entry it names was evicted: it is of no more use
-			continue
-		}
-		// The dynamic indexes grew by the entries added since, and
-		// stayed one byte (room: no byte carries into the next).
-		if grow := seq - b.seq; grow <= b.room && cur&b.mask == b.key+grow*b.dyn && b.ends(frag) {
-			m = b
-			break
+		if j < 0 {
+			return 0
 		}
 	}
-	if m == nil {
-		return 0
-	}
-	return s.replayBlock(h, m)
+	blocks[last&(blockMemoSlots-1)].after, s.blockLast = uint8(j), uint8(j)
+	return s.replayBlock(h, &blocks[j])
+}
+
+// matches reports whether the run m remembers is the one frag (whose
+// first bytes are cur) starts with, the table's seq now seq: its dynamic
+// indexes grew by the entries added since, and stayed one byte (room: no
+// byte carries into the next).
+func (m *blockMemo) matches(cur, seq uint64, frag []byte) bool {
+	grow := seq - m.seq
+	return grow <= m.room && cur&m.mask == m.key+grow*m.dyn && m.ends(frag)
 }
 
 // replayBlock does to h what the run m remembers did, as blockHit

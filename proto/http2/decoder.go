@@ -146,6 +146,7 @@ type dirState struct {
 	memo      *[memoSlots]fieldMemo      // what emit made of table entries' fields, made on first use
 	blocks    *[blockMemoSlots]blockMemo // what whole blocks did, by their bytes, made on first use
 	blockNext int                        // the slot of blocks to take next when none is empty
+	blockLast uint8                      // the slot of blocks blockHit took last
 	brun      blockRun                   // scratch of headersFrame
 	blockHits int                        // blocks blockHit took (for the tests)
 
@@ -562,7 +563,7 @@ func (d *Decoder) wholeFrames(s *dirState, b []byte) int {
 		if len(b)-used < n || fh.length > s.maxFrame && fh.length > uint32(d.cfg.MaxBuffered) {
 			break
 		}
-		s.fstart, s.fed, s.fh, s.damaged, s.remain = s.next, int64(n), fh, false, 0
+		start := s.next
 		s.next += int64(n)
 		// A DATA frame's payload goes to dataFrame, which keeps a gRPC
 		// request's first bytes (dataPrefix's work).
@@ -570,16 +571,21 @@ func (d *Decoder) wholeFrames(s *dirState, b []byte) int {
 		if s.contStream == 0 && (fh.typ == xhttp2.FrameData || fh.typ == xhttp2.FrameHeaders &&
 			fh.flags&(fPadded|fPriority) == 0 && fh.stream != 0 && int(fh.length) <= d.cfg.MaxBuffered) {
 			// A call's frames: what frameDone does for them (s.inFrame
-			// and s.damaged are false here), without its call.
+			// and s.damaged are false here), without its call. The
+			// frame's fields of s (fstart, fed, fh, damaged, remain) are
+			// left as they are: only frameDone and what a frame read in
+			// pieces does (s.inFrame or s.nhdr set) read them, and
+			// readHeader sets them again first.
 			d.stats.countFrame(fh.typ)
 			d.maxStream = max(d.maxStream, fh.stream)
 			d.stats.Framed += int64(n)
 			if fh.typ == xhttp2.FrameData {
-				d.dataFrame(s, fh, payload, s.fstart, s.next)
+				d.dataFrame(s, fh, payload, start, s.next)
 			} else {
-				d.headersFrame(s, fh, payload, s.fstart, s.next)
+				d.headersFrame(s, fh, payload, start, s.next)
 			}
 		} else {
+			s.fstart, s.fed, s.fh, s.damaged, s.remain = start, int64(n), fh, false, 0
 			if fh.typ != xhttp2.FrameData && (fh.typ > xhttp2.FrameContinuation || int(fh.length) > d.cfg.MaxBuffered) {
 				payload = nil // frameDone takes none
 			}

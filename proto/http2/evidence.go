@@ -180,14 +180,22 @@ func traceparentID(v string) (id string, upper, ok bool) {
 	x2, x3 := binary.LittleEndian.Uint64(p[16:24]), binary.LittleEndian.Uint64(p[24:32])
 	y0, y1, y2, y3 := x0^dashes, x1^dashes, x2^dashes, x3^dashes
 	dash := (y0-ones)&^y0 | (y1-ones)&^y1 | (y2-ones)&^y2 | (y3-ones)&^y3
+	if dash&tops != 0 {
+		return "", false, false
+	}
+	// An upper-case letter (0x41 to 0x5a) has bit 0x20 clear, which
+	// digits and lower-case letters have set: when every byte has it,
+	// there is none (the usual id, in lower case), without hasUpper's
+	// test of each word.
+	const lows = 0x2020202020202020
+	if x0&x1&x2&x3&lows == lows {
+		return id, false, true
+	}
 	upperBits := func(x uint64) uint64 {
 		x7 := x &^ tops
 		return (x7 + 0x3f*ones) &^ (x7 + 0x25*ones) &^ x
 	}
 	up := upperBits(x0) | upperBits(x1) | upperBits(x2) | upperBits(x3)
-	if dash&tops != 0 {
-		return "", false, false
-	}
 	return id, up&tops != 0, true
 }
 
@@ -214,7 +222,14 @@ func (a *idArena) clone(v string) string {
 		a.buf = make([]byte, 0, idChunk)
 	}
 	n := len(a.buf)
-	a.buf = append(a.buf, v...)
+	a.buf = a.buf[:n+len(v)]
+	if dst := a.buf[n:]; len(v) == 32 {
+		// A trace id (every traceparent's): a copy of a fixed size,
+		// without memmove's call.
+		*(*[32]byte)(dst) = *(*[32]byte)(unsafe.Pointer(unsafe.StringData(v)))
+	} else {
+		copy(dst, v)
+	}
 	return unsafe.String(&a.buf[n], len(v))
 }
 

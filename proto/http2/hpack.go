@@ -344,7 +344,22 @@ func (h *hpackDecoder) literalToTable(nameIdx uint64, name string, raw, buf []by
 	name = view(data[off : off+len(name)])
 	value := view(data[off+len(name):])
 	h.entry(off, len(name), len(value))
-	return h.emitAdded(name, value)
+	// emitAdded and callEmit without their calls: the entry just added is
+	// the newest (seq-1) unless evict dropped it at once, and its value
+	// was held to the limit above.
+	if h.maxStrLen != 0 && len(name) > h.maxStrLen {
+		return errHPACKLength
+	}
+	ref := uint64(0)
+	if h.head < len(h.ents) {
+		ref = firstDynamicRef + h.seq - 1
+	}
+	if h.ds != nil {
+		h.ds.emitField(name, value, ref)
+	} else {
+		h.emit(name, value, ref)
+	}
+	return nil
 }
 
 // sizeUpdate decodes a dynamic table size update.
