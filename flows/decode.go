@@ -707,11 +707,15 @@ func (p *connProto) takeKey(key uint64, request bool) (uint32, bool) {
 	if key == 0 {
 		return 0, false
 	}
-	v, ok := p.pend.get(key)
-	if !ok || (v&keyRespFirst != 0) != request {
+	i := p.pend.slot(key)
+	if i < 0 {
 		return 0, false
 	}
-	p.pend.del(key)
+	v := p.pend.slots[i].val
+	if (v&keyRespFirst != 0) != request {
+		return 0, false
+	}
+	p.pend.delAt(i)
 	return uint32(v), true
 }
 
