@@ -607,9 +607,13 @@ func (a *Assembler) unit(c *conn, u *proto.Unit, closing bool) {
 // fingerprint would copy, without their copy.
 func (a *Assembler) hashUnit(c *conn, m *msg, u *proto.Unit) {
 	var b []byte
-	if cur := &a.cur; cur.c == c && cur.d == m.dir && u.Start >= cur.off && u.Start < cur.off+int64(len(cur.data)) {
-		b = cur.data[u.Start-cur.off:]
-		b = b[:min(int64(len(b)), u.End-u.Start, int64(a.cfg.FingerprintLen))]
+	// rel is the Unit's first byte in the chunk; one unsigned test tells
+	// both that it is not before the chunk and not past it.
+	if cur := &a.cur; cur.c == c && cur.d == m.dir {
+		if rel := uint64(u.Start - cur.off); rel < uint64(len(cur.data)) {
+			b = cur.data[rel:]
+			b = b[:min(uint64(len(b)), uint64(u.End-u.Start), uint64(a.cfg.FingerprintLen))]
+		}
 	}
 	m.Fingerprint, m.FingerprintLen, m.hashed = farm.Fingerprint64(b), len(b), true
 }
@@ -707,11 +711,15 @@ func (p *connProto) takeKey(key uint64, request bool) (uint32, bool) {
 	if key == 0 {
 		return 0, false
 	}
-	v, ok := p.pend.get(key)
-	if !ok || (v&keyRespFirst != 0) != request {
+	i := p.pend.slot(key)
+	if i < 0 {
 		return 0, false
 	}
-	p.pend.del(key)
+	v := p.pend.slots[i].val
+	if (v&keyRespFirst != 0) != request {
+		return 0, false
+	}
+	p.pend.delAt(i)
 	return uint32(v), true
 }
 

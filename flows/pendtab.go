@@ -32,17 +32,27 @@ func (t *pendTable) len() int { return t.n }
 
 // get returns the value held under key, if any.
 func (t *pendTable) get(key uint64) (uint64, bool) {
-	if t.n == 0 {
+	i := t.slot(key)
+	if i < 0 {
 		return 0, false
+	}
+	return t.slots[i].val, true
+}
+
+// slot returns the index of the slot holding key, or -1 when key is not
+// held.
+func (t *pendTable) slot(key uint64) int {
+	if t.n == 0 {
+		return -1
 	}
 	mask := len(t.slots) - 1
 	for i := t.home(key); ; i = (i + 1) & mask {
 		s := &t.slots[i]
 		if s.key == key {
-			return s.val, true
+			return i
 		}
 		if s.key == 0 {
-			return 0, false
+			return -1
 		}
 	}
 }
@@ -82,20 +92,17 @@ func (t *pendTable) grow() {
 	}
 }
 
-// del removes key, if held, moving back the keys after it that its slot
-// would hide from their searches.
+// del removes key, if held.
 func (t *pendTable) del(key uint64) {
-	if t.n == 0 {
-		return
+	if i := t.slot(key); i >= 0 {
+		t.delAt(i)
 	}
+}
+
+// delAt removes the key of slot i, which holds one, moving back the keys
+// after it that its slot would hide from their searches.
+func (t *pendTable) delAt(i int) {
 	mask := len(t.slots) - 1
-	i := t.home(key)
-	for t.slots[i].key != key {
-		if t.slots[i].key == 0 {
-			return
-		}
-		i = (i + 1) & mask
-	}
 	t.n--
 	// i is empty now; a key further on may move into it unless its home
 	// lies cyclically in (i, j].

@@ -171,7 +171,11 @@ func (l *segLog) fill(m *msg, start, end, limit int64, sp *span) {
 	if l.recs[l.head].off > start {
 		sp.clamped = true
 	}
-	for i := l.find(start); i < len(l.recs) && l.recs[i].off < end; i++ {
+	i := l.findHint(start)
+	if l.fillOne(m, i, start, end, limit, sp) {
+		return
+	}
+	for ; i < len(l.recs) && l.recs[i].off < end; i++ {
 		r := &l.recs[i]
 		k := min(end, r.end()) - max(start, r.off)
 		if k <= 0 {
@@ -200,6 +204,47 @@ func (l *segLog) fill(m *msg, start, end, limit int64, sp *span) {
 	if sp.segments == 0 {
 		sp.empty = true
 	}
+}
+
+// findHint is find for fill: the hint's record, or the next one, tested
+// in place (find's first steps, without its call), else find.
+func (l *segLog) findHint(off int64) int {
+	recs, i := l.recs, l.hint
+	if i >= l.head && i < len(recs) && recs[i].end() <= off {
+		i++
+	}
+	if i >= l.head && i < len(recs) && recs[i].end() > off && (i == l.head || recs[i-1].end() <= off) {
+		l.hint = i
+		return i
+	}
+	return l.find(off)
+}
+
+// fillOne is fill's loop for the common case, a message whose bytes
+// [start, end) one record i holds alone (the next record starts at or
+// after end), seen at one point, with no sighting yet: its one step,
+// without the loop's tests and sighting's search. It reports false,
+// having done nothing, in every other case.
+func (l *segLog) fillOne(m *msg, i int, start, end, limit int64, sp *span) bool {
+	if i >= len(l.recs) || i+1 < len(l.recs) && l.recs[i+1].off < end {
+		return false
+	}
+	r := &l.recs[i]
+	rend := r.end()
+	if r.off > start || end > rend || start >= end || r.gap || r.nobs != 1 || len(m.Sightings) != 0 {
+		return false
+	}
+	sp.segments = 1
+	if r.psh && rend <= end {
+		sp.writes = 1
+	}
+	if c := r.off + int64(r.capt); c < rend {
+		sp.trunc = max(end-max(c, start), 0)
+	}
+	kb := min(end-start, limit)
+	o := &r.obs[0]
+	m.Sightings = append(m.Sightings, Sighting{Point: o.pt, TTL: o.ttl, First: o.first, Last: o.last, FirstBytes: kb, Bytes: kb, Segments: 1})
+	return true
 }
 
 // timeAt returns when the byte at off was first seen (the earliest
