@@ -61,9 +61,7 @@ const (
 
 // kindMatchCounts are the kind matchings' counts at a node: kinds tried,
 // kinds whose matching was kept, and calls it gave another request.
-type kindMatchCounts struct {
-	tried, kept, changed int64
-}
+type kindMatchCounts = trialCounts
 
 // kindMatch tries the kind matching of node n under model m (x: the
 // cross-fitted models, if any) for each kind of call the node makes,
@@ -112,15 +110,7 @@ func (r *run) kindMatch(n int32, m *nodeModel, x *crossFit, cnt *kindMatchCounts
 // kinds tried, kinds whose matching was kept, and the calls the kept ones
 // gave another request.
 func (r *run) countKindMatches(count countFunc) {
-	var s kindMatchCounts
-	for _, c := range r.kindMatches {
-		s.tried += c.tried
-		s.kept += c.kept
-		s.changed += c.changed
-	}
-	count("kind_matchings", s.tried)
-	count("kind_matchings_kept", s.kept)
-	count("kind_matching_calls_moved", s.changed)
+	countTrials(count, r.kindMatches, "kind_matchings", "kind_matchings_kept", "kind_matching_calls_moved")
 }
 
 // kindMatchable reports whether kind k's calls at the node are worth

@@ -19,9 +19,28 @@ package assembly
 // memorised the previous pass's links is kept only where the models not
 // fitted on them agree that it is better.
 
-// restartCounts are the second starts' counts at a node.
-type restartCounts struct {
+// trialCounts count a last-pass trial at a node (a second start, a kind
+// matching): tries, tries whose answer was kept, and the calls the kept
+// ones gave another request.
+type trialCounts struct {
 	tried, kept, changed int64
+}
+
+// restartCounts are the second starts' counts at a node.
+type restartCounts = trialCounts
+
+// countTrials sums cs over the nodes and counts the sums under the
+// names tried, kept and moved.
+func countTrials(count countFunc, cs []trialCounts, tried, kept, moved string) {
+	var s trialCounts
+	for _, c := range cs {
+		s.tried += c.tried
+		s.kept += c.kept
+		s.changed += c.changed
+	}
+	count(tried, s.tried)
+	count(kept, s.kept)
+	count(moved, s.changed)
 }
 
 // fullStart searches node n's timeline evs with the model m fitted on
@@ -60,13 +79,5 @@ func (r *run) keepBetterStart(n int32, m *nodeModel, x *crossFit, asg []int32, o
 // kept ones gave another request than the cross-fitted search and local
 // search had.
 func (r *run) countRestarts(count countFunc) {
-	var s restartCounts
-	for _, c := range r.restarts {
-		s.tried += c.tried
-		s.kept += c.kept
-		s.changed += c.changed
-	}
-	count("second_starts", s.tried)
-	count("second_starts_kept", s.kept)
-	count("second_start_calls_moved", s.changed)
+	countTrials(count, r.restarts, "second_starts", "second_starts_kept", "second_start_calls_moved")
 }
