@@ -4,7 +4,7 @@
 // whether the run's windows without the change foretell it
 // (docs/whatif.md, **Where the changed windows' extra time goes**).
 //
-//	tbwait [-engine assembly] [-toggle 1s] [-warmup 2s] [-min 30] RUN...
+//	tbwait [-engine assembly] [-toggle 1s] [-warmup 2s] [-min 30] [-hz 100] RUN...
 //
 // Each RUN holds the testbed's truth.jsonl and logs/client.jsonl and
 // ENGINE/result.json with ENGINE/trace.tsv (the engine's trees and the
@@ -53,6 +53,7 @@ func main() {
 	toggle := flag.Duration("toggle", 1e9, "the windows' length (SHIM_TOGGLE)")
 	warmup := flag.Duration("warmup", 2e9, "leave out the requests sent within this time of a run's first")
 	minN := flag.Int("min", 30, "the fewest post-wait samples per window for a caller, callee and kind to be fitted")
+	hz := flag.Float64("hz", 100, "the clock ticks per second of the runs' NAME.stat files (getconf CLK_TCK)")
 	flag.Parse()
 	if flag.NArg() == 0 {
 		log.Fatal("usage: tbwait [-engine E] [-toggle 1s] [-warmup 2s] RUN...")
@@ -69,6 +70,22 @@ func main() {
 	writePostWait(os.Stdout, all, *minN)
 	fmt.Println()
 	writeIdle(os.Stdout, segs, *minN)
+	fmt.Println()
+	for _, d := range flag.Args() {
+		first, last := span(clientTimes(d))
+		writeMachine(os.Stdout, d, float64(first+int64(*warmup))/1e9, float64(last)/1e9, toggle.Seconds(), *hz)
+	}
+}
+
+// span is the first send and the last answer of a run's client requests (ns).
+func span(cs map[int][2]int64) (first, last int64) {
+	for _, c := range cs {
+		if first == 0 || c[0] < first {
+			first = c[0]
+		}
+		last = max(last, c[1])
+	}
+	return first, last
 }
 
 func baseNames(ds []string) []string {
@@ -112,12 +129,7 @@ func readRun(d, engine string, toggle, warmup int64) ([]sample, []segment) {
 		}
 	}
 	client := clientTimes(d)
-	var first int64
-	for _, c := range client {
-		if first == 0 || c[0] < first {
-			first = c[0]
-		}
-	}
+	first, _ := span(client)
 	ev := func(i int) event {
 		m := &tr.Messages[i]
 		return event{int64(m.SendTS), int64(m.RecvTS), tr.Str(m.SrcNode), tr.Str(m.DstNode)}

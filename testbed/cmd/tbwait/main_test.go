@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/wirepath/wirepath/trace"
 )
 
 // tree is a synthetic request: client -> web -> app, where app calls
@@ -176,5 +178,95 @@ func TestGrow(t *testing.T) {
 	}
 	if _, ok := grow(g, 101); ok {
 		t.Error("grow with minN above the samples: want none")
+	}
+}
+
+// TestOnFraction: the share of an interval within the odd windows.
+func TestOnFraction(t *testing.T) {
+	for _, c := range []struct{ t0, t1, want float64 }{
+		{10, 11, 0},      // an even window
+		{11, 12, 1},      // an odd one
+		{10.5, 11.5, .5}, // half in each
+		{10, 14, .5},     // two of each
+		{11.2, 11.2, 0},  // empty
+	} {
+		if got := onFraction(c.t0, c.t1, 1); math.Abs(got-c.want) > 1e-9 {
+			t.Errorf("onFraction(%v, %v) = %v, want %v", c.t0, c.t1, got, c.want)
+		}
+	}
+}
+
+// TestMachineFit: a machine busy 0.9 cores in the windows without the
+// change and 0.4 with it, sampled every 1.1 s (intervals straddling the
+// windows), is fitted as 0.9 and -0.5; intervals outside the run's span
+// and counters that went back are left out.
+func TestMachineFit(t *testing.T) {
+	const hz = 100
+	busyAt := func(t float64) float64 { // ticks used by time t (from 0)
+		var ticks float64
+		for s := 0.0; s < t; s += 0.001 {
+			r := 0.9
+			if int64(s)%2 == 1 {
+				r = 0.4
+			}
+			ticks += r * hz * 0.001
+		}
+		return ticks
+	}
+	var ss []statSample
+	for t := 0.0; t < 30; t += 1.1 {
+		ss = append(ss, statSample{t, busyAt(t)})
+	}
+	ss = append(ss, statSample{31, 0}) // a counter that went back
+	f := machineFit(ss, 2, 31, 1, hz)
+	if math.Abs(f.A-0.9) > 0.01 || math.Abs(f.B+0.5) > 0.01 || f.N != 25 {
+		t.Errorf("machineFit: %+v, want 0.9 cores and -0.5 over 25 intervals", f)
+	}
+}
+
+// TestSegments: a node's work segments are an arrival followed by its
+// own send, timed from its previous event; the node's first event (no
+// previous) and arrivals followed by another arrival give none, and
+// neither do those within the warm-up.
+func TestSegments(t *testing.T) {
+	tr := &trace.Trace{}
+	add := func(send, recv int64, src, dst string, k trace.Kind) {
+		tr.Messages = append(tr.Messages, trace.Message{SendTS: trace.Timestamp(send * 1000), RecvTS: trace.Timestamp(recv * 1000),
+			SrcNode: tr.Intern(src), DstNode: tr.Intern(dst), Kind: k})
+	}
+	add(0, 10, "client", "web", trace.KindCall)
+	add(15, 20, "web", "app", trace.KindCall)
+	add(90, 100, "app", "web", trace.KindReturn)
+	add(120, 130, "web", "client", trace.KindReturn)
+	var web []segment
+	for _, s := range segments(tr, 1e9, 0) {
+		if s.node == "web" {
+			web = append(web, s)
+		}
+	}
+	if len(web) != 1 || math.Abs(web[0].idle-0.085) > 1e-9 || math.Abs(web[0].dur-0.020) > 1e-9 || web[0].on {
+		t.Errorf("web's segments %+v, want one: idle 0.085 ms, 0.020 ms, without the change", web)
+	}
+	if got := segments(tr, 1e9, 200_000); len(got) != 0 {
+		t.Errorf("segments within the warm-up: %+v, want none", got)
+	}
+}
+
+// TestIdleByNode: segments whose time follows a known line in log10 of
+// the idle time, a decade idler with the change and 0.1 ms slower beyond
+// the line, give the line's growth and the measured one per node.
+func TestIdleByNode(t *testing.T) {
+	var segs []segment
+	for i := range 100 {
+		idle := 1 + float64(i%10)/10
+		segs = append(segs,
+			segment{key: "db|q", node: "db", idle: idle, dur: 0.3 + 0.2*math.Log10(idle)},
+			segment{key: "db|q", node: "db", idle: 10 * idle, dur: 0.3 + 0.2*math.Log10(10*idle) + 0.1, on: true},
+			segment{key: "db|rare", node: "db", idle: idle, dur: 5, on: i < 10}) // too few with the change
+	}
+	got := idleByNode(segs, 30)
+	db := got["db"]
+	if db == nil || db.n != 100 || math.Abs(db.predicted/100-0.2) > 0.005 || math.Abs(db.measured/100-0.3) > 0.005 {
+		t.Errorf("idleByNode: %+v, want 100 segments, foretold +0.2 ms and measured +0.3 each", db)
 	}
 }
