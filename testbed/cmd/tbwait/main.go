@@ -4,7 +4,7 @@
 // whether the run's windows without the change foretell it
 // (docs/whatif.md, **Where the changed windows' extra time goes**).
 //
-//	tbwait [-engine assembly] [-toggle 1s] [-warmup 2s] [-min 30] [-hz 100] RUN...
+//	tbwait [-engine assembly] [-toggle 1s] [-warmup 2s] [-min 30] [-callers N,...] [-hz 100] RUN...
 //
 // Each RUN holds the testbed's truth.jsonl and logs/client.jsonl and
 // ENGINE/result.json with ENGINE/trace.tsv (the engine's trees and the
@@ -53,6 +53,7 @@ func main() {
 	toggle := flag.Duration("toggle", 1e9, "the windows' length (SHIM_TOGGLE)")
 	warmup := flag.Duration("warmup", 2e9, "leave out the requests sent within this time of a run's first")
 	minN := flag.Int("min", 30, "the fewest post-wait samples per window for a caller, callee and kind to be fitted")
+	callers := flag.String("callers", "", "list the post-wait fits of these callers alone, comma-separated (the per-kind sums keep every caller)")
 	hz := flag.Float64("hz", 100, "the clock ticks per second of the runs' NAME.stat files (getconf CLK_TCK)")
 	flag.Parse()
 	if flag.NArg() == 0 {
@@ -67,7 +68,7 @@ func main() {
 	fmt.Printf("**%s** (engine %s; the change in the odd %v windows)\n\n", strings.Join(baseNames(flag.Args()), ", "), *engine, *toggle)
 	writeDecomposition(os.Stdout, all)
 	fmt.Println()
-	writePostWait(os.Stdout, all, *minN)
+	writePostWait(os.Stdout, all, *minN, strings.Split(*callers, ","))
 	fmt.Println()
 	writeIdle(os.Stdout, segs, *minN)
 	fmt.Println()

@@ -174,8 +174,10 @@ func grow(g *group, minN int) (growth, bool) {
 }
 
 // writePostWait prints the post-wait test: per caller, callee and kind
-// the fit and the changes; then per kind the change per request.
-func writePostWait(w io.Writer, all []sample, minN int) {
+// the fit and the changes (of the callers listed, all if none is); then
+// per kind the change per request, over every caller.
+func writePostWait(w io.Writer, all []sample, minN int, callers []string) {
+	callers = slices.DeleteFunc(callers, func(s string) bool { return s == "" })
 	ks, _ := byKind(all)
 	perKind := map[string]*[2]float64{}
 	fmt.Fprintln(w, "| caller | callee | kind | n without | n with | wait without ms | wait with ms | post-wait slope ms per decade of wait (±σ) | post-wait Δ ms | from the windows without |")
@@ -185,8 +187,10 @@ func writePostWait(w io.Writer, all []sample, minN int) {
 		if !ok {
 			continue
 		}
-		fmt.Fprintf(w, "| %s | %s | %s | %d | %d | %.2f | %.2f | %+.3f ±%.3f | %+.3f | %+.3f |\n", g.node, g.callee, g.kind, gr.n[0], gr.n[1],
-			median(g.wait[0]), median(g.wait[1]), gr.f.B, gr.f.SE, gr.measured, gr.predicted)
+		if len(callers) == 0 || slices.Contains(callers, g.node) {
+			fmt.Fprintf(w, "| %s | %s | %s | %d | %d | %.2f | %.2f | %+.3f ±%.3f | %+.3f | %+.3f |\n", g.node, g.callee, g.kind, gr.n[0], gr.n[1],
+				median(g.wait[0]), median(g.wait[1]), gr.f.B, gr.f.SE, gr.measured, gr.predicted)
+		}
 		if ks[g.kind] == nil || ks[g.kind][1].client.n == 0 {
 			continue
 		}
