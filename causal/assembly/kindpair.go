@@ -307,46 +307,7 @@ func (ls *local) bundleMoves(bundles [][]int32, to []int32) [][]int {
 			inProblem[c] = true
 		}
 	}
-	// union-find over the bundles that move, linked by their requests
-	up := make([]int, len(bundles))
-	var find func(i int) int
-	find = func(i int) int {
-		if up[i] != i {
-			up[i] = find(up[i])
-		}
-		return up[i]
-	}
-	byReq := map[int32]int{}
-	link := func(q int32, i int) {
-		if q < 0 {
-			return
-		}
-		if j, ok := byReq[q]; ok {
-			up[find(i)] = find(j)
-		} else {
-			byReq[q] = i
-		}
-	}
-	for i := range bundles {
-		up[i] = i
-	}
-	for i := range bundles {
-		if from[i] != to[i] {
-			link(from[i], i)
-			link(to[i], i)
-		}
-	}
-	comps := map[int][]int{}
-	var roots []int
-	for i := range bundles {
-		if from[i] != to[i] {
-			k := find(i)
-			if _, ok := comps[k]; !ok {
-				roots = append(roots, k)
-			}
-			comps[k] = append(comps[k], i)
-		}
-	}
+	comps := moveSets(from, to)
 	into := map[int32]int{}
 	for i, q := range to {
 		if q >= 0 {
@@ -355,8 +316,7 @@ func (ls *local) bundleMoves(bundles [][]int32, to []int32) [][]int {
 	}
 	var out [][]int
 	var base, with []int32
-	for _, k := range roots {
-		comp := comps[k]
+	for _, comp := range comps {
 		gain, moved := 0.0, 0
 		for _, i := range comp {
 			moved += len(bundles[i])
@@ -453,4 +413,55 @@ func (ls *local) bundleProblem(bundles, cands [][]int32, reqs []int32, reqIx map
 		p.start = append(p.start, int32(len(p.col)))
 	}
 	return p
+}
+
+// moveSets groups the bundles that change request (bundle i from
+// request from[i] to to[i], -1 none) into the sets that move together:
+// bundles linked by a request one leaves and another enters. The sets
+// are in order of their first bundle.
+func moveSets(from, to []int32) [][]int {
+	up := make([]int, len(from))
+	for i := range up {
+		up[i] = i
+	}
+	var find func(i int) int
+	find = func(i int) int {
+		if up[i] != i {
+			up[i] = find(up[i])
+		}
+		return up[i]
+	}
+	byReq := map[int32]int{}
+	link := func(q int32, i int) {
+		if q < 0 {
+			return
+		}
+		if j, ok := byReq[q]; ok {
+			up[find(i)] = find(j)
+		} else {
+			byReq[q] = i
+		}
+	}
+	for i := range from {
+		if from[i] != to[i] {
+			link(from[i], i)
+			link(to[i], i)
+		}
+	}
+	at := map[int]int{}
+	var out [][]int
+	for i := range from {
+		if from[i] == to[i] {
+			continue
+		}
+		k := find(i)
+		j, ok := at[k]
+		if !ok {
+			j = len(out)
+			at[k] = j
+			out = append(out, nil)
+		}
+		out[j] = append(out[j], i)
+	}
+	return out
 }
