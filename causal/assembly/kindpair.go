@@ -6,8 +6,8 @@ import (
 	"slices"
 )
 
-// The kind-pair matching: a global move for the calls of two kinds that
-// follow each other, moved together.
+// The kind-pair matching: a global move for the calls of two or three
+// kinds that follow each other, moved together.
 //
 // After the kind matching (kindmatch.go) the testbed's app at 64 in
 // flight still has shifts that span two kinds: a request's memcached
@@ -18,39 +18,48 @@ import (
 // matching keeps the other's shift. On the http/ids/sniffed run at 64 in
 // flight 11 of the app's sets of wrong calls that must move together
 // span two kinds or more (82 calls), and moving 10 of them to the truth
-// gains under the engine's cross-fitted objective (TestDiagnoseMoveSets).
+// gains under the engine's cross-fitted objective (TestDiagnoseMoveSets);
+// most hold three kinds (a lookup, a memcached get, a redis call).
 //
-// The calls of such a pair (kinds a and b) that a request holds move as
-// one bundle: the node's movable calls of a and b are grouped by the
-// request holding them (a call left to background is a bundle of its
-// own), and the bundles are matched to the requests in one exact
-// matching (lap.go), as the kind matching matches calls: the pair score
-// of bundle B and request q is q's replay with B's calls in place of its
-// own of a and b (its other calls held), minus its replay without any;
-// a bundle may go to none (its calls' background rates) and a request
-// may get none. A shift of two kinds moved together is a shift of
-// bundles, which the matching undoes as the kind matching undoes a
-// shift of one kind. The assignment, refined by the local search, is
-// kept where the node's whole objective (the FIFO evidence included)
-// rises by kindMatchMinGain nats per call moved, the kind matching's
-// discipline.
+// The calls of such a set of kinds (two or three that follow each other)
+// move as bundles: each request's movable calls of the set, in order of
+// send, cut where a kind repeats (a request holding another's calls and
+// then its own holds two bundles), and each movable call of the set left
+// to background alone. The bundles are matched to the requests in one
+// exact matching (lap.go), as the kind matching matches calls: the pair
+// score of bundle B and request q is q's replay with B's calls in place
+// of its own of the set (its other calls held), minus its replay without
+// any; a bundle may go to none (its calls' background rates) and a
+// request may take one bundle or none. A shift of two kinds moved
+// together is a shift of bundles, which the matching undoes as the kind
+// matching undoes a shift of one kind. Of the matching's moves only the
+// sets that move together (bundles linked by a request one leaves and
+// another enters) whose replays gain kindMatchMinGain nats per call they
+// move are made: a matching's few long shifts undone are not lost to the
+// many small moves it makes elsewhere for little. Each kind of the set
+// is then matched alone (the kind matching: a call left to background,
+// which no bundle of its request's other calls holds, goes to the
+// request now holding them), and the assignment, refined by the local
+// search, is kept where the node's whole objective (the FIFO evidence
+// included) rises by kindMatchMinGain nats per call moved, the kind
+// matching's discipline.
 //
-// The pairs tried are those whose calls follow each other (one the next
+// The sets tried are those whose calls follow each other (each the next
 // movable call after the other in a request) in at least
-// kindMatchMinCalls requests, both kinds matchable (kindMatchable), the
+// kindMatchMinCalls requests, every kind matchable (kindMatchable), the
 // most frequent first, at most kindPairMax of them.
 
-// kindPairMax is the most pairs of kinds the kind-pair matching tries at
+// kindPairMax is the most sets of kinds the kind-pair matching tries at
 // a node.
 const kindPairMax = 4
 
-// kindPairCounts are the kind-pair matchings' counts at a node: pairs
-// tried, pairs whose matching was kept, and calls it gave another
+// kindPairCounts are the kind-pair matchings' counts at a node: sets of
+// kinds tried, sets whose matching was kept, and calls it gave another
 // request.
 type kindPairCounts = trialCounts
 
 // kindPairMatch tries the kind-pair matching of node n under model m (x:
-// the cross-fitted models, if any) for the pairs of kinds that follow
+// the cross-fitted models, if any) for the sets of kinds that follow
 // each other (kindPairs), and keeps each where the node's objective rises
 // by kindMatchMinGain per call moved.
 func (r *run) kindPairMatch(n int32, m *nodeModel, x *crossFit, cnt *kindPairCounts) {
@@ -92,7 +101,7 @@ func (r *run) kindPairMatch(n int32, m *nodeModel, x *crossFit, cnt *kindPairCou
 }
 
 // countKindPairMatches counts the kind-pair matchings, summed over the
-// nodes: pairs tried, pairs whose matching was kept, and the calls the
+// nodes: sets tried, sets whose matching was kept, and the calls the
 // kept ones gave another request.
 func (r *run) countKindPairMatches(count countFunc) {
 	countTrials(count, r.kindPairs, "kind_pair_matchings", "kind_pair_matchings_kept", "kind_pair_calls_moved")
@@ -176,10 +185,11 @@ func (ls *local) kindPairs() []kindSet {
 	return out[:min(len(out), kindPairMax)]
 }
 
-// pairBundles returns the bundles of the kind-pair matching of kinds a
-// and b: each request's movable calls of a and b (but a request holding
-// a call of a or b exactly linked, whose calls stay), and each movable
-// call of a or b left to background alone, and the requests excluded.
+// pairBundles returns the bundles of the kind-pair matching of the kinds
+// of set: each request's movable calls of the set in order of send, cut
+// where a kind repeats (but a request holding a call of the set exactly
+// linked, whose calls stay), and each movable call of the set left to
+// background alone; and the requests excluded.
 func (ls *local) pairBundles(set kindSet) (bundles [][]int32, excluded map[int32]bool) {
 	r := ls.r
 	excluded = map[int32]bool{}
@@ -242,9 +252,9 @@ func (ls *local) bundleCands(bd []int32, excluded map[int32]bool) []int32 {
 	return out
 }
 
-// matchPair gives the bundles of kinds a and b (pairBundles) the
-// requests of the best matching (see above) and reports whether it found
-// one.
+// matchPair gives the bundles of the kinds of set (pairBundles) the
+// requests of the best matching (see above), but the sets of moves that
+// do not gain enough (bundleMoves), and reports whether it moved any.
 func (ls *local) matchPair(set kindSet) bool {
 	r := ls.r
 	bundles, excluded := ls.pairBundles(set)

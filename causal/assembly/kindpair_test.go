@@ -104,3 +104,22 @@ func TestKindPairAccounting(t *testing.T) {
 		}
 	}
 }
+
+// TestMoveSets: the bundles that change request are grouped by the
+// requests that link them; those that stay are in no set.
+func TestMoveSets(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		from, to []int32
+		want     [][]int
+	}{
+		{"nothing moves", []int32{1, 2}, []int32{1, 2}, nil},
+		{"a shift along three requests from background", []int32{-1, 1, 2, 3}, []int32{1, 2, 3, -1}, [][]int{{0, 1, 2, 3}}},
+		{"a swap and a move apart", []int32{1, 2, 5, 7}, []int32{2, 1, 6, 7}, [][]int{{0, 1}, {2}}},
+		{"two from background to two requests", []int32{-1, -1}, []int32{4, 5}, [][]int{{0}, {1}}},
+	} {
+		if got := moveSets(tc.from, tc.to); !slices.EqualFunc(got, tc.want, slices.Equal) {
+			t.Errorf("%s: moveSets = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
