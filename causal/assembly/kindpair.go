@@ -6,7 +6,7 @@ import (
 	"slices"
 )
 
-// The kind-pair matching: a global move for the calls of two or three
+// The kind-pair matching: a global move for the calls of two to four
 // kinds that follow each other, moved together.
 //
 // After the kind matching (kindmatch.go) the testbed's app at 64 in
@@ -21,7 +21,7 @@ import (
 // gains under the engine's cross-fitted objective (TestDiagnoseMoveSets);
 // most hold three kinds (a lookup, a memcached get, a redis call).
 //
-// The calls of such a set of kinds (two or three that follow each other)
+// The calls of such a set of kinds (two to four that follow each other)
 // move as bundles: each request's movable calls of the set, in order of
 // send, cut where a kind repeats (a request holding another's calls and
 // then its own holds two bundles), and each movable call of the set left
@@ -44,14 +44,22 @@ import (
 // included) rises by kindMatchMinGain nats per call moved, the kind
 // matching's discipline.
 //
-// The sets tried are those whose calls follow each other (each the next
-// movable call after the other in a request) in at least
-// kindMatchMinCalls requests, every kind matchable (kindMatchable), the
-// most frequent first, at most kindPairMax of them.
+// The sets tried are those of two to four kinds whose calls follow each
+// other (each the next movable call after the other in a request) in at
+// least kindMatchMinCalls requests, every kind matchable
+// (kindMatchable), the most frequent first, at most kindPairMax of them;
+// after a round that kept a matching the sets are tried once more (a
+// shift undone for one set lets another's bundles be cut right).
 
-// kindPairMax is the most sets of kinds the kind-pair matching tries at
-// a node.
-const kindPairMax = 4
+const (
+	// kindPairMax is the most sets of kinds the kind-pair matching tries
+	// at a node in a round (the testbed's app has 10).
+	kindPairMax = 12
+	// kindPairRounds is the most rounds of the kind-pair matching at a
+	// node: a round after one that kept a matching tries the sets again,
+	// from the assignment it left (the sets' bundles cut anew).
+	kindPairRounds = 2
+)
 
 // kindPairCounts are the kind-pair matchings' counts at a node: sets of
 // kinds tried, sets whose matching was kept, and calls it gave another
@@ -61,12 +69,25 @@ type kindPairCounts = trialCounts
 // kindPairMatch tries the kind-pair matching of node n under model m (x:
 // the cross-fitted models, if any) for the sets of kinds that follow
 // each other (kindPairs), and keeps each where the node's objective rises
-// by kindMatchMinGain per call moved.
+// by kindMatchMinGain per call moved; in kindPairRounds rounds at most,
+// the next tried only when one kept a matching.
 func (r *run) kindPairMatch(n int32, m *nodeModel, x *crossFit, cnt *kindPairCounts) {
 	if r.singleCalls(n) {
 		return // the single-call matching's (singles.go)
 	}
+	for round := 0; round < kindPairRounds; round++ {
+		if !r.kindPairRound(n, m, x, cnt) {
+			break
+		}
+	}
+}
+
+// kindPairRound tries the kind-pair matching of node n once for each set
+// of kinds (kindPairs, taken from the current assignment) and reports
+// whether it kept any.
+func (r *run) kindPairRound(n int32, m *nodeModel, x *crossFit, cnt *kindPairCounts) bool {
 	kids := r.childrenOf[n]
+	kept := false
 	ls := newLocal(r, n, m, x)
 	for _, pr := range ls.kindPairs() {
 		cnt.tried++
@@ -96,8 +117,10 @@ func (r *run) kindPairMatch(n int32, m *nodeModel, x *crossFit, cnt *kindPairCou
 		}
 		cnt.kept++
 		cnt.changed += int64(moved)
+		kept = true
 		ls = newLocal(r, n, m, x)
 	}
+	return kept
 }
 
 // countKindPairMatches counts the kind-pair matchings, summed over the
@@ -112,26 +135,33 @@ func (ls *local) movable(c int32) bool {
 	return ls.r.exact[c] < 0 && len(ls.candsOf(c)) > 0
 }
 
-// kindSet is a set of two or three kinds, in increasing order, a
-// missing third -1.
-type kindSet [3]int32
+// kindSetSize is the most kinds in a set the kind-pair matching moves
+// together.
+const kindSetSize = 4
+
+// kindSet is a set of two to kindSetSize kinds, in increasing order, the
+// missing ones -1 at the end.
+type kindSet [kindSetSize]int32
 
 // has reports whether kind k is in the set.
-func (ks kindSet) has(k int32) bool { return k >= 0 && (ks[0] == k || ks[1] == k || ks[2] == k) }
+func (ks kindSet) has(k int32) bool { return k >= 0 && slices.Contains(ks[:], k) }
 
-// newKindSet returns the set of kinds ks (two or three, distinct).
+// newKindSet returns the set of kinds ks (two to kindSetSize, distinct).
 func newKindSet(ks ...int32) kindSet {
-	out := kindSet{-1, -1, -1}
+	var out kindSet
+	for i := range out {
+		out[i] = -1
+	}
 	copy(out[:], ks)
 	slices.Sort(out[:len(ks)])
 	return out
 }
 
 // kindPairs returns the sets of kinds the kind-pair matching tries at
-// the node: two or three distinct kinds whose calls follow each other
-// (each the next movable call after the other in a request) in at least
-// kindMatchMinCalls requests, every kind matchable, the most frequent
-// first (three kinds before two at a tie), at most kindPairMax.
+// the node: two to kindSetSize distinct kinds whose calls follow each
+// other (each the next movable call after the other in a request) in at
+// least kindMatchMinCalls requests, every kind matchable, the most
+// frequent first (more kinds first at a tie), at most kindPairMax.
 func (ls *local) kindPairs() []kindSet {
 	r := ls.r
 	count := map[kindSet]int{}
@@ -144,12 +174,10 @@ func (ls *local) kindPairs() []kindSet {
 			}
 		}
 		seen := map[kindSet]bool{}
-		for i := 1; i < len(seq); i++ {
-			if seq[i] != seq[i-1] {
-				seen[newKindSet(seq[i-1], seq[i])] = true
-			}
-			if i > 1 && seq[i] != seq[i-2] && seq[i-1] != seq[i-2] && seq[i] != seq[i-1] {
-				seen[newKindSet(seq[i-2], seq[i-1], seq[i])] = true
+		for i := range seq {
+			// the runs of distinct kinds ending at i
+			for j := i - 1; j >= 0 && i-j < kindSetSize && !slices.Contains(seq[j+1:i+1], seq[j]); j-- {
+				seen[newKindSet(seq[j:i+1]...)] = true
 			}
 		}
 		for k := range seen {
@@ -167,7 +195,7 @@ func (ls *local) kindPairs() []kindSet {
 	}
 	var out []kindSet
 	for ks, n := range count {
-		if n >= kindMatchMinCalls && matchable(ks[0]) && matchable(ks[1]) && (ks[2] < 0 || matchable(ks[2])) {
+		if n >= kindMatchMinCalls && !slices.ContainsFunc(ks[:], func(k int32) bool { return k >= 0 && !matchable(k) }) {
 			out = append(out, ks)
 		}
 	}
@@ -175,7 +203,7 @@ func (ls *local) kindPairs() []kindSet {
 		if c := cmp.Compare(count[b], count[a]); c != 0 {
 			return c
 		}
-		for i := 2; i >= 0; i-- {
+		for i := kindSetSize - 1; i >= 0; i-- {
 			if c := cmp.Compare(b[i], a[i]); c != 0 {
 				return c
 			}

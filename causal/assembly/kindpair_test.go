@@ -50,7 +50,7 @@ func TestKindPairMatch(t *testing.T) {
 		tried, kept   int64
 		changedLeast  int64
 	}{
-		{"a shift of two kinds is matched back", shifted, right, 1, 1, int64(len(kids) - 2)},
+		{"a shift of two kinds is matched back, a second round keeps nothing", shifted, right, 2, 1, int64(len(kids) - 2)},
 		{"a right assignment is kept as it is", right, right, 1, 0, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -76,8 +76,9 @@ func TestKindPairSets(t *testing.T) {
 		in   []int32
 		want kindSet
 	}{
-		{"a pair in order", []int32{3, 1}, kindSet{1, 3, -1}},
-		{"three kinds in order", []int32{7, 2, 5}, kindSet{2, 5, 7}},
+		{"a pair in order", []int32{3, 1}, kindSet{1, 3, -1, -1}},
+		{"three kinds in order", []int32{7, 2, 5}, kindSet{2, 5, 7, -1}},
+		{"four kinds in order", []int32{7, 2, 5, 0}, kindSet{0, 2, 5, 7}},
 	} {
 		if got := newKindSet(tc.in...); got != tc.want {
 			t.Errorf("%s: newKindSet(%v) = %v, want %v", tc.name, tc.in, got, tc.want)
