@@ -2,6 +2,7 @@ package assembly
 
 import (
 	"fmt"
+	"os"
 	"slices"
 	"sort"
 	"strings"
@@ -175,7 +176,7 @@ func TestDiagnoseMoveSets(t *testing.T) {
 		k := find(node(r.parent[c], c))
 		sets[k] = append(sets[k], c)
 	}
-	type row struct{ sets, gain, calls, cycle int }
+	type row struct{ sets, gain, calls, cycle, multi, multiGain, multiCalls int }
 	rows := map[int]*row{}
 	for _, cs := range sets {
 		sz := min(len(cs), 5)
@@ -222,13 +223,44 @@ func TestDiagnoseMoveSets(t *testing.T) {
 		if !bgIn {
 			rw.cycle++
 		}
+		var kinds []int32
+		for _, c := range cs {
+			if !slices.Contains(kinds, r.calls[c].kind) {
+				kinds = append(kinds, r.calls[c].kind)
+			}
+		}
+		if len(kinds) > 1 && os.Getenv("WIREPATH_DIAG_MV_LIST") != "" {
+			listSet(t, r, d, cs, g)
+		}
+		if len(kinds) > 1 {
+			rw.multi++
+			rw.multiCalls += len(cs)
+			if g > 0 {
+				rw.multiGain++
+			}
+		}
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%-10s %6s %6s %12s %10s\n", "calls/set", "sets", "calls", "no bg in it", "all gain")
+	fmt.Fprintf(&b, "%-10s %6s %6s %12s %10s %12s %12s %12s\n", "calls/set", "sets", "calls", "no bg in it", "all gain", "2+ kinds", "their calls", "2+k gain")
 	for sz := 1; sz <= 5; sz++ {
 		if rw := rows[sz]; rw != nil {
-			fmt.Fprintf(&b, "%-10d %6d %6d %12d %10d\n", sz, rw.sets, rw.calls, rw.cycle, rw.gain)
+			fmt.Fprintf(&b, "%-10d %6d %6d %12d %10d %12d %12d %12d\n", sz, rw.sets, rw.calls, rw.cycle, rw.gain, rw.multi, rw.multiCalls, rw.multiGain)
 		}
 	}
 	t.Logf("node %s, wrong calls (not exact, truth feasible) in sets that move together (5: five or more):\n%s", d.name(n), b.String())
+}
+
+// listSet logs the calls of a set of wrong calls that must move together
+// (TestDiagnoseMoveSets, WIREPATH_DIAG_MV_LIST): each call's kind, send,
+// the request it is in and its true one, and the set's gain g.
+func listSet(t *testing.T, r *run, d *diag, cs []int32, g float64) {
+	t.Helper()
+	cs = slices.Clone(cs)
+	slices.SortFunc(cs, func(a, b int32) int { return cmpTime(r.sendOf(a), r.sendOf(b)) })
+	var b strings.Builder
+	fmt.Fprintf(&b, "set of %d calls, gain %.1f:\n", len(cs), g)
+	for _, c := range cs {
+		fmt.Fprintf(&b, "  call %d kind %d send %d: in %d, truly %d\n", c, r.calls[c].kind, r.sendOf(c), r.parent[c], d.tp[c])
+	}
+	t.Log(b.String())
 }

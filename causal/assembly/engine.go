@@ -140,6 +140,8 @@ type run struct {
 	restarts []restartCounts
 	// kindMatches are the kind matchings' counts (kindmatch.go)
 	kindMatches []kindMatchCounts
+	// kindPairs are the kind-pair matchings' counts (kindpair.go)
+	kindPairs []kindPairCounts
 	// models of the last pass, by node, and a hook after each pass, for
 	// tests
 	models []*nodeModel
@@ -230,6 +232,7 @@ func newRun(opt Options, ms trace.Messages, nm *causal.Namer) *run {
 	r.singles = make([]chainCounts, nn)
 	r.restarts = make([]restartCounts, nn)
 	r.kindMatches = make([]kindMatchCounts, nn)
+	r.kindPairs = make([]kindPairCounts, nn)
 	r.models = make([]*nodeModel, nn)
 	r.firstModels = make([]*nodeModel, nn)
 	r.xfits = make([]*crossFit, nn)
@@ -421,6 +424,7 @@ func (r *run) solvePasses(n int32, evs []event, iso *nodeModel, m *nodeModel, qm
 		}
 		if last {
 			r.kindMatch(n, m, x, &r.kindMatches[n])
+			r.kindPairMatch(n, m, x, &r.kindPairs[n])
 		}
 		matched := r.singles[n].kept
 		if pass > 0 {

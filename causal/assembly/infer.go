@@ -170,6 +170,7 @@ func (r *run) countMatchings(count countFunc) {
 	count("single_calls_moved", sg.changed)
 	r.countRestarts(count)
 	r.countKindMatches(count)
+	r.countKindPairMatches(count)
 	var qc [3]int64
 	for _, q := range r.queue {
 		if q.tried {
