@@ -197,7 +197,7 @@ func (r *run) fitWith(n int32, asg func(c int32) int32, w, trust func(int32) flo
 		slices.SortStableFunc(ks, func(a, b int32) int { return cmpTime(r.sendOf(a), r.sendOf(b)) })
 		r.observeRequest(m, p, ks, w, trust(p))
 	}
-	m.fanStart = m.parallel()
+	m.fanStart = m.parallel() && r.handedShare(n) < kindSetMaxHanded
 	if soft {
 		r.observeAlternatives(n, m, asg, byParent, include)
 	}
