@@ -76,12 +76,12 @@ func TestDiagnoseFanOutSwaps(t *testing.T) {
 func (fd *fanDiag) fifoTables(t *testing.T) {
 	r, d := fd.r, fd.d
 	show := func(who string, m *nodeModel) {
-		var lr, lf [fifoBins]float64
+		var lr [fifoBins]float64
 		for b := range lr {
-			lr[b], lf[b] = m.logFIFO(int8(b)), m.logFIFOFan(int8(b))
+			lr[b] = m.logFIFO(int8(b))
 		}
-		t.Logf("%s: parallel %v, fan-out order %v, FIFO log ratios by bin %.2f (links %.0f, others %.0f), started %.2f (links %.0f, others %.0f)",
-			who, m.parallel(), r.fanOrder(m), lr, m.fifo.nl, m.fifo.no, lf, m.fifoFan.nl, m.fifoFan.no)
+		t.Logf("%s: parallel %v, fan-out order %v, FIFO log ratios by bin %.2f (links %.0f, others %.0f)",
+			who, m.parallel(), r.fanOrder(m), lr, m.fifo.nl, m.fifo.no)
 	}
 	if m := r.models[fd.node]; m != nil {
 		show("final model", m)

@@ -28,24 +28,10 @@ import (
 // flight, whose shards' pools are saturated, the fan-out order there
 // took requests right from 7.9 to 1.3 %.
 
-// fanSplit learns the FIFO ratios of the requests that started their
-// fan-out apart (nodeModel.fifoFan) from those that did not; off, both
-// share one ranking (started first) and one table: the split lost on the
-// testbed (docs/accuracy.md).
-const fanSplit = false
-
 // fanOrder reports whether node model m ranks its FIFO evidence by the
 // requests' fan-out starts: its requests fan out and the timestamps are
 // not spread.
 func (r *run) fanOrder(m *nodeModel) bool { return m.fanStart && r.l.arrLo == nil }
-
-// logFIFOFan is logFIFO for a request that started its fan-out.
-func (m *nodeModel) logFIFOFan(b int8) float64 {
-	if b < 0 {
-		return 0
-	}
-	return m.fifoWeight() * m.fifoFan.logLR(int(b))
-}
 
 // fanStartEv is the event that ranks request q, whose calls are ks in
 // order of send, for a call sent at t under the fan-out order: its first
@@ -81,14 +67,8 @@ func (s *search) fanRanks(slots []slot, t int64) {
 		}
 		return 1
 	})
-	nFan := 0
 	for k, i := range s.elig {
-		if fanSplit && started(&slots[i]) {
-			s.fifo[i] = s.m.logFIFOFan(int8(min(k, fifoBins-1)))
-			nFan++
-			continue
-		}
-		s.fifo[i] = s.m.logFIFO(int8(min(k-nFan, fifoBins-1)))
+		s.fifo[i] = s.m.logFIFO(int8(min(k, fifoBins-1)))
 	}
 }
 
@@ -96,19 +76,15 @@ func (s *search) fanRanks(slots []slot, t int64) {
 // d (kind bit k) in request p, under the local search's assignment.
 func (ls *local) fanFIFO(p, d int32, k uint64) float64 {
 	r := ls.r
-	t := r.sendOf(d)
 	ep := ls.fanStartFor(p, d)
 	rank := 0
 	for _, q := range ls.candsOf(d) {
 		if q == p || ls.made(q, d, k) {
 			continue
 		}
-		if eq := ls.fanStartFor(q, d); (!fanSplit || (eq.t < t) == (ep.t < t)) && r.readyBefore(q, p, eq, ep) {
+		if r.readyBefore(q, p, ls.fanStartFor(q, d), ep) {
 			rank++
 		}
-	}
-	if fanSplit && ep.t < t {
-		return ls.m.logFIFOFan(int8(min(rank, fifoBins-1)))
 	}
 	return ls.m.logFIFO(int8(min(rank, fifoBins-1)))
 }

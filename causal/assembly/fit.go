@@ -411,19 +411,11 @@ func (r *run) observeFIFO(n int32, m *nodeModel, asg func(int32) int32, byParent
 		for i, e := range es {
 			nb := 0
 			for j, o := range es {
-				if o != e && r.readyBefore(o, e, rs[j], rs[i]) && (!fan || !fanSplit || (rs[j].t < t) == (rs[i].t < t)) {
+				if o != e && r.readyBefore(o, e, rs[j], rs[i]) {
 					nb++
 				}
 			}
 			b := min(nb, fifoBins-1)
-			if fan && fanSplit && rs[i].t < t {
-				if e == a {
-					m.fifoFan.addLink(b, w(c))
-				} else {
-					m.fifoFan.addOther(b, w(c))
-				}
-				continue
-			}
 			if e == a {
 				m.fifo.addLink(b, w(c))
 			} else {

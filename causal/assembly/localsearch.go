@@ -577,8 +577,6 @@ func (ls *local) fifoSpread() float64 {
 	for b := range fifoBins {
 		v := ls.m.logFIFO(int8(b))
 		best, worst = max(best, v), min(worst, v)
-		v = ls.m.logFIFOFan(int8(b))
-		best, worst = max(best, v), min(worst, v)
 	}
 	ls.spread = best - worst
 	return ls.spread

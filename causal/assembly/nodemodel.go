@@ -82,16 +82,15 @@ type nodeModel struct {
 	origin   map[oKey]*sizeLink          // request size against what it sends (origin.go)
 
 	tok, rid, thr, fifo, rep lrTable
-	fifoFan                  lrTable    // the FIFO evidence of requests that started their fan-out (fanorder.go)
 	wait                     lrTable    // the waiters of a pool (waiters.go)
 	hand                     *handModel // the handoffs' delays (waiters.go)
 	// handApart: the handoffs' delays are learnt and read apart (waiters.go)
 	handApart bool
+	assoc     *tokAssoc // derived tokens (assoc.go)
+	sets      *kindSets // the kinds of call requests make together (kindsets.go)
 	// fanStart: the node's requests fan out, and its FIFO evidence ranks
 	// them by their first call sent (fanorder.go)
 	fanStart bool
-	assoc    *tokAssoc // derived tokens (assoc.go)
-	sets     *kindSets // the kinds of call requests make together (kindsets.go)
 
 	tcache  map[tcKey]float64
 	scorers map[uint64]*scorerEntry
@@ -119,7 +118,6 @@ func newNodeModel(nKinds int, span float64) *nodeModel {
 		rid:      newLR(2),
 		thr:      newLR(2),
 		fifo:     newFallingLR(fifoBins),
-		fifoFan:  newFallingLR(fifoBins),
 		wait:     newFallingLR(waitBins),
 		rep:      newLR(2),
 		assoc:    newTokAssoc(),
@@ -654,9 +652,7 @@ func tokBin(score float64) int {
 const fifoBins = 4
 
 // fifoInformative reports whether the FIFO evidence can change a score.
-func (m *nodeModel) fifoInformative() bool {
-	return m.fifo.nl >= 1 && m.fifo.no >= 1 || m.fifoFan.nl >= 1 && m.fifoFan.no >= 1
-}
+func (m *nodeModel) fifoInformative() bool { return m.fifo.nl >= 1 && m.fifo.no >= 1 }
 
 // logFIFO is the log likelihood ratio of FIFO bin b (-1: none).
 func (m *nodeModel) logFIFO(b int8) float64 {
