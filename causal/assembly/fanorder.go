@@ -8,29 +8,29 @@ import (
 // The FIFO evidence at a node whose requests fan out in parallel
 // (nodeModel.parallel) ranks the open requests lacking a call's kind that
 // have started their fan-out (sent a call) by when each started it (its
-// first call sent) rather than by their arrival, and learns their ratios
-// apart (nodeModel.fifoFan) from those of the requests that have sent no
-// call yet, which keep the arrival order. A parallel request sends its
-// calls from goroutines or threads started together, so the order in
-// which two open requests send their calls of one kind follows the order
-// in which they sent their first calls, while the delay from the arrival
-// to the first call varies with the load and need not keep their arrival
-// order. On the testbed's tier2 (opaque payloads, 16 in flight), of the
-// pairs of calls of one kind whose true requests were both open, the
-// earlier call belongs to the request that sent its other calls first in
-// 77 % and to the one that arrived first in 53 % (docs/accuracy.md, "A
-// fan-out's calls follow its first call"). Where the ticks were spread
-// (readyOrder) the readiness order of fifotie.go is kept, and so is the
-// arrival order where most calls are handed a pooled connection
-// (handedShare, as for the kind sets): there a call leaves when a
-// connection frees, and the waiters' order (waiters.go) is read instead.
-// On the generated fan-out of causal/accuracy/testdata/unseen at 64 in
-// flight, whose shards' pools are saturated, the fan-out order there
-// took requests right from 7.9 to 1.3 %.
+// first call sent) rather than by their arrival, ahead of those that have
+// sent no call yet, which keep their arrival order; one learnt ratio as
+// elsewhere. A parallel request sends its calls from goroutines or
+// threads started together, so the order in which two open requests send
+// their calls of one kind follows the order in which they sent their
+// first calls, while the delay from the arrival to the first call varies
+// with the load and need not keep their arrival order. On the testbed's
+// tier2 (opaque payloads, 16 in flight), of the pairs of calls of one
+// kind whose true requests were both open, the earlier call belongs to
+// the request that sent its other calls first in 72-77 % and to the one
+// that arrived first in 53-56 % (docs/accuracy.md, "A fan-out's calls
+// follow its first call"). Where the ticks were spread (readyOrder) the
+// readiness order of fifotie.go is kept, and so is the arrival order
+// where most calls are handed a pooled connection (handedShare, as for
+// the kind sets): there a call leaves when a connection frees. On the
+// generated fan-out of causal/accuracy/testdata/unseen at 64 in flight,
+// whose shards' pools are saturated, the fan-out order took its requests
+// right from 7.9 to 1.3 %.
 
 // fanOrder reports whether node model m ranks its FIFO evidence by the
-// requests' fan-out starts: its requests fan out and the timestamps are
-// not spread.
+// requests' fan-out starts: its requests fan out, most of its calls are
+// not handed a pooled connection (fitWith sets m.fanStart) and the
+// timestamps are not spread.
 func (r *run) fanOrder(m *nodeModel) bool { return m.fanStart && r.l.arrLo == nil }
 
 // fanStartEv is the event that ranks request q, whose calls are ks in
@@ -43,9 +43,9 @@ func (r *run) fanStartEv(q int32, ks []int32, t int64) readyEv {
 	return readyEv{t, r.calls[q].callMsg}
 }
 
-// fanRanks sets s.fifo for the eligible slots s.elig under the fan-out
-// order: those that started, ranked by their starts (then arrival) and
-// scored by logFIFOFan; the others ranked by arrival, by logFIFO.
+// fanRanks sets s.fifo for the eligible slots s.elig of a call sent at t
+// under the fan-out order: those that started, ranked by their starts,
+// then the others by arrival.
 func (s *search) fanRanks(slots []slot, t int64) {
 	started := func(sl *slot) bool { return sl.pos > 0 && sl.start < t }
 	key := func(sl *slot) int64 {
