@@ -197,6 +197,7 @@ func (r *run) fitWith(n int32, asg func(c int32) int32, w, trust func(int32) flo
 		slices.SortStableFunc(ks, func(a, b int32) int { return cmpTime(r.sendOf(a), r.sendOf(b)) })
 		r.observeRequest(m, p, ks, w, trust(p))
 	}
+	m.fanStart = m.parallel() && r.handedShare(n) < kindSetMaxHanded
 	if soft {
 		r.observeAlternatives(n, m, asg, byParent, include)
 	}
@@ -375,6 +376,7 @@ func (r *run) hasIDsOrThreads() bool {
 func (r *run) observeFIFO(n int32, m *nodeModel, asg func(int32) int32, byParent map[int32][]int32, w func(int32) float64) {
 	var es []int32
 	var rs []readyEv // when each of es became ready (fifotie.go)
+	fan := r.fanOrder(m)
 	r.sweep(n, func(c int32, cands []int32) {
 		a := asg(c)
 		if a == undecided {
@@ -386,6 +388,9 @@ func (r *run) observeFIFO(n int32, m *nodeModel, asg func(int32) int32, byParent
 			made := false
 			var kinds uint64
 			rd := r.arrivalEv(q)
+			if fan {
+				rd = r.fanStartEv(q, byParent[q], t)
+			}
 			for _, d := range byParent[q] {
 				if r.sendOf(d) >= t {
 					break

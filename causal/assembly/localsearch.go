@@ -552,6 +552,9 @@ func (ls *local) fifoOne(i int) float64 {
 	if p < 0 || ls.made(p, d, k) {
 		return 0
 	}
+	if r.fanOrder(ls.m) {
+		return ls.fanFIFO(p, d, k)
+	}
 	var f float64
 	x := fifoCtx{kinds: func(q int32) uint64 { return ls.kindsBefore(q, d) }, ready: func(q int32) readyEv { return ls.readyFor(q, d) }}
 	f, ls.probs = r.fifoOf(ls.m, p, ls.probs, x, func(yield func(int32)) {
@@ -594,6 +597,9 @@ func (ls *local) try(ps []int32, ks [][]int32, sc []float64, bgDelta float64, kb
 	var at []int
 	if ls.fifoSpread() > 0 {
 		var ok bool
+		if ls.r.fanOrder(ls.m) {
+			kb = ^uint64(0) // a request's first call moved moves its start
+		}
 		if at, ok = ls.affected(ps, moved, kb, lo); !ok {
 			return false
 		}

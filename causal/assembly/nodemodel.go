@@ -88,6 +88,9 @@ type nodeModel struct {
 	handApart bool
 	assoc     *tokAssoc // derived tokens (assoc.go)
 	sets      *kindSets // the kinds of call requests make together (kindsets.go)
+	// fanStart: the node's requests fan out, and its FIFO evidence ranks
+	// them by their first call sent (fanorder.go)
+	fanStart bool
 
 	tcache  map[tcKey]float64
 	scorers map[uint64]*scorerEntry

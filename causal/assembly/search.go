@@ -71,6 +71,7 @@ type slot struct {
 	prev    int32  // kind of lastKid, noKind for none
 	kinds   uint64 // the kinds of call it made (bit kind%64)
 	last    int64
+	start   int64 // its first call's send, when pos > 0 (fanorder.go)
 	// hs caches hash() in the search's hypotheses (set where the search
 	// changes a slot: rehash); elsewhere it is not kept
 	hs  uint64
@@ -123,7 +124,7 @@ func mix64(x uint64) uint64 {
 func (s *slot) hash() uint64 {
 	h := mix64(uint64(uint32(s.p))<<32|uint64(uint32(s.lastKid))) ^ mix64(s.kinds)
 	h = mix64(h ^ uint64(uint32(s.lastRet))<<32 ^ uint64(s.pos)<<8 ^ uint64(s.out)<<16 ^ uint64(s.ret))
-	return mix64(h ^ uint64(s.last))
+	return mix64(h ^ uint64(s.last) ^ uint64(s.start)*0x9e3779b97f4a7c15)
 }
 
 func (o own) hash() uint64 { return mix64(uint64(uint32(o.c))<<32|uint64(uint32(o.p))) ^ 0x5bd1e995 }
@@ -407,7 +408,7 @@ func (s *search) send(c int32) {
 	bg := s.m.logBackgroundOf(c, cc.kind)
 	s.memo.reset()
 	kb := kindBit(cc.kind)
-	shared := s.slotOrder(c) && !s.readyOrder()
+	shared := s.slotOrder(c) && !s.readyOrder() && !s.r.fanOrder(s.m)
 	s.startAlts()
 	for hi, h := range s.hyps {
 		if forced < 0 {
@@ -495,9 +496,13 @@ func (s *search) fifoBins(h *hyp, c int32, kb uint64) {
 			s.elig = append(s.elig, int32(i))
 		}
 	}
-	if s.readyOrder() {
+	switch {
+	case s.readyOrder():
 		slices.SortFunc(s.elig, s.byReady(h.slots))
-	} else {
+	case s.r.fanOrder(s.m):
+		s.fanRanks(h.slots, s.r.sendOf(c))
+		return
+	default:
 		slices.SortFunc(s.elig, s.byArrival(h.slots))
 	}
 	s.tiedRanks(h.slots, s.elig, func(int32) bool { return true })
@@ -569,6 +574,9 @@ func (s *search) fifoRanks(h *hyp, kb uint64) {
 func (s *search) extend(sl *slot, c int32) slot {
 	cc := &s.r.calls[c]
 	ns := *sl
+	if ns.pos == 0 && s.r.fanOrder(s.m) {
+		ns.start = s.r.sendOf(c)
+	}
 	ns.pos++
 	ns.prev = cc.kind
 	ns.kinds |= kindBit(cc.kind)
