@@ -38,6 +38,10 @@ const (
 	assocSupport = 5.0 // links a request token needs to count
 	assocPredict = 0.3 // share of its links a request token's commonest call token needs
 	assocCap     = 5.0 // the largest log lift used, either way
+	// assocStray is the share of its request token's commonest pair below
+	// which a pair is taken for a wrong link of the assignment the counts
+	// come from and dropped (scored as never seen)
+	assocStray = 0.1
 )
 
 // assocCtx is the context of a link: the request's kind and the call's.
@@ -115,8 +119,17 @@ func (t *tokAssoc) finish() {
 			t.pred[a.assocCtx] = true
 		}
 	}
-	for k := range t.pair {
-		if _, ok := t.req[assocTok{k.assocCtx, k.a}]; !ok {
+	top := make(map[assocTok]float64, len(t.req))
+	for k, n := range t.pair {
+		a := assocTok{k.assocCtx, k.a}
+		if _, ok := t.req[a]; !ok {
+			delete(t.pair, k)
+		} else {
+			top[a] = max(top[a], n)
+		}
+	}
+	for k, n := range t.pair {
+		if n < assocStray*top[assocTok{k.assocCtx, k.a}] {
 			delete(t.pair, k)
 		}
 	}
