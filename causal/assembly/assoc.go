@@ -41,7 +41,7 @@ const (
 	// assocStray is the share of its request token's commonest pair below
 	// which a pair is taken for a wrong link of the assignment the counts
 	// come from and dropped (scored as never seen)
-	assocStray = 0.1
+	assocStray = 0.2
 )
 
 // assocCtx is the context of a link: the request's kind and the call's.
