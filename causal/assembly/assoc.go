@@ -30,6 +30,12 @@ import (
 // with the largest magnitude: positive where the request's token predicts
 // the call's, negative where it predicts another. Tokens the call shares
 // with the request itself are the shared-token evidence's and left out.
+// A pair seen on fewer than assocStray of the links of its request token's
+// commonest pair is taken for a wrong link of the assignment the counts
+// come from and dropped: at a saturated pool the engine's own misplaced
+// queries had made stray pairs that softened the penalty of a key derived
+// from another value (docs/accuracy.md, "Derived keys at a saturated
+// pool").
 // Cross-fitting (crossfit.go) scores each block with the lifts learnt on
 // the other blocks, so a lift is not learnt from the link it scores.
 
