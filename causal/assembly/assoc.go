@@ -30,6 +30,12 @@ import (
 // with the largest magnitude: positive where the request's token predicts
 // the call's, negative where it predicts another. Tokens the call shares
 // with the request itself are the shared-token evidence's and left out.
+// A pair seen on fewer than assocStray of the links of its request token's
+// commonest pair is taken for a wrong link of the assignment the counts
+// come from and dropped: at a saturated pool the engine's own misplaced
+// queries had made stray pairs that softened the penalty of a key derived
+// from another value (docs/accuracy.md, "Derived keys at a saturated
+// pool").
 // Cross-fitting (crossfit.go) scores each block with the lifts learnt on
 // the other blocks, so a lift is not learnt from the link it scores.
 
@@ -38,6 +44,10 @@ const (
 	assocSupport = 5.0 // links a request token needs to count
 	assocPredict = 0.3 // share of its links a request token's commonest call token needs
 	assocCap     = 5.0 // the largest log lift used, either way
+	// assocStray is the share of its request token's commonest pair below
+	// which a pair is taken for a wrong link of the assignment the counts
+	// come from and dropped (scored as never seen)
+	assocStray = 0.2
 )
 
 // assocCtx is the context of a link: the request's kind and the call's.
@@ -115,8 +125,17 @@ func (t *tokAssoc) finish() {
 			t.pred[a.assocCtx] = true
 		}
 	}
-	for k := range t.pair {
-		if _, ok := t.req[assocTok{k.assocCtx, k.a}]; !ok {
+	top := make(map[assocTok]float64, len(t.req))
+	for k, n := range t.pair {
+		a := assocTok{k.assocCtx, k.a}
+		if _, ok := t.req[a]; !ok {
+			delete(t.pair, k)
+		} else {
+			top[a] = max(top[a], n)
+		}
+	}
+	for k, n := range t.pair {
+		if n < assocStray*top[assocTok{k.assocCtx, k.a}] {
 			delete(t.pair, k)
 		}
 	}

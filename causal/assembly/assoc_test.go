@@ -110,3 +110,52 @@ func TestDerivedTokens(t *testing.T) {
 		t.Errorf("%d of %d queries given their request, want at least 95 %%", right, len(reqs))
 	}
 }
+
+// TestTokAssocStray: pairs seen on a few links only, against a request
+// token whose commonest pair holds most of its links, are taken for wrong
+// links of the assignment the counts come from: a call carrying a token
+// derived from another value scores as if that pair had never been seen,
+// while a value that truly goes with two call tokens keeps both.
+func TestTokAssocStray(t *testing.T) {
+	const (
+		v1, v2, v3 = 11, 12, 13 // request values
+		k1, k2     = 21, 22     // the call tokens derived from v1 and v2
+		k3, k4     = 23, 24     // v3 goes with both, in turn
+	)
+	clean, noisy := newTokAssoc(), newTokAssoc()
+	for i := range 120 {
+		v, k := uint64(v1), uint64(k1)
+		switch i % 3 {
+		case 1:
+			v, k = v2, k2
+		case 2:
+			v, k = v3, k3+uint64(i/3%2)
+		}
+		clean.addLink(0, 1, []uint64{v}, []uint64{k}, 1)
+		if i == 3 || i == 9 {
+			k = k2 // two links of v1 misplaced on v2's queries
+		}
+		noisy.addLink(0, 1, []uint64{v}, []uint64{k}, 1)
+	}
+	clean.finish()
+	noisy.finish()
+	for _, tc := range []struct {
+		name string
+		v, k uint64
+	}{
+		{"another value's token", v1, k2},
+		{"the value's own token", v1, k1},
+		{"one of the value's two tokens", v3, k4},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := clean.score(0, 1, []uint64{tc.v}, []uint64{tc.k})
+			n := noisy.score(0, 1, []uint64{tc.v}, []uint64{tc.k})
+			if math.Abs(c-n) > 0.1 {
+				t.Errorf("score %.3f with two stray links, %.3f without", n, c)
+			}
+		})
+	}
+	if s := noisy.score(0, 1, []uint64{v3}, []uint64{k4}); s < 0.5 {
+		t.Errorf("score %.3f for one of a value's two tokens, want a lift", s)
+	}
+}
