@@ -374,7 +374,9 @@ func (r *run) hasIDsOrThreads() bool {
 // state when the call left.
 func (r *run) observeFIFO(n int32, m *nodeModel, asg func(int32) int32, byParent map[int32][]int32, w func(int32) float64) {
 	var es []int32
-	var rs []readyEv // when each of es became ready (fifotie.go)
+	var rs []readyEv    // when each of es became ready (fifotie.go)
+	cond := m.tick == 0 // the order's weight is learnt at fine timestamps only
+	var fo fifoOrder
 	r.sweep(n, func(c int32, cands []int32) {
 		a := asg(c)
 		if a == undecided {
@@ -417,5 +419,11 @@ func (r *run) observeFIFO(n int32, m *nodeModel, asg func(int32) int32, byParent
 				m.fifo.addOther(b, w(c))
 			}
 		}
+		if cond {
+			r.observeOrder(&fo, a, c, t, k, cands, es, rs, byParent, w(c))
+		}
 	})
+	if cond {
+		m.fifoOrd = fo.weight()
+	}
 }
