@@ -374,8 +374,10 @@ func (r *run) hasIDsOrThreads() bool {
 // state when the call left.
 func (r *run) observeFIFO(n int32, m *nodeModel, asg func(int32) int32, byParent map[int32][]int32, w func(int32) float64) {
 	var es []int32
-	var rs []readyEv    // when each of es became ready (fifotie.go)
-	cond := m.tick == 0 // the order's weight is learnt at fine timestamps only
+	var rs []readyEv // when each of es became ready (fifotie.go)
+	// the order's weight is learnt at fine timestamps only, and not where
+	// requests fan out (fifoOrder)
+	cond := m.tick == 0 && !m.parallel()
 	var fo fifoOrder
 	r.sweep(n, func(c int32, cands []int32) {
 		a := asg(c)
@@ -424,6 +426,6 @@ func (r *run) observeFIFO(n int32, m *nodeModel, asg func(int32) int32, byParent
 		}
 	})
 	if cond {
-		m.fifoOrd = fo.weight()
+		m.fifoDamp = 1 - fo.weight()
 	}
 }

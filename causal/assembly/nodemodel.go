@@ -73,9 +73,10 @@ type nodeModel struct {
 	logSpan float64
 	res     float64 // the timestamps' resolution, ns
 	tick    float64 // the ticks spread times came from (tickBlur), 0 when not spread
-	// fifoOrd weighs the FIFO evidence by how much more in order the node
-	// serves than its delays alone make it (fifoOrder); 1 until learnt
-	fifoOrd float64
+	// fifoDamp takes from the FIFO evidence's weight what the order the
+	// node serves in does not support (fifoOrder.weight: the weight is
+	// 1 − fifoDamp); 0 until learnt
+	fifoDamp float64
 
 	size     map[sKey]*sizeLink
 	retSizes map[int32]map[int64]float64 // child kind -> reply sizes
@@ -107,7 +108,6 @@ func newNodeModel(nKinds int, span float64) *nodeModel {
 		ov:       make(map[int32]*overlap),
 		bg:       make(map[int32]float64),
 		nKinds:   nKinds,
-		fifoOrd:  1,
 		logSpan:  math.Log(math.Max(span, 1e9)),
 		size:     make(map[sKey]*sizeLink),
 		retSizes: make(map[int32]map[int64]float64),

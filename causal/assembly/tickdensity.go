@@ -89,5 +89,5 @@ func (m *nodeModel) fifoWeight() float64 {
 	if m.tick > 0 {
 		return coarseFIFOWeight
 	}
-	return m.fifoOrd
+	return 1 - m.fifoDamp
 }
