@@ -377,6 +377,10 @@ func (r *run) observeFIFO(n int32, m *nodeModel, asg func(int32) int32, byParent
 	var es []int32
 	var rs []readyEv // when each of es became ready (fifotie.go)
 	fan := r.fanOrder(m)
+	// the order's weight is learnt at fine timestamps only, and not where
+	// requests fan out (fifoOrder)
+	cond := m.tick == 0 && !m.parallel()
+	var fo fifoOrder
 	r.sweep(n, func(c int32, cands []int32) {
 		a := asg(c)
 		if a == undecided {
@@ -422,5 +426,11 @@ func (r *run) observeFIFO(n int32, m *nodeModel, asg func(int32) int32, byParent
 				m.fifo.addOther(b, w(c))
 			}
 		}
+		if cond {
+			r.observeOrder(&fo, a, c, t, k, cands, es, rs, byParent, w(c))
+		}
 	})
+	if cond {
+		m.fifoDamp = 1 - fo.weight()
+	}
 }

@@ -73,6 +73,10 @@ type nodeModel struct {
 	logSpan float64
 	res     float64 // the timestamps' resolution, ns
 	tick    float64 // the ticks spread times came from (tickBlur), 0 when not spread
+	// fifoDamp takes from the FIFO evidence's weight what the order the
+	// node serves in does not support (fifoOrder.weight: the weight is
+	// 1 − fifoDamp); 0 until learnt
+	fifoDamp float64
 
 	size     map[sKey]*sizeLink
 	retSizes map[int32]map[int64]float64 // child kind -> reply sizes

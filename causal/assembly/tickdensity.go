@@ -82,10 +82,12 @@ var gapCenter = func() [nGapBins]float64 {
 // flight and lost at 64, where the delays decide less.
 const coarseFIFOWeight = 0.5
 
-// fifoWeight is the weight of the FIFO evidence in m's scores.
+// fifoWeight is the weight of the FIFO evidence in m's scores: at fine
+// timestamps the weight learnt from the order the node serves in
+// (fifoOrder).
 func (m *nodeModel) fifoWeight() float64 {
 	if m.tick > 0 {
 		return coarseFIFOWeight
 	}
-	return 1
+	return 1 - m.fifoDamp
 }
