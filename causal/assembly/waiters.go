@@ -215,8 +215,8 @@ func (sc *scorer) readyBy(gl, ga int64) float64 {
 			if b == 0 {
 				w = 1
 			}
-			sl += math.Exp(sc.dl[b]) * w
-			sa += math.Exp(sc.da[b]) * w
+			sl += math.Exp(sc.dl[b]+sc.lw) * w
+			sa += math.Exp(sc.da[b]+sc.la) * w
 			sc.cum[0][b], sc.cum[1][b] = sl, sa
 		}
 	}
