@@ -89,21 +89,32 @@ func (r *run) kindMatch(n int32, m *nodeModel, x *crossFit, cnt *kindMatchCounts
 		if !ls.matchKind(k) {
 			continue
 		}
-		after := newLocal(r, n, m, x)
-		after.sweepAll(20)
-		moved := 0
-		for i, c := range kids {
-			if r.parent[c] != before[i] {
-				moved++
-			}
-		}
-		if after.objective() <= base+kindMatchMinGain*float64(moved)+improveEps {
-			r.setParentsOfCalls(kids, before)
-			continue
-		}
-		cnt.kept++
-		cnt.changed += int64(moved)
+		r.keepIfGain(n, m, x, base, before, cnt)
 	}
+}
+
+// keepIfGain refines node n's assignment by the local search (under model
+// m, x: the cross-fitted models, if any) and keeps it where the node's
+// objective rises above base by kindMatchMinGain per call moved from
+// before (its calls' parents, in childrenOf's order); otherwise it puts
+// before back. It counts what it kept in cnt and reports whether it kept.
+func (r *run) keepIfGain(n int32, m *nodeModel, x *crossFit, base float64, before []int32, cnt *trialCounts) bool {
+	kids := r.childrenOf[n]
+	after := newLocal(r, n, m, x)
+	after.sweepAll(20)
+	moved := 0
+	for i, c := range kids {
+		if r.parent[c] != before[i] {
+			moved++
+		}
+	}
+	if after.objective() <= base+kindMatchMinGain*float64(moved)+improveEps {
+		r.setParentsOfCalls(kids, before)
+		return false
+	}
+	cnt.kept++
+	cnt.changed += int64(moved)
+	return true
 }
 
 // countKindMatches counts the kind matchings, summed over the nodes:

@@ -103,22 +103,10 @@ func (r *run) kindPairRound(n int32, m *nodeModel, x *crossFit, cnt *kindPairCou
 				}
 			}
 		}
-		after := newLocal(r, n, m, x)
-		after.sweepAll(20)
-		moved := 0
-		for i, c := range kids {
-			if r.parent[c] != before[i] {
-				moved++
-			}
+		if r.keepIfGain(n, m, x, base, before, cnt) {
+			kept = true
+			ls = newLocal(r, n, m, x)
 		}
-		if after.objective() <= base+kindMatchMinGain*float64(moved)+improveEps {
-			r.setParentsOfCalls(kids, before)
-			continue
-		}
-		cnt.kept++
-		cnt.changed += int64(moved)
-		kept = true
-		ls = newLocal(r, n, m, x)
 	}
 	return kept
 }
