@@ -1,7 +1,6 @@
 package assembly
 
 import (
-	"context"
 	"math"
 	"testing"
 	"time"
@@ -82,18 +81,7 @@ func TestFIFOOrderLearnt(t *testing.T) {
 			t.Fatal(err)
 		}
 		cfg.Instances, cfg.Resolution = 1000, gen.Duration(c.res)
-		out, err := gen.Generate(cfg, gen.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		e, err := New(DefaultOptions())
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, r, err := e.inferHook(context.Background(), out.Trace, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+		out, _, r := inferGenerated(t, cfg)
 		for _, name := range []string{"gateway", "todo"} {
 			n := r.nodeNamed(t, out.Trace.Intern(name))
 			if w := r.models[n].fifoWeight(); !c.want(w) {
