@@ -29,6 +29,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"github.com/wirepath/wirepath/testbed/internal/clientlog"
 	"log"
 	"math"
 	"os"
@@ -73,20 +74,9 @@ func main() {
 	writeIdle(os.Stdout, segs, *minN)
 	fmt.Println()
 	for _, d := range flag.Args() {
-		first, last := span(clientTimes(d))
+		first, last := clientlog.Span(clientTimes(d))
 		writeMachine(os.Stdout, d, float64(first+int64(*warmup))/1e9, float64(last)/1e9, toggle.Seconds(), *hz)
 	}
-}
-
-// span is the first send and the last answer of a run's client requests (ns).
-func span(cs map[int][2]int64) (first, last int64) {
-	for _, c := range cs {
-		if first == 0 || c[0] < first {
-			first = c[0]
-		}
-		last = max(last, c[1])
-	}
-	return first, last
 }
 
 func baseNames(ds []string) []string {
@@ -129,8 +119,12 @@ func readRun(d, engine string, toggle, warmup int64) ([]sample, []segment) {
 			roots[r.Root] = r
 		}
 	}
-	client := clientTimes(d)
-	first, _ := span(client)
+	answered := clientTimes(d)
+	first, _ := clientlog.Span(answered)
+	client := map[int]clientlog.Request{}
+	for _, c := range answered {
+		client[c.ID] = c
+	}
 	ev := func(i int) event {
 		m := &tr.Messages[i]
 		return event{int64(m.SendTS), int64(m.RecvTS), tr.Str(m.SrcNode), tr.Str(m.DstNode)}
@@ -142,10 +136,10 @@ func readRun(d, engine string, toggle, warmup int64) ([]sample, []segment) {
 		}
 		req, ok := roots[f.Messages[mp.TraceToTruth[r.Root]].ID]
 		c, seen := client[req.ID]
-		if !ok || !seen || c[0]-first < warmup || c[0]/toggle != c[1]/toggle {
+		if !ok || !seen || c.SendNS-first < warmup || c.SendNS/toggle != c.RecvNS/toggle {
 			continue
 		}
-		out = append(out, sample{kind: req.Kind, on: (c[0]/toggle)%2 == 1, client: ms1(c[1] - c[0]), b: decompose(r.Messages, ev)})
+		out = append(out, sample{kind: req.Kind, on: (c.SendNS/toggle)%2 == 1, client: ms1(c.Latency()), b: decompose(r.Messages, ev)})
 	}
 	return out, segments(tr, toggle, first+warmup-firstSend(tr))
 }
@@ -161,23 +155,11 @@ func firstSend(tr *trace.Trace) int64 {
 	return first
 }
 
-// clientTimes is the client's send and answer times (ns) per request id.
-func clientTimes(dir string) map[int][2]int64 {
-	b, err := os.ReadFile(filepath.Join(dir, "logs", "client.jsonl"))
+// clientTimes is run dir's answered client requests.
+func clientTimes(dir string) []clientlog.Request {
+	l, err := clientlog.Read(dir)
 	if err != nil {
 		log.Fatal(err)
 	}
-	out := map[int][2]int64{}
-	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-		var r struct {
-			ID     int    `json:"id"`
-			SendNS int64  `json:"send_ns"`
-			RecvNS int64  `json:"recv_ns"`
-			Err    string `json:"err"`
-		}
-		if json.Unmarshal([]byte(line), &r) == nil && r.Err == "" {
-			out[r.ID] = [2]int64{r.SendNS, r.RecvNS}
-		}
-	}
-	return out
+	return l.Answered()
 }

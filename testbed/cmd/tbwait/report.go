@@ -44,12 +44,12 @@ func byKind(all []sample) (map[string]*[2]window, []string) {
 		x.client.add(s.client)
 		x.latency.add(s.b.Latency)
 		var tr, own, post float64
-		for _, v := range s.b.Transit {
-			tr += v
+		for _, l := range slices.Sorted(maps.Keys(s.b.Transit)) { // in order: sums the same every run
+			tr += s.b.Transit[l]
 		}
-		for n, v := range s.b.Own {
-			x.own[n] += v
-			own += v
+		for _, n := range slices.Sorted(maps.Keys(s.b.Own)) {
+			x.own[n] += s.b.Own[n]
+			own += s.b.Own[n]
 			nodes[n] = true
 		}
 		for _, p := range s.b.Waits {

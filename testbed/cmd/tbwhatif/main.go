@@ -37,6 +37,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"github.com/wirepath/wirepath/testbed/internal/clientlog"
 	"log"
 	"math"
 	"os"
@@ -134,10 +135,10 @@ func main() {
 			pd = readDeltas(bf[i])
 		}
 		if !*tput {
-			keep := func(clientReq) bool { return true }
+			keep := func(clientlog.Request) bool { return true }
 			if *self {
-				first := firstSend(clientTimes(bs[i]))
-				keep = func(c clientReq) bool { return win.phase(c, first) == off }
+				first, _ := clientlog.Span(clientTimes(bs[i]))
+				keep = func(c clientlog.Request) bool { return win.phase(c, first) == off }
 			}
 			unmapped += predicted(bs[i], *traceName, rep, pd, keep, base, pred, model, prev)
 		}
@@ -174,28 +175,12 @@ func throughput(name string, reps []report, runs []string) {
 	}
 	var m acc
 	for _, d := range runs {
-		b, err := os.ReadFile(filepath.Join(d, "logs", "client.jsonl"))
+		l, err := clientlog.Read(d)
 		if err != nil {
 			log.Fatal(err)
 		}
-		var first, last int64
-		n := 0
-		for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-			var r struct {
-				SendNS int64 `json:"send_ns"`
-				RecvNS int64 `json:"recv_ns"`
-			}
-			if json.Unmarshal([]byte(line), &r) != nil {
-				continue
-			}
-			if first == 0 || r.SendNS < first {
-				first = r.SendNS
-			}
-			last = max(last, r.RecvNS)
-			n++
-		}
-		if last > first {
-			m.add(float64(n) / (float64(last-first) / 1e9))
+		if first, last := clientlog.Span(l.Requests); last > first {
+			m.add(float64(len(l.Requests)) / (float64(last-first) / 1e9))
 		}
 	}
 	fmt.Printf("**%s** (throughput at saturation)\n\n", name)
@@ -252,7 +237,7 @@ func readDeltas(path string) map[int]float64 {
 // predicted means by kind: the client's latency, and that plus whatif's
 // change (and, with before, plus the change before gives its pattern). It
 // returns how many of whatif's requests matched no true client request.
-func predicted(dir, traceName string, rep report, before map[int]float64, keep func(clientReq) bool, base, pred, model, prev map[string]*acc) int {
+func predicted(dir, traceName string, rep report, before map[int]float64, keep func(clientlog.Request) bool, base, pred, model, prev map[string]*acc) int {
 	tr, err := trace.ReadFile(filepath.Join(dir, traceName), trace.ReadOptions{})
 	if err != nil {
 		log.Fatal(err)
@@ -268,9 +253,9 @@ func predicted(dir, traceName string, rep report, before map[int]float64, keep f
 			roots[r.Root] = r
 		}
 	}
-	client := map[int]clientReq{}
+	client := map[int]clientlog.Request{}
 	for _, c := range clientTimes(dir) {
-		client[c.id] = c
+		client[c.ID] = c
 	}
 	missed := map[int]bool{} // roots (trace indices) counted as unmapped
 	for _, r := range rep.Requests {
@@ -281,7 +266,7 @@ func predicted(dir, traceName string, rep report, before map[int]float64, keep f
 		msg := &f.Messages[mp.TraceToTruth[r.Root]]
 		req, ok := roots[msg.ID]
 		c, seen := client[req.ID]
-		lat := float64(c.recv-c.send) / 1e6
+		lat := float64(c.Latency()) / 1e6
 		switch {
 		case !ok && f.Requests[reqIndex(f, msg.Request)].Background:
 			continue // a background call's tree
@@ -355,25 +340,14 @@ type windows struct{ toggle, warmup int64 }
 
 // phase is the setting request c met, the run's first request sent at
 // first (Unix ns).
-func (w windows) phase(c clientReq, first int64) phase {
+func (w windows) phase(c clientlog.Request, first int64) phase {
 	switch {
-	case c.send-first < w.warmup, c.recv/w.toggle != c.send/w.toggle:
+	case c.SendNS-first < w.warmup, c.RecvNS/w.toggle != c.SendNS/w.toggle:
 		return skipped
-	case (c.send/w.toggle)%2 == 1:
+	case (c.SendNS/w.toggle)%2 == 1:
 		return on
 	}
 	return off
-}
-
-// firstSend is the earliest send time of a run's requests.
-func firstSend(cs []clientReq) int64 {
-	var first int64
-	for _, c := range cs {
-		if first == 0 || c.send < first {
-			first = c.send
-		}
-	}
-	return first
 }
 
 // toggled compares, per kind, the mean latency the runs measured for
@@ -393,9 +367,9 @@ func toggled(name string, base, pred, prev map[string]*acc, runs []string, win w
 		}
 		kinds := kindsOf(f)
 		cs := clientTimes(d)
-		first := firstSend(cs)
+		first, _ := clientlog.Span(cs)
 		for _, c := range cs {
-			k, ok := kinds[c.id]
+			k, ok := kinds[c.ID]
 			if !ok {
 				continue
 			}
@@ -403,9 +377,9 @@ func toggled(name string, base, pred, prev map[string]*acc, runs []string, win w
 			case skipped:
 				skippedN++
 			case on:
-				get(ons, k).add(float64(c.recv-c.send) / 1e6)
+				get(ons, k).add(float64(c.Latency()) / 1e6)
 			case off:
-				get(offs, k).add(float64(c.recv-c.send) / 1e6)
+				get(offs, k).add(float64(c.Latency()) / 1e6)
 			}
 		}
 	}
@@ -494,32 +468,13 @@ func meanError(pred, meas, sd float64) string {
 	return fmt.Sprintf("%+.1f %% (%s)", (pred-meas)/meas*100, z)
 }
 
-// clientReq is one request of the client's log: its id and its send and
-// receive times (Unix ns).
-type clientReq struct {
-	id         int
-	send, recv int64
-}
-
-// clientTimes reads the client's answered requests.
-func clientTimes(dir string) []clientReq {
-	b, err := os.ReadFile(filepath.Join(dir, "logs", "client.jsonl"))
+// clientTimes reads run dir's answered client requests.
+func clientTimes(dir string) []clientlog.Request {
+	l, err := clientlog.Read(dir)
 	if err != nil {
 		log.Fatal(err)
 	}
-	var out []clientReq
-	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-		var r struct {
-			ID     int    `json:"id"`
-			SendNS int64  `json:"send_ns"`
-			RecvNS int64  `json:"recv_ns"`
-			Err    string `json:"err"`
-		}
-		if json.Unmarshal([]byte(line), &r) == nil && r.Err == "" {
-			out = append(out, clientReq{r.ID, r.SendNS, r.RecvNS})
-		}
-	}
-	return out
+	return l.Answered()
 }
 
 // clientLatencies adds a changed run's client latencies by kind.
@@ -530,8 +485,8 @@ func clientLatencies(dir string, meas map[string]*acc) {
 	}
 	kinds := kindsOf(f)
 	for _, c := range clientTimes(dir) {
-		if k, ok := kinds[c.id]; ok {
-			get(meas, k).add(float64(c.recv-c.send) / 1e6)
+		if k, ok := kinds[c.ID]; ok {
+			get(meas, k).add(float64(c.Latency()) / 1e6)
 		}
 	}
 }

@@ -1,6 +1,10 @@
 package main
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/wirepath/wirepath/testbed/internal/clientlog"
+)
 
 // TestChangeError: relative to the measured change where it stands out of
 // the noise, else only how many standard deviations the prediction is off.
@@ -38,7 +42,7 @@ func TestPhase(t *testing.T) {
 		{"spans a switch", first + 3*s - 5, first + 3*s + 5, skipped},
 		{"ends on the last ns of its window", first + 5*s, first + 6*s - 1, on},
 	} {
-		if got := w.phase(clientReq{send: c.send, recv: c.recv}, first); got != c.want {
+		if got := w.phase(clientlog.Request{SendNS: c.send, RecvNS: c.recv}, first); got != c.want {
 			t.Errorf("%s: phase = %v, want %v", c.name, got, c.want)
 		}
 	}
