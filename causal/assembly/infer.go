@@ -171,7 +171,7 @@ func (r *run) countMatchings(count countFunc) {
 	r.countRestarts(count)
 	r.countKindMatches(count)
 	r.countKindPairMatches(count)
-	countTrials(count, r.usualFills, "usual_fills", "usual_fills_kept", "usual_fill_calls_moved")
+	r.countUsualFills(count)
 	var qc [3]int64
 	for _, q := range r.queue {
 		if q.tried {
