@@ -142,6 +142,8 @@ type run struct {
 	kindMatches []kindMatchCounts
 	// kindPairs are the kind-pair matchings' counts (kindpair.go)
 	kindPairs []kindPairCounts
+	// usualFills are the usual-call fills' counts (usualcall.go)
+	usualFills []usualFillCounts
 	// models of the last pass, by node, and a hook after each pass, for
 	// tests
 	models []*nodeModel
@@ -233,6 +235,7 @@ func newRun(opt Options, ms trace.Messages, nm *causal.Namer) *run {
 	r.restarts = make([]restartCounts, nn)
 	r.kindMatches = make([]kindMatchCounts, nn)
 	r.kindPairs = make([]kindPairCounts, nn)
+	r.usualFills = make([]usualFillCounts, nn)
 	r.models = make([]*nodeModel, nn)
 	r.firstModels = make([]*nodeModel, nn)
 	r.xfits = make([]*crossFit, nn)
@@ -425,6 +428,7 @@ func (r *run) solvePasses(n int32, evs []event, iso *nodeModel, m *nodeModel, qm
 		if last {
 			r.kindMatch(n, m, x, &r.kindMatches[n])
 			r.kindPairMatch(n, m, x, &r.kindPairs[n])
+			m, x = r.usualFill(n, pass, iso, fo, m, x, &r.usualFills[n])
 		}
 		matched := r.singles[n].kept
 		if pass > 0 {

@@ -171,6 +171,7 @@ func (r *run) countMatchings(count countFunc) {
 	r.countRestarts(count)
 	r.countKindMatches(count)
 	r.countKindPairMatches(count)
+	r.countUsualFills(count)
 	var qc [3]int64
 	for _, q := range r.queue {
 		if q.tried {

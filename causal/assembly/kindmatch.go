@@ -244,7 +244,7 @@ func (ls *local) kindProblem(k int32, calls, reqs []int32, reqIx map[int32]int32
 				base = append(base, c)
 			}
 		}
-		s0 := ls.score(q, base)
+		s0 := ls.score(q, base) - ls.force[q] // force: usualcall.go
 		for _, i := range byReq[j] {
 			w := min(ls.score(q, ls.with(&with, base, calls[i]))-s0, singleNever)
 			if !math.IsInf(w, -1) && w > bgs[i] {

@@ -59,6 +59,9 @@ type local struct {
 	settled settledState
 	// hold holds the calls' FIFO evidence (lsfifo.go)
 	hold fifoHold
+	// force is, for the kind matching, what a request loses by taking
+	// no call of the kind (usualcall.go; none: nothing)
+	force map[int32]float64
 }
 
 // positions returns, for every call, its index in its callee's
