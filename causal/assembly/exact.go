@@ -247,21 +247,6 @@ func (l *loader) tokens(i int32) []uint64 {
 	return l.syms.Tokens(l.msgs[i].Tokens)
 }
 
-// sharedIDF returns the summed IDF of the tokens of a that appear in any
-// of pool (all sorted), counting each token once.
-func sharedIDF(idf map[uint64]float64, a []uint64, pool ...[]uint64) float64 {
-	sum := 0.0
-	for _, t := range a {
-		for _, p := range pool {
-			if _, ok := slices.BinarySearch(p, t); ok {
-				sum += idf[t]
-				break
-			}
-		}
-	}
-	return sum
-}
-
 // tokFeature returns the token bin of a call with tokens ct for a
 // request: pool holds the request's own tokens, then those of its last
 // call sent and of its last reply. What the call shares with the request
@@ -273,8 +258,8 @@ func sharedIDF(idf map[uint64]float64, a []uint64, pool ...[]uint64) float64 {
 // as the request's next call. Summed, they fell in one bin as soon as a
 // request's first call to a service carried the request's value.
 func tokFeature(idf map[uint64]float64, ct []uint64, pool [3][]uint64) int {
-	own := sharedIDF(idf, ct, pool[0])
-	return tokBin(own)*tokBins0 + tokBin(sharedIDF(idf, ct, pool[:]...)-own)
+	own, all := sharedIDFs(idf, ct, &pool)
+	return tokBin(own)*tokBins0 + tokBin(all-own)
 }
 
 // callEvid is what features reads of a call's CALL message, held by

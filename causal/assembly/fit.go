@@ -381,6 +381,7 @@ func (r *run) observeFIFO(n int32, m *nodeModel, asg func(int32) int32, byParent
 	// requests fan out (fifoOrder)
 	cond := m.tick == 0 && !m.parallel()
 	var fo fifoOrder
+	var rk readyRanks
 	r.sweep(n, func(c int32, cands []int32) {
 		a := asg(c)
 		if a == undecided {
@@ -412,14 +413,9 @@ func (r *run) observeFIFO(n int32, m *nodeModel, asg func(int32) int32, byParent
 				m.rep.addOther(repeatBin(kinds, kindBit(k)), w(c))
 			}
 		}
+		nbs := rk.of(r, es, rs)
 		for i, e := range es {
-			nb := 0
-			for j, o := range es {
-				if o != e && r.readyBefore(o, e, rs[j], rs[i]) {
-					nb++
-				}
-			}
-			b := min(nb, fifoBins-1)
+			b := min(nbs[i], fifoBins-1)
 			if e == a {
 				m.fifo.addLink(b, w(c))
 			} else {

@@ -1,9 +1,6 @@
 package assembly
 
-import (
-	"container/heap"
-	"math"
-)
+import "math"
 
 // A sparse linear assignment problem: n rows, n columns, and for each
 // row the columns it may take with their costs; find the perfect
@@ -32,16 +29,48 @@ type lapItem struct {
 	j int32
 }
 
+// lapHeap is a binary min-heap of columns by distance: container/heap's
+// algorithm (the same comparisons and swaps, so the same order of pops
+// among equal distances) on the concrete type, without boxing each
+// item pushed into an interface (an allocation a push).
 type lapHeap []lapItem
 
-func (h lapHeap) Len() int           { return len(h) }
-func (h lapHeap) Less(a, b int) bool { return h[a].d < h[b].d }
-func (h lapHeap) Swap(a, b int)      { h[a], h[b] = h[b], h[a] }
-func (h *lapHeap) Push(x any)        { *h = append(*h, x.(lapItem)) }
-func (h *lapHeap) Pop() any {
-	old := *h
-	it := old[len(old)-1]
-	*h = old[:len(old)-1]
+// push adds it, as heap.Push does.
+func (h *lapHeap) push(it lapItem) {
+	*h = append(*h, it)
+	q := *h
+	for j := len(q) - 1; ; {
+		i := (j - 1) / 2 // parent
+		if i == j || !(q[j].d < q[i].d) {
+			break
+		}
+		q[i], q[j] = q[j], q[i]
+		j = i
+	}
+}
+
+// pop removes and returns the nearest item, as heap.Pop does.
+func (h *lapHeap) pop() lapItem {
+	q := *h
+	n := len(q) - 1
+	q[0], q[n] = q[n], q[0]
+	for i := 0; ; {
+		j1 := 2*i + 1
+		if j1 >= n || j1 < 0 {
+			break
+		}
+		j := j1
+		if j2 := j1 + 1; j2 < n && q[j2].d < q[j1].d {
+			j = j2
+		}
+		if !(q[j].d < q[i].d) {
+			break
+		}
+		q[i], q[j] = q[j], q[i]
+		i = j
+	}
+	it := q[n]
+	*h = q[:n]
 	return it
 }
 
@@ -111,7 +140,7 @@ func (s *lapSolver) augment(cur int32) bool {
 					s.touched = append(s.touched, j)
 				}
 				s.shortest[j], s.path[j] = r, i
-				heap.Push(&s.h, lapItem{r, j})
+				s.h.push(lapItem{r, j})
 			}
 		}
 		j := s.nearest()
@@ -152,8 +181,8 @@ func (s *lapSolver) augment(cur int32) bool {
 // nearest pops the column nearest to the search's rows not yet reached,
 // -1 when there is none.
 func (s *lapSolver) nearest() int32 {
-	for s.h.Len() > 0 {
-		it := heap.Pop(&s.h).(lapItem)
+	for len(s.h) > 0 {
+		it := s.h.pop()
 		s.pops++
 		if !s.done[it.j] && it.d <= s.shortest[it.j] {
 			return it.j

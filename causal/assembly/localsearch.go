@@ -552,22 +552,17 @@ func (ls *local) fifoOne(i int) float64 {
 	d := ls.order[i]
 	k := kindBit(r.calls[d].kind)
 	p := r.parent[d]
-	if p < 0 || ls.made(p, d, k) {
+	if p < 0 {
+		return 0
+	}
+	made, kp, ep := ls.prefix(p, d, k)
+	if made {
 		return 0
 	}
 	if r.fanOrder(ls.m) {
 		return ls.fanFIFO(p, d, k)
 	}
-	var f float64
-	x := fifoCtx{kinds: func(q int32) uint64 { return ls.kindsBefore(q, d) }, ready: func(q int32) readyEv { return ls.readyFor(q, d) }}
-	f, ls.probs = r.fifoOf(ls.m, p, ls.probs, x, func(yield func(int32)) {
-		for _, q := range ls.candsOf(d) {
-			if !ls.made(q, d, k) {
-				yield(q)
-			}
-		}
-	})
-	return f
+	return ls.localFIFO(p, d, k, kp, ep)
 }
 
 // fifoSpread is how much one call's FIFO evidence can change, computed

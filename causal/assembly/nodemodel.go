@@ -102,6 +102,8 @@ type nodeModel struct {
 	// mcache holds, by anchor and level-1 context, the masses gapDensity
 	// mixes from the levels above (gapmass.go)
 	mcache [2]map[gKey]*upperMass
+	// sizeLists holds the tables of sizes as lists (sizelist.go)
+	sizeLists map[sizeListKey]*sizeList
 }
 
 func newNodeModel(nKinds int, span float64) *nodeModel {
@@ -500,38 +502,11 @@ func addSize(mm map[int32]map[int64]float64, k int32, b int64) {
 	s[b]++
 }
 
-// randDelta is the probability of a difference delta between a reply of
-// kind prev and a message of the sizes next, for unrelated messages.
-func randDelta(prev, next map[int64]float64, delta int64) float64 {
-	var np, nn float64
-	for _, v := range prev {
-		np += v
-	}
-	for _, v := range next {
-		nn += v
-	}
-	if np == 0 || nn == 0 {
-		return 0
-	}
-	p := 0.0
-	for x, v := range prev {
-		p += v * next[x+delta]
-	}
-	return p / (np * nn)
-}
-
 func (m *nodeModel) sizeKey(prev, next, pk int32) sKey {
 	if next != endKind {
 		pk = 0
 	}
 	return sKey{prev, next, pk}
-}
-
-func (m *nodeModel) nextSizes(k sKey) map[int64]float64 {
-	if k.next == endKind {
-		return m.repSizes[k.pk]
-	}
-	return m.reqSizes[k.next]
 }
 
 // addSizeLink records the size difference of one link.
@@ -573,7 +548,8 @@ func (m *nodeModel) sizeLR(k sKey, s *sizeLink, delta int64) float64 {
 	if v, ok := s.cache[delta]; ok {
 		return v
 	}
-	return s.lr(delta, randDelta(m.retSizes[k.prev], m.nextSizes(k), delta))
+	nt, nk := nextTab(k.next, k.pk)
+	return s.lr(delta, m.randDeltaOf(tabRet, k.prev, nt, nk, delta))
 }
 
 // unseenWeight is the weight κ of chance in the relation's smoothing

@@ -30,22 +30,14 @@ func (m *nodeModel) addOriginLink(pk, next int32, delta int64, w float64) {
 	s.n += w
 }
 
-// originNext returns the sizes of what is sent in relation k, of every
-// message of that kind (linked or not).
-func (m *nodeModel) originNext(k oKey) map[int64]float64 {
-	if k.next == endKind {
-		return m.repSizes[k.pk]
-	}
-	return m.reqSizes[k.next]
-}
-
 // originLR returns the log likelihood ratio of difference delta in
 // relation k: on links against between unrelated messages.
 func (m *nodeModel) originLR(k oKey, s *sizeLink, delta int64) float64 {
 	if v, ok := s.cache[delta]; ok {
 		return v
 	}
-	return s.lr(delta, randDelta(m.arrSizes[k.pk], m.originNext(k), delta))
+	nt, nk := nextTab(k.next, k.pk)
+	return s.lr(delta, m.randDeltaOf(tabArr, k.pk, nt, nk, delta))
 }
 
 // finishOrigin decides which origin relations are informative, as
