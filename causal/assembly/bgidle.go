@@ -86,8 +86,16 @@ func (r *run) capBackground(n int32, m *nodeModel, lo, hi int64) {
 		return
 	}
 	for k, b := range m.bg {
-		if a := ib.alone[k]; b > 0 && a < b*f {
-			m.bg[k] = (b*bgIdleWeight + a) / (bgIdleWeight + f)
-		}
+		m.bg[k] = idleCount(b, ib.alone[k], f)
 	}
+}
+
+// idleCount is a kind's background count b, over a span a share f of
+// which the node was idle with a of the kind's calls sent then, lowered
+// to the Gamma posterior's mean where a is fewer than b predicts.
+func idleCount(b, a, f float64) float64 {
+	if b <= 0 || f <= 0 || a >= b*f {
+		return b
+	}
+	return (b*bgIdleWeight + a) / (bgIdleWeight + f)
 }
