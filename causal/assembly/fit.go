@@ -203,6 +203,7 @@ func (r *run) fitWith(n int32, asg func(c int32) int32, w, trust func(int32) flo
 	}
 	r.observeOthers(n, m, asg, byParent, w)
 	if bg {
+		r.idleBackgroundFit(n, m, lo, hi)
 		r.fitRhythms(n, m, func(c int32) bool { return asg(c) == -1 })
 	}
 	m.finishSizes()

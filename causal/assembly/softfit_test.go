@@ -13,8 +13,9 @@ import (
 // The delays the data hold are then a mixture: a share pEarly/(pEarly+
 // pLate) of the first delays is 0.9 ms. Hard EM fits the picked request's
 // delay only (0.1 ms: sharper than the mixture), soft EM the mixture, and
-// the posterior of none as background; auto EM is soft where the mean
-// posterior of the calls' requests is below softBelow.
+// the posterior of none as background (lowered by what the app's idle
+// time shows, bgidle.go); auto EM is soft where the mean posterior of the
+// calls' requests is below softBelow.
 func TestSoftFitRecoversMixture(t *testing.T) {
 	cases := []struct {
 		em            EM
@@ -81,8 +82,13 @@ func TestSoftFitRecoversMixture(t *testing.T) {
 			if mass := h.w[bEarly] + h.w[bLate]; math.Abs(mass-h.n) > 1e-6 {
 				t.Errorf("first delays elsewhere: %.3f of %.3f", h.n-mass, h.n)
 			}
-			if got := m.bg[kind] / pairs; math.Abs(got-tc.wantBg) > 1e-3 {
-				t.Errorf("background weight per call %.3f, want %.3f", got, tc.wantBg)
+			// the posterior mass of none, lowered where the app's idle
+			// time saw fewer such calls than it predicts (bgidle.go)
+			lo, hi := r.sendOf(r.callOf(kids[0])), r.sendOf(r.callOf(kids[pairs-1]))
+			ib := r.idleOf(app, lo, hi)
+			wantBg := idleCount(tc.wantBg*pairs, ib.alone[kind], ib.idle/float64(hi-lo)) / pairs
+			if got := m.bg[kind] / pairs; math.Abs(got-wantBg) > 1e-3 {
+				t.Errorf("background weight per call %.3f, want %.3f", got, wantBg)
 			}
 		})
 	}
