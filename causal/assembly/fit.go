@@ -413,6 +413,9 @@ func (r *run) observeFIFO(n int32, m *nodeModel, asg func(int32) int32, byParent
 			}
 		}
 		for i, e := range es {
+			if r.observeCrossRank(n, m, a, e, es, rs, i, w(c)) {
+				continue
+			}
 			nb := 0
 			for j, o := range es {
 				if o != e && r.readyBefore(o, e, rs[j], rs[i]) {
@@ -429,8 +432,12 @@ func (r *run) observeFIFO(n int32, m *nodeModel, asg func(int32) int32, byParent
 		if cond {
 			r.observeOrder(&fo, a, c, t, k, cands, es, rs, byParent, w(c))
 		}
+		if !fan {
+			r.observeCross(n, m, a, k, es, byParent, w(c))
+		}
 	})
 	if cond {
 		m.fifoDamp = 1 - fo.weight()
 	}
+	r.keepCross(n, m)
 }
