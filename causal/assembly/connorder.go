@@ -112,14 +112,13 @@ func (r *run) crossConns(p, q int32) bool {
 }
 
 // crossProb is the chance that request q came before request p in the
-// order node model m's node served them, where that order is open
-// (crossOrder); ok is false where the arrivals' order is the order
-// served.
-func (r *run) crossProb(m *nodeModel, q, p int32) (pr float64, ok bool) {
-	if m.cross == nil || m.cross.closed || !r.crossConns(p, q) {
+// order their node served them, where its crossOrder x leaves that order
+// open; ok is false where the arrivals' order is the order served.
+func (r *run) crossProb(x *crossOrder, q, p int32) (pr float64, ok bool) {
+	if x == nil || x.closed || !r.crossConns(p, q) {
 		return 0, false
 	}
-	pk, open := m.cross.prob(r.arrOf(p) - r.arrOf(q))
+	pk, open := x.prob(r.arrOf(p) - r.arrOf(q))
 	if !open {
 		return 0, false
 	}
@@ -185,14 +184,13 @@ func (r *run) observeCrossRank(n int32, m *nodeModel, a, e int32, es []int32, rs
 	if x == nil || x.closed {
 		return false
 	}
-	xm := &nodeModel{cross: x}
 	sure := 0
 	var ps []float64
 	for j, o := range es {
 		if o == e {
 			continue
 		}
-		if pr, ok := r.crossProb(xm, o, e); ok {
+		if pr, ok := r.crossProb(x, o, e); ok {
 			ps = append(ps, pr)
 			continue
 		}
@@ -228,7 +226,7 @@ func (s *search) crossRank(slots []slot, k int, i int32) {
 		if crossBin(r.arrOf(p)-r.arrOf(q)) < 0 {
 			break
 		}
-		if pr, ok := r.crossProb(s.m, q, p); ok {
+		if pr, ok := r.crossProb(s.m.cross, q, p); ok {
 			sure--
 			s.probs = append(s.probs, pr)
 		}
@@ -238,7 +236,7 @@ func (s *search) crossRank(slots []slot, k int, i int32) {
 		if crossBin(r.arrOf(q)-r.arrOf(p)) < 0 {
 			break
 		}
-		if pr, ok := r.crossProb(s.m, q, p); ok {
+		if pr, ok := r.crossProb(s.m.cross, q, p); ok {
 			s.probs = append(s.probs, pr)
 		}
 	}

@@ -32,19 +32,18 @@ func TestCrossOrderProb(t *testing.T) {
 	x.kept[2], x.swapped[2] = 8, 10 // (8+2)/20 = 0.5
 	x.kept[3], x.swapped[3] = 18, 2 // 20/22
 	for _, c := range []struct {
-		name  string
-		x     *crossOrder
-		gap   int64
-		want  float64
-		open  bool
-		wantP bool
+		name string
+		x    *crossOrder
+		gap  int64
+		want float64
+		open bool
 	}{
-		{"chance", x, 60_000, 0.5, true, true},
-		{"mostly in order", x, 150_000, 20.0 / 22, false, true},
-		{"no pairs: the prior", x, 10_000, 1, false, true},
-		{"beyond the bins", x, 2_000_000, 1, false, true},
-		{"closed", &crossOrder{kept: x.kept, swapped: x.swapped, closed: true}, 60_000, 1, false, true},
-		{"none", nil, 60_000, 1, false, true},
+		{"chance", x, 60_000, 0.5, true},
+		{"mostly in order", x, 150_000, 20.0 / 22, false},
+		{"no pairs: the prior", x, 10_000, 1, false},
+		{"beyond the bins", x, 2_000_000, 1, false},
+		{"closed", &crossOrder{kept: x.kept, swapped: x.swapped, closed: true}, 60_000, 1, false},
+		{"none", nil, 60_000, 1, false},
 	} {
 		p, open := c.x.prob(c.gap)
 		if open != c.open || math.Abs(p-c.want) > 1e-12 {
@@ -102,7 +101,6 @@ func TestCrossProb(t *testing.T) {
 	for b := range crossBins {
 		x.kept[b], x.swapped[b] = 3, 7 // (3+2)/12
 	}
-	m := &nodeModel{cross: x}
 	want := 5.0 / 12
 	for _, k := range []struct {
 		name string
@@ -116,13 +114,13 @@ func TestCrossProb(t *testing.T) {
 		{"different connections, 3 ms", c[2], c[3], false, 0},
 		{"one thread read both", c[4], c[5], false, 0},
 	} {
-		pr, ok := r.crossProb(m, k.q, k.p)
+		pr, ok := r.crossProb(x, k.q, k.p)
 		if ok != k.open || math.Abs(pr-k.pr) > 1e-12 {
 			t.Errorf("%s: %g %v, want %g %v", k.name, pr, ok, k.pr, k.open)
 		}
 	}
 	x.closed = true
-	if _, ok := r.crossProb(m, c[0], c[1]); ok {
+	if _, ok := r.crossProb(x, c[0], c[1]); ok {
 		t.Error("closed table: the order is open")
 	}
 }

@@ -115,7 +115,7 @@ func (r *run) readyBefore(q, p int32, eq, ep readyEv) bool {
 // (media 1.7 points below main).
 func (r *run) readyProb(m *nodeModel, q, p int32, eq, ep readyEv, kq, kp uint64) float64 {
 	if !r.msgTied(eq.msg, ep.msg) {
-		if pr, ok := r.crossProb(m, q, p); ok {
+		if pr, ok := r.crossProb(m.cross, q, p); ok {
 			return pr
 		}
 		if r.readyBefore(q, p, eq, ep) {
