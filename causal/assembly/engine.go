@@ -138,6 +138,9 @@ type run struct {
 	singles []chainCounts
 	// restarts are the last pass's second starts' counts (restart.go)
 	restarts []restartCounts
+	// crossFirst is each node's first crossOrder, kept for its later
+	// passes (connorder.go)
+	crossFirst []*crossOrder
 	// kindMatches are the kind matchings' counts (kindmatch.go)
 	kindMatches []kindMatchCounts
 	// kindPairs are the kind-pair matchings' counts (kindpair.go)
@@ -233,6 +236,7 @@ func newRun(opt Options, ms trace.Messages, nm *causal.Namer) *run {
 	r.chains = make([]chainCounts, nn)
 	r.singles = make([]chainCounts, nn)
 	r.restarts = make([]restartCounts, nn)
+	r.crossFirst = make([]*crossOrder, nn)
 	r.kindMatches = make([]kindMatchCounts, nn)
 	r.kindPairs = make([]kindPairCounts, nn)
 	r.usualFills = make([]usualFillCounts, nn)

@@ -115,6 +115,9 @@ func (r *run) readyBefore(q, p int32, eq, ep readyEv) bool {
 // (media 1.7 points below main).
 func (r *run) readyProb(m *nodeModel, q, p int32, eq, ep readyEv, kq, kp uint64) float64 {
 	if !r.msgTied(eq.msg, ep.msg) {
+		if pr, ok := r.crossProb(m.cross, q, p); ok {
+			return pr
+		}
 		if r.readyBefore(q, p, eq, ep) {
 			return 1
 		}
@@ -289,6 +292,10 @@ func (s *search) tiedRanks(slots []slot, ord []int32, ok func(i int32) bool) {
 	r := s.r
 	for k, i := range s.elig2 {
 		if !s.readyOrder() {
+			if s.m.cross != nil && !s.m.cross.closed {
+				s.crossRank(slots, k, i)
+				continue
+			}
 			s.fifo[i] = s.m.logFIFO(int8(min(k, fifoBins-1)))
 			continue
 		}

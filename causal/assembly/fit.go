@@ -416,6 +416,9 @@ func (r *run) observeFIFO(n int32, m *nodeModel, asg func(int32) int32, byParent
 		}
 		nbs := rk.of(r, es, rs)
 		for i, e := range es {
+			if r.observeCrossRank(n, m, a, e, es, rs, i, w(c)) {
+				continue
+			}
 			b := min(nbs[i], fifoBins-1)
 			if e == a {
 				m.fifo.addLink(b, w(c))
@@ -426,8 +429,12 @@ func (r *run) observeFIFO(n int32, m *nodeModel, asg func(int32) int32, byParent
 		if cond {
 			r.observeOrder(&fo, a, c, t, k, cands, es, rs, byParent, w(c))
 		}
+		if !fan {
+			r.observeCross(n, m, a, k, es, byParent, w(c))
+		}
 	})
 	if cond {
 		m.fifoDamp = 1 - fo.weight()
 	}
+	r.keepCross(n, m)
 }

@@ -95,6 +95,9 @@ type nodeModel struct {
 	// fanStart: the node's requests fan out, and its FIFO evidence ranks
 	// them by their first call sent (fanorder.go)
 	fanStart bool
+	// cross: how often requests that arrived on different connections
+	// were served in their arrival order (connorder.go); nil until seen
+	cross *crossOrder
 
 	tcache  map[tcKey]float64
 	scorers map[uint64]*scorerEntry
