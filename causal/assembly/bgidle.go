@@ -51,12 +51,7 @@ type idleBackground struct {
 // idleOf returns node n's idle time within [lo, hi] (the span the model
 // is fitted over) and its calls of no candidate by kind.
 func (r *run) idleOf(n int32, lo, hi int64) idleBackground {
-	ib := idleBackground{alone: map[int32]float64{}}
-	r.sweep(n, func(c int32, cands []int32) {
-		if len(cands) == 0 {
-			ib.alone[r.calls[c].kind]++
-		}
-	})
+	ib := idleBackground{alone: r.aloneKinds(n)}
 	span := r.openSpan(n)
 	ws := make([][2]int64, 0, len(r.parentsOf[n]))
 	for _, p := range r.parentsOf[n] {

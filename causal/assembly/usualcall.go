@@ -71,6 +71,7 @@ func (r *run) usualFill(n int32, pass int, iso *nodeModel, fo *fifoOnce, m *node
 		return m, x // a node whose requests make one call each: the single-call matching's (singles.go)
 	}
 	force := newLocal(r, n, m, x).usualForce()
+	dropBackgroundKinds(force, r.aloneKinds(n))
 	if len(force) == 0 {
 		return m, x
 	}
