@@ -113,20 +113,9 @@ func (r *run) usualFill(n int32, pass int, iso *nodeModel, fo *fifoOnce, m *node
 		r.setParentsOfCalls(kids, before)
 		return m, x
 	}
-	after := newLocal(r, n, mn, xn)
-	after.sweepAll(20)
-	moved := 0
-	for i, c := range kids {
-		if r.parent[c] != before[i] {
-			moved++
-		}
-	}
-	if after.objective() <= base+kindMatchMinGain*float64(moved)+improveEps {
-		r.setParentsOfCalls(kids, before)
+	if !r.keepIfGain(n, mn, xn, base, before, cnt) {
 		return m, x
 	}
-	cnt.kept++
-	cnt.changed += int64(moved)
 	return mn, xn
 }
 
