@@ -81,9 +81,7 @@ func crossBin(gap int64) int {
 // closed: the node's order is strict whatever the counts.
 type crossOrder struct {
 	kept, swapped [crossBins]float64
-	// active: the pairs the node sent something between (connquiet.go)
-	active *crossOrder
-	closed bool
+	closed        bool
 }
 
 // prob is the chance that the earlier of two requests that arrived gap
@@ -99,7 +97,7 @@ func (x *crossOrder) prob(gap int64) (float64, bool) {
 
 // crossConns reports whether requests p's and q's CALLs came on different
 // known connections and were not read by one known thread, at fine
-// timestamps, and their node sent nothing between them (quietBetween).
+// timestamps.
 func (r *run) crossConns(p, q int32) bool {
 	if r.l.arrLo != nil {
 		return false
@@ -122,7 +120,7 @@ func (r *run) crossProb(x *crossOrder, q, p int32) (pr float64, ok bool) {
 	if x == nil || x.closed || !r.crossConns(p, q) {
 		return 0, false
 	}
-	pk, open := x.pairOrder(r, q, p, false).prob(r.arrOf(p) - r.arrOf(q))
+	pk, open := x.prob(r.arrOf(p) - r.arrOf(q))
 	if !open {
 		return 0, false
 	}
@@ -153,11 +151,10 @@ func (r *run) observeCross(n int32, m *nodeModel, a int32, k int32, es []int32, 
 		if m.cross == nil {
 			m.cross = new(crossOrder)
 		}
-		x := m.cross.pairOrder(r, a, q, true)
 		if gap > 0 {
-			x.swapped[b] += w
+			m.cross.swapped[b] += w
 		} else {
-			x.kept[b] += w
+			m.cross.kept[b] += w
 		}
 	}
 }

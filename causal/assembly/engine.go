@@ -141,9 +141,6 @@ type run struct {
 	// crossFirst is each node's first crossOrder, kept for its later
 	// passes (connorder.go)
 	crossFirst []*crossOrder
-	// quietUntil is, per request, its node's first send after its
-	// arrival (connquiet.go)
-	quietUntil []int64
 	// kindMatches are the kind matchings' counts (kindmatch.go)
 	kindMatches []kindMatchCounts
 	// kindPairs are the kind-pair matchings' counts (kindpair.go)
@@ -231,7 +228,6 @@ func newRun(opt Options, ms trace.Messages, nm *causal.Namer) *run {
 	r.learnTolerances(statesClock(opt, ms))
 	r.freed = r.handoffs()
 	r.arrAt = r.arrivals()
-	r.quietUntil = r.nodeQuiet()
 	r.idf = tokenIDF(r.l)
 	r.ev, r.retTok = r.evidence()
 	r.hasIDs = r.hasIDsOrThreads()
