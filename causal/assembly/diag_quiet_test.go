@@ -298,3 +298,77 @@ func TestDiagnoseQuietPairs(t *testing.T) {
 	}
 	t.Logf("by gap bin (<50 µs, 100, 200, 400, 800, 1600, 3200, 6400, 12800): node sent between: %v; silent between: %v", act, sil)
 }
+
+// TestDiagnoseFanSplit: at node WIREPATH_DIAG_PH, how many requests have
+// every call right, all their calls under one other request (a whole
+// swap) or their calls split between requests, and how far apart the
+// truth's calls of one request were sent.
+func TestDiagnoseFanSplit(t *testing.T) {
+	r, d, n := diagNode(t, "WIREPATH_DIAG_PH")
+	byTrue := map[int32][]int32{}
+	for _, c := range r.childrenOf[n] {
+		if tp := d.tp[c]; tp != diagUnknown && tp >= 0 && r.evid[c] != evRoot {
+			byTrue[tp] = append(byTrue[tp], c)
+		}
+	}
+	right, whole, split := 0, 0, 0
+	var spread []int64
+	for _, cs := range byTrue {
+		ps := map[int32]bool{}
+		lo, hi := r.sendOf(cs[0]), r.sendOf(cs[0])
+		for _, c := range cs {
+			ps[r.parent[c]] = true
+			lo, hi = min(lo, r.sendOf(c)), max(hi, r.sendOf(c))
+		}
+		spread = append(spread, hi-lo)
+		switch {
+		case len(ps) == 1 && r.parent[cs[0]] == d.tp[cs[0]]:
+			right++
+		case len(ps) == 1:
+			whole++
+		default:
+			split++
+		}
+	}
+	slices.Sort(spread)
+	q := func(f float64) int64 { return spread[int(f*float64(len(spread)-1))] / 1e3 }
+	t.Logf("requests %d: all right %d, all under one other request %d, split %d; true sends' spread µs 50/75/90/95%% %d %d %d %d",
+		len(byTrue), right, whole, split, q(.5), q(.75), q(.9), q(.95))
+}
+
+// TestDiagnoseGreedyFIFO: at node WIREPATH_DIAG_PH, each call in send
+// order given to the earliest-arrived request that can still hold it and
+// has none (no model): how many are right, against the engine.
+func TestDiagnoseGreedyFIFO(t *testing.T) {
+	r, d, n := diagNode(t, "WIREPATH_DIAG_PH")
+	kids := slices.Clone(r.childrenOf[n])
+	slices.SortFunc(kids, func(a, b int32) int { return cmpTime(r.sendOf(a), r.sendOf(b)) })
+	ps := slices.Clone(r.parentsOf[n])
+	slices.SortFunc(ps, func(a, b int32) int { return cmpTime(r.arrOf(a), r.arrOf(b)) })
+	used := map[int32]bool{}
+	right, eng, tot := 0, 0, 0
+	for _, c := range kids {
+		tp := d.tp[c]
+		if tp == diagUnknown || r.evid[c] == evRoot {
+			continue
+		}
+		g := int32(-1)
+		for _, p := range ps {
+			if !used[p] && r.arrOf(p) < r.sendOf(c) && r.calls[p].rep > r.calls[c].back && r.kinds.name(r.calls[p].kind) != "GET /health" {
+				g = p
+				break
+			}
+		}
+		if g >= 0 {
+			used[g] = true
+		}
+		tot++
+		if g == tp {
+			right++
+		}
+		if r.parent[c] == tp {
+			eng++
+		}
+	}
+	t.Logf("greedy FIFO right %d of %d, engine %d", right, tot, eng)
+}
