@@ -595,10 +595,7 @@ func (ls *local) try(ps []int32, ks [][]int32, sc []float64, bgDelta float64, kb
 	var at []int
 	if ls.fifoSpread() > 0 {
 		var ok bool
-		if ls.r.fanOrder(ls.m) {
-			kb = ^uint64(0) // a request's first call moved moves its start
-		}
-		if at, ok = ls.affected(ps, moved, kb, lo); !ok {
+		if at, ok = ls.affected(ps, moved, ls.movedKinds(kb), lo); !ok {
 			return false
 		}
 		if d+float64(len(at))*ls.fifoSpread() <= improveEps {
