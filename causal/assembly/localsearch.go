@@ -286,19 +286,23 @@ func (ls *local) score(p int32, ks []int32) float64 {
 // depends only on the request and its calls (the models do not change
 // during the local search), and the sweeps score the same requests with
 // the same calls again (four times in five on the scale benchmark).
-// Each request (by position) has its own short list of entries, scanned
-// by hash (a map of every entry was slower: a cache miss per look-up);
-// entries are checked call by call, so a collision of hashes is a miss.
+// Each request (by position) has its own short list of entries; idx
+// finds an entry by its request and hash (replaymemoidx.go: the lists
+// were scanned, a hundred entries a look-up at 64 in flight); entries
+// are checked call by call, so a collision of hashes is a miss.
 type replayMemo struct {
 	byReq [][]memoEntry
 	arena []int32 // the entries' calls
+	idx   u64Table
 }
 
-// memoEntry is one score: calls arena[off:off+n], whose hash is h.
+// memoEntry is one score: calls arena[off:off+n], whose hash is h; next
+// is the next entry under the same key of idx (memoRef; 0: none).
 type memoEntry struct {
 	h      uint64
 	off, n int32
 	score  float64
+	next   uint64
 }
 
 func (m *replayMemo) hash(p int32, ks []int32) uint64 {
@@ -315,22 +319,24 @@ func (m *replayMemo) get(i int32, h uint64, ks []int32) (float64, bool) {
 	if int(i) >= len(m.byReq) {
 		return 0, false
 	}
-	es := m.byReq[i]
-	for k := range es {
-		e := &es[k]
-		if e.h == h && slices.Equal(m.arena[e.off:e.off+e.n], ks) {
+	ref, ok := m.idx.get(memoKey(i, h))
+	for ok && ref != 0 {
+		j, k := memoAt(ref)
+		e := &m.byReq[j][k]
+		if j == i && e.h == h && slices.Equal(m.arena[e.off:e.off+e.n], ks) {
 			return e.score, true
 		}
+		ref = e.next
 	}
 	return 0, false
 }
 
-// maxMemo bounds the entries held per request, and so the scan of get:
-// a request held open while thousands of calls left is scored again
-// instead.
+// maxMemo bounds the entries held per request: a request held open while
+// thousands of calls left is scored again instead.
 const maxMemo = 256
 
-// put holds score v of the request at position i with calls ks (hash h).
+// put holds score v of the request at position i with calls ks (hash h),
+// not held yet.
 func (m *replayMemo) put(i int32, h uint64, ks []int32, v float64) {
 	if int(i) >= len(m.byReq) {
 		m.byReq = slices.Grow(m.byReq, int(i)+1-len(m.byReq))[:i+1]
@@ -338,7 +344,10 @@ func (m *replayMemo) put(i int32, h uint64, ks []int32, v float64) {
 	if len(m.byReq[i]) >= maxMemo {
 		return
 	}
-	m.byReq[i] = append(m.byReq[i], memoEntry{h: h, off: int32(len(m.arena)), n: int32(len(ks)), score: v})
+	key := memoKey(i, h)
+	head, _ := m.idx.get(key)
+	m.idx.put(key, memoRef(i, len(m.byReq[i])))
+	m.byReq[i] = append(m.byReq[i], memoEntry{h: h, off: int32(len(m.arena)), n: int32(len(ks)), score: v, next: head})
 	m.arena = append(m.arena, ks...)
 }
 
