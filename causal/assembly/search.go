@@ -240,6 +240,7 @@ type search struct {
 	memo   u64Table // of math.Float64bits
 	scores []float64
 	fifo   []float64 // FIFO evidence per slot (tiedRanks)
+	held   fifoHeld  // fifoRanks's answers within a send (fifoheld.go)
 	// wait and waiters are waitRanks's
 	wait    []int8
 	waiters []waiter
@@ -409,6 +410,9 @@ func (s *search) send(c int32) {
 	s.memo.reset()
 	kb := kindBit(cc.kind)
 	shared := s.slotOrder(c) && !s.readyOrder() && !s.r.fanOrder(s.m)
+	if shared {
+		s.held.reset(len(s.hyps[0].slots))
+	}
 	s.startAlts()
 	for hi, h := range s.hyps {
 		if forced < 0 {
@@ -417,7 +421,7 @@ func (s *search) send(c int32) {
 			s.noteAlt(-1, 0, sc)
 		}
 		if shared {
-			s.fifoRanks(h, kb)
+			s.fifoRanksHeld(h, kb)
 		} else {
 			s.fifoBins(h, c, kb)
 		}
