@@ -100,34 +100,21 @@ func newLocal(r *run, n int32, m *nodeModel, x *crossFit) *local {
 	if x != nil {
 		m = x.ms[0]
 	}
-	ls := &local{r: r, s: &search{r: r, m: m}, m: m, x: x, n: n, ps: make([]float64, np), spread: -1,
-		cands: make([][]int32, len(r.childrenOf[n])), memo: memo}
-	// every call's candidates copied into one array, sliced once it is
-	// complete (it grows while they are copied)
-	var all []int32
-	span := make([][2]int32, len(r.childrenOf[n]))
-	r.sweep(n, func(c int32, cands []int32) {
-		span[r.childPos[c]] = [2]int32{int32(len(all)), int32(len(all) + len(cands))}
-		all = append(all, cands...)
-	})
-	for i, sp := range span {
-		if sp[1] > sp[0] {
-			ls.cands[i] = all[sp[0]:sp[1]:sp[1]]
-		}
+	ls := &local{r: r, s: &search{r: r, m: m}, m: m, x: x, n: n, ps: make([]float64, np), spread: -1, memo: memo}
+	sh := r.localShapeOf(n)
+	if sh == nil {
+		sh = r.newLocalShape(n)
+		r.keepLocalShape(n, sh)
+	} else if checkLocalShape != nil {
+		checkLocalShape(r, n, sh)
 	}
+	ls.cands, ls.order, ls.orderAt, ls.inv = sh.cands, sh.order, sh.orderAt, sh.inv
 	ls.kids = groupKids(r, n)
 	for i, p := range r.parentsOf[n] {
 		ks := ls.kids[i]
 		slices.SortStableFunc(ks, func(a, b int32) int { return cmpTime(r.sendOf(a), r.sendOf(b)) })
 		ls.ps[i] = ls.score(p, ks)
 	}
-	ls.order = slices.Clone(r.childrenOf[n])
-	slices.SortFunc(ls.order, func(a, b int32) int { return ls.cmpSend(a, b) })
-	ls.orderAt = make([]int32, len(ls.order))
-	for i, c := range ls.order {
-		ls.orderAt[r.childPos[c]] = int32(i)
-	}
-	ls.inv = ls.invert(np)
 	ls.span = r.openSpan(n)
 	return ls
 }
