@@ -306,6 +306,14 @@ func (m *replayMemo) get(i int32, h uint64, ks []int32) (float64, bool) {
 	if int(i) >= len(m.byReq) {
 		return 0, false
 	}
+	if es := m.byReq[i]; len(es) <= memoScanMax {
+		for k := range es {
+			if e := &es[k]; e.h == h && slices.Equal(m.arena[e.off:e.off+e.n], ks) {
+				return e.score, true
+			}
+		}
+		return 0, false
+	}
 	ref, ok := m.idx.get(memoKey(i, h))
 	for ok && ref != 0 {
 		j, k := memoAt(ref)
@@ -331,11 +339,9 @@ func (m *replayMemo) put(i int32, h uint64, ks []int32, v float64) {
 	if len(m.byReq[i]) >= maxMemo {
 		return
 	}
-	key := memoKey(i, h)
-	head, _ := m.idx.get(key)
-	m.idx.put(key, memoRef(i, len(m.byReq[i])))
-	m.byReq[i] = append(m.byReq[i], memoEntry{h: h, off: int32(len(m.arena)), n: int32(len(ks)), score: v, next: head})
+	m.byReq[i] = append(m.byReq[i], memoEntry{h: h, off: int32(len(m.arena)), n: int32(len(ks)), score: v})
 	m.arena = append(m.arena, ks...)
+	m.indexNew(i)
 }
 
 func (ls *local) bg(c int32) float64 { return ls.callModel(c).logBackgroundOf(c, ls.r.calls[c].kind) }

@@ -62,6 +62,13 @@ func TestReplayMemoIndex(t *testing.T) {
 			if hits == 0 {
 				t.Fatal("no hit: nothing compared")
 			}
+			long := false
+			for _, es := range m.byReq {
+				long = long || len(es) > memoScanMax
+			}
+			if tc.name == "past maxMemo" && !long {
+				t.Fatal("no request's list outgrew the scan (memoScanMax): the index is not compared")
+			}
 		})
 	}
 }
