@@ -434,13 +434,16 @@ func (s *search) send(c int32) {
 			if shared && !s.feas[i] || !shared && !s.feasible(c, sl.p) {
 				continue
 			}
-			key := sl.hs ^ math.Float64bits(s.fifo[i])*0x9e3779b97f4a7c15 ^ uint64(s.wait[i]+2)*0xc2b2ae3d27d4eb4f
-			lb, ok := s.memo.get(key)
+			// the link score held by slot state alone (the FIFO and
+			// waiters' evidence, which the other slots decide, added
+			// after it as before: the same sum)
+			lb, ok := s.memo.get(sl.hs)
 			ls := math.Float64frombits(lb)
 			if !ok {
-				ls = s.linkScore(c, sl) + s.fifo[i] + s.m.logWait(s.wait[i])
-				s.memo.put(key, math.Float64bits(ls))
+				ls = s.linkScore(c, sl)
+				s.memo.put(sl.hs, math.Float64bits(ls))
 			}
+			ls = ls + s.fifo[i] + s.m.logWait(s.wait[i])
 			sc := h.score + ls
 			s.cands = append(s.cands, cand{h: int32(hi), slot: int32(i), score: sc})
 			s.noteAlt(sl.p, 1+s.r.parentPos[sl.p], sc)
