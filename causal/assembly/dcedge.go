@@ -1,5 +1,10 @@
 package assembly
 
+import (
+	"maps"
+	"slices"
+)
+
 // Handoffs in the deconvolution (issue 11). A call handed a pooled
 // connection (handoff.go) leaves when the previous user's reply frees
 // it: right after that reply, whichever request it serves. Counted as a
@@ -98,8 +103,8 @@ func (hd handed) add(k dcKey, b int) {
 // up to its replies, at most 1).
 func (hd handed) addBack(sig map[dcKey]*hist, net, ntrig map[trigKind]float64) {
 	own := map[trigKind]float64{}
-	for k, h := range hd {
-		own[k.tk] += h.n
+	for _, k := range slices.SortedFunc(maps.Keys(hd), cmpDCKey) {
+		own[k.tk] += hd[k].n
 	}
 	for k, h := range hd {
 		w := min(1, max(0, ntrig[k.tk]-net[k.tk])/own[k.tk])

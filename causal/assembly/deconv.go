@@ -1,6 +1,7 @@
 package assembly
 
 import (
+	"maps"
 	"math"
 	"slices"
 )
@@ -88,7 +89,8 @@ func (r *run) deconvolve(n int32, m *nodeModel) {
 func (r *run) dcFloor(evs []dcEvent) (map[dcKey]*hist, map[trigKind]float64) {
 	sig, floor, ntrig, hand := r.dcHistograms(evs)
 	net := make(map[trigKind]float64, len(ntrig))
-	for k, h := range sig {
+	for _, k := range slices.SortedFunc(maps.Keys(sig), cmpDCKey) {
+		h := sig[k]
 		f := floor[k]
 		var clean hist
 		for b := range h.w {

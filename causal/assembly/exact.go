@@ -93,6 +93,7 @@ const maxSwept = 1 << 22
 // calls[i] at cands[off[i]:off[i+1]].
 type swept struct {
 	calls, off, cands []int32
+	shape             *localShape // the node's local searches' (lsshape.go)
 }
 
 // sweepTimes is sweep, from the times.

@@ -1,6 +1,7 @@
 package assembly
 
 import (
+	"maps"
 	"math"
 	"slices"
 )
@@ -122,8 +123,8 @@ func (f *fifoOrder) weight() float64 {
 		return 1
 	}
 	var pred, obs float64
-	for _, fk := range f.kinds {
-		o, p := fk.waiting()
+	for _, k := range slices.Sorted(maps.Keys(f.kinds)) {
+		o, p := f.kinds[k].waiting()
 		obs, pred = obs+o, pred+p
 	}
 	w := min(max(1-(obs+1)/(pred+1), 0), 1)

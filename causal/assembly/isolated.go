@@ -277,7 +277,8 @@ func (r *run) replicaSamples(n int32) []borrowedSample {
 		}
 	}
 	var out []borrowedSample
-	for key, pk := range mine {
+	for _, key := range slices.SortedFunc(maps.Keys(mine), cmpReplicaKey) {
+		pk := mine[key]
 		for _, o := range r.isoByKey[key] {
 			if o == n {
 				continue

@@ -100,34 +100,21 @@ func newLocal(r *run, n int32, m *nodeModel, x *crossFit) *local {
 	if x != nil {
 		m = x.ms[0]
 	}
-	ls := &local{r: r, s: &search{r: r, m: m}, m: m, x: x, n: n, ps: make([]float64, np), spread: -1,
-		cands: make([][]int32, len(r.childrenOf[n])), memo: memo}
-	// every call's candidates copied into one array, sliced once it is
-	// complete (it grows while they are copied)
-	var all []int32
-	span := make([][2]int32, len(r.childrenOf[n]))
-	r.sweep(n, func(c int32, cands []int32) {
-		span[r.childPos[c]] = [2]int32{int32(len(all)), int32(len(all) + len(cands))}
-		all = append(all, cands...)
-	})
-	for i, sp := range span {
-		if sp[1] > sp[0] {
-			ls.cands[i] = all[sp[0]:sp[1]:sp[1]]
-		}
+	ls := &local{r: r, s: &search{r: r, m: m}, m: m, x: x, n: n, ps: make([]float64, np), spread: -1, memo: memo}
+	sh := r.localShapeOf(n)
+	if sh == nil {
+		sh = r.newLocalShape(n)
+		r.keepLocalShape(n, sh)
+	} else if checkLocalShape != nil {
+		checkLocalShape(r, n, sh)
 	}
+	ls.cands, ls.order, ls.orderAt, ls.inv = sh.cands, sh.order, sh.orderAt, sh.inv
 	ls.kids = groupKids(r, n)
 	for i, p := range r.parentsOf[n] {
 		ks := ls.kids[i]
 		slices.SortStableFunc(ks, func(a, b int32) int { return cmpTime(r.sendOf(a), r.sendOf(b)) })
 		ls.ps[i] = ls.score(p, ks)
 	}
-	ls.order = slices.Clone(r.childrenOf[n])
-	slices.SortFunc(ls.order, func(a, b int32) int { return ls.cmpSend(a, b) })
-	ls.orderAt = make([]int32, len(ls.order))
-	for i, c := range ls.order {
-		ls.orderAt[r.childPos[c]] = int32(i)
-	}
-	ls.inv = ls.invert(np)
 	ls.span = r.openSpan(n)
 	return ls
 }
@@ -286,19 +273,23 @@ func (ls *local) score(p int32, ks []int32) float64 {
 // depends only on the request and its calls (the models do not change
 // during the local search), and the sweeps score the same requests with
 // the same calls again (four times in five on the scale benchmark).
-// Each request (by position) has its own short list of entries, scanned
-// by hash (a map of every entry was slower: a cache miss per look-up);
-// entries are checked call by call, so a collision of hashes is a miss.
+// Each request (by position) has its own short list of entries; idx
+// finds an entry by its request and hash (replaymemoidx.go: the lists
+// were scanned, a hundred entries a look-up at 64 in flight); entries
+// are checked call by call, so a collision of hashes is a miss.
 type replayMemo struct {
 	byReq [][]memoEntry
 	arena []int32 // the entries' calls
+	idx   u64Table
 }
 
-// memoEntry is one score: calls arena[off:off+n], whose hash is h.
+// memoEntry is one score: calls arena[off:off+n], whose hash is h; next
+// is the next entry under the same key of idx (memoRef; 0: none).
 type memoEntry struct {
 	h      uint64
 	off, n int32
 	score  float64
+	next   uint64
 }
 
 func (m *replayMemo) hash(p int32, ks []int32) uint64 {
@@ -315,22 +306,32 @@ func (m *replayMemo) get(i int32, h uint64, ks []int32) (float64, bool) {
 	if int(i) >= len(m.byReq) {
 		return 0, false
 	}
-	es := m.byReq[i]
-	for k := range es {
-		e := &es[k]
-		if e.h == h && slices.Equal(m.arena[e.off:e.off+e.n], ks) {
+	if es := m.byReq[i]; len(es) <= memoScanMax {
+		for k := range es {
+			if e := &es[k]; e.h == h && slices.Equal(m.arena[e.off:e.off+e.n], ks) {
+				return e.score, true
+			}
+		}
+		return 0, false
+	}
+	ref, ok := m.idx.get(memoKey(i, h))
+	for ok && ref != 0 {
+		j, k := memoAt(ref)
+		e := &m.byReq[j][k]
+		if j == i && e.h == h && slices.Equal(m.arena[e.off:e.off+e.n], ks) {
 			return e.score, true
 		}
+		ref = e.next
 	}
 	return 0, false
 }
 
-// maxMemo bounds the entries held per request, and so the scan of get:
-// a request held open while thousands of calls left is scored again
-// instead.
+// maxMemo bounds the entries held per request: a request held open while
+// thousands of calls left is scored again instead.
 const maxMemo = 256
 
-// put holds score v of the request at position i with calls ks (hash h).
+// put holds score v of the request at position i with calls ks (hash h),
+// not held yet.
 func (m *replayMemo) put(i int32, h uint64, ks []int32, v float64) {
 	if int(i) >= len(m.byReq) {
 		m.byReq = slices.Grow(m.byReq, int(i)+1-len(m.byReq))[:i+1]
@@ -340,6 +341,7 @@ func (m *replayMemo) put(i int32, h uint64, ks []int32, v float64) {
 	}
 	m.byReq[i] = append(m.byReq[i], memoEntry{h: h, off: int32(len(m.arena)), n: int32(len(ks)), score: v})
 	m.arena = append(m.arena, ks...)
+	m.indexNew(i)
 }
 
 func (ls *local) bg(c int32) float64 { return ls.callModel(c).logBackgroundOf(c, ls.r.calls[c].kind) }

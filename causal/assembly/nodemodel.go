@@ -1,7 +1,9 @@
 package assembly
 
 import (
+	"maps"
 	"math"
+	"slices"
 )
 
 // endKind stands for a request's reply in the call-graph model: the
@@ -54,6 +56,7 @@ type sizeLink struct {
 	n           float64
 	informative bool
 	cache       map[int64]float64
+	kappa       float64 // unseenWeight's answer while link is unchanged (0: not yet)
 }
 
 // nodeModel is everything learnt about one node: its call graph (which
@@ -520,8 +523,7 @@ func (m *nodeModel) addSizeLink(prev, next, pk int32, delta int64, w float64) {
 		s = &sizeLink{link: make(map[int64]float64)}
 		m.size[k] = s
 	}
-	s.link[delta] += w
-	s.n += w
+	s.add(delta, w)
 }
 
 // finishSizes decides which size relations are informative: those whose
@@ -541,8 +543,8 @@ func (s *sizeLink) decide(lr func(delta int64) float64) {
 		return
 	}
 	gain := 0.0
-	for d, v := range s.link {
-		gain += v * lr(d)
+	for _, d := range slices.Sorted(maps.Keys(s.link)) {
+		gain += s.link[d] * lr(d)
 	}
 	s.informative = gain/s.n > 0.3
 }
@@ -572,17 +574,26 @@ func (m *nodeModel) sizeLR(k sKey, s *sizeLink, delta int64) float64 {
 // calls wrong where the same model with the size relations fitted on the
 // truth took 146 (TestDiagnose, WIREPATH_DIAG_SWAP). A relation that is
 // exact (one difference, repeated) keeps κ = 2.
+//
+// The links' weights are summed in the order of their differences (the
+// soft assignments make them fractional: in Go's map order the last bits
+// would change from run to run), once while no link is added (add).
 func (s *sizeLink) unseenWeight() float64 {
+	if s.kappa > 0 {
+		return s.kappa
+	}
 	n1 := 0.0
-	for _, v := range s.link {
-		if v < 1.5 {
+	for _, d := range slices.Sorted(maps.Keys(s.link)) {
+		if v := s.link[d]; v < 1.5 {
 			n1 += v
 		}
 	}
 	if s.n-n1 < 1 {
-		return 1e9
+		s.kappa = 1e9
+	} else {
+		s.kappa = max(2, n1*s.n/(s.n-n1))
 	}
-	return max(2, n1*s.n/(s.n-n1))
+	return s.kappa
 }
 
 // lr caches and returns the log likelihood ratio of difference delta on

@@ -26,8 +26,7 @@ func (m *nodeModel) addOriginLink(pk, next int32, delta int64, w float64) {
 		s = &sizeLink{link: make(map[int64]float64)}
 		m.origin[k] = s
 	}
-	s.link[delta] += w
-	s.n += w
+	s.add(delta, w)
 }
 
 // originLR returns the log likelihood ratio of difference delta in

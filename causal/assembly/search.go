@@ -240,6 +240,7 @@ type search struct {
 	memo   u64Table // of math.Float64bits
 	scores []float64
 	fifo   []float64 // FIFO evidence per slot (tiedRanks)
+	held   fifoHeld  // fifoRanks's answers within a send (fifoheld.go)
 	// wait and waiters are waitRanks's
 	wait    []int8
 	waiters []waiter
@@ -409,6 +410,9 @@ func (s *search) send(c int32) {
 	s.memo.reset()
 	kb := kindBit(cc.kind)
 	shared := s.slotOrder(c) && !s.readyOrder() && !s.r.fanOrder(s.m)
+	if shared {
+		s.held.reset(len(s.hyps[0].slots))
+	}
 	s.startAlts()
 	for hi, h := range s.hyps {
 		if forced < 0 {
@@ -417,7 +421,7 @@ func (s *search) send(c int32) {
 			s.noteAlt(-1, 0, sc)
 		}
 		if shared {
-			s.fifoRanks(h, kb)
+			s.fifoRanksHeld(h, kb)
 		} else {
 			s.fifoBins(h, c, kb)
 		}
@@ -430,13 +434,16 @@ func (s *search) send(c int32) {
 			if shared && !s.feas[i] || !shared && !s.feasible(c, sl.p) {
 				continue
 			}
-			key := sl.hs ^ math.Float64bits(s.fifo[i])*0x9e3779b97f4a7c15 ^ uint64(s.wait[i]+2)*0xc2b2ae3d27d4eb4f
-			lb, ok := s.memo.get(key)
+			// the link score held by slot state alone (the FIFO and
+			// waiters' evidence, which the other slots decide, added
+			// after it as before: the same sum)
+			lb, ok := s.memo.get(sl.hs)
 			ls := math.Float64frombits(lb)
 			if !ok {
-				ls = s.linkScore(c, sl) + s.fifo[i] + s.m.logWait(s.wait[i])
-				s.memo.put(key, math.Float64bits(ls))
+				ls = s.linkScore(c, sl)
+				s.memo.put(sl.hs, math.Float64bits(ls))
 			}
+			ls = ls + s.fifo[i] + s.m.logWait(s.wait[i])
 			sc := h.score + ls
 			s.cands = append(s.cands, cand{h: int32(hi), slot: int32(i), score: sc})
 			s.noteAlt(sl.p, 1+s.r.parentPos[sl.p], sc)
