@@ -383,7 +383,9 @@ func TestDiagnoseWrongKinds(t *testing.T) {
 // cross-fitted, so that no link is scored by a model fitted on it; and
 // with the engine's cross-fitted models with the truth's delays. The
 // oracle of TestDiagnose fits one model on the whole truth, which has
-// learnt every true link.
+// learnt every true link. WIREPATH_DIAG_FO_MATCH=1 also runs the last
+// pass's kind and kind-pair matchings after the local search (the
+// engine's answer has had them).
 func TestDiagnoseFairOracle(t *testing.T) {
 	r, d, n := diagNode(t, "WIREPATH_DIAG_FO")
 	saved := slices.Clone(r.parent)
@@ -403,6 +405,16 @@ func TestDiagnoseFairOracle(t *testing.T) {
 		}
 		return w
 	}
+	wrongByKind := func() map[string]int {
+		w := map[string]int{}
+		for _, c := range r.childrenOf[n] {
+			if d.tp[c] != diagUnknown && r.evid[c] != evRoot && r.parent[c] != d.tp[c] {
+				w[r.kinds.name(r.calls[c].kind)]++
+			}
+		}
+		return w
+	}
+	t.Logf("the engine's answer: wrong calls by kind %v", wrongByKind())
 	for _, c := range r.childrenOf[n] {
 		r.parent[c], r.conf[c] = tru(c), 1
 	}
@@ -419,7 +431,15 @@ func TestDiagnoseFairOracle(t *testing.T) {
 		s.run(r.timeline(n))
 		ws := wrong()
 		r.improve(n, m, x, 20)
-		t.Logf("%-40s wrong calls: search %d, + local search %d (engine %d)", name, ws, wrong(), func() int {
+		wl := wrong()
+		if os.Getenv("WIREPATH_DIAG_FO_MATCH") != "" {
+			var km kindMatchCounts
+			var kp kindPairCounts
+			r.kindMatch(n, m, x, &km)
+			r.kindPairMatch(n, m, x, &kp)
+			t.Logf("%-40s + kind and kind-pair matchings: wrong calls %d (kinds kept %d of %d, sets kept %d of %d); by kind %v", name, wrong(), km.kept, km.tried, kp.kept, kp.tried, wrongByKind())
+		}
+		t.Logf("%-40s wrong calls: search %d, + local search %d (engine %d)", name, ws, wl, func() int {
 			w := 0
 			for _, c := range r.childrenOf[n] {
 				if d.tp[c] != diagUnknown && r.evid[c] != evRoot && saved[c] != d.tp[c] {

@@ -414,6 +414,7 @@ func (r *run) solvePasses(n int32, evs []event, iso *nodeModel, m *nodeModel, qm
 	var x *crossFit
 	pl := r.newPassPlan(n)
 	fo := r.newFIFOOnce(n, qm)
+	var rf refill
 	for pass := 0; ; pass++ {
 		last := pl.last(pass)
 		var start []int32
@@ -432,7 +433,12 @@ func (r *run) solvePasses(n int32, evs []event, iso *nodeModel, m *nodeModel, qm
 		if last {
 			r.kindMatch(n, m, x, &r.kindMatches[n])
 			r.kindPairMatch(n, m, x, &r.kindPairs[n])
+			r.keepFill(n, m, x, &rf)
+			kept := r.usualFills[n].kept
 			m, x = r.usualFill(n, pass, iso, fo, m, x, &r.usualFills[n])
+			if r.searchAfterFill(n, kept, m, x, &rf) {
+				continue
+			}
 		}
 		matched := r.singles[n].kept
 		if pass > 0 {

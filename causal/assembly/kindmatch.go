@@ -125,8 +125,8 @@ func (r *run) countKindMatches(count countFunc) {
 }
 
 // kindMatchable reports whether kind k's calls at the node are worth
-// matching: at least kindMatchMinCalls of them movable, and at most
-// kindMatchMaxMulti of the requests holding one holding more.
+// matching: at least kindMatchMinCalls of them movable, and requests
+// making one call of the kind each (oneKindPerRequest).
 func (ls *local) kindMatchable(k int32) bool {
 	r := ls.r
 	movable := 0
@@ -138,22 +138,7 @@ func (ls *local) kindMatchable(k int32) bool {
 	if movable < kindMatchMinCalls {
 		return false
 	}
-	holding, multi := 0, 0
-	for i := range ls.kids {
-		h := 0
-		for _, c := range ls.kids[i] {
-			if r.calls[c].kind == k {
-				h++
-			}
-		}
-		if h > 0 {
-			holding++
-		}
-		if h > 1 {
-			multi++
-		}
-	}
-	return float64(multi) <= kindMatchMaxMulti*float64(holding)
+	return ls.oneKindPerRequest(k)
 }
 
 // matchKind gives the node's movable calls of kind k the requests of the
