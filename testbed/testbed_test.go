@@ -147,7 +147,7 @@ func checkRun(t *testing.T, wp, out string) {
 		t.Errorf("%d of %d true messages are not in the trace: %v", mp.TruthUnmatched, len(f.Messages), mp.TruthUnmatchedByLink)
 	}
 	if mp.TraceNoConn != 0 || mp.TraceSurplus > len(f.Messages)/100 {
-		t.Errorf("trace messages of no true connection: %d, surplus: %d", mp.TraceNoConn, mp.TraceSurplus)
+		t.Errorf("trace messages of no true connection: %d %q, surplus: %d", mp.TraceNoConn, mp.NoConnSeen, mp.TraceSurplus)
 	}
 	if mp.TimeErrorP50US > 1000 {
 		t.Errorf("matched messages' times differ by %.0f µs (median): matched to the wrong messages?", mp.TimeErrorP50US)

@@ -1,6 +1,7 @@
 package score
 
 import (
+	"fmt"
 	"math"
 	"sort"
 
@@ -52,6 +53,10 @@ type MappingStats struct {
 	TraceNoConn        int `json:"trace_no_conn"`
 	TraceSurplus       int `json:"trace_surplus"`
 	TraceOutsideWindow int `json:"trace_outside_window"`
+	// NoConnSeen names the first few trace messages of no true connection
+	// (endpoints, protocol, time, label), for a test's or a reader's
+	// message; it is not part of the JSON.
+	NoConnSeen []string `json:"-"`
 	// TruthUnmatched counts the true messages no trace message stands for,
 	// in all and by link (caller→callee tiers).
 	TruthUnmatched       int            `json:"truth_unmatched"`
@@ -119,6 +124,7 @@ func MapTrace(t *trace.Trace, f *truth.File, opt MapOptions) *Mapping {
 		}
 		if len(cands) == 0 {
 			m.unmatchedTrace(f, int64(tm.Time()), true)
+			m.noteNoConn(t, tm, src, dst)
 			continue
 		}
 		c := nearestConn(cands, spans, int64(tm.Time()))
@@ -234,6 +240,19 @@ func (m *Mapping) unmatchedTrace(f *truth.File, ts int64, noConn bool) {
 	default:
 		m.Stats.TraceSurplus++
 	}
+}
+
+// maxNoConnSeen bounds Stats.NoConnSeen.
+const maxNoConnSeen = 8
+
+// noteNoConn names a trace message of no true connection in
+// Stats.NoConnSeen, while it holds fewer than maxNoConnSeen.
+func (m *Mapping) noteNoConn(t *trace.Trace, tm *trace.Message, src, dst string) {
+	if len(m.Stats.NoConnSeen) >= maxNoConnSeen {
+		return
+	}
+	m.Stats.NoConnSeen = append(m.Stats.NoConnSeen, fmt.Sprintf("%s %s→%s at %d ns %q",
+		tm.Proto, src, dst, int64(tm.Time()), t.Str(tm.Label)))
 }
 
 // connIndex maps every name pair of a true connection, in the CALL

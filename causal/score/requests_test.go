@@ -324,6 +324,9 @@ func TestMapTraceNames(t *testing.T) {
 	if m.Stats.TraceNoConn != 1 || m.Stats.TraceOutsideWindow != 1 {
 		t.Errorf("unmatched: %+v", m.Stats)
 	}
+	if len(m.Stats.NoConnSeen) != 1 || !strings.Contains(m.Stats.NoConnSeen[0], "10.9.9.9:1→10.9.9.9:2") {
+		t.Errorf("messages of no connection named %q, want the one at 10.9.9.9:1→10.9.9.9:2", m.Stats.NoConnSeen)
+	}
 }
 
 func TestScoreRequestsNoInstances(t *testing.T) {
