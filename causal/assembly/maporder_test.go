@@ -147,8 +147,8 @@ func TestMapOrderSums(t *testing.T) {
 // are equal to the bit, and that the deconvolution's pairs (dcFloor)
 // are the same at every walk on every node.
 func TestMapOrderRuns(t *testing.T) {
-	if testing.Short() {
-		t.Skip("a generated trace of 64 requests in flight, inferred twice")
+	if testing.Short() || raceEnabled {
+		t.Skip("a generated trace of 64 requests in flight, inferred twice (not under -short or -race)")
 	}
 	cfg := poolConfigOf(t, "../accuracy/testdata/inflight.yaml", 64)
 	_, first, r := inferGenerated(t, cfg)
