@@ -93,6 +93,21 @@ func TestDiagnoseCacheCalls(t *testing.T) {
 		w, _ = wrongBy()
 		t.Logf("kind %s alone at the truth: objective %+.1f, wrong %d", r.kinds.name(k), o-eng, w)
 	}
+	// logMatched refines a matching's answer as keepIfGain does and logs
+	// its objective against the engine's, the calls it moved and the
+	// wrong calls left.
+	logMatched := func(what string) {
+		after := newLocal(r, n, me, xe)
+		after.sweepAll(20)
+		moved := 0
+		for _, c := range kids {
+			if r.parent[c] != saved[c] {
+				moved++
+			}
+		}
+		w, by := wrongBy()
+		t.Logf("%s matched: objective %+.1f, moved %d (needs %+.1f), wrong %d %v", what, after.objective()-eng, moved, kindMatchMinGain*float64(moved), w, by)
+	}
 	// the matchings from the answer, each tried alone
 	for _, k := range kinds {
 		set(func(c int32) int32 { return saved[c] })
@@ -103,16 +118,7 @@ func TestDiagnoseCacheCalls(t *testing.T) {
 			continue
 		}
 		ls.matchKind(k)
-		after := newLocal(r, n, me, xe)
-		after.sweepAll(20)
-		moved := 0
-		for _, c := range kids {
-			if r.parent[c] != saved[c] {
-				moved++
-			}
-		}
-		w, by = wrongBy()
-		t.Logf("kind %s matched: objective %+.1f, moved %d (needs %+.1f), wrong %d %v", r.kinds.name(k), after.objective()-eng, moved, kindMatchMinGain*float64(moved), w, by)
+		logMatched("kind " + r.kinds.name(k))
 	}
 	set(func(c int32) int32 { return saved[c] })
 	for _, pr := range newLocal(r, n, me, xe).kindPairs() {
@@ -135,16 +141,7 @@ func TestDiagnoseCacheCalls(t *testing.T) {
 				}
 			}
 		}
-		after := newLocal(r, n, me, xe)
-		after.sweepAll(20)
-		moved := 0
-		for _, c := range kids {
-			if r.parent[c] != saved[c] {
-				moved++
-			}
-		}
-		w, by = wrongBy()
-		t.Logf("set %v matched: objective %+.1f, moved %d (needs %+.1f), wrong %d %v", names, after.objective()-eng, moved, kindMatchMinGain*float64(moved), w, by)
+		logMatched(fmt.Sprintf("set %v", names))
 	}
 	copy(r.parent, saved)
 }
