@@ -74,8 +74,8 @@ func TestDiagnoseTokenMap(t *testing.T) {
 					diff++
 				}
 			}
-			t.Logf("%s k%d→k%d engine's model against the truth's: %d request tokens mapped to the same call token, %d to another, %d not learnt",
-				d.name(int32(n)), x.pk, x.ck, same, diff, miss)
+			t.Logf("%s k%d→k%d engine's model against the truth's: %d request tokens mapped to the same call token, %d to another, %d not learnt; smoothing κ: truth's links %g, engine's links %g, engine's model %g",
+				d.name(int32(n)), x.pk, x.ck, same, diff, miss, truth.kappaOf(x), eng.kappaOf(x), r.models[n].assoc.kappaOf(x))
 		}
 	}
 }
