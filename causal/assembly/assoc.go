@@ -73,6 +73,8 @@ type tokAssoc struct {
 	ctx  map[assocCtx]float64  // links
 	// pred holds the contexts with a predictive request token (finish)
 	pred map[assocCtx]bool
+	// kappa is each such context's smoothing weight (fitKappas)
+	kappa map[assocCtx]float64
 }
 
 func newTokAssoc() *tokAssoc {
@@ -134,6 +136,7 @@ func (t *tokAssoc) finish() {
 			top[a] = max(top[a], n)
 		}
 	}
+	t.fitKappas()
 	for k, n := range t.pair {
 		if n < assocStray*top[assocTok{k.assocCtx, k.a}] {
 			delete(t.pair, k)
@@ -152,7 +155,7 @@ func (t *tokAssoc) score(pk, ck int32, pt, ct []uint64) float64 {
 	if !t.pred[x] {
 		return 0
 	}
-	nx := t.ctx[x]
+	nx, kappa := t.ctx[x], t.kappaOf(x)
 	best := 0.0
 	for _, b := range ct {
 		if _, shared := slices.BinarySearch(pt, b); shared {
@@ -166,7 +169,7 @@ func (t *tokAssoc) score(pk, ck int32, pt, ct []uint64) float64 {
 			if !ok {
 				continue
 			}
-			v := math.Log((t.pair[assocPair{x, a, b}] + assocKappa*pb) / ((na + assocKappa) * pb))
+			v := math.Log((t.pair[assocPair{x, a, b}] + kappa*pb) / ((na + kappa) * pb))
 			if math.Abs(v) > math.Abs(best) {
 				best = v
 			}

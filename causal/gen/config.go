@@ -175,13 +175,17 @@ type EvidenceSpec struct {
 // the call it was made for (the request's, for the root) with probability
 // Share, and its return each of the call's; every message adds Noise
 // tokens drawn from a small vocabulary of NoiseVocabulary that every
-// request shares.
+// request shares. With Values, every request also draws one value (a
+// query parameter, an item id) from a vocabulary of Values, carried as
+// its other tokens are; a call marked Derive carries a key derived from
+// it instead (Call.Derive).
 type TokenSpec struct {
 	PerRequest      int     `yaml:"per_request,omitempty"`
 	Share           float64 `yaml:"share,omitempty"`
 	Noise           int     `yaml:"noise,omitempty"`
 	Vocabulary      int     `yaml:"vocabulary,omitempty"`
 	NoiseVocabulary int     `yaml:"noise_vocabulary,omitempty"`
+	Values          int     `yaml:"values,omitempty"`
 }
 
 // Tracelet is one path template. Exactly one of RPC and Messages is set.
@@ -237,6 +241,12 @@ type Call struct {
 	Fail float64 `yaml:"fail,omitempty"`
 	// Label is the call's label (default: after the callee's protocol).
 	Label string `yaml:"label,omitempty"`
+	// Derive makes the call carry, instead of the tokens of the call it
+	// is made for, a key derived from that call's value token (a fixed
+	// function of it, as a database key hashed from a query parameter),
+	// and its noise; none when that call does not carry the value. It
+	// needs evidence tokens with values (TokenSpec.Values).
+	Derive bool `yaml:"derive,omitempty"`
 	// Calls are the calls the callee makes.
 	Calls []*Call `yaml:"calls,omitempty"`
 
@@ -430,7 +440,7 @@ func (t *Tracelet) UnmarshalYAML(n *yaml.Node) error {
 
 // UnmarshalYAML decodes a call, rejecting unknown fields.
 func (c *Call) UnmarshalYAML(n *yaml.Node) error {
-	if err := checkKeys(n, "call", "to", "delay", "delay_by", "reply", "net", "call_bytes", "reply_bytes", "parallel", "prob", "fail", "label", "calls"); err != nil {
+	if err := checkKeys(n, "call", "to", "delay", "delay_by", "reply", "net", "call_bytes", "reply_bytes", "parallel", "prob", "fail", "label", "derive", "calls"); err != nil {
 		return err
 	}
 	type plain Call

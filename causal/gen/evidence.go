@@ -29,17 +29,38 @@ import (
 // request lines and headers, Redis and memcached commands with keys), so
 // that the pipeline can find it where the trace has it.
 
-// tokenID is a content token: a request's (below noiseBit) or noise.
+// tokenID is a content token: a request's own (below maxVocabulary), its
+// value (valueBit), a key derived from a value (derivedBit) or noise
+// (noiseBit).
 type tokenID = uint32
 
-const noiseBit tokenID = 1 << 31
+const (
+	noiseBit   tokenID = 1 << 31
+	valueBit   tokenID = 1 << 30
+	derivedBit tokenID = 1 << 29
+	// maxVocabulary bounds the vocabularies of the requests' own tokens
+	// and of their values, below the bits that mark the other tokens
+	maxVocabulary = 1 << 28
+)
 
 // tokenText returns the text of a token as payloads carry it.
 func tokenText(id tokenID) string {
-	if id&noiseBit != 0 {
+	switch {
+	case id&noiseBit != 0:
 		return "n" + strconv.Itoa(int(id&^noiseBit))
+	case id&valueBit != 0:
+		return "v" + strconv.Itoa(int(id&^valueBit))
+	case id&derivedBit != 0:
+		return fmt.Sprintf("k%07x", id&^derivedBit)
 	}
 	return fmt.Sprintf("u%07x", id)
+}
+
+// derivedKey is the key a call marked Derive carries for the value token
+// v: a fixed function of the value (a multiplicative hash, one to one on
+// the values' range), as a database key is of a query parameter.
+func derivedKey(v tokenID) tokenID {
+	return derivedBit | (v&^valueBit)*0x9e3779b1&(maxVocabulary-1)
 }
 
 // evState is the evidence of the instance being generated.
@@ -65,6 +86,9 @@ func (s *state) beginInstance() {
 	if tk := s.p.ev.tokens; tk != nil {
 		for range tk.PerRequest {
 			e.toks = append(e.toks, tokenID(e.rng.IntN(tk.Vocabulary)))
+		}
+		if tk.Values > 0 {
+			e.toks = append(e.toks, valueBit|tokenID(e.rng.IntN(tk.Values)))
 		}
 	}
 }
@@ -103,6 +127,21 @@ func (s *state) inherit(from []tokenID) [2]uint32 {
 		e.arena = append(e.arena, noiseBit|tokenID(e.rng.IntN(tk.NoiseVocabulary)))
 	}
 	return [2]uint32{off, uint32(len(e.arena)) - off}
+}
+
+// derive appends to the arena the key derived from the value token among
+// from (none when from carries no value) and the noise of a message, and
+// returns where they are in the arena.
+func (s *state) derive(from []tokenID) [2]uint32 {
+	e := &s.ev
+	off := uint32(len(e.arena))
+	for _, t := range from {
+		if t&valueBit != 0 && t&noiseBit == 0 {
+			e.arena = append(e.arena, derivedKey(t))
+		}
+	}
+	at := s.inherit(nil)
+	return [2]uint32{off, at[0] + at[1] - off}
 }
 
 // tokens returns the tokens at a place in the arena.

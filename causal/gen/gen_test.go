@@ -428,6 +428,8 @@ func TestConfigErrors(t *testing.T) {
 		{"bad name", "duration: 1s\nnodes: {'B C': {}}\ntracelets: [{name: x, rpc: {to: B}}]\n", "use letters"},
 		{"two docs", head + "tracelets: [{name: x, rpc: {to: B}}]\n---\nx: 1\n", "more than one"},
 		{"timestamps", head + "timestamps: three\ntracelets: [{name: x, rpc: {to: B}}]\n", "timestamps must be"},
+		{"derive without values", head + "evidence: {tokens: {per_request: 2}}\ntracelets: [{name: x, rpc: {to: B, calls: [{to: B, derive: true}]}}]\n", "want evidence tokens with values"},
+		{"bad values", head + "evidence: {tokens: {values: -1}}\ntracelets: [{name: x, rpc: {to: B}}]\n", "want vocabulary and values"},
 		{"depth", head + "tracelets: [{name: x, rpc: " + strings.Repeat("{to: B, calls: [", 70) + "{to: B}" + strings.Repeat("]}", 70) + "}]\n", "deeper than"},
 	} {
 		_, err := ParseConfig(strings.NewReader(tc.in), "c.yaml")

@@ -559,7 +559,12 @@ func (s *state) call(c *ccall, cx callCtx, cause int32, at int64, root bool) (ca
 	arr := send + net
 	th, start := s.acquireThread(callee.node, arr)
 	label := s.callLabel(c, callee.node)
-	tok := s.inherit(cx.toks)
+	var tok [2]uint32
+	if c.derive {
+		tok = s.derive(cx.toks)
+	} else {
+		tok = s.inherit(cx.toks)
+	}
 	ev, err := s.evidence(cn.id, 0, caller.node, cx.th, callee.node, th, label, tok)
 	if err != nil {
 		return callResult{}, err

@@ -55,6 +55,8 @@ type plan struct {
 type evidencePlan struct {
 	conns, labels bool
 	tokens        *TokenSpec // with defaults; nil: no tokens
+	// deriveLine is the line of the first call with Derive (0: none)
+	deriveLine int
 	// payloads makes --pcap payloads protocol messages carrying the
 	// evidence (an evidence block, or a node with ids or a protocol).
 	payloads bool
@@ -125,6 +127,7 @@ type ccall struct {
 	parallel              bool
 	prob, fail            float64 // prob 1: always made
 	label                 string
+	derive                bool // carries a key derived from its parent's value token
 	calls                 []*ccall
 }
 
@@ -568,6 +571,10 @@ func (tc *traceletCompiler) call(cl *Call, depth int) (*ccall, error) {
 		prob:       cl.Prob,
 		fail:       cl.Fail,
 		label:      cl.Label,
+		derive:     cl.Derive,
+	}
+	if cl.Derive && p.ev.deriveLine == 0 {
+		p.ev.deriveLine = max(cl.line, 1)
 	}
 	if cc.prob == 0 {
 		cc.prob = 1
@@ -758,6 +765,9 @@ func (p *plan) compileEvidence(c *Config) error {
 				tk.PerRequest > trace.MaxTokens || tk.Noise > trace.MaxTokens {
 				return cfgErr(0, "evidence: tokens: want counts between 0 and %d and 0 <= share <= 1", trace.MaxTokens)
 			}
+			if tk.Values < 0 || tk.Values > maxVocabulary || tk.Vocabulary > maxVocabulary || tk.Values > 0 && tk.PerRequest >= trace.MaxTokens {
+				return cfgErr(0, "evidence: tokens: want vocabulary and values between 0 and %d, and room for the value among a request's %d tokens", maxVocabulary, trace.MaxTokens)
+			}
 			if tk.PerRequest == 0 && tk.Noise == 0 {
 				tk.PerRequest = 3
 			}
@@ -772,6 +782,9 @@ func (p *plan) compileEvidence(c *Config) error {
 			}
 			p.ev.tokens = &tk
 		}
+	}
+	if p.ev.deriveLine > 0 && (p.ev.tokens == nil || p.ev.tokens.Values == 0) {
+		return cfgErr(p.ev.deriveLine, "derive: a call carries a key derived from its request's value: want evidence tokens with values")
 	}
 	p.ev.any = p.ev.any || p.ev.payloads
 	return nil
