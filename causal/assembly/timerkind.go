@@ -1,0 +1,34 @@
+package assembly
+
+// A kind of call that only a timer makes. kindRhythms finds, before any
+// assignment, the kinds whose calls all together keep a timer's rhythm
+// that the node's requests do not explain: a health check, a ping with a
+// label of its own. The renewal model scores each of their calls as
+// background (scoreRhythm), but the search still weighs that against
+// the request that could hold it, and the request's side is learnt from
+// the last pass: where the node is never idle the first pass had no
+// background rate to leave them out by, hung them under requests, and
+// the call graph and delays learnt from those requests then held them
+// there pass after pass (the unseen background system at 16 requests in
+// flight: 28 of the web tier's 57 health checks, each read as the next
+// call of the request whose own call had just freed the connection, at
+// the handoff's delay of 0 ns the same requests had taught). A kind all
+// of whose calls are a timer's is no request's: the fit reads its calls
+// as background whatever the assignment, so that no request learns to
+// make them, and the search is left their rhythm against the requests'
+// own calls.
+
+// timerAsg returns asg with the calls of node n's kinds that only a
+// timer makes (kindRhythms) read as background.
+func (r *run) timerAsg(n int32, asg func(int32) int32) func(int32) int32 {
+	whole := r.kindRhythms(n)
+	if len(whole) == 0 {
+		return asg
+	}
+	return func(c int32) int32 {
+		if whole[r.calls[c].kind] != nil {
+			return -1
+		}
+		return asg(c)
+	}
+}
