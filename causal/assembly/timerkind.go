@@ -19,14 +19,27 @@ package assembly
 // own calls.
 
 // timerAsg returns asg with the calls of node n's kinds that only a
-// timer makes (kindRhythms) read as background.
+// timer makes (kindRhythms) and that mostly waited for a pooled
+// connection (mostHanded) read as background.
 func (r *run) timerAsg(n int32, asg func(int32) int32) func(int32) int32 {
 	whole := r.kindRhythms(n)
 	if len(whole) == 0 {
 		return asg
 	}
+	var timer map[int32]bool
+	for k, cs := range r.callsByKind(n) {
+		if whole[k] != nil && r.mostHanded(cs) {
+			if timer == nil {
+				timer = map[int32]bool{}
+			}
+			timer[k] = true
+		}
+	}
+	if timer == nil {
+		return asg
+	}
 	return func(c int32) int32 {
-		if whole[r.calls[c].kind] != nil {
+		if timer[r.calls[c].kind] {
 			return -1
 		}
 		return asg(c)
