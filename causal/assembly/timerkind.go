@@ -13,10 +13,15 @@ package assembly
 // flight: 28 of the web tier's 57 health checks, each read as the next
 // call of the request whose own call had just freed the connection, at
 // the handoff's delay of 0 ns the same requests had taught). A kind all
-// of whose calls are a timer's is no request's: the fit reads its calls
+// of whose calls are a timer's is no request's: where most of its calls
+// were handed a connection (the timers a pool hides), the fit reads them
 // as background whatever the assignment, so that no request learns to
 // make them, and the search is left their rhythm against the requests'
-// own calls.
+// own calls. Elsewhere the renewal score alone speaks for them: a whole
+// kind's rhythm can also be requests' calls at a fixed delay after
+// periodic arrivals that kindRhythms does not see as a beat (two
+// arrivals every 10 ms, TestSoftFitRecoversMixture), and there the fit
+// must still learn their delays.
 
 // timerAsg returns asg with the calls of node n's kinds that only a
 // timer makes (kindRhythms) and that mostly waited for a pooled
