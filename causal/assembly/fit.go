@@ -151,6 +151,9 @@ func (r *run) trust(n int32) map[int32]float64 {
 // posterior of none (observeAlternatives).
 func (r *run) fitWith(n int32, asg func(c int32) int32, w, trust func(int32) float64, include func(p int32) bool, bg, soft bool) *nodeModel {
 	kids := r.childrenOf[n]
+	if bg && !soft {
+		asg = r.timerAsg(n, asg)
+	}
 	kindSet := map[int32]bool{}
 	lo, hi := int64(0), int64(0)
 	for i, c := range kids {

@@ -146,9 +146,14 @@ func onBeat(gs []int64) bool {
 // fitRhythm learns the rhythm of the intervals gs (ns, all positive)
 // between background calls at rate lambda, or returns nil when they have
 // none: a peaked density that, left out one interval at a time, beats the
-// exponential by minRhythmGain nats an interval.
-func fitRhythm(gs []int64, lambda float64, back bool) (*rhythm, float64) {
-	if len(gs) < minRhythmCalls-1 || !onBeat(gs) {
+// exponential by minRhythmGain nats an interval. With pooled, the
+// calls waited for a connection, and a floor will do (floorbeat.go).
+func fitRhythm(gs []int64, lambda float64, back, pooled bool) (*rhythm, float64) {
+	if len(gs) < minRhythmCalls-1 {
+		return nil, 0
+	}
+	ok, need := rhythmGate(gs, pooled)
+	if !ok {
 		return nil, 0
 	}
 	us := make([]float64, len(gs))
@@ -176,7 +181,7 @@ func fitRhythm(gs []int64, lambda float64, back bool) (*rhythm, float64) {
 			best = &rhythm{back: back, dens: dens, lambda: lambda, samples: len(gs)}
 		}
 	}
-	if bestGain < minRhythmGain {
+	if bestGain < need {
 		return nil, bestGain
 	}
 	return best, bestGain
@@ -234,6 +239,7 @@ func (r *run) learnRhythm(seq []int32, lambda float64) *rhythm {
 	}
 	var best *rhythm
 	bestGain := math.Inf(-1)
+	pooled := r.mostHanded(seq)
 	for _, back := range []bool{false, true} {
 		var gs []int64
 		for i := 1; i < len(seq); i++ {
@@ -241,7 +247,7 @@ func (r *run) learnRhythm(seq []int32, lambda float64) *rhythm {
 				gs = append(gs, g)
 			}
 		}
-		if h, gain := fitRhythm(gs, lambda, back); h != nil && gain > bestGain {
+		if h, gain := fitRhythm(gs, lambda, back, pooled); h != nil && gain > bestGain {
 			best, bestGain = h, gain
 		}
 	}
@@ -330,7 +336,7 @@ func (r *run) arrivalRhythms(n int32) (all bool, kinds map[int32]bool) {
 				gs = append(gs, g)
 			}
 		}
-		h, _ := fitRhythm(gs, float64(len(ts))/float64(ts[len(ts)-1]-ts[0]), false)
+		h, _ := fitRhythm(gs, float64(len(ts))/float64(ts[len(ts)-1]-ts[0]), false, false)
 		return h != nil
 	}
 	kinds = map[int32]bool{}

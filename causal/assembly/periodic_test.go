@@ -54,7 +54,7 @@ func TestRhythm(t *testing.T) {
 				sum += g
 			}
 			lambda := float64(len(gs)) / float64(sum)
-			h, gain := fitRhythm(gs, lambda, false)
+			h, gain := fitRhythm(gs, lambda, false, false)
 			if got := h != nil; got != tc.want {
 				t.Fatalf("rhythm %v (gain %.2f nats an interval), want %v", got, gain, tc.want)
 			}
