@@ -433,7 +433,7 @@ func (r *run) solvePasses(n int32, evs []event, iso *nodeModel, m *nodeModel, qm
 		if start != nil {
 			r.keepBetterStart(n, m, x, start, startObj, &r.restarts[n])
 		}
-		r.tryFIFOStart(n, m, x)
+		fifoKept := r.tryFIFOStart(n, m, x)
 		if last {
 			r.kindMatch(n, m, x, &r.kindMatches[n])
 			r.kindPairMatch(n, m, x, &r.kindPairs[n])
@@ -456,6 +456,9 @@ func (r *run) solvePasses(n int32, evs []event, iso *nodeModel, m *nodeModel, qm
 		if last {
 			r.search[n] = s.cnt
 			r.passes[n] = int32(pass + 1)
+			if matched == 0 && fifoKept {
+				matched = r.fifoPosterior(n, m, x)
+			}
 			r.shadows(n, evs, x)
 			if matched > 0 {
 				r.singleShadows(n, m, x)

@@ -188,16 +188,38 @@ func (r *run) fifoMatch(slots, calls []int32, cands map[int32][]int32) bool {
 }
 
 // tryFIFOStart puts fifoStart's answer in place of node n's current
-// assignment where its objective is higher (keepBetterStart).
-func (r *run) tryFIFOStart(n int32, m *nodeModel, x *crossFit) {
+// assignment where its objective is higher (keepBetterStart), and
+// reports whether it did.
+func (r *run) tryFIFOStart(n int32, m *nodeModel, x *crossFit) bool {
 	kids := r.childrenOf[n]
 	before := r.parentsOfCalls(kids)
 	asg, obj := r.fifoStart(n, m, x)
 	r.setParentsOfCalls(kids, before)
 	if asg == nil {
-		return
+		return false
 	}
+	kept := r.fifoStarts[n].kept
 	r.keepBetterStart(n, m, x, asg, obj, &r.fifoStarts[n])
+	return r.fifoStarts[n].kept > kept
+}
+
+// fifoPosterior sets, where the last pass kept the first-come start at
+// node n and no single-call matching after it, the calls' posterior to
+// the single-call matching's (singles.go: each call's request against
+// the exchanges of one step), where the current assignment gives its
+// requests one call each (singleCalls); the beam's is about the
+// assignment the start overruled (on the worker pool at 64 in flight,
+// seed 21: the proxy's calls stated 0.00 for 99 % right). It returns
+// 1 where it did (the matchings kept, for the shadow members'
+// posterior: singleShadows), else 0.
+func (r *run) fifoPosterior(n int32, m *nodeModel, x *crossFit) int64 {
+	if !r.singleCalls(n) {
+		return 0
+	}
+	cn := r.newChainNode(n, m, x)
+	clear(cn.kids)
+	cn.posterior()
+	return 1
 }
 
 // countFIFOStarts counts the first-come starts: the passes of nodes
