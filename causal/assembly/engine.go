@@ -138,6 +138,8 @@ type run struct {
 	singles []chainCounts
 	// restarts are the last pass's second starts' counts (restart.go)
 	restarts []restartCounts
+	// fifoStarts are the first-come starts' counts (fifostart.go)
+	fifoStarts []restartCounts
 	// crossFirst is each node's first crossOrder, kept for its later
 	// passes (connorder.go)
 	crossFirst []*crossOrder
@@ -236,6 +238,7 @@ func newRun(opt Options, ms trace.Messages, nm *causal.Namer) *run {
 	r.chains = make([]chainCounts, nn)
 	r.singles = make([]chainCounts, nn)
 	r.restarts = make([]restartCounts, nn)
+	r.fifoStarts = make([]restartCounts, nn)
 	r.crossFirst = make([]*crossOrder, nn)
 	r.kindMatches = make([]kindMatchCounts, nn)
 	r.kindPairs = make([]kindPairCounts, nn)
@@ -430,6 +433,7 @@ func (r *run) solvePasses(n int32, evs []event, iso *nodeModel, m *nodeModel, qm
 		if start != nil {
 			r.keepBetterStart(n, m, x, start, startObj, &r.restarts[n])
 		}
+		fifoKept := r.tryFIFOStart(n, m, x)
 		if last {
 			r.kindMatch(n, m, x, &r.kindMatches[n])
 			r.kindPairMatch(n, m, x, &r.kindPairs[n])
@@ -452,6 +456,9 @@ func (r *run) solvePasses(n int32, evs []event, iso *nodeModel, m *nodeModel, qm
 		if last {
 			r.search[n] = s.cnt
 			r.passes[n] = int32(pass + 1)
+			if matched == 0 && fifoKept {
+				matched = r.fifoPosterior(n, m, x)
+			}
 			r.shadows(n, evs, x)
 			if matched > 0 {
 				r.singleShadows(n, m, x)

@@ -169,6 +169,7 @@ func (r *run) countMatchings(count countFunc) {
 	count("single_solver_gave_up", sg.failed)
 	count("single_calls_moved", sg.changed)
 	r.countRestarts(count)
+	r.countFIFOStarts(count)
 	r.countKindMatches(count)
 	r.countKindPairMatches(count)
 	r.countUsualFills(count)
