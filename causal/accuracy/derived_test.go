@@ -17,7 +17,8 @@ import (
 // the same trace with the database's messages stripped of their tokens,
 // where only timing decides among the requests waiting for the pool.
 // At 16 clients (12 requests in flight) and 500 instances: 498 of 500
-// against 103 (1,000 instances: 99.4 % against 46.8 %).
+// against 422 (before the first-come start, fifostart.go, which takes the
+// pool's waiters in arrival order without any token: against 103).
 func TestDerivedKeys(t *testing.T) {
 	if testing.Short() || raceEnabled {
 		t.Skip("generates and assembles full-size traces (not under -short or -race)")
@@ -59,8 +60,8 @@ func TestDerivedKeys(t *testing.T) {
 	timing := score()
 	t.Logf("requests exactly right: %d of %d with the derived keys, %d of %d without the database's tokens",
 		keys.Right, keys.Requests, timing.Right, timing.Requests)
-	if keys.Share() < 0.95 || keys.Share() < timing.Share()+0.25 {
-		t.Errorf("with the derived keys %.1f %% of the requests exactly right, without %.1f %%: want at least 95 %% and 25 points more",
+	if keys.Share() < 0.95 || keys.Share() < timing.Share()+0.10 {
+		t.Errorf("with the derived keys %.1f %% of the requests exactly right, without %.1f %%: want at least 95 %% and 10 points more",
 			100*keys.Share(), 100*timing.Share())
 	}
 }
