@@ -1,6 +1,11 @@
 package assembly
 
-import "math"
+import (
+	"cmp"
+	"maps"
+	"math"
+	"slices"
+)
 
 // How sure a derived key is: the smoothing of the derived-token lift
 // (assoc.go) fitted per context. The lift of a pair never seen (a call
@@ -30,7 +35,10 @@ var assocKappas = [...]float64{1.0 / 16, 1.0 / 8, 1.0 / 4, 1.0 / 2, 1, assocKapp
 // dropping the tokens that predict nothing, before dropping stray pairs).
 func (t *tokAssoc) fitKappas() {
 	ll := make(map[assocCtx]*[len(assocKappas)]float64, len(t.pred))
-	for k, n := range t.pair {
+	// the pairs in a fixed order, so the sums' last bits are the same
+	// on every run (maporder.go)
+	for _, k := range slices.SortedFunc(maps.Keys(t.pair), cmpAssocPair) {
+		n := t.pair[k]
 		x := k.assocCtx
 		na := t.req[assocTok{x, k.a}]
 		// P(b | context) without the link, with half a link of b as score has
@@ -62,4 +70,10 @@ func (t *tokAssoc) kappaOf(x assocCtx) float64 {
 		return k
 	}
 	return assocKappa
+}
+
+// cmpAssocPair orders pairs by context, then request token, then call
+// token.
+func cmpAssocPair(p, q assocPair) int {
+	return cmp.Or(cmp.Compare(p.pk, q.pk), cmp.Compare(p.ck, q.ck), cmp.Compare(p.a, q.a), cmp.Compare(p.b, q.b))
 }

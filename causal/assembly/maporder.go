@@ -10,7 +10,7 @@ import (
 // of its terms in its last bits; the engine's soft assignments make its
 // weights fractional. Every sum the engine makes over a map's values
 // walks the keys sorted (sizeLink.decide and unseenWeight, dcFloor's net
-// pairs, handed.addBack, fifoOrder.weight, replicaSamples' order), so the
+// pairs, handed.addBack, fifoOrder.weight, replicaSamples' order, tokAssoc.fitKappas), so the
 // same input gives the same bits on every run (TestMapOrderSums).
 
 // add records one link of difference delta and weight w.
